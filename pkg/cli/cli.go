@@ -1,0 +1,164 @@
+// Package cli is clawkit's kong command tree: one file per command group,
+// each leaf a struct with a Run method whose dependencies are bound by
+// Main. It holds no business logic: leaves parse flags, call a pkg/<domain>
+// function (directly for stateless commands, through the owner router for
+// stateful ones) and print the result.
+//
+// Errors become exit codes in exactly one place, ExitCode.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/alecthomas/kong"
+	"github.com/willabides/kongplete"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+)
+
+// Globals are the flags every command accepts (DESIGN §2).
+type Globals struct {
+	Home        string           `help:"State folder (default: XDG_STATE_HOME/clawkit, else ~/.local/state/clawkit)." env:"CLAWKIT_HOME" placeholder:"DIR"`
+	JSON        bool             `help:"Print exactly one JSON document on stdout."`
+	Progress    string           `help:"Progress on stderr: auto (when stderr is a terminal), always or never." enum:"auto,always,never" default:"auto"`
+	LockTimeout time.Duration    `help:"How long a stateful command waits for the state-owner lock." env:"CLAWKIT_LOCK_TIMEOUT" default:"10s"`
+	Gateway     string           `help:"Route stateful commands to this gateway (unix:PATH); never replaced by a local run." placeholder:"unix:PATH"`
+	Version     kong.VersionFlag `help:"Print the version and exit."`
+}
+
+// CLI is the whole command tree.
+type CLI struct {
+	Globals
+
+	VersionCmd VersionCmd    `cmd:"" name:"version" help:"Print the module version and VCS revision."`
+	Help       HelpCmd       `cmd:"" help:"Show help for a command."`
+	Completion CompletionCmd `cmd:"" help:"Print a shell completion script (bash, zsh or fish)."`
+
+	Config  ConfigCmd  `cmd:"" help:"Read and change <home>/config.json."`
+	State   StateCmd   `cmd:"" help:"Database schema and backups."`
+	Gateway GatewayCmd `cmd:"" name:"gateway" help:"Run, inspect and stop the long-running state owner."`
+	Session SessionCmd `cmd:"" help:"Agent sessions: create, inspect, reset, revoke."`
+	Auth    AuthCmd    `cmd:"" help:"Provider credentials (auth profiles)."`
+	FS      FSCmd      `cmd:"" name:"fs" help:"File-system primitives."`
+
+	Research         ResearchCmd         `cmd:"" help:"Google Deep Research from the shell (google.research.v1)."`
+	RuntimeArtifacts RuntimeArtifactsCmd `cmd:"" name:"runtime-artifacts" help:"Export offline worker archives from a built OpenClaw installation."`
+	Crabbox          CrabboxCmd          `cmd:"" help:"Install and verify offline runtime caches; read install receipts."`
+	Skill            SkillCmd            `cmd:"" help:"Author and lint agent skills."`
+	MCP              MCPCmd              `cmd:"" name:"mcp" help:"Run and talk to MCP servers over stdio with hard limits."`
+}
+
+// exitPanic carries kong's requested exit (after --help or --version) out
+// of the parser so that Main, not kong, decides how the process ends.
+type exitPanic struct{ code int }
+
+// Main runs clawkit with args (without the program name) and returns the
+// process exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	var c CLI
+	out := &Output{Stdout: stdout, Stderr: stderr}
+	parser, err := kong.New(&c,
+		kong.Name("clawkit"),
+		kong.Description("Composable commands for the OpenClaw plugin runtime contracts."),
+		kong.Vars{"version": versionString()},
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { panic(exitPanic{code}) }),
+		kong.UsageOnError(),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+	)
+	if err != nil {
+		fmt.Fprintf(stderr, "clawkit: error: %v\n", err)
+		return 1
+	}
+	// Shell completion: when a shell calls us with COMP_LINE set, answer and
+	// exit before parsing.
+	if os.Getenv("COMP_LINE") != "" {
+		kongplete.Complete(parser, kongplete.WithExitFunc(func(int) {}))
+		return 0
+	}
+
+	defer func() {
+		if r := recover(); r != nil {
+			ep, ok := r.(exitPanic)
+			if !ok {
+				panic(r)
+			}
+			code = ep.code
+			if code == 80 { // kong's usage code; ours is 2
+				code = int(errs.KindUsage)
+			}
+		}
+	}()
+
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		var pe *kong.ParseError
+		if errors.As(err, &pe) {
+			out.JSON = jsonRequested(args)
+			return out.Error(errs.Usage("usage", "%s", err.Error()).WithHint("run '%s' for usage", strings.TrimSpace("clawkit help "+commandPath(pe.Context))))
+		}
+		out.JSON = jsonRequested(args)
+		return out.Error(errs.Usage("usage", "%s", err.Error()))
+	}
+	out.JSON = c.JSON
+	out.Progress = c.Progress
+
+	env := &Env{
+		Ctx:     ctx,
+		Globals: &c.Globals,
+		Stdin:   stdin,
+		Out:     out,
+		Now:     time.Now,
+		Getenv:  os.Getenv,
+	}
+	kctx.BindTo(ctx, (*context.Context)(nil))
+	kctx.Bind(env, out, &c.Globals)
+	if err := kctx.Run(); err != nil {
+		return out.Error(err)
+	}
+	return 0
+}
+
+// ExitCode is the single place where an error becomes an exit code.
+func ExitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	return int(errs.KindOf(err))
+}
+
+func jsonRequested(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "--json" || a == "--json=true" {
+			return true
+		}
+	}
+	return false
+}
+
+func commandPath(ctx *kong.Context) string {
+	if ctx == nil {
+		return ""
+	}
+	var parts []string
+	for _, p := range ctx.Path {
+		if p.Command != nil {
+			parts = append(parts, p.Command.Name)
+		}
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,4 @@
+package cli
+
+// CrabboxCmd is the command group; its subcommands are added by the issue that owns it.
+type CrabboxCmd struct{}

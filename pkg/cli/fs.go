@@ -1,0 +1,3 @@
+package cli
+
+type FSCmd struct{}

@@ -1,0 +1,219 @@
+// Package fsx is the one way clawkit puts bytes on disk: atomic publication
+// (write a temporary sibling, fsync, rename), exclusive creation, and path
+// joins that cannot escape their root.
+//
+// Every published file in clawkit goes through WriteFile or Publish, so a
+// crash or kill -9 leaves either the old file or the new one, never a prefix.
+package fsx
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/renameio/v2"
+)
+
+// WriteFile atomically replaces path with data (mode perm).
+func WriteFile(path string, data []byte, perm os.FileMode) error {
+	return renameio.WriteFile(path, data, perm)
+}
+
+// Publish streams the content written by fill into a temporary sibling of
+// path and renames it into place only when fill succeeds. On any error the
+// temporary file is removed and path is untouched.
+func Publish(path string, perm os.FileMode, fill func(w io.Writer) error) (err error) {
+	pf, err := renameio.NewPendingFile(path, renameio.WithPermissions(perm), renameio.WithExistingPermissions())
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := pf.Cleanup(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	if err := fill(pf); err != nil {
+		return err
+	}
+	return pf.CloseAtomicallyReplace()
+}
+
+// CreateExclusive creates path holding exactly data, or reports that it
+// already exists. It never checks-then-writes: the content is written and
+// synced to a private temporary sibling, then hard-linked to path, which the
+// kernel does atomically and refuses if path exists. Concurrent callers see
+// exactly one created=true, and readers never see partial content.
+func CreateExclusive(path string, data []byte, perm os.FileMode) (created bool, err error) {
+	dir := filepath.Dir(path)
+	tmp, err := tempSibling(dir, filepath.Base(path), perm)
+	if err != nil {
+		return false, err
+	}
+	name := tmp.Name()
+	defer os.Remove(name)
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return false, err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return false, err
+	}
+	if err := tmp.Close(); err != nil {
+		return false, err
+	}
+	if err := os.Link(name, path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return false, nil
+		}
+		return false, err
+	}
+	if err := syncDir(dir); err != nil {
+		return true, err
+	}
+	return true, nil
+}
+
+func tempSibling(dir, base string, perm os.FileMode) (*os.File, error) {
+	for range 16 {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, err
+		}
+		name := filepath.Join(dir, "."+base+".tmp-"+hex.EncodeToString(b[:]))
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return f, err
+	}
+	return nil, fmt.Errorf("cannot create a temporary file in %s", dir)
+}
+
+// TempSibling creates a new empty file next to path with a random name; the
+// caller owns (and removes) it.
+func TempSibling(path string, perm os.FileMode) (*os.File, error) {
+	return tempSibling(filepath.Dir(path), filepath.Base(path), perm)
+}
+
+// SyncDir fsyncs a directory so that a rename or link inside it is durable.
+func SyncDir(dir string) error { return syncDir(dir) }
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// ErrEscape is returned when a relative path would leave its root.
+var ErrEscape = errors.New("path escapes its root")
+
+// CheckRel validates a slash-separated relative path: not empty, not
+// absolute, no backslash, no NUL, no empty, "." or ".." segments. It is the
+// lexical rule used for user paths and archive entry names alike.
+func CheckRel(rel string) error {
+	switch {
+	case rel == "":
+		return fmt.Errorf("empty path")
+	case strings.ContainsRune(rel, 0):
+		return fmt.Errorf("path %q contains NUL", rel)
+	case strings.Contains(rel, `\`):
+		return fmt.Errorf("path %q contains a backslash", rel)
+	case strings.HasPrefix(rel, "/"):
+		return fmt.Errorf("path %q is absolute", rel)
+	}
+	for seg := range strings.SplitSeq(rel, "/") {
+		switch seg {
+		case "":
+			return fmt.Errorf("path %q has an empty segment", rel)
+		case ".":
+			return fmt.Errorf("path %q has a %q segment", rel, ".")
+		case "..":
+			return fmt.Errorf("path %q: %w", rel, ErrEscape)
+		}
+	}
+	return nil
+}
+
+// Join joins a relative slash path to root after CheckRel, so the result is
+// lexically inside root.
+func Join(root, rel string) (string, error) {
+	if err := CheckRel(rel); err != nil {
+		return "", err
+	}
+	return filepath.Join(root, filepath.FromSlash(rel)), nil
+}
+
+// Within reports whether path p (already cleaned and absolute or both
+// relative to the same base) is root itself or below it.
+func Within(root, p string) bool {
+	root = filepath.Clean(root)
+	p = filepath.Clean(p)
+	if p == root {
+		return true
+	}
+	if root == string(filepath.Separator) {
+		return strings.HasPrefix(p, root)
+	}
+	return strings.HasPrefix(p, root+string(filepath.Separator))
+}
+
+// RealWithin resolves symlinks in both paths and reports whether p lies
+// within root. Paths that do not exist are resolved through their deepest
+// existing ancestor.
+func RealWithin(root, p string) (bool, error) {
+	r, err := RealPath(root)
+	if err != nil {
+		return false, err
+	}
+	q, err := RealPath(p)
+	if err != nil {
+		return false, err
+	}
+	return Within(r, q), nil
+}
+
+// RealPath returns the absolute path of p with every symlink in its existing
+// prefix resolved; a missing tail is appended as given.
+func RealPath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	var tail []string
+	cur := abs
+	for {
+		r, err := filepath.EvalSymlinks(cur)
+		if err == nil {
+			for i := len(tail) - 1; i >= 0; i-- {
+				r = filepath.Join(r, tail[i])
+			}
+			return r, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return abs, nil
+		}
+		tail = append(tail, filepath.Base(cur))
+		cur = parent
+	}
+}
+
+// OpenNoFollow opens a file for reading and fails if the final component is
+// a symbolic link. Callers that must refuse links (skill reads, archive
+// inputs) use it instead of os.Open.
+func OpenNoFollow(path string) (*os.File, error) {
+	return openNoFollow(path)
+}
