@@ -1,3 +1,117 @@
 package cli
 
-type AuthCmd struct{}
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/clawkit/clawkit/pkg/auth"
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/ops"
+)
+
+// AuthCmd is `clawkit auth …`.
+type AuthCmd struct {
+	Add    AuthAddCmd    `cmd:"" help:"Add an auth profile (API key or OAuth token)."`
+	List   AuthListCmd   `cmd:"" help:"List profiles (never prints secrets)."`
+	Remove AuthRemoveCmd `cmd:"" help:"Remove a profile."`
+}
+
+// AuthAddCmd adds a profile.
+type AuthAddCmd struct {
+	Profile     string `arg:"" help:"Profile id, e.g. google:default."`
+	Provider    string `help:"Provider." required:"" enum:"google"`
+	Kind        string `help:"api-key or oauth." default:"api-key" enum:"api-key,oauth"`
+	APIKeyEnv   string `name:"api-key-env" help:"Read the API key from this environment variable." placeholder:"VAR"`
+	APIKeyStdin bool   `name:"api-key-stdin" help:"Read the API key from standard input."`
+	TokenStdin  bool   `name:"token-stdin" help:"Read the OAuth token from standard input."`
+	Replace     bool   `help:"Replace an existing profile of the same id."`
+}
+
+func (c *AuthAddCmd) Run(ctx context.Context, env *Env) error {
+	var secret string
+	switch {
+	case c.Kind == auth.KindOAuth:
+		if !c.TokenStdin || c.APIKeyEnv != "" || c.APIKeyStdin {
+			return errs.Usage("usage", "an oauth profile takes its token from --token-stdin").
+				WithHint("clawkit auth add %s --provider %s --kind oauth --token-stdin < token", c.Profile, c.Provider)
+		}
+		s, err := readSecret(env.Stdin)
+		if err != nil {
+			return err
+		}
+		secret = s
+	case c.APIKeyEnv != "" && !c.APIKeyStdin && !c.TokenStdin:
+		secret = env.Getenv(c.APIKeyEnv)
+		if secret == "" {
+			return errs.Usage("empty_secret", "environment variable %s is empty or unset", c.APIKeyEnv).
+				WithHint("export %s=... first, or use --api-key-stdin", c.APIKeyEnv)
+		}
+	case c.APIKeyStdin && c.APIKeyEnv == "" && !c.TokenStdin:
+		s, err := readSecret(env.Stdin)
+		if err != nil {
+			return err
+		}
+		secret = s
+	default:
+		return errs.Usage("usage", "give the API key with exactly one of --api-key-env VAR or --api-key-stdin").
+			WithHint("clawkit auth add %s --provider %s --api-key-env GEMINI_API_KEY", c.Profile, c.Provider)
+	}
+	var pub auth.Public
+	if err := env.Call(ctx, "auth.add", ops.AuthAddParams{ID: c.Profile, Provider: c.Provider, Kind: c.Kind, Secret: secret, Replace: c.Replace}, &pub); err != nil {
+		return err
+	}
+	return env.Out.Result(pub, func(w io.Writer) {
+		fmt.Fprintf(w, "added %s (%s %s, account %s)\n", pub.ID, pub.Provider, pub.Kind, pub.Account)
+	})
+}
+
+// readSecret reads one secret from stdin: surrounding white space (the
+// trailing newline of `echo`) is not part of it.
+func readSecret(r io.Reader) (string, error) {
+	b, err := io.ReadAll(io.LimitReader(r, 64<<10))
+	if err != nil {
+		return "", errs.Failed("stdin_failed", "cannot read standard input: %v", err)
+	}
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return "", errs.Usage("empty_secret", "no credential on standard input").WithHint("pipe the key or token into the command")
+	}
+	return s, nil
+}
+
+// AuthListCmd lists profiles.
+type AuthListCmd struct{}
+
+func (c *AuthListCmd) Run(ctx context.Context, env *Env) error {
+	var out []auth.Public
+	if err := env.Call(ctx, "auth.list", struct{}{}, &out); err != nil {
+		return err
+	}
+	if out == nil {
+		out = []auth.Public{}
+	}
+	return env.Out.Result(out, func(w io.Writer) {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "PROFILE\tPROVIDER\tKIND\tACCOUNT")
+		for _, p := range out {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.ID, p.Provider, p.Kind, p.Account)
+		}
+		tw.Flush()
+	})
+}
+
+// AuthRemoveCmd removes a profile.
+type AuthRemoveCmd struct {
+	Profile string `arg:"" help:"Profile id."`
+}
+
+func (c *AuthRemoveCmd) Run(ctx context.Context, env *Env) error {
+	var pub auth.Public
+	if err := env.Call(ctx, "auth.remove", map[string]string{"id": c.Profile}, &pub); err != nil {
+		return err
+	}
+	return env.Out.Result(pub, func(w io.Writer) { fmt.Fprintf(w, "removed %s\n", pub.ID) })
+}

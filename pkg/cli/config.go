@@ -1,3 +1,89 @@
 package cli
 
-type ConfigCmd struct{}
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/clawkit/clawkit/pkg/config"
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/ops"
+)
+
+// ConfigCmd is `clawkit config …`. Reads go straight to the file (it is
+// always replaced atomically); writes are state changes and go through the
+// owner router.
+type ConfigCmd struct {
+	Get   ConfigGetCmd   `cmd:"" help:"Print the value at a dotted path."`
+	Set   ConfigSetCmd   `cmd:"" help:"Set a dotted path (the value is JSON when it parses, else a string)."`
+	Unset ConfigUnsetCmd `cmd:"" help:"Remove a dotted path."`
+}
+
+// ConfigGetCmd reads a value.
+type ConfigGetCmd struct {
+	Path string `arg:"" optional:"" help:"Dotted path; omit for the whole file."`
+}
+
+func (c *ConfigGetCmd) Run(env *Env) error {
+	h, err := env.HomeDir()
+	if err != nil {
+		return err
+	}
+	cfg, err := config.Load(h.Dir)
+	if err != nil {
+		return err
+	}
+	var v any = cfg.Root
+	if c.Path != "" {
+		if _, err := config.SplitPath(c.Path); err != nil {
+			return err
+		}
+		var ok bool
+		if v, ok = cfg.Get(c.Path); !ok {
+			return errs.Failed("config_not_set", "%s is not set", c.Path).WithHint("set it with 'clawkit config set %s VALUE'", c.Path)
+		}
+	}
+	return env.Out.Result(v, func(w io.Writer) { fmt.Fprintln(w, config.Format(v)) })
+}
+
+// ConfigSetCmd writes a value.
+type ConfigSetCmd struct {
+	Path  string `arg:"" help:"Dotted path."`
+	Value string `arg:"" help:"Value (JSON if it parses, else a string)."`
+}
+
+func (c *ConfigSetCmd) Run(ctx context.Context, env *Env) error {
+	if _, err := config.SplitPath(c.Path); err != nil {
+		return err
+	}
+	raw, err := json.Marshal(config.ParseValue(c.Value))
+	if err != nil {
+		return err
+	}
+	var res map[string]any
+	if err := env.Call(ctx, "config.set", ops.ConfigParams{Path: c.Path, Value: raw}, &res); err != nil {
+		return err
+	}
+	return env.Out.Result(res, func(w io.Writer) {})
+}
+
+// ConfigUnsetCmd removes a value.
+type ConfigUnsetCmd struct {
+	Path string `arg:"" help:"Dotted path."`
+}
+
+func (c *ConfigUnsetCmd) Run(ctx context.Context, env *Env) error {
+	if _, err := config.SplitPath(c.Path); err != nil {
+		return err
+	}
+	var res map[string]any
+	if err := env.Call(ctx, "config.unset", ops.ConfigParams{Path: c.Path}, &res); err != nil {
+		return err
+	}
+	return env.Out.Result(res, func(w io.Writer) {
+		if res["removed"] != true {
+			fmt.Fprintf(w, "%s was not set\n", c.Path)
+		}
+	})
+}

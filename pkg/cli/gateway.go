@@ -1,3 +1,176 @@
 package cli
 
-type GatewayCmd struct{}
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/gateway"
+	"github.com/clawkit/clawkit/pkg/ops"
+	"github.com/clawkit/clawkit/pkg/owner"
+)
+
+// GatewayCmd is `clawkit gateway …`.
+type GatewayCmd struct {
+	Run    GatewayRunCmd    `cmd:"" help:"Own the state and serve stateful commands (foreground; --detach to daemonize)."`
+	Status GatewayStatusCmd `cmd:"" help:"Show the running gateway."`
+	Stop   GatewayStopCmd   `cmd:"" help:"Stop the gateway: stop admission, drain, release the lock."`
+}
+
+// GatewayRunCmd runs the gateway.
+type GatewayRunCmd struct {
+	Detach       bool          `help:"Start in the background and return once it serves."`
+	DrainTimeout time.Duration `help:"How long a stop waits for in-flight calls." default:"30s"`
+	StartTimeout time.Duration `help:"With --detach: how long to wait for the gateway to serve." default:"15s"`
+}
+
+func (c *GatewayRunCmd) Run(ctx context.Context, env *Env) error {
+	h, err := env.HomeDir()
+	if err != nil {
+		return err
+	}
+	if c.Detach {
+		return c.detach(ctx, env, h)
+	}
+	logger := log.New(env.Out.Stderr, "clawkit gateway: ", log.LstdFlags)
+	return gateway.Run(ctx, gateway.Options{
+		Home: h, Registry: ops.Registry(), Version: ReadBuildInfo().Version,
+		LockTimeout: env.Globals.LockTimeout, DrainTimeout: c.DrainTimeout, Now: env.Now, Log: logger,
+		Ready: func(rec owner.Record) {
+			if !env.Out.JSON {
+				fmt.Fprintf(env.Out.Stdout, "gateway %s serving on %s (pid %d)\n", rec.OwnerID, rec.Socket, rec.PID)
+			} else {
+				_ = env.Out.PrintJSON(rec)
+			}
+		},
+	})
+}
+
+// selfPath finds this program so the detached child is the same binary the
+// user ran (argv[0] first: under a multi-call test binary, os.Executable
+// names the wrong program).
+func selfPath() (string, error) {
+	a := os.Args[0]
+	if filepath.Base(a) != a {
+		return filepath.Abs(a)
+	}
+	if p, err := exec.LookPath(a); err == nil {
+		return filepath.Abs(p)
+	}
+	return os.Executable()
+}
+
+func (c *GatewayRunCmd) detach(ctx context.Context, env *Env, h owner.Home) error {
+	if err := h.Ensure(); err != nil {
+		return err
+	}
+	if rec, st := gateway.StatusOf(ctx, h); st != nil {
+		return errs.Refused("gateway_running", "a gateway (pid %d) already owns %s", rec.PID, h.Dir).
+			WithHint("use it as is, or stop it with 'clawkit gateway stop'")
+	}
+	exe, err := selfPath()
+	if err != nil {
+		return errs.Failed("detach_failed", "cannot find the clawkit binary: %v", err)
+	}
+	logf, err := os.OpenFile(h.Log(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return errs.Failed("detach_failed", "cannot open %s: %v", h.Log(), err)
+	}
+	defer logf.Close()
+	start, _ := logf.Seek(0, io.SeekEnd)
+	cmd := exec.Command(exe, "--home", h.Dir, "--lock-timeout", env.Globals.LockTimeout.String(),
+		"gateway", "run", "--drain-timeout", c.DrainTimeout.String())
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return errs.Failed("detach_failed", "cannot start the gateway: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.After(c.StartTimeout)
+	for {
+		if rec, st := gateway.StatusOf(ctx, h); st != nil && rec.PID == cmd.Process.Pid {
+			return env.Out.Result(rec, func(w io.Writer) {
+				fmt.Fprintf(w, "gateway %s serving on %s (pid %d)\n", rec.OwnerID, rec.Socket, rec.PID)
+			})
+		}
+		select {
+		case err := <-exited:
+			tail := logTail(h.Log(), start)
+			return errs.Failed("gateway_start_failed", "the gateway exited during start (%v): %s", err, tail).
+				WithHint("see %s", h.Log())
+		case <-deadline:
+			cmd.Process.Signal(syscall.SIGTERM)
+			return errs.Unavailable("gateway_start_timeout", "the gateway did not start serving within %s", c.StartTimeout).
+				WithHint("see %s", h.Log())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func logTail(path string, from int64) string {
+	b, err := os.ReadFile(path)
+	if err != nil || from > int64(len(b)) {
+		return ""
+	}
+	b = b[from:]
+	if len(b) > 2048 {
+		b = b[len(b)-2048:]
+	}
+	return string(trimNL(b))
+}
+
+func trimNL(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// GatewayStatusCmd reports the gateway.
+type GatewayStatusCmd struct{}
+
+func (c *GatewayStatusCmd) Run(ctx context.Context, env *Env) error {
+	h, err := env.HomeDir()
+	if err != nil {
+		return err
+	}
+	rec, st := gateway.StatusOf(ctx, h)
+	if st == nil {
+		why := "no gateway is running for " + h.Dir
+		if rec != nil {
+			why += fmt.Sprintf(" (a stale record names pid %d)", rec.PID)
+		}
+		return errs.Failed("gateway_not_running", "%s", why).WithHint("start one with 'clawkit gateway run --detach'")
+	}
+	return env.Out.Result(st, func(w io.Writer) {
+		fmt.Fprintf(w, "owner:     %s\npid:       %d\nsocket:    %s\nengine:    %s\nschema:    %d\nversion:   %s\nstarted:   %s\nin-flight: %d\n",
+			st.OwnerID, st.PID, st.Socket, st.Engine, st.SchemaVersion, st.Version, st.StartedAt.Format(time.RFC3339), st.InFlight)
+	})
+}
+
+// GatewayStopCmd stops the gateway.
+type GatewayStopCmd struct {
+	Wait time.Duration `help:"How long to wait for it to exit." default:"40s"`
+}
+
+func (c *GatewayStopCmd) Run(ctx context.Context, env *Env) error {
+	h, err := env.HomeDir()
+	if err != nil {
+		return err
+	}
+	rec, err := gateway.Stop(ctx, h, c.Wait)
+	if err != nil {
+		return err
+	}
+	return env.Out.Result(map[string]any{"stopped": true, "pid": rec.PID, "ownerId": rec.OwnerID}, func(w io.Writer) {
+		fmt.Fprintf(w, "gateway %s (pid %d) stopped\n", rec.OwnerID, rec.PID)
+	})
+}

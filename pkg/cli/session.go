@@ -1,3 +1,74 @@
 package cli
 
-type SessionCmd struct{}
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/clawkit/clawkit/pkg/ops"
+	"github.com/clawkit/clawkit/pkg/store"
+)
+
+// SessionCmd is `clawkit session …`.
+type SessionCmd struct {
+	Create     SessionActionCmd `cmd:"" help:"Create a session (active, incarnation 1)."`
+	List       SessionListCmd   `cmd:"" help:"List sessions."`
+	Show       SessionActionCmd `cmd:"" help:"Show one session."`
+	Reset      SessionActionCmd `cmd:"" help:"Start a session over: bump its incarnation and reactivate it."`
+	Revoke     SessionActionCmd `cmd:"" help:"Revoke a session permanently."`
+	Refreshing SessionActionCmd `cmd:"" help:"Mark a session as refreshing its authority (commands get exit 5 meanwhile)."`
+	Activate   SessionActionCmd `cmd:"" help:"End a refresh: mark the session active again."`
+}
+
+// SessionActionCmd is a leaf naming one session.
+type SessionActionCmd struct {
+	Key          string `arg:"" help:"Session key."`
+	Agent        string `help:"Agent id." default:"main" env:"CLAWKIT_AGENT"`
+	RetryAfterMs int64  `help:"For refreshing: the retry hint (ms) refused commands report." default:"1000"`
+}
+
+// Run performs the verb the user chose (create, show, reset, ...).
+func (c *SessionActionCmd) Run(ctx context.Context, env *Env, kctx *kong.Context) error {
+	verb := kctx.Selected().Name
+	p := ops.SessionParams{AgentID: c.Agent, SessionKey: c.Key}
+	if verb == "refreshing" {
+		p.RetryAfterMs = c.RetryAfterMs
+	}
+	var s store.Session
+	if err := env.Call(ctx, "session."+verb, p, &s); err != nil {
+		return err
+	}
+	return printSession(env, s)
+}
+
+// SessionListCmd lists sessions.
+type SessionListCmd struct {
+	Agent string `help:"Only this agent's sessions."`
+}
+
+func (c *SessionListCmd) Run(ctx context.Context, env *Env) error {
+	var out []store.Session
+	if err := env.Call(ctx, "session.list", ops.SessionParams{AgentID: c.Agent}, &out); err != nil {
+		return err
+	}
+	if out == nil {
+		out = []store.Session{}
+	}
+	return env.Out.Result(out, func(w io.Writer) {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "AGENT\tSESSION\tINCARNATION\tSTATUS")
+		for _, s := range out {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.AgentID, s.SessionKey, s.Incarnation, s.Status)
+		}
+		tw.Flush()
+	})
+}
+
+func printSession(env *Env, s store.Session) error {
+	return env.Out.Result(s, func(w io.Writer) {
+		fmt.Fprintf(w, "agent:       %s\nsession:     %s\nincarnation: %d\nstatus:      %s\n", s.AgentID, s.SessionKey, s.Incarnation, s.Status)
+	})
+}

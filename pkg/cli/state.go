@@ -1,3 +1,77 @@
 package cli
 
-type StateCmd struct{}
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/clawkit/clawkit/pkg/config"
+	"github.com/clawkit/clawkit/pkg/ops"
+	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/store"
+)
+
+// StateCmd is `clawkit state …`.
+type StateCmd struct {
+	Migrate StateMigrateCmd `cmd:"" help:"Apply schema migrations (needs exclusive offline ownership: refused while a gateway runs)."`
+	Backup  StateBackupCmd  `cmd:"" help:"Write a consistent copy of the database to FILE (works with the gateway up)."`
+}
+
+// StateMigrateCmd upgrades the schema.
+type StateMigrateCmd struct {
+	To int `help:"Stop at this schema version (default: the newest)." default:"0"`
+}
+
+func (c *StateMigrateCmd) Run(ctx context.Context, env *Env) error {
+	h, err := env.HomeDir()
+	if err != nil {
+		return err
+	}
+	lock, err := owner.AcquireExclusive(ctx, h, env.Globals.LockTimeout)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	cfg, err := config.Load(h.Dir)
+	if err != nil {
+		return err
+	}
+	e, err := store.EngineFor(h.Dir, cfg)
+	if err != nil {
+		return err
+	}
+	res, err := store.Migrate(ctx, e, c.To)
+	if err != nil {
+		return err
+	}
+	return env.Out.Result(res, func(w io.Writer) {
+		if len(res.Applied) == 0 {
+			fmt.Fprintf(w, "schema already at version %d\n", res.To)
+			return
+		}
+		fmt.Fprintf(w, "schema %d -> %d\n", res.From, res.To)
+		for _, a := range res.Applied {
+			fmt.Fprintf(w, "applied %s\n", a)
+		}
+	})
+}
+
+// StateBackupCmd writes a backup.
+type StateBackupCmd struct {
+	File string `arg:"" help:"Backup file to create (must not exist)." type:"path"`
+}
+
+func (c *StateBackupCmd) Run(ctx context.Context, env *Env) error {
+	abs, err := filepath.Abs(c.File)
+	if err != nil {
+		return err
+	}
+	var res ops.BackupResult
+	if err := env.Call(ctx, "state.backup", ops.BackupParams{Path: abs}, &res); err != nil {
+		return err
+	}
+	return env.Out.Result(res, func(w io.Writer) {
+		fmt.Fprintf(w, "backed up schema %d (%s, %d bytes) to %s\n", res.SchemaVersion, res.Engine, res.Bytes, res.Path)
+	})
+}

@@ -1,0 +1,162 @@
+// Package auth stores provider credentials (auth profiles) in
+// <home>/credentials.json, mode 0600, written atomically. Secrets never leave
+// this file: listings show the credential account fingerprint instead.
+package auth
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
+)
+
+// FileName is the credentials file's name inside the home.
+const FileName = "credentials.json"
+
+// Kinds of credential.
+const (
+	KindAPIKey = "api-key"
+	KindOAuth  = "oauth"
+)
+
+// Profile is one credential. Secret is only ever read by the provider that
+// uses it; it is never printed.
+type Profile struct {
+	ID        string    `json:"-"`
+	Provider  string    `json:"provider"`
+	Kind      string    `json:"kind"`
+	Secret    string    `json:"secret"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Account is the credential account fingerprint: the first 16 hex digits of
+// SHA-256 of the secret. It identifies a credential without revealing it.
+func (p Profile) Account() string { return Fingerprint(p.Secret) }
+
+// Fingerprint computes the account fingerprint of a secret.
+func Fingerprint(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])[:16]
+}
+
+// Public is what listings show.
+type Public struct {
+	ID        string    `json:"id"`
+	Provider  string    `json:"provider"`
+	Kind      string    `json:"kind"`
+	Account   string    `json:"account"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Public strips the secret.
+func (p Profile) Public() Public {
+	return Public{ID: p.ID, Provider: p.Provider, Kind: p.Kind, Account: p.Account(), CreatedAt: p.CreatedAt}
+}
+
+type file struct {
+	Version  int                `json:"version"`
+	Profiles map[string]Profile `json:"profiles"`
+}
+
+// Store is the decoded credentials file.
+type Store struct {
+	path     string
+	profiles map[string]Profile
+}
+
+// Load reads home's credentials; a missing file is empty.
+func Load(home string) (*Store, error) {
+	path := filepath.Join(home, FileName)
+	s := &Store{path: path, profiles: map[string]Profile{}}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return nil, errs.Failed("credentials_unreadable", "cannot read %s: %v", path, err)
+	}
+	var f file
+	if err := json.Unmarshal(data, &f); err != nil {
+		// The parse error could quote a secret's bytes; keep only its class.
+		return nil, errs.Failed("invalid_credentials", "%s is not a valid credentials file", path).
+			WithHint("restore it from a backup or remove it and add the profiles again")
+	}
+	for id, p := range f.Profiles {
+		p.ID = id
+		s.profiles[id] = p
+	}
+	return s, nil
+}
+
+// Get returns a profile by id.
+func (s *Store) Get(id string) (Profile, bool) {
+	p, ok := s.profiles[id]
+	return p, ok
+}
+
+// List returns every profile, sorted by id.
+func (s *Store) List() []Profile {
+	out := make([]Profile, 0, len(s.profiles))
+	for _, p := range s.profiles {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// ValidateID checks a profile id: printable, no whitespace, ≤ 128 bytes.
+func ValidateID(id string) error {
+	if id == "" || len(id) > 128 || strings.ContainsAny(id, " \t\r\n\x00/\\") {
+		return errs.Usage("invalid_profile_id", "invalid profile id %q", id).
+			WithHint("use a short name without spaces or slashes, e.g. google:default")
+	}
+	return nil
+}
+
+// Add inserts a profile; an existing id is refused unless replace is set.
+func (s *Store) Add(p Profile, replace bool) error {
+	if err := ValidateID(p.ID); err != nil {
+		return err
+	}
+	if strings.TrimSpace(p.Secret) == "" {
+		return errs.Usage("empty_secret", "the credential for %s is empty", p.ID).
+			WithHint("pass a non-empty key with --api-key-env VAR or on stdin")
+	}
+	if _, ok := s.profiles[p.ID]; ok && !replace {
+		return errs.Failed("profile_exists", "auth profile %s already exists", p.ID).
+			WithHint("remove it first with 'clawkit auth remove %s', or pass --replace", p.ID)
+	}
+	s.profiles[p.ID] = p
+	return nil
+}
+
+// Remove deletes a profile.
+func (s *Store) Remove(id string) error {
+	if _, ok := s.profiles[id]; !ok {
+		return errs.Failed("profile_not_found", "no auth profile %s", id).WithHint("list profiles with 'clawkit auth list'")
+	}
+	delete(s.profiles, id)
+	return nil
+}
+
+// Save writes the file atomically with mode 0600.
+func (s *Store) Save() error {
+	f := file{Version: 1, Profiles: s.profiles}
+	b, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := fsx.WriteFile(s.path, append(b, '\n'), 0o600); err != nil {
+		return errs.Failed("credentials_write_failed", "cannot write %s: %v", s.path, err)
+	}
+	return nil
+}

@@ -1,0 +1,31 @@
+package cli
+
+import (
+	"context"
+
+	"github.com/clawkit/clawkit/pkg/ops"
+	"github.com/clawkit/clawkit/pkg/owner"
+)
+
+// HomeDir resolves the clawkit home from --home/CLAWKIT_HOME/XDG/HOME.
+func (e *Env) HomeDir() (owner.Home, error) {
+	return owner.ResolveHome(e.Globals.Home, e.Getenv)
+}
+
+// Call runs a stateful operation through the owner router: to a live
+// gateway, else in-process under the owner lock.
+func (e *Env) Call(ctx context.Context, method string, params, result any) error {
+	h, err := e.HomeDir()
+	if err != nil {
+		return err
+	}
+	r := &owner.Router{
+		Home:        h,
+		Registry:    ops.Registry(),
+		LockTimeout: e.Globals.LockTimeout,
+		Gateway:     e.Globals.Gateway,
+		Now:         e.Now,
+		Progress:    e.Out.ProgressWriter(),
+	}
+	return r.Call(ctx, method, params, result)
+}

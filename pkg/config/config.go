@@ -1,0 +1,250 @@
+// Package config reads and edits <home>/config.json: OpenClaw-shaped JSON
+// addressed by dotted paths (plugins.entries.google.config.research.enabled).
+//
+// A file that fails to parse is reported with its path and byte offset and
+// is never rewritten: Set/Unset refuse to save over it.
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
+)
+
+// FileName is the config file's name inside the home.
+const FileName = "config.json"
+
+// Config is the decoded document. The root is always a JSON object.
+type Config struct {
+	Path string
+	Root map[string]any
+}
+
+// Load reads the config of home. A missing file is an empty config.
+func Load(home string) (*Config, error) {
+	return LoadFile(filepath.Join(home, FileName))
+}
+
+// LoadFile reads a config file at path. A missing file is an empty config.
+func LoadFile(path string) (*Config, error) {
+	c := &Config{Path: path, Root: map[string]any{}}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return nil, errs.Failed("config_unreadable", "cannot read %s: %v", path, err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return c, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, invalid(path, data, err)
+	}
+	if dec.More() {
+		return nil, errs.Failed("invalid_config", "%s: invalid JSON at offset %d: trailing data after the document", path, dec.InputOffset()).
+			WithHint("fix the file by hand; clawkit never rewrites a config it cannot parse")
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, errs.Failed("invalid_config", "%s: the top level must be a JSON object", path).
+			WithHint("fix the file by hand; clawkit never rewrites a config it cannot parse")
+	}
+	c.Root = m
+	return c, nil
+}
+
+func invalid(path string, data []byte, err error) error {
+	off := int64(len(data))
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	}
+	line, col := lineCol(data, off)
+	return errs.Failed("invalid_config", "%s: invalid JSON at offset %d (line %d, column %d): %v", path, off, line, col, err).
+		WithHint("fix the file by hand; clawkit never rewrites a config it cannot parse")
+}
+
+func lineCol(data []byte, off int64) (int, int) {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	line, col := 1, 1
+	for _, b := range data[:off] {
+		if b == '\n' {
+			line++
+			col = 1
+		} else {
+			col++
+		}
+	}
+	return line, col
+}
+
+// SplitPath splits a dotted path, refusing empty segments.
+func SplitPath(path string) ([]string, error) {
+	if path == "" {
+		return nil, errs.Usage("invalid_config_path", "empty config path").WithHint("name a key, e.g. plugins.entries.google.enabled")
+	}
+	parts := strings.Split(path, ".")
+	for _, p := range parts {
+		if p == "" {
+			return nil, errs.Usage("invalid_config_path", "config path %q has an empty segment", path).
+				WithHint("separate keys with single dots, e.g. plugins.entries.google.enabled")
+		}
+	}
+	return parts, nil
+}
+
+// Get returns the value at a dotted path.
+func (c *Config) Get(path string) (any, bool) {
+	parts, err := SplitPath(path)
+	if err != nil {
+		return nil, false
+	}
+	var cur any = c.Root
+	for _, p := range parts {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		cur, ok = m[p]
+		if !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// String returns the string at path, or "" when absent or not a string.
+func (c *Config) String(path string) string {
+	v, _ := c.Get(path)
+	s, _ := v.(string)
+	return s
+}
+
+// Bool returns the boolean at path and whether it was a boolean.
+func (c *Config) Bool(path string) (val, ok bool) {
+	v, _ := c.Get(path)
+	b, ok := v.(bool)
+	return b, ok
+}
+
+// Decode decodes the value at path into dst (via JSON); absent → false.
+func (c *Config) Decode(path string, dst any) (bool, error) {
+	v, ok := c.Get(path)
+	if !ok {
+		return false, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return true, err
+	}
+	if err := json.Unmarshal(b, dst); err != nil {
+		return true, errs.Failed("invalid_config", "%s: %s has the wrong shape: %v", c.Path, path, err).
+			WithHint("fix it with clawkit config set %s VALUE", path)
+	}
+	return true, nil
+}
+
+// ParseValue parses a command-line value: JSON when it parses, else the
+// literal string.
+func ParseValue(s string) any {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err == nil && !dec.More() {
+		return v
+	}
+	return s
+}
+
+// Set stores v at path, creating intermediate objects.
+func (c *Config) Set(path string, v any) error {
+	parts, err := SplitPath(path)
+	if err != nil {
+		return err
+	}
+	cur := c.Root
+	for i, p := range parts[:len(parts)-1] {
+		next, ok := cur[p]
+		if !ok {
+			m := map[string]any{}
+			cur[p] = m
+			cur = m
+			continue
+		}
+		m, ok := next.(map[string]any)
+		if !ok {
+			return errs.Failed("config_not_object", "cannot set %s: %s is not an object", path, strings.Join(parts[:i+1], ".")).
+				WithHint("unset %s first if you mean to replace it", strings.Join(parts[:i+1], "."))
+		}
+		cur = m
+	}
+	cur[parts[len(parts)-1]] = v
+	return nil
+}
+
+// Unset removes the value at path; it reports whether something was removed.
+func (c *Config) Unset(path string) (bool, error) {
+	parts, err := SplitPath(path)
+	if err != nil {
+		return false, err
+	}
+	cur := c.Root
+	for _, p := range parts[:len(parts)-1] {
+		m, ok := cur[p].(map[string]any)
+		if !ok {
+			return false, nil
+		}
+		cur = m
+	}
+	last := parts[len(parts)-1]
+	if _, ok := cur[last]; !ok {
+		return false, nil
+	}
+	delete(cur, last)
+	return true, nil
+}
+
+// Save writes the config atomically (0600: it may name credentials' ids and
+// hook commands).
+func (c *Config) Save() error {
+	b, err := json.MarshalIndent(c.Root, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if err := fsx.WriteFile(c.Path, b, 0o600); err != nil {
+		return errs.Failed("config_write_failed", "cannot write %s: %v", c.Path, err)
+	}
+	return nil
+}
+
+// Format renders a value for `config get`: strings bare, everything else as
+// JSON.
+func Format(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}

@@ -1,0 +1,356 @@
+// Package gateway is the long-running owner of a clawkit home: it holds the
+// owner lock for its whole life and serves the operation registry over
+// HTTP/1.1 on a unix socket (DESIGN §3).
+//
+// Shutdown order matters: the fence retires first (no new publication may
+// start), admission closes, in-flight calls drain with a deadline (their
+// cleanup may still run), then the store closes, the record and socket are
+// removed and the lock is released.
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/store"
+)
+
+// Options configure a gateway.
+type Options struct {
+	Home        owner.Home
+	Registry    *owner.Registry
+	Version     string
+	LockTimeout time.Duration
+	// DrainTimeout bounds how long stop waits for in-flight calls.
+	DrainTimeout time.Duration
+	Now          func() time.Time
+	Log          *log.Logger
+	// Ready, if set, is called once the record is published.
+	Ready func(owner.Record)
+}
+
+// Gateway is a running gateway.
+type Gateway struct {
+	opts        Options
+	ownerID     string
+	incarnation int64
+	store       *store.Store
+	lock        *owner.Lock
+	rec         owner.Record
+	schema      int
+
+	retiring atomic.Bool
+	inflight sync.WaitGroup
+	nflight  atomic.Int64
+	stopOnce sync.Once
+	stopCh   chan struct{}
+}
+
+// Run takes ownership of the home and serves until ctx ends or a stop is
+// requested.
+func Run(ctx context.Context, opts Options) error {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Log == nil {
+		opts.Log = log.New(io.Discard, "", 0)
+	}
+	if opts.DrainTimeout == 0 {
+		opts.DrainTimeout = 30 * time.Second
+	}
+	h := opts.Home
+	if err := h.Ensure(); err != nil {
+		return err
+	}
+	if rec, _ := owner.ReadRecord(h); rec != nil && rec.Alive() {
+		c := owner.NewClient(rec.Socket)
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err := c.Status(sctx)
+		cancel()
+		if err == nil {
+			return errs.Refused("gateway_running", "a gateway (pid %d) already owns %s", rec.PID, h.Dir).
+				WithHint("use it as is, or stop it with 'clawkit gateway stop'")
+		}
+	}
+	lock, err := owner.AcquireExclusive(ctx, h, opts.LockTimeout)
+	if err != nil {
+		return err
+	}
+	g := &Gateway{opts: opts, lock: lock, ownerID: uuid.NewString(), stopCh: make(chan struct{})}
+	defer lock.Release()
+
+	st, err := owner.OpenStore(ctx, h, false)
+	if err != nil {
+		return err
+	}
+	g.store = st
+	defer st.Close()
+	g.schema, _ = st.SchemaVersion(ctx)
+	inc, err := st.RecordOwner(ctx, g.ownerID, "gateway", os.Getpid(), opts.Version, opts.Now())
+	if err != nil {
+		return err
+	}
+	g.incarnation = inc
+
+	sock, err := h.SocketPath()
+	if err != nil {
+		return err
+	}
+	os.Remove(sock) // a leftover from a killed gateway; we hold the lock
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		return errs.Failed("listen_failed", "cannot listen on %s: %v", sock, err)
+	}
+	defer os.Remove(sock)
+	if err := os.Chmod(sock, 0o600); err != nil {
+		ln.Close()
+		return errs.Failed("listen_failed", "cannot restrict %s: %v", sock, err)
+	}
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/call", g.handleCall)
+	mux.HandleFunc("GET /v1/status", g.handleStatus)
+	mux.HandleFunc("POST /v1/stop", g.handleStop)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+
+	startTime, _ := owner.ProcessStartTime(os.Getpid())
+	g.rec = owner.Record{
+		OwnerID: g.ownerID, PID: os.Getpid(), StartTime: startTime, Socket: sock,
+		Version: opts.Version, Engine: st.Engine().Name(), StartedAt: opts.Now().UTC(),
+	}
+	if err := owner.WriteRecord(h, g.rec); err != nil {
+		ln.Close()
+		return errs.Failed("record_failed", "cannot write %s: %v", h.Record(), err)
+	}
+	defer owner.RemoveRecord(h, g.ownerID)
+
+	life, cancelLife := context.WithCancel(context.Background())
+	defer cancelLife()
+	genv := owner.NewEnv(h.Dir, st, g.fence, opts.Now, nil, true)
+	for _, start := range opts.Registry.Starters() {
+		go start(life, genv)
+	}
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	opts.Log.Printf("gateway %s (pid %d) owns %s, listening on %s", g.ownerID, os.Getpid(), h.Dir, sock)
+	if opts.Ready != nil {
+		opts.Ready(g.rec)
+	}
+
+	watch := time.NewTicker(time.Second)
+	defer watch.Stop()
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case <-g.stopCh:
+			break loop
+		case err := <-serveErr:
+			opts.Log.Printf("server ended: %v", err)
+			break loop
+		case <-watch.C:
+			// A gateway whose home vanished (or whose lock file was
+			// replaced) no longer owns anything: stop.
+			if !lock.Held() {
+				opts.Log.Printf("owner lock lost; stopping")
+				break loop
+			}
+		}
+	}
+	// Retire the fence before draining: in-flight cleanup may run, but no
+	// operation may publish after this point.
+	g.retiring.Store(true)
+	cancelLife()
+	drained := make(chan struct{})
+	go func() { g.inflight.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(opts.DrainTimeout):
+		opts.Log.Printf("drain deadline passed with %d calls in flight", g.nflight.Load())
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	srv.Shutdown(sctx)
+	cancel()
+	_ = st.OwnerStopped(context.Background(), g.ownerID, opts.Now())
+	opts.Log.Printf("gateway %s stopped", g.ownerID)
+	return nil
+}
+
+func (g *Gateway) fence() error {
+	if g.retiring.Load() {
+		return owner.ErrRetired("the gateway is stopping")
+	}
+	if !g.lock.Held() {
+		return owner.ErrRetired("the owner lock file was removed or replaced")
+	}
+	return nil
+}
+
+func (g *Gateway) stop() { g.stopOnce.Do(func() { close(g.stopCh) }) }
+
+func (g *Gateway) handleStatus(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, owner.Status{
+		OwnerID: g.ownerID, PID: g.rec.PID, Socket: g.rec.Socket, Version: g.opts.Version,
+		Engine: g.rec.Engine, StartedAt: g.rec.StartedAt, Incarnation: g.incarnation,
+		SchemaVersion: g.schema, InFlight: int(g.nflight.Load()), Retiring: g.retiring.Load(),
+		Methods: len(g.opts.Registry.Names()),
+	})
+}
+
+func (g *Gateway) handleStop(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "ownerId": g.ownerID})
+	g.stop()
+}
+
+var falseV = false
+
+func refusal(code, msg, hint string, kind errs.Kind) owner.CallReply {
+	return owner.CallReply{Error: &owner.CallError{Code: code, Message: msg, Hint: hint, Kind: int(kind), MutationAccepted: &falseV}}
+}
+
+func (g *Gateway) handleCall(w http.ResponseWriter, r *http.Request) {
+	// Admission: counted before the retiring check so drain waits for it.
+	g.inflight.Add(1)
+	g.nflight.Add(1)
+	defer g.inflight.Done()
+	defer g.nflight.Add(-1)
+
+	var req owner.CallRequest
+	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<20))
+	if err := dec.Decode(&req); err != nil {
+		writeJSON(w, http.StatusBadRequest, refusal("bad_request", "malformed call: "+err.Error(), "", errs.KindUsage))
+		return
+	}
+	if g.retiring.Load() {
+		rep := refusal("gateway_stopping", "the gateway is stopping", "retry once it has stopped", errs.KindUnavailable)
+		rep.Error.RetryAfterMs = 1000
+		writeJSON(w, http.StatusServiceUnavailable, rep)
+		return
+	}
+	if req.ExpectedOwnerID != g.ownerID {
+		writeJSON(w, http.StatusConflict, refusal("owner_mismatch",
+			fmt.Sprintf("the call expected owner %q but this gateway is %s", req.ExpectedOwnerID, g.ownerID),
+			"the state owner changed; run the command again", errs.KindRefused))
+		return
+	}
+	m, ok := g.opts.Registry.Lookup(req.Method)
+	if !ok {
+		writeJSON(w, http.StatusNotFound, refusal("unknown_method", "unknown operation "+req.Method,
+			"the gateway may be an older clawkit; restart it with this version", errs.KindUsage))
+		return
+	}
+	need := "state.read"
+	if m.Write {
+		need = "state.write"
+	}
+	if !contains(req.Scopes, need) {
+		writeJSON(w, http.StatusForbidden, refusal("scope_missing", fmt.Sprintf("%s needs scope %s", m.Name, need), "", errs.KindRefused))
+		return
+	}
+	// The call's context ends if the client goes away; the operation's own
+	// fence keeps it from publishing after retirement.
+	env := owner.NewEnv(g.opts.Home.Dir, g.store, g.fence, g.opts.Now, nil, true)
+	res, err := invokeSafely(r.Context(), m, env, req.Params)
+	if err != nil {
+		writeJSON(w, http.StatusOK, errorReply(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, owner.CallReply{OK: true, Result: res})
+}
+
+func invokeSafely(ctx context.Context, m owner.Method, env *owner.Env, params json.RawMessage) (res json.RawMessage, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("operation %s panicked: %v", m.Name, p)
+		}
+	}()
+	return owner.Invoke(ctx, m, env, params)
+}
+
+// errorReply classifies a handler error. Only a classified, definitive error
+// says mutationAccepted:false; anything else leaves the client to report an
+// unknown outcome.
+func errorReply(err error) owner.CallReply {
+	e := errs.As(err)
+	if e == nil {
+		return owner.CallReply{Error: &owner.CallError{Code: "internal", Message: err.Error()}}
+	}
+	ce := &owner.CallError{Code: e.Code, Message: e.Message, Hint: e.Hint, Kind: int(e.Kind), RetryAfterMs: e.RetryAfterMs}
+	if e.Kind != errs.KindUnknown {
+		ce.MutationAccepted = &falseV
+	} else {
+		t := true
+		ce.MutationAccepted = &t
+	}
+	return owner.CallReply{Error: ce}
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// StatusOf returns the live gateway's status for a home, or nil.
+func StatusOf(ctx context.Context, h owner.Home) (*owner.Record, *owner.Status) {
+	rec, _ := owner.ReadRecord(h)
+	if rec == nil || !rec.Alive() {
+		return rec, nil
+	}
+	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	st, err := owner.NewClient(rec.Socket).Status(sctx)
+	if err != nil {
+		return rec, nil
+	}
+	return rec, st
+}
+
+// Stop asks the home's gateway to stop and waits until it has exited (its
+// record is gone and its pid is dead) or the deadline passes.
+func Stop(ctx context.Context, h owner.Home, wait time.Duration) (*owner.Record, error) {
+	rec, st := StatusOf(ctx, h)
+	if st == nil {
+		return nil, errs.Failed("gateway_not_running", "no gateway is running for %s", h.Dir).
+			WithHint("start one with 'clawkit gateway run --detach'")
+	}
+	if err := owner.NewClient(rec.Socket).Stop(ctx); err != nil {
+		return rec, errs.Unavailable("gateway_stop_failed", "the gateway (pid %d) did not accept the stop: %v", rec.PID, err)
+	}
+	deadline := time.Now().Add(wait)
+	for time.Now().Before(deadline) {
+		if !rec.Alive() {
+			return rec, nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return rec, errs.Unavailable("gateway_stop_timeout", "the gateway (pid %d) is still draining after %s", rec.PID, wait).
+		WithHint("check 'clawkit gateway status'; it exits once in-flight calls finish")
+}
+
+var _ = errors.New

@@ -1,0 +1,226 @@
+package ops
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/clawkit/clawkit/pkg/auth"
+	"github.com/clawkit/clawkit/pkg/config"
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/store"
+)
+
+// SessionParams names a session.
+type SessionParams struct {
+	AgentID      string `json:"agentId"`
+	SessionKey   string `json:"sessionKey"`
+	RetryAfterMs int64  `json:"retryAfterMs,omitempty"`
+}
+
+// AuthAddParams adds a profile. The secret travels only over the private
+// socket (or stays in-process) and is never logged.
+type AuthAddParams struct {
+	ID       string `json:"id"`
+	Provider string `json:"provider"`
+	Kind     string `json:"kind"`
+	Secret   string `json:"secret"`
+	Replace  bool   `json:"replace"`
+}
+
+// ConfigParams changes one config path.
+type ConfigParams struct {
+	Path  string          `json:"path"`
+	Value json.RawMessage `json:"value,omitempty"`
+}
+
+// BackupParams names the backup file (absolute).
+type BackupParams struct {
+	Path string `json:"path"`
+}
+
+// BackupResult describes a finished backup.
+type BackupResult struct {
+	Path          string `json:"path"`
+	Bytes         int64  `json:"bytes"`
+	SchemaVersion int    `json:"schemaVersion"`
+	Engine        string `json:"engine"`
+}
+
+func decode[T any](params json.RawMessage) (T, error) {
+	var v T
+	dec := json.NewDecoder(bytesReader(params))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return v, errs.Usage("bad_params", "malformed parameters: %v", err)
+	}
+	return v, nil
+}
+
+func registerCore(r *owner.Registry) {
+	sess := func(name string, write bool, f func(ctx context.Context, env *owner.Env, p SessionParams) (any, error)) {
+		r.Register(owner.Method{Name: name, Write: write, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+			p, err := decode[SessionParams](raw)
+			if err != nil {
+				return nil, err
+			}
+			if err := store.ValidateIDs(p.AgentID, p.SessionKey); err != nil && name != "session.list" {
+				return nil, err
+			}
+			return f(ctx, env, p)
+		}})
+	}
+	sess("session.create", true, func(ctx context.Context, env *owner.Env, p SessionParams) (any, error) {
+		if err := env.Scope.AssertCurrent(); err != nil {
+			return nil, err
+		}
+		return env.Store.CreateSession(ctx, p.AgentID, p.SessionKey, env.Now())
+	})
+	sess("session.show", false, func(ctx context.Context, env *owner.Env, p SessionParams) (any, error) {
+		return env.Store.GetSession(ctx, p.AgentID, p.SessionKey)
+	})
+	sess("session.list", false, func(ctx context.Context, env *owner.Env, p SessionParams) (any, error) {
+		return env.Store.ListSessions(ctx, p.AgentID)
+	})
+	for _, action := range []string{"reset", "revoke", "refreshing", "activate"} {
+		sess("session."+action, true, func(ctx context.Context, env *owner.Env, p SessionParams) (any, error) {
+			if err := env.Scope.AssertCurrent(); err != nil {
+				return nil, err
+			}
+			return env.Store.UpdateSession(ctx, p.AgentID, p.SessionKey, action, p.RetryAfterMs, env.Now())
+		})
+	}
+
+	r.Register(owner.Method{Name: "auth.add", Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+		p, err := decode[AuthAddParams](raw)
+		if err != nil {
+			return nil, err
+		}
+		if p.Provider != "google" {
+			return nil, errs.Usage("unknown_provider", "unknown provider %q", p.Provider).WithHint("supported: google")
+		}
+		if p.Kind != auth.KindAPIKey && p.Kind != auth.KindOAuth {
+			return nil, errs.Usage("unknown_kind", "unknown credential kind %q", p.Kind).WithHint("use api-key or oauth")
+		}
+		s, err := auth.Load(env.Home)
+		if err != nil {
+			return nil, err
+		}
+		prof := auth.Profile{ID: p.ID, Provider: p.Provider, Kind: p.Kind, Secret: p.Secret, CreatedAt: env.Now().UTC().Truncate(time.Second)}
+		if err := s.Add(prof, p.Replace); err != nil {
+			return nil, err
+		}
+		if err := env.Scope.AssertCurrent(); err != nil {
+			return nil, err
+		}
+		if err := s.Save(); err != nil {
+			return nil, err
+		}
+		return prof.Public(), nil
+	}})
+	r.Register(owner.Method{Name: "auth.list", Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+		s, err := auth.Load(env.Home)
+		if err != nil {
+			return nil, err
+		}
+		out := []auth.Public{}
+		for _, p := range s.List() {
+			out = append(out, p.Public())
+		}
+		return out, nil
+	}})
+	r.Register(owner.Method{Name: "auth.remove", Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+		p, err := decode[struct {
+			ID string `json:"id"`
+		}](raw)
+		if err != nil {
+			return nil, err
+		}
+		s, err := auth.Load(env.Home)
+		if err != nil {
+			return nil, err
+		}
+		prof, _ := s.Get(p.ID)
+		if err := s.Remove(p.ID); err != nil {
+			return nil, err
+		}
+		if err := env.Scope.AssertCurrent(); err != nil {
+			return nil, err
+		}
+		if err := s.Save(); err != nil {
+			return nil, err
+		}
+		return prof.Public(), nil
+	}})
+
+	r.Register(owner.Method{Name: "config.set", Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+		p, err := decode[ConfigParams](raw)
+		if err != nil {
+			return nil, err
+		}
+		cfg, err := config.Load(env.Home)
+		if err != nil {
+			return nil, err
+		}
+		var v any
+		if err := json.Unmarshal(p.Value, &v); err != nil {
+			return nil, errs.Usage("bad_params", "malformed value: %v", err)
+		}
+		if err := cfg.Set(p.Path, v); err != nil {
+			return nil, err
+		}
+		if err := env.Scope.AssertCurrent(); err != nil {
+			return nil, err
+		}
+		return map[string]any{"path": p.Path, "value": v}, cfg.Save()
+	}})
+	r.Register(owner.Method{Name: "config.unset", Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+		p, err := decode[ConfigParams](raw)
+		if err != nil {
+			return nil, err
+		}
+		cfg, err := config.Load(env.Home)
+		if err != nil {
+			return nil, err
+		}
+		removed, err := cfg.Unset(p.Path)
+		if err != nil {
+			return nil, err
+		}
+		if !removed {
+			return map[string]any{"path": p.Path, "removed": false}, nil
+		}
+		if err := env.Scope.AssertCurrent(); err != nil {
+			return nil, err
+		}
+		return map[string]any{"path": p.Path, "removed": true}, cfg.Save()
+	}})
+
+	r.Register(owner.Method{Name: "state.backup", Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+		p, err := decode[BackupParams](raw)
+		if err != nil {
+			return nil, err
+		}
+		if !filepath.IsAbs(p.Path) {
+			return nil, errs.Usage("bad_params", "backup path must be absolute")
+		}
+		if fi, err := os.Stat(filepath.Dir(p.Path)); err != nil || !fi.IsDir() {
+			return nil, errs.Failed("backup_dir_missing", "the folder of %s does not exist", p.Path).WithHint("create it first")
+		}
+		if err := env.Scope.AssertCurrent(); err != nil {
+			return nil, err
+		}
+		if err := env.Store.Engine().Backup(ctx, env.Store.DB(), p.Path); err != nil {
+			return nil, err
+		}
+		fi, err := os.Stat(p.Path)
+		if err != nil {
+			return nil, errs.Failed("backup_failed", "backup vanished: %v", err)
+		}
+		v, _ := env.Store.SchemaVersion(ctx)
+		return BackupResult{Path: p.Path, Bytes: fi.Size(), SchemaVersion: v, Engine: env.Store.Engine().Name()}, nil
+	}})
+}

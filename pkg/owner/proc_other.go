@@ -1,0 +1,8 @@
+//go:build !linux
+
+package owner
+
+import "errors"
+
+// ProcessStartTime is only known on Linux; elsewhere pid liveness alone is used.
+func ProcessStartTime(pid int) (int64, error) { return 0, errors.New("unsupported") }

@@ -1,0 +1,177 @@
+package owner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/store"
+)
+
+// Scope is the authority an operation runs under.
+type Scope interface {
+	// AssertCurrent returns nil while this process still owns the state
+	// (lock held, gateway not retiring) and, when a session was bound, that
+	// session is still active at the same incarnation. Operations call it
+	// after every await and immediately before every external effect.
+	AssertCurrent() error
+}
+
+// Handler runs one operation. params is the call's JSON; the result is
+// marshalled to JSON (it may cross the gateway socket).
+type Handler func(ctx context.Context, env *Env, params json.RawMessage) (any, error)
+
+// Method is a named operation.
+type Method struct {
+	Name string
+	// Write is true for operations that change state; read-only ones never
+	// create the home or the database.
+	Write   bool
+	Handler Handler
+}
+
+// Registry is the one table of operations both executors run.
+type Registry struct {
+	mu      sync.RWMutex
+	methods map[string]Method
+	// Starters run inside a gateway once it owns the state (recovery,
+	// background pollers). They get the gateway's Env and its life's ctx.
+	starters []func(ctx context.Context, env *Env)
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{methods: map[string]Method{}} }
+
+// Register adds a method; registering a name twice is a programming error.
+func (r *Registry) Register(m Method) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.methods[m.Name]; dup {
+		panic(fmt.Sprintf("owner: method %s registered twice", m.Name))
+	}
+	r.methods[m.Name] = m
+}
+
+// OnGatewayStart adds a function the gateway runs (in its own goroutine)
+// once it owns the state.
+func (r *Registry) OnGatewayStart(f func(ctx context.Context, env *Env)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.starters = append(r.starters, f)
+}
+
+// Starters returns the gateway start hooks.
+func (r *Registry) Starters() []func(ctx context.Context, env *Env) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return append([]func(context.Context, *Env){}, r.starters...)
+}
+
+// Lookup finds a method.
+func (r *Registry) Lookup(name string) (Method, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	m, ok := r.methods[name]
+	return m, ok
+}
+
+// Names lists registered methods.
+func (r *Registry) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]string, 0, len(r.methods))
+	for n := range r.methods {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Env is what an operation gets.
+type Env struct {
+	Home     string
+	Store    *store.Store
+	Scope    Scope
+	Now      func() time.Time
+	Progress io.Writer // nil inside the gateway
+	// Gateway is true when the operation runs inside a gateway.
+	Gateway bool
+
+	scope *scope
+}
+
+// BindSession loads agentID/sessionKey (creating the default main/cli
+// session on first use; any other must exist), refuses a revoked (exit 3) or
+// refreshing (exit 5) session, and makes Scope.AssertCurrent fail as soon as
+// the session is reset, revoked or starts refreshing.
+func (e *Env) BindSession(ctx context.Context, agentID, sessionKey string) (store.Session, error) {
+	sess, err := e.Store.EnsureSession(ctx, agentID, sessionKey, e.Now())
+	if err != nil {
+		return sess, err
+	}
+	if err := store.CheckSessionUsable(sess); err != nil {
+		return sess, err
+	}
+	inc := sess.Incarnation
+	st := e.Store
+	e.scope.add(func() error {
+		cur, err := st.GetSession(context.Background(), agentID, sessionKey)
+		if err != nil {
+			return errs.Refused("session_gone", "session %s of agent %s no longer exists", sessionKey, agentID)
+		}
+		if err := store.CheckSessionUsable(cur); err != nil {
+			return err
+		}
+		if cur.Incarnation != inc {
+			return errs.Refused("session_stale", "session %s of agent %s was reset (incarnation %d, now %d)", sessionKey, agentID, inc, cur.Incarnation).
+				WithHint("start the operation again in the current session")
+		}
+		return nil
+	})
+	return sess, nil
+}
+
+// scope combines the owner fence with any bound session checks.
+type scope struct {
+	fence  func() error
+	mu     sync.Mutex
+	checks []func() error
+}
+
+func (s *scope) add(f func() error) {
+	s.mu.Lock()
+	s.checks = append(s.checks, f)
+	s.mu.Unlock()
+}
+
+func (s *scope) AssertCurrent() error {
+	if err := s.fence(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	checks := append([]func() error{}, s.checks...)
+	s.mu.Unlock()
+	for _, c := range checks {
+		if err := c(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// NewEnv builds an operation Env whose Scope checks fence first.
+func NewEnv(home string, st *store.Store, fence func() error, now func() time.Time, progress io.Writer, gateway bool) *Env {
+	sc := &scope{fence: fence}
+	return &Env{Home: home, Store: st, Scope: sc, Now: now, Progress: progress, Gateway: gateway, scope: sc}
+}
+
+// ErrRetired is the fence's refusal once ownership is gone.
+func ErrRetired(why string) error {
+	return errs.Refused("owner_retired", "this process no longer owns the clawkit state: %s", why).
+		WithHint("nothing further was published; run the command again")
+}

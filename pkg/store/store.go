@@ -1,0 +1,231 @@
+// Package store is clawkit's database: database/sql behind an Engine, with
+// versioned migrations defined in code.
+//
+// The default engine is embedded SQLite (modernc.org/sqlite, no cgo) in
+// <home>/state.db. A PostgreSQL engine (pgx stdlib) will implement the same
+// Engine interface; SQL in clawkit is written with ? placeholders and an
+// engine rebinds them when its driver needs another style.
+//
+// Schema policy: a fresh database is created at the newest schema; a
+// database at an older schema is refused until `clawkit state migrate`
+// upgrades it (so an upgrade is always an explicit, exclusive act); a newer
+// schema than this binary knows is refused and never downgraded.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+)
+
+// Engine is a database backend.
+type Engine interface {
+	// Name is the config value of database.engine ("sqlite", "postgres").
+	Name() string
+	// Open opens a connection pool. create=false must not create anything
+	// on disk (read-only commands on a fresh home).
+	Open(ctx context.Context) (*sql.DB, error)
+	// Exists reports whether the database already exists.
+	Exists(ctx context.Context) (bool, error)
+	// Backup writes a consistent copy of the database to path, which must
+	// not exist yet.
+	Backup(ctx context.Context, db *sql.DB, path string) error
+	// Rebind rewrites ? placeholders for the engine's driver.
+	Rebind(query string) string
+}
+
+// Migration is one schema step.
+type Migration struct {
+	Version int
+	Name    string
+	SQL     string
+}
+
+var migrations []Migration
+
+// register adds a migration; domain files call it from init.
+func register(m Migration) {
+	for _, x := range migrations {
+		if x.Version == m.Version {
+			panic(fmt.Sprintf("store: duplicate migration version %d (%s, %s)", m.Version, x.Name, m.Name))
+		}
+	}
+	migrations = append(migrations, m)
+	sort.Slice(migrations, func(i, j int) bool { return migrations[i].Version < migrations[j].Version })
+}
+
+// Migrations returns every known migration in order.
+func Migrations() []Migration { return append([]Migration(nil), migrations...) }
+
+// LatestVersion is the newest schema this binary knows.
+func LatestVersion() int {
+	if len(migrations) == 0 {
+		return 0
+	}
+	return migrations[len(migrations)-1].Version
+}
+
+// Store is an open database at the current schema.
+type Store struct {
+	db     *sql.DB
+	engine Engine
+}
+
+// DB returns the pool.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Engine returns the engine.
+func (s *Store) Engine() Engine { return s.engine }
+
+// Rebind rewrites placeholders for the engine.
+func (s *Store) Rebind(q string) string { return s.engine.Rebind(q) }
+
+// Close closes the pool.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Open opens the database. A fresh database is initialised at the newest
+// schema; an older one is refused (run state migrate) and so is a newer one.
+func Open(ctx context.Context, e Engine) (*Store, error) {
+	db, err := e.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{db: db, engine: e}
+	v, err := s.SchemaVersion(ctx)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	latest := LatestVersion()
+	switch {
+	case v == 0:
+		if _, err := s.migrate(ctx, latest); err != nil {
+			db.Close()
+			return nil, err
+		}
+	case v > latest:
+		db.Close()
+		return nil, errs.Refused("schema_too_new", "the database schema is version %d but this clawkit knows only up to %d", v, latest).
+			WithHint("use a newer clawkit; databases are never downgraded")
+	case v < latest:
+		db.Close()
+		return nil, errs.Refused("schema_outdated", "the database schema is version %d; this clawkit needs %d", v, latest).
+			WithHint("run 'clawkit state migrate' (stop the gateway first)")
+	}
+	return s, nil
+}
+
+// SchemaVersion reads meta.schema_version (0 for an empty database).
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'`).Scan(&n)
+	if err != nil {
+		return 0, errs.Failed("store_unreadable", "cannot read the database: %v", err)
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	var v int
+	err = s.db.QueryRowContext(ctx, `SELECT schema_version FROM meta WHERE id = 1`).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, errs.Failed("store_unreadable", "cannot read the schema version: %v", err)
+	}
+	return v, nil
+}
+
+// MigrateResult says what Migrate did.
+type MigrateResult struct {
+	From    int      `json:"from"`
+	To      int      `json:"to"`
+	Applied []string `json:"applied"`
+}
+
+// Migrate opens the database and applies migrations up to target (0 means
+// the newest). It refuses to go down and refuses newer schemas.
+func Migrate(ctx context.Context, e Engine, target int) (MigrateResult, error) {
+	db, err := e.Open(ctx)
+	if err != nil {
+		return MigrateResult{}, err
+	}
+	defer db.Close()
+	s := &Store{db: db, engine: e}
+	if target == 0 {
+		target = LatestVersion()
+	}
+	known := false
+	for _, m := range migrations {
+		if m.Version == target {
+			known = true
+		}
+	}
+	if !known {
+		return MigrateResult{}, errs.Usage("unknown_schema_version", "there is no schema version %d", target).
+			WithHint("known versions: %s", versionList())
+	}
+	return s.migrate(ctx, target)
+}
+
+func versionList() string {
+	s := ""
+	for i, m := range migrations {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprint(m.Version)
+	}
+	return s
+}
+
+func (s *Store) migrate(ctx context.Context, target int) (MigrateResult, error) {
+	from, err := s.SchemaVersion(ctx)
+	if err != nil {
+		return MigrateResult{}, err
+	}
+	res := MigrateResult{From: from, To: from, Applied: []string{}}
+	if from > LatestVersion() {
+		return res, errs.Refused("schema_too_new", "the database schema is version %d but this clawkit knows only up to %d", from, LatestVersion()).
+			WithHint("use a newer clawkit; databases are never downgraded")
+	}
+	if target < from {
+		return res, errs.Refused("schema_downgrade", "the database is at schema %d; refusing to go down to %d", from, target).
+			WithHint("databases are never downgraded")
+	}
+	for _, m := range migrations {
+		if m.Version <= from || m.Version > target {
+			continue
+		}
+		if err := s.apply(ctx, m); err != nil {
+			return res, err
+		}
+		res.To = m.Version
+		res.Applied = append(res.Applied, fmt.Sprintf("%d_%s", m.Version, m.Name))
+	}
+	return res, nil
+}
+
+// apply runs one migration and bumps the version in the same transaction, so
+// a crash leaves the schema at a whole version.
+func (s *Store) apply(ctx context.Context, m Migration) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return errs.Failed("migration_failed", "migration %d (%s): %v", m.Version, m.Name, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+		return errs.Failed("migration_failed", "migration %d (%s): %v", m.Version, m.Name, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO meta (id, schema_version) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET schema_version = excluded.schema_version`, m.Version); err != nil {
+		return errs.Failed("migration_failed", "migration %d (%s): %v", m.Version, m.Name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return errs.Failed("migration_failed", "migration %d (%s): %v", m.Version, m.Name, err)
+	}
+	return nil
+}
