@@ -93,10 +93,14 @@ func Failed(code, format string, args ...any) *Error { return newf(KindFailed, c
 func Usage(code, format string, args ...any) *Error { return newf(KindUsage, code, format, args...) }
 
 // Refused builds a KindRefused error.
-func Refused(code, format string, args ...any) *Error { return newf(KindRefused, code, format, args...) }
+func Refused(code, format string, args ...any) *Error {
+	return newf(KindRefused, code, format, args...)
+}
 
 // Unknown builds a KindUnknown error (outcome unknown).
-func Unknown(code, format string, args ...any) *Error { return newf(KindUnknown, code, format, args...) }
+func Unknown(code, format string, args ...any) *Error {
+	return newf(KindUnknown, code, format, args...)
+}
 
 // Unavailable builds a KindUnavailable error.
 func Unavailable(code, format string, args ...any) *Error {
