@@ -1,0 +1,270 @@
+package archive_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/clawkit/clawkit/pkg/archive"
+	"github.com/clawkit/clawkit/pkg/archive/archivetest"
+	"github.com/clawkit/clawkit/pkg/errs"
+)
+
+func walkAll(t *testing.T, data []byte, opt archive.Options) ([]archive.Entry, map[string][]byte, archive.Stats, error) {
+	t.Helper()
+	var ents []archive.Entry
+	bodies := map[string][]byte{}
+	st, err := archive.Walk(bytes.NewReader(data), opt, func(e *archive.Entry, body io.Reader) error {
+		ents = append(ents, *e)
+		if body != nil {
+			b, err := io.ReadAll(body)
+			if err != nil {
+				return err
+			}
+			bodies[e.Path] = b
+		}
+		return nil
+	})
+	return ents, bodies, st, err
+}
+
+func TestWalkGood(t *testing.T) {
+	data := archivetest.Good()
+	ents, bodies, st, err := walkAll(t, data, archive.Options{Size: int64(len(data))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) != 7 || st.Entries != 7 || st.Files != 3 {
+		t.Fatalf("entries=%d stats=%+v", len(ents), st)
+	}
+	if ents[0].Path != "node_modules" || ents[0].Type != archive.TypeDir {
+		t.Fatalf("dir trailing slash not normalised: %+v", ents[0])
+	}
+	if got := string(bodies["node_modules/openclaw/package.json"]); !strings.Contains(got, `"openclaw"`) {
+		t.Fatalf("body = %q", got)
+	}
+	if ents[4].Mode != 0o755 || ents[4].RawMode != 0o755 {
+		t.Fatalf("mode = %v raw %o", ents[4].Mode, ents[4].RawMode)
+	}
+	if st.SHA256 != sha256.Sum256(data) || st.CompressedBytes != int64(len(data)) {
+		t.Fatalf("stats digest/size wrong: %+v", st)
+	}
+	var want int64
+	for _, b := range bodies {
+		want += int64(len(b))
+	}
+	if st.ExpandedBytes != 0 && st.ExpandedBytes != want {
+		t.Fatalf("expanded = %d, want %d", st.ExpandedBytes, want)
+	}
+}
+
+func TestWalkCallbackMayLeaveBodyUnread(t *testing.T) {
+	data := archivetest.Good()
+	n := 0
+	_, err := archive.Walk(bytes.NewReader(data), archive.Options{}, func(e *archive.Entry, body io.Reader) error {
+		n++
+		return nil
+	})
+	if err != nil || n != 7 {
+		t.Fatalf("n=%d err=%v", n, err)
+	}
+}
+
+func TestWalkCallbackErrorPassesThrough(t *testing.T) {
+	sentinel := errors.New("stop here")
+	_, err := archive.Walk(bytes.NewReader(archivetest.Good()), archive.Options{}, func(e *archive.Entry, body io.Reader) error {
+		return sentinel
+	})
+	if !errors.Is(err, sentinel) || errors.Is(err, archive.ErrUnsafe) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestHostileRefused(t *testing.T) {
+	for _, kind := range archivetest.Kinds() {
+		t.Run(kind, func(t *testing.T) {
+			data := archivetest.Hostile(kind)
+			for _, size := range []int64{int64(len(data)), 0} {
+				var seen []string
+				_, err := archive.Walk(bytes.NewReader(data), archive.Options{Size: size}, func(e *archive.Entry, body io.Reader) error {
+					seen = append(seen, e.Path)
+					if body != nil {
+						_, err := io.Copy(io.Discard, body)
+						return err
+					}
+					return nil
+				})
+				if err == nil {
+					t.Fatalf("size=%d: accepted; entries %q", size, seen)
+				}
+				if !errors.Is(err, archive.ErrUnsafe) {
+					t.Fatalf("size=%d: error does not wrap ErrUnsafe: %v", size, err)
+				}
+				if got, want := errs.CodeOf(err), archivetest.HostileKinds[kind]; got != want {
+					t.Fatalf("size=%d: code %s, want %s (%v)", size, got, want, err)
+				}
+				if errs.KindOf(err) != errs.KindFailed || errs.As(err).Hint == "" {
+					t.Fatalf("want a failed error with a hint: %#v", errs.As(err))
+				}
+				for _, p := range seen {
+					if strings.Contains(p, "evil") || strings.Contains(p, "..") || strings.HasPrefix(p, "/") {
+						t.Fatalf("offending entry %q reached the callback", p)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestLimits(t *testing.T) {
+	many := make([]archivetest.Entry, 0, 12)
+	for i := range 12 {
+		many = append(many, archivetest.Entry{Name: "f" + string(rune('a'+i)), Body: []byte("x")})
+	}
+	cases := []struct {
+		name string
+		data []byte
+		lim  archive.Limits
+		code string
+	}{
+		{"entries", archivetest.Build(many), archive.Limits{MaxEntries: 10}, archive.CodeTooManyEntries},
+		{"expanded", archivetest.Build([]archivetest.Entry{{Name: "a", Body: archivetest.Text(1, 5000)}}), archive.Limits{MaxExpandedBytes: 4096}, archive.CodeExpanded},
+		{"archive-size", archivetest.Build([]archivetest.Entry{{Name: "a", Body: archivetest.Text(1, 5000)}}), archive.Limits{MaxArchiveBytes: 100}, archive.CodeTooLarge},
+		{"path", archivetest.Build([]archivetest.Entry{{Name: strings.Repeat("a", 40), Body: []byte("x")}}), archive.Limits{MaxPathBytes: 32}, archive.CodeInvalidPath},
+		{"ratio", archivetest.Build([]archivetest.Entry{{Name: "a", Body: archivetest.Text(1, 50000)}}), archive.Limits{MaxRatio: 2}, archive.CodeRatio},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, size := range []int64{int64(len(c.data)), 0} {
+				_, _, _, err := walkAll(t, c.data, archive.Options{Limits: c.lim, Size: size})
+				if errs.CodeOf(err) != c.code {
+					t.Fatalf("size=%d: code %s, want %s (%v)", size, errs.CodeOf(err), c.code, err)
+				}
+			}
+			// The same archive passes under the default limits.
+			if _, _, _, err := walkAll(t, c.data, archive.Options{Size: int64(len(c.data))}); err != nil {
+				t.Fatalf("default limits refused: %v", err)
+			}
+		})
+	}
+}
+
+func TestPathAtLimitPasses(t *testing.T) {
+	name := strings.Repeat("a/", 511) + "bc" // exactly 1024 bytes
+	if len(name) != 1024 {
+		t.Fatal(len(name))
+	}
+	data := archivetest.Build([]archivetest.Entry{{Name: name, Body: []byte("x")}})
+	if _, _, _, err := walkAll(t, data, archive.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	data = archivetest.Build([]archivetest.Entry{{Name: name + "d", Body: []byte("x")}})
+	if _, _, _, err := walkAll(t, data, archive.Options{}); errs.CodeOf(err) != archive.CodeInvalidPath {
+		t.Fatalf("1025-byte path: %v", err)
+	}
+}
+
+func TestSizeMismatchRefused(t *testing.T) {
+	data := archivetest.Good()
+	_, _, _, err := walkAll(t, data, archive.Options{Size: int64(len(data)) + 1})
+	if errs.CodeOf(err) != archive.CodeCorrupt {
+		t.Fatalf("err = %v", err)
+	}
+	// Garbage after the gzip stream.
+	_, _, _, err = walkAll(t, append(append([]byte{}, data...), "junk"...), archive.Options{})
+	if err == nil {
+		t.Fatal("trailing junk accepted")
+	}
+}
+
+func TestExplicitDirAfterFiles(t *testing.T) {
+	data := archivetest.Build([]archivetest.Entry{
+		{Name: "a/b.txt", Body: []byte("b")},
+		{Name: "a/", Type: tar.TypeDir, Mode: 0o750},
+	})
+	if _, _, _, err := walkAll(t, data, archive.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	// ...but only once.
+	data = archivetest.Build([]archivetest.Entry{
+		{Name: "a/", Type: tar.TypeDir},
+		{Name: "a/", Type: tar.TypeDir},
+	})
+	if _, _, _, err := walkAll(t, data, archive.Options{}); errs.CodeOf(err) != archive.CodeDuplicate {
+		t.Fatalf("duplicate dir: %v", err)
+	}
+}
+
+func TestExtractDir(t *testing.T) {
+	dest := t.TempDir()
+	data := archivetest.Good()
+	var sums = map[string][32]byte{}
+	st, err := archive.ExtractDir(bytes.NewReader(data), dest, archive.ExtractOptions{
+		Options:   archive.Options{Size: int64(len(data))},
+		HashFiles: true,
+		OnEntry: func(e *archive.Entry, sum [32]byte) error {
+			sums[e.Path] = sum
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Files != 3 {
+		t.Fatalf("stats %+v", st)
+	}
+	pj := filepath.Join(dest, "node_modules/openclaw/package.json")
+	b, err := os.ReadFile(pj)
+	if err != nil || sha256.Sum256(b) != sums["node_modules/openclaw/package.json"] {
+		t.Fatalf("package.json: %v / hash mismatch", err)
+	}
+	target, err := os.Readlink(filepath.Join(dest, "node_modules/.bin/openclaw"))
+	if err != nil || target != "../openclaw/bin.js" {
+		t.Fatalf("symlink: %q %v", target, err)
+	}
+	a, _ := os.Stat(filepath.Join(dest, "node_modules/openclaw/bin.js"))
+	c, _ := os.Stat(filepath.Join(dest, "node_modules/openclaw/copy.js"))
+	if !os.SameFile(a, c) {
+		t.Fatal("hard link not linked")
+	}
+	if a.Mode().Perm()&0o100 == 0 {
+		t.Fatalf("executable bit lost: %v", a.Mode())
+	}
+	// Not empty any more: a second extraction is refused.
+	if _, err := archive.ExtractDir(bytes.NewReader(data), dest, archive.ExtractOptions{}); errs.CodeOf(err) != "extract_dest" {
+		t.Fatalf("non-empty dest: %v", err)
+	}
+}
+
+func TestExtractHostileWritesNothingOutside(t *testing.T) {
+	for _, kind := range archivetest.Kinds() {
+		t.Run(kind, func(t *testing.T) {
+			parent := t.TempDir()
+			dest := filepath.Join(parent, "dest")
+			if err := os.Mkdir(dest, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			data := archivetest.Hostile(kind)
+			_, err := archive.ExtractDir(bytes.NewReader(data), dest, archive.ExtractOptions{Options: archive.Options{Size: int64(len(data))}})
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			ents, _ := os.ReadDir(parent)
+			if len(ents) != 1 {
+				t.Fatalf("something was written beside dest: %v", ents)
+			}
+			filepath.WalkDir(dest, func(p string, d os.DirEntry, err error) error {
+				if d != nil && strings.Contains(d.Name(), "evil") {
+					t.Errorf("offending file written: %s", p)
+				}
+				return nil
+			})
+		})
+	}
+}
