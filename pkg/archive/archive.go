@@ -512,9 +512,9 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 
 // countingReader counts and hashes the compressed bytes and stops past max.
 type countingReader struct {
-	r    io.Reader
-	h    hash.Hash
-	max  int64
+	r   io.Reader
+	h   hash.Hash
+	max int64
 	// n and over are written by the read-ahead goroutine and read by the
 	// walker, hence atomic.
 	n    atomic.Int64
