@@ -1,4 +1,251 @@
 package cli
 
-// MCPCmd is the command group; its subcommands are added by the issue that owns it.
-type MCPCmd struct{}
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/mcp"
+)
+
+// MCPCmd is `clawkit mcp …` (DESIGN §10).
+type MCPCmd struct {
+	Call    MCPCallCmd    `cmd:"" help:"Start a server, send one request, print its result, stop the server's whole process tree."`
+	Session MCPSessionCmd `cmd:"" help:"Send JSON lines of {method,params} from stdin over one connection; print one result line each."`
+	Proxy   MCPProxyCmd   `cmd:"" help:"Relay stdio between an MCP client and a server (-- CMD…) or a service socket (--connect unix:PATH)."`
+}
+
+// MCPServerFlags are the limits and environment of a spawned server.
+type MCPServerFlags struct {
+	Env             []string      `help:"Set NAME=VALUE in the server's environment (repeatable). Nothing else is inherited." placeholder:"NAME=VALUE" sep:"none"`
+	EnvPass         []string      `help:"Pass clawkit's own NAME to the server (repeatable)." placeholder:"NAME" sep:"none"`
+	StopGrace       time.Duration `help:"On stop: wait this long after EOF before SIGTERM, and again before SIGKILL of the process group." default:"2s"`
+	MaxFrameBytes   int           `help:"Largest message in either direction, its newline included." default:"16777216" placeholder:"BYTES"`
+	ProtocolVersion string        `help:"MCP protocol version to request; the server must answer exactly this one." default:"2025-11-25"`
+	StartupTimeout  time.Duration `help:"Budget for spawn plus the initialize handshake." default:"10s"`
+	RequestTimeout  time.Duration `help:"Per-request timeout; when it fires the whole connection is retired." default:"60s"`
+	MaxPending      int           `help:"Most requests in flight at once; more are rejected." default:"64"`
+	Notifications   bool          `help:"Print server notifications (progress, logging) on stderr."`
+}
+
+func (f *MCPServerFlags) options(command []string, out *Output) (mcp.Options, error) {
+	var o mcp.Options
+	command = serverCommand(command)
+	if len(command) == 0 || command[0] == "" {
+		return o, errs.Usage("usage", "no server command given").WithHint("put the server command after --, e.g. clawkit mcp call --method tools/list -- node server.js")
+	}
+	if err := positive("--max-frame-bytes", int64(f.MaxFrameBytes)); err != nil {
+		return o, err
+	}
+	if f.MaxFrameBytes < 2 {
+		return o, errs.Usage("usage", "--max-frame-bytes must be at least 2").WithHint("the limit counts the message and its newline")
+	}
+	for _, c := range []struct {
+		name string
+		v    int64
+	}{{"--max-pending", int64(f.MaxPending)}, {"--startup-timeout", int64(f.StartupTimeout)}, {"--request-timeout", int64(f.RequestTimeout)}, {"--stop-grace", int64(f.StopGrace)}} {
+		if err := positive(c.name, c.v); err != nil {
+			return o, err
+		}
+	}
+	if f.ProtocolVersion == "" {
+		return o, errs.Usage("usage", "--protocol-version must not be empty")
+	}
+	env, err := mcp.BuildEnv(f.Env, f.EnvPass, os.LookupEnv)
+	if err != nil {
+		return o, err
+	}
+	o = mcp.Options{
+		Command: command[0], Args: command[1:], Env: env,
+		ClientInfo:         mcp.Implementation{Name: "clawkit", Version: ReadBuildInfo().Version},
+		ProtocolVersion:    f.ProtocolVersion,
+		StartupTimeout:     f.StartupTimeout,
+		RequestTimeout:     f.RequestTimeout,
+		MaxPendingRequests: f.MaxPending,
+		MaxFrameBytes:      f.MaxFrameBytes,
+		EOFGrace:           f.StopGrace,
+		TermGrace:          f.StopGrace,
+	}
+	if f.Notifications {
+		o.OnNotification = func(method string, params json.RawMessage) {
+			fmt.Fprintf(out.Stderr, "clawkit: notification: %s %s\n", method, params)
+		}
+	}
+	return o, nil
+}
+
+// serverCommand drops the "--" that kong's passthrough keeps.
+func serverCommand(args []string) []string {
+	if len(args) > 0 && args[0] == "--" {
+		return args[1:]
+	}
+	return args
+}
+
+func positive(name string, v int64) error {
+	if v <= 0 {
+		return errs.Usage("usage", "%s must be positive", name)
+	}
+	return nil
+}
+
+func warnCleanup(out *Output, cr *mcp.CleanupResult) {
+	if cr != nil {
+		out.Warnf("%s", mcp.FormatCleanup(cr))
+	}
+}
+
+// MCPCallCmd is `clawkit mcp call`.
+type MCPCallCmd struct {
+	MCPServerFlags
+	Method  string   `help:"JSON-RPC method to call (e.g. tools/list, tools/call)." required:""`
+	Params  string   `help:"Params as a JSON object or array." placeholder:"JSON"`
+	Command []string `arg:"" passthrough:"" name:"command" help:"Server command and arguments (after --)."`
+}
+
+func (c *MCPCallCmd) Run(ctx context.Context, out *Output) error {
+	opts, err := c.options(c.Command, out)
+	if err != nil {
+		return err
+	}
+	var params json.RawMessage
+	if c.Params != "" {
+		if !json.Valid([]byte(c.Params)) {
+			return errs.Usage("invalid_params", "--params is not valid JSON").WithHint(`give a JSON object, e.g. --params '{"name":"echo","arguments":{"message":"hi"}}'`)
+		}
+		if b := firstNonSpace(c.Params); b != '{' && b != '[' {
+			return errs.Usage("invalid_params", "--params must be a JSON object or array")
+		}
+		params = json.RawMessage(c.Params)
+	}
+	rep, err := mcp.Call(ctx, opts, c.Method, params)
+	if rep != nil && !out.JSON {
+		warnCleanup(out, rep.CleanupResult)
+	}
+	if err != nil {
+		if rep != nil && rep.Result != nil && !out.JSON {
+			printIndented(out.Stdout, rep.Result)
+		}
+		return err
+	}
+	doc := struct {
+		OK bool `json:"ok"`
+		*mcp.CallReport
+	}{true, rep}
+	return out.Result(doc, func(w io.Writer) { printIndented(w, rep.Result) })
+}
+
+func firstNonSpace(s string) byte {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		return s[i]
+	}
+	return 0
+}
+
+func printIndented(w io.Writer, raw json.RawMessage) {
+	// json.Indent keeps the server's key order.
+	var b bytes.Buffer
+	if err := json.Indent(&b, raw, "", "  "); err != nil {
+		fmt.Fprintf(w, "%s\n", raw)
+		return
+	}
+	fmt.Fprintf(w, "%s\n", b.Bytes())
+}
+
+// MCPSessionCmd is `clawkit mcp session`.
+type MCPSessionCmd struct {
+	MCPServerFlags
+	Command []string `arg:"" passthrough:"" name:"command" help:"Server command and arguments (after --)."`
+}
+
+func (c *MCPSessionCmd) Run(ctx context.Context, env *Env, out *Output) error {
+	opts, err := c.options(c.Command, out)
+	if err != nil {
+		return err
+	}
+	var results []mcp.SessionResult
+	enc := json.NewEncoder(out.Stdout)
+	enc.SetEscapeHTML(false)
+	emit := func(r mcp.SessionResult) error {
+		if out.JSON {
+			results = append(results, r)
+			return nil
+		}
+		if err := enc.Encode(r); err != nil {
+			return errs.Failed("stdout_failed", "cannot write the result: %v", err)
+		}
+		return nil
+	}
+	rep, err := mcp.Session(ctx, opts, env.Stdin, emit)
+	if rep != nil && !out.JSON {
+		warnCleanup(out, rep.CleanupResult)
+	}
+	if err != nil {
+		return err
+	}
+	if results == nil {
+		results = []mcp.SessionResult{}
+	}
+	return out.Result(struct {
+		OK      bool                `json:"ok"`
+		Results []mcp.SessionResult `json:"results"`
+		*mcp.SessionReport
+	}{true, results, rep}, nil)
+}
+
+// MCPProxyCmd is `clawkit mcp proxy`.
+type MCPProxyCmd struct {
+	Env           []string      `help:"Set NAME=VALUE in the server's environment (repeatable). Nothing else is inherited." placeholder:"NAME=VALUE" sep:"none"`
+	EnvPass       []string      `help:"Pass clawkit's own NAME to the server (repeatable)." placeholder:"NAME" sep:"none"`
+	StopGrace     time.Duration `help:"On stop: wait this long after EOF before SIGTERM, and again before SIGKILL of the process group." default:"2s"`
+	MaxFrameBytes int           `help:"Largest message in either direction, its newline included." default:"16777216" placeholder:"BYTES"`
+	Connect       string        `help:"Relay to a service already listening on this socket instead of starting a server; it is never stopped." placeholder:"unix:PATH"`
+	Command       []string      `arg:"" optional:"" passthrough:"" name:"command" help:"Server command and arguments (after --)."`
+}
+
+func (c *MCPProxyCmd) Run(ctx context.Context, env *Env, out *Output) error {
+	if c.MaxFrameBytes < 2 {
+		return errs.Usage("usage", "--max-frame-bytes must be at least 2").WithHint("the limit counts the message and its newline")
+	}
+	if c.StopGrace <= 0 {
+		return errs.Usage("usage", "--stop-grace must be positive")
+	}
+	c.Command = serverCommand(c.Command)
+	if c.Connect != "" {
+		if len(c.Command) > 0 || len(c.Env) > 0 || len(c.EnvPass) > 0 {
+			return errs.Usage("usage", "--connect relays to a running service: a server command, --env and --env-pass do not apply").
+				WithHint("use either --connect unix:PATH or -- CMD…")
+		}
+		path, err := mcp.ParseConnect(c.Connect)
+		if err != nil {
+			return err
+		}
+		return mcp.RunConnect(ctx, path, c.MaxFrameBytes, env.Stdin, out.Stdout)
+	}
+	if len(c.Command) == 0 || c.Command[0] == "" {
+		return errs.Usage("usage", "no server command given").WithHint("use clawkit mcp proxy -- CMD… or --connect unix:PATH")
+	}
+	menv, err := mcp.BuildEnv(c.Env, c.EnvPass, os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	spec := mcp.ProcessSpec{
+		Command: c.Command[0], Args: c.Command[1:], Env: menv,
+		StderrTee: out.Stderr,
+		EOFGrace:  c.StopGrace, TermGrace: c.StopGrace,
+	}
+	rep, err := mcp.RunProxy(ctx, spec, c.MaxFrameBytes, env.Stdin, out.Stdout)
+	if rep != nil {
+		warnCleanup(out, rep.CleanupResult)
+	}
+	return err
+}

@@ -1,0 +1,537 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Defaults (DESIGN §10).
+const (
+	DefaultProtocolVersion    = "2025-11-25"
+	DefaultStartupTimeout     = 10 * time.Second
+	DefaultRequestTimeout     = 60 * time.Second
+	DefaultMaxPendingRequests = 64
+	DefaultMaxFrameBytes      = 16 << 20
+)
+
+// Implementation names a client or server in the handshake.
+type Implementation struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Options configure a Client; zero values take the defaults above.
+type Options struct {
+	Command string
+	Args    []string
+	// Env is the server's whole environment. Nothing is inherited.
+	Env []string
+	Dir string
+
+	ClientInfo      Implementation
+	ProtocolVersion string
+	// Capabilities sent in initialize; {} when empty.
+	Capabilities json.RawMessage
+
+	StartupTimeout     time.Duration
+	RequestTimeout     time.Duration
+	MaxPendingRequests int
+	// MaxFrameBytes bounds every message in both directions, its LF
+	// included.
+	MaxFrameBytes int
+
+	// OnNotification is called, on the reader goroutine, for every server
+	// notification (progress, logging, list changes). It must not block
+	// for long: the server's next message waits for it.
+	OnNotification func(method string, params json.RawMessage)
+	// StderrTee receives a live copy of the server's stderr.
+	StderrTee io.Writer
+
+	// Stop timings; the defaults are 2 s, 2 s and 2 s.
+	EOFGrace, TermGrace, KillDeadline time.Duration
+}
+
+func (o *Options) setDefaults() error {
+	if o.Command == "" {
+		return &Error{Class: ClassUnavailable, Code: "spawn_failed", Message: "no server command given"}
+	}
+	if o.ProtocolVersion == "" {
+		o.ProtocolVersion = DefaultProtocolVersion
+	}
+	if o.StartupTimeout <= 0 {
+		o.StartupTimeout = DefaultStartupTimeout
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.MaxPendingRequests <= 0 {
+		o.MaxPendingRequests = DefaultMaxPendingRequests
+	}
+	if o.MaxFrameBytes <= 0 {
+		o.MaxFrameBytes = DefaultMaxFrameBytes
+	}
+	if o.MaxFrameBytes < 2 {
+		return &Error{Class: ClassProtocol, Code: "invalid_limit", Message: "the frame limit must be at least 2 bytes"}
+	}
+	if o.ClientInfo.Name == "" {
+		o.ClientInfo = Implementation{Name: "clawkit", Version: "dev"}
+	}
+	if len(o.Capabilities) == 0 {
+		o.Capabilities = json.RawMessage(`{}`)
+	}
+	return nil
+}
+
+// Client is one MCP connection to a server process it owns.
+type Client struct {
+	opts Options
+	proc *Process
+
+	wmu  sync.Mutex // one writer at a time; each message is one Write
+	wbuf []byte
+
+	mu      sync.Mutex
+	pending map[int64]*call
+	nextID  int64
+	closed  bool
+	fatal   *Error
+
+	replies    chan []byte // answers to server requests, written in order
+	readerDone chan struct{}
+	retired    chan struct{}
+	stopping   sync.Once
+
+	initResult json.RawMessage
+	serverInfo Implementation
+}
+
+type call struct {
+	ch chan reply
+}
+
+type reply struct {
+	result json.RawMessage
+	err    *Error
+}
+
+// Start spawns the server and completes the handshake within
+// StartupTimeout. On failure the process tree is already stopped.
+func Start(ctx context.Context, opts Options) (*Client, error) {
+	if err := opts.setDefaults(); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(opts.StartupTimeout)
+	proc, err := StartProcess(ProcessSpec{
+		Command: opts.Command, Args: opts.Args, Env: opts.Env, Dir: opts.Dir,
+		StderrTee: opts.StderrTee,
+		EOFGrace:  opts.EOFGrace, TermGrace: opts.TermGrace, KillDeadline: opts.KillDeadline,
+	})
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{
+		opts: opts, proc: proc,
+		pending:    make(map[int64]*call),
+		nextID:     1, // 0 is initialize
+		replies:    make(chan []byte, 64),
+		readerDone: make(chan struct{}),
+		retired:    make(chan struct{}),
+	}
+	go c.readLoop()
+	go c.replyLoop()
+	go c.watchExit()
+
+	params, _ := json.Marshal(struct {
+		ProtocolVersion string          `json:"protocolVersion"`
+		Capabilities    json.RawMessage `json:"capabilities"`
+		ClientInfo      Implementation  `json:"clientInfo"`
+	}{opts.ProtocolVersion, opts.Capabilities, opts.ClientInfo})
+	timeoutMsg := func() *Error {
+		return unavailable("initialize_timeout", "initialize timed out after %dms", opts.StartupTimeout.Milliseconds())
+	}
+	res, rerr := c.do(ctx, 0, "initialize", params, time.Until(deadline), timeoutMsg)
+	if rerr != nil {
+		if rerr.RPC != nil {
+			rerr = &Error{Class: ClassProtocol, Code: "handshake_failed", Message: "the server refused initialize: " + rerr.RPC.Message, RPC: rerr.RPC}
+		}
+		c.retire(rerr)
+		_, _ = c.Stop()
+		// initialize has no effect worth protecting: never "maybe delivered".
+		return nil, rerr.withDelivered(false)
+	}
+	var ir struct {
+		ProtocolVersion *string        `json:"protocolVersion"`
+		ServerInfo      Implementation `json:"serverInfo"`
+	}
+	if err := json.Unmarshal(res, &ir); err != nil || ir.ProtocolVersion == nil {
+		e := protocolErr("handshake_failed", "the server's initialize result has no protocolVersion")
+		c.retire(e)
+		_, _ = c.Stop()
+		return nil, e
+	}
+	if *ir.ProtocolVersion != opts.ProtocolVersion {
+		e := protocolErr("protocol_version_mismatch", "server answered protocol version %q; requested %q", *ir.ProtocolVersion, opts.ProtocolVersion)
+		c.retire(e)
+		_, _ = c.Stop()
+		return nil, e
+	}
+	c.initResult, c.serverInfo = res, ir.ServerInfo
+	if err := c.Notify("notifications/initialized", nil); err != nil {
+		c.retire(err.(*Error))
+		_, _ = c.Stop()
+		return nil, err
+	}
+	return c, nil
+}
+
+// InitializeResult is the server's initialize result as received.
+func (c *Client) InitializeResult() json.RawMessage { return c.initResult }
+
+// ServerInfo is the server's name and version from the handshake.
+func (c *Client) ServerInfo() Implementation { return c.serverInfo }
+
+// Pid is the server's pid (and process group id).
+func (c *Client) Pid() int { return c.proc.Pid() }
+
+// StderrTail returns the last 32 KiB of the server's stderr.
+func (c *Client) StderrTail() []byte { return c.proc.StderrTail() }
+
+// IsAvailable reports whether the connection still admits requests.
+func (c *Client) IsAvailable() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.closed
+}
+
+// Err is the retained first fatal error, nil while the connection is up.
+func (c *Client) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fatal == nil {
+		return nil
+	}
+	return c.fatal
+}
+
+// Request sends one request and waits for its result. A JSON-RPC error
+// answer fails only this request (unless it is timeout-coded); a timeout
+// or ctx cancellation retires the whole connection.
+func (c *Client) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	c.mu.Lock()
+	id := c.nextID
+	c.nextID++
+	c.mu.Unlock()
+	timeout := c.opts.RequestTimeout
+	res, err := c.do(ctx, id, method, params, timeout, func() *Error {
+		return unavailable("request_timeout", "request %s timed out after %dms", method, timeout.Milliseconds())
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (c *Client) do(ctx context.Context, id int64, method string, params json.RawMessage, timeout time.Duration, onTimeout func() *Error) (json.RawMessage, *Error) {
+	if len(params) > 0 {
+		// Params must be one JSON value on one line; compacting also
+		// validates it.
+		if c := firstByte(params); c != '{' && c != '[' {
+			return nil, protocolErr("invalid_params", "params must be a JSON object or array")
+		}
+	}
+	cl := &call{ch: make(chan reply, 1)}
+	c.mu.Lock()
+	if c.closed {
+		e := c.fatal
+		c.mu.Unlock()
+		return nil, e.withDelivered(false)
+	}
+	if len(c.pending) >= c.opts.MaxPendingRequests {
+		c.mu.Unlock()
+		return nil, unavailable("too_many_pending", "too many pending requests (limit %d)", c.opts.MaxPendingRequests)
+	}
+	c.pending[id] = cl
+	c.mu.Unlock()
+
+	delivered, werr := c.writeRequest(id, method, params)
+	if werr != nil {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+		if !delivered {
+			return nil, werr.withDelivered(false)
+		}
+		c.retire(werr)
+		return nil, c.retainedFatal().withDelivered(true)
+	}
+
+	var t *time.Timer
+	var tc <-chan time.Time
+	if timeout > 0 {
+		t = time.NewTimer(timeout)
+		tc = t.C
+		defer t.Stop()
+	} else {
+		// Startup budget already spent.
+		closed := make(chan time.Time)
+		close(closed)
+		tc = closed
+	}
+	select {
+	case r := <-cl.ch:
+		if r.err != nil {
+			return nil, r.err
+		}
+		return r.result, nil
+	case <-tc:
+		c.retire(onTimeout().withDelivered(true))
+	case <-ctx.Done():
+		c.retire(unavailable("cancelled", "request %s was cancelled: %v", method, context.Cause(ctx)).withDelivered(true))
+	}
+	// retire rejected every pending call, ours included, with the first
+	// fatal error; take it from our channel so the answer is consistent.
+	r := <-cl.ch
+	return nil, r.err
+}
+
+func (c *Client) writeRequest(id int64, method string, params json.RawMessage) (delivered bool, e *Error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	b := c.wbuf[:0]
+	if len(params) > 0 && bytes.ContainsAny(params, "\r\n") {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, params); err != nil {
+			return false, protocolErr("invalid_params", "params are not valid JSON: %v", err)
+		}
+		params = buf.Bytes()
+	} else if len(params) > 0 && !json.Valid(params) {
+		return false, protocolErr("invalid_params", "params are not valid JSON")
+	}
+	b = appendRequest(b, id, method, params)
+	c.wbuf = b
+	if len(b) > c.opts.MaxFrameBytes {
+		return false, protocolErr("frame_too_large", "request exceeded the frame-size limit (%d bytes > %d)", len(b), c.opts.MaxFrameBytes)
+	}
+	n, err := c.proc.Stdin().Write(b)
+	if err != nil {
+		return n > 0, unavailable("write_failed", "cannot write to the server: %v", err)
+	}
+	return true, nil
+}
+
+// Notify sends a notification (no answer expected).
+func (c *Client) Notify(method string, params json.RawMessage) error {
+	c.mu.Lock()
+	if c.closed {
+		e := c.fatal
+		c.mu.Unlock()
+		return e
+	}
+	c.mu.Unlock()
+	line := appendNotification(nil, method, params)
+	if len(line) > c.opts.MaxFrameBytes {
+		return protocolErr("frame_too_large", "notification exceeded the frame-size limit")
+	}
+	c.wmu.Lock()
+	_, err := c.proc.Stdin().Write(line)
+	c.wmu.Unlock()
+	if err != nil {
+		e := unavailable("write_failed", "cannot write to the server: %v", err)
+		c.retire(e)
+		return e
+	}
+	return nil
+}
+
+func (c *Client) retainedFatal() *Error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fatal
+}
+
+// retire closes admission, keeps the first fatal error, rejects every
+// pending request with it, and starts stopping the process tree.
+func (c *Client) retire(e *Error) {
+	c.mu.Lock()
+	if c.fatal == nil {
+		c.fatal = e
+	}
+	first := c.fatal
+	c.closed = true
+	pending := c.pending
+	c.pending = make(map[int64]*call)
+	c.mu.Unlock()
+	for _, cl := range pending {
+		cl.ch <- reply{err: first.withDelivered(true)}
+	}
+	c.stopping.Do(func() {
+		close(c.retired)
+		go func() { _, _ = c.proc.Stop(c.readerDone) }()
+	})
+}
+
+// Stop closes admission, rejects what is pending, and ends the process
+// tree (EOF → SIGTERM → SIGKILL of the group), confirming it is gone. The
+// CleanupResult is nil after an ordinary close.
+func (c *Client) Stop() (*CleanupResult, error) {
+	c.retire(unavailable("client_stopped", "the client was stopped"))
+	res, err := c.proc.Stop(c.readerDone)
+	if err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+func (c *Client) readLoop() {
+	defer close(c.readerDone)
+	framer := NewLineFramer(c.opts.MaxFrameBytes - 1) // the limit includes the LF
+	buf := make([]byte, 64<<10)
+	out := c.proc.Stdout()
+	for {
+		n, err := out.Read(buf)
+		if n > 0 {
+			if ferr := framer.Push(buf[:n], c.handleLine); ferr != nil {
+				var fe *FrameError
+				if errors.As(ferr, &fe) {
+					c.retire(protocolErr("frame_too_large", "response exceeded the frame-size limit (%d bytes)", c.opts.MaxFrameBytes))
+				} else if me, ok := ferr.(*Error); ok {
+					c.retire(me)
+				} else {
+					c.retire(protocolErr("malformed_message", "%v", ferr))
+				}
+				return
+			}
+		}
+		if err != nil {
+			c.onStdoutEOF()
+			return
+		}
+	}
+}
+
+func (c *Client) onStdoutEOF() {
+	t := time.NewTimer(500 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-c.proc.Exited():
+		c.retire(c.exitError())
+	case <-c.retired:
+	case <-t.C:
+		c.retire(unavailable("server_closed_stdout", "server closed its stdout"))
+	}
+}
+
+// watchExit retires the connection when the main process ends, after
+// giving the reader a moment to deliver what was written before the end.
+// A descendant may hold stdout open, so EOF alone is not enough.
+func (c *Client) watchExit() {
+	select {
+	case <-c.proc.Exited():
+	case <-c.retired:
+		return
+	}
+	t := time.NewTimer(250 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-c.readerDone:
+	case <-t.C:
+	}
+	c.retire(c.exitError())
+}
+
+func (c *Client) exitError() *Error {
+	x := c.proc.Exit()
+	tail := strings.TrimSpace(string(c.proc.StderrTail()))
+	const show = 2048
+	if len(tail) > show {
+		tail = "…" + tail[len(tail)-show:]
+	}
+	if tail == "" {
+		return unavailable("server_exited", "server exited (%s)", x)
+	}
+	return unavailable("server_exited", "server exited (%s): %s", x, tail)
+}
+
+func (c *Client) handleLine(line []byte) error {
+	if len(bytes.TrimSpace(line)) == 0 {
+		return nil // empty lines are skipped
+	}
+	m, err := ParseMessage(line)
+	if err != nil {
+		return err
+	}
+	switch m.kind {
+	case kindResponse:
+		c.mu.Lock()
+		cl := c.pending[m.ID]
+		delete(c.pending, m.ID)
+		c.mu.Unlock()
+		if cl == nil {
+			return nil // an unknown id (late or invented) is ignored
+		}
+		if m.Error != nil {
+			if m.Error.Code == codeRequestTimeout {
+				e := &Error{Class: ClassUnavailable, Code: "server_timeout", Message: "the server reported a timeout: " + m.Error.Message, RPC: m.Error, Delivered: true}
+				// Put the call back so retire hands it the retained error.
+				c.mu.Lock()
+				if !c.closed {
+					c.pending[m.ID] = cl
+					c.mu.Unlock()
+				} else {
+					c.mu.Unlock()
+					cl.ch <- reply{err: c.retainedFatal().withDelivered(true)}
+				}
+				c.retire(e)
+				return nil
+			}
+			cl.ch <- reply{err: &Error{Class: ClassProtocol, Code: "rpc_error", Message: "the server answered with an error: " + m.Error.Message, RPC: m.Error, Delivered: true}}
+			return nil
+		}
+		cl.ch <- reply{result: m.Result}
+	case kindRequest:
+		var b []byte
+		if m.Method == "ping" {
+			b = append(b, `{"jsonrpc":"2.0","id":`...)
+			b = append(b, m.RawID...)
+			b = append(b, `,"result":{}}`+"\n"...)
+		} else {
+			b = append(b, `{"jsonrpc":"2.0","id":`...)
+			b = append(b, m.RawID...)
+			b = append(b, `,"error":{"code":-32601,"message":"Method not found"}}`+"\n"...)
+		}
+		select {
+		case c.replies <- b:
+		default:
+			return protocolErr("malformed_message", "the server sent requests faster than it reads their answers")
+		}
+	case kindNotification:
+		if f := c.opts.OnNotification; f != nil {
+			f(m.Method, m.Params)
+		}
+	}
+	return nil
+}
+
+// replyLoop writes answers to server requests off the reader goroutine, so
+// a server that is slow to read its stdin cannot deadlock our reader.
+func (c *Client) replyLoop() {
+	for {
+		select {
+		case b := <-c.replies:
+			c.wmu.Lock()
+			_, err := c.proc.Stdin().Write(b)
+			c.wmu.Unlock()
+			if err != nil {
+				return
+			}
+		case <-c.retired:
+			return
+		}
+	}
+}

@@ -1,0 +1,127 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+)
+
+// Class is the coarse classification of every client failure (DESIGN §10).
+type Class string
+
+const (
+	// ClassUnavailable: process, lifecycle, admission, deadline or
+	// cancellation. Retrying later may work.
+	ClassUnavailable Class = "unavailable"
+	// ClassProtocol: malformed frames, JSON-RPC errors, handshake
+	// violations. The server said something definite (or nonsensical);
+	// retrying the same thing will not help.
+	ClassProtocol Class = "protocol"
+)
+
+// Error is what the client returns for every failure.
+type Error struct {
+	Class Class
+	// Code is a stable snake_case identifier (frame_too_large,
+	// server_exited, request_timeout, ...).
+	Code    string
+	Message string
+	// Delivered is set when the failed request was (at least partly)
+	// written to the server, so it may have taken effect.
+	Delivered bool
+	// RPC is the server's JSON-RPC error object, when it answered with one.
+	RPC *RPCError
+	Err error
+}
+
+func (e *Error) Error() string { return e.Message }
+func (e *Error) Unwrap() error { return e.Err }
+
+// withDelivered returns a copy of e carrying the caller's delivery state:
+// one retained fatal error is handed to every pending request, each of
+// which knows for itself whether its bytes were written.
+func (e *Error) withDelivered(d bool) *Error {
+	c := *e
+	c.Delivered = d
+	return &c
+}
+
+func unavailable(code, format string, args ...any) *Error {
+	return &Error{Class: ClassUnavailable, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+func protocolErr(code, format string, args ...any) *Error {
+	return &Error{Class: ClassProtocol, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// RPCError is a JSON-RPC 2.0 error object.
+type RPCError struct {
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *RPCError) Error() string { return fmt.Sprintf("JSON-RPC error %d: %s", e.Code, e.Message) }
+
+// JSON-RPC and MCP error codes the client treats specially.
+const (
+	codeMethodNotFound = -32601
+	// codeRequestTimeout is the MCP SDKs' "request timed out" code. A
+	// server that reports its own timeout is in an unknown state, so the
+	// connection is retired rather than reused.
+	codeRequestTimeout = -32001
+)
+
+// hints say what to do next for each stable code.
+var hints = map[string]string{
+	"spawn_failed":              "check the command and its arguments; the server's PATH is the one given with --env/--env-pass, else clawkit's own",
+	"initialize_timeout":        "the server did not finish the handshake in time; raise --startup-timeout or check its stderr",
+	"protocol_version_mismatch": "pass the version the server speaks with --protocol-version",
+	"handshake_failed":          "the server refused initialize; check its stderr and the protocol version",
+	"server_exited":             "the server process ended; its stderr tail is shown above the error",
+	"server_closed_stdout":      "the server closed its stdout while still running",
+	"too_many_pending":          "raise --max-pending or send fewer concurrent requests",
+	"request_timeout":           "raise --request-timeout; the request may have taken effect on the server",
+	"server_timeout":            "the server reported its own timeout; the request may have taken effect",
+	"cancelled":                 "the request was interrupted; it may have taken effect on the server",
+	"frame_too_large":           "raise --max-frame-bytes if such large messages are expected",
+	"malformed_message":         "the peer wrote something that is not a JSON-RPC 2.0 message; check that it speaks MCP over stdio",
+	"invalid_response_id":       "the server answered with an id that is not a safe integer; it does not follow JSON-RPC",
+	"rpc_error":                 "the server rejected the request; check the method name and params",
+	"client_stopped":            "the connection was closed before the request finished",
+	"write_failed":              "the server stopped reading its stdin",
+	"cleanup_unconfirmed":       "a process of the server's group may still be running; inspect it with ps -g PGID",
+	"connect_failed":            "check that the service is running and listening on that socket",
+	"service_closed":            "the service closed the connection; a request in flight may have taken effect",
+}
+
+// Coded maps a client error to the project's coded error: protocol → exit
+// 1; unavailable → exit 5, or exit 4 when the request may have been
+// delivered. Errors that already are *errs.Error pass through.
+func Coded(err error) error {
+	if err == nil {
+		return nil
+	}
+	if e := errs.As(err); e != nil {
+		return err
+	}
+	var me *Error
+	if !errors.As(err, &me) {
+		return errs.Failed("mcp_failed", "%s", err.Error()).Wrap(err)
+	}
+	var ce *errs.Error
+	switch {
+	case me.Class == ClassProtocol:
+		ce = errs.Failed(me.Code, "%s", me.Message)
+	case me.Delivered:
+		ce = errs.Unknown(me.Code, "%s", me.Message)
+	default:
+		ce = errs.Unavailable(me.Code, "%s", me.Message)
+	}
+	if h := hints[me.Code]; h != "" {
+		ce = ce.WithHint("%s", h)
+	}
+	return ce.Wrap(me)
+}

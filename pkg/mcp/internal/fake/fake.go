@@ -1,0 +1,355 @@
+// Package fake holds test-only MCP servers over stdio: one well-behaved
+// echo server and a set of hostile ones, each a mode of Run. The pkg/mcp
+// tests run them by re-executing their own test binary; testscript
+// registers Main as the "mcpfake" helper command.
+package fake
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Modes lists every server mode with what it does; Run's usage text.
+var Modes = map[string]string{
+	"echo":             "well-behaved server: tools echo, add, slow, fail, timeout-coded, crash, notify, env; answers ping",
+	"wrong-version":    "answers initialize with protocol version 1999-01-01",
+	"garbage":          "answers every request after the handshake with a line that is not JSON",
+	"oversized":        "answers tools/call with a line of ARG bytes (default 2 MiB)",
+	"split-utf8":       "answers tools/call one byte per write, with multi-byte UTF-8 text",
+	"float-id":         "answers tools/call with id 1.5",
+	"string-id":        "answers tools/call with a string id",
+	"huge-id":          "answers tools/call with id 2^53+1",
+	"no-jsonrpc":       "answers tools/call without jsonrpc \"2.0\"",
+	"unknown-id":       "answers tools/call first to id 999999, then to the right id",
+	"server-request":   "sends ping and sampling/createMessage requests before answering tools/call, and reports the answers",
+	"notify-flood":     "sends ARG (default 20000) notifications before answering tools/call",
+	"stderr-flood":     "writes ARG (default 2 MiB) to stderr, then answers tools/call",
+	"exit-mid-request": "writes to stderr and exits 7 on tools/call",
+	"no-init":          "reads stdin and never answers initialize",
+	"ignore-term":      "serves echo, but ignores SIGTERM and stdin EOF",
+	"fork-grandchild":  "serves echo after forking a grandchild that holds stdout and ignores SIGTERM; writes 'pid pgid grandchild' to ARG",
+	"sock":             "serves echo on unix socket ARG, one goroutine per connection, until killed",
+}
+
+// Main is the helper command: mcpfake MODE [ARG].
+func Main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: mcpfake MODE [ARG]")
+		os.Exit(2)
+	}
+	arg := ""
+	if len(os.Args) > 2 {
+		arg = os.Args[2]
+	}
+	os.Exit(Run(os.Args[1], arg))
+}
+
+// Run serves mode on stdin/stdout and returns the exit code.
+func Run(mode, arg string) int {
+	if _, ok := Modes[mode]; !ok && mode != "hold" {
+		fmt.Fprintf(os.Stderr, "mcpfake: unknown mode %q\n", mode)
+		return 2
+	}
+	switch mode {
+	case "hold":
+		// The grandchild: keep stdout open, ignore SIGTERM, live until
+		// SIGKILL (or 10 minutes, so a broken test cannot leak forever).
+		signal.Ignore(syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+		time.Sleep(10 * time.Minute)
+		return 0
+	case "sock":
+		return serveSocket(arg)
+	case "ignore-term":
+		signal.Ignore(syscall.SIGTERM, syscall.SIGPIPE)
+	case "fork-grandchild":
+		self, err := os.Executable()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		cmd := exec.Command(self, "hold")
+		cmd.Args[0] = "mcpfake" // testscript dispatches on argv[0]
+		cmd.Env = os.Environ()
+		cmd.Stdout = os.Stdout // holds the server's stdout open
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		pgid, _ := syscall.Getpgid(0)
+		if arg != "" {
+			line := fmt.Sprintf("%d %d %d\n", os.Getpid(), pgid, cmd.Process.Pid)
+			if err := os.WriteFile(arg, []byte(line), 0o644); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+		}
+	}
+	s := &server{mode: mode, arg: arg, w: bufio.NewWriterSize(os.Stdout, 64<<10)}
+	s.serve(os.Stdin)
+	if mode == "ignore-term" {
+		time.Sleep(10 * time.Minute)
+	}
+	return 0
+}
+
+type server struct {
+	mode string
+	arg  string
+	mu   sync.Mutex
+	w    *bufio.Writer
+	// answers to our own requests (server-request mode)
+	answers chan json.RawMessage
+}
+
+type msg struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   json.RawMessage `json:"error,omitempty"`
+}
+
+func (s *server) send(v any) {
+	b, _ := json.Marshal(v)
+	s.mu.Lock()
+	s.w.Write(b)
+	s.w.WriteByte('\n')
+	s.w.Flush()
+	s.mu.Unlock()
+}
+
+func (s *server) sendRaw(line string) {
+	s.mu.Lock()
+	s.w.WriteString(line)
+	s.w.WriteByte('\n')
+	s.w.Flush()
+	s.mu.Unlock()
+}
+
+func (s *server) result(id json.RawMessage, result any) {
+	s.send(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+func (s *server) rpcError(id json.RawMessage, code int, message string) {
+	s.send(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": message}})
+}
+
+func text(t string) map[string]any {
+	return map[string]any{"content": []any{map[string]any{"type": "text", "text": t}}}
+}
+
+func (s *server) serve(r io.Reader) {
+	s.answers = make(chan json.RawMessage, 4)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	for sc.Scan() {
+		var m msg
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			fmt.Fprintf(os.Stderr, "mcpfake: bad line: %v\n", err)
+			continue
+		}
+		if m.Method == "" { // an answer to one of our requests
+			s.answers <- append(json.RawMessage(nil), sc.Bytes()...)
+			continue
+		}
+		if m.ID == nil {
+			continue // notification
+		}
+		if m.Method == "tools/call" && s.mode == "server-request" {
+			// Must not block the read loop: our answers arrive through it.
+			go s.handle(m)
+			continue
+		}
+		s.handle(m)
+	}
+}
+
+func (s *server) handle(m msg) {
+	switch m.Method {
+	case "initialize":
+		if s.mode == "no-init" {
+			return
+		}
+		var p struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		v := p.ProtocolVersion
+		if s.mode == "wrong-version" {
+			v = "1999-01-01"
+		}
+		// A notification before the reply is tolerated by the client.
+		s.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/message", "params": map[string]any{"level": "info", "data": "starting"}})
+		s.result(m.ID, map[string]any{
+			"protocolVersion": v,
+			"capabilities":    map[string]any{"tools": map[string]any{}},
+			"serverInfo":      map[string]any{"name": "mcpfake-" + s.mode, "version": "1.0.0"},
+		})
+	case "ping":
+		s.result(m.ID, map[string]any{})
+	case "tools/list":
+		if s.hostile(m) {
+			return
+		}
+		s.result(m.ID, map[string]any{"tools": []any{
+			map[string]any{"name": "echo", "inputSchema": map[string]any{"type": "object"}},
+			map[string]any{"name": "add", "inputSchema": map[string]any{"type": "object"}},
+		}})
+	case "tools/call":
+		if s.hostile(m) {
+			return
+		}
+		s.callTool(m)
+	default:
+		s.rpcError(m.ID, -32601, "Method not found: "+m.Method)
+	}
+}
+
+// hostile applies the mode's misbehaviour; true when it answered.
+func (s *server) hostile(m msg) bool {
+	switch s.mode {
+	case "garbage":
+		s.sendRaw("this is not json")
+	case "oversized":
+		n := 2 << 20
+		if s.arg != "" {
+			n, _ = strconv.Atoi(s.arg)
+		}
+		pad := strings.Repeat("x", max(n-60, 0))
+		s.sendRaw(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"pad":"%s"}}`, m.ID, pad))
+	case "split-utf8":
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": text("héllo wörld ✓ 🦀 日本語")})
+		b = append(b, '\n')
+		s.mu.Lock()
+		for i := range b {
+			os.Stdout.Write(b[i : i+1])
+			time.Sleep(200 * time.Microsecond)
+		}
+		s.mu.Unlock()
+	case "float-id":
+		s.sendRaw(`{"jsonrpc":"2.0","id":1.5,"result":{}}`)
+	case "string-id":
+		s.sendRaw(fmt.Sprintf(`{"jsonrpc":"2.0","id":"%s","result":{}}`, m.ID))
+	case "huge-id":
+		s.sendRaw(`{"jsonrpc":"2.0","id":9007199254740993,"result":{}}`)
+	case "no-jsonrpc":
+		s.sendRaw(fmt.Sprintf(`{"id":%s,"result":{}}`, m.ID))
+	case "unknown-id":
+		s.sendRaw(`{"jsonrpc":"2.0","id":999999,"result":{"wrong":true}}`)
+		return false
+	case "server-request":
+		s.sendRaw(`{"jsonrpc":"2.0","id":"srv-ping","method":"ping"}`)
+		s.sendRaw(`{"jsonrpc":"2.0","id":77,"method":"sampling/createMessage","params":{}}`)
+		got := []string{}
+		for range 2 {
+			select {
+			case a := <-s.answers:
+				got = append(got, string(a))
+			case <-time.After(5 * time.Second):
+				got = append(got, "no answer")
+			}
+		}
+		s.result(m.ID, text(strings.Join(got, " | ")))
+	case "notify-flood":
+		n := 20000
+		if s.arg != "" {
+			n, _ = strconv.Atoi(s.arg)
+		}
+		for i := range n {
+			s.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress", "params": map[string]any{"progressToken": 1, "progress": i}})
+		}
+		return false
+	case "stderr-flood":
+		n := 2 << 20
+		if s.arg != "" {
+			n, _ = strconv.Atoi(s.arg)
+		}
+		line := strings.Repeat("e", 1023) + "\n"
+		for w := 0; w < n; w += len(line) {
+			os.Stderr.WriteString(line)
+		}
+		os.Stderr.WriteString("END-OF-FLOOD\n")
+		return false
+	case "exit-mid-request":
+		fmt.Fprintln(os.Stderr, "mcpfake: dying in the middle of a request")
+		os.Exit(7)
+	default:
+		return false
+	}
+	return true
+}
+
+func (s *server) callTool(m msg) {
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	var a struct {
+		Message string `json:"message"`
+		Ms      int    `json:"ms"`
+	}
+	_ = json.Unmarshal(p.Arguments, &a)
+	var ab struct{ A, B float64 }
+	_ = json.Unmarshal(p.Arguments, &ab)
+	switch p.Name {
+	case "echo":
+		s.result(m.ID, text("Echo: "+a.Message))
+	case "add":
+		s.result(m.ID, text(strconv.FormatFloat(ab.A+ab.B, 'f', -1, 64)))
+	case "slow":
+		time.Sleep(time.Duration(a.Ms) * time.Millisecond)
+		s.result(m.ID, text("slept"))
+	case "fail":
+		s.rpcError(m.ID, -32602, "tool failed on purpose")
+	case "timeout-coded":
+		s.rpcError(m.ID, -32001, "Request timed out")
+	case "crash":
+		fmt.Fprintln(os.Stderr, "mcpfake: crash requested")
+		os.Exit(3)
+	case "notify":
+		s.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress", "params": map[string]any{"progressToken": "t", "progress": 1}})
+		s.result(m.ID, text("notified"))
+	case "env":
+		env := os.Environ()
+		s.result(m.ID, text(strings.Join(env, "\n")))
+	default:
+		s.rpcError(m.ID, -32602, "unknown tool: "+p.Name)
+	}
+}
+
+func serveSocket(path string) int {
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer l.Close()
+	n := 0
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return 1
+		}
+		n++
+		fmt.Fprintf(os.Stderr, "mcpfake: connection %d\n", n)
+		go func() {
+			defer c.Close()
+			s := &server{mode: "echo", w: bufio.NewWriter(c)}
+			s.serve(c)
+		}()
+	}
+}

@@ -1,0 +1,231 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+)
+
+// relayError says which side of a relay failed.
+type relayError struct {
+	side  string // "read" or "write"
+	err   error
+	frame bool
+}
+
+func (e *relayError) Error() string { return e.side + ": " + e.err.Error() }
+func (e *relayError) Unwrap() error { return e.err }
+
+// Relay copies LF-framed messages from src to dst. Every message, its LF
+// included, must fit in maxFrame bytes; only complete lines are forwarded,
+// so the far side never sees part of an oversized or unterminated message.
+// Lines are passed on verbatim (no decoding, CR and empty lines kept). It
+// returns nil at src's EOF; an incomplete final line is dropped.
+func Relay(dst io.Writer, src io.Reader, maxFrame int) error {
+	framer := NewLineFramer(maxFrame - 1)
+	buf := make([]byte, 64<<10)
+	out := make([]byte, 0, 64<<10)
+	yield := func(line []byte) error {
+		out = append(out, line...)
+		out = append(out, '\n')
+		return nil
+	}
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			out = out[:0]
+			ferr := framer.Push(buf[:n], yield)
+			if len(out) > 0 {
+				if _, werr := dst.Write(out); werr != nil {
+					return &relayError{side: "write", err: werr}
+				}
+			}
+			if cap(out) > 1<<20 {
+				out = make([]byte, 0, 64<<10)
+			}
+			if ferr != nil {
+				return &relayError{side: "read", err: ferr, frame: true}
+			}
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return &relayError{side: "read", err: err}
+		}
+	}
+}
+
+func isFrameErr(err error) bool {
+	var re *relayError
+	return errors.As(err, &re) && re.frame
+}
+
+func isWriteErr(err error) bool {
+	var re *relayError
+	return errors.As(err, &re) && re.side == "write"
+}
+
+// ProxyReport is what RunProxy reports once the relay ended.
+type ProxyReport struct {
+	CleanupResult *CleanupResult `json:"cleanupResult,omitempty"`
+	Exit          ExitInfo       `json:"exit"`
+}
+
+// RunProxy starts spec's server and relays stdin → server and server →
+// stdout until the client goes away (stdin EOF), the server ends, a frame
+// breaks the limit, or ctx ends; then it stops the whole process tree.
+// The server's stderr goes to spec.StderrTee as it is written.
+func RunProxy(ctx context.Context, spec ProcessSpec, maxFrame int, stdin io.Reader, stdout io.Writer) (*ProxyReport, error) {
+	if maxFrame < 2 {
+		return nil, errs.Usage("invalid_limit", "the frame limit must be at least 2 bytes")
+	}
+	proc, err := StartProcess(spec)
+	if err != nil {
+		return nil, Coded(err)
+	}
+	up := make(chan error, 1)
+	go func() { up <- Relay(proc.Stdin(), stdin, maxFrame) }()
+	downDone := make(chan struct{})
+	var downErr error
+	go func() {
+		downErr = Relay(stdout, proc.Stdout(), maxFrame)
+		close(downDone)
+	}()
+
+	var result error
+	select {
+	case err := <-up:
+		switch {
+		case isFrameErr(err):
+			result = protocolErr("frame_too_large", "the client sent a message over the frame-size limit (%d bytes); the relay was closed", maxFrame)
+		case err != nil && isWriteErr(err):
+			// The server stopped reading: it is ending; see below.
+			result = waitExitErr(proc, downDone)
+		}
+		// Plain EOF: the client went away; Stop closes the server's stdin.
+	case <-downDone:
+		switch {
+		case isFrameErr(downErr):
+			result = protocolErr("frame_too_large", "the server sent a message over the frame-size limit (%d bytes); the relay was closed", maxFrame)
+		case isWriteErr(downErr):
+			// Our stdout is gone: the client went away.
+		default:
+			result = waitExitErr(proc, downDone)
+		}
+	case <-proc.Exited():
+		result = waitExitErr(proc, downDone)
+	case <-ctx.Done():
+		// Asked to stop (SIGINT/SIGTERM): the client is going away.
+	}
+	cr, serr := proc.Stop(downDone)
+	rep := &ProxyReport{CleanupResult: cr, Exit: proc.Exit()}
+	if result != nil {
+		return rep, Coded(result)
+	}
+	if serr != nil {
+		return rep, Coded(serr)
+	}
+	return rep, nil
+}
+
+// waitExitErr describes a server that ended while the client was still
+// connected.
+func waitExitErr(proc *Process, downDone <-chan struct{}) *Error {
+	t := time.NewTimer(500 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-proc.Exited():
+	case <-t.C:
+		return unavailable("server_closed_stdout", "server closed its stdout")
+	}
+	select {
+	case <-downDone:
+	case <-t.C:
+	}
+	tail := strings.TrimSpace(string(proc.StderrTail()))
+	if len(tail) > 2048 {
+		tail = "…" + tail[len(tail)-2048:]
+	}
+	if tail == "" {
+		return unavailable("server_exited", "server exited (%s)", proc.Exit())
+	}
+	return unavailable("server_exited", "server exited (%s): %s", proc.Exit(), tail)
+}
+
+// ParseConnect checks a --connect address: unix:PATH.
+func ParseConnect(addr string) (string, error) {
+	p, ok := strings.CutPrefix(addr, "unix:")
+	if !ok || p == "" {
+		return "", errs.Usage("invalid_connect", "--connect %q: expected unix:PATH", addr).WithHint("give the service's socket as unix:/path/to/socket")
+	}
+	return p, nil
+}
+
+// ConnectDrain is how long the relay keeps reading the service's answers
+// after the client's EOF before it closes the socket.
+const ConnectDrain = 2 * time.Second
+
+// RunConnect relays stdin/stdout to a service already listening on a unix
+// socket. It never stops that service: on the client's EOF it half-closes
+// the socket, reads the remaining answers (up to ConnectDrain) and closes.
+func RunConnect(ctx context.Context, path string, maxFrame int, stdin io.Reader, stdout io.Writer) error {
+	if maxFrame < 2 {
+		return errs.Usage("invalid_limit", "the frame limit must be at least 2 bytes")
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", path)
+	if err != nil {
+		return Coded(&Error{Class: ClassUnavailable, Code: "connect_failed", Message: "cannot connect to " + path + ": " + errText(err), Err: err})
+	}
+	uc := conn.(*net.UnixConn)
+	defer uc.Close()
+	up := make(chan error, 1)
+	go func() { up <- Relay(uc, stdin, maxFrame) }()
+	down := make(chan error, 1)
+	go func() { down <- Relay(stdout, uc, maxFrame) }()
+	select {
+	case err := <-up:
+		if isFrameErr(err) {
+			return Coded(protocolErr("frame_too_large", "the client sent a message over the frame-size limit (%d bytes); the connection was closed", maxFrame))
+		}
+		if err != nil && isWriteErr(err) {
+			return Coded(unavailable("service_closed", "the service closed the connection"))
+		}
+		_ = uc.CloseWrite()
+		t := time.NewTimer(ConnectDrain)
+		defer t.Stop()
+		select {
+		case derr := <-down:
+			if isFrameErr(derr) {
+				return Coded(protocolErr("frame_too_large", "the service sent a message over the frame-size limit (%d bytes); the connection was closed", maxFrame))
+			}
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		return nil
+	case derr := <-down:
+		switch {
+		case isFrameErr(derr):
+			return Coded(protocolErr("frame_too_large", "the service sent a message over the frame-size limit (%d bytes); the connection was closed", maxFrame))
+		case isWriteErr(derr):
+			return nil // the client went away
+		}
+		return Coded(unavailable("service_closed", "the service closed the connection"))
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+func errText(err error) string {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return oe.Err.Error()
+	}
+	return err.Error()
+}
