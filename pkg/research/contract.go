@@ -1,0 +1,420 @@
+// Package research implements the google.research.v1 contract: the request
+// and response envelopes, logical research jobs with their custody binding,
+// polling budgets, recovery and publication of reports.
+//
+// The provider itself (the Gemini Interactions API) lives in
+// pkg/research/google; this package decides what may be sent, when, and by
+// whom, and records what happened.
+package research
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+)
+
+// Service is the contract id this package implements.
+const ServiceID = "google.research.v1"
+
+// ContractVersion is the only envelope version understood.
+const ContractVersion = 1
+
+// Limits on untrusted envelope input. They are generous for a question and
+// small enough that a hostile stdin cannot make us allocate without bound.
+const (
+	MaxEnvelopeBytes   = 1 << 20
+	MaxQuestionBytes   = 64 << 10
+	MaxHandleBytes     = 512
+	MaxIDBytes         = 128
+	DefaultReportMax   = 4 << 20
+	HardReportMax      = 16 << 20
+	DefaultCitationMax = 2000
+)
+
+// Action names of the v1 envelope.
+const (
+	ActionDescribe = "describe"
+	ActionStart    = "start"
+	ActionPoll     = "poll"
+	ActionCancel   = "cancel"
+)
+
+// Output is the optional output constraint of a start request.
+type Output struct {
+	// Format of the report; only "markdown" is supported.
+	Format string `json:"format,omitempty"`
+	// MaxReportBytes bounds the published report; longer reports are cut at
+	// a rune boundary and flagged truncated.
+	MaxReportBytes int64 `json:"maxReportBytes,omitempty"`
+}
+
+// Request is one decoded google.research.v1 request envelope.
+type Request struct {
+	Version  int     `json:"version"`
+	Action   string  `json:"action"`
+	Service  string  `json:"service,omitempty"`
+	Question string  `json:"question,omitempty"`
+	Output   *Output `json:"output,omitempty"`
+	AsOf     string  `json:"asOf,omitempty"`
+	Handle   string  `json:"handle,omitempty"`
+}
+
+// RPC is the wrapper `research rpc` reads: the request plus the caller's
+// identity, which custody checks compare with the job's binding.
+type RPC struct {
+	Request    Request `json:"request"`
+	SessionKey string  `json:"sessionKey"`
+	AgentID    string  `json:"agentId"`
+}
+
+// Response is the v1 response envelope. Exactly one of Value (ok) or
+// State/Reason (not ok) is meaningful.
+type Response struct {
+	Version      int    `json:"version"`
+	OK           bool   `json:"ok"`
+	Value        any    `json:"value,omitempty"`
+	State        string `json:"state,omitempty"`
+	Reason       string `json:"reason,omitempty"`
+	Message      string `json:"message,omitempty"`
+	RetryAfterMs int64  `json:"retryAfterMs,omitempty"`
+}
+
+// OKResponse wraps a value.
+func OKResponse(v any) Response { return Response{Version: ContractVersion, OK: true, Value: v} }
+
+// ErrorResponse turns a classified error into the ok:false envelope. State
+// is the job state when the failure fixed one (not-sent, indeterminate),
+// else the error class; Reason is the stable code.
+func ErrorResponse(err error) Response {
+	e := errs.As(err)
+	r := Response{Version: ContractVersion, OK: false, State: "failed", Reason: "failed", Message: err.Error()}
+	if e == nil {
+		return r
+	}
+	r.Reason = e.Code
+	switch e.Kind {
+	case errs.KindUsage:
+		r.State = "invalid"
+	case errs.KindRefused:
+		r.State = "refused"
+	case errs.KindUnknown:
+		r.State = StateIndeterminate
+	case errs.KindUnavailable:
+		r.State = "unavailable"
+		r.RetryAfterMs = e.RetryAfterMs
+	}
+	var js *JobStateError
+	if errors.As(err, &js) && js.State != "" {
+		r.State = js.State
+	}
+	return r
+}
+
+// JobStateError marks an error that fixed a job's state (for example a
+// create refused before acceptance makes the job not-sent).
+type JobStateError struct {
+	State string
+	Err   error
+}
+
+func (e *JobStateError) Error() string { return e.Err.Error() }
+func (e *JobStateError) Unwrap() error { return e.Err }
+
+func invalid(code, format string, args ...any) *errs.Error {
+	return errs.Usage(code, format, args...).WithHint("see 'clawkit research rpc --help' and docs/research.md for the google.research.v1 envelope")
+}
+
+// DecodeRPC strictly decodes one RPC request: one JSON object, no trailing
+// data, no duplicate or unknown keys, a known version, service and action,
+// and only the fields that action takes. Every violation is a usage error
+// with a stable code; nothing is silently ignored.
+func DecodeRPC(data []byte) (*RPC, error) {
+	if len(data) > MaxEnvelopeBytes {
+		return nil, invalid("envelope_too_large", "request is %d bytes; the limit is %d", len(data), MaxEnvelopeBytes)
+	}
+	obj, err := strictObject(data)
+	if err != nil {
+		return nil, err
+	}
+	var rpc RPC
+	for k := range obj {
+		switch k {
+		case "request", "sessionKey", "agentId":
+		default:
+			return nil, invalid("unknown_field", "unknown field %q in the RPC wrapper", k)
+		}
+	}
+	raw, ok := obj["request"]
+	if !ok {
+		return nil, invalid("missing_field", "the RPC wrapper has no \"request\"")
+	}
+	if rpc.SessionKey, err = stringField(obj, "sessionKey", true, MaxIDBytes); err != nil {
+		return nil, err
+	}
+	if rpc.AgentID, err = stringField(obj, "agentId", true, MaxIDBytes); err != nil {
+		return nil, err
+	}
+	req, err := DecodeRequest(raw)
+	if err != nil {
+		return nil, err
+	}
+	rpc.Request = *req
+	return &rpc, nil
+}
+
+// DecodeRequest strictly decodes one request envelope (see DecodeRPC).
+func DecodeRequest(data []byte) (*Request, error) {
+	obj, err := strictObject(data)
+	if err != nil {
+		return nil, err
+	}
+	var req Request
+	vraw, ok := obj["version"]
+	if !ok {
+		return nil, invalid("missing_field", "the request has no \"version\"")
+	}
+	var v json.Number
+	if err := unmarshalStrict(vraw, &v); err != nil || v.String() != "1" {
+		return nil, invalid("unsupported_version", "unsupported request version %s; this clawkit speaks version 1", string(bytes.TrimSpace(vraw)))
+	}
+	req.Version = 1
+	if req.Action, err = stringField(obj, "action", true, 32); err != nil {
+		return nil, err
+	}
+	if req.Service, err = stringField(obj, "service", false, 128); err != nil {
+		return nil, err
+	}
+	if req.Service != "" && req.Service != ServiceID {
+		return nil, invalid("unsupported_service", "unsupported service %q; this is %s", req.Service, ServiceID)
+	}
+	allowed := map[string]bool{"version": true, "action": true, "service": true}
+	switch req.Action {
+	case ActionDescribe:
+	case ActionStart:
+		allowed["question"], allowed["output"], allowed["asOf"] = true, true, true
+	case ActionPoll, ActionCancel:
+		allowed["handle"] = true
+	default:
+		return nil, invalid("unsupported_action", "unsupported action %q; expected describe, start, poll or cancel", req.Action)
+	}
+	for k := range obj {
+		if !allowed[k] {
+			return nil, invalid("unknown_field", "field %q is not part of a %s request", k, req.Action)
+		}
+	}
+	switch req.Action {
+	case ActionStart:
+		if req.Question, err = stringField(obj, "question", true, MaxQuestionBytes); err != nil {
+			return nil, err
+		}
+		if strings.TrimSpace(req.Question) == "" {
+			return nil, invalid("invalid_question", "the question is empty")
+		}
+		if raw, ok := obj["output"]; ok {
+			out, err := decodeOutput(raw)
+			if err != nil {
+				return nil, err
+			}
+			req.Output = out
+		}
+		if _, ok := obj["asOf"]; ok {
+			if req.AsOf, err = stringField(obj, "asOf", true, 64); err != nil {
+				return nil, err
+			}
+		}
+	case ActionPoll, ActionCancel:
+		if req.Handle, err = stringField(obj, "handle", true, MaxHandleBytes); err != nil {
+			return nil, err
+		}
+	}
+	return &req, nil
+}
+
+func decodeOutput(raw json.RawMessage) (*Output, error) {
+	obj, err := strictObject(raw)
+	if err != nil {
+		return nil, err
+	}
+	var out Output
+	for k, v := range obj {
+		switch k {
+		case "format":
+			if err := unmarshalStrict(v, &out.Format); err != nil {
+				return nil, invalid("invalid_field", "output.format must be a string")
+			}
+		case "maxReportBytes":
+			var n json.Number
+			if err := unmarshalStrict(v, &n); err != nil {
+				return nil, invalid("invalid_field", "output.maxReportBytes must be a number")
+			}
+			i, err := n.Int64()
+			if err != nil {
+				return nil, invalid("invalid_field", "output.maxReportBytes must be an integer")
+			}
+			out.MaxReportBytes = i
+		default:
+			return nil, invalid("unsupported_constraint", "unsupported output constraint %q; supported: format, maxReportBytes", k)
+		}
+	}
+	if err := out.Validate(); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Validate checks the output constraints against what the service supports.
+func (o *Output) Validate() error {
+	if o.Format != "" && o.Format != "markdown" {
+		return invalid("unsupported_constraint", "unsupported output format %q; only markdown is supported", o.Format)
+	}
+	if o.MaxReportBytes < 0 || o.MaxReportBytes > HardReportMax || (o.MaxReportBytes > 0 && o.MaxReportBytes < 64) {
+		return invalid("invalid_field", "maxReportBytes %d is out of range (64..%d)", o.MaxReportBytes, HardReportMax)
+	}
+	return nil
+}
+
+// strictObject parses data as exactly one JSON object with unique keys and
+// nothing after it, returning the raw member values.
+func strictObject(data []byte) (map[string]json.RawMessage, error) {
+	if err := checkJSON(data); err != nil {
+		return nil, err
+	}
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return nil, invalid("invalid_shape", "expected a JSON object")
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(trimmed, &obj); err != nil {
+		return nil, invalid("invalid_json", "invalid JSON: %v", err)
+	}
+	return obj, nil
+}
+
+// checkJSON validates data as a single JSON value, rejects duplicate keys
+// at any depth (Go would keep the last silently) and trailing content.
+func checkJSON(data []byte) error {
+	if !utf8.Valid(data) {
+		return invalid("invalid_json", "the request is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := walkValue(dec, 0); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return invalid("invalid_json", "unexpected data after the JSON value")
+	}
+	return nil
+}
+
+const maxDepth = 32
+
+func walkValue(dec *json.Decoder, depth int) error {
+	if depth > maxDepth {
+		return invalid("invalid_json", "JSON nested deeper than %d levels", maxDepth)
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return invalid("invalid_json", "invalid JSON: %v", err)
+	}
+	d, ok := tok.(json.Delim)
+	if !ok {
+		return nil
+	}
+	switch d {
+	case '{':
+		seen := map[string]bool{}
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return invalid("invalid_json", "invalid JSON: %v", err)
+			}
+			k, _ := kt.(string)
+			if seen[k] {
+				return invalid("duplicate_field", "duplicate field %q", k)
+			}
+			seen[k] = true
+			if err := walkValue(dec, depth+1); err != nil {
+				return err
+			}
+		}
+	case '[':
+		for dec.More() {
+			if err := walkValue(dec, depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := dec.Token(); err != nil { // closing delimiter
+		return invalid("invalid_json", "invalid JSON: %v", err)
+	}
+	return nil
+}
+
+func unmarshalStrict(raw json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+func stringField(obj map[string]json.RawMessage, name string, required bool, max int) (string, error) {
+	raw, ok := obj[name]
+	if !ok {
+		if required {
+			return "", invalid("missing_field", "the request has no %q", name)
+		}
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", invalid("invalid_field", "field %q must be a string", name)
+	}
+	if required && s == "" {
+		return "", invalid("invalid_field", "field %q is empty", name)
+	}
+	if len(s) > max {
+		return "", invalid("invalid_field", "field %q is %d bytes; the limit is %d", name, len(s), max)
+	}
+	if strings.ContainsRune(s, 0) {
+		return "", invalid("invalid_field", "field %q contains NUL", name)
+	}
+	return s, nil
+}
+
+// Describe is the value of a describe response. It is computed from
+// configuration alone: no credential is loaded and no request is made.
+type Describe struct {
+	Service     string              `json:"service"`
+	Provider    string              `json:"provider"`
+	Managed     bool                `json:"managed"`
+	Kind        string              `json:"kind"`
+	Agent       string              `json:"agent"`
+	Enabled     bool                `json:"enabled"`
+	ProfileID   string              `json:"profileId,omitempty"`
+	Constraints DescribeConstraints `json:"constraints"`
+	Unsupported []string            `json:"unsupportedConstraints"`
+	Problems    []string            `json:"problems,omitempty"`
+}
+
+// DescribeConstraints lists the constraints a start request may carry.
+type DescribeConstraints struct {
+	OutputFormats  []string `json:"outputFormats"`
+	MaxReportBytes int64    `json:"maxReportBytes"`
+	AsOf           bool     `json:"asOf"`
+}
+
+// errAsOf is returned for start requests carrying asOf: the Interactions API
+// has no as-of-date control, so honouring it silently would be a lie.
+func errAsOf() error {
+	return errs.Usage("unsupported_constraint", "asOf is not supported by the managed Google research service (it has no as-of-date control)").
+		WithHint("remove --as-of / \"asOf\"; state the date in the question if it matters")
+}
+
+var _ = fmt.Sprintf

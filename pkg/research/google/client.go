@@ -1,0 +1,326 @@
+package google
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults of the Interactions API binding.
+const (
+	DefaultBaseURL    = "https://generativelanguage.googleapis.com/v1beta"
+	DefaultAgent      = "deep-research-preview-04-2026"
+	APIRevision       = "2026-05-20"
+	DefaultTimeout    = 30 * time.Second
+	MaxResponseBytes  = 32 << 20
+	maxRetryAfter     = time.Hour
+	maxErrMessageSize = 300
+)
+
+// Client talks to one Interactions API endpoint with one API key.
+type Client struct {
+	BaseURL string
+	APIKey  string
+	Agent   string
+	// Timeout bounds each HTTP request (connect to last body byte).
+	Timeout time.Duration
+	HTTP    *http.Client
+	// Now is used to interpret HTTP-date Retry-After values.
+	Now func() time.Time
+}
+
+// NewHTTPClient returns the HTTP client clawkit uses for the provider:
+// redirects are not followed (the API key must never be replayed to
+// another URL) and idle connections are reused for polling.
+func NewHTTPClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 64
+	tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	return &http.Client{
+		Transport:     tr,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// Error is a classified provider failure. The classification says what the
+// failure proves about the request, which is what custody needs.
+type Error struct {
+	Op string // create, poll, cancel
+	// NotSent is true when the failure proves the request was not accepted:
+	// no connection was made, or the server answered with a refusal.
+	NotSent bool
+	// Auth is true for 401/403: the credential was refused.
+	Auth bool
+	// Temporary is true for 429/503 and transport failures on reads.
+	Temporary  bool
+	RetryAfter time.Duration
+	HTTPStatus int
+	Status     *RPCStatus
+	Msg        string
+	Err        error
+}
+
+func (e *Error) Error() string { return e.Msg }
+func (e *Error) Unwrap() error { return e.Err }
+
+// AsError returns the *Error in err's chain, or nil.
+func AsError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return nil
+}
+
+func (c *Client) base() string {
+	b := c.BaseURL
+	if b == "" {
+		b = DefaultBaseURL
+	}
+	return strings.TrimRight(b, "/")
+}
+
+func (c *Client) httpClient() *http.Client {
+	if c.HTTP != nil {
+		return c.HTTP
+	}
+	return NewHTTPClient()
+}
+
+// CheckBaseURL validates a configured base URL.
+func CheckBaseURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("base URL %q does not parse: %v", raw, err)
+	}
+	if u.Scheme != "https" && u.Scheme != "http" {
+		return fmt.Errorf("base URL %q must be http or https", raw)
+	}
+	if u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("base URL %q must be scheme://host[/path] without credentials, query or fragment", raw)
+	}
+	return nil
+}
+
+type createBody struct {
+	Agent       string      `json:"agent"`
+	Input       string      `json:"input"`
+	Background  bool        `json:"background"`
+	Store       bool        `json:"store"`
+	AgentConfig agentConfig `json:"agent_config"`
+}
+
+type agentConfig struct {
+	Type              string `json:"type"`
+	ThinkingSummaries string `json:"thinking_summaries"`
+}
+
+// Create submits a background deep-research interaction. It is never
+// retried here: the API has no idempotency key, so a second attempt could
+// start a second paid job. On failure the *Error says whether the request
+// was definitively not accepted (NotSent) or may have been (everything
+// else).
+func (c *Client) Create(ctx context.Context, question string) (*Interaction, error) {
+	agent := c.Agent
+	if agent == "" {
+		agent = DefaultAgent
+	}
+	body, _ := json.Marshal(createBody{
+		Agent: agent, Input: question, Background: true, Store: true,
+		AgentConfig: agentConfig{Type: "deep-research", ThinkingSummaries: "none"},
+	})
+	status, hdr, resp, sent, err := c.do(ctx, http.MethodPost, "/interactions", body)
+	if err != nil {
+		// A transport failure before any connection proves nothing left;
+		// after it, the server may have read and accepted the create.
+		return nil, &Error{Op: "create", NotSent: !sent, Msg: transportMsg("create", err, sent), Err: err}
+	}
+	if status >= 200 && status < 300 {
+		it, perr := ParseInteraction(resp)
+		if perr != nil {
+			return nil, &Error{Op: "create", HTTPStatus: status, Msg: "the provider accepted the create but its response is unusable: " + perr.Error(), Err: perr}
+		}
+		return it, nil
+	}
+	e := c.statusError("create", status, hdr, resp)
+	// 5xx other than 503 may come after acceptance: outcome unknown.
+	e.NotSent = status < 500 || status == http.StatusServiceUnavailable
+	return nil, e
+}
+
+// Get polls one interaction. Failures that a later poll may not repeat
+// (transport, 5xx, 429) are Temporary.
+func (c *Client) Get(ctx context.Context, id string) (*Interaction, error) {
+	if err := CheckHandle(id); err != nil {
+		return nil, &Error{Op: "poll", NotSent: true, Msg: err.Error(), Err: err}
+	}
+	status, hdr, resp, sent, err := c.do(ctx, http.MethodGet, "/interactions/"+id, nil)
+	if err != nil {
+		return nil, &Error{Op: "poll", NotSent: !sent, Temporary: true, Msg: transportMsg("poll", err, sent), Err: err}
+	}
+	if status >= 200 && status < 300 {
+		it, perr := ParseInteraction(resp)
+		if perr != nil {
+			return nil, &Error{Op: "poll", HTTPStatus: status, Temporary: true, Msg: "unusable poll response: " + perr.Error(), Err: perr}
+		}
+		if it.ID != id {
+			return nil, &Error{Op: "poll", HTTPStatus: status, Msg: fmt.Sprintf("the provider answered a poll of %s with interaction %s", id, truncateForMsg(it.ID))}
+		}
+		return it, nil
+	}
+	e := c.statusError("poll", status, hdr, resp)
+	if status >= 500 {
+		e.Temporary = true
+	}
+	return nil, e
+}
+
+// Cancel asks the provider to cancel. Success means only "asked": the
+// cancellation is confirmed by a later poll showing status cancelled.
+func (c *Client) Cancel(ctx context.Context, id string) error {
+	if err := CheckHandle(id); err != nil {
+		return &Error{Op: "cancel", NotSent: true, Msg: err.Error(), Err: err}
+	}
+	status, hdr, resp, sent, err := c.do(ctx, http.MethodPost, "/interactions/"+id+"/cancel", []byte("{}"))
+	if err != nil {
+		return &Error{Op: "cancel", NotSent: !sent, Temporary: true, Msg: transportMsg("cancel", err, sent), Err: err}
+	}
+	if status >= 200 && status < 300 {
+		return nil
+	}
+	e := c.statusError("cancel", status, hdr, resp)
+	if status >= 500 {
+		e.Temporary = true
+	}
+	return e
+}
+
+func transportMsg(op string, err error, sent bool) string {
+	var ue *url.Error
+	inner := err
+	if errors.As(err, &ue) {
+		inner = ue.Err
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		inner = errors.New("request timed out")
+	}
+	if sent {
+		return fmt.Sprintf("%s: connection failed after the request was sent: %v", op, inner)
+	}
+	return fmt.Sprintf("%s: could not reach the provider: %v", op, inner)
+}
+
+func (c *Client) do(ctx context.Context, method, path string, body []byte) (status int, hdr http.Header, resp []byte, sent bool, err error) {
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	// sent turns true once a connection exists: from then on any byte of
+	// the request may have reached the server.
+	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { sent = true }}
+	ctx = httptrace.WithClientTrace(ctx, trace)
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base()+path, rd)
+	if err != nil {
+		return 0, nil, nil, false, err
+	}
+	req.Header.Set("x-goog-api-key", c.APIKey)
+	req.Header.Set("Api-Revision", APIRevision)
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "clawkit-research")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	r, err := c.httpClient().Do(req)
+	if err != nil {
+		return 0, nil, nil, sent, err
+	}
+	defer r.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(r.Body, MaxResponseBytes+1))
+	if err != nil {
+		return 0, nil, nil, true, err
+	}
+	if len(data) > MaxResponseBytes {
+		return 0, nil, nil, true, fmt.Errorf("response larger than %d bytes", MaxResponseBytes)
+	}
+	return r.StatusCode, r.Header, data, true, nil
+}
+
+func (c *Client) statusError(op string, status int, hdr http.Header, body []byte) *Error {
+	e := &Error{Op: op, HTTPStatus: status}
+	var env struct {
+		Error *RPCStatus `json:"error"`
+	}
+	if json.Unmarshal(body, &env) == nil && env.Error != nil {
+		e.Status = env.Error
+	}
+	detail := http.StatusText(status)
+	if e.Status != nil && e.Status.Message != "" {
+		detail = truncateForMsg(e.Status.Message)
+		if len(detail) > maxErrMessageSize {
+			detail = detail[:maxErrMessageSize]
+		}
+		if e.Status.Status != "" {
+			detail = strings.ToValidUTF8(e.Status.Status, "?") + ": " + detail
+		}
+	}
+	e.Msg = fmt.Sprintf("%s: provider answered HTTP %d (%s)", op, status, detail)
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		e.Auth = true
+	case status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable:
+		e.Temporary = true
+		e.RetryAfter = parseRetryAfter(hdr.Get("Retry-After"), c.now())
+	}
+	return e
+}
+
+func (c *Client) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+// parseRetryAfter reads delta-seconds or an HTTP-date, capped at an hour;
+// 0 means absent or unusable.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	var d time.Duration
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n < 0 {
+			return 0
+		}
+		if n > int64(maxRetryAfter/time.Second) {
+			return maxRetryAfter
+		}
+		d = time.Duration(n) * time.Second
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = t.Sub(now)
+		if d < 0 {
+			d = 0
+		}
+	}
+	if d > maxRetryAfter {
+		d = maxRetryAfter
+	}
+	return d
+}

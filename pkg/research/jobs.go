@@ -1,0 +1,219 @@
+package research
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/store"
+)
+
+// Job is one logical research job: the custody binding, the provider
+// receipt (handle) and the observed state. Report content is never stored
+// here, only in the published files.
+type Job struct {
+	ID                 string `json:"job"`
+	AgentID            string `json:"agentId"`
+	SessionKey         string `json:"sessionKey"`
+	SessionIncarnation int64  `json:"sessionIncarnation"`
+	ProfileID          string `json:"profileId"`
+	CredentialAccount  string `json:"credentialAccount"`
+	BaseURL            string `json:"baseUrl"`
+	Agent              string `json:"agent"`
+	Handle             string `json:"handle,omitempty"`
+	State              string `json:"state"`
+	ProviderStatus     string `json:"status,omitempty"`
+	ProviderUpdated    string `json:"providerUpdated,omitempty"`
+	Question           string `json:"question"`
+	OutputFormat       string `json:"outputFormat"`
+	MaxReportBytes     int64  `json:"maxReportBytes"`
+	IdempotencyKey     string `json:"idempotencyKey,omitempty"`
+	CreatedAt          int64  `json:"createdAtMs"`
+	UpdatedAt          int64  `json:"updatedAtMs"`
+	SubmittedAt        int64  `json:"submittedAtMs,omitempty"`
+	FinishedAt         int64  `json:"finishedAtMs,omitempty"`
+	DeadlineAt         int64  `json:"deadlineAtMs"`
+	NextPollAt         int64  `json:"nextPollAtMs,omitempty"`
+	PollCount          int    `json:"pollCount"`
+	ErrorCode          string `json:"errorCode,omitempty"`
+	ErrorMessage       string `json:"errorMessage,omitempty"`
+	Partial            bool   `json:"partial"`
+	Published          bool   `json:"published"`
+	ReportBytes        int64  `json:"reportBytes"`
+	CitationCount      int    `json:"citationCount"`
+	DroppedCitations   int    `json:"droppedCitations"`
+	CancelRequestedAt  int64  `json:"cancelRequestedAtMs,omitempty"`
+	RowVersion         int64  `json:"-"`
+}
+
+var jobIDRE = regexp.MustCompile(`^rj_[a-z2-7]{16}$`)
+
+// ValidJobID reports whether id has the shape of a job id. Ids name
+// folders under <home>/research, so nothing else is ever accepted.
+func ValidJobID(id string) bool { return jobIDRE.MatchString(id) }
+
+func newJobID() string {
+	var b [10]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	return "rj_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+}
+
+const jobCols = `job_id, agent_id, session_key, session_incarnation, profile_id, credential_account, base_url, agent,
+handle, state, provider_status, provider_updated, question, output_format, max_report_bytes, idempotency_key,
+created_at, updated_at, submitted_at, finished_at, deadline_at, next_poll_at, poll_count, error_code, error_message,
+partial, published, report_bytes, citation_count, dropped_citations, cancel_requested_at, row_version`
+
+func scanJob(row interface{ Scan(...any) error }) (*Job, error) {
+	var j Job
+	var handle, idem sql.NullString
+	var partial, published int
+	err := row.Scan(&j.ID, &j.AgentID, &j.SessionKey, &j.SessionIncarnation, &j.ProfileID, &j.CredentialAccount, &j.BaseURL, &j.Agent,
+		&handle, &j.State, &j.ProviderStatus, &j.ProviderUpdated, &j.Question, &j.OutputFormat, &j.MaxReportBytes, &idem,
+		&j.CreatedAt, &j.UpdatedAt, &j.SubmittedAt, &j.FinishedAt, &j.DeadlineAt, &j.NextPollAt, &j.PollCount, &j.ErrorCode, &j.ErrorMessage,
+		&partial, &published, &j.ReportBytes, &j.CitationCount, &j.DroppedCitations, &j.CancelRequestedAt, &j.RowVersion)
+	if err != nil {
+		return nil, err
+	}
+	j.Handle, j.IdempotencyKey = handle.String, idem.String
+	j.Partial, j.Published = partial != 0, published != 0
+	return &j, nil
+}
+
+func storeErr(what string, err error) error {
+	return errs.Failed("store_error", "cannot %s: %v", what, err).Wrap(err)
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// jobStore is the research_jobs table.
+type jobStore struct{ st *store.Store }
+
+func (s jobStore) q(query string) string { return s.st.Rebind(query) }
+
+func (s jobStore) insert(ctx context.Context, j *Job) error {
+	_, err := s.st.DB().ExecContext(ctx, s.q(`INSERT INTO research_jobs (`+jobCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`),
+		j.ID, j.AgentID, j.SessionKey, j.SessionIncarnation, j.ProfileID, j.CredentialAccount, j.BaseURL, j.Agent,
+		nullable(j.Handle), j.State, j.ProviderStatus, j.ProviderUpdated, j.Question, j.OutputFormat, j.MaxReportBytes, nullable(j.IdempotencyKey),
+		j.CreatedAt, j.UpdatedAt, j.SubmittedAt, j.FinishedAt, j.DeadlineAt, j.NextPollAt, j.PollCount, j.ErrorCode, j.ErrorMessage,
+		b2i(j.Partial), b2i(j.Published), j.ReportBytes, j.CitationCount, j.DroppedCitations, j.CancelRequestedAt, j.RowVersion)
+	if err != nil {
+		return storeErr("record the research job", err)
+	}
+	return nil
+}
+
+func (s jobStore) get(ctx context.Context, id string) (*Job, error) {
+	j, err := scanJob(s.st.DB().QueryRowContext(ctx, s.q(`SELECT `+jobCols+` FROM research_jobs WHERE job_id = ?`), id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errs.Failed("job_not_found", "no research job %s", id).WithHint("'clawkit research list' shows the jobs of this home")
+	}
+	if err != nil {
+		return nil, storeErr("read the research job", err)
+	}
+	return j, nil
+}
+
+func (s jobStore) byHandle(ctx context.Context, handle string) (*Job, error) {
+	j, err := scanJob(s.st.DB().QueryRowContext(ctx, s.q(`SELECT `+jobCols+` FROM research_jobs WHERE handle = ?`), handle))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, storeErr("read the research job", err)
+	}
+	return j, nil
+}
+
+func (s jobStore) byIdempotencyKey(ctx context.Context, agent, session, key string) (*Job, error) {
+	j, err := scanJob(s.st.DB().QueryRowContext(ctx, s.q(`SELECT `+jobCols+` FROM research_jobs WHERE agent_id = ? AND session_key = ? AND idempotency_key = ?`), agent, session, key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, storeErr("read the research job", err)
+	}
+	return j, nil
+}
+
+func (s jobStore) list(ctx context.Context, where string, args ...any) ([]*Job, error) {
+	rows, err := s.st.DB().QueryContext(ctx, s.q(`SELECT `+jobCols+` FROM research_jobs `+where), args...)
+	if err != nil {
+		if strings.Contains(err.Error(), "no such table") {
+			return nil, nil // read-only view of a home without a database
+		}
+		return nil, storeErr("list research jobs", err)
+	}
+	defer rows.Close()
+	var out []*Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, storeErr("list research jobs", err)
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}
+
+// errStale reports a compare-and-set that lost: the row changed since it
+// was read, so the caller's view is older than the stored one.
+var errStale = errors.New("research job changed concurrently")
+
+// update writes j if and only if the stored row_version is still the one j
+// was read at; it bumps the version. A terminal stored state is never
+// overwritten (the WHERE clause makes that hold even against a buggy
+// caller).
+func (s jobStore) update(ctx context.Context, j *Job, now time.Time) error {
+	j.UpdatedAt = now.UnixMilli()
+	res, err := s.st.DB().ExecContext(ctx, s.q(`UPDATE research_jobs SET handle = ?, state = ?, provider_status = ?, provider_updated = ?,
+ updated_at = ?, submitted_at = ?, finished_at = ?, next_poll_at = ?, poll_count = ?, error_code = ?, error_message = ?,
+ partial = ?, published = ?, report_bytes = ?, citation_count = ?, dropped_citations = ?, cancel_requested_at = ?,
+ row_version = row_version + 1
+ WHERE job_id = ? AND row_version = ? AND state NOT IN ('completed','failed','cancelled','incomplete','not-sent','indeterminate')`),
+		nullable(j.Handle), j.State, j.ProviderStatus, j.ProviderUpdated, j.UpdatedAt, j.SubmittedAt, j.FinishedAt, j.NextPollAt,
+		j.PollCount, j.ErrorCode, j.ErrorMessage, b2i(j.Partial), b2i(j.Published), j.ReportBytes, j.CitationCount, j.DroppedCitations,
+		j.CancelRequestedAt, j.ID, j.RowVersion)
+	if err != nil {
+		return storeErr("update the research job", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return storeErr("update the research job", err)
+	}
+	if n != 1 {
+		return errStale
+	}
+	j.RowVersion++
+	return nil
+}
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+func fromMs(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
+}
+
+var _ = fmt.Sprintf

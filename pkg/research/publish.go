@@ -1,0 +1,151 @@
+package research
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
+	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/research/google"
+)
+
+// Published file names under <home>/research/<job>/.
+const (
+	ReportFile    = "report.md"
+	CitationsFile = "citations.json"
+	ResultFile    = "result.json"
+)
+
+func jobDir(home, id string) string { return filepath.Join(home, "research", id) }
+
+// Result is result.json: what happened, without the report text.
+type Result struct {
+	Job                string          `json:"job"`
+	Handle             string          `json:"handle"`
+	Status             string          `json:"status"`
+	State              string          `json:"state"`
+	Partial            bool            `json:"partial"`
+	Truncated          bool            `json:"truncated"`
+	CitationsTruncated bool            `json:"citationsTruncated"`
+	Legacy             bool            `json:"legacyOutputs,omitempty"`
+	ReportBytes        int64           `json:"reportBytes"`
+	Citations          int             `json:"citations"`
+	DroppedCitations   int             `json:"droppedCitations"`
+	Usage              json.RawMessage `json:"usage,omitempty"`
+	Error              *ResultError    `json:"error,omitempty"`
+	CreatedAt          string          `json:"createdAt"`
+	SubmittedAt        string          `json:"submittedAt,omitempty"`
+	FinishedAt         string          `json:"finishedAt"`
+	ProviderCreated    string          `json:"providerCreated,omitempty"`
+	ProviderUpdated    string          `json:"providerUpdated,omitempty"`
+}
+
+// ResultError is the provider's error of a failed interaction.
+type ResultError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// CitationsDoc is citations.json.
+type CitationsDoc struct {
+	Citations []google.Citation `json:"citations"`
+	Dropped   int               `json:"dropped"`
+	Truncated bool              `json:"truncated"`
+}
+
+const maxUsageBytes = 64 << 10
+
+// publish writes report.md, citations.json and result.json, each
+// atomically; result.json goes last, so its presence means the other two
+// are the final ones.
+func publish(home string, j *Job, rep *google.Report, it *google.Interaction) error {
+	dir := jobDir(home, j.ID)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return errs.Failed("publish_failed", "cannot create %s: %v", dir, err)
+	}
+	res := Result{
+		Job: j.ID, Handle: j.Handle, Status: it.Status, State: j.State, Partial: j.Partial,
+		Truncated: rep.Truncated, CitationsTruncated: rep.CitationsTruncated, Legacy: rep.Legacy,
+		ReportBytes: int64(len(rep.Text)), Citations: len(rep.Citations), DroppedCitations: rep.DroppedCitations,
+		CreatedAt: stamp(j.CreatedAt), SubmittedAt: stamp(j.SubmittedAt), FinishedAt: stamp(j.FinishedAt),
+		ProviderCreated: it.Created, ProviderUpdated: it.Updated,
+	}
+	if len(it.Usage) > 0 && len(it.Usage) <= maxUsageBytes && json.Valid(it.Usage) {
+		res.Usage = it.Usage
+	}
+	if j.ErrorCode != "" {
+		res.Error = &ResultError{Code: j.ErrorCode, Message: j.ErrorMessage}
+	}
+	cit, _ := json.MarshalIndent(CitationsDoc{Citations: rep.Citations, Dropped: rep.DroppedCitations, Truncated: rep.CitationsTruncated}, "", "  ")
+	resb, _ := json.MarshalIndent(res, "", "  ")
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{ReportFile, []byte(rep.Text)}, {CitationsFile, append(cit, '\n')}, {ResultFile, append(resb, '\n')}} {
+		if err := fsx.WriteFile(filepath.Join(dir, f.name), f.data, 0o600); err != nil {
+			return errs.Failed("publish_failed", "cannot publish %s: %v", filepath.Join(dir, f.name), err)
+		}
+	}
+	return nil
+}
+
+func stamp(msec int64) string {
+	if msec == 0 {
+		return ""
+	}
+	return fromMs(msec).Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+// deliver copies a published report to out (an absolute path) under the
+// caller's authority. A job without a published report has nothing to
+// deliver.
+func (s *Service) deliver(ctx context.Context, env *owner.Env, j *Job, out string, assert func() error) error {
+	if out == "" {
+		return nil
+	}
+	if !filepath.IsAbs(out) {
+		return errs.Usage("invalid_out", "--out must be an absolute path (got %q)", out)
+	}
+	if !j.Published {
+		if Pollable(j.State) {
+			return nil
+		}
+		return errs.Failed("no_report", "research job %s ended %s without a report; %s was not written", j.ID, j.State, out)
+	}
+	data, err := os.ReadFile(filepath.Join(jobDir(env.Home, j.ID), ReportFile))
+	if err != nil {
+		return errs.Failed("report_missing", "the published report of %s cannot be read: %v", j.ID, err)
+	}
+	if err := assert(); err != nil {
+		return err
+	}
+	if fi, err := os.Lstat(out); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return errs.Refused("out_is_link", "%s is a symbolic link; it is not followed", out).WithHint("choose another --out path")
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return errs.Failed("out_failed", "cannot inspect %s: %v", out, err)
+	}
+	if err := fsx.WriteFile(out, data, 0o644); err != nil {
+		return errs.Failed("out_failed", "cannot write %s: %v", out, err).WithHint("check that the folder exists and is writable")
+	}
+	return nil
+}
+
+// ReadReport returns the published report and citations of a job (for
+// RPC answers).
+func ReadReport(home, id string) (string, []google.Citation, error) {
+	dir := jobDir(home, id)
+	rep, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	if err != nil {
+		return "", nil, err
+	}
+	var cd CitationsDoc
+	if b, err := os.ReadFile(filepath.Join(dir, CitationsFile)); err == nil {
+		_ = json.Unmarshal(b, &cd)
+	}
+	return string(rep), cd.Citations, nil
+}

@@ -1,0 +1,242 @@
+package research
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/owner"
+)
+
+// Method names.
+const (
+	MethodStart   = "research.start"
+	MethodPoll    = "research.poll"
+	MethodWait    = "research.wait"
+	MethodCancel  = "research.cancel"
+	MethodList    = "research.list"
+	MethodShow    = "research.show"
+	MethodRecover = "research.recover"
+	MethodRPC     = "research.rpc"
+)
+
+func decode[T any](raw json.RawMessage) (T, error) {
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return v, errs.Usage("invalid_params", "invalid parameters: %v", err)
+	}
+	return v, nil
+}
+
+// Register adds the research operations to r, and the gateway start hook
+// (recovery, then the background poller). describe is not an operation:
+// it reads config only and never needs the owner.
+func Register(r *owner.Registry) { Default.Register(r) }
+
+// Register adds s's operations to r.
+func (s *Service) Register(r *owner.Registry) {
+	r.Register(owner.Method{Name: MethodStart, Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+		p, err := decode[StartParams](raw)
+		if err != nil {
+			return nil, err
+		}
+		return s.Start(ctx, env, p)
+	}})
+	r.Register(owner.Method{Name: MethodPoll, Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+		p, err := decode[JobParams](raw)
+		if err != nil {
+			return nil, err
+		}
+		return s.Poll(ctx, env, p)
+	}})
+	r.Register(owner.Method{Name: MethodWait, Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+		p, err := decode[WaitParams](raw)
+		if err != nil {
+			return nil, err
+		}
+		return s.Wait(ctx, env, p)
+	}})
+	r.Register(owner.Method{Name: MethodCancel, Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+		p, err := decode[JobParams](raw)
+		if err != nil {
+			return nil, err
+		}
+		return s.Cancel(ctx, env, p)
+	}})
+	r.Register(owner.Method{Name: MethodList, Write: false, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+		p, err := decode[ListParams](raw)
+		if err != nil {
+			return nil, err
+		}
+		return s.List(ctx, env, p)
+	}})
+	r.Register(owner.Method{Name: MethodShow, Write: false, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+		p, err := decode[JobParams](raw)
+		if err != nil {
+			return nil, err
+		}
+		return s.Show(ctx, env, p)
+	}})
+	r.Register(owner.Method{Name: MethodRecover, Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+		return s.Recover(ctx, env, true)
+	}})
+	r.Register(owner.Method{Name: MethodRPC, Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+		rpc, err := decode[RPC](raw)
+		if err != nil {
+			return ErrorResponse(err), nil
+		}
+		return s.RPC(ctx, env, &rpc), nil
+	}})
+	r.OnGatewayStart(func(ctx context.Context, env *owner.Env) {
+		s.RunGateway(ctx, env)
+	})
+}
+
+// RPC answers one decoded google.research.v1 request with its envelope.
+func (s *Service) RPC(ctx context.Context, env *owner.Env, rpc *RPC) Response {
+	c := Caller{AgentID: rpc.AgentID, SessionKey: rpc.SessionKey}
+	req := rpc.Request
+	switch req.Action {
+	case ActionDescribe:
+		d, err := DescribeService(env.Home, s.getenv)
+		if err != nil {
+			return ErrorResponse(err)
+		}
+		return OKResponse(d)
+	case ActionStart:
+		p := StartParams{Caller: c, Question: req.Question, AsOf: req.AsOf}
+		if req.Output != nil {
+			p.OutputFormat, p.MaxReportBytes = req.Output.Format, req.Output.MaxReportBytes
+		}
+		res, err := s.Start(ctx, env, p)
+		if err != nil {
+			return ErrorResponse(err)
+		}
+		return OKResponse(res)
+	case ActionPoll, ActionCancel:
+		jp := JobParams{Caller: c, Handle: req.Handle}
+		var res *PollResult
+		var err error
+		if req.Action == ActionPoll {
+			res, err = s.Poll(ctx, env, jp)
+		} else {
+			res, err = s.Cancel(ctx, env, jp)
+		}
+		if err != nil {
+			return ErrorResponse(err)
+		}
+		if res.Job.Published {
+			if err := env.Scope.AssertCurrent(); err != nil {
+				return ErrorResponse(err)
+			}
+			if text, cites, rerr := ReadReport(env.Home, res.Job.ID); rerr == nil {
+				res.Report, res.Citations = text, cites
+			}
+		}
+		return OKResponse(res)
+	}
+	return ErrorResponse(invalid("unsupported_action", "unsupported action %q", req.Action))
+}
+
+// Recover is the gateway start hook's first half, exported for callers
+// that wire it themselves: submitting jobs without a receipt become
+// indeterminate; running jobs are left for the poller.
+func Recover(ctx context.Context, env *owner.Env) error {
+	_, err := Default.Recover(ctx, env, false)
+	return err
+}
+
+// RunPoller is the gateway's background poller (see Service.RunPoller).
+func RunPoller(ctx context.Context, env *owner.Env) { Default.RunPoller(ctx, env) }
+
+// RunGateway runs recovery then the poller until ctx ends.
+func (s *Service) RunGateway(ctx context.Context, env *owner.Env) {
+	if _, err := s.Recover(ctx, env, false); err != nil && ctx.Err() == nil {
+		// Recovery refuses only when ownership is gone; the poller would
+		// refuse the same way, so there is nothing more to do.
+		return
+	}
+	s.RunPoller(ctx, env)
+}
+
+// PollerConcurrency is how many jobs the gateway polls at once.
+const PollerConcurrency = 16
+
+// RunPoller polls every due running job of the home until ctx ends: one
+// "poll once and apply" per due job, each under its own binding's
+// authority, with at most PollerConcurrency requests in flight. Jobs whose
+// authority is gone are skipped and looked at again later; nothing is
+// cancelled or resubmitted without it.
+func (s *Service) RunPoller(ctx context.Context, env *owner.Env) {
+	for ctx.Err() == nil {
+		n, next := s.PollDue(ctx, env, 256)
+		wait := time.Second
+		if n == 0 && !next.IsZero() {
+			if d := next.Sub(env.Now()); d < wait {
+				wait = d
+			}
+		} else if n > 0 {
+			wait = 0
+		}
+		if wait > 0 {
+			if err := s.sleep(ctx, wait); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// PollDue polls up to limit due jobs once each and returns how many were
+// polled and when the next one is due.
+func (s *Service) PollDue(ctx context.Context, env *owner.Env, limit int) (int, time.Time) {
+	js := jobStore{env.Store}
+	now := env.Now()
+	due, err := js.list(ctx, `WHERE state IN ('running','cancel-requested') AND next_poll_at <= ? AND poll_count < ? ORDER BY next_poll_at LIMIT ?`,
+		ms(now), s.budgets().MaxPolls+cancelGracePolls, limit)
+	if err != nil || len(due) == 0 {
+		var next time.Time
+		if rows, err := js.list(ctx, `WHERE state IN ('running','cancel-requested') ORDER BY next_poll_at LIMIT 1`); err == nil && len(rows) == 1 {
+			next = fromMs(rows[0].NextPollAt)
+		}
+		return 0, next
+	}
+	sem := make(chan struct{}, PollerConcurrency)
+	var wg sync.WaitGroup
+	for _, j := range due {
+		if env.Scope.AssertCurrent() != nil {
+			break
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(j *Job) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if _, err := s.pollUnderBinding(ctx, env, j); err != nil {
+				e := errs.As(err)
+				if e != nil && (e.Kind == errs.KindRefused || e.Kind == errs.KindFailed) {
+					// No authority (or a definitive failure): look again later
+					// rather than hammering; the job keeps its state.
+					s.deferJob(ctx, env, j.ID, 5*time.Minute, e)
+				}
+			}
+		}(j)
+	}
+	wg.Wait()
+	return len(due), time.Time{}
+}
+
+func (s *Service) deferJob(ctx context.Context, env *owner.Env, id string, d time.Duration, e *errs.Error) {
+	unlock := s.lockJob(id)
+	defer unlock()
+	js := jobStore{env.Store}
+	j, err := js.get(ctx, id)
+	if err != nil || !Pollable(j.State) {
+		return
+	}
+	now := env.Now()
+	j.NextPollAt = ms(now.Add(d))
+	j.ErrorCode, j.ErrorMessage = e.Code, e.Message
+	_ = js.update(ctx, j, now)
+}

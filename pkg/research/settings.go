@@ -1,0 +1,157 @@
+package research
+
+import (
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/clawkit/clawkit/pkg/auth"
+	"github.com/clawkit/clawkit/pkg/config"
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/research/google"
+)
+
+// ConfigPath is where the research activation lives in config.json.
+const ConfigPath = "plugins.entries.google.config.research"
+
+// EnvBaseURL overrides the provider base URL (proxies, tests).
+const EnvBaseURL = "CLAWKIT_GOOGLE_BASE_URL"
+
+// Settings is the activation config.
+type Settings struct {
+	Enabled   bool   `json:"enabled"`
+	ProfileID string `json:"profileId,omitempty"`
+	Agent     string `json:"agent,omitempty"`
+	BaseURL   string `json:"baseUrl,omitempty"`
+}
+
+// LoadSettings reads the activation from <home>/config.json (a missing
+// file is an empty config) and applies the base URL override. It loads no
+// credential. Unknown keys are refused rather than ignored.
+func LoadSettings(home string, getenv func(string) string) (Settings, error) {
+	var s Settings
+	cfg, err := config.Load(home)
+	if err != nil {
+		return s, err
+	}
+	var raw map[string]any
+	if _, err := cfg.Decode(ConfigPath, &raw); err != nil {
+		return s, err
+	}
+	for k, v := range raw {
+		bad := false
+		switch k {
+		case "enabled":
+			b, ok := v.(bool)
+			s.Enabled, bad = b, !ok
+		case "profileId":
+			str, ok := v.(string)
+			s.ProfileID, bad = str, !ok
+		case "agent":
+			str, ok := v.(string)
+			s.Agent, bad = str, !ok
+		case "baseUrl":
+			str, ok := v.(string)
+			s.BaseURL, bad = str, !ok
+		default:
+			return s, errs.Failed("invalid_config", "unknown key %s.%s", ConfigPath, k).
+				WithHint("supported keys: enabled, profileId, agent, baseUrl; remove it with clawkit config unset %s.%s", ConfigPath, k)
+		}
+		if bad {
+			return s, errs.Failed("invalid_config", "%s.%s has the wrong type", ConfigPath, k).
+				WithHint("fix it with clawkit config set %s.%s VALUE", ConfigPath, k)
+		}
+	}
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if v := getenv(EnvBaseURL); v != "" {
+		s.BaseURL = v
+	}
+	if s.BaseURL == "" {
+		s.BaseURL = google.DefaultBaseURL
+	}
+	s.BaseURL = strings.TrimRight(s.BaseURL, "/")
+	if err := google.CheckBaseURL(s.BaseURL); err != nil {
+		return s, errs.Failed("invalid_config", "%v", err).WithHint("fix %s.baseUrl or %s", ConfigPath, EnvBaseURL)
+	}
+	if s.Agent == "" {
+		s.Agent = google.DefaultAgent
+	}
+	return s, nil
+}
+
+// requireEnabled refuses when research is not activated.
+func (s Settings) requireEnabled() error {
+	if !s.Enabled {
+		return errs.Refused("research_disabled", "Google research is not enabled").
+			WithHint("clawkit config set %s.enabled true and set %s.profileId to an API-key profile", ConfigPath, ConfigPath)
+	}
+	if s.ProfileID == "" {
+		return errs.Refused("profile_not_configured", "no auth profile is configured for Google research").
+			WithHint("clawkit config set %s.profileId PROFILE (an API-key profile added with 'clawkit auth add')", ConfigPath)
+	}
+	return nil
+}
+
+// credential is the pinned API key of a job or a start.
+type credential struct {
+	ProfileID string
+	Account   string
+	secret    string
+}
+
+// loadCredential loads the configured profile and checks it may be used:
+// it exists, is a google profile and an API key (OAuth tokens are refused).
+func loadCredential(home string, s Settings) (credential, error) {
+	as, err := auth.Load(home)
+	if err != nil {
+		return credential{}, err
+	}
+	p, ok := as.Get(s.ProfileID)
+	if !ok {
+		return credential{}, errs.Refused("profile_missing", "auth profile %q does not exist", s.ProfileID).
+			WithHint("add it: clawkit auth add %s --provider google --api-key-env GEMINI_API_KEY", s.ProfileID)
+	}
+	if p.Provider != "google" {
+		return credential{}, errs.Refused("profile_wrong_provider", "auth profile %q is for provider %q, not google", s.ProfileID, p.Provider).
+			WithHint("configure a google API-key profile in %s.profileId", ConfigPath)
+	}
+	if p.Kind != auth.KindAPIKey {
+		return credential{}, errs.Refused("oauth_profile_rejected", "auth profile %q is a %s credential; managed research needs an API key", s.ProfileID, p.Kind).
+			WithHint("add an API-key profile: clawkit auth add PROFILE --provider google --api-key-env GEMINI_API_KEY")
+	}
+	return credential{ProfileID: s.ProfileID, Account: p.Account(), secret: p.Secret}, nil
+}
+
+// Describe reports the service from config alone: no credential is loaded
+// and no request is made.
+func DescribeService(home string, getenv func(string) string) (Describe, error) {
+	d := Describe{
+		Service:  ServiceID,
+		Provider: "google",
+		Managed:  true,
+		Kind:     "managed-deep-research",
+		Constraints: DescribeConstraints{
+			OutputFormats:  []string{"markdown"},
+			MaxReportBytes: HardReportMax,
+			AsOf:           false,
+		},
+		Unsupported: []string{"asOf"},
+	}
+	s, err := LoadSettings(home, getenv)
+	if err != nil {
+		d.Problems = append(d.Problems, err.Error())
+		d.Agent = google.DefaultAgent
+		return d, nil
+	}
+	d.Enabled, d.ProfileID, d.Agent = s.Enabled, s.ProfileID, s.Agent
+	if err := s.requireEnabled(); err != nil {
+		d.Problems = append(d.Problems, err.Error())
+	}
+	return d, nil
+}
+
+var sharedHTTP = google.NewHTTPClient()
+
+func defaultHTTP() *http.Client { return sharedHTTP }
