@@ -1,0 +1,646 @@
+package artifacts
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/klauspost/compress/flate"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
+)
+
+const (
+	// gzipBlock is pgzip's block size. It is fixed (not derived from the
+	// machine) so that the compressed bytes are the same everywhere.
+	gzipBlock = 1 << 20
+	// gzipLevel is the deflate level of both archives.
+	gzipLevel = flate.DefaultCompression
+)
+
+// gzipBlocks is how many blocks compress at once: memory stays at about
+// 2×gzipBlock per block whatever the installation's size.
+func gzipBlocks() int { return max(2, runtime.GOMAXPROCS(0)) }
+
+// ExportOptions are the inputs of Export.
+type ExportOptions struct {
+	PackageRoot string
+	Output      string
+	BuildID     string   // "" → dist/build-info.json's, else <version>-<bundle hash prefix>
+	Plugins     []string // nil → every qualified bundled plugin
+	Platform    string   // "" → this machine, in Node's names
+	Arch        string
+	Producer    string // clawkit's version for the manifest
+	Progress    io.Writer
+
+	// wrap, when set (tests), wraps each archive's file writer, e.g. to
+	// inject a write failure mid-export.
+	wrap func(name string, w io.Writer) io.Writer
+	// afterArchives, when set (tests), runs after both archives settled and
+	// before the output's identity is re-checked.
+	afterArchives func()
+}
+
+// ExportResult describes a completed export.
+type ExportResult struct {
+	Output   string    `json:"output"`
+	Manifest *Manifest `json:"manifest"`
+	Files    int       `json:"files"`
+}
+
+// NodePlatform and NodeArch translate Go's names to Node's
+// (process.platform / process.arch).
+func NodePlatform(goos string) string {
+	if goos == "windows" {
+		return "win32"
+	}
+	return goos
+}
+
+// NodeArch translates GOARCH to Node's process.arch.
+func NodeArch(goarch string) string {
+	switch goarch {
+	case "amd64":
+		return "x64"
+	case "386":
+		return "ia32"
+	}
+	return goarch
+}
+
+// Export writes the node bootstrap, the worker bundle and, last, the
+// manifest into a new folder opts.Output. On failure everything it created
+// is removed and nothing else is touched.
+func Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
+	in, err := OpenInstallation(opts.PackageRoot)
+	if err != nil {
+		return nil, err
+	}
+	plugins, err := selectPlugins(in, opts.Plugins)
+	if err != nil {
+		return nil, err
+	}
+	if opts.BuildID != "" && !ValidBuildID(opts.BuildID) {
+		return nil, errs.Usage("invalid_build_id", "build id %q is not 1-128 characters of [A-Za-z0-9._:+-]", opts.BuildID).
+			WithHint("pass a simple identifier, e.g. --build-id 2026.9.6-ci-42")
+	}
+	platform, arch := opts.Platform, opts.Arch
+	if platform == "" {
+		platform = NodePlatform(runtime.GOOS)
+	}
+	if arch == "" {
+		arch = NodeArch(runtime.GOARCH)
+	}
+	if !nodeNameRe.MatchString(platform) || !nodeNameRe.MatchString(arch) {
+		return nil, errs.Usage("invalid_platform", "platform %q / arch %q are not Node names", platform, arch).
+			WithHint("use Node's names, e.g. --platform linux --arch x64")
+	}
+	pkgs, err := resolveClosure(in, plugins)
+	if err != nil {
+		return nil, err
+	}
+	files, totalBytes, err := planFiles(installBase(in.Root), pkgs)
+	if err != nil {
+		return nil, err
+	}
+	out, err := prepareOutput(opts.Output, pkgs)
+	if err != nil {
+		return nil, err
+	}
+	defer out.root.Close()
+
+	var workerSize int64
+	for _, a := range WorkerArtifacts {
+		if st, err := os.Lstat(filepath.Join(in.Root, "dist", "worker", a)); err == nil {
+			workerSize += st.Size()
+		}
+	}
+	prog := newProgress(opts.Progress, len(files)+len(WorkerArtifacts), totalBytes+workerSize)
+	defer prog.stop()
+
+	// Both producers run at once; the first failure cancels the other, and
+	// cleanup waits until both have settled (returned and closed their
+	// files), so nothing writes into a folder being removed.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg               sync.WaitGroup
+		nodeArc          Archive
+		worker           WorkerBundle
+		nodeErr, workErr error
+	)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		nodeArc, nodeErr = writeNodeBootstrap(ctx, out.root, files, prog, opts.wrap)
+		if nodeErr != nil {
+			cancel()
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		worker, workErr = writeWorkerBundle(ctx, out.root, in.Root, prog, opts.wrap)
+		if workErr != nil {
+			cancel()
+		}
+	}()
+	wg.Wait()
+	if opts.afterArchives != nil {
+		opts.afterArchives()
+	}
+	if err := firstReal(nodeErr, workErr); err != nil {
+		return nil, out.fail(err)
+	}
+
+	buildID := opts.BuildID
+	if buildID == "" {
+		buildID = in.BuildID
+	}
+	if buildID == "" {
+		buildID = in.Package.Version + "-" + worker.BundleHash[:12]
+	}
+	ids := make([]string, 0, len(plugins))
+	for _, p := range plugins {
+		ids = append(ids, p.ID)
+	}
+	producer := opts.Producer
+	if producer == "" {
+		producer = "dev"
+	}
+	m := &Manifest{
+		Schema: Schema, BuildID: buildID,
+		Package:  PackageInfo{Name: in.Package.Name, Version: in.Package.Version},
+		Plugins:  ids,
+		Platform: platform, Arch: arch,
+		Producer:      Producer{Name: ProducerName, Version: producer},
+		NodeBootstrap: NodeBootstrap{Archive: nodeArc, PackagePath: PackagePath},
+		WorkerBundle:  worker,
+	}
+	if err := m.Validate(); err != nil {
+		return nil, out.fail(fmt.Errorf("internal error: the manifest does not validate: %w", err))
+	}
+	raw, err := m.Marshal()
+	if err != nil {
+		return nil, out.fail(err)
+	}
+	if err := out.checkIdentity(); err != nil {
+		return nil, out.fail(err)
+	}
+	// The manifest is written last and atomically: an output folder without
+	// it is not an export.
+	if err := fsx.PublishIn(out.root, ManifestName, 0o644, func(w io.Writer) error {
+		_, err := w.Write(raw)
+		return err
+	}); err != nil {
+		return nil, out.fail(writeFailed(ManifestName, err))
+	}
+	prog.done()
+	return &ExportResult{Output: out.path, Manifest: m, Files: len(files) + len(WorkerArtifacts)}, nil
+}
+
+// firstReal prefers a producer's own failure over the cancellation it
+// caused in the other one.
+func firstReal(a, b error) error {
+	for _, e := range []error{a, b} {
+		if e != nil && !errors.Is(e, context.Canceled) {
+			return e
+		}
+	}
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+func selectPlugins(in *Installation, ids []string) ([]Plugin, error) {
+	if len(ids) == 0 {
+		var out []Plugin
+		for _, p := range in.Plugins {
+			if p.Qualified {
+				out = append(out, p)
+			}
+		}
+		return out, nil
+	}
+	byID := map[string]Plugin{}
+	for _, p := range in.Plugins {
+		byID[p.ID] = p
+	}
+	seen := map[string]bool{}
+	var out []Plugin
+	for _, id := range ids {
+		p, ok := byID[id]
+		if !ok {
+			return nil, errs.Usage("plugin_unknown", "plugin %q is not bundled in this installation", id).
+				WithHint("run 'clawkit runtime-artifacts qualify --package-root DIR' to list the bundled plugins")
+		}
+		if !p.Qualified {
+			return nil, errs.Failed("plugin_unqualified", "plugin %q does not qualify: %s", id, p.Reason).
+				WithHint("rebuild the plugin, or leave it out of --plugin")
+		}
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// output is the export folder this run created and owns.
+type output struct {
+	path     string
+	root     *os.Root
+	dev, ino uint64
+}
+
+func prepareOutput(p string, pkgs []pkgDir) (*output, error) {
+	if p == "" {
+		return nil, errs.Usage("output_required", "no output folder given").WithHint("pass --output DIR (a folder that does not exist yet)")
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return nil, errs.Usage("output_invalid", "output %s: %v", p, err)
+	}
+	base := filepath.Base(abs)
+	if base == "." || base == ".." || base == "/" {
+		return nil, errs.Usage("output_invalid", "output %s does not name a new folder", p).WithHint("pass --output DIR (a folder that does not exist yet)")
+	}
+	if _, err := os.Lstat(abs); err == nil {
+		return nil, errs.Refused("output_exists", "output %s already exists", p).
+			WithHint("choose a new folder, or remove the old export first; exports never overwrite")
+	}
+	parent := filepath.Dir(abs)
+	st, err := os.Stat(parent)
+	if err != nil || !st.IsDir() {
+		return nil, errs.Usage("output_parent_missing", "the parent folder of output %s does not exist", p).
+			WithHint("create %s first; export creates only the output folder itself", parent)
+	}
+	realParent, err := filepath.EvalSymlinks(parent)
+	if err != nil {
+		return nil, errs.Usage("output_parent_missing", "cannot resolve the parent folder of output %s: %v", p, err)
+	}
+	realOut := filepath.Join(realParent, base)
+	for _, pk := range pkgs {
+		if fsx.Within(pk.Dir, realOut) {
+			return nil, errs.Refused("output_inside_package", "output %s is inside the exported package %s (real path %s)", p, pk.Dir, realOut).
+				WithHint("write the export outside the installation, e.g. --output /tmp/openclaw-export")
+		}
+	}
+	// A non-recursive mkdir: the parent must exist, and EEXIST means someone
+	// else created it first.
+	if err := os.Mkdir(realOut, 0o700); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, errs.Refused("output_exists", "output %s already exists", p).
+				WithHint("choose a new folder, or remove the old export first; exports never overwrite")
+		}
+		return nil, errs.Failed("output_create_failed", "cannot create output %s: %v", p, unwrapPathErr(err)).
+			WithHint("check the permissions of %s", parent).Wrap(err)
+	}
+	_ = os.Chmod(realOut, 0o700) // whatever the umask
+	lst, err := os.Lstat(realOut)
+	if err != nil {
+		return nil, errs.Failed("output_replaced", "output %s vanished right after it was created", p)
+	}
+	o := &output{path: realOut}
+	o.dev, o.ino = devIno(lst)
+	root, err := os.OpenRoot(realOut)
+	if err != nil {
+		return nil, errs.Failed("output_replaced", "cannot open output %s right after creating it: %v", p, err)
+	}
+	o.root = root
+	if rst, err := root.Stat("."); err != nil {
+		root.Close()
+		return nil, errs.Failed("output_replaced", "output %s: %v", p, err)
+	} else if d, i := devIno(rst); d != o.dev || i != o.ino {
+		root.Close()
+		return nil, errs.Failed("output_replaced", "output %s was replaced while it was being created", p).
+			WithHint("make sure no other process writes to %s, then export again", parent)
+	}
+	return o, nil
+}
+
+func devIno(fi os.FileInfo) (uint64, uint64) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Dev), uint64(st.Ino)
+	}
+	return 0, 0
+}
+
+// checkIdentity fails when the output path no longer names the folder this
+// run created (device/inode changed).
+func (o *output) checkIdentity() error {
+	st, err := os.Lstat(o.path)
+	if err == nil {
+		if d, i := devIno(st); d == o.dev && i == o.ino && st.IsDir() {
+			return nil
+		}
+	}
+	return errs.Failed("output_replaced", "output %s was moved or replaced during the export", o.path).
+		WithHint("make sure no other process touches the output folder, then export again")
+}
+
+// fail removes what this run owns and returns err. Files are removed
+// through the root's descriptor (so a replaced path is never followed), and
+// the folder itself only while the path still names it.
+func (o *output) fail(err error) error {
+	if ents, rerr := fs.ReadDir(o.root.FS(), "."); rerr == nil {
+		for _, e := range ents {
+			o.root.RemoveAll(e.Name())
+		}
+	}
+	if o.checkIdentity() == nil {
+		os.Remove(o.path)
+	}
+	return err
+}
+
+func writeFailed(name string, err error) error {
+	if e := errs.As(err); e != nil {
+		return err
+	}
+	if errors.Is(err, context.Canceled) {
+		return errs.Failed("interrupted", "export interrupted; the partial output was removed").Wrap(err)
+	}
+	msg := unwrapPathErr(err)
+	hint := "check free space and permissions of the output's file system; the partial output was removed"
+	return errs.Failed("write_failed", "writing %s failed: %v", name, msg).WithHint("%s", hint).Wrap(err)
+}
+
+// archiveSink is a temporary archive file inside the output: it hashes and
+// counts the compressed bytes as they are written, and is renamed to
+// <dir>/<sha256>.tgz when complete.
+type archiveSink struct {
+	root  *os.Root
+	dir   string
+	f     *os.File
+	tmp   string
+	h     hash.Hash
+	n     int64
+	w     io.Writer
+	limit int64
+}
+
+func newArchiveSink(root *os.Root, dir string, wrap func(string, io.Writer) io.Writer) (*archiveSink, error) {
+	if err := root.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, writeFailed(dir, err)
+	}
+	f, tmp, err := fsx.CreateTempIn(root, dir+"/archive.tgz", 0o644)
+	if err != nil {
+		return nil, writeFailed(dir, err)
+	}
+	s := &archiveSink{root: root, dir: dir, f: f, tmp: tmp, h: sha256.New(), limit: MaxArchiveBytes}
+	var w io.Writer = f
+	if wrap != nil {
+		w = wrap(dir, w)
+	}
+	s.w = w
+	return s, nil
+}
+
+func (s *archiveSink) Write(p []byte) (int, error) {
+	if s.n+int64(len(p)) > s.limit {
+		return 0, errs.Failed("too_large", "the %s archive would exceed %d bytes", s.dir, int64(MaxArchiveBytes)).
+			WithHint("archive readers refuse larger archives; remove unneeded packages")
+	}
+	n, err := s.w.Write(p)
+	s.h.Write(p[:n])
+	s.n += int64(n)
+	return n, err
+}
+
+// publish syncs the file and renames it to its content address.
+func (s *archiveSink) publish() (Archive, error) {
+	if err := s.f.Sync(); err != nil {
+		return Archive{}, writeFailed(s.dir, err)
+	}
+	if err := s.f.Close(); err != nil {
+		s.f = nil
+		return Archive{}, writeFailed(s.dir, err)
+	}
+	s.f = nil
+	sum := hex.EncodeToString(s.h.Sum(nil))
+	name := s.dir + "/" + sum + ".tgz"
+	if err := s.root.Rename(s.tmp, name); err != nil {
+		return Archive{}, writeFailed(name, err)
+	}
+	s.tmp = ""
+	if err := fsx.SyncDirIn(s.root, s.dir); err != nil {
+		return Archive{}, writeFailed(s.dir, err)
+	}
+	return Archive{Path: name, Bytes: s.n, SHA256: sum}, nil
+}
+
+// abandon closes and removes an unpublished temporary file.
+func (s *archiveSink) abandon() {
+	if s.f != nil {
+		s.f.Close()
+		s.f = nil
+	}
+	if s.tmp != "" {
+		s.root.Remove(s.tmp)
+		s.tmp = ""
+	}
+}
+
+// archive runs body with a tar writer over pgzip over sink and publishes
+// the result.
+func archive(root *os.Root, dir string, wrap func(string, io.Writer) io.Writer, body func(t *tarWriter) error) (Archive, error) {
+	sink, err := newArchiveSink(root, dir, wrap)
+	if err != nil {
+		return Archive{}, err
+	}
+	defer sink.abandon()
+	z, err := newGzip(sink, gzipLevel)
+	if err != nil {
+		return Archive{}, err
+	}
+	t := newTarWriter(z)
+	if err := body(t); err != nil {
+		z.Close() // settle the compressor goroutines before the file goes
+		return Archive{}, err
+	}
+	if err := t.Close(); err != nil {
+		z.Close()
+		return Archive{}, writeFailed(dir, err)
+	}
+	if err := z.Close(); err != nil {
+		return Archive{}, writeFailed(dir, err)
+	}
+	return sink.publish()
+}
+
+// openSource opens a planned file without following links and checks it is
+// a regular file.
+func openSource(p string) (*os.File, os.FileInfo, error) {
+	f, err := fsx.OpenNoFollow(p)
+	if err != nil {
+		if st, lerr := os.Lstat(p); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
+			return nil, nil, errs.Failed("symlink_refused", "%s became a symbolic link during the export", p).
+				WithHint("make sure the installation does not change while it is exported")
+		}
+		return nil, nil, unreadable(p, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, unreadable(p, err)
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, errs.Failed("unsupported_file", "%s is not a regular file", p).
+			WithHint("remove it from the installation; only regular files are exported")
+	}
+	return f, st, nil
+}
+
+func changedError(p string) error {
+	return errs.Failed("source_changed", "%s changed while it was being exported", p).
+		WithHint("make sure nothing installs or builds into the package during the export, then export again")
+}
+
+// normMode normalises a file mode as npm does: 0755 when any execute bit is
+// set, else 0644.
+func normMode(m fs.FileMode) uint32 {
+	if m&0o111 != 0 {
+		return 0o755
+	}
+	return 0o644
+}
+
+func writeNodeBootstrap(ctx context.Context, root *os.Root, files []plannedFile, prog *progress, wrap func(string, io.Writer) io.Writer) (Archive, error) {
+	return archive(root, NodeBootstrapDir, wrap, func(t *tarWriter) error {
+		for _, pf := range files {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			f, st, err := openSource(pf.Src)
+			if err != nil {
+				return err
+			}
+			err = t.WriteFile(pf.Arch, normMode(st.Mode()), st.Size(), f, nil)
+			f.Close()
+			if errors.Is(err, errFileChanged) {
+				return changedError(pf.Src)
+			}
+			if err != nil {
+				if errs.As(err) != nil {
+					return err
+				}
+				return writeFailed(NodeBootstrapDir, err)
+			}
+			prog.add(1, st.Size())
+		}
+		return nil
+	})
+}
+
+func writeWorkerBundle(ctx context.Context, root *os.Root, pkgRoot string, prog *progress, wrap func(string, io.Writer) io.Writer) (WorkerBundle, error) {
+	var entries []WorkerEntry
+	var hashEntries []BundleEntry
+	arc, err := archive(root, WorkerDir, wrap, func(t *tarWriter) error {
+		for _, name := range WorkerArtifacts {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			src := filepath.Join(pkgRoot, "dist", "worker", name)
+			f, st, err := openSource(src)
+			if err != nil {
+				return err
+			}
+			h := sha256.New()
+			err = t.WriteFile(name, WorkerMode, st.Size(), f, h)
+			f.Close()
+			if errors.Is(err, errFileChanged) {
+				return changedError(src)
+			}
+			if err != nil {
+				if errs.As(err) != nil {
+					return err
+				}
+				return writeFailed(WorkerDir, err)
+			}
+			sum := hex.EncodeToString(h.Sum(nil))
+			entries = append(entries, WorkerEntry{Path: name, Mode: FormatMode(WorkerMode), Bytes: st.Size(), SHA256: sum})
+			hashEntries = append(hashEntries, BundleEntry{Path: name, Mode: WorkerMode, Size: st.Size(), SHA256: sum})
+			prog.add(1, st.Size())
+		}
+		return nil
+	})
+	if err != nil {
+		return WorkerBundle{}, err
+	}
+	return WorkerBundle{Archive: arc, BundleHash: BundleHash(hashEntries), Entries: entries}, nil
+}
+
+// progress prints "files and bytes done" to a terminal, at most 5 times a
+// second, from its own goroutine.
+type progress struct {
+	w          io.Writer
+	files      int
+	bytes      int64
+	doneFiles  atomic.Int64
+	doneBytes  atomic.Int64
+	quit, gone chan struct{}
+	once       sync.Once
+}
+
+func newProgress(w io.Writer, files int, bytes int64) *progress {
+	p := &progress{w: w, files: files, bytes: bytes, quit: make(chan struct{}), gone: make(chan struct{})}
+	if w == nil {
+		close(p.gone)
+		return p
+	}
+	go func() {
+		defer close(p.gone)
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.quit:
+				return
+			case <-t.C:
+				p.print("\r")
+			}
+		}
+	}()
+	return p
+}
+
+func (p *progress) add(files int, bytes int64) {
+	p.doneFiles.Add(int64(files))
+	p.doneBytes.Add(bytes)
+}
+
+func (p *progress) print(prefix string) {
+	fmt.Fprintf(p.w, "%sclawkit: export: %d/%d files, %.1f/%.1f MiB", prefix, p.doneFiles.Load(), p.files,
+		float64(p.doneBytes.Load())/(1<<20), float64(p.bytes)/(1<<20))
+}
+
+func (p *progress) stop() {
+	p.once.Do(func() { close(p.quit) })
+	<-p.gone
+}
+
+// done prints the final line and a newline.
+func (p *progress) done() {
+	p.stop()
+	if p.w != nil {
+		p.print("\r")
+		fmt.Fprintln(p.w)
+	}
+}
