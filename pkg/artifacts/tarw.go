@@ -215,4 +215,3 @@ func newGzip(w io.Writer, level int) (*pgzip.Writer, error) {
 	}
 	return z, nil
 }
-
