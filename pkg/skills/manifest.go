@@ -1,0 +1,192 @@
+package skills
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/clawkit/clawkit/pkg/config"
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
+)
+
+// ManifestFile is a plugin's manifest inside its folder.
+const ManifestFile = "openclaw.plugin.json"
+
+// MaxManifestBytes bounds a manifest read (DESIGN §9).
+const MaxManifestBytes = 256 << 10
+
+// Manifest is the part of openclaw.plugin.json skill authoring needs.
+type Manifest struct {
+	ID             string
+	AgentSkillsDir string // "" when the plugin does not author skills
+}
+
+// ParseManifest decodes a manifest (JSON5). id is required and must be a
+// non-empty string; agentSkillsDir, when present, must be a relative folder
+// path (CheckRel: no "..", no absolute, no backslash, no empty segments).
+func ParseManifest(data []byte) (*Manifest, error) {
+	if len(data) > MaxManifestBytes {
+		return nil, fmt.Errorf("the manifest is %d bytes; the limit is %d", len(data), MaxManifestBytes)
+	}
+	v, err := ParseJSON5(data)
+	if err != nil {
+		return nil, fmt.Errorf("invalid JSON5: %w", err)
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("the manifest must be an object")
+	}
+	id, ok := obj["id"].(string)
+	if !ok || strings.TrimSpace(id) == "" {
+		return nil, fmt.Errorf("the manifest has no string \"id\"")
+	}
+	m := &Manifest{ID: id}
+	if raw, present := obj["agentSkillsDir"]; present && raw != nil {
+		dir, ok := raw.(string)
+		if !ok {
+			return nil, fmt.Errorf("\"agentSkillsDir\" must be a string")
+		}
+		if err := fsx.CheckRel(dir); err != nil {
+			return nil, fmt.Errorf("\"agentSkillsDir\" must be a relative folder name: %v", err)
+		}
+		m.AgentSkillsDir = dir
+	}
+	return m, nil
+}
+
+// Plugin is a resolved plugin: its folder, manifest and the identity of the
+// manifest file when it was read, so a replacement during a call is seen.
+type Plugin struct {
+	ID       string
+	Dir      string
+	Manifest *Manifest
+	ident    manifestIdent
+}
+
+type manifestIdent struct {
+	dev, ino uint64
+	size     int64
+	mtimeNs  int64
+	digest   [32]byte
+}
+
+// ResolvePlugin finds plugin id: config plugins.entries.<id>.path (relative
+// paths are taken from the home), else <home>/plugins/<id>/. A plugin
+// disabled in config, missing, or with an unreadable or invalid manifest is
+// plugin_unavailable (exit 3): nothing is attempted.
+func ResolvePlugin(home, id string) (*Plugin, error) {
+	if id == "" || id == "." || id == ".." || strings.ContainsAny(id, "/\\\x00") || suspiciousRune(id) != 0 {
+		return nil, errs.Usage("invalid_plugin_id", "plugin id %q is not a plain name", id).
+			WithHint("pass the plugin's id as in its openclaw.plugin.json, e.g. --plugin my-plugin")
+	}
+	cfg, err := config.Load(home)
+	if err != nil {
+		return nil, err
+	}
+	var entry map[string]any
+	if entries, ok := cfg.Get("plugins.entries"); ok {
+		if m, ok := entries.(map[string]any); ok {
+			entry, _ = m[id].(map[string]any)
+		}
+	}
+	if entry != nil {
+		if en, ok := entry["enabled"].(bool); ok && !en {
+			return nil, unavailable(id, "is disabled in config (plugins.entries.%s.enabled is false)", id).
+				WithHint("enable it with: clawkit config set plugins.entries.%s.enabled true", id)
+		}
+	}
+	dir := filepath.Join(home, "plugins", id)
+	if entry != nil {
+		if p, ok := entry["path"].(string); ok && p != "" {
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(home, p)
+			}
+			dir = p
+		}
+	}
+	pl := &Plugin{ID: id, Dir: dir}
+	m, ident, err := readManifest(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, unavailable(id, "is not installed: %s not found", filepath.Join(dir, ManifestFile)).
+				WithHint("install the plugin in %s, or point plugins.entries.%s.path at its folder", filepath.Join(home, "plugins", id), id)
+		}
+		return nil, unavailable(id, "has an unusable manifest %s: %v", filepath.Join(dir, ManifestFile), err).
+			WithHint("fix the plugin's %s (JSON5, at most 256 KiB, with a string \"id\")", ManifestFile)
+	}
+	if m.ID != id {
+		return nil, unavailable(id, "is not what %s holds (its id is %q)", dir, m.ID).
+			WithHint("point plugins.entries.%s.path at the folder of plugin %s", id, id)
+	}
+	pl.Manifest, pl.ident = m, ident
+	return pl, nil
+}
+
+// SkillsRoot is <home>/agents/<agent>/<agentSkillsDir>, or no_skills_root.
+func (p *Plugin) SkillsRoot(home, agent string) (string, error) {
+	if p.Manifest.AgentSkillsDir == "" {
+		return "", errs.Refused("no_skills_root", "plugin %s declares no agentSkillsDir, so it has no skills folder", p.ID).
+			WithHint("add \"agentSkillsDir\": \"skills\" to %s if the plugin authors skills", filepath.Join(p.Dir, ManifestFile))
+	}
+	return filepath.Join(home, "agents", agent, filepath.FromSlash(p.Manifest.AgentSkillsDir)), nil
+}
+
+// Recheck fails with plugin_unavailable when the plugin was disabled,
+// removed or its manifest replaced since ResolvePlugin.
+func (p *Plugin) Recheck(home string) error {
+	cur, err := ResolvePlugin(home, p.ID)
+	if err != nil {
+		return unavailable(p.ID, "changed during the call: %s", err.Error()).
+			WithHint("nothing was committed; run the command again")
+	}
+	if cur.Dir != p.Dir || cur.ident != p.ident {
+		return unavailable(p.ID, "was replaced during the call (its manifest changed)").
+			WithHint("nothing was committed; run the command again")
+	}
+	return nil
+}
+
+func unavailable(id, format string, args ...any) *errs.Error {
+	return errs.Refused("plugin_unavailable", "plugin %s "+format, append([]any{id}, args...)...)
+}
+
+func readManifest(dir string) (*Manifest, manifestIdent, error) {
+	var id manifestIdent
+	f, err := os.Open(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		return nil, id, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, id, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, id, fmt.Errorf("not a regular file")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxManifestBytes+1))
+	if err != nil {
+		return nil, id, err
+	}
+	if len(data) > MaxManifestBytes {
+		return nil, id, fmt.Errorf("larger than %d bytes", MaxManifestBytes)
+	}
+	m, err := ParseManifest(data)
+	if err != nil {
+		return nil, id, err
+	}
+	id.size = st.Size()
+	id.mtimeNs = st.ModTime().UnixNano()
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		id.dev, id.ino = uint64(sys.Dev), uint64(sys.Ino)
+	}
+	id.digest = sha256.Sum256(data)
+	return m, id, nil
+}

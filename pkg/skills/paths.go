@@ -1,0 +1,175 @@
+// Package skills implements skill authoring (DESIGN §9): the path and name
+// rules, frontmatter split and strict parse, validation with size limits and
+// a security scan, plugin manifests and skill roots, revisions, and the
+// commit operations (write/remove with a per-skill lock, store index refresh
+// and the skill_changed hook event).
+//
+// The pure parts (this file, frontmatter.go, validate.go, scan.go,
+// manifest.go, json5.go, revision.go) need no state and back `skill
+// validate --dir`; ops.go registers the stateful operations with the owner
+// router.
+package skills
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+)
+
+// SkillFile is the one file every skill has.
+const SkillFile = "SKILL.md"
+
+// SupportDirs are the only folders a skill may hold files in, besides
+// SKILL.md at its top. Anything else is refused, so a skill folder has a
+// predictable layout that discovery and review can rely on.
+var SupportDirs = []string{"assets", "examples", "references", "scripts", "templates"}
+
+// NormalizeSkillFilePath checks a file path inside a skill and returns it in
+// canonical form. It accepts exactly "SKILL.md" or a relative path below one
+// of SupportDirs; it refuses ".." segments, absolute paths, backslashes, NUL,
+// empty segments and "." segments. It deliberately does not "clean" a path
+// into shape (a/./b or a//b are refused, not rewritten): a caller that sends
+// an odd spelling gets told, rather than writing somewhere it did not name.
+//
+// Errors are invalid_path (exit 2), except ".." and absolute paths, which are
+// path_escape (exit 3): those try to leave the skill.
+func NormalizeSkillFilePath(p string) (string, error) {
+	switch {
+	case p == "":
+		return "", invalidPath(p, "the path is empty")
+	case strings.ContainsRune(p, 0):
+		return "", invalidPath(p, "the path contains a NUL byte")
+	case !utf8.ValidString(p):
+		return "", invalidPath(p, "the path is not valid UTF-8")
+	case strings.Contains(p, `\`):
+		return "", invalidPath(p, "the path contains a backslash; use '/' between segments")
+	case strings.HasPrefix(p, "/"):
+		return "", pathEscape(p, "the path is absolute")
+	}
+	segs := strings.Split(p, "/")
+	for _, s := range segs {
+		switch s {
+		case "":
+			return "", invalidPath(p, "the path has an empty segment (a leading, trailing or doubled '/')")
+		case ".":
+			return "", invalidPath(p, "the path has a '.' segment")
+		case "..":
+			return "", pathEscape(p, "the path has a '..' segment")
+		}
+		if r := suspiciousRune(s); r != 0 {
+			return "", invalidPath(p, "the path contains the character U+%04X (control, format or look-alike)", r)
+		}
+		if len(s) > 255 {
+			return "", invalidPath(p, "a path segment is longer than 255 bytes")
+		}
+	}
+	if len(p) > 1024 {
+		return "", invalidPath(p, "the path is longer than 1024 bytes")
+	}
+	if p == SkillFile {
+		return p, nil
+	}
+	if len(segs) < 2 || !isSupportDir(segs[0]) {
+		return "", invalidPath(p, "files other than SKILL.md must be below %s/", strings.Join(SupportDirs, "/, ")).
+			WithHint("use SKILL.md, or a path such as references/notes.md or scripts/run.sh")
+	}
+	return p, nil
+}
+
+func isSupportDir(s string) bool {
+	for _, d := range SupportDirs {
+		if s == d {
+			return true
+		}
+	}
+	return false
+}
+
+// suspiciousRune returns the first rune in s that has no place in a file
+// name: ASCII and C1 controls, Unicode format characters (bidi overrides,
+// zero-width), and look-alikes of '/', '\' and '.' that could make a path
+// read differently than it resolves. 0 when none.
+func suspiciousRune(s string) rune {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
+			return r
+		}
+		if isHiddenFormat(r) {
+			return r
+		}
+		switch r {
+		case '\u2215', '\u2044', '\u29f8', '\uff0f', '\u2571', // slash look-alikes
+			'\u29f5', '\u29f9', '\uff3c', '\u2216', '\ufe68', // backslash look-alikes
+			'\u2024', '\u2025', '\u2026', '\uff0e', '\u3002', '\ufe52', // dot look-alikes
+			'\u00a0', '\u2000', '\u2001', '\u2002', '\u2003', '\u2004', '\u2005',
+			'\u2006', '\u2007', '\u2008', '\u2009', '\u200a', '\u202f', '\u205f', '\u3000': // odd spaces
+			return r
+		}
+	}
+	return 0
+}
+
+// isHiddenFormat reports bidi controls and zero-width characters.
+func isHiddenFormat(r rune) bool {
+	switch {
+	case r >= 0x202a && r <= 0x202e: // LRE RLE PDF LRO RLO
+		return true
+	case r >= 0x2066 && r <= 0x2069: // LRI RLI FSI PDI
+		return true
+	case r == 0x200e || r == 0x200f || r == 0x061c: // LRM RLM ALM
+		return true
+	case r == 0x200b || r == 0x200c || r == 0x200d || r == 0x2060 || r == 0xfeff || r == 0x180e:
+		return true
+	}
+	return false
+}
+
+// CheckSkillName checks a skill name given on the command line. A name that
+// is not one plain folder name (separators, dot segments, NUL) is
+// path_escape; a plain name that breaks the naming rule is invalid_path.
+func CheckSkillName(name string) error {
+	switch {
+	case name == "", name == ".", name == "..",
+		strings.ContainsAny(name, "/\\\x00"):
+		return errs.Refused("path_escape", "skill name %q is not one plain folder name", name).
+			WithHint("name a skill by its folder name only, e.g. 'pdf-tools'")
+	}
+	if r := suspiciousRune(name); r != 0 {
+		return errs.Refused("path_escape", "skill name %q contains the character U+%04X", name, r).
+			WithHint("name a skill by its folder name only, e.g. 'pdf-tools'")
+	}
+	if !ValidName(name) {
+		return errs.Usage("invalid_path", "skill name %q does not match the naming rule", name).
+			WithHint("use 1-64 characters a-z, 0-9 and '-', starting and ending with a letter or digit, without '--'")
+	}
+	return nil
+}
+
+// ValidName implements ^(?!.*--)[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$
+// (Go's regexp has no lookahead, so it is spelled out).
+func ValidName(s string) bool {
+	if len(s) < 1 || len(s) > 64 {
+		return false
+	}
+	if s[0] == '-' || s[len(s)-1] == '-' || strings.Contains(s, "--") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func invalidPath(p, format string, args ...any) *errs.Error {
+	return errs.Usage("invalid_path", "invalid skill file path %q: "+format, append([]any{p}, args...)...).
+		WithHint("use SKILL.md or a relative path below assets/, examples/, references/, scripts/ or templates/, with '/' separators and no '.', '..' or empty segments")
+}
+
+func pathEscape(p, format string, args ...any) *errs.Error {
+	return errs.Refused("path_escape", "skill file path %q leaves the skill: "+format, append([]any{p}, args...)...).
+		WithHint("name a file relative to the skill folder, e.g. references/notes.md")
+}

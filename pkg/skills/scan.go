@@ -1,0 +1,326 @@
+package skills
+
+import (
+	"bytes"
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// Scan rule ids. Each finding of the security scan names one of them, the
+// file and the 1-based line, so a reviewer can jump to it.
+const (
+	RuleSecretLiteral = "secret-literal"      // provider key shapes
+	RulePrivateKey    = "private-key"         // PEM/OpenSSH/PGP private key blocks
+	RulePipeToShell   = "pipe-to-shell"       // curl|wget output run by a shell
+	RuleExfiltration  = "secret-exfiltration" // env dumps or key files sent over the network
+	RuleDestructive   = "destructive-delete"  // recursive rm of /, ~, $HOME or a system folder
+	RuleWorldWritable = "world-writable"      // chmod granting write to others
+	RuleHiddenUnicode = "hidden-unicode"      // bidi controls and zero-width characters
+	RuleBinary        = "binary-content"      // NUL bytes or invalid UTF-8 in a text file
+)
+
+// Rules lists every scan rule, for documentation and tests.
+var Rules = []string{RuleSecretLiteral, RulePrivateKey, RulePipeToShell, RuleExfiltration,
+	RuleDestructive, RuleWorldWritable, RuleHiddenUnicode, RuleBinary}
+
+// secretShapes are the provider key formats we recognise. Each needs at
+// least one digit in the match (real keys are random; prose such as
+// "sk-your-key-goes-here" is not) and is skipped when it looks like a
+// documented placeholder (see isPlaceholder).
+var secretShapes = []struct {
+	name string
+	re   *regexp.Regexp
+}{
+	{"AWS access key id", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)},
+	{"Anthropic API key", regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{32,}`)},
+	{"OpenAI-style secret key", regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9][A-Za-z0-9_-]{30,}`)},
+	{"GitHub token", regexp.MustCompile(`\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b`)},
+	{"GitHub fine-grained token", regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{50,}\b`)},
+	{"GitLab token", regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}\b`)},
+	{"Google API key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`)},
+	{"Google OAuth access token", regexp.MustCompile(`\bya29\.[0-9A-Za-z_-]{30,}`)},
+	{"Slack token", regexp.MustCompile(`\bxox[abposr]-[0-9]{6,}-[A-Za-z0-9-]{8,}`)},
+	{"Stripe live key", regexp.MustCompile(`\b(?:sk|rk)_live_[0-9A-Za-z]{20,}\b`)},
+	{"npm token", regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`)},
+	{"Hugging Face token", regexp.MustCompile(`\bhf_[A-Za-z0-9]{34,}\b`)},
+}
+
+var (
+	privateKeyRe = regexp.MustCompile(`-----BEGIN (?:(?:RSA|EC|DSA|OPENSSH|ENCRYPTED|PGP) )?PRIVATE KEY(?: BLOCK)?-----`)
+
+	shellName = `(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+(?:\S+=\S*\s+)*)?(?:/usr)?(?:/bin/)?(?:ba|z|k|da)?sh\b`
+	pipeRes   = []*regexp.Regexp{
+		// curl … | sh, wget -qO- … | sudo bash
+		regexp.MustCompile(`\b(?:curl|wget)\b[^\n|]*\|\s*` + shellName),
+		// sh -c "$(curl …)", bash -c "`wget …`"
+		regexp.MustCompile(`\b(?:ba|z|k|da)?sh\s+(?:-\S+\s+)*["']?(?:\$\(|` + "`" + `)\s*(?:curl|wget)\b`),
+		// bash <(curl …)
+		regexp.MustCompile(`\b(?:ba|z|k|da)?sh\s+<\(\s*(?:curl|wget)\b`),
+	}
+
+	netTool  = `\b(?:curl|wget|nc|ncat|netcat|socat|telnet|scp|rsync|ftp|sftp)\b`
+	keyFiles = `(?:~/\.ssh/|\$\{?HOME\}?/\.ssh/|\.ssh/id_|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|\.aws/credentials|\.netrc\b|\.npmrc\b|\.pgpass\b|\.kube/config|\.config/gcloud/|\.docker/config\.json|\.git-credentials|/etc/shadow|\.gnupg/|(?:^|[\s/"'=@<])\.env\b)`
+	exfilRes = []*regexp.Regexp{
+		// env | curl …, printenv | base64 | nc host 80
+		regexp.MustCompile(`\b(?:env|printenv|export\s+-p)\s*(?:\|[^|\n]*)?\|\s*(?:sudo\s+)?` + netTool),
+		// cat ~/.ssh/id_rsa | curl …, tar c ~/.aws/credentials | nc …
+		regexp.MustCompile(keyFiles + `[^\n|]*\|[^\n]*` + netTool),
+		// curl -d @~/.ssh/id_rsa …, curl -F f=@.env …, wget --post-file=~/.netrc
+		regexp.MustCompile(`\b(?:curl|wget)\b[^\n]*(?:-d|--data[a-z-]*|-F|--form|-T|--upload-file|--post-file|--body-file)[=\s]+["']?[^\s"']*@?` + keyFiles),
+		// curl … "$(env)" / "$(cat ~/.ssh/id_rsa)" / $(printenv)
+		regexp.MustCompile(netTool + `[^\n]*\$\(\s*(?:env|printenv|cat\s+[^)]*` + keyFiles + `)`),
+		regexp.MustCompile(`\$\(\s*(?:env|printenv|cat\s+[^)]*` + keyFiles + `)[^\n]*` + netTool),
+	}
+
+	rmRe    = regexp.MustCompile(`(?:^|[\s;&|(` + "`" + `])(?:sudo\s+(?:-\S+\s+)*)?rm((?:\s+\S+)+)`)
+	chmodRe = regexp.MustCompile(`\bchmod((?:\s+\S+)+)`)
+)
+
+// dangerousTargets are rm targets that wipe a home or the system.
+var dangerousTargets = func() map[string]bool {
+	m := map[string]bool{}
+	for _, t := range []string{"/", "~", "$HOME", "${HOME}", "/bin", "/boot", "/dev", "/etc", "/home",
+		"/lib", "/lib64", "/opt", "/root", "/sbin", "/srv", "/usr", "/var", "/System", "/Users", "/Library", "/Applications"} {
+		m[t] = true
+		m[strings.TrimSuffix(t, "/")+"/"] = true
+		m[strings.TrimSuffix(t, "/")+"/*"] = true
+		m[strings.TrimSuffix(t, "/")+"/.*"] = true
+	}
+	return m
+}()
+
+// textExts are support-file extensions scanned as text. Files without an
+// extension are text unless they sit below assets/; other extensions are
+// opaque (size limits only).
+var textExts = map[string]bool{
+	".md": true, ".markdown": true, ".txt": true, ".rst": true, ".adoc": true,
+	".sh": true, ".bash": true, ".zsh": true, ".fish": true, ".ps1": true, ".bat": true, ".cmd": true,
+	".py": true, ".js": true, ".mjs": true, ".cjs": true, ".ts": true, ".mts": true, ".tsx": true, ".jsx": true,
+	".rb": true, ".pl": true, ".lua": true, ".go": true, ".rs": true, ".java": true, ".kt": true, ".swift": true,
+	".c": true, ".h": true, ".cc": true, ".cpp": true, ".hpp": true, ".php": true, ".r": true, ".sql": true,
+	".json": true, ".json5": true, ".jsonl": true, ".yaml": true, ".yml": true, ".toml": true, ".ini": true,
+	".cfg": true, ".conf": true, ".env": true, ".xml": true, ".html": true, ".htm": true, ".css": true,
+	".csv": true, ".tsv": true, ".svg": true, ".tmpl": true, ".tpl": true, ".j2": true, ".hbs": true,
+	".mustache": true, ".applescript": true, ".scpt": false, ".graphql": true, ".proto": true, ".diff": true,
+	".patch": true, ".mdx": true, ".vue": true, ".svelte": true,
+}
+
+// IsTextFile reports whether a skill file (a normalized path) is scanned as
+// text.
+func IsTextFile(p string) bool {
+	if p == SkillFile {
+		return true
+	}
+	ext := strings.ToLower(path.Ext(path.Base(p)))
+	if ext == "" {
+		return !strings.HasPrefix(p, "assets/")
+	}
+	return textExts[ext]
+}
+
+// Scan runs the security scan over one text file's content. file is the
+// skill-relative path used in findings.
+func Scan(file string, content []byte) []Finding {
+	var out []Finding
+	add := func(rule string, line int, format string, args ...any) {
+		out = append(out, Finding{Severity: SeverityError, Code: "unsafe_content", Rule: rule, File: file, Line: line,
+			Message: fmt.Sprintf(format, args...)})
+	}
+	content = bytes.TrimPrefix(content, bom)
+	line := 0
+	for len(content) > 0 {
+		line++
+		var l []byte
+		if i := bytes.IndexByte(content, '\n'); i >= 0 {
+			l, content = content[:i], content[i+1:]
+		} else {
+			l, content = content, nil
+		}
+		if bytes.IndexByte(l, 0) >= 0 {
+			add(RuleBinary, line, "NUL byte in a text file")
+			continue // the rest of a binary line is noise
+		}
+		if !utf8.Valid(l) {
+			add(RuleBinary, line, "invalid UTF-8 in a text file")
+			continue
+		}
+		s := string(l)
+		if r, ok := hiddenRune(s); ok {
+			add(RuleHiddenUnicode, line, "hidden character U+%04X (bidi control or zero-width) can make text read differently than it runs", r)
+		}
+		for _, sh := range secretShapes {
+			for _, m := range sh.re.FindAllString(s, -1) {
+				if !isPlaceholder(m) {
+					add(RuleSecretLiteral, line, "literal %s (%s…); keep secrets out of skills and read them from the environment", sh.name, redact(m))
+					break
+				}
+			}
+		}
+		if privateKeyRe.MatchString(s) {
+			add(RulePrivateKey, line, "private key block; never ship keys in a skill")
+		}
+		for _, re := range pipeRes {
+			if re.MatchString(s) {
+				add(RulePipeToShell, line, "downloaded code is piped into a shell; download, verify and then run it, or use a package manager")
+				break
+			}
+		}
+		for _, re := range exfilRes {
+			if re.MatchString(s) {
+				add(RuleExfiltration, line, "environment or key files are sent over the network")
+				break
+			}
+		}
+		if t, ok := destructiveRm(s); ok {
+			add(RuleDestructive, line, "recursive delete of %s", t)
+		}
+		if m, ok := worldWritable(s); ok {
+			add(RuleWorldWritable, line, "chmod %s makes files writable by every user", m)
+		}
+	}
+	return out
+}
+
+// hiddenRune finds a bidi control or zero-width character. A zero-width
+// joiner/non-joiner between two non-ASCII characters is allowed: it is how
+// emoji sequences and several scripts (Persian, Indic) are written.
+func hiddenRune(s string) (rune, bool) {
+	var prev rune
+	for i, r := range s {
+		if isHiddenFormat(r) {
+			if r == 0x200c || r == 0x200d {
+				next, _ := utf8.DecodeRuneInString(s[i+utf8.RuneLen(r):])
+				if prev >= 0x80 && next >= 0x80 && !isHiddenFormat(prev) && !isHiddenFormat(next) {
+					prev = r
+					continue
+				}
+			}
+			return r, true
+		}
+		prev = r
+	}
+	return 0, false
+}
+
+// isPlaceholder skips documented example keys: digits-free matches, the
+// word EXAMPLE, or long runs of one character (sk-xxxxxxxx…).
+func isPlaceholder(m string) bool {
+	if !strings.ContainsAny(m, "0123456789") {
+		return true
+	}
+	u := strings.ToUpper(m)
+	if strings.Contains(u, "EXAMPLE") || strings.Contains(u, "PLACEHOLDER") || strings.Contains(u, "YOUR") {
+		return true
+	}
+	run, last := 0, rune(0)
+	for _, r := range m {
+		if r == last {
+			run++
+			if run >= 8 {
+				return true
+			}
+		} else {
+			run, last = 1, r
+		}
+	}
+	return false
+}
+
+func redact(m string) string {
+	if len(m) > 8 {
+		return m[:8]
+	}
+	return m
+}
+
+func unquote(t string) string {
+	return strings.Trim(t, `"'`)
+}
+
+// destructiveRm finds `rm` with a recursive flag and a target that is /,
+// a home folder or a top-level system folder.
+func destructiveRm(s string) (string, bool) {
+	for _, m := range rmRe.FindAllStringSubmatch(s, -1) {
+		recursive := false
+		var targets []string
+		for _, tok := range strings.Fields(m[1]) {
+			if tok == ";" || tok == "&&" || tok == "||" || tok == "|" || strings.HasPrefix(tok, "#") {
+				break
+			}
+			tok = strings.TrimRight(tok, ";&|)`")
+			switch {
+			case tok == "--recursive":
+				recursive = true
+			case strings.HasPrefix(tok, "--"):
+			case strings.HasPrefix(tok, "-") && len(tok) > 1:
+				if strings.ContainsAny(tok[1:], "rR") {
+					recursive = true
+				}
+			default:
+				targets = append(targets, unquote(tok))
+			}
+		}
+		if !recursive {
+			continue
+		}
+		for _, t := range targets {
+			if dangerousTargets[t] {
+				return t, true
+			}
+		}
+	}
+	return "", false
+}
+
+// worldWritable finds chmod with a numeric mode granting write to others
+// (last digit 2, 3, 6 or 7) or a symbolic mode adding w for o or a.
+func worldWritable(s string) (string, bool) {
+	for _, m := range chmodRe.FindAllStringSubmatch(s, -1) {
+		for _, tok := range strings.Fields(m[1]) {
+			if strings.HasPrefix(tok, "-") && !isSymbolicMode(tok) {
+				continue // -R, --recursive, ...
+			}
+			tok = unquote(strings.TrimRight(tok, ";&|)`"))
+			if isNumericMode(tok) {
+				if d := tok[len(tok)-1]; d == '2' || d == '3' || d == '6' || d == '7' {
+					return tok, true
+				}
+				break
+			}
+			if isSymbolicMode(tok) {
+				for _, clause := range strings.Split(tok, ",") {
+					i := strings.IndexAny(clause, "+=")
+					if i < 0 {
+						continue
+					}
+					who, perms := clause[:i], clause[i+1:]
+					if strings.ContainsAny(who, "oa") && strings.Contains(perms, "w") {
+						return tok, true
+					}
+				}
+				break
+			}
+			break // first operand is the mode; anything else is not ours
+		}
+	}
+	return "", false
+}
+
+func isNumericMode(t string) bool {
+	if len(t) < 3 || len(t) > 4 {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		if t[i] < '0' || t[i] > '7' {
+			return false
+		}
+	}
+	return true
+}
+
+var symbolicModeRe = regexp.MustCompile(`^[ugoa]*[-+=][rwxXst]*(?:,[ugoa]*[-+=][rwxXst]*)*$`)
+
+func isSymbolicMode(t string) bool { return symbolicModeRe.MatchString(t) }
