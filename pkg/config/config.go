@@ -71,7 +71,9 @@ func invalid(path string, data []byte, err error) error {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		off = se.Offset
+		// Offset counts the bytes read, including the offending one; report
+		// the offending byte itself (0-based).
+		off = max(se.Offset-1, 0)
 	case errors.As(err, &te):
 		off = te.Offset
 	}

@@ -112,5 +112,10 @@ func pidAlive(pid int) bool {
 		return false
 	}
 	err := syscall.Kill(pid, 0)
-	return err == nil || err == syscall.EPERM
+	if err != nil && err != syscall.EPERM {
+		return false
+	}
+	// A killed process stays visible as a zombie until its parent reaps it;
+	// it owns nothing any more.
+	return !isZombie(pid)
 }

@@ -26,3 +26,14 @@ func ProcessStartTime(pid int) (int64, error) {
 	}
 	return strconv.ParseInt(f[19], 10, 64)
 }
+
+// isZombie reports whether pid has exited but not been reaped.
+func isZombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
+}

@@ -1,0 +1,185 @@
+package testscript
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/rogpeppe/go-internal/lockedfile"
+
+	"github.com/clawkit/clawkit/pkg/owner"
+)
+
+// Helpers for the foundation scripts (owner lock, gateway, store).
+func init() {
+	helperCommands["hold-owner-lock"] = holdOwnerLock
+	helperCommands["fake-gateway"] = fakeGateway
+	helperCommands["gateway-call"] = gatewayCall
+	helperCommands["set-schema-version"] = setSchemaVersion
+	helperCommands["kill9-gateway"] = kill9Gateway
+}
+
+func die(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
+	os.Exit(1)
+}
+
+// hold-owner-lock HOME DURATION: take the owner lock like a wedged clawkit
+// would, write our pid into it, say "locked" and hold it.
+func holdOwnerLock() {
+	if len(os.Args) != 3 {
+		die("usage: hold-owner-lock HOME DURATION")
+	}
+	d, err := time.ParseDuration(os.Args[2])
+	if err != nil {
+		die("%v", err)
+	}
+	os.MkdirAll(os.Args[1], 0o700)
+	f, err := lockedfile.OpenFile(filepath.Join(os.Args[1], "owner.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		die("%v", err)
+	}
+	f.Truncate(0)
+	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	os.WriteFile(filepath.Join(os.Args[1], "holder.pid"), []byte(strconv.Itoa(os.Getpid())), 0o600)
+	fmt.Println("locked")
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	select {
+	case <-time.After(d):
+	case <-sig:
+	}
+	f.Close()
+}
+
+// fake-gateway HOME MODE: a process that advertises itself as the gateway of
+// HOME but misbehaves. MODE:
+//
+//	call-garbage   status answers correctly, /v1/call answers garbage
+//	call-hangup    status answers correctly, /v1/call closes the connection
+//	status-garbage status answers garbage (and the fake holds the lock)
+func fakeGateway() {
+	if len(os.Args) != 3 {
+		die("usage: fake-gateway HOME MODE")
+	}
+	h := owner.Home{Dir: os.Args[1]}
+	mode := os.Args[2]
+	os.MkdirAll(h.Dir, 0o700)
+	if mode == "status-garbage" {
+		f, err := lockedfile.OpenFile(h.Lock(), os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			die("%v", err)
+		}
+		defer f.Close()
+		f.Truncate(0)
+		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	sock := h.Socket()
+	os.Remove(sock)
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		die("%v", err)
+	}
+	const id = "00000000-fake-gateway"
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/status", func(w http.ResponseWriter, r *http.Request) {
+		if mode == "status-garbage" {
+			w.Write([]byte("\x00\x01 not json"))
+			return
+		}
+		json.NewEncoder(w).Encode(owner.Status{OwnerID: id, PID: os.Getpid(), Socket: sock})
+	})
+	mux.HandleFunc("POST /v1/call", func(w http.ResponseWriter, r *http.Request) {
+		if mode == "call-hangup" {
+			hj := w.(http.Hijacker)
+			c, _, _ := hj.Hijack()
+			c.Close()
+			return
+		}
+		w.Write([]byte("<html>garbage"))
+	})
+	st, _ := owner.ProcessStartTime(os.Getpid())
+	owner.WriteRecord(h, owner.Record{OwnerID: id, PID: os.Getpid(), StartTime: st, Socket: sock, StartedAt: time.Now()})
+	fmt.Println("serving")
+	srv := &http.Server{Handler: mux}
+	go srv.Serve(ln)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	select {
+	case <-sig:
+	case <-time.After(60 * time.Second):
+	}
+	os.Remove(h.Record())
+	os.Remove(sock)
+}
+
+// gateway-call HOME OWNER_ID METHOD PARAMS: post one raw call to HOME's
+// gateway with the given expected owner and print the raw reply.
+func gatewayCall() {
+	if len(os.Args) != 5 {
+		die("usage: gateway-call HOME OWNER_ID METHOD PARAMS")
+	}
+	h := owner.Home{Dir: os.Args[1]}
+	rec, err := owner.ReadRecord(h)
+	if err != nil || rec == nil {
+		die("no gateway record")
+	}
+	body, _ := json.Marshal(owner.CallRequest{Method: os.Args[3], Params: json.RawMessage(os.Args[4]), ExpectedOwnerID: os.Args[2], Scopes: []string{"state.read", "state.write"}})
+	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", rec.Socket)
+	}}
+	resp, err := (&http.Client{Transport: tr}).Post("http://gateway/v1/call", "application/json", bytes.NewReader(body))
+	if err != nil {
+		die("%v", err)
+	}
+	defer resp.Body.Close()
+	var buf bytes.Buffer
+	buf.ReadFrom(resp.Body)
+	fmt.Printf("HTTP %d %s", resp.StatusCode, buf.String())
+}
+
+// set-schema-version DB N: pretend a newer (or older) clawkit wrote DB.
+func setSchemaVersion() {
+	if len(os.Args) != 3 {
+		die("usage: set-schema-version DB N")
+	}
+	db, err := sql.Open("sqlite", "file:"+os.Args[1])
+	if err != nil {
+		die("%v", err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`UPDATE meta SET schema_version = ? WHERE id = 1`, os.Args[2]); err != nil {
+		die("%v", err)
+	}
+}
+
+// kill9-gateway HOME: SIGKILL the gateway named by HOME's owner record and
+// wait until it is gone.
+func kill9Gateway() {
+	h := owner.Home{Dir: os.Args[1]}
+	rec, err := owner.ReadRecord(h)
+	if err != nil || rec == nil {
+		die("no gateway record")
+	}
+	if err := syscall.Kill(rec.PID, syscall.SIGKILL); err != nil {
+		die("%v", err)
+	}
+	for i := 0; i < 500; i++ {
+		if !rec.Alive() {
+			fmt.Println("killed", rec.PID)
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	die("pid %d survived SIGKILL", rec.PID)
+}
