@@ -124,6 +124,17 @@ func RunProxy(ctx context.Context, spec ProcessSpec, maxFrame int, stdin io.Read
 		// Asked to stop (SIGINT/SIGTERM): the client is going away.
 	}
 	cr, serr := proc.Stop(downDone)
+	if result == nil {
+		// The server may break the limit while finishing after the
+		// client's EOF; that is still a failed relay.
+		select {
+		case <-downDone:
+			if isFrameErr(downErr) {
+				result = protocolErr("frame_too_large", "the server sent a message over the frame-size limit (%d bytes); the relay was closed", maxFrame)
+			}
+		default:
+		}
+	}
 	rep := &ProxyReport{CleanupResult: cr, Exit: proc.Exit()}
 	if result != nil {
 		return rep, Coded(result)

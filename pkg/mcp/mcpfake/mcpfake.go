@@ -1,8 +1,9 @@
-// Package fake holds test-only MCP servers over stdio: one well-behaved
+// Package mcpfake holds test-only MCP servers over stdio: one well-behaved
 // echo server and a set of hostile ones, each a mode of Run. The pkg/mcp
 // tests run them by re-executing their own test binary; testscript
-// registers Main as the "mcpfake" helper command.
-package fake
+// registers Main as the "mcpfake" helper command. It is test support only:
+// nothing in the clawkit binary imports it.
+package mcpfake
 
 import (
 	"bufio"
@@ -25,7 +26,7 @@ var Modes = map[string]string{
 	"echo":             "well-behaved server: tools echo, add, slow, fail, timeout-coded, crash, notify, env; answers ping",
 	"wrong-version":    "answers initialize with protocol version 1999-01-01",
 	"garbage":          "answers every request after the handshake with a line that is not JSON",
-	"oversized":        "answers tools/call with a line of ARG bytes (default 2 MiB)",
+	"oversized":        "answers tools/call with a line of exactly ARG bytes before its LF (default 2 MiB)",
 	"split-utf8":       "answers tools/call one byte per write, with multi-byte UTF-8 text",
 	"float-id":         "answers tools/call with id 1.5",
 	"string-id":        "answers tools/call with a string id",
@@ -228,8 +229,11 @@ func (s *server) hostile(m msg) bool {
 		if s.arg != "" {
 			n, _ = strconv.Atoi(s.arg)
 		}
-		pad := strings.Repeat("x", max(n-60, 0))
-		s.sendRaw(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"pad":"%s"}}`, m.ID, pad))
+		// Exactly n bytes before the LF (when n is large enough).
+		head := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"pad":"`, m.ID)
+		const tail = `"}}`
+		pad := strings.Repeat("x", max(n-len(head)-len(tail), 0))
+		s.sendRaw(head + pad + tail)
 	case "split-utf8":
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": text("héllo wörld ✓ 🦀 日本語")})
 		b = append(b, '\n')
