@@ -1,4 +1,174 @@
 package cli
 
-// CrabboxCmd is the command group; its subcommands are added by the issue that owns it.
-type CrabboxCmd struct{}
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/clawkit/clawkit/pkg/crabbox"
+	"github.com/clawkit/clawkit/pkg/errs"
+)
+
+// CrabboxCmd is `clawkit crabbox …` (DESIGN §8). Stateless: no home, no
+// owner lock.
+type CrabboxCmd struct {
+	Setup   CrabboxSetupCmd   `cmd:"" help:"Print the credential-free install command for a manifest (--run executes it)."`
+	Install CrabboxInstallCmd `cmd:"" help:"Check and install the node bootstrap and worker archive; print one receipt line."`
+	Verify  CrabboxVerifyCmd  `cmd:"" help:"Verify a retained runtime cache without changing anything; print the receipt line."`
+	Receipt CrabboxReceiptCmd `cmd:"" help:"Read an install/verify output and validate its one receipt line."`
+}
+
+type crabboxTarget struct {
+	Manifest   string `help:"manifest.json of an export (the archives beside it)." required:"" placeholder:"FILE" type:"path"`
+	TargetHome string `help:"Home of the runtime user (default: $HOME); the runtime goes below .openclaw-worker/node-runtimes/." placeholder:"DIR"`
+}
+
+func (t *crabboxTarget) home(env *Env) string {
+	if t.TargetHome != "" {
+		return t.TargetHome
+	}
+	return env.Getenv("HOME")
+}
+
+// crabboxPins are the expectations `crabbox setup` spells out.
+type crabboxPins struct {
+	ExpectManifestSHA256 string `name:"expect-manifest-sha256" help:"Refuse unless manifest.json has this SHA-256." placeholder:"HEX"`
+	ExpectBuildID        string `help:"Refuse unless the manifest has this build id." placeholder:"ID"`
+	ExpectPackage        string `help:"Refuse unless the manifest is for this package (name@version)." placeholder:"NAME@VERSION"`
+	ExpectNodeSHA256     string `name:"expect-node-sha256" help:"Refuse unless the node bootstrap is recorded with this SHA-256." placeholder:"HEX"`
+	ExpectNodeBytes      int64  `help:"Refuse unless the node bootstrap is recorded with this size." placeholder:"N"`
+	ExpectWorkerSHA256   string `name:"expect-worker-sha256" help:"Refuse unless the worker bundle is recorded with this SHA-256." placeholder:"HEX"`
+	ExpectWorkerBytes    int64  `help:"Refuse unless the worker bundle is recorded with this size." placeholder:"N"`
+	ExpectBundleHash     string `help:"Refuse unless the worker bundle hash is this." placeholder:"HEX"`
+	ExpectWorkerPath     string `help:"Refuse unless the worker archive's package-relative path is this." placeholder:"worker-artifacts/SHA.tgz"`
+}
+
+func (p *crabboxPins) expect() crabbox.Expect {
+	return crabbox.Expect{
+		ManifestSHA256: p.ExpectManifestSHA256, BuildID: p.ExpectBuildID, Package: p.ExpectPackage,
+		NodeSHA256: p.ExpectNodeSHA256, NodeBytes: p.ExpectNodeBytes,
+		WorkerSHA256: p.ExpectWorkerSHA256, WorkerBytes: p.ExpectWorkerBytes,
+		BundleHash: p.ExpectBundleHash, WorkerPath: p.ExpectWorkerPath,
+	}
+}
+
+// cliVersion is what installs record and verify compares.
+func cliVersion() string { return versionString() }
+
+// printReceipt prints the one receipt line (or, with --json, the receipt
+// as one JSON document).
+func printReceipt(out *Output, rc *crabbox.Receipt) error {
+	return out.Result(rc, func(w io.Writer) { fmt.Fprintln(w, rc.Line()) })
+}
+
+// CrabboxSetupCmd is `crabbox setup`.
+type CrabboxSetupCmd struct {
+	Manifest   string `help:"manifest.json of an export (the archives beside it)." required:"" placeholder:"FILE" type:"path"`
+	TargetHome string `help:"Home of the runtime user to put in the command (default: the installing user's $HOME)." placeholder:"DIR"`
+	Execute    bool   `name:"run" help:"Execute the install command now, in this process."`
+}
+
+func (c *CrabboxSetupCmd) Run(env *Env, out *Output) error {
+	s, err := crabbox.SetupCommand(c.Manifest, c.TargetHome)
+	if err != nil {
+		return err
+	}
+	if !c.Execute {
+		return out.Result(s, func(w io.Writer) { fmt.Fprintln(w, s.Command) })
+	}
+	out.Warnf("crabbox: running: %s", s.Command)
+	req := s.Request
+	if req.TargetHome == "" {
+		req.TargetHome = env.Getenv("HOME")
+	}
+	req.CLIVersion, req.Log, req.Progress = cliVersion(), out.Stderr, out.ProgressWriter()
+	rc, err := crabbox.Install(req)
+	if err != nil {
+		return err
+	}
+	return printReceipt(out, rc)
+}
+
+// CrabboxInstallCmd is `crabbox install`.
+type CrabboxInstallCmd struct {
+	crabboxTarget
+	crabboxPins
+	Deep bool `help:"Re-hash every file of an existing install before keeping it."`
+}
+
+func (c *CrabboxInstallCmd) Run(env *Env, out *Output) error {
+	rc, err := crabbox.Install(crabbox.InstallRequest{
+		ManifestPath: c.Manifest, TargetHome: c.home(env), Expect: c.expect(),
+		CLIVersion: cliVersion(), Deep: c.Deep, Log: out.Stderr, Progress: out.ProgressWriter(), Now: env.Now,
+	})
+	if err != nil {
+		return err
+	}
+	if rc.Status == crabbox.StatusExistingVerified {
+		out.Warnf("crabbox: %s@%s already installed and verified at %s", rc.PackageName, rc.PackageVersion, rc.RuntimeDir)
+	} else {
+		out.Warnf("crabbox: installed %s@%s at %s", rc.PackageName, rc.PackageVersion, rc.RuntimeDir)
+	}
+	return printReceipt(out, rc)
+}
+
+// CrabboxVerifyCmd is `crabbox verify`.
+type CrabboxVerifyCmd struct {
+	crabboxTarget
+	crabboxPins
+	Deep bool `help:"Also re-hash every installed file against the install index."`
+}
+
+func (c *CrabboxVerifyCmd) Run(env *Env, out *Output) error {
+	res, err := crabbox.Verify(crabbox.VerifyRequest{
+		ManifestPath: c.Manifest, TargetHome: c.home(env), Expect: c.expect(),
+		CLIVersion: cliVersion(), Deep: c.Deep,
+	})
+	if err != nil {
+		return err
+	}
+	if len(res.Problems) > 0 {
+		// One line per problem, like `go mod verify`, on stderr; the
+		// error (and its exit code 1) follows.
+		for _, p := range res.Problems {
+			fmt.Fprintln(out.Stderr, p)
+		}
+		return crabbox.VerifyFailed(res)
+	}
+	return printReceipt(out, res.Receipt)
+}
+
+// CrabboxReceiptCmd is `crabbox receipt`.
+type CrabboxReceiptCmd struct {
+	Manifest   string `help:"manifest.json the receipt must match." required:"" placeholder:"FILE" type:"path"`
+	From       string `help:"Read the command output from FILE instead of stdin." placeholder:"FILE" type:"path"`
+	TargetHome string `help:"Also require the runtime to be installed below this home." placeholder:"DIR"`
+}
+
+func (c *CrabboxReceiptCmd) Run(env *Env, out *Output) error {
+	in, err := crabbox.LoadInputs(c.Manifest, crabbox.Expect{})
+	if err != nil {
+		return err
+	}
+	var r io.Reader = env.Stdin
+	if c.From != "" {
+		f, err := os.Open(c.From)
+		if err != nil {
+			return errs.Usage("receipt_unreadable", "cannot open %s: %v", c.From, err).WithHint("pass the file holding the install or verify output")
+		}
+		defer f.Close()
+		r = f
+	}
+	rc, err := crabbox.ReadReceipt(r)
+	if err != nil {
+		return err
+	}
+	if err := crabbox.ValidateReceipt(rc, in.Manifest, in.ManifestSHA256, c.TargetHome); err != nil {
+		return err
+	}
+	return out.Result(rc, func(w io.Writer) {
+		fmt.Fprintf(w, "receipt ok: %s %s@%s build %s at %s\n", rc.Status, rc.PackageName, rc.PackageVersion, rc.BuildID, rc.RuntimeDir)
+		fmt.Fprintln(w, strings.TrimSpace("(evidence of a completed check, not a reason to skip the next verification)"))
+	})
+}

@@ -1,0 +1,191 @@
+// Package crabbox installs the offline worker runtime that `clawkit
+// runtime-artifacts export` produced, verifies a retained runtime cache, and
+// reads the one-line install receipt (DESIGN §8).
+//
+// Layout on the target (the runtime user's home, or --target-home):
+//
+//	<home>/.openclaw-worker/node-runtimes/
+//	  .<node sha256>.lock                      lockedfile mutex serialising installs
+//	  .<node sha256>.staging-<random>/         an install in progress (removed on failure)
+//	  <node sha256>/                           the installed runtime (renamed into place)
+//	    .clawkit-runtime.json                  install record: identity, CLI version, index digest
+//	    .clawkit-runtime-index.json            every extracted entry with size and SHA-256 (--deep)
+//	    node_modules/openclaw/...              the package (manifest nodeBootstrap.packagePath)
+//	    node_modules/openclaw/worker-artifacts/<worker sha256>.tgz
+//	    node_modules/<hoisted deps>/...
+//
+// The package is stateless: it never takes the clawkit state-owner lock and
+// never touches the clawkit home.
+package crabbox
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"strings"
+
+	"github.com/clawkit/clawkit/pkg/artifacts"
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
+)
+
+const (
+	// RuntimesDir is the runtime cache below the target home.
+	RuntimesDir = ".openclaw-worker/node-runtimes"
+	// RecordName and IndexName live at the top of an installed runtime.
+	RecordName = ".clawkit-runtime.json"
+	IndexName  = ".clawkit-runtime-index.json"
+	// RecordSchema identifies the install record format.
+	RecordSchema = "clawkit.crabbox.runtime.v1"
+	// IndexSchema identifies the install index format.
+	IndexSchema = "clawkit.crabbox.index.v1"
+)
+
+// Expect pins what the caller expects the manifest to say (from `crabbox
+// setup`). Empty / zero fields are not checked.
+type Expect struct {
+	ManifestSHA256 string
+	BuildID        string
+	Package        string // name@version
+	NodeSHA256     string
+	NodeBytes      int64
+	WorkerSHA256   string
+	WorkerBytes    int64
+	BundleHash     string
+	WorkerPath     string // package-relative, worker-artifacts/<sha256>.tgz
+}
+
+// Layout is where an install lives on the target.
+type Layout struct {
+	TargetHome    string
+	RuntimesDir   string
+	RuntimeDir    string
+	PackageDir    string
+	WorkerArchive string
+	// WorkerRel is WorkerArchive relative to RuntimeDir (slash-separated).
+	WorkerRel string
+}
+
+// LayoutFor computes the install paths of m below targetHome.
+func LayoutFor(targetHome string, m *artifacts.Manifest) (Layout, error) {
+	home, err := filepath.Abs(targetHome)
+	if err != nil {
+		return Layout{}, errs.Usage("target_home_invalid", "cannot resolve target home %q: %v", targetHome, err)
+	}
+	wp, err := artifacts.WorkerPath(m.WorkerBundle.SHA256)
+	if err != nil {
+		return Layout{}, err
+	}
+	l := Layout{TargetHome: home}
+	l.RuntimesDir = filepath.Join(home, filepath.FromSlash(RuntimesDir))
+	l.RuntimeDir = filepath.Join(l.RuntimesDir, m.NodeBootstrap.SHA256)
+	l.PackageDir = filepath.Join(l.RuntimeDir, filepath.FromSlash(m.NodeBootstrap.PackagePath))
+	l.WorkerRel = m.NodeBootstrap.PackagePath + "/" + wp
+	l.WorkerArchive = filepath.Join(l.RuntimeDir, filepath.FromSlash(l.WorkerRel))
+	return l, nil
+}
+
+// Inputs is a loaded, pinned manifest and where its archives are.
+type Inputs struct {
+	ManifestPath   string
+	Manifest       *artifacts.Manifest
+	ManifestSHA256 string
+	ExportDir      string
+	NodeArchive    string // absolute path of the node bootstrap archive
+	WorkerArchive  string // absolute path of the worker bundle archive
+}
+
+// LoadInputs reads and validates the manifest and checks it against the
+// pins. It does not read the archives.
+func LoadInputs(manifestPath string, pins Expect) (*Inputs, error) {
+	abs, err := filepath.Abs(manifestPath)
+	if err != nil {
+		return nil, errs.Usage("manifest_unreadable", "cannot resolve %q: %v", manifestPath, err)
+	}
+	m, raw, err := artifacts.LoadManifest(abs)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(raw)
+	in := &Inputs{ManifestPath: abs, Manifest: m, ManifestSHA256: hex.EncodeToString(sum[:]), ExportDir: filepath.Dir(abs)}
+	if in.NodeArchive, err = fsx.Join(in.ExportDir, m.NodeBootstrap.Path); err != nil {
+		return nil, errs.Failed("invalid_manifest", "nodeBootstrap.path: %v", err)
+	}
+	if in.WorkerArchive, err = fsx.Join(in.ExportDir, m.WorkerBundle.Path); err != nil {
+		return nil, errs.Failed("invalid_manifest", "workerBundle.path: %v", err)
+	}
+	if err := checkPins(in, pins); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+func checkPins(in *Inputs, p Expect) error {
+	m := in.Manifest
+	var bad []string
+	pin := func(name, want, got string) {
+		if want != "" && want != got {
+			bad = append(bad, fmt.Sprintf("%s is %s, expected %s", name, got, want))
+		}
+	}
+	pinN := func(name string, want, got int64) {
+		if want != 0 && want != got {
+			bad = append(bad, fmt.Sprintf("%s is %d, expected %d", name, got, want))
+		}
+	}
+	pin("manifest sha256", p.ManifestSHA256, in.ManifestSHA256)
+	pin("build id", p.BuildID, m.BuildID)
+	pin("package", p.Package, m.Package.Name+"@"+m.Package.Version)
+	pin("node bootstrap sha256", p.NodeSHA256, m.NodeBootstrap.SHA256)
+	pinN("node bootstrap bytes", p.NodeBytes, m.NodeBootstrap.Bytes)
+	pin("worker bundle sha256", p.WorkerSHA256, m.WorkerBundle.SHA256)
+	pinN("worker bundle bytes", p.WorkerBytes, m.WorkerBundle.Bytes)
+	pin("bundle hash", p.BundleHash, m.WorkerBundle.BundleHash)
+	wp, _ := artifacts.WorkerPath(m.WorkerBundle.SHA256)
+	pin("worker archive path", p.WorkerPath, wp)
+	if len(bad) > 0 {
+		return errs.Failed("manifest_mismatch", "manifest %s does not match the expected install: %s", in.ManifestPath, strings.Join(bad, "; ")).
+			WithHint("the manifest differs from the one 'clawkit crabbox setup' printed the command for; re-run setup against the export you mean to install")
+	}
+	return nil
+}
+
+func integrityErr(format string, args ...any) *errs.Error {
+	return errs.Failed("integrity_verification_failed", "integrity verification failed: "+format, args...).
+		WithHint("the archive differs from what the manifest records; copy the export again (or re-export) and retry; nothing was installed")
+}
+
+// hashFile returns the size and SHA-256 of a regular file opened without
+// following a final symlink.
+func hashFile(path string) (int64, string, error) {
+	f, err := fsx.OpenNoFollow(path)
+	if err != nil {
+		return 0, "", err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, "", err
+	}
+	if !st.Mode().IsRegular() {
+		return 0, "", fmt.Errorf("%s is not a regular file", path)
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return 0, "", err
+	}
+	return n, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func missingArchive(which, path string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return errs.Failed("archive_missing", "%s archive %s is missing", which, path).
+			WithHint("copy the whole export folder (manifest.json with node-bootstrap/ and worker-artifacts/) to this machine")
+	}
+	return errs.Failed("archive_unreadable", "cannot read %s archive %s: %v", which, path, err).Wrap(err)
+}

@@ -1,0 +1,114 @@
+package crabbox
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/clawkit/clawkit/pkg/artifacts"
+)
+
+// Setup is the credential-free install command for a manifest.
+type Setup struct {
+	// Argv is the command, program name first.
+	Argv []string `json:"argv"`
+	// Command is Argv quoted for a POSIX shell.
+	Command string `json:"command"`
+	// Request is the same install as a library call (what --run executes).
+	Request InstallRequest `json:"-"`
+}
+
+// SetupCommand reads the manifest (and checks that both archives are
+// present beside it with the recorded sizes) and returns the install
+// command that pins every expected size, digest, build and manifest
+// identity and the worker archive's package-relative path. It checks
+// nothing remotely, allocates and enrols nothing, and the command carries
+// no credential: the install needs none. The manifest path is made
+// absolute so the command works from any folder; targetHome is included
+// only when given (the install defaults to the runtime user's home).
+func SetupCommand(manifestPath, targetHome string) (*Setup, error) {
+	in, err := LoadInputs(manifestPath, Expect{})
+	if err != nil {
+		return nil, err
+	}
+	m := in.Manifest
+	for _, a := range []struct {
+		which, path string
+		bytes       int64
+	}{{"node bootstrap", in.NodeArchive, m.NodeBootstrap.Bytes}, {"worker bundle", in.WorkerArchive, m.WorkerBundle.Bytes}} {
+		st, err := os.Stat(a.path)
+		if err != nil {
+			return nil, missingArchive(a.which, a.path, err)
+		}
+		if st.Size() != a.bytes {
+			return nil, integrityErr("%s archive %s is %d bytes, the manifest records %d", a.which, a.path, st.Size(), a.bytes)
+		}
+	}
+	wp, _ := artifacts.WorkerPath(m.WorkerBundle.SHA256)
+	pins := Expect{
+		ManifestSHA256: in.ManifestSHA256,
+		BuildID:        m.BuildID,
+		Package:        m.Package.Name + "@" + m.Package.Version,
+		NodeSHA256:     m.NodeBootstrap.SHA256,
+		NodeBytes:      m.NodeBootstrap.Bytes,
+		WorkerSHA256:   m.WorkerBundle.SHA256,
+		WorkerBytes:    m.WorkerBundle.Bytes,
+		BundleHash:     m.WorkerBundle.BundleHash,
+		WorkerPath:     wp,
+	}
+	argv := []string{"clawkit", "crabbox", "install", "--manifest", in.ManifestPath}
+	if targetHome != "" {
+		abs, err := filepath.Abs(targetHome)
+		if err != nil {
+			return nil, err
+		}
+		targetHome = abs
+		argv = append(argv, "--target-home", targetHome)
+	}
+	argv = append(argv, PinFlags(pins)...)
+	return &Setup{
+		Argv:    argv,
+		Command: ShellQuote(argv),
+		Request: InstallRequest{ManifestPath: in.ManifestPath, TargetHome: targetHome, Expect: pins},
+	}, nil
+}
+
+// PinFlags renders pins as install flags (the names pkg/cli declares).
+func PinFlags(p Expect) []string {
+	var a []string
+	add := func(flag, v string) {
+		if v != "" {
+			a = append(a, "--"+flag, v)
+		}
+	}
+	add("expect-manifest-sha256", p.ManifestSHA256)
+	add("expect-build-id", p.BuildID)
+	add("expect-package", p.Package)
+	add("expect-node-sha256", p.NodeSHA256)
+	if p.NodeBytes != 0 {
+		add("expect-node-bytes", strconv.FormatInt(p.NodeBytes, 10))
+	}
+	add("expect-worker-sha256", p.WorkerSHA256)
+	if p.WorkerBytes != 0 {
+		add("expect-worker-bytes", strconv.FormatInt(p.WorkerBytes, 10))
+	}
+	add("expect-bundle-hash", p.BundleHash)
+	add("expect-worker-path", p.WorkerPath)
+	return a
+}
+
+// ShellQuote quotes argv for a POSIX shell: words made only of safe
+// characters stay bare, everything else is single-quoted.
+func ShellQuote(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=@:+,%") == "" {
+			q[i] = a
+			continue
+		}
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
+

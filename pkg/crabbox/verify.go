@@ -1,0 +1,263 @@
+package crabbox
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
+)
+
+func newSHA() interface {
+	io.Writer
+	Sum([]byte) []byte
+} {
+	return sha256.New()
+}
+
+// VerifyRequest is what `clawkit crabbox verify` asks for.
+type VerifyRequest struct {
+	ManifestPath string
+	TargetHome   string
+	Expect       Expect
+	CLIVersion   string
+	Deep         bool
+}
+
+// VerifyResult carries the problems found (one line each) and, when there
+// are none, the receipt.
+type VerifyResult struct {
+	Problems []string
+	Receipt  *Receipt
+	Layout   Layout
+}
+
+// Verify checks a retained runtime cache against a manifest without
+// creating, changing or removing anything: it opens files read-only, takes
+// no lock and does not create the cache folder. Checked: the install record
+// (package, build, manifest digest, archive digests, bundle hash, CLI
+// version), the package's package.json identity, and the retained worker
+// archive's size and SHA-256; with Deep also every installed file against
+// the install index (and no unexpected files). The manifest's archives need
+// not be present.
+func Verify(req VerifyRequest) (*VerifyResult, error) {
+	in, err := LoadInputs(req.ManifestPath, req.Expect)
+	if err != nil {
+		return nil, err
+	}
+	if req.TargetHome == "" {
+		return nil, errs.Usage("target_home_missing", "no target home: HOME is not set").WithHint("pass --target-home DIR")
+	}
+	l, err := LayoutFor(req.TargetHome, in.Manifest)
+	if err != nil {
+		return nil, err
+	}
+	res := &VerifyResult{Layout: l, Problems: verifyInstalled(in, l, req.CLIVersion, req.Deep)}
+	if len(res.Problems) == 0 {
+		res.Receipt = NewReceipt(StatusExistingVerified, in, l, req.CLIVersion)
+	}
+	return res, nil
+}
+
+// VerifyFailed is the error for a result with problems.
+func VerifyFailed(res *VerifyResult) error {
+	return errs.Failed("runtime_cache_invalid", "runtime cache %s failed verification (%d problem(s))", res.Layout.RuntimeDir, len(res.Problems)).
+		WithHint("run 'clawkit crabbox install' with the same manifest to replace it")
+}
+
+func verifyInstalled(in *Inputs, l Layout, cliVersion string, deep bool) []string {
+	m := in.Manifest
+	var probs []string
+	add := func(path, format string, args ...any) {
+		probs = append(probs, path+": "+fmt.Sprintf(format, args...))
+	}
+	st, err := os.Lstat(l.RuntimeDir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			add(l.RuntimeDir, "runtime is not installed")
+		} else {
+			add(l.RuntimeDir, "cannot inspect: %v", err)
+		}
+		return probs
+	}
+	if !st.IsDir() {
+		add(l.RuntimeDir, "is not a folder")
+		return probs
+	}
+	rec, err := readRecord(l.RuntimeDir)
+	recPath := filepath.Join(l.RuntimeDir, RecordName)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			add(recPath, "install record is missing (interrupted or foreign install)")
+		} else {
+			add(recPath, "%v", err)
+		}
+	} else {
+		for _, b := range rec.matches(m, in.ManifestSHA256) {
+			add(recPath, "%s", b)
+		}
+		if rec.CLIVersion != cliVersion {
+			add(recPath, "installed by CLI version %q, this is %q", rec.CLIVersion, cliVersion)
+		}
+		if rec.WorkerBundle.Path != l.WorkerRel {
+			add(recPath, "worker archive path is %q, expected %q", rec.WorkerBundle.Path, l.WorkerRel)
+		}
+	}
+	if err := checkPackageJSON(l.PackageDir, m); err != nil {
+		add(filepath.Join(l.PackageDir, "package.json"), "%s", strings.TrimPrefix(err.Error(), "integrity verification failed: "))
+	}
+	n, sum, err := hashFile(l.WorkerArchive)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		add(l.WorkerArchive, "retained worker archive is missing")
+	case err != nil:
+		add(l.WorkerArchive, "cannot read the retained worker archive: %v", err)
+	case n != m.WorkerBundle.Bytes:
+		add(l.WorkerArchive, "retained worker archive is %d bytes, the manifest records %d", n, m.WorkerBundle.Bytes)
+	case sum != m.WorkerBundle.SHA256:
+		add(l.WorkerArchive, "retained worker archive has SHA-256 %s, the manifest records %s", sum, m.WorkerBundle.SHA256)
+	}
+	if deep && rec != nil {
+		probs = append(probs, verifyDeep(l, rec)...)
+	}
+	return probs
+}
+
+// verifyDeep re-hashes every file of the install index (in parallel) and
+// reports missing, changed and unexpected entries.
+func verifyDeep(l Layout, rec *Record) []string {
+	idxPath := filepath.Join(l.RuntimeDir, IndexName)
+	var probs []string
+	b, err := readSmall(idxPath, maxIndexBytes)
+	if err != nil {
+		return []string{idxPath + ": " + err.Error()}
+	}
+	if got := sha256Hex(b); got != rec.Index.SHA256 {
+		return []string{fmt.Sprintf("%s: install index has SHA-256 %s, the install record says %s", idxPath, got, rec.Index.SHA256)}
+	}
+	var idx Index
+	if err := strictJSON(b, &idx); err != nil || idx.Schema != IndexSchema {
+		return []string{fmt.Sprintf("%s: install index is not valid: %v", idxPath, err)}
+	}
+	known := make(map[string]bool, len(idx.Entries)+2)
+	known[RecordName], known[IndexName] = true, true
+	type job struct {
+		abs string
+		e   IndexEntry
+	}
+	jobs := make(chan job, 256)
+	var mu sync.Mutex
+	report := func(p, format string, args ...any) {
+		mu.Lock()
+		probs = append(probs, p+": "+fmt.Sprintf(format, args...))
+		mu.Unlock()
+	}
+	var wg sync.WaitGroup
+	for range max(runtime.GOMAXPROCS(0), 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 256<<10)
+			for j := range jobs {
+				n, sum, err := hashFileBuf(j.abs, buf)
+				switch {
+				case errors.Is(err, fs.ErrNotExist):
+					report(j.abs, "missing")
+				case err != nil:
+					report(j.abs, "%v", err)
+				case n != j.e.Size || sum != j.e.SHA256:
+					report(j.abs, "content has been modified (%d bytes, SHA-256 %s; installed %d bytes, %s)", n, sum, j.e.Size, j.e.SHA256)
+				}
+			}
+		}()
+	}
+	var byPath map[string]IndexEntry
+	for _, e := range idx.Entries {
+		if fsx.CheckRel(e.Path) != nil {
+			report(idxPath, "invalid path %q in the install index", e.Path)
+			continue
+		}
+		known[e.Path] = true
+		abs := filepath.Join(l.RuntimeDir, filepath.FromSlash(e.Path))
+		switch e.Type {
+		case "file", "hardlink":
+			fe := e
+			if e.Type == "hardlink" {
+				// Same content as its target; check it is still a
+				// regular file holding that content.
+				if byPath == nil {
+					byPath = make(map[string]IndexEntry, len(idx.Entries))
+					for _, x := range idx.Entries {
+						byPath[x.Path] = x
+					}
+				}
+				var ok bool
+				if fe, ok = byPath[e.Link]; !ok || fe.Type != "file" {
+					report(abs, "hard link target %q is not in the install index", e.Link)
+					continue
+				}
+			}
+			jobs <- job{abs, fe}
+		case "dir":
+			if st, err := os.Lstat(abs); err != nil || !st.IsDir() {
+				report(abs, "folder is missing or replaced")
+			}
+		case "symlink":
+			if t, err := os.Readlink(abs); err != nil || t != e.Link {
+				report(abs, "symlink is missing or points elsewhere (want %q)", e.Link)
+			}
+		default:
+			report(idxPath, "unknown entry type %q for %q", e.Type, e.Path)
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	// Unexpected additions: any non-folder not in the index.
+	filepath.WalkDir(l.RuntimeDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			report(p, "%v", err)
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(l.RuntimeDir, p)
+		if !known[filepath.ToSlash(rel)] {
+			report(p, "unexpected file (not part of the install)")
+		}
+		return nil
+	})
+	sort.Strings(probs)
+	return probs
+}
+
+func hashFileBuf(path string, buf []byte) (int64, string, error) {
+	f, err := fsx.OpenNoFollow(path)
+	if err != nil {
+		return 0, "", err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, "", err
+	}
+	if !st.Mode().IsRegular() {
+		return 0, "", fmt.Errorf("is not a regular file")
+	}
+	h := sha256.New()
+	n, err := io.CopyBuffer(h, f, buf)
+	if err != nil {
+		return 0, "", err
+	}
+	return n, hex.EncodeToString(h.Sum(nil)), nil
+}
