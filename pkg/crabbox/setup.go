@@ -111,4 +111,3 @@ func ShellQuote(argv []string) string {
 	}
 	return strings.Join(q, " ")
 }
-
