@@ -457,9 +457,9 @@ func (s *archiveSink) abandon() {
 	}
 }
 
-// archive runs body with a tar writer over pgzip over sink and publishes
+// writeArchive runs body with a tar writer over pgzip over sink and publishes
 // the result.
-func archive(root *os.Root, dir string, wrap func(string, io.Writer) io.Writer, body func(t *tarWriter) error) (Archive, error) {
+func writeArchive(root *os.Root, dir string, wrap func(string, io.Writer) io.Writer, body func(t *tarWriter) error) (Archive, error) {
 	sink, err := newArchiveSink(root, dir, wrap)
 	if err != nil {
 		return Archive{}, err
@@ -523,7 +523,7 @@ func normMode(m fs.FileMode) uint32 {
 }
 
 func writeNodeBootstrap(ctx context.Context, root *os.Root, files []plannedFile, prog *progress, wrap func(string, io.Writer) io.Writer) (Archive, error) {
-	return archive(root, NodeBootstrapDir, wrap, func(t *tarWriter) error {
+	return writeArchive(root, NodeBootstrapDir, wrap, func(t *tarWriter) error {
 		for _, pf := range files {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -552,7 +552,7 @@ func writeNodeBootstrap(ctx context.Context, root *os.Root, files []plannedFile,
 func writeWorkerBundle(ctx context.Context, root *os.Root, pkgRoot string, prog *progress, wrap func(string, io.Writer) io.Writer) (WorkerBundle, error) {
 	var entries []WorkerEntry
 	var hashEntries []BundleEntry
-	arc, err := archive(root, WorkerDir, wrap, func(t *tarWriter) error {
+	arc, err := writeArchive(root, WorkerDir, wrap, func(t *tarWriter) error {
 		for _, name := range WorkerArtifacts {
 			if err := ctx.Err(); err != nil {
 				return err

@@ -1,4 +1,137 @@
 package cli
 
-// RuntimeArtifactsCmd is the command group; its subcommands are added by the issue that owns it.
-type RuntimeArtifactsCmd struct{}
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/clawkit/clawkit/pkg/artifacts"
+	"github.com/clawkit/clawkit/pkg/errs"
+)
+
+// RuntimeArtifactsCmd is `clawkit runtime-artifacts …` (DESIGN §7).
+// Stateless: no home, no owner lock.
+type RuntimeArtifactsCmd struct {
+	Qualify    RAQualifyCmd    `cmd:"" help:"List the bundled plugins of an installation; writes nothing."`
+	Export     RAExportCmd     `cmd:"" help:"Export the node bootstrap, the worker bundle and manifest.json into a new folder."`
+	Inspect    RAInspectCmd    `cmd:"" help:"Re-read an export and verify every size and digest."`
+	WorkerPath RAWorkerPathCmd `cmd:"" name:"worker-path" help:"Print worker-artifacts/<sha256>.tgz for a worker archive digest."`
+}
+
+// RAQualifyCmd is `runtime-artifacts qualify`.
+type RAQualifyCmd struct {
+	PackageRoot string `help:"Installed OpenClaw package (e.g. node_modules/openclaw)." required:"" placeholder:"DIR"`
+	Config      string `help:"OpenClaw config (JSON5) to read plugin enablement from; never written." placeholder:"FILE"`
+}
+
+func (c *RAQualifyCmd) Run(out *Output) error {
+	rep, err := artifacts.Qualify(c.PackageRoot, c.Config)
+	if err != nil {
+		return err
+	}
+	return out.Result(rep, func(w io.Writer) {
+		fmt.Fprintf(w, "%s %s at %s\n", rep.Name, rep.Version, rep.PackageRoot)
+		if rep.BuildID != "" {
+			fmt.Fprintf(w, "build %s\n", rep.BuildID)
+		}
+		fmt.Fprintf(w, "worker artifacts: %d\n", len(rep.Worker))
+		q := 0
+		for _, p := range rep.Plugins {
+			if p.Qualified {
+				q++
+			}
+		}
+		fmt.Fprintf(w, "plugins: %d bundled, %d qualified\n", len(rep.Plugins), q)
+		for _, p := range rep.Plugins {
+			state := "qualified"
+			if !p.Qualified {
+				state = "not qualified: " + p.Reason
+			}
+			if !p.Enabled {
+				state += " (disabled in config)"
+			}
+			entry := ""
+			if len(p.Entries) > 0 {
+				entry = " " + strings.Join(p.Entries, ",")
+			}
+			fmt.Fprintf(w, "  %-24s %s%s\n", p.ID, state, entry)
+		}
+		for _, ig := range rep.Ignored {
+			fmt.Fprintf(w, "ignored external plugin %s %s: %s\n", ig.ID, ig.Path, ig.Reason)
+		}
+	})
+}
+
+// RAExportCmd is `runtime-artifacts export`.
+type RAExportCmd struct {
+	PackageRoot string   `help:"Installed OpenClaw package (e.g. node_modules/openclaw)." required:"" placeholder:"DIR"`
+	Output      string   `help:"New folder to create (its parent must exist; must be outside the package)." required:"" placeholder:"DIR"`
+	BuildID     string   `name:"build-id" help:"Build id for the manifest (default: dist/build-info.json's, else <version>-<bundle hash prefix>)." placeholder:"ID"`
+	Plugin      []string `help:"Plugin to select (repeatable; default: every qualified bundled plugin)." placeholder:"ID"`
+	Platform    string   `help:"Target platform in Node's names (default: this machine's)." placeholder:"NAME"`
+	Arch        string   `help:"Target arch in Node's names (default: this machine's)." placeholder:"NAME"`
+}
+
+func (c *RAExportCmd) Run(ctx context.Context, out *Output) error {
+	producer := ReadBuildInfo().Version
+	producer = strings.Trim(producer, "()")
+	res, err := artifacts.Export(ctx, artifacts.ExportOptions{
+		PackageRoot: c.PackageRoot, Output: c.Output, BuildID: c.BuildID, Plugins: c.Plugin,
+		Platform: c.Platform, Arch: c.Arch, Producer: producer, Progress: out.ProgressWriter(),
+	})
+	if err != nil {
+		return err
+	}
+	m := res.Manifest
+	return out.Result(res, func(w io.Writer) {
+		fmt.Fprintf(w, "exported %s %s (build %s) to %s\n", m.Package.Name, m.Package.Version, m.BuildID, res.Output)
+		fmt.Fprintf(w, "node bootstrap  %s  %d bytes\n", m.NodeBootstrap.Path, m.NodeBootstrap.Bytes)
+		fmt.Fprintf(w, "worker bundle   %s  %d bytes\n", m.WorkerBundle.Path, m.WorkerBundle.Bytes)
+		fmt.Fprintf(w, "bundle hash     %s\n", m.WorkerBundle.BundleHash)
+		fmt.Fprintf(w, "plugins         %d selected\n", len(m.Plugins))
+		fmt.Fprintf(w, "manifest        %s/%s\n", res.Output, artifacts.ManifestName)
+	})
+}
+
+// RAInspectCmd is `runtime-artifacts inspect`.
+type RAInspectCmd struct {
+	Dir string `arg:"" help:"Export folder (holds manifest.json)." placeholder:"DIR"`
+}
+
+func (c *RAInspectCmd) Run(out *Output) error {
+	rep, err := artifacts.Inspect(c.Dir)
+	if err != nil {
+		return err
+	}
+	if !rep.OK {
+		// One line per problem on stdout (like go mod verify); under --json
+		// the problems travel in the error document instead.
+		detail := ""
+		if out.JSON {
+			detail = ": " + strings.Join(rep.Problems, "; ")
+		} else {
+			for _, p := range rep.Problems {
+				fmt.Fprintln(out.Stdout, p)
+			}
+		}
+		return errs.Failed("verification_failed", "export %s failed verification: %d problem(s)%s", c.Dir, len(rep.Problems), detail).
+			WithHint("the export was changed or damaged after it was written; export again")
+	}
+	return out.Result(rep, func(w io.Writer) {
+		fmt.Fprintf(w, "all artifacts verified (%s %s, bundle hash %s)\n", rep.Manifest.Package.Name, rep.Manifest.Package.Version, rep.Manifest.WorkerBundle.BundleHash)
+	})
+}
+
+// RAWorkerPathCmd is `runtime-artifacts worker-path`.
+type RAWorkerPathCmd struct {
+	SHA256 string `arg:"" name:"sha256" help:"SHA-256 of the worker archive (64 lower-case hex digits)."`
+}
+
+func (c *RAWorkerPathCmd) Run(out *Output) error {
+	p, err := artifacts.WorkerPath(c.SHA256)
+	if err != nil {
+		return err
+	}
+	return out.Result(map[string]string{"path": p}, func(w io.Writer) { fmt.Fprintln(w, p) })
+}
