@@ -1,4 +1,260 @@
 package cli
 
-// SkillCmd is the command group; its subcommands are added by the issue that owns it.
-type SkillCmd struct{}
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/skills"
+)
+
+// SkillCmd is `clawkit skill …` (DESIGN §9).
+type SkillCmd struct {
+	Root     SkillRootCmd     `cmd:"" help:"Print the agent's skills folder for a plugin."`
+	List     SkillListCmd     `cmd:"" help:"List skills with their revision."`
+	Read     SkillReadCmd     `cmd:"" help:"Print one file of a skill."`
+	Write    SkillWriteCmd    `cmd:"" help:"Validate and atomically write one file of a skill (content from stdin or --from)."`
+	Remove   SkillRemoveCmd   `cmd:"" help:"Remove one file of a skill (removing SKILL.md removes the skill)."`
+	Validate SkillValidateCmd `cmd:"" help:"Lint a skill folder (--dir, for CI) or an installed skill."`
+	Events   SkillEventsCmd   `cmd:"" help:"Show recorded skill_changed events."`
+}
+
+// skillTarget are the flags naming whose skills a command is about.
+type skillTarget struct {
+	Plugin  string `help:"Plugin id (its openclaw.plugin.json declares agentSkillsDir)." required:"" placeholder:"ID"`
+	Agent   string `help:"Agent id." default:"main" env:"CLAWKIT_AGENT"`
+	Session string `help:"Session key." default:"cli" env:"CLAWKIT_SESSION"`
+}
+
+func (t skillTarget) target() skills.Target {
+	return skills.Target{PluginID: t.Plugin, AgentID: t.Agent, SessionKey: t.Session}
+}
+
+type SkillRootCmd struct{ skillTarget }
+
+func (c *SkillRootCmd) Run(ctx context.Context, env *Env) error {
+	var r skills.RootResult
+	if err := env.Call(ctx, "skill.root", c.target(), &r); err != nil {
+		return err
+	}
+	return env.Out.Result(r, func(w io.Writer) { fmt.Fprintln(w, r.Root) })
+}
+
+type SkillListCmd struct{ skillTarget }
+
+func (c *SkillListCmd) Run(ctx context.Context, env *Env) error {
+	var r skills.ListResult
+	if err := env.Call(ctx, "skill.list", c.target(), &r); err != nil {
+		return err
+	}
+	if r.Skills == nil {
+		r.Skills = []skills.SkillInfo{}
+	}
+	return env.Out.Result(r, func(w io.Writer) {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "SKILL\tFILES\tBYTES\tCONTENT\tTREE")
+		for _, s := range r.Skills {
+			if s.Revision == nil {
+				fmt.Fprintf(tw, "%s\t%d\t%d\t-\t-\t(%s)\n", s.Skill, s.Files, s.Bytes, s.Problem)
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", s.Skill, s.Files, s.Bytes, s.Revision.ContentSHA256, s.Revision.TreeSHA256)
+		}
+		tw.Flush()
+	})
+}
+
+type SkillReadCmd struct {
+	skillTarget
+	Skill    string `arg:"" help:"Skill name (its folder name)."`
+	File     string `arg:"" help:"File inside the skill: SKILL.md or e.g. references/notes.md."`
+	MaxBytes int64  `help:"Refuse files larger than this (default: the file limit)." placeholder:"N"`
+}
+
+func (c *SkillReadCmd) Run(ctx context.Context, env *Env) error {
+	var r skills.ReadResult
+	p := skills.FileParams{Target: c.target(), Skill: c.Skill, File: c.File, MaxBytes: c.MaxBytes}
+	if err := env.Call(ctx, "skill.read", p, &r); err != nil {
+		return err
+	}
+	return env.Out.Result(r, func(w io.Writer) { _, _ = w.Write(r.Bytes()) })
+}
+
+type SkillWriteCmd struct {
+	skillTarget
+	Skill  string `arg:"" help:"Skill name (its folder name)."`
+	File   string `arg:"" help:"File inside the skill: SKILL.md or e.g. references/notes.md."`
+	From   string `help:"Read the content from this file instead of stdin." placeholder:"PATH" type:"path"`
+	Strict bool   `help:"Treat warnings (unknown frontmatter keys) as errors."`
+}
+
+func (c *SkillWriteCmd) Run(ctx context.Context, env *Env) error {
+	rel, err := skills.NormalizeSkillFilePath(c.File)
+	if err != nil {
+		return err
+	}
+	limit := int64(skills.MaxSupportBytes)
+	if rel == skills.SkillFile {
+		limit = skills.MaxSkillMDBytes
+	}
+	var src io.Reader = env.Stdin
+	name := "stdin"
+	if c.From != "" {
+		f, err := os.Open(c.From)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return errs.Usage("not_found", "--from %s: no such file", c.From)
+			}
+			return errs.Failed("read_failed", "cannot read --from %s: %v", c.From, err)
+		}
+		defer f.Close()
+		src, name = f, c.From
+	}
+	if src == nil {
+		return errs.Usage("no_content", "no content: pass --from PATH or pipe the content on stdin")
+	}
+	content, err := io.ReadAll(io.LimitReader(src, limit+1))
+	if err != nil {
+		return errs.Failed("read_failed", "cannot read the content from %s: %v", name, err)
+	}
+	if int64(len(content)) > limit {
+		return errs.Failed("too_large", "the content for %s is larger than its limit of %d bytes", rel, limit).
+			WithHint("SKILL.md holds at most %d bytes and a support file at most %d; move detail into references/", skills.MaxSkillMDBytes, skills.MaxSupportBytes)
+	}
+	p := skills.WriteParams{FileParams: skills.FileParams{Target: c.target(), Skill: c.Skill, File: c.File}, Content: content, Strict: c.Strict}
+	var r skills.CommitResult
+	if err := env.Call(ctx, "skill.write", p, &r); err != nil {
+		return err
+	}
+	return printCommit(env, &r)
+}
+
+type SkillRemoveCmd struct {
+	skillTarget
+	Skill string `arg:"" help:"Skill name (its folder name)."`
+	File  string `arg:"" help:"File inside the skill; SKILL.md removes the whole skill."`
+}
+
+func (c *SkillRemoveCmd) Run(ctx context.Context, env *Env) error {
+	var r skills.CommitResult
+	p := skills.FileParams{Target: c.target(), Skill: c.Skill, File: c.File}
+	if err := env.Call(ctx, "skill.remove", p, &r); err != nil {
+		return err
+	}
+	return printCommit(env, &r)
+}
+
+func short(r *skills.Revision) string {
+	if r == nil {
+		return "none"
+	}
+	return r.TreeSHA256
+}
+
+func printCommit(env *Env, r *skills.CommitResult) error {
+	for _, w := range r.Warnings {
+		env.Out.Warnf("warning: %s", w.String())
+	}
+	for _, h := range r.Hooks {
+		if !h.OK {
+			env.Out.Warnf("warning: skill_changed hook %q failed: %s (the change stands)", h.Argv, h.Error)
+		}
+	}
+	return env.Out.Result(r, func(w io.Writer) {
+		verb := "wrote"
+		if r.Action == "remove" {
+			verb = "removed"
+		}
+		switch {
+		case !r.Changed:
+			fmt.Fprintf(w, "unchanged: %s of skill %s already has this content (no event)\n", r.File, r.Skill)
+		case r.Removed:
+			fmt.Fprintf(w, "%s skill %s\n", verb, r.Skill)
+		default:
+			fmt.Fprintf(w, "%s %s of skill %s\n", verb, r.File, r.Skill)
+		}
+		if r.Changed {
+			fmt.Fprintf(w, "tree: %s -> %s\n", short(r.Before), short(r.After))
+			fmt.Fprintf(w, "event: %s (%s, %d hooks)\n", r.EventID, r.Dispatch, len(r.Hooks))
+		}
+	})
+}
+
+type SkillValidateCmd struct {
+	Dir     string `help:"Validate this skill folder on disk (stateless; the folder name is the skill name)." placeholder:"PATH" type:"path"`
+	Skill   string `arg:"" optional:"" help:"Installed skill to validate (with --plugin)."`
+	Plugin  string `help:"Plugin whose skills folder holds SKILL (when not using --dir)." placeholder:"ID"`
+	Agent   string `help:"Agent id." default:"main" env:"CLAWKIT_AGENT"`
+	Session string `help:"Session key." default:"cli" env:"CLAWKIT_SESSION"`
+	Strict  bool   `help:"Treat warnings (unknown frontmatter keys) as errors."`
+}
+
+func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
+	dir := c.Dir
+	switch {
+	case dir != "" && (c.Skill != "" || c.Plugin != ""):
+		return errs.Usage("usage", "pass either --dir PATH or SKILL --plugin ID, not both")
+	case dir == "":
+		if c.Skill == "" || c.Plugin == "" {
+			return errs.Usage("usage", "nothing to validate").WithHint("pass --dir PATH (a skill folder), or SKILL --plugin ID for an installed skill")
+		}
+		if err := skills.CheckSkillName(c.Skill); err != nil {
+			return err
+		}
+		var r skills.RootResult
+		if err := env.Call(ctx, "skill.root", skills.Target{PluginID: c.Plugin, AgentID: c.Agent, SessionKey: c.Session}, &r); err != nil {
+			return err
+		}
+		dir = filepath.Join(r.Root, c.Skill)
+		if st, err := os.Lstat(dir); err != nil {
+			return errs.Failed("not_found", "agent %s has no skill %q in plugin %s's skills folder", c.Agent, c.Skill, c.Plugin)
+		} else if st.Mode()&fs.ModeSymlink != 0 {
+			return errs.Refused("path_escape", "skill folder %s is a symbolic link; links are refused", dir)
+		}
+	}
+	rep, err := skills.ValidateDir(dir, c.Strict)
+	if err != nil {
+		return err
+	}
+	for _, w := range rep.Warnings {
+		env.Out.Warnf("warning: %s", w.String())
+	}
+	if err := rep.Err(); err != nil {
+		return err
+	}
+	return env.Out.Result(rep, func(w io.Writer) {
+		fmt.Fprintf(w, "ok: skill %s (%d files, %d bytes, %d warnings)\n", rep.Skill, rep.Files, rep.Bytes, len(rep.Warnings))
+	})
+}
+
+type SkillEventsCmd struct {
+	Plugin string `help:"Only this plugin's events." placeholder:"ID"`
+	Agent  string `help:"Agent id." default:"main" env:"CLAWKIT_AGENT"`
+	Skill  string `help:"Only this skill's events."`
+	Limit  int    `help:"Show the newest N events." default:"100"`
+}
+
+func (c *SkillEventsCmd) Run(ctx context.Context, env *Env) error {
+	var out []skills.EventRecord
+	p := skills.EventsParams{Target: skills.Target{PluginID: c.Plugin, AgentID: c.Agent}, Skill: c.Skill, Limit: c.Limit}
+	if err := env.Call(ctx, "skill.events", p, &out); err != nil {
+		return err
+	}
+	if out == nil {
+		out = []skills.EventRecord{}
+	}
+	return env.Out.Result(out, func(w io.Writer) {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "EVENT\tPLUGIN\tSKILL\tACTION\tFILE\tDISPATCH\tAFTER")
+		for _, e := range out {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.EventID, e.Event.PluginID, e.Event.Skill, e.Action, e.File, e.Dispatch, short(e.Event.After))
+		}
+		tw.Flush()
+	})
+}

@@ -7,10 +7,10 @@ import (
 
 func TestSplitFrontmatter(t *testing.T) {
 	cases := []struct {
-		name, in                 string
-		present, terminated      bool
-		yaml, body               string
-		bodyLine                 int
+		name, in            string
+		present, terminated bool
+		yaml, body          string
+		bodyLine            int
 	}{
 		{"none", "# Title\nbody\n", false, false, "", "# Title\nbody\n", 1},
 		{"basic", "---\nname: a\n---\nbody\n", true, true, "name: a\n", "body\n", 4},
@@ -44,18 +44,18 @@ func TestParseFrontmatter(t *testing.T) {
 		t.Fatalf("got %+v", fm)
 	}
 	bad := map[string]string{
-		"unterminated":      "---\nname: a\n",
-		"list root":         "---\n- a\n- b\n---\n",
-		"scalar root":       "---\njust text\n---\n",
-		"duplicate":         "---\nname: a\nname: b\n---\n",
-		"nested duplicate":  "---\nmetadata:\n  k: 1\n  k: 2\n---\n",
-		"dup in list map":   "---\nm:\n  - {a: 1, a: 2}\n---\n",
-		"syntax":            "---\nname: [a\n---\n",
-		"tab indent":        "---\nname: a\n\tdescription: b\n---\n",
-		"complex key":       "---\n? [a, b]\n: 1\n---\n",
-		"merge key":         "---\nbase: &b {x: 1}\nm:\n  <<: *b\n---\n",
-		"second document":   "---\na: 1\n...\nb: 2\n---\n",
-		"invalid utf8":      "---\nname: \xff\n---\n",
+		"unterminated":     "---\nname: a\n",
+		"list root":        "---\n- a\n- b\n---\n",
+		"scalar root":      "---\njust text\n---\n",
+		"duplicate":        "---\nname: a\nname: b\n---\n",
+		"nested duplicate": "---\nmetadata:\n  k: 1\n  k: 2\n---\n",
+		"dup in list map":  "---\nm:\n  - {a: 1, a: 2}\n---\n",
+		"syntax":           "---\nname: [a\n---\n",
+		"tab indent":       "---\nname: a\n\tdescription: b\n---\n",
+		"complex key":      "---\n? [a, b]\n: 1\n---\n",
+		"merge key":        "---\nbase: &b {x: 1}\nm:\n  <<: *b\n---\n",
+		"second document":  "---\na: 1\n...\nb: 2\n---\n",
+		"invalid utf8":     "---\nname: \xff\n---\n",
 	}
 	for name, in := range bad {
 		if _, err := ParseFrontmatter(SplitFrontmatter([]byte(in))); err == nil {

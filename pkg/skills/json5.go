@@ -51,7 +51,9 @@ type JSON5Error struct {
 	Msg       string
 }
 
-func (e *JSON5Error) Error() string { return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Col, e.Msg) }
+func (e *JSON5Error) Error() string {
+	return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Col, e.Msg)
+}
 
 type json5Parser struct {
 	s         string

@@ -10,10 +10,10 @@ import (
 
 func TestParseJSON5(t *testing.T) {
 	good := map[string]any{
-		`{}`:                                 map[string]any{},
-		`{a: 1, 'b': "two", "c": [true, false, null,],}`: map[string]any{"a": 1.0, "b": "two", "c": []any{true, false, nil}},
+		`{}`: map[string]any{},
+		`{a: 1, 'b': "two", "c": [true, false, null,],}`:   map[string]any{"a": 1.0, "b": "two", "c": []any{true, false, nil}},
 		"// comment\n{/* inline */ id: 'x' // trailing\n}": map[string]any{"id": "x"},
-		`[0x1F, .5, 5., +1, -2e3, 1E-2]`:   []any{31.0, 0.5, 5.0, 1.0, -2000.0, 0.01},
+		`[0x1F, .5, 5., +1, -2e3, 1E-2]`:                   []any{31.0, 0.5, 5.0, 1.0, -2000.0, 0.01},
 		`'it\'s \x41\u00e9\n\
 next'`: "it's Aé\nnext",
 		`"\uD83D\uDE00"`:   "😀",

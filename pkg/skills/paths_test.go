@@ -17,32 +17,32 @@ func TestNormalizeSkillFilePath(t *testing.T) {
 		}
 	}
 	bad := map[string]string{
-		"":                       "invalid_path",
-		"../SKILL.md":            "path_escape",
-		"references/../SKILL.md": "path_escape",
-		"references/..":          "path_escape",
-		"/etc/passwd":            "path_escape",
-		"/SKILL.md":              "path_escape",
-		`references\notes.md`:    "invalid_path",
-		`..\..\x`:                "invalid_path",
-		"references/a\x00b":      "invalid_path",
-		"references//a.md":       "invalid_path",
-		"references/a.md/":       "invalid_path",
-		"./SKILL.md":             "invalid_path",
-		"references/./a.md":      "invalid_path",
-		"notes.md":               "invalid_path",
-		"skill.md":               "invalid_path",
-		"SKILL.md/x":             "invalid_path",
-		"references":             "invalid_path",
-		"bin/tool":               "invalid_path",
-		"references\u2215a.md":   "invalid_path", // division slash
-		"references/\u2024\u2024/x": "invalid_path", // one-dot leaders
-		"references/\uff0e\uff0e/x": "invalid_path", // fullwidth full stops
-		"references\uff0fa.md":   "invalid_path", // fullwidth solidus
-		"references/a\u202e.md":  "invalid_path", // RLO
-		"references/a\u200b.md":  "invalid_path", // zero width space
-		"references/a\tb.md":     "invalid_path",
-		"references/\xff.md":     "invalid_path",
+		"":                                       "invalid_path",
+		"../SKILL.md":                            "path_escape",
+		"references/../SKILL.md":                 "path_escape",
+		"references/..":                          "path_escape",
+		"/etc/passwd":                            "path_escape",
+		"/SKILL.md":                              "path_escape",
+		`references\notes.md`:                    "invalid_path",
+		`..\..\x`:                                "invalid_path",
+		"references/a\x00b":                      "invalid_path",
+		"references//a.md":                       "invalid_path",
+		"references/a.md/":                       "invalid_path",
+		"./SKILL.md":                             "invalid_path",
+		"references/./a.md":                      "invalid_path",
+		"notes.md":                               "invalid_path",
+		"skill.md":                               "invalid_path",
+		"SKILL.md/x":                             "invalid_path",
+		"references":                             "invalid_path",
+		"bin/tool":                               "invalid_path",
+		"references\u2215a.md":                   "invalid_path", // division slash
+		"references/\u2024\u2024/x":              "invalid_path", // one-dot leaders
+		"references/\uff0e\uff0e/x":              "invalid_path", // fullwidth full stops
+		"references\uff0fa.md":                   "invalid_path", // fullwidth solidus
+		"references/a\u202e.md":                  "invalid_path", // RLO
+		"references/a\u200b.md":                  "invalid_path", // zero width space
+		"references/a\tb.md":                     "invalid_path",
+		"references/\xff.md":                     "invalid_path",
 		"references/" + strings.Repeat("a", 256): "invalid_path",
 	}
 	for p, code := range bad {

@@ -208,15 +208,15 @@ func TreeLimits(files []FileEntry) []Finding {
 
 // Report is the outcome of validating a whole skill folder.
 type Report struct {
-	Skill    string     `json:"skill"`
-	Dir      string     `json:"dir,omitempty"`
-	OK       bool       `json:"ok"`
-	Strict   bool       `json:"strict"`
-	Files    int        `json:"files"`
-	Bytes    int64      `json:"bytes"`
-	Errors   []Finding  `json:"errors"`
-	Warnings []Finding  `json:"warnings"`
-	Revision *Revision  `json:"revision,omitempty"`
+	Skill    string      `json:"skill"`
+	Dir      string      `json:"dir,omitempty"`
+	OK       bool        `json:"ok"`
+	Strict   bool        `json:"strict"`
+	Files    int         `json:"files"`
+	Bytes    int64       `json:"bytes"`
+	Errors   []Finding   `json:"errors"`
+	Warnings []Finding   `json:"warnings"`
+	Revision *Revision   `json:"revision,omitempty"`
 	Tree     []FileEntry `json:"-"`
 }
 

@@ -86,10 +86,10 @@ func writeTree(t *testing.T, root string, files map[string]string) {
 func TestValidateDir(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "pdf")
 	writeTree(t, dir, map[string]string{
-		"SKILL.md":             string(md("pdf", "Fill PDF forms.")),
-		"references/notes.md":  "notes\n",
-		"scripts/fill.sh":      "#!/bin/sh\necho ok\n",
-		"assets/blob.bin":      "\x00\x01binary is fine in assets",
+		"SKILL.md":            string(md("pdf", "Fill PDF forms.")),
+		"references/notes.md": "notes\n",
+		"scripts/fill.sh":     "#!/bin/sh\necho ok\n",
+		"assets/blob.bin":     "\x00\x01binary is fine in assets",
 	})
 	rep, err := ValidateDir(dir, false)
 	if err != nil || !rep.OK || rep.Files != 4 || rep.Revision == nil {

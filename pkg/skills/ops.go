@@ -1,0 +1,732 @@
+package skills
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/rogpeppe/go-internal/lockedfile"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
+	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/store"
+)
+
+// Target names whose skills a call is about. Calls name a plugin, an agent
+// and a skill, never a folder.
+type Target struct {
+	PluginID   string `json:"pluginId"`
+	AgentID    string `json:"agentId"`
+	SessionKey string `json:"sessionKey"`
+}
+
+// FileParams names one file of one skill.
+type FileParams struct {
+	Target
+	Skill string `json:"skill"`
+	File  string `json:"file"`
+	// MaxBytes lowers the read limit (read only); 0 means the file limit.
+	MaxBytes int64 `json:"maxBytes,omitempty"`
+}
+
+// WriteParams is a write: the file's new content.
+type WriteParams struct {
+	FileParams
+	Content []byte `json:"content"`
+	Strict  bool   `json:"strict,omitempty"`
+}
+
+// EventsParams filters the recorded events.
+type EventsParams struct {
+	Target
+	Skill string `json:"skill,omitempty"`
+	Limit int    `json:"limit,omitempty"`
+}
+
+// RootResult is `skill root`.
+type RootResult struct {
+	PluginID string `json:"pluginId"`
+	AgentID  string `json:"agentId"`
+	Root     string `json:"root"`
+	Exists   bool   `json:"exists"`
+}
+
+// SkillInfo is one skill in `skill list`.
+type SkillInfo struct {
+	Skill    string    `json:"skill"`
+	Files    int       `json:"files"`
+	Bytes    int64     `json:"bytes"`
+	Revision *Revision `json:"revision"`
+	// Problem is set for folders that are not usable skills (a link, no
+	// SKILL.md); they are listed so that nothing is silently hidden.
+	Problem string `json:"problem,omitempty"`
+}
+
+// ListResult is `skill list`.
+type ListResult struct {
+	RootResult
+	Skills []SkillInfo `json:"skills"`
+}
+
+// ReadResult is `skill read`. Content is the file's bytes: as text when
+// they are valid UTF-8, else base64 in ContentBase64.
+type ReadResult struct {
+	Skill         string `json:"skill"`
+	File          string `json:"file"`
+	SizeBytes     int64  `json:"sizeBytes"`
+	SHA256        string `json:"sha256"`
+	Content       string `json:"content,omitempty"`
+	ContentBase64 []byte `json:"contentBase64,omitempty"`
+}
+
+// Bytes returns the file content whichever way it travelled.
+func (r *ReadResult) Bytes() []byte {
+	if r.ContentBase64 != nil {
+		return r.ContentBase64
+	}
+	return []byte(r.Content)
+}
+
+// CommitResult is the outcome of write and remove.
+type CommitResult struct {
+	PluginID string       `json:"pluginId"`
+	AgentID  string       `json:"agentId"`
+	Skill    string       `json:"skill"`
+	File     string       `json:"file"`
+	Action   string       `json:"action"`
+	Changed  bool         `json:"changed"`
+	Removed  bool         `json:"skillRemoved,omitempty"`
+	Before   *Revision    `json:"before"`
+	After    *Revision    `json:"after"`
+	Warnings []Finding    `json:"warnings"`
+	EventID  string       `json:"eventId,omitempty"`
+	Event    *Event       `json:"event,omitempty"`
+	Dispatch string       `json:"dispatch,omitempty"`
+	Hooks    []HookResult `json:"hooks"`
+}
+
+// EventRecord is one recorded skill_changed event.
+type EventRecord struct {
+	EventID   string       `json:"eventId"`
+	Action    string       `json:"action"`
+	File      string       `json:"file"`
+	Event     Event        `json:"event"`
+	Dispatch  string       `json:"dispatch"`
+	Hooks     []HookResult `json:"hooks"`
+	CreatedAt string       `json:"createdAt"`
+}
+
+// Register adds the skill operations to the owner registry.
+func Register(r *owner.Registry) {
+	r.Register(owner.Method{Name: "skill.root", Handler: handle(opRoot)})
+	r.Register(owner.Method{Name: "skill.list", Handler: handle(opList)})
+	r.Register(owner.Method{Name: "skill.read", Handler: handle(opRead)})
+	r.Register(owner.Method{Name: "skill.events", Handler: handle(opEvents)})
+	r.Register(owner.Method{Name: "skill.write", Write: true, Handler: handle(opWrite)})
+	r.Register(owner.Method{Name: "skill.remove", Write: true, Handler: handle(opRemove)})
+}
+
+func handle[P any](f func(ctx context.Context, env *owner.Env, p P) (any, error)) owner.Handler {
+	return func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+		var p P
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&p); err != nil {
+			return nil, errs.Usage("bad_params", "malformed skill parameters: %v", err)
+		}
+		return f(ctx, env, p)
+	}
+}
+
+// call is the resolved context every operation starts from.
+type call struct {
+	env    *owner.Env
+	plugin *Plugin
+	root   string
+	t      Target
+}
+
+// begin binds the session, resolves the plugin and the skills root, and
+// checks authority after each step.
+func begin(ctx context.Context, env *owner.Env, t Target) (*call, error) {
+	if t.AgentID == "" {
+		t.AgentID = store.DefaultAgent
+	}
+	if t.SessionKey == "" {
+		t.SessionKey = store.DefaultSession
+	}
+	if t.PluginID == "" {
+		return nil, errs.Usage("missing_plugin", "no plugin named").WithHint("pass --plugin ID")
+	}
+	if _, err := env.BindSession(ctx, t.AgentID, t.SessionKey); err != nil {
+		return nil, err
+	}
+	if err := env.Scope.AssertCurrent(); err != nil {
+		return nil, err
+	}
+	pl, err := ResolvePlugin(env.Home, t.PluginID)
+	if err != nil {
+		return nil, err
+	}
+	root, err := pl.SkillsRoot(env.Home, t.AgentID)
+	if err != nil {
+		return nil, err
+	}
+	if err := env.Scope.AssertCurrent(); err != nil {
+		return nil, err
+	}
+	return &call{env: env, plugin: pl, root: root, t: t}, nil
+}
+
+func (c *call) rootResult() (RootResult, error) {
+	r := RootResult{PluginID: c.t.PluginID, AgentID: c.t.AgentID, Root: c.root}
+	st, err := os.Lstat(c.root)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// A root that does not exist yet is fine: the first write creates it.
+		if err := rootWithin(c.env.Home, c.root); err != nil {
+			return r, err
+		}
+		return r, nil
+	case err != nil:
+		return r, errs.Failed("read_failed", "cannot read %s: %v", c.root, unwrapPathErr(err))
+	case st.Mode()&fs.ModeSymlink != 0:
+		return r, linkRefused(c.root)
+	case !st.IsDir():
+		return r, errs.Failed("not_a_folder", "the skills root %s is not a folder", c.root)
+	}
+	if err := rootWithin(c.env.Home, c.root); err != nil {
+		return r, err
+	}
+	r.Exists = true
+	return r, nil
+}
+
+func opRoot(ctx context.Context, env *owner.Env, t Target) (any, error) {
+	c, err := begin(ctx, env, t)
+	if err != nil {
+		return nil, err
+	}
+	return c.rootResult()
+}
+
+func opList(ctx context.Context, env *owner.Env, t Target) (any, error) {
+	c, err := begin(ctx, env, t)
+	if err != nil {
+		return nil, err
+	}
+	rr, err := c.rootResult()
+	if err != nil {
+		return nil, err
+	}
+	res := ListResult{RootResult: rr, Skills: []SkillInfo{}}
+	if !rr.Exists {
+		return res, nil
+	}
+	ents, err := os.ReadDir(c.root)
+	if err != nil {
+		return nil, errs.Failed("read_failed", "cannot list %s: %v", c.root, unwrapPathErr(err))
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") {
+			continue // our own temporary folders (.name.removing-…) and dotfiles
+		}
+		info := SkillInfo{Skill: name}
+		switch {
+		case e.Type()&fs.ModeSymlink != 0:
+			info.Problem = "path_escape: the skill folder is a symbolic link (refused)"
+		case !e.IsDir():
+			continue
+		case !ValidName(name):
+			info.Problem = "invalid_path: the folder name does not match the skill naming rule"
+		default:
+			tree, md, _, err := readTree(filepath.Join(c.root, name))
+			if err != nil {
+				info.Problem = errs.CodeOf(err) + ": " + err.Error()
+				break
+			}
+			info.Files = len(tree)
+			for _, f := range tree {
+				info.Bytes += f.SizeBytes
+			}
+			if md == nil {
+				info.Problem = "no SKILL.md"
+				break
+			}
+			rev := RevisionOf(md, tree)
+			info.Revision = &rev
+		}
+		res.Skills = append(res.Skills, info)
+	}
+	return res, nil
+}
+
+func (c *call) skillDir(skill string) (string, error) {
+	if err := CheckSkillName(skill); err != nil {
+		return "", err
+	}
+	return filepath.Join(c.root, skill), nil
+}
+
+func opRead(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
+	if err := CheckSkillName(p.Skill); err != nil {
+		return nil, err
+	}
+	rel, err := NormalizeSkillFilePath(p.File)
+	if err != nil {
+		return nil, err
+	}
+	limit := fileLimit(rel)
+	if p.MaxBytes < 0 {
+		return nil, errs.Usage("bad_params", "--max-bytes must be positive")
+	}
+	if p.MaxBytes > 0 && p.MaxBytes < limit {
+		limit = p.MaxBytes
+	}
+	c, err := begin(ctx, env, p.Target)
+	if err != nil {
+		return nil, err
+	}
+	rr, err := c.rootResult()
+	if err != nil {
+		return nil, err
+	}
+	dir, _ := c.skillDir(p.Skill)
+	if !rr.Exists {
+		return nil, noSkill(p.Skill, c)
+	}
+	if err := checkNoLinks(c.root, p.Skill+"/"+rel); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, noSkill(p.Skill, c)
+	}
+	data, err := readFileLimited(filepath.Join(dir, filepath.FromSlash(rel)), rel, limit)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	res := ReadResult{Skill: p.Skill, File: rel, SizeBytes: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}
+	if utf8.Valid(data) {
+		res.Content = string(data)
+	} else {
+		res.ContentBase64 = data
+	}
+	return res, nil
+}
+
+func noSkill(skill string, c *call) error {
+	return errs.Failed("not_found", "agent %s has no skill %q in plugin %s's skills folder", c.t.AgentID, skill, c.t.PluginID).
+		WithHint("list skills with 'clawkit skill list --plugin %s --agent %s'", c.t.PluginID, c.t.AgentID)
+}
+
+// lockSkill takes the per-skill exclusive lock. It is a file lock in the
+// home, so it serialises writers inside one gateway (goroutines) as well as
+// across processes.
+func lockSkill(home string, t Target, skill string) (func(), error) {
+	dir := filepath.Join(home, "locks", "skills")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, errs.Failed("lock_failed", "cannot create %s: %v", dir, err)
+	}
+	h := sha256.Sum256([]byte(t.PluginID + "\x00" + t.AgentID + "\x00" + skill))
+	mu := lockedfile.MutexAt(filepath.Join(dir, hex.EncodeToString(h[:16])+".lock"))
+	unlock, err := mu.Lock()
+	if err != nil {
+		return nil, errs.Failed("lock_failed", "cannot lock skill %s: %v", skill, err)
+	}
+	return unlock, nil
+}
+
+// afterApply turns a lost authority after the file change into outcome
+// unknown: the change is on disk, but its event was not dispatched.
+func afterApply(err error) error {
+	if err == nil {
+		return nil
+	}
+	return errs.Unknown("skill_committed_undelivered", "the skill change was applied but authority was lost before its skill_changed event could be dispatched: %v", err).
+		WithHint("inspect the skill with 'clawkit skill list' and 'clawkit skill events'; do not repeat the change blindly").Wrap(err)
+}
+
+func opWrite(ctx context.Context, env *owner.Env, p WriteParams) (any, error) {
+	if err := CheckSkillName(p.Skill); err != nil {
+		return nil, err
+	}
+	rel, err := NormalizeSkillFilePath(p.File)
+	if err != nil {
+		return nil, err
+	}
+	// Validate the content first: invalid content never needs the lock.
+	var findings []Finding
+	if rel == SkillFile {
+		findings = CheckSkillMD(p.Skill, p.Content, p.Strict)
+	} else {
+		findings = CheckSupportFile(rel, p.Content)
+	}
+	rep := &Report{Skill: p.Skill, Strict: p.Strict}
+	rep.add(findings...)
+	rep.finish()
+	if err := rep.Err(); err != nil {
+		return nil, err
+	}
+	hooks, err := LoadHooks(env.Home)
+	if err != nil {
+		return nil, err
+	}
+	c, err := begin(ctx, env, p.Target)
+	if err != nil {
+		return nil, err
+	}
+	return c.commit(ctx, p.Skill, rel, "write", hooks, rep.Warnings, func(dir string, tree []FileEntry, md []byte, exists bool) (bool, error) {
+		if rel != SkillFile && md == nil {
+			return false, errs.Failed("not_found", "skill %q has no SKILL.md yet", p.Skill).
+				WithHint("write SKILL.md first: clawkit skill write %s SKILL.md --plugin %s", p.Skill, p.Plugin())
+		}
+		sum := sha256.Sum256(p.Content)
+		entry := FileEntry{Path: rel, SHA256: hex.EncodeToString(sum[:]), SizeBytes: int64(len(p.Content))}
+		next := replaceEntry(tree, entry)
+		if fs := TreeLimits(next); len(fs) > 0 {
+			return false, errs.Failed(CodeTooLarge, "writing %s would make skill %q too large: %s", rel, p.Skill, fs[0].Message).
+				WithHint("a skill holds at most %d files and %d bytes", MaxFiles, MaxSkillBytes)
+		}
+		for _, e := range tree {
+			if e == entry {
+				return false, nil // identical content: nothing to commit
+			}
+		}
+		if err := c.plugin.Recheck(env.Home); err != nil {
+			return false, err
+		}
+		target := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return false, errs.Failed("write_failed", "cannot create the folder for %s: %v", rel, unwrapPathErr(err))
+		}
+		// MkdirAll follows links; re-check that nothing on the way is one.
+		if err := checkNoLinks(c.root, p.Skill+"/"+rel); err != nil {
+			return false, err
+		}
+		if err := env.Scope.AssertCurrent(); err != nil {
+			return false, err
+		}
+		if err := fsx.WriteFile(target, p.Content, 0o644); err != nil {
+			return false, errs.Failed("write_failed", "cannot write %s: %v", rel, unwrapPathErr(err))
+		}
+		return true, nil
+	})
+}
+
+// Plugin returns the plugin id (for hints).
+func (p WriteParams) Plugin() string { return p.PluginID }
+
+func replaceEntry(tree []FileEntry, e FileEntry) []FileEntry {
+	out := make([]FileEntry, 0, len(tree)+1)
+	found := false
+	for _, x := range tree {
+		if x.Path == e.Path {
+			out = append(out, e)
+			found = true
+		} else {
+			out = append(out, x)
+		}
+	}
+	if !found {
+		out = append(out, e)
+	}
+	sortTree(out)
+	return out
+}
+
+func opRemove(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
+	if err := CheckSkillName(p.Skill); err != nil {
+		return nil, err
+	}
+	rel, err := NormalizeSkillFilePath(p.File)
+	if err != nil {
+		return nil, err
+	}
+	hooks, err := LoadHooks(env.Home)
+	if err != nil {
+		return nil, err
+	}
+	c, err := begin(ctx, env, p.Target)
+	if err != nil {
+		return nil, err
+	}
+	return c.commit(ctx, p.Skill, rel, "remove", hooks, nil, func(dir string, tree []FileEntry, md []byte, exists bool) (bool, error) {
+		if !exists {
+			return false, noSkill(p.Skill, c)
+		}
+		found := false
+		for _, e := range tree {
+			found = found || e.Path == rel
+		}
+		if !found {
+			return false, errs.Failed("not_found", "skill %q has no file %s", p.Skill, rel).
+				WithHint("list the skill's files with 'clawkit skill list'")
+		}
+		if err := c.plugin.Recheck(env.Home); err != nil {
+			return false, err
+		}
+		if err := env.Scope.AssertCurrent(); err != nil {
+			return false, err
+		}
+		if rel == SkillFile {
+			// Removing SKILL.md removes the skill: rename the folder out of
+			// the way in one step, then delete it. Discovery never sees a
+			// half-deleted skill.
+			grave := filepath.Join(c.root, "."+p.Skill+".removing-"+randHex(6))
+			if err := os.Rename(dir, grave); err != nil {
+				return false, errs.Failed("remove_failed", "cannot remove skill %s: %v", p.Skill, unwrapPathErr(err))
+			}
+			_ = fsx.SyncDir(c.root)
+			if err := os.RemoveAll(grave); err != nil {
+				return true, errs.Failed("remove_failed", "skill %s was removed but its old files remain in %s: %v", p.Skill, grave, err)
+			}
+			return true, nil
+		}
+		target := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.Remove(target); err != nil {
+			return false, errs.Failed("remove_failed", "cannot remove %s: %v", rel, unwrapPathErr(err))
+		}
+		// Drop folders the removal left empty (never the skill folder).
+		for d := filepath.Dir(target); d != dir && fsx.Within(dir, d); d = filepath.Dir(d) {
+			if os.Remove(d) != nil {
+				break
+			}
+		}
+		_ = fsx.SyncDir(filepath.Dir(target))
+		return true, nil
+	})
+}
+
+// commit is the one commit path (DESIGN §9): per-skill lock, read the
+// current revision, apply (the change func), refresh the index, record and
+// dispatch exactly one skill_changed event. Authority is checked after each
+// step and right before the file change (inside apply) and the dispatch.
+// A failed or no-op apply dispatches nothing.
+func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]string, warnings []Finding,
+	apply func(dir string, tree []FileEntry, md []byte, exists bool) (bool, error)) (any, error) {
+	env := c.env
+	dir, err := c.skillDir(skill)
+	if err != nil {
+		return nil, err
+	}
+	if action == "write" {
+		if err := os.MkdirAll(c.root, 0o755); err != nil {
+			return nil, errs.Failed("write_failed", "cannot create the skills root %s: %v", c.root, unwrapPathErr(err))
+		}
+	}
+	if _, err := c.rootResult(); err != nil {
+		return nil, err
+	}
+	unlock, err := lockSkill(env.Home, c.t, skill)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := env.Scope.AssertCurrent(); err != nil {
+		return nil, err
+	}
+	if err := checkNoLinks(c.root, skill+"/"+rel); err != nil {
+		return nil, err
+	}
+	tree, md, exists, err := readTree(dir)
+	if err != nil {
+		return nil, err
+	}
+	var before *Revision
+	if md != nil {
+		r := RevisionOf(md, tree)
+		before = &r
+	}
+	if warnings == nil {
+		warnings = []Finding{}
+	}
+	res := &CommitResult{PluginID: c.t.PluginID, AgentID: c.t.AgentID, Skill: skill, File: rel, Action: action,
+		Before: before, After: before, Warnings: warnings, Hooks: []HookResult{}}
+	changed, err := apply(dir, tree, md, exists)
+	if err != nil && !changed {
+		return nil, err
+	}
+	if !changed {
+		return res, nil
+	}
+	res.Changed = true
+	applyErr := err // a removal that left debris still changed the skill
+
+	// Refresh discovery: the index row follows the folder.
+	if err := afterApply(env.Scope.AssertCurrent()); err != nil {
+		return nil, err
+	}
+	after, err := c.refreshIndex(ctx, skill, dir)
+	if err != nil {
+		return nil, errs.Unknown("skill_index_failed", "the skill change was applied but the skill index could not be refreshed: %v", err).
+			WithHint("run 'clawkit skill list' to inspect; the next change to this skill refreshes the index")
+	}
+	res.After = after
+	res.Removed = after == nil
+	ev := Event{Source: "plugin", PluginID: c.t.PluginID, AgentID: c.t.AgentID, Skill: skill, Before: before, After: after}
+	res.Event = &ev
+	evJSON, _ := json.Marshal(ev)
+	id := newEventID(env.Now())
+	res.EventID = id
+	dispatch := "pending"
+	if len(hooks) == 0 {
+		dispatch = "no-hooks"
+	}
+	if err := afterApply(env.Scope.AssertCurrent()); err != nil {
+		return nil, err
+	}
+	if err := c.recordEvent(ctx, id, skill, action, rel, evJSON, dispatch); err != nil {
+		return nil, errs.Unknown("skill_event_unrecorded", "the skill change was applied but its event could not be recorded: %v", err).
+			WithHint("inspect with 'clawkit skill list'; hooks were not run")
+	}
+	if len(hooks) > 0 {
+		// The last check before the external effect.
+		if err := env.Scope.AssertCurrent(); err != nil {
+			_ = c.finishEvent(ctx, id, "undelivered", nil)
+			return nil, afterApply(err)
+		}
+		dispatch = "delivered"
+		for _, argv := range hooks {
+			hr := RunHook(ctx, argv, append(append([]byte(nil), evJSON...), '\n'))
+			if !hr.OK {
+				dispatch = "failed"
+			}
+			res.Hooks = append(res.Hooks, hr)
+		}
+		if err := c.finishEvent(ctx, id, dispatch, res.Hooks); err != nil {
+			return nil, errs.Unknown("skill_event_unrecorded", "hooks ran but their outcome could not be recorded: %v", err)
+		}
+	}
+	res.Dispatch = dispatch
+	if applyErr != nil {
+		return nil, errs.Unknown(errs.CodeOf(applyErr), "%v", applyErr)
+	}
+	return res, nil
+}
+
+// refreshIndex recomputes the skill's revision from disk and upserts (or
+// deletes) its index row. It returns the revision after the change (nil
+// when the skill is gone).
+func (c *call) refreshIndex(ctx context.Context, skill, dir string) (*Revision, error) {
+	tree, md, _, err := readTree(dir)
+	if err != nil {
+		return nil, err
+	}
+	st := c.env.Store
+	db := st.DB()
+	if md == nil {
+		_, err := db.ExecContext(ctx, st.Rebind(`DELETE FROM skill_index WHERE plugin_id = ? AND agent_id = ? AND skill = ?`),
+			c.t.PluginID, c.t.AgentID, skill)
+		return nil, err
+	}
+	rev := RevisionOf(md, tree)
+	var total int64
+	for _, f := range tree {
+		total += f.SizeBytes
+	}
+	_, err = db.ExecContext(ctx, st.Rebind(`INSERT INTO skill_index (plugin_id, agent_id, skill, content_sha256, tree_sha256, files, bytes, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (plugin_id, agent_id, skill) DO UPDATE SET content_sha256 = excluded.content_sha256,
+  tree_sha256 = excluded.tree_sha256, files = excluded.files, bytes = excluded.bytes, updated_at = excluded.updated_at`),
+		c.t.PluginID, c.t.AgentID, skill, rev.ContentSHA256, rev.TreeSHA256, len(tree), total, stamp(c.env.Now()))
+	if err != nil {
+		return nil, err
+	}
+	return &rev, nil
+}
+
+func (c *call) recordEvent(ctx context.Context, id, skill, action, file string, ev []byte, dispatch string) error {
+	st := c.env.Store
+	_, err := st.DB().ExecContext(ctx, st.Rebind(`INSERT INTO skill_events (event_id, plugin_id, agent_id, skill, action, file, event_json, dispatch, hooks_json, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, '[]', ?)`), id, c.t.PluginID, c.t.AgentID, skill, action, file, string(ev), dispatch, stamp(c.env.Now()))
+	return err
+}
+
+func (c *call) finishEvent(ctx context.Context, id, dispatch string, hooks []HookResult) error {
+	if hooks == nil {
+		hooks = []HookResult{}
+	}
+	hj, _ := json.Marshal(hooks)
+	st := c.env.Store
+	// A fresh context: the outcome of hooks that already ran is recorded
+	// even when the caller was interrupted meanwhile.
+	_, err := st.DB().ExecContext(context.WithoutCancel(ctx), st.Rebind(`UPDATE skill_events SET dispatch = ?, hooks_json = ? WHERE event_id = ?`), dispatch, string(hj), id)
+	return err
+}
+
+func opEvents(ctx context.Context, env *owner.Env, p EventsParams) (any, error) {
+	if p.Skill != "" {
+		if err := CheckSkillName(p.Skill); err != nil {
+			return nil, err
+		}
+	}
+	if p.AgentID == "" {
+		p.AgentID = store.DefaultAgent
+	}
+	if p.Limit <= 0 || p.Limit > 10000 {
+		p.Limit = 100
+	}
+	q := `SELECT event_id, action, file, event_json, dispatch, hooks_json, created_at FROM skill_events WHERE agent_id = ?`
+	args := []any{p.AgentID}
+	if p.PluginID != "" {
+		q += ` AND plugin_id = ?`
+		args = append(args, p.PluginID)
+	}
+	if p.Skill != "" {
+		q += ` AND skill = ?`
+		args = append(args, p.Skill)
+	}
+	// The newest N, printed oldest first.
+	q = `SELECT * FROM (` + q + ` ORDER BY created_at DESC, event_id DESC LIMIT ?) AS recent ORDER BY created_at, event_id`
+	args = append(args, p.Limit)
+	rows, err := env.Store.DB().QueryContext(ctx, env.Store.Rebind(q), args...)
+	if err != nil {
+		if strings.Contains(err.Error(), "no such table") {
+			return []EventRecord{}, nil // a read-only call on a home without a database
+		}
+		return nil, errs.Failed("store_error", "cannot read skill events: %v", err)
+	}
+	defer rows.Close()
+	out := []EventRecord{}
+	for rows.Next() {
+		var r EventRecord
+		var ev, hooks string
+		if err := rows.Scan(&r.EventID, &r.Action, &r.File, &ev, &r.Dispatch, &hooks, &r.CreatedAt); err != nil {
+			return nil, errs.Failed("store_error", "cannot read skill events: %v", err)
+		}
+		_ = json.Unmarshal([]byte(ev), &r.Event)
+		_ = json.Unmarshal([]byte(hooks), &r.Hooks)
+		if r.Hooks == nil {
+			r.Hooks = []HookResult{}
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// stamp is a fixed-width UTC time, so text order is time order.
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000000Z") }
+
+func newEventID(t time.Time) string {
+	return fmt.Sprintf("se_%s_%s", t.UTC().Format("20060102T150405.000000000"), randHex(4))
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

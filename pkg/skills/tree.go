@@ -1,0 +1,203 @@
+package skills
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
+)
+
+// This file reads skill folders inside a skills root, refusing links at
+// every level: a link is never followed, whatever it points at, so a skill
+// folder or file cannot be moved outside the root behind our back.
+
+// checkNoLinks verifies that every existing component of rel (a relative
+// slash path) below base is not a symbolic link. Missing components are
+// fine (they will be created). It returns path_escape naming the link.
+func checkNoLinks(base, rel string) error {
+	cur := base
+	for _, seg := range strings.Split(rel, "/") {
+		cur = filepath.Join(cur, seg)
+		st, err := os.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return errs.Failed("read_failed", "cannot inspect %s: %v", cur, unwrapPathErr(err))
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			return linkRefused(cur)
+		}
+	}
+	return nil
+}
+
+func linkRefused(p string) *errs.Error {
+	return errs.Refused("path_escape", "%s is a symbolic link; links in skills folders are refused (one could move the skill outside its root)", p).
+		WithHint("replace the link with a real folder or file")
+}
+
+// rootWithin checks that the skills root, once its links are resolved,
+// lies inside the home's agents folder (a root that a link sends elsewhere
+// is path_escape).
+func rootWithin(home, root string) error {
+	agents := filepath.Join(home, "agents")
+	ok, err := fsx.RealWithin(agents, root)
+	if err != nil {
+		return errs.Failed("read_failed", "cannot resolve %s: %v", root, err)
+	}
+	if !ok {
+		return errs.Refused("path_escape", "the skills root %s leads outside %s through a link", root, agents).
+			WithHint("make %s a real folder", root)
+	}
+	return nil
+}
+
+// readTree lists the files of an existing skill folder (link-free, regular
+// files only, within the file-count bound) with their digests, and returns
+// SKILL.md's content when present. A skill folder that does not exist gives
+// exists=false.
+func readTree(dir string) (tree []FileEntry, skillMD []byte, exists bool, err error) {
+	st, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, false, nil
+	}
+	if err != nil {
+		return nil, nil, false, errs.Failed("read_failed", "cannot read %s: %v", dir, unwrapPathErr(err))
+	}
+	if st.Mode()&fs.ModeSymlink != 0 {
+		return nil, nil, false, linkRefused(dir)
+	}
+	if !st.IsDir() {
+		return nil, nil, false, errs.Failed("not_a_skill", "%s is not a folder", dir).
+			WithHint("move the file away; a skill is a folder holding SKILL.md")
+	}
+	count := 0
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == dir {
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			return linkRefused(p)
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return errs.Failed("not_a_skill", "%s is not a regular file", p)
+		}
+		count++
+		if count > maxWalkEntries {
+			return errs.Failed(CodeTooLarge, "%s holds more than %d files", dir, maxWalkEntries)
+		}
+		rel := filepath.ToSlash(strings.TrimPrefix(p, dir+string(filepath.Separator)))
+		e, data, err := hashFile(p, rel == SkillFile)
+		if err != nil {
+			return err
+		}
+		e.Path = rel
+		tree = append(tree, e)
+		if rel == SkillFile {
+			skillMD = data
+		}
+		return nil
+	})
+	if err != nil {
+		if e := errs.As(err); e != nil {
+			return nil, nil, true, e
+		}
+		return nil, nil, true, errs.Failed("read_failed", "cannot read skill folder %s: %v", dir, unwrapPathErr(err))
+	}
+	sortTree(tree)
+	return tree, skillMD, true, nil
+}
+
+// hashFile digests a file without following a final link; keep returns the
+// content too (SKILL.md only, bounded by its limit).
+func hashFile(p string, keep bool) (FileEntry, []byte, error) {
+	f, err := fsx.OpenNoFollow(p)
+	if err != nil {
+		if isLoop(err) {
+			return FileEntry{}, nil, linkRefused(p)
+		}
+		return FileEntry{}, nil, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	var buf strings.Builder
+	var w io.Writer = h
+	if keep {
+		w = io.MultiWriter(h, &buf)
+	}
+	n, err := io.Copy(w, f)
+	if err != nil {
+		return FileEntry{}, nil, err
+	}
+	var data []byte
+	if keep {
+		data = []byte(buf.String())
+	}
+	return FileEntry{SHA256: hex.EncodeToString(h.Sum(nil)), SizeBytes: n}, data, nil
+}
+
+// isLoop reports ELOOP from an O_NOFOLLOW open of a link.
+func isLoop(err error) bool {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return strings.Contains(pe.Err.Error(), "too many levels of symbolic links")
+	}
+	return false
+}
+
+// readFileLimited reads one skill file without following links, refusing
+// it when larger than limit.
+func readFileLimited(p, rel string, limit int64) ([]byte, error) {
+	f, err := fsx.OpenNoFollow(p)
+	if err != nil {
+		if isLoop(err) {
+			return nil, linkRefused(p)
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, errs.Failed("not_found", "the skill has no file %s", rel).
+				WithHint("list the skill's files with 'clawkit skill list'")
+		}
+		return nil, errs.Failed("read_failed", "cannot read %s: %v", rel, unwrapPathErr(err))
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, errs.Failed("read_failed", "cannot read %s: %v", rel, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, errs.Failed("not_found", "%s is not a regular file", rel)
+	}
+	if st.Size() > limit {
+		return nil, errs.Failed(CodeTooLarge, "%s is %d bytes; the read limit is %d bytes", rel, st.Size(), limit).
+			WithHint("raise --max-bytes (up to the file limit) or read the file from disk")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, errs.Failed("read_failed", "cannot read %s: %v", rel, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, errs.Failed(CodeTooLarge, "%s grew past the read limit of %d bytes while being read", rel, limit)
+	}
+	return data, nil
+}
+
+func fileLimit(rel string) int64 {
+	if rel == SkillFile {
+		return MaxSkillMDBytes
+	}
+	return MaxSupportBytes
+}
