@@ -1,0 +1,114 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/owner"
+)
+
+func startGateway(t *testing.T, reg *owner.Registry) (owner.Home, *owner.Record, chan error) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "ckgw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	h := owner.Home{Dir: filepath.Join(dir, "h")}
+	ready := make(chan owner.Record, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(context.Background(), Options{Home: h, Registry: reg, Version: "test", LockTimeout: time.Second,
+			DrainTimeout: 10 * time.Second, Ready: func(r owner.Record) { ready <- r }})
+	}()
+	select {
+	case r := <-ready:
+		return h, &r, done
+	case err := <-done:
+		t.Fatalf("gateway exited: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("gateway did not start")
+	}
+	return h, nil, nil
+}
+
+// Stopping a gateway retires the fence before draining: an in-flight
+// operation finishes (its reply is delivered) but can no longer publish.
+func TestStopRetiresFenceBeforeDrain(t *testing.T) {
+	reg := owner.NewRegistry()
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	reg.Register(owner.Method{Name: "t.slow", Write: true, Handler: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+		if err := env.Scope.AssertCurrent(); err != nil {
+			return nil, err
+		}
+		close(entered)
+		<-release
+		// About to publish: must be refused now.
+		return map[string]bool{"published": true}, env.Scope.AssertCurrent()
+	}})
+	h, rec, done := startGateway(t, reg)
+	c := owner.NewClient(rec.Socket)
+	type result struct {
+		out json.RawMessage
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		out, err := c.Call(context.Background(), owner.CallRequest{Method: "t.slow", Params: json.RawMessage(`{}`), ExpectedOwnerID: rec.OwnerID, Scopes: []string{"state.read", "state.write"}})
+		res <- result{out, err}
+	}()
+	<-entered
+	if err := c.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// New calls are refused while draining.
+	time.Sleep(50 * time.Millisecond)
+	_, err := c.Call(context.Background(), owner.CallRequest{Method: "t.slow", Params: json.RawMessage(`{}`), ExpectedOwnerID: rec.OwnerID, Scopes: []string{"state.read", "state.write"}})
+	if err == nil {
+		t.Fatal("a call was admitted during drain")
+	}
+	close(release)
+	r := <-res
+	if errs.CodeOf(r.err) != "owner_retired" || errs.KindOf(r.err) != errs.KindRefused {
+		t.Fatalf("in-flight call: %v (%s), want owner_retired refusal", r.err, r.out)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("gateway: %v", err)
+	}
+	if rec2, _ := owner.ReadRecord(h); rec2 != nil {
+		t.Fatal("record left after stop")
+	}
+}
+
+// A handler error that is not classified reaches the client as outcome
+// unknown; a classified one keeps its kind.
+func TestErrorClassification(t *testing.T) {
+	reg := owner.NewRegistry()
+	reg.Register(owner.Method{Name: "t.plain", Write: true, Handler: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+		return nil, os.ErrInvalid
+	}})
+	reg.Register(owner.Method{Name: "t.busy", Write: true, Handler: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+		return nil, errs.Unavailable("busy", "busy").WithRetryAfter(1500)
+	}})
+	_, rec, done := startGateway(t, reg)
+	c := owner.NewClient(rec.Socket)
+	call := func(m string) error {
+		_, err := c.Call(context.Background(), owner.CallRequest{Method: m, Params: json.RawMessage(`{}`), ExpectedOwnerID: rec.OwnerID, Scopes: []string{"state.read", "state.write"}})
+		return err
+	}
+	if err := call("t.plain"); errs.KindOf(err) != errs.KindUnknown {
+		t.Fatalf("unclassified: %v (kind %v)", err, errs.KindOf(err))
+	}
+	err := call("t.busy")
+	if e := errs.As(err); e == nil || e.Kind != errs.KindUnavailable || e.RetryAfterMs != 1500 {
+		t.Fatalf("classified: %#v", err)
+	}
+	c.Stop(context.Background())
+	<-done
+}
