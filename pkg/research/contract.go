@@ -179,8 +179,7 @@ func DecodeRequest(data []byte) (*Request, error) {
 	if !ok {
 		return nil, invalid("missing_field", "the request has no \"version\"")
 	}
-	var v json.Number
-	if err := unmarshalStrict(vraw, &v); err != nil || v.String() != "1" {
+	if string(bytes.TrimSpace(vraw)) != "1" {
 		return nil, invalid("unsupported_version", "unsupported request version %s; this clawkit speaks version 1", string(bytes.TrimSpace(vraw)))
 	}
 	req.Version = 1

@@ -646,7 +646,11 @@ func (s *Service) apply(ctx context.Context, env *owner.Env, j *Job, it *google.
 	if it.Updated != "" {
 		j.ProviderUpdated = it.Updated
 	}
-	j.ErrorCode, j.ErrorMessage = "", ""
+	if !budgetCode(j.ErrorCode) {
+		// A successful poll clears the last transient error; the reason of
+		// a budget cancellation stays until the job ends.
+		j.ErrorCode, j.ErrorMessage = "", ""
+	}
 	if !google.Terminal(it.Status) {
 		j.NextPollAt = ms(now.Add(s.interval(now, j.SubmittedAt, 0)))
 		b := s.budgets()
@@ -658,9 +662,6 @@ func (s *Service) apply(ctx context.Context, env *owner.Env, j *Job, it *google.
 				code = "poll_budget_exceeded"
 			}
 			return s.budgetCancel(ctx, env, j, cred, assert, code)
-		}
-		if j.State == StateCancelRequested && j.ErrorCode == "" && j.CancelRequestedAt > 0 {
-			j.ErrorCode = ""
 		}
 		if err := js.update(wctx, j, now); err != nil {
 			if err == errStale {
@@ -678,7 +679,7 @@ func (s *Service) apply(ctx context.Context, env *owner.Env, j *Job, it *google.
 	j.FinishedAt = ms(now)
 	j.NextPollAt = 0
 	j.ReportBytes, j.CitationCount, j.DroppedCitations = int64(len(rep.Text)), len(rep.Citations), rep.DroppedCitations
-	if it.Error != nil {
+	if it.Error != nil && !budgetCode(j.ErrorCode) {
 		j.ErrorCode = "provider_" + strings.ToLower(nonEmpty(it.Error.Status, "error"))
 		j.ErrorMessage = truncate(it.Error.Message, 500)
 	}
@@ -699,6 +700,10 @@ func (s *Service) apply(ctx context.Context, env *owner.Env, j *Job, it *google.
 		return nil, err
 	}
 	return j, nil
+}
+
+func budgetCode(c string) bool {
+	return c == "wall_clock_budget_exceeded" || c == "poll_budget_exceeded"
 }
 
 func nonEmpty(a, b string) string {

@@ -1,0 +1,146 @@
+package google
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func i64(v int64) *int64 { return &v }
+
+func TestExtractReportFinalModelOutputOnly(t *testing.T) {
+	it := &Interaction{ID: "x", Status: StatusCompleted, Steps: []Step{
+		{Type: "user_input", Content: []Content{{Type: "text", Text: "question"}}},
+		{Type: "model_output", Content: []Content{{Type: "text", Text: "interim"}}},
+		{Type: "thought", Content: []Content{{Type: "text", Text: "thinking"}}},
+		{Type: "google_search_call"},
+		{Type: "model_output", Content: []Content{{Type: "text", Text: "Part one. "}, {Type: "image"}, {Type: "text", Text: "Part two."}}},
+		{Type: "model_output", Content: []Content{{Type: "text", Text: "Tail", Annotations: []Annotation{{Type: "url_citation", URL: "https://a.example/", StartIndex: i64(0), EndIndex: i64(4)}}}}},
+	}}
+	rep := ExtractReport(it, Bounds{})
+	want := "Part one. Part two.\n\nTail"
+	if rep.Text != want {
+		t.Fatalf("report %q, want %q", rep.Text, want)
+	}
+	if len(rep.Citations) != 1 || rep.Citations[0].StartByte != int64(len(want)-4) || rep.Citations[0].EndByte != int64(len(want)) {
+		t.Fatalf("citations %+v", rep.Citations)
+	}
+}
+
+func TestExtractReportMultibyteCitations(t *testing.T) {
+	b0 := "Über 東京 🚀."
+	b1 := "naïve café"
+	tokyo := int64(strings.Index(b0, "東京"))
+	cafe := int64(strings.Index(b1, "café"))
+	it := &Interaction{ID: "x", Status: StatusCompleted, Steps: []Step{{Type: "model_output", Content: []Content{
+		{Type: "text", Text: b0, Annotations: []Annotation{
+			{Type: "url_citation", URL: "https://t.example/", Title: "T", StartIndex: i64(tokyo), EndIndex: i64(tokyo + 6)},
+			{Type: "url_citation", URL: "https://bad.example/", StartIndex: i64(tokyo + 1), EndIndex: i64(tokyo + 6)}, // mid rune
+			{Type: "url_citation", URL: "https://bad.example/", StartIndex: i64(0), EndIndex: i64(999)},               // out of range
+			{Type: "url_citation", URL: "ftp://bad.example/", StartIndex: i64(0), EndIndex: i64(2)},                   // scheme
+			{Type: "url_citation", URL: "https://bad.example/", StartIndex: i64(4), EndIndex: i64(4)},                 // empty
+			{Type: "url_citation", URL: "https://bad.example/", StartIndex: nil, EndIndex: i64(4)},                    // missing
+			{Type: "file_citation", URL: "https://ignored.example/", StartIndex: i64(0), EndIndex: i64(2)},            // other type: ignored
+		}},
+		{Type: "text", Text: b1, Annotations: []Annotation{{Type: "url_citation", URL: "https://c.example/", StartIndex: i64(cafe), EndIndex: i64(cafe + int64(len("café")))}}},
+	}}}}
+	rep := ExtractReport(it, Bounds{})
+	if rep.Text != b0+b1 {
+		t.Fatalf("report %q", rep.Text)
+	}
+	if rep.DroppedCitations != 5 || len(rep.Citations) != 2 {
+		t.Fatalf("dropped %d, citations %+v", rep.DroppedCitations, rep.Citations)
+	}
+	for _, c := range rep.Citations {
+		got := rep.Text[c.StartByte:c.EndByte]
+		if got != "東京" && got != "café" {
+			t.Fatalf("citation %+v covers %q", c, got)
+		}
+	}
+	if rep.Text[rep.Citations[1].StartByte:rep.Citations[1].EndByte] != "café" {
+		t.Fatal("second block citation not re-based")
+	}
+}
+
+func TestExtractReportTruncation(t *testing.T) {
+	text := strings.Repeat("é", 10) // 20 bytes
+	it := &Interaction{ID: "x", Status: StatusCompleted, Steps: []Step{{Type: "model_output", Content: []Content{{Type: "text", Text: text, Annotations: []Annotation{
+		{Type: "url_citation", URL: "https://a.example/", StartIndex: i64(0), EndIndex: i64(2)},
+		{Type: "url_citation", URL: "https://b.example/", StartIndex: i64(2), EndIndex: i64(4)},
+		{Type: "url_citation", URL: "https://c.example/", StartIndex: i64(10), EndIndex: i64(20)},
+	}}}}}}
+	rep := ExtractReport(it, Bounds{MaxReportBytes: 9, MaxCitations: 1})
+	if rep.Text != strings.Repeat("é", 4) || !rep.Truncated {
+		t.Fatalf("truncated report %q %v", rep.Text, rep.Truncated)
+	}
+	if len(rep.Citations) != 1 || !rep.CitationsTruncated || rep.DroppedCitations != 1 {
+		t.Fatalf("%+v", rep)
+	}
+}
+
+func TestExtractReportLegacyOutputs(t *testing.T) {
+	body := `{"id":"v1_a","status":"completed","outputs":[{"type":"thought","summary":"no"},{"type":"text","text":"Legacy report"}]}`
+	it, err := ParseInteraction([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := ExtractReport(it, Bounds{})
+	if rep.Text != "Legacy report" || !rep.Legacy {
+		t.Fatalf("%+v %q", rep, rep.Text)
+	}
+}
+
+func TestParseInteractionRejects(t *testing.T) {
+	for _, body := range []string{
+		`{"id":"","status":"completed"}`,
+		`{"id":"../x","status":"completed"}`,
+		`{"id":"a?b","status":"completed"}`,
+		`{"id":"a","status":"done"}`,
+		`{"id":"a","status":"completed"} x`,
+		`not json`,
+	} {
+		if _, err := ParseInteraction([]byte(body)); err == nil {
+			t.Errorf("accepted %s", body)
+		}
+	}
+}
+
+// FuzzParseInteraction: parsing provider bytes never panics, and every
+// citation of an extracted report lies inside the (bounded) report on rune
+// boundaries.
+func FuzzParseInteraction(f *testing.F) {
+	f.Add([]byte(`{"id":"v1_a","status":"completed","steps":[{"type":"model_output","content":[{"type":"text","text":"Über 東京","annotations":[{"type":"url_citation","url":"https://x.example","start_index":6,"end_index":12}]}]}]}`), int64(0))
+	f.Add([]byte(`{"id":"v1_a","status":"failed","outputs":[{"type":"text","text":"x\xff","annotations":[{"type":"url_citation","url":"http://x","start_index":0,"end_index":1}]}],"error":{"code":500,"message":"m"}}`), int64(3))
+	f.Add([]byte(`{"id":"v1_a","status":"in_progress","steps":[{"type":"thought"}]}`), int64(64))
+	f.Fuzz(func(t *testing.T, body []byte, max int64) {
+		it, err := ParseInteraction(body)
+		if err != nil {
+			return
+		}
+		if max < 0 {
+			max = -max
+		}
+		rep := ExtractReport(it, Bounds{MaxReportBytes: max % 4096, MaxCitations: 8})
+		if !utf8.ValidString(rep.Text) {
+			t.Fatal("report is not valid UTF-8")
+		}
+		if max%4096 > 0 && int64(len(rep.Text)) > max%4096 {
+			t.Fatalf("report %d bytes over bound %d", len(rep.Text), max%4096)
+		}
+		if len(rep.Citations) > 8 {
+			t.Fatal("citation bound exceeded")
+		}
+		for _, c := range rep.Citations {
+			if c.StartByte < 0 || c.EndByte <= c.StartByte || c.EndByte > int64(len(rep.Text)) {
+				t.Fatalf("citation %+v outside report of %d bytes", c, len(rep.Text))
+			}
+			if !utf8.RuneStart(rep.Text[c.StartByte]) || (c.EndByte < int64(len(rep.Text)) && !utf8.RuneStart(rep.Text[c.EndByte])) {
+				t.Fatalf("citation %+v not on rune boundaries", c)
+			}
+		}
+		if _, err := json.Marshal(rep.Citations); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -1,0 +1,549 @@
+package research
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/clawkit/clawkit/pkg/auth"
+	"github.com/clawkit/clawkit/pkg/config"
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/research/google"
+	"github.com/clawkit/clawkit/pkg/research/google/fakeapi"
+	"github.com/clawkit/clawkit/pkg/store"
+)
+
+// clock is a fake clock; the service's Sleep advances it, so budgets of
+// an hour run in microseconds.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+	return nil
+}
+
+type fixture struct {
+	t     *testing.T
+	home  string
+	fake  *fakeapi.Listener
+	st    *store.Store
+	clk   *clock
+	svc   *Service
+	fence error
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	home := t.TempDir()
+	l, err := fakeapi.Start("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Close)
+	st, err := store.Open(context.Background(), store.SQLite{Path: filepath.Join(home, "state.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	f := &fixture{t: t, home: home, fake: l, st: st, clk: &clock{t: time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)}}
+	f.svc = &Service{Sleep: f.clk.Sleep, Rand: func() float64 { return 0.5 }, Getenv: func(string) string { return "" }}
+	f.setConfig(map[string]any{"enabled": true, "profileId": "google:default", "baseUrl": l.URL})
+	f.addProfile("google:default", auth.KindAPIKey, "key-one")
+	return f
+}
+
+func (f *fixture) setConfig(v map[string]any) {
+	cfg, err := config.Load(f.home)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := cfg.Set(ConfigPath, v); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := cfg.Save(); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fixture) addProfile(id, kind, secret string) {
+	as, err := auth.Load(f.home)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := as.Add(auth.Profile{ID: id, Provider: "google", Kind: kind, Secret: secret}, true); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := as.Save(); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fixture) env() *owner.Env {
+	return owner.NewEnv(f.home, f.st, func() error { return f.fence }, f.clk.Now, nil, false)
+}
+
+func (f *fixture) start(q string) (*StartResult, error) {
+	return f.svc.Start(context.Background(), f.env(), StartParams{Question: q})
+}
+
+func (f *fixture) job(id string) *Job {
+	j, err := jobStore{f.st}.get(context.Background(), id)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return j
+}
+
+func wantCode(t *testing.T, err error, kind errs.Kind, code string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("no error, want %s/%s", kind, code)
+	}
+	if errs.KindOf(err) != kind || errs.CodeOf(err) != code {
+		t.Fatalf("got %s/%s (%v), want %s/%s", errs.KindOf(err), errs.CodeOf(err), err, kind, code)
+	}
+}
+
+func TestStartWaitPublishes(t *testing.T) {
+	f := newFixture(t)
+	res, err := f.start("why is the sky blue")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.State != StateRunning || res.Handle == "" || !ValidJobID(res.Job) {
+		t.Fatalf("%+v", res)
+	}
+	out := filepath.Join(t.TempDir(), "copy.md")
+	pr, err := f.svc.Wait(context.Background(), f.env(), WaitParams{JobParams: JobParams{Job: res.Job, Out: out}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.State != StateCompleted || !pr.Published || pr.Partial {
+		t.Fatalf("%+v", pr.Job)
+	}
+	dir := jobDir(f.home, res.Job)
+	rep, _ := os.ReadFile(filepath.Join(dir, ReportFile))
+	if string(rep) != fakeapi.ReportText {
+		t.Fatalf("report %q", rep)
+	}
+	cp, _ := os.ReadFile(out)
+	if string(cp) != fakeapi.ReportText {
+		t.Fatal("--out copy differs")
+	}
+	var cd CitationsDoc
+	b, _ := os.ReadFile(filepath.Join(dir, CitationsFile))
+	json.Unmarshal(b, &cd)
+	if len(cd.Citations) != 1 || string(rep[cd.Citations[0].StartByte:cd.Citations[0].EndByte]) != "Rayleigh scattering" {
+		t.Fatalf("citations %+v", cd)
+	}
+	var r Result
+	b, _ = os.ReadFile(filepath.Join(dir, ResultFile))
+	if err := json.Unmarshal(b, &r); err != nil || r.Status != "completed" || len(r.Usage) == 0 {
+		t.Fatalf("result %s", b)
+	}
+	for _, name := range []string{ReportFile, CitationsFile, ResultFile} {
+		b, _ := os.ReadFile(filepath.Join(dir, name))
+		for _, m := range []string{fakeapi.ThoughtMarker, fakeapi.SearchMarker, fakeapi.InterimMarker, "key-one"} {
+			if strings.Contains(string(b), m) {
+				t.Fatalf("%s contains %s", name, m)
+			}
+		}
+	}
+	if n := f.fake.Count("POST /interactions"); n != 1 {
+		t.Fatalf("creates %d", n)
+	}
+	// Terminal jobs are not polled again.
+	before := len(f.fake.Requests())
+	if _, err := f.svc.Poll(context.Background(), f.env(), JobParams{Job: res.Job}); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.fake.Requests()) != before {
+		t.Fatal("terminal job polled")
+	}
+}
+
+func TestRefusalsMakeNoHTTP(t *testing.T) {
+	f := newFixture(t)
+	res, err := f.start("fake:never question")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	base := len(f.fake.Requests())
+	noHTTP := func(name string) {
+		t.Helper()
+		if n := len(f.fake.Requests()); n != base {
+			t.Fatalf("%s: %d HTTP requests after a refusal", name, n-base)
+		}
+	}
+	// Foreign owner.
+	_, err = f.svc.Poll(ctx, f.env(), JobParams{Job: res.Job, Caller: Caller{AgentID: "main", SessionKey: "other"}})
+	wantCode(t, err, errs.KindRefused, "foreign_owner")
+	_, err = f.svc.Cancel(ctx, f.env(), JobParams{Job: res.Job, Caller: Caller{AgentID: "intruder", SessionKey: "cli"}})
+	wantCode(t, err, errs.KindRefused, "foreign_owner")
+	noHTTP("foreign")
+	// Unknown handle.
+	_, err = f.svc.Poll(ctx, f.env(), JobParams{Handle: "v1_someone_else"})
+	wantCode(t, err, errs.KindRefused, "unknown_handle")
+	noHTTP("unknown handle")
+	// Profile substitution.
+	f.addProfile("google:other", auth.KindAPIKey, "key-two")
+	f.setConfig(map[string]any{"enabled": true, "profileId": "google:other", "baseUrl": f.fake.URL})
+	_, err = f.svc.Poll(ctx, f.env(), JobParams{Job: res.Job})
+	wantCode(t, err, errs.KindRefused, "profile_substituted")
+	// Credential substitution within the same profile id.
+	f.setConfig(map[string]any{"enabled": true, "profileId": "google:default", "baseUrl": f.fake.URL})
+	f.addProfile("google:default", auth.KindAPIKey, "key-three")
+	_, err = f.svc.Poll(ctx, f.env(), JobParams{Job: res.Job})
+	wantCode(t, err, errs.KindRefused, "credential_substituted")
+	f.addProfile("google:default", auth.KindAPIKey, "key-one")
+	// OAuth profile.
+	f.addProfile("google:oauth", auth.KindOAuth, "tok")
+	f.setConfig(map[string]any{"enabled": true, "profileId": "google:oauth", "baseUrl": f.fake.URL})
+	_, err = f.start("q")
+	wantCode(t, err, errs.KindRefused, "oauth_profile_rejected")
+	// Disabled.
+	f.setConfig(map[string]any{"enabled": false, "profileId": "google:default", "baseUrl": f.fake.URL})
+	_, err = f.start("q")
+	wantCode(t, err, errs.KindRefused, "research_disabled")
+	_, err = f.svc.Poll(ctx, f.env(), JobParams{Job: res.Job})
+	wantCode(t, err, errs.KindRefused, "research_disabled")
+	f.setConfig(map[string]any{"enabled": true, "profileId": "google:default", "baseUrl": f.fake.URL})
+	// Stale session (reset bumps the incarnation).
+	if _, err := f.st.UpdateSession(ctx, "main", "cli", "reset", 0, f.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.svc.Poll(ctx, f.env(), JobParams{Job: res.Job})
+	wantCode(t, err, errs.KindRefused, "stale_owner")
+	_, err = f.svc.Cancel(ctx, f.env(), JobParams{Job: res.Job})
+	wantCode(t, err, errs.KindRefused, "stale_owner")
+	// Revoked.
+	if _, err := f.st.UpdateSession(ctx, "main", "cli", "revoke", 0, f.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.start("q")
+	wantCode(t, err, errs.KindRefused, "session_revoked")
+	// asOf is an unsupported constraint.
+	_, err = f.svc.Start(ctx, f.env(), StartParams{Question: "q", AsOf: "2025-01-01", Caller: Caller{SessionKey: "cli"}})
+	wantCode(t, err, errs.KindUsage, "unsupported_constraint")
+	noHTTP("all refusals")
+}
+
+func TestOwnerFenceBeforeCreate(t *testing.T) {
+	f := newFixture(t)
+	f.fence = owner.ErrRetired("test")
+	_, err := f.start("q")
+	wantCode(t, err, errs.KindRefused, "owner_retired")
+	if len(f.fake.Requests()) != 0 {
+		t.Fatal("HTTP after a failed fence")
+	}
+	jobs, _ := f.svc.List(context.Background(), f.env(), ListParams{})
+	if len(jobs) != 1 || jobs[0].State != StateNotSent {
+		t.Fatalf("%+v", jobs)
+	}
+}
+
+func TestCreateOutcomes(t *testing.T) {
+	f := newFixture(t)
+	cases := []struct {
+		q     string
+		kind  errs.Kind
+		code  string
+		state string
+		retry int64
+	}{
+		{"fake:create-429", errs.KindUnavailable, "provider_busy", StateNotSent, 7000},
+		{"fake:create-503", errs.KindUnavailable, "provider_busy", StateNotSent, 7000},
+		{"fake:create-400", errs.KindFailed, "not_sent", StateNotSent, 0},
+		{"fake:create-401", errs.KindRefused, "provider_refused_credential", StateNotSent, 0},
+		{"fake:create-500", errs.KindUnknown, "create_outcome_unknown", StateIndeterminate, 0},
+		{"fake:create-drop", errs.KindUnknown, "create_outcome_unknown", StateIndeterminate, 0},
+	}
+	for _, tc := range cases {
+		_, err := f.start(tc.q)
+		wantCode(t, err, tc.kind, tc.code)
+		if e := errs.As(err); e.RetryAfterMs != tc.retry {
+			t.Errorf("%s: retryAfter %d", tc.q, e.RetryAfterMs)
+		}
+		if r := ErrorResponse(err); r.State != tc.state {
+			t.Errorf("%s: envelope state %s", tc.q, r.State)
+		}
+	}
+	jobs, _ := f.svc.List(context.Background(), f.env(), ListParams{})
+	for _, j := range jobs {
+		if j.Handle != "" {
+			t.Fatalf("failed create has a handle: %+v", j)
+		}
+	}
+	// Recovery never resubmits.
+	if _, err := f.svc.Recover(context.Background(), f.env(), true); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.fake.Count("POST /interactions"); n != len(cases) {
+		t.Fatalf("creates %d, want %d", n, len(cases))
+	}
+}
+
+func TestIdempotencyKeyReusesInteraction(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	p := StartParams{Question: "q1", IdempotencyKey: "k1"}
+	a, err := f.svc.Start(ctx, f.env(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := f.svc.Start(ctx, f.env(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Job != b.Job || a.Handle != b.Handle || !b.Existing {
+		t.Fatalf("%+v %+v", a, b)
+	}
+	_, err = f.svc.Start(ctx, f.env(), StartParams{Question: "other", IdempotencyKey: "k1"})
+	wantCode(t, err, errs.KindUsage, "idempotency_key_reused")
+	// An indeterminate create stays indeterminate under the same key.
+	_, err = f.svc.Start(ctx, f.env(), StartParams{Question: "fake:create-drop", IdempotencyKey: "k2"})
+	wantCode(t, err, errs.KindUnknown, "create_outcome_unknown")
+	_, err = f.svc.Start(ctx, f.env(), StartParams{Question: "fake:create-drop", IdempotencyKey: "k2"})
+	wantCode(t, err, errs.KindUnknown, "create_outcome_unknown")
+	if n := f.fake.Count("POST /interactions"); n != 2 {
+		t.Fatalf("creates %d, want 2", n)
+	}
+}
+
+func TestRecoverSubmittingBecomesIndeterminate(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	now := f.clk.Now()
+	j := &Job{ID: newJobID(), AgentID: "main", SessionKey: "cli", SessionIncarnation: 1, ProfileID: "google:default",
+		CredentialAccount: auth.Fingerprint("key-one"), BaseURL: f.fake.URL, Agent: google.DefaultAgent, State: StateSubmitting,
+		Question: "q", OutputFormat: "markdown", MaxReportBytes: DefaultReportMax, CreatedAt: ms(now), UpdatedAt: ms(now),
+		DeadlineAt: ms(now.Add(time.Hour)), RowVersion: 1}
+	if err := (jobStore{f.st}).insert(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	running, err := f.start("fake:slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.svc.Recover(ctx, f.env(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Indeterminate) != 1 || res.Indeterminate[0] != j.ID || len(res.Resumed) != 1 || res.Resumed[0] != running.Job {
+		t.Fatalf("%+v", res)
+	}
+	if f.job(j.ID).State != StateIndeterminate {
+		t.Fatal("not indeterminate")
+	}
+	if n := f.fake.Count("POST /interactions"); n != 1 {
+		t.Fatalf("creates %d", n)
+	}
+}
+
+func TestCancelConfirmedOnlyByStatus(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	res, _ := f.start("fake:never")
+	pr, err := f.svc.Cancel(ctx, f.env(), JobParams{Job: res.Job})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.State != StateCancelRequested {
+		t.Fatalf("state after 200: %s", pr.State)
+	}
+	pr, err = f.svc.Poll(ctx, f.env(), JobParams{Job: res.Job})
+	if err != nil || pr.State != StateCancelled {
+		t.Fatalf("%v %+v", err, pr)
+	}
+	// cancel-ignored: acknowledged, never effective; the job stays
+	// cancel-requested however often it is polled.
+	res2, _ := f.start("fake:cancel-ignored")
+	f.svc.Cancel(ctx, f.env(), JobParams{Job: res2.Job})
+	for range 3 {
+		f.svc.Poll(ctx, f.env(), JobParams{Job: res2.Job})
+	}
+	if s := f.job(res2.Job).State; s != StateCancelRequested {
+		t.Fatalf("state %s", s)
+	}
+}
+
+func TestWallClockBudgetCancels(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	res, _ := f.start("fake:never")
+	pr, err := f.svc.Wait(ctx, f.env(), WaitParams{JobParams: JobParams{Job: res.Job}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.State != StateCancelled || pr.ErrorCode != "wall_clock_budget_exceeded" {
+		t.Fatalf("%+v", pr.Job)
+	}
+	elapsed := fromMs(pr.FinishedAt).Sub(fromMs(pr.CreatedAt))
+	if elapsed < 65*time.Minute || elapsed > 67*time.Minute {
+		t.Fatalf("cancelled after %s", elapsed)
+	}
+	// 24 fast polls (5 s for 2 min) then 15 s ones for the rest.
+	if pr.PollCount < 250 || pr.PollCount > 300 {
+		t.Fatalf("poll count %d", pr.PollCount)
+	}
+	if n := f.fake.Count("POST /interactions/*"); n != 1 {
+		t.Fatalf("cancel requests %d", n)
+	}
+}
+
+func TestWaitHonoursRetryAfterAndTemporaryErrors(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	for _, q := range []string{"fake:poll-429-once", "fake:poll-503-once", "fake:poll-500-once"} {
+		res, _ := f.start(q)
+		pr, err := f.svc.Wait(ctx, f.env(), WaitParams{JobParams: JobParams{Job: res.Job}})
+		if err != nil || pr.State != StateCompleted {
+			t.Fatalf("%s: %v %+v", q, err, pr)
+		}
+	}
+	// A single poll surfaces the temporary error with retryAfterMs.
+	res, _ := f.start("fake:poll-429-once")
+	_, err := f.svc.Poll(ctx, f.env(), JobParams{Job: res.Job})
+	wantCode(t, err, errs.KindUnavailable, "provider_unavailable")
+	if errs.As(err).RetryAfterMs != 1000 {
+		t.Fatalf("retry %d", errs.As(err).RetryAfterMs)
+	}
+	if f.job(res.Job).State != StateRunning {
+		t.Fatal("temporary error changed the state")
+	}
+}
+
+func TestPartialAndLegacyAndMultibyte(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		q, state string
+		partial  bool
+	}{
+		{"fake:partial", StateFailed, true},
+		{"fake:incomplete", StateIncomplete, true},
+		{"fake:budget-exceeded", StateIncomplete, true},
+		{"fake:legacy", StateCompleted, false},
+		{"fake:multibyte", StateCompleted, false},
+	} {
+		res, _ := f.start(tc.q)
+		pr, err := f.svc.Wait(ctx, f.env(), WaitParams{JobParams: JobParams{Job: res.Job}})
+		if err != nil || pr.State != tc.state || pr.Partial != tc.partial || !pr.Published {
+			t.Fatalf("%s: %v %+v", tc.q, err, pr)
+		}
+		if tc.q == "fake:multibyte" {
+			text, cites, err := ReadReport(f.home, res.Job)
+			if err != nil || text != strings.Join(fakeapi.MultibyteBlocks, "") {
+				t.Fatalf("%v %q", err, text)
+			}
+			want := map[string]string{"https://example.com/tokyo": "東京", "https://example.com/rocket": "🚀", "https://example.com/cafe": "café"}
+			if len(cites) != 3 || pr.DroppedCitations != 4 {
+				t.Fatalf("%+v dropped %d", cites, pr.DroppedCitations)
+			}
+			for _, c := range cites {
+				if text[c.StartByte:c.EndByte] != want[c.URL] {
+					t.Fatalf("%s covers %q", c.URL, text[c.StartByte:c.EndByte])
+				}
+			}
+		}
+	}
+}
+
+func TestTerminalNeverOverwritten(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	res, _ := f.start("q")
+	j := f.job(res.Job)
+	stale := *j
+	if _, err := f.svc.Wait(ctx, f.env(), WaitParams{JobParams: JobParams{Job: res.Job}}); err != nil {
+		t.Fatal(err)
+	}
+	stale.State = StateRunning
+	if err := (jobStore{f.st}).update(ctx, &stale, f.clk.Now()); err != errStale {
+		t.Fatalf("stale update: %v", err)
+	}
+	if f.job(res.Job).State != StateCompleted {
+		t.Fatal("overwritten")
+	}
+}
+
+func TestRefreshingSessionBoundedRetries(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	if _, err := f.st.EnsureSession(ctx, "main", "cli", f.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.st.UpdateSession(ctx, "main", "cli", "refreshing", 2000, f.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	t0 := f.clk.Now()
+	_, err := f.start("q")
+	wantCode(t, err, errs.KindUnavailable, "session_refreshing")
+	if waited := f.clk.Now().Sub(t0); waited != 5*2*time.Second {
+		t.Fatalf("waited %s over the retries", waited)
+	}
+	if len(f.fake.Requests()) != 0 {
+		t.Fatal("HTTP while refreshing")
+	}
+	// A session that becomes active during the retries proceeds.
+	sleeps := 0
+	f.svc.Sleep = func(ctx context.Context, d time.Duration) error {
+		sleeps++
+		if sleeps == 2 {
+			f.st.UpdateSession(ctx, "main", "cli", "activate", 0, f.clk.Now())
+		}
+		return f.clk.Sleep(ctx, d)
+	}
+	if _, err := f.start("q"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPollerUnderBinding(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	var ids []string
+	for range 5 {
+		r, err := f.start("fake-polls:3")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.Job)
+	}
+	// A job whose session was reset is skipped without HTTP.
+	f.st.CreateSession(ctx, "main", "other", f.clk.Now())
+	other, err := f.svc.Start(ctx, f.env(), StartParams{Question: "q", Caller: Caller{SessionKey: "other"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.st.UpdateSession(ctx, "main", "other", "reset", 0, f.clk.Now())
+	for range 10 {
+		f.clk.Sleep(ctx, 6*time.Second)
+		f.svc.PollDue(ctx, f.env(), 100)
+	}
+	for _, id := range ids {
+		if s := f.job(id).State; s != StateCompleted {
+			t.Fatalf("%s %s", id, s)
+		}
+	}
+	oj := f.job(other.Job)
+	if oj.State != StateRunning || oj.PollCount != 0 || oj.ErrorCode != "stale_owner" {
+		t.Fatalf("%+v", oj)
+	}
+}
