@@ -1,0 +1,183 @@
+package testscript
+
+// Helpers for the runtime-artifacts scripts (artifacts_*.txtar). They use
+// only the standard library, never pkg/artifacts, so that what they check
+// (tar listings, the bundle hash formula, manifest fields) is computed
+// independently of the code under test.
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+func init() {
+	helperCommands["tarlist"] = tarListMain
+	helperCommands["bundlehash"] = bundleHashMain
+	helperCommands["jsonget"] = jsonGetMain
+	helperCommands["tgzcmp"] = tgzCmpMain
+	helperCommands["flipbyte"] = flipByteMain
+	conditions["nonroot"] = func() (bool, error) { return os.Geteuid() != 0, nil }
+}
+
+func die(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
+	os.Exit(1)
+}
+
+// tarlist FILE.tgz: one line per entry, "<type> <mode> <uid>/<gid> <size> <path>",
+// plus the gzip header's mtime and OS on a first line.
+func tarListMain() {
+	if len(os.Args) != 2 {
+		die("usage: tarlist FILE.tgz")
+	}
+	f, err := os.Open(os.Args[1])
+	if err != nil {
+		die("%v", err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		die("%v", err)
+	}
+	// compress/gzip reports a zero header mtime as the zero Time.
+	fmt.Printf("gzip zero-mtime=%v os=%d name=%q\n", zr.ModTime.IsZero(), zr.OS, zr.Name)
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			die("%v", err)
+		}
+		fmt.Printf("%c %04o %d/%d %q/%q mtime=%d %d %s\n", h.Typeflag, h.Mode, h.Uid, h.Gid, h.Uname, h.Gname, h.ModTime.Unix(), h.Size, h.Name)
+	}
+}
+
+// bundlehash PKGROOT: the openclaw-worker-bundle-v1 hash of the 7 worker
+// artifacts, written out from the documented formula.
+func bundleHashMain() {
+	if len(os.Args) != 2 {
+		die("usage: bundlehash PKGROOT")
+	}
+	names := []string{"worker.mjs", "github-exec-launcher.mjs", "image-processor.worker.mjs",
+		"service-child-group-anchor.mjs", "service-child-relay.mjs", "sqlite-store.worker.mjs",
+		"workspace-rsync-receiver.mjs"}
+	sort.Strings(names)
+	var pre bytes.Buffer
+	pre.WriteString("openclaw-worker-bundle-v1\x00")
+	for _, n := range names {
+		b, err := os.ReadFile(filepath.Join(os.Args[1], "dist", "worker", n))
+		if err != nil {
+			die("%v", err)
+		}
+		s := sha256.Sum256(b)
+		// mode 0700 printed in octal without a leading zero, as JavaScript's
+		// (448).toString(8) does.
+		pre.WriteString(n + "\x00" + strconv.FormatInt(448, 8) + "\x00" + strconv.Itoa(len(b)) + "\x00" + hex.EncodeToString(s[:]) + "\x00")
+	}
+	s := sha256.Sum256(pre.Bytes())
+	fmt.Println(hex.EncodeToString(s[:]))
+}
+
+// jsonget FILE a.b.c: prints the value at the dotted path (strings bare).
+func jsonGetMain() {
+	if len(os.Args) != 3 {
+		die("usage: jsonget FILE PATH")
+	}
+	b, err := os.ReadFile(os.Args[1])
+	if err != nil {
+		die("%v", err)
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		die("%v", err)
+	}
+	for _, k := range strings.Split(os.Args[2], ".") {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[k]
+		case []any:
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(x) {
+				die("no index %s", k)
+			}
+			v = x[i]
+		default:
+			die("no key %s", k)
+		}
+	}
+	if s, ok := v.(string); ok {
+		fmt.Println(s)
+		return
+	}
+	out, _ := json.Marshal(v)
+	fmt.Println(string(out))
+}
+
+// tgzcmp A B: compares the uncompressed streams of two gzip files.
+func tgzCmpMain() {
+	if len(os.Args) != 3 {
+		die("usage: tgzcmp A B")
+	}
+	read := func(p string) []byte {
+		f, err := os.Open(p)
+		if err != nil {
+			die("%v", err)
+		}
+		defer f.Close()
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			die("%s: %v", p, err)
+		}
+		b, err := io.ReadAll(zr)
+		if err != nil {
+			die("%s: %v", p, err)
+		}
+		return b
+	}
+	a, b := read(os.Args[1]), read(os.Args[2])
+	if !bytes.Equal(a, b) {
+		n := 0
+		for n < len(a) && n < len(b) && a[n] == b[n] {
+			n++
+		}
+		die("uncompressed streams differ at byte %d (%d vs %d bytes)", n, len(a), len(b))
+	}
+	fmt.Printf("identical uncompressed streams (%d bytes)\n", len(a))
+}
+
+// flipbyte FILE OFFSET: inverts one byte in place.
+func flipByteMain() {
+	if len(os.Args) != 3 {
+		die("usage: flipbyte FILE OFFSET")
+	}
+	off, err := strconv.ParseInt(os.Args[2], 10, 64)
+	if err != nil {
+		die("%v", err)
+	}
+	f, err := os.OpenFile(os.Args[1], os.O_RDWR, 0)
+	if err != nil {
+		die("%v", err)
+	}
+	defer f.Close()
+	var b [1]byte
+	if _, err := f.ReadAt(b[:], off); err != nil {
+		die("%v", err)
+	}
+	b[0] ^= 0xff
+	if _, err := f.WriteAt(b[:], off); err != nil {
+		die("%v", err)
+	}
+}
