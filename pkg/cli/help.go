@@ -5,6 +5,8 @@ import (
 	"io"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/clawkit/clawkit/pkg/errs"
 )
 
 // HelpCmd is `clawkit help [CMD...]`: the same text as `CMD --help`.
@@ -21,7 +23,10 @@ func (h HelpCmd) Run(kctx *kong.Context) error {
 		kong.Vars{"version": versionString()},
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 	).Parse(args)
-	return err
+	if err != nil {
+		return errs.Usage("usage", "%v", err).WithHint("run 'clawkit --help' for the list of commands")
+	}
+	return nil
 }
 
 // CompletionCmd prints a script that makes the shell ask clawkit itself for

@@ -67,7 +67,8 @@ func NewClient(socket string) *Client {
 			var d net.Dialer
 			return d.DialContext(ctx, "unix", socket)
 		},
-		DisableKeepAlives: true,
+		// One connection carries the status check and the call.
+		MaxIdleConnsPerHost: 1,
 	}
 	return &Client{Socket: socket, hc: &http.Client{Transport: tr}}
 }
