@@ -1,0 +1,393 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+)
+
+func start(t *testing.T, o Options) *Client {
+	t.Helper()
+	c, err := Start(context.Background(), o)
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	t.Cleanup(func() { _, _ = c.Stop() })
+	return c
+}
+
+func callTool(name string, args any) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"name": name, "arguments": args})
+	return b
+}
+
+func mcpErr(t *testing.T, err error) *Error {
+	t.Helper()
+	var me *Error
+	if !errors.As(err, &me) {
+		t.Fatalf("error %v (%T) is not an *mcp.Error", err, err)
+	}
+	return me
+}
+
+func TestClientRequestAndOrdinaryStop(t *testing.T) {
+	var notes atomic.Int64
+	o := fakeOptions(t, "echo")
+	o.OnNotification = func(method string, params json.RawMessage) { notes.Add(1) }
+	c := start(t, o)
+	if c.ServerInfo().Name != "mcpfake-echo" {
+		t.Fatalf("serverInfo %+v", c.ServerInfo())
+	}
+	res, err := c.Request(context.Background(), "tools/call", callTool("echo", map[string]any{"message": "hi"}))
+	if err != nil || !bytes.Contains(res, []byte("Echo: hi")) {
+		t.Fatalf("res=%s err=%v", res, err)
+	}
+	if _, err := c.Request(context.Background(), "tools/call", callTool("notify", nil)); err != nil {
+		t.Fatal(err)
+	}
+	// One notification before the initialize reply, one from the tool.
+	if n := notes.Load(); n != 2 {
+		t.Fatalf("%d notifications, want 2", n)
+	}
+	pid := c.Pid()
+	cr, err := c.Stop()
+	if err != nil || cr != nil {
+		t.Fatalf("ordinary stop: cr=%+v err=%v", cr, err)
+	}
+	if GroupAlive(pid) {
+		t.Fatal("process group still alive after Stop")
+	}
+	if c.IsAvailable() {
+		t.Fatal("available after Stop")
+	}
+	_, err = c.Request(context.Background(), "ping", nil)
+	if me := mcpErr(t, err); me.Code != "client_stopped" || me.Delivered {
+		t.Fatalf("after stop: %+v", me)
+	}
+}
+
+func TestClientRPCErrorRejectsOnlyItsRequest(t *testing.T) {
+	c := start(t, fakeOptions(t, "echo"))
+	_, err := c.Request(context.Background(), "tools/call", callTool("fail", nil))
+	me := mcpErr(t, err)
+	if me.Class != ClassProtocol || me.RPC == nil || me.RPC.Code != -32602 {
+		t.Fatalf("%+v", me)
+	}
+	if errs.KindOf(Coded(err)) != errs.KindFailed {
+		t.Fatalf("kind %v", errs.KindOf(Coded(err)))
+	}
+	if !c.IsAvailable() {
+		t.Fatal("a JSON-RPC error retired the connection")
+	}
+	if _, err := c.Request(context.Background(), "ping", nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestClientAdmissionRejectsOnlyTheNewCall(t *testing.T) {
+	o := fakeOptions(t, "echo")
+	o.MaxPendingRequests = 2
+	c := start(t, o)
+	// The fake handles requests one at a time: a slow call holds the
+	// second one in the queue, so both stay pending.
+	var wg sync.WaitGroup
+	errsCh := make(chan error, 2)
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := c.Request(context.Background(), "tools/call", callTool("slow", map[string]any{"ms": 400}))
+			errsCh <- err
+		}()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c.mu.Lock()
+		n := len(c.pending)
+		c.mu.Unlock()
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("requests never became pending")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	_, err := c.Request(context.Background(), "ping", nil)
+	me := mcpErr(t, err)
+	if me.Code != "too_many_pending" || me.Message != "too many pending requests (limit 2)" || me.Delivered {
+		t.Fatalf("%+v", me)
+	}
+	if errs.KindOf(Coded(err)) != errs.KindUnavailable {
+		t.Fatal("admission rejection is not unavailable")
+	}
+	wg.Wait()
+	close(errsCh)
+	for err := range errsCh {
+		if err != nil {
+			t.Fatalf("pending call failed: %v", err)
+		}
+	}
+	if !c.IsAvailable() {
+		t.Fatal("admission rejection retired the connection")
+	}
+}
+
+func TestClientCancelRetiresConnectionWithFirstError(t *testing.T) {
+	c := start(t, fakeOptions(t, "echo"))
+	ctx, cancel := context.WithCancel(context.Background())
+	results := make(chan error, 3)
+	go func() {
+		_, err := c.Request(ctx, "tools/call", callTool("slow", map[string]any{"ms": 30000}))
+		results <- err
+	}()
+	for range 2 {
+		go func() {
+			_, err := c.Request(context.Background(), "tools/call", callTool("slow", map[string]any{"ms": 30000}))
+			results <- err
+		}()
+	}
+	for {
+		c.mu.Lock()
+		n := len(c.pending)
+		c.mu.Unlock()
+		if n == 3 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	for range 3 {
+		me := mcpErr(t, <-results)
+		if me.Code != "cancelled" || !me.Delivered {
+			t.Fatalf("pending call got %+v, want the retained cancellation", me)
+		}
+		if errs.KindOf(Coded(me)) != errs.KindUnknown {
+			t.Fatal("a delivered cancelled request must be outcome-unknown")
+		}
+	}
+	if c.IsAvailable() {
+		t.Fatal("connection still available after a cancellation")
+	}
+	_, err := c.Request(context.Background(), "ping", nil)
+	if me := mcpErr(t, err); me.Code != "cancelled" || me.Delivered {
+		t.Fatalf("later call: %+v", me)
+	}
+}
+
+func TestClientTimeoutRetires(t *testing.T) {
+	o := fakeOptions(t, "echo")
+	o.RequestTimeout = 100 * time.Millisecond
+	o.EOFGrace, o.TermGrace = 100*time.Millisecond, 100*time.Millisecond
+	c := start(t, o)
+	_, err := c.Request(context.Background(), "tools/call", callTool("slow", map[string]any{"ms": 30000}))
+	me := mcpErr(t, err)
+	if me.Code != "request_timeout" || me.Message != "request tools/call timed out after 100ms" {
+		t.Fatalf("%+v", me)
+	}
+	if c.IsAvailable() {
+		t.Fatal("available after a timeout")
+	}
+}
+
+func TestClientTimeoutCodedErrorRetires(t *testing.T) {
+	c := start(t, fakeOptions(t, "echo"))
+	_, err := c.Request(context.Background(), "tools/call", callTool("timeout-coded", nil))
+	if me := mcpErr(t, err); me.Code != "server_timeout" || me.RPC == nil {
+		t.Fatalf("%+v", me)
+	}
+	if c.IsAvailable() {
+		t.Fatal("available after a timeout-coded error")
+	}
+}
+
+func TestClientStderrTailIsBounded(t *testing.T) {
+	c := start(t, fakeOptions(t, "stderr-flood", strconv.Itoa(2<<20)))
+	if _, err := c.Request(context.Background(), "tools/call", callTool("echo", nil)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	tail := c.StderrTail()
+	if len(tail) != StderrTailBytes {
+		t.Fatalf("tail is %d bytes, want %d", len(tail), StderrTailBytes)
+	}
+	if !bytes.HasSuffix(tail, []byte("END-OF-FLOOD\n")) {
+		t.Fatalf("tail does not end with the last line: %q", tail[len(tail)-40:])
+	}
+	if c.proc.StderrTotal() < 2<<20 {
+		t.Fatalf("only %d stderr bytes read", c.proc.StderrTotal())
+	}
+}
+
+func TestClientServerExitMidRequest(t *testing.T) {
+	c := start(t, fakeOptions(t, "exit-mid-request"))
+	_, err := c.Request(context.Background(), "tools/call", callTool("echo", nil))
+	me := mcpErr(t, err)
+	if me.Code != "server_exited" || !strings.HasPrefix(me.Message, "server exited (code 7): mcpfake: dying") || !me.Delivered {
+		t.Fatalf("%+v", me)
+	}
+	if errs.KindOf(Coded(err)) != errs.KindUnknown {
+		t.Fatal("want outcome unknown")
+	}
+}
+
+func TestClientStartFailures(t *testing.T) {
+	o := fakeOptions(t, "no-init")
+	o.StartupTimeout = 150 * time.Millisecond
+	o.EOFGrace = 100 * time.Millisecond
+	_, err := Start(context.Background(), o)
+	if me := mcpErr(t, err); me.Code != "initialize_timeout" || me.Message != "initialize timed out after 150ms" || me.Delivered {
+		t.Fatalf("%+v", me)
+	}
+	_, err = Start(context.Background(), fakeOptions(t, "wrong-version"))
+	if me := mcpErr(t, err); me.Code != "protocol_version_mismatch" || me.Class != ClassProtocol {
+		t.Fatalf("%+v", me)
+	}
+	_, err = Start(context.Background(), Options{Command: "/nonexistent/server", Env: []string{}})
+	if me := mcpErr(t, err); me.Code != "spawn_failed" {
+		t.Fatalf("%+v", me)
+	}
+}
+
+func readPids(t *testing.T, path string) []int {
+	t.Helper()
+	var b []byte
+	for range 500 {
+		var err error
+		if b, err = os.ReadFile(path); err == nil && len(b) > 0 && b[len(b)-1] == '\n' {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(b)) {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("pid file %q", b)
+		}
+		pids = append(pids, n)
+	}
+	if len(pids) != 3 {
+		t.Fatalf("pid file %q", b)
+	}
+	return pids
+}
+
+// A grandchild that keeps stdout open and ignores SIGTERM: Stop must
+// escalate to SIGKILL of the group and confirm that nothing is left.
+func TestStopKillsTheWholeGroup(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	o := fakeOptions(t, "fork-grandchild", pidFile)
+	o.EOFGrace, o.TermGrace = 150*time.Millisecond, 150*time.Millisecond
+	c := start(t, o)
+	if _, err := c.Request(context.Background(), "ping", nil); err != nil {
+		t.Fatal(err)
+	}
+	pids := readPids(t, pidFile)
+	if pids[0] != c.Pid() || pids[1] != c.Pid() {
+		t.Fatalf("server pid/pgid %v, client pid %d: not its own group", pids, c.Pid())
+	}
+	cr, err := c.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cr == nil || cr.Reason != "forced-relay-exit" || cr.SignalRequested != "SIGKILL" {
+		t.Fatalf("cleanupResult %+v", cr)
+	}
+	if (cr.Exit.Code == nil) == (cr.Exit.Signal == nil) {
+		t.Fatalf("the leader's end is not recorded: %+v", cr.Exit)
+	}
+	if cr.EscalationAfterMs < 150 || cr.DurationMs < cr.EscalationAfterMs {
+		t.Fatalf("timings %+v", cr)
+	}
+	if GroupAlive(pids[1]) {
+		t.Fatal("process group still has live members")
+	}
+	if groupHasLiveMember(pids[1]) {
+		t.Fatal("a live member is left in /proc")
+	}
+}
+
+func TestStopEscalatesOnIgnoredTerm(t *testing.T) {
+	o := fakeOptions(t, "ignore-term")
+	o.EOFGrace, o.TermGrace = 100*time.Millisecond, 100*time.Millisecond
+	c := start(t, o)
+	pid := c.Pid()
+	cr, err := c.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cr == nil || cr.SignalRequested != "SIGKILL" || cr.Exit.Signal == nil || *cr.Exit.Signal != "SIGKILL" {
+		t.Fatalf("%+v", cr)
+	}
+	if GroupAlive(pid) {
+		t.Fatal("group alive")
+	}
+	// Stop is idempotent and reports the same outcome.
+	cr2, err2 := c.Stop()
+	if cr2 != cr || err2 != nil {
+		t.Fatal("second Stop differs")
+	}
+}
+
+func TestBuildEnv(t *testing.T) {
+	look := func(k string) (string, bool) {
+		if k == "HAVE" {
+			return "v", true
+		}
+		if k == "EMPTY" {
+			return "", true
+		}
+		return "", false
+	}
+	env, err := BuildEnv([]string{"A=1", "B=x=y", "A=2", "C="}, []string{"HAVE", "EMPTY"}, look)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(env, ";"); got != "HAVE=v;EMPTY=;A=2;B=x=y;C=" {
+		t.Fatalf("env %q", got)
+	}
+	env, _ = BuildEnv(nil, nil, look)
+	if env == nil || len(env) != 0 {
+		t.Fatal("an empty environment must be a non-nil empty list")
+	}
+	for _, bad := range [][2][]string{{{"NOEQ"}, nil}, {{"=v"}, nil}, {{"A\x00=v"}, nil}, {nil, {"MISSING"}}, {nil, {"A=B"}}} {
+		if _, err := BuildEnv(bad[0], bad[1], look); errs.KindOf(err) != errs.KindUsage {
+			t.Fatalf("%q: err %v", bad, err)
+		}
+	}
+}
+
+func TestCodedKinds(t *testing.T) {
+	cases := []struct {
+		err  *Error
+		kind errs.Kind
+	}{
+		{protocolErr("malformed_message", "x"), errs.KindFailed},
+		{unavailable("spawn_failed", "x"), errs.KindUnavailable},
+		{unavailable("request_timeout", "x").withDelivered(true), errs.KindUnknown},
+		{protocolErr("rpc_error", "x").withDelivered(true), errs.KindFailed},
+	}
+	for _, c := range cases {
+		got := Coded(c.err)
+		if errs.KindOf(got) != c.kind || errs.CodeOf(got) != c.err.Code {
+			t.Errorf("%+v → %v %s", c.err, errs.KindOf(got), errs.CodeOf(got))
+		}
+		if e := errs.As(got); e.Hint == "" {
+			t.Errorf("%s has no hint", c.err.Code)
+		}
+	}
+}

@@ -1,0 +1,46 @@
+package mcp
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/clawkit/clawkit/pkg/mcp/mcpfake"
+)
+
+// The test binary doubles as the MCP servers under test: with
+// CLAWKIT_MCPFAKE=1 in its (exact) environment it runs mcpfake MODE ARG;
+// with CLAWKIT_MCPFAKE=proxy it runs the proxy relay in front of
+// "mcpfake echo", which is what `clawkit mcp proxy -- …` runs.
+func TestMain(m *testing.M) {
+	switch os.Getenv("CLAWKIT_MCPFAKE") {
+	case "1":
+		arg := ""
+		if len(os.Args) > 2 {
+			arg = os.Args[2]
+		}
+		os.Exit(mcpfake.Run(os.Args[1], arg))
+	case "proxy":
+		self, _ := os.Executable()
+		spec := ProcessSpec{Command: self, Args: []string{"echo"}, Env: []string{"CLAWKIT_MCPFAKE=1"}, StderrTee: os.Stderr}
+		if _, err := RunProxy(context.Background(), spec, DefaultMaxFrameBytes, os.Stdin, os.Stdout); err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// fakeOptions runs mcpfake MODE [ARG] from the test binary.
+func fakeOptions(t testing.TB, mode string, arg ...string) Options {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Options{
+		Command: self,
+		Args:    append([]string{mode}, arg...),
+		Env:     []string{"CLAWKIT_MCPFAKE=1"},
+	}
+}

@@ -1,0 +1,131 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+)
+
+func TestParseMessage(t *testing.T) {
+	ok := []struct {
+		line string
+		kind msgKind
+		id   int64
+	}{
+		{`{"jsonrpc":"2.0","id":1,"result":{}}`, kindResponse, 1},
+		{`{"jsonrpc":"2.0","id":-3,"error":{"code":-32601,"message":"x"}}`, kindResponse, -3},
+		{`{"jsonrpc":"2.0","id":9007199254740991,"result":null}`, kindResponse, 9007199254740991},
+		{`{"jsonrpc":"2.0","id":1.0,"result":1}`, kindResponse, 1},
+		{`{"jsonrpc":"2.0","id":1e3,"result":1}`, kindResponse, 1000},
+		{`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`, kindNotification, 0},
+		{`{"jsonrpc":"2.0","id":"abc","method":"ping"}`, kindRequest, 0},
+		{`{"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{}}`, kindRequest, 0},
+	}
+	for _, c := range ok {
+		m, err := ParseMessage([]byte(c.line))
+		if err != nil {
+			t.Errorf("%s: %v", c.line, err)
+			continue
+		}
+		if m.kind != c.kind || (c.kind == kindResponse && m.ID != c.id) {
+			t.Errorf("%s: kind %v id %d", c.line, m.kind, m.ID)
+		}
+	}
+	bad := []struct{ line, code string }{
+		{`not json`, "malformed_message"},
+		{`[{"jsonrpc":"2.0","id":1,"result":{}}]`, "malformed_message"},
+		{`{"id":1,"result":{}}`, "malformed_message"},
+		{`{"jsonrpc":"1.0","id":1,"result":{}}`, "malformed_message"},
+		{`{"jsonrpc":"2.0","id":1}`, "malformed_message"},
+		{`{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}`, "malformed_message"},
+		{`{"jsonrpc":"2.0","id":1,"error":"boom"}`, "malformed_message"},
+		{`{"jsonrpc":"2.0","id":1.5,"result":{}}`, "invalid_response_id"},
+		{`{"jsonrpc":"2.0","id":"1","result":{}}`, "invalid_response_id"},
+		{`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse"}}`, "invalid_response_id"},
+		{`{"jsonrpc":"2.0","result":{}}`, "invalid_response_id"},
+		{`{"jsonrpc":"2.0","id":9007199254740992,"result":{}}`, "invalid_response_id"},
+		{`{"jsonrpc":"2.0","id":-9007199254740992,"result":{}}`, "invalid_response_id"},
+		{`{"jsonrpc":"2.0","id":1e300,"result":{}}`, "invalid_response_id"},
+		{`{"jsonrpc":"2.0","id":{},"method":"ping"}`, "malformed_message"},
+		{`{"jsonrpc":"2.0","method":""}`, "malformed_message"},
+	}
+	for _, c := range bad {
+		_, err := ParseMessage([]byte(c.line))
+		var me *Error
+		if !errors.As(err, &me) || me.Class != ClassProtocol || me.Code != c.code {
+			t.Errorf("%s: err = %v, want protocol %s", c.line, err, c.code)
+		}
+	}
+}
+
+func TestAppendRequestIsOneValidLine(t *testing.T) {
+	b := appendRequest(nil, 42, "tools/\"call\"\n<&>", json.RawMessage(`{"a":1}`))
+	if b[len(b)-1] != '\n' {
+		t.Fatal("no LF")
+	}
+	for _, c := range b[:len(b)-1] {
+		if c == '\n' {
+			t.Fatal("LF inside the message")
+		}
+	}
+	var v struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      int64           `json:"id"`
+		Method  string          `json:"method"`
+		Params  json.RawMessage `json:"params"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.JSONRPC != "2.0" || v.ID != 42 || v.Method != "tools/\"call\"\n<&>" || string(v.Params) != `{"a":1}` {
+		t.Fatalf("%+v", v)
+	}
+}
+
+func FuzzParseMessage(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+		`{"jsonrpc":"2.0","id":1.5,"result":{}}`,
+		`{"jsonrpc":"2.0","id":"x","method":"ping"}`,
+		`{"jsonrpc":"2.0","method":"n","params":[1]}`,
+		`{"jsonrpc":"2.0","id":9007199254740993,"error":{"code":1,"message":""}}`,
+		`{"JSONRPC":"2.0","ID":1,"RESULT":1}`,
+		`garbage`, ``, `null`, `[]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		m, err := ParseMessage(line)
+		if err != nil {
+			var me *Error
+			if !errors.As(err, &me) || me.Class != ClassProtocol {
+				t.Fatalf("unclassified error %v", err)
+			}
+			return
+		}
+		switch m.kind {
+		case kindResponse:
+			if m.ID > MaxSafeInteger || m.ID < -MaxSafeInteger {
+				t.Fatalf("unsafe id %d accepted", m.ID)
+			}
+			if (m.Result == nil) == (m.Error == nil) {
+				t.Fatal("response without exactly one of result and error")
+			}
+		case kindRequest:
+			if len(m.RawID) == 0 || m.Method == "" {
+				t.Fatal("request without id or method")
+			}
+			// Our answer must be valid JSON when the id is echoed back.
+			ans := append(append([]byte(`{"jsonrpc":"2.0","id":`), m.RawID...), `,"result":{}}`...)
+			if !json.Valid(ans) {
+				t.Fatalf("echoed id %q makes invalid JSON", m.RawID)
+			}
+		case kindNotification:
+			if m.Method == "" {
+				t.Fatal("notification without method")
+			}
+		default:
+			t.Fatalf("unknown kind %v", m.kind)
+		}
+	})
+}
