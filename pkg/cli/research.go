@@ -1,4 +1,343 @@
 package cli
 
-// ResearchCmd is the command group; its subcommands are added by the issue that owns it.
-type ResearchCmd struct{}
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/research"
+)
+
+// ResearchCmd is `clawkit research …` (google.research.v1, DESIGN §6).
+type ResearchCmd struct {
+	Describe ResearchDescribeCmd `cmd:"" help:"Describe the managed research service (no credentials, no network)."`
+	Start    ResearchStartCmd    `cmd:"" help:"Submit a research question; prints the job id and provider handle."`
+	Poll     ResearchPollCmd     `cmd:"" help:"Poll a job once; publishes the report when it has ended."`
+	Wait     ResearchWaitCmd     `cmd:"" help:"Poll a job with backoff until it ends (or --timeout)."`
+	Cancel   ResearchCancelCmd   `cmd:"" help:"Ask the provider to cancel a job; confirmed only by a later status."`
+	List     ResearchListCmd     `cmd:"" help:"List research jobs, newest first."`
+	Show     ResearchShowCmd     `cmd:"" help:"Show one research job."`
+	Recover  ResearchRecoverCmd  `cmd:"" help:"Recover after a crash: unreceipted submissions become indeterminate, running jobs are polled."`
+	RPC      ResearchRPCCmd      `cmd:"" name:"rpc" help:"Read one google.research.v1 RPC request on stdin, print the response envelope."`
+}
+
+// researchIdentity is the custody identity flags of stateful research
+// commands.
+type researchIdentity struct {
+	Agent   string `help:"Agent id the job belongs to." env:"CLAWKIT_AGENT" default:"main"`
+	Session string `help:"Session key the job belongs to." env:"CLAWKIT_SESSION" default:"cli"`
+}
+
+func (r researchIdentity) caller() research.Caller {
+	return research.Caller{AgentID: r.Agent, SessionKey: r.Session}
+}
+
+func absOut(p string) (string, error) {
+	if p == "" {
+		return "", nil
+	}
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return "", errs.Usage("invalid_out", "cannot resolve --out %s: %v", p, err)
+	}
+	return a, nil
+}
+
+// ResearchDescribeCmd is `clawkit research describe`.
+type ResearchDescribeCmd struct{}
+
+func (c *ResearchDescribeCmd) Run(env *Env, out *Output) error {
+	h, err := env.HomeDir()
+	if err != nil {
+		return err
+	}
+	d, err := research.DescribeService(h.Dir, env.Getenv)
+	if err != nil {
+		return err
+	}
+	return out.Result(d, func(w io.Writer) {
+		fmt.Fprintf(w, "service:     %s (managed deep research by %s, agent %s)\n", d.Service, d.Provider, d.Agent)
+		fmt.Fprintf(w, "kind:        %s — a long-running research agent, not single-call search grounding\n", d.Kind)
+		fmt.Fprintf(w, "enabled:     %v\n", d.Enabled)
+		if d.ProfileID != "" {
+			fmt.Fprintf(w, "profile:     %s\n", d.ProfileID)
+		}
+		fmt.Fprintf(w, "constraints: outputFormat=%s maxReportBytes<=%d\n", strings.Join(d.Constraints.OutputFormats, ","), d.Constraints.MaxReportBytes)
+		fmt.Fprintf(w, "unsupported: %s\n", strings.Join(d.Unsupported, ", "))
+		for _, p := range d.Problems {
+			fmt.Fprintf(w, "problem:     %s\n", p)
+		}
+	})
+}
+
+// ResearchStartCmd is `clawkit research start`.
+type ResearchStartCmd struct {
+	researchIdentity
+	Question       string        `arg:"" help:"The research question."`
+	OutputFormat   string        `help:"Report format (only markdown)." default:"markdown" placeholder:"FORMAT"`
+	MaxReportBytes int64         `help:"Bound the published report; longer reports are cut at a character boundary and flagged truncated." placeholder:"N"`
+	AsOf           string        `help:"Not supported by the provider: a start with it fails explicitly." name:"as-of" placeholder:"DATE"`
+	IdempotencyKey string        `help:"Return the recorded job when this key was used before (per agent and session)." placeholder:"KEY"`
+	Wait           bool          `help:"Wait for the job to end after starting it."`
+	Timeout        time.Duration `help:"With --wait: how long to wait (0 = the job's own budget)."`
+	Out            string        `help:"With --wait: also publish the report to FILE." placeholder:"FILE"`
+}
+
+func (c *ResearchStartCmd) Run(ctx context.Context, env *Env, out *Output) error {
+	o, err := absOut(c.Out)
+	if err != nil {
+		return err
+	}
+	if o != "" && !c.Wait {
+		return errs.Usage("usage", "--out needs --wait (or use 'research wait JOB --out FILE')")
+	}
+	var res research.StartResult
+	p := research.StartParams{Caller: c.caller(), Question: c.Question, OutputFormat: c.OutputFormat,
+		MaxReportBytes: c.MaxReportBytes, AsOf: c.AsOf, IdempotencyKey: c.IdempotencyKey}
+	if err := env.Call(ctx, research.MethodStart, p, &res); err != nil {
+		return err
+	}
+	if !c.Wait {
+		return out.Result(res, func(w io.Writer) {
+			existing := ""
+			if res.Existing {
+				existing = " (existing job for this idempotency key)"
+			}
+			fmt.Fprintf(w, "%s %s handle %s%s\n", res.Job, res.State, res.Handle, existing)
+		})
+	}
+	return waitFor(ctx, env, out, c.researchIdentity, res.Job, c.Timeout, o)
+}
+
+func waitFor(ctx context.Context, env *Env, out *Output, id researchIdentity, job string, timeout time.Duration, o string) error {
+	var res research.PollResult
+	p := research.WaitParams{JobParams: research.JobParams{Caller: id.caller(), Job: job, Out: o}, TimeoutMs: timeout.Milliseconds()}
+	if err := env.Call(ctx, research.MethodWait, p, &res); err != nil {
+		return err
+	}
+	return printJob(out, &res)
+}
+
+func printJob(out *Output, res *research.PollResult) error {
+	return out.Result(res, func(w io.Writer) {
+		j := res.Job
+		status := j.ProviderStatus
+		if status == "" {
+			status = "-"
+		}
+		fmt.Fprintf(w, "%s %s (provider status %s, %d polls)\n", j.ID, j.State, status, j.PollCount)
+		if j.ErrorCode != "" {
+			fmt.Fprintf(w, "reason: %s: %s\n", j.ErrorCode, j.ErrorMessage)
+		}
+		if res.ReportDir != "" {
+			flags := ""
+			if j.Partial {
+				flags += " partial"
+			}
+			fmt.Fprintf(w, "report: %s (%d bytes, %d citations, %d dropped)%s\n", filepath.Join(res.ReportDir, research.ReportFile), j.ReportBytes, j.CitationCount, j.DroppedCitations, flags)
+		}
+	})
+}
+
+// ResearchPollCmd is `clawkit research poll`.
+type ResearchPollCmd struct {
+	researchIdentity
+	Job string `arg:"" help:"Job id (rj_…)."`
+	Out string `help:"When the job has ended, also publish the report to FILE." placeholder:"FILE"`
+}
+
+func (c *ResearchPollCmd) Run(ctx context.Context, env *Env, out *Output) error {
+	o, err := absOut(c.Out)
+	if err != nil {
+		return err
+	}
+	var res research.PollResult
+	if err := env.Call(ctx, research.MethodPoll, research.JobParams{Caller: c.caller(), Job: c.Job, Out: o}, &res); err != nil {
+		return err
+	}
+	return printJob(out, &res)
+}
+
+// ResearchWaitCmd is `clawkit research wait`.
+type ResearchWaitCmd struct {
+	researchIdentity
+	Job     string        `arg:"" help:"Job id (rj_…)."`
+	Timeout time.Duration `help:"Give up waiting after this long (exit 5; the job keeps running). 0 waits for the job's own budget."`
+	Out     string        `help:"Also publish the report to FILE." placeholder:"FILE"`
+}
+
+func (c *ResearchWaitCmd) Run(ctx context.Context, env *Env, out *Output) error {
+	if c.Timeout < 0 {
+		return errs.Usage("usage", "--timeout must not be negative")
+	}
+	o, err := absOut(c.Out)
+	if err != nil {
+		return err
+	}
+	return waitFor(ctx, env, out, c.researchIdentity, c.Job, c.Timeout, o)
+}
+
+// ResearchCancelCmd is `clawkit research cancel`.
+type ResearchCancelCmd struct {
+	researchIdentity
+	Job string `arg:"" help:"Job id (rj_…)."`
+}
+
+func (c *ResearchCancelCmd) Run(ctx context.Context, env *Env, out *Output) error {
+	var res research.PollResult
+	if err := env.Call(ctx, research.MethodCancel, research.JobParams{Caller: c.caller(), Job: c.Job}, &res); err != nil {
+		return err
+	}
+	return printJob(out, &res)
+}
+
+// ResearchListCmd is `clawkit research list`.
+type ResearchListCmd struct {
+	Agent   string `help:"Only jobs of this agent." placeholder:"ID"`
+	Session string `help:"Only jobs of this session." placeholder:"KEY"`
+	State   string `help:"Only jobs in this state." placeholder:"STATE"`
+}
+
+func (c *ResearchListCmd) Run(ctx context.Context, env *Env, out *Output) error {
+	var jobs []*research.Job
+	if err := env.Call(ctx, research.MethodList, research.ListParams{AgentID: c.Agent, SessionKey: c.Session, State: c.State}, &jobs); err != nil {
+		return err
+	}
+	if jobs == nil {
+		jobs = []*research.Job{}
+	}
+	return out.Result(jobs, func(w io.Writer) {
+		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "JOB\tSTATE\tSTATUS\tPOLLS\tAGENT/SESSION\tCREATED\tQUESTION")
+		for _, j := range jobs {
+			q := strings.Join(strings.Fields(j.Question), " ")
+			if len(q) > 48 {
+				q = strings.ToValidUTF8(q[:48], "") + "…"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s/%s\t%s\t%s\n", j.ID, j.State, dash(j.ProviderStatus), j.PollCount, j.AgentID, j.SessionKey,
+				time.UnixMilli(j.CreatedAt).UTC().Format(time.RFC3339), q)
+		}
+		tw.Flush()
+	})
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// ResearchShowCmd is `clawkit research show`.
+type ResearchShowCmd struct {
+	Job string `arg:"" help:"Job id (rj_…)."`
+}
+
+func (c *ResearchShowCmd) Run(ctx context.Context, env *Env, out *Output) error {
+	var res research.PollResult
+	if err := env.Call(ctx, research.MethodShow, research.JobParams{Job: c.Job}, &res); err != nil {
+		return err
+	}
+	return out.Result(res, func(w io.Writer) {
+		j := res.Job
+		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		row := func(k, v string) {
+			if v != "" {
+				fmt.Fprintf(tw, "%s:\t%s\n", k, v)
+			}
+		}
+		row("job", j.ID)
+		row("state", j.State)
+		row("status", j.ProviderStatus)
+		row("handle", j.Handle)
+		row("agent/session", fmt.Sprintf("%s/%s (incarnation %d)", j.AgentID, j.SessionKey, j.SessionIncarnation))
+		row("profile", fmt.Sprintf("%s (account %s)", j.ProfileID, j.CredentialAccount))
+		row("endpoint", j.BaseURL)
+		row("question", j.Question)
+		row("polls", fmt.Sprint(j.PollCount))
+		row("created", time.UnixMilli(j.CreatedAt).UTC().Format(time.RFC3339))
+		if j.FinishedAt != 0 {
+			row("finished", time.UnixMilli(j.FinishedAt).UTC().Format(time.RFC3339))
+		}
+		if j.ErrorCode != "" {
+			row("reason", j.ErrorCode+": "+j.ErrorMessage)
+		}
+		if res.ReportDir != "" {
+			row("report", filepath.Join(res.ReportDir, research.ReportFile))
+			row("citations", fmt.Sprintf("%d (%d dropped)", j.CitationCount, j.DroppedCitations))
+			if j.Partial {
+				row("partial", "true")
+			}
+		}
+		tw.Flush()
+	})
+}
+
+// ResearchRecoverCmd is `clawkit research recover`.
+type ResearchRecoverCmd struct{}
+
+func (c *ResearchRecoverCmd) Run(ctx context.Context, env *Env, out *Output) error {
+	var res research.RecoverResult
+	if err := env.Call(ctx, research.MethodRecover, struct{}{}, &res); err != nil {
+		return err
+	}
+	return out.Result(res, func(w io.Writer) {
+		for _, id := range res.Indeterminate {
+			fmt.Fprintf(w, "%s indeterminate: no receipt was recorded for its create; inspect the provider account (never resubmitted)\n", id)
+		}
+		for _, id := range res.Resumed {
+			fmt.Fprintf(w, "%s running: polled, still in progress\n", id)
+		}
+		for _, id := range res.Finished {
+			fmt.Fprintf(w, "%s ended: report published\n", id)
+		}
+		for _, s := range res.Skipped {
+			fmt.Fprintf(w, "%s skipped: %s: %s\n", s.Job, s.Code, s.Reason)
+		}
+		if len(res.Indeterminate)+len(res.Resumed)+len(res.Finished)+len(res.Skipped) == 0 {
+			fmt.Fprintln(w, "nothing to recover")
+		}
+	})
+}
+
+// ResearchRPCCmd is `clawkit research rpc`: the contract itself. It always
+// prints exactly one response envelope on stdout and exits 0 when it did;
+// the outcome is in the envelope (ok, state, reason).
+type ResearchRPCCmd struct{}
+
+func (c *ResearchRPCCmd) Run(ctx context.Context, env *Env, out *Output) error {
+	data, err := io.ReadAll(io.LimitReader(env.Stdin, research.MaxEnvelopeBytes+1))
+	if err != nil {
+		return errs.Failed("stdin_unreadable", "cannot read the request from stdin: %v", err)
+	}
+	return out.PrintJSON(c.answer(ctx, env, data))
+}
+
+func (c *ResearchRPCCmd) answer(ctx context.Context, env *Env, data []byte) research.Response {
+	rpc, err := research.DecodeRPC(data)
+	if err != nil {
+		return research.ErrorResponse(err)
+	}
+	if rpc.Request.Action == research.ActionDescribe {
+		// describe needs no owner: config only, no credentials, no network.
+		h, err := env.HomeDir()
+		if err != nil {
+			return research.ErrorResponse(err)
+		}
+		d, err := research.DescribeService(h.Dir, env.Getenv)
+		if err != nil {
+			return research.ErrorResponse(err)
+		}
+		return research.OKResponse(d)
+	}
+	var resp research.Response
+	if err := env.Call(ctx, research.MethodRPC, rpc, &resp); err != nil {
+		return research.ErrorResponse(err)
+	}
+	return resp
+}
