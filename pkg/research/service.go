@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -74,9 +75,22 @@ type Service struct {
 // Default is the service the registered methods use.
 var Default = &Service{}
 
+// EnvTimeScale divides every research interval and budget duration (poll
+// intervals, wall clock, refresh waits; not the per-request HTTP timeout).
+// It exists for tests and demos against the fake API: 1000 turns a 65-minute
+// budget into 3.9 s. Values below 1 are ignored.
+const EnvTimeScale = "CLAWKIT_RESEARCH_TIME_SCALE"
+
 func (s *Service) budgets() Budgets {
 	b := s.Budgets
 	d := DefaultBudgets
+	if v := s.getenv(EnvTimeScale); v != "" {
+		if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 1 {
+			scale := func(x time.Duration) time.Duration { return time.Duration(float64(x) / f) }
+			d.WallClock, d.FastInterval, d.FastPeriod, d.SlowInterval, d.MaxRefreshWait =
+				scale(d.WallClock), scale(d.FastInterval), scale(d.FastPeriod), scale(d.SlowInterval), scale(d.MaxRefreshWait)
+		}
+	}
 	if b.WallClock <= 0 {
 		b.WallClock = d.WallClock
 	}

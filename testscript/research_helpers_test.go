@@ -1,0 +1,140 @@
+package testscript
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/clawkit/clawkit/pkg/fsx"
+	"github.com/clawkit/clawkit/pkg/research/google/fakeapi"
+)
+
+// Research scripts (research_*.txtar) each get their own fake Interactions
+// API, started in this test process before the script runs:
+// $CLAWKIT_GOOGLE_BASE_URL points at it and every request it receives is
+// appended to $WORK/fakegoogle.log as one JSON line ("req":"POST
+// /interactions", ...), so scripts can grep the log to prove how many
+// requests were (or were not) sent. CLAWKIT_RESEARCH_TIME_SCALE=1000 makes
+// the poll intervals and budgets fast. Scenarios are chosen by "fake:NAME"
+// words in the question (see package fakeapi).
+func init() {
+	helperCommands["fakegoogle"] = fakeGoogleMain
+	helperCommands["fakegoogle-await"] = fakeGoogleAwait
+	helperCommands["jobid"] = jobID
+	setups = append(setups, researchSetup)
+}
+
+func researchSetup(env *testscript.Env) error {
+	n, ok := env.T().(interface{ Name() string })
+	if !ok || !strings.Contains(n.Name(), "/research_") {
+		return nil
+	}
+	l, err := fakeapi.Start(filepath.Join(env.WorkDir, "fakegoogle.log"))
+	if err != nil {
+		return err
+	}
+	env.Defer(l.Close)
+	env.Setenv("CLAWKIT_GOOGLE_BASE_URL", l.URL)
+	env.Setenv("FAKEGOOGLE_URL", l.URL)
+	// Poll intervals and budgets run 1000× faster (5 s → 5 ms, 65 min →
+	// 3.9 s); scripts that need real time override it.
+	env.Setenv("CLAWKIT_RESEARCH_TIME_SCALE", "1000")
+	return nil
+}
+
+// fakegoogle URLFILE LOGFILE: a standalone fake on 127.0.0.1:0 (for use
+// outside this harness, e.g. by hand or from a benchmark script). It writes
+// its base URL to URLFILE (atomically, once it listens), logs requests to
+// LOGFILE and serves until SIGTERM/SIGINT.
+func fakeGoogleMain() {
+	if len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: fakegoogle URLFILE LOGFILE")
+		os.Exit(2)
+	}
+	l, err := fakeapi.Start(os.Args[2])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if err := fsx.WriteFile(os.Args[1], []byte(l.URL+"\n"), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	<-sig
+	l.Close()
+}
+
+// fakegoogle-await LOGFILE SUBSTRING [COUNT]: wait (at most 30 s) until
+// LOGFILE has at least COUNT (default 1) lines containing SUBSTRING. It is a
+// synchronisation point for scripts that must act while a request is in
+// flight (for example kill a clawkit whose create the fake holds open).
+func fakeGoogleAwait() {
+	if len(os.Args) < 3 || len(os.Args) > 4 {
+		fmt.Fprintln(os.Stderr, "usage: fakegoogle-await LOGFILE SUBSTRING [COUNT]")
+		os.Exit(2)
+	}
+	want := 1
+	if len(os.Args) == 4 {
+		n, err := strconv.Atoi(os.Args[3])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		want = n
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		data, _ := os.ReadFile(os.Args[1])
+		n := 0
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		sc.Buffer(nil, 4<<20)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), os.Args[2]) {
+				n++
+			}
+		}
+		if n >= want {
+			fmt.Printf("seen %d\n", n)
+			return
+		}
+		if time.Now().After(deadline) {
+			fmt.Fprintf(os.Stderr, "fakegoogle-await: %d of %d lines with %q after 30s\n", n, want, os.Args[2])
+			os.Exit(1)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// jobid FILE: print the "job" field of a JSON document (clawkit --json
+// output), so scripts can carry a job id between commands.
+func jobID() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: jobid FILE")
+		os.Exit(2)
+	}
+	data, err := os.ReadFile(os.Args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	var v struct {
+		Job string `json:"job"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil || v.Job == "" {
+		fmt.Fprintf(os.Stderr, "jobid: no job in %s\n", os.Args[1])
+		os.Exit(1)
+	}
+	fmt.Print(v.Job)
+}
