@@ -297,7 +297,7 @@ func ValidateDir(dir string, strict bool) (*Report, error) {
 	rep := &Report{Skill: name, Dir: dir, Strict: strict}
 	var tree []FileEntry
 	var skillMD []byte
-	haveSkillMD := false
+	haveSkillMD, sawSkillMD := false, false
 	entries := 0
 	walkErr := filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -339,6 +339,9 @@ func ValidateDir(dir string, strict bool) (*Report, error) {
 		if err != nil {
 			return err
 		}
+		if rel == SkillFile {
+			sawSkillMD = true
+		}
 		tree = append(tree, FileEntry{Path: rel, SizeBytes: size, SHA256: sha256Hex(data, size, limit)})
 		if size > limit {
 			rep.add(Finding{Severity: SeverityError, Code: CodeTooLarge, File: rel,
@@ -360,7 +363,7 @@ func ValidateDir(dir string, strict bool) (*Report, error) {
 	}
 	if haveSkillMD {
 		rep.add(CheckSkillMD(name, skillMD, strict)...)
-	} else {
+	} else if !sawSkillMD {
 		rep.add(Finding{Severity: SeverityError, Code: CodeInvalidFM, File: SkillFile,
 			Message: "the folder has no SKILL.md; every skill starts with one"})
 	}
