@@ -24,6 +24,12 @@ func (e *FrameError) Error() string {
 
 func (e *FrameError) Unwrap() error { return ErrFrameTooLarge }
 
+// keepPendingCap is the largest reassembly buffer kept between lines:
+// reusing it makes multi-chunk lines cost one copy, and anything bigger is
+// released so one huge message does not pin its memory for the stream's
+// life.
+const keepPendingCap = 4 << 20
+
 // LineFramer splits a byte stream into LF-delimited lines with a hard bound
 // on each line's length.
 //
@@ -102,7 +108,7 @@ func (f *LineFramer) Push(chunk []byte, yield func(line []byte) error) error {
 			if err := yield(line); err != nil {
 				return err
 			}
-			if cap(f.pending) > 64<<10 {
+			if cap(f.pending) > keepPendingCap {
 				// Don't pin a once-huge buffer for the rest of the stream.
 				f.pending = nil
 			}

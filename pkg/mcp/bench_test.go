@@ -1,0 +1,134 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"slices"
+	"testing"
+	"time"
+
+	mcpgoclient "github.com/mark3labs/mcp-go/client"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// roundTrips runs b.N serial calls and reports calls/s, p50 and p99.
+func roundTrips(b *testing.B, call func() error) {
+	b.Helper()
+	for range 50 { // warm up: JIT-free, but page faults and buffers
+		if err := call(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		t0 := time.Now()
+		if err := call(); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	el := time.Since(start)
+	b.StopTimer()
+	slices.Sort(lat)
+	q := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Nanoseconds()) / 1e3 }
+	b.ReportMetric(float64(b.N)/el.Seconds(), "calls/s")
+	b.ReportMetric(q(0.50), "p50-µs")
+	b.ReportMetric(q(0.99), "p99-µs")
+}
+
+type echoResult struct {
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+}
+
+// ourCall is what a user of this package writes: marshal the params, send,
+// decode the result.
+func ourCall(c *Client) func() error {
+	return func() error {
+		params, _ := json.Marshal(map[string]any{"name": "echo", "arguments": map[string]any{"message": "hello"}})
+		raw, err := c.Request(context.Background(), "tools/call", params)
+		if err != nil {
+			return err
+		}
+		var r echoResult
+		return json.Unmarshal(raw, &r)
+	}
+}
+
+// BenchmarkToolsCall compares serial tools/call round trips against the
+// same Go echo server (mcpfake echo, run from this test binary) for this
+// package's client, the official Go SDK and mcp-go, and this client
+// through the proxy relay.
+func BenchmarkToolsCall(b *testing.B) {
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("client=clawkit", func(b *testing.B) {
+		c, err := Start(context.Background(), fakeOptions(b, "echo"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Stop()
+		roundTrips(b, ourCall(c))
+	})
+	b.Run("client=go-sdk", func(b *testing.B) {
+		cmd := exec.Command(self, "echo")
+		cmd.Env = []string{"CLAWKIT_MCPFAKE=1"}
+		client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
+		cs, err := client.Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		roundTrips(b, func() error {
+			_, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hello"}})
+			return err
+		})
+	})
+	b.Run("client=mcp-go", func(b *testing.B) {
+		c, err := mcpgoclient.NewStdioMCPClient(self, []string{"CLAWKIT_MCPFAKE=1"}, "echo")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		init := mcpgo.InitializeRequest{}
+		init.Params.ProtocolVersion = DefaultProtocolVersion
+		init.Params.ClientInfo = mcpgo.Implementation{Name: "bench", Version: "1"}
+		if _, err := c.Initialize(context.Background(), init); err != nil {
+			b.Fatal(err)
+		}
+		roundTrips(b, func() error {
+			req := mcpgo.CallToolRequest{}
+			req.Params.Name = "echo"
+			req.Params.Arguments = map[string]any{"message": "hello"}
+			_, err := c.CallTool(context.Background(), req)
+			return err
+		})
+	})
+	b.Run("client=clawkit/via=proxy", func(b *testing.B) {
+		// The relay in its own process, as `clawkit mcp proxy -- …` runs
+		// it; with CLAWKIT_BIN set, the real binary is used instead.
+		o := fakeOptions(b, "echo")
+		o.Env = []string{"CLAWKIT_MCPFAKE=proxy"}
+		o.Args = nil
+		if bin := os.Getenv("CLAWKIT_BIN"); bin != "" {
+			o.Command = bin
+			o.Args = []string{"mcp", "proxy", "--env", "CLAWKIT_MCPFAKE=1", "--", self, "echo"}
+			o.Env = []string{}
+		}
+		c, err := Start(context.Background(), o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Stop()
+		roundTrips(b, ourCall(c))
+	})
+}
