@@ -331,6 +331,12 @@ func (p *j5) str() string {
 				}
 				b.WriteByte(e)
 			}
+		case c >= 0x80:
+			// Invalid UTF-8 becomes U+FFFD byte by byte, as encoding/json
+			// (and a UTF-8 decoder feeding JSON5.parse) does.
+			r, n := utf8.DecodeRune(p.s[p.i:])
+			b.WriteRune(r)
+			p.i += n
 		default:
 			b.WriteByte(c)
 			p.i++

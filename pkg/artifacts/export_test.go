@@ -1,0 +1,302 @@
+package artifacts
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+)
+
+// sampleCopy copies the repository's sample installation into a temp dir
+// and returns its package root.
+func sampleCopy(t testing.TB) string {
+	t.Helper()
+	dst := t.TempDir()
+	if out, err := exec.Command("cp", "-r", "../../artifacts/sample", dst).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	return filepath.Join(dst, "sample", "node_modules", "openclaw")
+}
+
+// failAfter fails every write once n bytes went through.
+type failAfter struct {
+	w    io.Writer
+	left *atomic.Int64
+}
+
+var errInjected = errors.New("injected: no space left on device")
+
+func (f failAfter) Write(p []byte) (int, error) {
+	if f.left.Add(-int64(len(p))) < 0 {
+		return 0, errInjected
+	}
+	return f.w.Write(p)
+}
+
+func TestExportInjectedWriteFailureRemovesOutput(t *testing.T) {
+	pkg := sampleCopy(t)
+	for _, which := range []string{NodeBootstrapDir, WorkerDir} {
+		t.Run(which, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			var left atomic.Int64
+			left.Store(100)
+			_, err := Export(context.Background(), ExportOptions{PackageRoot: pkg, Output: out,
+				wrap: func(name string, w io.Writer) io.Writer {
+					if name == which {
+						return failAfter{w, &left}
+					}
+					return w
+				}})
+			if !errors.Is(err, errInjected) || errs.CodeOf(err) != "write_failed" {
+				t.Fatalf("err = %v (code %s)", err, errs.CodeOf(err))
+			}
+			if _, err := os.Lstat(out); !os.IsNotExist(err) {
+				t.Fatalf("output left behind: %v", err)
+			}
+		})
+	}
+}
+
+// The other producer must have settled (its files closed and removed)
+// before cleanup: a slow worker writer still running when the node
+// bootstrap fails must not leave files behind or write into a removed dir.
+func TestExportBothProducersSettleBeforeCleanup(t *testing.T) {
+	pkg := sampleCopy(t)
+	out := filepath.Join(t.TempDir(), "out")
+	release := make(chan struct{})
+	var workerWrites atomic.Int64
+	_, err := Export(context.Background(), ExportOptions{PackageRoot: pkg, Output: out,
+		wrap: func(name string, w io.Writer) io.Writer {
+			if name == NodeBootstrapDir {
+				var once sync.Once
+				return writerFunc(func(p []byte) (int, error) { once.Do(func() { close(release) }); return 0, errInjected })
+			}
+			return writerFunc(func(p []byte) (int, error) {
+				<-release // worker writes only after the node bootstrap failed
+				workerWrites.Add(1)
+				return w.Write(p)
+			})
+		}})
+	if !errors.Is(err, errInjected) {
+		t.Fatalf("err = %v", err)
+	}
+	if workerWrites.Load() == 0 {
+		t.Fatal("the worker producer never ran concurrently")
+	}
+	if _, err := os.Lstat(out); !os.IsNotExist(err) {
+		t.Fatalf("output left behind: %v", err)
+	}
+}
+
+var time0 = time.Unix(0, 0)
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+func TestExportDetectsReplacedOutput(t *testing.T) {
+	pkg := sampleCopy(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	moved := filepath.Join(dir, "moved")
+	_, err := Export(context.Background(), ExportOptions{PackageRoot: pkg, Output: out,
+		afterArchives: func() {
+			// Someone moves our folder away and puts their own in its place.
+			if err := os.Rename(out, moved); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(out, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(out, "theirs"), []byte("keep"), 0o644)
+		}})
+	if errs.CodeOf(err) != "output_replaced" {
+		t.Fatalf("err = %v", err)
+	}
+	// Their folder is untouched; no manifest anywhere; our moved folder was
+	// emptied through its descriptor.
+	if b, err := os.ReadFile(filepath.Join(out, "theirs")); err != nil || string(b) != "keep" {
+		t.Fatalf("foreign folder touched: %v", err)
+	}
+	for _, p := range []string{filepath.Join(out, ManifestName), filepath.Join(moved, ManifestName)} {
+		if _, err := os.Lstat(p); err == nil {
+			t.Fatalf("manifest written at %s", p)
+		}
+	}
+	if ents, _ := os.ReadDir(moved); len(ents) != 0 {
+		t.Fatalf("owned files left in the moved folder: %v", ents)
+	}
+}
+
+func TestExportDetectsGrowingSource(t *testing.T) {
+	pkg := sampleCopy(t)
+	out := filepath.Join(t.TempDir(), "out")
+	// The first file of the node bootstrap (archive order).
+	first := filepath.Join(pkg, "..", "left-pad-lite", "index.js")
+	var once atomic.Bool
+	_, err := Export(context.Background(), ExportOptions{PackageRoot: pkg, Output: out,
+		wrap: func(name string, w io.Writer) io.Writer {
+			if name != NodeBootstrapDir {
+				return w
+			}
+			return writerFunc(func(p []byte) (int, error) {
+				// The first bytes reach the sink when the first header is
+				// written: after the file's fstat, before its content is
+				// read. Growing it now must be caught.
+				if once.CompareAndSwap(false, true) {
+					f, err := os.OpenFile(first, os.O_APPEND|os.O_WRONLY, 0)
+					if err != nil {
+						t.Error(err)
+					} else {
+						f.WriteString("// grown\n")
+						f.Close()
+					}
+				}
+				return w.Write(p)
+			})
+		}})
+	if errs.CodeOf(err) != "source_changed" || !strings.Contains(err.Error(), "left-pad-lite/index.js changed while it was being exported") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := os.Lstat(out); !os.IsNotExist(err) {
+		t.Fatalf("output left behind")
+	}
+}
+
+func TestTarWriterRejectsChangedReader(t *testing.T) {
+	var b bytes.Buffer
+	tw := newTarWriter(&b)
+	if err := tw.WriteFile("a", 0o644, 10, strings.NewReader("short"), nil); !errors.Is(err, errFileChanged) {
+		t.Fatalf("shrunk: %v", err)
+	}
+	b.Reset()
+	if err := tw.WriteFile("a", 0o644, 3, strings.NewReader("longer"), nil); !errors.Is(err, errFileChanged) {
+		t.Fatalf("grown: %v", err)
+	}
+}
+
+func TestExportCancelled(t *testing.T) {
+	pkg := sampleCopy(t)
+	out := filepath.Join(t.TempDir(), "out")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Export(ctx, ExportOptions{PackageRoot: pkg, Output: out})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := os.Lstat(out); !os.IsNotExist(err) {
+		t.Fatalf("output left behind")
+	}
+}
+
+// The tar writer's output is read back by the standard library exactly,
+// including long names (ustar prefix split) and names no split can hold
+// (PAX path record).
+func TestTarWriterLongNames(t *testing.T) {
+	names := []string{
+		"short.txt",
+		strings.Repeat("d", 60) + "/" + strings.Repeat("e", 60) + "/file.js",
+		strings.Repeat("x", 150) + "/" + strings.Repeat("y", 99),
+		strings.Repeat("z", 300),
+		strings.Repeat("p/", 400) + "deep.js",
+	}
+	var b bytes.Buffer
+	tw := newTarWriter(&b)
+	for i, n := range names {
+		data := strings.Repeat("c", i*300)
+		if err := tw.WriteFile(n, 0o644, int64(len(data)), strings.NewReader(data), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tw.Close()
+	tr := tar.NewReader(&b)
+	for i, want := range names {
+		h, err := tr.Next()
+		if err != nil {
+			t.Fatalf("entry %d: %v", i, err)
+		}
+		body, _ := io.ReadAll(tr)
+		if h.Name != want || h.Size != int64(i*300) || len(body) != i*300 || h.Mode != 0o644 || h.Uid != 0 || !h.ModTime.Equal(time0) {
+			t.Fatalf("entry %d: got %q size %d mode %o", i, h.Name, h.Size, h.Mode)
+		}
+	}
+	if _, err := tr.Next(); err != io.EOF {
+		t.Fatalf("trailing entries: %v", err)
+	}
+}
+
+func TestOctalField(t *testing.T) {
+	f := make([]byte, 12)
+	octalField(f, 0o1162570)
+	if string(f) != "0001162570 \x00" {
+		t.Fatalf("%q", f)
+	}
+	octalField(f, 1<<31) // wider than 10 digits: classic 11 digits + NUL
+	if string(f) != "20000000000\x00" {
+		t.Fatalf("%q", f)
+	}
+}
+
+func TestGzipHeaderIsExplicit(t *testing.T) {
+	var b bytes.Buffer
+	z, err := newGzip(&b, gzipLevel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z.Write([]byte("hello"))
+	z.Close()
+	if got := b.Bytes()[:10]; !bytes.Equal(got, []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}) {
+		t.Fatalf("gzip header % x", got)
+	}
+	zr, err := gzip.NewReader(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := io.ReadAll(zr); string(s) != "hello" {
+		t.Fatalf("%q", s)
+	}
+}
+
+// FuzzTarWriterRoundTrip: any name the exporter could plan (relative, at
+// most 1,024 bytes) is written so that the standard reader gets it back
+// exactly, with its size, mode and content.
+func FuzzTarWriterRoundTrip(f *testing.F) {
+	f.Add("a/b.js", []byte("x"), uint16(0o644))
+	f.Add(strings.Repeat("n", 101), []byte{}, uint16(0o755))
+	f.Add(strings.Repeat("d/", 80)+"f", []byte("hello"), uint16(0o700))
+	f.Fuzz(func(t *testing.T, name string, data []byte, mode uint16) {
+		if name == "" || len(name) > MaxPathBytes || strings.ContainsAny(name, "\x00") || !utf8Valid(name) {
+			return
+		}
+		var b bytes.Buffer
+		tw := newTarWriter(&b)
+		m := uint32(mode) & 0o777
+		if err := tw.WriteFile(name, m, int64(len(data)), bytes.NewReader(data), nil); err != nil {
+			t.Fatal(err)
+		}
+		tw.Close()
+		tr := tar.NewReader(&b)
+		h, err := tr.Next()
+		if err != nil {
+			t.Fatalf("%q: %v", name, err)
+		}
+		body, _ := io.ReadAll(tr)
+		if h.Name != name || h.Size != int64(len(data)) || !bytes.Equal(body, data) || uint32(h.Mode) != m {
+			t.Fatalf("round trip of %q: got %q size %d mode %o", name, h.Name, h.Size, h.Mode)
+		}
+	})
+}
+
+func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
