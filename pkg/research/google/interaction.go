@@ -171,9 +171,10 @@ type Bounds struct {
 const stepSeparator = "\n\n"
 
 // ExtractReport builds the report from the final model_output step(s): the
-// trailing run of model_output steps (other step types in between end the
-// run: an earlier model_output followed by more research is an interim
-// answer, not the report). Only text content is used. Legacy outputs[]
+// run of model_output steps that ends the timeline. A model_output followed
+// by more research (thoughts, tool calls) is an interim answer, not the
+// report; a timeline that ends in research (say, cancelled mid-way) has no
+// report text. Only text content is used. Legacy outputs[]
 // are used only when steps[] is absent, and then every text block counts.
 //
 // Citations are url_citation annotations whose start/end are UTF-8 byte
@@ -186,9 +187,6 @@ func ExtractReport(it *Interaction, b Bounds) Report {
 	var rep Report
 	if len(it.Steps) > 0 {
 		end := len(it.Steps)
-		for end > 0 && it.Steps[end-1].Type != "model_output" {
-			end--
-		}
 		start := end
 		for start > 0 && it.Steps[start-1].Type == "model_output" {
 			start--
