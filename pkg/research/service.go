@@ -258,15 +258,25 @@ func (s *Service) assertWithRefresh(ctx context.Context, assert func() error) er
 // job was bound, research still enabled, and the same profile, credential
 // account and endpoint as at submission. It returns the pinned credential.
 func (s *Service) custody(ctx context.Context, env *owner.Env, j *Job, c Caller) (credential, error) {
-	if c.AgentID != j.AgentID || c.SessionKey != j.SessionKey {
-		return credential{}, errs.Refused("foreign_owner", "research job %s belongs to session %s of agent %s, not %s of %s", j.ID, j.SessionKey, j.AgentID, c.SessionKey, c.AgentID).
-			WithHint("use --agent %s --session %s, the identity that started it", j.AgentID, j.SessionKey)
+	if err := checkCaller(j, c); err != nil {
+		return credential{}, err
 	}
 	sess, err := s.bind(ctx, env, c)
 	if err != nil {
 		return credential{}, err
 	}
 	return s.jobAuthority(env.Home, j, sess)
+}
+
+// checkCaller refuses a caller that is not the job's agent and session.
+// It guards every job operation, including reading a finished job's
+// report, and needs no HTTP.
+func checkCaller(j *Job, c Caller) error {
+	if c.AgentID != j.AgentID || c.SessionKey != j.SessionKey {
+		return errs.Refused("foreign_owner", "research job %s belongs to session %s of agent %s, not %s of %s", j.ID, j.SessionKey, j.AgentID, c.SessionKey, c.AgentID).
+			WithHint("use --agent %s --session %s, the identity that started it", j.AgentID, j.SessionKey)
+	}
+	return nil
 }
 
 // jobAuthority is the part of custody that does not depend on the caller:
@@ -547,6 +557,9 @@ func (s *Service) Poll(ctx context.Context, env *owner.Env, p JobParams) (*PollR
 	if err != nil {
 		return nil, err
 	}
+	if err := checkCaller(j, p.Caller); err != nil {
+		return nil, err
+	}
 	if TerminalState(j.State) || !Pollable(j.State) {
 		if err := s.deliver(ctx, env, j, p.Out, env.Scope.AssertCurrent); err != nil {
 			return nil, err
@@ -797,6 +810,9 @@ func (s *Service) Cancel(ctx context.Context, env *owner.Env, p JobParams) (*Pol
 	if err != nil {
 		return nil, err
 	}
+	if err := checkCaller(j, p.Caller); err != nil {
+		return nil, err
+	}
 	switch {
 	case j.State == StateCancelled:
 		return s.view(env, j), nil
@@ -869,6 +885,9 @@ func (s *Service) Wait(ctx context.Context, env *owner.Env, p WaitParams) (*Poll
 	}
 	j, err := s.lookup(ctx, env, p.JobParams)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkCaller(j, p.Caller); err != nil {
 		return nil, err
 	}
 	start := env.Now()
