@@ -15,6 +15,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/clawkit/clawkit/pkg/cli"
 	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/research/google/fakeapi"
 )
@@ -31,6 +32,8 @@ func init() {
 	helperCommands["fakegoogle"] = fakeGoogleMain
 	helperCommands["fakegoogle-await"] = fakeGoogleAwait
 	helperCommands["jobid"] = jobID
+	helperCommands["await-research-state"] = awaitResearchState
+	helperCommands["await-research-state-any"] = awaitResearchStateAny
 	setups = append(setups, researchSetup)
 }
 
@@ -137,4 +140,52 @@ func jobID() {
 		os.Exit(1)
 	}
 	fmt.Print(v.Job)
+}
+
+// await-research-state JOBFILE STATE / await-research-state-any STATE: run
+// 'clawkit --json research list' until the job named in JOBFILE (or any job)
+// is in STATE, at most 30 s. Gateway scripts use it to wait for work done
+// in the background (the poller, start-up recovery) without guessing.
+func awaitResearchState() { awaitState(true) }
+
+func awaitResearchStateAny() { awaitState(false) }
+
+func awaitState(byJob bool) {
+	var job, state string
+	switch {
+	case byJob && len(os.Args) == 3:
+		b, err := os.ReadFile(os.Args[1])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		job, state = strings.TrimSpace(string(b)), os.Args[2]
+	case !byJob && len(os.Args) == 2:
+		state = os.Args[1]
+	default:
+		fmt.Fprintln(os.Stderr, "usage: await-research-state JOBFILE STATE | await-research-state-any STATE")
+		os.Exit(2)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var out, errb bytes.Buffer
+		code := cli.Main([]string{"--json", "research", "list"}, strings.NewReader(""), &out, &errb)
+		var jobs []struct {
+			Job   string `json:"job"`
+			State string `json:"state"`
+		}
+		if code == 0 && json.Unmarshal(out.Bytes(), &jobs) == nil {
+			for _, j := range jobs {
+				if (job == "" || j.Job == job) && j.State == state {
+					fmt.Printf("%s %s\n", j.Job, j.State)
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			fmt.Fprintf(os.Stderr, "no job %s in state %s after 30s\n%s%s", job, state, out.String(), errb.String())
+			os.Exit(1)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
