@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -130,5 +131,38 @@ func BenchmarkToolsCall(b *testing.B) {
 		}
 		defer c.Stop()
 		roundTrips(b, ourCall(c))
+	})
+}
+
+// BenchmarkToolsCallEverything measures the relay's cost against the real
+// Node server-everything (when installed): echo tool, direct and through
+// the real `clawkit mcp proxy` binary (CLAWKIT_BIN, else skipped).
+func BenchmarkToolsCallEverything(b *testing.B) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		b.Skip("node is not installed")
+	}
+	entry, _ := filepath.Abs("../../peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	if _, err := os.Stat(entry); err != nil {
+		b.Skip("server-everything is not installed (make peers)")
+	}
+	run := func(b *testing.B, o Options) {
+		o.StartupTimeout = 30 * time.Second
+		c, err := Start(context.Background(), o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Stop()
+		roundTrips(b, ourCall(c))
+	}
+	b.Run("direct", func(b *testing.B) {
+		run(b, Options{Command: node, Args: []string{entry, "stdio"}, Env: []string{}})
+	})
+	b.Run("via=proxy", func(b *testing.B) {
+		bin := os.Getenv("CLAWKIT_BIN")
+		if bin == "" {
+			b.Skip("set CLAWKIT_BIN to a built clawkit")
+		}
+		run(b, Options{Command: bin, Args: []string{"mcp", "proxy", "--", node, entry, "stdio"}, Env: []string{}})
 	})
 }

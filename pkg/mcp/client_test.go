@@ -391,3 +391,24 @@ func TestCodedKinds(t *testing.T) {
 		}
 	}
 }
+
+func TestStopReportsUnconfirmedCleanup(t *testing.T) {
+	o := fakeOptions(t, "ignore-term")
+	o.EOFGrace, o.TermGrace, o.KillDeadline = 50*time.Millisecond, 50*time.Millisecond, 100*time.Millisecond
+	c := start(t, o)
+	pid := c.Pid()
+	groupAlive = func(int) bool { return true } // a member that never goes away
+	defer func() { groupAlive = GroupAlive }()
+	cr, err := c.Stop()
+	groupAlive = GroupAlive
+	me := mcpErr(t, err)
+	if me.Code != "cleanup_unconfirmed" || !strings.HasPrefix(me.Message, "cleanup could not be confirmed") {
+		t.Fatalf("%+v", me)
+	}
+	if cr == nil || cr.SignalRequested != "SIGKILL" {
+		t.Fatalf("%+v", cr)
+	}
+	if GroupAlive(pid) { // the real group did die from the SIGKILL
+		t.Fatal("group alive")
+	}
+}

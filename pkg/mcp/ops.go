@@ -133,8 +133,8 @@ type SessionReport struct {
 	CleanupResult *CleanupResult `json:"cleanupResult,omitempty"`
 }
 
-// MaxSessionLineBytes bounds one stdin line of a session; the frame limit
-// bounds the request built from it.
+// parseSessionLine decodes one stdin line of a session strictly: one JSON
+// object, a method, params an object or array, no other fields.
 func parseSessionLine(line []byte, n int) (*SessionLine, error) {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
