@@ -30,22 +30,46 @@ var Rules = []string{RuleSecretLiteral, RulePrivateKey, RulePipeToShell, RuleExf
 // least one digit in the match (real keys are random; prose such as
 // "sk-your-key-goes-here" is not) and is skipped when it looks like a
 // documented placeholder (see isPlaceholder).
+//
+// Each shape has literal trigger substrings: the regexp only runs on lines
+// that contain one, which keeps the scan fast on ordinary text.
 var secretShapes = []struct {
-	name string
-	re   *regexp.Regexp
+	name     string
+	triggers []string
+	re       *regexp.Regexp
 }{
-	{"AWS access key id", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)},
-	{"Anthropic API key", regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{32,}`)},
-	{"OpenAI-style secret key", regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9][A-Za-z0-9_-]{30,}`)},
-	{"GitHub token", regexp.MustCompile(`\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b`)},
-	{"GitHub fine-grained token", regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{50,}\b`)},
-	{"GitLab token", regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}\b`)},
-	{"Google API key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`)},
-	{"Google OAuth access token", regexp.MustCompile(`\bya29\.[0-9A-Za-z_-]{30,}`)},
-	{"Slack token", regexp.MustCompile(`\bxox[abposr]-[0-9]{6,}-[A-Za-z0-9-]{8,}`)},
-	{"Stripe live key", regexp.MustCompile(`\b(?:sk|rk)_live_[0-9A-Za-z]{20,}\b`)},
-	{"npm token", regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`)},
-	{"Hugging Face token", regexp.MustCompile(`\bhf_[A-Za-z0-9]{34,}\b`)},
+	{"AWS access key id", []string{"AKIA", "ASIA"}, regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)},
+	{"Anthropic API key", []string{"sk-ant-"}, regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{32,}`)},
+	{"OpenAI-style secret key", []string{"sk-"}, regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9][A-Za-z0-9_-]{30,}`)},
+	{"GitHub token", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, regexp.MustCompile(`\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b`)},
+	{"GitHub fine-grained token", []string{"github_pat_"}, regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{50,}\b`)},
+	{"GitLab token", []string{"glpat-"}, regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}\b`)},
+	{"Google API key", []string{"AIza"}, regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`)},
+	{"Google OAuth access token", []string{"ya29."}, regexp.MustCompile(`\bya29\.[0-9A-Za-z_-]{30,}`)},
+	{"Slack token", []string{"xox"}, regexp.MustCompile(`\bxox[abposr]-[0-9]{6,}-[A-Za-z0-9-]{8,}`)},
+	{"Stripe live key", []string{"_live_"}, regexp.MustCompile(`\b(?:sk|rk)_live_[0-9A-Za-z]{20,}\b`)},
+	{"npm token", []string{"npm_"}, regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`)},
+	{"Hugging Face token", []string{"hf_"}, regexp.MustCompile(`\bhf_[A-Za-z0-9]{34,}\b`)},
+}
+
+// netTriggers are substrings one of which every exfiltration pattern needs.
+var netTriggers = []string{"curl", "wget", "nc ", "ncat", "netcat", "socat", "telnet", "scp", "rsync", "ftp"}
+
+// pipeOps[i] are the operators pipeRes[i] needs (one of them).
+var pipeOps = [][]string{{"|"}, {"$(", "`"}, {"<("}}
+
+// exfilTriggers: every exfiltration pattern names the environment or a key
+// file, so one of these substrings must be on the line.
+var exfilTriggers = []string{"env", "export", ".ssh", "id_", ".aws", ".netrc", ".npmrc", ".pgpass", ".kube",
+	"gcloud", ".docker", ".git-credentials", "shadow", ".gnupg"}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }
 
 var (
@@ -75,8 +99,6 @@ var (
 		regexp.MustCompile(`\$\(\s*(?:env|printenv|cat\s+[^)]*` + keyFiles + `)[^\n]*` + netTool),
 	}
 
-	rmRe    = regexp.MustCompile(`(?:^|[\s;&|(` + "`" + `])(?:sudo\s+(?:-\S+\s+)*)?rm((?:\s+\S+)+)`)
-	chmodRe = regexp.MustCompile(`\bchmod((?:\s+\S+)+)`)
 )
 
 // dangerousTargets are rm targets that wipe a home or the system.
@@ -148,10 +170,15 @@ func Scan(file string, content []byte) []Finding {
 			continue
 		}
 		s := string(l)
-		if r, ok := hiddenRune(s); ok {
-			add(RuleHiddenUnicode, line, "hidden character U+%04X (bidi control or zero-width) can make text read differently than it runs", r)
+		if !isASCII(l) {
+			if r, ok := hiddenRune(s); ok {
+				add(RuleHiddenUnicode, line, "hidden character U+%04X (bidi control or zero-width) can make text read differently than it runs", r)
+			}
 		}
 		for _, sh := range secretShapes {
+			if !containsAny(s, sh.triggers) {
+				continue
+			}
 			for _, m := range sh.re.FindAllString(s, -1) {
 				if !isPlaceholder(m) {
 					add(RuleSecretLiteral, line, "literal %s (%s…); keep secrets out of skills and read them from the environment", sh.name, redact(m))
@@ -159,29 +186,47 @@ func Scan(file string, content []byte) []Finding {
 				}
 			}
 		}
-		if privateKeyRe.MatchString(s) {
+		if strings.Contains(s, "PRIVATE KEY") && privateKeyRe.MatchString(s) {
 			add(RulePrivateKey, line, "private key block; never ship keys in a skill")
 		}
-		for _, re := range pipeRes {
-			if re.MatchString(s) {
-				add(RulePipeToShell, line, "downloaded code is piped into a shell; download, verify and then run it, or use a package manager")
-				break
+		if strings.Contains(s, "curl") || strings.Contains(s, "wget") {
+			// Each pipe-to-shell form needs its own operator on the line.
+			for i, op := range pipeOps {
+				if containsAny(s, op) && pipeRes[i].MatchString(s) {
+					add(RulePipeToShell, line, "downloaded code is piped into a shell; download, verify and then run it, or use a package manager")
+					break
+				}
 			}
 		}
-		for _, re := range exfilRes {
-			if re.MatchString(s) {
-				add(RuleExfiltration, line, "environment or key files are sent over the network")
-				break
+		if containsAny(s, netTriggers) && containsAny(s, exfilTriggers) {
+			for _, re := range exfilRes {
+				if re.MatchString(s) {
+					add(RuleExfiltration, line, "environment or key files are sent over the network")
+					break
+				}
 			}
 		}
-		if t, ok := destructiveRm(s); ok {
-			add(RuleDestructive, line, "recursive delete of %s", t)
+		if strings.Contains(s, "rm") {
+			if t, ok := destructiveRm(s); ok {
+				add(RuleDestructive, line, "recursive delete of %s", t)
+			}
 		}
-		if m, ok := worldWritable(s); ok {
-			add(RuleWorldWritable, line, "chmod %s makes files writable by every user", m)
+		if strings.Contains(s, "chmod") {
+			if m, ok := worldWritable(s); ok {
+				add(RuleWorldWritable, line, "chmod %s makes files writable by every user", m)
+			}
 		}
 	}
 	return out
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // hiddenRune finds a bidi control or zero-width character. A zero-width
@@ -240,13 +285,37 @@ func unquote(t string) string {
 	return strings.Trim(t, `"'`)
 }
 
+// commandArgs finds each occurrence of cmd as a word (preceded by the
+// start of the line or one of before, followed by white space) and returns
+// the white-space separated words after it. It replaces a regexp with
+// capture groups, which was the scan's hot spot.
+func commandArgs(s, cmd, before string) [][]string {
+	var out [][]string
+	for i := 0; ; {
+		j := strings.Index(s[i:], cmd)
+		if j < 0 {
+			return out
+		}
+		at := i + j
+		end := at + len(cmd)
+		i = end
+		if at > 0 && !strings.ContainsRune(before, rune(s[at-1])) {
+			continue
+		}
+		if end >= len(s) || (s[end] != ' ' && s[end] != '\t') {
+			continue
+		}
+		out = append(out, strings.Fields(s[end:]))
+	}
+}
+
 // destructiveRm finds `rm` with a recursive flag and a target that is /,
 // a home folder or a top-level system folder.
 func destructiveRm(s string) (string, bool) {
-	for _, m := range rmRe.FindAllStringSubmatch(s, -1) {
+	for _, args := range commandArgs(s, "rm", "\t ;&|(`") {
 		recursive := false
 		var targets []string
-		for _, tok := range strings.Fields(m[1]) {
+		for _, tok := range args {
 			if tok == ";" || tok == "&&" || tok == "||" || tok == "|" || strings.HasPrefix(tok, "#") {
 				break
 			}
@@ -278,8 +347,8 @@ func destructiveRm(s string) (string, bool) {
 // worldWritable finds chmod with a numeric mode granting write to others
 // (last digit 2, 3, 6 or 7) or a symbolic mode adding w for o or a.
 func worldWritable(s string) (string, bool) {
-	for _, m := range chmodRe.FindAllStringSubmatch(s, -1) {
-		for _, tok := range strings.Fields(m[1]) {
+	for _, args := range commandArgs(s, "chmod", "\t ;&|(`") {
+		for _, tok := range args {
 			if strings.HasPrefix(tok, "-") && !isSymbolicMode(tok) {
 				continue // -R, --recursive, ...
 			}

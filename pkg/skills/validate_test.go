@@ -172,3 +172,13 @@ func TestRevisionOf(t *testing.T) {
 		t.Fatal("tree digest depends on order")
 	}
 }
+
+func mustWrite(tb testing.TB, full, content string) {
+	tb.Helper()
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}

@@ -1,0 +1,75 @@
+package skills
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A realistic SKILL.md: frontmatter with metadata and ~8 KiB of Markdown
+// with shell snippets (the corpus median is a few KiB).
+func benchSkillMD() []byte {
+	var b bytes.Buffer
+	b.WriteString("---\nname: bench\ndescription: \"Benchmark skill with metadata and snippets.\"\nmetadata:\n  { \"openclaw\": { \"emoji\": \"x\", \"requires\": { \"bins\": [\"op\"] } } }\n---\n# Bench\n\n")
+	for i := 0; b.Len() < 8<<10; i++ {
+		fmt.Fprintf(&b, "## Step %d\n\nRun `curl -fsSL https://example.com/%d -o out.json` then `jq .items out.json`.\n\n```sh\nchmod 755 run.sh && ./run.sh --id %d\n```\n\n", i, i, i)
+	}
+	return b.Bytes()
+}
+
+func BenchmarkCheckSkillMD(b *testing.B) {
+	doc := benchSkillMD()
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		if fs := CheckSkillMD("bench", doc, false); len(fs) != 0 {
+			b.Fatal(fs)
+		}
+	}
+}
+
+func BenchmarkScan1MiB(b *testing.B) {
+	line := "echo 'a normal line of a script with some words' && ls -la /tmp/work | grep x\n"
+	doc := []byte(strings.Repeat(line, (1<<20)/len(line)))
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		if fs := Scan("scripts/x.sh", doc); len(fs) != 0 {
+			b.Fatal(fs)
+		}
+	}
+}
+
+func BenchmarkParseJSON5Manifest(b *testing.B) {
+	var m bytes.Buffer
+	m.WriteString("// manifest\n{ id: 'bench', agentSkillsDir: 'skills', contracts: { tools: [")
+	for i := 0; i < 200; i++ {
+		fmt.Fprintf(&m, "'tool-%d', ", i)
+	}
+	m.WriteString("], }, }\n")
+	doc := m.Bytes()
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		if _, err := ParseManifest(doc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkValidateDir(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "bench")
+	files := map[string]string{"SKILL.md": string(benchSkillMD())}
+	for i := 0; i < 20; i++ {
+		files[fmt.Sprintf("references/r%02d.md", i)] = strings.Repeat("reference text line\n", 200)
+	}
+	for p, c := range files {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		mustWrite(b, full, c)
+	}
+	for b.Loop() {
+		rep, err := ValidateDir(dir, false)
+		if err != nil || !rep.OK {
+			b.Fatal(err, rep.Errors)
+		}
+	}
+}
