@@ -98,7 +98,6 @@ var (
 		regexp.MustCompile(netTool + `[^\n]*\$\(\s*(?:env|printenv|cat\s+[^)]*` + keyFiles + `)`),
 		regexp.MustCompile(`\$\(\s*(?:env|printenv|cat\s+[^)]*` + keyFiles + `)[^\n]*` + netTool),
 	}
-
 )
 
 // dangerousTargets are rm targets that wipe a home or the system.
