@@ -33,8 +33,9 @@ const (
 )
 
 // gzipBlocks is how many blocks compress at once: memory stays at about
-// 2×gzipBlock per block whatever the installation's size.
-func gzipBlocks() int { return max(2, runtime.GOMAXPROCS(0)) }
+// 2×gzipBlock per block whatever the installation's size, and at most 8
+// blocks per archive so that many-core machines stay within the same bound.
+func gzipBlocks() int { return min(8, max(2, runtime.GOMAXPROCS(0))) }
 
 // ExportOptions are the inputs of Export.
 type ExportOptions struct {

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Whole-process benchmark of `clawkit runtime-artifacts export` (one run
+# each, same files, cache warmed by a first untimed pass):
+#   1. worker bundle: clawkit vs OpenClaw's own producer (under node, when
+#      available) vs `tar -czf` of the same 7 files;
+#   2. full export of openclaw@2026.9.6 vs `tar -czf` of the same file set.
+# Wall time and peak RSS come from /usr/bin/time -v (GNU time).
+# Usage: scripts/bench-artifacts.sh   (needs peers/: make peers)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPO=$PWD
+OC=$REPO/peers/node_modules/openclaw
+[ -f "$OC/package.json" ] || { echo "openclaw peer missing: run make peers" >&2; exit 1; }
+command -v /usr/bin/time >/dev/null || { echo "needs GNU time at /usr/bin/time" >&2; exit 1; }
+
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+go build -o "$T/clawkit" ./cmd/clawkit
+
+# measure NAME CMD... : prints "NAME wall_s peak_rss_kb"
+measure() {
+  local name=$1; shift
+  /usr/bin/time -v -o "$T/time.txt" "$@" >/dev/null 2>"$T/err.txt" || { cat "$T/err.txt" >&2; return 1; }
+  local wall rss
+  wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$T/time.txt")
+  rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$T/time.txt")
+  # h:mm:ss or m:ss.ss -> seconds
+  wall=$(echo "$wall" | awk -F: '{ if (NF==3) print $1*3600+$2*60+$3; else print $1*60+$2 }')
+  printf '%-34s %8.2f s %9d KB\n' "$name" "$wall" "$rss"
+  echo "$name $wall $rss" >>"$T/results"
+}
+
+# A worker-only installation: the real package.json (dependencies dropped)
+# and hard links to the real dist/worker files.
+W=$T/wonly/node_modules/openclaw
+mkdir -p "$W/dist/worker"
+ln "$OC"/dist/worker/* "$W/dist/worker/" 2>/dev/null || cp "$OC"/dist/worker/* "$W/dist/worker/"
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); [p.pop(k,None) for k in ("dependencies","optionalDependencies","bundleDependencies","peerDependencies")]; json.dump(p,open(sys.argv[2],"w"),indent=2)' "$OC/package.json" "$W/package.json"
+WORKER_FILES="github-exec-launcher.mjs image-processor.worker.mjs service-child-group-anchor.mjs service-child-relay.mjs sqlite-store.worker.mjs worker.mjs workspace-rsync-receiver.mjs"
+
+# Warm the page cache (untimed).
+cat "$OC"/dist/worker/* >/dev/null
+"$T/clawkit" runtime-artifacts export --package-root "$OC" --output "$T/warm" >/dev/null
+rm -rf "$T/warm"
+
+echo "== worker bundle (7 files, $(du -shL "$W/dist/worker" | cut -f1))"
+measure "clawkit export (worker-only pkg)" "$T/clawkit" runtime-artifacts export --package-root "$W" --output "$T/w1"
+if command -v node >/dev/null; then
+  measure "openclaw producer (node)" node --import "$REPO/artifacts/openclaw-producer/polyfill.mjs" \
+    "$REPO/artifacts/openclaw-producer/produce.mjs" "$OC" "$W" "$T/occache"
+fi
+measure "tar -czf (same 7 files)" tar -czf "$T/w.tgz" -C "$W/dist/worker" $WORKER_FILES
+
+echo "== full export of openclaw@$(sed -n 's/^  "version": "\(.*\)",/\1/p' "$OC/package.json")"
+measure "clawkit export (full)" "$T/clawkit" runtime-artifacts export --package-root "$OC" --output "$T/full"
+# The same file set for tar: the node bootstrap's entries (paths relative to
+# the folder holding node_modules) plus the 7 worker files.
+tar -tzf "$T"/full/node-bootstrap/*.tgz >"$T/list"
+for f in $WORKER_FILES; do echo "node_modules/openclaw/dist/worker/$f"; done >>"$T/list"
+echo "   ($(wc -l <"$T/list") files)"
+measure "tar -czf (same file set)" tar -czf "$T/full.tgz" -C "$REPO/peers" -T "$T/list"
+
+echo "== ratios"
+python3 - "$T/results" <<'PY'
+import sys
+r = {}
+for line in open(sys.argv[1]):
+    *name, wall, rss = line.split()
+    r[" ".join(name)] = (float(wall), int(rss))
+def ratio(a, b):
+    if a in r and b in r:
+        print(f"{a} / {b}: wall {r[a][0]/r[b][0]:.2f}x, peak RSS {r[a][1]/r[b][1]:.2f}x")
+ratio("clawkit export (worker-only pkg)", "openclaw producer (node)")
+ratio("clawkit export (worker-only pkg)", "tar -czf (same 7 files)")
+ratio("clawkit export (full)", "tar -czf (same file set)")
+PY
