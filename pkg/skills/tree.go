@@ -101,7 +101,7 @@ func readTree(dir string) (tree []FileEntry, skillMD []byte, exists bool, err er
 			return errs.Failed(CodeTooLarge, "%s holds more than %d files", dir, maxWalkEntries)
 		}
 		rel := filepath.ToSlash(strings.TrimPrefix(p, dir+string(filepath.Separator)))
-		e, data, err := hashFile(p, rel == SkillFile)
+		e, data, err := hashFile(p, rel)
 		if err != nil {
 			return err
 		}
@@ -122,9 +122,11 @@ func readTree(dir string) (tree []FileEntry, skillMD []byte, exists bool, err er
 	return tree, skillMD, true, nil
 }
 
-// hashFile digests a file without following a final link; keep returns the
-// content too (SKILL.md only, bounded by its limit).
-func hashFile(p string, keep bool) (FileEntry, []byte, error) {
+// hashFile digests a file without following a final link, refusing one
+// over its size limit (a file placed by hand is never read unboundedly);
+// for SKILL.md it returns the content too.
+func hashFile(p, rel string) (FileEntry, []byte, error) {
+	keep := rel == SkillFile
 	f, err := fsx.OpenNoFollow(p)
 	if err != nil {
 		if isLoop(err) {
@@ -133,15 +135,24 @@ func hashFile(p string, keep bool) (FileEntry, []byte, error) {
 		return FileEntry{}, nil, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return FileEntry{}, nil, err
+	} else if limit := fileLimit(rel); st.Size() > limit {
+		return FileEntry{}, nil, errs.Failed(CodeTooLarge, "%s is %d bytes; the limit is %d bytes", rel, st.Size(), limit).
+			WithHint("remove or shrink the file with 'clawkit skill remove' or by hand")
+	}
 	h := sha256.New()
 	var buf strings.Builder
 	var w io.Writer = h
 	if keep {
 		w = io.MultiWriter(h, &buf)
 	}
-	n, err := io.Copy(w, f)
+	n, err := io.Copy(w, io.LimitReader(f, fileLimit(rel)+1))
 	if err != nil {
 		return FileEntry{}, nil, err
+	}
+	if n > fileLimit(rel) {
+		return FileEntry{}, nil, errs.Failed(CodeTooLarge, "%s grew past its limit while being read", rel)
 	}
 	var data []byte
 	if keep {
