@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
+	"golang.org/x/term"
+
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/skills"
 )
@@ -116,8 +118,10 @@ func (c *SkillWriteCmd) Run(ctx context.Context, env *Env) error {
 		defer f.Close()
 		src, name = f, c.From
 	}
-	if src == nil {
-		return errs.Usage("no_content", "no content: pass --from PATH or pipe the content on stdin")
+	if f, ok := src.(*os.File); src == nil || (ok && c.From == "" && term.IsTerminal(int(f.Fd()))) {
+		// Reading a terminal would wait for typing that nobody expects.
+		return errs.Usage("no_content", "no content for %s: stdin is a terminal", rel).
+			WithHint("pass --from PATH or pipe the content on stdin")
 	}
 	content, err := io.ReadAll(io.LimitReader(src, limit+1))
 	if err != nil {
