@@ -1,0 +1,229 @@
+package testscript
+
+// Helpers for the crabbox scripts (crabbox_*.txtar): hostile export
+// builders, a byte flipper, a tree snapshot (to prove "nothing changed"),
+// an mtime ager, a large synthetic installation and a kill -9 driver.
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/clawkit/clawkit/pkg/archive/archivetest"
+	"github.com/clawkit/clawkit/pkg/crabbox"
+	"github.com/clawkit/clawkit/pkg/crabbox/crabboxtest"
+)
+
+func init() {
+	helperCommands["crabbox-hostile-export"] = crabboxHostileExportMain
+	helperCommands["crabbox-hand-export"] = crabboxHandExportMain
+	helperCommands["crabbox-flip"] = crabboxFlipMain
+	helperCommands["crabbox-snapshot"] = crabboxSnapshotMain
+	helperCommands["crabbox-age"] = crabboxAgeMain
+	helperCommands["crabbox-big-install"] = crabboxBigInstallMain
+	helperCommands["crabbox-kill-install"] = crabboxKillInstallMain
+}
+
+func crabboxDie(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "crabbox helper: "+format+"\n", args...)
+	os.Exit(1)
+}
+
+// crabbox-hostile-export KIND DIR: an export in DIR whose node bootstrap is
+// the named hostile archive (slip, absolute, symlink-escape,
+// hardlink-escape, device, duplicate, bomb, ...) under a manifest that
+// records it correctly, so only the archive rules can refuse it.
+func crabboxHostileExportMain() {
+	if len(os.Args) != 3 {
+		crabboxDie("usage: crabbox-hostile-export KIND DIR (kinds: %s)", strings.Join(archivetest.Kinds(), ", "))
+	}
+	if _, ok := archivetest.HostileKinds[os.Args[1]]; !ok {
+		crabboxDie("unknown kind %q (kinds: %s)", os.Args[1], strings.Join(archivetest.Kinds(), ", "))
+	}
+	if _, err := crabboxtest.HandExport(os.Args[2], archivetest.Hostile(os.Args[1])); err != nil {
+		crabboxDie("%v", err)
+	}
+}
+
+// crabbox-hand-export DIR: a well-formed hand-made export.
+func crabboxHandExportMain() {
+	if len(os.Args) != 2 {
+		crabboxDie("usage: crabbox-hand-export DIR")
+	}
+	if _, err := crabboxtest.HandExport(os.Args[1], crabboxtest.NodeBootstrap(crabboxtest.Version)); err != nil {
+		crabboxDie("%v", err)
+	}
+}
+
+// crabbox-flip FILE [OFFSET]: invert one byte in place (size unchanged).
+// FILE may be a glob matching exactly one file.
+func crabboxFlipMain() {
+	if len(os.Args) < 2 || len(os.Args) > 3 {
+		crabboxDie("usage: crabbox-flip FILE [OFFSET]")
+	}
+	matches, _ := filepath.Glob(os.Args[1])
+	if len(matches) != 1 {
+		crabboxDie("%s matches %d files", os.Args[1], len(matches))
+	}
+	off := int64(100)
+	if len(os.Args) == 3 {
+		off, _ = strconv.ParseInt(os.Args[2], 10, 64)
+	}
+	f, err := os.OpenFile(matches[0], os.O_RDWR, 0)
+	if err != nil {
+		crabboxDie("%v", err)
+	}
+	defer f.Close()
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, off); err != nil {
+		crabboxDie("%v", err)
+	}
+	b[0] ^= 0xff
+	if _, err := f.WriteAt(b, off); err != nil {
+		crabboxDie("%v", err)
+	}
+}
+
+// crabbox-snapshot DIR: one line per path below DIR with type, mode, inode,
+// mtime (ns), size and content SHA-256 (or link target), sorted. Two equal
+// snapshots mean nothing was created, removed, replaced or modified.
+func crabboxSnapshotMain() {
+	if len(os.Args) != 2 {
+		crabboxDie("usage: crabbox-snapshot DIR")
+	}
+	var lines []string
+	err := filepath.WalkDir(os.Args[1], func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		st, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		ino := uint64(0)
+		if s, ok := st.Sys().(*syscall.Stat_t); ok {
+			ino = s.Ino
+		}
+		line := fmt.Sprintf("%s %v ino=%d mtime=%d size=%d", p, st.Mode(), ino, st.ModTime().UnixNano(), st.Size())
+		switch {
+		case st.Mode().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			line += fmt.Sprintf(" sha256=%x", sha256.Sum256(b))
+		case st.Mode()&fs.ModeSymlink != 0:
+			t, _ := os.Readlink(p)
+			line += " -> " + t
+		}
+		lines = append(lines, line)
+		return nil
+	})
+	if err != nil {
+		crabboxDie("%v", err)
+	}
+	sort.Strings(lines)
+	fmt.Println(strings.Join(lines, "\n"))
+}
+
+// crabbox-age DIR: move every mtime below DIR (and DIR's) one hour back,
+// so that any later write shows in a snapshot.
+func crabboxAgeMain() {
+	if len(os.Args) != 2 {
+		crabboxDie("usage: crabbox-age DIR")
+	}
+	old := time.Now().Add(-time.Hour)
+	err := filepath.WalkDir(os.Args[1], func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		return os.Chtimes(p, old, old)
+	})
+	if err != nil {
+		crabboxDie("%v", err)
+	}
+}
+
+// crabbox-big-install DIR FILES: a synthetic installation (package root
+// DIR/node_modules/openclaw) with FILES source files of 16 KiB, so that
+// extracting its export takes long enough to be interrupted.
+func crabboxBigInstallMain() {
+	if len(os.Args) != 3 {
+		crabboxDie("usage: crabbox-big-install DIR FILES")
+	}
+	n, err := strconv.Atoi(os.Args[2])
+	if err != nil {
+		crabboxDie("%v", err)
+	}
+	root, err := crabboxtest.Installation(os.Args[1])
+	if err != nil {
+		crabboxDie("%v", err)
+	}
+	for i := range n {
+		p := filepath.Join(root, "dist", "chunks", fmt.Sprintf("c%03d", i/100), fmt.Sprintf("chunk-%05d.js", i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			crabboxDie("%v", err)
+		}
+		if err := os.WriteFile(p, archivetest.Text(uint64(1000+i), 16<<10), 0o644); err != nil {
+			crabboxDie("%v", err)
+		}
+	}
+}
+
+// crabbox-kill-install MANIFEST HOME: start `clawkit crabbox install`, wait
+// until its staging folder appears (extraction has begun), SIGKILL it, and
+// report. It fails unless the process really died of SIGKILL while its
+// staging folder existed, i.e. mid-install.
+func crabboxKillInstallMain() {
+	if len(os.Args) != 3 {
+		crabboxDie("usage: crabbox-kill-install MANIFEST HOME")
+	}
+	bin, err := exec.LookPath("clawkit")
+	if err != nil {
+		crabboxDie("%v", err)
+	}
+	rts := filepath.Join(os.Args[2], filepath.FromSlash(crabbox.RuntimesDir))
+	cmd := exec.Command(bin, "crabbox", "install", "--manifest", os.Args[1], "--target-home", os.Args[2])
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Start(); err != nil {
+		crabboxDie("%v", err)
+	}
+	staging := ""
+	deadline := time.Now().Add(2 * time.Minute) // hang guard only
+	for staging == "" {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			crabboxDie("no staging folder appeared")
+		}
+		ents, _ := os.ReadDir(rts)
+		for _, e := range ents {
+			if strings.Contains(e.Name(), ".staging-") {
+				staging = e.Name()
+			}
+		}
+		if staging == "" {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		crabboxDie("install finished before the kill (%v); use a larger installation", cmd.ProcessState)
+	}
+	if _, err := os.Lstat(filepath.Join(rts, staging)); err != nil {
+		crabboxDie("killed, but the staging folder %s is gone: the kill did not land mid-install", staging)
+	}
+	fmt.Println("killed mid-install")
+}
