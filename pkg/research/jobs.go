@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/errs"
@@ -111,6 +112,31 @@ type jobStore struct{ st *store.Store }
 
 func (s jobStore) q(query string) string { return s.st.Rebind(query) }
 
+// stmts caches prepared statements of the hot queries (poll get and
+// update) per database: preparing dominated the poller's CPU otherwise.
+var stmts sync.Map // stmtKey → *sql.Stmt
+
+type stmtKey struct {
+	db *sql.DB
+	q  string
+}
+
+func (s jobStore) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	k := stmtKey{s.st.DB(), query}
+	if v, ok := stmts.Load(k); ok {
+		return v.(*sql.Stmt), nil
+	}
+	st, err := s.st.DB().PrepareContext(ctx, s.q(query))
+	if err != nil {
+		return nil, err
+	}
+	if v, loaded := stmts.LoadOrStore(k, st); loaded {
+		st.Close()
+		return v.(*sql.Stmt), nil
+	}
+	return st, nil
+}
+
 func (s jobStore) insert(ctx context.Context, j *Job) error {
 	_, err := s.st.DB().ExecContext(ctx, s.q(`INSERT INTO research_jobs (`+jobCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`),
 		j.ID, j.AgentID, j.SessionKey, j.SessionIncarnation, j.ProfileID, j.CredentialAccount, j.BaseURL, j.Agent,
@@ -124,7 +150,11 @@ func (s jobStore) insert(ctx context.Context, j *Job) error {
 }
 
 func (s jobStore) get(ctx context.Context, id string) (*Job, error) {
-	j, err := scanJob(s.st.DB().QueryRowContext(ctx, s.q(`SELECT `+jobCols+` FROM research_jobs WHERE job_id = ?`), id))
+	st, err := s.stmt(ctx, `SELECT `+jobCols+` FROM research_jobs WHERE job_id = ?`)
+	if err != nil {
+		return nil, storeErr("read the research job", err)
+	}
+	j, err := scanJob(st.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errs.Failed("job_not_found", "no research job %s", id).WithHint("'clawkit research list' shows the jobs of this home")
 	}
@@ -186,11 +216,15 @@ var errStale = errors.New("research job changed concurrently")
 // caller).
 func (s jobStore) update(ctx context.Context, j *Job, now time.Time) error {
 	j.UpdatedAt = now.UnixMilli()
-	res, err := s.st.DB().ExecContext(ctx, s.q(`UPDATE research_jobs SET handle = ?, state = ?, provider_status = ?, provider_updated = ?,
+	st, err := s.stmt(ctx, `UPDATE research_jobs SET handle = ?, state = ?, provider_status = ?, provider_updated = ?,
  updated_at = ?, submitted_at = ?, finished_at = ?, next_poll_at = ?, poll_count = ?, error_code = ?, error_message = ?,
  partial = ?, published = ?, report_bytes = ?, citation_count = ?, dropped_citations = ?, cancel_requested_at = ?,
  row_version = row_version + 1
- WHERE job_id = ? AND row_version = ? AND state NOT IN ('completed','failed','cancelled','incomplete','not-sent','indeterminate')`),
+ WHERE job_id = ? AND row_version = ? AND state NOT IN ('completed','failed','cancelled','incomplete','not-sent','indeterminate')`)
+	if err != nil {
+		return storeErr("update the research job", err)
+	}
+	res, err := st.ExecContext(ctx,
 		nullable(j.Handle), j.State, j.ProviderStatus, j.ProviderUpdated, j.UpdatedAt, j.SubmittedAt, j.FinishedAt, j.NextPollAt,
 		j.PollCount, j.ErrorCode, j.ErrorMessage, b2i(j.Partial), b2i(j.Published), j.ReportBytes, j.CitationCount, j.DroppedCitations,
 		j.CancelRequestedAt, j.ID, j.RowVersion)

@@ -202,6 +202,9 @@ func (s *Service) PollDue(ctx context.Context, env *owner.Env, limit int) (int, 
 		}
 		return 0, next
 	}
+	// Config and credentials are read once per batch; each job's session
+	// is still checked fresh right before its request.
+	view := s.loadAuthView(env.Home)
 	sem := make(chan struct{}, PollerConcurrency)
 	var wg sync.WaitGroup
 	for _, j := range due {
@@ -213,9 +216,18 @@ func (s *Service) PollDue(ctx context.Context, env *owner.Env, limit int) (int, 
 		go func(j *Job) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			if _, err := s.pollUnderBinding(ctx, env, j); err != nil {
+			if _, err := s.pollUnderBinding(ctx, env, j, view); err != nil {
 				e := errs.As(err)
-				if e != nil && (e.Kind == errs.KindRefused || e.Kind == errs.KindFailed) {
+				switch {
+				case e == nil || e.Code == "owner_retired":
+					// Ownership is ending: leave the job as it is for the next owner.
+				case e.Code == "session_refreshing":
+					d := time.Duration(e.RetryAfterMs) * time.Millisecond
+					if d <= 0 {
+						d = s.budgets().FastInterval
+					}
+					s.deferJob(ctx, env, j.ID, d, e)
+				case e.Kind == errs.KindRefused || e.Kind == errs.KindFailed:
 					// No authority (or a definitive failure): look again later
 					// rather than hammering; the job keeps its state.
 					s.deferJob(ctx, env, j.ID, 5*time.Minute, e)

@@ -280,36 +280,58 @@ func checkCaller(j *Job, c Caller) error {
 }
 
 // jobAuthority is the part of custody that does not depend on the caller:
-// it is also what the gateway poller checks for each job it polls.
+// the session's incarnation, then the pinned credential (credentialFor).
 func (s *Service) jobAuthority(home string, j *Job, sess store.Session) (credential, error) {
 	if sess.Incarnation != j.SessionIncarnation {
 		return credential{}, errs.Refused("stale_owner", "research job %s was started in incarnation %d of session %s; the session is now at %d", j.ID, j.SessionIncarnation, j.SessionKey, sess.Incarnation).
 			WithHint("the session was reset; the job can no longer be polled or cancelled from it")
 	}
-	set, err := LoadSettings(home, s.getenv)
-	if err != nil {
-		return credential{}, err
+	return credentialFor(j, s.loadAuthView(home))
+}
+
+// authView is the configuration and the configured credential, loaded
+// once (per command, or per poller batch) and compared with each job's
+// binding.
+type authView struct {
+	set     Settings
+	setErr  error
+	cred    credential
+	credErr error
+}
+
+func (s *Service) loadAuthView(home string) *authView {
+	v := &authView{}
+	v.set, v.setErr = LoadSettings(home, s.getenv)
+	if v.setErr == nil {
+		if v.setErr = v.set.requireEnabled(); v.setErr == nil {
+			v.cred, v.credErr = loadCredential(home, v.set)
+		}
 	}
-	if err := set.requireEnabled(); err != nil {
-		return credential{}, err
+	return v
+}
+
+// credentialFor checks that research is still enabled with the job's
+// profile, endpoint and credential account, and returns the credential.
+func credentialFor(j *Job, v *authView) (credential, error) {
+	if v.setErr != nil {
+		return credential{}, v.setErr
 	}
-	if set.ProfileID != j.ProfileID {
-		return credential{}, errs.Refused("profile_substituted", "research job %s is pinned to profile %q; the configured profile is now %q", j.ID, j.ProfileID, set.ProfileID).
+	if v.set.ProfileID != j.ProfileID {
+		return credential{}, errs.Refused("profile_substituted", "research job %s is pinned to profile %q; the configured profile is now %q", j.ID, j.ProfileID, v.set.ProfileID).
 			WithHint("set %s.profileId back to %q to poll or cancel it", ConfigPath, j.ProfileID)
 	}
-	if set.BaseURL != j.BaseURL {
-		return credential{}, errs.Refused("endpoint_changed", "research job %s was submitted to %s; the configured endpoint is now %s", j.ID, j.BaseURL, set.BaseURL).
+	if v.set.BaseURL != j.BaseURL {
+		return credential{}, errs.Refused("endpoint_changed", "research job %s was submitted to %s; the configured endpoint is now %s", j.ID, j.BaseURL, v.set.BaseURL).
 			WithHint("restore the endpoint (%s.baseUrl or %s) the job was submitted to", ConfigPath, EnvBaseURL)
 	}
-	cred, err := loadCredential(home, set)
-	if err != nil {
-		return credential{}, err
+	if v.credErr != nil {
+		return credential{}, v.credErr
 	}
-	if cred.Account != j.CredentialAccount {
-		return credential{}, errs.Refused("credential_substituted", "profile %q now holds a different credential (account %s) than the one research job %s was submitted with (%s)", j.ProfileID, cred.Account, j.ID, j.CredentialAccount).
+	if v.cred.Account != j.CredentialAccount {
+		return credential{}, errs.Refused("credential_substituted", "profile %q now holds a different credential (account %s) than the one research job %s was submitted with (%s)", j.ProfileID, v.cred.Account, j.ID, j.CredentialAccount).
 			WithHint("restore the original API key in profile %q; a job is only polled with the key that created it", j.ProfileID)
 	}
-	return cred, nil
+	return v.cred, nil
 }
 
 // ---------------------------------------------------------------------------
@@ -570,7 +592,7 @@ func (s *Service) Poll(ctx context.Context, env *owner.Env, p JobParams) (*PollR
 	if err != nil {
 		return nil, err
 	}
-	j, err = s.pollOnce(ctx, env, j.ID, cred, env.Scope.AssertCurrent)
+	j, err = s.pollOnce(ctx, env, j.ID, cred, env.Scope.AssertCurrent, false)
 	if err != nil {
 		return nil, err
 	}
@@ -592,7 +614,7 @@ func (s *Service) view(env *owner.Env, j *Job) *PollResult {
 // poller) call: poll the provider once and apply what it says. The caller
 // has checked custody; assert is checked right before the request and
 // before publication.
-func (s *Service) pollOnce(ctx context.Context, env *owner.Env, id string, cred credential, assert func() error) (*Job, error) {
+func (s *Service) pollOnce(ctx context.Context, env *owner.Env, id string, cred credential, assert func() error, dueOnly bool) (*Job, error) {
 	unlock := s.lockJob(id)
 	defer unlock()
 	js := jobStore{env.Store}
@@ -601,6 +623,11 @@ func (s *Service) pollOnce(ctx context.Context, env *owner.Env, id string, cred 
 		return nil, err
 	}
 	if !Pollable(j.State) {
+		return j, nil
+	}
+	if dueOnly && j.NextPollAt > ms(env.Now()) {
+		// Another scheduler (the gateway poller, a concurrent wait) polled
+		// it meanwhile: one poll per interval, whoever does it.
 		return j, nil
 	}
 	b := s.budgets()
@@ -860,7 +887,7 @@ func (s *Service) Cancel(ctx context.Context, env *owner.Env, p JobParams) (*Pol
 		return nil, out.WithHint("the cancellation intent is recorded; run 'clawkit research cancel %s' again", j.ID)
 	}
 	// A 200 only says "asked". Look once; confirmation may come later.
-	if j2, err := s.pollOnce(ctx, env, j.ID, cred, env.Scope.AssertCurrent); err == nil {
+	if j2, err := s.pollOnce(ctx, env, j.ID, cred, env.Scope.AssertCurrent, false); err == nil {
 		j = j2
 	}
 	return s.view(env, j), nil
@@ -924,16 +951,30 @@ func (s *Service) Wait(ctx context.Context, env *owner.Env, p WaitParams) (*Poll
 			}
 		}
 		if d > 0 {
+			// Sleep in slices of at most a second so that a gateway that
+			// retires (or a session that is revoked) ends the wait promptly.
+			if d > time.Second {
+				d = time.Second
+			}
 			if err := s.sleep(ctx, d); err != nil {
 				return s.view(env, j), errs.Unavailable("wait_interrupted", "waiting for research job %s was interrupted", j.ID).
 					WithHint("the job keeps running; 'clawkit research wait %s' resumes", j.ID)
 			}
+			if err := env.Scope.AssertCurrent(); err != nil {
+				if errs.CodeOf(err) == "owner_retired" {
+					return nil, errs.Unavailable("wait_interrupted", "the state owner stopped while waiting for research job %s", j.ID).
+						WithHint("the job keeps running; 'clawkit research wait %s' resumes", j.ID).Wrap(err)
+				}
+				if errs.CodeOf(err) != "session_refreshing" {
+					return nil, err
+				}
+			}
 			if env.Now().UnixMilli() < j.NextPollAt {
-				continue // woke early (timeout slice)
+				continue // woke early (a slice, or the wait's own timeout)
 			}
 		}
 		// After the await: authority must still be current.
-		if _, err := s.pollOnce(ctx, env, j.ID, cred, env.Scope.AssertCurrent); err != nil {
+		if _, err := s.pollOnce(ctx, env, j.ID, cred, env.Scope.AssertCurrent, true); err != nil {
 			e := errs.As(err)
 			if e != nil && e.Kind == errs.KindUnavailable && e.Code != "session_refreshing" {
 				continue // temporary provider trouble: next_poll_at honours Retry-After
@@ -983,6 +1024,7 @@ func (s *Service) Recover(ctx context.Context, env *owner.Env, poll bool) (*Reco
 	if err != nil {
 		return nil, err
 	}
+	view := s.loadAuthView(env.Home)
 	for _, j := range jobs {
 		if j.State == StateSubmitting {
 			if _, inFlight := s.pending.Load(j.ID); inFlight {
@@ -1004,7 +1046,7 @@ func (s *Service) Recover(ctx context.Context, env *owner.Env, poll bool) (*Reco
 			res.Resumed = append(res.Resumed, j.ID)
 			continue
 		}
-		j2, err := s.pollUnderBinding(ctx, env, j)
+		j2, err := s.pollUnderBinding(ctx, env, j, view)
 		if err != nil {
 			res.Skipped = append(res.Skipped, Skip{Job: j.ID, Code: errs.CodeOf(err), Reason: err.Error()})
 			if errs.KindOf(err) == errs.KindRefused && errs.CodeOf(err) == "owner_retired" {
@@ -1025,36 +1067,34 @@ func (s *Service) Recover(ctx context.Context, env *owner.Env, poll bool) (*Reco
 // gateway poller and recovery have no caller): the session must still be
 // usable at the bound incarnation, and that is re-checked right before the
 // request and before publication, together with the owner fence.
-func (s *Service) pollUnderBinding(ctx context.Context, env *owner.Env, j *Job) (*Job, error) {
-	sessCheck := func() (store.Session, error) {
-		sess, err := env.Store.GetSession(ctx, j.AgentID, j.SessionKey)
-		if err != nil {
-			return sess, errs.Refused("session_gone", "session %s of agent %s no longer exists", j.SessionKey, j.AgentID)
-		}
-		return sess, store.CheckSessionUsable(sess)
+func (s *Service) pollUnderBinding(ctx context.Context, env *owner.Env, j *Job, view *authView) (*Job, error) {
+	if view == nil {
+		view = s.loadAuthView(env.Home)
 	}
-	sess, err := sessCheck()
+	cred, err := credentialFor(j, view)
 	if err != nil {
 		return nil, err
 	}
-	cred, err := s.jobAuthority(env.Home, j, sess)
-	if err != nil {
-		return nil, err
-	}
+	// The session is checked fresh right before the request (and again
+	// before publication), not from a cached view.
 	assert := func() error {
 		if err := env.Scope.AssertCurrent(); err != nil {
 			return err
 		}
-		cur, err := sessCheck()
+		cur, err := env.Store.GetSession(ctx, j.AgentID, j.SessionKey)
 		if err != nil {
+			return errs.Refused("session_gone", "session %s of agent %s no longer exists", j.SessionKey, j.AgentID)
+		}
+		if err := store.CheckSessionUsable(cur); err != nil {
 			return err
 		}
 		if cur.Incarnation != j.SessionIncarnation {
-			return errs.Refused("stale_owner", "session %s was reset since research job %s started", j.SessionKey, j.ID)
+			return errs.Refused("stale_owner", "research job %s was started in incarnation %d of session %s; the session is now at %d", j.ID, j.SessionIncarnation, j.SessionKey, cur.Incarnation).
+				WithHint("the session was reset; the job can no longer be polled or cancelled from it")
 		}
 		return nil
 	}
-	return s.pollOnce(ctx, env, j.ID, cred, assert)
+	return s.pollOnce(ctx, env, j.ID, cred, assert, true)
 }
 
 // ---------------------------------------------------------------------------

@@ -318,6 +318,16 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, e Entry) {
 	writeJSON(w, 200, doc)
 }
 
+// Seed accepts an interaction without an HTTP request (benchmarks and
+// tests that need many running interactions) and returns its id.
+func (s *Server) Seed(input string) string {
+	scen := ""
+	if m := directive.FindStringSubmatch(input); m != nil {
+		scen = m[1]
+	}
+	return s.accept(input, scen).id
+}
+
 func (s *Server) accept(input, scen string) *item {
 	s.mu.Lock()
 	defer s.mu.Unlock()
