@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -113,8 +114,23 @@ func lookPathIn(name string, env []string) (string, error) {
 	return "", exec.ErrNotFound
 }
 
+var sigpipeOnce sync.Once
+
+// survivePipeErrors makes writes to a closed stdout or stderr return EPIPE
+// instead of killing us: by default a Go program dies of SIGPIPE on fd 1
+// and 2, and a relay whose client went away would then leave the server's
+// process tree running. Notify (not Ignore) is used because a handled
+// signal is reset to its default in children, while an ignored one would
+// be inherited by the server.
+func survivePipeErrors() {
+	sigpipeOnce.Do(func() { signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE) })
+}
+
 // StartProcess spawns spec in a new process group with exactly spec.Env.
+// From then on this process survives a closed stdout (no SIGPIPE death),
+// so that it can always stop what it started.
 func StartProcess(spec ProcessSpec) (*Process, error) {
+	survivePipeErrors()
 	if spec.EOFGrace <= 0 {
 		spec.EOFGrace = DefaultEOFGrace
 	}
