@@ -19,9 +19,7 @@ import (
 // poll.
 func BenchmarkPoller1000Jobs(b *testing.B) {
 	const n = 1000
-	f := newFixture(&testing.T{})
-	defer f.fake.Close()
-	defer f.st.Close()
+	f := newFixture(b)
 	f.fake.NoLog = true
 	ctx := context.Background()
 	env := f.env()

@@ -38,7 +38,7 @@ func (c *clock) Sleep(ctx context.Context, d time.Duration) error {
 }
 
 type fixture struct {
-	t     *testing.T
+	t     testing.TB
 	home  string
 	fake  *fakeapi.Listener
 	st    *store.Store
@@ -47,7 +47,7 @@ type fixture struct {
 	fence error
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	home := t.TempDir()
 	l, err := fakeapi.Start("")
@@ -546,4 +546,55 @@ func TestPollerUnderBinding(t *testing.T) {
 	if oj.State != StateRunning || oj.PollCount != 0 || oj.ErrorCode != "stale_owner" {
 		t.Fatalf("%+v", oj)
 	}
+}
+
+func TestPollCountBudgetCancels(t *testing.T) {
+	f := newFixture(t)
+	f.svc.Budgets.MaxPolls = 5
+	ctx := context.Background()
+	res, _ := f.start("fake:never")
+	pr, err := f.svc.Wait(ctx, f.env(), WaitParams{JobParams: JobParams{Job: res.Job}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.State != StateCancelled || pr.ErrorCode != "poll_budget_exceeded" || pr.PollCount != 7 {
+		t.Fatalf("%+v", pr.Job)
+	}
+	// cancel-ignored: the cancellation is never confirmed, and polling stops
+	// at the poll budget plus the grace polls.
+	res, _ = f.start("fake:cancel-ignored")
+	_, err = f.svc.Wait(ctx, f.env(), WaitParams{JobParams: JobParams{Job: res.Job}})
+	wantCode(t, err, errs.KindFailed, "poll_budget_exhausted")
+	if j := f.job(res.Job); j.State != StateCancelRequested || j.PollCount != 5+cancelGracePolls {
+		t.Fatalf("%+v", j)
+	}
+}
+
+func TestWaitAndPollerPollOncePerInterval(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	res, _ := f.start("fake:never")
+	// The poller polls the due job; a wait that wakes for the same due
+	// time finds it already polled and does not poll again.
+	f.clk.Sleep(ctx, 6*time.Second)
+	f.svc.PollDue(ctx, f.env(), 10)
+	j := f.job(res.Job)
+	cred, err := f.svc.jobAuthority(f.home, j, mustSession(t, f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.pollOnce(ctx, f.env(), j.ID, cred, func() error { return nil }, true); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.fake.Count("GET /interactions/*"); n != 1 {
+		t.Fatalf("polls %d, want 1", n)
+	}
+}
+
+func mustSession(t *testing.T, f *fixture) store.Session {
+	s, err := f.st.GetSession(context.Background(), "main", "cli")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
