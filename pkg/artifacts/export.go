@@ -164,7 +164,7 @@ func Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
 		opts.afterArchives()
 	}
 	if err := firstReal(nodeErr, workErr); err != nil {
-		return nil, out.fail(err)
+		return nil, out.fail(writeFailed("the export", err))
 	}
 
 	buildID := opts.BuildID
