@@ -209,6 +209,9 @@ func Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
 	}); err != nil {
 		return nil, out.fail(writeFailed(ManifestName, err))
 	}
+	// Make the output folder's own entry durable too; the export is
+	// complete either way, so a failure here is not reported.
+	_ = fsx.SyncDir(filepath.Dir(out.path))
 	prog.done()
 	return &ExportResult{Output: out.path, Manifest: m, Files: len(files) + len(WorkerArtifacts)}, nil
 }
