@@ -313,6 +313,7 @@ func ValidateDir(dir string, strict bool) (*Report, error) {
 		rel := filepath.ToSlash(strings.TrimPrefix(p, abs+string(filepath.Separator)))
 		if d.Type()&fs.ModeSymlink != 0 {
 			rep.add(Finding{Severity: SeverityError, Code: CodePathEscape, File: rel, Message: fmt.Sprintf("%s is a symbolic link; links are refused in skills", rel)})
+			sawSkillMD = sawSkillMD || rel == SkillFile
 			return nil
 		}
 		if d.IsDir() {
