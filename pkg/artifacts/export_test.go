@@ -300,3 +300,37 @@ func FuzzTarWriterRoundTrip(f *testing.F) {
 }
 
 func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
+
+// Root reads every file, so the permission path cannot be provoked in CI
+// (artifacts_unreadable.txtar covers it for other users); check its
+// classification directly.
+func TestUnreadableClassification(t *testing.T) {
+	err := unreadable("/x/dist/a.js", &os.PathError{Op: "open", Path: "/x/dist/a.js", Err: os.ErrPermission})
+	if errs.CodeOf(err) != "unreadable" || errs.KindOf(err) != errs.KindFailed || !strings.Contains(err.Error(), "cannot read /x/dist/a.js: permission denied") {
+		t.Fatalf("%v", err)
+	}
+	if e := errs.As(err); e == nil || !strings.Contains(e.Hint, "read access") {
+		t.Fatalf("hint missing: %v", err)
+	}
+}
+
+// A symlinked dependency folder (npm link, pnpm) is refused like any link.
+func TestSymlinkedDependencyRefused(t *testing.T) {
+	pkg := sampleCopy(t)
+	dep := filepath.Join(pkg, "..", "tiny-json")
+	moved := filepath.Join(t.TempDir(), "tiny-json")
+	if out, err := exec.Command("mv", dep, moved).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	if err := os.Symlink(moved, dep); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	_, err := Export(context.Background(), ExportOptions{PackageRoot: pkg, Output: out})
+	if errs.CodeOf(err) != "symlink_refused" || !strings.Contains(err.Error(), "pointing outside the installation") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := os.Lstat(out); !os.IsNotExist(err) {
+		t.Fatal("output created")
+	}
+}
