@@ -414,6 +414,9 @@ func opWrite(ctx context.Context, env *owner.Env, p WriteParams) (any, error) {
 			return false, errs.Failed("write_failed", "cannot create the folder for %s: %v", rel, unwrapPathErr(err))
 		}
 		// MkdirAll follows links; re-check that nothing on the way is one.
+		if _, err := c.rootResult(); err != nil {
+			return false, err
+		}
 		if err := checkNoLinks(c.root, p.Skill+"/"+rel); err != nil {
 			return false, err
 		}
@@ -522,11 +525,6 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 	dir, err := c.skillDir(skill)
 	if err != nil {
 		return nil, err
-	}
-	if action == "write" {
-		if err := os.MkdirAll(c.root, 0o755); err != nil {
-			return nil, errs.Failed("write_failed", "cannot create the skills root %s: %v", c.root, unwrapPathErr(err))
-		}
 	}
 	if _, err := c.rootResult(); err != nil {
 		return nil, err
