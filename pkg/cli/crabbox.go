@@ -94,13 +94,12 @@ func (c *CrabboxSetupCmd) Run(env *Env, out *Output) error {
 type CrabboxInstallCmd struct {
 	crabboxTarget
 	crabboxPins
-	Deep bool `help:"Re-hash every file of an existing install before keeping it."`
 }
 
 func (c *CrabboxInstallCmd) Run(env *Env, out *Output) error {
 	rc, err := crabbox.Install(crabbox.InstallRequest{
 		ManifestPath: c.Manifest, TargetHome: c.home(env), Expect: c.expect(),
-		CLIVersion: cliVersion(), Deep: c.Deep, Log: out.Stderr, Progress: out.ProgressWriter(), Now: env.Now,
+		CLIVersion: cliVersion(), Log: out.Stderr, Progress: out.ProgressWriter(), Now: env.Now,
 	})
 	if err != nil {
 		return err

@@ -485,7 +485,7 @@ func TestVerifyProblems(t *testing.T) {
 			}
 			// The corrupt install is replaced by a fresh install.
 			var log bytes.Buffer
-			rc2, err := crabbox.Install(crabbox.InstallRequest{ManifestPath: mp, TargetHome: home, CLIVersion: testCLI, Deep: c.deep, Log: &log})
+			rc2, err := crabbox.Install(crabbox.InstallRequest{ManifestPath: mp, TargetHome: home, CLIVersion: testCLI, Log: &log})
 			if err != nil || rc2.Status != crabbox.StatusInstalled || !strings.Contains(log.String(), "replacing") {
 				t.Fatalf("reinstall: %v %+v %s", err, rc2, log.String())
 			}

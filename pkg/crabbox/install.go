@@ -28,8 +28,6 @@ type InstallRequest struct {
 	TargetHome   string
 	Expect       Expect
 	CLIVersion   string
-	// Deep re-hashes every file of an existing install before keeping it.
-	Deep bool
 	// Log receives human diagnostics (stderr); Progress, when not nil,
 	// receives progress lines.
 	Log      io.Writer
@@ -109,7 +107,9 @@ func Install(req InstallRequest) (*Receipt, error) {
 	// 3. An install already present: keep it when it verifies.
 	replace := false
 	if _, err := os.Lstat(l.RuntimeDir); err == nil {
-		probs := verifyInstalled(in, l, req.CLIVersion, req.Deep)
+		// Deep: "verified and kept" must mean every file is right, not
+		// only the record and the worker archive.
+		probs := verifyInstalled(in, l, req.CLIVersion, true)
 		if len(probs) == 0 {
 			return NewReceipt(StatusExistingVerified, in, l, req.CLIVersion), nil
 		}
