@@ -43,7 +43,8 @@ var Modes = map[string]string{
 	"sock":             "serves echo on unix socket ARG, one goroutine per connection, until killed",
 }
 
-// Main is the helper command: mcpfake MODE [ARG].
+// Main is the helper command: mcpfake MODE [ARG]. With MCPFAKE_PIDFILE set
+// in its environment, a server writes "pid pgid" there first.
 func Main() {
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: mcpfake MODE [ARG]")
@@ -61,6 +62,14 @@ func Run(mode, arg string) int {
 	if _, ok := Modes[mode]; !ok && mode != "hold" {
 		fmt.Fprintf(os.Stderr, "mcpfake: unknown mode %q\n", mode)
 		return 2
+	}
+	if f := os.Getenv("MCPFAKE_PIDFILE"); f != "" && mode != "hold" {
+		// "pid pgid", so a test can check that both are gone afterwards.
+		pgid, _ := syscall.Getpgid(0)
+		if err := os.WriteFile(f, []byte(fmt.Sprintf("%d %d\n", os.Getpid(), pgid)), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 	}
 	switch mode {
 	case "hold":
