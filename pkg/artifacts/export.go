@@ -203,7 +203,7 @@ func Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
 	}
 	// The manifest is written last and atomically: an output folder without
 	// it is not an export.
-	if err := fsx.PublishIn(out.root, ManifestName, 0o644, func(w io.Writer) error {
+	if err := fsx.PublishStreamIn(out.root, ManifestName, 0o644, func(w io.Writer) error {
 		_, err := w.Write(raw)
 		return err
 	}); err != nil {
@@ -403,7 +403,7 @@ func newArchiveSink(root *os.Root, dir string, wrap func(string, io.Writer) io.W
 	if err := root.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, writeFailed(dir, err)
 	}
-	f, tmp, err := fsx.CreateTempIn(root, dir+"/archive.tgz", 0o644)
+	f, tmp, err := fsx.CreateTempInRoot(root, dir+"/archive.tgz", 0o644)
 	if err != nil {
 		return nil, writeFailed(dir, err)
 	}
@@ -443,7 +443,7 @@ func (s *archiveSink) publish() (Archive, error) {
 		return Archive{}, writeFailed(name, err)
 	}
 	s.tmp = ""
-	if err := fsx.SyncDirIn(s.root, s.dir); err != nil {
+	if err := fsx.SyncDirInRoot(s.root, s.dir); err != nil {
 		return Archive{}, writeFailed(s.dir, err)
 	}
 	return Archive{Path: name, Bytes: s.n, SHA256: sum}, nil
