@@ -4,75 +4,74 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"io"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
 )
 
-// PublishIn is Publish for a file inside an opened *os.Root: the temporary
-// sibling, the fsync, the rename and the directory fsync all go through the
-// root's descriptor, so a folder renamed or replaced by someone else during
-// the run cannot redirect the write. name is slash-separated and relative
-// to the root; its folder must exist. On any error the temporary file is
-// removed and name is untouched.
-func PublishIn(root *os.Root, name string, perm os.FileMode, fill func(w io.Writer) error) (err error) {
-	f, tmp, err := CreateTempIn(root, name, perm)
-	if err != nil {
+// PublishInRoot atomically replaces the file rel (a CheckRel slash path)
+// inside root with data: a temporary sibling is created exclusively, written,
+// fsynced and renamed over rel, all through root (os.Root, openat-based), so
+// neither the write nor the rename can land outside root whatever links
+// appear in the tree meanwhile. The parent folder is fsynced afterwards. On
+// any error the temporary file is removed and rel is untouched.
+//
+// Use it where the destination folder is shared with other writers (e.g.
+// an agent's skills folder); WriteFile/Publish remain the default.
+func PublishInRoot(root *os.Root, rel string, data []byte, perm os.FileMode) (err error) {
+	if err := CheckRel(rel); err != nil {
 		return err
 	}
-	defer func() {
-		if f != nil {
-			f.Close()
-		}
-		if err != nil {
-			root.Remove(tmp)
-		}
-	}()
-	if err = fill(f); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		f = nil
-		return err
-	}
-	f = nil
-	if err = root.Rename(tmp, name); err != nil {
-		return err
-	}
-	return SyncDirIn(root, path.Dir(name))
-}
-
-// CreateTempIn exclusively creates a new empty temporary file next to name
-// inside root ("<dir>/.<base>.tmp-<random>") and returns it with its
-// root-relative name; the caller renames or removes it.
-func CreateTempIn(root *os.Root, name string, perm os.FileMode) (*os.File, string, error) {
-	dir, base := path.Split(name)
-	for i := 0; i < 10; i++ {
+	dir, base := path.Split(rel)
+	var tmp string
+	var f *os.File
+	for range 16 {
 		var b [8]byte
-		rand.Read(b[:])
-		tmp := dir + "." + base + ".tmp-" + hex.EncodeToString(b[:])
-		f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if _, err := rand.Read(b[:]); err != nil {
+			return err
+		}
+		tmp = dir + "." + base + ".tmp-" + hex.EncodeToString(b[:])
+		f, err = root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
-		return f, tmp, err
+		break
 	}
-	return nil, "", errors.New("fsx: cannot create a unique temporary file")
-}
-
-// SyncDirIn fsyncs a folder inside root ("." for the root itself).
-func SyncDirIn(root *os.Root, dir string) error {
-	if dir == "" {
-		dir = "."
-	}
-	d, err := root.Open(dir)
 	if err != nil {
 		return err
 	}
+	if f == nil {
+		return fmt.Errorf("cannot create a temporary file for %s", rel)
+	}
+	defer func() {
+		if err != nil {
+			_ = root.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := root.Rename(tmp, rel); err != nil {
+		return err
+	}
+	parent := dir
+	if parent == "" {
+		parent = "."
+	}
+	d, err := root.Open(path.Clean(parent))
+	if err != nil {
+		return nil // published; the directory sync is best effort
+	}
 	defer d.Close()
-	return d.Sync()
+	_ = d.Sync()
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -156,6 +157,9 @@ type call struct {
 	plugin *Plugin
 	root   string
 	t      Target
+	// r is the skills root opened as an os.Root during a commit (nil until
+	// the root exists); every file access of the commit goes through it.
+	r *os.Root
 }
 
 // begin binds the session, resolves the plugin and the skills root, and
@@ -235,7 +239,15 @@ func opList(ctx context.Context, env *owner.Env, t Target) (any, error) {
 	if !rr.Exists {
 		return res, nil
 	}
-	ents, err := os.ReadDir(c.root)
+	r, err := openSkillsRoot(c.root)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return res, nil
+	}
+	defer r.Close()
+	ents, err := fs.ReadDir(r.FS(), ".")
 	if err != nil {
 		return nil, errs.Failed("read_failed", "cannot list %s: %v", c.root, unwrapPathErr(err))
 	}
@@ -253,7 +265,7 @@ func opList(ctx context.Context, env *owner.Env, t Target) (any, error) {
 		case !ValidName(name):
 			info.Problem = "invalid_path: the folder name does not match the skill naming rule"
 		default:
-			tree, md, _, err := readTree(filepath.Join(c.root, name))
+			tree, md, _, err := readTree(r, c.root, name)
 			if err != nil {
 				info.Problem = errs.CodeOf(err) + ": " + err.Error()
 				break
@@ -304,17 +316,24 @@ func opRead(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, _ := c.skillDir(p.Skill)
 	if !rr.Exists {
 		return nil, noSkill(p.Skill, c)
 	}
 	if err := checkNoLinks(c.root, p.Skill+"/"+rel); err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+	r, err := openSkillsRoot(c.root)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
 		return nil, noSkill(p.Skill, c)
 	}
-	data, err := readFileLimited(filepath.Join(dir, filepath.FromSlash(rel)), rel, limit)
+	defer r.Close()
+	if _, err := r.Lstat(p.Skill); errors.Is(err, fs.ErrNotExist) {
+		return nil, noSkill(p.Skill, c)
+	}
+	data, err := readFileLimited(r, p.Skill+"/"+rel, rel, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -389,7 +408,7 @@ func opWrite(ctx context.Context, env *owner.Env, p WriteParams) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.commit(ctx, p.Skill, rel, "write", hooks, rep.Warnings, func(dir string, tree []FileEntry, md []byte, exists bool) (bool, error) {
+	return c.commit(ctx, p.Skill, rel, "write", hooks, rep.Warnings, func(tree []FileEntry, md []byte, exists bool) (bool, error) {
 		if rel != SkillFile && md == nil {
 			return false, errs.Failed("not_found", "skill %q has no SKILL.md yet", p.Skill).
 				WithHint("write SKILL.md first: clawkit skill write %s SKILL.md --plugin %s", p.Skill, p.Plugin())
@@ -409,21 +428,31 @@ func opWrite(ctx context.Context, env *owner.Env, p WriteParams) (any, error) {
 		if err := c.plugin.Recheck(env.Home); err != nil {
 			return false, err
 		}
-		target := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		if c.r == nil { // the first skill of this agent: create the root
+			if err := os.MkdirAll(c.root, 0o755); err != nil {
+				return false, errs.Failed("write_failed", "cannot create the skills root %s: %v", c.root, unwrapPathErr(err))
+			}
+			if _, err := c.rootResult(); err != nil { // MkdirAll follows links
+				return false, err
+			}
+			r, err := openSkillsRoot(c.root)
+			if err != nil || r == nil {
+				return false, errs.Failed("write_failed", "cannot open the skills root %s: %v", c.root, err)
+			}
+			c.r = r
+		}
+		name := p.Skill + "/" + rel
+		if err := c.r.MkdirAll(path.Dir(name), 0o755); err != nil {
 			return false, errs.Failed("write_failed", "cannot create the folder for %s: %v", rel, unwrapPathErr(err))
 		}
-		// MkdirAll follows links; re-check that nothing on the way is one.
-		if _, err := c.rootResult(); err != nil {
-			return false, err
-		}
-		if err := checkNoLinks(c.root, p.Skill+"/"+rel); err != nil {
+		// Root.MkdirAll follows links inside the root; refuse any on the way.
+		if err := checkNoLinks(c.root, name); err != nil {
 			return false, err
 		}
 		if err := env.Scope.AssertCurrent(); err != nil {
 			return false, err
 		}
-		if err := fsx.WriteFile(target, p.Content, 0o644); err != nil {
+		if err := fsx.PublishInRoot(c.r, name, p.Content, 0o644); err != nil {
 			return false, errs.Failed("write_failed", "cannot write %s: %v", rel, unwrapPathErr(err))
 		}
 		return true, nil
@@ -467,7 +496,7 @@ func opRemove(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.commit(ctx, p.Skill, rel, "remove", hooks, nil, func(dir string, tree []FileEntry, md []byte, exists bool) (bool, error) {
+	return c.commit(ctx, p.Skill, rel, "remove", hooks, nil, func(tree []FileEntry, md []byte, exists bool) (bool, error) {
 		if !exists {
 			return false, noSkill(p.Skill, c)
 		}
@@ -489,27 +518,27 @@ func opRemove(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
 			// Removing SKILL.md removes the skill: rename the folder out of
 			// the way in one step, then delete it. Discovery never sees a
 			// half-deleted skill.
-			grave := filepath.Join(c.root, "."+p.Skill+".removing-"+randHex(6))
-			if err := os.Rename(dir, grave); err != nil {
+			grave := "." + p.Skill + ".removing-" + randHex(6)
+			if err := c.r.Rename(p.Skill, grave); err != nil {
 				return false, errs.Failed("remove_failed", "cannot remove skill %s: %v", p.Skill, unwrapPathErr(err))
 			}
 			_ = fsx.SyncDir(c.root)
-			if err := os.RemoveAll(grave); err != nil {
-				return true, errs.Failed("remove_failed", "skill %s was removed but its old files remain in %s: %v", p.Skill, grave, err)
+			if err := c.r.RemoveAll(grave); err != nil {
+				return true, errs.Failed("remove_failed", "skill %s was removed but its old files remain in %s: %v", p.Skill, filepath.Join(c.root, grave), err)
 			}
 			return true, nil
 		}
-		target := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.Remove(target); err != nil {
+		name := p.Skill + "/" + rel
+		if err := c.r.Remove(name); err != nil {
 			return false, errs.Failed("remove_failed", "cannot remove %s: %v", rel, unwrapPathErr(err))
 		}
 		// Drop folders the removal left empty (never the skill folder).
-		for d := filepath.Dir(target); d != dir && fsx.Within(dir, d); d = filepath.Dir(d) {
-			if os.Remove(d) != nil {
+		for d := path.Dir(name); d != p.Skill && strings.HasPrefix(d, p.Skill+"/"); d = path.Dir(d) {
+			if c.r.Remove(d) != nil {
 				break
 			}
 		}
-		_ = fsx.SyncDir(filepath.Dir(target))
+		_ = fsx.SyncDir(filepath.Join(c.root, filepath.FromSlash(p.Skill)))
 		return true, nil
 	})
 }
@@ -520,15 +549,24 @@ func opRemove(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
 // step and right before the file change (inside apply) and the dispatch.
 // A failed or no-op apply dispatches nothing.
 func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]string, warnings []Finding,
-	apply func(dir string, tree []FileEntry, md []byte, exists bool) (bool, error)) (any, error) {
+	apply func(tree []FileEntry, md []byte, exists bool) (bool, error)) (any, error) {
 	env := c.env
-	dir, err := c.skillDir(skill)
-	if err != nil {
+	if _, err := c.skillDir(skill); err != nil {
 		return nil, err
 	}
 	if _, err := c.rootResult(); err != nil {
 		return nil, err
 	}
+	r, err := openSkillsRoot(c.root)
+	if err != nil {
+		return nil, err
+	}
+	c.r = r
+	defer func() {
+		if c.r != nil {
+			c.r.Close()
+		}
+	}()
 	unlock, err := lockSkill(env.Home, c.t, skill)
 	if err != nil {
 		return nil, err
@@ -540,7 +578,7 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 	if err := checkNoLinks(c.root, skill+"/"+rel); err != nil {
 		return nil, err
 	}
-	tree, md, exists, err := readTree(dir)
+	tree, md, exists, err := readTree(c.r, c.root, skill)
 	if err != nil {
 		return nil, err
 	}
@@ -554,7 +592,7 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 	}
 	res := &CommitResult{PluginID: c.t.PluginID, AgentID: c.t.AgentID, Skill: skill, File: rel, Action: action,
 		Before: before, After: before, Warnings: warnings, Hooks: []HookResult{}}
-	changed, err := apply(dir, tree, md, exists)
+	changed, err := apply(tree, md, exists)
 	if err != nil && !changed {
 		return nil, err
 	}
@@ -568,7 +606,7 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 	if err := afterApply(env.Scope.AssertCurrent()); err != nil {
 		return nil, err
 	}
-	after, err := c.refreshIndex(ctx, skill, dir)
+	after, err := c.refreshIndex(ctx, skill)
 	if err != nil {
 		return nil, errs.Unknown("skill_index_failed", "the skill change was applied but the skill index could not be refreshed: %v", err).
 			WithHint("run 'clawkit skill list' to inspect; the next change to this skill refreshes the index")
@@ -619,8 +657,8 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 // refreshIndex recomputes the skill's revision from disk and upserts (or
 // deletes) its index row. It returns the revision after the change (nil
 // when the skill is gone).
-func (c *call) refreshIndex(ctx context.Context, skill, dir string) (*Revision, error) {
-	tree, md, _, err := readTree(dir)
+func (c *call) refreshIndex(ctx context.Context, skill string) (*Revision, error) {
+	tree, md, _, err := readTree(c.r, c.root, skill)
 	if err != nil {
 		return nil, err
 	}

@@ -235,7 +235,13 @@ func TestConcurrentWritersOneProcess(t *testing.T) {
 	if len(seen) != n+1 {
 		t.Fatalf("revisions repeated: lost update")
 	}
-	tree, _, _, err := readTree(filepath.Join(f.home, "agents/main/skills/pdf"))
+	root := filepath.Join(f.home, "agents/main/skills")
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	tree, _, _, err := readTree(r, root, "pdf")
 	if err != nil || len(tree) != n+1 {
 		t.Fatalf("tree %d %v", len(tree), err)
 	}
@@ -267,5 +273,43 @@ func TestLoadHooks(t *testing.T) {
 	h, err := LoadHooks(f.home)
 	if err != nil || len(h) != 2 || h[0][1] != "b" {
 		t.Fatalf("%v %v", h, err)
+	}
+}
+
+// A support folder swapped for a link to outside the root right before the
+// file change (after every check) still cannot make the write land outside:
+// the publication goes through the os.Root of the skills folder.
+func TestSwapToLinkBeforePublish(t *testing.T) {
+	f := newFixture(t)
+	if _, err := f.write("pdf", "SKILL.md", pdfMD); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.write("pdf", "references/a.md", "a\n"); err != nil {
+		t.Fatal(err)
+	}
+	outside := t.TempDir()
+	refs := filepath.Join(f.home, "agents/main/skills/pdf/references")
+	var calls atomic.Int32
+	f.fence = func() error {
+		if calls.Add(1) == 4 { // the check right before the file change
+			if err := os.RemoveAll(refs); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(outside, refs); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return nil
+	}
+	_, err := f.write("pdf", "references/b.md", "b\n")
+	if err == nil {
+		t.Fatal("write through a swapped link succeeded")
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Fatalf("wrote outside the skills root: %v", ents)
+	}
+	f.fence = nil
+	if evs := f.events(); len(evs) != 2 {
+		t.Fatalf("%d events after a failed apply", len(evs))
 	}
 }

@@ -60,12 +60,31 @@ func rootWithin(home, root string) error {
 	return nil
 }
 
+// openSkillsRoot opens the skills root as an os.Root (nil when it does not
+// exist yet). Every later access to skill files goes through it, so no read,
+// write or removal can leave the root even if links appear meanwhile; the
+// Lstat checks on top refuse links inside it as well.
+func openSkillsRoot(root string) (*os.Root, error) {
+	r, err := os.OpenRoot(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, errs.Failed("read_failed", "cannot open the skills root %s: %v", root, unwrapPathErr(err))
+	}
+	return r, nil
+}
+
 // readTree lists the files of an existing skill folder (link-free, regular
 // files only, within the file-count bound) with their digests, and returns
-// SKILL.md's content when present. A skill folder that does not exist gives
-// exists=false.
-func readTree(dir string) (tree []FileEntry, skillMD []byte, exists bool, err error) {
-	st, err := os.Lstat(dir)
+// SKILL.md's content when present. A skill folder that does not exist (or a
+// nil root) gives exists=false. display is the root's path for messages.
+func readTree(r *os.Root, display, skill string) (tree []FileEntry, skillMD []byte, exists bool, err error) {
+	if r == nil {
+		return nil, nil, false, nil
+	}
+	dir := filepath.Join(display, skill)
+	st, err := r.Lstat(skill)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, false, nil
 	}
@@ -80,28 +99,29 @@ func readTree(dir string) (tree []FileEntry, skillMD []byte, exists bool, err er
 			WithHint("move the file away; a skill is a folder holding SKILL.md")
 	}
 	count := 0
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(r.FS(), skill, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if p == dir {
+		if p == skill {
 			return nil
 		}
+		full := filepath.Join(display, filepath.FromSlash(p))
 		if d.Type()&fs.ModeSymlink != 0 {
-			return linkRefused(p)
+			return linkRefused(full)
 		}
 		if d.IsDir() {
 			return nil
 		}
 		if !d.Type().IsRegular() {
-			return errs.Failed("not_a_skill", "%s is not a regular file", p)
+			return errs.Failed("not_a_skill", "%s is not a regular file", full)
 		}
 		count++
 		if count > maxWalkEntries {
 			return errs.Failed(CodeTooLarge, "%s holds more than %d files", dir, maxWalkEntries)
 		}
-		rel := filepath.ToSlash(strings.TrimPrefix(p, dir+string(filepath.Separator)))
-		e, data, err := hashFile(p, rel)
+		rel := strings.TrimPrefix(p, skill+"/")
+		e, data, err := hashFile(r, p, rel)
 		if err != nil {
 			return err
 		}
@@ -122,22 +142,44 @@ func readTree(dir string) (tree []FileEntry, skillMD []byte, exists bool, err er
 	return tree, skillMD, true, nil
 }
 
-// hashFile digests a file without following a final link, refusing one
-// over its size limit (a file placed by hand is never read unboundedly);
-// for SKILL.md it returns the content too.
-func hashFile(p, rel string) (FileEntry, []byte, error) {
-	keep := rel == SkillFile
-	f, err := fsx.OpenNoFollow(p)
+// openRegular opens name inside r for reading, refusing a link or a
+// non-regular file. The Lstat/Open pair can race only within the root.
+func openRegular(r *os.Root, name, display string) (*os.File, fs.FileInfo, error) {
+	lst, err := r.Lstat(name)
 	if err != nil {
-		if isLoop(err) {
-			return FileEntry{}, nil, linkRefused(p)
-		}
+		return nil, nil, err
+	}
+	if lst.Mode()&fs.ModeSymlink != 0 {
+		return nil, nil, linkRefused(display)
+	}
+	f, err := r.Open(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() || !os.SameFile(st, lst) {
+		f.Close()
+		return nil, nil, errs.Failed("not_found", "%s is not a regular file (or changed while being opened)", display)
+	}
+	return f, st, nil
+}
+
+// hashFile digests one file (name is root-relative, rel skill-relative),
+// refusing one over its size limit (a file placed by hand is never read
+// unboundedly); for SKILL.md it returns the content too.
+func hashFile(r *os.Root, name, rel string) (FileEntry, []byte, error) {
+	keep := rel == SkillFile
+	f, st, err := openRegular(r, name, rel)
+	if err != nil {
 		return FileEntry{}, nil, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil {
-		return FileEntry{}, nil, err
-	} else if limit := fileLimit(rel); st.Size() > limit {
+	limit := fileLimit(rel)
+	if st.Size() > limit {
 		return FileEntry{}, nil, errs.Failed(CodeTooLarge, "%s is %d bytes; the limit is %d bytes", rel, st.Size(), limit).
 			WithHint("remove or shrink the file with 'clawkit skill remove' or by hand")
 	}
@@ -147,11 +189,11 @@ func hashFile(p, rel string) (FileEntry, []byte, error) {
 	if keep {
 		w = io.MultiWriter(h, &buf)
 	}
-	n, err := io.Copy(w, io.LimitReader(f, fileLimit(rel)+1))
+	n, err := io.Copy(w, io.LimitReader(f, limit+1))
 	if err != nil {
 		return FileEntry{}, nil, err
 	}
-	if n > fileLimit(rel) {
+	if n > limit {
 		return FileEntry{}, nil, errs.Failed(CodeTooLarge, "%s grew past its limit while being read", rel)
 	}
 	var data []byte
@@ -161,22 +203,14 @@ func hashFile(p, rel string) (FileEntry, []byte, error) {
 	return FileEntry{SHA256: hex.EncodeToString(h.Sum(nil)), SizeBytes: n}, data, nil
 }
 
-// isLoop reports ELOOP from an O_NOFOLLOW open of a link.
-func isLoop(err error) bool {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return strings.Contains(pe.Err.Error(), "too many levels of symbolic links")
-	}
-	return false
-}
-
-// readFileLimited reads one skill file without following links, refusing
-// it when larger than limit.
-func readFileLimited(p, rel string, limit int64) ([]byte, error) {
-	f, err := fsx.OpenNoFollow(p)
+// readFileLimited reads one skill file (name root-relative, rel
+// skill-relative) without following links, refusing it when larger than
+// limit.
+func readFileLimited(r *os.Root, name, rel string, limit int64) ([]byte, error) {
+	f, st, err := openRegular(r, name, rel)
 	if err != nil {
-		if isLoop(err) {
-			return nil, linkRefused(p)
+		if e := errs.As(err); e != nil {
+			return nil, e
 		}
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, errs.Failed("not_found", "the skill has no file %s", rel).
@@ -185,13 +219,6 @@ func readFileLimited(p, rel string, limit int64) ([]byte, error) {
 		return nil, errs.Failed("read_failed", "cannot read %s: %v", rel, unwrapPathErr(err))
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, errs.Failed("read_failed", "cannot read %s: %v", rel, err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, errs.Failed("not_found", "%s is not a regular file", rel)
-	}
 	if st.Size() > limit {
 		return nil, errs.Failed(CodeTooLarge, "%s is %d bytes; the read limit is %d bytes", rel, st.Size(), limit).
 			WithHint("raise --max-bytes (up to the file limit) or read the file from disk")
