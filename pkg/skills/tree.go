@@ -181,7 +181,7 @@ func hashFile(r *os.Root, name, rel string) (FileEntry, []byte, error) {
 	limit := fileLimit(rel)
 	if st.Size() > limit {
 		return FileEntry{}, nil, errs.Failed(CodeTooLarge, "%s is %d bytes; the limit is %d bytes", rel, st.Size(), limit).
-			WithHint("remove or shrink the file with 'clawkit skill remove' or by hand")
+			WithHint("the file was put there by hand; shrink or delete it by hand (clawkit never wrote it)")
 	}
 	h := sha256.New()
 	var buf strings.Builder
