@@ -245,6 +245,10 @@ func (c *Client) do(ctx context.Context, id int64, method string, params json.Ra
 			return nil, protocolErr("invalid_params", "params must be a JSON object or array")
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		// Nothing was sent: no reason to retire the connection.
+		return nil, unavailable("cancelled", "request %s was cancelled before it was sent: %v", method, context.Cause(ctx))
+	}
 	cl := &call{ch: make(chan reply, 1)}
 	c.mu.Lock()
 	if c.closed {

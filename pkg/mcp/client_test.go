@@ -412,3 +412,16 @@ func TestStopReportsUnconfirmedCleanup(t *testing.T) {
 		t.Fatal("group alive")
 	}
 }
+
+func TestClientPreCancelledContextSendsNothing(t *testing.T) {
+	c := start(t, fakeOptions(t, "echo"))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := c.Request(ctx, "ping", nil)
+	if me := mcpErr(t, err); me.Code != "cancelled" || me.Delivered {
+		t.Fatalf("%+v", me)
+	}
+	if !c.IsAvailable() {
+		t.Fatal("a request that was never sent retired the connection")
+	}
+}
