@@ -189,6 +189,7 @@ func RunConnect(ctx context.Context, path string, maxFrame int, stdin io.Reader,
 	if maxFrame < 2 {
 		return errs.Usage("invalid_limit", "the frame limit must be at least 2 bytes")
 	}
+	survivePipeErrors() // a vanished client is EPIPE, not a SIGPIPE death
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
