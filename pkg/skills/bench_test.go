@@ -73,3 +73,20 @@ func BenchmarkValidateDir(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCommitWrite is one `skill write` commit in-process (no process
+// start, no owner lock): validation, per-skill lock, tree read, atomic
+// publish with fsyncs, index refresh and event record (no hooks).
+func BenchmarkCommitWrite(b *testing.B) {
+	f := newFixture(b)
+	if _, err := f.write("pdf", "SKILL.md", pdfMD); err != nil {
+		b.Fatal(err)
+	}
+	i := 0
+	for b.Loop() {
+		i++
+		if _, err := f.write("pdf", "references/note.md", fmt.Sprintf("note %d\n", i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

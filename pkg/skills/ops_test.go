@@ -20,14 +20,14 @@ import (
 // fixture is a home with plugin "notes" (agentSkillsDir "skills"), a store
 // and a registry, with a fence the test controls.
 type fixture struct {
-	t     *testing.T
+	t     testing.TB
 	home  string
 	st    *store.Store
 	reg   *owner.Registry
 	fence func() error
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	home := t.TempDir()
 	writeTree(t, home, map[string]string{"plugins/notes/openclaw.plugin.json": `{id: "notes", agentSkillsDir: "skills"}`})

@@ -70,7 +70,7 @@ func TestCheckSkillMD(t *testing.T) {
 	}
 }
 
-func writeTree(t *testing.T, root string, files map[string]string) {
+func writeTree(t testing.TB, root string, files map[string]string) {
 	t.Helper()
 	for p, c := range files {
 		full := filepath.Join(root, filepath.FromSlash(p))
