@@ -116,7 +116,7 @@ func (s *Service) RPC(ctx context.Context, env *owner.Env, rpc *RPC) Response {
 		}
 		return OKResponse(res)
 	case ActionPoll, ActionCancel:
-		jp := JobParams{Caller: c, Handle: req.Handle}
+		jp := JobParams{Caller: c, Handle: req.Handle, deliver: true}
 		var res *PollResult
 		var err error
 		if req.Action == ActionPoll {

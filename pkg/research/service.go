@@ -534,6 +534,24 @@ type JobParams struct {
 	Handle string `json:"handle,omitempty"`
 	// Out, when set, is an absolute path the report is also published to.
 	Out string `json:"out,omitempty"`
+	// deliver is set by the RPC path, whose answer carries the report.
+	deliver bool
+}
+
+// deliveryAuthority checks, without any HTTP, that the caller may receive
+// a finished job's report: its session is usable and still at the
+// incarnation the job was bound to. The session is bound to the scope, so
+// AssertCurrent right before delivery re-checks it.
+func (s *Service) deliveryAuthority(ctx context.Context, env *owner.Env, j *Job, c Caller) error {
+	sess, err := s.bind(ctx, env, c)
+	if err != nil {
+		return err
+	}
+	if sess.Incarnation != j.SessionIncarnation {
+		return errs.Refused("stale_owner", "research job %s was started in incarnation %d of session %s; the session is now at %d", j.ID, j.SessionIncarnation, j.SessionKey, sess.Incarnation).
+			WithHint("the session was reset; the job's report is not delivered to it (it stays under %s)", jobDir(env.Home, j.ID))
+	}
+	return nil
 }
 
 // PollResult is the view of a job after an operation.
@@ -583,6 +601,11 @@ func (s *Service) Poll(ctx context.Context, env *owner.Env, p JobParams) (*PollR
 		return nil, err
 	}
 	if TerminalState(j.State) || !Pollable(j.State) {
+		if p.Out != "" || p.deliver {
+			if err := s.deliveryAuthority(ctx, env, j, p.Caller); err != nil {
+				return nil, err
+			}
+		}
 		if err := s.deliver(ctx, env, j, p.Out, env.Scope.AssertCurrent); err != nil {
 			return nil, err
 		}
@@ -921,6 +944,10 @@ func (s *Service) Wait(ctx context.Context, env *owner.Env, p WaitParams) (*Poll
 	var cred credential
 	if Pollable(j.State) {
 		if cred, err = s.custody(ctx, env, j, p.Caller); err != nil {
+			return nil, err
+		}
+	} else if p.Out != "" {
+		if err := s.deliveryAuthority(ctx, env, j, p.Caller); err != nil {
 			return nil, err
 		}
 	}

@@ -598,3 +598,32 @@ func mustSession(t *testing.T, f *fixture) store.Session {
 	}
 	return s
 }
+
+func TestReportDeliveryNeedsCurrentSession(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	res, _ := f.start("q")
+	if _, err := f.svc.Wait(ctx, f.env(), WaitParams{JobParams: JobParams{Job: res.Job}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.st.UpdateSession(ctx, "main", "cli", "reset", 0, f.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "r.md")
+	_, err := f.svc.Poll(ctx, f.env(), JobParams{Job: res.Job, Out: out})
+	wantCode(t, err, errs.KindRefused, "stale_owner")
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("report delivered to a stale session")
+	}
+	_, err = f.svc.Wait(ctx, f.env(), WaitParams{JobParams: JobParams{Job: res.Job, Out: out}})
+	wantCode(t, err, errs.KindRefused, "stale_owner")
+	r := f.svc.RPC(ctx, f.env(), &RPC{Request: Request{Version: 1, Action: ActionPoll, Handle: res.Handle}, AgentID: "main", SessionKey: "cli"})
+	if r.OK || r.Reason != "stale_owner" {
+		t.Fatalf("%+v", r)
+	}
+	// The state itself is still visible.
+	pr, err := f.svc.Poll(ctx, f.env(), JobParams{Job: res.Job})
+	if err != nil || pr.State != StateCompleted || pr.Report != "" {
+		t.Fatalf("%v %+v", err, pr)
+	}
+}

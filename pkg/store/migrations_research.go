@@ -1,6 +1,7 @@
 package store
 
-// Research jobs (versions 10–19). Times are Unix milliseconds so due-job
+// Research jobs (versions 10–19). Times are Unix milliseconds (BIGINT: they
+// do not fit PostgreSQL's 32-bit INTEGER) so due-job
 // queries compare integers on every engine. The binding columns are the
 // custody record: a job is only polled or cancelled under the same agent,
 // session incarnation, profile, credential account and endpoint.
@@ -10,7 +11,7 @@ CREATE TABLE research_jobs (
   job_id              TEXT PRIMARY KEY,
   agent_id            TEXT NOT NULL,
   session_key         TEXT NOT NULL,
-  session_incarnation INTEGER NOT NULL,
+  session_incarnation BIGINT NOT NULL,
   profile_id          TEXT NOT NULL,
   credential_account  TEXT NOT NULL,
   base_url            TEXT NOT NULL,
@@ -21,24 +22,24 @@ CREATE TABLE research_jobs (
   provider_updated    TEXT NOT NULL DEFAULT '',
   question            TEXT NOT NULL,
   output_format       TEXT NOT NULL,
-  max_report_bytes    INTEGER NOT NULL,
+  max_report_bytes    BIGINT NOT NULL,
   idempotency_key     TEXT,
-  created_at          INTEGER NOT NULL,
-  updated_at          INTEGER NOT NULL,
-  submitted_at        INTEGER NOT NULL DEFAULT 0,
-  finished_at         INTEGER NOT NULL DEFAULT 0,
-  deadline_at         INTEGER NOT NULL,
-  next_poll_at        INTEGER NOT NULL DEFAULT 0,
-  poll_count          INTEGER NOT NULL DEFAULT 0,
+  created_at          BIGINT NOT NULL,
+  updated_at          BIGINT NOT NULL,
+  submitted_at        BIGINT NOT NULL DEFAULT 0,
+  finished_at         BIGINT NOT NULL DEFAULT 0,
+  deadline_at         BIGINT NOT NULL,
+  next_poll_at        BIGINT NOT NULL DEFAULT 0,
+  poll_count          BIGINT NOT NULL DEFAULT 0,
   error_code          TEXT NOT NULL DEFAULT '',
   error_message       TEXT NOT NULL DEFAULT '',
-  partial             INTEGER NOT NULL DEFAULT 0,
-  published           INTEGER NOT NULL DEFAULT 0,
-  report_bytes        INTEGER NOT NULL DEFAULT 0,
-  citation_count      INTEGER NOT NULL DEFAULT 0,
-  dropped_citations   INTEGER NOT NULL DEFAULT 0,
-  cancel_requested_at INTEGER NOT NULL DEFAULT 0,
-  row_version         INTEGER NOT NULL DEFAULT 1,
+  partial             BIGINT NOT NULL DEFAULT 0,
+  published           BIGINT NOT NULL DEFAULT 0,
+  report_bytes        BIGINT NOT NULL DEFAULT 0,
+  citation_count      BIGINT NOT NULL DEFAULT 0,
+  dropped_citations   BIGINT NOT NULL DEFAULT 0,
+  cancel_requested_at BIGINT NOT NULL DEFAULT 0,
+  row_version         BIGINT NOT NULL DEFAULT 1,
   UNIQUE (agent_id, session_key, idempotency_key)
 );
 CREATE INDEX research_jobs_due ON research_jobs (state, next_poll_at);
