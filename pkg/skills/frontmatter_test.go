@@ -1,6 +1,7 @@
 package skills
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -61,6 +62,20 @@ func TestParseFrontmatter(t *testing.T) {
 		if _, err := ParseFrontmatter(SplitFrontmatter([]byte(in))); err == nil {
 			t.Errorf("%s: accepted %q", name, in)
 		}
+	}
+	// An alias bomb ("billion laughs") is refused, not expanded.
+	var bomb strings.Builder
+	bomb.WriteString("---\nname: a\ndescription: d\nl0: &l0 [x, x, x, x, x, x, x, x, x, x]\n")
+	for i := 1; i < 10; i++ {
+		fmt.Fprintf(&bomb, "l%d: &l%d [", i, i)
+		for k := 0; k < 10; k++ {
+			fmt.Fprintf(&bomb, "*l%d, ", i-1)
+		}
+		bomb.WriteString("]\n")
+	}
+	bomb.WriteString("---\n")
+	if _, err := ParseFrontmatter(SplitFrontmatter([]byte(bomb.String()))); err == nil || !strings.Contains(err.Error(), "alias") {
+		t.Errorf("alias bomb: %v", err)
 	}
 	fe, _ := func() (*FrontmatterError, error) {
 		_, err := ParseFrontmatter(SplitFrontmatter([]byte("---\nname: a\ndescription: x\nname: b\n---\n")))
