@@ -170,6 +170,11 @@ type Options struct {
 	// unknown, the ratio is checked against the bytes consumed so far plus a
 	// final check at the end.
 	Size int64
+	// SkipHash leaves Stats.SHA256 zero instead of hashing the compressed
+	// bytes (for callers that already checked the digest and pin the file
+	// another way): the hash runs on the decompression goroutine, which is
+	// the critical path of an extraction.
+	SkipHash bool
 }
 
 // Walk reads a gzip-compressed tar stream from r and calls fn for every
@@ -185,7 +190,10 @@ func Walk(r io.Reader, opt Options, fn func(e *Entry, body io.Reader) error) (St
 	if opt.Size > lim.MaxArchiveBytes {
 		return st, refuse(CodeTooLarge, "archive is %d bytes, over the limit of %d", opt.Size, lim.MaxArchiveBytes)
 	}
-	cr := &countingReader{r: r, h: sha256.New(), max: lim.MaxArchiveBytes}
+	cr := &countingReader{r: r, max: lim.MaxArchiveBytes}
+	if !opt.SkipHash {
+		cr.h = sha256.New()
+	}
 	// A large buffer keeps the gzip reader from issuing small reads.
 	br := bufio.NewReaderSize(cr, 256<<10)
 	zr, err := gzip.NewReader(br)
@@ -256,7 +264,9 @@ func Walk(r io.Reader, opt Options, fn func(e *Entry, body io.Reader) error) (St
 	if opt.Size > 0 && cr.n.Load() != opt.Size {
 		return st, refuse(CodeCorrupt, "archive has %d bytes of gzip data but %d were expected (trailing bytes after the gzip stream?)", cr.n.Load(), opt.Size)
 	}
-	copy(st.SHA256[:], cr.h.Sum(nil))
+	if cr.h != nil {
+		copy(st.SHA256[:], cr.h.Sum(nil))
+	}
 	return st, nil
 }
 
@@ -523,7 +533,9 @@ type countingReader struct {
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	c.h.Write(p[:n])
+	if c.h != nil {
+		c.h.Write(p[:n])
+	}
 	if c.n.Add(int64(n)) > c.max {
 		c.over.Store(true)
 		return n, fmt.Errorf("archive over %d bytes", c.max)

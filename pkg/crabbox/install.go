@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rogpeppe/go-internal/lockedfile"
@@ -76,18 +77,37 @@ func Install(req InstallRequest) (*Receipt, error) {
 		return nil, err
 	}
 
-	// 1. Check both archives before touching the target.
-	progress("checking %s (%d bytes)", m.NodeBootstrap.Path, m.NodeBootstrap.Bytes)
-	node, err := openChecked(in.NodeArchive, "node bootstrap", m.NodeBootstrap.Archive)
+	// 1. Check both archives' sizes and digests before touching the
+	// target, the two in parallel.
+	progress("checking %s (%d bytes) and %s (%d bytes)", m.NodeBootstrap.Path, m.NodeBootstrap.Bytes, m.WorkerBundle.Path, m.WorkerBundle.Bytes)
+	var (
+		worker    []byte
+		workerErr error
+		wg        sync.WaitGroup
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		worker, workerErr = readWorker(in.WorkerArchive, m)
+	}()
+	node, nodeID, err := openChecked(in.NodeArchive, "node bootstrap", m.NodeBootstrap.Archive)
+	wg.Wait()
 	if err != nil {
 		return nil, err
 	}
 	defer node.Close()
-	progress("checking %s (%d bytes)", m.WorkerBundle.Path, m.WorkerBundle.Bytes)
-	worker, err := readWorker(in.WorkerArchive, m)
-	if err != nil {
-		return nil, err
+	if workerErr != nil {
+		return nil, workerErr
 	}
+	// The worker bundle's entries are re-hashed against the bundle hash
+	// while the node bootstrap extracts; the worker archive is placed only
+	// after that check passed.
+	bc := &bundleCheck{done: make(chan struct{})}
+	go func() {
+		bc.err = checkBundle(worker, m)
+		close(bc.done)
+	}()
+	defer bc.wait() // never leave the goroutine behind
 
 	// 2. The target: cache folder, lock, stale staging.
 	if err := os.MkdirAll(l.RuntimesDir, 0o755); err != nil {
@@ -111,6 +131,9 @@ func Install(req InstallRequest) (*Receipt, error) {
 		// only the record and the worker archive.
 		probs := verifyInstalled(in, l, req.CLIVersion, true)
 		if len(probs) == 0 {
+			if err := bc.wait(); err != nil {
+				return nil, err
+			}
 			return NewReceipt(StatusExistingVerified, in, l, req.CLIVersion), nil
 		}
 		for _, p := range probs {
@@ -134,7 +157,7 @@ func Install(req InstallRequest) (*Receipt, error) {
 		}
 	}()
 	progress("extracting into %s", staging)
-	if err := stage(staging, node, in, l, worker, req.CLIVersion, now()); err != nil {
+	if err := stage(staging, node, nodeID, bc, in, l, worker, req.CLIVersion, now()); err != nil {
 		return nil, err
 	}
 
@@ -170,43 +193,76 @@ func installErr(format string, args ...any) *errs.Error {
 		WithHint("nothing was installed at the final path; fix the cause and run the same command again")
 }
 
+// bundleCheck is the result of checkBundle running in the background.
+type bundleCheck struct {
+	done chan struct{}
+	err  error
+}
+
+func (b *bundleCheck) wait() error {
+	<-b.done
+	return b.err
+}
+
+// fileID pins an open file's content: any write to it changes its size,
+// mtime or ctime (ctime cannot be set by user space).
+type fileID struct {
+	ino, size             int64
+	mtimeNs, ctimeNs, dev int64
+}
+
+func idOf(f *os.File) (fileID, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return fileID{}, err
+	}
+	return fileID{ino: int64(st.Ino), size: st.Size, mtimeNs: st.Mtim.Nano(), ctimeNs: st.Ctim.Nano(), dev: int64(st.Dev)}, nil
+}
+
 // openChecked opens an archive, checks its size and SHA-256, and returns it
-// positioned at the start.
-func openChecked(path, which string, want artifacts.Archive) (*os.File, error) {
+// positioned at the start with its identity: the caller extracts from the
+// same descriptor and compares the identity afterwards instead of hashing
+// a second time.
+func openChecked(path, which string, want artifacts.Archive) (*os.File, fileID, error) {
 	f, err := fsx.OpenNoFollow(path)
 	if err != nil {
-		return nil, missingArchive(which, path, err)
+		return nil, fileID{}, missingArchive(which, path, err)
+	}
+	fail := func(e error) (*os.File, fileID, error) {
+		f.Close()
+		return nil, fileID{}, e
 	}
 	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() {
-		f.Close()
-		return nil, missingArchive(which, path, fmt.Errorf("not a regular file"))
+		return fail(missingArchive(which, path, fmt.Errorf("not a regular file")))
 	}
 	if st.Size() != want.Bytes {
-		f.Close()
-		return nil, integrityErr("%s archive %s is %d bytes, the manifest records %d", which, path, st.Size(), want.Bytes)
+		return fail(integrityErr("%s archive %s is %d bytes, the manifest records %d", which, path, st.Size(), want.Bytes))
+	}
+	id, err := idOf(f)
+	if err != nil {
+		return fail(missingArchive(which, path, err))
 	}
 	h := newSHA()
-	if _, err := io.Copy(h, f); err != nil {
-		f.Close()
-		return nil, missingArchive(which, path, err)
+	if _, err := io.CopyBuffer(h, f, make([]byte, 1<<20)); err != nil {
+		return fail(missingArchive(which, path, err))
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != want.SHA256 {
-		f.Close()
-		return nil, integrityErr("%s archive %s has SHA-256 %s, the manifest records %s", which, path, got, want.SHA256)
+		return fail(integrityErr("%s archive %s has SHA-256 %s, the manifest records %s", which, path, got, want.SHA256))
+	}
+	if id2, err := idOf(f); err != nil || id2 != id {
+		return fail(integrityErr("%s archive %s changed while it was being checked", which, path))
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		f.Close()
-		return nil, missingArchive(which, path, err)
+		return fail(missingArchive(which, path, err))
 	}
-	return f, nil
+	return f, id, nil
 }
 
 // readWorker reads the worker archive into memory (it is small and bounded
-// by the manifest's size, itself bounded by the archive limit), checks its
-// size and digest, and re-hashes its entries against the bundle hash. The
-// bytes checked are the bytes later written, so there is no window for a
-// swap.
+// by the manifest's size, itself bounded by the archive limit) and checks
+// its size and digest; checkBundle then re-hashes its entries. The bytes
+// checked are the bytes later written, so there is no window for a swap.
 func readWorker(path string, m *artifacts.Manifest) ([]byte, error) {
 	want := m.WorkerBundle
 	if want.Bytes > archive.DefaultLimits().MaxArchiveBytes {
@@ -233,9 +289,6 @@ func readWorker(path string, m *artifacts.Manifest) ([]byte, error) {
 	}
 	if got := sha256Hex(data); got != want.SHA256 {
 		return nil, integrityErr("worker bundle archive %s has SHA-256 %s, the manifest records %s", path, got, want.SHA256)
-	}
-	if err := checkBundle(data, m); err != nil {
-		return nil, err
 	}
 	return data, nil
 }
@@ -281,13 +334,13 @@ func checkBundle(data []byte, m *artifacts.Manifest) error {
 
 // stage extracts the node bootstrap into staging, places the worker
 // archive, and writes the index and the record (the record last).
-func stage(staging string, node *os.File, in *Inputs, l Layout, worker []byte, cliVersion string, now time.Time) error {
+func stage(staging string, node *os.File, nodeID fileID, bc *bundleCheck, in *Inputs, l Layout, worker []byte, cliVersion string, now time.Time) error {
 	m := in.Manifest
 	idx := Index{Schema: IndexSchema}
 	var content int64
 	n := 0
 	st, err := archive.ExtractDir(node, staging, archive.ExtractOptions{
-		Options:   archive.Options{Size: m.NodeBootstrap.Bytes},
+		Options:   archive.Options{Size: m.NodeBootstrap.Bytes, SkipHash: true},
 		HashFiles: true,
 		OnEntry: func(e *archive.Entry, sum [32]byte) error {
 			ie := IndexEntry{Path: e.Path, Type: e.Type.String()}
@@ -316,10 +369,10 @@ func stage(staging string, node *os.File, in *Inputs, l Layout, worker []byte, c
 		}
 		return installErr("extracting %s: %v", in.NodeArchive, err)
 	}
-	// The archive was hashed again as it streamed: it must still be the
-	// one checked before (not swapped or rewritten in between).
-	if got := hex.EncodeToString(st.SHA256[:]); got != m.NodeBootstrap.SHA256 {
-		return integrityErr("node bootstrap archive %s changed while it was installed (SHA-256 now %s)", in.NodeArchive, got)
+	// Extracted from the descriptor that was checked: it must not have
+	// been written to since (size, mtime and ctime unchanged).
+	if id, err := idOf(node); err != nil || id != nodeID || st.CompressedBytes != m.NodeBootstrap.Bytes {
+		return integrityErr("node bootstrap archive %s changed while it was installed", in.NodeArchive)
 	}
 	// The package must be where the manifest says, and be that package.
 	if err := checkPackageJSON(filepath.Join(staging, filepath.FromSlash(m.NodeBootstrap.PackagePath)), m); err != nil {
@@ -330,7 +383,11 @@ func stage(staging string, node *os.File, in *Inputs, l Layout, worker []byte, c
 			return integrityErr("node bootstrap contains %s, a name reserved for the install record", name)
 		}
 	}
-	// The worker archive, inside the installed package.
+	// The worker archive, inside the installed package, once its entries
+	// matched the bundle hash.
+	if err := bc.wait(); err != nil {
+		return err
+	}
 	wabs := filepath.Join(staging, filepath.FromSlash(l.WorkerRel))
 	if err := os.MkdirAll(filepath.Dir(wabs), 0o755); err != nil {
 		return installErr("cannot create %s: %v", filepath.Dir(wabs), err)
