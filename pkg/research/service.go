@@ -1145,6 +1145,12 @@ func (s *Service) List(ctx context.Context, env *owner.Env, p ListParams) ([]*Jo
 		where, args = append(where, "session_key = ?"), append(args, p.SessionKey)
 	}
 	if p.State != "" {
+		switch p.State {
+		case StateSubmitting, StateRunning, StateCancelRequested, StateCompleted, StateFailed, StateCancelled, StateIncomplete, StateNotSent, StateIndeterminate:
+		default:
+			return nil, errs.Usage("invalid_state", "unknown job state %q", p.State).
+				WithHint("one of submitting, running, cancel-requested, completed, failed, cancelled, incomplete, not-sent, indeterminate")
+		}
 		where, args = append(where, "state = ?"), append(args, p.State)
 	}
 	q := ""

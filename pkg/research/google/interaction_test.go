@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -143,4 +144,31 @@ func FuzzParseInteraction(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// FuzzRetryAfter: any Retry-After header value gives a wait between 0 and
+// the one-hour cap, without panicking.
+func FuzzRetryAfter(f *testing.F) {
+	for _, s := range []string{"7", "0", "-1", "99999999999999999999", "Wed, 21 Oct 2015 07:28:00 GMT", "Mon, 01 Jun 2026 12:00:30 GMT", "", " 5 ", "1e3"} {
+		f.Add(s)
+	}
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, v string) {
+		d := parseRetryAfter(v, now)
+		if d < 0 || d > maxRetryAfter {
+			t.Fatalf("%q → %s", v, d)
+		}
+	})
+}
+
+func TestRetryAfterForms(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	for v, want := range map[string]time.Duration{
+		"7": 7 * time.Second, "0": 0, "-3": 0, "junk": 0, "999999": time.Hour,
+		"Mon, 01 Jun 2026 12:00:30 GMT": 30 * time.Second, "Mon, 01 Jun 2026 11:00:00 GMT": 0,
+	} {
+		if got := parseRetryAfter(v, now); got != want {
+			t.Errorf("%q: %s, want %s", v, got, want)
+		}
+	}
 }
