@@ -94,12 +94,13 @@ func (c *CrabboxSetupCmd) Run(env *Env, out *Output) error {
 type CrabboxInstallCmd struct {
 	crabboxTarget
 	crabboxPins
+	NoSync bool `help:"Do not flush the staged install to disk before renaming it into place (faster; still safe against a killed process, not against power loss)."`
 }
 
 func (c *CrabboxInstallCmd) Run(env *Env, out *Output) error {
 	rc, err := crabbox.Install(crabbox.InstallRequest{
 		ManifestPath: c.Manifest, TargetHome: c.home(env), Expect: c.expect(),
-		CLIVersion: cliVersion(), Log: out.Stderr, Progress: out.ProgressWriter(), Now: env.Now,
+		CLIVersion: cliVersion(), NoSync: c.NoSync, Log: out.Stderr, Progress: out.ProgressWriter(), Now: env.Now,
 	})
 	if err != nil {
 		return err

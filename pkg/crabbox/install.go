@@ -29,6 +29,12 @@ type InstallRequest struct {
 	TargetHome   string
 	Expect       Expect
 	CLIVersion   string
+	// NoSync skips flushing the staged tree to disk before the rename. A
+	// killed process still never leaves a half-install at the final path
+	// (the rename is atomic and the page cache survives the process); only
+	// an operating-system crash or power loss right after the install
+	// could then expose files whose data never reached the disk.
+	NoSync bool
 	// Log receives human diagnostics (stderr); Progress, when not nil,
 	// receives progress lines.
 	Log      io.Writer
@@ -162,8 +168,10 @@ func Install(req InstallRequest) (*Receipt, error) {
 	}
 
 	// 5. Publish: durable, then renamed into place.
-	if err := syncTree(staging); err != nil {
-		return nil, installErr("cannot flush the staged install to disk: %v", err)
+	if !req.NoSync {
+		if err := syncTree(staging); err != nil {
+			return nil, installErr("cannot flush the staged install to disk: %v", err)
+		}
 	}
 	if replace {
 		// Swap atomically so the final path always holds a whole install.
