@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"unicode/utf8"
 )
 
 // MaxSafeInteger is JavaScript's Number.MAX_SAFE_INTEGER (2^53−1): the
@@ -30,62 +31,195 @@ type Message struct {
 	Error  *RPCError
 }
 
-type wireMessage struct {
-	JSONRPC *string         `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  *string         `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
-}
-
 // ParseMessage decodes and validates one line from a server. It never
-// panics on any input; every rejection is a *Error of ClassProtocol.
+// panics on any input; every rejection is a *Error of ClassProtocol. The
+// message does not alias line.
+//
+// Member names are matched exactly (encoding/json would also take "ID" or
+// "Result"), and a repeated member is refused rather than letting the last
+// one win: a message must mean one thing.
 func ParseMessage(line []byte) (*Message, error) {
-	var w wireMessage
-	if err := json.Unmarshal(line, &w); err != nil {
+	if !json.Valid(line) {
+		var v any
+		err := json.Unmarshal(line, &v) // only to name the syntax error
 		return nil, protocolErr("malformed_message", "malformed message from server: %s", shortErr(err))
 	}
-	if w.JSONRPC == nil || *w.JSONRPC != "2.0" {
+	// The values below are sub-slices of line, which callers (the reader)
+	// reuse for the next read: one copy makes them the message's own.
+	line = bytes.Clone(line)
+	var jsonrpc, id, method, params, result, rpcErr json.RawMessage
+	err := topLevelMembers(line, func(key string, val []byte) error {
+		var dst *json.RawMessage
+		switch key {
+		case "jsonrpc":
+			dst = &jsonrpc
+		case "id":
+			dst = &id
+		case "method":
+			dst = &method
+		case "params":
+			dst = &params
+		case "result":
+			dst = &result
+		case "error":
+			dst = &rpcErr
+		default:
+			return nil // other members are tolerated and ignored
+		}
+		if *dst != nil {
+			return protocolErr("malformed_message", "malformed message from server: member %q appears twice", key)
+		}
+		*dst = val
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if v, ok := jsonString(jsonrpc); !ok || v != "2.0" {
 		return nil, protocolErr("malformed_message", `malformed message from server: "jsonrpc" must be "2.0"`)
 	}
 	present := func(r json.RawMessage) bool { return r != nil }
-	if w.Method != nil {
-		m := &Message{Method: *w.Method, Params: w.Params}
+	if present(method) {
+		name, ok := jsonString(method)
+		if !ok {
+			return nil, protocolErr("malformed_message", "malformed message from server: method must be a string")
+		}
+		m := &Message{Method: name, Params: params}
 		if m.Method == "" {
 			return nil, protocolErr("malformed_message", "malformed message from server: empty method")
 		}
-		if present(w.Result) || present(w.Error) {
+		if present(result) || present(rpcErr) {
 			return nil, protocolErr("malformed_message", "malformed message from server: a request must not carry result or error")
 		}
-		if !present(w.ID) {
+		if !present(id) {
 			m.kind = kindNotification
 			return m, nil
 		}
-		switch c := firstByte(w.ID); {
+		switch c := id[0]; {
 		case c == '"' || c == '-' || (c >= '0' && c <= '9'):
-			m.kind, m.RawID = kindRequest, w.ID
+			m.kind, m.RawID = kindRequest, id
 			return m, nil
 		default:
 			return nil, protocolErr("malformed_message", "malformed request from server: id must be a string or a number")
 		}
 	}
-	if present(w.Result) == present(w.Error) {
+	if present(result) == present(rpcErr) {
 		return nil, protocolErr("malformed_message", "malformed response from server: exactly one of result and error is required")
 	}
-	id, ok := safeIntegerID(w.ID)
+	n, ok := safeIntegerID(id)
 	if !ok {
-		return nil, protocolErr("invalid_response_id", "invalid response id %s: responses must carry a safe integer id", clip(w.ID, 64))
+		return nil, protocolErr("invalid_response_id", "invalid response id %s: responses must carry a safe integer id", clip(id, 64))
 	}
-	m := &Message{kind: kindResponse, ID: id, Result: w.Result}
-	if present(w.Error) {
+	m := &Message{kind: kindResponse, ID: n, Result: result}
+	if present(rpcErr) {
 		var re RPCError
-		if err := json.Unmarshal(w.Error, &re); err != nil || firstByte(w.Error) != '{' {
-			return nil, protocolErr("malformed_message", "malformed error object in response %d", id)
+		if rpcErr[0] != '{' || json.Unmarshal(rpcErr, &re) != nil {
+			return nil, protocolErr("malformed_message", "malformed error object in response %d", n)
 		}
 		m.Error = &re
 	}
 	return m, nil
+}
+
+// jsonString decodes a JSON string value as encoding/json does (invalid
+// UTF-8 becomes U+FFFD); the common case, plain valid UTF-8 without
+// escapes, costs no allocation beyond the string itself.
+func jsonString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		return string(raw[1 : len(raw)-1]), true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// topLevelMembers calls visit with the name and the raw value of each
+// member of the JSON object b, in order. b must already be valid JSON
+// (json.Valid), which is what lets the value scanner stay this small.
+func topLevelMembers(b []byte, visit func(key string, val []byte) error) error {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return protocolErr("malformed_message", "malformed message from server: not a JSON object")
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return nil
+	}
+	for i < len(b) {
+		// b[i] is the '"' opening a member name.
+		end := skipString(b, i)
+		key, _ := jsonString(b[i:end])
+		i = skipSpace(b, end)
+		i = skipSpace(b, i+1) // the ':'
+		vend := skipValue(b, i)
+		if err := visit(key, b[i:vend]); err != nil {
+			return err
+		}
+		i = skipSpace(b, vend)
+		if i >= len(b) || b[i] == '}' {
+			return nil
+		}
+		i = skipSpace(b, i+1) // the ','
+	}
+	return nil
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the string starting at b[i].
+func skipString(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(b)
+}
+
+// skipValue returns the index just past the value starting at b[i].
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				j = skipString(b, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(b)
+	default: // number, true, false, null
+		j := i
+		for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
+			j++
+		}
+		return j
+	}
 }
 
 // safeIntegerID accepts a JSON number whose value is an integer of

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -20,6 +21,9 @@ func TestParseMessage(t *testing.T) {
 		{`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`, kindNotification, 0},
 		{`{"jsonrpc":"2.0","id":"abc","method":"ping"}`, kindRequest, 0},
 		{`{"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{}}`, kindRequest, 0},
+		{" { \"jsonrpc\" : \"2.0\" ,\n \"id\" : 5 , \"result\" : [ 1 , {\"a\":\"}\\\"]\"} ] , \"extra\": null } ", kindResponse, 5},
+		{`{"jsonrpc":"2\u002e0","id":2,"result":"x","jsonrpc2":1}`, kindResponse, 2},
+		{`{"jsonrpc":"2.0","method":"a\/b","params":{"x":"\""}}`, kindNotification, 0},
 	}
 	for _, c := range ok {
 		m, err := ParseMessage([]byte(c.line))
@@ -48,6 +52,12 @@ func TestParseMessage(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1e300,"result":{}}`, "invalid_response_id"},
 		{`{"jsonrpc":"2.0","id":{},"method":"ping"}`, "malformed_message"},
 		{`{"jsonrpc":"2.0","method":""}`, "malformed_message"},
+		{`{"jsonrpc":"2.0","id":1,"result":{},"id":2}`, "malformed_message"},
+		{`{"JSONRPC":"2.0","id":1,"result":{}}`, "malformed_message"},
+		{`{"jsonrpc":"2.0","ID":1,"result":{}}`, "invalid_response_id"},
+		{`{"jsonrpc":"2.0","method":7}`, "malformed_message"},
+		{`"just a string"`, "malformed_message"},
+		{`{"jsonrpc":"2.0","id":1,"result":{}} trailing`, "malformed_message"},
 	}
 	for _, c := range bad {
 		_, err := ParseMessage([]byte(c.line))
@@ -128,4 +138,64 @@ func FuzzParseMessage(f *testing.F) {
 			t.Fatalf("unknown kind %v", m.kind)
 		}
 	})
+}
+
+// FuzzTopLevelMembers checks the member scanner against encoding/json on
+// every valid JSON object without repeated names.
+func FuzzTopLevelMembers(f *testing.F) {
+	for _, s := range []string{
+		`{"a":1,"b":"x\"}","c":[{"d":"]"}],"e":null,"f":true,"g":-1.5e3}`,
+		` { "k" : { } , "\u0041" : [ ] } `,
+		`{}`, `{"":""}`, `{"a\\":"\\"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var want map[string]json.RawMessage
+		if !json.Valid(b) || json.Unmarshal(b, &want) != nil || want == nil {
+			return // not an object (null also decodes into a map)
+		}
+		got := map[string][]byte{}
+		dup := false
+		err := topLevelMembers(b, func(k string, v []byte) error {
+			if _, ok := got[k]; ok {
+				dup = true
+			}
+			got[k] = v
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("valid object refused: %v", err)
+		}
+		if dup {
+			return // encoding/json keeps the last; ParseMessage refuses
+		}
+		if len(got) != len(want) {
+			t.Fatalf("members %d, want %d", len(got), len(want))
+		}
+		for k, w := range want {
+			g, ok := got[k]
+			if !ok {
+				t.Fatalf("member %q missing", k)
+			}
+			var cg, cw bytes.Buffer
+			if json.Compact(&cg, g) != nil || json.Compact(&cw, w) != nil || cg.String() != cw.String() {
+				t.Fatalf("member %q = %q, want %q", k, g, w)
+			}
+		}
+	})
+}
+
+func TestParseMessageDoesNotAliasItsInput(t *testing.T) {
+	line := []byte(`{"jsonrpc":"2.0","id":1,"result":{"k":"v"}}`)
+	m, err := ParseMessage(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range line {
+		line[i] = 'x'
+	}
+	if string(m.Result) != `{"k":"v"}` {
+		t.Fatalf("result changed with the input buffer: %q", m.Result)
+	}
 }
