@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/auth"
+	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/research/google"
 )
 
@@ -59,4 +60,78 @@ func BenchmarkPoller1000Jobs(b *testing.B) {
 	b.ReportMetric(float64(polled)/el.Seconds(), "polls/s")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(polled), "cpu-µs/poll")
 	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkRunPollerRealTime runs the gateway's real poller loop
+// (RunPoller: real clock, real sleeps, 5 s ±20 % intervals) over 1,000
+// running jobs for 12 s of wall time per iteration and reports the polls
+// per second it sustained, the CPU it used as a share of one core, and the
+// worst lateness of a poll against its due time. Run with -benchtime 1x.
+func BenchmarkRunPollerRealTime(b *testing.B) {
+	const n = 1000
+	const window = 12 * time.Second
+	f := newFixture(b)
+	f.fake.NoLog = true
+	f.svc = &Service{Getenv: func(string) string { return "" }, Budgets: Budgets{MaxPolls: 1 << 30}}
+	ctx := context.Background()
+	env := owner.NewEnv(f.home, f.st, func() error { return nil }, time.Now, nil, true)
+	if _, err := env.BindSession(ctx, "main", "cli"); err != nil {
+		b.Fatal(err)
+	}
+	now := time.Now()
+	js := jobStore{f.st}
+	for i := 0; i < n; i++ {
+		id := f.fake.Seed("fake:never bench")
+		// Spread the first polls over one interval, as submissions would be.
+		next := now.Add(time.Duration(i) * 5 * time.Second / n)
+		j := &Job{ID: newJobID(), AgentID: "main", SessionKey: "cli", SessionIncarnation: 1, ProfileID: "google:default",
+			CredentialAccount: auth.Fingerprint("key-one"), BaseURL: f.fake.URL, Agent: google.DefaultAgent, Handle: id,
+			State: StateRunning, Question: "bench", OutputFormat: "markdown", MaxReportBytes: DefaultReportMax,
+			CreatedAt: ms(now), UpdatedAt: ms(now), SubmittedAt: ms(now), DeadlineAt: ms(now.Add(1000 * time.Hour)),
+			NextPollAt: ms(next), RowVersion: 1}
+		if err := js.insert(ctx, j); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var ru0, ru1 syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+		polls0 := totalPolls(b, f)
+		pctx, cancel := context.WithTimeout(ctx, window)
+		start := time.Now()
+		f.svc.RunPoller(pctx, env)
+		cancel()
+		el := time.Since(start)
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+		cpu := time.Duration(ru1.Utime.Nano()-ru0.Utime.Nano()) + time.Duration(ru1.Stime.Nano()-ru0.Stime.Nano())
+		polls := totalPolls(b, f) - polls0
+		late := maxLateness(b, f, time.Now())
+		b.ReportMetric(float64(polls)/el.Seconds(), "polls/s")
+		b.ReportMetric(100*cpu.Seconds()/el.Seconds(), "%cpu")
+		b.ReportMetric(float64(cpu.Microseconds())/float64(polls), "cpu-µs/poll")
+		b.ReportMetric(late.Seconds(), "s-max-overdue")
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+func totalPolls(b *testing.B, f *fixture) int {
+	var n int
+	if err := f.st.DB().QueryRow(`SELECT COALESCE(SUM(poll_count),0) FROM research_jobs`).Scan(&n); err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+// maxLateness is how far past its due time the most overdue job is now: a
+// poller keeping up keeps it near zero.
+func maxLateness(b *testing.B, f *fixture, now time.Time) time.Duration {
+	var minNext int64
+	if err := f.st.DB().QueryRow(`SELECT MIN(next_poll_at) FROM research_jobs WHERE state = 'running'`).Scan(&minNext); err != nil {
+		b.Fatal(err)
+	}
+	if d := now.Sub(time.UnixMilli(minNext)); d > 0 {
+		return d
+	}
+	return 0
 }

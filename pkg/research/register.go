@@ -164,6 +164,11 @@ func (s *Service) RunGateway(ctx context.Context, env *owner.Env) {
 // PollerConcurrency is how many jobs the gateway polls at once.
 const PollerConcurrency = 16
 
+const (
+	pollBatch   = 256
+	pollerPause = 200 * time.Millisecond
+)
+
 // RunPoller polls every due running job of the home until ctx ends: one
 // "poll once and apply" per due job, each under its own binding's
 // authority, with at most PollerConcurrency requests in flight. Jobs whose
@@ -171,14 +176,20 @@ const PollerConcurrency = 16
 // cancelled or resubmitted without it.
 func (s *Service) RunPoller(ctx context.Context, env *owner.Env) {
 	for ctx.Err() == nil {
-		n, next := s.PollDue(ctx, env, 256)
-		wait := time.Second
-		if n == 0 && !next.IsZero() {
-			if d := next.Sub(env.Now()); d < wait {
-				wait = d
-			}
-		} else if n > 0 {
+		n, next := s.PollDue(ctx, env, pollBatch)
+		// A full batch means more are due: go on at once. Otherwise pause
+		// briefly so due jobs gather into batches (a poll is at most this
+		// late against intervals of 5–15 s), or until the next one is due.
+		wait := min(pollerPause, s.budgets().FastInterval/10)
+		switch {
+		case n == pollBatch:
 			wait = 0
+		case n == 0 && !next.IsZero():
+			if d := next.Sub(env.Now()); d > wait {
+				wait = min(d, time.Second)
+			}
+		case n == 0:
+			wait = time.Second
 		}
 		if wait > 0 {
 			if err := s.sleep(ctx, wait); err != nil {

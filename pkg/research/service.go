@@ -7,11 +7,15 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
+	"github.com/clawkit/clawkit/pkg/auth"
+	"github.com/clawkit/clawkit/pkg/config"
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/research/google"
@@ -70,6 +74,11 @@ type Service struct {
 
 	locks   sync.Map // job id → *sync.Mutex: one poll of a job at a time
 	pending sync.Map // job id → struct{}: creates in flight in this process
+
+	authMu   sync.Mutex
+	authHome string
+	authKey  string
+	authView *authView
 }
 
 // Default is the service the registered methods use.
@@ -299,7 +308,36 @@ type authView struct {
 	credErr error
 }
 
+// loadAuthView returns the current config and credential view. It is
+// cached on the identity (inode, size, mtime) of config.json and
+// credentials.json and the base URL override: both files are only ever
+// replaced by atomic renames, so any change gives a new identity and a
+// fresh read, while the poller's batches cost two stat calls.
 func (s *Service) loadAuthView(home string) *authView {
+	key := fileIdentity(filepath.Join(home, config.FileName)) + "|" + fileIdentity(filepath.Join(home, auth.FileName)) + "|" + s.getenv(EnvBaseURL)
+	s.authMu.Lock()
+	defer s.authMu.Unlock()
+	if s.authHome == home && s.authKey == key && s.authView != nil {
+		return s.authView
+	}
+	v := s.readAuthView(home)
+	s.authHome, s.authKey, s.authView = home, key, v
+	return v
+}
+
+func fileIdentity(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "absent"
+	}
+	ino := uint64(0)
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		ino = uint64(st.Ino)
+	}
+	return fmt.Sprintf("%d:%d:%d", ino, fi.Size(), fi.ModTime().UnixNano())
+}
+
+func (s *Service) readAuthView(home string) *authView {
 	v := &authView{}
 	v.set, v.setErr = LoadSettings(home, s.getenv)
 	if v.setErr == nil {
