@@ -25,7 +25,7 @@ type MCPServerFlags struct {
 	Env             []string      `help:"Set NAME=VALUE in the server's environment (repeatable). Nothing else is inherited." placeholder:"NAME=VALUE" sep:"none"`
 	EnvPass         []string      `help:"Pass clawkit's own NAME to the server (repeatable)." placeholder:"NAME" sep:"none"`
 	StopGrace       time.Duration `help:"On stop: wait this long after EOF before SIGTERM, and again before SIGKILL of the process group." default:"2s"`
-	MaxFrameBytes   int           `help:"Largest message in either direction, its newline included." default:"16777216" placeholder:"BYTES"`
+	MaxFrameBytes   int           `help:"Largest message in either direction, its newline included (default 16777216 = 16 MiB)." default:"16777216" placeholder:"BYTES"`
 	ProtocolVersion string        `help:"MCP protocol version to request; the server must answer exactly this one." default:"2025-11-25"`
 	StartupTimeout  time.Duration `help:"Budget for spawn plus the initialize handshake." default:"10s"`
 	RequestTimeout  time.Duration `help:"Per-request timeout; when it fires the whole connection is retired." default:"60s"`
@@ -207,7 +207,7 @@ type MCPProxyCmd struct {
 	Env           []string      `help:"Set NAME=VALUE in the server's environment (repeatable). Nothing else is inherited." placeholder:"NAME=VALUE" sep:"none"`
 	EnvPass       []string      `help:"Pass clawkit's own NAME to the server (repeatable)." placeholder:"NAME" sep:"none"`
 	StopGrace     time.Duration `help:"On stop: wait this long after EOF before SIGTERM, and again before SIGKILL of the process group." default:"2s"`
-	MaxFrameBytes int           `help:"Largest message in either direction, its newline included." default:"16777216" placeholder:"BYTES"`
+	MaxFrameBytes int           `help:"Largest message in either direction, its newline included (default 16777216 = 16 MiB)." default:"16777216" placeholder:"BYTES"`
 	Connect       string        `help:"Relay to a service already listening on this socket instead of starting a server; it is never stopped." placeholder:"unix:PATH"`
 	Command       []string      `arg:"" optional:"" passthrough:"" name:"command" help:"Server command and arguments (after --)."`
 }
