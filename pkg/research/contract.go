@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 	"unicode/utf8"
@@ -415,5 +414,3 @@ func errAsOf() error {
 	return errs.Usage("unsupported_constraint", "asOf is not supported by the managed Google research service (it has no as-of-date control)").
 		WithHint("remove --as-of / \"asOf\"; state the date in the question if it matters")
 }
-
-var _ = fmt.Sprintf

@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/base32"
 	"errors"
-	"fmt"
 	"regexp"
 	"strings"
 	"sync"
@@ -249,5 +248,3 @@ func fromMs(v int64) time.Time {
 	}
 	return time.UnixMilli(v).UTC()
 }
-
-var _ = fmt.Sprintf
