@@ -878,10 +878,9 @@ func (s *Service) budgetCancel(ctx context.Context, env *owner.Env, j *Job, cred
 	if err := assert(); err != nil {
 		return nil, err
 	}
-	if err := s.client(j, cred).Cancel(ctx, j.Handle); err != nil {
-		// The intent is recorded; the next poll or cancel asks again.
-		return j, nil
-	}
+	// A failed request leaves the intent recorded: polling goes on until a
+	// final status or the poll budget, and 'research cancel' asks again.
+	_ = s.client(j, cred).Cancel(ctx, j.Handle)
 	return j, nil
 }
 
