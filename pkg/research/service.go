@@ -453,21 +453,28 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 	}
 	js := jobStore{env.Store}
 	now := env.Now()
-	if p.IdempotencyKey != "" {
+	existing := func() (*StartResult, bool, error) {
+		if p.IdempotencyKey == "" {
+			return nil, false, nil
+		}
 		old, err := js.byIdempotencyKey(ctx, p.AgentID, p.SessionKey, p.IdempotencyKey)
 		if err != nil {
-			return nil, err
+			return nil, true, err
 		}
-		if old != nil {
-			if old.Question != p.Question {
-				return nil, errs.Usage("idempotency_key_reused", "idempotency key %q was used for research job %s with a different question", p.IdempotencyKey, old.ID).
-					WithHint("use a new key for a new question")
-			}
-			if _, err := s.jobAuthority(env.Home, old, sess); err != nil {
-				return nil, err
-			}
-			return &StartResult{Job: old.ID, Handle: old.Handle, State: old.State, Status: old.ProviderStatus, Existing: true}, jobOutcomeErr(old)
+		if old == nil {
+			return nil, false, nil
 		}
+		if old.Question != p.Question {
+			return nil, true, errs.Usage("idempotency_key_reused", "idempotency key %q was used for research job %s with a different question", p.IdempotencyKey, old.ID).
+				WithHint("use a new key for a new question")
+		}
+		if _, err := s.jobAuthority(env.Home, old, sess); err != nil {
+			return nil, true, err
+		}
+		return &StartResult{Job: old.ID, Handle: old.Handle, State: old.State, Status: old.ProviderStatus, Existing: true}, true, jobOutcomeErr(old)
+	}
+	if res, found, err := existing(); found {
+		return res, err
 	}
 	j := &Job{
 		ID: newJobID(), AgentID: p.AgentID, SessionKey: p.SessionKey, SessionIncarnation: sess.Incarnation,
@@ -481,6 +488,11 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 	s.pending.Store(j.ID, struct{}{})
 	defer s.pending.Delete(j.ID)
 	if err := js.insert(ctx, j); err != nil {
+		// A concurrent start with the same key won the insert (the key is
+		// unique per agent and session): answer with its job.
+		if res, found, eerr := existing(); found {
+			return res, eerr
+		}
 		return nil, err
 	}
 	if err := env.Scope.AssertCurrent(); err != nil {

@@ -627,3 +627,34 @@ func TestReportDeliveryNeedsCurrentSession(t *testing.T) {
 		t.Fatalf("%v %+v", err, pr)
 	}
 }
+
+func TestConcurrentStartsWithOneKeySubmitOnce(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	jobs := make([]string, 8)
+	errsSeen := make([]error, 8)
+	for i := range jobs {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			r, err := f.svc.Start(ctx, f.env(), StartParams{Question: "fake:slow same", IdempotencyKey: "race"})
+			errsSeen[i] = err
+			if r != nil {
+				jobs[i] = r.Job
+			}
+		}(i)
+	}
+	wg.Wait()
+	for i := range jobs {
+		if errsSeen[i] != nil {
+			t.Fatalf("start %d: %v", i, errsSeen[i])
+		}
+		if jobs[i] != jobs[0] {
+			t.Fatalf("different jobs %v", jobs)
+		}
+	}
+	if n := f.fake.Count("POST /interactions"); n != 1 {
+		t.Fatalf("creates %d", n)
+	}
+}
