@@ -60,6 +60,32 @@ for f in $WORKER_FILES; do echo "node_modules/openclaw/dist/worker/$f"; done >>"
 echo "   ($(wc -l <"$T/list") files)"
 measure "tar -czf (same file set)" tar -czf "$T/full.tgz" -C "$REPO/peers" -T "$T/list"
 
+echo "== memory bound: one installation with 128 MiB of extra content, one with 1 GiB"
+# Compressible text (a small vocabulary in pseudo-random order) so that the
+# 1 GiB case stays under the 512 MiB archive limit.
+for size in 128 1024; do
+  B=$T/mem$size/node_modules/openclaw
+  mkdir -p "$B/dist/worker" "$B/dist/blobs"
+  ln "$W"/dist/worker/* "$B/dist/worker/"
+  cp "$W/package.json" "$B/package.json"
+  python3 - "$B/dist/blobs" "$size" <<'PY'
+import random, sys, os
+d, mib = sys.argv[1], int(sys.argv[2])
+words = "alpha beta gamma delta worker bundle node bootstrap manifest archive openclaw clawkit export inspect".split()
+rnd = random.Random(42)
+# One 1 MiB block of random word text, repeated: deflate's 32 KiB window
+# never sees the repetition, so it compresses like the text itself (~4x).
+block = "".join(" ".join(rnd.choice(words) for _ in range(12)) + "\n" for _ in range(14000)).encode()[: 1 << 20]
+per = 64
+for i in range(max(1, mib // per)):
+    with open(os.path.join(d, f"blob{i}.txt"), "wb") as f:
+        for _ in range(per):
+            f.write(block)
+PY
+  measure "clawkit export (+$size MiB)" "$T/clawkit" runtime-artifacts export --package-root "$B" --output "$T/memout$size"
+  rm -rf "$T/memout$size" "$T/mem$size"
+done
+
 echo "== ratios"
 python3 - "$T/results" <<'PY'
 import sys

@@ -22,6 +22,7 @@ const (
 	MaxExpandedBytes = 2 << 30
 	MaxArchiveBytes  = 512 << 20
 	MaxPathBytes     = 1024
+	MaxRatio         = 64
 	maxDepth         = 64
 )
 

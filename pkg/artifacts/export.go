@@ -485,6 +485,11 @@ func writeArchive(root *os.Root, dir string, wrap func(string, io.Writer) io.Wri
 	if err := z.Close(); err != nil {
 		return Archive{}, writeFailed(dir, err)
 	}
+	// Never publish what every reader would refuse as a decompression bomb.
+	if t.content > MaxRatio*sink.n {
+		return Archive{}, errs.Failed("expansion_ratio", "the %s archive would expand to %d bytes from %d, more than %d times its size, which archive readers refuse", dir, t.content, sink.n, MaxRatio).
+			WithHint("the installation holds extremely repetitive files; remove them from the package")
+	}
 	return sink.publish()
 }
 

@@ -334,3 +334,21 @@ func TestSymlinkedDependencyRefused(t *testing.T) {
 		t.Fatal("output created")
 	}
 }
+
+// A package of extremely repetitive bytes would give an archive that every
+// reader refuses (expansion ratio over 64): export refuses it first.
+func TestExportRefusesBombLikeContent(t *testing.T) {
+	pkg := sampleCopy(t)
+	zeros := make([]byte, 8<<20)
+	if err := os.WriteFile(filepath.Join(pkg, "dist", "zeros.bin"), zeros, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	_, err := Export(context.Background(), ExportOptions{PackageRoot: pkg, Output: out})
+	if errs.CodeOf(err) != "expansion_ratio" {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := os.Lstat(out); !os.IsNotExist(err) {
+		t.Fatal("output left behind")
+	}
+}

@@ -26,9 +26,10 @@ var errFileChanged = errors.New("file changed while it was being archived")
 
 // tarWriter writes ustar regular-file entries to w.
 type tarWriter struct {
-	w   io.Writer
-	hdr [blockSize]byte
-	buf []byte
+	w       io.Writer
+	hdr     [blockSize]byte
+	buf     []byte
+	content int64 // regular-file bytes written, for the expansion-ratio check
 }
 
 func newTarWriter(w io.Writer) *tarWriter {
@@ -157,6 +158,7 @@ func (t *tarWriter) WriteFile(p string, mode uint32, size int64, r io.Reader, si
 	if err := t.header(name, prefix, mode, size, '0'); err != nil {
 		return err
 	}
+	t.content += size
 	left := size
 	for left > 0 {
 		n := int64(len(t.buf))
