@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"strings"
 	"sync"
 	"time"
 )
@@ -451,11 +450,7 @@ func (c *Client) watchExit() {
 
 func (c *Client) exitError() *Error {
 	x := c.proc.Exit()
-	tail := strings.TrimSpace(string(c.proc.StderrTail()))
-	const show = 2048
-	if len(tail) > show {
-		tail = "…" + tail[len(tail)-show:]
-	}
+	tail := c.proc.exitTail(500 * time.Millisecond)
 	if tail == "" {
 		return unavailable("server_exited", "server exited (%s)", x)
 	}

@@ -253,6 +253,24 @@ func (p *Process) Exit() ExitInfo { return p.exit }
 // StderrTail is a copy of the last StderrTailBytes of the server's stderr.
 func (p *Process) StderrTail() []byte { return p.tail.Bytes() }
 
+// exitTail is the stderr tail for an exit message: once the main process
+// has ended, what it wrote last may still sit in the pipe, so wait (up to
+// d, a descendant may hold stderr open) for the reader to reach EOF.
+func (p *Process) exitTail(d time.Duration) string {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.stderrDone:
+	case <-t.C:
+	}
+	tail := strings.TrimSpace(string(p.tail.Bytes()))
+	const show = 2048
+	if len(tail) > show {
+		tail = "…" + tail[len(tail)-show:]
+	}
+	return tail
+}
+
 // StderrTotal is how many stderr bytes the server wrote in all.
 func (p *Process) StderrTotal() int64 { return p.tail.Total() }
 

@@ -159,10 +159,7 @@ func waitExitErr(proc *Process, downDone <-chan struct{}) *Error {
 	case <-downDone:
 	case <-t.C:
 	}
-	tail := strings.TrimSpace(string(proc.StderrTail()))
-	if len(tail) > 2048 {
-		tail = "…" + tail[len(tail)-2048:]
-	}
+	tail := proc.exitTail(500 * time.Millisecond)
 	if tail == "" {
 		return unavailable("server_exited", "server exited (%s)", proc.Exit())
 	}
