@@ -119,9 +119,11 @@ func Install(req InstallRequest) (*Receipt, error) {
 	if err := os.MkdirAll(l.RuntimesDir, 0o755); err != nil {
 		return nil, installErr("cannot create %s: %v", l.RuntimesDir, err)
 	}
-	if ok, err := isRealDir(l.RuntimesDir); err != nil || !ok {
-		return nil, errs.Refused("target_unsafe", "%s is not a folder (a link or another file is in the way)", l.RuntimesDir).
-			WithHint("remove it or choose another --target-home")
+	// MkdirAll succeeds on an existing non-folder in a race; check. (A
+	// symlink to a folder is accepted: users move caches to other disks.)
+	if st, err := os.Stat(l.RuntimesDir); err != nil || !st.IsDir() {
+		return nil, errs.Failed("target_not_folder", "%s is not a folder", l.RuntimesDir).
+			WithHint("remove the file in the way or choose another --target-home")
 	}
 	unlock, err := lockedfile.MutexAt(filepath.Join(l.RuntimesDir, "."+m.NodeBootstrap.SHA256+".lock")).Lock()
 	if err != nil {
@@ -487,14 +489,6 @@ func removeStaleStaging(l Layout, logw io.Writer) {
 			}
 		}
 	}
-}
-
-func isRealDir(p string) (bool, error) {
-	st, err := os.Lstat(p)
-	if err != nil {
-		return false, err
-	}
-	return st.IsDir(), nil
 }
 
 // syncTree makes the staged tree durable before the rename publishes it:
