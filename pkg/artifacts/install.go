@@ -14,6 +14,7 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
+	"github.com/clawkit/clawkit/pkg/json5"
 )
 
 const (
@@ -219,7 +220,7 @@ func readPlugins(root string) ([]Plugin, error) {
 			Name    string `json:"name"`
 			Version string `json:"version"`
 		}
-		if err := DecodeJSON5(raw, &man); err != nil {
+		if err := json5.Decode(raw, &man); err != nil {
 			return nil, errs.Failed("plugin_manifest_invalid", "%s/openclaw.plugin.json is not valid JSON5: %v", rel, err).
 				WithHint("fix or remove the plugin's manifest")
 		}
@@ -370,7 +371,7 @@ func Qualify(root, configPath string) (*QualifyReport, error) {
 			} `json:"load"`
 		} `json:"plugins"`
 	}
-	if err := DecodeJSON5(raw, &cfg); err != nil {
+	if err := json5.Decode(raw, &cfg); err != nil {
 		return nil, errs.Usage("config_invalid", "config %s is not valid: %v", configPath, err).
 			WithHint("fix the config's plugins section (JSON5)")
 	}

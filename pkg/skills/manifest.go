@@ -14,6 +14,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/config"
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
+	"github.com/clawkit/clawkit/pkg/json5"
 )
 
 // ManifestFile is a plugin's manifest inside its folder.
@@ -35,7 +36,7 @@ func ParseManifest(data []byte) (*Manifest, error) {
 	if len(data) > MaxManifestBytes {
 		return nil, fmt.Errorf("the manifest is %d bytes; the limit is %d", len(data), MaxManifestBytes)
 	}
-	v, err := ParseJSON5(data)
+	v, err := json5.Parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("invalid JSON5: %w", err)
 	}

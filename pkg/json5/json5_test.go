@@ -1,4 +1,4 @@
-package skills
+package json5
 
 import (
 	"encoding/json"
@@ -21,29 +21,29 @@ next'`: "it's Aé\nnext",
 		`"\a\/"`:           "a/",
 	}
 	for in, want := range good {
-		got, err := ParseJSON5([]byte(in))
+		got, err := Parse([]byte(in))
 		if err != nil {
-			t.Errorf("ParseJSON5(%q): %v", in, err)
+			t.Errorf("Parse(%q): %v", in, err)
 			continue
 		}
 		if !reflect.DeepEqual(got, want) {
-			t.Errorf("ParseJSON5(%q) = %#v, want %#v", in, got, want)
+			t.Errorf("Parse(%q) = %#v, want %#v", in, got, want)
 		}
 	}
-	if v, _ := ParseJSON5([]byte(`[Infinity, -Infinity, NaN]`)); v == nil || !math.IsInf(v.([]any)[0].(float64), 1) || !math.IsNaN(v.([]any)[2].(float64)) {
+	if v, _ := Parse([]byte(`[Infinity, -Infinity, NaN]`)); v == nil || !math.IsInf(v.([]any)[0].(float64), 1) || !math.IsNaN(v.([]any)[2].(float64)) {
 		t.Errorf("Infinity/NaN: %v", v)
 	}
 	bad := []string{``, `{`, `{a:1,,}`, `[1,,2]`, `{a:1 b:2}`, `{a:1, a:2}`, `"unterminated`, "'line\nbreak'",
 		`01`, `0x`, `1e`, `{1: 2}`, `/* open`, `tru`, `{a:1} x`, `"\1"`, `"\u12"`, `1abc`, "\xff",
 		strings.Repeat("[", 300) + strings.Repeat("]", 300)}
 	for _, in := range bad {
-		if v, err := ParseJSON5([]byte(in)); err == nil {
-			t.Errorf("ParseJSON5(%q) accepted: %#v", in, v)
+		if v, err := Parse([]byte(in)); err == nil {
+			t.Errorf("Parse(%q) accepted: %#v", in, v)
 		}
 	}
 	// Errors carry a position.
-	_, err := ParseJSON5([]byte("{\n  a: 1,\n  a: 2\n}"))
-	if je, ok := err.(*JSON5Error); !ok || je.Line != 3 {
+	_, err := Parse([]byte("{\n  a: 1,\n  a: 2\n}"))
+	if je, ok := err.(*Error); !ok || je.Line != 3 {
 		t.Errorf("duplicate key position: %v", err)
 	}
 }
@@ -55,23 +55,23 @@ func TestParseJSON5MatchesJSON(t *testing.T) {
 		if err := json.Unmarshal([]byte(in), &want); err != nil {
 			t.Fatal(err)
 		}
-		got, err := ParseJSON5([]byte(in))
+		got, err := Parse([]byte(in))
 		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: got %#v, %v; want %#v", in, got, err, want)
 		}
 	}
 }
 
-func FuzzParseJSON5(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	for _, s := range []string{`{id: 'x', agentSkillsDir: "skills",}`, `[1, 0x2, .3, +4, Infinity]`, `"\u00e9\x41\
 "`, `// c
 {/* d */ a: [null, true]}`, `{"a":{"b":{"c":[]}}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		v, err := ParseJSON5(b)
+		v, err := Parse(b)
 		if err != nil {
-			if _, ok := err.(*JSON5Error); !ok {
+			if _, ok := err.(*Error); !ok {
 				t.Fatalf("untyped error %T", err)
 			}
 			return
@@ -81,7 +81,6 @@ func FuzzParseJSON5(f *testing.F) {
 		if json.Unmarshal(b, &std) == nil && !reflect.DeepEqual(v, std) && !hasNaN(v) {
 			t.Fatalf("JSON5 %#v differs from JSON %#v", v, std)
 		}
-		_, _ = ParseManifest(b)
 	})
 }
 
@@ -105,20 +104,16 @@ func hasNaN(v any) bool {
 	return false
 }
 
-func TestParseManifest(t *testing.T) {
-	m, err := ParseManifest([]byte(`// plugin
-{ id: 'notes', agentSkillsDir: 'skills', }`))
-	if err != nil || m.ID != "notes" || m.AgentSkillsDir != "skills" {
+
+func TestDecode(t *testing.T) {
+	var m struct {
+		ID   string   `json:"id"`
+		Deps []string `json:"deps"`
+	}
+	if err := Decode([]byte(`{id: 'p', deps: ["a", 'b',],}`), &m); err != nil || m.ID != "p" || len(m.Deps) != 2 {
 		t.Fatalf("%+v %v", m, err)
 	}
-	m, err = ParseManifest([]byte(`{"id": "x"}`))
-	if err != nil || m.AgentSkillsDir != "" {
-		t.Fatalf("%+v %v", m, err)
-	}
-	for _, in := range []string{`{}`, `{"id": ""}`, `{"id": 1}`, `[]`, `{"id":"x","agentSkillsDir":"../up"}`,
-		`{"id":"x","agentSkillsDir":"/abs"}`, `{"id":"x","agentSkillsDir":3}`, `{"id":"x",}` + strings.Repeat(" ", MaxManifestBytes)} {
-		if _, err := ParseManifest([]byte(in)); err == nil {
-			t.Errorf("ParseManifest(%.40q) accepted", in)
-		}
+	if err := Decode([]byte(`{id: NaN}`), &m); err == nil {
+		t.Fatal("NaN decoded")
 	}
 }

@@ -1,6 +1,9 @@
-package skills
+// Package json5 parses JSON5 (https://spec.json5.org), the format of
+// openclaw.plugin.json manifests, for every package that reads them.
+package json5
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -9,7 +12,7 @@ import (
 	"unicode/utf8"
 )
 
-// ParseJSON5 decodes one JSON5 value (https://spec.json5.org) into the
+// Parse decodes one JSON5 value (https://spec.json5.org) into the
 // shapes encoding/json produces: map[string]any, []any, string, float64,
 // bool and nil. It is deliberately strict beyond the spec in one way:
 // duplicate object keys are an error (a manifest with two "id"s is
@@ -18,10 +21,10 @@ import (
 //
 // We wrote this small parser rather than take a dependency: no maintained
 // Go JSON5 library was available to this project, and manifests need only
-// the data subset. FuzzParseJSON5 exercises it.
-func ParseJSON5(src []byte) (any, error) {
+// the data subset. FuzzParse exercises it.
+func Parse(src []byte) (any, error) {
 	if !utf8.Valid(src) {
-		return nil, &JSON5Error{Line: 1, Col: 1, Msg: "not valid UTF-8"}
+		return nil, &Error{Line: 1, Col: 1, Msg: "not valid UTF-8"}
 	}
 	p := &json5Parser{s: string(src), line: 1, col: 1}
 	if strings.HasPrefix(p.s, "\ufeff") {
@@ -45,13 +48,13 @@ func ParseJSON5(src []byte) (any, error) {
 
 const maxJSON5Depth = 200
 
-// JSON5Error is a syntax error with its position (1-based line and column).
-type JSON5Error struct {
+// Error is a syntax error with its position (1-based line and column).
+type Error struct {
 	Line, Col int
 	Msg       string
 }
 
-func (e *JSON5Error) Error() string {
+func (e *Error) Error() string {
 	return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Col, e.Msg)
 }
 
@@ -72,7 +75,7 @@ func (p *json5Parser) errf(format string, args ...any) error {
 			col++
 		}
 	}
-	return &JSON5Error{Line: line, Col: col, Msg: fmt.Sprintf(format, args...)}
+	return &Error{Line: line, Col: col, Msg: fmt.Sprintf(format, args...)}
 }
 
 func (p *json5Parser) peekRune() rune {
@@ -453,4 +456,19 @@ func (big) parseHex(s string) (float64, error) {
 		f = f*16 + float64(d)
 	}
 	return f, nil
+}
+
+// Decode parses src as JSON5 and decodes it into v through encoding/json,
+// so struct tags apply. Infinity and NaN, which JSON cannot carry, are
+// reported as errors here.
+func Decode(src []byte, v any) error {
+	x, err := Parse(src)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(x)
+	if err != nil {
+		return &Error{Line: 1, Col: 1, Msg: "value cannot be represented as JSON: " + err.Error()}
+	}
+	return json.Unmarshal(b, v)
 }
