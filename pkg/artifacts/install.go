@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -81,32 +80,8 @@ func validPackageName(n string) bool {
 	return true
 }
 
-// readLimited reads a regular, non-link file of at most max bytes.
-func readLimited(path string, max int64) ([]byte, error) {
-	f, err := fsx.OpenNoFollow(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, max)
-	}
-	return b, nil
-}
-
 func readPackageJSON(dir string) (*PackageJSON, error) {
-	b, err := readLimited(filepath.Join(dir, "package.json"), maxPackageJSONBytes)
+	b, err := fsx.ReadRegular(filepath.Join(dir, "package.json"), maxPackageJSONBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +146,7 @@ func OpenInstallation(root string) (*Installation, error) {
 				WithHint("the installation is incomplete; reinstall or rebuild the package")
 		}
 	}
-	if b, err := readLimited(filepath.Join(real, "dist", "build-info.json"), 64<<10); err == nil {
+	if b, err := fsx.ReadRegular(filepath.Join(real, "dist", "build-info.json"), 64<<10); err == nil {
 		var bi struct {
 			BuildID string `json:"buildId"`
 			Version string `json:"version"`
@@ -207,7 +182,7 @@ func readPlugins(root string) ([]Plugin, error) {
 		}
 		dir := filepath.Join(extDir, e.Name())
 		rel := "dist/extensions/" + e.Name()
-		raw, err := readLimited(filepath.Join(dir, "openclaw.plugin.json"), MaxPluginManifestBytes)
+		raw, err := fsx.ReadRegular(filepath.Join(dir, "openclaw.plugin.json"), MaxPluginManifestBytes)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // not a plugin (e.g. a shared helper folder)
 		}
@@ -355,7 +330,7 @@ func Qualify(root, configPath string) (*QualifyReport, error) {
 	if configPath == "" {
 		return rep, nil
 	}
-	raw, err := readLimited(configPath, maxConfigBytes)
+	raw, err := fsx.ReadRegular(configPath, maxConfigBytes)
 	if err != nil {
 		return nil, errs.Usage("config_unreadable", "cannot read config %s: %v", configPath, unwrapPathErr(err)).
 			WithHint("pass an OpenClaw config file (JSON5) with --config, or omit it")

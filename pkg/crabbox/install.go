@@ -455,7 +455,7 @@ func stage(staging string, node *os.File, nodeID fileID, bc *bundleCheck, in *In
 }
 
 func checkPackageJSON(pkgDir string, m *artifacts.Manifest) error {
-	b, err := readSmall(filepath.Join(pkgDir, "package.json"), 4<<20)
+	b, err := fsx.ReadRegular(filepath.Join(pkgDir, "package.json"), 4<<20)
 	if err != nil {
 		return integrityErr("node bootstrap has no readable %s/package.json: %v", m.NodeBootstrap.PackagePath, err)
 	}

@@ -98,7 +98,7 @@ func (r *Record) matches(m *artifacts.Manifest, manifestSHA string) []string {
 
 // readRecord reads and strictly decodes the install record.
 func readRecord(runtimeDir string) (*Record, error) {
-	b, err := readSmall(filepath.Join(runtimeDir, RecordName), maxRecordBytes)
+	b, err := fsx.ReadRegular(filepath.Join(runtimeDir, RecordName), maxRecordBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -110,31 +110,6 @@ func readRecord(runtimeDir string) (*Record, error) {
 		return nil, fmt.Errorf("install record schema is %q, want %q", r.Schema, RecordSchema)
 	}
 	return &r, nil
-}
-
-// readSmall reads a regular file (not through a final symlink) of at most
-// max bytes.
-func readSmall(path string, max int64) ([]byte, error) {
-	f, err := fsx.OpenNoFollow(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, max)
-	}
-	return b, nil
 }
 
 func strictJSON(b []byte, v any) error {

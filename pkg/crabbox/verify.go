@@ -138,7 +138,7 @@ func verifyInstalled(in *Inputs, l Layout, cliVersion string, deep bool) []strin
 func verifyDeep(l Layout, rec *Record) []string {
 	idxPath := filepath.Join(l.RuntimeDir, IndexName)
 	var probs []string
-	b, err := readSmall(idxPath, maxIndexBytes)
+	b, err := fsx.ReadRegular(idxPath, maxIndexBytes)
 	if err != nil {
 		return []string{idxPath + ": " + err.Error()}
 	}

@@ -217,3 +217,32 @@ func RealPath(p string) (string, error) {
 func OpenNoFollow(path string) (*os.File, error) {
 	return openNoFollow(path)
 }
+
+// ErrTooLarge is returned by ReadRegular when a file exceeds its limit.
+var ErrTooLarge = errors.New("file too large")
+
+// ReadRegular reads a regular file of at most max bytes without following a
+// final symlink. It reads at most max+1 bytes, so a file that grows while
+// being read is still refused rather than read without bound.
+func ReadRegular(path string, max int64) ([]byte, error) {
+	f, err := OpenNoFollow(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s is larger than %d bytes: %w", path, max, ErrTooLarge)
+	}
+	return b, nil
+}
