@@ -24,6 +24,27 @@ func init() {
 	helperCommands["mcpgone"] = mcpGone
 	helperCommands["mcpwaitfile"] = mcpWaitFile
 	helperCommands["mcpsdkclient"] = mcpSDKClient
+	helperCommands["mcpfeed"] = mcpFeed
+}
+
+// mcpFeed FILE: a client that writes FILE to stdout and then keeps its
+// side open, writing an empty line every 50 ms until the reader goes away
+// (or 60 s pass): "still connected" without a fixed sleep.
+func mcpFeed() {
+	b, err := os.ReadFile(os.Args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if _, err := os.Stdout.Write(b); err != nil {
+		os.Exit(0)
+	}
+	for range 1200 {
+		time.Sleep(50 * time.Millisecond)
+		if _, err := os.Stdout.Write([]byte("\n")); err != nil {
+			os.Exit(0)
+		}
+	}
 }
 
 // mcpGone FILE...: each FILE holds pids (the first is also the process

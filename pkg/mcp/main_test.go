@@ -20,6 +20,16 @@ func TestMain(m *testing.M) {
 			arg = os.Args[2]
 		}
 		os.Exit(mcpfake.Run(os.Args[1], arg))
+	case "sigpipe":
+		// Write to a stdout whose reader is gone: with survivePipeErrors
+		// this is an EPIPE error (exit 42), without it a SIGPIPE death.
+		survivePipeErrors()
+		for range 100 {
+			if _, err := os.Stdout.Write([]byte("x\n")); err != nil {
+				os.Exit(42)
+			}
+		}
+		os.Exit(0)
 	case "proxy":
 		self, _ := os.Executable()
 		spec := ProcessSpec{Command: self, Args: []string{"echo"}, Env: []string{"CLAWKIT_MCPFAKE=1"}, StderrTee: os.Stderr}

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/clawkit/clawkit/pkg/errs"
 )
@@ -98,8 +101,15 @@ func RunProxy(ctx context.Context, spec ProcessSpec, maxFrame int, stdin io.Read
 		close(downDone)
 	}()
 
+	done := make(chan struct{})
+	defer close(done)
+	outGone := watchPeerClosed(stdout, done)
+
 	var result error
 	select {
+	case <-outGone:
+		// The client closed our stdout (it went away); it may never write
+		// again, so don't wait for its stdin to end.
 	case err := <-up:
 		switch {
 		case isFrameErr(err):
@@ -198,7 +208,11 @@ func RunConnect(ctx context.Context, path string, maxFrame int, stdin io.Reader,
 	go func() { up <- Relay(uc, stdin, maxFrame) }()
 	down := make(chan error, 1)
 	go func() { down <- Relay(stdout, uc, maxFrame) }()
+	done := make(chan struct{})
+	defer close(done)
 	select {
+	case <-watchPeerClosed(stdout, done):
+		return nil // the client went away
 	case err := <-up:
 		if isFrameErr(err) {
 			return Coded(protocolErr("frame_too_large", "the client sent a message over the frame-size limit (%d bytes); the connection was closed", maxFrame))
@@ -237,4 +251,42 @@ func errText(err error) string {
 		return oe.Err.Error()
 	}
 	return err.Error()
+}
+
+// watchPeerClosed returns a channel closed when w is a pipe or socket whose
+// reading side has gone away (poll reports POLLERR or POLLHUP on it), so a
+// relay notices a vanished client even when it has nothing to write. For
+// anything else it returns a channel that is never closed. The watcher
+// polls in 1 s slices so that it ends with done.
+func watchPeerClosed(w io.Writer, done <-chan struct{}) <-chan struct{} {
+	gone := make(chan struct{})
+	f, ok := w.(*os.File)
+	if !ok {
+		return gone
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
+		return gone
+	}
+	fd := int(f.Fd())
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			// Events 0: only POLLERR, POLLHUP and POLLNVAL are reported.
+			pfd := []unix.PollFd{{Fd: int32(fd), Events: 0}}
+			n, err := unix.Poll(pfd, 1000)
+			if err != nil && !errors.Is(err, unix.EINTR) {
+				return
+			}
+			if n > 0 && pfd[0].Revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 {
+				close(gone)
+				return
+			}
+		}
+	}()
+	return gone
 }

@@ -7,6 +7,7 @@ package mcpfake
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -166,6 +167,9 @@ func (s *server) serve(r io.Reader) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	for sc.Scan() {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
 		var m msg
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
 			fmt.Fprintf(os.Stderr, "mcpfake: bad line: %v\n", err)
