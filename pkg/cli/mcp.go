@@ -31,6 +31,7 @@ type MCPServerFlags struct {
 	RequestTimeout  time.Duration `help:"Per-request timeout; when it fires the whole connection is retired." default:"60s"`
 	MaxPending      int           `help:"Most requests in flight at once; more are rejected." default:"64"`
 	Notifications   bool          `help:"Print server notifications (progress, logging) on stderr."`
+	Dir             string        `help:"Working directory of the server (default: clawkit's)." placeholder:"DIR" type:"existingdir"`
 }
 
 func (f *MCPServerFlags) options(command []string, out *Output) (mcp.Options, error) {
@@ -61,7 +62,7 @@ func (f *MCPServerFlags) options(command []string, out *Output) (mcp.Options, er
 		return o, err
 	}
 	o = mcp.Options{
-		Command: command[0], Args: command[1:], Env: env,
+		Command: command[0], Args: command[1:], Env: env, Dir: f.Dir,
 		ClientInfo:         mcp.Implementation{Name: "clawkit", Version: ReadBuildInfo().Version},
 		ProtocolVersion:    f.ProtocolVersion,
 		StartupTimeout:     f.StartupTimeout,
@@ -208,6 +209,7 @@ type MCPProxyCmd struct {
 	EnvPass       []string      `help:"Pass clawkit's own NAME to the server (repeatable)." placeholder:"NAME" sep:"none"`
 	StopGrace     time.Duration `help:"On stop: wait this long after EOF before SIGTERM, and again before SIGKILL of the process group." default:"2s"`
 	MaxFrameBytes int           `help:"Largest message in either direction, its newline included (default 16777216 = 16 MiB)." default:"16777216" placeholder:"BYTES"`
+	Dir           string        `help:"Working directory of the server (default: clawkit's)." placeholder:"DIR" type:"existingdir"`
 	Connect       string        `help:"Relay to a service already listening on this socket instead of starting a server; it is never stopped." placeholder:"unix:PATH"`
 	Command       []string      `arg:"" optional:"" passthrough:"" name:"command" help:"Server command and arguments (after --)."`
 }
@@ -221,8 +223,8 @@ func (c *MCPProxyCmd) Run(ctx context.Context, env *Env, out *Output) error {
 	}
 	c.Command = serverCommand(c.Command)
 	if c.Connect != "" {
-		if len(c.Command) > 0 || len(c.Env) > 0 || len(c.EnvPass) > 0 {
-			return errs.Usage("usage", "--connect relays to a running service: a server command, --env and --env-pass do not apply").
+		if len(c.Command) > 0 || len(c.Env) > 0 || len(c.EnvPass) > 0 || c.Dir != "" {
+			return errs.Usage("usage", "--connect relays to a running service: a server command, --env, --env-pass and --dir do not apply").
 				WithHint("use either --connect unix:PATH or -- CMD…")
 		}
 		path, err := mcp.ParseConnect(c.Connect)
@@ -239,7 +241,7 @@ func (c *MCPProxyCmd) Run(ctx context.Context, env *Env, out *Output) error {
 		return err
 	}
 	spec := mcp.ProcessSpec{
-		Command: c.Command[0], Args: c.Command[1:], Env: menv,
+		Command: c.Command[0], Args: c.Command[1:], Env: menv, Dir: c.Dir,
 		StderrTee: out.Stderr,
 		EOFGrace:  c.StopGrace, TermGrace: c.StopGrace,
 	}

@@ -24,7 +24,7 @@ import (
 
 // Modes lists every server mode with what it does; Run's usage text.
 var Modes = map[string]string{
-	"echo":             "well-behaved server: tools echo, add, slow, fail, timeout-coded, crash, notify, env; answers ping",
+	"echo":             "well-behaved server: tools echo, add, slow, fail, timeout-coded, crash, notify, env, cwd; answers ping",
 	"wrong-version":    "answers initialize with protocol version 1999-01-01",
 	"garbage":          "answers every request after the handshake with a line that is not JSON",
 	"oversized":        "answers tools/call with a line of exactly ARG bytes before its LF (default 2 MiB)",
@@ -340,6 +340,9 @@ func (s *server) callTool(m msg) {
 	case "notify":
 		s.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress", "params": map[string]any{"progressToken": "t", "progress": 1}})
 		s.result(m.ID, text("notified"))
+	case "cwd":
+		wd, _ := os.Getwd()
+		s.result(m.ID, text(wd))
 	case "env":
 		env := os.Environ()
 		s.result(m.ID, text(strings.Join(env, "\n")))
