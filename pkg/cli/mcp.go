@@ -32,6 +32,7 @@ type MCPServerFlags struct {
 	MaxPending      int           `help:"Most requests in flight at once; more are rejected." default:"64"`
 	Notifications   bool          `help:"Print server notifications (progress, logging) on stderr."`
 	Dir             string        `help:"Working directory of the server (default: clawkit's)." placeholder:"DIR" type:"existingdir"`
+	ServerStderr    bool          `help:"Copy the server's stderr to ours as it is written (its last 32 KiB are always kept for error messages)."`
 }
 
 func (f *MCPServerFlags) options(command []string, out *Output) (mcp.Options, error) {
@@ -71,6 +72,9 @@ func (f *MCPServerFlags) options(command []string, out *Output) (mcp.Options, er
 		MaxFrameBytes:      f.MaxFrameBytes,
 		EOFGrace:           f.StopGrace,
 		TermGrace:          f.StopGrace,
+	}
+	if f.ServerStderr {
+		o.StderrTee = out.Stderr
 	}
 	if f.Notifications {
 		o.OnNotification = func(method string, params json.RawMessage) {
