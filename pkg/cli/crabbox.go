@@ -123,7 +123,7 @@ type CrabboxVerifyCmd struct {
 func (c *CrabboxVerifyCmd) Run(env *Env, out *Output) error {
 	res, err := crabbox.Verify(crabbox.VerifyRequest{
 		ManifestPath: c.Manifest, TargetHome: c.home(env), Expect: c.expect(),
-		CLIVersion: cliVersion(), Deep: c.Deep,
+		CLIVersion: cliVersion(), Deep: c.Deep, Progress: out.ProgressWriter(),
 	})
 	if err != nil {
 		return err

@@ -610,3 +610,17 @@ func TestKillDuringInstall(t *testing.T) {
 		t.Fatalf("leftovers after reinstall: %v", ents)
 	}
 }
+
+func TestNoTargetHome(t *testing.T) {
+	dir := t.TempDir()
+	mp, err := crabboxtest.HandExport(filepath.Join(dir, "export"), crabboxtest.NodeBootstrap(crabboxtest.Version))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := crabbox.Install(crabbox.InstallRequest{ManifestPath: mp, CLIVersion: testCLI}); errs.CodeOf(err) != "target_home_missing" || errs.KindOf(err) != errs.KindUsage {
+		t.Fatalf("install: %v", err)
+	}
+	if _, err := crabbox.Verify(crabbox.VerifyRequest{ManifestPath: mp, CLIVersion: testCLI}); errs.CodeOf(err) != "target_home_missing" {
+		t.Fatalf("verify: %v", err)
+	}
+}

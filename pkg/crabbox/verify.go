@@ -32,6 +32,8 @@ type VerifyRequest struct {
 	Expect       Expect
 	CLIVersion   string
 	Deep         bool
+	// Progress, when not nil, receives progress lines (stderr on a terminal).
+	Progress io.Writer
 }
 
 // VerifyResult carries the problems found (one line each) and, when there
@@ -61,6 +63,13 @@ func Verify(req VerifyRequest) (*VerifyResult, error) {
 	l, err := LayoutFor(req.TargetHome, in.Manifest)
 	if err != nil {
 		return nil, err
+	}
+	if req.Progress != nil {
+		what := "record, package and worker archive"
+		if req.Deep {
+			what += ", and every installed file"
+		}
+		fmt.Fprintf(req.Progress, "clawkit: crabbox: verifying %s: %s\n", l.RuntimeDir, what)
 	}
 	res := &VerifyResult{Layout: l, Problems: verifyInstalled(in, l, req.CLIVersion, req.Deep)}
 	if len(res.Problems) == 0 {
