@@ -332,6 +332,11 @@ func (w *walker) accept(h *tar.Header) (*Entry, error) {
 		return nil, refuse(CodeInvalidPath, "entry name of %d bytes is over the limit of %d (%.64q…)", len(name), w.lim.MaxPathBytes, name)
 	}
 	e := &Entry{RawMode: h.Mode, Mode: fs.FileMode(h.Mode) & fs.ModePerm}
+	for k := range h.PAXRecords {
+		if strings.HasPrefix(k, "GNU.sparse.") {
+			return nil, refuse(CodeUnsupported, "entry %q is a sparse file; archives may hold only plain files, folders and links", name)
+		}
+	}
 	switch h.Typeflag {
 	case tar.TypeReg, tar.TypeRegA:
 		e.Type = TypeFile

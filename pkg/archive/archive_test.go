@@ -3,8 +3,10 @@ package archive_test
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -266,5 +268,48 @@ func TestExtractHostileWritesNothingOutside(t *testing.T) {
 				return nil
 			})
 		})
+	}
+}
+
+func TestSparseRefused(t *testing.T) {
+	// A PAX extended header carrying GNU sparse 1.0 records (as GNU tar
+	// --sparse --format=pax writes), built by hand: archive/tar will not
+	// write these records itself.
+	rec := func(k, v string) string {
+		l := len(k) + len(v) + 3
+		for n := len(fmt.Sprint(l)); ; n++ {
+			if tot := len(k) + len(v) + 3 + n; len(fmt.Sprint(tot)) == n {
+				return fmt.Sprintf("%d %s=%s\n", tot, k, v)
+			}
+		}
+	}
+	pax := rec("GNU.sparse.major", "1") + rec("GNU.sparse.minor", "0") + rec("GNU.sparse.name", "big.img") + rec("GNU.sparse.realsize", "1048576")
+	var raw bytes.Buffer
+	tw := tar.NewWriter(&raw)
+	tw.WriteHeader(&tar.Header{Name: "PaxHeaders/big.img", Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(pax)), Format: tar.FormatUSTAR})
+	tw.Write([]byte(pax))
+	tw.WriteHeader(&tar.Header{Name: "big.img", Typeflag: tar.TypeReg, Mode: 0o644, Size: 512, Format: tar.FormatUSTAR})
+	tw.Write(append([]byte("1\n0\n1\n"), make([]byte, 506)...))
+	tw.Close()
+	b := raw.Bytes()
+	b[156] = 'x' // the first header becomes a PAX extended header
+	copy(b[148:156], "        ")
+	sum := 0
+	for _, c := range b[:512] {
+		sum += int(c)
+	}
+	copy(b[148:156], fmt.Sprintf("%06o\x00 ", sum))
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write(b)
+	zw.Close()
+	_, _, _, err := walkAll(t, z.Bytes(), archive.Options{})
+	if errs.CodeOf(err) != archive.CodeUnsupported || !strings.Contains(err.Error(), "sparse file") {
+		t.Fatalf("err = %v", err)
+	}
+	// Old GNU sparse type flag 'S'.
+	data := archivetest.Build([]archivetest.Entry{{Name: "s", Type: tar.TypeGNUSparse}})
+	if _, _, _, err := walkAll(t, data, archive.Options{}); err == nil {
+		t.Fatal("GNU sparse accepted")
 	}
 }
