@@ -159,7 +159,7 @@ type BundleEntry struct {
 var (
 	hexRe      = regexp.MustCompile(`^[a-f0-9]{64}$`)
 	modeRe     = regexp.MustCompile(`^0[0-7]{3}$`)
-	buildIDRe  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:+-]{0,127}$`)
+	buildIDRe  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:+-]*$`) // length checked in ValidBuildID
 	pluginIDRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 	nodeNameRe = regexp.MustCompile(`^[a-z0-9]+$`)
 )
@@ -169,7 +169,7 @@ func ValidSHA256(s string) bool { return hexRe.MatchString(s) }
 
 // ValidBuildID reports whether s is an acceptable build id: 1–128 of
 // [A-Za-z0-9._:+-], starting with a letter or digit.
-func ValidBuildID(s string) bool { return buildIDRe.MatchString(s) }
+func ValidBuildID(s string) bool { return len(s) <= 128 && buildIDRe.MatchString(s) }
 
 // WorkerPath returns the export-relative (and package-relative) path of a
 // worker archive with the given tarball SHA-256.

@@ -34,26 +34,89 @@ type Globals struct {
 	Version     kong.VersionFlag `help:"Print the version and exit."`
 }
 
-// CLI is the whole command tree.
+// CLI is the root of the command tree: the global flags and the small
+// commands. The command groups are added by commandGroups.
 type CLI struct {
 	Globals
 
 	VersionCmd VersionCmd    `cmd:"" name:"version" help:"Print the module version and VCS revision."`
 	Help       HelpCmd       `cmd:"" help:"Show help for a command."`
 	Completion CompletionCmd `cmd:"" help:"Print a shell completion script (bash, zsh or fish)."`
+}
 
-	Config  ConfigCmd  `cmd:"" help:"Read and change <home>/config.json."`
-	State   StateCmd   `cmd:"" help:"Database schema and backups."`
-	Gateway GatewayCmd `cmd:"" name:"gateway" help:"Run, inspect and stop the long-running state owner."`
-	Session SessionCmd `cmd:"" help:"Agent sessions: create, inspect, reset, revoke."`
-	Auth    AuthCmd    `cmd:"" help:"Provider credentials (auth profiles)."`
-	FS      FSCmd      `cmd:"" name:"fs" help:"File-system primitives."`
+// group is one command group of the tree.
+type group struct {
+	name, help string
+	cmd        any
+}
 
-	Research         ResearchCmd         `cmd:"" help:"Google Deep Research from the shell (google.research.v1)."`
-	RuntimeArtifacts RuntimeArtifactsCmd `cmd:"" name:"runtime-artifacts" help:"Export offline worker archives from a built OpenClaw installation."`
-	Crabbox          CrabboxCmd          `cmd:"" help:"Install and verify offline runtime caches; read install receipts."`
-	Skill            SkillCmd            `cmd:"" help:"Author and lint agent skills."`
-	MCP              MCPCmd              `cmd:"" name:"mcp" help:"Run and talk to MCP servers over stdio with hard limits."`
+// allGroups lists the command groups in the order help shows them.
+func allGroups() []group {
+	return []group{
+		{"config", "Read and change <home>/config.json.", &ConfigCmd{}},
+		{"state", "Database schema and backups.", &StateCmd{}},
+		{"gateway", "Run, inspect and stop the long-running state owner.", &GatewayCmd{}},
+		{"session", "Agent sessions: create, inspect, reset, revoke.", &SessionCmd{}},
+		{"auth", "Provider credentials (auth profiles).", &AuthCmd{}},
+		{"fs", "File-system primitives.", &FSCmd{}},
+		{"research", "Google Deep Research from the shell (google.research.v1).", &ResearchCmd{}},
+		{"runtime-artifacts", "Export offline worker archives from a built OpenClaw installation.", &RuntimeArtifactsCmd{}},
+		{"crabbox", "Install and verify offline runtime caches; read install receipts.", &CrabboxCmd{}},
+		{"skill", "Author and lint agent skills.", &SkillCmd{}},
+		{"mcp", "Run and talk to MCP servers over stdio with hard limits.", &MCPCmd{}},
+	}
+}
+
+// commandGroups returns kong options adding the groups a run needs. Kong
+// builds its model by reflecting over every tag of the tree, which costs
+// milliseconds for the whole tree; a command that names its group only
+// needs that group, so a routed `session show` does not pay for the rest.
+// Help at the root, completion and unknown words get the whole tree.
+func commandGroups(args []string, complete bool) []kong.Option {
+	groups := allGroups()
+	want := ""
+	if !complete {
+		want = firstCommand(args)
+	}
+	var opts []kong.Option
+	for _, g := range groups {
+		if want == g.name {
+			return []kong.Option{kong.DynamicCommand(g.name, g.help, "", g.cmd)}
+		}
+	}
+	switch want {
+	case "version", "completion":
+		return nil
+	}
+	for _, g := range groups {
+		opts = append(opts, kong.DynamicCommand(g.name, g.help, "", g.cmd))
+	}
+	return opts
+}
+
+// globalValueFlags are the global flags that take a separate value.
+var globalValueFlags = map[string]bool{"--home": true, "--progress": true, "--lock-timeout": true, "--gateway": true}
+
+// firstCommand returns the command word of args (for `help CMD`, CMD), or
+// "" when there is none before the flags end.
+func firstCommand(args []string) string {
+	help := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return ""
+		case strings.HasPrefix(a, "-"):
+			if globalValueFlags[a] {
+				i++
+			}
+		case a == "help" && !help:
+			help = true
+		default:
+			return a
+		}
+	}
+	return ""
 }
 
 // exitPanic carries kong's requested exit (after --help or --version) out
@@ -68,22 +131,15 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 
 	var c CLI
 	out := &Output{Stdout: stdout, Stderr: stderr}
-	parser, err := kong.New(&c,
-		kong.Name("clawkit"),
-		kong.Description("Composable commands for the OpenClaw plugin runtime contracts."),
-		kong.Vars{"version": versionString()},
-		kong.Writers(stdout, stderr),
-		kong.Exit(func(code int) { panic(exitPanic{code}) }),
-		kong.UsageOnError(),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-	)
+	complete := os.Getenv("COMP_LINE") != ""
+	parser, err := newParser(&c, args, complete, stdout, stderr, func(code int) { panic(exitPanic{code}) })
 	if err != nil {
 		fmt.Fprintf(stderr, "clawkit: error: %v\n", err)
 		return 1
 	}
 	// Shell completion: when a shell calls us with COMP_LINE set, answer and
 	// exit before parsing.
-	if os.Getenv("COMP_LINE") != "" {
+	if complete {
 		kongplete.Complete(parser, kongplete.WithExitFunc(func(int) {}))
 		return 0
 	}
@@ -128,6 +184,19 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return out.Error(err)
 	}
 	return 0
+}
+
+// newParser builds the kong parser for args (see commandGroups).
+func newParser(c *CLI, args []string, complete bool, stdout, stderr io.Writer, exit func(int)) (*kong.Kong, error) {
+	return kong.New(c, append(commandGroups(args, complete),
+		kong.Name("clawkit"),
+		kong.Description("Composable commands for the OpenClaw plugin runtime contracts."),
+		kong.Vars{"version": versionString()},
+		kong.Writers(stdout, stderr),
+		kong.Exit(exit),
+		kong.UsageOnError(),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+	)...)
 }
 
 // ExitCode is the single place where an error becomes an exit code.

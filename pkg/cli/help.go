@@ -16,13 +16,12 @@ type HelpCmd struct {
 
 func (h HelpCmd) Run(kctx *kong.Context) error {
 	args := append(append([]string{}, h.Command...), "--help")
-	_, err := kong.Must(kctx.Model.Target.Addr().Interface(),
-		kong.Name("clawkit"),
-		kong.Writers(kctx.Stdout, kctx.Stderr),
-		kong.Exit(kctx.Exit),
-		kong.Vars{"version": versionString()},
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-	).Parse(args)
+	var c CLI
+	parser, err := newParser(&c, args, false, kctx.Stdout, kctx.Stderr, kctx.Exit)
+	if err != nil {
+		return err
+	}
+	_, err = parser.Parse(args)
 	if err != nil {
 		return errs.Usage("usage", "%v", err).WithHint("run 'clawkit --help' for the list of commands")
 	}

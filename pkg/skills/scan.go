@@ -6,6 +6,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -36,20 +37,20 @@ var Rules = []string{RuleSecretLiteral, RulePrivateKey, RulePipeToShell, RuleExf
 var secretShapes = []struct {
 	name     string
 	triggers []string
-	re       *regexp.Regexp
+	re       *lazyRe
 }{
-	{"AWS access key id", []string{"AKIA", "ASIA"}, regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)},
-	{"Anthropic API key", []string{"sk-ant-"}, regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_-]{32,}`)},
-	{"OpenAI-style secret key", []string{"sk-"}, regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9][A-Za-z0-9_-]{30,}`)},
-	{"GitHub token", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, regexp.MustCompile(`\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b`)},
-	{"GitHub fine-grained token", []string{"github_pat_"}, regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{50,}\b`)},
-	{"GitLab token", []string{"glpat-"}, regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}\b`)},
-	{"Google API key", []string{"AIza"}, regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`)},
-	{"Google OAuth access token", []string{"ya29."}, regexp.MustCompile(`\bya29\.[0-9A-Za-z_-]{30,}`)},
-	{"Slack token", []string{"xox"}, regexp.MustCompile(`\bxox[abposr]-[0-9]{6,}-[A-Za-z0-9-]{8,}`)},
-	{"Stripe live key", []string{"_live_"}, regexp.MustCompile(`\b(?:sk|rk)_live_[0-9A-Za-z]{20,}\b`)},
-	{"npm token", []string{"npm_"}, regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`)},
-	{"Hugging Face token", []string{"hf_"}, regexp.MustCompile(`\bhf_[A-Za-z0-9]{34,}\b`)},
+	{"AWS access key id", []string{"AKIA", "ASIA"}, lazyRegexp(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)},
+	{"Anthropic API key", []string{"sk-ant-"}, lazyRegexp(`\bsk-ant-[A-Za-z0-9_-]{32,}`)},
+	{"OpenAI-style secret key", []string{"sk-"}, lazyRegexp(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9][A-Za-z0-9_-]{30,}`)},
+	{"GitHub token", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, lazyRegexp(`\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b`)},
+	{"GitHub fine-grained token", []string{"github_pat_"}, lazyRegexp(`\bgithub_pat_[A-Za-z0-9_]{50,}\b`)},
+	{"GitLab token", []string{"glpat-"}, lazyRegexp(`\bglpat-[A-Za-z0-9_-]{20,}\b`)},
+	{"Google API key", []string{"AIza"}, lazyRegexp(`\bAIza[0-9A-Za-z_-]{35}\b`)},
+	{"Google OAuth access token", []string{"ya29."}, lazyRegexp(`\bya29\.[0-9A-Za-z_-]{30,}`)},
+	{"Slack token", []string{"xox"}, lazyRegexp(`\bxox[abposr]-[0-9]{6,}-[A-Za-z0-9-]{8,}`)},
+	{"Stripe live key", []string{"_live_"}, lazyRegexp(`\b(?:sk|rk)_live_[0-9A-Za-z]{20,}\b`)},
+	{"npm token", []string{"npm_"}, lazyRegexp(`\bnpm_[A-Za-z0-9]{36}\b`)},
+	{"Hugging Face token", []string{"hf_"}, lazyRegexp(`\bhf_[A-Za-z0-9]{34,}\b`)},
 }
 
 // netTriggers are substrings one of which every exfiltration pattern needs.
@@ -73,30 +74,30 @@ func containsAny(s string, subs []string) bool {
 }
 
 var (
-	privateKeyRe = regexp.MustCompile(`-----BEGIN (?:(?:RSA|EC|DSA|OPENSSH|ENCRYPTED|PGP) )?PRIVATE KEY(?: BLOCK)?-----`)
+	privateKeyRe = lazyRegexp(`-----BEGIN (?:(?:RSA|EC|DSA|OPENSSH|ENCRYPTED|PGP) )?PRIVATE KEY(?: BLOCK)?-----`)
 
 	shellName = `(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+(?:\S+=\S*\s+)*)?(?:/usr)?(?:/bin/)?(?:ba|z|k|da)?sh\b`
-	pipeRes   = []*regexp.Regexp{
+	pipeRes   = []*lazyRe{
 		// curl … | sh, wget -qO- … | sudo bash
-		regexp.MustCompile(`\b(?:curl|wget)\b[^\n|]*\|\s*` + shellName),
+		lazyRegexp(`\b(?:curl|wget)\b[^\n|]*\|\s*` + shellName),
 		// sh -c "$(curl …)", bash -c "`wget …`"
-		regexp.MustCompile(`\b(?:ba|z|k|da)?sh\s+(?:-\S+\s+)*["']?(?:\$\(|` + "`" + `)\s*(?:curl|wget)\b`),
+		lazyRegexp(`\b(?:ba|z|k|da)?sh\s+(?:-\S+\s+)*["']?(?:\$\(|` + "`" + `)\s*(?:curl|wget)\b`),
 		// bash <(curl …)
-		regexp.MustCompile(`\b(?:ba|z|k|da)?sh\s+<\(\s*(?:curl|wget)\b`),
+		lazyRegexp(`\b(?:ba|z|k|da)?sh\s+<\(\s*(?:curl|wget)\b`),
 	}
 
 	netTool  = `\b(?:curl|wget|nc|ncat|netcat|socat|telnet|scp|rsync|ftp|sftp)\b`
 	keyFiles = `(?:~/\.ssh/|\$\{?HOME\}?/\.ssh/|\.ssh/id_|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|\.aws/credentials|\.netrc\b|\.npmrc\b|\.pgpass\b|\.kube/config|\.config/gcloud/|\.docker/config\.json|\.git-credentials|/etc/shadow|\.gnupg/|(?:^|[\s/"'=@<])\.env\b)`
-	exfilRes = []*regexp.Regexp{
+	exfilRes = []*lazyRe{
 		// env | curl …, printenv | base64 | nc host 80
-		regexp.MustCompile(`\b(?:env|printenv|export\s+-p)\s*(?:\|[^|\n]*)?\|\s*(?:sudo\s+)?` + netTool),
+		lazyRegexp(`\b(?:env|printenv|export\s+-p)\s*(?:\|[^|\n]*)?\|\s*(?:sudo\s+)?` + netTool),
 		// cat ~/.ssh/id_rsa | curl …, tar c ~/.aws/credentials | nc …
-		regexp.MustCompile(keyFiles + `[^\n|]*\|[^\n]*` + netTool),
+		lazyRegexp(keyFiles + `[^\n|]*\|[^\n]*` + netTool),
 		// curl -d @~/.ssh/id_rsa …, curl -F f=@.env …, wget --post-file=~/.netrc
-		regexp.MustCompile(`\b(?:curl|wget)\b[^\n]*(?:-d|--data[a-z-]*|-F|--form|-T|--upload-file|--post-file|--body-file)[=\s]+["']?[^\s"']*@?` + keyFiles),
+		lazyRegexp(`\b(?:curl|wget)\b[^\n]*(?:-d|--data[a-z-]*|-F|--form|-T|--upload-file|--post-file|--body-file)[=\s]+["']?[^\s"']*@?` + keyFiles),
 		// curl … "$(env)" / "$(cat ~/.ssh/id_rsa)" / $(printenv)
-		regexp.MustCompile(netTool + `[^\n]*\$\(\s*(?:env|printenv|cat\s+[^)]*` + keyFiles + `)`),
-		regexp.MustCompile(`\$\(\s*(?:env|printenv|cat\s+[^)]*` + keyFiles + `)[^\n]*` + netTool),
+		lazyRegexp(netTool + `[^\n]*\$\(\s*(?:env|printenv|cat\s+[^)]*` + keyFiles + `)`),
+		lazyRegexp(`\$\(\s*(?:env|printenv|cat\s+[^)]*` + keyFiles + `)[^\n]*` + netTool),
 	}
 )
 
@@ -389,6 +390,27 @@ func isNumericMode(t string) bool {
 	return true
 }
 
-var symbolicModeRe = regexp.MustCompile(`^[ugoa]*[-+=][rwxXst]*(?:,[ugoa]*[-+=][rwxXst]*)*$`)
+var symbolicModeRe = lazyRegexp(`^[ugoa]*[-+=][rwxXst]*(?:,[ugoa]*[-+=][rwxXst]*)*$`)
 
 func isSymbolicMode(t string) bool { return symbolicModeRe.MatchString(t) }
+
+// lazyRe compiles its pattern on first use: the scan has about thirty
+// patterns, and compiling them at package init would cost every clawkit
+// process start (most of which never scan a skill) close to half a
+// millisecond.
+type lazyRe struct {
+	src  string
+	once sync.Once
+	re   *regexp.Regexp
+}
+
+func lazyRegexp(src string) *lazyRe { return &lazyRe{src: src} }
+
+func (l *lazyRe) get() *regexp.Regexp {
+	l.once.Do(func() { l.re = regexp.MustCompile(l.src) })
+	return l.re
+}
+
+func (l *lazyRe) MatchString(s string) bool { return l.get().MatchString(s) }
+
+func (l *lazyRe) FindAllString(s string, n int) []string { return l.get().FindAllString(s, n) }
