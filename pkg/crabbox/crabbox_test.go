@@ -624,3 +624,49 @@ func TestNoTargetHome(t *testing.T) {
 		t.Fatalf("verify: %v", err)
 	}
 }
+
+func TestBootstrapContentRules(t *testing.T) {
+	pkgJSON := archivetest.Entry{Name: "node_modules/openclaw/package.json", Body: []byte(`{"name":"openclaw","version":"` + crabboxtest.Version + `"}`)}
+	worker, _ := crabboxtest.WorkerBundle()
+	ws := sha256.Sum256(worker)
+	wrel := "node_modules/openclaw/worker-artifacts/" + hex.EncodeToString(ws[:]) + ".tgz"
+	cases := []struct {
+		name    string
+		entries []archivetest.Entry
+		want    string // "" = installs
+	}{
+		{"reserved-record-name", []archivetest.Entry{pkgJSON, {Name: crabbox.RecordName, Body: []byte("{}")}}, "reserved for the install record"},
+		{"no-package-json", []archivetest.Entry{{Name: "node_modules/openclaw/index.js", Body: []byte("x")}}, "has no readable node_modules/openclaw/package.json"},
+		{"bad-package-json", []archivetest.Entry{{Name: "node_modules/openclaw/package.json", Body: []byte("{")}}, "is not valid JSON"},
+		{"worker-path-other-bytes", []archivetest.Entry{pkgJSON, {Name: wrel, Body: []byte("not the worker archive")}}, "already contains " + wrel + " with different bytes"},
+		{"worker-path-same-bytes", []archivetest.Entry{pkgJSON, {Name: wrel, Body: worker}}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			mp, err := crabboxtest.HandExport(filepath.Join(dir, "export"), archivetest.Build(c.entries))
+			if err != nil {
+				t.Fatal(err)
+			}
+			home := filepath.Join(dir, "home")
+			_, err = crabbox.Install(crabbox.InstallRequest{ManifestPath: mp, TargetHome: home, CLIVersion: testCLI})
+			if c.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, _ := crabbox.Verify(crabbox.VerifyRequest{ManifestPath: mp, TargetHome: home, CLIVersion: testCLI, Deep: true})
+				if len(res.Problems) > 0 {
+					t.Fatal(res.Problems)
+				}
+				return
+			}
+			if errs.CodeOf(err) != "integrity_verification_failed" || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want %q", err, c.want)
+			}
+			ents, _ := os.ReadDir(filepath.Join(home, crabbox.RuntimesDir))
+			if len(ents) != 1 {
+				t.Fatalf("left behind: %v", ents)
+			}
+		})
+	}
+}
