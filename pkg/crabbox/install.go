@@ -53,9 +53,12 @@ var testHookEntry func(n int)
 // bundle's entries and bundle hash have all been checked. Then the runtime
 // cache folder is created, the per-runtime lock taken, stale staging
 // folders removed, and the install staged in a temporary sibling and
-// renamed into place. The node archive is hashed a second time while it is
-// extracted, so an archive changed between the check and the extraction is
-// caught before the rename.
+// renamed into place. The node archive is extracted from the descriptor
+// that was hashed, and its identity (inode, size, mtime, ctime) must be
+// unchanged afterwards, so an archive rewritten between the check and the
+// extraction is caught before the rename. The worker bundle's entries are
+// re-hashed against the bundle hash during the extraction and before the
+// worker archive is placed.
 func Install(req InstallRequest) (*Receipt, error) {
 	logw := req.Log
 	if logw == nil {
