@@ -187,5 +187,6 @@ func missingArchive(which, path string, err error) error {
 		return errs.Failed("archive_missing", "%s archive %s is missing", which, path).
 			WithHint("copy the whole export folder (manifest.json with node-bootstrap/ and worker-artifacts/) to this machine")
 	}
-	return errs.Failed("archive_unreadable", "cannot read %s archive %s: %v", which, path, err).Wrap(err)
+	return errs.Failed("archive_unreadable", "cannot read %s archive %s: %v", which, path, err).
+		WithHint("check that the export folder is readable by this user and holds regular files, then retry").Wrap(err)
 }
