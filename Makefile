@@ -4,8 +4,10 @@ BIN ?= bin/clawkit
 
 .PHONY: build test vet peers bench fuzz demo clean
 
+# Static (no cgo: the SQLite driver is pure Go), stamped with the VCS
+# revision that `clawkit version` reports.
 build:
-	$(GO) build -o $(BIN) ./cmd/clawkit
+	CGO_ENABLED=0 $(GO) build -buildvcs=auto -o $(BIN) ./cmd/clawkit
 
 vet:
 	$(GO) vet ./...

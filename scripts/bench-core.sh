@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-200}
 BIN=${BIN:-bin/clawkit}
-[ -x "$BIN" ] || go build -o "$BIN" ./cmd/clawkit
+[ -x "$BIN" ] || make -s build BIN="$BIN"
 home=$(mktemp -d /tmp/ckbench.XXXXXX)
 trap '"$BIN" --home "$home/h" gateway stop >/dev/null 2>&1 || true; rm -rf "$home"' EXIT
 export CLAWKIT_HOME="$home/h"

@@ -3,7 +3,7 @@
 # group). Go micro-benchmarks run with: go test -run '^$' -bench . ./pkg/...
 set -euo pipefail
 cd "$(dirname "$0")/.."
-go build -o bin/clawkit ./cmd/clawkit
+make -s build
 for s in scripts/bench-*.sh; do
   echo "== $s"
   BIN=bin/clawkit bash "$s"

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-$PWD/bin/clawkit}
-[ -x "$BIN" ] || go build -o "$BIN" ./cmd/clawkit
+[ -x "$BIN" ] || make -s build BIN="$BIN"
 work=$(mktemp -d /tmp/clawkit-demo.XXXXXX)
 export CLAWKIT_HOME="$work/home"
 echo "demo folder: $work"

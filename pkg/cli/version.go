@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"strings"
 )
 
 // BuildInfo is the version clawkit reports: the module version and the VCS
@@ -49,8 +50,8 @@ func versionString() string {
 	s := fmt.Sprintf("clawkit %s", bi.Version)
 	if bi.Revision != "" {
 		s += " " + bi.Revision
-		if bi.Modified {
-			s += "+dirty"
+		if bi.Modified && !strings.HasSuffix(bi.Version, "+dirty") {
+			s += " (modified)"
 		}
 	}
 	return s
