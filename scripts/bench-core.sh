@@ -1,28 +1,42 @@
 #!/usr/bin/env bash
 # Whole-process latency of a trivial stateful command (`session show`),
-# routed through a running gateway and offline (in-process under the owner
-# lock). Prints the median and p90 over N runs of each.
+# offline (in-process under the owner lock) and routed through a running
+# gateway, with `clawkit version` (no state at all) as the floor of process
+# start. Uses hyperfine (Debian package) when present: it times the command
+# itself, without the fork/exec cost of a timing shell loop.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-N=${N:-200}
+N=${N:-300}
 BIN=${BIN:-bin/clawkit}
 [ -x "$BIN" ] || make -s build BIN="$BIN"
+BIN=$(realpath "$BIN")
 home=$(mktemp -d /tmp/ckbench.XXXXXX)
 trap '"$BIN" --home "$home/h" gateway stop >/dev/null 2>&1 || true; rm -rf "$home"' EXIT
 export CLAWKIT_HOME="$home/h"
 "$BIN" session create bench >/dev/null
 
-measure() { # label
-  local i t0 t1
-  for ((i = 0; i < N; i++)); do
-    t0=$(date +%s%N)
-    "$BIN" session show bench >/dev/null
-    t1=$(date +%s%N)
-    echo $(((t1 - t0) / 1000))
-  done | sort -n | awk -v label="$1" '{a[NR]=$1} END {printf "%-28s median %.2f ms  p90 %.2f ms  (n=%d)\n", label, a[int(NR/2)+1]/1000, a[int(NR*0.9)]/1000, NR}'
+run() { # label command...
+  local label=$1
+  shift
+  if command -v hyperfine >/dev/null; then
+    hyperfine -N --warmup 20 --runs "$N" --export-json "$home/r.json" "$*" >/dev/null
+    python3 - "$label" "$home/r.json" <<'PY'
+import json, sys, statistics
+r = json.load(open(sys.argv[2]))["results"][0]["times"]
+r.sort()
+print(f"{sys.argv[1]:<28} median {statistics.median(r)*1000:.2f} ms  p90 {r[int(len(r)*0.9)]*1000:.2f} ms  (n={len(r)}, hyperfine)")
+PY
+  else
+    local i t0 t1
+    for ((i = 0; i < N; i++)); do
+      t0=$(date +%s%N); "$@" >/dev/null; t1=$(date +%s%N)
+      echo $(((t1 - t0) / 1000))
+    done | sort -n | awk -v label="$label" '{a[NR]=$1} END {printf "%-28s median %.2f ms  p90 %.2f ms  (n=%d, shell loop: includes fork/exec of date)\n", label, a[int(NR/2)+1]/1000, a[int(NR*0.9)]/1000, NR}'
+  fi
 }
 
-measure "session show (offline)"
+run "version (process floor)" "$BIN" version
+run "session show (offline)" "$BIN" session show bench
 "$BIN" gateway run --detach >/dev/null
-measure "session show (routed)"
+run "session show (routed)" "$BIN" session show bench
 "$BIN" gateway stop >/dev/null
