@@ -105,21 +105,10 @@ func registerCore(r *owner.Registry) {
 		if p.Kind != auth.KindAPIKey && p.Kind != auth.KindOAuth {
 			return nil, errs.Usage("unknown_kind", "unknown credential kind %q", p.Kind).WithHint("use api-key or oauth")
 		}
-		s, err := auth.Load(env.Home)
-		if err != nil {
-			return nil, err
-		}
 		prof := auth.Profile{ID: p.ID, Provider: p.Provider, Kind: p.Kind, Secret: p.Secret, CreatedAt: env.Now().UTC().Truncate(time.Second)}
-		if err := s.Add(prof, p.Replace); err != nil {
-			return nil, err
-		}
-		if err := env.Scope.AssertCurrent(); err != nil {
-			return nil, err
-		}
-		if err := s.Save(); err != nil {
-			return nil, err
-		}
-		return prof.Public(), nil
+		return editCredentials(env, func(s *auth.Store) (auth.Public, error) {
+			return prof.Public(), s.Add(prof, p.Replace)
+		})
 	}})
 	r.Register(owner.Method{Name: "auth.list", Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 		s, err := auth.Load(env.Home)
@@ -139,21 +128,10 @@ func registerCore(r *owner.Registry) {
 		if err != nil {
 			return nil, err
 		}
-		s, err := auth.Load(env.Home)
-		if err != nil {
-			return nil, err
-		}
-		prof, _ := s.Get(p.ID)
-		if err := s.Remove(p.ID); err != nil {
-			return nil, err
-		}
-		if err := env.Scope.AssertCurrent(); err != nil {
-			return nil, err
-		}
-		if err := s.Save(); err != nil {
-			return nil, err
-		}
-		return prof.Public(), nil
+		return editCredentials(env, func(s *auth.Store) (auth.Public, error) {
+			prof, _ := s.Get(p.ID)
+			return prof.Public(), s.Remove(p.ID)
+		})
 	}})
 
 	r.Register(owner.Method{Name: "config.set", Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
@@ -223,4 +201,24 @@ func registerCore(r *owner.Registry) {
 		v, _ := env.Store.SchemaVersion(ctx)
 		return BackupResult{Path: p.Path, Bytes: fi.Size(), SchemaVersion: v, Engine: env.Store.Engine().Name()}, nil
 	}})
+}
+
+// editCredentials loads the credentials file, applies change, checks the
+// owner fence right before the file is replaced, and saves it.
+func editCredentials(env *owner.Env, change func(*auth.Store) (auth.Public, error)) (any, error) {
+	s, err := auth.Load(env.Home)
+	if err != nil {
+		return nil, err
+	}
+	pub, err := change(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := env.Scope.AssertCurrent(); err != nil {
+		return nil, err
+	}
+	if err := s.Save(); err != nil {
+		return nil, err
+	}
+	return pub, nil
 }
