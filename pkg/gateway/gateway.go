@@ -81,6 +81,7 @@ func Run(ctx context.Context, opts Options) error {
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		_, err := c.Status(sctx)
 		cancel()
+		c.Close()
 		if err == nil {
 			return errs.Refused("gateway_running", "a gateway (pid %d) already owns %s", rec.PID, h.Dir).
 				WithHint("use it as is, or stop it with 'clawkit gateway stop'")
@@ -324,7 +325,9 @@ func StatusOf(ctx context.Context, h owner.Home) (*owner.Record, *owner.Status) 
 	}
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	st, err := owner.NewClient(rec.Socket).Status(sctx)
+	c := owner.NewClient(rec.Socket)
+	defer c.Close()
+	st, err := c.Status(sctx)
 	if err != nil {
 		return rec, nil
 	}
@@ -339,7 +342,10 @@ func Stop(ctx context.Context, h owner.Home, wait time.Duration) (*owner.Record,
 		return nil, errs.Failed("gateway_not_running", "no gateway is running for %s", h.Dir).
 			WithHint("start one with 'clawkit gateway run --detach'")
 	}
-	if err := owner.NewClient(rec.Socket).Stop(ctx); err != nil {
+	c := owner.NewClient(rec.Socket)
+	err := c.Stop(ctx)
+	c.Close()
+	if err != nil {
 		return rec, errs.Unavailable("gateway_stop_failed", "the gateway (pid %d) did not accept the stop: %v", rec.PID, err)
 	}
 	deadline := time.Now().Add(wait)

@@ -60,11 +60,11 @@ func TestStopRetiresFenceBeforeDrain(t *testing.T) {
 	}
 	res := make(chan result, 1)
 	go func() {
-		out, err := c.Call(context.Background(), owner.CallRequest{Method: "t.slow", Params: json.RawMessage(`{}`), ExpectedOwnerID: rec.OwnerID, Scopes: []string{"state.read", "state.write"}})
+		out, err := owner.NewClient(rec.Socket).Call(context.Background(), owner.CallRequest{Method: "t.slow", Params: json.RawMessage(`{}`), ExpectedOwnerID: rec.OwnerID, Scopes: []string{"state.read", "state.write"}})
 		res <- result{out, err}
 	}()
 	<-entered
-	if err := c.Stop(context.Background()); err != nil {
+	if err := owner.NewClient(rec.Socket).Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	// New calls are refused while draining.

@@ -1,9 +1,11 @@
 package owner
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -54,41 +56,104 @@ type Status struct {
 	Methods       int       `json:"methods"`
 }
 
-// Client talks HTTP/1.1 to a gateway over its unix socket.
+// Client talks HTTP/1.1 to a gateway over its unix socket. It is a small
+// sequential client rather than net/http's pooled Transport: a routed
+// command makes two requests (status, then the call) on one connection, and
+// a pool's per-connection reader and writer goroutines cost a stateful
+// command's start-up more than the requests themselves. Not for concurrent
+// use.
 type Client struct {
 	Socket string
-	hc     *http.Client
+	conn   net.Conn
+	br     *bufio.Reader
 }
 
 // NewClient returns a client for a socket path.
-func NewClient(socket string) *Client {
-	tr := &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", socket)
-		},
-		// One connection carries the status check and the call.
-		MaxIdleConnsPerHost: 1,
+func NewClient(socket string) *Client { return &Client{Socket: socket} }
+
+// Close closes the connection, if any.
+func (c *Client) Close() error {
+	if c.conn == nil {
+		return nil
 	}
-	return &Client{Socket: socket, hc: &http.Client{Transport: tr}}
+	err := c.conn.Close()
+	c.conn, c.br = nil, nil
+	return err
+}
+
+// errNoResponse marks failures before any byte of a response was read.
+type roundTripError struct {
+	stage string
+	err   error
+}
+
+func (e *roundTripError) Error() string { return e.stage + ": " + e.err.Error() }
+func (e *roundTripError) Unwrap() error { return e.err }
+
+// roundTrip sends one request and reads the whole response body (at most
+// limit bytes), so the connection is ready for the next request.
+func (c *Client) roundTrip(ctx context.Context, method, path string, body []byte, limit int64) (int, []byte, error) {
+	if c.conn == nil {
+		var d net.Dialer
+		conn, err := d.DialContext(ctx, "unix", c.Socket)
+		if err != nil {
+			return 0, nil, &roundTripError{"dial", err}
+		}
+		c.conn, c.br = conn, bufio.NewReader(conn)
+	}
+	conn := c.conn
+	if dl, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(dl)
+	} else {
+		conn.SetDeadline(time.Time{})
+	}
+	// Cancellation interrupts a blocked read or write.
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+
+	var req bytes.Buffer
+	fmt.Fprintf(&req, "%s %s HTTP/1.1\r\nHost: gateway\r\n", method, path)
+	if body != nil {
+		fmt.Fprintf(&req, "Content-Type: application/json\r\nContent-Length: %d\r\n", len(body))
+	}
+	req.WriteString("\r\n")
+	req.Write(body)
+	if _, err := conn.Write(req.Bytes()); err != nil {
+		c.Close()
+		return 0, nil, &roundTripError{"write", err}
+	}
+	resp, err := http.ReadResponse(c.br, nil)
+	if err != nil {
+		c.Close()
+		return 0, nil, &roundTripError{"read", err}
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	resp.Body.Close()
+	if err != nil {
+		c.Close()
+		return resp.StatusCode, nil, &roundTripError{"read", err}
+	}
+	if int64(len(data)) > limit {
+		c.Close()
+		return resp.StatusCode, nil, &roundTripError{"read", fmt.Errorf("reply larger than %d bytes", limit)}
+	}
+	if resp.Close {
+		c.Close()
+	}
+	return resp.StatusCode, data, nil
 }
 
 // Status asks the gateway who it is; errors mean "not answering".
 func (c *Client) Status(ctx context.Context) (*Status, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://gateway/v1/status", nil)
+	code, data, err := c.roundTrip(ctx, http.MethodGet, "/v1/status", nil, 1<<20)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("gateway status: HTTP %d", resp.StatusCode)
+	if code != http.StatusOK {
+		return nil, fmt.Errorf("gateway status: HTTP %d", code)
 	}
 	var st Status
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&st); err != nil {
+	if err := json.Unmarshal(data, &st); err != nil {
 		return nil, fmt.Errorf("gateway status: %w", err)
 	}
 	if st.OwnerID == "" {
@@ -99,17 +164,12 @@ func (c *Client) Status(ctx context.Context) (*Status, error) {
 
 // Stop asks the gateway to stop (drain then exit).
 func (c *Client) Stop(ctx context.Context) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://gateway/v1/stop", nil)
+	code, _, err := c.roundTrip(ctx, http.MethodPost, "/v1/stop", []byte("{}"), 1<<20)
 	if err != nil {
 		return err
 	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("gateway stop: HTTP %d", resp.StatusCode)
+	if code != http.StatusOK {
+		return fmt.Errorf("gateway stop: HTTP %d", code)
 	}
 	return nil
 }
@@ -122,25 +182,25 @@ func (c *Client) Call(ctx context.Context, creq CallRequest) (json.RawMessage, e
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://gateway/v1/call", bytes.NewReader(body))
+	code, data, err := c.roundTrip(ctx, http.MethodPost, "/v1/call", body, 256<<20)
 	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.hc.Do(req)
-	if err != nil {
+		var rt *roundTripError
+		if errors.As(err, &rt) && rt.stage == "dial" {
+			// Nothing was sent: the gateway went away before the call.
+			return nil, errs.Unavailable("gateway_unavailable", "the gateway went away before the call was sent: %v", rt.err).
+				WithRetryAfter(100).WithHint("nothing was sent; run the command again")
+		}
 		return nil, unknown(creq.Method, fmt.Sprintf("the connection to the gateway failed after dispatch: %v", err))
 	}
-	defer resp.Body.Close()
 	var rep CallReply
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 256<<20)).Decode(&rep); err != nil {
-		return nil, unknown(creq.Method, fmt.Sprintf("the gateway's reply could not be read (HTTP %d): %v", resp.StatusCode, err))
+	if err := json.Unmarshal(data, &rep); err != nil {
+		return nil, unknown(creq.Method, fmt.Sprintf("the gateway's reply could not be read (HTTP %d): %v", code, err))
 	}
 	if rep.OK {
 		return rep.Result, nil
 	}
 	if rep.Error == nil {
-		return nil, unknown(creq.Method, fmt.Sprintf("the gateway failed without saying why (HTTP %d)", resp.StatusCode))
+		return nil, unknown(creq.Method, fmt.Sprintf("the gateway failed without saying why (HTTP %d)", code))
 	}
 	e := rep.Error
 	if e.MutationAccepted == nil || *e.MutationAccepted {

@@ -150,6 +150,7 @@ func (r *Router) tryGateway(ctx context.Context, m Method, params json.RawMessag
 		return nil, false, nil
 	}
 	c := NewClient(rec.Socket)
+	defer c.Close()
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	st, err := c.Status(sctx)
 	cancel()
@@ -177,6 +178,7 @@ func (r *Router) callExplicit(ctx context.Context, m Method, params json.RawMess
 		return nil, errs.Usage("invalid_gateway", "invalid gateway address %q", target).WithHint("use unix:PATH")
 	}
 	c := NewClient(path)
+	defer c.Close()
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	st, err := c.Status(sctx)
 	cancel()
@@ -272,6 +274,7 @@ func AcquireExclusive(ctx context.Context, h Home, timeout time.Duration) (*Lock
 		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		_, err := c.Status(sctx)
 		cancel()
+		c.Close()
 		if err == nil {
 			return nil, errs.Refused("gateway_running", "a gateway (pid %d) owns the state in %s", rec.PID, h.Dir).
 				WithHint("stop it first with 'clawkit gateway stop', then run this command again")
