@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -87,18 +89,40 @@ var Default = &Service{}
 // EnvTimeScale divides every research interval and budget duration (poll
 // intervals, wall clock, refresh waits; not the per-request HTTP timeout).
 // It exists for tests and demos against the fake API: 1000 turns a 65-minute
-// budget into 3.9 s. Values below 1 are ignored.
+// budget into 3.9 s. Values below 1 are ignored, and so is the whole setting
+// unless CLAWKIT_GOOGLE_BASE_URL names a loopback host: a scaled poller must
+// never hammer the real provider.
 const EnvTimeScale = "CLAWKIT_RESEARCH_TIME_SCALE"
+
+// timeScale returns the honoured EnvTimeScale factor (1 when unset or not
+// allowed).
+func (s *Service) timeScale() float64 {
+	v := s.getenv(EnvTimeScale)
+	if v == "" {
+		return 1
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < 1 {
+		return 1
+	}
+	u, err := url.Parse(s.getenv(EnvBaseURL))
+	if err != nil {
+		return 1
+	}
+	host := u.Hostname()
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return 1
+	}
+	return f
+}
 
 func (s *Service) budgets() Budgets {
 	b := s.Budgets
 	d := DefaultBudgets
-	if v := s.getenv(EnvTimeScale); v != "" {
-		if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 1 {
-			scale := func(x time.Duration) time.Duration { return time.Duration(float64(x) / f) }
-			d.WallClock, d.FastInterval, d.FastPeriod, d.SlowInterval, d.MaxRefreshWait =
-				scale(d.WallClock), scale(d.FastInterval), scale(d.FastPeriod), scale(d.SlowInterval), scale(d.MaxRefreshWait)
-		}
+	if f := s.timeScale(); f > 1 {
+		scale := func(x time.Duration) time.Duration { return time.Duration(float64(x) / f) }
+		d.WallClock, d.FastInterval, d.FastPeriod, d.SlowInterval, d.MaxRefreshWait =
+			scale(d.WallClock), scale(d.FastInterval), scale(d.FastPeriod), scale(d.SlowInterval), scale(d.MaxRefreshWait)
 	}
 	if b.WallClock <= 0 {
 		b.WallClock = d.WallClock
