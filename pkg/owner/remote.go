@@ -192,22 +192,29 @@ func (c *Client) Call(ctx context.Context, creq CallRequest) (json.RawMessage, e
 		}
 		return nil, unknown(creq.Method, fmt.Sprintf("the connection to the gateway failed after dispatch: %v", err))
 	}
+	return decodeReply(creq.Method, code, data)
+}
+
+// decodeReply classifies a gateway reply body. Only an explicit
+// mutationAccepted:false lets an error keep its own kind; anything else that
+// is not a success is outcome-unknown.
+func decodeReply(method string, code int, data []byte) (json.RawMessage, error) {
 	var rep CallReply
 	if err := json.Unmarshal(data, &rep); err != nil {
-		return nil, unknown(creq.Method, fmt.Sprintf("the gateway's reply could not be read (HTTP %d): %v", code, err))
+		return nil, unknown(method, fmt.Sprintf("the gateway's reply could not be read (HTTP %d): %v", code, err))
 	}
 	if rep.OK {
 		return rep.Result, nil
 	}
 	if rep.Error == nil {
-		return nil, unknown(creq.Method, fmt.Sprintf("the gateway failed without saying why (HTTP %d)", code))
+		return nil, unknown(method, fmt.Sprintf("the gateway failed without saying why (HTTP %d)", code))
 	}
 	e := rep.Error
 	if e.MutationAccepted == nil || *e.MutationAccepted {
 		if errs.Kind(e.Kind) == errs.KindUnknown {
 			return nil, &errs.Error{Kind: errs.KindUnknown, Code: e.Code, Message: e.Message, Hint: e.Hint}
 		}
-		return nil, unknown(creq.Method, fmt.Sprintf("the gateway reported %s: %s", orDefault(e.Code, "an error"), e.Message))
+		return nil, unknown(method, fmt.Sprintf("the gateway reported %s: %s", orDefault(e.Code, "an error"), e.Message))
 	}
 	kind := errs.Kind(e.Kind)
 	if kind < errs.KindFailed || kind > errs.KindUnavailable {
