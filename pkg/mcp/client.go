@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"sync"
 	"time"
@@ -45,9 +44,11 @@ type Options struct {
 	// included.
 	MaxFrameBytes int
 
-	// OnNotification is called, on the reader goroutine, for every server
-	// notification (progress, logging, list changes). It must not block
-	// for long: the server's next message waits for it.
+	// OnNotification is called for every server notification (progress,
+	// logging, list changes) by the goroutine reading stdout at the time:
+	// the client's reader or a caller of Request waiting for its answer.
+	// It must not block for long (the server's next message waits for
+	// it) and must not call Request.
 	OnNotification func(method string, params json.RawMessage)
 	// StderrTee receives a live copy of the server's stderr.
 	StderrTee io.Writer
@@ -103,8 +104,25 @@ type Client struct {
 
 	replies    chan []byte // answers to server requests, written in order
 	readerDone chan struct{}
-	retired    chan struct{}
-	stopping   sync.Once
+
+	// The reader baton (baton.go), under mu.
+	rstate      batonState
+	holder      *call // the caller holding the baton
+	bgWhy       batonWhy
+	bgWake      chan struct{}
+	idle        *time.Timer
+	idleArmed   bool
+	idleDelay   time.Duration // batonIdleDelay; tests lengthen it
+	freeAt      time.Time
+	canDeadline bool
+	// Owned by whoever holds the baton.
+	framer   *LineFramer
+	rbuf     []byte
+	yield    func([]byte) error
+	answered bool
+
+	retired  chan struct{}
+	stopping sync.Once
 
 	initResult json.RawMessage
 	serverInfo Implementation
@@ -141,7 +159,20 @@ func Start(ctx context.Context, opts Options) (*Client, error) {
 		replies:    make(chan []byte, 64),
 		readerDone: make(chan struct{}),
 		retired:    make(chan struct{}),
+		bgWake:     make(chan struct{}, 1),
+		framer:     NewLineFramer(opts.MaxFrameBytes - 1), // the limit includes the LF
+		rbuf:       make([]byte, 64<<10),
+		idleDelay:  batonIdleDelay,
 	}
+	c.yield = c.handleLine
+	// Callers may read for themselves only if a blocked read can be
+	// interrupted.
+	c.canDeadline = proc.Stdout().SetReadDeadline(time.Time{}) == nil
+	c.idle = time.AfterFunc(time.Hour, c.idleTakeover)
+	c.idle.Stop()
+	c.mu.Lock()
+	c.handToBackLocked(whyRead) // until the first caller takes it
+	c.mu.Unlock()
 	go c.readLoop()
 	go c.replyLoop()
 	go c.watchExit()
@@ -274,6 +305,17 @@ func (c *Client) do(ctx context.Context, id int64, method string, params json.Ra
 		return nil, c.retainedFatal().withDelivered(true)
 	}
 
+	if c.tryTakeBaton(cl, timeout) {
+		if res, e, done := c.readFor(ctx, cl, method, onTimeout); done {
+			if e != nil {
+				return nil, e
+			}
+			return res, nil
+		}
+		// stdout failed: the background goroutine decides how the server
+		// ended; wait for the verdict like any other caller.
+	}
+
 	var t *time.Timer
 	var tc <-chan time.Time
 	if timeout > 0 {
@@ -366,6 +408,16 @@ func (c *Client) retire(e *Error) {
 		c.fatal = e
 	}
 	first := c.fatal
+	if !c.closed {
+		// Someone must read on (to EOF, as the background goroutine does
+		// after a retirement); a caller blocked in a read is woken.
+		switch c.rstate {
+		case batonCaller:
+			c.interruptLocked()
+		case batonFree:
+			c.handToBackLocked(whyRead)
+		}
+	}
 	c.closed = true
 	pending := c.pending
 	c.pending = make(map[int64]*call)
@@ -389,33 +441,6 @@ func (c *Client) Stop() (*CleanupResult, error) {
 		return res, err
 	}
 	return res, nil
-}
-
-func (c *Client) readLoop() {
-	defer close(c.readerDone)
-	framer := NewLineFramer(c.opts.MaxFrameBytes - 1) // the limit includes the LF
-	buf := make([]byte, 64<<10)
-	out := c.proc.Stdout()
-	for {
-		n, err := out.Read(buf)
-		if n > 0 {
-			if ferr := framer.Push(buf[:n], c.handleLine); ferr != nil {
-				var fe *FrameError
-				if errors.As(ferr, &fe) {
-					c.retire(protocolErr("frame_too_large", "response exceeded the frame-size limit (%d bytes)", c.opts.MaxFrameBytes))
-				} else if me, ok := ferr.(*Error); ok {
-					c.retire(me)
-				} else {
-					c.retire(protocolErr("malformed_message", "%v", ferr))
-				}
-				return
-			}
-		}
-		if err != nil {
-			c.onStdoutEOF()
-			return
-		}
-	}
 }
 
 func (c *Client) onStdoutEOF() {
@@ -489,9 +514,11 @@ func (c *Client) handleLine(line []byte) error {
 				c.retire(e)
 				return nil
 			}
+			c.answered = true
 			cl.ch <- reply{err: &Error{Class: ClassProtocol, Code: "rpc_error", Message: "the server answered with an error: " + m.Error.Message, RPC: m.Error, Delivered: true}}
 			return nil
 		}
+		c.answered = true
 		cl.ch <- reply{result: m.Result}
 	case kindRequest:
 		var b []byte

@@ -425,3 +425,160 @@ func TestClientPreCancelledContextSendsNothing(t *testing.T) {
 		t.Fatal("a request that was never sent retired the connection")
 	}
 }
+
+// holdBaton makes c's callers read for themselves deterministically: the
+// idle reader never takes over, and a ping (answered through whoever reads
+// now) leaves the baton free.
+func holdBaton(t *testing.T, c *Client) {
+	t.Helper()
+	c.mu.Lock()
+	c.idleDelay = time.Hour
+	c.mu.Unlock()
+	if _, err := c.Request(context.Background(), "ping", nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitReading waits until a caller holds the reader baton.
+func waitReading(t *testing.T, c *Client) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		c.mu.Lock()
+		reading := c.rstate == batonCaller && c.holder != nil
+		c.mu.Unlock()
+		if reading {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no caller took the reader baton")
+		}
+	}
+}
+
+func TestClientCancelInterruptsTheReadingCaller(t *testing.T) {
+	c := start(t, fakeOptions(t, "echo"))
+	holdBaton(t, c)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Request(ctx, "tools/call", callTool("slow", map[string]any{"ms": 30000}))
+		done <- err
+	}()
+	waitReading(t, c)
+	cancel()
+	select {
+	case err := <-done:
+		if me := mcpErr(t, err); me.Code != "cancelled" || !me.Delivered {
+			t.Fatalf("%+v", me)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("cancellation did not interrupt the caller's read")
+	}
+	if c.IsAvailable() {
+		t.Fatal("available after a cancellation")
+	}
+}
+
+func TestClientTimeoutInterruptsTheReadingCaller(t *testing.T) {
+	o := fakeOptions(t, "echo")
+	o.RequestTimeout = 300 * time.Millisecond
+	o.EOFGrace, o.TermGrace = 100*time.Millisecond, 100*time.Millisecond
+	c := start(t, o)
+	holdBaton(t, c)
+	done := make(chan error, 1)
+	t0 := time.Now()
+	go func() {
+		_, err := c.Request(context.Background(), "tools/call", callTool("slow", map[string]any{"ms": 30000}))
+		done <- err
+	}()
+	waitReading(t, c)
+	me := mcpErr(t, <-done)
+	if me.Code != "request_timeout" || !me.Delivered {
+		t.Fatalf("%+v", me)
+	}
+	if el := time.Since(t0); el > 5*time.Second {
+		t.Fatalf("timeout took %v", el)
+	}
+}
+
+func TestClientRetirementInterruptsTheReadingCaller(t *testing.T) {
+	o := fakeOptions(t, "echo")
+	// The server (busy in "slow") ends only at SIGTERM, 3 s after the
+	// retirement: a caller blocked in its read must not wait for that.
+	o.EOFGrace, o.TermGrace = 3*time.Second, 100*time.Millisecond
+	const prompt = 2 * time.Second
+	c := start(t, o)
+	holdBaton(t, c)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Request(context.Background(), "tools/call", callTool("slow", map[string]any{"ms": 30000}))
+		done <- err
+	}()
+	waitReading(t, c)
+	// Another caller's cancellation retires the connection: the reading
+	// caller gets the retained first error at once.
+	ctx, cancel := context.WithCancel(context.Background())
+	other := make(chan error, 1)
+	go func() {
+		_, err := c.Request(ctx, "tools/call", callTool("slow", map[string]any{"ms": 30000}))
+		other <- err
+	}()
+	for {
+		c.mu.Lock()
+		n := len(c.pending)
+		c.mu.Unlock()
+		if n == 2 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	for _, ch := range []chan error{done, other} {
+		select {
+		case err := <-ch:
+			if me := mcpErr(t, err); me.Code != "cancelled" || !me.Delivered {
+				t.Fatalf("%+v", me)
+			}
+		case <-time.After(prompt):
+			t.Fatal("the retirement did not interrupt the reading caller")
+		}
+	}
+	// Stop, too, interrupts a reading caller.
+	c2 := start(t, o)
+	holdBaton(t, c2)
+	go func() {
+		_, err := c2.Request(context.Background(), "tools/call", callTool("slow", map[string]any{"ms": 30000}))
+		done <- err
+	}()
+	waitReading(t, c2)
+	go func() { _, _ = c2.Stop() }()
+	select {
+	case err := <-done:
+		if me := mcpErr(t, err); me.Code != "client_stopped" || !me.Delivered {
+			t.Fatalf("%+v", me)
+		}
+	case <-time.After(prompt):
+		t.Fatal("Stop did not interrupt the reading caller")
+	}
+}
+
+func TestClientServerMessagesWhileNobodyWaits(t *testing.T) {
+	notes := make(chan string, 16)
+	o := fakeOptions(t, "echo")
+	o.OnNotification = func(method string, params json.RawMessage) { notes <- method + " " + string(params) }
+	c := start(t, o)
+	<-notes // the one before the initialize reply
+	if _, err := c.Request(context.Background(), "tools/call", callTool("later", map[string]any{"ms": 50})); err != nil {
+		t.Fatal(err)
+	}
+	// No call is in flight now: the server's ping must still be answered
+	// and its notification delivered.
+	select {
+	case n := <-notes:
+		if !strings.Contains(n, `late-ping`) || !strings.Contains(n, `\"result\":{}`) {
+			t.Fatalf("notification %s", n)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a server request and notification while nobody waits were not handled")
+	}
+}

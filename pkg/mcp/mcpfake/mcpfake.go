@@ -24,7 +24,7 @@ import (
 
 // Modes lists every server mode with what it does; Run's usage text.
 var Modes = map[string]string{
-	"echo":             "well-behaved server: tools echo, add, slow, fail, timeout-coded, crash, notify, env, cwd; answers ping",
+	"echo":             "well-behaved server: tools echo, add, slow, fail, timeout-coded, crash, notify, later, env, cwd; answers ping",
 	"wrong-version":    "answers initialize with protocol version 1999-01-01",
 	"garbage":          "answers every request after the handshake with a line that is not JSON",
 	"oversized":        "answers tools/call with a line of exactly ARG bytes before its LF (default 2 MiB)",
@@ -340,6 +340,21 @@ func (s *server) callTool(m msg) {
 	case "notify":
 		s.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress", "params": map[string]any{"progressToken": "t", "progress": 1}})
 		s.result(m.ID, text("notified"))
+	case "later":
+		// Answer now; ms later, while the client waits for nothing, ping it
+		// and report its answer in a notification.
+		s.result(m.ID, text("later"))
+		go func() {
+			time.Sleep(time.Duration(a.Ms) * time.Millisecond)
+			s.sendRaw(`{"jsonrpc":"2.0","id":"late-ping","method":"ping"}`)
+			answer := "no answer"
+			select {
+			case b := <-s.answers:
+				answer = string(b)
+			case <-time.After(5 * time.Second):
+			}
+			s.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/message", "params": map[string]any{"level": "info", "data": answer}})
+		}()
 	case "cwd":
 		wd, _ := os.Getwd()
 		s.result(m.ID, text(wd))
