@@ -124,37 +124,25 @@ func (s *Service) budgets() Budgets {
 		d.WallClock, d.FastInterval, d.FastPeriod, d.SlowInterval, d.MaxRefreshWait =
 			scale(d.WallClock), scale(d.FastInterval), scale(d.FastPeriod), scale(d.SlowInterval), scale(d.MaxRefreshWait)
 	}
-	if b.WallClock <= 0 {
-		b.WallClock = d.WallClock
-	}
-	if b.MaxPolls <= 0 {
-		b.MaxPolls = d.MaxPolls
-	}
-	if b.FastInterval <= 0 {
-		b.FastInterval = d.FastInterval
-	}
-	if b.FastPeriod <= 0 {
-		b.FastPeriod = d.FastPeriod
-	}
-	if b.SlowInterval <= 0 {
-		b.SlowInterval = d.SlowInterval
-	}
-	if b.Jitter <= 0 {
-		b.Jitter = d.Jitter
-	}
-	if b.RequestTimeout <= 0 {
-		b.RequestTimeout = d.RequestTimeout
-	}
-	if b.MaxCitations <= 0 {
-		b.MaxCitations = d.MaxCitations
-	}
-	if b.RefreshRetries <= 0 {
-		b.RefreshRetries = d.RefreshRetries
-	}
-	if b.MaxRefreshWait <= 0 {
-		b.MaxRefreshWait = d.MaxRefreshWait
-	}
+	// Unset (zero or negative) fields take the defaults.
+	b.WallClock = positiveOr(b.WallClock, d.WallClock)
+	b.MaxPolls = positiveOr(b.MaxPolls, d.MaxPolls)
+	b.FastInterval = positiveOr(b.FastInterval, d.FastInterval)
+	b.FastPeriod = positiveOr(b.FastPeriod, d.FastPeriod)
+	b.SlowInterval = positiveOr(b.SlowInterval, d.SlowInterval)
+	b.Jitter = positiveOr(b.Jitter, d.Jitter)
+	b.RequestTimeout = positiveOr(b.RequestTimeout, d.RequestTimeout)
+	b.MaxCitations = positiveOr(b.MaxCitations, d.MaxCitations)
+	b.RefreshRetries = positiveOr(b.RefreshRetries, d.RefreshRetries)
+	b.MaxRefreshWait = positiveOr(b.MaxRefreshWait, d.MaxRefreshWait)
 	return b
+}
+
+func positiveOr[T int | float64 | time.Duration](v, d T) T {
+	if v <= 0 {
+		return d
+	}
+	return v
 }
 
 func (s *Service) getenv(k string) string {
