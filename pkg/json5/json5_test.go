@@ -104,7 +104,6 @@ func hasNaN(v any) bool {
 	return false
 }
 
-
 func TestDecode(t *testing.T) {
 	var m struct {
 		ID   string   `json:"id"`
