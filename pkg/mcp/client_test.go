@@ -111,19 +111,8 @@ func TestClientAdmissionRejectsOnlyTheNewCall(t *testing.T) {
 			errsCh <- err
 		}()
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		c.mu.Lock()
-		n := len(c.pending)
-		c.mu.Unlock()
-		if n == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("requests never became pending")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitPending(t, c, 2)
+
 	_, err := c.Request(context.Background(), "ping", nil)
 	me := mcpErr(t, err)
 	if me.Code != "too_many_pending" || me.Message != "too many pending requests (limit 2)" || me.Delivered {
@@ -158,15 +147,7 @@ func TestClientCancelRetiresConnectionWithFirstError(t *testing.T) {
 			results <- err
 		}()
 	}
-	for {
-		c.mu.Lock()
-		n := len(c.pending)
-		c.mu.Unlock()
-		if n == 3 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitPending(t, c, 3)
 	cancel()
 	for range 3 {
 		me := mcpErr(t, <-results)
@@ -523,15 +504,7 @@ func TestClientRetirementInterruptsTheReadingCaller(t *testing.T) {
 		_, err := c.Request(ctx, "tools/call", callTool("slow", map[string]any{"ms": 30000}))
 		other <- err
 	}()
-	for {
-		c.mu.Lock()
-		n := len(c.pending)
-		c.mu.Unlock()
-		if n == 2 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitPending(t, c, 2)
 	cancel()
 	for _, ch := range []chan error{done, other} {
 		select {
@@ -580,5 +553,23 @@ func TestClientServerMessagesWhileNobodyWaits(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("a server request and notification while nobody waits were not handled")
+	}
+}
+
+// waitPending waits until c has n requests in flight.
+func waitPending(t *testing.T, c *Client, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c.mu.Lock()
+		got := len(c.pending)
+		c.mu.Unlock()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d requests pending, want %d", got, n)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
