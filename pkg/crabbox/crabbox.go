@@ -160,8 +160,9 @@ func integrityErr(format string, args ...any) *errs.Error {
 }
 
 // hashFile returns the size and SHA-256 of a regular file opened without
-// following a final symlink.
-func hashFile(path string) (int64, string, error) {
+// following a final symlink. buf, if not nil, is the copy buffer (verify
+// --deep reuses one per worker).
+func hashFile(path string, buf []byte) (int64, string, error) {
 	f, err := fsx.OpenNoFollow(path)
 	if err != nil {
 		return 0, "", err
@@ -172,10 +173,10 @@ func hashFile(path string) (int64, string, error) {
 		return 0, "", err
 	}
 	if !st.Mode().IsRegular() {
-		return 0, "", fmt.Errorf("%s is not a regular file", path)
+		return 0, "", fmt.Errorf("not a regular file")
 	}
 	h := sha256.New()
-	n, err := io.Copy(h, f)
+	n, err := io.CopyBuffer(h, f, buf)
 	if err != nil {
 		return 0, "", err
 	}

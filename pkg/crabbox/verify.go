@@ -2,7 +2,6 @@ package crabbox
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -125,7 +124,7 @@ func verifyInstalled(in *Inputs, l Layout, cliVersion string, deep bool) []strin
 	if err := checkPackageJSON(l.PackageDir, m); err != nil {
 		add(filepath.Join(l.PackageDir, "package.json"), "%s", strings.TrimPrefix(err.Error(), "integrity verification failed: "))
 	}
-	n, sum, err := hashFile(l.WorkerArchive)
+	n, sum, err := hashFile(l.WorkerArchive, nil)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		add(l.WorkerArchive, "retained worker archive is missing")
@@ -178,7 +177,7 @@ func verifyDeep(l Layout, rec *Record) []string {
 			defer wg.Done()
 			buf := make([]byte, 256<<10)
 			for j := range jobs {
-				n, sum, err := hashFileBuf(j.abs, buf)
+				n, sum, err := hashFile(j.abs, buf)
 				switch {
 				case errors.Is(err, fs.ErrNotExist):
 					report(j.abs, "missing")
@@ -248,25 +247,4 @@ func verifyDeep(l Layout, rec *Record) []string {
 	})
 	sort.Strings(probs)
 	return probs
-}
-
-func hashFileBuf(path string, buf []byte) (int64, string, error) {
-	f, err := fsx.OpenNoFollow(path)
-	if err != nil {
-		return 0, "", err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return 0, "", err
-	}
-	if !st.Mode().IsRegular() {
-		return 0, "", fmt.Errorf("is not a regular file")
-	}
-	h := sha256.New()
-	n, err := io.CopyBuffer(h, f, buf)
-	if err != nil {
-		return 0, "", err
-	}
-	return n, hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -139,42 +139,23 @@ func registerCore(r *owner.Registry) {
 		if err != nil {
 			return nil, err
 		}
-		cfg, err := config.Load(env.Home)
-		if err != nil {
-			return nil, err
-		}
 		var v any
 		if err := json.Unmarshal(p.Value, &v); err != nil {
 			return nil, errs.Usage("bad_params", "malformed value: %v", err)
 		}
-		if err := cfg.Set(p.Path, v); err != nil {
-			return nil, err
-		}
-		if err := env.Scope.AssertCurrent(); err != nil {
-			return nil, err
-		}
-		return map[string]any{"path": p.Path, "value": v}, cfg.Save()
+		return editConfig(env, func(cfg *config.Config) (any, bool, error) {
+			return map[string]any{"path": p.Path, "value": v}, true, cfg.Set(p.Path, v)
+		})
 	}})
 	r.Register(owner.Method{Name: "config.unset", Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 		p, err := decode[ConfigParams](raw)
 		if err != nil {
 			return nil, err
 		}
-		cfg, err := config.Load(env.Home)
-		if err != nil {
-			return nil, err
-		}
-		removed, err := cfg.Unset(p.Path)
-		if err != nil {
-			return nil, err
-		}
-		if !removed {
-			return map[string]any{"path": p.Path, "removed": false}, nil
-		}
-		if err := env.Scope.AssertCurrent(); err != nil {
-			return nil, err
-		}
-		return map[string]any{"path": p.Path, "removed": true}, cfg.Save()
+		return editConfig(env, func(cfg *config.Config) (any, bool, error) {
+			removed, err := cfg.Unset(p.Path)
+			return map[string]any{"path": p.Path, "removed": removed}, removed, err
+		})
 	}})
 
 	r.Register(owner.Method{Name: "state.backup", Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
@@ -221,4 +202,21 @@ func editCredentials(env *owner.Env, change func(*auth.Store) (auth.Public, erro
 		return nil, err
 	}
 	return pub, nil
+}
+
+// editConfig loads the config, applies change, and — when it changed
+// something — checks the owner fence right before the file is replaced.
+func editConfig(env *owner.Env, change func(*config.Config) (res any, changed bool, err error)) (any, error) {
+	cfg, err := config.Load(env.Home)
+	if err != nil {
+		return nil, err
+	}
+	res, changed, err := change(cfg)
+	if err != nil || !changed {
+		return res, err
+	}
+	if err := env.Scope.AssertCurrent(); err != nil {
+		return nil, err
+	}
+	return res, cfg.Save()
 }
