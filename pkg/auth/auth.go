@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -18,6 +17,9 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
 )
+
+// maxFileBytes bounds credentials.json (a few profiles of short secrets).
+const maxFileBytes = 4 << 20
 
 // FileName is the credentials file's name inside the home.
 const FileName = "credentials.json"
@@ -77,7 +79,7 @@ type Store struct {
 func Load(home string) (*Store, error) {
 	path := filepath.Join(home, FileName)
 	s := &Store{path: path, profiles: map[string]Profile{}}
-	data, err := os.ReadFile(path)
+	data, err := fsx.ReadRegular(path, maxFileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
 	}

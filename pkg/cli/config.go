@@ -57,7 +57,11 @@ func (c *ConfigSetCmd) Run(ctx context.Context, env *Env) error {
 	if _, err := config.SplitPath(c.Path); err != nil {
 		return err
 	}
-	raw, err := json.Marshal(config.ParseValue(c.Value))
+	v, err := config.ParseValue(c.Value)
+	if err != nil {
+		return err
+	}
+	raw, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}

@@ -10,9 +10,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
-	"os"
+	"unicode/utf8"
 	"path/filepath"
+	"reflect"
 	"strings"
 
 	"github.com/clawkit/clawkit/pkg/errs"
@@ -21,6 +23,9 @@ import (
 
 // FileName is the config file's name inside the home.
 const FileName = "config.json"
+
+// MaxBytes bounds config.json: it is read whole on every stateful command.
+const MaxBytes = 16 << 20
 
 // Config is the decoded document. The root is always a JSON object.
 type Config struct {
@@ -36,15 +41,32 @@ func Load(home string) (*Config, error) {
 // LoadFile reads a config file at path. A missing file is an empty config.
 func LoadFile(path string) (*Config, error) {
 	c := &Config{Path: path, Root: map[string]any{}}
-	data, err := os.ReadFile(path)
+	data, err := fsx.ReadRegular(path, MaxBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return c, nil
 	}
 	if err != nil {
-		return nil, errs.Failed("config_unreadable", "cannot read %s: %v", path, err)
+		return nil, errs.Failed("config_unreadable", "cannot read %s: %v", path, err).
+			WithHint("config.json must be a regular file of at most %d bytes", MaxBytes)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return c, nil
+	}
+	// encoding/json would silently turn invalid UTF-8 into U+FFFD, and the
+	// next save would then rewrite the user's bytes: refuse instead.
+	if !utf8.Valid(data) {
+		off := int64(len(data))
+		for i := 0; i < len(data); {
+			r, n := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && n <= 1 {
+				off = int64(i)
+				break
+			}
+			i += n
+		}
+		line, col := lineCol(data, off)
+		return nil, errs.Failed("invalid_config", "%s: invalid UTF-8 at offset %d (line %d, column %d)", path, off, line, col).
+			WithHint("fix the file by hand; clawkit never rewrites a config it cannot parse")
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -158,22 +180,44 @@ func (c *Config) Decode(path string, dst any) (bool, error) {
 		return true, err
 	}
 	if err := json.Unmarshal(b, dst); err != nil {
-		return true, errs.Failed("invalid_config", "%s: %s has the wrong shape: %v", c.Path, path, err).
-			WithHint("fix it with clawkit config set %s VALUE", path)
+		return true, errs.Failed("invalid_config", "%s: %s holds %s where %s was expected", c.Path, path, shapeOf(v), shapeOfType(dst)).
+			WithHint("fix it with 'clawkit config set %s VALUE'", path)
 	}
 	return true, nil
 }
 
 // ParseValue parses a command-line value: JSON when it parses, else the
-// literal string.
-func ParseValue(s string) any {
+// literal string. A value that starts like a JSON object, array or string
+// ({, [ or ") but does not parse is refused rather than stored as a string:
+// a missing brace is a typo, and storing it would only move the error to
+// the next reader.
+func ParseValue(s string) (any, error) {
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err == nil && !dec.More() {
-		return v
+	err := dec.Decode(&v)
+	trailing := err == nil && strings.TrimSpace(s[dec.InputOffset():]) != ""
+	if err == nil && !trailing {
+		return v, nil
 	}
-	return s
+	t := strings.TrimLeft(s, " \t\r\n")
+	if t == "" || !strings.ContainsRune(`{["`, rune(t[0])) {
+		return s, nil
+	}
+	off := int64(len(s))
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		off = max(se.Offset-1, 0)
+	case err == nil:
+		off = dec.InputOffset() + int64(len(s[dec.InputOffset():])-len(strings.TrimLeft(s[dec.InputOffset():], " \t\r\n")))
+		err = errors.New("trailing data after the value")
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		err = errors.New("unexpected end of the value")
+	}
+	_, col := lineCol([]byte(s), off)
+	return nil, errs.Usage("invalid_config_value", "the value looks like JSON but does not parse at column %d: %v", col, err).
+		WithHint("fix the JSON, or quote it as a JSON string (e.g. '\"{x\"') to store the text itself")
 }
 
 // Set stores v at path, creating intermediate objects.
@@ -249,4 +293,49 @@ func Format(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// shapeOf names the JSON shape of a decoded value for error messages.
+func shapeOf(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case json.Number, float64, int, int64:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("a %T", v)
+}
+
+// shapeOfType names the JSON shape a Go destination expects.
+func shapeOfType(dst any) string {
+	t := reflect.TypeOf(dst)
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return "a value"
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "a value of another shape"
 }

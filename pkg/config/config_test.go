@@ -1,8 +1,10 @@
 package config
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -15,10 +17,10 @@ func TestSetGetUnset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Set("a.b.c", ParseValue("true")); err != nil {
+	if err := c.Set("a.b.c", mustParse(t, "true")); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Set("a.s", ParseValue("hello world")); err != nil {
+	if err := c.Set("a.s", mustParse(t, "hello world")); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Save(); err != nil {
@@ -81,4 +83,67 @@ func FuzzLoad(f *testing.F) {
 			t.Fatal("nil root")
 		}
 	})
+}
+
+func mustParse(t *testing.T, s string) any {
+	t.Helper()
+	v, err := ParseValue(s)
+	if err != nil {
+		t.Fatalf("ParseValue(%q): %v", s, err)
+	}
+	return v
+}
+
+func TestParseValueRefusesBrokenJSON(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		col  string
+		want any
+	}{
+		{`{"x":1`, "column 7", nil},
+		{`[1,2`, "column 5", nil},
+		{`"abc`, "column 5", nil},
+		{`{"x":1}}`, "column 8", nil},
+		{` {bad}`, "column 3", nil},
+		{`hello`, "", "hello"},
+		{`12abc`, "", "12abc"},
+		{`"quoted"`, "", "quoted"},
+		{`{"x":1}`, "", map[string]any{"x": json.Number("1")}},
+	} {
+		v, err := ParseValue(tc.in)
+		if tc.col != "" {
+			if errs.CodeOf(err) != "invalid_config_value" || errs.KindOf(err) != errs.KindUsage || !strings.Contains(err.Error(), tc.col) {
+				t.Errorf("ParseValue(%q) = %v, %v; want invalid_config_value at %s", tc.in, v, err, tc.col)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(v, tc.want) {
+			t.Errorf("ParseValue(%q) = %#v, %v; want %#v", tc.in, v, err, tc.want)
+		}
+	}
+}
+
+func TestLoadRefusesInvalidUTF8(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, FileName)
+	orig := []byte("{\"a\": \"x\xffy\"}\n")
+	if err := os.WriteFile(p, orig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(dir)
+	if errs.CodeOf(err) != "invalid_config" || !strings.Contains(err.Error(), "invalid UTF-8 at offset 8") {
+		t.Fatalf("Load = %v; want invalid_config at offset 8", err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != string(orig) {
+		t.Fatalf("file changed: %q", b)
+	}
+}
+
+func TestDecodeNamesKeyAndShape(t *testing.T) {
+	c := &Config{Path: "config.json", Root: map[string]any{"a": map[string]any{"b": "{\"x\":1"}}}
+	var dst map[string]any
+	_, err := c.Decode("a.b", &dst)
+	if err == nil || !strings.Contains(err.Error(), "a.b holds a string where an object was expected") {
+		t.Fatalf("Decode = %v", err)
+	}
 }

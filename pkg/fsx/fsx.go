@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/google/renameio/v2"
+	"github.com/rogpeppe/go-internal/lockedfile"
 )
 
 // WriteFile atomically replaces path with data (mode perm).
@@ -218,6 +219,46 @@ func OpenNoFollow(path string) (*os.File, error) {
 	return openNoFollow(path)
 }
 
+// ErrNotRegular is returned by OpenRegular and ReadRegular for anything but
+// a regular file (a FIFO, a device, a socket, a directory).
+var ErrNotRegular = errors.New("not a regular file")
+
+// OpenRegular opens a regular file for reading without following a final
+// symlink and without ever blocking in open(2); anything else is refused
+// with ErrNotRegular. Every input path a user names goes through it (or
+// ReadRegular), so a FIFO given as a manifest cannot hang a command.
+func OpenRegular(path string) (*os.File, error) {
+	f, err := OpenNoFollow(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is %s: %w", path, describeMode(st.Mode()), ErrNotRegular)
+	}
+	return f, nil
+}
+
+func describeMode(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	default:
+		return "not a regular file"
+	}
+}
+
 // ErrTooLarge is returned by ReadRegular when a file exceeds its limit.
 var ErrTooLarge = errors.New("file too large")
 
@@ -225,18 +266,11 @@ var ErrTooLarge = errors.New("file too large")
 // final symlink. It reads at most max+1 bytes, so a file that grows while
 // being read is still refused rather than read without bound.
 func ReadRegular(path string, max int64) ([]byte, error) {
-	f, err := OpenNoFollow(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, err
@@ -245,4 +279,23 @@ func ReadRegular(path string, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s is larger than %d bytes: %w", path, max, ErrTooLarge)
 	}
 	return b, nil
+}
+
+// LockSuffix names the lock file that serialises edits of a shared file.
+const LockSuffix = ".lock"
+
+// EditLocked runs edit while holding an exclusive lock on path+LockSuffix
+// (lockedfile: flock on Unix). Every read-modify-write of a shared file
+// (config.json, credentials.json) goes through it, so that two writers —
+// goroutines of one gateway, or two processes — never both read the old
+// content and the second rename silently drops the first one's change.
+// The lock file is left in place: removing it would let a waiter lock an
+// unlinked inode while a newcomer locks a fresh one.
+func EditLocked(path string, edit func() error) error {
+	unlock, err := lockedfile.MutexAt(path + LockSuffix).Lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return edit()
 }

@@ -7,7 +7,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -137,4 +141,76 @@ func FuzzCheckRel(f *testing.F) {
 			t.Fatalf("accepted %q escapes or collapses: %q %v", rel, p, err)
 		}
 	})
+}
+
+// A FIFO with no writer must be refused at once, not block in open(2).
+func TestOpenRegularRefusesFIFOWithoutBlocking(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := ReadRegular(p, 1<<20)
+		done <- err
+	}()
+	err := <-done // a blocking open would hang here and the test would time out
+	if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "named pipe") {
+		t.Fatalf("ReadRegular(fifo) = %v; want ErrNotRegular naming the pipe", err)
+	}
+	if _, err := OpenRegular(t.TempDir()); !errors.Is(err, ErrNotRegular) {
+		t.Fatalf("OpenRegular(dir) = %v", err)
+	}
+	f, err := OpenNoFollow(p)
+	if err != nil {
+		t.Fatalf("OpenNoFollow(fifo) = %v", err)
+	}
+	f.Close()
+}
+
+// Regular files opened through the non-blocking path read normally.
+func TestReadRegularReadsFiles(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte("hello"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, err := ReadRegular(p, 5)
+	if err != nil || string(b) != "hello" {
+		t.Fatalf("ReadRegular = %q, %v", b, err)
+	}
+	if _, err := ReadRegular(p, 4); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("over the limit: %v", err)
+	}
+}
+
+// EditLocked serialises read-modify-write cycles: every increment survives.
+func TestEditLockedSerialisesEdits(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "counter")
+	if err := os.WriteFile(p, []byte("0"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const n = 40
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := EditLocked(p, func() error {
+				b, err := os.ReadFile(p)
+				if err != nil {
+					return err
+				}
+				v, _ := strconv.Atoi(string(b))
+				runtime.Gosched()
+				return WriteFile(p, []byte(strconv.Itoa(v+1)), 0o600)
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if b, _ := os.ReadFile(p); string(b) != strconv.Itoa(n) {
+		t.Fatalf("counter = %s, want %d", b, n)
+	}
 }

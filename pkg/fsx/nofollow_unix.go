@@ -8,10 +8,28 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// openNoFollow opens path read-only without following a final symlink and
+// without blocking: a FIFO or a character device given where a file was
+// expected would otherwise block open(2) (a FIFO waits for a writer) and
+// the command would ignore SIGTERM while it waits. Regular files get their
+// blocking mode back, so reads behave as usual; anything else keeps
+// O_NONBLOCK, so a caller that reads it anyway sees EOF or EAGAIN instead
+// of hanging.
 func openNoFollow(path string) (*os.File, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFREG {
+		if err := unix.SetNonblock(fd, false); err != nil {
+			unix.Close(fd)
+			return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		}
 	}
 	return os.NewFile(uintptr(fd), path), nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/auth"
 	"github.com/clawkit/clawkit/pkg/config"
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/store"
 )
@@ -185,38 +186,55 @@ func registerCore(r *owner.Registry) {
 }
 
 // editCredentials loads the credentials file, applies change, checks the
-// owner fence right before the file is replaced, and saves it.
-func editCredentials(env *owner.Env, change func(*auth.Store) (auth.Public, error)) (any, error) {
-	s, err := auth.Load(env.Home)
-	if err != nil {
-		return nil, err
-	}
-	pub, err := change(s)
-	if err != nil {
-		return nil, err
-	}
-	if err := env.Scope.AssertCurrent(); err != nil {
-		return nil, err
-	}
-	if err := s.Save(); err != nil {
-		return nil, err
-	}
-	return pub, nil
+// owner fence right before the file is replaced, and saves it — all under
+// the file's edit lock, so concurrent handlers never lose each other's
+// profiles.
+func editCredentials(env *owner.Env, change func(*auth.Store) (auth.Public, error)) (res any, err error) {
+	err = fsx.EditLocked(filepath.Join(env.Home, auth.FileName), func() error {
+		s, err := auth.Load(env.Home)
+		if err != nil {
+			return err
+		}
+		pub, err := change(s)
+		if err != nil {
+			return err
+		}
+		if err := env.Scope.AssertCurrent(); err != nil {
+			return err
+		}
+		if err := s.Save(); err != nil {
+			return err
+		}
+		res = pub
+		return nil
+	})
+	return res, err
 }
 
 // editConfig loads the config, applies change, and — when it changed
 // something — checks the owner fence right before the file is replaced.
-func editConfig(env *owner.Env, change func(*config.Config) (res any, changed bool, err error)) (any, error) {
-	cfg, err := config.Load(env.Home)
-	if err != nil {
-		return nil, err
-	}
-	res, changed, err := change(cfg)
-	if err != nil || !changed {
-		return res, err
-	}
-	if err := env.Scope.AssertCurrent(); err != nil {
-		return nil, err
-	}
-	return res, cfg.Save()
+// The whole load-change-save runs under the config's edit lock: without
+// it, 20 concurrent `config set` calls through one gateway kept only some
+// of their keys while all of them exited 0.
+func editConfig(env *owner.Env, change func(*config.Config) (res any, changed bool, err error)) (res any, err error) {
+	err = fsx.EditLocked(filepath.Join(env.Home, config.FileName), func() error {
+		cfg, err := config.Load(env.Home)
+		if err != nil {
+			return err
+		}
+		r, changed, err := change(cfg)
+		if err != nil {
+			return err
+		}
+		res = r
+		if !changed {
+			return nil
+		}
+		if err := env.Scope.AssertCurrent(); err != nil {
+			res = nil
+			return err
+		}
+		return cfg.Save()
+	})
+	return res, err
 }

@@ -169,12 +169,19 @@ func (s *Store) UpdateSession(ctx context.Context, agentID, key, action string, 
 		} else {
 			retryAfterMs = 0
 		}
-		q, args = `UPDATE sessions SET status = ?, retry_after_ms = ?, updated_at = ? WHERE agent_id = ? AND session_key = ?`, []any{status, retryAfterMs, ts, agentID, key}
+		// The revoked check is repeated inside the statement: a revoke that
+		// lands between the read above and this write must not be undone.
+		q, args = `UPDATE sessions SET status = ?, retry_after_ms = ?, updated_at = ? WHERE agent_id = ? AND session_key = ? AND status <> 'revoked'`, []any{status, retryAfterMs, ts, agentID, key}
 	default:
 		return cur, errs.Usage("invalid_action", "unknown session action %q", action)
 	}
-	if _, err := s.db.ExecContext(ctx, s.Rebind(q), args...); err != nil {
+	res, err := s.db.ExecContext(ctx, s.Rebind(q), args...)
+	if err != nil {
 		return cur, errs.Failed("store_error", "cannot update session: %v", err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return cur, errs.Refused("session_revoked", "session %s of agent %s is revoked", key, agentID).
+			WithHint("revocation is permanent; create a new session")
 	}
 	return s.GetSession(ctx, agentID, key)
 }
