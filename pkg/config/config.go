@@ -12,10 +12,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"unicode/utf8"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
