@@ -124,14 +124,22 @@ func ValidateID(id string) error {
 	return nil
 }
 
-// Add inserts a profile; an existing id is refused unless replace is set.
-func (s *Store) Add(p Profile, replace bool) error {
-	if err := ValidateID(p.ID); err != nil {
+// CheckNew validates a new profile's id and secret without a store.
+func CheckNew(id, secret string) error {
+	if err := ValidateID(id); err != nil {
 		return err
 	}
-	if strings.TrimSpace(p.Secret) == "" {
-		return errs.Usage("empty_secret", "the credential for %s is empty", p.ID).
+	if strings.TrimSpace(secret) == "" {
+		return errs.Usage("empty_secret", "the credential for %s is empty", id).
 			WithHint("pass a non-empty key with --api-key-env VAR or on stdin")
+	}
+	return nil
+}
+
+// Add inserts a profile; an existing id is refused unless replace is set.
+func (s *Store) Add(p Profile, replace bool) error {
+	if err := CheckNew(p.ID, p.Secret); err != nil {
+		return err
 	}
 	if _, ok := s.profiles[p.ID]; ok && !replace {
 		return errs.Failed("profile_exists", "auth profile %s already exists", p.ID).

@@ -61,14 +61,56 @@ func decode[T any](params json.RawMessage) (T, error) {
 	return v, nil
 }
 
+// admitWith turns a parameter check into a Method.Admit.
+func admitWith[T any](check func(T) error) func(string, json.RawMessage) error {
+	return func(_ string, raw json.RawMessage) error {
+		p, err := decode[T](raw)
+		if err != nil {
+			return err
+		}
+		return check(p)
+	}
+}
+
+func checkAuthAdd(p AuthAddParams) error {
+	if p.Provider != "google" {
+		return errs.Usage("unknown_provider", "unknown provider %q", p.Provider).WithHint("supported: google")
+	}
+	if p.Kind != auth.KindAPIKey && p.Kind != auth.KindOAuth {
+		return errs.Usage("unknown_kind", "unknown credential kind %q", p.Kind).WithHint("use api-key or oauth")
+	}
+	return auth.CheckNew(p.ID, p.Secret)
+}
+
+func checkBackup(p BackupParams) error {
+	if !filepath.IsAbs(p.Path) {
+		return errs.Usage("bad_params", "backup path must be absolute")
+	}
+	if fi, err := os.Stat(filepath.Dir(p.Path)); err != nil || !fi.IsDir() {
+		return errs.Failed("backup_dir_missing", "the folder of %s does not exist", p.Path).WithHint("create it first")
+	}
+	return nil
+}
+
+func checkConfigPath(p ConfigParams) error {
+	_, err := config.SplitPath(p.Path)
+	return err
+}
+
 func registerCore(r *owner.Registry) {
 	sess := func(name string, write bool, f func(ctx context.Context, env *owner.Env, p SessionParams) (any, error)) {
-		r.Register(owner.Method{Name: name, Write: write, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+		check := func(p SessionParams) error {
+			if name == "session.list" {
+				return nil
+			}
+			return store.ValidateIDs(p.AgentID, p.SessionKey)
+		}
+		r.Register(owner.Method{Name: name, Write: write, Admit: admitWith(check), Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 			p, err := decode[SessionParams](raw)
 			if err != nil {
 				return nil, err
 			}
-			if err := store.ValidateIDs(p.AgentID, p.SessionKey); err != nil && name != "session.list" {
+			if err := check(p); err != nil {
 				return nil, err
 			}
 			return f(ctx, env, p)
@@ -95,16 +137,13 @@ func registerCore(r *owner.Registry) {
 		})
 	}
 
-	r.Register(owner.Method{Name: "auth.add", Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+	r.Register(owner.Method{Name: "auth.add", Write: true, Admit: admitWith(checkAuthAdd), Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 		p, err := decode[AuthAddParams](raw)
 		if err != nil {
 			return nil, err
 		}
-		if p.Provider != "google" {
-			return nil, errs.Usage("unknown_provider", "unknown provider %q", p.Provider).WithHint("supported: google")
-		}
-		if p.Kind != auth.KindAPIKey && p.Kind != auth.KindOAuth {
-			return nil, errs.Usage("unknown_kind", "unknown credential kind %q", p.Kind).WithHint("use api-key or oauth")
+		if err := checkAuthAdd(p); err != nil {
+			return nil, err
 		}
 		prof := auth.Profile{ID: p.ID, Provider: p.Provider, Kind: p.Kind, Secret: p.Secret, CreatedAt: env.Now().UTC().Truncate(time.Second)}
 		return editCredentials(env, func(s *auth.Store) (auth.Public, error) {
@@ -135,7 +174,7 @@ func registerCore(r *owner.Registry) {
 		})
 	}})
 
-	r.Register(owner.Method{Name: "config.set", Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+	r.Register(owner.Method{Name: "config.set", Write: true, Admit: admitWith(checkConfigPath), Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 		p, err := decode[ConfigParams](raw)
 		if err != nil {
 			return nil, err
@@ -148,7 +187,7 @@ func registerCore(r *owner.Registry) {
 			return map[string]any{"path": p.Path, "value": v}, true, cfg.Set(p.Path, v)
 		})
 	}})
-	r.Register(owner.Method{Name: "config.unset", Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+	r.Register(owner.Method{Name: "config.unset", Write: true, Admit: admitWith(checkConfigPath), Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 		p, err := decode[ConfigParams](raw)
 		if err != nil {
 			return nil, err
@@ -159,16 +198,13 @@ func registerCore(r *owner.Registry) {
 		})
 	}})
 
-	r.Register(owner.Method{Name: "state.backup", Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+	r.Register(owner.Method{Name: "state.backup", Write: true, Admit: admitWith(checkBackup), Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 		p, err := decode[BackupParams](raw)
 		if err != nil {
 			return nil, err
 		}
-		if !filepath.IsAbs(p.Path) {
-			return nil, errs.Usage("bad_params", "backup path must be absolute")
-		}
-		if fi, err := os.Stat(filepath.Dir(p.Path)); err != nil || !fi.IsDir() {
-			return nil, errs.Failed("backup_dir_missing", "the folder of %s does not exist", p.Path).WithHint("create it first")
+		if err := checkBackup(p); err != nil {
+			return nil, err
 		}
 		if err := env.Scope.AssertCurrent(); err != nil {
 			return nil, err

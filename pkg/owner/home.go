@@ -23,7 +23,12 @@ import (
 )
 
 // Home names the files of a clawkit home.
-type Home struct{ Dir string }
+type Home struct {
+	Dir string
+	// Default is true when Dir is the XDG default rather than a folder the
+	// user named; only then may Ensure create missing parents.
+	Default bool
+}
 
 func (h Home) path(name string) string { return filepath.Join(h.Dir, name) }
 
@@ -46,7 +51,8 @@ func (h Home) DB() string { return h.path("state.db") }
 // folded into it), else $XDG_STATE_HOME/clawkit, else ~/.local/state/clawkit.
 func ResolveHome(flag string, getenv func(string) string) (Home, error) {
 	dir := flag
-	if dir == "" {
+	def := dir == ""
+	if def {
 		if x := getenv("XDG_STATE_HOME"); x != "" {
 			dir = filepath.Join(x, "clawkit")
 		} else {
@@ -65,7 +71,7 @@ func ResolveHome(flag string, getenv func(string) string) (Home, error) {
 	if err != nil {
 		return Home{}, errs.Usage("bad_home", "invalid home %q: %v", dir, err)
 	}
-	return Home{Dir: abs}, nil
+	return Home{Dir: abs, Default: def}, nil
 }
 
 // Exists reports whether the home folder exists (and is a folder).
@@ -85,21 +91,31 @@ func (h Home) Exists() (bool, error) {
 }
 
 // Ensure creates the home with mode 0700 on first mutating use and checks
-// that it is a writable folder.
+// that it is a writable folder. A home the user named (--home,
+// CLAWKIT_HOME) is created as one folder: a typo in a parent path must not
+// silently build a tree somewhere unexpected. Only the XDG default may
+// create its missing parents (~/.local/state on a fresh account).
 func (h Home) Ensure() error {
 	ok, err := h.Exists()
-	if err != nil {
+	if err != nil || ok {
 		return err
 	}
-	if !ok {
-		if err := os.MkdirAll(filepath.Dir(h.Dir), 0o755); err != nil {
+	parent := filepath.Dir(h.Dir)
+	if h.Default {
+		if err := os.MkdirAll(parent, 0o700); err != nil {
 			return errs.Failed("home_unusable", "cannot create home %s: %v", h.Dir, err).
 				WithHint("pass --home DIR pointing at a writable place")
 		}
-		if err := os.Mkdir(h.Dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-			return errs.Failed("home_unusable", "cannot create home %s: %v", h.Dir, err).
-				WithHint("pass --home DIR pointing at a writable place")
-		}
+	} else if fi, err := os.Stat(parent); errors.Is(err, fs.ErrNotExist) {
+		return errs.Usage("home_parent_missing", "cannot create home %s: its parent folder %s does not exist", h.Dir, parent).
+			WithHint("create the parent first (mkdir -p %s), or pass --home a folder inside an existing one", parent)
+	} else if err != nil || !fi.IsDir() {
+		return errs.Failed("home_unusable", "cannot create home %s: %s is not a usable folder", h.Dir, parent).
+			WithHint("pass --home DIR pointing at a writable place")
+	}
+	if err := os.Mkdir(h.Dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return errs.Failed("home_unusable", "cannot create home %s: %v", h.Dir, err).
+			WithHint("pass --home DIR pointing at a writable place")
 	}
 	return nil
 }

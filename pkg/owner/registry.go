@@ -33,6 +33,12 @@ type Method struct {
 	// create the home or the database.
 	Write   bool
 	Handler Handler
+	// Admit, when set, checks a write call's parameters and preconditions
+	// (read-only: config, credentials) before the offline executor creates
+	// the home or the database, so a command refused up front leaves
+	// nothing behind. The handler still checks everything itself: Admit
+	// only moves the refusal earlier.
+	Admit func(home string, params json.RawMessage) error
 }
 
 // Registry is the one table of operations both executors run.

@@ -87,6 +87,9 @@ func (r *Router) call(ctx context.Context, m Method, params json.RawMessage) (js
 			// Read-only on a fresh home: nothing to own, nothing to create.
 			return r.runLocal(ctx, m, params, nil)
 		}
+		if err := admit(m, r.Home, params); err != nil {
+			return nil, err
+		}
 		if err := r.Home.Ensure(); err != nil {
 			return nil, err
 		}
@@ -199,6 +202,9 @@ func scopesOf(m Method) []string {
 // runLocal is the offline executor: the operation runs in this process
 // under lock (nil only for a read-only call on a home that does not exist).
 func (r *Router) runLocal(ctx context.Context, m Method, params json.RawMessage, lock *Lock) (json.RawMessage, error) {
+	if err := admit(m, r.Home, params); err != nil {
+		return nil, err
+	}
 	st, err := OpenStore(ctx, r.Home, !m.Write)
 	if err != nil {
 		return nil, err
@@ -215,6 +221,18 @@ func (r *Router) runLocal(ctx context.Context, m Method, params json.RawMessage,
 	}
 	env := NewEnv(r.Home.Dir, st, fence, r.Now, r.Progress, false)
 	return Invoke(ctx, m, env, params)
+}
+
+// admit runs a write method's Admit check (before the home or database is
+// created).
+func admit(m Method, h Home, params json.RawMessage) error {
+	if m.Admit == nil || !m.Write {
+		return nil
+	}
+	if len(params) == 0 {
+		params = json.RawMessage("{}")
+	}
+	return m.Admit(h.Dir, params)
 }
 
 // Invoke runs a handler and encodes its result; both executors use it.
