@@ -1,8 +1,11 @@
 # clawkit — build, test, bench, fuzz, demo.
 GO ?= go
 BIN ?= bin/clawkit
+# pipefail: `go test -json | testsum` must fail when go test does.
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 
-.PHONY: build test vet peers bench fuzz demo clean
+.PHONY: build test vet peers bench fuzz demo clean stress-test
 
 # Static (no cgo: the SQLite driver is pure Go), stamped with the VCS
 # revision that `clawkit version` reports.
@@ -15,8 +18,16 @@ vet:
 # The README's test command: vet plus every unit test, fuzz seed corpus and
 # testscript. Tests that need the npm peers are skipped unless peers/ is
 # installed (make peers); in CI a missing peer fails instead.
+# The output is go test's own result lines plus, at the end, every skipped
+# test grouped by reason and one line "tests: N passed, N failed, N skipped".
 test: vet
-	$(GO) test -count=1 ./...
+	$(GO) build -o bin/testsum ./scripts/testsum
+	$(GO) test -count=1 -json ./... | bin/testsum
+
+# make test five times in a row while two CPU burners keep both cores busy:
+# proves the suite does not depend on winning races (not part of make test).
+stress-test:
+	scripts/stress-test.sh
 
 peers:
 	cd peers && npm ci --ignore-scripts --no-audit --no-fund

@@ -1,0 +1,132 @@
+// Command testsum reads `go test -json` on stdin and prints what `go test`
+// would print (package result lines, the output of failed tests, build
+// errors), then a summary of skipped tests grouped by reason and one
+// closing line "tests: N passed, N failed, N skipped". It exits 1 when any
+// test or package failed, so `make test` stays red on a failure even
+// without pipefail.
+//
+// Why: plain `go test ./...` prints only "ok" lines, so tests skipped for
+// a missing peer (or for running as root) went unnoticed.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+type event struct {
+	Action  string
+	Package string
+	Test    string
+	Output  string
+}
+
+// fileLine strips the "    file_test.go:12: " prefix of a t.Log line.
+var fileLine = regexp.MustCompile(`^\s*[\w.-]+\.go:\d+: `)
+
+func main() {
+	os.Exit(run(os.Stdin, os.Stdout))
+}
+
+func run(in io.Reader, out io.Writer) int {
+	type key struct{ pkg, test string }
+	outputs := map[key][]string{}
+	var passed, failed, skipped int
+	reasons := map[string][]string{}
+	pkgFailed := false
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		var ev event
+		if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &ev) != nil {
+			fmt.Fprintln(out, string(line)) // build errors and anything not JSON
+			continue
+		}
+		k := key{ev.Package, ev.Test}
+		switch ev.Action {
+		case "output", "build-output":
+			if ev.Test == "" {
+				// Package-level lines: keep go test's own result lines.
+				o := ev.Output
+				if strings.HasPrefix(o, "ok  ") || strings.HasPrefix(o, "FAIL") || strings.HasPrefix(o, "?   ") ||
+					strings.HasPrefix(o, "panic:") || ev.Action == "build-output" || strings.HasPrefix(o, "# ") {
+					fmt.Fprint(out, o)
+				} else {
+					outputs[k] = append(outputs[k], o)
+				}
+				continue
+			}
+			outputs[k] = append(outputs[k], ev.Output)
+		case "pass":
+			if ev.Test != "" {
+				passed++
+			}
+			delete(outputs, k)
+		case "skip":
+			if ev.Test != "" {
+				skipped++
+				r := skipReason(outputs[k])
+				reasons[r] = append(reasons[r], ev.Package[strings.LastIndex(ev.Package, "/")+1:]+"."+ev.Test)
+			}
+			delete(outputs, k)
+		case "fail":
+			if ev.Test != "" {
+				failed++
+				fmt.Fprint(out, strings.Join(outputs[k], ""))
+			} else {
+				pkgFailed = true
+				fmt.Fprint(out, strings.Join(outputs[k], ""))
+			}
+			delete(outputs, k)
+		}
+	}
+	if len(reasons) > 0 {
+		rs := make([]string, 0, len(reasons))
+		for r := range reasons {
+			rs = append(rs, r)
+		}
+		sort.Slice(rs, func(i, j int) bool {
+			if len(reasons[rs[i]]) != len(reasons[rs[j]]) {
+				return len(reasons[rs[i]]) > len(reasons[rs[j]])
+			}
+			return rs[i] < rs[j]
+		})
+		for _, r := range rs {
+			names := reasons[r]
+			sort.Strings(names)
+			fmt.Fprintf(out, "skipped %d: %s (%s)\n", len(names), r, strings.Join(names, ", "))
+		}
+	} else {
+		fmt.Fprintln(out, "skipped 0")
+	}
+	fmt.Fprintf(out, "tests: %d passed, %d failed, %d skipped\n", passed, failed, skipped)
+	if failed > 0 || pkgFailed {
+		return 1
+	}
+	return 0
+}
+
+// skipReason is the last meaningful line a skipped test printed: the
+// argument of t.Skip, or testscript's skip message.
+func skipReason(lines []string) string {
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l == "" || strings.HasPrefix(l, "--- SKIP") || strings.HasPrefix(l, "=== ") {
+			continue
+		}
+		l = strings.TrimSpace(fileLine.ReplaceAllString(lines[i], ""))
+		l = strings.TrimPrefix(l, "skip: ")
+		if l == "" {
+			continue
+		}
+		return l
+	}
+	return "no reason given"
+}
