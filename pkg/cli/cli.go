@@ -196,6 +196,7 @@ func newParser(c *CLI, args []string, complete bool, stdout, stderr io.Writer, e
 		kong.Exit(exit),
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Help(helpPrinter(jsonRequested(args))),
 	)...)
 }
 
