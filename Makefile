@@ -5,7 +5,7 @@ BIN ?= bin/clawkit
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: build test vet peers bench fuzz demo clean stress-test
+.PHONY: build test vet peers bench fuzz demo clean stress-test chaos
 
 # Static (no cgo: the SQLite driver is pure Go), stamped with the VCS
 # revision that `clawkit version` reports.
@@ -28,6 +28,10 @@ test: vet
 # proves the suite does not depend on winning races (not part of make test).
 stress-test:
 	scripts/stress-test.sh
+
+# The kill -9 campaign at full size (TRIALS=204 by default); prints a table.
+chaos:
+	scripts/chaos.sh
 
 peers:
 	cd peers && npm ci --ignore-scripts --no-audit --no-fund

@@ -1,0 +1,354 @@
+package testscript
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/clawkit/clawkit/pkg/research/google/fakeapi"
+)
+
+// TestChaos is the standing kill -9 campaign (issue: no lost writes, nothing
+// half-published). Each trial starts a real clawkit process doing one
+// mutating job, kills it with SIGKILL at a random point of its run (a delay
+// drawn uniformly from 0 to 1.2× the job's measured uninterrupted time),
+// then checks what a user relies on:
+//
+//   - the final path is absent or complete (a published manifest inspects,
+//     an installed runtime verifies, a skill file is the old or the new
+//     content whole);
+//   - the next run succeeds without manual clean-up;
+//   - an exit-0 write is present (the process may finish before the kill);
+//   - no logical research job was created twice at the (fake) provider.
+//
+// `make test` runs CLAWKIT_CHAOS_TRIALS=30 (the default); `make chaos`
+// (scripts/chaos.sh) runs 200 or more and prints the table.
+func TestChaos(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos campaign skipped in -short mode")
+	}
+	trials := 30
+	if s := os.Getenv("CLAWKIT_CHAOS_TRIALS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			t.Fatalf("CLAWKIT_CHAOS_TRIALS=%q", s)
+		}
+		trials = n
+	}
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("CLAWKIT_CHAOS_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	t.Logf("chaos: %d trials, seed %d (CLAWKIT_CHAOS_SEED reproduces the draw)", trials, seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+
+	c := newChaos(t)
+	scenarios := []chaosScenario{
+		{"config set", c.configTrial},
+		{"auth add", c.authTrial},
+		{"skill write", c.skillTrial},
+		{"research start", c.researchTrial},
+		{"artifacts export", c.exportTrial},
+		{"crabbox install", c.installTrial},
+	}
+	type row struct{ trials, killed, finished, violations int }
+	table := map[string]*row{}
+	for _, s := range scenarios {
+		table[s.name] = &row{}
+	}
+	for i := range trials {
+		s := scenarios[i%len(scenarios)]
+		r := table[s.name]
+		r.trials++
+		killed, problems := s.run(i, rng)
+		if killed {
+			r.killed++
+		} else {
+			r.finished++
+		}
+		for _, p := range problems {
+			r.violations++
+			t.Errorf("trial %d (%s): %s", i, s.name, p)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-18s %7s %7s %9s %10s\n", "scenario", "trials", "killed", "finished", "violations")
+	names := make([]string, 0, len(table))
+	for n := range table {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	tot := row{}
+	for _, n := range names {
+		r := table[n]
+		fmt.Fprintf(&b, "%-18s %7d %7d %9d %10d\n", n, r.trials, r.killed, r.finished, r.violations)
+		tot.trials += r.trials
+		tot.killed += r.killed
+		tot.finished += r.finished
+		tot.violations += r.violations
+	}
+	fmt.Fprintf(&b, "%-18s %7d %7d %9d %10d\n", "total", tot.trials, tot.killed, tot.finished, tot.violations)
+	t.Logf("chaos table:\n%s", b.String())
+	if out := os.Getenv("CLAWKIT_CHAOS_TABLE"); out != "" {
+		os.WriteFile(out, []byte(b.String()), 0o644)
+	}
+}
+
+type chaosScenario struct {
+	name string
+	run  func(i int, rng *rand.Rand) (killed bool, problems []string)
+}
+
+type chaos struct {
+	t        *testing.T
+	dir      string
+	home     string
+	fake     *fakeapi.Listener
+	fakeLog  string
+	sample   string
+	manifest string
+	skillMD  [2][]byte
+	baseline map[string]time.Duration
+}
+
+func newChaos(t *testing.T) *chaos {
+	dir := t.TempDir()
+	c := &chaos{t: t, dir: dir, home: filepath.Join(dir, "home"), baseline: map[string]time.Duration{}}
+	c.fakeLog = filepath.Join(dir, "fakegoogle.log")
+	l, err := fakeapi.Start(c.fakeLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Close)
+	c.fake = l
+
+	// Research activation and a plugin with a skills folder.
+	c.must(nil, "config", "set", "plugins.entries.google.config.research", `{"enabled":true,"profileId":"google:default"}`)
+	c.must([]string{"CHAOS_KEY=chaos-key"}, "auth", "add", "google:default", "--provider", "google", "--api-key-env", "CHAOS_KEY")
+	plugin := filepath.Join(dir, "plugin")
+	os.MkdirAll(plugin, 0o755)
+	os.WriteFile(filepath.Join(plugin, "openclaw.plugin.json"), []byte(`{"id":"chaos","agentSkillsDir":"skills"}`), 0o644)
+	c.must(nil, "config", "set", "plugins.entries.chaos.path", plugin)
+	for i := range c.skillMD {
+		// Two versions of very different sizes, so a torn write would show.
+		body := strings.Repeat(fmt.Sprintf("Version %d of the chaos skill body.\n", i), 1+i*4000)
+		c.skillMD[i] = []byte("---\nname: chaos\ndescription: A skill rewritten while clawkit is killed.\n---\n" + body)
+	}
+
+	// A sample installation and one export of it for the install trials.
+	c.sample = filepath.Join(dir, "sample")
+	if out, err := exec.Command("cp", "-r", filepath.Join(repoRoot(), "artifacts", "sample"), c.sample).CombinedOutput(); err != nil {
+		t.Fatalf("copy sample: %v %s", err, out)
+	}
+	c.must(nil, "runtime-artifacts", "export", "--package-root", c.pkgRoot(), "--output", filepath.Join(dir, "export"))
+	c.manifest = filepath.Join(dir, "export", "manifest.json")
+	return c
+}
+
+func (c *chaos) pkgRoot() string { return filepath.Join(c.sample, "node_modules", "openclaw") }
+
+func (c *chaos) cmd(env []string, args ...string) *exec.Cmd {
+	cmd := exec.Command("clawkit", append([]string{"--home", c.home}, args...)...)
+	cmd.Env = append(os.Environ(), "CLAWKIT_GOOGLE_BASE_URL="+c.fake.URL, "CLAWKIT_RESEARCH_TIME_SCALE=1000")
+	cmd.Env = append(cmd.Env, env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd
+}
+
+// run runs clawkit to completion and returns its exit code and output.
+func (c *chaos) run(env []string, args ...string) (int, string) {
+	cmd := c.cmd(env, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	return exitCode(cmd.Run()), out.String()
+}
+
+func (c *chaos) must(env []string, args ...string) string {
+	code, out := c.run(env, args...)
+	if code != 0 {
+		c.t.Fatalf("clawkit %s: exit %d\n%s", strings.Join(args, " "), code, out)
+	}
+	return out
+}
+
+// killAt starts the command, kills its process group with SIGKILL after a
+// random part of the scenario's baseline, and reports whether the kill
+// landed while it ran (else it finished first: exit code returned).
+func (c *chaos) killAt(name string, rng *rand.Rand, env []string, args ...string) (killed bool, code int) {
+	base, ok := c.baseline[name]
+	if !ok {
+		start := time.Now()
+		cmd := c.cmd(env, args...)
+		code := exitCode(cmd.Run())
+		c.baseline[name] = time.Since(start)
+		return false, code // the first run measures the baseline
+	}
+	cmd := c.cmd(env, args...)
+	if err := cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	delay := time.Duration(rng.Float64() * 1.2 * float64(base))
+	select {
+	case err := <-done:
+		return false, exitCode(err)
+	case <-time.After(delay):
+	}
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	err := <-done
+	if ee, ok := err.(*exec.ExitError); ok {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return true, -1
+		}
+	}
+	return false, exitCode(err)
+}
+
+func (c *chaos) configTrial(i int, rng *rand.Rand) (bool, []string) {
+	key := fmt.Sprintf("chaos.k%d", i)
+	killed, code := c.killAt("config", rng, nil, "config", "set", key, strconv.Itoa(i))
+	var p []string
+	if rc, out := c.run(nil, "config", "get", "--json"); rc != 0 {
+		p = append(p, "config.json unreadable after the kill: "+out)
+	}
+	_, got := c.run(nil, "config", "get", key)
+	if !killed && code == 0 && strings.TrimSpace(got) != strconv.Itoa(i) {
+		p = append(p, fmt.Sprintf("exit-0 write of %s lost (got %q)", key, got))
+	}
+	if rc, out := c.run(nil, "config", "set", key, strconv.Itoa(i)); rc != 0 {
+		p = append(p, "next run failed: "+out)
+	}
+	return killed, p
+}
+
+func (c *chaos) authTrial(i int, rng *rand.Rand) (bool, []string) {
+	id := fmt.Sprintf("chaos%d", i)
+	env := []string{"CHAOS_KEY=k-" + id}
+	killed, code := c.killAt("auth", rng, env, "auth", "add", id, "--provider", "google", "--api-key-env", "CHAOS_KEY")
+	var p []string
+	rc, out := c.run(nil, "auth", "list", "--json")
+	if rc != 0 {
+		p = append(p, "credentials unreadable after the kill: "+out)
+	}
+	present := strings.Contains(out, `"`+id+`"`)
+	if !killed && code == 0 && !present {
+		p = append(p, "exit-0 profile "+id+" lost")
+	}
+	if !present {
+		if rc, out := c.run(env, "auth", "add", id, "--provider", "google", "--api-key-env", "CHAOS_KEY"); rc != 0 {
+			p = append(p, "next run failed: "+out)
+		}
+	}
+	return killed, p
+}
+
+func (c *chaos) skillTrial(i int, rng *rand.Rand) (bool, []string) {
+	src := filepath.Join(c.dir, "skill-src.md")
+	next := c.skillMD[i%2]
+	if err := os.WriteFile(src, next, 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+	killed, code := c.killAt("skill", rng, nil, "skill", "write", "chaos", "SKILL.md", "--plugin", "chaos", "--from", src)
+	var p []string
+	file := filepath.Join(c.home, "agents", "main", "skills", "chaos", "SKILL.md")
+	got, err := os.ReadFile(file)
+	switch {
+	case err != nil && !os.IsNotExist(err):
+		p = append(p, fmt.Sprintf("SKILL.md unreadable: %v", err))
+	case err == nil && !bytes.Equal(got, c.skillMD[0]) && !bytes.Equal(got, c.skillMD[1]):
+		p = append(p, fmt.Sprintf("SKILL.md is neither version whole (%d bytes)", len(got)))
+	case !killed && code == 0 && !bytes.Equal(got, next):
+		p = append(p, "exit-0 skill write lost")
+	}
+	if rc, out := c.run(nil, "skill", "write", "chaos", "SKILL.md", "--plugin", "chaos", "--from", src); rc != 0 {
+		p = append(p, "next run failed: "+out)
+	}
+	if rc, out := c.run(nil, "skill", "list", "--plugin", "chaos", "--json"); rc != 0 || strings.Contains(out, ".tmp") {
+		p = append(p, "skill list not clean after the kill: "+out)
+	}
+	return killed, p
+}
+
+func (c *chaos) researchTrial(i int, rng *rand.Rand) (bool, []string) {
+	q := fmt.Sprintf("chaos question %d", i)
+	key := fmt.Sprintf("chaos-%d", i)
+	killed, _ := c.killAt("research", rng, nil, "research", "start", "--idempotency-key", key, q)
+	var p []string
+	if rc, out := c.run(nil, "research", "recover"); rc != 0 && rc != 4 {
+		p = append(p, fmt.Sprintf("recover exit %d: %s", rc, out))
+	}
+	// The same key again: the recorded job (or an honest "unknown"), never
+	// a second create.
+	if rc, out := c.run(nil, "research", "start", "--idempotency-key", key, q); rc != 0 && rc != 4 {
+		p = append(p, fmt.Sprintf("rerun with the same key: exit %d: %s", rc, out))
+	}
+	if n := c.creates(q); n > 1 {
+		p = append(p, fmt.Sprintf("%d creates for one logical job", n))
+	}
+	return killed, p
+}
+
+// creates counts create requests for question q in the fake's log.
+func (c *chaos) creates(q string) int {
+	data, _ := os.ReadFile(c.fakeLog)
+	n := 0
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var e fakeapi.Entry
+		if json.Unmarshal(line, &e) != nil || e.Req != "POST /interactions" {
+			continue
+		}
+		if bytes.Contains(e.Body, []byte(strconv.Quote(q)[1:len(strconv.Quote(q))-1])) {
+			n++
+		}
+	}
+	return n
+}
+
+func (c *chaos) exportTrial(i int, rng *rand.Rand) (bool, []string) {
+	out := filepath.Join(c.dir, "exports", strconv.Itoa(i))
+	os.MkdirAll(filepath.Dir(out), 0o755)
+	killed, code := c.killAt("export", rng, nil, "runtime-artifacts", "export", "--package-root", c.pkgRoot(), "--output", out)
+	var p []string
+	_, statErr := os.Stat(out)
+	switch {
+	case statErr == nil:
+		if rc, msg := c.run(nil, "runtime-artifacts", "inspect", out); rc != 0 {
+			p = append(p, "output present but incomplete: "+msg)
+		}
+	case !killed && code == 0:
+		p = append(p, "exit-0 export has no output")
+	default:
+		if rc, msg := c.run(nil, "runtime-artifacts", "export", "--package-root", c.pkgRoot(), "--output", out); rc != 0 {
+			p = append(p, "next run failed: "+msg)
+		}
+	}
+	return killed, p
+}
+
+func (c *chaos) installTrial(i int, rng *rand.Rand) (bool, []string) {
+	target := filepath.Join(c.dir, "targets", strconv.Itoa(i%4))
+	killed, code := c.killAt("install", rng, nil, "crabbox", "install", "--manifest", c.manifest, "--target-home", target)
+	var p []string
+	rc, msg := c.run(nil, "crabbox", "verify", "--manifest", c.manifest, "--target-home", target)
+	if rc != 0 && !strings.Contains(msg, "not installed") {
+		p = append(p, "a runtime is present but does not verify: "+msg)
+	}
+	if !killed && code == 0 && rc != 0 {
+		p = append(p, "exit-0 install does not verify: "+msg)
+	}
+	if rc, msg := c.run(nil, "crabbox", "install", "--manifest", c.manifest, "--target-home", target); rc != 0 {
+		p = append(p, "next run failed: "+msg)
+	}
+	return killed, p
+}
