@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"strings"
 	"time"
 
@@ -201,15 +203,28 @@ func scopesOf(m Method) []string {
 
 // runLocal is the offline executor: the operation runs in this process
 // under lock (nil only for a read-only call on a home that does not exist).
-func (r *Router) runLocal(ctx context.Context, m Method, params json.RawMessage, lock *Lock) (json.RawMessage, error) {
+func (r *Router) runLocal(ctx context.Context, m Method, params json.RawMessage, lock *Lock) (out json.RawMessage, err error) {
 	if err := admit(m, r.Home, params); err != nil {
 		return nil, err
 	}
+	_, statErr := os.Stat(r.Home.DB())
+	fresh := m.Write && lock != nil && errors.Is(statErr, fs.ErrNotExist)
 	st, err := OpenStore(ctx, r.Home, !m.Write)
 	if err != nil {
 		return nil, err
 	}
-	defer st.Close()
+	defer func() {
+		st.Close()
+		// A write refused before any effect (usage or authority) leaves no
+		// database behind when this call created it: "refused" promises
+		// nothing changed. We still hold the owner lock, so nobody else
+		// can have opened the new file.
+		if fresh && err != nil && (errs.KindOf(err) == errs.KindUsage || errs.KindOf(err) == errs.KindRefused) {
+			for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+				os.Remove(r.Home.DB() + suffix)
+			}
+		}
+	}()
 	fence := func() error {
 		if err := ctx.Err(); err != nil {
 			return ErrRetired("interrupted")
