@@ -16,7 +16,8 @@ out=$DEMO_DIR/crabbox-install.out
 "$BIN" runtime-artifacts export --package-root "$pkg" --output "$exp" >/dev/null
 echo "   export:   $exp/manifest.json"
 echo "   setup (the credential-free command for the runtime user):"
-"$BIN" crabbox setup --manifest "$exp/manifest.json" --target-home "$target" | fold -w 100 | sed 's/^/     /'
+# Printed whole on one line: wrapping would split a word and break copy-paste.
+"$BIN" crabbox setup --manifest "$exp/manifest.json" --target-home "$target" | sed 's/^/     /'
 "$BIN" crabbox setup --run --manifest "$exp/manifest.json" --target-home "$target" >"$out" 2>/dev/null
 echo "   install:  receipt line saved in $out:"
 cut -c1-120 "$out" | sed 's/$/…/; s/^/     /'
