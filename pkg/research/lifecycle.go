@@ -206,8 +206,12 @@ func jobOutcomeErr(j *Job) error {
 		return &JobStateError{State: j.State, Err: errs.Unknown("create_outcome_unknown", "research job %s has an unknown submission outcome: %s", j.ID, j.ErrorMessage).
 			WithHint("inspect the provider account; clawkit never resubmits it")}
 	case StateNotSent:
+		hint := "nothing was submitted; 'clawkit research start' submits the question again as a new job"
+		if j.IdempotencyKey != "" {
+			hint = "nothing was submitted; use a new idempotency key to submit the question again"
+		}
 		return &JobStateError{State: j.State, Err: errs.Failed("not_sent", "research job %s was never submitted: %s", j.ID, j.ErrorMessage).
-			WithHint("use a new idempotency key to submit the question again")}
+			WithHint("%s", hint)}
 	}
 	return nil
 }
@@ -237,7 +241,7 @@ func (s *Service) lookup(ctx context.Context, env *owner.Env, p JobParams) (*Job
 	js := jobStore{env.Store}
 	if p.Job != "" {
 		if !ValidJobID(p.Job) {
-			return nil, errs.Usage("invalid_job_id", "%q is not a research job id (rj_…)", p.Job)
+			return nil, errInvalidJobID(p.Job)
 		}
 		return js.get(ctx, p.Job)
 	}
@@ -429,7 +433,7 @@ func (s *Service) List(ctx context.Context, env *owner.Env, p ListParams) ([]*Jo
 // Show returns one job and its published result, if any. It reads only.
 func (s *Service) Show(ctx context.Context, env *owner.Env, p JobParams) (*PollResult, error) {
 	if !ValidJobID(p.Job) {
-		return nil, errs.Usage("invalid_job_id", "%q is not a research job id (rj_…)", p.Job)
+		return nil, errInvalidJobID(p.Job)
 	}
 	jobs, err := jobStore{env.Store}.list(ctx, "WHERE job_id = ?", p.Job)
 	if err != nil {
@@ -439,4 +443,10 @@ func (s *Service) Show(ctx context.Context, env *owner.Env, p JobParams) (*PollR
 		return nil, errs.Failed("job_not_found", "no research job %s", p.Job).WithHint("'clawkit research list' shows the jobs of this home")
 	}
 	return s.view(env, jobs[0]), nil
+}
+
+// errInvalidJobID refuses a malformed job id before any lookup.
+func errInvalidJobID(id string) error {
+	return errs.Usage("invalid_job_id", "%q is not a research job id (rj_ and 16 letters or digits 2-7)", id).
+		WithHint("'clawkit research list' shows the jobs of this home and their ids")
 }
