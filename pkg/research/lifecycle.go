@@ -109,7 +109,11 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 		if _, err := s.jobAuthority(env.Home, old, sess); err != nil {
 			return nil, true, err
 		}
-		return &StartResult{Job: old.ID, Handle: old.Handle, State: old.State, Status: old.ProviderStatus, Existing: true}, true, jobOutcomeErr(old)
+		if old.State == StateSubmitting {
+			// No receipt: never an "existing job" with an empty handle.
+			return nil, true, s.jobOutcomeErr(old)
+		}
+		return &StartResult{Job: old.ID, Handle: old.Handle, State: old.State, Status: old.ProviderStatus, Existing: true}, true, s.jobOutcomeErr(old)
 	}
 	if res, found, err := existing(); found {
 		return res, err
@@ -199,9 +203,19 @@ func (s *Service) createFailed(ctx context.Context, env *owner.Env, js jobStore,
 
 // jobOutcomeErr turns a recorded failed submission into its error again,
 // so repeating a start with the same idempotency key reports the same
-// outcome instead of resubmitting.
-func jobOutcomeErr(j *Job) error {
+// outcome instead of resubmitting. A submitting job has no receipt: while
+// this process is still creating it the answer is "busy"; otherwise the
+// owner that was creating it is gone (a crash) and its outcome is unknown
+// until recovery classifies it.
+func (s *Service) jobOutcomeErr(j *Job) error {
 	switch j.State {
+	case StateSubmitting:
+		if _, inFlight := s.pending.Load(j.ID); inFlight {
+			return errs.Unavailable("submission_in_progress", "research job %s is being submitted right now; it has no receipt yet", j.ID).
+				WithRetryAfter(1000).WithHint("look again in a moment: 'clawkit research show %s'", j.ID)
+		}
+		return &JobStateError{State: j.State, Err: errs.Unknown("submission_interrupted", "research job %s was being submitted by an owner that is gone; no receipt was recorded, so whether the provider accepted it is unknown", j.ID).
+			WithHint("run 'clawkit research recover' to classify it (it is never resubmitted), then inspect the provider account")}
 	case StateIndeterminate:
 		return &JobStateError{State: j.State, Err: errs.Unknown("create_outcome_unknown", "research job %s has an unknown submission outcome: %s", j.ID, j.ErrorMessage).
 			WithHint("inspect the provider account; clawkit never resubmits it")}
@@ -282,7 +296,7 @@ func (s *Service) Poll(ctx context.Context, env *owner.Env, p JobParams) (*PollR
 		if err := s.deliver(ctx, env, j, p.Out, env.Scope.AssertCurrent); err != nil {
 			return nil, err
 		}
-		return s.view(env, j), jobOutcomeErr(j)
+		return s.view(env, j), s.jobOutcomeErr(j)
 	}
 	cred, err := s.custody(ctx, env, j, p.Caller)
 	if err != nil {
