@@ -110,6 +110,20 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 			return nil, true, err
 		}
 		if old.State == StateSubmitting {
+			if v, inFlight := s.pending.Load(old.ID); inFlight {
+				// A concurrent start in this process is creating it: wait
+				// for its outcome and answer with that.
+				select {
+				case <-v.(chan struct{}):
+				case <-ctx.Done():
+					return nil, true, ctx.Err()
+				}
+				if old, err = js.get(ctx, old.ID); err != nil {
+					return nil, true, err
+				}
+			}
+		}
+		if old.State == StateSubmitting {
 			// No receipt: never an "existing job" with an empty handle.
 			return nil, true, s.jobOutcomeErr(old)
 		}
@@ -127,8 +141,9 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 	}
 	// The job exists (submitting, no receipt) before anything is sent, so a
 	// crash during the create is found by recovery and made indeterminate.
-	s.pending.Store(j.ID, struct{}{})
-	defer s.pending.Delete(j.ID)
+	done := make(chan struct{})
+	s.pending.Store(j.ID, done)
+	defer func() { s.pending.Delete(j.ID); close(done) }()
 	if err := js.insert(ctx, j); err != nil {
 		// A concurrent start with the same key won the insert (the key is
 		// unique per agent and session): answer with its job.

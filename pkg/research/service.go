@@ -65,7 +65,7 @@ type Service struct {
 	Rand  func() float64
 
 	locks   sync.Map // job id → *sync.Mutex: one poll of a job at a time
-	pending sync.Map // job id → struct{}: creates in flight in this process
+	pending sync.Map // job id → chan struct{} (closed when done): creates in flight in this process
 
 	authMu   sync.Mutex
 	authHome string
