@@ -206,3 +206,20 @@ func (s *Service) deliveryAuthority(ctx context.Context, env *owner.Env, j *Job,
 	}
 	return nil
 }
+
+// providerAuthority reads the provider authority again (research enabled,
+// the job's pinned profile, endpoint and credential account) and returns
+// the credential. It is called immediately before every provider effect,
+// after any wait, so a change made meanwhile refuses the effect.
+func (s *Service) providerAuthority(home string, j *Job) (credential, error) {
+	return credentialFor(j, s.loadAuthView(home))
+}
+
+// effectAuthority is the check right before an external effect: the owner
+// fence and bound session (AssertCurrent), then the provider authority.
+func (s *Service) effectAuthority(env *owner.Env, j *Job) (credential, error) {
+	if err := env.Scope.AssertCurrent(); err != nil {
+		return credential{}, err
+	}
+	return s.providerAuthority(env.Home, j)
+}

@@ -152,8 +152,12 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 		}
 		return nil, err
 	}
-	if err := env.Scope.AssertCurrent(); err != nil {
+	// Immediately before the create: the owner and session, then the
+	// provider authority read again (research may have been disabled, or
+	// the profile or key replaced, while the session was refreshing).
+	if cred, err = s.effectAuthority(env, j); err != nil {
 		j.State, j.ErrorCode, j.ErrorMessage = StateNotSent, errs.CodeOf(err), err.Error()
+		j.FinishedAt = ms(env.Now())
 		_ = js.update(context.WithoutCancel(ctx), j, env.Now())
 		return nil, err
 	}
@@ -405,7 +409,7 @@ func (s *Service) Cancel(ctx context.Context, env *owner.Env, p JobParams) (*Pol
 		}
 		return nil, err
 	}
-	if err := env.Scope.AssertCurrent(); err != nil {
+	if cred, err = s.effectAuthority(env, j); err != nil {
 		unlock()
 		return nil, err
 	}

@@ -58,7 +58,18 @@ func (s *Service) pollOnce(ctx context.Context, env *owner.Env, id string, cred 
 		return j, errs.Failed("poll_budget_exhausted", "research job %s reached its poll budget (%d polls) without a confirmed end", j.ID, j.PollCount).
 			WithHint("inspect the interaction %s in the provider account", j.Handle)
 	}
-	if err := s.assertWithRefresh(ctx, assert); err != nil {
+	// Every effect of this poll (the request, publication, a budget
+	// cancellation) is preceded by the caller's assertion and the provider
+	// authority read again: a refresh wait may have outlasted either.
+	check := func() error {
+		if err := assert(); err != nil {
+			return err
+		}
+		var err error
+		cred, err = s.providerAuthority(env.Home, j)
+		return err
+	}
+	if err := s.assertWithRefresh(ctx, check); err != nil {
 		return nil, err
 	}
 	it, err := s.client(j, cred).Get(ctx, j.Handle)
@@ -79,7 +90,7 @@ func (s *Service) pollOnce(ctx context.Context, env *owner.Env, id string, cred 
 		}
 		return j, out
 	}
-	return s.apply(ctx, env, j, it, cred, assert)
+	return s.apply(ctx, env, j, it, cred, check)
 }
 
 // budgetCancel records cancellation intent for a job over its budget and

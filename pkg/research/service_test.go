@@ -658,3 +658,70 @@ func TestConcurrentStartsWithOneKeySubmitOnce(t *testing.T) {
 		t.Fatalf("creates %d", n)
 	}
 }
+
+// The provider authority is read again after a refresh wait, immediately
+// before the create: research disabled (or the key replaced) during the
+// wait refuses the create, and nothing is sent.
+func TestProviderAuthorityRecheckedAfterRefreshWait(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(f *fixture)
+		code   string
+	}{
+		{"disabled", func(f *fixture) {
+			f.setConfig(map[string]any{"enabled": false, "profileId": "google:default", "baseUrl": f.fake.URL})
+		}, "research_disabled"},
+		{"key replaced", func(f *fixture) { f.addProfile("google:default", "api-key", "key-two") }, "credential_substituted"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			ctx := context.Background()
+			f.st.EnsureSession(ctx, "main", "cli", f.clk.Now())
+			f.st.UpdateSession(ctx, "main", "cli", "refreshing", 2000, f.clk.Now())
+			f.svc.Sleep = func(ctx context.Context, d time.Duration) error {
+				// During the wait: the authority changes, then the session
+				// becomes usable again.
+				tc.change(f)
+				f.st.UpdateSession(ctx, "main", "cli", "activate", 0, f.clk.Now())
+				return f.clk.Sleep(ctx, d)
+			}
+			_, err := f.start("q")
+			wantCode(t, err, errs.KindRefused, tc.code)
+			if n := len(f.fake.Requests()); n != 0 {
+				t.Fatalf("%d HTTP requests after the authority changed", n)
+			}
+			jobs, _ := jobStore{f.st}.list(ctx, "")
+			if len(jobs) != 1 || jobs[0].State != StateNotSent {
+				t.Fatalf("jobs %+v", jobs)
+			}
+		})
+	}
+}
+
+// The same holds for a poll: research disabled while the session was
+// refreshing before the poll refuses the GET.
+func TestPollRechecksProviderAuthorityAfterRefreshWait(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	res, err := f.start("fake:never q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := len(f.fake.Requests())
+	env := f.env()
+	cred, err := f.svc.custody(ctx, env, f.job(res.Job), Caller{AgentID: "main", SessionKey: "cli"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.st.UpdateSession(ctx, "main", "cli", "refreshing", 2000, f.clk.Now())
+	f.svc.Sleep = func(ctx context.Context, d time.Duration) error {
+		f.setConfig(map[string]any{"enabled": false, "profileId": "google:default", "baseUrl": f.fake.URL})
+		f.st.UpdateSession(ctx, "main", "cli", "activate", 0, f.clk.Now())
+		return f.clk.Sleep(ctx, d)
+	}
+	_, err = f.svc.pollOnce(ctx, env, res.Job, cred, env.Scope.AssertCurrent, false)
+	wantCode(t, err, errs.KindRefused, "research_disabled")
+	if n := len(f.fake.Requests()) - base; n != 0 {
+		t.Fatalf("%d HTTP requests after research was disabled", n)
+	}
+}
