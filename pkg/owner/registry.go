@@ -136,6 +136,16 @@ func (e *Env) BindSession(ctx context.Context, agentID, sessionKey string) (stor
 	return sess, nil
 }
 
+// Fence is the owner fence alone (lock held, owner not retiring), without
+// session checks: writer admission for the operation's database writes and
+// file publications, which must stop the moment ownership ends.
+func (e *Env) Fence() error {
+	if e.scope == nil || e.scope.fence == nil {
+		return nil
+	}
+	return e.scope.fence()
+}
+
 // scope combines the owner fence with any bound session checks.
 type scope struct {
 	fence  func() error

@@ -89,7 +89,7 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 	if err != nil {
 		return nil, err
 	}
-	js := jobStore{env.Store}
+	js := jobsOf(env)
 	now := env.Now()
 	existing := func() (*StartResult, bool, error) {
 		if p.IdempotencyKey == "" {
@@ -271,7 +271,7 @@ type PollResult struct {
 }
 
 func (s *Service) lookup(ctx context.Context, env *owner.Env, p JobParams) (*Job, error) {
-	js := jobStore{env.Store}
+	js := jobsOf(env)
 	if p.Job != "" {
 		if !ValidJobID(p.Job) {
 			return nil, errInvalidJobID(p.Job)
@@ -388,7 +388,7 @@ func (s *Service) Cancel(ctx context.Context, env *owner.Env, p JobParams) (*Pol
 		return nil, err
 	}
 	unlock := s.lockJob(j.ID)
-	js := jobStore{env.Store}
+	js := jobsOf(env)
 	if j, err = js.get(ctx, j.ID); err != nil {
 		unlock()
 		return nil, err
@@ -456,7 +456,7 @@ func (s *Service) List(ctx context.Context, env *owner.Env, p ListParams) ([]*Jo
 	if len(where) > 0 {
 		q = "WHERE " + strings.Join(where, " AND ")
 	}
-	jobs, err := jobStore{env.Store}.list(ctx, q+" ORDER BY created_at DESC, job_id DESC LIMIT 1000", args...)
+	jobs, err := jobsOf(env).list(ctx, q+" ORDER BY created_at DESC, job_id DESC LIMIT 1000", args...)
 	if jobs == nil {
 		jobs = []*Job{}
 	}
@@ -468,7 +468,7 @@ func (s *Service) Show(ctx context.Context, env *owner.Env, p JobParams) (*PollR
 	if !ValidJobID(p.Job) {
 		return nil, errInvalidJobID(p.Job)
 	}
-	jobs, err := jobStore{env.Store}.list(ctx, "WHERE job_id = ?", p.Job)
+	jobs, err := jobsOf(env).list(ctx, "WHERE job_id = ?", p.Job)
 	if err != nil {
 		return nil, err
 	}

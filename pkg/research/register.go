@@ -213,7 +213,7 @@ func (s *Service) RunPoller(ctx context.Context, env *owner.Env) {
 // PollDue polls up to limit due jobs once each and returns how many were
 // polled and when the next one is due.
 func (s *Service) PollDue(ctx context.Context, env *owner.Env, limit int) (int, time.Time) {
-	js := jobStore{env.Store}
+	js := jobsOf(env)
 	now := env.Now()
 	due, err := js.list(ctx, `WHERE state IN ('running','cancel-requested') AND next_poll_at <= ? AND poll_count < ? ORDER BY next_poll_at LIMIT ?`,
 		ms(now), s.budgets().MaxPolls+cancelGracePolls, limit)
@@ -264,7 +264,7 @@ func (s *Service) PollDue(ctx context.Context, env *owner.Env, limit int) (int, 
 func (s *Service) deferJob(ctx context.Context, env *owner.Env, id string, d time.Duration, e *errs.Error) {
 	unlock := s.lockJob(id)
 	defer unlock()
-	js := jobStore{env.Store}
+	js := jobsOf(env)
 	j, err := js.get(ctx, id)
 	if err != nil || !Pollable(j.State) {
 		return
