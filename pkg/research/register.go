@@ -11,16 +11,17 @@ import (
 	"github.com/clawkit/clawkit/pkg/owner"
 )
 
-// Method names.
+// Method names, versioned (owner.VersionedName): a CLI needing a version
+// a running gateway lacks is refused with a hint to restart the gateway.
 const (
-	MethodStart   = "research.start"
-	MethodPoll    = "research.poll"
-	MethodWait    = "research.wait"
-	MethodCancel  = "research.cancel"
-	MethodList    = "research.list"
-	MethodShow    = "research.show"
-	MethodRecover = "research.recover"
-	MethodRPC     = "research.rpc"
+	MethodStart   = "research.start.v1"
+	MethodPoll    = "research.poll.v1"
+	MethodWait    = "research.wait.v1"
+	MethodCancel  = "research.cancel.v1"
+	MethodList    = "research.list.v1"
+	MethodShow    = "research.show.v1"
+	MethodRecover = "research.recover.v1"
+	MethodRPC     = "research.rpc.v1"
 )
 
 // decode reads an operation's parameters strictly: one object, no unknown
