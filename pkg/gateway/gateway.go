@@ -250,7 +250,9 @@ func (g *Gateway) handleCall(w http.ResponseWriter, r *http.Request) {
 			"the state owner changed; run the command again", errs.KindRefused))
 		return
 	}
-	m, ok := g.opts.Registry.Lookup(req.Method)
+	// Exact versioned name: a call for an operation version this gateway
+	// does not have is refused before any effect.
+	m, ok := g.opts.Registry.LookupWire(req.Method)
 	if !ok {
 		writeJSON(w, http.StatusNotFound, refusal("unknown_method", "unknown operation "+req.Method,
 			"the gateway may be an older clawkit; restart it with this version", errs.KindUsage))

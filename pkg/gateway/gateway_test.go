@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,7 +61,7 @@ func TestStopRetiresFenceBeforeDrain(t *testing.T) {
 	}
 	res := make(chan result, 1)
 	go func() {
-		out, err := owner.NewClient(rec.Socket).Call(context.Background(), owner.CallRequest{Method: "t.slow", Params: json.RawMessage(`{}`), ExpectedOwnerID: rec.OwnerID, Scopes: []string{"state.read", "state.write"}})
+		out, err := owner.NewClient(rec.Socket).Call(context.Background(), owner.CallRequest{Method: "t.slow.v1", Params: json.RawMessage(`{}`), ExpectedOwnerID: rec.OwnerID, Scopes: []string{"state.read", "state.write"}})
 		res <- result{out, err}
 	}()
 	<-entered
@@ -69,7 +70,7 @@ func TestStopRetiresFenceBeforeDrain(t *testing.T) {
 	}
 	// New calls are refused while draining.
 	time.Sleep(50 * time.Millisecond)
-	_, err := c.Call(context.Background(), owner.CallRequest{Method: "t.slow", Params: json.RawMessage(`{}`), ExpectedOwnerID: rec.OwnerID, Scopes: []string{"state.read", "state.write"}})
+	_, err := c.Call(context.Background(), owner.CallRequest{Method: "t.slow.v1", Params: json.RawMessage(`{}`), ExpectedOwnerID: rec.OwnerID, Scopes: []string{"state.read", "state.write"}})
 	if err == nil {
 		t.Fatal("a call was admitted during drain")
 	}
@@ -102,13 +103,52 @@ func TestErrorClassification(t *testing.T) {
 		_, err := c.Call(context.Background(), owner.CallRequest{Method: m, Params: json.RawMessage(`{}`), ExpectedOwnerID: rec.OwnerID, Scopes: []string{"state.read", "state.write"}})
 		return err
 	}
-	if err := call("t.plain"); errs.KindOf(err) != errs.KindUnknown {
+	if err := call("t.plain.v1"); errs.KindOf(err) != errs.KindUnknown {
 		t.Fatalf("unclassified: %v (kind %v)", err, errs.KindOf(err))
 	}
-	err := call("t.busy")
+	err := call("t.busy.v1")
 	if e := errs.As(err); e == nil || e.Kind != errs.KindUnavailable || e.RetryAfterMs != 1500 {
 		t.Fatalf("classified: %#v", err)
 	}
 	c.Stop(context.Background())
+	<-done
+}
+
+// Operation names are versioned: a CLI whose registry needs a version the
+// running gateway lacks is refused (exit 3) before any effect, with a hint
+// to restart the gateway, and never runs the call locally instead.
+func TestOutdatedGatewayRefused(t *testing.T) {
+	ran := 0
+	old := owner.NewRegistry()
+	old.Register(owner.Method{Name: "t.echo", Write: true, Handler: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+		ran++
+		return map[string]int{"v": 1}, nil
+	}})
+	h, _, done := startGateway(t, old)
+	if _, ok := old.LookupWire("t.echo.v1"); !ok {
+		t.Fatal("an unversioned name is not registered as version 1")
+	}
+	ranLocal := 0
+	cur := owner.NewRegistry()
+	cur.Register(owner.Method{Name: "t.echo.v2", Write: true, Handler: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+		ranLocal++
+		return map[string]int{"v": 2}, nil
+	}})
+	r := &owner.Router{Home: h, Registry: cur, LockTimeout: time.Second}
+	err := r.Call(context.Background(), "t.echo.v2", map[string]any{}, nil)
+	e := errs.As(err)
+	if e == nil || e.Kind != errs.KindRefused || e.Code != "gateway_outdated" || !strings.Contains(e.Hint, "clawkit gateway stop") {
+		t.Fatalf("got %#v", err)
+	}
+	if ran != 0 || ranLocal != 0 {
+		t.Fatalf("ran on gateway %d, locally %d", ran, ranLocal)
+	}
+	// The version it has is still served.
+	r.Registry = old
+	var out map[string]int
+	if err := r.Call(context.Background(), "t.echo", map[string]any{}, &out); err != nil || out["v"] != 1 {
+		t.Fatalf("%v %v", err, out)
+	}
+	owner.NewClient(filepath.Join(h.Dir, "gateway.sock")).Stop(context.Background())
 	<-done
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -53,8 +55,26 @@ type Registry struct {
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry { return &Registry{methods: map[string]Method{}} }
 
-// Register adds a method; registering a name twice is a programming error.
+// VersionedName is an operation's wire name: its name with an operation
+// version suffix ".vN". A name registered without one is version 1
+// ("config.set" is "config.set.v1"). The version changes whenever an
+// operation's parameters or behaviour change incompatibly, so a CLI never
+// has an older gateway run a call it would misunderstand: the gateway
+// refuses a name it does not have, before any effect, and the CLI reports
+// it as an outdated gateway (exit 3).
+func VersionedName(name string) string {
+	if i := strings.LastIndex(name, ".v"); i > 0 && i+2 < len(name) {
+		if _, err := strconv.ParseUint(name[i+2:], 10, 32); err == nil {
+			return name
+		}
+	}
+	return name + ".v1"
+}
+
+// Register adds a method under its versioned name (VersionedName);
+// registering a name twice is a programming error.
 func (r *Registry) Register(m Method) {
+	m.Name = VersionedName(m.Name)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, dup := r.methods[m.Name]; dup {
@@ -78,8 +98,15 @@ func (r *Registry) Starters() []func(ctx context.Context, env *Env) {
 	return append([]func(context.Context, *Env){}, r.starters...)
 }
 
-// Lookup finds a method.
+// Lookup finds a method by name, with or without its version suffix
+// (for callers in this process).
 func (r *Registry) Lookup(name string) (Method, bool) {
+	return r.LookupWire(VersionedName(name))
+}
+
+// LookupWire finds a method by its exact versioned wire name: what a
+// gateway serves, so a call for another version is refused, not guessed.
+func (r *Registry) LookupWire(name string) (Method, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	m, ok := r.methods[name]
@@ -140,6 +167,16 @@ func (e *Env) BindSession(ctx context.Context, agentID, sessionKey string) (stor
 		return nil
 	})
 	return sess, nil
+}
+
+// Fence is the owner fence alone (lock held, owner not retiring), without
+// session checks: writer admission for the operation's database writes and
+// file publications, which must stop the moment ownership ends.
+func (e *Env) Fence() error {
+	if e.scope == nil || e.scope.fence == nil {
+		return nil
+	}
+	return e.scope.fence()
 }
 
 // scope combines the owner fence with any bound session checks.

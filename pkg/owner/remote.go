@@ -216,6 +216,13 @@ func decodeReply(method string, code int, data []byte) (json.RawMessage, error) 
 		}
 		return nil, unknown(method, fmt.Sprintf("the gateway reported %s: %s", orDefault(e.Code, "an error"), e.Message))
 	}
+	if e.Code == "unknown_method" {
+		// The gateway lacks this operation version: it runs an older (or
+		// newer) clawkit. Nothing was done; the call must not be retried
+		// against it, nor run locally while it owns the state.
+		return nil, errs.Refused("gateway_outdated", "the running gateway does not offer operation %s that this clawkit needs", method).
+			WithHint("restart the gateway with this clawkit: 'clawkit gateway stop', then 'clawkit gateway run --detach'")
+	}
 	kind := errs.Kind(e.Kind)
 	if kind < errs.KindFailed || kind > errs.KindUnavailable {
 		kind = errs.KindFailed

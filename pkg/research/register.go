@@ -1,6 +1,7 @@
 package research
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"sync"
@@ -10,22 +11,31 @@ import (
 	"github.com/clawkit/clawkit/pkg/owner"
 )
 
-// Method names.
+// Method names, versioned (owner.VersionedName): a CLI needing a version
+// a running gateway lacks is refused with a hint to restart the gateway.
 const (
-	MethodStart   = "research.start"
-	MethodPoll    = "research.poll"
-	MethodWait    = "research.wait"
-	MethodCancel  = "research.cancel"
-	MethodList    = "research.list"
-	MethodShow    = "research.show"
-	MethodRecover = "research.recover"
-	MethodRPC     = "research.rpc"
+	MethodStart   = "research.start.v1"
+	MethodPoll    = "research.poll.v1"
+	MethodWait    = "research.wait.v1"
+	MethodCancel  = "research.cancel.v1"
+	MethodList    = "research.list.v1"
+	MethodShow    = "research.show.v1"
+	MethodRecover = "research.recover.v1"
+	MethodRPC     = "research.rpc.v1"
 )
 
+// decode reads an operation's parameters strictly: one object, no unknown
+// fields, nothing after it. The same bytes may come from this process or,
+// through the gateway, from another clawkit; neither is trusted more.
 func decode[T any](raw json.RawMessage) (T, error) {
 	var v T
-	if err := json.Unmarshal(raw, &v); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
 		return v, errs.Usage("invalid_params", "invalid parameters: %v", err)
+	}
+	if dec.More() {
+		return v, errs.Usage("invalid_params", "invalid parameters: data after the object")
 	}
 	return v, nil
 }
@@ -83,11 +93,13 @@ func (s *Service) Register(r *owner.Registry) {
 		return s.Recover(ctx, env, true)
 	}})
 	r.Register(owner.Method{Name: MethodRPC, Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
-		rpc, err := decode[RPC](raw)
+		// The params are the raw envelope, decoded here exactly as strictly
+		// as the CLI does (DecodeRPC), whoever sent them.
+		rpc, err := DecodeRPC(raw)
 		if err != nil {
 			return ErrorResponse(err), nil
 		}
-		return s.RPC(ctx, env, &rpc), nil
+		return s.RPC(ctx, env, rpc), nil
 	}})
 	r.OnGatewayStart(func(ctx context.Context, env *owner.Env) {
 		s.RunGateway(ctx, env)
@@ -202,7 +214,7 @@ func (s *Service) RunPoller(ctx context.Context, env *owner.Env) {
 // PollDue polls up to limit due jobs once each and returns how many were
 // polled and when the next one is due.
 func (s *Service) PollDue(ctx context.Context, env *owner.Env, limit int) (int, time.Time) {
-	js := jobStore{env.Store}
+	js := jobsOf(env)
 	now := env.Now()
 	due, err := js.list(ctx, `WHERE state IN ('running','cancel-requested') AND next_poll_at <= ? AND poll_count < ? ORDER BY next_poll_at LIMIT ?`,
 		ms(now), s.budgets().MaxPolls+cancelGracePolls, limit)
@@ -253,7 +265,7 @@ func (s *Service) PollDue(ctx context.Context, env *owner.Env, limit int) (int, 
 func (s *Service) deferJob(ctx context.Context, env *owner.Env, id string, d time.Duration, e *errs.Error) {
 	unlock := s.lockJob(id)
 	defer unlock()
-	js := jobStore{env.Store}
+	js := jobsOf(env)
 	j, err := js.get(ctx, id)
 	if err != nil || !Pollable(j.State) {
 		return
