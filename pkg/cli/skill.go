@@ -22,8 +22,8 @@ type SkillCmd struct {
 	Root     SkillRootCmd     `cmd:"" help:"Print the agent's skills folder for a plugin."`
 	List     SkillListCmd     `cmd:"" help:"List skills with their revision."`
 	Read     SkillReadCmd     `cmd:"" help:"Print one file of a skill."`
-	Write    SkillWriteCmd    `cmd:"" help:"Validate and atomically write one file of a skill (content from stdin or --from)."`
-	Remove   SkillRemoveCmd   `cmd:"" help:"Remove one file of a skill (removing SKILL.md removes the skill)."`
+	Write    SkillWriteCmd    `cmd:"" help:"Validate and atomically write one file of a skill (stdin or --from), or a whole skill (--from-dir)."`
+	Remove   SkillRemoveCmd   `cmd:"" help:"Remove one file of a skill, or the whole skill (SKILL.md alone is never removed)."`
 	Validate SkillValidateCmd `cmd:"" help:"Lint a skill folder (--dir, for CI) or an installed skill."`
 	Events   SkillEventsCmd   `cmd:"" help:"Show recorded skill_changed events."`
 }
@@ -91,13 +91,23 @@ func (c *SkillReadCmd) Run(ctx context.Context, env *Env) error {
 
 type SkillWriteCmd struct {
 	skillTarget
-	Skill  string `arg:"" help:"Skill name (its folder name)."`
-	File   string `arg:"" help:"File inside the skill: SKILL.md or e.g. references/notes.md."`
-	From   string `help:"Read the content from this file instead of stdin." placeholder:"PATH" type:"path"`
-	Strict bool   `help:"Treat warnings (unknown frontmatter keys) as errors."`
+	Skill          string `arg:"" help:"Skill name (its folder name)."`
+	File           string `arg:"" optional:"" help:"File inside the skill: SKILL.md or e.g. references/notes.md (not with --from-dir)."`
+	From           string `help:"Read the content from this regular file instead of stdin ('-' for stdin)." placeholder:"PATH"`
+	FromDir        string `help:"Install this whole skill folder as one commit (replaces the skill's files)." placeholder:"DIR"`
+	SkipDisallowed bool   `help:"With --from-dir: install without the files the authoring contract does not allow (listed) instead of refusing."`
+	Strict         bool   `help:"Treat warnings as errors."`
 }
 
 func (c *SkillWriteCmd) Run(ctx context.Context, env *Env) error {
+	if c.FromDir != "" {
+		return c.install(ctx, env)
+	}
+	if c.SkipDisallowed {
+		return errs.Usage("usage", "--skip-disallowed goes with --from-dir")
+	}
+	// An empty FILE is refused as an empty path (--from-dir installs a
+	// whole skill).
 	rel, err := skills.NormalizeSkillFilePath(c.File)
 	if err != nil {
 		return err
@@ -108,11 +118,16 @@ func (c *SkillWriteCmd) Run(ctx context.Context, env *Env) error {
 	}
 	var src io.Reader = env.Stdin
 	name := "stdin"
-	if c.From != "" {
-		f, err := os.Open(c.From)
+	if c.From != "" && c.From != "-" {
+		// Opened without blocking and refused unless a regular file: a
+		// FIFO or a device given here must not hang the command.
+		f, _, err := skills.OpenInput(c.From)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return errs.Usage("not_found", "--from %s: no such file", c.From)
+			}
+			if e := errs.As(err); e != nil {
+				return e
 			}
 			return errs.Failed("read_failed", "cannot read --from %s: %v", c.From, err)
 		}
@@ -140,10 +155,39 @@ func (c *SkillWriteCmd) Run(ctx context.Context, env *Env) error {
 	return printCommit(env, &r)
 }
 
+// install is `skill write NAME --from-dir DIR`: every allowed file in one
+// commit; disallowed files refuse the install up front unless skipped.
+func (c *SkillWriteCmd) install(ctx context.Context, env *Env) error {
+	if c.File != "" || c.From != "" {
+		return errs.Usage("usage", "--from-dir installs a whole skill; do not name a file or --from with it")
+	}
+	if err := skills.CheckSkillName(c.Skill); err != nil {
+		return err
+	}
+	src, err := skills.ReadSourceDir(c.FromDir)
+	if err != nil {
+		return err
+	}
+	if len(src.Disallowed) > 0 {
+		if !c.SkipDisallowed {
+			return skills.DisallowedError(c.FromDir, src.Disallowed)
+		}
+		for _, d := range src.Disallowed {
+			env.Out.Warnf("warning: skipped %s: not allowed by the skill authoring contract", d)
+		}
+	}
+	p := skills.InstallParams{Target: c.target(), Skill: c.Skill, Files: src.Files, Skipped: src.Disallowed, Strict: c.Strict}
+	var r skills.CommitResult
+	if err := env.Call(ctx, "skill.install", p, &r); err != nil {
+		return err
+	}
+	return printCommit(env, &r)
+}
+
 type SkillRemoveCmd struct {
 	skillTarget
 	Skill string `arg:"" help:"Skill name (its folder name)."`
-	File  string `arg:"" help:"File inside the skill; SKILL.md removes the whole skill."`
+	File  string `arg:"" optional:"" help:"The one file to remove (not SKILL.md); without it, the whole skill is removed."`
 }
 
 func (c *SkillRemoveCmd) Run(ctx context.Context, env *Env) error {
@@ -177,10 +221,14 @@ func printCommit(env *Env, r *skills.CommitResult) error {
 			verb = "removed"
 		}
 		switch {
+		case !r.Changed && r.Action == "install":
+			fmt.Fprintf(w, "unchanged: skill %s already has this tree (no event)\n", r.Skill)
 		case !r.Changed:
 			fmt.Fprintf(w, "unchanged: %s of skill %s already has this content (no event)\n", r.File, r.Skill)
 		case r.Removed:
 			fmt.Fprintf(w, "%s skill %s\n", verb, r.Skill)
+		case r.Action == "install":
+			fmt.Fprintf(w, "installed skill %s\n", r.Skill)
 		default:
 			fmt.Fprintf(w, "%s %s of skill %s\n", verb, r.File, r.Skill)
 		}
