@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -72,6 +73,14 @@ func (o *Output) ProgressWriter() io.Writer {
 	return nil
 }
 
+// reportedError is a failure whose details the command already printed as
+// its one JSON document (e.g. a lint report with ok:false): in JSON mode
+// Error adds nothing, so stdout still holds exactly one document; the exit
+// code still comes from the wrapped error.
+type reportedError struct{ error }
+
+func (e *reportedError) Unwrap() error { return e.error }
+
 // jsonError is the documented machine form of a failure.
 type jsonError struct {
 	OK           bool   `json:"ok"`
@@ -95,6 +104,10 @@ func (o *Output) Error(err error) int {
 		}
 	}
 	if o.JSON {
+		var done *reportedError
+		if errors.As(err, &done) {
+			return code // the command already printed its one JSON document
+		}
 		_ = o.PrintJSON(jsonError{OK: false, Code: ecode, Message: msg, Hint: hint, RetryAfterMs: retry})
 		return code
 	}

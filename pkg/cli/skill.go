@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
 	"golang.org/x/term"
@@ -21,8 +22,8 @@ type SkillCmd struct {
 	Root     SkillRootCmd     `cmd:"" help:"Print the agent's skills folder for a plugin."`
 	List     SkillListCmd     `cmd:"" help:"List skills with their revision."`
 	Read     SkillReadCmd     `cmd:"" help:"Print one file of a skill."`
-	Write    SkillWriteCmd    `cmd:"" help:"Validate and atomically write one file of a skill (content from stdin or --from)."`
-	Remove   SkillRemoveCmd   `cmd:"" help:"Remove one file of a skill (removing SKILL.md removes the skill)."`
+	Write    SkillWriteCmd    `cmd:"" help:"Validate and atomically write one file of a skill (stdin or --from), or a whole skill (--from-dir)."`
+	Remove   SkillRemoveCmd   `cmd:"" help:"Remove one file of a skill, or the whole skill (SKILL.md alone is never removed)."`
 	Validate SkillValidateCmd `cmd:"" help:"Lint a skill folder (--dir, for CI) or an installed skill."`
 	Events   SkillEventsCmd   `cmd:"" help:"Show recorded skill_changed events."`
 }
@@ -90,13 +91,23 @@ func (c *SkillReadCmd) Run(ctx context.Context, env *Env) error {
 
 type SkillWriteCmd struct {
 	skillTarget
-	Skill  string `arg:"" help:"Skill name (its folder name)."`
-	File   string `arg:"" help:"File inside the skill: SKILL.md or e.g. references/notes.md."`
-	From   string `help:"Read the content from this file instead of stdin." placeholder:"PATH" type:"path"`
-	Strict bool   `help:"Treat warnings (unknown frontmatter keys) as errors."`
+	Skill          string `arg:"" help:"Skill name (its folder name)."`
+	File           string `arg:"" optional:"" help:"File inside the skill: SKILL.md or e.g. references/notes.md (not with --from-dir)."`
+	From           string `help:"Read the content from this regular file instead of stdin ('-' for stdin)." placeholder:"PATH"`
+	FromDir        string `help:"Install this whole skill folder as one commit (replaces the skill's files)." placeholder:"DIR"`
+	SkipDisallowed bool   `help:"With --from-dir: install without the files the authoring contract does not allow (listed) instead of refusing."`
+	Strict         bool   `help:"Treat warnings as errors."`
 }
 
 func (c *SkillWriteCmd) Run(ctx context.Context, env *Env) error {
+	if c.FromDir != "" {
+		return c.install(ctx, env)
+	}
+	if c.SkipDisallowed {
+		return errs.Usage("usage", "--skip-disallowed goes with --from-dir")
+	}
+	// An empty FILE is refused as an empty path (--from-dir installs a
+	// whole skill).
 	rel, err := skills.NormalizeSkillFilePath(c.File)
 	if err != nil {
 		return err
@@ -107,11 +118,16 @@ func (c *SkillWriteCmd) Run(ctx context.Context, env *Env) error {
 	}
 	var src io.Reader = env.Stdin
 	name := "stdin"
-	if c.From != "" {
-		f, err := os.Open(c.From)
+	if c.From != "" && c.From != "-" {
+		// Opened without blocking and refused unless a regular file: a
+		// FIFO or a device given here must not hang the command.
+		f, _, err := skills.OpenInput(c.From)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return errs.Usage("not_found", "--from %s: no such file", c.From)
+			}
+			if e := errs.As(err); e != nil {
+				return e
 			}
 			return errs.Failed("read_failed", "cannot read --from %s: %v", c.From, err)
 		}
@@ -139,10 +155,39 @@ func (c *SkillWriteCmd) Run(ctx context.Context, env *Env) error {
 	return printCommit(env, &r)
 }
 
+// install is `skill write NAME --from-dir DIR`: every allowed file in one
+// commit; disallowed files refuse the install up front unless skipped.
+func (c *SkillWriteCmd) install(ctx context.Context, env *Env) error {
+	if c.File != "" || c.From != "" {
+		return errs.Usage("usage", "--from-dir installs a whole skill; do not name a file or --from with it")
+	}
+	if err := skills.CheckSkillName(c.Skill); err != nil {
+		return err
+	}
+	src, err := skills.ReadSourceDir(c.FromDir)
+	if err != nil {
+		return err
+	}
+	if len(src.Disallowed) > 0 {
+		if !c.SkipDisallowed {
+			return skills.DisallowedError(c.FromDir, src.Disallowed)
+		}
+		for _, d := range src.Disallowed {
+			env.Out.Warnf("warning: skipped %s: not allowed by the skill authoring contract", d)
+		}
+	}
+	p := skills.InstallParams{Target: c.target(), Skill: c.Skill, Files: src.Files, Skipped: src.Disallowed, Strict: c.Strict}
+	var r skills.CommitResult
+	if err := env.Call(ctx, "skill.install", p, &r); err != nil {
+		return err
+	}
+	return printCommit(env, &r)
+}
+
 type SkillRemoveCmd struct {
 	skillTarget
 	Skill string `arg:"" help:"Skill name (its folder name)."`
-	File  string `arg:"" help:"File inside the skill; SKILL.md removes the whole skill."`
+	File  string `arg:"" optional:"" help:"The one file to remove (not SKILL.md); without it, the whole skill is removed."`
 }
 
 func (c *SkillRemoveCmd) Run(ctx context.Context, env *Env) error {
@@ -176,10 +221,14 @@ func printCommit(env *Env, r *skills.CommitResult) error {
 			verb = "removed"
 		}
 		switch {
+		case !r.Changed && r.Action == "install":
+			fmt.Fprintf(w, "unchanged: skill %s already has this tree (no event)\n", r.Skill)
 		case !r.Changed:
 			fmt.Fprintf(w, "unchanged: %s of skill %s already has this content (no event)\n", r.File, r.Skill)
 		case r.Removed:
 			fmt.Fprintf(w, "%s skill %s\n", verb, r.Skill)
+		case r.Action == "install":
+			fmt.Fprintf(w, "installed skill %s\n", r.Skill)
 		default:
 			fmt.Fprintf(w, "%s %s of skill %s\n", verb, r.File, r.Skill)
 		}
@@ -191,50 +240,118 @@ func printCommit(env *Env, r *skills.CommitResult) error {
 }
 
 type SkillValidateCmd struct {
-	Dir     string `help:"Validate this skill folder on disk (stateless; the folder name is the skill name)." placeholder:"PATH" type:"path"`
-	Skill   string `arg:"" optional:"" help:"Installed skill to validate (with --plugin)."`
-	Plugin  string `help:"Plugin whose skills folder holds SKILL (when not using --dir)." placeholder:"ID"`
-	Agent   string `help:"Agent id." default:"main" env:"CLAWKIT_AGENT"`
-	Session string `help:"Session key." default:"cli" env:"CLAWKIT_SESSION"`
-	Strict  bool   `help:"Treat warnings (unknown frontmatter keys) as errors."`
+	Dir       []string `help:"Validate this skill folder on disk (repeatable; more folders may follow as arguments). Stateless; the folder name is the skill name." placeholder:"DIR" sep:"none"`
+	Recursive []string `help:"Validate every skill folder (a folder holding SKILL.md) below ROOT (repeatable)." placeholder:"ROOT" sep:"none"`
+	Profile   string   `help:"Rule set: spec (the Agent Skills specification; default for --dir/--recursive) or openclaw (OpenClaw's authoring contract; default for an installed skill)." placeholder:"NAME"`
+	Args      []string `arg:"" optional:"" name:"skill" help:"Installed skill to validate (with --plugin), or more folders after --dir."`
+	Plugin    string   `help:"Plugin whose skills folder holds SKILL (when not using --dir)." placeholder:"ID"`
+	Agent     string   `help:"Agent id." default:"main" env:"CLAWKIT_AGENT"`
+	Session   string   `help:"Session key." default:"cli" env:"CLAWKIT_SESSION"`
+	Strict    bool     `help:"Treat warnings as errors."`
+}
+
+// lintDocument is `skill validate --json`: every skill's report and the
+// summary, in one document.
+type lintDocument struct {
+	OK      bool               `json:"ok"`
+	Skills  []*skills.Report   `json:"skills"`
+	Summary skills.LintSummary `json:"summary"`
 }
 
 func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
-	dir := c.Dir
-	switch {
-	case dir != "" && (c.Skill != "" || c.Plugin != ""):
-		return errs.Usage("usage", "pass either --dir PATH or SKILL --plugin ID, not both")
-	case dir == "":
-		if c.Skill == "" || c.Plugin == "" {
-			return errs.Usage("usage", "nothing to validate").WithHint("pass --dir PATH (a skill folder), or SKILL --plugin ID for an installed skill")
+	dirs := c.Dir
+	profile := c.Profile
+	if profile != "" {
+		if _, err := skills.CheckProfile(profile); err != nil {
+			return errs.Usage("usage", "--profile: %v", err)
 		}
-		if err := skills.CheckSkillName(c.Skill); err != nil {
+	}
+	switch {
+	case (len(c.Dir) > 0 || len(c.Recursive) > 0) && c.Plugin != "":
+		return errs.Usage("usage", "pass either --dir/--recursive or SKILL --plugin ID, not both")
+	case len(c.Dir) > 0:
+		dirs = append(dirs, c.Args...)
+	case len(c.Recursive) > 0:
+		if len(c.Args) > 0 {
+			return errs.Usage("usage", "unexpected argument %q with --recursive", c.Args[0]).WithHint("pass more roots as --recursive ROOT")
+		}
+	default:
+		if len(c.Args) != 1 || c.Plugin == "" {
+			return errs.Usage("usage", "nothing to validate").WithHint("pass --dir DIR (a skill folder), --recursive ROOT, or SKILL --plugin ID for an installed skill")
+		}
+		skill := c.Args[0]
+		if err := skills.CheckSkillName(skill); err != nil {
 			return err
 		}
 		var r skills.RootResult
 		if err := env.Call(ctx, "skill.root", skills.Target{PluginID: c.Plugin, AgentID: c.Agent, SessionKey: c.Session}, &r); err != nil {
 			return err
 		}
-		dir = filepath.Join(r.Root, c.Skill)
+		dir := filepath.Join(r.Root, skill)
 		if st, err := os.Lstat(dir); err != nil {
-			return errs.Failed("not_found", "agent %s has no skill %q in plugin %s's skills folder", c.Agent, c.Skill, c.Plugin)
+			return errs.Failed("not_found", "agent %s has no skill %q in plugin %s's skills folder", c.Agent, skill, c.Plugin)
 		} else if st.Mode()&fs.ModeSymlink != 0 {
 			return errs.Refused("path_escape", "skill folder %s is a symbolic link; links are refused", dir)
 		}
+		dirs = []string{dir}
+		if profile == "" {
+			profile = skills.ProfileOpenClaw
+		}
 	}
-	rep, err := skills.ValidateDir(dir, c.Strict)
+	opt := skills.Options{Profile: profile, Strict: c.Strict}
+	doc := lintDocument{Skills: []*skills.Report{}}
+	out := env.Out.Stdout
+	sum, err := skills.Lint(dirs, c.Recursive, opt, func(r *skills.Report) error {
+		if env.Out.JSON {
+			doc.Skills = append(doc.Skills, r)
+			return nil
+		}
+		printLintReport(out, r)
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	for _, w := range rep.Warnings {
-		env.Out.Warnf("warning: %s", w.String())
+	doc.Summary, doc.OK = sum, sum.Failed == 0
+	if env.Out.JSON {
+		if err := env.Out.PrintJSON(doc); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(out, "%d %s checked (profile %s%s): %d passed, %d failed; %d %s, %d %s\n",
+			sum.Skills, plural(sum.Skills, "skill", "skills"), sum.Profile, map[bool]string{true: ", strict"}[sum.Strict],
+			sum.Passed, sum.Failed, sum.Errors, plural(sum.Errors, "error", "errors"), sum.Warnings, plural(sum.Warnings, "warning", "warnings"))
 	}
-	if err := rep.Err(); err != nil {
-		return err
+	if sum.Failed > 0 {
+		e := errs.Failed("validation_failed", "%d of %d %s failed validation (%s profile)", sum.Failed, sum.Skills, plural(sum.Skills, "skill", "skills"), sum.Profile).
+			WithHint("fix the lines marked error above and run 'clawkit skill validate' again")
+		return &reportedError{e}
 	}
-	return env.Out.Result(rep, func(w io.Writer) {
-		fmt.Fprintf(w, "ok: skill %s (%d files, %d bytes, %d warnings)\n", rep.Skill, rep.Files, rep.Bytes, len(rep.Warnings))
-	})
+	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// printLintReport prints one line per finding (path:line: severity
+// code[rule]: message, errors first) and the skill's verdict.
+func printLintReport(w io.Writer, r *skills.Report) {
+	for _, list := range [][]skills.Finding{r.Errors, r.Warnings} {
+		for _, f := range list {
+			f.File = displayPath(r.Dir, f.File)
+			fmt.Fprintln(w, f.String())
+		}
+	}
+	verdict := "ok"
+	if !r.OK {
+		verdict = "FAILED"
+	}
+	fmt.Fprintf(w, "%s: %s: skill %s (%d %s, %d bytes, %d %s, %d %s)\n", filepath.ToSlash(r.Dir), verdict, r.Skill, r.Files, plural(r.Files, "file", "files"), r.Bytes,
+		len(r.Errors), plural(len(r.Errors), "error", "errors"), len(r.Warnings), plural(len(r.Warnings), "warning", "warnings"))
 }
 
 type SkillEventsCmd struct {
@@ -261,4 +378,14 @@ func (c *SkillEventsCmd) Run(ctx context.Context, env *Env) error {
 		}
 		tw.Flush()
 	})
+}
+
+// displayPath joins a skill folder as the user named it and a
+// skill-relative finding path, keeping a folder's trailing slash.
+func displayPath(dir, file string) string {
+	p := filepath.ToSlash(filepath.Join(dir, file))
+	if strings.HasSuffix(file, "/") {
+		p += "/"
+	}
+	return p
 }

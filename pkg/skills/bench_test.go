@@ -67,7 +67,7 @@ func BenchmarkValidateDir(b *testing.B) {
 		mustWrite(b, full, c)
 	}
 	for b.Loop() {
-		rep, err := ValidateDir(dir, false)
+		rep, err := ValidateDir(dir, Options{Profile: ProfileOpenClaw})
 		if err != nil || !rep.OK {
 			b.Fatal(err, rep.Errors)
 		}

@@ -177,6 +177,11 @@ func checkMapping(n *yaml.Node, base int) error {
 			if k.Tag == "!!merge" {
 				return &FrontmatterError{Line: k.Line + base - 1, Msg: "merge keys ('<<') are not allowed in frontmatter"}
 			}
+			if k.Tag != "!!str" {
+				// 1:, true:, null:, 2024-01-01: are numbers, booleans, null and
+				// timestamps in YAML; readers disagree about them, so refuse.
+				return &FrontmatterError{Line: k.Line + base - 1, Msg: fmt.Sprintf("key %q is not a string (YAML reads it as %s); quote it if it is meant as text", k.Value, strings.TrimPrefix(k.Tag, "!!"))}
+			}
 			if prev, dup := seen[k.Value]; dup {
 				return &FrontmatterError{Line: k.Line + base - 1, Msg: fmt.Sprintf("duplicate key %q (first defined on line %d)", k.Value, prev)}
 			}

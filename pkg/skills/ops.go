@@ -137,6 +137,7 @@ func Register(r *owner.Registry) {
 	r.Register(owner.Method{Name: "skill.events", Handler: handle(opEvents)})
 	r.Register(owner.Method{Name: "skill.write", Write: true, Handler: handle(opWrite)})
 	r.Register(owner.Method{Name: "skill.remove", Write: true, Handler: handle(opRemove)})
+	r.Register(owner.Method{Name: "skill.install", Write: true, Handler: handle(opInstall)})
 }
 
 func handle[P any](f func(ctx context.Context, env *owner.Env, p P) (any, error)) owner.Handler {
@@ -425,38 +426,64 @@ func opWrite(ctx context.Context, env *owner.Env, p WriteParams) (any, error) {
 				return false, nil // identical content: nothing to commit
 			}
 		}
-		if err := c.plugin.Recheck(env.Home); err != nil {
-			return false, err
-		}
-		if c.r == nil { // the first skill of this agent: create the root
-			if err := os.MkdirAll(c.root, 0o755); err != nil {
-				return false, errs.Failed("write_failed", "cannot create the skills root %s: %v", c.root, unwrapPathErr(err))
+		keep := make([]FileEntry, 0, len(tree))
+		for _, e := range tree {
+			if e.Path != rel {
+				keep = append(keep, e)
 			}
-			if _, err := c.rootResult(); err != nil { // MkdirAll follows links
-				return false, err
-			}
-			r, err := openSkillsRoot(c.root)
-			if err != nil || r == nil {
-				return false, errs.Failed("write_failed", "cannot open the skills root %s: %v", c.root, err)
-			}
-			c.r = r
 		}
-		name := p.Skill + "/" + rel
-		if err := c.r.MkdirAll(path.Dir(name), 0o755); err != nil {
-			return false, errs.Failed("write_failed", "cannot create the folder for %s: %v", rel, unwrapPathErr(err))
-		}
-		// Root.MkdirAll follows links inside the root; refuse any on the way.
-		if err := checkNoLinks(c.root, name); err != nil {
-			return false, err
-		}
-		if err := env.Scope.AssertCurrent(); err != nil {
-			return false, err
-		}
-		if err := fsx.PublishInRoot(c.r, name, p.Content, 0o644); err != nil {
-			return false, errs.Failed("write_failed", "cannot write %s: %v", rel, unwrapPathErr(err))
-		}
-		return true, nil
+		// A script (a "#!" first line) is published executable.
+		exec := bytes.HasPrefix(p.Content, []byte("#!"))
+		return c.publish(p.Skill, exists, keep, []SourceFile{{Path: rel, Content: p.Content, Executable: exec}})
 	})
+}
+
+// publish builds the skill's next tree in a staging folder (keep copied
+// from the live folder, add written) and swaps it in, checking the
+// plugin's authority and the owner immediately before the file change.
+func (c *call) publish(skill string, exists bool, keep []FileEntry, add []SourceFile) (bool, error) {
+	env := c.env
+	if err := c.plugin.Recheck(env.Home); err != nil {
+		return false, err
+	}
+	if c.r == nil { // the first skill of this agent: create the root
+		if err := os.MkdirAll(c.root, 0o755); err != nil {
+			return false, errs.Failed("write_failed", "cannot create the skills root %s: %v", c.root, unwrapPathErr(err))
+		}
+		if _, err := c.rootResult(); err != nil { // MkdirAll follows links
+			return false, err
+		}
+		r, err := openSkillsRoot(c.root)
+		if err != nil || r == nil {
+			return false, errs.Failed("write_failed", "cannot open the skills root %s: %v", c.root, err)
+		}
+		c.r = r
+	}
+	stage, err := buildStage(c.r, skill, keep, add)
+	if err != nil {
+		if e := errs.As(err); e != nil {
+			return false, e
+		}
+		return false, errs.Failed("write_failed", "cannot stage skill %s: %v", skill, unwrapPathErr(err))
+	}
+	// The last checks before the file change.
+	if err := c.plugin.Recheck(env.Home); err != nil {
+		_ = c.r.RemoveAll(stage)
+		return false, err
+	}
+	if err := env.Scope.AssertCurrent(); err != nil {
+		_ = c.r.RemoveAll(stage)
+		return false, err
+	}
+	if err := checkNoLinks(c.root, skill); err != nil {
+		_ = c.r.RemoveAll(stage)
+		return false, err
+	}
+	if err := swapIn(c.r, stage, skill, exists); err != nil {
+		_ = c.r.RemoveAll(stage)
+		return false, errs.Failed("write_failed", "cannot publish skill %s: %v", skill, unwrapPathErr(err))
+	}
+	return true, nil
 }
 
 // Plugin returns the plugin id (for hints).
@@ -484,9 +511,18 @@ func opRemove(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
 	if err := CheckSkillName(p.Skill); err != nil {
 		return nil, err
 	}
-	rel, err := NormalizeSkillFilePath(p.File)
-	if err != nil {
-		return nil, err
+	rel := ""
+	if p.File != "" {
+		var err error
+		if rel, err = NormalizeSkillFilePath(p.File); err != nil {
+			return nil, err
+		}
+		if rel == SkillFile {
+			// A skill without SKILL.md is not a skill: removing it alone
+			// would leave files no client can discover.
+			return nil, errs.Refused("skill_md_required", "SKILL.md is not removed on its own: a skill without SKILL.md is not a skill").
+				WithHint("remove the whole skill with 'clawkit skill remove %s --plugin %s', or replace SKILL.md with 'clawkit skill write %s SKILL.md'", p.Skill, p.PluginID, p.Skill)
+		}
 	}
 	hooks, err := LoadHooks(env.Home)
 	if err != nil {
@@ -500,13 +536,15 @@ func opRemove(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
 		if !exists {
 			return false, noSkill(p.Skill, c)
 		}
-		found := false
-		for _, e := range tree {
-			found = found || e.Path == rel
-		}
-		if !found {
-			return false, errs.Failed("not_found", "skill %q has no file %s", p.Skill, rel).
-				WithHint("list the skill's files with 'clawkit skill list'")
+		if rel != "" {
+			found := false
+			for _, e := range tree {
+				found = found || e.Path == rel
+			}
+			if !found {
+				return false, errs.Failed("not_found", "skill %q has no file %s", p.Skill, rel).
+					WithHint("list the skill's files with 'clawkit skill list %s --plugin %s'", p.Skill, p.PluginID)
+			}
 		}
 		if err := c.plugin.Recheck(env.Home); err != nil {
 			return false, err
@@ -514,20 +552,16 @@ func opRemove(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
 		if err := env.Scope.AssertCurrent(); err != nil {
 			return false, err
 		}
-		if rel == SkillFile {
-			// Removing SKILL.md removes the skill: rename the folder out of
-			// the way in one step, then delete it. Discovery never sees a
-			// half-deleted skill.
-			grave := "." + p.Skill + ".removing-" + randHex(6)
-			if err := c.r.Rename(p.Skill, grave); err != nil {
+		if rel == "" {
+			if err := removeSkillTree(c.r, p.Skill); err != nil {
+				if e := errs.As(err); e != nil {
+					return true, e
+				}
 				return false, errs.Failed("remove_failed", "cannot remove skill %s: %v", p.Skill, unwrapPathErr(err))
-			}
-			_ = fsx.SyncDir(c.root)
-			if err := c.r.RemoveAll(grave); err != nil {
-				return true, errs.Failed("remove_failed", "skill %s was removed but its old files remain in %s: %v", p.Skill, filepath.Join(c.root, grave), err)
 			}
 			return true, nil
 		}
+		// One file: unlink is atomic by itself.
 		name := p.Skill + "/" + rel
 		if err := c.r.Remove(name); err != nil {
 			return false, errs.Failed("remove_failed", "cannot remove %s: %v", rel, unwrapPathErr(err))
@@ -575,7 +609,14 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 	if err := env.Scope.AssertCurrent(); err != nil {
 		return nil, err
 	}
-	if err := checkNoLinks(c.root, skill+"/"+rel); err != nil {
+	// Whatever an interrupted command left for this skill goes first: it
+	// is never content, and holding the lock proves its owner is gone.
+	cleanLeftovers(c.r, skill)
+	checkRel := skill
+	if rel != "" {
+		checkRel += "/" + rel
+	}
+	if err := checkNoLinks(c.root, checkRel); err != nil {
 		return nil, err
 	}
 	tree, md, exists, err := readTree(c.r, c.root, skill)
@@ -625,7 +666,13 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 	if err := afterApply(env.Scope.AssertCurrent()); err != nil {
 		return nil, err
 	}
-	if err := c.recordEvent(ctx, id, skill, action, rel, evJSON, dispatch); err != nil {
+	// The events table knows write and remove; an install is a write of the
+	// whole tree (file "").
+	recAction := action
+	if action == "install" {
+		recAction = "write"
+	}
+	if err := c.recordEvent(ctx, id, skill, recAction, rel, evJSON, dispatch); err != nil {
 		return nil, errs.Unknown("skill_event_unrecorded", "the skill change was applied but its event could not be recorded: %v", err).
 			WithHint("inspect with 'clawkit skill list'; hooks were not run")
 	}

@@ -107,6 +107,13 @@ func readTree(r *os.Root, display, skill string) (tree []FileEntry, skillMD []by
 			return nil
 		}
 		full := filepath.Join(display, filepath.FromSlash(p))
+		if IsStagingName(d.Name()) {
+			// An interrupted publication's leftover: never skill content.
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
 		if d.Type()&fs.ModeSymlink != 0 {
 			return linkRefused(full)
 		}

@@ -9,9 +9,9 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/clawkit/clawkit/pkg/errs"
-	"github.com/clawkit/clawkit/pkg/fsx"
 )
 
 // Limits (DESIGN §9). Exceeding any of them is too_large.
@@ -92,76 +92,181 @@ var knownKeyTypes = map[string]string{
 func isString(v any) bool { _, ok := v.(string); return ok }
 func isBool(v any) bool   { _, ok := v.(bool); return ok }
 
-// CheckSkillMD validates SKILL.md content for the skill folder name:
-// size, frontmatter (strict parse, name, description, known keys) and the
-// security scan. Unknown keys are warnings, or errors when strict.
+// CheckSkillMD validates SKILL.md content under OpenClaw's authoring
+// rules (what `skill write` enforces). strict turns warnings into errors.
 func CheckSkillMD(skill string, content []byte, strict bool) []Finding {
+	return applyStrict(checkSkillMD(skill, content, Options{Profile: ProfileOpenClaw}), strict)
+}
+
+// checkSkillMD validates SKILL.md content for the skill folder name under
+// a profile: size, frontmatter (strict parse, name, description, known
+// keys) and the security scan.
+func checkSkillMD(skill string, content []byte, opt Options) []Finding {
 	var out []Finding
-	errf := func(code string, line int, format string, args ...any) {
-		out = append(out, Finding{Severity: SeverityError, Code: code, File: SkillFile, Line: line, Message: fmt.Sprintf(format, args...)})
-	}
 	if len(content) > MaxSkillMDBytes {
-		errf(CodeTooLarge, 0, "SKILL.md is %d bytes; the limit is %d bytes", len(content), MaxSkillMDBytes)
-		return out
+		f := Finding{Severity: SeverityError, Code: CodeTooLarge, Rule: RuleFileSize, File: SkillFile,
+			Message: fmt.Sprintf("SKILL.md is %d bytes; the limit is %d bytes", len(content), MaxSkillMDBytes)}
+		if !opt.spec() {
+			return append(out, f)
+		}
+		// The specification sets no size limit: clawkit's is advice there.
+		f.Severity = SeverityWarning
+		out = append(out, f)
 	}
 	split := SplitFrontmatter(content)
 	fm, err := ParseFrontmatter(split)
 	if err != nil {
 		fe, _ := err.(*FrontmatterError)
-		line := 0
-		if fe != nil {
-			line = fe.Line
-			errf(CodeInvalidFM, line, "%s", fe.Msg)
-		} else {
-			errf(CodeInvalidFM, 0, "%v", err)
+		rule := RuleYAML
+		if !split.Terminated {
+			rule = RuleFrontmatter
 		}
+		if fe != nil {
+			out = append(out, Finding{Severity: SeverityError, Code: CodeInvalidFM, Rule: rule, File: SkillFile, Line: fe.Line, Message: fe.Msg})
+		} else {
+			out = append(out, Finding{Severity: SeverityError, Code: CodeInvalidFM, Rule: rule, File: SkillFile, Message: err.Error()})
+		}
+	} else if opt.spec() {
+		out = append(out, checkSpecFields(skill, split, fm)...)
 	} else {
-		out = append(out, checkFields(skill, split, fm, strict)...)
+		out = append(out, checkFields(skill, split, fm)...)
 	}
-	return append(out, Scan(SkillFile, content)...)
+	return append(out, scanAs(SkillFile, content, opt)...)
 }
 
-func checkFields(skill string, split Split, fm *Frontmatter, strict bool) []Finding {
-	var out []Finding
+// scanAs runs the security scan; under the specification profile its
+// errors are warnings (clawkit is stricter than the format on purpose).
+func scanAs(file string, content []byte, opt Options) []Finding {
+	fs := Scan(file, content)
+	if opt.spec() {
+		for i := range fs {
+			fs[i].Severity = SeverityWarning
+		}
+	}
+	return fs
+}
+
+// applyStrict turns warnings into errors when strict.
+func applyStrict(fs []Finding, strict bool) []Finding {
+	if strict {
+		for i := range fs {
+			fs[i].Severity = SeverityError
+		}
+	}
+	return fs
+}
+
+func keyLines(fm *Frontmatter) map[string]int {
 	line := map[string]int{}
 	for _, k := range fm.Keys {
 		line[k.Name] = k.Line
 	}
-	errf := func(line int, format string, args ...any) {
-		out = append(out, Finding{Severity: SeverityError, Code: CodeInvalidFM, File: SkillFile, Line: line, Message: fmt.Sprintf(format, args...)})
+	return line
+}
+
+// checkSpecFields applies the Agent Skills specification's frontmatter
+// rules (see docs/skills.md for the table and where clawkit differs from
+// the reference validator).
+func checkSpecFields(skill string, split Split, fm *Frontmatter) []Finding {
+	var out []Finding
+	line := keyLines(fm)
+	add := func(sev, rule string, line int, format string, args ...any) {
+		out = append(out, Finding{Severity: sev, Code: CodeInvalidFM, Rule: rule, File: SkillFile, Line: line, Message: fmt.Sprintf(format, args...)})
 	}
 	if !split.Present {
-		errf(1, "SKILL.md has no frontmatter; start it with a '---' line, then name: and description:, then a closing '---' line")
+		add(SeverityError, RuleFrontmatter, 1, "SKILL.md must start with YAML frontmatter: a '---' line, name: and description:, then a closing '---' line")
+		return out
+	}
+	if _, ok := fm.Fields["name"]; !ok {
+		add(SeverityError, RuleNameRequired, split.YAMLLine, "frontmatter has no 'name'; add name: %s", skill)
+	} else if s, ok := fm.scalarText("name"); !ok {
+		add(SeverityError, RuleNameRequired, line["name"], "'name' must be a non-empty string")
+	} else {
+		out = append(out, specNameFindings(s, skill, line["name"])...)
+	}
+	if _, ok := fm.Fields["description"]; !ok {
+		add(SeverityError, RuleDescRequired, split.YAMLLine, "frontmatter has no 'description'; add one sentence saying what the skill does and when to use it")
+	} else if s, ok := fm.scalarText("description"); !ok || strings.TrimSpace(s) == "" {
+		add(SeverityError, RuleDescRequired, line["description"], "'description' must be a non-empty string")
+	} else if n := utf8.RuneCountInString(s); n > SpecMaxDescriptionChars {
+		add(SeverityError, RuleDescLength, line["description"], "'description' is %d characters; the limit is %d", n, SpecMaxDescriptionChars)
+	}
+	if _, ok := fm.Fields["compatibility"]; ok {
+		if s, ok := fm.scalarText("compatibility"); !ok {
+			add(SeverityError, RuleFieldType, line["compatibility"], "'compatibility' must be a string")
+		} else if n := utf8.RuneCountInString(s); n > SpecMaxCompatibilityChars {
+			add(SeverityError, RuleCompatLength, line["compatibility"], "'compatibility' is %d characters; the limit is %d", n, SpecMaxCompatibilityChars)
+		} else if n == 0 {
+			add(SeverityWarning, RuleCompatLength, line["compatibility"], "'compatibility' is empty; omit the key instead")
+		}
+	}
+	if v, ok := fm.Fields["allowed-tools"]; ok && !knownKeys["allowed-tools"](v) {
+		if _, scalar := fm.scalarText("allowed-tools"); !scalar {
+			add(SeverityError, RuleFieldType, line["allowed-tools"], "'allowed-tools' must be a string or a list of strings")
+		}
+	}
+	if v, ok := fm.Fields["metadata"]; ok {
+		m, isMap := v.(map[string]any)
+		if !isMap {
+			add(SeverityWarning, RuleFieldType, line["metadata"], "'metadata' should be a mapping of string keys to string values")
+		} else {
+			for k, mv := range m {
+				if _, s := mv.(string); !s {
+					add(SeverityWarning, RuleMetadataStrings, line["metadata"], "metadata value of %q is not a string; quote it (e.g. version: \"1.0\")", k)
+					break
+				}
+			}
+		}
+	}
+	if _, ok := fm.Fields["license"]; ok {
+		if _, s := fm.scalarText("license"); !s {
+			add(SeverityWarning, RuleFieldType, line["license"], "'license' should be a string (a license name or a bundled license file)")
+		}
+	}
+	for _, k := range fm.Keys {
+		if !specKeys[k.Name] {
+			add(SeverityWarning, RuleUnknownKey, k.Line, "frontmatter key %q is not defined by the Agent Skills specification (defined: name, description, license, compatibility, metadata, allowed-tools)", k.Name)
+			out[len(out)-1].Code = CodeUnknownKey
+		}
+	}
+	return out
+}
+
+// checkFields applies OpenClaw's authoring rules to the frontmatter.
+func checkFields(skill string, split Split, fm *Frontmatter) []Finding {
+	var out []Finding
+	line := keyLines(fm)
+	errf := func(rule string, line int, format string, args ...any) {
+		out = append(out, Finding{Severity: SeverityError, Code: CodeInvalidFM, Rule: rule, File: SkillFile, Line: line, Message: fmt.Sprintf(format, args...)})
+	}
+	if !split.Present {
+		errf(RuleFrontmatter, 1, "SKILL.md has no frontmatter; start it with a '---' line, then name: and description:, then a closing '---' line")
 		return out
 	}
 	// name
 	if v, ok := fm.Fields["name"]; !ok {
-		errf(split.YAMLLine, "frontmatter has no 'name'; add name: %s", skill)
+		errf(RuleNameRequired, split.YAMLLine, "frontmatter has no 'name'; add name: %s", skill)
 	} else if s, ok := v.(string); !ok {
-		errf(line["name"], "'name' must be a string")
+		errf(RuleFieldType, line["name"], "'name' must be a string")
 	} else if !ValidName(s) {
-		errf(line["name"], "name %q does not match the naming rule: 1-64 characters a-z, 0-9 and '-', starting and ending with a letter or digit, without '--'", s)
+		errf(RuleOpenClawName, line["name"], "name %q does not match the naming rule: 1-64 characters a-z, 0-9 and '-', starting and ending with a letter or digit, without '--'", s)
 	} else if skill != "" && s != skill {
-		errf(line["name"], "name %q differs from the skill folder %q; they must be equal", s, skill)
+		errf(RuleNameFolder, line["name"], "name %q differs from the skill folder %q; they must be equal", s, skill)
 	}
 	// description
 	if v, ok := fm.Fields["description"]; !ok {
-		errf(split.YAMLLine, "frontmatter has no 'description'; add one sentence saying when to use the skill")
+		errf(RuleDescRequired, split.YAMLLine, "frontmatter has no 'description'; add one sentence saying when to use the skill")
 	} else if s, ok := v.(string); !ok {
-		errf(line["description"], "'description' must be a string")
+		errf(RuleFieldType, line["description"], "'description' must be a string")
 	} else if strings.TrimFunc(s, unicode.IsSpace) == "" {
-		errf(line["description"], "'description' is empty or only white space")
+		errf(RuleDescRequired, line["description"], "'description' is empty or only white space")
 	} else if len(s) > MaxDescBytes {
-		errf(line["description"], "'description' is %d bytes; the limit is %d bytes (UTF-8)", len(s), MaxDescBytes)
+		errf(RuleDescBytes, line["description"], "'description' is %d bytes; the limit is %d bytes (UTF-8)", len(s), MaxDescBytes)
 	}
 	for _, k := range fm.Keys {
 		check, known := knownKeys[k.Name]
 		if !known {
-			sev := SeverityWarning
-			if strict {
-				sev = SeverityError
-			}
-			out = append(out, Finding{Severity: sev, Code: CodeUnknownKey, File: SkillFile, Line: k.Line,
+			out = append(out, Finding{Severity: SeverityWarning, Code: CodeUnknownKey, Rule: RuleUnknownKey, File: SkillFile, Line: k.Line,
 				Message: fmt.Sprintf("unknown frontmatter key %q (known: %s)", k.Name, knownKeysForHints)})
 			continue
 		}
@@ -169,23 +274,32 @@ func checkFields(skill string, split Split, fm *Frontmatter, strict bool) []Find
 			continue
 		}
 		if !check(fm.Fields[k.Name]) {
-			errf(k.Line, "'%s' must be %s", k.Name, knownKeyTypes[k.Name])
+			errf(RuleFieldType, k.Line, "'%s' must be %s", k.Name, knownKeyTypes[k.Name])
 		}
 	}
 	return out
 }
 
-// CheckSupportFile validates one support file: size and, for text files,
-// the security scan. p must already be normalized.
+// CheckSupportFile validates one support file under OpenClaw's authoring
+// rules: size and, for text files, the security scan. p must already be
+// normalized.
 func CheckSupportFile(p string, content []byte) []Finding {
+	return checkSupportFile(p, content, Options{Profile: ProfileOpenClaw})
+}
+
+func checkSupportFile(p string, content []byte, opt Options) []Finding {
 	if len(content) > MaxSupportBytes {
-		return []Finding{{Severity: SeverityError, Code: CodeTooLarge, File: p,
+		sev := SeverityError
+		if opt.spec() {
+			sev = SeverityWarning
+		}
+		return []Finding{{Severity: sev, Code: CodeTooLarge, Rule: RuleFileSize, File: p,
 			Message: fmt.Sprintf("%s is %d bytes; the limit for a support file is %d bytes", p, len(content), MaxSupportBytes)}}
 	}
 	if !IsTextFile(p) {
 		return nil
 	}
-	return Scan(p, content)
+	return scanAs(p, content, opt)
 }
 
 // TreeLimits checks the whole-skill limits on a file list.
@@ -196,11 +310,11 @@ func TreeLimits(files []FileEntry) []Finding {
 		total += f.SizeBytes
 	}
 	if len(files) > MaxFiles {
-		out = append(out, Finding{Severity: SeverityError, Code: CodeTooLarge, File: ".",
+		out = append(out, Finding{Severity: SeverityError, Code: CodeTooLarge, Rule: RuleSkillFiles, File: ".",
 			Message: fmt.Sprintf("the skill has %d files; the limit is %d", len(files), MaxFiles)})
 	}
 	if total > MaxSkillBytes {
-		out = append(out, Finding{Severity: SeverityError, Code: CodeTooLarge, File: ".",
+		out = append(out, Finding{Severity: SeverityError, Code: CodeTooLarge, Rule: RuleSkillSize, File: ".",
 			Message: fmt.Sprintf("the skill holds %d bytes; the limit is %d bytes", total, MaxSkillBytes)})
 	}
 	return out
@@ -210,6 +324,7 @@ func TreeLimits(files []FileEntry) []Finding {
 type Report struct {
 	Skill    string      `json:"skill"`
 	Dir      string      `json:"dir,omitempty"`
+	Profile  string      `json:"profile"`
 	OK       bool        `json:"ok"`
 	Strict   bool        `json:"strict"`
 	Files    int         `json:"files"`
@@ -230,7 +345,13 @@ func (r *Report) add(fs ...Finding) {
 	}
 }
 
+// finish applies --strict (every warning becomes an error), sorts the
+// findings and sets the verdict.
 func (r *Report) finish() {
+	if r.Strict && len(r.Warnings) > 0 {
+		r.Errors = append(r.Errors, applyStrict(r.Warnings, true)...)
+		r.Warnings = nil
+	}
 	sortFindings(r.Errors)
 	sortFindings(r.Warnings)
 	if r.Errors == nil {
@@ -275,29 +396,43 @@ func (r *Report) Err() error {
 }
 
 // ValidateDir validates a skill folder on disk (for CI, before the skill is
-// written anywhere). The skill name is the folder's base name. Links inside
-// the folder are refused (path_escape findings); the folder itself may be
-// reached through links. It reads each file at most once and never more
-// than the applicable limit plus one byte.
-func ValidateDir(dir string, strict bool) (*Report, error) {
+// written anywhere) under opt's profile. The skill name is the folder's
+// base name. A folder that is a link is reported as a link refusal (never
+// followed); links inside are refused too; non-regular files are never
+// opened; clawkit's own staging leftovers are skipped. It reads each file
+// at most once and never more than the applicable limit plus one byte.
+// An error is returned only when dir cannot be validated at all (missing,
+// not a folder).
+func ValidateDir(dir string, opt Options) (*Report, error) {
+	if opt.Profile == "" {
+		opt.Profile = ProfileSpec
+	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, errs.Usage("invalid_path", "cannot resolve %s: %v", dir, err)
 	}
-	st, err := os.Stat(abs)
+	name := filepath.Base(abs)
+	rep := &Report{Skill: name, Dir: dir, Profile: opt.Profile, Strict: opt.Strict}
+	lst, err := os.Lstat(abs)
 	if err != nil {
 		return nil, errs.Failed("not_found", "cannot read skill folder %s: %v", dir, unwrapPathErr(err)).
 			WithHint("pass the folder that holds SKILL.md")
 	}
-	if !st.IsDir() {
+	if lst.Mode()&fs.ModeSymlink != 0 {
+		rep.add(Finding{Severity: SeverityError, Code: CodePathEscape, Rule: RuleFolderLink, File: ".",
+			Message: "the skill folder is a symbolic link; links are refused (validate the folder it points to instead)"})
+		rep.finish()
+		return rep, nil
+	}
+	if !lst.IsDir() {
 		return nil, errs.Usage("invalid_path", "%s is not a folder", dir).
 			WithHint("pass the folder that holds SKILL.md, not the file")
 	}
-	name := filepath.Base(abs)
-	rep := &Report{Skill: name, Dir: dir, Strict: strict}
+	spec := opt.spec()
 	var tree []FileEntry
 	var skillMD []byte
-	haveSkillMD, sawSkillMD := false, false
+	mdName := ""
+	sawSkillMD := false
 	entries := 0
 	walkErr := filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -306,80 +441,122 @@ func ValidateDir(dir string, strict bool) (*Report, error) {
 		if p == abs {
 			return nil
 		}
+		if IsStagingName(d.Name()) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
 		entries++
 		if entries > maxWalkEntries {
 			return errTooMany
 		}
 		rel := filepath.ToSlash(strings.TrimPrefix(p, abs+string(filepath.Separator)))
 		if d.Type()&fs.ModeSymlink != 0 {
-			rep.add(Finding{Severity: SeverityError, Code: CodePathEscape, File: rel, Message: fmt.Sprintf("%s is a symbolic link; links are refused in skills", rel)})
+			rep.add(Finding{Severity: SeverityError, Code: CodePathEscape, Rule: RuleLink, File: rel, Message: fmt.Sprintf("%s is a symbolic link; links are refused in skills", rel)})
 			sawSkillMD = sawSkillMD || rel == SkillFile
 			return nil
 		}
 		if d.IsDir() {
-			if !isSupportDir(strings.SplitN(rel, "/", 2)[0]) {
-				rep.add(Finding{Severity: SeverityError, Code: CodeInvalidPath, File: rel + "/",
+			if !spec && !isSupportDir(strings.SplitN(rel, "/", 2)[0]) {
+				rep.add(Finding{Severity: SeverityError, Code: CodeInvalidPath, Rule: RuleFileLocation, File: rel + "/",
 					Message: fmt.Sprintf("folder %s/ is not allowed; support files live below %s/", rel, strings.Join(SupportDirs, "/, "))})
 				return fs.SkipDir
 			}
 			return nil
 		}
 		if !d.Type().IsRegular() {
-			rep.add(Finding{Severity: SeverityError, Code: CodeInvalidPath, File: rel, Message: fmt.Sprintf("%s is not a regular file", rel)})
+			sev := SeverityError
+			if spec {
+				sev = SeverityWarning
+			}
+			rep.add(Finding{Severity: sev, Code: CodeInvalidPath, Rule: RuleNotRegular, File: rel, Message: fmt.Sprintf("%s is not a regular file (not read)", rel)})
 			return nil
 		}
-		if _, err := NormalizeSkillFilePath(rel); err != nil {
-			rep.add(Finding{Severity: SeverityError, Code: errs.CodeOf(err), File: rel, Message: strings.TrimPrefix(err.Error(), "")})
-			return nil
+		isMD := rel == SkillFile || (spec && rel == "skill.md" && mdName == "")
+		if !spec {
+			if _, err := NormalizeSkillFilePath(rel); err != nil {
+				rep.add(Finding{Severity: SeverityError, Code: errs.CodeOf(err), Rule: RuleFileLocation, File: rel, Message: err.Error()})
+				return nil
+			}
 		}
 		limit := int64(MaxSupportBytes)
-		if rel == SkillFile {
+		if isMD {
 			limit = MaxSkillMDBytes
 		}
 		data, size, err := readLimited(p, limit)
 		if err != nil {
+			if e := errs.As(err); e != nil {
+				rep.add(Finding{Severity: SeverityError, Code: e.Code, Rule: RuleNotRegular, File: rel, Message: e.Message})
+				return nil
+			}
 			return err
 		}
-		if rel == SkillFile {
+		if isMD {
 			sawSkillMD = true
 		}
 		tree = append(tree, FileEntry{Path: rel, SizeBytes: size, SHA256: sha256Hex(data, size, limit)})
 		if size > limit {
-			rep.add(Finding{Severity: SeverityError, Code: CodeTooLarge, File: rel,
+			sev := SeverityError
+			if spec {
+				sev = SeverityWarning
+			}
+			rep.add(Finding{Severity: sev, Code: CodeTooLarge, Rule: RuleFileSize, File: rel,
 				Message: fmt.Sprintf("%s is %d bytes; the limit is %d bytes", rel, size, limit)})
+			if !(isMD && spec) {
+				return nil
+			}
+		}
+		if isMD {
+			skillMD, mdName = data, rel
 			return nil
 		}
-		if rel == SkillFile {
-			skillMD, haveSkillMD = data, true
-			return nil
-		}
-		rep.add(CheckSupportFile(rel, data)...)
+		rep.add(checkSupportFile(rel, data, opt)...)
 		return nil
 	})
 	if walkErr == errTooMany {
-		rep.add(Finding{Severity: SeverityError, Code: CodeTooLarge, File: ".",
-			Message: fmt.Sprintf("the folder has more than %d entries; a skill holds at most %d files", maxWalkEntries, MaxFiles)})
+		f := Finding{Severity: SeverityError, Code: CodeTooLarge, Rule: RuleSkillFiles, File: ".",
+			Message: fmt.Sprintf("the folder has more than %d entries; a skill holds at most %d files", maxWalkEntries, MaxFiles)}
+		if spec {
+			f.Severity = SeverityWarning
+			f.Message += " (the rest was not checked)"
+		}
+		rep.add(f)
 	} else if walkErr != nil {
 		return nil, errs.Failed("read_failed", "cannot read skill folder %s: %v", dir, unwrapPathErr(walkErr))
 	}
-	if haveSkillMD {
-		rep.add(CheckSkillMD(name, skillMD, strict)...)
+	if mdName != "" {
+		fs := checkSkillMD(name, skillMD, opt)
+		if mdName != SkillFile {
+			for i := range fs {
+				fs[i].File = mdName
+			}
+			fs = append(fs, Finding{Severity: SeverityWarning, Code: CodeInvalidPath, Rule: RuleSkillMDCase, File: mdName, Line: 1,
+				Message: "the file is named skill.md; SKILL.md is the name every client looks for first"})
+		}
+		rep.add(fs...)
 	} else if !sawSkillMD {
-		rep.add(Finding{Severity: SeverityError, Code: CodeInvalidFM, File: SkillFile,
+		rep.add(Finding{Severity: SeverityError, Code: CodeInvalidFM, Rule: RuleSkillMDMissing, File: SkillFile,
 			Message: "the folder has no SKILL.md; every skill starts with one"})
 	}
-	rep.add(TreeLimits(tree)...)
+	limits := TreeLimits(tree)
+	if spec {
+		for i := range limits {
+			limits[i].Severity = SeverityWarning
+		}
+	}
+	rep.add(limits...)
 	sortTree(tree)
 	rep.Files = len(tree)
 	for _, f := range tree {
 		rep.Bytes += f.SizeBytes
 	}
-	if haveSkillMD && rep.Errors == nil {
+	rep.finish()
+	if mdName != "" && rep.OK {
 		rev := RevisionOf(skillMD, tree)
 		rep.Revision = &rev
 	}
 	rep.Tree = tree
-	rep.finish()
 	return rep, nil
 }
 
@@ -388,18 +565,11 @@ var errTooMany = fmt.Errorf("too many entries")
 // readLimited reads at most limit+1 bytes of a regular file without
 // following a final symlink; size is the file's full size from fstat.
 func readLimited(p string, limit int64) ([]byte, int64, error) {
-	f, err := fsx.OpenNoFollow(p)
+	f, st, err := OpenInput(p)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, 0, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, 0, fmt.Errorf("%s is not a regular file", p)
-	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, 0, err

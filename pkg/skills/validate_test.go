@@ -15,7 +15,7 @@ func codes(fs []Finding) []string {
 	var out []string
 	for _, f := range fs {
 		c := f.Severity + ":" + f.Code
-		if f.Rule != "" {
+		if isScanRule(f.Rule) {
 			c += "[" + f.Rule + "]"
 		}
 		out = append(out, c)
@@ -91,12 +91,12 @@ func TestValidateDir(t *testing.T) {
 		"scripts/fill.sh":     "#!/bin/sh\necho ok\n",
 		"assets/blob.bin":     "\x00\x01binary is fine in assets",
 	})
-	rep, err := ValidateDir(dir, false)
+	rep, err := ValidateDir(dir, Options{Profile: ProfileOpenClaw})
 	if err != nil || !rep.OK || rep.Files != 4 || rep.Revision == nil {
 		t.Fatalf("valid skill: %+v %v", rep, err)
 	}
 	// Revision is stable and matches RevisionOf over the same tree.
-	rep2, _ := ValidateDir(dir, false)
+	rep2, _ := ValidateDir(dir, Options{Profile: ProfileOpenClaw})
 	if *rep2.Revision != *rep.Revision {
 		t.Fatal("revision not stable")
 	}
@@ -105,7 +105,7 @@ func TestValidateDir(t *testing.T) {
 	if err := os.Symlink("/etc/passwd", filepath.Join(dir, "references", "link.md")); err != nil {
 		t.Fatal(err)
 	}
-	rep, err = ValidateDir(dir, false)
+	rep, err = ValidateDir(dir, Options{Profile: ProfileOpenClaw})
 	if err != nil || rep.OK {
 		t.Fatalf("invalid skill accepted: %+v %v", rep, err)
 	}
@@ -126,7 +126,7 @@ func TestValidateDir(t *testing.T) {
 		files[filepath.Join("references", strings.Repeat("a", 1+i%7)+string(rune('a'+i%26))+strings.Repeat("b", i/26)+".md")] = "x"
 	}
 	writeTree(t, many, files)
-	rep, _ = ValidateDir(many, false)
+	rep, _ = ValidateDir(many, Options{Profile: ProfileOpenClaw})
 	if rep.OK || !strings.Contains(strings.Join(codes(rep.Errors), ","), "too_large") {
 		t.Fatalf("%d files accepted: %v", len(files), codes(rep.Errors))
 	}
@@ -134,7 +134,7 @@ func TestValidateDir(t *testing.T) {
 	// Support file over 1 MiB; skill over 8 MiB.
 	big := filepath.Join(t.TempDir(), "big")
 	writeTree(t, big, map[string]string{"SKILL.md": string(md("big", "d")), "assets/a.bin": strings.Repeat("x", MaxSupportBytes+1)})
-	rep, _ = ValidateDir(big, false)
+	rep, _ = ValidateDir(big, Options{Profile: ProfileOpenClaw})
 	if rep.OK || rep.Errors[0].Code != "too_large" {
 		t.Fatalf("big support file: %v", codes(rep.Errors))
 	}
@@ -144,7 +144,7 @@ func TestValidateDir(t *testing.T) {
 		files["assets/"+string(rune('a'+i))+".bin"] = strings.Repeat("x", MaxSupportBytes)
 	}
 	writeTree(t, huge, files)
-	rep, _ = ValidateDir(huge, false)
+	rep, _ = ValidateDir(huge, Options{Profile: ProfileOpenClaw})
 	if rep.OK || rep.Errors[0].Code != "too_large" {
 		t.Fatalf("9 MiB skill: %v", codes(rep.Errors))
 	}
@@ -152,7 +152,7 @@ func TestValidateDir(t *testing.T) {
 	// No SKILL.md.
 	empty := filepath.Join(t.TempDir(), "empty")
 	writeTree(t, empty, map[string]string{"references/a.md": "x"})
-	rep, _ = ValidateDir(empty, false)
+	rep, _ = ValidateDir(empty, Options{Profile: ProfileOpenClaw})
 	if rep.OK {
 		t.Fatal("folder without SKILL.md accepted")
 	}
@@ -181,4 +181,13 @@ func mustWrite(tb testing.TB, full, content string) {
 	if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+func isScanRule(r string) bool {
+	for _, x := range Rules {
+		if x == r {
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,212 @@
+package skills
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/owner"
+)
+
+// InstallParams is `skill write NAME --from-dir DIR`: a whole skill tree
+// (only files the authoring contract allows) and the paths that were
+// skipped as disallowed (for warnings about SKILL.md links to them).
+type InstallParams struct {
+	Target
+	Skill   string       `json:"skill"`
+	Files   []SourceFile `json:"files"`
+	Skipped []string     `json:"skipped,omitempty"`
+	Strict  bool         `json:"strict,omitempty"`
+}
+
+// SourceTree is a skill folder read from disk for installation.
+type SourceTree struct {
+	Files []SourceFile
+	// Disallowed are the paths the authoring contract does not allow
+	// ("bin/" for a whole folder), sorted.
+	Disallowed []string
+}
+
+// ReadSourceDir reads a skill folder to install. Files the authoring
+// contract does not allow are listed in Disallowed (not read); a link
+// anywhere, a non-regular file, or a file or tree over the size limits
+// refuses the whole folder. Nothing is read unboundedly: each file through
+// OpenInput (never blocking) and at most its limit plus one byte.
+func ReadSourceDir(dir string) (*SourceTree, error) {
+	st, err := os.Lstat(dir)
+	switch {
+	case err != nil:
+		return nil, errs.Usage("not_found", "--from-dir %s: %v", dir, unwrapPathErr(err))
+	case st.Mode()&fs.ModeSymlink != 0:
+		return nil, errs.Refused(CodePathEscape, "--from-dir %s is a symbolic link; links are refused", dir).
+			WithHint("pass the folder the link points to")
+	case !st.IsDir():
+		return nil, errs.Usage("invalid_path", "--from-dir %s is not a folder", dir)
+	}
+	out := &SourceTree{}
+	var total int64
+	entries := 0
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == dir {
+			return nil
+		}
+		if IsStagingName(d.Name()) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if entries++; entries > maxWalkEntries {
+			return errs.Failed(CodeTooLarge, "%s holds more than %d entries; a skill holds at most %d files", dir, maxWalkEntries, MaxFiles)
+		}
+		rel := filepath.ToSlash(strings.TrimPrefix(p, dir+string(filepath.Separator)))
+		if d.Type()&fs.ModeSymlink != 0 {
+			return errs.Refused(CodePathEscape, "%s is a symbolic link; links are refused in skills", filepath.Join(dir, rel)).
+				WithHint("replace the link with the file or folder it points to")
+		}
+		if d.IsDir() {
+			if !strings.Contains(rel, "/") && !isSupportDir(rel) {
+				out.Disallowed = append(out.Disallowed, rel+"/")
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return errs.Usage("not_regular_file", "%s is not a regular file; a skill holds regular files only", filepath.Join(dir, rel))
+		}
+		if _, err := NormalizeSkillFilePath(rel); err != nil {
+			out.Disallowed = append(out.Disallowed, rel)
+			return nil
+		}
+		limit := fileLimit(rel)
+		f, fst, err := OpenInput(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if fst.Size() > limit {
+			return errs.Failed(CodeTooLarge, "%s is %d bytes; the limit is %d bytes", rel, fst.Size(), limit)
+		}
+		data, err := io.ReadAll(io.LimitReader(f, limit+1))
+		if err != nil {
+			return err
+		}
+		if int64(len(data)) > limit {
+			return errs.Failed(CodeTooLarge, "%s grew past its limit of %d bytes while being read", rel, limit)
+		}
+		if total += int64(len(data)); total > MaxSkillBytes {
+			return errs.Failed(CodeTooLarge, "%s holds more than %d bytes; a skill holds at most %d bytes", dir, MaxSkillBytes, MaxSkillBytes)
+		}
+		out.Files = append(out.Files, SourceFile{Path: rel, Content: data, Executable: fst.Mode().Perm()&0o111 != 0})
+		return nil
+	})
+	if err != nil {
+		if e := errs.As(err); e != nil {
+			return nil, e
+		}
+		return nil, errs.Failed("read_failed", "cannot read %s: %v", dir, unwrapPathErr(err))
+	}
+	sort.Strings(out.Disallowed)
+	return out, nil
+}
+
+// DisallowedError is the up-front refusal of an install that holds files
+// the authoring contract does not allow.
+func DisallowedError(dir string, paths []string) error {
+	lines := make([]string, len(paths))
+	for i, p := range paths {
+		lines[i] = "  " + p
+	}
+	return errs.Usage(CodeInvalidPath, "%s holds %d %s the skill authoring contract does not allow (nothing was written):\n%s",
+		dir, len(paths), pluralWord(len(paths), "path", "paths"), strings.Join(lines, "\n")).
+		WithHint("skills hold SKILL.md and files below %s/; pass --skip-disallowed to install without them", strings.Join(SupportDirs, "/, "))
+}
+
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// skippedRefs warns about SKILL.md lines that mention a skipped path (a
+// link the installed skill cannot follow).
+func skippedRefs(md []byte, skipped []string) []Finding {
+	var out []Finding
+	for i, l := range strings.Split(string(md), "\n") {
+		for _, sp := range skipped {
+			ref := strings.TrimSuffix(sp, "/")
+			if ref != "" && strings.Contains(l, ref) {
+				out = append(out, Finding{Severity: SeverityWarning, Code: "skipped_reference", Rule: "skipped-file", File: SkillFile, Line: i + 1,
+					Message: fmt.Sprintf("SKILL.md refers to %s, which was not installed (not allowed by the authoring contract)", sp)})
+			}
+		}
+	}
+	return out
+}
+
+func opInstall(ctx context.Context, env *owner.Env, p InstallParams) (any, error) {
+	if err := CheckSkillName(p.Skill); err != nil {
+		return nil, err
+	}
+	rep := &Report{Skill: p.Skill, Strict: p.Strict}
+	var md []byte
+	seen := map[string]bool{}
+	var next []FileEntry
+	for _, f := range p.Files {
+		rel, err := NormalizeSkillFilePath(f.Path)
+		if err != nil {
+			return nil, err
+		}
+		if seen[rel] {
+			return nil, errs.Usage("bad_params", "file %s is given twice", rel)
+		}
+		seen[rel] = true
+		if rel == SkillFile {
+			md = f.Content
+			rep.add(checkSkillMD(p.Skill, f.Content, Options{Profile: ProfileOpenClaw})...)
+		} else {
+			rep.add(CheckSupportFile(rel, f.Content)...)
+		}
+		sum := sha256.Sum256(f.Content)
+		next = append(next, FileEntry{Path: rel, SHA256: hex.EncodeToString(sum[:]), SizeBytes: int64(len(f.Content))})
+	}
+	if md == nil {
+		return nil, errs.Failed(CodeInvalidFM, "the folder has no SKILL.md; every skill starts with one").
+			WithHint("add SKILL.md with name: %s and a description", p.Skill)
+	}
+	rep.add(TreeLimits(next)...)
+	rep.add(skippedRefs(md, p.Skipped)...)
+	rep.finish()
+	if err := rep.Err(); err != nil {
+		return nil, err
+	}
+	sortTree(next)
+	hooks, err := LoadHooks(env.Home)
+	if err != nil {
+		return nil, err
+	}
+	c, err := begin(ctx, env, p.Target)
+	if err != nil {
+		return nil, err
+	}
+	return c.commit(ctx, p.Skill, "", "install", hooks, rep.Warnings, func(tree []FileEntry, cur []byte, exists bool) (bool, error) {
+		if exists && cur != nil && bytes.Equal(cur, md) && TreeDigest(tree) == TreeDigest(next) {
+			return false, nil // the same tree: nothing to commit
+		}
+		return c.publish(p.Skill, exists, nil, p.Files)
+	})
+}

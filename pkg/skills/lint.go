@@ -1,0 +1,139 @@
+package skills
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+)
+
+// LintSummary counts the outcome of validating several skill folders.
+type LintSummary struct {
+	Profile  string `json:"profile"`
+	Strict   bool   `json:"strict"`
+	Skills   int    `json:"skills"`
+	Passed   int    `json:"passed"`
+	Failed   int    `json:"failed"`
+	Errors   int    `json:"errors"`
+	Warnings int    `json:"warnings"`
+	Files    int    `json:"files"`
+}
+
+func (s *LintSummary) count(r *Report) {
+	s.Skills++
+	s.Files += r.Files
+	s.Errors += len(r.Errors)
+	s.Warnings += len(r.Warnings)
+	if r.OK {
+		s.Passed++
+	} else {
+		s.Failed++
+	}
+}
+
+// Lint validates every folder in dirs and every skill folder found below
+// each of roots (see FindSkills), calling fn with each report as soon as
+// it is ready: nothing is kept per skill, so memory does not grow with the
+// number of skills. fn's error stops the run.
+func Lint(dirs, roots []string, opt Options, fn func(*Report) error) (LintSummary, error) {
+	if opt.Profile == "" {
+		opt.Profile = ProfileSpec
+	}
+	sum := LintSummary{Profile: opt.Profile, Strict: opt.Strict}
+	one := func(dir string) error {
+		rep, err := ValidateDir(dir, opt)
+		if err != nil {
+			return err
+		}
+		rep.Tree = nil
+		sum.count(rep)
+		return fn(rep)
+	}
+	for _, d := range dirs {
+		if err := one(d); err != nil {
+			return sum, err
+		}
+	}
+	for _, root := range roots {
+		found := 0
+		err := FindSkills(root, func(dir string) error {
+			found++
+			return one(dir)
+		})
+		if err != nil {
+			return sum, err
+		}
+		if found == 0 {
+			return sum, errs.Failed("no_skills", "no SKILL.md found below %s", root).
+				WithHint("pass the folder that holds the skill folders")
+		}
+	}
+	return sum, nil
+}
+
+// skipDirs are folders --recursive never searches: version control,
+// dependency trees and clawkit's own staging folders (dot-folders).
+var skipDirs = map[string]bool{"node_modules": true, "vendor": true, "__pycache__": true}
+
+// FindSkills walks root in lexical order and calls fn for every folder that
+// holds a SKILL.md (or skill.md), without descending into it: files below
+// a skill belong to it. Dot-folders and dependency trees are skipped. A
+// link to a folder is never followed; when it leads to a skill folder it is
+// reported (fn is called with it, and ValidateDir refuses the link).
+func FindSkills(root string, fn func(dir string) error) error {
+	st, err := os.Stat(root)
+	if err != nil {
+		return errs.Failed("not_found", "cannot read %s: %v", root, unwrapPathErr(err))
+	}
+	if !st.IsDir() {
+		return errs.Usage("invalid_path", "%s is not a folder", root)
+	}
+	var walk func(dir string, top bool) error
+	walk = func(dir string, top bool) error {
+		if !top && isSkillFolder(dir) {
+			return fn(dir)
+		}
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			if top {
+				return errs.Failed("read_failed", "cannot read %s: %v", dir, unwrapPathErr(err))
+			}
+			return nil // an unreadable folder below the root holds nothing we can check
+		}
+		sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+		for _, e := range ents {
+			name := e.Name()
+			p := filepath.Join(dir, name)
+			switch {
+			case name[0] == '.' || skipDirs[name]:
+			case e.Type()&fs.ModeSymlink != 0:
+				if t, err := os.Stat(p); err == nil && t.IsDir() && isSkillFolder(p) {
+					if err := fn(p); err != nil {
+						return err
+					}
+				}
+			case e.IsDir():
+				if err := walk(p, false); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if isSkillFolder(root) {
+		return fn(root)
+	}
+	return walk(root, true)
+}
+
+func isSkillFolder(dir string) bool {
+	for _, n := range []string{SkillFile, "skill.md"} {
+		if _, err := os.Lstat(filepath.Join(dir, n)); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return true
+		}
+	}
+	return false
+}
