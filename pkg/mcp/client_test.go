@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -99,15 +100,16 @@ func TestClientAdmissionRejectsOnlyTheNewCall(t *testing.T) {
 	o := fakeOptions(t, "echo")
 	o.MaxPendingRequests = 2
 	c := start(t, o)
-	// The fake handles requests one at a time: a slow call holds the
-	// second one in the queue, so both stay pending.
+	// The fake handles requests one at a time: a gated call holds the
+	// second one in the queue, so both stay pending until the gate opens.
+	gate := filepath.Join(t.TempDir(), "gate")
 	var wg sync.WaitGroup
 	errsCh := make(chan error, 2)
 	for range 2 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := c.Request(context.Background(), "tools/call", callTool("slow", map[string]any{"ms": 400}))
+			_, err := c.Request(context.Background(), "tools/call", callTool("gate", map[string]any{"path": gate}))
 			errsCh <- err
 		}()
 	}
@@ -120,6 +122,9 @@ func TestClientAdmissionRejectsOnlyTheNewCall(t *testing.T) {
 	}
 	if errs.KindOf(Coded(err)) != errs.KindUnavailable {
 		t.Fatal("admission rejection is not unavailable")
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	wg.Wait()
 	close(errsCh)
@@ -484,15 +489,26 @@ func TestClientTimeoutInterruptsTheReadingCaller(t *testing.T) {
 
 func TestClientRetirementInterruptsTheReadingCaller(t *testing.T) {
 	o := fakeOptions(t, "echo")
-	// The server (busy in "slow") ends only at SIGTERM, 3 s after the
-	// retirement: a caller blocked in its read must not wait for that.
-	o.EOFGrace, o.TermGrace = 3*time.Second, 100*time.Millisecond
-	const prompt = 2 * time.Second
+	// The server (busy in "slow") would end only at SIGTERM, a minute
+	// after the retirement: a caller blocked in its read must return while
+	// the server still runs. The test then kills the group itself.
+	o.EOFGrace, o.TermGrace = time.Minute, 100*time.Millisecond
+	slow := callTool("slow", map[string]any{"ms": 300000})
+	const failSafe = 30 * time.Second
+	stillRunning := func(c *Client) {
+		t.Helper()
+		select {
+		case <-c.proc.Exited():
+			t.Fatal("the caller returned only after the server ended")
+		default:
+		}
+		_ = syscall.Kill(-c.Pid(), syscall.SIGKILL)
+	}
 	c := start(t, o)
 	holdBaton(t, c)
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.Request(context.Background(), "tools/call", callTool("slow", map[string]any{"ms": 30000}))
+		_, err := c.Request(context.Background(), "tools/call", slow)
 		done <- err
 	}()
 	waitReading(t, c)
@@ -501,7 +517,7 @@ func TestClientRetirementInterruptsTheReadingCaller(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	other := make(chan error, 1)
 	go func() {
-		_, err := c.Request(ctx, "tools/call", callTool("slow", map[string]any{"ms": 30000}))
+		_, err := c.Request(ctx, "tools/call", slow)
 		other <- err
 	}()
 	waitPending(t, c, 2)
@@ -512,15 +528,16 @@ func TestClientRetirementInterruptsTheReadingCaller(t *testing.T) {
 			if me := mcpErr(t, err); me.Code != "cancelled" || !me.Delivered {
 				t.Fatalf("%+v", me)
 			}
-		case <-time.After(prompt):
+		case <-time.After(failSafe):
 			t.Fatal("the retirement did not interrupt the reading caller")
 		}
 	}
+	stillRunning(c)
 	// Stop, too, interrupts a reading caller.
 	c2 := start(t, o)
 	holdBaton(t, c2)
 	go func() {
-		_, err := c2.Request(context.Background(), "tools/call", callTool("slow", map[string]any{"ms": 30000}))
+		_, err := c2.Request(context.Background(), "tools/call", slow)
 		done <- err
 	}()
 	waitReading(t, c2)
@@ -530,9 +547,10 @@ func TestClientRetirementInterruptsTheReadingCaller(t *testing.T) {
 		if me := mcpErr(t, err); me.Code != "client_stopped" || !me.Delivered {
 			t.Fatalf("%+v", me)
 		}
-	case <-time.After(prompt):
+	case <-time.After(failSafe):
 		t.Fatal("Stop did not interrupt the reading caller")
 	}
+	stillRunning(c2)
 }
 
 func TestClientServerMessagesWhileNobodyWaits(t *testing.T) {

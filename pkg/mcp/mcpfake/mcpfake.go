@@ -24,7 +24,7 @@ import (
 
 // Modes lists every server mode with what it does; Run's usage text.
 var Modes = map[string]string{
-	"echo":             "well-behaved server: tools echo, add, slow, fail, timeout-coded, crash, notify, later, env, cwd; answers ping",
+	"echo":             "well-behaved server: tools echo, add, slow, fail, timeout-coded, crash, notify, later, gate, env, cwd; answers ping",
 	"wrong-version":    "answers initialize with protocol version 1999-01-01",
 	"garbage":          "answers every request after the handshake with a line that is not JSON",
 	"oversized":        "answers tools/call with a line of exactly ARG bytes before its LF (default 2 MiB)",
@@ -40,12 +40,17 @@ var Modes = map[string]string{
 	"exit-mid-request": "writes to stderr and exits 7 on tools/call",
 	"no-init":          "reads stdin and never answers initialize",
 	"ignore-term":      "serves echo, but ignores SIGTERM and stdin EOF",
-	"fork-grandchild":  "serves echo after forking a grandchild that holds stdout and ignores SIGTERM; writes 'pid pgid grandchild' to ARG",
+	"fork-grandchild":  "serves echo once its grandchild holds stdout and ignores SIGTERM (the grandchild says so on a pipe); writes 'pid pgid grandchild' to ARG atomically first",
 	"sock":             "serves echo on unix socket ARG, one goroutine per connection, until killed",
 }
 
 // Main is the helper command: mcpfake MODE [ARG]. With MCPFAKE_PIDFILE set
 // in its environment, a server writes "pid pgid" there first.
+//
+// Readiness: a mode that must be in some state before a test acts on it
+// (SIGTERM ignored, a grandchild forked and ready) reaches that state
+// before it answers anything and before it publishes its pid file, so a
+// test that waits for an answer or for the file never races it.
 func Main() {
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: mcpfake MODE [ARG]")
@@ -67,7 +72,7 @@ func Run(mode, arg string) int {
 	if f := os.Getenv("MCPFAKE_PIDFILE"); f != "" && mode != "hold" {
 		// "pid pgid", so a test can check that both are gone afterwards.
 		pgid, _ := syscall.Getpgid(0)
-		if err := os.WriteFile(f, []byte(fmt.Sprintf("%d %d\n", os.Getpid(), pgid)), 0o644); err != nil {
+		if err := writeFileAtomic(f, fmt.Sprintf("%d %d\n", os.Getpid(), pgid)); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
@@ -76,7 +81,14 @@ func Run(mode, arg string) int {
 	case "hold":
 		// The grandchild: keep stdout open, ignore SIGTERM, live until
 		// SIGKILL (or 10 minutes, so a broken test cannot leak forever).
+		// Only once the signals are ignored does it tell its parent, on the
+		// pipe at fd 3, that it is ready.
 		signal.Ignore(syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+		if arg == "fd3" {
+			ready := os.NewFile(3, "ready")
+			_, _ = ready.Write([]byte("ready\n"))
+			_ = ready.Close()
+		}
 		time.Sleep(10 * time.Minute)
 		return 0
 	case "sock":
@@ -89,19 +101,33 @@ func Run(mode, arg string) int {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		cmd := exec.Command(self, "hold")
+		readyR, readyW, err := os.Pipe()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		cmd := exec.Command(self, "hold", "fd3")
 		cmd.Args[0] = "mcpfake" // testscript dispatches on argv[0]
 		cmd.Env = os.Environ()
 		cmd.Stdout = os.Stdout // holds the server's stdout open
 		cmd.Stderr = os.Stderr
+		cmd.ExtraFiles = []*os.File{readyW}
 		if err := cmd.Start(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
+		readyW.Close()
+		// Wait until the grandchild ignores SIGTERM: before that, a stop
+		// would kill it with SIGTERM and the test would see no escalation.
+		if _, err := io.ReadFull(readyR, make([]byte, 6)); err != nil {
+			fmt.Fprintln(os.Stderr, "mcpfake: the grandchild did not become ready:", err)
+			return 1
+		}
+		readyR.Close()
 		pgid, _ := syscall.Getpgid(0)
 		if arg != "" {
 			line := fmt.Sprintf("%d %d %d\n", os.Getpid(), pgid, cmd.Process.Pid)
-			if err := os.WriteFile(arg, []byte(line), 0o644); err != nil {
+			if err := writeFileAtomic(arg, line); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 1
 			}
@@ -113,6 +139,16 @@ func Run(mode, arg string) int {
 		time.Sleep(10 * time.Minute)
 	}
 	return 0
+}
+
+// writeFileAtomic publishes name whole: a test waiting for the file to
+// exist never reads it half-written.
+func writeFileAtomic(name, content string) error {
+	tmp := name + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, name)
 }
 
 type server struct {
@@ -355,6 +391,20 @@ func (s *server) callTool(m msg) {
 			}
 			s.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/message", "params": map[string]any{"level": "info", "data": answer}})
 		}()
+	case "gate":
+		// Answer once the file named by "path" exists: a test holds calls
+		// pending for exactly as long as it needs, with no timing.
+		var g struct {
+			Path string `json:"path"`
+		}
+		_ = json.Unmarshal(p.Arguments, &g)
+		for range 60000 {
+			if _, err := os.Stat(g.Path); err == nil {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		s.result(m.ID, text("opened"))
 	case "cwd":
 		wd, _ := os.Getwd()
 		s.result(m.ID, text(wd))
