@@ -29,6 +29,46 @@ func init() {
 	helperCommands["mcpsdkclient"] = mcpSDKClient
 	helperCommands["mcpfeed"] = mcpFeed
 	helperCommands["mcpclient"] = mcpClient
+	helperCommands["mcpwithin"] = mcpWithin
+}
+
+// mcpWithin DURATION CMD ARGS…: run CMD with our stdio and exit with its
+// code, but fail (exit 124, CMD killed) if it has not returned within
+// DURATION. "Never hangs" is asserted by waiting on the process with a
+// generous bound, never by sleeping.
+func mcpWithin() {
+	if len(os.Args) < 3 {
+		fmt.Fprintln(os.Stderr, "usage: mcpwithin DURATION CMD ARGS…")
+		os.Exit(2)
+	}
+	d, err := time.ParseDuration(os.Args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	cmd := exec.Command(os.Args[2], os.Args[3:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			os.Exit(ee.ExitCode())
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	case <-time.After(d):
+		_ = cmd.Process.Kill()
+		fmt.Fprintf(os.Stderr, "mcpwithin: %s did not return within %v\n", os.Args[2], d)
+		os.Exit(124)
+	}
 }
 
 // mcpClient FILE -- CMD ARGS…: a client that waits for answers. It starts
