@@ -1,10 +1,13 @@
 package testscript
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -25,6 +28,134 @@ func init() {
 	helperCommands["mcpwaitfile"] = mcpWaitFile
 	helperCommands["mcpsdkclient"] = mcpSDKClient
 	helperCommands["mcpfeed"] = mcpFeed
+	helperCommands["mcpclient"] = mcpClient
+	helperCommands["mcpwithin"] = mcpWithin
+}
+
+// mcpWithin DURATION CMD ARGS…: run CMD with our stdio and exit with its
+// code, but fail (exit 124, CMD killed) if it has not returned within
+// DURATION. "Never hangs" is asserted by waiting on the process with a
+// generous bound, never by sleeping.
+func mcpWithin() {
+	if len(os.Args) < 3 {
+		fmt.Fprintln(os.Stderr, "usage: mcpwithin DURATION CMD ARGS…")
+		os.Exit(2)
+	}
+	d, err := time.ParseDuration(os.Args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	cmd := exec.Command(os.Args[2], os.Args[3:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			os.Exit(ee.ExitCode())
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	case <-time.After(d):
+		_ = cmd.Process.Kill()
+		fmt.Fprintf(os.Stderr, "mcpwithin: %s did not return within %v\n", os.Args[2], d)
+		os.Exit(124)
+	}
+}
+
+// mcpClient FILE -- CMD ARGS…: a client that waits for answers. It starts
+// CMD (a proxy, usually), writes FILE's lines to it one by one and, after
+// each request (a line with an id and a method), waits for the response
+// with that id before it goes on; then it closes CMD's stdin. CMD's stdout
+// is copied to ours, its stderr to ours, and its exit code is ours. A test
+// that needs the server in some state before the client goes away (a
+// grandchild that ignores SIGTERM) gets it from the server's answers, never
+// from a race.
+func mcpClient() {
+	args := os.Args[1:]
+	if len(args) < 3 || args[1] != "--" {
+		fmt.Fprintln(os.Stderr, "usage: mcpclient FILE -- CMD ARGS…")
+		os.Exit(2)
+	}
+	b, err := os.ReadFile(args[0])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	cmd := exec.Command(args[2], args[3:]...)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	answered := make(chan string, 64)
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		defer close(answered)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 64<<10), 64<<20)
+		for sc.Scan() {
+			fmt.Printf("%s\n", sc.Bytes())
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(sc.Bytes(), &m) == nil && m.ID != nil && m.Method == "" {
+				answered <- string(m.ID)
+			}
+		}
+	}()
+	for _, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		if _, err := io.WriteString(in, line+"\n"); err != nil {
+			fmt.Fprintln(os.Stderr, "mcpclient: write:", err)
+			break
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal([]byte(line), &m) != nil || m.ID == nil || m.Method == "" {
+			continue
+		}
+		for got := range answered {
+			if got == string(m.ID) {
+				break
+			}
+		}
+	}
+	go func() {
+		for range answered { // later answers: keep the copier going
+		}
+	}()
+	in.Close()
+	<-copied
+	if err := cmd.Wait(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			os.Exit(ee.ExitCode())
+		}
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 }
 
 // mcpFeed FILE: a client that writes FILE to stdout and then keeps its

@@ -72,6 +72,9 @@ func (f *MCPServerFlags) options(command []string, out *Output) (mcp.Options, er
 		MaxFrameBytes:      f.MaxFrameBytes,
 		EOFGrace:           f.StopGrace,
 		TermGrace:          f.StopGrace,
+		// clawkit runs nothing but this one server: it may own every
+		// orphan of the server's tree (setsid descendants included).
+		Subreaper: true,
 	}
 	if f.ServerStderr {
 		o.StderrTee = out.Stderr
@@ -246,7 +249,7 @@ func (c *MCPProxyCmd) Run(ctx context.Context, env *Env, out *Output) error {
 	}
 	spec := mcp.ProcessSpec{
 		Command: c.Command[0], Args: c.Command[1:], Env: menv, Dir: c.Dir,
-		StderrTee: out.Stderr,
+		StderrTee: out.Stderr, Subreaper: true,
 		EOFGrace:  c.StopGrace, TermGrace: c.StopGrace,
 	}
 	rep, err := mcp.RunProxy(ctx, spec, c.MaxFrameBytes, env.Stdin, out.Stdout)

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"os"
 	"sync"
 	"time"
 )
@@ -52,6 +54,8 @@ type Options struct {
 	OnNotification func(method string, params json.RawMessage)
 	// StderrTee receives a live copy of the server's stderr.
 	StderrTee io.Writer
+	// Subreaper: see ProcessSpec.Subreaper.
+	Subreaper bool
 
 	// Stop timings; the defaults are 2 s, 2 s and 2 s.
 	EOFGrace, TermGrace, KillDeadline time.Duration
@@ -146,8 +150,8 @@ func Start(ctx context.Context, opts Options) (*Client, error) {
 	deadline := time.Now().Add(opts.StartupTimeout)
 	proc, err := StartProcess(ProcessSpec{
 		Command: opts.Command, Args: opts.Args, Env: opts.Env, Dir: opts.Dir,
-		StderrTee: opts.StderrTee,
-		EOFGrace:  opts.EOFGrace, TermGrace: opts.TermGrace, KillDeadline: opts.KillDeadline,
+		StderrTee: opts.StderrTee, Subreaper: opts.Subreaper,
+		EOFGrace: opts.EOFGrace, TermGrace: opts.TermGrace, KillDeadline: opts.KillDeadline,
 	})
 	if err != nil {
 		return nil, err
@@ -293,16 +297,19 @@ func (c *Client) do(ctx context.Context, id int64, method string, params json.Ra
 	c.pending[id] = cl
 	c.mu.Unlock()
 
-	delivered, werr := c.writeRequest(id, method, params)
+	delivered, werr := c.writeRequest(ctx, id, method, params, timeout, onTimeout)
 	if werr != nil {
 		c.mu.Lock()
 		delete(c.pending, id)
 		c.mu.Unlock()
-		if !delivered {
+		if werr.Class == ClassProtocol {
+			// Refused before a byte was written: the connection is fine.
 			return nil, werr.withDelivered(false)
 		}
-		c.retire(werr)
-		return nil, c.retainedFatal().withDelivered(true)
+		// A failed write leaves the stream in an unknown state (part of a
+		// message may be in the pipe): the connection retires with it.
+		c.retire(werr.withDelivered(delivered))
+		return nil, c.retainedFatal().withDelivered(delivered)
 	}
 
 	if c.tryTakeBaton(cl, timeout) {
@@ -345,7 +352,7 @@ func (c *Client) do(ctx context.Context, id int64, method string, params json.Ra
 	return nil, r.err
 }
 
-func (c *Client) writeRequest(id int64, method string, params json.RawMessage) (delivered bool, e *Error) {
+func (c *Client) writeRequest(ctx context.Context, id int64, method string, params json.RawMessage, timeout time.Duration, onTimeout func() *Error) (delivered bool, e *Error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	b := c.wbuf[:0]
@@ -363,11 +370,48 @@ func (c *Client) writeRequest(id int64, method string, params json.RawMessage) (
 	if len(b) > c.opts.MaxFrameBytes {
 		return false, protocolErr("frame_too_large", "request exceeded the frame-size limit (%d bytes > %d)", len(b), c.opts.MaxFrameBytes)
 	}
-	n, err := c.proc.Stdin().Write(b)
+	n, err := c.writeLocked(ctx, b, timeout)
 	if err != nil {
-		return n > 0, unavailable("write_failed", "cannot write to the server: %v", err)
+		return n > 0, c.writeError(ctx, method, err, onTimeout)
 	}
 	return true, nil
+}
+
+// writeLocked writes one message with the caller's deadline, so a server
+// that stops reading its stdin cannot block the caller past its timeout;
+// a cancelled context or a retirement interrupts the write too. c.wmu is
+// held.
+func (c *Client) writeLocked(ctx context.Context, b []byte, timeout time.Duration) (int, error) {
+	in := c.proc.Stdin()
+	if timeout <= 0 {
+		timeout = time.Millisecond // a spent budget still gets one try
+	}
+	_ = in.SetWriteDeadline(time.Now().Add(timeout))
+	if ctx != nil && ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, func() { _ = in.SetWriteDeadline(pastDeadline) })
+		defer stop()
+	}
+	return in.Write(b)
+}
+
+// writeError names a failed write: the caller's deadline, its
+// cancellation, or the pipe itself (EPIPE: the server closed its stdin).
+func (c *Client) writeError(ctx context.Context, method string, err error, onTimeout func() *Error) *Error {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		switch {
+		case ctx != nil && ctx.Err() != nil:
+			return unavailable("cancelled", "request %s was cancelled while it was being written: %v", method, context.Cause(ctx))
+		case c.isClosed():
+			return c.retainedFatal()
+		case onTimeout != nil:
+			e := onTimeout()
+			e.Message += " while writing it: the server is not reading its stdin"
+			return e
+		}
+	}
+	e := unavailable("write_failed", "cannot write to the server: %v", err)
+	e.Err = err
+	return e
 }
 
 // Notify sends a notification (no answer expected).
@@ -384,12 +428,13 @@ func (c *Client) Notify(method string, params json.RawMessage) error {
 		return protocolErr("frame_too_large", "notification exceeded the frame-size limit")
 	}
 	c.wmu.Lock()
-	_, err := c.proc.Stdin().Write(line)
+	_, err := c.writeLocked(nil, line, c.opts.RequestTimeout)
 	c.wmu.Unlock()
 	if err != nil {
-		e := unavailable("write_failed", "cannot write to the server: %v", err)
-		c.retire(e)
-		return e
+		c.retire(c.writeError(nil, method, err, func() *Error {
+			return unavailable("request_timeout", "notification %s timed out after %dms", method, c.opts.RequestTimeout.Milliseconds())
+		}))
+		return c.retainedFatal()
 	}
 	return nil
 }
@@ -417,6 +462,10 @@ func (c *Client) retire(e *Error) {
 		case batonFree:
 			c.handToBackLocked(whyRead)
 		}
+	}
+	if !c.closed {
+		// A writer blocked on a server that does not read is released.
+		_ = c.proc.Stdin().SetWriteDeadline(pastDeadline)
 	}
 	c.closed = true
 	pending := c.pending
@@ -474,12 +523,7 @@ func (c *Client) watchExit() {
 }
 
 func (c *Client) exitError() *Error {
-	x := c.proc.Exit()
-	tail := c.proc.exitTail(500 * time.Millisecond)
-	if tail == "" {
-		return unavailable("server_exited", "server exited (%s)", x)
-	}
-	return unavailable("server_exited", "server exited (%s): %s", x, tail)
+	return c.proc.exitedError(c.proc.exitTail(500 * time.Millisecond))
 }
 
 func (c *Client) handleLine(line []byte) error {
@@ -551,9 +595,12 @@ func (c *Client) replyLoop() {
 		select {
 		case b := <-c.replies:
 			c.wmu.Lock()
-			_, err := c.proc.Stdin().Write(b)
+			_, err := c.writeLocked(nil, b, c.opts.RequestTimeout)
 			c.wmu.Unlock()
 			if err != nil {
+				c.retire(c.writeError(nil, "(answer to a server request)", err, func() *Error {
+					return unavailable("request_timeout", "an answer to a server request timed out after %dms", c.opts.RequestTimeout.Milliseconds())
+				}))
 				return
 			}
 		case <-c.retired:

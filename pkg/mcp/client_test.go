@@ -7,10 +7,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -99,15 +101,16 @@ func TestClientAdmissionRejectsOnlyTheNewCall(t *testing.T) {
 	o := fakeOptions(t, "echo")
 	o.MaxPendingRequests = 2
 	c := start(t, o)
-	// The fake handles requests one at a time: a slow call holds the
-	// second one in the queue, so both stay pending.
+	// The fake handles requests one at a time: a gated call holds the
+	// second one in the queue, so both stay pending until the gate opens.
+	gate := filepath.Join(t.TempDir(), "gate")
 	var wg sync.WaitGroup
 	errsCh := make(chan error, 2)
 	for range 2 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := c.Request(context.Background(), "tools/call", callTool("slow", map[string]any{"ms": 400}))
+			_, err := c.Request(context.Background(), "tools/call", callTool("gate", map[string]any{"path": gate}))
 			errsCh <- err
 		}()
 	}
@@ -120,6 +123,9 @@ func TestClientAdmissionRejectsOnlyTheNewCall(t *testing.T) {
 	}
 	if errs.KindOf(Coded(err)) != errs.KindUnavailable {
 		t.Fatal("admission rejection is not unavailable")
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	wg.Wait()
 	close(errsCh)
@@ -378,16 +384,40 @@ func TestStopReportsUnconfirmedCleanup(t *testing.T) {
 	o.EOFGrace, o.TermGrace, o.KillDeadline = 50*time.Millisecond, 50*time.Millisecond, 100*time.Millisecond
 	c := start(t, o)
 	pid := c.Pid()
-	groupAlive = func(int) bool { return true } // a member that never goes away
-	defer func() { groupAlive = GroupAlive }()
+	// A member that never goes away, and that we may not signal.
+	const stuck = 999999
+	liveMembersOf = func(p *Process) []procInfo {
+		return append(p.liveMembers(), procInfo{pid: stuck, ppid: 1, pgrp: stuck, state: 'D'})
+	}
+	killFn = func(pid int, sig syscall.Signal) error {
+		if pid == stuck {
+			return syscall.EPERM
+		}
+		return syscall.Kill(pid, sig)
+	}
+	defer func() { liveMembersOf, killFn = (*Process).liveMembers, syscall.Kill }()
 	cr, err := c.Stop()
-	groupAlive = GroupAlive
+	liveMembersOf, killFn = (*Process).liveMembers, syscall.Kill
 	me := mcpErr(t, err)
-	if me.Code != "cleanup_unconfirmed" || !strings.HasPrefix(me.Message, "cleanup could not be confirmed") {
+	if me.Code != "cleanup_unconfirmed" || !strings.HasPrefix(me.Message, "cleanup could not be confirmed: stdin closed") {
 		t.Fatalf("%+v", me)
 	}
-	if cr == nil || cr.SignalRequested != "SIGKILL" {
+	// The cause chain: closure, both signals with the failure, the exit
+	// of the main process, and what is left.
+	for _, want := range []string{"stdin closed", "SIGTERM sent to group", "SIGKILL sent to group", "kill -SIGKILL 999999: operation not permitted", "main process " + strconv.Itoa(pid) + " ended (signal SIGKILL)", "still alive", "pid 999999 (group 999999, state D)"} {
+		if !strings.Contains(me.Message, want) {
+			t.Errorf("message lacks %q: %s", want, me.Message)
+		}
+	}
+	var ce *CleanupError
+	if !errors.As(err, &ce) || ce.Result != cr {
+		t.Fatalf("the error does not carry the cleanup result: %v", err)
+	}
+	if cr == nil || cr.SignalRequested != "SIGKILL" || len(cr.Causes) != 5 || !slices.Equal(cr.Remaining, []int{stuck}) {
 		t.Fatalf("%+v", cr)
+	}
+	if cr.SignalError != "kill -SIGTERM 999999: operation not permitted" || !slices.Contains(cr.OutsideGroup, stuck) {
+		t.Fatalf("signal error and outside members: %+v", cr)
 	}
 	if GroupAlive(pid) { // the real group did die from the SIGKILL
 		t.Fatal("group alive")
@@ -484,15 +514,26 @@ func TestClientTimeoutInterruptsTheReadingCaller(t *testing.T) {
 
 func TestClientRetirementInterruptsTheReadingCaller(t *testing.T) {
 	o := fakeOptions(t, "echo")
-	// The server (busy in "slow") ends only at SIGTERM, 3 s after the
-	// retirement: a caller blocked in its read must not wait for that.
-	o.EOFGrace, o.TermGrace = 3*time.Second, 100*time.Millisecond
-	const prompt = 2 * time.Second
+	// The server (busy in "slow") would end only at SIGTERM, a minute
+	// after the retirement: a caller blocked in its read must return while
+	// the server still runs. The test then kills the group itself.
+	o.EOFGrace, o.TermGrace = time.Minute, 100*time.Millisecond
+	slow := callTool("slow", map[string]any{"ms": 300000})
+	const failSafe = 30 * time.Second
+	stillRunning := func(c *Client) {
+		t.Helper()
+		select {
+		case <-c.proc.Exited():
+			t.Fatal("the caller returned only after the server ended")
+		default:
+		}
+		_ = syscall.Kill(-c.Pid(), syscall.SIGKILL)
+	}
 	c := start(t, o)
 	holdBaton(t, c)
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.Request(context.Background(), "tools/call", callTool("slow", map[string]any{"ms": 30000}))
+		_, err := c.Request(context.Background(), "tools/call", slow)
 		done <- err
 	}()
 	waitReading(t, c)
@@ -501,7 +542,7 @@ func TestClientRetirementInterruptsTheReadingCaller(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	other := make(chan error, 1)
 	go func() {
-		_, err := c.Request(ctx, "tools/call", callTool("slow", map[string]any{"ms": 30000}))
+		_, err := c.Request(ctx, "tools/call", slow)
 		other <- err
 	}()
 	waitPending(t, c, 2)
@@ -512,15 +553,16 @@ func TestClientRetirementInterruptsTheReadingCaller(t *testing.T) {
 			if me := mcpErr(t, err); me.Code != "cancelled" || !me.Delivered {
 				t.Fatalf("%+v", me)
 			}
-		case <-time.After(prompt):
+		case <-time.After(failSafe):
 			t.Fatal("the retirement did not interrupt the reading caller")
 		}
 	}
+	stillRunning(c)
 	// Stop, too, interrupts a reading caller.
 	c2 := start(t, o)
 	holdBaton(t, c2)
 	go func() {
-		_, err := c2.Request(context.Background(), "tools/call", callTool("slow", map[string]any{"ms": 30000}))
+		_, err := c2.Request(context.Background(), "tools/call", slow)
 		done <- err
 	}()
 	waitReading(t, c2)
@@ -530,9 +572,10 @@ func TestClientRetirementInterruptsTheReadingCaller(t *testing.T) {
 		if me := mcpErr(t, err); me.Code != "client_stopped" || !me.Delivered {
 			t.Fatalf("%+v", me)
 		}
-	case <-time.After(prompt):
+	case <-time.After(failSafe):
 		t.Fatal("Stop did not interrupt the reading caller")
 	}
+	stillRunning(c2)
 }
 
 func TestClientServerMessagesWhileNobodyWaits(t *testing.T) {
@@ -571,5 +614,129 @@ func waitPending(t *testing.T, c *Client, n int) {
 			t.Fatalf("%d requests pending, want %d", got, n)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// stopWithin bounds a stop path: it must return within the sum of its
+// graces plus a generous slack (the machine may be loaded); it is measured
+// by waiting on the call, never by sleeping.
+func stopWithin(t *testing.T, o Options, f func()) time.Duration {
+	t.Helper()
+	bound := o.EOFGrace + o.TermGrace + o.KillDeadline + 30*time.Second
+	t0 := time.Now()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(bound):
+		t.Fatalf("did not return within %v", bound)
+	}
+	return time.Since(t0)
+}
+
+func TestClientWriteFailureRetires(t *testing.T) {
+	c := start(t, fakeOptions(t, "echo"))
+	if _, err := c.Request(context.Background(), "tools/call", callTool("close-stdin", nil)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.Request(context.Background(), "ping", nil)
+	me := mcpErr(t, err)
+	if me.Code != "write_failed" || !strings.Contains(me.Message, "broken pipe") {
+		t.Fatalf("%+v", me)
+	}
+	if c.IsAvailable() {
+		t.Fatal("still available after a failed write")
+	}
+	if re := mcpErr(t, c.Err()); re.Code != "write_failed" {
+		t.Fatalf("retained %+v", re)
+	}
+	_, err = c.Request(context.Background(), "ping", nil)
+	if me := mcpErr(t, err); me.Code != "write_failed" || me.Delivered {
+		t.Fatalf("later call: %+v", me)
+	}
+}
+
+func TestClientServerThatStopsReading(t *testing.T) {
+	o := fakeOptions(t, "stop-reading")
+	o.RequestTimeout = 300 * time.Millisecond
+	o.EOFGrace, o.TermGrace, o.KillDeadline = 100*time.Millisecond, 100*time.Millisecond, time.Second
+	c := start(t, o)
+	big := callTool("echo", map[string]any{"message": strings.Repeat("x", 1<<20)})
+	var err error
+	stopWithin(t, o, func() { _, err = c.Request(context.Background(), "tools/call", big) })
+	me := mcpErr(t, err)
+	if me.Code != "request_timeout" || !strings.Contains(me.Message, "not reading its stdin") || !me.Delivered {
+		t.Fatalf("%+v", me)
+	}
+	var cr *CleanupResult
+	stopWithin(t, o, func() { cr, err = c.Stop() })
+	if err != nil || cr == nil || cr.SignalRequested != "SIGKILL" {
+		t.Fatalf("cr=%+v err=%v", cr, err)
+	}
+}
+
+func TestClientServerClosesStdoutKeepsStderr(t *testing.T) {
+	o := fakeOptions(t, "echo")
+	o.EOFGrace, o.TermGrace, o.KillDeadline = 100*time.Millisecond, 100*time.Millisecond, time.Second
+	var err error
+	stopWithin(t, o, func() { _, err = Call(context.Background(), o, "tools/call", callTool("close-stdout", nil)) })
+	if errs.CodeOf(err) != "server_closed_stdout" {
+		t.Fatalf("%v", err)
+	}
+}
+
+func TestClientRejectsBadUTF8AndScalarResults(t *testing.T) {
+	for _, mode := range []string{"bad-utf8", "scalar-result"} {
+		c := start(t, fakeOptions(t, mode))
+		_, err := c.Request(context.Background(), "tools/call", callTool("echo", nil))
+		me := mcpErr(t, err)
+		if me.Class != ClassProtocol || me.Code != "malformed_message" {
+			t.Fatalf("%s: %+v", mode, me)
+		}
+		if c.IsAvailable() {
+			t.Fatalf("%s: a malformed frame did not retire the connection", mode)
+		}
+	}
+}
+
+// Descendants in their own session (setsid) hold stdout and stderr and
+// ignore SIGTERM: Stop finds them outside the group, kills them, and
+// returns within its graces; an orphaned one is found with Subreaper.
+func TestStopReachesSetsidDescendants(t *testing.T) {
+	for _, mode := range []string{"setsid-child", "setsid-orphan"} {
+		t.Run(mode, func(t *testing.T) {
+			pidFile := filepath.Join(t.TempDir(), "pids")
+			o := fakeOptions(t, mode, pidFile)
+			o.Subreaper = mode == "setsid-orphan"
+			o.EOFGrace, o.TermGrace, o.KillDeadline = 100*time.Millisecond, 100*time.Millisecond, 2*time.Second
+			c := start(t, o)
+			if _, err := c.Request(context.Background(), "ping", nil); err != nil {
+				t.Fatal(err)
+			}
+			pids := readPids(t, pidFile)
+			var cr *CleanupResult
+			var err error
+			stopWithin(t, o, func() { cr, err = c.Stop() })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cr == nil || cr.SignalRequested != "SIGKILL" || !slices.Contains(cr.OutsideGroup, pids[2]) {
+				t.Fatalf("cleanupResult %+v, holder %d", cr, pids[2])
+			}
+			if err := syscall.Kill(pids[2], 0); !errors.Is(err, syscall.ESRCH) {
+				st, _ := os.ReadFile("/proc/" + strconv.Itoa(pids[2]) + "/stat")
+				if !bytes.Contains(st, []byte(") Z ")) {
+					t.Fatalf("the setsid holder %d is still alive: %s", pids[2], st)
+				}
+			}
+		})
+	}
+}
+
+func TestExitNotFoundHintsEnvPassPath(t *testing.T) {
+	_, err := Call(context.Background(), Options{Command: "sh", Args: []string{"-c", "no-such-program-anywhere"}, Env: []string{}}, "ping", nil)
+	e := errs.As(err)
+	if e == nil || e.Code != "server_exited" || !strings.Contains(e.Message, "code 127") || !strings.Contains(e.Hint, "--env-pass PATH") {
+		t.Fatalf("%+v", e)
 	}
 }

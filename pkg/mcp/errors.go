@@ -33,7 +33,10 @@ type Error struct {
 	Delivered bool
 	// RPC is the server's JSON-RPC error object, when it answered with one.
 	RPC *RPCError
-	Err error
+	// Hint, when set, replaces the code's usual hint (a more specific
+	// diagnosis, such as a server that could not find a program).
+	Hint string
+	Err  error
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -91,8 +94,8 @@ var hints = map[string]string{
 	"invalid_response_id":       "the server answered with an id that is not a safe integer; it does not follow JSON-RPC",
 	"rpc_error":                 "the server rejected the request; check the method name and params",
 	"client_stopped":            "the connection was closed before the request finished",
-	"write_failed":              "the server stopped reading its stdin",
-	"cleanup_unconfirmed":       "a process of the server's group may still be running; inspect it with ps -g PGID",
+	"write_failed":              "the server stopped reading its stdin; the connection was retired",
+	"cleanup_unconfirmed":       "a process of the server's tree may still be running; the message lists what was done and what is left (inspect with ps -o pid,pgid,sid,stat,cmd -p PIDS)",
 	"connect_failed":            "check that the service is running and listening on that socket",
 	"service_closed":            "the service closed the connection; a request in flight may have taken effect",
 }
@@ -120,7 +123,9 @@ func Coded(err error) error {
 	default:
 		ce = errs.Unavailable(me.Code, "%s", me.Message)
 	}
-	if h := hints[me.Code]; h != "" {
+	if h := me.Hint; h != "" {
+		ce = ce.WithHint("%s", h)
+	} else if h := hints[me.Code]; h != "" {
 		ce = ce.WithHint("%s", h)
 	}
 	return ce.Wrap(me)

@@ -38,7 +38,14 @@ type Message struct {
 // Member names are matched exactly (encoding/json would also take "ID" or
 // "Result"), and a repeated member is refused rather than letting the last
 // one win: a message must mean one thing.
+//
+// Text must be valid UTF-8 (encoding/json would quietly turn bad bytes into
+// U+FFFD, passing on something the server never said), and a response's
+// result must be an object: every MCP result is one.
 func ParseMessage(line []byte) (*Message, error) {
+	if !utf8.Valid(line) {
+		return nil, protocolErr("malformed_message", "malformed message from server: invalid UTF-8")
+	}
 	if !json.Valid(line) {
 		var v any
 		err := json.Unmarshal(line, &v) // only to name the syntax error
@@ -109,6 +116,9 @@ func ParseMessage(line []byte) (*Message, error) {
 	n, ok := safeIntegerID(id)
 	if !ok {
 		return nil, protocolErr("invalid_response_id", "invalid response id %s: responses must carry a safe integer id", clip(id, 64))
+	}
+	if present(result) && result[0] != '{' {
+		return nil, protocolErr("malformed_message", "malformed response %d from server: result must be an object, got %s", n, clip(result, 32))
 	}
 	m := &Message{kind: kindResponse, ID: n, Result: result}
 	if present(rpcErr) {

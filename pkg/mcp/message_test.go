@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestParseMessage(t *testing.T) {
@@ -15,14 +16,15 @@ func TestParseMessage(t *testing.T) {
 	}{
 		{`{"jsonrpc":"2.0","id":1,"result":{}}`, kindResponse, 1},
 		{`{"jsonrpc":"2.0","id":-3,"error":{"code":-32601,"message":"x"}}`, kindResponse, -3},
-		{`{"jsonrpc":"2.0","id":9007199254740991,"result":null}`, kindResponse, 9007199254740991},
-		{`{"jsonrpc":"2.0","id":1.0,"result":1}`, kindResponse, 1},
-		{`{"jsonrpc":"2.0","id":1e3,"result":1}`, kindResponse, 1000},
+		{`{"jsonrpc":"2.0","id":9007199254740991,"result":{"a":1}}`, kindResponse, 9007199254740991},
+		{`{"jsonrpc":"2.0","id":1.0,"result":{}}`, kindResponse, 1},
+		{`{"jsonrpc":"2.0","id":1e3,"result":{}}`, kindResponse, 1000},
+		{`{"jsonrpc":"2.0","id":4,"result":{"text":"héllo ✓ 🦀"}}`, kindResponse, 4},
 		{`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`, kindNotification, 0},
 		{`{"jsonrpc":"2.0","id":"abc","method":"ping"}`, kindRequest, 0},
 		{`{"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{}}`, kindRequest, 0},
-		{" { \"jsonrpc\" : \"2.0\" ,\n \"id\" : 5 , \"result\" : [ 1 , {\"a\":\"}\\\"]\"} ] , \"extra\": null } ", kindResponse, 5},
-		{`{"jsonrpc":"2\u002e0","id":2,"result":"x","jsonrpc2":1}`, kindResponse, 2},
+		{" { \"jsonrpc\" : \"2.0\" ,\n \"id\" : 5 , \"result\" : { \"k\": [ 1 , {\"a\":\"}\\\"]\"} ] } , \"extra\": null } ", kindResponse, 5},
+		{`{"jsonrpc":"2\u002e0","id":2,"result":{"x":1},"jsonrpc2":1}`, kindResponse, 2},
 		{`{"jsonrpc":"2.0","method":"a\/b","params":{"x":"\""}}`, kindNotification, 0},
 	}
 	for _, c := range ok {
@@ -58,6 +60,14 @@ func TestParseMessage(t *testing.T) {
 		{`{"jsonrpc":"2.0","method":7}`, "malformed_message"},
 		{`"just a string"`, "malformed_message"},
 		{`{"jsonrpc":"2.0","id":1,"result":{}} trailing`, "malformed_message"},
+		// Every MCP result is an object.
+		{`{"jsonrpc":"2.0","id":1,"result":null}`, "malformed_message"},
+		{`{"jsonrpc":"2.0","id":1,"result":1}`, "malformed_message"},
+		{`{"jsonrpc":"2.0","id":1,"result":"x"}`, "malformed_message"},
+		{`{"jsonrpc":"2.0","id":1,"result":[]}`, "malformed_message"},
+		// Invalid UTF-8 is refused, not turned into U+FFFD.
+		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"t\":\"\xff\"}}", "malformed_message"},
+		{"{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":{\"t\":\"\xc3\"}}", "malformed_message"},
 	}
 	for _, c := range bad {
 		_, err := ParseMessage([]byte(c.line))
@@ -106,6 +116,9 @@ func FuzzParseMessage(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		m, err := ParseMessage(line)
+		if err == nil && !utf8.Valid(line) {
+			t.Fatal("invalid UTF-8 accepted")
+		}
 		if err != nil {
 			var me *Error
 			if !errors.As(err, &me) || me.Class != ClassProtocol {
@@ -120,6 +133,9 @@ func FuzzParseMessage(f *testing.F) {
 			}
 			if (m.Result == nil) == (m.Error == nil) {
 				t.Fatal("response without exactly one of result and error")
+			}
+			if m.Result != nil && m.Result[0] != '{' {
+				t.Fatalf("non-object result %q accepted", m.Result)
 			}
 		case kindRequest:
 			if len(m.RawID) == 0 || m.Method == "" {

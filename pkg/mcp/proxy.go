@@ -169,11 +169,7 @@ func waitExitErr(proc *Process, downDone <-chan struct{}) *Error {
 	case <-downDone:
 	case <-t.C:
 	}
-	tail := proc.exitTail(500 * time.Millisecond)
-	if tail == "" {
-		return unavailable("server_exited", "server exited (%s)", proc.Exit())
-	}
-	return unavailable("server_exited", "server exited (%s): %s", proc.Exit(), tail)
+	return proc.exitedError(proc.exitTail(500 * time.Millisecond))
 }
 
 // ParseConnect checks a --connect address: unix:PATH.

@@ -24,7 +24,7 @@ import (
 
 // Modes lists every server mode with what it does; Run's usage text.
 var Modes = map[string]string{
-	"echo":             "well-behaved server: tools echo, add, slow, fail, timeout-coded, crash, notify, later, env, cwd; answers ping",
+	"echo":             "well-behaved server: tools echo, add, slow, fail, timeout-coded, crash, notify, later, gate, close-stdin, close-stdout, env, cwd; answers ping",
 	"wrong-version":    "answers initialize with protocol version 1999-01-01",
 	"garbage":          "answers every request after the handshake with a line that is not JSON",
 	"oversized":        "answers tools/call with a line of exactly ARG bytes before its LF (default 2 MiB)",
@@ -40,12 +40,22 @@ var Modes = map[string]string{
 	"exit-mid-request": "writes to stderr and exits 7 on tools/call",
 	"no-init":          "reads stdin and never answers initialize",
 	"ignore-term":      "serves echo, but ignores SIGTERM and stdin EOF",
-	"fork-grandchild":  "serves echo after forking a grandchild that holds stdout and ignores SIGTERM; writes 'pid pgid grandchild' to ARG",
+	"fork-grandchild":  "serves echo once its grandchild holds stdout and ignores SIGTERM (the grandchild says so on a pipe); writes 'pid pgid grandchild' to ARG atomically first",
 	"sock":             "serves echo on unix socket ARG, one goroutine per connection, until killed",
+	"setsid-child":     "serves echo once its child, in a new session (setsid), holds stdout and stderr and ignores SIGTERM; writes 'pid pgid child' to ARG first",
+	"setsid-orphan":    "like setsid-child, but the setsid process is a grandchild whose parent has exited (an orphan)",
+	"stop-reading":     "answers initialize, then never reads stdin again (and ignores SIGTERM)",
+	"bad-utf8":         "answers tools/call with a result holding a byte that is not UTF-8",
+	"scalar-result":    "answers tools/call with result 42",
 }
 
 // Main is the helper command: mcpfake MODE [ARG]. With MCPFAKE_PIDFILE set
 // in its environment, a server writes "pid pgid" there first.
+//
+// Readiness: a mode that must be in some state before a test acts on it
+// (SIGTERM ignored, a grandchild forked and ready) reaches that state
+// before it answers anything and before it publishes its pid file, so a
+// test that waits for an answer or for the file never races it.
 func Main() {
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: mcpfake MODE [ARG]")
@@ -60,14 +70,14 @@ func Main() {
 
 // Run serves mode on stdin/stdout and returns the exit code.
 func Run(mode, arg string) int {
-	if _, ok := Modes[mode]; !ok && mode != "hold" {
+	if _, ok := Modes[mode]; !ok && mode != "hold" && mode != "daemonize" {
 		fmt.Fprintf(os.Stderr, "mcpfake: unknown mode %q\n", mode)
 		return 2
 	}
-	if f := os.Getenv("MCPFAKE_PIDFILE"); f != "" && mode != "hold" {
+	if f := os.Getenv("MCPFAKE_PIDFILE"); f != "" && mode != "hold" && mode != "daemonize" {
 		// "pid pgid", so a test can check that both are gone afterwards.
 		pgid, _ := syscall.Getpgid(0)
-		if err := os.WriteFile(f, []byte(fmt.Sprintf("%d %d\n", os.Getpid(), pgid)), 0o644); err != nil {
+		if err := writeFileAtomic(f, fmt.Sprintf("%d %d\n", os.Getpid(), pgid)); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
@@ -76,36 +86,70 @@ func Run(mode, arg string) int {
 	case "hold":
 		// The grandchild: keep stdout open, ignore SIGTERM, live until
 		// SIGKILL (or 10 minutes, so a broken test cannot leak forever).
+		// Only once the signals are ignored does it tell its parent, on the
+		// pipe at fd 3, that it is ready.
 		signal.Ignore(syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+		if arg == "fd3" {
+			ready := os.NewFile(3, "ready")
+			_, _ = fmt.Fprintf(ready, "%d\n", os.Getpid())
+			_ = ready.Close()
+		}
 		time.Sleep(10 * time.Minute)
 		return 0
 	case "sock":
 		return serveSocket(arg)
 	case "ignore-term":
 		signal.Ignore(syscall.SIGTERM, syscall.SIGPIPE)
-	case "fork-grandchild":
-		self, err := os.Executable()
+	case "daemonize":
+		// The middle of setsid-orphan: start the holder in a new session,
+		// hand it our readiness pipe (fd 3), and exit at once.
+		cmd, err := holder(true, os.NewFile(3, "ready"))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		cmd := exec.Command(self, "hold")
-		cmd.Args[0] = "mcpfake" // testscript dispatches on argv[0]
-		cmd.Env = os.Environ()
-		cmd.Stdout = os.Stdout // holds the server's stdout open
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
+		_ = cmd.Process.Release()
+		return 0
+	case "fork-grandchild", "setsid-child", "setsid-orphan":
+		readyR, readyW, err := os.Pipe()
+		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		var cmd *exec.Cmd
+		if mode == "setsid-orphan" {
+			cmd, err = spawnSelf(false, readyW, "daemonize")
+			if err == nil {
+				err = cmd.Wait() // the holder is an orphan from here on
+			}
+		} else {
+			cmd, err = holder(mode == "setsid-child", readyW)
+		}
+		readyW.Close()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		// Wait until the holder ignores SIGTERM: before that, a stop would
+		// kill it with SIGTERM and the test would see no escalation. It
+		// says so with its pid.
+		line, err := bufio.NewReader(readyR).ReadString('\n')
+		readyR.Close()
+		holdPid, perr := strconv.Atoi(strings.TrimSpace(line))
+		if err != nil || perr != nil {
+			fmt.Fprintln(os.Stderr, "mcpfake: the holder did not become ready:", err, perr)
 			return 1
 		}
 		pgid, _ := syscall.Getpgid(0)
 		if arg != "" {
-			line := fmt.Sprintf("%d %d %d\n", os.Getpid(), pgid, cmd.Process.Pid)
-			if err := os.WriteFile(arg, []byte(line), 0o644); err != nil {
+			line := fmt.Sprintf("%d %d %d\n", os.Getpid(), pgid, holdPid)
+			if err := writeFileAtomic(arg, line); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 1
 			}
 		}
+	case "stop-reading":
+		signal.Ignore(syscall.SIGTERM, syscall.SIGPIPE)
 	}
 	s := &server{mode: mode, arg: arg, w: bufio.NewWriterSize(os.Stdout, 64<<10)}
 	s.serve(os.Stdin)
@@ -113,6 +157,39 @@ func Run(mode, arg string) int {
 		time.Sleep(10 * time.Minute)
 	}
 	return 0
+}
+
+// spawnSelf starts this program as "mcpfake ARGS…" with the same stdout
+// and stderr (so the child holds them open) and ready as its fd 3.
+func spawnSelf(setsid bool, ready *os.File, args ...string) (*exec.Cmd, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self, args...)
+	cmd.Args[0] = "mcpfake" // testscript dispatches on argv[0]
+	cmd.Env = os.Environ()
+	cmd.Stdout = os.Stdout
+	cmd.Stderr = os.Stderr
+	cmd.ExtraFiles = []*os.File{ready}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: setsid}
+	return cmd, cmd.Start()
+}
+
+// holder starts "mcpfake hold fd3": it keeps stdout and stderr open,
+// ignores SIGTERM, and writes its pid to ready once it does.
+func holder(setsid bool, ready *os.File) (*exec.Cmd, error) {
+	return spawnSelf(setsid, ready, "hold", "fd3")
+}
+
+// writeFileAtomic publishes name whole: a test waiting for the file to
+// exist never reads it half-written.
+func writeFileAtomic(name, content string) error {
+	tmp := name + ".tmp"
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, name)
 }
 
 type server struct {
@@ -164,8 +241,10 @@ func text(t string) map[string]any {
 
 func (s *server) serve(r io.Reader) {
 	s.answers = make(chan json.RawMessage, 4)
+	// Small reads: a server that stops reading leaves what follows in the
+	// pipe, where the client's writes pile up.
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	sc.Buffer(make([]byte, 4<<10), 64<<20)
 	for sc.Scan() {
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
@@ -212,6 +291,9 @@ func (s *server) handle(m msg) {
 			"capabilities":    map[string]any{"tools": map[string]any{}},
 			"serverInfo":      map[string]any{"name": "mcpfake-" + s.mode, "version": "1.0.0"},
 		})
+		if s.mode == "stop-reading" {
+			time.Sleep(10 * time.Minute) // never read again
+		}
 	case "ping":
 		s.result(m.ID, map[string]any{})
 	case "tools/list":
@@ -300,6 +382,10 @@ func (s *server) hostile(m msg) bool {
 		}
 		os.Stderr.WriteString("END-OF-FLOOD\n")
 		return false
+	case "bad-utf8":
+		s.sendRaw(fmt.Sprintf("{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"caf\xe9\"}]}}", m.ID))
+	case "scalar-result":
+		s.sendRaw(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":42}`, m.ID))
 	case "exit-mid-request":
 		fmt.Fprintln(os.Stderr, "mcpfake: dying in the middle of a request")
 		os.Exit(7)
@@ -355,6 +441,33 @@ func (s *server) callTool(m msg) {
 			}
 			s.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/message", "params": map[string]any{"level": "info", "data": answer}})
 		}()
+	case "gate":
+		// Answer once the file named by "path" exists: a test holds calls
+		// pending for exactly as long as it needs, with no timing.
+		var g struct {
+			Path string `json:"path"`
+		}
+		_ = json.Unmarshal(p.Arguments, &g)
+		for range 60000 {
+			if _, err := os.Stat(g.Path); err == nil {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		s.result(m.ID, text("opened"))
+	case "close-stdin":
+		// Answer, close our stdin and stay alive without reading: the
+		// client's next write fails with EPIPE.
+		os.Stdin.Close()
+		s.result(m.ID, text("stdin closed"))
+		time.Sleep(10 * time.Minute)
+	case "close-stdout":
+		// Close stdout without answering and stay alive, stderr open.
+		fmt.Fprintln(os.Stderr, "mcpfake: closing stdout")
+		s.mu.Lock()
+		os.Stdout.Close()
+		s.mu.Unlock()
+		time.Sleep(10 * time.Minute)
 	case "cwd":
 		wd, _ := os.Getwd()
 		s.result(m.ID, text(wd))
