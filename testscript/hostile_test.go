@@ -208,7 +208,7 @@ func hostileCatalogue() []hostileCase {
 		hostileCase{name: "fifo/crabbox-setup-manifest", setup: files("m.json", "FIFO"), args: []string{"crabbox", "setup", "--manifest", "$W/m.json"}, exit: 1},
 		hostileCase{name: "fifo/crabbox-receipt-manifest", setup: files("m.json", "FIFO"), args: []string{"crabbox", "receipt", "--manifest", "$W/m.json"}, exit: 1},
 		hostileCase{name: "fifo/inspect-manifest", setup: files("e/manifest.json", "FIFO"), args: []string{"runtime-artifacts", "inspect", "$W/e"}, exit: 1},
-		hostileCase{name: "fifo/skill-write-from", setup: withPlugin("in.md", "FIFO"), args: []string{"skill", "write", "s", "SKILL.md", "--plugin", "p", "--from", "$W/in.md"}, exit: 1},
+		hostileCase{name: "fifo/skill-write-from", setup: withPlugin("in.md", "FIFO"), args: []string{"skill", "write", "s", "SKILL.md", "--plugin", "p", "--from", "$W/in.md"}, exit: 2, code: "not_regular_file"},
 		hostileCase{name: "fifo/skill-validate-skillmd", setup: files("s/SKILL.md", "FIFO"), args: []string{"skill", "validate", "--dir", "$W/s"}, exit: 1},
 		hostileCase{name: "fifo/config-json", setup: files("home/config.json", "FIFO"), args: []string{"config", "get"}, exit: 1},
 		hostileCase{name: "fifo/config-json-set", setup: files("home/config.json", "FIFO"), args: []string{"config", "set", "a", "1"}, exit: 1},
@@ -220,7 +220,7 @@ func hostileCatalogue() []hostileCase {
 		}, args: []string{"skill", "list", "--plugin", "p"}, exit: 3},
 		hostileCase{name: "fifo/qualify-package-json", setup: files("pkg/package.json", "FIFO"), args: []string{"runtime-artifacts", "qualify", "--package-root", "$W/pkg"}, exit: 1},
 		hostileCase{name: "dir/crabbox-install-manifest", setup: files("m.json", "DIR"), args: []string{"crabbox", "install", "--manifest", "$W/m.json", "--target-home", "$W/t"}, exit: 1},
-		hostileCase{name: "dir/skill-write-from", setup: withPlugin("in.md", "DIR"), args: []string{"skill", "write", "s", "SKILL.md", "--plugin", "p", "--from", "$W/in.md"}, exit: 1},
+		hostileCase{name: "dir/skill-write-from", setup: withPlugin("in.md", "DIR"), args: []string{"skill", "write", "s", "SKILL.md", "--plugin", "p", "--from", "$W/in.md"}, exit: 2, code: "not_regular_file"},
 		hostileCase{name: "devnull/crabbox-manifest", args: []string{"crabbox", "verify", "--manifest", "/dev/null", "--target-home", "$W/t"}, exit: 1},
 	)
 
@@ -296,7 +296,7 @@ func hostileCatalogue() []hostileCase {
 		skillWrite("file-trailing-slash", "s", "scripts/", 2, inv),
 		skillWrite("file-fullwidth-dot", "s", "scripts/\uff0e\uff0e/x", 2, inv),
 		hostileCase{name: "skillpath/read-traverse", setup: withPlugin(), args: []string{"skill", "read", "s", "../../config.json", "--plugin", "p"}, exit: 3, code: esc},
-		hostileCase{name: "skillpath/remove-traverse", setup: withPlugin(), args: []string{"skill", "remove", "..", "--plugin", "p"}, exit: 2},
+		hostileCase{name: "skillpath/remove-traverse", setup: withPlugin(), args: []string{"skill", "remove", "..", "--plugin", "p"}, exit: 3, code: esc},
 		hostileCase{name: "skillpath/plugin-id-traverse", setup: withPlugin(), args: []string{"skill", "list", "--plugin", "../p"}, exit: 2, code: "invalid_plugin_id"},
 		hostileCase{name: "skillpath/plugin-id-slash", setup: withPlugin(), args: []string{"skill", "list", "--plugin", "a/b"}, exit: 2},
 		hostileCase{name: "skillpath/plugin-missing", setup: withPlugin(), args: []string{"skill", "list", "--plugin", "nope"}, exit: 3, code: "plugin_unavailable"},

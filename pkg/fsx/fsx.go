@@ -228,7 +228,17 @@ var ErrNotRegular = errors.New("not a regular file")
 // with ErrNotRegular. Every input path a user names goes through it (or
 // ReadRegular), so a FIFO given as a manifest cannot hang a command.
 func OpenRegular(path string) (*os.File, error) {
-	f, err := OpenNoFollow(path)
+	return checkRegular(path, OpenNoFollow)
+}
+
+// OpenRegularFollow is OpenRegular for inputs that may be reached through
+// a symlink; it still never blocks and refuses anything but a regular file.
+func OpenRegularFollow(path string) (*os.File, error) {
+	return checkRegular(path, openFollow)
+}
+
+func checkRegular(path string, open func(string) (*os.File, error)) (*os.File, error) {
+	f, err := open(path)
 	if err != nil {
 		return nil, err
 	}

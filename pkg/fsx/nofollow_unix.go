@@ -16,7 +16,17 @@ import (
 // O_NONBLOCK, so a caller that reads it anyway sees EOF or EAGAIN instead
 // of hanging.
 func openNoFollow(path string) (*os.File, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	return openNonblocking(path, unix.O_NOFOLLOW)
+}
+
+// openFollow is openNoFollow for inputs where a symlink is acceptable (a
+// plugin manifest in a linked package folder): it still never blocks.
+func openFollow(path string) (*os.File, error) {
+	return openNonblocking(path, 0)
+}
+
+func openNonblocking(path string, flags int) (*os.File, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|flags, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}

@@ -49,39 +49,7 @@ func validIdempotencyKey(k string) bool {
 // whatever happens after it may have left, it is never sent again for this
 // job.
 func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*StartResult, error) {
-	if err := p.Caller.defaults(); err != nil {
-		return nil, err
-	}
-	if strings.TrimSpace(p.Question) == "" {
-		return nil, errs.Usage("invalid_question", "the question is empty").WithHint("clawkit research start \"QUESTION\"")
-	}
-	if len(p.Question) > MaxQuestionBytes || strings.ContainsRune(p.Question, 0) {
-		return nil, errs.Usage("invalid_question", "the question is longer than %d bytes or contains NUL", MaxQuestionBytes)
-	}
-	if p.AsOf != "" {
-		return nil, errAsOf()
-	}
-	out := Output{Format: p.OutputFormat, MaxReportBytes: p.MaxReportBytes}
-	if err := out.Validate(); err != nil {
-		return nil, err
-	}
-	if out.Format == "" {
-		out.Format = "markdown"
-	}
-	if out.MaxReportBytes == 0 {
-		out.MaxReportBytes = DefaultReportMax
-	}
-	if p.IdempotencyKey != "" && !validIdempotencyKey(p.IdempotencyKey) {
-		return nil, errs.Usage("invalid_idempotency_key", "the idempotency key must be 1–128 printable characters without spaces")
-	}
-	set, err := LoadSettings(env.Home, s.getenv)
-	if err != nil {
-		return nil, err
-	}
-	if err := set.requireEnabled(); err != nil {
-		return nil, err
-	}
-	cred, err := loadCredential(env.Home, set)
+	out, set, cred, err := s.checkStart(env.Home, &p)
 	if err != nil {
 		return nil, err
 	}
@@ -482,4 +450,48 @@ func (s *Service) Show(ctx context.Context, env *owner.Env, p JobParams) (*PollR
 func errInvalidJobID(id string) error {
 	return errs.Usage("invalid_job_id", "%q is not a research job id (rj_ and 16 letters or digits 2-7)", id).
 		WithHint("'clawkit research list' shows the jobs of this home and their ids")
+}
+
+// checkStart validates a start's parameters and the provider authority
+// (research enabled, an API-key profile) without touching state. Start
+// runs it first; Admit runs it before the offline executor creates the
+// home or the database, so a refused start leaves nothing behind.
+func (s *Service) checkStart(home string, p *StartParams) (out Output, set Settings, cred credential, err error) {
+	if err := p.Caller.defaults(); err != nil {
+		return out, set, cred, err
+	}
+	if strings.TrimSpace(p.Question) == "" {
+		return out, set, cred, errs.Usage("invalid_question", "the question is empty").WithHint("clawkit research start \"QUESTION\"")
+	}
+	if len(p.Question) > MaxQuestionBytes || strings.ContainsRune(p.Question, 0) {
+		return out, set, cred, errs.Usage("invalid_question", "the question is longer than %d bytes or contains NUL", MaxQuestionBytes)
+	}
+	if p.AsOf != "" {
+		return out, set, cred, errAsOf()
+	}
+	out = Output{Format: p.OutputFormat, MaxReportBytes: p.MaxReportBytes}
+	if err := out.Validate(); err != nil {
+		return out, set, cred, err
+	}
+	if out.Format == "" {
+		out.Format = "markdown"
+	}
+	if out.MaxReportBytes == 0 {
+		out.MaxReportBytes = DefaultReportMax
+	}
+	if p.IdempotencyKey != "" && !validIdempotencyKey(p.IdempotencyKey) {
+		return out, set, cred, errs.Usage("invalid_idempotency_key", "the idempotency key must be 1–128 printable characters without spaces")
+	}
+	set, err = LoadSettings(home, s.getenv)
+	if err != nil {
+		return out, set, cred, err
+	}
+	if err := set.requireEnabled(); err != nil {
+		return out, set, cred, err
+	}
+	cred, err = loadCredential(home, set)
+	if err != nil {
+		return out, set, cred, err
+	}
+	return out, set, cred, nil
 }

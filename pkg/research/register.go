@@ -47,28 +47,28 @@ func Register(r *owner.Registry) { Default.Register(r) }
 
 // Register adds s's operations to r.
 func (s *Service) Register(r *owner.Registry) {
-	r.Register(owner.Method{Name: MethodStart, Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+	r.Register(owner.Method{Name: MethodStart, Write: true, Admit: s.admitStart, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 		p, err := decode[StartParams](raw)
 		if err != nil {
 			return nil, err
 		}
 		return s.Start(ctx, env, p)
 	}})
-	r.Register(owner.Method{Name: MethodPoll, Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+	r.Register(owner.Method{Name: MethodPoll, Write: true, Admit: admitJob, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 		p, err := decode[JobParams](raw)
 		if err != nil {
 			return nil, err
 		}
 		return s.Poll(ctx, env, p)
 	}})
-	r.Register(owner.Method{Name: MethodWait, Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+	r.Register(owner.Method{Name: MethodWait, Write: true, Admit: admitWait, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 		p, err := decode[WaitParams](raw)
 		if err != nil {
 			return nil, err
 		}
 		return s.Wait(ctx, env, p)
 	}})
-	r.Register(owner.Method{Name: MethodCancel, Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+	r.Register(owner.Method{Name: MethodCancel, Write: true, Admit: admitJob, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 		p, err := decode[JobParams](raw)
 		if err != nil {
 			return nil, err

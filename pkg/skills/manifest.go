@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -160,7 +159,8 @@ func unavailable(id, format string, args ...any) *errs.Error {
 
 func readManifest(dir string) (*Manifest, manifestIdent, error) {
 	var id manifestIdent
-	f, err := os.Open(filepath.Join(dir, ManifestFile))
+	// Never blocks: a FIFO in place of the manifest is refused at once.
+	f, err := fsx.OpenRegularFollow(filepath.Join(dir, ManifestFile))
 	if err != nil {
 		return nil, id, err
 	}
@@ -168,9 +168,6 @@ func readManifest(dir string) (*Manifest, manifestIdent, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, id, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, id, fmt.Errorf("not a regular file")
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxManifestBytes+1))
 	if err != nil {
