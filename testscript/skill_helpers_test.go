@@ -2,11 +2,17 @@ package testscript
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
+	"time"
 )
 
 // Helpers for the skill scripts (skill_*.txtar).
@@ -14,6 +20,7 @@ func init() {
 	helperCommands["skill-bigfile"] = skillBigFile
 	helperCommands["skill-many"] = skillMany
 	helperCommands["skill-hook"] = skillHook
+	helperCommands["skill-kill-loop"] = skillKillLoop
 }
 
 func skillDie(format string, args ...any) {
@@ -97,4 +104,101 @@ func skillHook() {
 		}
 		os.Exit(code)
 	}
+}
+
+// skill-kill-loop N SKILLDIR A B: N trials of `clawkit skill write pdf
+// references/big.md --plugin notes --from A|B` (alternating), each SIGKILLed
+// after a random delay within the time one write takes on this machine
+// (measured first; the delay only spreads the kills, no check depends on
+// where a kill lands). After every trial it checks, through clawkit and on
+// disk: the file is A or B, whole; `skill list` shows the skill with a
+// revision and 2 files; `skill validate --dir SKILLDIR` and the installed
+// validate pass with no finding about leftovers. It prints a one-line table.
+func skillKillLoop() {
+	if len(os.Args) != 5 {
+		skillDie("usage: skill-kill-loop N SKILLDIR A B")
+	}
+	n, _ := strconv.Atoi(os.Args[1])
+	dir, pa, pb := os.Args[2], os.Args[3], os.Args[4]
+	a, err := os.ReadFile(pa)
+	if err != nil {
+		skillDie("%v", err)
+	}
+	b, err := os.ReadFile(pb)
+	if err != nil {
+		skillDie("%v", err)
+	}
+	bin, err := exec.LookPath("clawkit")
+	if err != nil {
+		skillDie("%v", err)
+	}
+	write := func(from string) *exec.Cmd {
+		return exec.Command(bin, "skill", "write", "pdf", "references/big.md", "--plugin", "notes", "--from", from)
+	}
+	// One uncontended write gives the scale of the random delays.
+	t0 := time.Now()
+	if out, err := write(pb).CombinedOutput(); err != nil {
+		skillDie("calibration write: %v: %s", err, out)
+	}
+	span := time.Since(t0)
+	killed, finished, leftovers, sawA, sawB := 0, 0, 0, 0, 0
+	for i := 0; i < n; i++ {
+		from := pa
+		if i%2 == 1 {
+			from = pb
+		}
+		cmd := write(from)
+		if err := cmd.Start(); err != nil {
+			skillDie("%v", err)
+		}
+		time.Sleep(time.Duration(rand.Int64N(int64(span) + 1)))
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_ = cmd.Wait()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			killed++
+		} else {
+			finished++
+		}
+		ents, _ := os.ReadDir(filepath.Dir(dir))
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), ".") {
+				leftovers++
+				break
+			}
+		}
+		got, err := os.ReadFile(filepath.Join(dir, "references", "big.md"))
+		switch {
+		case err != nil:
+			skillDie("trial %d: the file is gone: %v", i, err)
+		case bytes.Equal(got, a):
+			sawA++
+		case bytes.Equal(got, b):
+			sawB++
+		default:
+			skillDie("trial %d: the file is neither A nor B (%d bytes)", i, len(got))
+		}
+		// Validation and listing ignore whatever the kill left behind.
+		if out, err := exec.Command(bin, "skill", "validate", "--dir", dir).CombinedOutput(); err != nil || !bytes.Contains(out, []byte("0 errors, 0 warnings")) {
+			skillDie("trial %d: validate --dir: %v: %s", i, err, out)
+		}
+		if out, err := exec.Command(bin, "skill", "validate", "pdf", "--plugin", "notes").CombinedOutput(); err != nil {
+			skillDie("trial %d: validate: %v: %s", i, err, out)
+		}
+		out, err := exec.Command(bin, "skill", "list", "--plugin", "notes", "--json").Output()
+		if err != nil {
+			skillDie("trial %d: list: %v", i, err)
+		}
+		var lr struct {
+			Skills []struct {
+				Skill    string
+				Files    int
+				Problem  string
+				Revision *struct{ ContentSha256 string }
+			}
+		}
+		if err := json.Unmarshal(out, &lr); err != nil || len(lr.Skills) != 1 || lr.Skills[0].Files != 2 || lr.Skills[0].Revision == nil || lr.Skills[0].Problem != "" {
+			skillDie("trial %d: list: %v: %s", i, err, out)
+		}
+	}
+	fmt.Printf("trials %d: killed %d, finished %d, leftovers seen after %d, file A %d, file B %d\n", n, killed, finished, leftovers, sawA, sawB)
 }
