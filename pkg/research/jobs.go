@@ -54,11 +54,13 @@ type Job struct {
 	RowVersion         int64  `json:"-"`
 }
 
-var jobIDRE = regexp.MustCompile(`^rj_[a-z2-7]{16}$`)
+// Compiled on first use: package initialisation is paid by every
+// invocation of the binary, a job id check only by research commands.
+var jobIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^rj_[a-z2-7]{16}$`) })
 
 // ValidJobID reports whether id has the shape of a job id. Ids name
 // folders under <home>/research, so nothing else is ever accepted.
-func ValidJobID(id string) bool { return jobIDRE.MatchString(id) }
+func ValidJobID(id string) bool { return jobIDRE().MatchString(id) }
 
 func newJobID() string {
 	var b [10]byte

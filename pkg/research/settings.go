@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/clawkit/clawkit/pkg/auth"
 	"github.com/clawkit/clawkit/pkg/config"
@@ -152,6 +153,7 @@ func DescribeService(home string, getenv func(string) string) (Describe, error) 
 	return d, nil
 }
 
-var sharedHTTP = google.NewHTTPClient()
+// sharedHTTP is built on first use, not at start-up of every command.
+var sharedHTTP = sync.OnceValue(google.NewHTTPClient)
 
-func defaultHTTP() *http.Client { return sharedHTTP }
+func defaultHTTP() *http.Client { return sharedHTTP() }

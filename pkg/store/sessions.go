@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/errs"
@@ -36,9 +37,10 @@ type Session struct {
 
 // idRE leaves the length (≤ 128) to validID: a counted repetition compiles
 // into a program 128 times larger, which every process start would pay.
-var idRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@-]*$`)
+// Compiled on first use (start-up cost is paid by every command).
+var idRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@-]*$`) })
 
-func validID(s string) bool { return len(s) <= 128 && idRE.MatchString(s) }
+func validID(s string) bool { return len(s) <= 128 && idRE().MatchString(s) }
 
 // ValidateIDs checks an agent id and a session key.
 func ValidateIDs(agentID, key string) error {
