@@ -5,12 +5,13 @@ BIN ?= bin/clawkit
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: build test vet peers bench fuzz demo clean stress-test chaos
+.PHONY: build test vet peers bench fuzz demo clean stress-test chaos first-session
 
 # Static (no cgo: the SQLite driver is pure Go), stamped with the VCS
 # revision that `clawkit version` reports.
 build:
 	CGO_ENABLED=0 $(GO) build -buildvcs=auto -o $(BIN) ./cmd/clawkit
+	CGO_ENABLED=0 $(GO) build -o bin/fakegoogle ./cmd/fakegoogle
 
 vet:
 	$(GO) vet ./...
@@ -44,6 +45,10 @@ fuzz:
 
 demo: build
 	scripts/demo.sh
+
+# The README's first session, word for word, in a throwaway folder.
+first-session:
+	scripts/first-session.sh
 
 clean:
 	rm -rf bin

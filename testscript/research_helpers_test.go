@@ -6,17 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/clawkit/clawkit/pkg/cli"
-	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/research/google/fakeapi"
 )
 
@@ -64,19 +61,10 @@ func fakeGoogleMain() {
 		fmt.Fprintln(os.Stderr, "usage: fakegoogle URLFILE LOGFILE")
 		os.Exit(2)
 	}
-	l, err := fakeapi.Start(os.Args[2])
-	if err != nil {
+	if err := fakeapi.Serve(os.Args[1], os.Args[2]); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	if err := fsx.WriteFile(os.Args[1], []byte(l.URL+"\n"), 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
-	<-sig
-	l.Close()
 }
 
 // fakegoogle-await LOGFILE SUBSTRING [COUNT]: wait (at most 30 s) until
