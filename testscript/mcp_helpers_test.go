@@ -269,7 +269,12 @@ func mcpSDKClient() {
 		fmt.Fprintln(os.Stderr, "connect:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("server: %s\n", cs.InitializeResult().ServerInfo.Name)
+	ir := cs.InitializeResult()
+	name := ""
+	if ir.ServerInfo != nil {
+		name = ir.ServerInfo.Name
+	}
+	fmt.Printf("server: %s\nprotocol: %s\n", name, ir.ProtocolVersion)
 	tools, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tools/list:", err)
