@@ -241,6 +241,7 @@ type MCPProxyCmd struct {
 	EnvPass       []string      `help:"Pass clawkit's own NAME to the server (repeatable)." placeholder:"NAME" sep:"none"`
 	StopGrace     time.Duration `help:"On stop: wait this long after EOF before SIGTERM, and again before SIGKILL of the process group." default:"2s"`
 	MaxFrameBytes int           `help:"Largest message in either direction, its newline included (default 16777216 = 16 MiB)." default:"16777216" placeholder:"BYTES"`
+	MaxPending    int           `help:"Most requests of a 2026-07-28 client in flight through the relay; one more is answered with an error, not forwarded (legacy traffic is relayed as is)." default:"64"`
 	Dir           string        `help:"Working directory of the server (default: clawkit's)." placeholder:"DIR" type:"existingdir"`
 	Connect       string        `help:"Relay to a service already listening on this socket instead of starting a server; it is never stopped." placeholder:"unix:PATH"`
 	Command       []string      `arg:"" optional:"" passthrough:"" name:"command" help:"Server command and arguments (after --)."`
@@ -252,6 +253,9 @@ func (c *MCPProxyCmd) Run(ctx context.Context, env *Env, out *Output) error {
 	}
 	if c.StopGrace <= 0 {
 		return errs.Usage("usage", "--stop-grace must be positive")
+	}
+	if err := positive("--max-pending", int64(c.MaxPending)); err != nil {
+		return err
 	}
 	c.Command = serverCommand(c.Command)
 	if c.Connect != "" {
@@ -277,7 +281,7 @@ func (c *MCPProxyCmd) Run(ctx context.Context, env *Env, out *Output) error {
 		StderrTee: out.Stderr, Subreaper: true,
 		EOFGrace: c.StopGrace, TermGrace: c.StopGrace,
 	}
-	rep, err := mcp.RunProxy(ctx, spec, c.MaxFrameBytes, env.Stdin, out.Stdout)
+	rep, err := mcp.RunProxy(ctx, spec, c.MaxFrameBytes, c.MaxPending, env.Stdin, out.Stdout)
 	if rep != nil {
 		warnCleanup(out, rep.CleanupResult)
 	}
