@@ -30,6 +30,14 @@ func init() {
 	helperCommands["mcpfeed"] = mcpFeed
 	helperCommands["mcpclient"] = mcpClient
 	helperCommands["mcpwithin"] = mcpWithin
+	// Real MCP servers from the npm registry (peers/package.json), one
+	// condition each: of the current legacy revision (filesystem, memory),
+	// of 2024-11-05 only (server-github 2025.4.8), and of 2026-07-28 (the
+	// TypeScript SDK v2 in context7-mcp).
+	conditions["server-filesystem"] = peerCondition("@modelcontextprotocol/server-filesystem/package.json")
+	conditions["server-memory"] = peerCondition("@modelcontextprotocol/server-memory/package.json")
+	conditions["server-github"] = peerCondition("@modelcontextprotocol/server-github/package.json")
+	conditions["context7"] = peerCondition("@upstash/context7-mcp/package.json")
 }
 
 // mcpWithin DURATION CMD ARGS…: run CMD with our stdio and exit with its
@@ -244,12 +252,15 @@ func mcpWaitFile() {
 	os.Exit(1)
 }
 
-// mcpSDKClient [-echo MSG] -- CMD ARGS…: the official Go SDK as a real
-// client on the other side of `clawkit mcp proxy`: connect over stdio,
-// list tools, call echo, close.
+// mcpSDKClient [-echo MSG] [-tool NAME -args JSON] -- CMD ARGS…: the
+// official Go SDK as a real client on the other side of `clawkit mcp
+// proxy`: connect over stdio (the SDK probes server/discover, then falls
+// back to initialize), list tools, call one (echo by default), close.
 func mcpSDKClient() {
 	fs := flag.NewFlagSet("mcpsdkclient", flag.ExitOnError)
 	msg := fs.String("echo", "hello", "message for the echo tool")
+	tool := fs.String("tool", "echo", "tool to call (its arguments: -args, else {message: -echo}); none: call no tool")
+	targs := fs.String("args", "", "the tool's arguments as a JSON object")
 	_ = fs.Parse(os.Args[1:])
 	args := fs.Args()
 	if len(args) > 0 && args[0] == "--" {
@@ -269,7 +280,12 @@ func mcpSDKClient() {
 		fmt.Fprintln(os.Stderr, "connect:", err)
 		os.Exit(1)
 	}
-	fmt.Printf("server: %s\n", cs.InitializeResult().ServerInfo.Name)
+	ir := cs.InitializeResult()
+	name := ""
+	if ir.ServerInfo != nil {
+		name = ir.ServerInfo.Name
+	}
+	fmt.Printf("server: %s\nprotocol: %s\n", name, ir.ProtocolVersion)
 	tools, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tools/list:", err)
@@ -280,14 +296,26 @@ func mcpSDKClient() {
 		names = append(names, t.Name)
 	}
 	fmt.Printf("tools: %s\n", strings.Join(names, " "))
-	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"message": *msg}})
+	if *tool == "none" {
+		if err := cs.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "close:", err)
+			os.Exit(1)
+		}
+		fmt.Println("closed")
+		return
+	}
+	var arguments any = map[string]any{"message": *msg}
+	if *targs != "" {
+		arguments = json.RawMessage(*targs)
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: *tool, Arguments: arguments})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tools/call:", err)
 		os.Exit(1)
 	}
 	for _, c := range res.Content {
 		if t, ok := c.(*sdk.TextContent); ok {
-			fmt.Printf("echo: %s\n", t.Text)
+			fmt.Printf("%s: %s\n", *tool, t.Text)
 		}
 	}
 	if err := cs.Close(); err != nil {

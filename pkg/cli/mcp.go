@@ -26,7 +26,8 @@ type MCPServerFlags struct {
 	EnvPass         []string      `help:"Pass clawkit's own NAME to the server (repeatable)." placeholder:"NAME" sep:"none"`
 	StopGrace       time.Duration `help:"On stop: wait this long after EOF before SIGTERM, and again before SIGKILL of the process group." default:"2s"`
 	MaxFrameBytes   int           `help:"Largest message in either direction, its newline included (default 16777216 = 16 MiB)." default:"16777216" placeholder:"BYTES"`
-	ProtocolVersion string        `help:"MCP protocol version to request; the server must answer exactly this one." default:"2025-11-25"`
+	ProtocolVersion string        `help:"MCP protocol version: auto (probe server/discover for 2026-07-28, else the legacy handshake accepting 2025-11-25, 2025-06-18, 2025-03-26 or 2024-11-05), or one exact version the server must speak." default:"auto"`
+	ProbeTimeout    time.Duration `help:"With --protocol-version auto: how long to wait for an answer to server/discover once the server has read it, before the legacy handshake." default:"3s"`
 	StartupTimeout  time.Duration `help:"Budget for spawn plus the initialize handshake." default:"10s"`
 	RequestTimeout  time.Duration `help:"Per-request timeout; when it fires the whole connection is retired." default:"60s"`
 	MaxPending      int           `help:"Most requests in flight at once; more are rejected." default:"64"`
@@ -50,7 +51,7 @@ func (f *MCPServerFlags) options(command []string, out *Output) (mcp.Options, er
 	for _, c := range []struct {
 		name string
 		v    int64
-	}{{"--max-pending", int64(f.MaxPending)}, {"--startup-timeout", int64(f.StartupTimeout)}, {"--request-timeout", int64(f.RequestTimeout)}, {"--stop-grace", int64(f.StopGrace)}} {
+	}{{"--max-pending", int64(f.MaxPending)}, {"--startup-timeout", int64(f.StartupTimeout)}, {"--request-timeout", int64(f.RequestTimeout)}, {"--stop-grace", int64(f.StopGrace)}, {"--probe-timeout", int64(f.ProbeTimeout)}} {
 		if err := positive(c.name, c.v); err != nil {
 			return o, err
 		}
@@ -66,6 +67,7 @@ func (f *MCPServerFlags) options(command []string, out *Output) (mcp.Options, er
 		Command: command[0], Args: command[1:], Env: env, Dir: f.Dir,
 		ClientInfo:         mcp.Implementation{Name: "clawkit", Version: ReadBuildInfo().Version},
 		ProtocolVersion:    f.ProtocolVersion,
+		ProbeTimeout:       f.ProbeTimeout,
 		StartupTimeout:     f.StartupTimeout,
 		RequestTimeout:     f.RequestTimeout,
 		MaxPendingRequests: f.MaxPending,
@@ -180,6 +182,10 @@ func (c *MCPSessionCmd) Run(ctx context.Context, env *Env, out *Output) error {
 	if err != nil {
 		return err
 	}
+	// The first diagnostic line says whom we talk to, and how.
+	opts.OnConnected = func(s mcp.Implementation, n mcp.Negotiated) {
+		out.Warnf("%s", connectedLine(s, n))
+	}
 	var results []mcp.SessionResult
 	enc := json.NewEncoder(out.Stdout)
 	enc.SetEscapeHTML(false)
@@ -210,12 +216,32 @@ func (c *MCPSessionCmd) Run(ctx context.Context, env *Env, out *Output) error {
 	}{true, results, rep}, nil)
 }
 
+// connectedLine describes the server and the negotiated protocol.
+func connectedLine(s mcp.Implementation, n mcp.Negotiated) string {
+	who := s.Name
+	if who == "" {
+		who = "the server"
+	}
+	if s.Version != "" {
+		who += " " + s.Version
+	}
+	how := "legacy initialize handshake"
+	if n.Era == mcp.EraModern {
+		how = "stateless, server/discover"
+	}
+	if n.Probe != "" {
+		how += ", auto: " + n.Probe
+	}
+	return fmt.Sprintf("connected to %s: protocol %s (%s)", who, n.Version, how)
+}
+
 // MCPProxyCmd is `clawkit mcp proxy`.
 type MCPProxyCmd struct {
 	Env           []string      `help:"Set NAME=VALUE in the server's environment (repeatable). Nothing else is inherited." placeholder:"NAME=VALUE" sep:"none"`
 	EnvPass       []string      `help:"Pass clawkit's own NAME to the server (repeatable)." placeholder:"NAME" sep:"none"`
 	StopGrace     time.Duration `help:"On stop: wait this long after EOF before SIGTERM, and again before SIGKILL of the process group." default:"2s"`
 	MaxFrameBytes int           `help:"Largest message in either direction, its newline included (default 16777216 = 16 MiB)." default:"16777216" placeholder:"BYTES"`
+	MaxPending    int           `help:"Most requests of a 2026-07-28 client in flight through the relay; one more is answered with an error, not forwarded (legacy traffic is relayed as is)." default:"64"`
 	Dir           string        `help:"Working directory of the server (default: clawkit's)." placeholder:"DIR" type:"existingdir"`
 	Connect       string        `help:"Relay to a service already listening on this socket instead of starting a server; it is never stopped." placeholder:"unix:PATH"`
 	Command       []string      `arg:"" optional:"" passthrough:"" name:"command" help:"Server command and arguments (after --)."`
@@ -227,6 +253,9 @@ func (c *MCPProxyCmd) Run(ctx context.Context, env *Env, out *Output) error {
 	}
 	if c.StopGrace <= 0 {
 		return errs.Usage("usage", "--stop-grace must be positive")
+	}
+	if err := positive("--max-pending", int64(c.MaxPending)); err != nil {
+		return err
 	}
 	c.Command = serverCommand(c.Command)
 	if c.Connect != "" {
@@ -250,9 +279,9 @@ func (c *MCPProxyCmd) Run(ctx context.Context, env *Env, out *Output) error {
 	spec := mcp.ProcessSpec{
 		Command: c.Command[0], Args: c.Command[1:], Env: menv, Dir: c.Dir,
 		StderrTee: out.Stderr, Subreaper: true,
-		EOFGrace:  c.StopGrace, TermGrace: c.StopGrace,
+		EOFGrace: c.StopGrace, TermGrace: c.StopGrace,
 	}
-	rep, err := mcp.RunProxy(ctx, spec, c.MaxFrameBytes, env.Stdin, out.Stdout)
+	rep, err := mcp.RunProxy(ctx, spec, c.MaxFrameBytes, c.MaxPending, env.Stdin, out.Stdout)
 	if rep != nil {
 		warnCleanup(out, rep.CleanupResult)
 	}

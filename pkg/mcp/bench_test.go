@@ -114,6 +114,54 @@ func BenchmarkToolsCall(b *testing.B) {
 			return err
 		})
 	})
+	// The 2026-07-28 era: stateless requests carrying _meta, against the
+	// same Go server in its new-era mode.
+	b.Run("client=clawkit/era=2026-07-28", func(b *testing.B) {
+		o := fakeOptions(b, "modern")
+		o.ProtocolVersion = ModernProtocolVersion
+		c, err := Start(context.Background(), o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Stop()
+		roundTrips(b, ourCall(c))
+	})
+	b.Run("client=go-sdk/era=2026-07-28", func(b *testing.B) {
+		cmd := exec.Command(self, "modern")
+		cmd.Env = []string{"CLAWKIT_MCPFAKE=1"}
+		client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
+		cs, err := client.Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		if v := cs.InitializeResult().ProtocolVersion; v != ModernProtocolVersion {
+			b.Fatalf("the Go SDK negotiated %s", v)
+		}
+		roundTrips(b, func() error {
+			_, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hello"}})
+			return err
+		})
+	})
+	b.Run("client=mcp-go/era=2026-07-28", func(b *testing.B) {
+		c, err := mcpgoclient.NewStdioMCPClient(self, []string{"CLAWKIT_MCPFAKE=1"}, "modern")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		init := mcpgo.InitializeRequest{}
+		init.Params.ClientInfo = mcpgo.Implementation{Name: "bench", Version: "1"}
+		if _, err := c.Initialize(context.Background(), init); err != nil {
+			b.Fatal(err)
+		}
+		roundTrips(b, func() error {
+			req := mcpgo.CallToolRequest{}
+			req.Params.Name = "echo"
+			req.Params.Arguments = map[string]any{"message": "hello"}
+			_, err := c.CallTool(context.Background(), req)
+			return err
+		})
+	})
 	b.Run("client=clawkit/via=proxy", func(b *testing.B) {
 		// The relay in its own process, as `clawkit mcp proxy -- …` runs
 		// it; with CLAWKIT_BIN set, the real binary is used instead.

@@ -34,8 +34,17 @@ type Options struct {
 	Env []string
 	Dir string
 
-	ClientInfo      Implementation
+	ClientInfo Implementation
+	// ProtocolVersion is the exact version the server must speak: a legacy
+	// revision (initialize handshake) or 2026-07-28 (server/discover, then
+	// stateless requests carrying _meta). "auto" negotiates instead, as the
+	// CLI does by default: a server/discover probe, and on an error or no
+	// answer within ProbeTimeout the legacy handshake accepting any of
+	// LegacyProtocolVersions. Empty means DefaultProtocolVersion.
 	ProtocolVersion string
+	// ProbeTimeout bounds the auto mode's probe once the server has read
+	// it (default DefaultProbeTimeout).
+	ProbeTimeout time.Duration
 	// Capabilities sent in initialize; {} when empty.
 	Capabilities json.RawMessage
 
@@ -56,6 +65,9 @@ type Options struct {
 	StderrTee io.Writer
 	// Subreaper: see ProcessSpec.Subreaper.
 	Subreaper bool
+	// OnConnected, when set, is called once the handshake is done, with
+	// the server's identity and the negotiated protocol.
+	OnConnected func(server Implementation, n Negotiated)
 
 	// Stop timings; the defaults are 2 s, 2 s and 2 s.
 	EOFGrace, TermGrace, KillDeadline time.Duration
@@ -67,6 +79,9 @@ func (o *Options) setDefaults() error {
 	}
 	if o.ProtocolVersion == "" {
 		o.ProtocolVersion = DefaultProtocolVersion
+	}
+	if o.ProbeTimeout <= 0 {
+		o.ProbeTimeout = DefaultProbeTimeout
 	}
 	if o.StartupTimeout <= 0 {
 		o.StartupTimeout = DefaultStartupTimeout
@@ -130,6 +145,10 @@ type Client struct {
 
 	initResult json.RawMessage
 	serverInfo Implementation
+	negotiated Negotiated
+	// meta is the _meta member stateless requests carry; nil in the
+	// legacy era.
+	meta []byte
 }
 
 type call struct {
@@ -159,7 +178,7 @@ func Start(ctx context.Context, opts Options) (*Client, error) {
 	c := &Client{
 		opts: opts, proc: proc,
 		pending:    make(map[int64]*call),
-		nextID:     1, // 0 is initialize
+		nextID:     0, // the handshake's first request
 		replies:    make(chan []byte, 64),
 		readerDone: make(chan struct{}),
 		retired:    make(chan struct{}),
@@ -181,50 +200,31 @@ func Start(ctx context.Context, opts Options) (*Client, error) {
 	go c.replyLoop()
 	go c.watchExit()
 
-	params, _ := json.Marshal(struct {
-		ProtocolVersion string          `json:"protocolVersion"`
-		Capabilities    json.RawMessage `json:"capabilities"`
-		ClientInfo      Implementation  `json:"clientInfo"`
-	}{opts.ProtocolVersion, opts.Capabilities, opts.ClientInfo})
-	timeoutMsg := func() *Error {
-		return unavailable("initialize_timeout", "initialize timed out after %dms", opts.StartupTimeout.Milliseconds())
-	}
-	res, rerr := c.do(ctx, 0, "initialize", params, time.Until(deadline), timeoutMsg)
-	if rerr != nil {
-		if rerr.RPC != nil {
-			rerr = &Error{Class: ClassProtocol, Code: "handshake_failed", Message: "the server refused initialize: " + rerr.RPC.Message, RPC: rerr.RPC}
-		}
-		c.retire(rerr)
-		_, _ = c.Stop()
-		// initialize has no effect worth protecting: never "maybe delivered".
-		return nil, rerr.withDelivered(false)
-	}
-	var ir struct {
-		ProtocolVersion *string        `json:"protocolVersion"`
-		ServerInfo      Implementation `json:"serverInfo"`
-	}
-	if err := json.Unmarshal(res, &ir); err != nil || ir.ProtocolVersion == nil {
-		e := protocolErr("handshake_failed", "the server's initialize result has no protocolVersion")
+	if e := c.handshake(ctx, deadline); e != nil {
 		c.retire(e)
 		_, _ = c.Stop()
 		return nil, e
 	}
-	if *ir.ProtocolVersion != opts.ProtocolVersion {
-		e := protocolErr("protocol_version_mismatch", "server answered protocol version %q; requested %q", *ir.ProtocolVersion, opts.ProtocolVersion)
-		c.retire(e)
-		_, _ = c.Stop()
-		return nil, e
-	}
-	c.initResult, c.serverInfo = res, ir.ServerInfo
-	if err := c.Notify("notifications/initialized", nil); err != nil {
-		c.retire(err.(*Error))
-		_, _ = c.Stop()
-		return nil, err
+	if f := opts.OnConnected; f != nil {
+		f(c.serverInfo, c.negotiated)
 	}
 	return c, nil
 }
 
-// InitializeResult is the server's initialize result as received.
+// takeID returns the next request id.
+func (c *Client) takeID() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id := c.nextID
+	c.nextID++
+	return id
+}
+
+// Negotiated is the protocol era and version the connection speaks.
+func (c *Client) Negotiated() Negotiated { return c.negotiated }
+
+// InitializeResult is the server's initialize result (legacy era) or its
+// server/discover result (2026-07-28) as received.
 func (c *Client) InitializeResult() json.RawMessage { return c.initResult }
 
 // ServerInfo is the server's name and version from the handshake.
@@ -257,10 +257,12 @@ func (c *Client) Err() error {
 // answer fails only this request (unless it is timeout-coded); a timeout
 // or ctx cancellation retires the whole connection.
 func (c *Client) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	c.mu.Lock()
-	id := c.nextID
-	c.nextID++
-	c.mu.Unlock()
+	id := c.takeID()
+	if c.meta != nil {
+		if p := firstByte(params); p == 0 || p == '{' || p == 'n' {
+			params = c.withMeta(params)
+		}
+	}
 	timeout := c.opts.RequestTimeout
 	res, err := c.do(ctx, id, method, params, timeout, func() *Error {
 		return unavailable("request_timeout", "request %s timed out after %dms", method, timeout.Milliseconds())

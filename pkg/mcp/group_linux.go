@@ -130,3 +130,19 @@ func reapOrphan(pid int) {
 	var ws unix.WaitStatus
 	_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
 }
+
+// pipeEmpty reports whether the reader of the pipe f has taken everything
+// written to it (FIONREAD, TIOCINQ on Linux, counts the bytes still in a
+// pipe from either end). When that cannot be told it says true. Fd() is
+// not used: it would put the pipe in blocking mode and lose deadlines.
+func pipeEmpty(f *os.File) bool {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return true
+	}
+	n := 0
+	cerr := rc.Control(func(fd uintptr) {
+		n, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ)
+	})
+	return cerr != nil || err != nil || n == 0
+}

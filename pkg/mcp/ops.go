@@ -75,6 +75,7 @@ type Timings struct {
 type CallReport struct {
 	Result        json.RawMessage `json:"result"`
 	ServerInfo    Implementation  `json:"serverInfo"`
+	Protocol      Negotiated      `json:"protocol"`
 	CleanupResult *CleanupResult  `json:"cleanupResult,omitempty"`
 	Timings       Timings         `json:"timings"`
 }
@@ -93,7 +94,7 @@ func Call(ctx context.Context, opts Options, method string, params json.RawMessa
 	t2 := time.Now()
 	cr, serr := c.Stop()
 	rep := &CallReport{
-		Result: res, ServerInfo: c.ServerInfo(), CleanupResult: cr,
+		Result: res, ServerInfo: c.ServerInfo(), Protocol: c.Negotiated(), CleanupResult: cr,
 		Timings: Timings{StartupMs: t1.Sub(t0).Milliseconds(), RequestMs: t2.Sub(t1).Milliseconds(), StopMs: time.Since(t2).Milliseconds()},
 	}
 	if rerr != nil {
@@ -128,6 +129,8 @@ type SessionError struct {
 
 // SessionReport summarises a session.
 type SessionReport struct {
+	ServerInfo    Implementation `json:"serverInfo"`
+	Protocol      Negotiated     `json:"protocol"`
 	Requests      int            `json:"requests"`
 	Errors        int            `json:"errors"`
 	CleanupResult *CleanupResult `json:"cleanupResult,omitempty"`
@@ -171,7 +174,7 @@ func Session(ctx context.Context, opts Options, in io.Reader, emit func(SessionR
 	if err != nil {
 		return nil, Coded(err)
 	}
-	rep := &SessionReport{}
+	rep := &SessionReport{ServerInfo: c.ServerInfo(), Protocol: c.Negotiated()}
 	runErr := func() error {
 		sc := bufio.NewScanner(in)
 		sc.Buffer(make([]byte, 64<<10), opts.MaxFrameBytes+1)

@@ -1,12 +1,17 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -30,10 +35,19 @@ func (e *relayError) Unwrap() error { return e.err }
 // Lines are passed on verbatim (no decoding, CR and empty lines kept). It
 // returns nil at src's EOF; an incomplete final line is dropped.
 func Relay(dst io.Writer, src io.Reader, maxFrame int) error {
+	return relay(dst, src, maxFrame, nil)
+}
+
+// relay is Relay with a per-line hook: onLine sees each complete line
+// before it is forwarded and says whether to forward it.
+func relay(dst io.Writer, src io.Reader, maxFrame int, onLine func(line []byte) bool) error {
 	framer := NewLineFramer(maxFrame - 1)
 	buf := make([]byte, 64<<10)
 	out := make([]byte, 0, 64<<10)
 	yield := func(line []byte) error {
+		if onLine != nil && !onLine(line) {
+			return nil
+		}
 		out = append(out, line...)
 		out = append(out, '\n')
 		return nil
@@ -74,6 +88,100 @@ func isWriteErr(err error) bool {
 	return errors.As(err, &re) && re.side == "write"
 }
 
+// lockedWriter serialises whole writes: the relay's chunks and the
+// admission's own answers share the client's stdout.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// admission bounds the requests of a 2026-07-28 client in flight through
+// the relay, as the client library bounds its own (maxPendingRequests):
+// one more is answered at once with an error and not forwarded; the
+// others go on. A request belongs to the new era when its params._meta
+// names a protocol version of 2026-07-28 or later; legacy traffic is
+// relayed exactly as before, without decoding.
+type admission struct {
+	max     int
+	out     io.Writer
+	mu      sync.Mutex
+	pending map[string]struct{}
+	n       atomic.Int64
+}
+
+var metaVersionKey = []byte(`"` + metaProtocolVersion + `"`)
+
+// clientLine is the up relay's hook.
+func (a *admission) clientLine(line []byte) bool {
+	if !bytes.Contains(line, metaVersionKey) || !json.Valid(line) {
+		return true
+	}
+	var id, method, params json.RawMessage
+	_ = topLevelMembers(line, func(k string, v []byte) error {
+		switch k {
+		case "id":
+			id = v
+		case "method":
+			method = v
+		case "params":
+			params = v
+		}
+		return nil
+	})
+	if id == nil || method == nil {
+		return true // a notification or a response: not admitted, not counted
+	}
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	var v string
+	if json.Unmarshal(params, &p) != nil || json.Unmarshal(p.Meta[metaProtocolVersion], &v) != nil || !IsModernVersion(v) {
+		return true
+	}
+	key := string(id)
+	a.mu.Lock()
+	if len(a.pending) >= a.max {
+		a.mu.Unlock()
+		b := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"too many pending requests (limit %d)"}}`+"\n", id, a.max)
+		_, _ = a.out.Write(b)
+		return false
+	}
+	a.pending[key] = struct{}{}
+	a.n.Store(int64(len(a.pending)))
+	a.mu.Unlock()
+	return true
+}
+
+// serverLine is the down relay's hook: an answer frees its request.
+func (a *admission) serverLine(line []byte) bool {
+	if a.n.Load() == 0 || !json.Valid(line) {
+		return true
+	}
+	var id, method json.RawMessage
+	_ = topLevelMembers(line, func(k string, v []byte) error {
+		switch k {
+		case "id":
+			id = v
+		case "method":
+			method = v
+		}
+		return nil
+	})
+	if id != nil && method == nil {
+		a.mu.Lock()
+		delete(a.pending, string(id))
+		a.n.Store(int64(len(a.pending)))
+		a.mu.Unlock()
+	}
+	return true
+}
+
 // ProxyReport is what RunProxy reports once the relay ended.
 type ProxyReport struct {
 	CleanupResult *CleanupResult `json:"cleanupResult,omitempty"`
@@ -84,7 +192,10 @@ type ProxyReport struct {
 // stdout until the client goes away (stdin EOF), the server ends, a frame
 // breaks the limit, or ctx ends; then it stops the whole process tree.
 // The server's stderr goes to spec.StderrTee as it is written.
-func RunProxy(ctx context.Context, spec ProcessSpec, maxFrame int, stdin io.Reader, stdout io.Writer) (*ProxyReport, error) {
+//
+// maxPending bounds a 2026-07-28 client's requests in flight (see
+// admission); 0 means DefaultMaxPendingRequests.
+func RunProxy(ctx context.Context, spec ProcessSpec, maxFrame, maxPending int, stdin io.Reader, stdout io.Writer) (*ProxyReport, error) {
 	if maxFrame < 2 {
 		return nil, errs.Usage("invalid_limit", "the frame limit must be at least 2 bytes")
 	}
@@ -92,12 +203,17 @@ func RunProxy(ctx context.Context, spec ProcessSpec, maxFrame int, stdin io.Read
 	if err != nil {
 		return nil, Coded(err)
 	}
+	if maxPending <= 0 {
+		maxPending = DefaultMaxPendingRequests
+	}
+	out := &lockedWriter{w: stdout}
+	adm := &admission{max: maxPending, out: out, pending: map[string]struct{}{}}
 	up := make(chan error, 1)
-	go func() { up <- Relay(proc.Stdin(), stdin, maxFrame) }()
+	go func() { up <- relay(proc.Stdin(), stdin, maxFrame, adm.clientLine) }()
 	downDone := make(chan struct{})
 	var downErr error
 	go func() {
-		downErr = Relay(stdout, proc.Stdout(), maxFrame)
+		downErr = relay(out, proc.Stdout(), maxFrame, adm.serverLine)
 		close(downDone)
 	}()
 

@@ -47,6 +47,9 @@ var Modes = map[string]string{
 	"stop-reading":     "answers initialize, then never reads stdin again (and ignores SIGTERM)",
 	"bad-utf8":         "answers tools/call with a result holding a byte that is not UTF-8",
 	"scalar-result":    "answers tools/call with result 42",
+	"modern":           "speaks only 2026-07-28: answers server/discover, demands _meta (protocolVersion, clientCapabilities) on every request (-32022 for another version), refuses initialize; tool meta returns the _meta it got",
+	"legacy-2024":      "answers initialize with 2024-11-05 whatever was asked, and server/discover with -32601",
+	"silent-probe":     "a legacy server that never answers server/discover",
 }
 
 // Main is the helper command: mcpfake MODE [ARG]. With MCPFAKE_PIDFILE set
@@ -199,6 +202,8 @@ type server struct {
 	w    *bufio.Writer
 	// answers to our own requests (server-request mode)
 	answers chan json.RawMessage
+	// the _meta of the last request (modern mode)
+	lastMeta map[string]json.RawMessage
 }
 
 type msg struct {
@@ -270,8 +275,52 @@ func (s *server) serve(r io.Reader) {
 	}
 }
 
+// modernGate applies the 2026-07-28 rules to a request; false when it
+// answered with an error.
+func (s *server) modernGate(m msg) bool {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	var v string
+	_ = json.Unmarshal(p.Meta["io.modelcontextprotocol/protocolVersion"], &v)
+	switch {
+	case m.Method == "initialize":
+		s.rpcError(m.ID, -32601, "initialize is not part of protocol 2026-07-28")
+	case v == "":
+		s.rpcError(m.ID, -32602, "missing _meta io.modelcontextprotocol/protocolVersion")
+	case v != "2026-07-28":
+		s.send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{
+			"code": -32022, "message": "unsupported protocol version",
+			"data": map[string]any{"supported": []string{"2026-07-28"}, "requested": v}}})
+	case p.Meta["io.modelcontextprotocol/clientCapabilities"] == nil:
+		s.rpcError(m.ID, -32602, "missing _meta io.modelcontextprotocol/clientCapabilities")
+	default:
+		s.lastMeta = p.Meta
+		return true
+	}
+	return false
+}
+
 func (s *server) handle(m msg) {
+	if s.mode == "modern" && !s.modernGate(m) {
+		return
+	}
 	switch m.Method {
+	case "server/discover":
+		switch s.mode {
+		case "modern":
+			s.result(m.ID, map[string]any{
+				"resultType":        "complete",
+				"supportedVersions": []string{"2026-07-28"},
+				"capabilities":      map[string]any{"tools": map[string]any{}},
+				"_meta":             map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "mcpfake-modern", "version": "1.0.0"}},
+			})
+		case "silent-probe":
+			// never answers
+		default:
+			s.rpcError(m.ID, -32601, "Method not found: server/discover")
+		}
 	case "initialize":
 		if s.mode == "no-init" {
 			return
@@ -281,8 +330,11 @@ func (s *server) handle(m msg) {
 		}
 		_ = json.Unmarshal(m.Params, &p)
 		v := p.ProtocolVersion
-		if s.mode == "wrong-version" {
+		switch s.mode {
+		case "wrong-version":
 			v = "1999-01-01"
+		case "legacy-2024":
+			v = "2024-11-05"
 		}
 		// A notification before the reply is tolerated by the client.
 		s.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/message", "params": map[string]any{"level": "info", "data": "starting"}})
@@ -455,6 +507,9 @@ func (s *server) callTool(m msg) {
 			time.Sleep(time.Millisecond)
 		}
 		s.result(m.ID, text("opened"))
+	case "meta":
+		b, _ := json.Marshal(s.lastMeta)
+		s.result(m.ID, text(string(b)))
 	case "close-stdin":
 		// Answer, close our stdin and stay alive without reading: the
 		// client's next write fails with EPIPE.

@@ -1,0 +1,329 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Protocol eras (DESIGN §10).
+//
+// MCP 2026-07-28 removed the initialize handshake: every request is
+// stateless and names its protocol version and the client's capabilities
+// (and, optionally, the client) in params._meta; a server answers
+// server/discover with the versions it speaks, its capabilities and its
+// identity, and refuses a version it does not speak with error -32022
+// {supported, requested}. The legacy revisions open with initialize
+// {protocolVersion, capabilities, clientInfo} and notifications/initialized,
+// and a server may answer an older revision than the one asked for.
+const (
+	// ModernProtocolVersion is the stateless revision clawkit speaks.
+	ModernProtocolVersion = "2026-07-28"
+	// AutoProtocolVersion asks Start to negotiate (see Options.ProtocolVersion).
+	AutoProtocolVersion = "auto"
+
+	EraModern = "2026-07-28"
+	EraLegacy = "legacy"
+
+	// DefaultProbeTimeout bounds the server/discover probe of the auto mode,
+	// counted from the moment the server has read the probe (so a server
+	// that is slow to start is not taken for a legacy one).
+	DefaultProbeTimeout = 3 * time.Second
+
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
+
+	codeUnsupportedProtocolVersion = -32022
+)
+
+// LegacyProtocolVersions are the initialize-handshake revisions clawkit
+// speaks, newest first.
+var LegacyProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// IsModernVersion reports whether v is a stateless (2026-07-28 or later)
+// revision. Revisions are dates, so they compare as strings.
+func IsModernVersion(v string) bool { return v >= ModernProtocolVersion }
+
+// Negotiated is the protocol a connection speaks.
+type Negotiated struct {
+	// Era is EraModern (stateless, server/discover) or EraLegacy
+	// (initialize handshake).
+	Era     string `json:"era"`
+	Version string `json:"version"`
+	// Probe says how the auto mode decided, empty for an explicit version:
+	// "discover" (the server answered server/discover), "discover-error"
+	// (it answered with an error), "discover-timeout" (no answer in time).
+	Probe string `json:"probe,omitempty"`
+	// SupportedVersions is what the server listed in server/discover.
+	SupportedVersions []string `json:"supportedVersions,omitempty"`
+}
+
+// handshake runs the opening of the connection for opts.ProtocolVersion:
+// exact for an explicit version, negotiated for "auto". On failure the
+// caller retires the connection.
+func (c *Client) handshake(ctx context.Context, deadline time.Time) *Error {
+	v := c.opts.ProtocolVersion
+	switch {
+	case v == AutoProtocolVersion:
+		e := c.discover(ctx, deadline, ModernProtocolVersion, true)
+		if e == nil {
+			return nil
+		}
+		if e.Code != "probe_declined" {
+			return e
+		}
+		return c.initialize(ctx, deadline, LegacyProtocolVersions[0], LegacyProtocolVersions)
+	case IsModernVersion(v):
+		return c.discover(ctx, deadline, v, false)
+	default:
+		return c.initialize(ctx, deadline, v, []string{v})
+	}
+}
+
+// initialize runs the legacy handshake asking for v and accepting any
+// version in accept.
+func (c *Client) initialize(ctx context.Context, deadline time.Time, v string, accept []string) *Error {
+	params, _ := json.Marshal(struct {
+		ProtocolVersion string          `json:"protocolVersion"`
+		Capabilities    json.RawMessage `json:"capabilities"`
+		ClientInfo      Implementation  `json:"clientInfo"`
+	}{v, c.opts.Capabilities, c.opts.ClientInfo})
+	timeoutMsg := func() *Error {
+		return unavailable("initialize_timeout", "initialize timed out after %dms", c.opts.StartupTimeout.Milliseconds())
+	}
+	res, rerr := c.do(ctx, c.takeID(), "initialize", params, time.Until(deadline), timeoutMsg)
+	if rerr != nil {
+		if rerr.RPC != nil {
+			return &Error{Class: ClassProtocol, Code: "handshake_failed", Message: "the server refused initialize: " + rerr.RPC.Message, RPC: rerr.RPC}
+		}
+		return rerr.withDelivered(false) // initialize has no effect worth protecting
+	}
+	var ir struct {
+		ProtocolVersion *string        `json:"protocolVersion"`
+		ServerInfo      Implementation `json:"serverInfo"`
+	}
+	if err := json.Unmarshal(res, &ir); err != nil || ir.ProtocolVersion == nil {
+		return protocolErr("handshake_failed", "the server's initialize result has no protocolVersion")
+	}
+	if !slices.Contains(accept, *ir.ProtocolVersion) {
+		if len(accept) == 1 {
+			return protocolErr("protocol_version_mismatch", "server answered protocol version %q; requested %q", *ir.ProtocolVersion, v)
+		}
+		return protocolErr("protocol_version_mismatch", "server answered protocol version %q; clawkit speaks %s", *ir.ProtocolVersion, strings.Join(accept, ", "))
+	}
+	c.initResult, c.serverInfo = res, ir.ServerInfo
+	c.negotiated.Era, c.negotiated.Version = EraLegacy, *ir.ProtocolVersion
+	if err := c.Notify("notifications/initialized", nil); err != nil {
+		return err.(*Error)
+	}
+	return nil
+}
+
+// discover opens a stateless connection: server/discover with the _meta
+// of version v; the server must list v. As the auto mode's probe, an
+// error answer or no answer within the probe bound declines (the caller
+// falls back to the legacy handshake) instead of failing.
+func (c *Client) discover(ctx context.Context, deadline time.Time, v string, probe bool) *Error {
+	c.meta = buildMeta(v, c.opts.Capabilities, c.opts.ClientInfo)
+	decline := func(how string) *Error {
+		c.meta = nil
+		c.negotiated.Probe = how
+		return &Error{Class: ClassUnavailable, Code: "probe_declined", Message: "server/discover: " + how}
+	}
+	timeoutMsg := func() *Error {
+		return unavailable("initialize_timeout", "server/discover timed out after %dms", c.opts.StartupTimeout.Milliseconds())
+	}
+	var res json.RawMessage
+	var rerr *Error
+	if probe {
+		var answered bool
+		res, rerr, answered = c.probe(ctx, deadline)
+		if !answered {
+			return decline("discover-timeout")
+		}
+	} else {
+		res, rerr = c.do(ctx, c.takeID(), "server/discover", c.withMeta(nil), time.Until(deadline), timeoutMsg)
+	}
+	if rerr != nil {
+		if rerr.RPC == nil {
+			return rerr.withDelivered(false)
+		}
+		if rerr.RPC.Code == codeUnsupportedProtocolVersion {
+			var d struct {
+				Supported []string `json:"supported"`
+			}
+			_ = json.Unmarshal(rerr.RPC.Data, &d)
+			if probe && !slices.Contains(d.Supported, ModernProtocolVersion) {
+				return decline("discover-error")
+			}
+			return &Error{Class: ClassProtocol, Code: "protocol_version_unsupported", RPC: rerr.RPC,
+				Message: "the server does not speak protocol version " + quote(v) + "; it speaks " + listOrUnknown(d.Supported)}
+		}
+		if probe {
+			return decline("discover-error")
+		}
+		return &Error{Class: ClassProtocol, Code: "handshake_failed", RPC: rerr.RPC,
+			Message: "the server refused server/discover (" + rerr.RPC.Message + "): it does not speak the stateless protocol " + quote(v)}
+	}
+	var dr struct {
+		SupportedVersions []string `json:"supportedVersions"`
+		Meta              map[string]json.RawMessage
+	}
+	var raw map[string]json.RawMessage
+	_ = json.Unmarshal(res, &raw)
+	_ = json.Unmarshal(res, &dr)
+	_ = json.Unmarshal(raw["_meta"], &dr.Meta)
+	if !slices.Contains(dr.SupportedVersions, v) {
+		if probe {
+			return decline("discover-error")
+		}
+		return protocolErr("protocol_version_mismatch", "the server speaks %s; requested %q", listOrUnknown(dr.SupportedVersions), v)
+	}
+	_ = json.Unmarshal(dr.Meta[metaServerInfo], &c.serverInfo)
+	c.initResult = res
+	c.negotiated = Negotiated{Era: EraModern, Version: v, SupportedVersions: dr.SupportedVersions}
+	if probe {
+		c.negotiated.Probe = "discover"
+	}
+	return nil
+}
+
+func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+func listOrUnknown(vs []string) string {
+	if len(vs) == 0 {
+		return "no version it names"
+	}
+	return strings.Join(vs, ", ")
+}
+
+// probe sends server/discover for the auto mode and waits for its answer:
+// up to DefaultProbeTimeout (Options.ProbeTimeout) after the server has
+// read it, and never past the startup deadline. A probe that goes
+// unanswered is withdrawn without retiring the connection (its answer, if
+// it ever comes, is an unknown id and ignored).
+func (c *Client) probe(ctx context.Context, deadline time.Time) (json.RawMessage, *Error, bool) {
+	id := c.takeID()
+	cl := &call{ch: make(chan reply, 1)}
+	c.mu.Lock()
+	if c.closed {
+		e := c.fatal
+		c.mu.Unlock()
+		return nil, e.withDelivered(false), true
+	}
+	c.pending[id] = cl
+	c.mu.Unlock()
+	params := c.withMeta(nil)
+	delivered, werr := c.writeRequest(ctx, id, "server/discover", params, time.Until(deadline), nil)
+	if werr != nil {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+		if werr.Class != ClassProtocol {
+			c.retire(werr.withDelivered(delivered))
+		}
+		return nil, werr, true
+	}
+	// Hand reading to the background goroutine for the probe.
+	c.mu.Lock()
+	if c.rstate == batonFree {
+		c.handToBackLocked(whyRead)
+	}
+	c.mu.Unlock()
+	startup := time.NewTimer(time.Until(deadline))
+	defer startup.Stop()
+	var bound <-chan time.Time
+	consumed := time.NewTicker(2 * time.Millisecond)
+	defer consumed.Stop()
+	for {
+		select {
+		case r := <-cl.ch:
+			return r.result, r.err, true
+		case <-consumed.C:
+			if pipeEmpty(c.proc.Stdin()) {
+				consumed.Stop()
+				t := time.NewTimer(c.opts.ProbeTimeout)
+				defer t.Stop()
+				bound = t.C
+			}
+		case <-bound:
+			c.mu.Lock()
+			delete(c.pending, id)
+			c.mu.Unlock()
+			return nil, nil, false
+		case <-startup.C:
+			c.retire(unavailable("initialize_timeout", "server/discover timed out after %dms", c.opts.StartupTimeout.Milliseconds()))
+			r := <-cl.ch
+			return nil, r.err.withDelivered(false), true
+		case <-ctx.Done():
+			c.retire(unavailable("cancelled", "server/discover was cancelled: %v", context.Cause(ctx)))
+			r := <-cl.ch
+			return nil, r.err.withDelivered(false), true
+		}
+	}
+}
+
+// buildMeta is the _meta member every stateless request carries.
+func buildMeta(v string, caps json.RawMessage, info Implementation) []byte {
+	var b bytes.Buffer
+	b.WriteString(`"_meta":{"` + metaProtocolVersion + `":`)
+	b.WriteString(quote(v))
+	b.WriteString(`,"` + metaClientCapabilities + `":`)
+	var cb bytes.Buffer
+	if json.Compact(&cb, caps) != nil || cb.Len() == 0 {
+		cb.Reset()
+		cb.WriteString("{}")
+	}
+	b.Write(cb.Bytes())
+	if info.Name != "" {
+		ib, _ := json.Marshal(info)
+		b.WriteString(`,"` + metaClientInfo + `":`)
+		b.Write(ib)
+	}
+	b.WriteString("}")
+	return b.Bytes()
+}
+
+// withMeta adds the connection's _meta to params (an object, or none).
+// Keys the caller already put in params._meta win over ours.
+func (c *Client) withMeta(params json.RawMessage) json.RawMessage {
+	if c.meta == nil {
+		return params
+	}
+	p := bytes.TrimSpace(params)
+	if len(p) == 0 || string(p) == "null" {
+		return append(append([]byte{'{'}, c.meta...), '}')
+	}
+	if p[0] != '{' {
+		return params // an array cannot carry _meta; sent as given
+	}
+	if !bytes.Contains(p, []byte(`"_meta"`)) {
+		rest := bytes.TrimSpace(p[1:])
+		out := append([]byte{'{'}, c.meta...)
+		if rest[0] != '}' {
+			out = append(out, ',')
+		}
+		return append(out, rest...)
+	}
+	// The caller sent _meta of its own: merge, its keys first.
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(p, &obj) != nil {
+		return params // invalid: writeRequest reports it
+	}
+	var theirs, ours map[string]json.RawMessage
+	_ = json.Unmarshal(obj["_meta"], &theirs)
+	_ = json.Unmarshal(append(append([]byte{'{'}, c.meta...), '}'), &struct {
+		M *map[string]json.RawMessage `json:"_meta"`
+	}{&ours})
+	for k, v := range theirs {
+		ours[k] = v
+	}
+	obj["_meta"], _ = json.Marshal(ours)
+	b, _ := json.Marshal(obj)
+	return b
+}
