@@ -221,5 +221,12 @@ func (s *Service) effectAuthority(env *owner.Env, j *Job) (credential, error) {
 	if err := env.Scope.AssertCurrent(); err != nil {
 		return credential{}, err
 	}
-	return s.providerAuthority(env.Home, j)
+	cred, err := s.providerAuthority(env.Home, j)
+	if err != nil {
+		return credential{}, err
+	}
+	// From here the effect may happen: an error after it is no longer a
+	// refusal before any effect (the gateway reports it as such).
+	env.MarkEffect()
+	return cred, nil
 }

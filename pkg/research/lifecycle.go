@@ -416,6 +416,12 @@ func (s *Service) Cancel(ctx context.Context, env *owner.Env, p JobParams) (*Pol
 	cerr := s.client(j, cred).Cancel(ctx, j.Handle)
 	unlock()
 	if cerr != nil {
+		if ge := google.AsError(cerr); ge == nil || (!ge.NotSent && ge.HTTPStatus == 0) {
+			// The request may have reached the provider and taken effect:
+			// that is not "try again later" but an unknown outcome.
+			return nil, errs.Unknown("cancel_outcome_unknown", "%s; the provider may or may not have received the cancellation of research job %s", nonEmpty(errMsg(ge), cerr.Error()), j.ID).
+				WithHint("the intent is recorded (cancel-requested); 'clawkit research poll %s' shows whether it took effect, and 'clawkit research cancel %s' may be repeated safely", j.ID, j.ID).Wrap(cerr)
+		}
 		out := classifyPollErr(j, cerr)
 		return nil, out.WithHint("the cancellation intent is recorded; run 'clawkit research cancel %s' again", j.ID)
 	}
@@ -482,4 +488,11 @@ func (s *Service) Show(ctx context.Context, env *owner.Env, p JobParams) (*PollR
 func errInvalidJobID(id string) error {
 	return errs.Usage("invalid_job_id", "%q is not a research job id (rj_ and 16 letters or digits 2-7)", id).
 		WithHint("'clawkit research list' shows the jobs of this home and their ids")
+}
+
+func errMsg(ge *google.Error) string {
+	if ge == nil {
+		return ""
+	}
+	return ge.Msg
 }

@@ -45,30 +45,32 @@ func decode[T any](raw json.RawMessage) (T, error) {
 // it reads config only and never needs the owner.
 func Register(r *owner.Registry) { Default.Register(r) }
 
-// Register adds s's operations to r.
+// Register adds s's operations to r. Scopes (owner.NeedScope): list and
+// show need operator.read; start, poll, wait, cancel and rpc need
+// operator.write; recover needs operator.admin (the default for writers).
 func (s *Service) Register(r *owner.Registry) {
-	r.Register(owner.Method{Name: MethodStart, Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+	r.Register(owner.Method{Name: MethodStart, Write: true, Scope: owner.ScopeWrite, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 		p, err := decode[StartParams](raw)
 		if err != nil {
 			return nil, err
 		}
 		return s.Start(ctx, env, p)
 	}})
-	r.Register(owner.Method{Name: MethodPoll, Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+	r.Register(owner.Method{Name: MethodPoll, Write: true, Scope: owner.ScopeWrite, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 		p, err := decode[JobParams](raw)
 		if err != nil {
 			return nil, err
 		}
 		return s.Poll(ctx, env, p)
 	}})
-	r.Register(owner.Method{Name: MethodWait, Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+	r.Register(owner.Method{Name: MethodWait, Write: true, Scope: owner.ScopeWrite, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 		p, err := decode[WaitParams](raw)
 		if err != nil {
 			return nil, err
 		}
 		return s.Wait(ctx, env, p)
 	}})
-	r.Register(owner.Method{Name: MethodCancel, Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+	r.Register(owner.Method{Name: MethodCancel, Write: true, Scope: owner.ScopeWrite, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 		p, err := decode[JobParams](raw)
 		if err != nil {
 			return nil, err
@@ -92,7 +94,7 @@ func (s *Service) Register(r *owner.Registry) {
 	r.Register(owner.Method{Name: MethodRecover, Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 		return s.Recover(ctx, env, true)
 	}})
-	r.Register(owner.Method{Name: MethodRPC, Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+	r.Register(owner.Method{Name: MethodRPC, Write: true, Scope: owner.ScopeWrite, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 		// The params are the raw envelope, decoded here exactly as strictly
 		// as the CLI does (DecodeRPC), whoever sent them.
 		rpc, err := DecodeRPC(raw)
