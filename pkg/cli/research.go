@@ -100,19 +100,23 @@ func (c *ResearchStartCmd) Run(ctx context.Context, env *Env, out *Output) error
 	var res research.StartResult
 	p := research.StartParams{Caller: c.caller(), Question: c.Question, OutputFormat: c.OutputFormat,
 		MaxReportBytes: c.MaxReportBytes, AsOf: c.AsOf, IdempotencyKey: c.IdempotencyKey}
+	if c.Wait {
+		// One routed call: the start and its wait run under one owner.
+		p.Wait = &research.StartWait{TimeoutMs: c.Timeout.Milliseconds(), Out: o}
+	}
 	if err := env.Call(ctx, research.MethodStart, p, &res); err != nil {
 		return err
 	}
-	if !c.Wait {
-		return out.Result(res, func(w io.Writer) {
-			existing := ""
-			if res.Existing {
-				existing = " (existing job for this idempotency key)"
-			}
-			fmt.Fprintf(w, "%s %s handle %s%s\n", res.Job, res.State, res.Handle, existing)
-		})
+	if res.Waited != nil {
+		return printJob(out, res.Waited)
 	}
-	return waitFor(ctx, env, out, c.researchIdentity, res.Job, c.Timeout, o)
+	return out.Result(res, func(w io.Writer) {
+		existing := ""
+		if res.Existing {
+			existing = " (existing job for this idempotency key)"
+		}
+		fmt.Fprintf(w, "%s %s handle %s%s\n", res.Job, res.State, res.Handle, existing)
+	})
 }
 
 func waitFor(ctx context.Context, env *Env, out *Output, id researchIdentity, job string, timeout time.Duration, o string) error {

@@ -263,6 +263,9 @@ func (g *Gateway) handleCall(w http.ResponseWriter, r *http.Request) {
 			"call it with that scope (or operator.admin, the default when no scopes are given)", errs.KindRefused))
 		return
 	}
+	// One line per admitted call: which operation versions clients use
+	// (and how many calls a command made) is visible in the gateway log.
+	g.opts.Log.Printf("call %s", m.Name)
 	// The call's context ends if the client goes away; the operation's own
 	// fence keeps it from publishing after retirement.
 	env := owner.NewEnv(g.opts.Home.Dir, g.store, g.fence, g.opts.Now, nil, true)

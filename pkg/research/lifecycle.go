@@ -21,6 +21,17 @@ type StartParams struct {
 	MaxReportBytes int64  `json:"maxReportBytes,omitempty"`
 	AsOf           string `json:"asOf,omitempty"`
 	IdempotencyKey string `json:"idempotencyKey,omitempty"`
+	// Wait, when set, makes the start also wait for the job in the same
+	// operation: one routed call, under the one owner that accepted the
+	// create, so the wait can never move to another owner (or run
+	// locally) if the gateway goes away in between.
+	Wait *StartWait `json:"wait,omitempty"`
+}
+
+// StartWait are the wait options of a start that waits.
+type StartWait struct {
+	TimeoutMs int64  `json:"timeoutMs,omitempty"`
+	Out       string `json:"out,omitempty"`
 }
 
 // StartResult is research.start's result.
@@ -31,6 +42,8 @@ type StartResult struct {
 	Status string `json:"status,omitempty"`
 	// Existing is true when an --idempotency-key matched a recorded job.
 	Existing bool `json:"existing"`
+	// Waited is the job after the wait, for a start with Wait.
+	Waited *PollResult `json:"waited,omitempty"`
 }
 
 func validIdempotencyKey(k string) bool {

@@ -14,7 +14,7 @@ import (
 // Method names, versioned (owner.VersionedName): a CLI needing a version
 // a running gateway lacks is refused with a hint to restart the gateway.
 const (
-	MethodStart   = "research.start.v1"
+	MethodStart   = "research.start.v2" // v2: optional wait in the same call
 	MethodPoll    = "research.poll.v1"
 	MethodWait    = "research.wait.v1"
 	MethodCancel  = "research.cancel.v1"
@@ -54,7 +54,7 @@ func (s *Service) Register(r *owner.Registry) {
 		if err != nil {
 			return nil, err
 		}
-		return s.Start(ctx, env, p)
+		return s.StartAndWait(ctx, env, p)
 	}})
 	r.Register(owner.Method{Name: MethodPoll, Write: true, Scope: owner.ScopeWrite, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 		p, err := decode[JobParams](raw)
@@ -106,6 +106,22 @@ func (s *Service) Register(r *owner.Registry) {
 	r.OnGatewayStart(func(ctx context.Context, env *owner.Env) {
 		s.RunGateway(ctx, env)
 	})
+}
+
+// StartAndWait starts a job and, when p.Wait is set, waits for it in the
+// same operation (see StartParams.Wait).
+func (s *Service) StartAndWait(ctx context.Context, env *owner.Env, p StartParams) (*StartResult, error) {
+	res, err := s.Start(ctx, env, p)
+	if err != nil || p.Wait == nil {
+		return res, err
+	}
+	wp := WaitParams{JobParams: JobParams{Caller: p.Caller, Job: res.Job, Out: p.Wait.Out}, TimeoutMs: p.Wait.TimeoutMs}
+	pr, err := s.Wait(ctx, env, wp)
+	if err != nil {
+		return nil, err
+	}
+	res.Waited = pr
+	return res, nil
 }
 
 // RPC answers one decoded google.research.v1 request with its envelope.
