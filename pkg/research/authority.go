@@ -230,3 +230,33 @@ func (s *Service) effectAuthority(env *owner.Env, j *Job) (credential, error) {
 	env.MarkEffect()
 	return cred, nil
 }
+
+// describeAccess applies the session access policy to describe without
+// creating anything: a revoked session is refused (exit 3), a session that
+// does not exist is refused unless it is the default one (created on first
+// use), and a refreshing session is waited for a bounded number of times,
+// re-read each time, then reported as temporarily unavailable (exit 5).
+func (s *Service) describeAccess(ctx context.Context, env *owner.Env, c Caller) error {
+	b := s.budgets()
+	for attempt := 0; ; attempt++ {
+		sess, err := env.Store.GetSession(ctx, c.AgentID, c.SessionKey)
+		if err != nil {
+			if errs.CodeOf(err) != "session_not_found" {
+				return err
+			}
+			if c.AgentID == store.DefaultAgent && c.SessionKey == store.DefaultSession {
+				return nil
+			}
+			e := errs.As(err)
+			return errs.Refused("session_not_found", "%s", e.Message).WithHint("%s", e.Hint)
+		}
+		err = store.CheckSessionUsable(sess)
+		e := errs.As(err)
+		if err == nil || e == nil || e.Code != "session_refreshing" || attempt >= b.RefreshRetries {
+			return err
+		}
+		if err := s.sleep(ctx, refreshWait(e, b)); err != nil {
+			return err
+		}
+	}
+}

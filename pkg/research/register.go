@@ -22,7 +22,32 @@ const (
 	MethodShow    = "research.show.v1"
 	MethodRecover = "research.recover.v1"
 	MethodRPC     = "research.rpc.v1"
+	// MethodDescribe is read-only: it reads config and the caller's
+	// session, never credentials or the network, and creates nothing.
+	MethodDescribe = "research.describe.v1"
 )
+
+// DescribeParams are research.describe's parameters: the caller whose
+// session access policy applies.
+type DescribeParams struct {
+	Caller
+}
+
+// Describe applies the caller's session access policy (describeAccess),
+// then describes the service from config alone.
+func (s *Service) Describe(ctx context.Context, env *owner.Env, p DescribeParams) (*Describe, error) {
+	if err := p.Caller.defaults(); err != nil {
+		return nil, err
+	}
+	if err := s.describeAccess(ctx, env, p.Caller); err != nil {
+		return nil, err
+	}
+	d, err := DescribeService(env.Home, s.getenv)
+	if err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
 
 // decode reads an operation's parameters strictly: one object, no unknown
 // fields, nothing after it. The same bytes may come from this process or,
@@ -41,12 +66,12 @@ func decode[T any](raw json.RawMessage) (T, error) {
 }
 
 // Register adds the research operations to r, and the gateway start hook
-// (recovery, then the background poller). describe is not an operation:
-// it reads config only and never needs the owner.
+// (recovery, then the background poller). describe is a read-only
+// operation: it reads config and the caller's session only.
 func Register(r *owner.Registry) { Default.Register(r) }
 
-// Register adds s's operations to r. Scopes (owner.NeedScope): list and
-// show need operator.read; start, poll, wait, cancel and rpc need
+// Register adds s's operations to r. Scopes (owner.NeedScope): describe,
+// list and show need operator.read; start, poll, wait, cancel and rpc need
 // operator.write; recover needs operator.admin (the default for writers).
 func (s *Service) Register(r *owner.Registry) {
 	r.Register(owner.Method{Name: MethodStart, Write: true, Scope: owner.ScopeWrite, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
@@ -91,6 +116,13 @@ func (s *Service) Register(r *owner.Registry) {
 		}
 		return s.Show(ctx, env, p)
 	}})
+	r.Register(owner.Method{Name: MethodDescribe, Write: false, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+		p, err := decode[DescribeParams](raw)
+		if err != nil {
+			return nil, err
+		}
+		return s.Describe(ctx, env, p)
+	}})
 	r.Register(owner.Method{Name: MethodRecover, Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 		return s.Recover(ctx, env, true)
 	}})
@@ -130,7 +162,7 @@ func (s *Service) RPC(ctx context.Context, env *owner.Env, rpc *RPC) Response {
 	req := rpc.Request
 	switch req.Action {
 	case ActionDescribe:
-		d, err := DescribeService(env.Home, s.getenv)
+		d, err := s.Describe(ctx, env, DescribeParams{Caller: c})
 		if err != nil {
 			return ErrorResponse(err)
 		}
