@@ -269,6 +269,7 @@ func (g *Gateway) handleCall(w http.ResponseWriter, r *http.Request) {
 	// The call's context ends if the client goes away; the operation's own
 	// fence keeps it from publishing after retirement.
 	env := owner.NewEnv(g.opts.Home.Dir, g.store, g.fence, g.opts.Now, nil, true)
+	env.AdmitConfig() // the config this call sees, read once at admission
 	res, err := invokeSafely(r.Context(), m, env, req.Params)
 	if err != nil {
 		writeJSON(w, http.StatusOK, errorReply(err, env.EffectBegun()))

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/clawkit/clawkit/pkg/config"
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/store"
 )
@@ -172,10 +173,35 @@ type Env struct {
 	Gateway bool
 
 	scope *scope
+	// config is the config admitted with the call (AdmitConfig): read once,
+	// after ownership, so a change during the call does not change what it
+	// sees.
+	config         *config.Config
+	configErr      error
+	configAdmitted bool
+
 	// effect is set once the operation admitted a write or an external
 	// effect (Admit, MarkEffect): from then on its errors are no longer
 	// refusals before any effect.
 	effect atomic.Bool
+}
+
+// AdmitConfig reads the home's config once, as the snapshot the operation
+// sees (AdmittedConfig). Executors call it after they own the state and
+// before the operation runs.
+func (e *Env) AdmitConfig() {
+	e.config, e.configErr = config.Load(e.Home)
+	e.configAdmitted = true
+}
+
+// AdmittedConfig returns the config admitted with the call. An Env built
+// without admission (a gateway's long-lived background Env, tests) reads
+// the current config instead: a background pass has no call to admit with.
+func (e *Env) AdmittedConfig() (*config.Config, error) {
+	if e.configAdmitted {
+		return e.config, e.configErr
+	}
+	return config.Load(e.Home)
 }
 
 // Admit is writer admission: the owner fence, checked immediately before a

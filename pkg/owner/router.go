@@ -210,6 +210,7 @@ func (r *Router) runLocal(ctx context.Context, m Method, params json.RawMessage,
 		return nil
 	}
 	env := NewEnv(r.Home.Dir, st, fence, r.Now, r.Progress, false)
+	env.AdmitConfig() // after ownership: the call's config snapshot
 	return Invoke(ctx, m, env, params)
 }
 

@@ -260,3 +260,17 @@ func (s *Service) describeAccess(ctx context.Context, env *owner.Env, c Caller) 
 		}
 	}
 }
+
+// settings reads the activation from the config admitted with the call
+// (owner.Env.AdmittedConfig): what the operation uses (endpoint, agent,
+// profile) does not change if config.json changes during the call. The
+// provider authority checks before each effect (providerAuthority) read
+// the current files instead: a change can refuse an effect, never alter
+// what the call uses.
+func (s *Service) settings(env *owner.Env) (Settings, error) {
+	cfg, err := env.AdmittedConfig()
+	if err != nil {
+		return Settings{}, err
+	}
+	return SettingsFrom(cfg, s.getenv)
+}

@@ -87,7 +87,7 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 	if p.IdempotencyKey != "" && !validIdempotencyKey(p.IdempotencyKey) {
 		return nil, errs.Usage("invalid_idempotency_key", "the idempotency key must be 1–128 printable characters without spaces")
 	}
-	set, err := LoadSettings(env.Home, s.getenv)
+	set, err := s.settings(env)
 	if err != nil {
 		return nil, err
 	}

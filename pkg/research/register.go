@@ -42,7 +42,11 @@ func (s *Service) Describe(ctx context.Context, env *owner.Env, p DescribeParams
 	if err := s.describeAccess(ctx, env, p.Caller); err != nil {
 		return nil, err
 	}
-	d, err := DescribeService(env.Home, s.getenv)
+	cfg, err := env.AdmittedConfig()
+	if err != nil {
+		return nil, err
+	}
+	d, err := DescribeFrom(cfg, s.getenv)
 	if err != nil {
 		return nil, err
 	}
