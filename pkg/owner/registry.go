@@ -9,8 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/clawkit/clawkit/pkg/config"
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/store"
 )
@@ -33,7 +35,11 @@ type Method struct {
 	Name string
 	// Write is true for operations that change state; read-only ones never
 	// create the home or the database.
-	Write   bool
+	Write bool
+	// Scope is the authorization scope a call needs (ScopeRead,
+	// ScopeWrite or ScopeAdmin). Unset, it is ScopeRead for a read-only
+	// method and ScopeAdmin, the default, for one that writes.
+	Scope   string
 	Handler Handler
 	// Admit, when set, checks a write call's parameters and preconditions
 	// (read-only: config, credentials) before the offline executor creates
@@ -41,6 +47,43 @@ type Method struct {
 	// nothing behind. The handler still checks everything itself: Admit
 	// only moves the refusal earlier.
 	Admit func(home string, params json.RawMessage) error
+}
+
+// Authorization scopes of calls (the gateway checks them). A call that
+// names no scopes has ScopeAdmin, the default; ScopeAdmin grants every
+// scope and ScopeWrite grants ScopeRead.
+const (
+	ScopeRead  = "operator.read"
+	ScopeWrite = "operator.write"
+	ScopeAdmin = "operator.admin"
+)
+
+// NeedScope is the scope a call of m needs.
+func (m Method) NeedScope() string {
+	switch {
+	case m.Scope != "":
+		return m.Scope
+	case !m.Write:
+		return ScopeRead
+	}
+	return ScopeAdmin
+}
+
+// ScopeGranted reports whether a call carrying scopes may run an
+// operation needing need. No scopes means the default, ScopeAdmin.
+func ScopeGranted(scopes []string, need string) bool {
+	if len(scopes) == 0 {
+		scopes = []string{ScopeAdmin}
+	}
+	for _, s := range scopes {
+		switch {
+		case s == need, s == ScopeAdmin:
+			return true
+		case s == ScopeWrite && need == ScopeRead:
+			return true
+		}
+	}
+	return false
 }
 
 // Registry is the one table of operations both executors run.
@@ -136,7 +179,53 @@ type Env struct {
 	Gateway bool
 
 	scope *scope
+	// config is the config admitted with the call (AdmitConfig): read once,
+	// after ownership, so a change during the call does not change what it
+	// sees.
+	config         *config.Config
+	configErr      error
+	configAdmitted bool
+
+	// effect is set once the operation admitted a write or an external
+	// effect (Admit, MarkEffect): from then on its errors are no longer
+	// refusals before any effect.
+	effect atomic.Bool
 }
+
+// AdmitConfig reads the home's config once, as the snapshot the operation
+// sees (AdmittedConfig). Executors call it after they own the state and
+// before the operation runs.
+func (e *Env) AdmitConfig() {
+	e.config, e.configErr = config.Load(e.Home)
+	e.configAdmitted = true
+}
+
+// AdmittedConfig returns the config admitted with the call. An Env built
+// without admission (a gateway's long-lived background Env, tests) reads
+// the current config instead: a background pass has no call to admit with.
+func (e *Env) AdmittedConfig() (*config.Config, error) {
+	if e.configAdmitted {
+		return e.config, e.configErr
+	}
+	return config.Load(e.Home)
+}
+
+// Admit is writer admission: the owner fence, checked immediately before a
+// database write or file publication, which it then counts as an effect.
+func (e *Env) Admit() error {
+	if err := e.Fence(); err != nil {
+		return err
+	}
+	e.effect.Store(true)
+	return nil
+}
+
+// MarkEffect records that an external effect (an HTTP request that may
+// change provider state) is about to be made.
+func (e *Env) MarkEffect() { e.effect.Store(true) }
+
+// EffectBegun reports whether the operation admitted any write or effect.
+func (e *Env) EffectBegun() bool { return e.effect.Load() }
 
 // BindSession loads agentID/sessionKey (creating the default main/cli
 // session on first use; any other must exist), refuses a revoked (exit 3) or

@@ -18,7 +18,7 @@ func (s *Service) admitStart(home string, raw json.RawMessage) error {
 	if err != nil {
 		return err
 	}
-	_, _, _, err = s.checkStart(home, &p)
+	_, _, _, err = s.checkStart(home, &p, func() (Settings, error) { return LoadSettings(home, s.getenv) })
 	return err
 }
 

@@ -21,6 +21,17 @@ type StartParams struct {
 	MaxReportBytes int64  `json:"maxReportBytes,omitempty"`
 	AsOf           string `json:"asOf,omitempty"`
 	IdempotencyKey string `json:"idempotencyKey,omitempty"`
+	// Wait, when set, makes the start also wait for the job in the same
+	// operation: one routed call, under the one owner that accepted the
+	// create, so the wait can never move to another owner (or run
+	// locally) if the gateway goes away in between.
+	Wait *StartWait `json:"wait,omitempty"`
+}
+
+// StartWait are the wait options of a start that waits.
+type StartWait struct {
+	TimeoutMs int64  `json:"timeoutMs,omitempty"`
+	Out       string `json:"out,omitempty"`
 }
 
 // StartResult is research.start's result.
@@ -31,6 +42,8 @@ type StartResult struct {
 	Status string `json:"status,omitempty"`
 	// Existing is true when an --idempotency-key matched a recorded job.
 	Existing bool `json:"existing"`
+	// Waited is the job after the wait, for a start with Wait.
+	Waited *PollResult `json:"waited,omitempty"`
 }
 
 func validIdempotencyKey(k string) bool {
@@ -49,7 +62,7 @@ func validIdempotencyKey(k string) bool {
 // whatever happens after it may have left, it is never sent again for this
 // job.
 func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*StartResult, error) {
-	out, set, cred, err := s.checkStart(env.Home, &p)
+	out, set, cred, err := s.checkStart(env.Home, &p, func() (Settings, error) { return s.settings(env) })
 	if err != nil {
 		return nil, err
 	}
@@ -384,6 +397,12 @@ func (s *Service) Cancel(ctx context.Context, env *owner.Env, p JobParams) (*Pol
 	cerr := s.client(j, cred).Cancel(ctx, j.Handle)
 	unlock()
 	if cerr != nil {
+		if ge := google.AsError(cerr); ge == nil || (!ge.NotSent && ge.HTTPStatus == 0) {
+			// The request may have reached the provider and taken effect:
+			// that is not "try again later" but an unknown outcome.
+			return nil, errs.Unknown("cancel_outcome_unknown", "%s; the provider may or may not have received the cancellation of research job %s", nonEmpty(errMsg(ge), cerr.Error()), j.ID).
+				WithHint("the intent is recorded (cancel-requested); 'clawkit research poll %s' shows whether it took effect, and 'clawkit research cancel %s' may be repeated safely", j.ID, j.ID).Wrap(cerr)
+		}
 		out := classifyPollErr(j, cerr)
 		return nil, out.WithHint("the cancellation intent is recorded; run 'clawkit research cancel %s' again", j.ID)
 	}
@@ -456,7 +475,7 @@ func errInvalidJobID(id string) error {
 // (research enabled, an API-key profile) without touching state. Start
 // runs it first; Admit runs it before the offline executor creates the
 // home or the database, so a refused start leaves nothing behind.
-func (s *Service) checkStart(home string, p *StartParams) (out Output, set Settings, cred credential, err error) {
+func (s *Service) checkStart(home string, p *StartParams, settings func() (Settings, error)) (out Output, set Settings, cred credential, err error) {
 	if err := p.Caller.defaults(); err != nil {
 		return out, set, cred, err
 	}
@@ -482,7 +501,7 @@ func (s *Service) checkStart(home string, p *StartParams) (out Output, set Setti
 	if p.IdempotencyKey != "" && !validIdempotencyKey(p.IdempotencyKey) {
 		return out, set, cred, errs.Usage("invalid_idempotency_key", "the idempotency key must be 1–128 printable characters without spaces")
 	}
-	set, err = LoadSettings(home, s.getenv)
+	set, err = settings()
 	if err != nil {
 		return out, set, cred, err
 	}
@@ -494,4 +513,11 @@ func (s *Service) checkStart(home string, p *StartParams) (out Output, set Setti
 		return out, set, cred, err
 	}
 	return out, set, cred, nil
+}
+
+func errMsg(ge *google.Error) string {
+	if ge == nil {
+		return ""
+	}
+	return ge.Msg
 }

@@ -803,3 +803,24 @@ func TestDeferralNeedsWriterAdmission(t *testing.T) {
 		t.Fatalf("deferred without admission: %+v", after)
 	}
 }
+
+// An operation uses the config admitted with its call: a config.json
+// change after admission does not change the agent the create names.
+func TestStartUsesAdmittedConfig(t *testing.T) {
+	f := newFixture(t)
+	f.setConfig(map[string]any{"enabled": true, "profileId": "google:default", "baseUrl": f.fake.URL, "agent": "agent-admitted"})
+	env := f.env()
+	env.AdmitConfig()
+	f.setConfig(map[string]any{"enabled": true, "profileId": "google:default", "baseUrl": f.fake.URL, "agent": "agent-changed-later"})
+	res, err := f.svc.Start(context.Background(), env, StartParams{Question: "fake:never q"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := f.job(res.Job).Agent; a != "agent-admitted" {
+		t.Fatalf("job agent %q", a)
+	}
+	reqs := f.fake.Requests()
+	if len(reqs) != 1 || !strings.Contains(string(reqs[0].Body), `"agent":"agent-admitted"`) {
+		t.Fatalf("create %+v", reqs)
+	}
+}
