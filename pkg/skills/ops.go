@@ -677,8 +677,14 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 			WithHint("inspect with 'clawkit skill list'; hooks were not run")
 	}
 	if len(hooks) > 0 {
-		// The last check before the external effect.
+		// The last checks before the external effect: the owner and session
+		// (Scope) and the plugin's own authority (still enabled, same
+		// manifest), as before the file change.
 		if err := env.Scope.AssertCurrent(); err != nil {
+			_ = c.finishEvent(ctx, id, "undelivered", nil)
+			return nil, afterApply(err)
+		}
+		if err := c.plugin.Recheck(env.Home); err != nil {
 			_ = c.finishEvent(ctx, id, "undelivered", nil)
 			return nil, afterApply(err)
 		}
