@@ -133,6 +133,7 @@ type EventRecord struct {
 func Register(r *owner.Registry) {
 	r.Register(owner.Method{Name: "skill.root", Handler: handle(opRoot)})
 	r.Register(owner.Method{Name: "skill.list", Handler: handle(opList)})
+	r.Register(owner.Method{Name: "skill.files", Handler: handle(opFiles)})
 	r.Register(owner.Method{Name: "skill.read", Handler: handle(opRead)})
 	r.Register(owner.Method{Name: "skill.events", Handler: handle(opEvents)})
 	r.Register(owner.Method{Name: "skill.write", Write: true, Handler: handle(opWrite)})
@@ -283,6 +284,69 @@ func opList(ctx context.Context, env *owner.Env, t Target) (any, error) {
 			info.Revision = &rev
 		}
 		res.Skills = append(res.Skills, info)
+	}
+	return res, nil
+}
+
+// FilesResult is `skill list SKILL`: the files of one skill (the seed's
+// listSkillFiles), with sizes and digests, read under the same bounds as
+// reads (links refused, each file within its limit, at most 1,024 entries).
+type FilesResult struct {
+	Skill    string      `json:"skill"`
+	Files    []FileEntry `json:"files"`
+	Bytes    int64       `json:"bytes"`
+	Revision *Revision   `json:"revision"`
+}
+
+// FilesParams names the skill to list.
+type FilesParams struct {
+	Target
+	Skill string `json:"skill"`
+}
+
+func opFiles(ctx context.Context, env *owner.Env, p FilesParams) (any, error) {
+	if err := CheckSkillName(p.Skill); err != nil {
+		return nil, err
+	}
+	c, err := begin(ctx, env, p.Target)
+	if err != nil {
+		return nil, err
+	}
+	rr, err := c.rootResult()
+	if err != nil {
+		return nil, err
+	}
+	if !rr.Exists {
+		return nil, noSkill(p.Skill, c)
+	}
+	if err := checkNoLinks(c.root, p.Skill); err != nil {
+		return nil, err
+	}
+	r, err := openSkillsRoot(c.root)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return nil, noSkill(p.Skill, c)
+	}
+	defer r.Close()
+	tree, md, exists, err := readTree(r, c.root, p.Skill)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, noSkill(p.Skill, c)
+	}
+	res := FilesResult{Skill: p.Skill, Files: tree}
+	if res.Files == nil {
+		res.Files = []FileEntry{}
+	}
+	for _, f := range tree {
+		res.Bytes += f.SizeBytes
+	}
+	if md != nil {
+		rev := RevisionOf(md, tree)
+		res.Revision = &rev
 	}
 	return res, nil
 }
