@@ -190,6 +190,9 @@ func begin(ctx context.Context, env *owner.Env, t Target) (*call, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkRootOwner(env.Home, pl, t.AgentID, root); err != nil {
+		return nil, err
+	}
 	if err := env.Scope.AssertCurrent(); err != nil {
 		return nil, err
 	}
