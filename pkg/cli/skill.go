@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -273,14 +274,6 @@ type SkillValidateCmd struct {
 	Strict    bool     `help:"Treat warnings as errors."`
 }
 
-// lintDocument is `skill validate --json`: every skill's report and the
-// summary, in one document.
-type lintDocument struct {
-	OK      bool               `json:"ok"`
-	Skills  []*skills.Report   `json:"skills"`
-	Summary skills.LintSummary `json:"summary"`
-}
-
 func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
 	dirs := c.Dir
 	profile := c.Profile
@@ -328,25 +321,51 @@ func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
 		}
 	}
 	opt := skills.Options{Profile: profile, Strict: c.Strict}
-	doc := lintDocument{Skills: []*skills.Report{}}
 	out := env.Out.Stdout
+	// Reports are printed as each skill is checked, in JSON too (the
+	// document is streamed: {"skills":[…],"summary":{…},"ok":…}), so memory
+	// stays flat however many skills a tree holds.
+	n := 0
+	if env.Out.JSON {
+		fmt.Fprint(out, "{\n  \"skills\": [")
+	}
 	sum, err := skills.Lint(dirs, c.Recursive, opt, func(r *skills.Report) error {
-		if env.Out.JSON {
-			doc.Skills = append(doc.Skills, r)
+		if !env.Out.JSON {
+			printLintReport(out, r)
 			return nil
 		}
-		printLintReport(out, r)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	doc.Summary, doc.OK = sum, sum.Failed == 0
-	if env.Out.JSON {
-		if err := env.Out.PrintJSON(doc); err != nil {
+		b, err := json.MarshalIndent(r, "    ", "  ")
+		if err != nil {
 			return err
 		}
+		sep := ","
+		if n == 0 {
+			sep = ""
+		}
+		n++
+		_, err = fmt.Fprintf(out, "%s\n    %s", sep, b)
+		return err
+	})
+	if env.Out.JSON {
+		if err != nil {
+			// The document is already open: close it with the error, so
+			// stdout still holds exactly one JSON document.
+			e := errs.As(err)
+			code, msg := "failed", err.Error()
+			if e != nil {
+				code = e.Code
+			}
+			cb, _ := json.Marshal(code)
+			mb, _ := json.Marshal(msg)
+			fmt.Fprintf(out, "\n  ],\n  \"code\": %s,\n  \"message\": %s,\n  \"ok\": false\n}\n", cb, mb)
+			return &reportedError{err}
+		}
+		sb, _ := json.MarshalIndent(sum, "  ", "  ")
+		fmt.Fprintf(out, "\n  ],\n  \"summary\": %s,\n  \"ok\": %v\n}\n", sb, sum.Failed == 0)
 	} else {
+		if err != nil {
+			return err
+		}
 		fmt.Fprintf(out, "%d %s checked (profile %s%s): %d passed, %d failed; %d %s, %d %s\n",
 			sum.Skills, plural(sum.Skills, "skill", "skills"), sum.Profile, map[bool]string{true: ", strict"}[sum.Strict],
 			sum.Passed, sum.Failed, sum.Errors, plural(sum.Errors, "error", "errors"), sum.Warnings, plural(sum.Warnings, "warning", "warnings"))
