@@ -267,8 +267,8 @@ func opList(ctx context.Context, env *owner.Env, t Target) (any, error) {
 			info.Problem = "path_escape: the skill folder is a symbolic link (refused)"
 		case !e.IsDir():
 			continue
-		case !ValidName(name):
-			info.Problem = "invalid_path: the folder name does not match the skill naming rule"
+		case CheckSkillName(name) != nil:
+			info.Problem = errs.CodeOf(CheckSkillName(name)) + ": the folder name is not a safe skill name"
 		default:
 			tree, md, _, err := readTree(r, c.root, name)
 			if err != nil {
