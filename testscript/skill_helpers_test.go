@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -21,6 +22,7 @@ func init() {
 	helperCommands["skill-many"] = skillMany
 	helperCommands["skill-hook"] = skillHook
 	helperCommands["skill-kill-loop"] = skillKillLoop
+	helperCommands["skill-race"] = skillRace
 }
 
 func skillDie(format string, args ...any) {
@@ -201,4 +203,53 @@ func skillKillLoop() {
 		}
 	}
 	fmt.Printf("trials %d: killed %d, finished %d, leftovers seen after %d, file A %d, file B %d\n", n, killed, finished, leftovers, sawA, sawB)
+}
+
+// skill-race N SKILLDIR TAG: N concurrent `clawkit skill write pdf
+// references/TAG-<i>.md --plugin notes --from <file>` processes, each with
+// its own content. Afterwards every write that exited 0 must be on disk
+// with its content (no lost exit-0 write); the others must have exited
+// non-zero. Prints how many of each.
+func skillRace() {
+	if len(os.Args) != 4 {
+		skillDie("usage: skill-race N SKILLDIR TAG")
+	}
+	n, _ := strconv.Atoi(os.Args[1])
+	dir, tag := os.Args[2], os.Args[3]
+	bin, err := exec.LookPath("clawkit")
+	if err != nil {
+		skillDie("%v", err)
+	}
+	codes := make([]int, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		src := fmt.Sprintf("%s-%02d.src", tag, i)
+		if err := os.WriteFile(src, []byte(fmt.Sprintf("writer %s %d\n", tag, i)), 0o644); err != nil {
+			skillDie("%v", err)
+		}
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			cmd := exec.Command(bin, "skill", "write", "pdf", fmt.Sprintf("references/%s-%02d.md", tag, i), "--plugin", "notes", "--from", src)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				codes[i] = cmd.ProcessState.ExitCode()
+				fmt.Fprintf(os.Stderr, "writer %d: exit %d: %s", i, codes[i], out)
+			}
+		}(i)
+	}
+	wg.Wait()
+	ok, failed := 0, 0
+	for i, code := range codes {
+		got, err := os.ReadFile(filepath.Join(dir, "references", fmt.Sprintf("%s-%02d.md", tag, i)))
+		want := fmt.Sprintf("writer %s %d\n", tag, i)
+		if code == 0 {
+			ok++
+			if err != nil || string(got) != want {
+				skillDie("LOST: writer %d exited 0 but its file is %q (%v)", i, got, err)
+			}
+		} else {
+			failed++
+		}
+	}
+	fmt.Printf("%d writers: %d exit 0, all present; %d exit non-zero\n", n, ok, failed)
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -49,9 +50,15 @@ func (c *SkillRootCmd) Run(ctx context.Context, env *Env) error {
 	return env.Out.Result(r, func(w io.Writer) { fmt.Fprintln(w, r.Root) })
 }
 
-type SkillListCmd struct{ skillTarget }
+type SkillListCmd struct {
+	skillTarget
+	Skill string `arg:"" optional:"" help:"List the files of this skill (paths, sizes, digests) instead of the skills."`
+}
 
 func (c *SkillListCmd) Run(ctx context.Context, env *Env) error {
+	if c.Skill != "" {
+		return c.files(ctx, env)
+	}
 	var r skills.ListResult
 	if err := env.Call(ctx, "skill.list", c.target(), &r); err != nil {
 		return err
@@ -68,6 +75,21 @@ func (c *SkillListCmd) Run(ctx context.Context, env *Env) error {
 				continue
 			}
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", s.Skill, s.Files, s.Bytes, s.Revision.ContentSHA256, s.Revision.TreeSHA256)
+		}
+		tw.Flush()
+	})
+}
+
+func (c *SkillListCmd) files(ctx context.Context, env *Env) error {
+	var r skills.FilesResult
+	if err := env.Call(ctx, "skill.files", skills.FilesParams{Target: c.target(), Skill: c.Skill}, &r); err != nil {
+		return err
+	}
+	return env.Out.Result(r, func(w io.Writer) {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "PATH\tBYTES\tSHA256")
+		for _, f := range r.Files {
+			fmt.Fprintf(tw, "%s\t%d\t%s\n", f.Path, f.SizeBytes, f.SHA256)
 		}
 		tw.Flush()
 	})
@@ -242,20 +264,14 @@ func printCommit(env *Env, r *skills.CommitResult) error {
 type SkillValidateCmd struct {
 	Dir       []string `help:"Validate this skill folder on disk (repeatable; more folders may follow as arguments). Stateless; the folder name is the skill name." placeholder:"DIR" sep:"none"`
 	Recursive []string `help:"Validate every skill folder (a folder holding SKILL.md) below ROOT (repeatable)." placeholder:"ROOT" sep:"none"`
+	File      string   `help:"Validate one SKILL.md file on its own (its folder name is the skill name) and print its description." placeholder:"PATH"`
+	MaxBytes  int64    `help:"With --file: refuse a file larger than this (default and maximum: the SKILL.md limit)." placeholder:"N"`
 	Profile   string   `help:"Rule set: spec (the Agent Skills specification; default for --dir/--recursive) or openclaw (OpenClaw's authoring contract; default for an installed skill)." placeholder:"NAME"`
 	Args      []string `arg:"" optional:"" name:"skill" help:"Installed skill to validate (with --plugin), or more folders after --dir."`
 	Plugin    string   `help:"Plugin whose skills folder holds SKILL (when not using --dir)." placeholder:"ID"`
 	Agent     string   `help:"Agent id." default:"main" env:"CLAWKIT_AGENT"`
 	Session   string   `help:"Session key." default:"cli" env:"CLAWKIT_SESSION"`
 	Strict    bool     `help:"Treat warnings as errors."`
-}
-
-// lintDocument is `skill validate --json`: every skill's report and the
-// summary, in one document.
-type lintDocument struct {
-	OK      bool               `json:"ok"`
-	Skills  []*skills.Report   `json:"skills"`
-	Summary skills.LintSummary `json:"summary"`
 }
 
 func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
@@ -265,6 +281,12 @@ func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
 		if _, err := skills.CheckProfile(profile); err != nil {
 			return errs.Usage("usage", "--profile: %v", err)
 		}
+	}
+	if c.File != "" {
+		return c.validateFile(env, profile)
+	}
+	if c.MaxBytes != 0 {
+		return errs.Usage("usage", "--max-bytes goes with --file")
 	}
 	switch {
 	case (len(c.Dir) > 0 || len(c.Recursive) > 0) && c.Plugin != "":
@@ -299,25 +321,51 @@ func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
 		}
 	}
 	opt := skills.Options{Profile: profile, Strict: c.Strict}
-	doc := lintDocument{Skills: []*skills.Report{}}
 	out := env.Out.Stdout
+	// Reports are printed as each skill is checked, in JSON too (the
+	// document is streamed: {"skills":[…],"summary":{…},"ok":…}), so memory
+	// stays flat however many skills a tree holds.
+	n := 0
+	if env.Out.JSON {
+		fmt.Fprint(out, "{\n  \"skills\": [")
+	}
 	sum, err := skills.Lint(dirs, c.Recursive, opt, func(r *skills.Report) error {
-		if env.Out.JSON {
-			doc.Skills = append(doc.Skills, r)
+		if !env.Out.JSON {
+			printLintReport(out, r)
 			return nil
 		}
-		printLintReport(out, r)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	doc.Summary, doc.OK = sum, sum.Failed == 0
-	if env.Out.JSON {
-		if err := env.Out.PrintJSON(doc); err != nil {
+		b, err := json.MarshalIndent(r, "    ", "  ")
+		if err != nil {
 			return err
 		}
+		sep := ","
+		if n == 0 {
+			sep = ""
+		}
+		n++
+		_, err = fmt.Fprintf(out, "%s\n    %s", sep, b)
+		return err
+	})
+	if env.Out.JSON {
+		if err != nil {
+			// The document is already open: close it with the error, so
+			// stdout still holds exactly one JSON document.
+			e := errs.As(err)
+			code, msg := "failed", err.Error()
+			if e != nil {
+				code = e.Code
+			}
+			cb, _ := json.Marshal(code)
+			mb, _ := json.Marshal(msg)
+			fmt.Fprintf(out, "\n  ],\n  \"code\": %s,\n  \"message\": %s,\n  \"ok\": false\n}\n", cb, mb)
+			return &reportedError{err}
+		}
+		sb, _ := json.MarshalIndent(sum, "  ", "  ")
+		fmt.Fprintf(out, "\n  ],\n  \"summary\": %s,\n  \"ok\": %v\n}\n", sb, sum.Failed == 0)
 	} else {
+		if err != nil {
+			return err
+		}
 		fmt.Fprintf(out, "%d %s checked (profile %s%s): %d passed, %d failed; %d %s, %d %s\n",
 			sum.Skills, plural(sum.Skills, "skill", "skills"), sum.Profile, map[bool]string{true: ", strict"}[sum.Strict],
 			sum.Passed, sum.Failed, sum.Errors, plural(sum.Errors, "error", "errors"), sum.Warnings, plural(sum.Warnings, "warning", "warnings"))
@@ -326,6 +374,33 @@ func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
 		e := errs.Failed("validation_failed", "%d of %d %s failed validation (%s profile)", sum.Failed, sum.Skills, plural(sum.Skills, "skill", "skills"), sum.Profile).
 			WithHint("fix the lines marked error above and run 'clawkit skill validate' again")
 		return &reportedError{e}
+	}
+	return nil
+}
+
+// validateFile is `validate --file PATH`: one SKILL.md, the lint lines,
+// and the description it declares.
+func (c *SkillValidateCmd) validateFile(env *Env, profile string) error {
+	if len(c.Dir) > 0 || len(c.Recursive) > 0 || c.Plugin != "" || len(c.Args) > 0 {
+		return errs.Usage("usage", "--file validates one file; do not combine it with --dir, --recursive or an installed skill")
+	}
+	if c.MaxBytes < 0 {
+		return errs.Usage("usage", "--max-bytes must be positive")
+	}
+	r, err := skills.ValidateFile(c.File, skills.Options{Profile: profile, Strict: c.Strict}, c.MaxBytes)
+	if err != nil {
+		return err
+	}
+	if err := env.Out.Result(r, func(w io.Writer) {
+		printLintReport(w, &r.Report)
+		if r.Description != "" {
+			fmt.Fprintf(w, "description: %s\n", r.Description)
+		}
+	}); err != nil {
+		return err
+	}
+	if !r.OK {
+		return &reportedError{errs.Failed("validation_failed", "%s failed validation (%s profile)", c.File, r.Profile)}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package skills
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -136,4 +137,62 @@ func isSkillFolder(dir string) bool {
 		}
 	}
 	return false
+}
+
+// FileReport is `skill validate --file`: one SKILL.md checked on its own
+// (the seed's validateSkillFile), with the name and description it
+// declares.
+type FileReport struct {
+	Report
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+// ValidateFile validates one SKILL.md file read from p (at most maxBytes,
+// which defaults to and may not exceed the SKILL.md limit). The skill name
+// it must declare is its folder's name. It returns the declared name and
+// description when the frontmatter parses.
+func ValidateFile(p string, opt Options, maxBytes int64) (*FileReport, error) {
+	if opt.Profile == "" {
+		opt.Profile = ProfileSpec
+	}
+	if maxBytes <= 0 || maxBytes > MaxSkillMDBytes {
+		maxBytes = MaxSkillMDBytes
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return nil, errs.Usage("invalid_path", "cannot resolve %s: %v", p, err)
+	}
+	f, st, err := OpenInput(abs)
+	if err != nil {
+		if e := errs.As(err); e != nil {
+			return nil, e
+		}
+		return nil, errs.Failed("not_found", "cannot read %s: %v", p, unwrapPathErr(err))
+	}
+	defer f.Close()
+	if st.Size() > maxBytes {
+		return nil, errs.Failed(CodeTooLarge, "%s is %d bytes; the limit is %d bytes", p, st.Size(), maxBytes).
+			WithHint("raise --max-bytes (up to %d)", MaxSkillMDBytes)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxBytes+1))
+	if err != nil {
+		return nil, errs.Failed("read_failed", "cannot read %s: %v", p, err)
+	}
+	if int64(len(data)) > maxBytes {
+		return nil, errs.Failed(CodeTooLarge, "%s grew past %d bytes while being read", p, maxBytes)
+	}
+	name := filepath.Base(filepath.Dir(abs))
+	r := &FileReport{Report: Report{Skill: name, Dir: p, Profile: opt.Profile, Strict: opt.Strict, Files: 1, Bytes: int64(len(data))}}
+	fs := checkSkillMD(name, data, opt)
+	for i := range fs {
+		fs[i].File = ""
+	}
+	r.add(fs...)
+	r.finish()
+	if fm, err := ParseFrontmatter(SplitFrontmatter(data)); err == nil {
+		r.Name, _ = fm.scalarText("name")
+		r.Description, _ = fm.scalarText("description")
+	}
+	return r, nil
 }

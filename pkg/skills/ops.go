@@ -133,6 +133,7 @@ type EventRecord struct {
 func Register(r *owner.Registry) {
 	r.Register(owner.Method{Name: "skill.root", Handler: handle(opRoot)})
 	r.Register(owner.Method{Name: "skill.list", Handler: handle(opList)})
+	r.Register(owner.Method{Name: "skill.files", Handler: handle(opFiles)})
 	r.Register(owner.Method{Name: "skill.read", Handler: handle(opRead)})
 	r.Register(owner.Method{Name: "skill.events", Handler: handle(opEvents)})
 	r.Register(owner.Method{Name: "skill.write", Write: true, Handler: handle(opWrite)})
@@ -187,6 +188,9 @@ func begin(ctx context.Context, env *owner.Env, t Target) (*call, error) {
 	}
 	root, err := pl.SkillsRoot(env.Home, t.AgentID)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkRootOwner(env.Home, pl, t.AgentID, root); err != nil {
 		return nil, err
 	}
 	if err := env.Scope.AssertCurrent(); err != nil {
@@ -263,8 +267,8 @@ func opList(ctx context.Context, env *owner.Env, t Target) (any, error) {
 			info.Problem = "path_escape: the skill folder is a symbolic link (refused)"
 		case !e.IsDir():
 			continue
-		case !ValidName(name):
-			info.Problem = "invalid_path: the folder name does not match the skill naming rule"
+		case CheckSkillName(name) != nil:
+			info.Problem = errs.CodeOf(CheckSkillName(name)) + ": the folder name is not a safe skill name"
 		default:
 			tree, md, _, err := readTree(r, c.root, name)
 			if err != nil {
@@ -283,6 +287,69 @@ func opList(ctx context.Context, env *owner.Env, t Target) (any, error) {
 			info.Revision = &rev
 		}
 		res.Skills = append(res.Skills, info)
+	}
+	return res, nil
+}
+
+// FilesResult is `skill list SKILL`: the files of one skill (the seed's
+// listSkillFiles), with sizes and digests, read under the same bounds as
+// reads (links refused, each file within its limit, at most 1,024 entries).
+type FilesResult struct {
+	Skill    string      `json:"skill"`
+	Files    []FileEntry `json:"files"`
+	Bytes    int64       `json:"bytes"`
+	Revision *Revision   `json:"revision"`
+}
+
+// FilesParams names the skill to list.
+type FilesParams struct {
+	Target
+	Skill string `json:"skill"`
+}
+
+func opFiles(ctx context.Context, env *owner.Env, p FilesParams) (any, error) {
+	if err := CheckSkillName(p.Skill); err != nil {
+		return nil, err
+	}
+	c, err := begin(ctx, env, p.Target)
+	if err != nil {
+		return nil, err
+	}
+	rr, err := c.rootResult()
+	if err != nil {
+		return nil, err
+	}
+	if !rr.Exists {
+		return nil, noSkill(p.Skill, c)
+	}
+	if err := checkNoLinks(c.root, p.Skill); err != nil {
+		return nil, err
+	}
+	r, err := openSkillsRoot(c.root)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return nil, noSkill(p.Skill, c)
+	}
+	defer r.Close()
+	tree, md, exists, err := readTree(r, c.root, p.Skill)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, noSkill(p.Skill, c)
+	}
+	res := FilesResult{Skill: p.Skill, Files: tree}
+	if res.Files == nil {
+		res.Files = []FileEntry{}
+	}
+	for _, f := range tree {
+		res.Bytes += f.SizeBytes
+	}
+	if md != nil {
+		rev := RevisionOf(md, tree)
+		res.Revision = &rev
 	}
 	return res, nil
 }
@@ -677,8 +744,14 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 			WithHint("inspect with 'clawkit skill list'; hooks were not run")
 	}
 	if len(hooks) > 0 {
-		// The last check before the external effect.
+		// The last checks before the external effect: the owner and session
+		// (Scope) and the plugin's own authority (still enabled, same
+		// manifest), as before the file change.
 		if err := env.Scope.AssertCurrent(); err != nil {
+			_ = c.finishEvent(ctx, id, "undelivered", nil)
+			return nil, afterApply(err)
+		}
+		if err := c.plugin.Recheck(env.Home); err != nil {
 			_ = c.finishEvent(ctx, id, "undelivered", nil)
 			return nil, afterApply(err)
 		}

@@ -101,7 +101,10 @@ func TestCommitWritesIndexAndEvent(t *testing.T) {
 	if content != r.After.ContentSHA256 || tree != r.After.TreeSHA256 || files != 1 {
 		t.Fatalf("index %s %s %d vs %+v", content, tree, files, r.After)
 	}
-	if _, err := f.call("skill.remove", FileParams{Target: Target{PluginID: "notes"}, Skill: "pdf", File: "SKILL.md"}); err != nil {
+	if _, err := f.call("skill.remove", FileParams{Target: Target{PluginID: "notes"}, Skill: "pdf", File: "SKILL.md"}); errs.CodeOf(err) != "skill_md_required" {
+		t.Fatalf("removing SKILL.md alone: %v", err)
+	}
+	if _, err := f.call("skill.remove", FileParams{Target: Target{PluginID: "notes"}, Skill: "pdf"}); err != nil {
 		t.Fatal(err)
 	}
 	var n int
@@ -278,7 +281,9 @@ func TestLoadHooks(t *testing.T) {
 
 // A support folder swapped for a link to outside the root right before the
 // file change (after every check) still cannot make the write land outside:
-// the publication goes through the os.Root of the skills folder.
+// the new tree is staged beside the live folder and swapped in whole, so
+// the planted link is discarded with the old tree (never followed), and
+// everything goes through the os.Root of the skills folder.
 func TestSwapToLinkBeforePublish(t *testing.T) {
 	f := newFixture(t)
 	if _, err := f.write("pdf", "SKILL.md", pdfMD); err != nil {
@@ -302,14 +307,53 @@ func TestSwapToLinkBeforePublish(t *testing.T) {
 		return nil
 	}
 	_, err := f.write("pdf", "references/b.md", "b\n")
-	if err == nil {
-		t.Fatal("write through a swapped link succeeded")
-	}
 	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
 		t.Fatalf("wrote outside the skills root: %v", ents)
 	}
+	if st, lerr := os.Lstat(refs); lerr != nil || st.Mode()&os.ModeSymlink != 0 {
+		t.Fatalf("the planted link survived the swap: %v %v", st, lerr)
+	}
 	f.fence = nil
-	if evs := f.events(); len(evs) != 2 {
-		t.Fatalf("%d events after a failed apply", len(evs))
+	want := 2
+	if err == nil {
+		want = 3
+		if b, err := os.ReadFile(filepath.Join(refs, "b.md")); err != nil || string(b) != "b\n" {
+			t.Fatalf("b.md: %q %v", b, err)
+		}
+	}
+	if evs := f.events(); len(evs) != want {
+		t.Fatalf("%d events, want %d (write error: %v)", len(evs), want, err)
+	}
+}
+
+// The plugin's own authority is re-checked right before the skill_changed
+// dispatch (issue 15 item 9): a plugin whose manifest is replaced after the
+// event was recorded gets no hook run; the event stays undelivered and the
+// caller gets outcome unknown (the change is on disk).
+func TestPluginReplacedBeforeDispatch(t *testing.T) {
+	f := newFixture(t)
+	out := filepath.Join(t.TempDir(), "hook.out")
+	f.setHooks(fmt.Sprintf(`[["sh","-c","cat >> %s"]]`, out))
+	manifest := filepath.Join(f.home, "plugins/notes/openclaw.plugin.json")
+	f.fence = func() error {
+		var n int
+		_ = f.st.DB().QueryRow(`SELECT count(*) FROM skill_events`).Scan(&n)
+		if n > 0 { // the event is recorded: replace the plugin now
+			if err := os.WriteFile(manifest, []byte(`{id: "notes", agentSkillsDir: "skills", version: 3}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return nil
+	}
+	_, err := f.write("pdf", "SKILL.md", pdfMD)
+	if errs.KindOf(err) != errs.KindUnknown || errs.CodeOf(err) != "skill_committed_undelivered" {
+		t.Fatalf("got %v (%s)", err, errs.CodeOf(err))
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("hook ran for a replaced plugin")
+	}
+	f.fence = nil
+	if evs := f.events(); len(evs) != 1 || evs[0].Dispatch != "undelivered" {
+		t.Fatalf("events %+v", evs)
 	}
 }

@@ -125,9 +125,15 @@ func isHiddenFormat(r rune) bool {
 	return false
 }
 
-// CheckSkillName checks a skill name given on the command line. A name that
-// is not one plain folder name (separators, dot segments, NUL) is
-// path_escape; a plain name that breaks the naming rule is invalid_path.
+// CheckSkillName checks a skill name given on the command line or found
+// as a folder. The authoring contract leaves naming rules to the plugin
+// (DESIGN §9): clawkit only requires one safe, plain folder name. A name
+// that is not one plain folder name (separators, dot segments, NUL,
+// control, bidi or zero-width characters, look-alikes of / \ .) is
+// path_escape; a plain name that is hidden (leading '.', the space of
+// clawkit's staging folders), longer than 255 bytes or not UTF-8 is
+// invalid_path. The Agent Skills name rule is the spec profile's business
+// (validate), not a condition of writing.
 func CheckSkillName(name string) error {
 	switch {
 	case name == "", name == ".", name == "..",
@@ -139,9 +145,14 @@ func CheckSkillName(name string) error {
 		return errs.Refused("path_escape", "skill name %q contains the character U+%04X", name, r).
 			WithHint("name a skill by its folder name only, e.g. 'pdf-tools'")
 	}
-	if !ValidName(name) {
-		return errs.Usage("invalid_path", "skill name %q does not match the naming rule", name).
-			WithHint("use 1-64 characters a-z, 0-9 and '-', starting and ending with a letter or digit, without '--'")
+	switch {
+	case !utf8.ValidString(name):
+		return errs.Usage("invalid_path", "skill name %q is not valid UTF-8", name)
+	case strings.HasPrefix(name, "."):
+		return errs.Usage("invalid_path", "skill name %q starts with '.'; hidden folders are not skills", name).
+			WithHint("use a name such as 'pdf-tools'")
+	case len(name) > 255:
+		return errs.Usage("invalid_path", "skill name is %d bytes; a folder name holds at most 255", len(name))
 	}
 	return nil
 }

@@ -75,17 +75,21 @@ func TestValidName(t *testing.T) {
 
 func TestCheckSkillName(t *testing.T) {
 	cases := map[string]string{
-		"pdf-tools": "",
-		"..":        "path_escape",
-		".":         "path_escape",
-		"":          "path_escape",
-		"a/b":       "path_escape",
-		"../x":      "path_escape",
-		`a\b`:       "path_escape",
-		"a\x00":     "path_escape",
-		"a\u2215b":  "path_escape",
-		"Pdf":       "invalid_path",
-		"a--b":      "invalid_path",
+		"pdf-tools":              "",
+		"..":                     "path_escape",
+		".":                      "path_escape",
+		"":                       "path_escape",
+		"a/b":                    "path_escape",
+		"../x":                   "path_escape",
+		`a\b`:                    "path_escape",
+		"a\x00":                  "path_escape",
+		"a\u2215b":               "path_escape",
+		"Pdf":                    "", // naming rules belong to the plugin (DESIGN §9)
+		"a--b":                   "",
+		"données":                "",
+		".hidden":                "invalid_path",
+		strings.Repeat("a", 256): "invalid_path",
+		"a\xff":                  "invalid_path",
 	}
 	for n, code := range cases {
 		err := CheckSkillName(n)

@@ -145,11 +145,29 @@ func IsTextFile(p string) bool {
 
 // Scan runs the security scan over one text file's content. file is the
 // skill-relative path used in findings.
+//
+// Each finding keeps its rule wherever it is, but its severity follows
+// the context (the rule table is in docs/skills.md):
+//   - a secret that looks like a placeholder (a documented example key,
+//     EXAMPLE/PLACEHOLDER/YOUR words, 1234/abcd runs, xxxx runs) is a
+//     warning; a real-looking key is an error, also in a code block;
+//   - a private-key header without a key body on the next line (a write-up
+//     naming the format) is a warning; a header followed by key material
+//     is an error;
+//   - a pipe-to-shell line in Markdown (an installer line in documentation,
+//     fenced or not) is a warning; in a script it is an error.
+//
+// Everything else is an error.
 func Scan(file string, content []byte) []Finding {
 	var out []Finding
-	add := func(rule string, line int, format string, args ...any) {
-		out = append(out, Finding{Severity: SeverityError, Code: "unsafe_content", Rule: rule, File: file, Line: line,
-			Message: fmt.Sprintf(format, args...)})
+	md := isMarkdown(file)
+	inFence := false
+	add := func(sev, rule string, line int, format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		if inFence {
+			msg += " (in a fenced code block)"
+		}
+		out = append(out, Finding{Severity: sev, Code: "unsafe_content", Rule: rule, File: file, Line: line, Message: msg})
 	}
 	content = bytes.TrimPrefix(content, bom)
 	line := 0
@@ -162,38 +180,59 @@ func Scan(file string, content []byte) []Finding {
 			l, content = content, nil
 		}
 		if bytes.IndexByte(l, 0) >= 0 {
-			add(RuleBinary, line, "NUL byte in a text file")
+			add(SeverityError, RuleBinary, line, "NUL byte in a text file")
 			continue // the rest of a binary line is noise
 		}
 		if !utf8.Valid(l) {
-			add(RuleBinary, line, "invalid UTF-8 in a text file")
+			add(SeverityError, RuleBinary, line, "invalid UTF-8 in a text file")
 			continue
 		}
 		s := string(l)
+		if md && isFenceLine(s) {
+			inFence = !inFence
+			continue
+		}
 		if !isASCII(l) {
 			if r, ok := hiddenRune(s); ok {
-				add(RuleHiddenUnicode, line, "hidden character U+%04X (bidi control or zero-width) can make text read differently than it runs", r)
+				add(SeverityError, RuleHiddenUnicode, line, "hidden character U+%04X (bidi control or zero-width) can make text read differently than it runs", r)
 			}
 		}
 		for _, sh := range secretShapes {
 			if !containsAny(s, sh.triggers) {
 				continue
 			}
-			for _, m := range sh.re.FindAllString(s, -1) {
-				if !isPlaceholder(m) {
-					add(RuleSecretLiteral, line, "literal %s (%s…); keep secrets out of skills and read them from the environment", sh.name, redact(m))
-					break
+			if ms := sh.re.FindAllString(s, -1); len(ms) > 0 {
+				real := ""
+				for _, m := range ms {
+					if !isPlaceholder(m) {
+						real = m
+						break
+					}
 				}
+				if real != "" {
+					add(SeverityError, RuleSecretLiteral, line, "literal %s (%s…); keep secrets out of skills and read them from the environment", sh.name, redact(real))
+				} else {
+					add(SeverityWarning, RuleSecretLiteral, line, "placeholder-shaped %s (%s…); if it is a real key, remove it and rotate it", sh.name, redact(ms[0]))
+				}
+				break
 			}
 		}
 		if strings.Contains(s, "PRIVATE KEY") && privateKeyRe.MatchString(s) {
-			add(RulePrivateKey, line, "private key block; never ship keys in a skill")
+			if keyBodyFollows(content) {
+				add(SeverityError, RulePrivateKey, line, "private key block; never ship keys in a skill")
+			} else {
+				add(SeverityWarning, RulePrivateKey, line, "private key header without a key body (documentation?); never ship keys in a skill")
+			}
 		}
 		if strings.Contains(s, "curl") || strings.Contains(s, "wget") {
 			// Each pipe-to-shell form needs its own operator on the line.
 			for i, op := range pipeOps {
 				if containsAny(s, op) && pipeRes[i].MatchString(s) {
-					add(RulePipeToShell, line, "downloaded code is piped into a shell; download, verify and then run it, or use a package manager")
+					if md {
+						add(SeverityWarning, RulePipeToShell, line, "an installer line pipes downloaded code into a shell; prefer download, verify, then run")
+					} else {
+						add(SeverityError, RulePipeToShell, line, "downloaded code is piped into a shell; download, verify and then run it, or use a package manager")
+					}
 					break
 				}
 			}
@@ -201,23 +240,61 @@ func Scan(file string, content []byte) []Finding {
 		if containsAny(s, netTriggers) && containsAny(s, exfilTriggers) {
 			for _, re := range exfilRes {
 				if re.MatchString(s) {
-					add(RuleExfiltration, line, "environment or key files are sent over the network")
+					add(SeverityError, RuleExfiltration, line, "environment or key files are sent over the network")
 					break
 				}
 			}
 		}
 		if strings.Contains(s, "rm") {
 			if t, ok := destructiveRm(s); ok {
-				add(RuleDestructive, line, "recursive delete of %s", t)
+				add(SeverityError, RuleDestructive, line, "recursive delete of %s", t)
 			}
 		}
 		if strings.Contains(s, "chmod") {
 			if m, ok := worldWritable(s); ok {
-				add(RuleWorldWritable, line, "chmod %s makes files writable by every user", m)
+				add(SeverityError, RuleWorldWritable, line, "chmod %s makes files writable by every user", m)
 			}
 		}
 	}
 	return out
+}
+
+func isMarkdown(file string) bool {
+	switch strings.ToLower(path.Ext(file)) {
+	case ".md", ".markdown", ".mdx":
+		return true
+	}
+	return false
+}
+
+// isFenceLine reports a Markdown code fence: ``` or ~~~ after at most three
+// spaces.
+func isFenceLine(s string) bool {
+	t := strings.TrimLeft(s, " ")
+	if len(s)-len(t) > 3 {
+		return false
+	}
+	return strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")
+}
+
+// keyBodyFollows reports whether the text after a private-key header
+// starts with key material: PEM headers (Proc-Type:) or a base64 line of
+// at least 40 characters.
+func keyBodyFollows(rest []byte) bool {
+	next, _, _ := cutLine(rest)
+	t := strings.TrimSpace(string(next))
+	if strings.HasPrefix(t, "Proc-Type:") || strings.HasPrefix(t, "Comment:") || strings.HasPrefix(t, "Version:") {
+		return true
+	}
+	if len(t) < 40 {
+		return false
+	}
+	for _, c := range t {
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=') {
+			return false
+		}
+	}
+	return true
 }
 
 func isASCII(b []byte) bool {
@@ -250,25 +327,63 @@ func hiddenRune(s string) (rune, bool) {
 	return 0, false
 }
 
-// isPlaceholder skips documented example keys: digits-free matches, the
-// word EXAMPLE, or long runs of one character (sk-xxxxxxxx…).
+// wellKnownExamples are keys the providers publish in their own
+// documentation.
+var wellKnownExamples = []string{"AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"}
+
+// isPlaceholder reports documentation keys: the providers' published
+// examples, matches without digits, placeholder words, runs of one
+// character (sk-xxxxxxxx…), and ascending sequences such as 1234 or
+// abcd in the digits or letters of the key (A1B2C3D4… is 1234 and ABCD):
+// real keys are random.
 func isPlaceholder(m string) bool {
+	for _, w := range wellKnownExamples {
+		if strings.Contains(m, w) {
+			return true
+		}
+	}
 	if !strings.ContainsAny(m, "0123456789") {
 		return true
 	}
 	u := strings.ToUpper(m)
-	if strings.Contains(u, "EXAMPLE") || strings.Contains(u, "PLACEHOLDER") || strings.Contains(u, "YOUR") {
-		return true
+	for _, w := range []string{"EXAMPLE", "PLACEHOLDER", "YOUR", "REDACTED", "DUMMY", "FAKE", "SAMPLE", "XXXX"} {
+		if strings.Contains(u, w) {
+			return true
+		}
 	}
 	run, last := 0, rune(0)
+	var digits, letters strings.Builder
 	for _, r := range m {
 		if r == last {
 			run++
-			if run >= 8 {
+			if run >= 6 {
 				return true
 			}
 		} else {
 			run, last = 1, r
+		}
+		switch {
+		case r >= '0' && r <= '9':
+			digits.WriteRune(r)
+		case r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z':
+			letters.WriteRune(r)
+		}
+	}
+	return ascending(digits.String(), 4) || ascending(strings.ToUpper(letters.String()), 5)
+}
+
+// ascending reports a run of n consecutive ascending characters (1234,
+// ABCDE) in s.
+func ascending(s string, n int) bool {
+	run := 1
+	for i := 1; i < len(s); i++ {
+		if s[i] == s[i-1]+1 {
+			run++
+			if run >= n {
+				return true
+			}
+		} else {
+			run = 1
 		}
 	}
 	return false

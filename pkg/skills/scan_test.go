@@ -92,8 +92,10 @@ func TestScanRules(t *testing.T) {
 			}
 		}
 		for _, l := range c.neg {
-			if fs := Scan("SKILL.md", []byte(l+"\n")); len(fs) > 0 {
-				t.Errorf("%s: false positive on %q: %v", rule, l, codes(fs))
+			for _, f := range Scan("SKILL.md", []byte(l+"\n")) {
+				if f.Severity == SeverityError || f.Rule != RuleSecretLiteral {
+					t.Errorf("%s: false positive on %q: %v", rule, l, codes([]Finding{f}))
+				}
 			}
 		}
 	}
@@ -143,4 +145,43 @@ func FuzzScan(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Security-scan precision: documentation context and placeholders are
+// warnings (the rule is kept), real-looking material is an error, in code
+// blocks too.
+func TestScanPrecision(t *testing.T) {
+	realGoogle := "AIza" + "SyD8kq3Vb7Lr0Qx9mZt2Wc5Hn1Ps4Yj6Ug0"
+	cases := []struct {
+		name, file, content, rule, sev string
+	}{
+		{"installer line in a fence", "SKILL.md", "Install:\n```bash\ncurl -fsSL https://get.example.com/install.sh | bash\n```\n", RulePipeToShell, SeverityWarning},
+		{"installer line in prose", "references/setup.md", "Run `curl -fsSL https://get.example.com | sh`.\n", RulePipeToShell, SeverityWarning},
+		{"installer line in a script", "scripts/setup.sh", "#!/bin/sh\ncurl -fsSL https://get.example.com | sh\n", RulePipeToShell, SeverityError},
+		{"PEM header alone", "references/keys.md", "The file starts with\n-----BEGIN RSA PRIVATE KEY-----\nand ends with the END line.\n", RulePrivateKey, SeverityWarning},
+		{"PEM header, ellipsis body", "references/keys.md", "```\n-----BEGIN OPENSSH PRIVATE KEY-----\n...\n-----END OPENSSH PRIVATE KEY-----\n```\n", RulePrivateKey, SeverityWarning},
+		{"PEM key with a body", "references/keys.md", "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n", RulePrivateKey, SeverityError},
+		{"AWS documented example key", "SKILL.md", "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\n", RuleSecretLiteral, SeverityWarning},
+		{"Google placeholder A1B2C3D4", "SKILL.md", "GOOGLE_API_KEY=AIzaSyA1B2C3D4E5F6G7H8I9J0K1L2M3N4O5P6Q\n", RuleSecretLiteral, SeverityWarning},
+		{"xxxx placeholder", "references/env.md", "OPENAI_API_KEY=sk-proj-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx1\n", RuleSecretLiteral, SeverityWarning},
+		{"1234 placeholder", "references/env.md", "token ghp_1234567890abcdefghijABCDEFGHIJ123456\n", RuleSecretLiteral, SeverityWarning},
+		{"real-looking AWS key in a fence", "SKILL.md", "```\nAWS_ACCESS_KEY_ID=AKIA2OGYBAH63UU6PQ7F\n```\n", RuleSecretLiteral, SeverityError},
+		{"real-looking Google key", "references/env.md", "key: " + realGoogle + "\n", RuleSecretLiteral, SeverityError},
+		{"real-looking GitHub token", "scripts/ci.sh", "GH=ghp_R8vT2kQ9xL4mN7pZ3wY6sC1dF5hJ0gB8aE2u\n", RuleSecretLiteral, SeverityError},
+		{"destructive delete in a fence stays an error", "SKILL.md", "```sh\nrm -rf ~\n```\n", RuleDestructive, SeverityError},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fs := Scan(c.file, []byte(c.content))
+			var got []string
+			for _, f := range fs {
+				if f.Rule == c.rule {
+					got = append(got, f.Severity)
+				}
+			}
+			if len(got) != 1 || got[0] != c.sev {
+				t.Fatalf("%s: got %v (all: %v), want one %s", c.rule, got, codes(fs), c.sev)
+			}
+		})
+	}
 }

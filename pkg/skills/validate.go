@@ -248,8 +248,8 @@ func checkFields(skill string, split Split, fm *Frontmatter) []Finding {
 		errf(RuleNameRequired, split.YAMLLine, "frontmatter has no 'name'; add name: %s", skill)
 	} else if s, ok := v.(string); !ok {
 		errf(RuleFieldType, line["name"], "'name' must be a string")
-	} else if !ValidName(s) {
-		errf(RuleOpenClawName, line["name"], "name %q does not match the naming rule: 1-64 characters a-z, 0-9 and '-', starting and ending with a letter or digit, without '--'", s)
+	} else if err := CheckSkillName(s); err != nil {
+		errf(RuleOpenClawName, line["name"], "name %q is not a safe folder name: %s", s, errs.As(err).Message)
 	} else if skill != "" && s != skill {
 		errf(RuleNameFolder, line["name"], "name %q differs from the skill folder %q; they must be equal", s, skill)
 	}
