@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 )
@@ -268,6 +269,12 @@ func (c *Client) Request(ctx context.Context, method string, params json.RawMess
 		return unavailable("request_timeout", "request %s timed out after %dms", method, timeout.Milliseconds())
 	})
 	if err != nil {
+		if err.RPC != nil && err.RPC.Code == codeMethodNotFound && c.negotiated.Era == EraModern &&
+			(method == "ping" || method == "initialize" || strings.HasPrefix(method, "notifications/") || method == "logging/setLevel" || strings.HasPrefix(method, "resources/subscribe") || method == "resources/unsubscribe") {
+			e := *err
+			e.Hint = "protocol 2026-07-28 removed " + method + "; the server answers the new era's methods only (pass --protocol-version with a legacy revision to use it)"
+			return nil, &e
+		}
 		return nil, err
 	}
 	return res, nil
