@@ -1,0 +1,74 @@
+package mcp
+
+// Writing to the server: one message per Write, each with a deadline.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"time"
+)
+
+func (c *Client) writeRequest(ctx context.Context, id int64, method string, params json.RawMessage, timeout time.Duration, onTimeout func() *Error) (delivered bool, e *Error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	b := c.wbuf[:0]
+	if len(params) > 0 && bytes.ContainsAny(params, "\r\n") {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, params); err != nil {
+			return false, protocolErr("invalid_params", "params are not valid JSON: %v", err)
+		}
+		params = buf.Bytes()
+	} else if len(params) > 0 && !json.Valid(params) {
+		return false, protocolErr("invalid_params", "params are not valid JSON")
+	}
+	b = appendRequest(b, id, method, params)
+	c.wbuf = b
+	if len(b) > c.opts.MaxFrameBytes {
+		return false, protocolErr("frame_too_large", "request exceeded the frame-size limit (%d bytes > %d)", len(b), c.opts.MaxFrameBytes)
+	}
+	n, err := c.writeLocked(ctx, b, timeout)
+	if err != nil {
+		return n > 0, c.writeError(ctx, method, err, onTimeout)
+	}
+	return true, nil
+}
+
+// writeLocked writes one message with the caller's deadline, so a server
+// that stops reading its stdin cannot block the caller past its timeout;
+// a cancelled context or a retirement interrupts the write too. c.wmu is
+// held.
+func (c *Client) writeLocked(ctx context.Context, b []byte, timeout time.Duration) (int, error) {
+	in := c.proc.Stdin()
+	if timeout <= 0 {
+		timeout = time.Millisecond // a spent budget still gets one try
+	}
+	_ = in.SetWriteDeadline(time.Now().Add(timeout))
+	if ctx != nil && ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, func() { _ = in.SetWriteDeadline(pastDeadline) })
+		defer stop()
+	}
+	return in.Write(b)
+}
+
+// writeError names a failed write: the caller's deadline, its
+// cancellation, or the pipe itself (EPIPE: the server closed its stdin).
+func (c *Client) writeError(ctx context.Context, method string, err error, onTimeout func() *Error) *Error {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		switch {
+		case ctx != nil && ctx.Err() != nil:
+			return unavailable("cancelled", "request %s was cancelled while it was being written: %v", method, context.Cause(ctx))
+		case c.isClosed():
+			return c.retainedFatal()
+		case onTimeout != nil:
+			e := onTimeout()
+			e.Message += " while writing it: the server is not reading its stdin"
+			return e
+		}
+	}
+	e := unavailable("write_failed", "cannot write to the server: %v", err)
+	e.Err = err
+	return e
+}
