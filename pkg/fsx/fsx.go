@@ -249,17 +249,31 @@ func checkRegular(path string, open func(string) (*os.File, error)) (*os.File, e
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("%s is %s: %w", path, describeMode(st.Mode()), ErrNotRegular)
+		return nil, &NotRegularError{Path: path, Kind: describeMode(st.Mode())}
 	}
 	return f, nil
 }
 
+// NotRegularError says what a path is instead of a regular file; it
+// matches ErrNotRegular.
+type NotRegularError struct {
+	Path string
+	Kind string // "a FIFO", "a folder", …
+}
+
+func (e *NotRegularError) Error() string {
+	return fmt.Sprintf("%s is not a regular file (%s)", e.Path, e.Kind)
+}
+
+// Is makes errors.Is(err, ErrNotRegular) hold.
+func (e *NotRegularError) Is(target error) bool { return target == ErrNotRegular }
+
 func describeMode(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
-		return "a directory"
+		return "a folder"
 	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
+		return "a FIFO"
 	case m&fs.ModeSocket != 0:
 		return "a socket"
 	case m&fs.ModeDevice != 0:

@@ -155,7 +155,7 @@ func TestOpenRegularRefusesFIFOWithoutBlocking(t *testing.T) {
 		done <- err
 	}()
 	err := <-done // a blocking open would hang here and the test would time out
-	if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "named pipe") {
+	if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "a FIFO") {
 		t.Fatalf("ReadRegular(fifo) = %v; want ErrNotRegular naming the pipe", err)
 	}
 	if _, err := OpenRegular(t.TempDir()); !errors.Is(err, ErrNotRegular) {
