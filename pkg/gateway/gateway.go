@@ -349,7 +349,17 @@ func Stop(ctx context.Context, h owner.Home, wait time.Duration) (*owner.Record,
 	deadline := time.Now().Add(wait)
 	for time.Now().Before(deadline) {
 		if !rec.Alive() {
-			return rec, nil
+			// The pid can read as gone (its leader thread a zombie) while
+			// the last threads still hold the owner lock. Return only once
+			// the lock is free, so the next command never finds it busy.
+			lctx, cancel := context.WithDeadline(ctx, deadline)
+			l, err := owner.AcquireLock(lctx, h.Lock())
+			cancel()
+			if err == nil {
+				l.Release()
+				return rec, nil
+			}
+			break
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
