@@ -23,7 +23,7 @@ vet:
 # test grouped by reason and one line "tests: N passed, N failed, N skipped".
 test: vet
 	$(GO) build -o bin/testsum ./scripts/testsum
-	$(GO) test -count=1 -json ./... | bin/testsum
+	$(GO) test -count=1 -timeout 45m -json ./... | bin/testsum
 
 # make test five times in a row while two CPU burners keep both cores busy:
 # proves the suite does not depend on winning races (not part of make test).

@@ -30,6 +30,9 @@ type event struct {
 // fileLine strips the "    file_test.go:12: " prefix of a t.Log line.
 var fileLine = regexp.MustCompile(`^\s*[\w.-]+\.go:\d+: `)
 
+// scriptSkip is testscript's echo of a skip command.
+var scriptSkip = regexp.MustCompile(`^> (?:\[[^\]]*\] )*skip '?(.*?)'?$`)
+
 func main() {
 	os.Exit(run(os.Stdin, os.Stdout))
 }
@@ -123,6 +126,10 @@ func skipReason(lines []string) string {
 		}
 		l = strings.TrimSpace(fileLine.ReplaceAllString(lines[i], ""))
 		l = strings.TrimPrefix(l, "skip: ")
+		// testscript echoes the line: > [!cond] skip 'reason'
+		if m := scriptSkip.FindStringSubmatch(l); m != nil {
+			l = m[1]
+		}
 		if l == "" {
 			continue
 		}
