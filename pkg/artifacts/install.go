@@ -47,6 +47,8 @@ type Installation struct {
 	Package PackageJSON
 	BuildID string // from dist/build-info.json, "" when absent
 	Plugins []Plugin
+	// Inventory is the worker bundle inventory the installation defines.
+	Inventory *Inventory
 }
 
 // Plugin is one bundled plugin (dist/extensions/<dir>/openclaw.plugin.json).
@@ -93,7 +95,8 @@ func readPackageJSON(dir string) (*PackageJSON, error) {
 }
 
 // OpenInstallation reads the package root: package.json (name and exact
-// version), the 7 worker artifacts and the bundled plugins. It writes
+// version), the worker bundle inventory its compiled code defines (each
+// file present) and the bundled plugins. It writes
 // nothing and follows no configured external path.
 func OpenInstallation(root string) (*Installation, error) {
 	if root == "" {
@@ -131,21 +134,11 @@ func OpenInstallation(root string) (*Installation, error) {
 		return nil, errs.Failed("not_built", "%s has no dist/ folder: not a built installation", root).
 			WithHint("install a published release (npm install openclaw) or build the package first")
 	}
-	for _, a := range WorkerArtifacts {
-		p := filepath.Join(real, "dist", "worker", a)
-		st, err := os.Lstat(p)
-		switch {
-		case err != nil:
-			return nil, errs.Failed("worker_artifact_missing", "worker artifact dist/worker/%s is missing", a).
-				WithHint("the installation is incomplete; reinstall or rebuild the package")
-		case st.Mode()&fs.ModeSymlink != 0:
-			return nil, errs.Failed("symlink_refused", "worker artifact dist/worker/%s is a symbolic link", a).
-				WithHint("replace the link with the file itself; worker artifacts must be regular files")
-		case !st.Mode().IsRegular():
-			return nil, errs.Failed("worker_artifact_missing", "worker artifact dist/worker/%s is not a regular file", a).
-				WithHint("the installation is incomplete; reinstall or rebuild the package")
-		}
+	inv, err := ReadInventory(real, pj.Version)
+	if err != nil {
+		return nil, err
 	}
+	in.Inventory = inv
 	if b, err := fsx.ReadRegular(filepath.Join(real, "dist", "build-info.json"), 64<<10); err == nil {
 		var bi struct {
 			BuildID string `json:"buildId"`
@@ -303,7 +296,9 @@ type QualifyReport struct {
 	Version     string   `json:"version"`
 	BuildID     string   `json:"buildId,omitempty"`
 	Worker      []string `json:"workerArtifacts"`
-	Plugins     []Plugin `json:"plugins"`
+	// WorkerInventory says where Worker was read from.
+	WorkerInventory *Inventory `json:"workerInventory"`
+	Plugins         []Plugin   `json:"plugins"`
 	// Ignored lists configured external plugin paths, reported but never
 	// loaded.
 	Ignored []IgnoredPlugin `json:"ignoredExternal"`
@@ -326,7 +321,7 @@ func Qualify(root, configPath string) (*QualifyReport, error) {
 		return nil, err
 	}
 	rep := &QualifyReport{PackageRoot: in.Root, Name: in.Package.Name, Version: in.Package.Version,
-		BuildID: in.BuildID, Worker: append([]string(nil), WorkerArtifacts...), Plugins: in.Plugins, Ignored: []IgnoredPlugin{}}
+		BuildID: in.BuildID, Worker: in.Inventory.Files, WorkerInventory: in.Inventory, Plugins: in.Plugins, Ignored: []IgnoredPlugin{}}
 	if configPath == "" {
 		return rep, nil
 	}

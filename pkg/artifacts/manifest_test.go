@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clawkit/clawkit/pkg/artifacts/artifactstest"
 	"github.com/clawkit/clawkit/pkg/errs"
 )
 
@@ -21,7 +22,7 @@ func sum(s string) string {
 // from the documented formula written out by hand, not by BundleHash.
 func sampleManifest() *Manifest {
 	var entries []WorkerEntry
-	for _, p := range WorkerArtifacts {
+	for _, p := range artifactstest.Inventory96 {
 		entries = append(entries, WorkerEntry{Path: p, Mode: "0700", Bytes: int64(len(p)), SHA256: sum(p)})
 	}
 	var pre strings.Builder
@@ -37,7 +38,7 @@ func sampleManifest() *Manifest {
 		Plugins: []string{"alpha", "beta"}, Platform: "linux", Arch: "x64",
 		Producer:      Producer{"clawkit", "dev"},
 		NodeBootstrap: NodeBootstrap{Archive{"node-bootstrap/" + nb + ".tgz", 10, nb}, PackagePath},
-		WorkerBundle:  WorkerBundle{Archive{"worker-artifacts/" + wb + ".tgz", 20, wb}, sum(pre.String()), entries},
+		WorkerBundle:  WorkerBundle{Archive{"worker-artifacts/" + wb + ".tgz", 20, wb}, sum(pre.String()), entries, nil},
 	}
 }
 

@@ -35,7 +35,10 @@ func (c *RAQualifyCmd) Run(out *Output) error {
 		if rep.BuildID != "" {
 			fmt.Fprintf(w, "build %s\n", rep.BuildID)
 		}
-		fmt.Fprintf(w, "worker artifacts: %d\n", len(rep.Worker))
+		fmt.Fprintf(w, "worker artifacts: %d (%s)\n", len(rep.Worker), rep.WorkerInventory)
+		for _, f := range rep.Worker {
+			fmt.Fprintf(w, "  dist/worker/%s\n", f)
+		}
 		q := 0
 		for _, p := range rep.Plugins {
 			if p.Qualified {
@@ -119,7 +122,16 @@ func (c *RAInspectCmd) Run(out *Output) error {
 			WithHint("the export was changed or damaged after it was written; export again")
 	}
 	return out.Result(rep, func(w io.Writer) {
-		fmt.Fprintf(w, "all artifacts verified (%s %s, bundle hash %s)\n", rep.Manifest.Package.Name, rep.Manifest.Package.Version, rep.Manifest.WorkerBundle.BundleHash)
+		wb := &rep.Manifest.WorkerBundle
+		fmt.Fprintf(w, "all artifacts verified (%s %s, bundle hash %s)\n", rep.Manifest.Package.Name, rep.Manifest.Package.Version, wb.BundleHash)
+		from := "not recorded by the exporter"
+		if wb.Inventory != nil {
+			from = wb.Inventory.Symbol + " in " + wb.Inventory.Source
+		}
+		fmt.Fprintf(w, "worker inventory: %d files (%s)\n", len(wb.Entries), from)
+		for _, e := range wb.Entries {
+			fmt.Fprintf(w, "  %s %s %d\n", e.Path, e.Mode, e.Bytes)
+		}
 	})
 }
 
