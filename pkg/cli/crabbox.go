@@ -3,11 +3,11 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/clawkit/clawkit/pkg/crabbox"
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 )
 
 // CrabboxCmd is `clawkit crabbox …` (DESIGN §8). Stateless: no home, no
@@ -153,11 +153,16 @@ func (c *CrabboxReceiptCmd) Run(env *Env, out *Output) error {
 	}
 	var r io.Reader = env.Stdin
 	if c.From != "" {
-		f, err := os.Open(c.From)
+		// Opened without blocking and refused unless a regular file: a FIFO
+		// here would otherwise wait for a writer forever.
+		f, err := fsx.OpenNoFollow(c.From)
 		if err != nil {
 			return errs.Usage("receipt_unreadable", "cannot open %s: %v", c.From, err).WithHint("pass the file holding the install or verify output")
 		}
 		defer f.Close()
+		if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+			return errs.Usage("receipt_unreadable", "%s is not a regular file", c.From).WithHint("pass the file holding the install or verify output, or pipe it on stdin")
+		}
 		r = f
 	}
 	rc, err := crabbox.ReadReceipt(r)
