@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -69,7 +70,7 @@ type CrabboxSetupCmd struct {
 	Execute    bool   `name:"run" help:"Execute the install command now, in this process."`
 }
 
-func (c *CrabboxSetupCmd) Run(env *Env, out *Output) error {
+func (c *CrabboxSetupCmd) Run(ctx context.Context, env *Env, out *Output) error {
 	s, err := crabbox.SetupCommand(c.Manifest, c.TargetHome)
 	if err != nil {
 		return err
@@ -82,7 +83,7 @@ func (c *CrabboxSetupCmd) Run(env *Env, out *Output) error {
 	if req.TargetHome == "" {
 		req.TargetHome = env.Getenv("HOME")
 	}
-	req.CLIVersion, req.Log, req.Progress = cliVersion(), out.Stderr, out.ProgressWriter()
+	req.CLIVersion, req.Log, req.Progress, req.Ctx = cliVersion(), out.Stderr, out.ProgressWriter(), ctx
 	rc, err := crabbox.Install(req)
 	if err != nil {
 		return err
@@ -97,9 +98,9 @@ type CrabboxInstallCmd struct {
 	NoSync bool `help:"Do not flush the staged install to disk before renaming it into place (faster; still safe against a killed process, not against power loss)."`
 }
 
-func (c *CrabboxInstallCmd) Run(env *Env, out *Output) error {
+func (c *CrabboxInstallCmd) Run(ctx context.Context, env *Env, out *Output) error {
 	rc, err := crabbox.Install(crabbox.InstallRequest{
-		ManifestPath: c.Manifest, TargetHome: c.home(env), Expect: c.expect(),
+		Ctx: ctx, ManifestPath: c.Manifest, TargetHome: c.home(env), Expect: c.expect(),
 		CLIVersion: cliVersion(), NoSync: c.NoSync, Log: out.Stderr, Progress: out.ProgressWriter(), Now: env.Now,
 	})
 	if err != nil {

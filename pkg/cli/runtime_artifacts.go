@@ -102,8 +102,8 @@ type RAInspectCmd struct {
 	Dir string `arg:"" help:"Export folder (holds manifest.json)." placeholder:"DIR"`
 }
 
-func (c *RAInspectCmd) Run(out *Output) error {
-	rep, err := artifacts.Inspect(c.Dir)
+func (c *RAInspectCmd) Run(ctx context.Context, out *Output) error {
+	rep, err := artifacts.InspectContext(ctx, c.Dir)
 	if err != nil {
 		return err
 	}

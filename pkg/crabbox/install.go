@@ -1,6 +1,7 @@
 package crabbox
 
 import (
+	"context"
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
@@ -40,6 +41,9 @@ type InstallRequest struct {
 	Log      io.Writer
 	Progress io.Writer
 	Now      func() time.Time
+	// Ctx, when done (SIGINT/SIGTERM), stops the install: the staging
+	// folder is removed and nothing is renamed into place.
+	Ctx context.Context
 }
 
 // testHookEntry, when set (tests only), runs after each extracted entry.
@@ -73,6 +77,10 @@ func Install(req InstallRequest) (*Receipt, error) {
 	if now == nil {
 		now = time.Now
 	}
+	ctx := req.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	in, err := LoadInputs(req.ManifestPath, req.Expect)
 	if err != nil {
 		return nil, err
@@ -99,8 +107,14 @@ func Install(req InstallRequest) (*Receipt, error) {
 		defer wg.Done()
 		worker, workerErr = readWorker(in.WorkerArchive, m)
 	}()
-	node, nodeID, err := openChecked(in.NodeArchive, "node bootstrap", m.NodeBootstrap.Archive)
+	node, nodeID, err := openChecked(ctx, in.NodeArchive, "node bootstrap", m.NodeBootstrap.Archive)
 	wg.Wait()
+	if ctx.Err() != nil {
+		if node != nil {
+			node.Close()
+		}
+		return nil, artifacts.Interrupted("install")
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -168,15 +182,21 @@ func Install(req InstallRequest) (*Receipt, error) {
 		}
 	}()
 	progress("extracting into %s", staging)
-	if err := stage(staging, node, nodeID, bc, in, l, worker, req.CLIVersion, now()); err != nil {
+	if err := stage(ctx, staging, node, nodeID, bc, in, l, worker, req.CLIVersion, now()); err != nil {
+		if ctx.Err() != nil {
+			return nil, artifacts.Interrupted("install")
+		}
 		return nil, err
 	}
 
-	// 5. Publish: durable, then renamed into place.
+	// 5. Publish: durable, then renamed into place (unless interrupted).
 	if !req.NoSync {
 		if err := syncTree(staging); err != nil {
 			return nil, installErr("cannot flush the staged install to disk: %v", err)
 		}
+	}
+	if ctx.Err() != nil {
+		return nil, artifacts.Interrupted("install")
 	}
 	if replace {
 		// Swap atomically so the final path always holds a whole install.
@@ -236,7 +256,7 @@ func idOf(f *os.File) (fileID, error) {
 // positioned at the start with its identity: the caller extracts from the
 // same descriptor and compares the identity afterwards instead of hashing
 // a second time.
-func openChecked(path, which string, want artifacts.Archive) (*os.File, fileID, error) {
+func openChecked(ctx context.Context, path, which string, want artifacts.Archive) (*os.File, fileID, error) {
 	f, err := fsx.OpenNoFollow(path)
 	if err != nil {
 		return nil, fileID{}, missingArchive(which, path, err)
@@ -257,7 +277,7 @@ func openChecked(path, which string, want artifacts.Archive) (*os.File, fileID, 
 		return fail(missingArchive(which, path, err))
 	}
 	h := newSHA()
-	if _, err := io.CopyBuffer(h, f, make([]byte, 1<<20)); err != nil {
+	if _, err := io.CopyBuffer(h, archive.ContextReader(ctx, f), make([]byte, 1<<20)); err != nil {
 		return fail(missingArchive(which, path, err))
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != want.SHA256 {
@@ -347,7 +367,7 @@ func checkBundle(data []byte, m *artifacts.Manifest) error {
 
 // stage extracts the node bootstrap into staging, places the worker
 // archive, and writes the index and the record (the record last).
-func stage(staging string, node *os.File, nodeID fileID, bc *bundleCheck, in *Inputs, l Layout, worker []byte, cliVersion string, now time.Time) error {
+func stage(ctx context.Context, staging string, node *os.File, nodeID fileID, bc *bundleCheck, in *Inputs, l Layout, worker []byte, cliVersion string, now time.Time) error {
 	m := in.Manifest
 	idx := Index{Schema: IndexSchema}
 	var content int64
@@ -369,7 +389,7 @@ func stage(staging string, node *os.File, nodeID fileID, bc *bundleCheck, in *In
 			if testHookEntry != nil {
 				testHookEntry(n)
 			}
-			return nil
+			return ctx.Err()
 		},
 	})
 	if err != nil {
