@@ -25,6 +25,7 @@ import (
 func init() {
 	helperCommands["crabbox-hostile-export"] = crabboxHostileExportMain
 	helperCommands["crabbox-hand-export"] = crabboxHandExportMain
+	helperCommands["crabbox-many-export"] = crabboxManyExportMain
 	helperCommands["crabbox-flip"] = crabboxFlipMain
 	helperCommands["crabbox-snapshot"] = crabboxSnapshotMain
 	helperCommands["crabbox-age"] = crabboxAgeMain
@@ -49,6 +50,26 @@ func crabboxHostileExportMain() {
 		crabboxDie("unknown kind %q (kinds: %s)", os.Args[1], strings.Join(archivetest.Kinds(), ", "))
 	}
 	if _, err := crabboxtest.HandExport(os.Args[2], archivetest.Hostile(os.Args[1])); err != nil {
+		crabboxDie("%v", err)
+	}
+}
+
+// crabbox-many-export DIR N: a hand-made export whose node bootstrap holds
+// N empty files (beyond the 250,000-entry limit when N is larger).
+func crabboxManyExportMain() {
+	if len(os.Args) != 3 {
+		crabboxDie("usage: crabbox-many-export DIR N")
+	}
+	n, err := strconv.Atoi(os.Args[2])
+	if err != nil {
+		crabboxDie("%v", err)
+	}
+	ents := make([]archivetest.Entry, 0, n)
+	ents = append(ents, archivetest.Entry{Name: "node_modules/openclaw/package.json", Body: []byte(`{"name":"openclaw"}`)})
+	for i := 1; i < n; i++ {
+		ents = append(ents, archivetest.Entry{Name: "node_modules/openclaw/f/" + strconv.Itoa(i)})
+	}
+	if _, err := crabboxtest.HandExport(os.Args[1], archivetest.Build(ents)); err != nil {
 		crabboxDie("%v", err)
 	}
 }

@@ -294,6 +294,9 @@ func ParseManifest(raw []byte) (*Manifest, error) {
 	if len(raw) > MaxManifestBytes {
 		return nil, bad("larger than %d bytes", MaxManifestBytes)
 	}
+	if err := CheckStrictJSON(raw); err != nil {
+		return nil, bad("%v", err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	var m Manifest

@@ -166,3 +166,40 @@ func FuzzParseManifest(f *testing.F) {
 		}
 	})
 }
+
+func TestCheckStrictJSON(t *testing.T) {
+	for _, tc := range []struct {
+		doc string
+		ok  bool
+	}{
+		{`{"a":1,"b":{"a":2},"c":[{"a":1},{"a":1}]}`, true},
+		{`{"a":"x","b":"a"}`, true},
+		{`{"a":["a","a"],"b":"b"}`, true},
+		{`{"a":1,"a":2}`, false},
+		{`{"x":{"k":1,"k":1}}`, false},
+		{`[{"k":[],"k":{}}]`, false},
+		{`{"a":{"b":1},"a":3}`, false},
+		{"{\"a\":\"\xff\"}", false},
+		{`{"a":1}{"a":1}`, true}, // two documents: the caller rejects trailing data
+	} {
+		err := CheckStrictJSON([]byte(tc.doc))
+		if (err == nil) != tc.ok {
+			t.Errorf("%q: err = %v, want ok=%v", tc.doc, err, tc.ok)
+		}
+	}
+}
+
+func TestParseManifestRefusesDuplicateKeysAndBadUTF8(t *testing.T) {
+	raw, err := sampleManifest().Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dup := strings.Replace(string(raw), `"buildId": "b1",`, `"buildId": "b1", "buildId": "b2",`, 1)
+	if _, err := ParseManifest([]byte(dup)); err == nil || !strings.Contains(err.Error(), `duplicate key "buildId"`) {
+		t.Fatalf("duplicate key: %v", err)
+	}
+	bad := strings.Replace(string(raw), `"b1"`, "\"b\xff\"", 1)
+	if _, err := ParseManifest([]byte(bad)); err == nil || !strings.Contains(err.Error(), "UTF-8") {
+		t.Fatalf("invalid UTF-8: %v", err)
+	}
+}

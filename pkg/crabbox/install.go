@@ -276,12 +276,33 @@ func openChecked(ctx context.Context, path, which string, want artifacts.Archive
 	if err != nil {
 		return fail(missingArchive(which, path, err))
 	}
+	// While the bytes are hashed, the same stream is walked (headers only,
+	// nothing extracted) on another goroutine: every limit and path rule is
+	// enforced before the target is touched, so an archive over the entry
+	// or size limits is refused in the time it takes to read it, never
+	// after extracting most of it. The digest is still judged first.
 	h := newSHA()
-	if _, err := io.CopyBuffer(h, archive.ContextReader(ctx, f), make([]byte, 1<<20)); err != nil {
+	pr, pw := io.Pipe()
+	scanned := make(chan error, 1)
+	go func() {
+		_, err := archive.Walk(pr, archive.Options{Size: want.Bytes, SkipHash: true}, func(*archive.Entry, io.Reader) error { return nil })
+		pr.CloseWithError(errScanDone)
+		scanned <- err
+	}()
+	_, err = io.CopyBuffer(io.MultiWriter(h, &lenientWriter{w: pw}), archive.ContextReader(ctx, f), make([]byte, 1<<20))
+	pw.Close()
+	scanErr := <-scanned
+	if err != nil {
 		return fail(missingArchive(which, path, err))
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != want.SHA256 {
 		return fail(integrityErr("%s archive %s has SHA-256 %s, the manifest records %s", which, path, got, want.SHA256))
+	}
+	if scanErr != nil {
+		if e := errs.As(scanErr); e != nil && errors.Is(scanErr, archive.ErrUnsafe) {
+			return fail(errs.Failed(e.Code, "%s %s refused: %s", which, path, e.Message).WithHint("%s", e.Hint).Wrap(scanErr))
+		}
+		return fail(missingArchive(which, path, scanErr))
 	}
 	if id2, err := idOf(f); err != nil || id2 != id {
 		return fail(integrityErr("%s archive %s changed while it was being checked", which, path))
@@ -527,4 +548,22 @@ func syncTree(dir string) error {
 		return err
 	}
 	return f.Sync()
+}
+
+var errScanDone = errors.New("archive scan finished")
+
+// lenientWriter feeds the pre-scan; once the scan has stopped reading (it
+// finished or refused the archive) writes are dropped, so hashing goes on.
+type lenientWriter struct {
+	w    *io.PipeWriter
+	dead bool
+}
+
+func (l *lenientWriter) Write(p []byte) (int, error) {
+	if !l.dead {
+		if _, err := l.w.Write(p); err != nil {
+			l.dead = true
+		}
+	}
+	return len(p), nil
 }
