@@ -1,8 +1,8 @@
 package crabbox
 
 import (
-	"context"
 	"bytes"
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
