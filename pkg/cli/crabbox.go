@@ -95,13 +95,14 @@ func (c *CrabboxSetupCmd) Run(ctx context.Context, env *Env, out *Output) error 
 type CrabboxInstallCmd struct {
 	crabboxTarget
 	crabboxPins
-	NoSync bool `help:"Do not flush the staged install to disk before renaming it into place (faster; still safe against a killed process, not against power loss)."`
+	NoSync        bool   `help:"Do not flush the staged install to disk before renaming it into place (faster; still safe against a killed process, not against power loss)."`
+	PlatformCheck string `name:"platform-check" enum:"enforce,skip" default:"enforce" help:"enforce: refuse an export made for another platform/arch; skip: install anyway (tests only)."`
 }
 
 func (c *CrabboxInstallCmd) Run(ctx context.Context, env *Env, out *Output) error {
 	rc, err := crabbox.Install(crabbox.InstallRequest{
 		Ctx: ctx, ManifestPath: c.Manifest, TargetHome: c.home(env), Expect: c.expect(),
-		CLIVersion: cliVersion(), NoSync: c.NoSync, Log: out.Stderr, Progress: out.ProgressWriter(), Now: env.Now,
+		CLIVersion: cliVersion(), NoSync: c.NoSync, SkipPlatformCheck: c.PlatformCheck == "skip", Log: out.Stderr, Progress: out.ProgressWriter(), Now: env.Now,
 	})
 	if err != nil {
 		return err

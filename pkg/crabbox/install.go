@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -41,6 +42,9 @@ type InstallRequest struct {
 	Log      io.Writer
 	Progress io.Writer
 	Now      func() time.Time
+	// SkipPlatformCheck installs an export made for another platform or
+	// architecture (tests only: such a runtime cannot run here).
+	SkipPlatformCheck bool
 	// Ctx, when done (SIGINT/SIGTERM), stops the install: the staging
 	// folder is removed and nothing is renamed into place.
 	Ctx context.Context
@@ -86,6 +90,9 @@ func Install(req InstallRequest) (*Receipt, error) {
 		return nil, err
 	}
 	m := in.Manifest
+	if err := CheckPlatform(m, req.SkipPlatformCheck); err != nil {
+		return nil, err
+	}
 	if req.TargetHome == "" {
 		return nil, errs.Usage("target_home_missing", "no target home: HOME is not set").WithHint("pass --target-home DIR")
 	}
@@ -566,4 +573,19 @@ func (l *lenientWriter) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+// CheckPlatform refuses (exit 3, before anything is touched) an export whose
+// manifest names another platform or architecture than this machine's, in
+// Node's names. skip disables the check (tests only).
+func CheckPlatform(m *artifacts.Manifest, skip bool) error {
+	if skip {
+		return nil
+	}
+	hp, ha := artifacts.NodePlatform(runtime.GOOS), artifacts.NodeArch(runtime.GOARCH)
+	if m.Platform != hp || m.Arch != ha {
+		return errs.Refused("platform_mismatch", "the export is for %s-%s, this machine is %s-%s", m.Platform, m.Arch, hp, ha).
+			WithHint("install on a matching prepared machine, or export for this one (runtime-artifacts export --platform %s --arch %s)", hp, ha)
+	}
+	return nil
 }
