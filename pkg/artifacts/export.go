@@ -41,11 +41,15 @@ type ExportOptions struct {
 	PackageRoot string
 	Output      string
 	BuildID     string   // "" → dist/build-info.json's, else <version>-<bundle hash prefix>
-	Plugins     []string // nil → every qualified bundled plugin
-	Platform    string   // "" → this machine, in Node's names
-	Arch        string
-	Producer    string // clawkit's version for the manifest
-	Progress    io.Writer
+	Plugins     []string // nil → every qualified bundled plugin the config leaves enabled
+	// Config is an OpenClaw config (JSON5) read, never written, for plugin
+	// enablement: disabled plugins are not exported; external plugin paths
+	// in it are never loaded.
+	Config   string
+	Platform string // "" → this machine, in Node's names
+	Arch     string
+	Producer string // clawkit's version for the manifest
+	Progress io.Writer
 
 	// wrap, when set (tests), wraps each archive's file writer, e.g. to
 	// inject a write failure mid-export.
@@ -89,6 +93,11 @@ func Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
 	in, err := OpenInstallation(opts.PackageRoot)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Config != "" {
+		if _, err := applyConfig(in.Plugins, opts.Config); err != nil {
+			return nil, err
+		}
 	}
 	plugins, err := selectPlugins(in, opts.Plugins)
 	if err != nil {
@@ -239,7 +248,7 @@ func selectPlugins(in *Installation, ids []string) ([]Plugin, error) {
 	if len(ids) == 0 {
 		var out []Plugin
 		for _, p := range in.Plugins {
-			if p.Qualified {
+			if p.Qualified && p.Enabled {
 				out = append(out, p)
 			}
 		}
@@ -256,6 +265,10 @@ func selectPlugins(in *Installation, ids []string) ([]Plugin, error) {
 		if !ok {
 			return nil, errs.Usage("plugin_unknown", "plugin %q is not bundled in this installation", id).
 				WithHint("run 'clawkit runtime-artifacts qualify --package-root DIR' to list the bundled plugins")
+		}
+		if !p.Enabled {
+			return nil, errs.Refused("plugin_disabled", "plugin %q is disabled in the config", id).
+				WithHint("enable it in the config (plugins.entries.%s.enabled) or leave it out of --plugin", id)
 		}
 		if !p.Qualified {
 			return nil, errs.Failed("plugin_unqualified", "plugin %q does not qualify: %s", id, p.Reason).

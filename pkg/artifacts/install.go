@@ -325,6 +325,20 @@ func Qualify(root, configPath string) (*QualifyReport, error) {
 	if configPath == "" {
 		return rep, nil
 	}
+	ignored, err := applyConfig(rep.Plugins, configPath)
+	if err != nil {
+		return nil, err
+	}
+	rep.Ignored = ignored
+	return rep, nil
+}
+
+// applyConfig reads (never writes) an OpenClaw config and applies it to
+// plugins: plugins.entries.<id>.enabled:false marks a plugin disabled, and
+// configured external paths (plugins.entries.<id>.path, plugins.load.paths)
+// are returned as ignored without being opened.
+func applyConfig(plugins []Plugin, configPath string) ([]IgnoredPlugin, error) {
+	ignored := []IgnoredPlugin{}
 	raw, err := fsx.ReadRegular(configPath, maxConfigBytes)
 	if err != nil {
 		return nil, errs.Usage("config_unreadable", "cannot read config %s: %v", configPath, unwrapPathErr(err)).
@@ -346,8 +360,8 @@ func Qualify(root, configPath string) (*QualifyReport, error) {
 			WithHint("fix the config's plugins section (JSON5)")
 	}
 	byID := map[string]*Plugin{}
-	for i := range rep.Plugins {
-		byID[rep.Plugins[i].ID] = &rep.Plugins[i]
+	for i := range plugins {
+		byID[plugins[i].ID] = &plugins[i]
 	}
 	ids := make([]string, 0, len(cfg.Plugins.Entries))
 	for id := range cfg.Plugins.Entries {
@@ -360,11 +374,11 @@ func Qualify(root, configPath string) (*QualifyReport, error) {
 			p.Enabled = false
 		}
 		if e.Path != "" {
-			rep.Ignored = append(rep.Ignored, IgnoredPlugin{ID: id, Path: e.Path, Reason: "external plugin path not loaded; only bundled plugins qualify"})
+			ignored = append(ignored, IgnoredPlugin{ID: id, Path: e.Path, Reason: "external plugin path not loaded; only bundled plugins qualify"})
 		}
 	}
 	for _, p := range cfg.Plugins.Load.Paths {
-		rep.Ignored = append(rep.Ignored, IgnoredPlugin{Path: p, Reason: "external plugin path not loaded; only bundled plugins qualify"})
+		ignored = append(ignored, IgnoredPlugin{Path: p, Reason: "external plugin path not loaded; only bundled plugins qualify"})
 	}
-	return rep, nil
+	return ignored, nil
 }

@@ -71,7 +71,8 @@ type RAExportCmd struct {
 	PackageRoot string   `help:"Installed OpenClaw package (e.g. node_modules/openclaw)." required:"" placeholder:"DIR"`
 	Output      string   `help:"New folder to create (its parent must exist; must be outside the package)." required:"" placeholder:"DIR"`
 	BuildID     string   `name:"build-id" help:"Build id for the manifest (default: dist/build-info.json's, else <version>-<bundle hash prefix>)." placeholder:"ID"`
-	Plugin      []string `help:"Plugin to select (repeatable; default: every qualified bundled plugin)." placeholder:"ID"`
+	Plugin      []string `help:"Plugin to select (repeatable; default: every qualified bundled plugin the config leaves enabled)." placeholder:"ID"`
+	Config      string   `help:"OpenClaw config (JSON5) for plugin enablement: disabled plugins are not exported; external plugin paths are never loaded; never written." placeholder:"FILE"`
 	Platform    string   `help:"Target platform in Node's names (default: this machine's)." placeholder:"NAME"`
 	Arch        string   `help:"Target arch in Node's names (default: this machine's)." placeholder:"NAME"`
 }
@@ -80,7 +81,7 @@ func (c *RAExportCmd) Run(ctx context.Context, out *Output) error {
 	producer := ReadBuildInfo().Version
 	producer = strings.Trim(producer, "()")
 	res, err := artifacts.Export(ctx, artifacts.ExportOptions{
-		PackageRoot: c.PackageRoot, Output: c.Output, BuildID: c.BuildID, Plugins: c.Plugin,
+		PackageRoot: c.PackageRoot, Output: c.Output, BuildID: c.BuildID, Plugins: c.Plugin, Config: c.Config,
 		Platform: c.Platform, Arch: c.Arch, Producer: producer, Progress: out.ProgressWriter(),
 	})
 	if err != nil {
