@@ -319,7 +319,7 @@ func (r *inventoryReader) findProducer() (string, error) {
 	case 0:
 		if _, err := os.Lstat(filepath.Join(r.root, "dist", "worker")); errors.Is(err, fs.ErrNotExist) {
 			return "", errs.Failed("worker_bundle_unsupported", "openclaw %s ships no worker bundle producer (no dist/worker/ and no %s in dist/)", r.version, producerFunc).
-				WithHint("export from an OpenClaw release that ships worker bundles (2026.8 or newer)")
+				WithHint("export from an OpenClaw release that ships a worker bundle producer (dist/worker/), such as 2026.8.1 or newer")
 		}
 		return "", r.uncertain("no module in dist/ defines %s", producerFunc)
 	case 1:

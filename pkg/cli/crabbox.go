@@ -119,10 +119,18 @@ func (c *CrabboxInstallCmd) Run(ctx context.Context, env *Env, out *Output) erro
 type CrabboxVerifyCmd struct {
 	crabboxTarget
 	crabboxPins
-	Deep bool `help:"Also re-hash every installed file against the install index."`
+	Deep         bool `help:"Also re-hash every installed file against the install index."`
+	PrintCommand bool `name:"print-command" help:"Print the credential-free verify command (pinned like setup's) for a CI job or a remote host, and verify nothing."`
 }
 
 func (c *CrabboxVerifyCmd) Run(env *Env, out *Output) error {
+	if c.PrintCommand {
+		s, err := crabbox.VerifyCommand(c.Manifest, c.TargetHome, c.Deep)
+		if err != nil {
+			return err
+		}
+		return out.Result(s, func(w io.Writer) { fmt.Fprintln(w, s.Command) })
+	}
 	res, err := crabbox.Verify(crabbox.VerifyRequest{
 		ManifestPath: c.Manifest, TargetHome: c.home(env), Expect: c.expect(),
 		CLIVersion: cliVersion(), Deep: c.Deep, Progress: out.ProgressWriter(),
