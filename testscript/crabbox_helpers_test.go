@@ -25,6 +25,7 @@ import (
 func init() {
 	helperCommands["crabbox-hostile-export"] = crabboxHostileExportMain
 	helperCommands["crabbox-hand-export"] = crabboxHandExportMain
+	helperCommands["crabbox-many-export"] = crabboxManyExportMain
 	helperCommands["crabbox-flip"] = crabboxFlipMain
 	helperCommands["crabbox-snapshot"] = crabboxSnapshotMain
 	helperCommands["crabbox-age"] = crabboxAgeMain
@@ -49,6 +50,26 @@ func crabboxHostileExportMain() {
 		crabboxDie("unknown kind %q (kinds: %s)", os.Args[1], strings.Join(archivetest.Kinds(), ", "))
 	}
 	if _, err := crabboxtest.HandExport(os.Args[2], archivetest.Hostile(os.Args[1])); err != nil {
+		crabboxDie("%v", err)
+	}
+}
+
+// crabbox-many-export DIR N: a hand-made export whose node bootstrap holds
+// N empty files (beyond the 250,000-entry limit when N is larger).
+func crabboxManyExportMain() {
+	if len(os.Args) != 3 {
+		crabboxDie("usage: crabbox-many-export DIR N")
+	}
+	n, err := strconv.Atoi(os.Args[2])
+	if err != nil {
+		crabboxDie("%v", err)
+	}
+	ents := make([]archivetest.Entry, 0, n)
+	ents = append(ents, archivetest.Entry{Name: "node_modules/openclaw/package.json", Body: []byte(`{"name":"openclaw"}`)})
+	for i := 1; i < n; i++ {
+		ents = append(ents, archivetest.Entry{Name: "node_modules/openclaw/f/" + strconv.Itoa(i)})
+	}
+	if _, err := crabboxtest.HandExport(os.Args[1], archivetest.Build(ents)); err != nil {
 		crabboxDie("%v", err)
 	}
 }
@@ -185,9 +206,26 @@ func crabboxBigInstallMain() {
 // until its staging folder appears (extraction has begun), SIGKILL it, and
 // report. It fails unless the process really died of SIGKILL while its
 // staging folder existed, i.e. mid-install.
+// crabbox-kill-install MANIFEST HOME [TERM|INT]: runs a real install and,
+// once its staging folder exists, sends SIGKILL (default) or the named
+// signal. With SIGKILL it checks the process died mid-install (staging left
+// behind); with TERM/INT it checks the process exits 1 on its own within
+// the documented 2 s grace (plus generous slack for a loaded machine) and
+// removed its staging folder.
 func crabboxKillInstallMain() {
-	if len(os.Args) != 3 {
-		crabboxDie("usage: crabbox-kill-install MANIFEST HOME")
+	if len(os.Args) != 3 && len(os.Args) != 4 {
+		crabboxDie("usage: crabbox-kill-install MANIFEST HOME [TERM|INT]")
+	}
+	sig := syscall.SIGKILL
+	if len(os.Args) == 4 {
+		switch os.Args[3] {
+		case "TERM":
+			sig = syscall.SIGTERM
+		case "INT":
+			sig = syscall.SIGINT
+		default:
+			crabboxDie("unknown signal %s", os.Args[3])
+		}
 	}
 	bin, err := exec.LookPath("clawkit")
 	if err != nil {
@@ -216,9 +254,24 @@ func crabboxKillInstallMain() {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	cmd.Process.Signal(syscall.SIGKILL)
+	sent := time.Now()
+	cmd.Process.Signal(sig)
 	cmd.Wait()
+	took := time.Since(sent)
 	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if sig != syscall.SIGKILL {
+		if ws.Signaled() || ws.ExitStatus() != 1 {
+			crabboxDie("after %v the install ended with %v, want exit 1", sig, cmd.ProcessState)
+		}
+		if took > 2*time.Second+8*time.Second {
+			crabboxDie("the install took %v to stop after %v", took, sig)
+		}
+		if _, err := os.Lstat(filepath.Join(rts, staging)); err == nil {
+			crabboxDie("stopped by %v, but the staging folder %s is left behind", sig, staging)
+		}
+		fmt.Println("stopped mid-install, staging removed")
+		return
+	}
 	if !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
 		crabboxDie("install finished before the kill (%v); use a larger installation", cmd.ProcessState)
 	}

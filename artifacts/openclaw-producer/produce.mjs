@@ -15,7 +15,7 @@ if (!cacheDir) {
 // The chunk's file name carries a content hash; find the one that defines
 // the producer instead of naming it.
 const dist = path.join(openclawDir, "dist");
-const chunk = fs.readdirSync(dist).find((f) => /^bootstrap-.*\.mjs$/.test(f) &&
+const chunk = fs.readdirSync(dist).find((f) => /^bootstrap-.*\.m?js$/.test(f) &&
   fs.readFileSync(path.join(dist, f), "utf8").includes("function createWorkerBundleProducer("));
 if (!chunk) {
   console.error("no bootstrap chunk with createWorkerBundleProducer in " + dist);

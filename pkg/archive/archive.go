@@ -455,13 +455,20 @@ func (w *walker) checkSymlink(name, target string) error {
 }
 
 // checkName is the entry-name rule: fsx.CheckRel (relative, no "\", NUL, "",
-// "." or ".." segments).
+// "." or ".." segments) and at most MaxDepth segments.
 func checkName(name string) error {
 	if err := fsx.CheckRel(name); err != nil {
 		return err
 	}
+	if d := strings.Count(strings.TrimSuffix(name, "/"), "/") + 1; d > MaxDepth {
+		return fmt.Errorf("path is %d folders deep, over the limit of %d", d, MaxDepth)
+	}
 	return nil
 }
+
+// MaxDepth bounds how many segments an entry path has (OpenClaw's own
+// archive reader uses the same limit).
+const MaxDepth = 64
 
 func (w *walker) drainPadding(r io.Reader) error {
 	buf := make([]byte, 32<<10)

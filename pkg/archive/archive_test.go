@@ -158,7 +158,8 @@ func TestLimits(t *testing.T) {
 }
 
 func TestPathAtLimitPasses(t *testing.T) {
-	name := strings.Repeat("a/", 511) + "bc" // exactly 1024 bytes
+	// exactly 1024 bytes in 64 segments (the depth limit)
+	name := strings.Repeat(strings.Repeat("a", 15)+"/", 63) + strings.Repeat("b", 1024-16*63)
 	if len(name) != 1024 {
 		t.Fatal(len(name))
 	}
@@ -311,5 +312,17 @@ func TestSparseRefused(t *testing.T) {
 	data := archivetest.Build([]archivetest.Entry{{Name: "s", Type: tar.TypeGNUSparse}})
 	if _, _, _, err := walkAll(t, data, archive.Options{}); err == nil {
 		t.Fatal("GNU sparse accepted")
+	}
+}
+
+func TestDepthLimit(t *testing.T) {
+	at := strings.Repeat("d/", 63) + "x.js" // 64 segments
+	if _, _, _, err := walkAll(t, archivetest.Build([]archivetest.Entry{{Name: at, Body: []byte("x")}}), archive.Options{}); err != nil {
+		t.Fatalf("64 segments refused: %v", err)
+	}
+	over := strings.Repeat("d/", 64) + "x.js"
+	_, _, _, err := walkAll(t, archivetest.Build([]archivetest.Entry{{Name: over, Body: []byte("x")}}), archive.Options{})
+	if errs.CodeOf(err) != archive.CodeInvalidPath || !strings.Contains(err.Error(), "65 folders deep") {
+		t.Fatalf("65 segments: %v", err)
 	}
 }

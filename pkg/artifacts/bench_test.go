@@ -41,6 +41,10 @@ func BenchmarkExportReal(b *testing.B) { benchExport(b, realRoot(b)) }
 // (7 files, about 101 MiB).
 func BenchmarkWorkerBundle(b *testing.B) {
 	root := realRoot(b)
+	inv, err := ReadInventory(root, "peer")
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		dir := b.TempDir()
@@ -48,7 +52,7 @@ func BenchmarkWorkerBundle(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		wb, err := writeWorkerBundle(context.Background(), r, root, newProgress(nil, 0, 0), nil)
+		wb, err := writeWorkerBundle(context.Background(), r, root, inv, newProgress(nil, 0, 0), nil)
 		r.Close()
 		if err != nil {
 			b.Fatal(err)

@@ -15,7 +15,6 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/klauspost/compress/flate"
@@ -42,11 +41,15 @@ type ExportOptions struct {
 	PackageRoot string
 	Output      string
 	BuildID     string   // "" → dist/build-info.json's, else <version>-<bundle hash prefix>
-	Plugins     []string // nil → every qualified bundled plugin
-	Platform    string   // "" → this machine, in Node's names
-	Arch        string
-	Producer    string // clawkit's version for the manifest
-	Progress    io.Writer
+	Plugins     []string // nil → every qualified bundled plugin the config leaves enabled
+	// Config is an OpenClaw config (JSON5) read, never written, for plugin
+	// enablement: disabled plugins are not exported; external plugin paths
+	// in it are never loaded.
+	Config   string
+	Platform string // "" → this machine, in Node's names
+	Arch     string
+	Producer string // clawkit's version for the manifest
+	Progress io.Writer
 
 	// wrap, when set (tests), wraps each archive's file writer, e.g. to
 	// inject a write failure mid-export.
@@ -91,6 +94,11 @@ func Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Config != "" {
+		if _, err := applyConfig(in.Plugins, opts.Config); err != nil {
+			return nil, err
+		}
+	}
 	plugins, err := selectPlugins(in, opts.Plugins)
 	if err != nil {
 		return nil, err
@@ -125,12 +133,12 @@ func Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
 	defer out.root.Close()
 
 	var workerSize int64
-	for _, a := range WorkerArtifacts {
+	for _, a := range in.Inventory.Files {
 		if st, err := os.Lstat(filepath.Join(in.Root, "dist", "worker", a)); err == nil {
 			workerSize += st.Size()
 		}
 	}
-	prog := newProgress(opts.Progress, len(files)+len(WorkerArtifacts), totalBytes+workerSize)
+	prog := newProgress(opts.Progress, len(files)+len(in.Inventory.Files), totalBytes+workerSize)
 	defer prog.stop()
 
 	// Both producers run at once; the first failure cancels the other, and
@@ -154,7 +162,7 @@ func Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
 	}()
 	go func() {
 		defer wg.Done()
-		worker, workErr = writeWorkerBundle(ctx, out.root, in.Root, prog, opts.wrap)
+		worker, workErr = writeWorkerBundle(ctx, out.root, in.Root, in.Inventory, prog, opts.wrap)
 		if workErr != nil {
 			cancel()
 		}
@@ -209,11 +217,17 @@ func Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
 	}); err != nil {
 		return nil, out.fail(writeFailed(ManifestName, err))
 	}
-	// Make the output folder's own entry durable too; the export is
-	// complete either way, so a failure here is not reported.
+	if err := fsx.SyncDir(out.staging); err != nil {
+		return nil, out.fail(writeFailed(ManifestName, err))
+	}
+	if err := out.publish(); err != nil {
+		return nil, out.fail(err)
+	}
+	// Make the rename durable too; the export is complete either way, so a
+	// failure here is not reported.
 	_ = fsx.SyncDir(filepath.Dir(out.path))
 	prog.done()
-	return &ExportResult{Output: out.path, Manifest: m, Files: len(files) + len(WorkerArtifacts)}, nil
+	return &ExportResult{Output: out.path, Manifest: m, Files: len(files) + len(in.Inventory.Files)}, nil
 }
 
 // firstReal prefers a producer's own failure over the cancellation it
@@ -234,7 +248,7 @@ func selectPlugins(in *Installation, ids []string) ([]Plugin, error) {
 	if len(ids) == 0 {
 		var out []Plugin
 		for _, p := range in.Plugins {
-			if p.Qualified {
+			if p.Qualified && p.Enabled {
 				out = append(out, p)
 			}
 		}
@@ -252,6 +266,10 @@ func selectPlugins(in *Installation, ids []string) ([]Plugin, error) {
 			return nil, errs.Usage("plugin_unknown", "plugin %q is not bundled in this installation", id).
 				WithHint("run 'clawkit runtime-artifacts qualify --package-root DIR' to list the bundled plugins")
 		}
+		if !p.Enabled {
+			return nil, errs.Refused("plugin_disabled", "plugin %q is disabled in the config", id).
+				WithHint("enable it in the config (plugins.entries.%s.enabled) or leave it out of --plugin", id)
+		}
 		if !p.Qualified {
 			return nil, errs.Failed("plugin_unqualified", "plugin %q does not qualify: %s", id, p.Reason).
 				WithHint("rebuild the plugin, or leave it out of --plugin")
@@ -263,114 +281,6 @@ func selectPlugins(in *Installation, ids []string) ([]Plugin, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
-}
-
-// output is the export folder this run created and owns.
-type output struct {
-	path     string
-	root     *os.Root
-	dev, ino uint64
-}
-
-func prepareOutput(p string, pkgs []pkgDir) (*output, error) {
-	if p == "" {
-		return nil, errs.Usage("output_required", "no output folder given").WithHint("pass --output DIR (a folder that does not exist yet)")
-	}
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return nil, errs.Usage("output_invalid", "output %s: %v", p, err)
-	}
-	base := filepath.Base(abs)
-	if base == "." || base == ".." || base == "/" {
-		return nil, errs.Usage("output_invalid", "output %s does not name a new folder", p).WithHint("pass --output DIR (a folder that does not exist yet)")
-	}
-	if _, err := os.Lstat(abs); err == nil {
-		return nil, errs.Refused("output_exists", "output %s already exists", p).
-			WithHint("choose a new folder, or remove the old export first; exports never overwrite")
-	}
-	parent := filepath.Dir(abs)
-	st, err := os.Stat(parent)
-	if err != nil || !st.IsDir() {
-		return nil, errs.Usage("output_parent_missing", "the parent folder of output %s does not exist", p).
-			WithHint("create %s first; export creates only the output folder itself", parent)
-	}
-	realParent, err := filepath.EvalSymlinks(parent)
-	if err != nil {
-		return nil, errs.Usage("output_parent_missing", "cannot resolve the parent folder of output %s: %v", p, err)
-	}
-	realOut := filepath.Join(realParent, base)
-	for _, pk := range pkgs {
-		if fsx.Within(pk.Dir, realOut) {
-			return nil, errs.Refused("output_inside_package", "output %s is inside the exported package %s (real path %s)", p, pk.Dir, realOut).
-				WithHint("write the export outside the installation, e.g. --output /tmp/openclaw-export")
-		}
-	}
-	// A non-recursive mkdir: the parent must exist, and EEXIST means someone
-	// else created it first.
-	if err := os.Mkdir(realOut, 0o700); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return nil, errs.Refused("output_exists", "output %s already exists", p).
-				WithHint("choose a new folder, or remove the old export first; exports never overwrite")
-		}
-		return nil, errs.Failed("output_create_failed", "cannot create output %s: %v", p, unwrapPathErr(err)).
-			WithHint("check the permissions of %s", parent).Wrap(err)
-	}
-	_ = os.Chmod(realOut, 0o700) // whatever the umask
-	lst, err := os.Lstat(realOut)
-	if err != nil {
-		return nil, errs.Failed("output_replaced", "output %s vanished right after it was created", p)
-	}
-	o := &output{path: realOut}
-	o.dev, o.ino = devIno(lst)
-	root, err := os.OpenRoot(realOut)
-	if err != nil {
-		return nil, errs.Failed("output_replaced", "cannot open output %s right after creating it: %v", p, err)
-	}
-	o.root = root
-	if rst, err := root.Stat("."); err != nil {
-		root.Close()
-		return nil, errs.Failed("output_replaced", "output %s: %v", p, err)
-	} else if d, i := devIno(rst); d != o.dev || i != o.ino {
-		root.Close()
-		return nil, errs.Failed("output_replaced", "output %s was replaced while it was being created", p).
-			WithHint("make sure no other process writes to %s, then export again", parent)
-	}
-	return o, nil
-}
-
-func devIno(fi os.FileInfo) (uint64, uint64) {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Dev), uint64(st.Ino)
-	}
-	return 0, 0
-}
-
-// checkIdentity fails when the output path no longer names the folder this
-// run created (device/inode changed).
-func (o *output) checkIdentity() error {
-	st, err := os.Lstat(o.path)
-	if err == nil {
-		if d, i := devIno(st); d == o.dev && i == o.ino && st.IsDir() {
-			return nil
-		}
-	}
-	return errs.Failed("output_replaced", "output %s was moved or replaced during the export", o.path).
-		WithHint("make sure no other process touches the output folder, then export again")
-}
-
-// fail removes what this run owns and returns err. Files are removed
-// through the root's descriptor (so a replaced path is never followed), and
-// the folder itself only while the path still names it.
-func (o *output) fail(err error) error {
-	if ents, rerr := fs.ReadDir(o.root.FS(), "."); rerr == nil {
-		for _, e := range ents {
-			o.root.RemoveAll(e.Name())
-		}
-	}
-	if o.checkIdentity() == nil {
-		os.Remove(o.path)
-	}
-	return err
 }
 
 func writeFailed(name string, err error) error {
@@ -558,11 +468,11 @@ func writeNodeBootstrap(ctx context.Context, root *os.Root, files []plannedFile,
 	})
 }
 
-func writeWorkerBundle(ctx context.Context, root *os.Root, pkgRoot string, prog *progress, wrap func(string, io.Writer) io.Writer) (WorkerBundle, error) {
+func writeWorkerBundle(ctx context.Context, root *os.Root, pkgRoot string, inv *Inventory, prog *progress, wrap func(string, io.Writer) io.Writer) (WorkerBundle, error) {
 	var entries []WorkerEntry
 	var hashEntries []BundleEntry
 	arc, err := writeArchive(root, WorkerDir, wrap, func(t *tarWriter) error {
-		for _, name := range WorkerArtifacts {
+		for _, name := range inv.Files {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -593,7 +503,8 @@ func writeWorkerBundle(ctx context.Context, root *os.Root, pkgRoot string, prog 
 	if err != nil {
 		return WorkerBundle{}, err
 	}
-	return WorkerBundle{Archive: arc, BundleHash: BundleHash(hashEntries), Entries: entries}, nil
+	return WorkerBundle{Archive: arc, BundleHash: BundleHash(hashEntries), Entries: entries,
+		Inventory: &InventoryRef{Source: inv.Source, Symbol: inv.Symbol}}, nil
 }
 
 // progress prints "files and bytes done" to a terminal, at most 5 times a

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawkit/clawkit/pkg/artifacts/artifactstest"
 	"github.com/clawkit/clawkit/pkg/errs"
 )
 
@@ -45,8 +46,46 @@ func (f failAfter) Write(p []byte) (int, error) {
 	return f.w.Write(p)
 }
 
+// releaseRoots are installations shaped like more than one release: the
+// sample (2026.9.6's inventory shape), the sample rewritten to 2026.8's
+// shape, and the real 2026.9.6 and 2026.8.2 peers when installed.
+func releaseRoots(t *testing.T) map[string]string {
+	roots := map[string]string{"sample-2026.9.6-shape": sampleCopy(t)}
+	old := sampleCopy(t)
+	for name, b := range artifactstest.Modules(artifactstest.Inventory8, artifactstest.Local) {
+		if err := os.WriteFile(filepath.Join(old, "dist", name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	roots["sample-2026.8-shape"] = old
+	for _, peer := range []string{"openclaw", "openclaw-2026-8"} {
+		root, _ := filepath.Abs(filepath.Join("../../peers/node_modules", peer))
+		if _, err := os.Stat(filepath.Join(root, "package.json")); err == nil {
+			roots["peer-"+peer] = root
+		}
+	}
+	return roots
+}
+
+// noOutput fails when anything of the export is left: the output path or a
+// staging folder beside it.
+func noOutput(t *testing.T, out string) {
+	t.Helper()
+	if _, err := os.Lstat(out); !os.IsNotExist(err) {
+		t.Fatalf("output left behind: %v", err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".*.export-staging-*")); len(m) != 0 {
+		t.Fatalf("staging left behind: %v", m)
+	}
+}
+
 func TestExportInjectedWriteFailureRemovesOutput(t *testing.T) {
-	pkg := sampleCopy(t)
+	for rel, pkg := range releaseRoots(t) {
+		t.Run(rel, func(t *testing.T) { injectedWriteFailure(t, pkg) })
+	}
+}
+
+func injectedWriteFailure(t *testing.T, pkg string) {
 	for _, which := range []string{NodeBootstrapDir, WorkerDir} {
 		t.Run(which, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
@@ -62,9 +101,7 @@ func TestExportInjectedWriteFailureRemovesOutput(t *testing.T) {
 			if !errors.Is(err, errInjected) || errs.CodeOf(err) != "write_failed" {
 				t.Fatalf("err = %v (code %s)", err, errs.CodeOf(err))
 			}
-			if _, err := os.Lstat(out); !os.IsNotExist(err) {
-				t.Fatalf("output left behind: %v", err)
-			}
+			noOutput(t, out)
 		})
 	}
 }
@@ -73,7 +110,12 @@ func TestExportInjectedWriteFailureRemovesOutput(t *testing.T) {
 // before cleanup: a slow worker writer still running when the node
 // bootstrap fails must not leave files behind or write into a removed dir.
 func TestExportBothProducersSettleBeforeCleanup(t *testing.T) {
-	pkg := sampleCopy(t)
+	for rel, pkg := range releaseRoots(t) {
+		t.Run(rel, func(t *testing.T) { bothSettle(t, pkg) })
+	}
+}
+
+func bothSettle(t *testing.T, pkg string) {
 	out := filepath.Join(t.TempDir(), "out")
 	release := make(chan struct{})
 	var workerWrites atomic.Int64
@@ -95,9 +137,7 @@ func TestExportBothProducersSettleBeforeCleanup(t *testing.T) {
 	if workerWrites.Load() == 0 {
 		t.Fatal("the worker producer never ran concurrently")
 	}
-	if _, err := os.Lstat(out); !os.IsNotExist(err) {
-		t.Fatalf("output left behind: %v", err)
-	}
+	noOutput(t, out)
 }
 
 var time0 = time.Unix(0, 0)
@@ -111,32 +151,87 @@ func TestExportDetectsReplacedOutput(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	moved := filepath.Join(dir, "moved")
+	var staging string
 	_, err := Export(context.Background(), ExportOptions{PackageRoot: pkg, Output: out,
 		afterArchives: func() {
-			// Someone moves our folder away and puts their own in its place.
-			if err := os.Rename(out, moved); err != nil {
+			// Someone moves our staging folder away and puts their own in
+			// its place.
+			m, _ := filepath.Glob(filepath.Join(dir, ".out.export-staging-*"))
+			if len(m) != 1 {
+				t.Fatalf("staging folders: %v", m)
+			}
+			staging = m[0]
+			if err := os.Rename(staging, moved); err != nil {
 				t.Fatal(err)
 			}
+			if err := os.Mkdir(staging, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(staging, "theirs"), []byte("keep"), 0o644)
+		}})
+	if errs.CodeOf(err) != "output_replaced" {
+		t.Fatalf("err = %v", err)
+	}
+	// Their folder is untouched; nothing at the output path; our moved
+	// folder was emptied through its descriptor.
+	if b, err := os.ReadFile(filepath.Join(staging, "theirs")); err != nil || string(b) != "keep" {
+		t.Fatalf("foreign folder touched: %v", err)
+	}
+	if _, err := os.Lstat(out); err == nil {
+		t.Fatal("output published")
+	}
+	if ents, _ := os.ReadDir(moved); len(ents) != 0 {
+		t.Fatalf("owned files left in the moved folder: %v", ents)
+	}
+}
+
+// The output path created by someone else while the export runs: the
+// publishing rename never replaces it; the export is refused and its
+// staging folder removed.
+func TestExportNeverPublishesOverAnOutputCreatedMeanwhile(t *testing.T) {
+	pkg := sampleCopy(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	_, err := Export(context.Background(), ExportOptions{PackageRoot: pkg, Output: out,
+		afterArchives: func() {
 			if err := os.Mkdir(out, 0o755); err != nil {
 				t.Fatal(err)
 			}
 			os.WriteFile(filepath.Join(out, "theirs"), []byte("keep"), 0o644)
 		}})
-	if errs.CodeOf(err) != "output_replaced" {
+	if errs.CodeOf(err) != "output_exists" || errs.KindOf(err) != errs.KindRefused {
 		t.Fatalf("err = %v", err)
 	}
-	// Their folder is untouched; no manifest anywhere; our moved folder was
-	// emptied through its descriptor.
 	if b, err := os.ReadFile(filepath.Join(out, "theirs")); err != nil || string(b) != "keep" {
-		t.Fatalf("foreign folder touched: %v", err)
+		t.Fatalf("their folder touched: %v", err)
 	}
-	for _, p := range []string{filepath.Join(out, ManifestName), filepath.Join(moved, ManifestName)} {
-		if _, err := os.Lstat(p); err == nil {
-			t.Fatalf("manifest written at %s", p)
-		}
+	if m, _ := filepath.Glob(filepath.Join(dir, ".out.export-staging-*")); len(m) != 0 {
+		t.Fatalf("staging left behind: %v", m)
 	}
-	if ents, _ := os.ReadDir(moved); len(ents) != 0 {
-		t.Fatalf("owned files left in the moved folder: %v", ents)
+}
+
+// A staging folder whose run is gone (no lock held) is removed by the next
+// export of the same output; one whose run is alive (lock held) is kept.
+func TestExportRemovesOnlyStaleStaging(t *testing.T) {
+	pkg := sampleCopy(t)
+	dir := t.TempDir()
+	stale := filepath.Join(dir, ".out.export-staging-dead")
+	if err := os.MkdirAll(filepath.Join(stale, "node-bootstrap"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	live, lock, err := createStaging(dir, "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if _, err := Export(context.Background(), ExportOptions{PackageRoot: pkg, Output: filepath.Join(dir, "out")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(stale); err == nil {
+		t.Fatal("stale staging kept")
+	}
+	if _, err := os.Lstat(live); err != nil {
+		t.Fatalf("live staging removed: %v", err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package artifacts
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -38,7 +39,11 @@ func walkArchive(r io.Reader, size int64, fn func(path string, typ archive.Type,
 // size and SHA-256, the worker bundle's entries and bundle hash, and the
 // node bootstrap's package identity. Problems are collected, one line each;
 // a missing or invalid manifest is an error by itself.
-func Inspect(dir string) (*InspectReport, error) {
+func Inspect(dir string) (*InspectReport, error) { return InspectContext(context.Background(), dir) }
+
+// InspectContext is Inspect that stops (with an "interrupted" error) once
+// ctx is done.
+func InspectContext(ctx context.Context, dir string) (*InspectReport, error) {
 	st, err := os.Stat(dir)
 	if err != nil || !st.IsDir() {
 		return nil, errs.Usage("export_missing", "%s is not a folder", dir).
@@ -60,7 +65,7 @@ func Inspect(dir string) (*InspectReport, error) {
 	// bundle hash.
 	var got []BundleEntry
 	extra := 0
-	checkArchiveFile(dir, m.WorkerBundle.Archive, problem, func(path string, typ archive.Type, mode, size int64, body io.Reader) error {
+	checkArchiveFile(ctx, dir, m.WorkerBundle.Archive, problem, func(path string, typ archive.Type, mode, size int64, body io.Reader) error {
 		if typ != archive.TypeFile || strings.Contains(path, "/") {
 			extra++
 			return nil
@@ -111,7 +116,7 @@ func Inspect(dir string) (*InspectReport, error) {
 	// Node bootstrap: limits, digest, and the package it claims to carry.
 	pkgJSON := PackagePath + "/package.json"
 	var pj *PackageJSON
-	checkArchiveFile(dir, m.NodeBootstrap.Archive, problem, func(path string, typ archive.Type, mode, size int64, body io.Reader) error {
+	checkArchiveFile(ctx, dir, m.NodeBootstrap.Archive, problem, func(path string, typ archive.Type, mode, size int64, body io.Reader) error {
 		if path == pkgJSON && typ == archive.TypeFile {
 			b, err := io.ReadAll(io.LimitReader(body, maxPackageJSONBytes+1))
 			if err != nil {
@@ -129,6 +134,9 @@ func Inspect(dir string) (*InspectReport, error) {
 	} else if pj.Name != m.Package.Name || pj.Version != m.Package.Version {
 		problem("%s: carries %s@%s, manifest says %s@%s", m.NodeBootstrap.Path, pj.Name, pj.Version, m.Package.Name, m.Package.Version)
 	}
+	if ctx.Err() != nil {
+		return nil, Interrupted("inspect")
+	}
 	rep.OK = len(rep.Problems) == 0
 	return rep, nil
 }
@@ -136,7 +144,7 @@ func Inspect(dir string) (*InspectReport, error) {
 // checkArchiveFile opens one archive of the export (no links), compares its
 // size, then walks it (verifying the limits and computing its SHA-256 in
 // the same pass) and compares the digest.
-func checkArchiveFile(dir string, a Archive, problem func(string, ...any), fn func(string, archive.Type, int64, int64, io.Reader) error) {
+func checkArchiveFile(ctx context.Context, dir string, a Archive, problem func(string, ...any), fn func(string, archive.Type, int64, int64, io.Reader) error) {
 	p, err := fsx.Join(dir, a.Path)
 	if err != nil {
 		problem("%s: unsafe path: %v", a.Path, err)
@@ -160,7 +168,10 @@ func checkArchiveFile(dir string, a Archive, problem func(string, ...any), fn fu
 	if st.Size() != a.Bytes {
 		problem("%s: size %d bytes, manifest says %d", a.Path, st.Size(), a.Bytes)
 	}
-	sum, err := walkArchive(f, st.Size(), fn)
+	sum, err := walkArchive(archive.ContextReader(ctx, f), st.Size(), fn)
+	if ctx.Err() != nil {
+		return
+	}
 	if err != nil {
 		problem("%s: %v", a.Path, err)
 		// The digest still tells whether the bytes are the exported ones.
@@ -174,4 +185,11 @@ func checkArchiveFile(dir string, a Archive, problem func(string, ...any), fn fu
 	if got := hex.EncodeToString(sum[:]); got != a.SHA256 {
 		problem("%s: SHA-256 %s, manifest says %s", a.Path, got, a.SHA256)
 	}
+}
+
+// Interrupted is the error of a command stopped by SIGINT/SIGTERM after it
+// removed what it had staged: nothing is half-done (exit 1).
+func Interrupted(what string) *errs.Error {
+	return errs.Failed("interrupted", "%s interrupted by a signal; nothing was left behind", what).
+		WithHint("run the same command again")
 }

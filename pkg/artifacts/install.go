@@ -47,6 +47,8 @@ type Installation struct {
 	Package PackageJSON
 	BuildID string // from dist/build-info.json, "" when absent
 	Plugins []Plugin
+	// Inventory is the worker bundle inventory the installation defines.
+	Inventory *Inventory
 }
 
 // Plugin is one bundled plugin (dist/extensions/<dir>/openclaw.plugin.json).
@@ -93,7 +95,8 @@ func readPackageJSON(dir string) (*PackageJSON, error) {
 }
 
 // OpenInstallation reads the package root: package.json (name and exact
-// version), the 7 worker artifacts and the bundled plugins. It writes
+// version), the worker bundle inventory its compiled code defines (each
+// file present) and the bundled plugins. It writes
 // nothing and follows no configured external path.
 func OpenInstallation(root string) (*Installation, error) {
 	if root == "" {
@@ -131,21 +134,11 @@ func OpenInstallation(root string) (*Installation, error) {
 		return nil, errs.Failed("not_built", "%s has no dist/ folder: not a built installation", root).
 			WithHint("install a published release (npm install openclaw) or build the package first")
 	}
-	for _, a := range WorkerArtifacts {
-		p := filepath.Join(real, "dist", "worker", a)
-		st, err := os.Lstat(p)
-		switch {
-		case err != nil:
-			return nil, errs.Failed("worker_artifact_missing", "worker artifact dist/worker/%s is missing", a).
-				WithHint("the installation is incomplete; reinstall or rebuild the package")
-		case st.Mode()&fs.ModeSymlink != 0:
-			return nil, errs.Failed("symlink_refused", "worker artifact dist/worker/%s is a symbolic link", a).
-				WithHint("replace the link with the file itself; worker artifacts must be regular files")
-		case !st.Mode().IsRegular():
-			return nil, errs.Failed("worker_artifact_missing", "worker artifact dist/worker/%s is not a regular file", a).
-				WithHint("the installation is incomplete; reinstall or rebuild the package")
-		}
+	inv, err := ReadInventory(real, pj.Version)
+	if err != nil {
+		return nil, err
 	}
+	in.Inventory = inv
 	if b, err := fsx.ReadRegular(filepath.Join(real, "dist", "build-info.json"), 64<<10); err == nil {
 		var bi struct {
 			BuildID string `json:"buildId"`
@@ -303,7 +296,9 @@ type QualifyReport struct {
 	Version     string   `json:"version"`
 	BuildID     string   `json:"buildId,omitempty"`
 	Worker      []string `json:"workerArtifacts"`
-	Plugins     []Plugin `json:"plugins"`
+	// WorkerInventory says where Worker was read from.
+	WorkerInventory *Inventory `json:"workerInventory"`
+	Plugins         []Plugin   `json:"plugins"`
 	// Ignored lists configured external plugin paths, reported but never
 	// loaded.
 	Ignored []IgnoredPlugin `json:"ignoredExternal"`
@@ -326,10 +321,24 @@ func Qualify(root, configPath string) (*QualifyReport, error) {
 		return nil, err
 	}
 	rep := &QualifyReport{PackageRoot: in.Root, Name: in.Package.Name, Version: in.Package.Version,
-		BuildID: in.BuildID, Worker: append([]string(nil), WorkerArtifacts...), Plugins: in.Plugins, Ignored: []IgnoredPlugin{}}
+		BuildID: in.BuildID, Worker: in.Inventory.Files, WorkerInventory: in.Inventory, Plugins: in.Plugins, Ignored: []IgnoredPlugin{}}
 	if configPath == "" {
 		return rep, nil
 	}
+	ignored, err := applyConfig(rep.Plugins, configPath)
+	if err != nil {
+		return nil, err
+	}
+	rep.Ignored = ignored
+	return rep, nil
+}
+
+// applyConfig reads (never writes) an OpenClaw config and applies it to
+// plugins: plugins.entries.<id>.enabled:false marks a plugin disabled, and
+// configured external paths (plugins.entries.<id>.path, plugins.load.paths)
+// are returned as ignored without being opened.
+func applyConfig(plugins []Plugin, configPath string) ([]IgnoredPlugin, error) {
+	ignored := []IgnoredPlugin{}
 	raw, err := fsx.ReadRegular(configPath, maxConfigBytes)
 	if err != nil {
 		return nil, errs.Usage("config_unreadable", "cannot read config %s: %v", configPath, unwrapPathErr(err)).
@@ -351,8 +360,8 @@ func Qualify(root, configPath string) (*QualifyReport, error) {
 			WithHint("fix the config's plugins section (JSON5)")
 	}
 	byID := map[string]*Plugin{}
-	for i := range rep.Plugins {
-		byID[rep.Plugins[i].ID] = &rep.Plugins[i]
+	for i := range plugins {
+		byID[plugins[i].ID] = &plugins[i]
 	}
 	ids := make([]string, 0, len(cfg.Plugins.Entries))
 	for id := range cfg.Plugins.Entries {
@@ -365,11 +374,11 @@ func Qualify(root, configPath string) (*QualifyReport, error) {
 			p.Enabled = false
 		}
 		if e.Path != "" {
-			rep.Ignored = append(rep.Ignored, IgnoredPlugin{ID: id, Path: e.Path, Reason: "external plugin path not loaded; only bundled plugins qualify"})
+			ignored = append(ignored, IgnoredPlugin{ID: id, Path: e.Path, Reason: "external plugin path not loaded; only bundled plugins qualify"})
 		}
 	}
 	for _, p := range cfg.Plugins.Load.Paths {
-		rep.Ignored = append(rep.Ignored, IgnoredPlugin{Path: p, Reason: "external plugin path not loaded; only bundled plugins qualify"})
+		ignored = append(ignored, IgnoredPlugin{Path: p, Reason: "external plugin path not loaded; only bundled plugins qualify"})
 	}
-	return rep, nil
+	return ignored, nil
 }

@@ -1,6 +1,7 @@
 // Package artifacts turns a built OpenClaw installation into offline worker
 // archives: a node bootstrap (the package plus its production dependency
-// closure) and a worker bundle (the 7 files of dist/worker/), described by a
+// closure) and a worker bundle (the files of dist/worker/ that the
+// installation's own compiled code names, see ReadInventory), described by a
 // manifest of sizes and SHA-256 digests (DESIGN §7).
 //
 // # Manifest (schema openclaw.worker-runtime-artifacts.v1)
@@ -81,18 +82,6 @@ const (
 	ProducerName = "clawkit"
 )
 
-// WorkerArtifacts are the 7 files of dist/worker/ that form the worker
-// bundle, in byte order (the order of the archive and of the hash).
-var WorkerArtifacts = []string{
-	"github-exec-launcher.mjs",
-	"image-processor.worker.mjs",
-	"service-child-group-anchor.mjs",
-	"service-child-relay.mjs",
-	"sqlite-store.worker.mjs",
-	"worker.mjs",
-	"workspace-rsync-receiver.mjs",
-}
-
 // Manifest is manifest.json of an export.
 type Manifest struct {
 	Schema        string        `json:"schema"`
@@ -138,6 +127,15 @@ type WorkerBundle struct {
 	Archive
 	BundleHash string        `json:"bundleHash"`
 	Entries    []WorkerEntry `json:"entries"`
+	// Inventory says where the export read the list of entries from (the
+	// installation's producer module and list); absent in older exports.
+	Inventory *InventoryRef `json:"inventory,omitempty"`
+}
+
+// InventoryRef records where a worker bundle's inventory was read from.
+type InventoryRef struct {
+	Source string `json:"source"` // package-relative module, e.g. dist/bootstrap-….mjs
+	Symbol string `json:"symbol"` // the list the producer iterates
 }
 
 // WorkerEntry is one file of the worker bundle as the manifest records it.
@@ -162,6 +160,7 @@ var (
 	buildIDRe  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:+-]*$`) // length checked in ValidBuildID
 	pluginIDRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 	nodeNameRe = regexp.MustCompile(`^[a-z0-9]+$`)
+	jsIdentRe  = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]{0,127}$`)
 )
 
 // ValidSHA256 reports whether s is 64 lower-case hex digits.
@@ -295,6 +294,9 @@ func ParseManifest(raw []byte) (*Manifest, error) {
 	if len(raw) > MaxManifestBytes {
 		return nil, bad("larger than %d bytes", MaxManifestBytes)
 	}
+	if err := CheckStrictJSON(raw); err != nil {
+		return nil, bad("%v", err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	var m Manifest
@@ -370,6 +372,12 @@ func (m *Manifest) Validate() error {
 		}
 		if !ValidSHA256(e.SHA256) {
 			return fmt.Errorf("workerBundle.entries[%d].sha256 %q is not 64 lower-case hex digits", i, e.SHA256)
+		}
+	}
+	if ref := w.Inventory; ref != nil {
+		name, ok := strings.CutPrefix(ref.Source, "dist/")
+		if !ok || !moduleNameRe.MatchString(name) || !jsIdentRe.MatchString(ref.Symbol) {
+			return fmt.Errorf("workerBundle.inventory %q / %q is not a dist/ module and an identifier", ref.Source, ref.Symbol)
 		}
 	}
 	if got := BundleHash(w.HashEntries()); got != w.BundleHash {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clawkit/clawkit/pkg/artifacts/artifactstest"
 	"github.com/clawkit/clawkit/pkg/errs"
 )
 
@@ -21,7 +22,7 @@ func sum(s string) string {
 // from the documented formula written out by hand, not by BundleHash.
 func sampleManifest() *Manifest {
 	var entries []WorkerEntry
-	for _, p := range WorkerArtifacts {
+	for _, p := range artifactstest.Inventory96 {
 		entries = append(entries, WorkerEntry{Path: p, Mode: "0700", Bytes: int64(len(p)), SHA256: sum(p)})
 	}
 	var pre strings.Builder
@@ -37,7 +38,7 @@ func sampleManifest() *Manifest {
 		Plugins: []string{"alpha", "beta"}, Platform: "linux", Arch: "x64",
 		Producer:      Producer{"clawkit", "dev"},
 		NodeBootstrap: NodeBootstrap{Archive{"node-bootstrap/" + nb + ".tgz", 10, nb}, PackagePath},
-		WorkerBundle:  WorkerBundle{Archive{"worker-artifacts/" + wb + ".tgz", 20, wb}, sum(pre.String()), entries},
+		WorkerBundle:  WorkerBundle{Archive{"worker-artifacts/" + wb + ".tgz", 20, wb}, sum(pre.String()), entries, nil},
 	}
 }
 
@@ -164,4 +165,41 @@ func FuzzParseManifest(f *testing.F) {
 			t.Fatalf("accepted manifest does not round-trip: %v", err)
 		}
 	})
+}
+
+func TestCheckStrictJSON(t *testing.T) {
+	for _, tc := range []struct {
+		doc string
+		ok  bool
+	}{
+		{`{"a":1,"b":{"a":2},"c":[{"a":1},{"a":1}]}`, true},
+		{`{"a":"x","b":"a"}`, true},
+		{`{"a":["a","a"],"b":"b"}`, true},
+		{`{"a":1,"a":2}`, false},
+		{`{"x":{"k":1,"k":1}}`, false},
+		{`[{"k":[],"k":{}}]`, false},
+		{`{"a":{"b":1},"a":3}`, false},
+		{"{\"a\":\"\xff\"}", false},
+		{`{"a":1}{"a":1}`, true}, // two documents: the caller rejects trailing data
+	} {
+		err := CheckStrictJSON([]byte(tc.doc))
+		if (err == nil) != tc.ok {
+			t.Errorf("%q: err = %v, want ok=%v", tc.doc, err, tc.ok)
+		}
+	}
+}
+
+func TestParseManifestRefusesDuplicateKeysAndBadUTF8(t *testing.T) {
+	raw, err := sampleManifest().Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dup := strings.Replace(string(raw), `"buildId": "b1",`, `"buildId": "b1", "buildId": "b2",`, 1)
+	if _, err := ParseManifest([]byte(dup)); err == nil || !strings.Contains(err.Error(), `duplicate key "buildId"`) {
+		t.Fatalf("duplicate key: %v", err)
+	}
+	bad := strings.Replace(string(raw), `"b1"`, "\"b\xff\"", 1)
+	if _, err := ParseManifest([]byte(bad)); err == nil || !strings.Contains(err.Error(), "UTF-8") {
+		t.Fatalf("invalid UTF-8: %v", err)
+	}
 }

@@ -1,13 +1,14 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/clawkit/clawkit/pkg/crabbox"
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 )
 
 // CrabboxCmd is `clawkit crabbox …` (DESIGN §8). Stateless: no home, no
@@ -69,7 +70,7 @@ type CrabboxSetupCmd struct {
 	Execute    bool   `name:"run" help:"Execute the install command now, in this process."`
 }
 
-func (c *CrabboxSetupCmd) Run(env *Env, out *Output) error {
+func (c *CrabboxSetupCmd) Run(ctx context.Context, env *Env, out *Output) error {
 	s, err := crabbox.SetupCommand(c.Manifest, c.TargetHome)
 	if err != nil {
 		return err
@@ -82,7 +83,7 @@ func (c *CrabboxSetupCmd) Run(env *Env, out *Output) error {
 	if req.TargetHome == "" {
 		req.TargetHome = env.Getenv("HOME")
 	}
-	req.CLIVersion, req.Log, req.Progress = cliVersion(), out.Stderr, out.ProgressWriter()
+	req.CLIVersion, req.Log, req.Progress, req.Ctx = cliVersion(), out.Stderr, out.ProgressWriter(), ctx
 	rc, err := crabbox.Install(req)
 	if err != nil {
 		return err
@@ -94,13 +95,14 @@ func (c *CrabboxSetupCmd) Run(env *Env, out *Output) error {
 type CrabboxInstallCmd struct {
 	crabboxTarget
 	crabboxPins
-	NoSync bool `help:"Do not flush the staged install to disk before renaming it into place (faster; still safe against a killed process, not against power loss)."`
+	NoSync        bool   `help:"Do not flush the staged install to disk before renaming it into place (faster; still safe against a killed process, not against power loss)."`
+	PlatformCheck string `name:"platform-check" enum:"enforce,skip" default:"enforce" help:"enforce: refuse an export made for another platform/arch; skip: install anyway (tests only)."`
 }
 
-func (c *CrabboxInstallCmd) Run(env *Env, out *Output) error {
+func (c *CrabboxInstallCmd) Run(ctx context.Context, env *Env, out *Output) error {
 	rc, err := crabbox.Install(crabbox.InstallRequest{
-		ManifestPath: c.Manifest, TargetHome: c.home(env), Expect: c.expect(),
-		CLIVersion: cliVersion(), NoSync: c.NoSync, Log: out.Stderr, Progress: out.ProgressWriter(), Now: env.Now,
+		Ctx: ctx, ManifestPath: c.Manifest, TargetHome: c.home(env), Expect: c.expect(),
+		CLIVersion: cliVersion(), NoSync: c.NoSync, SkipPlatformCheck: c.PlatformCheck == "skip", Log: out.Stderr, Progress: out.ProgressWriter(), Now: env.Now,
 	})
 	if err != nil {
 		return err
@@ -117,10 +119,18 @@ func (c *CrabboxInstallCmd) Run(env *Env, out *Output) error {
 type CrabboxVerifyCmd struct {
 	crabboxTarget
 	crabboxPins
-	Deep bool `help:"Also re-hash every installed file against the install index."`
+	Deep         bool `help:"Also re-hash every installed file against the install index."`
+	PrintCommand bool `name:"print-command" help:"Print the credential-free verify command (pinned like setup's) for a CI job or a remote host, and verify nothing."`
 }
 
 func (c *CrabboxVerifyCmd) Run(env *Env, out *Output) error {
+	if c.PrintCommand {
+		s, err := crabbox.VerifyCommand(c.Manifest, c.TargetHome, c.Deep)
+		if err != nil {
+			return err
+		}
+		return out.Result(s, func(w io.Writer) { fmt.Fprintln(w, s.Command) })
+	}
 	res, err := crabbox.Verify(crabbox.VerifyRequest{
 		ManifestPath: c.Manifest, TargetHome: c.home(env), Expect: c.expect(),
 		CLIVersion: cliVersion(), Deep: c.Deep, Progress: out.ProgressWriter(),
@@ -153,11 +163,16 @@ func (c *CrabboxReceiptCmd) Run(env *Env, out *Output) error {
 	}
 	var r io.Reader = env.Stdin
 	if c.From != "" {
-		f, err := os.Open(c.From)
+		// Opened without blocking and refused unless a regular file: a FIFO
+		// here would otherwise wait for a writer forever.
+		f, err := fsx.OpenNoFollow(c.From)
 		if err != nil {
 			return errs.Usage("receipt_unreadable", "cannot open %s: %v", c.From, err).WithHint("pass the file holding the install or verify output")
 		}
 		defer f.Close()
+		if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+			return errs.Usage("receipt_unreadable", "%s is not a regular file", c.From).WithHint("pass the file holding the install or verify output, or pipe it on stdin")
+		}
 		r = f
 	}
 	rc, err := crabbox.ReadReceipt(r)

@@ -35,7 +35,10 @@ func (c *RAQualifyCmd) Run(out *Output) error {
 		if rep.BuildID != "" {
 			fmt.Fprintf(w, "build %s\n", rep.BuildID)
 		}
-		fmt.Fprintf(w, "worker artifacts: %d\n", len(rep.Worker))
+		fmt.Fprintf(w, "worker artifacts: %d (%s)\n", len(rep.Worker), rep.WorkerInventory)
+		for _, f := range rep.Worker {
+			fmt.Fprintf(w, "  dist/worker/%s\n", f)
+		}
 		q := 0
 		for _, p := range rep.Plugins {
 			if p.Qualified {
@@ -68,7 +71,8 @@ type RAExportCmd struct {
 	PackageRoot string   `help:"Installed OpenClaw package (e.g. node_modules/openclaw)." required:"" placeholder:"DIR"`
 	Output      string   `help:"New folder to create (its parent must exist; must be outside the package)." required:"" placeholder:"DIR"`
 	BuildID     string   `name:"build-id" help:"Build id for the manifest (default: dist/build-info.json's, else <version>-<bundle hash prefix>)." placeholder:"ID"`
-	Plugin      []string `help:"Plugin to select (repeatable; default: every qualified bundled plugin)." placeholder:"ID"`
+	Plugin      []string `help:"Plugin to select (repeatable; default: every qualified bundled plugin the config leaves enabled)." placeholder:"ID"`
+	Config      string   `help:"OpenClaw config (JSON5) for plugin enablement: disabled plugins are not exported; external plugin paths are never loaded; never written." placeholder:"FILE"`
 	Platform    string   `help:"Target platform in Node's names (default: this machine's)." placeholder:"NAME"`
 	Arch        string   `help:"Target arch in Node's names (default: this machine's)." placeholder:"NAME"`
 }
@@ -77,7 +81,7 @@ func (c *RAExportCmd) Run(ctx context.Context, out *Output) error {
 	producer := ReadBuildInfo().Version
 	producer = strings.Trim(producer, "()")
 	res, err := artifacts.Export(ctx, artifacts.ExportOptions{
-		PackageRoot: c.PackageRoot, Output: c.Output, BuildID: c.BuildID, Plugins: c.Plugin,
+		PackageRoot: c.PackageRoot, Output: c.Output, BuildID: c.BuildID, Plugins: c.Plugin, Config: c.Config,
 		Platform: c.Platform, Arch: c.Arch, Producer: producer, Progress: out.ProgressWriter(),
 	})
 	if err != nil {
@@ -99,8 +103,8 @@ type RAInspectCmd struct {
 	Dir string `arg:"" help:"Export folder (holds manifest.json)." placeholder:"DIR"`
 }
 
-func (c *RAInspectCmd) Run(out *Output) error {
-	rep, err := artifacts.Inspect(c.Dir)
+func (c *RAInspectCmd) Run(ctx context.Context, out *Output) error {
+	rep, err := artifacts.InspectContext(ctx, c.Dir)
 	if err != nil {
 		return err
 	}
@@ -119,7 +123,16 @@ func (c *RAInspectCmd) Run(out *Output) error {
 			WithHint("the export was changed or damaged after it was written; export again")
 	}
 	return out.Result(rep, func(w io.Writer) {
-		fmt.Fprintf(w, "all artifacts verified (%s %s, bundle hash %s)\n", rep.Manifest.Package.Name, rep.Manifest.Package.Version, rep.Manifest.WorkerBundle.BundleHash)
+		wb := &rep.Manifest.WorkerBundle
+		fmt.Fprintf(w, "all artifacts verified (%s %s, bundle hash %s)\n", rep.Manifest.Package.Name, rep.Manifest.Package.Version, wb.BundleHash)
+		from := "not recorded by the exporter"
+		if wb.Inventory != nil {
+			from = wb.Inventory.Symbol + " in " + wb.Inventory.Source
+		}
+		fmt.Fprintf(w, "worker inventory: %d files (%s)\n", len(wb.Entries), from)
+		for _, e := range wb.Entries {
+			fmt.Fprintf(w, "  %s %s %d\n", e.Path, e.Mode, e.Bytes)
+		}
 	})
 }
 

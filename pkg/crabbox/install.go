@@ -2,6 +2,7 @@ package crabbox
 
 import (
 	"bytes"
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -40,6 +42,12 @@ type InstallRequest struct {
 	Log      io.Writer
 	Progress io.Writer
 	Now      func() time.Time
+	// SkipPlatformCheck installs an export made for another platform or
+	// architecture (tests only: such a runtime cannot run here).
+	SkipPlatformCheck bool
+	// Ctx, when done (SIGINT/SIGTERM), stops the install: the staging
+	// folder is removed and nothing is renamed into place.
+	Ctx context.Context
 }
 
 // testHookEntry, when set (tests only), runs after each extracted entry.
@@ -73,11 +81,18 @@ func Install(req InstallRequest) (*Receipt, error) {
 	if now == nil {
 		now = time.Now
 	}
+	ctx := req.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	in, err := LoadInputs(req.ManifestPath, req.Expect)
 	if err != nil {
 		return nil, err
 	}
 	m := in.Manifest
+	if err := CheckPlatform(m, req.SkipPlatformCheck); err != nil {
+		return nil, err
+	}
 	if req.TargetHome == "" {
 		return nil, errs.Usage("target_home_missing", "no target home: HOME is not set").WithHint("pass --target-home DIR")
 	}
@@ -99,8 +114,14 @@ func Install(req InstallRequest) (*Receipt, error) {
 		defer wg.Done()
 		worker, workerErr = readWorker(in.WorkerArchive, m)
 	}()
-	node, nodeID, err := openChecked(in.NodeArchive, "node bootstrap", m.NodeBootstrap.Archive)
+	node, nodeID, err := openChecked(ctx, in.NodeArchive, "node bootstrap", m.NodeBootstrap.Archive)
 	wg.Wait()
+	if ctx.Err() != nil {
+		if node != nil {
+			node.Close()
+		}
+		return nil, artifacts.Interrupted("install")
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -168,15 +189,21 @@ func Install(req InstallRequest) (*Receipt, error) {
 		}
 	}()
 	progress("extracting into %s", staging)
-	if err := stage(staging, node, nodeID, bc, in, l, worker, req.CLIVersion, now()); err != nil {
+	if err := stage(ctx, staging, node, nodeID, bc, in, l, worker, req.CLIVersion, now()); err != nil {
+		if ctx.Err() != nil {
+			return nil, artifacts.Interrupted("install")
+		}
 		return nil, err
 	}
 
-	// 5. Publish: durable, then renamed into place.
+	// 5. Publish: durable, then renamed into place (unless interrupted).
 	if !req.NoSync {
 		if err := syncTree(staging); err != nil {
 			return nil, installErr("cannot flush the staged install to disk: %v", err)
 		}
+	}
+	if ctx.Err() != nil {
+		return nil, artifacts.Interrupted("install")
 	}
 	if replace {
 		// Swap atomically so the final path always holds a whole install.
@@ -236,7 +263,7 @@ func idOf(f *os.File) (fileID, error) {
 // positioned at the start with its identity: the caller extracts from the
 // same descriptor and compares the identity afterwards instead of hashing
 // a second time.
-func openChecked(path, which string, want artifacts.Archive) (*os.File, fileID, error) {
+func openChecked(ctx context.Context, path, which string, want artifacts.Archive) (*os.File, fileID, error) {
 	f, err := fsx.OpenNoFollow(path)
 	if err != nil {
 		return nil, fileID{}, missingArchive(which, path, err)
@@ -256,12 +283,33 @@ func openChecked(path, which string, want artifacts.Archive) (*os.File, fileID, 
 	if err != nil {
 		return fail(missingArchive(which, path, err))
 	}
+	// While the bytes are hashed, the same stream is walked (headers only,
+	// nothing extracted) on another goroutine: every limit and path rule is
+	// enforced before the target is touched, so an archive over the entry
+	// or size limits is refused in the time it takes to read it, never
+	// after extracting most of it. The digest is still judged first.
 	h := newSHA()
-	if _, err := io.CopyBuffer(h, f, make([]byte, 1<<20)); err != nil {
+	pr, pw := io.Pipe()
+	scanned := make(chan error, 1)
+	go func() {
+		_, err := archive.Walk(pr, archive.Options{Size: want.Bytes, SkipHash: true}, func(*archive.Entry, io.Reader) error { return nil })
+		pr.CloseWithError(errScanDone)
+		scanned <- err
+	}()
+	_, err = io.CopyBuffer(io.MultiWriter(h, &lenientWriter{w: pw}), archive.ContextReader(ctx, f), make([]byte, 1<<20))
+	pw.Close()
+	scanErr := <-scanned
+	if err != nil {
 		return fail(missingArchive(which, path, err))
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != want.SHA256 {
 		return fail(integrityErr("%s archive %s has SHA-256 %s, the manifest records %s", which, path, got, want.SHA256))
+	}
+	if scanErr != nil {
+		if e := errs.As(scanErr); e != nil && errors.Is(scanErr, archive.ErrUnsafe) {
+			return fail(errs.Failed(e.Code, "%s %s refused: %s", which, path, e.Message).WithHint("%s", e.Hint).Wrap(scanErr))
+		}
+		return fail(missingArchive(which, path, scanErr))
 	}
 	if id2, err := idOf(f); err != nil || id2 != id {
 		return fail(integrityErr("%s archive %s changed while it was being checked", which, path))
@@ -347,7 +395,7 @@ func checkBundle(data []byte, m *artifacts.Manifest) error {
 
 // stage extracts the node bootstrap into staging, places the worker
 // archive, and writes the index and the record (the record last).
-func stage(staging string, node *os.File, nodeID fileID, bc *bundleCheck, in *Inputs, l Layout, worker []byte, cliVersion string, now time.Time) error {
+func stage(ctx context.Context, staging string, node *os.File, nodeID fileID, bc *bundleCheck, in *Inputs, l Layout, worker []byte, cliVersion string, now time.Time) error {
 	m := in.Manifest
 	idx := Index{Schema: IndexSchema}
 	var content int64
@@ -369,7 +417,7 @@ func stage(staging string, node *os.File, nodeID fileID, bc *bundleCheck, in *In
 			if testHookEntry != nil {
 				testHookEntry(n)
 			}
-			return nil
+			return ctx.Err()
 		},
 	})
 	if err != nil {
@@ -507,4 +555,37 @@ func syncTree(dir string) error {
 		return err
 	}
 	return f.Sync()
+}
+
+var errScanDone = errors.New("archive scan finished")
+
+// lenientWriter feeds the pre-scan; once the scan has stopped reading (it
+// finished or refused the archive) writes are dropped, so hashing goes on.
+type lenientWriter struct {
+	w    *io.PipeWriter
+	dead bool
+}
+
+func (l *lenientWriter) Write(p []byte) (int, error) {
+	if !l.dead {
+		if _, err := l.w.Write(p); err != nil {
+			l.dead = true
+		}
+	}
+	return len(p), nil
+}
+
+// CheckPlatform refuses (exit 3, before anything is touched) an export whose
+// manifest names another platform or architecture than this machine's, in
+// Node's names. skip disables the check (tests only).
+func CheckPlatform(m *artifacts.Manifest, skip bool) error {
+	if skip {
+		return nil
+	}
+	hp, ha := artifacts.NodePlatform(runtime.GOOS), artifacts.NodeArch(runtime.GOARCH)
+	if m.Platform != hp || m.Arch != ha {
+		return errs.Refused("platform_mismatch", "the export is for %s-%s, this machine is %s-%s", m.Platform, m.Arch, hp, ha).
+			WithHint("install on a matching prepared machine, or export for this one (runtime-artifacts export --platform %s --arch %s)", hp, ha)
+	}
+	return nil
 }

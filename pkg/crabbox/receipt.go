@@ -157,6 +157,9 @@ func ParseReceiptLine(line string) (*Receipt, error) {
 	if !ok {
 		return nil, receiptErr("receipt_invalid", "line does not start with %s", ReceiptMarker)
 	}
+	if err := artifacts.CheckStrictJSON([]byte(rest)); err != nil {
+		return nil, receiptErr("receipt_invalid", "receipt JSON is invalid: %v", err)
+	}
 	dec := json.NewDecoder(strings.NewReader(rest))
 	dec.DisallowUnknownFields()
 	var rc Receipt

@@ -189,3 +189,27 @@ func FuzzReceipt(f *testing.F) {
 		_ = crabbox.ValidateReceipt(got, in.Manifest, in.ManifestSHA256, home)
 	})
 }
+
+// Duplicate keys (last would win) and invalid UTF-8 (would become U+FFFD)
+// are refused, not decoded.
+func TestParseReceiptLineStrict(t *testing.T) {
+	rc, _, _ := sampleReceipt(t)
+	line := rc.Line()
+	if _, err := crabbox.ParseReceiptLine(line); err != nil {
+		t.Fatal(err)
+	}
+	dup := strings.Replace(line, `"status":"installed",`, `"status":"installed","status":"existing-verified",`, 1)
+	if dup == line {
+		t.Fatal("fixture changed")
+	}
+	if _, err := crabbox.ParseReceiptLine(dup); err == nil || !strings.Contains(err.Error(), "duplicate key") {
+		t.Fatalf("duplicate key: %v", err)
+	}
+	bad := strings.Replace(line, `"packageName":"openclaw"`, "\"packageName\":\"open\xffclaw\"", 1)
+	if bad == line {
+		t.Fatal("fixture changed")
+	}
+	if _, err := crabbox.ParseReceiptLine(bad); err == nil || !strings.Contains(err.Error(), "UTF-8") {
+		t.Fatalf("invalid UTF-8: %v", err)
+	}
+}

@@ -113,6 +113,9 @@ func readRecord(runtimeDir string) (*Record, error) {
 }
 
 func strictJSON(b []byte, v any) error {
+	if err := artifacts.CheckStrictJSON(b); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

@@ -28,6 +28,19 @@ type Setup struct {
 // absolute so the command works from any folder; targetHome is included
 // only when given (the install defaults to the runtime user's home).
 func SetupCommand(manifestPath, targetHome string) (*Setup, error) {
+	return commandFor("install", manifestPath, targetHome, false)
+}
+
+// VerifyCommand is SetupCommand for `crabbox verify` (the seed's
+// createCrabboxRuntimeCacheVerification): the credential-free command a CI
+// job or a remote host runs to verify a retained runtime cache against this
+// export, pinned the same way. With deep, the command re-hashes every
+// installed file.
+func VerifyCommand(manifestPath, targetHome string, deep bool) (*Setup, error) {
+	return commandFor("verify", manifestPath, targetHome, deep)
+}
+
+func commandFor(sub, manifestPath, targetHome string, deep bool) (*Setup, error) {
 	in, err := LoadInputs(manifestPath, Expect{})
 	if err != nil {
 		return nil, err
@@ -57,7 +70,7 @@ func SetupCommand(manifestPath, targetHome string) (*Setup, error) {
 		BundleHash:     m.WorkerBundle.BundleHash,
 		WorkerPath:     wp,
 	}
-	argv := []string{"clawkit", "crabbox", "install", "--manifest", in.ManifestPath}
+	argv := []string{"clawkit", "crabbox", sub, "--manifest", in.ManifestPath}
 	if targetHome != "" {
 		abs, err := filepath.Abs(targetHome)
 		if err != nil {
@@ -65,6 +78,9 @@ func SetupCommand(manifestPath, targetHome string) (*Setup, error) {
 		}
 		targetHome = abs
 		argv = append(argv, "--target-home", targetHome)
+	}
+	if deep {
+		argv = append(argv, "--deep")
 	}
 	argv = append(argv, PinFlags(pins)...)
 	return &Setup{

@@ -109,6 +109,7 @@ var HostileKinds = map[string]string{
 	"backslash":        "archive_invalid_path",
 	"dotslash":         "archive_invalid_path",
 	"longpath":         "archive_invalid_path",
+	"deep":             "archive_invalid_path",
 	"symlink-escape":   "archive_link_escape",
 	"symlink-absolute": "archive_link_escape",
 	"symlink-through":  "archive_path_conflict",
@@ -153,6 +154,13 @@ func Hostile(kind string) []byte {
 			long += "abcdefghij/"
 		}
 		return Build([]Entry{{Name: long + "x.js", Body: []byte("x")}})
+	case "deep":
+		// 101 folders deep, well under the path length limit.
+		deep := ""
+		for range 101 {
+			deep += "d/"
+		}
+		return Build([]Entry{pkg, {Name: deep + "x.js", Body: []byte("x")}})
 	case "symlink-escape":
 		return Build([]Entry{pkg, {Name: "node_modules/up", Type: tar.TypeSymlink, Linkname: "../../.."}})
 	case "symlink-absolute":

@@ -15,6 +15,7 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/archive/archivetest"
 	"github.com/clawkit/clawkit/pkg/artifacts"
+	"github.com/clawkit/clawkit/pkg/artifacts/artifactstest"
 )
 
 // Version is the synthetic installation's version.
@@ -34,8 +35,11 @@ func Installation(dir string) (string, error) {
 		"../tiny-dep/package.json":                  []byte(`{"name":"tiny-dep","version":"1.0.0","main":"index.js"}` + "\n"),
 		"../tiny-dep/index.js":                      archivetest.Text(12, 5000),
 	}
-	for i, a := range artifacts.WorkerArtifacts {
+	for i, a := range artifactstest.Inventory96 {
 		files["dist/worker/"+a] = archivetest.Text(uint64(100+i), 3000+i*100)
+	}
+	for name, b := range artifactstest.Modules(artifactstest.Inventory96, artifactstest.Exported) {
+		files["dist/"+name] = b
 	}
 	for rel, b := range files {
 		p := filepath.Join(root, filepath.FromSlash(rel))
@@ -68,7 +72,7 @@ func Export(dir string) (string, error) {
 func WorkerBundle() ([]byte, []artifacts.WorkerEntry) {
 	var ents []archivetest.Entry
 	var wes []artifacts.WorkerEntry
-	for i, a := range artifacts.WorkerArtifacts {
+	for i, a := range artifactstest.Inventory96 {
 		b := archivetest.Text(uint64(200+i), 2500)
 		ents = append(ents, archivetest.Entry{Name: a, Mode: 0o700, Body: b})
 		s := sha256.Sum256(b)
