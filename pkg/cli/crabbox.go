@@ -32,6 +32,15 @@ func (t *crabboxTarget) home(env *Env) string {
 	return env.Getenv("HOME")
 }
 
+// announceDefault says, before anything starts, where an install goes when
+// no --target-home was given: a runtime is hundreds of megabytes, and
+// $HOME/.openclaw-worker is not where a user running from a checkout looks.
+func (t *crabboxTarget) announceDefault(out *Output, env *Env) {
+	if t.TargetHome == "" {
+		out.Warnf("crabbox: no --target-home given: using $HOME (%s); the runtime goes below %s/.openclaw-worker/node-runtimes/", t.home(env), t.home(env))
+	}
+}
+
 // crabboxPins are the expectations `crabbox setup` spells out.
 type crabboxPins struct {
 	ExpectManifestSHA256 string `name:"expect-manifest-sha256" help:"Refuse unless manifest.json has this SHA-256." placeholder:"HEX"`
@@ -100,6 +109,7 @@ type CrabboxInstallCmd struct {
 }
 
 func (c *CrabboxInstallCmd) Run(ctx context.Context, env *Env, out *Output) error {
+	c.announceDefault(out, env)
 	rc, err := crabbox.Install(crabbox.InstallRequest{
 		Ctx: ctx, ManifestPath: c.Manifest, TargetHome: c.home(env), Expect: c.expect(),
 		CLIVersion: cliVersion(), NoSync: c.NoSync, SkipPlatformCheck: c.PlatformCheck == "skip", Log: out.Stderr, Progress: out.ProgressWriter(), Now: env.Now,
