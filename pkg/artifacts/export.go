@@ -114,7 +114,7 @@ func Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
 	if arch == "" {
 		arch = NodeArch(runtime.GOARCH)
 	}
-	if !nodeNameRe.MatchString(platform) || !nodeNameRe.MatchString(arch) {
+	if !nodeNameRe().MatchString(platform) || !nodeNameRe().MatchString(arch) {
 		return nil, errs.Usage("invalid_platform", "platform %q / arch %q are not Node names", platform, arch).
 			WithHint("use Node's names, e.g. --platform linux --arch x64")
 	}

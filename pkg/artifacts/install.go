@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
@@ -66,12 +67,14 @@ type Plugin struct {
 	OptionalDependencies map[string]string `json:"-"`
 }
 
-var packageNameRe = regexp.MustCompile(`^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9._~-][a-z0-9._~-]*$`)
+var packageNameRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9._~-][a-z0-9._~-]*$`)
+})
 
 // validPackageName accepts npm package names that are also safe single (or,
 // when scoped, double) path segments.
 func validPackageName(n string) bool {
-	if len(n) > 214 || !packageNameRe.MatchString(strings.ToLower(n)) {
+	if len(n) > 214 || !packageNameRe().MatchString(strings.ToLower(n)) {
 		return false
 	}
 	for _, seg := range strings.Split(n, "/") {
@@ -125,7 +128,7 @@ func OpenInstallation(root string) (*Installation, error) {
 		return nil, errs.Failed("not_openclaw", "%s is package %q, not openclaw", root, pj.Name).
 			WithHint("pass the folder of the openclaw package, e.g. node_modules/openclaw")
 	}
-	if !exactVersionRe.MatchString(pj.Version) {
+	if !exactVersionRe().MatchString(pj.Version) {
 		return nil, errs.Failed("package_json_invalid", "%s/package.json has no exact version (%q)", root, pj.Version).
 			WithHint("export an installed release; its package.json names an exact version")
 	}
@@ -156,7 +159,9 @@ func OpenInstallation(root string) (*Installation, error) {
 	return in, nil
 }
 
-var exactVersionRe = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+var exactVersionRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+})
 
 func readPlugins(root string) ([]Plugin, error) {
 	extDir := filepath.Join(root, "dist", "extensions")
@@ -196,7 +201,7 @@ func readPlugins(root string) ([]Plugin, error) {
 			return nil, errs.Failed("plugin_manifest_invalid", "%s/openclaw.plugin.json has no id", rel).
 				WithHint("every plugin manifest needs an \"id\"")
 		}
-		if !pluginIDRe.MatchString(man.ID) {
+		if !pluginIDRe().MatchString(man.ID) {
 			return nil, errs.Failed("plugin_manifest_invalid", "%s/openclaw.plugin.json has an invalid id %q", rel, man.ID).
 				WithHint("plugin ids are lower-case letters, digits, '-' and '_'")
 		}

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
@@ -56,12 +57,12 @@ const (
 )
 
 var (
-	moduleNameRe = regexp.MustCompile(`^[A-Za-z0-9_.-]+\.(mjs|js)$`)
-	workerNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	moduleNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]+\.(mjs|js)$`) })
+	workerNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`) })
 	// the per-entry line of the openclaw-worker-bundle-v1 formula as OpenClaw
 	// writes it (a template literal; \0 is NUL).
 	hashEntryTemplate = "`${entry.path}\\0${entry.mode.toString(8)}\\0${entry.size}\\0${entry.sha256}\\0`"
-	hashHeadRe        = regexp.MustCompile("^`\\$\\{([A-Za-z_$][A-Za-z0-9_$]*)\\}\\\\0`$")
+	hashHeadRe        = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^`\\$\\{([A-Za-z_$][A-Za-z0-9_$]*)\\}\\\\0`$") })
 )
 
 // inventoryReader resolves identifiers across one installation's dist/
@@ -98,7 +99,7 @@ func (r *inventoryReader) load(name string) (*jsModule, error) {
 // only "./<plain name>" stays inside dist/ and is followed.
 func (r *inventoryReader) spec(from, s string) (string, error) {
 	name, ok := strings.CutPrefix(s, "./")
-	if !ok || !moduleNameRe.MatchString(name) || path.Clean(name) != name {
+	if !ok || !moduleNameRe().MatchString(name) || path.Clean(name) != name {
 		return "", r.uncertain("dist/%s imports from %q, which is not a module beside it", from, s)
 	}
 	return name, nil
@@ -222,7 +223,7 @@ func ReadInventory(root, version string) (*Inventory, error) {
 		} else if s, err = r.stringOf(where, e.Ident); err != nil {
 			return nil, err
 		}
-		if !workerNameRe.MatchString(s) || s == "." || s == ".." || strings.Contains(s, "\\") {
+		if !workerNameRe().MatchString(s) || s == "." || s == ".." || strings.Contains(s, "\\") {
 			return nil, r.uncertain("%s names %q, which is not a plain file name of dist/worker/", symbol, s)
 		}
 		inv.Files = append(inv.Files, s)
@@ -280,7 +281,7 @@ func (r *inventoryReader) findProducer() (string, error) {
 	var first, rest []string
 	for _, e := range ents {
 		n := e.Name()
-		if !e.Type().IsRegular() || !moduleNameRe.MatchString(n) {
+		if !e.Type().IsRegular() || !moduleNameRe().MatchString(n) {
 			continue
 		}
 		if strings.HasPrefix(n, "bootstrap-") {
@@ -423,7 +424,7 @@ func (r *inventoryReader) checkHash(m *jsModule, file string) error {
 		if t.Kind != jsTemplate {
 			continue
 		}
-		if sm := hashHeadRe.FindStringSubmatch(t.Val); sm != nil {
+		if sm := hashHeadRe().FindStringSubmatch(t.Val); sm != nil {
 			v, err := r.stringOf(where, sm[1])
 			if err != nil {
 				return err

@@ -57,6 +57,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
@@ -155,20 +156,20 @@ type BundleEntry struct {
 }
 
 var (
-	hexRe      = regexp.MustCompile(`^[a-f0-9]{64}$`)
-	modeRe     = regexp.MustCompile(`^0[0-7]{3}$`)
-	buildIDRe  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:+-]*$`) // length checked in ValidBuildID
-	pluginIDRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
-	nodeNameRe = regexp.MustCompile(`^[a-z0-9]+$`)
-	jsIdentRe  = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]{0,127}$`)
+	hexRe      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-f0-9]{64}$`) })
+	modeRe     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^0[0-7]{3}$`) })
+	buildIDRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:+-]*$`) }) // length checked in ValidBuildID
+	pluginIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`) })
+	nodeNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+$`) })
+	jsIdentRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]{0,127}$`) })
 )
 
 // ValidSHA256 reports whether s is 64 lower-case hex digits.
-func ValidSHA256(s string) bool { return hexRe.MatchString(s) }
+func ValidSHA256(s string) bool { return hexRe().MatchString(s) }
 
 // ValidBuildID reports whether s is an acceptable build id: 1–128 of
 // [A-Za-z0-9._:+-], starting with a letter or digit.
-func ValidBuildID(s string) bool { return len(s) <= 128 && buildIDRe.MatchString(s) }
+func ValidBuildID(s string) bool { return len(s) <= 128 && buildIDRe().MatchString(s) }
 
 // WorkerPath returns the export-relative (and package-relative) path of a
 // worker archive with the given tarball SHA-256.
@@ -195,7 +196,7 @@ func FormatMode(m uint32) string { return fmt.Sprintf("%04o", m&0o7777) }
 
 // ParseMode parses a manifest mode ("0700").
 func ParseMode(s string) (uint32, error) {
-	if !modeRe.MatchString(s) {
+	if !modeRe().MatchString(s) {
 		return 0, fmt.Errorf("mode %q is not 0 followed by three octal digits", s)
 	}
 	v, err := strconv.ParseUint(s, 8, 32)
@@ -328,14 +329,14 @@ func (m *Manifest) Validate() error {
 		return errors.New("plugins is required (use [] for none)")
 	}
 	for i, p := range m.Plugins {
-		if !pluginIDRe.MatchString(p) {
+		if !pluginIDRe().MatchString(p) {
 			return fmt.Errorf("plugins[%d] %q is not a plugin id", i, p)
 		}
 		if i > 0 && m.Plugins[i-1] >= p {
 			return fmt.Errorf("plugins must be sorted and unique (%q after %q)", p, m.Plugins[i-1])
 		}
 	}
-	if !nodeNameRe.MatchString(m.Platform) || !nodeNameRe.MatchString(m.Arch) {
+	if !nodeNameRe().MatchString(m.Platform) || !nodeNameRe().MatchString(m.Arch) {
 		return fmt.Errorf("platform %q / arch %q must be Node names such as linux / x64", m.Platform, m.Arch)
 	}
 	if m.Producer.Name == "" {
@@ -376,7 +377,7 @@ func (m *Manifest) Validate() error {
 	}
 	if ref := w.Inventory; ref != nil {
 		name, ok := strings.CutPrefix(ref.Source, "dist/")
-		if !ok || !moduleNameRe.MatchString(name) || !jsIdentRe.MatchString(ref.Symbol) {
+		if !ok || !moduleNameRe().MatchString(name) || !jsIdentRe().MatchString(ref.Symbol) {
 			return fmt.Errorf("workerBundle.inventory %q / %q is not a dist/ module and an identifier", ref.Source, ref.Symbol)
 		}
 	}
