@@ -16,6 +16,7 @@ import (
 type StateCmd struct {
 	Migrate StateMigrateCmd `cmd:"" help:"Apply schema migrations (needs exclusive offline ownership: refused while a gateway runs)."`
 	Backup  StateBackupCmd  `cmd:"" help:"Write a consistent copy of the database to FILE (works with the gateway up)."`
+	Status  StateStatusCmd  `cmd:"" help:"Show the engine, schema version, river's migration version (PostgreSQL) and live owner leases."`
 }
 
 // StateMigrateCmd upgrades the schema.
@@ -37,7 +38,7 @@ func (c *StateMigrateCmd) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	e, err := store.EngineFor(h.Dir, cfg)
+	e, err := owner.ResolveEngine(h, cfg)
 	if err != nil {
 		return err
 	}
@@ -73,5 +74,28 @@ func (c *StateBackupCmd) Run(ctx context.Context, env *Env) error {
 	}
 	return env.Out.Result(res, func(w io.Writer) {
 		fmt.Fprintf(w, "backed up schema %d (%s, %d bytes) to %s\n", res.SchemaVersion, res.Engine, res.Bytes, res.Path)
+	})
+}
+
+// StateStatusCmd reports the database's state.
+type StateStatusCmd struct{}
+
+func (c *StateStatusCmd) Run(ctx context.Context, env *Env) error {
+	var res store.Status
+	if err := env.Call(ctx, "state.status", struct{}{}, &res); err != nil {
+		return err
+	}
+	return env.Out.Result(res, func(w io.Writer) {
+		fmt.Fprintf(w, "engine:  %s\nschema:  %d (this clawkit: %d)\n", res.Engine, res.SchemaVersion, res.LatestVersion)
+		if res.RiverSchema != "" {
+			if res.RiverVersion != nil {
+				fmt.Fprintf(w, "river:   %d (schema %s)\n", *res.RiverVersion, res.RiverSchema)
+			} else {
+				fmt.Fprintf(w, "river:   not installed (run 'clawkit state migrate')\n")
+			}
+		}
+		for _, l := range res.Leases {
+			fmt.Fprintf(w, "lease:   %d %s %s pid %d on %s (%s), expires in %dms\n", l.Incarnation, l.Kind, l.OwnerID, l.PID, l.Host, l.Home, l.ExpiresInMs)
+		}
 	})
 }
