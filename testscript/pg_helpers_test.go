@@ -1,12 +1,22 @@
 package testscript
 
 import (
+	"context"
+	"fmt"
+	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/research/google/fakeapi"
 	"github.com/clawkit/clawkit/pkg/store/pgtest"
 )
@@ -22,6 +32,112 @@ func init() {
 		return u != "", err
 	}
 	setups = append(setups, pgSetup)
+	helperCommands["signal-gateway"] = signalGateway
+	helperCommands["await-lease-gone"] = awaitLeaseGone
+	helperCommands["await-line"] = awaitLine
+	helperCommands["await-gateway-exit"] = awaitGatewayExit
+}
+
+func pgDie(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
+	os.Exit(1)
+}
+
+// signal-gateway HOME STOP|CONT|KILL: signals the home's gateway (from its
+// record) and prints its pid and owner id.
+func signalGateway() {
+	if len(os.Args) != 3 {
+		pgDie("usage: signal-gateway HOME STOP|CONT|KILL")
+	}
+	rec, err := owner.ReadRecord(owner.Home{Dir: os.Args[1]})
+	if err != nil || rec == nil {
+		pgDie("no gateway record in %s", os.Args[1])
+	}
+	sig := map[string]syscall.Signal{"STOP": syscall.SIGSTOP, "CONT": syscall.SIGCONT, "KILL": syscall.SIGKILL}[os.Args[2]]
+	if sig == 0 {
+		pgDie("unknown signal %s", os.Args[2])
+	}
+	if err := syscall.Kill(rec.PID, sig); err != nil {
+		pgDie("%v", err)
+	}
+	fmt.Println(rec.PID, rec.OwnerID)
+}
+
+// await-lease-gone OWNERID: waits (up to 2 minutes) until the owner's lease
+// is no longer live in $PGURL's database, then prints how long it took.
+func awaitLeaseGone() {
+	if len(os.Args) != 2 {
+		pgDie("usage: await-lease-gone OWNERID")
+	}
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, os.Getenv("PGURL"))
+	if err != nil {
+		pgDie("%v", err)
+	}
+	defer c.Close(ctx)
+	start := time.Now()
+	for time.Since(start) < 2*time.Minute {
+		var n int
+		err := c.QueryRow(ctx, `SELECT count(*) FROM owners WHERE owner_id = $1 AND stopped_at IS NULL
+ AND lease_expires_at > (extract(epoch FROM clock_timestamp()) * 1000)::bigint`, os.Args[1]).Scan(&n)
+		if err != nil {
+			pgDie("%v", err)
+		}
+		if n == 0 {
+			fmt.Println("lease gone after", time.Since(start).Round(time.Millisecond))
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	pgDie("lease of %s still live after 2 minutes", os.Args[1])
+}
+
+// await-line FILE REGEXP: waits (up to 2 minutes) until a line of FILE
+// matches, then prints it.
+func awaitLine() {
+	if len(os.Args) != 3 {
+		pgDie("usage: await-line FILE REGEXP")
+	}
+	re := regexp.MustCompile(os.Args[2])
+	start := time.Now()
+	for time.Since(start) < 2*time.Minute {
+		b, _ := os.ReadFile(os.Args[1])
+		for _, l := range strings.Split(string(b), "\n") {
+			if re.MatchString(l) {
+				fmt.Println(l)
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	pgDie("no line of %s matches %s after 2 minutes", os.Args[1], os.Args[2])
+}
+
+// await-gateway-exit PID: waits (up to 2 minutes) until the process is gone.
+func awaitGatewayExit() {
+	pid, err := strconv.Atoi(os.Args[1])
+	if err != nil {
+		pgDie("usage: await-gateway-exit PID")
+	}
+	start := time.Now()
+	for time.Since(start) < 2*time.Minute {
+		if syscall.Kill(pid, 0) != nil || isZombie(pid) {
+			fmt.Println("exited")
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	pgDie("pid %d still running after 2 minutes", pid)
+}
+
+func isZombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && i+2 < len(s) && s[i+2] == 'Z'
 }
 
 var pgAdmin = sync.OnceValues(pgtest.AdminURL)

@@ -122,4 +122,3 @@ func (e *Postgres) setIncarnation(inc int64) {
 		e.pool.Reset()
 	}
 }
-
