@@ -23,10 +23,10 @@ if ! command -v pg_ctlcluster >/dev/null; then
 	$sudo apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq postgresql >/dev/null
 fi
-ver=$(ls /etc/postgresql | sort -V | tail -1)
+ver=$(ls /etc/postgresql 2>/dev/null | sort -V | tail -1 || true)
 if [ -z "$ver" ]; then
 	$sudo pg_createcluster --start-conf=manual "$(ls /usr/lib/postgresql | sort -V | tail -1)" main
-	ver=$(ls /etc/postgresql | sort -V | tail -1)
+	ver=$(ls /etc/postgresql 2>/dev/null | sort -V | tail -1 || true)
 fi
 hba=/etc/postgresql/$ver/main/pg_hba.conf
 if ! $sudo grep -q '^host all all 127.0.0.1/32 trust' "$hba"; then
