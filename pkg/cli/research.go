@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -335,8 +336,10 @@ func (c *ResearchRPCCmd) answer(ctx context.Context, env *Env, data []byte) rese
 		}
 		return research.OKResponse(d)
 	}
+	// The operation gets the envelope as read (it decodes it again, as
+	// strictly, on whichever side of the gateway it runs).
 	var resp research.Response
-	if err := env.Call(ctx, research.MethodRPC, rpc, &resp); err != nil {
+	if err := env.Call(ctx, research.MethodRPC, json.RawMessage(data), &resp); err != nil {
 		return research.ErrorResponse(err)
 	}
 	return resp

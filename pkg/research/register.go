@@ -1,6 +1,7 @@
 package research
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"sync"
@@ -22,10 +23,18 @@ const (
 	MethodRPC     = "research.rpc"
 )
 
+// decode reads an operation's parameters strictly: one object, no unknown
+// fields, nothing after it. The same bytes may come from this process or,
+// through the gateway, from another clawkit; neither is trusted more.
 func decode[T any](raw json.RawMessage) (T, error) {
 	var v T
-	if err := json.Unmarshal(raw, &v); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
 		return v, errs.Usage("invalid_params", "invalid parameters: %v", err)
+	}
+	if dec.More() {
+		return v, errs.Usage("invalid_params", "invalid parameters: data after the object")
 	}
 	return v, nil
 }
@@ -83,11 +92,13 @@ func (s *Service) Register(r *owner.Registry) {
 		return s.Recover(ctx, env, true)
 	}})
 	r.Register(owner.Method{Name: MethodRPC, Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
-		rpc, err := decode[RPC](raw)
+		// The params are the raw envelope, decoded here exactly as strictly
+		// as the CLI does (DecodeRPC), whoever sent them.
+		rpc, err := DecodeRPC(raw)
 		if err != nil {
 			return ErrorResponse(err), nil
 		}
-		return s.RPC(ctx, env, &rpc), nil
+		return s.RPC(ctx, env, rpc), nil
 	}})
 	r.OnGatewayStart(func(ctx context.Context, env *owner.Env) {
 		s.RunGateway(ctx, env)

@@ -148,7 +148,7 @@ func TestStartWaitPublishes(t *testing.T) {
 	var cd CitationsDoc
 	b, _ := os.ReadFile(filepath.Join(dir, CitationsFile))
 	json.Unmarshal(b, &cd)
-	if len(cd.Citations) != 1 || string(rep[cd.Citations[0].StartByte:cd.Citations[0].EndByte]) != "Rayleigh scattering" {
+	if len(cd.Citations) != 1 || string(rep[*cd.Citations[0].StartByte:*cd.Citations[0].EndByte]) != "Rayleigh scattering" {
 		t.Fatalf("citations %+v", cd)
 	}
 	var r Result
@@ -457,8 +457,8 @@ func TestPartialAndLegacyAndMultibyte(t *testing.T) {
 				t.Fatalf("%+v dropped %d", cites, pr.DroppedCitations)
 			}
 			for _, c := range cites {
-				if text[c.StartByte:c.EndByte] != want[c.URL] {
-					t.Fatalf("%s covers %q", c.URL, text[c.StartByte:c.EndByte])
+				if text[*c.StartByte:*c.EndByte] != want[c.URL] {
+					t.Fatalf("%s covers %q", c.URL, text[*c.StartByte:*c.EndByte])
 				}
 			}
 		}

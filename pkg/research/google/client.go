@@ -153,8 +153,10 @@ func (c *Client) Create(ctx context.Context, question string) (*Interaction, err
 		return it, nil
 	}
 	e := c.statusError("create", status, hdr, resp)
-	// 5xx other than 503 may come after acceptance: outcome unknown.
-	e.NotSent = status < 500 || status == http.StatusServiceUnavailable
+	// 5xx may come after acceptance: outcome unknown. A 503 proves the
+	// create was refused only when the body is the API's own
+	// google.rpc.Status for it; a proxy's 503 may follow a forwarded create.
+	e.NotSent = status < 500 || (status == http.StatusServiceUnavailable && googleUnavailable(e.Status))
 	return nil, e
 }
 
@@ -288,6 +290,12 @@ func (c *Client) statusError(op string, status int, hdr http.Header, body []byte
 		e.RetryAfter = parseRetryAfter(hdr.Get("Retry-After"), c.now())
 	}
 	return e
+}
+
+// googleUnavailable reports whether st is the google.rpc.Status the API
+// sends with its own 503: code 503 and status UNAVAILABLE.
+func googleUnavailable(st *RPCStatus) bool {
+	return st != nil && st.Code == http.StatusServiceUnavailable && st.Status == "UNAVAILABLE"
 }
 
 func (c *Client) now() time.Time {

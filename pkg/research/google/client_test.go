@@ -93,6 +93,10 @@ func TestCreateClassification(t *testing.T) {
 	}{
 		{q: "fake:create-429", notSent: true, temp: true, retry: 7 * time.Second},
 		{q: "fake:create-503", notSent: true, temp: true, retry: 7 * time.Second},
+		// A 503 that is not Google's google.rpc.Status (a proxy's, after it
+		// forwarded the create) proves nothing: maybe sent.
+		{q: "fake:create-503-proxy", temp: true, retry: 7 * time.Second, accepted: true},
+		{q: "fake:create-503-json", temp: true, accepted: true},
 		{q: "fake:create-400", notSent: true},
 		{q: "fake:create-401", notSent: true, auth: true},
 		{q: "fake:create-403", notSent: true, auth: true},

@@ -140,12 +140,19 @@ func truncateForMsg(s string) string {
 }
 
 // Citation attributes a byte range of the published report to a URL.
+//
+// StartByte and EndByte are both set (a span of the report the source
+// supports) or both nil: an annotation the provider sent without offsets is
+// kept as an attribution of the report to the source, without a span.
 type Citation struct {
 	URL       string `json:"url"`
 	Title     string `json:"title,omitempty"`
-	StartByte int64  `json:"startByte"`
-	EndByte   int64  `json:"endByte"`
+	StartByte *int64 `json:"startByte,omitempty"`
+	EndByte   *int64 `json:"endByte,omitempty"`
 }
+
+// HasSpan reports whether c attributes a byte range of the report.
+func (c Citation) HasSpan() bool { return c.StartByte != nil && c.EndByte != nil }
 
 // Report is what is published from an interaction: the final model output
 // text with its citations re-based into it.
@@ -180,8 +187,9 @@ const stepSeparator = "\n\n"
 // Citations are url_citation annotations whose start/end are UTF-8 byte
 // offsets into their own text block; they are re-based into the report and
 // dropped (counted) when the range is empty, reversed, out of the block, not
-// on rune boundaries, the URL is not http(s), or the range falls past a
-// truncation.
+// on rune boundaries, only half present, the URL is not http(s), or the
+// range falls past a truncation. An annotation with neither offset is kept
+// as an attribution without a span.
 func ExtractReport(it *Interaction, b Bounds) Report {
 	var blocks [][]Content // one entry per step
 	var rep Report
@@ -242,7 +250,7 @@ func ExtractReport(it *Interaction, b Bounds) Report {
 	}
 	rep.Text = out
 	for _, c := range cites {
-		if c.EndByte > int64(len(out)) {
+		if c.HasSpan() && *c.EndByte > int64(len(out)) {
 			rep.DroppedCitations++
 			continue
 		}
@@ -259,19 +267,25 @@ func ExtractReport(it *Interaction, b Bounds) Report {
 }
 
 func rebase(a Annotation, block string, base int64) (Citation, bool) {
-	if a.StartIndex == nil || a.EndIndex == nil {
-		return Citation{}, false
-	}
-	s, e := *a.StartIndex, *a.EndIndex
-	n := int64(len(block))
-	if s < 0 || e <= s || e > n {
-		return Citation{}, false
-	}
-	if !boundary(block, s) || !boundary(block, e) {
-		return Citation{}, false
-	}
 	if !validURL(a.URL) {
 		return Citation{}, false
+	}
+	var span []int64
+	switch {
+	case a.StartIndex == nil && a.EndIndex == nil:
+		// No offsets: an attribution of the report, without a span.
+	case a.StartIndex == nil || a.EndIndex == nil:
+		return Citation{}, false // half a range is malformed
+	default:
+		s, e := *a.StartIndex, *a.EndIndex
+		n := int64(len(block))
+		if s < 0 || e <= s || e > n {
+			return Citation{}, false
+		}
+		if !boundary(block, s) || !boundary(block, e) {
+			return Citation{}, false
+		}
+		span = []int64{base + s, base + e}
 	}
 	title := strings.ToValidUTF8(a.Title, "\uFFFD")
 	if len(title) > 1024 {
@@ -280,7 +294,11 @@ func rebase(a Annotation, block string, base int64) (Citation, bool) {
 			title = title[:len(title)-1]
 		}
 	}
-	return Citation{URL: a.URL, Title: title, StartByte: base + s, EndByte: base + e}, true
+	c := Citation{URL: a.URL, Title: title}
+	if span != nil {
+		c.StartByte, c.EndByte = &span[0], &span[1]
+	}
+	return c, true
 }
 
 func boundary(s string, i int64) bool {

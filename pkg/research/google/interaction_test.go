@@ -24,7 +24,7 @@ func TestExtractReportFinalModelOutputOnly(t *testing.T) {
 	if rep.Text != want {
 		t.Fatalf("report %q, want %q", rep.Text, want)
 	}
-	if len(rep.Citations) != 1 || rep.Citations[0].StartByte != int64(len(want)-4) || rep.Citations[0].EndByte != int64(len(want)) {
+	if len(rep.Citations) != 1 || !rep.Citations[0].HasSpan() || *rep.Citations[0].StartByte != int64(len(want)-4) || *rep.Citations[0].EndByte != int64(len(want)) {
 		t.Fatalf("citations %+v", rep.Citations)
 	}
 }
@@ -41,7 +41,7 @@ func TestExtractReportMultibyteCitations(t *testing.T) {
 			{Type: "url_citation", URL: "https://bad.example/", StartIndex: i64(0), EndIndex: i64(999)},               // out of range
 			{Type: "url_citation", URL: "ftp://bad.example/", StartIndex: i64(0), EndIndex: i64(2)},                   // scheme
 			{Type: "url_citation", URL: "https://bad.example/", StartIndex: i64(4), EndIndex: i64(4)},                 // empty
-			{Type: "url_citation", URL: "https://bad.example/", StartIndex: nil, EndIndex: i64(4)},                    // missing
+			{Type: "url_citation", URL: "https://bad.example/", StartIndex: nil, EndIndex: i64(4)},                    // half missing
 			{Type: "file_citation", URL: "https://ignored.example/", StartIndex: i64(0), EndIndex: i64(2)},            // other type: ignored
 		}},
 		{Type: "text", Text: b1, Annotations: []Annotation{{Type: "url_citation", URL: "https://c.example/", StartIndex: i64(cafe), EndIndex: i64(cafe + int64(len("café")))}}},
@@ -54,12 +54,12 @@ func TestExtractReportMultibyteCitations(t *testing.T) {
 		t.Fatalf("dropped %d, citations %+v", rep.DroppedCitations, rep.Citations)
 	}
 	for _, c := range rep.Citations {
-		got := rep.Text[c.StartByte:c.EndByte]
+		got := rep.Text[*c.StartByte:*c.EndByte]
 		if got != "東京" && got != "café" {
 			t.Fatalf("citation %+v covers %q", c, got)
 		}
 	}
-	if rep.Text[rep.Citations[1].StartByte:rep.Citations[1].EndByte] != "café" {
+	if rep.Text[*rep.Citations[1].StartByte:*rep.Citations[1].EndByte] != "café" {
 		t.Fatal("second block citation not re-based")
 	}
 }
@@ -133,10 +133,17 @@ func FuzzParseInteraction(f *testing.F) {
 			t.Fatal("citation bound exceeded")
 		}
 		for _, c := range rep.Citations {
-			if c.StartByte < 0 || c.EndByte <= c.StartByte || c.EndByte > int64(len(rep.Text)) {
+			if (c.StartByte == nil) != (c.EndByte == nil) {
+				t.Fatalf("citation %+v has half a span", c)
+			}
+			if !c.HasSpan() {
+				continue
+			}
+			start, end := *c.StartByte, *c.EndByte
+			if start < 0 || end <= start || end > int64(len(rep.Text)) {
 				t.Fatalf("citation %+v outside report of %d bytes", c, len(rep.Text))
 			}
-			if !utf8.RuneStart(rep.Text[c.StartByte]) || (c.EndByte < int64(len(rep.Text)) && !utf8.RuneStart(rep.Text[c.EndByte])) {
+			if !utf8.RuneStart(rep.Text[start]) || (end < int64(len(rep.Text)) && !utf8.RuneStart(rep.Text[end])) {
 				t.Fatalf("citation %+v not on rune boundaries", c)
 			}
 		}
@@ -170,5 +177,28 @@ func TestRetryAfterForms(t *testing.T) {
 		if got := parseRetryAfter(v, now); got != want {
 			t.Errorf("%q: %s, want %s", v, got, want)
 		}
+	}
+}
+
+// An annotation without offsets is a source attribution: kept (not counted
+// as dropped), without a span, and unaffected by truncation.
+func TestExtractReportKeepsOffsetlessCitations(t *testing.T) {
+	it := &Interaction{ID: "x", Status: StatusCompleted, Steps: []Step{{Type: "model_output", Content: []Content{
+		{Type: "text", Text: "Some findings.", Annotations: []Annotation{
+			{Type: "url_citation", URL: "https://src.example/a", Title: "Source A"},
+			{Type: "url_citation", URL: "ftp://src.example/b"}, // bad scheme: dropped even without offsets
+			{Type: "url_citation", URL: "https://src.example/c", StartIndex: i64(0), EndIndex: i64(4)},
+		}},
+	}}}}
+	rep := ExtractReport(it, Bounds{MaxReportBytes: 2})
+	if rep.DroppedCitations != 2 { // the bad scheme, and the span cut by truncation
+		t.Fatalf("dropped %d: %+v", rep.DroppedCitations, rep.Citations)
+	}
+	if len(rep.Citations) != 1 || rep.Citations[0].URL != "https://src.example/a" || rep.Citations[0].HasSpan() || rep.Citations[0].Title != "Source A" {
+		t.Fatalf("citations %+v", rep.Citations)
+	}
+	b, _ := json.Marshal(rep.Citations[0])
+	if string(b) != `{"url":"https://src.example/a","title":"Source A"}` {
+		t.Fatalf("json %s", b)
 	}
 }

@@ -11,6 +11,8 @@
 // Create scenarios: create-429, create-503 (refused with Retry-After 7),
 // create-429-once (refused the first time that exact input is seen),
 // create-400, create-401, create-403, create-500 (after acceptance),
+// create-503-proxy and create-503-json (accepted, then a 503 whose body is
+// not Google's google.rpc.Status, as a proxy's),
 // create-drop (the create is read and accepted, then the connection is
 // closed without a response), create-hang (accepted, the response never
 // comes).
@@ -295,6 +297,22 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, e Entry) {
 		e.Result = "500"
 		s.record(e)
 		writeStatus(w, 500, "INTERNAL", "internal error")
+		return
+	case "create-503-proxy":
+		// A proxy in front of the API forwarded the create, then answered
+		// 503 itself: not Google's google.rpc.Status, so nothing is proved.
+		e.Result = "503"
+		s.record(e)
+		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("Retry-After", "7")
+		w.WriteHeader(503)
+		io.WriteString(w, "<html><body>503 Service Unavailable</body></html>\n")
+		return
+	case "create-503-json":
+		// A JSON 503 shaped like an error but not a google.rpc.Status.
+		e.Result = "503"
+		s.record(e)
+		writeJSON(w, 503, map[string]any{"error": map[string]any{"message": "upstream unavailable"}})
 		return
 	case "create-drop":
 		e.Result = "dropped"

@@ -1,0 +1,208 @@
+// Authority: who may act on a job, and with which credential. Every check
+// here runs before any HTTP request.
+
+package research
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/clawkit/clawkit/pkg/auth"
+	"github.com/clawkit/clawkit/pkg/config"
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/store"
+)
+
+// Caller is who asks: the custody identity compared with a job's binding.
+type Caller struct {
+	AgentID    string `json:"agentId"`
+	SessionKey string `json:"sessionKey"`
+}
+
+func (c *Caller) defaults() error {
+	if c.AgentID == "" {
+		c.AgentID = store.DefaultAgent
+	}
+	if c.SessionKey == "" {
+		c.SessionKey = store.DefaultSession
+	}
+	return store.ValidateIDs(c.AgentID, c.SessionKey)
+}
+
+// bind binds the caller's session to env's scope, waiting a bounded number
+// of times while it is refreshing (reacquiring authority each time). A
+// revoked session is refused at once.
+func (s *Service) bind(ctx context.Context, env *owner.Env, c Caller) (store.Session, error) {
+	b := s.budgets()
+	for attempt := 0; ; attempt++ {
+		sess, err := env.BindSession(ctx, c.AgentID, c.SessionKey)
+		if err == nil {
+			return sess, nil
+		}
+		e := errs.As(err)
+		if e == nil || e.Code != "session_refreshing" || attempt >= b.RefreshRetries {
+			return sess, err
+		}
+		if err := s.sleep(ctx, refreshWait(e, b)); err != nil {
+			return sess, err
+		}
+	}
+}
+
+func refreshWait(e *errs.Error, b Budgets) time.Duration {
+	d := time.Duration(e.RetryAfterMs) * time.Millisecond
+	if d <= 0 {
+		d = time.Second
+	}
+	if d > b.MaxRefreshWait {
+		d = b.MaxRefreshWait
+	}
+	return d
+}
+
+// assertWithRefresh calls assert; while it reports a refreshing session it
+// waits and re-checks, a bounded number of times.
+func (s *Service) assertWithRefresh(ctx context.Context, assert func() error) error {
+	b := s.budgets()
+	for attempt := 0; ; attempt++ {
+		err := assert()
+		e := errs.As(err)
+		if err == nil || e == nil || e.Code != "session_refreshing" || attempt >= b.RefreshRetries {
+			return err
+		}
+		if err := s.sleep(ctx, refreshWait(e, b)); err != nil {
+			return err
+		}
+	}
+}
+
+// custody checks, before any HTTP request, that caller may act on j: the
+// same agent and session, the session's incarnation unchanged since the
+// job was bound, research still enabled, and the same profile, credential
+// account and endpoint as at submission. It returns the pinned credential.
+func (s *Service) custody(ctx context.Context, env *owner.Env, j *Job, c Caller) (credential, error) {
+	if err := checkCaller(j, c); err != nil {
+		return credential{}, err
+	}
+	sess, err := s.bind(ctx, env, c)
+	if err != nil {
+		return credential{}, err
+	}
+	return s.jobAuthority(env.Home, j, sess)
+}
+
+// checkCaller refuses a caller that is not the job's agent and session.
+// It guards every job operation, including reading a finished job's
+// report, and needs no HTTP.
+func checkCaller(j *Job, c Caller) error {
+	if c.AgentID != j.AgentID || c.SessionKey != j.SessionKey {
+		return errs.Refused("foreign_owner", "research job %s belongs to session %s of agent %s, not %s of %s", j.ID, j.SessionKey, j.AgentID, c.SessionKey, c.AgentID).
+			WithHint("use --agent %s --session %s, the identity that started it", j.AgentID, j.SessionKey)
+	}
+	return nil
+}
+
+// jobAuthority is the part of custody that does not depend on the caller:
+// the session's incarnation, then the pinned credential (credentialFor).
+func (s *Service) jobAuthority(home string, j *Job, sess store.Session) (credential, error) {
+	if sess.Incarnation != j.SessionIncarnation {
+		return credential{}, errs.Refused("stale_owner", "research job %s was started in incarnation %d of session %s; the session is now at %d", j.ID, j.SessionIncarnation, j.SessionKey, sess.Incarnation).
+			WithHint("the session was reset; the job can no longer be polled or cancelled from it")
+	}
+	return credentialFor(j, s.loadAuthView(home))
+}
+
+// authView is the configuration and the configured credential, loaded
+// once (per command, or per poller batch) and compared with each job's
+// binding.
+type authView struct {
+	set     Settings
+	setErr  error
+	cred    credential
+	credErr error
+}
+
+// loadAuthView returns the current config and credential view. It is
+// cached on the identity (inode, size, mtime) of config.json and
+// credentials.json and the base URL override: both files are only ever
+// replaced by atomic renames, so any change gives a new identity and a
+// fresh read, while the poller's batches cost two stat calls.
+func (s *Service) loadAuthView(home string) *authView {
+	key := fileIdentity(filepath.Join(home, config.FileName)) + "|" + fileIdentity(filepath.Join(home, auth.FileName)) + "|" + s.getenv(EnvBaseURL)
+	s.authMu.Lock()
+	defer s.authMu.Unlock()
+	if s.authHome == home && s.authKey == key && s.authView != nil {
+		return s.authView
+	}
+	v := s.readAuthView(home)
+	s.authHome, s.authKey, s.authView = home, key, v
+	return v
+}
+
+func fileIdentity(path string) string {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "absent"
+	}
+	ino := uint64(0)
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		ino = uint64(st.Ino)
+	}
+	return fmt.Sprintf("%d:%d:%d", ino, fi.Size(), fi.ModTime().UnixNano())
+}
+
+func (s *Service) readAuthView(home string) *authView {
+	v := &authView{}
+	v.set, v.setErr = LoadSettings(home, s.getenv)
+	if v.setErr == nil {
+		if v.setErr = v.set.requireEnabled(); v.setErr == nil {
+			v.cred, v.credErr = loadCredential(home, v.set)
+		}
+	}
+	return v
+}
+
+// credentialFor checks that research is still enabled with the job's
+// profile, endpoint and credential account, and returns the credential.
+func credentialFor(j *Job, v *authView) (credential, error) {
+	if v.setErr != nil {
+		return credential{}, v.setErr
+	}
+	if v.set.ProfileID != j.ProfileID {
+		return credential{}, errs.Refused("profile_substituted", "research job %s is pinned to profile %q; the configured profile is now %q", j.ID, j.ProfileID, v.set.ProfileID).
+			WithHint("set %s.profileId back to %q to poll or cancel it", ConfigPath, j.ProfileID)
+	}
+	if v.set.BaseURL != j.BaseURL {
+		return credential{}, errs.Refused("endpoint_changed", "research job %s was submitted to %s; the configured endpoint is now %s", j.ID, j.BaseURL, v.set.BaseURL).
+			WithHint("restore the endpoint (%s.baseUrl or %s) the job was submitted to", ConfigPath, EnvBaseURL)
+	}
+	if v.credErr != nil {
+		return credential{}, v.credErr
+	}
+	if v.cred.Account != j.CredentialAccount {
+		return credential{}, errs.Refused("credential_substituted", "profile %q now holds a different credential (account %s) than the one research job %s was submitted with (%s)", j.ProfileID, v.cred.Account, j.ID, j.CredentialAccount).
+			WithHint("restore the original API key in profile %q; a job is only polled with the key that created it", j.ProfileID)
+	}
+	return v.cred, nil
+}
+
+// deliveryAuthority checks, without any HTTP, that the caller may receive
+// a finished job's report: its session is usable and still at the
+// incarnation the job was bound to. The session is bound to the scope, so
+// AssertCurrent right before delivery re-checks it.
+func (s *Service) deliveryAuthority(ctx context.Context, env *owner.Env, j *Job, c Caller) error {
+	sess, err := s.bind(ctx, env, c)
+	if err != nil {
+		return err
+	}
+	if sess.Incarnation != j.SessionIncarnation {
+		return errs.Refused("stale_owner", "research job %s was started in incarnation %d of session %s; the session is now at %d", j.ID, j.SessionIncarnation, j.SessionKey, sess.Incarnation).
+			WithHint("the session was reset; the job's report is not delivered to it (it stays under %s)", jobDir(env.Home, j.ID))
+	}
+	return nil
+}

@@ -1,0 +1,481 @@
+// Lifecycle: the user-facing operations on a job (start, poll, cancel,
+// list, show) and how their outcomes are classified.
+
+package research
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/research/google"
+)
+
+// StartParams are research.start's parameters.
+type StartParams struct {
+	Caller
+	Question       string `json:"question"`
+	OutputFormat   string `json:"outputFormat,omitempty"`
+	MaxReportBytes int64  `json:"maxReportBytes,omitempty"`
+	AsOf           string `json:"asOf,omitempty"`
+	IdempotencyKey string `json:"idempotencyKey,omitempty"`
+}
+
+// StartResult is research.start's result.
+type StartResult struct {
+	Job    string `json:"job"`
+	Handle string `json:"handle"`
+	State  string `json:"state"`
+	Status string `json:"status,omitempty"`
+	// Existing is true when an --idempotency-key matched a recorded job.
+	Existing bool `json:"existing"`
+}
+
+func validIdempotencyKey(k string) bool {
+	if k == "" || len(k) > 128 {
+		return false
+	}
+	for _, r := range k {
+		if r <= ' ' || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// Start submits a research job. The create request is sent at most once:
+// whatever happens after it may have left, it is never sent again for this
+// job.
+func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*StartResult, error) {
+	if err := p.Caller.defaults(); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(p.Question) == "" {
+		return nil, errs.Usage("invalid_question", "the question is empty").WithHint("clawkit research start \"QUESTION\"")
+	}
+	if len(p.Question) > MaxQuestionBytes || strings.ContainsRune(p.Question, 0) {
+		return nil, errs.Usage("invalid_question", "the question is longer than %d bytes or contains NUL", MaxQuestionBytes)
+	}
+	if p.AsOf != "" {
+		return nil, errAsOf()
+	}
+	out := Output{Format: p.OutputFormat, MaxReportBytes: p.MaxReportBytes}
+	if err := out.Validate(); err != nil {
+		return nil, err
+	}
+	if out.Format == "" {
+		out.Format = "markdown"
+	}
+	if out.MaxReportBytes == 0 {
+		out.MaxReportBytes = DefaultReportMax
+	}
+	if p.IdempotencyKey != "" && !validIdempotencyKey(p.IdempotencyKey) {
+		return nil, errs.Usage("invalid_idempotency_key", "the idempotency key must be 1–128 printable characters without spaces")
+	}
+	set, err := LoadSettings(env.Home, s.getenv)
+	if err != nil {
+		return nil, err
+	}
+	if err := set.requireEnabled(); err != nil {
+		return nil, err
+	}
+	cred, err := loadCredential(env.Home, set)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := s.bind(ctx, env, p.Caller)
+	if err != nil {
+		return nil, err
+	}
+	js := jobStore{env.Store}
+	now := env.Now()
+	existing := func() (*StartResult, bool, error) {
+		if p.IdempotencyKey == "" {
+			return nil, false, nil
+		}
+		old, err := js.byIdempotencyKey(ctx, p.AgentID, p.SessionKey, p.IdempotencyKey)
+		if err != nil {
+			return nil, true, err
+		}
+		if old == nil {
+			return nil, false, nil
+		}
+		if old.Question != p.Question {
+			return nil, true, errs.Usage("idempotency_key_reused", "idempotency key %q was used for research job %s with a different question", p.IdempotencyKey, old.ID).
+				WithHint("use a new key for a new question")
+		}
+		if _, err := s.jobAuthority(env.Home, old, sess); err != nil {
+			return nil, true, err
+		}
+		if old.State == StateSubmitting {
+			if v, inFlight := s.pending.Load(old.ID); inFlight {
+				// A concurrent start in this process is creating it: wait
+				// for its outcome and answer with that.
+				select {
+				case <-v.(chan struct{}):
+				case <-ctx.Done():
+					return nil, true, ctx.Err()
+				}
+				if old, err = js.get(ctx, old.ID); err != nil {
+					return nil, true, err
+				}
+			}
+		}
+		if old.State == StateSubmitting {
+			// No receipt: never an "existing job" with an empty handle.
+			return nil, true, s.jobOutcomeErr(old)
+		}
+		return &StartResult{Job: old.ID, Handle: old.Handle, State: old.State, Status: old.ProviderStatus, Existing: true}, true, s.jobOutcomeErr(old)
+	}
+	if res, found, err := existing(); found {
+		return res, err
+	}
+	j := &Job{
+		ID: newJobID(), AgentID: p.AgentID, SessionKey: p.SessionKey, SessionIncarnation: sess.Incarnation,
+		ProfileID: cred.ProfileID, CredentialAccount: cred.Account, BaseURL: set.BaseURL, Agent: set.Agent,
+		State: StateSubmitting, Question: p.Question, OutputFormat: out.Format, MaxReportBytes: out.MaxReportBytes,
+		IdempotencyKey: p.IdempotencyKey, CreatedAt: ms(now), UpdatedAt: ms(now),
+		DeadlineAt: ms(now.Add(s.budgets().WallClock)), RowVersion: 1,
+	}
+	// The job exists (submitting, no receipt) before anything is sent, so a
+	// crash during the create is found by recovery and made indeterminate.
+	done := make(chan struct{})
+	s.pending.Store(j.ID, done)
+	defer func() { s.pending.Delete(j.ID); close(done) }()
+	if err := js.insert(ctx, j); err != nil {
+		// A concurrent start with the same key won the insert (the key is
+		// unique per agent and session): answer with its job.
+		if res, found, eerr := existing(); found {
+			return res, eerr
+		}
+		return nil, err
+	}
+	if err := env.Scope.AssertCurrent(); err != nil {
+		j.State, j.ErrorCode, j.ErrorMessage = StateNotSent, errs.CodeOf(err), err.Error()
+		_ = js.update(context.WithoutCancel(ctx), j, env.Now())
+		return nil, err
+	}
+	it, err := s.client(j, cred).Create(ctx, p.Question)
+	// From here on the create may have happened: record what we know even
+	// if our own context is being cancelled.
+	wctx := context.WithoutCancel(ctx)
+	if err != nil {
+		return nil, s.createFailed(wctx, env, js, j, err)
+	}
+	j.Handle, j.ProviderStatus, j.ProviderUpdated = it.ID, it.Status, it.Updated
+	j.State = StateRunning
+	j.SubmittedAt = ms(env.Now())
+	j.NextPollAt = ms(env.Now().Add(s.interval(env.Now(), j.SubmittedAt, 0)))
+	if err := js.update(wctx, j, env.Now()); err != nil {
+		return nil, errs.Unknown("receipt_not_recorded", "the provider accepted research job %s as interaction %s, but recording the receipt failed: %v", j.ID, it.ID, err).
+			WithHint("do not start it again; inspect the provider account for interaction %s", it.ID)
+	}
+	return &StartResult{Job: j.ID, Handle: j.Handle, State: j.State, Status: j.ProviderStatus}, nil
+}
+
+// createFailed records a failed create as not-sent (proved not accepted)
+// or indeterminate (may have been accepted) and returns the classified
+// error.
+func (s *Service) createFailed(ctx context.Context, env *owner.Env, js jobStore, j *Job, err error) error {
+	ge := google.AsError(err)
+	var out *errs.Error
+	state := StateIndeterminate
+	switch {
+	case ge != nil && ge.NotSent && ge.Auth:
+		state = StateNotSent
+		out = errs.Refused("provider_refused_credential", "%s", ge.Msg).
+			WithHint("check the API key of profile %q (clawkit auth add %s --provider google --api-key-env GEMINI_API_KEY)", j.ProfileID, j.ProfileID)
+	case ge != nil && ge.NotSent && ge.Temporary:
+		state = StateNotSent
+		out = errs.Unavailable("provider_busy", "%s; research job %s was not submitted", ge.Msg, j.ID).
+			WithHint("start it again later")
+		if ge.RetryAfter > 0 {
+			out = out.WithRetryAfter(ge.RetryAfter.Milliseconds())
+		}
+	case ge != nil && ge.NotSent:
+		state = StateNotSent
+		out = errs.Failed("not_sent", "%s; research job %s was not submitted", ge.Msg, j.ID).
+			WithHint("fix the cause and start it again; nothing was submitted")
+	default:
+		msg := err.Error()
+		if ge != nil {
+			msg = ge.Msg
+		}
+		out = errs.Unknown("create_outcome_unknown", "%s; research job %s may or may not have been submitted", msg, j.ID).
+			WithHint("it is never resubmitted automatically: inspect the Interactions of your provider account before starting it again")
+	}
+	out = out.Wrap(err)
+	j.State, j.ErrorCode, j.ErrorMessage = state, out.Code, out.Message
+	j.FinishedAt = ms(env.Now())
+	if uerr := js.update(ctx, j, env.Now()); uerr != nil {
+		return errs.Unknown("create_outcome_unknown", "%s; recording it also failed: %v", out.Message, uerr).
+			WithHint("inspect the provider account before starting it again")
+	}
+	return &JobStateError{State: state, Err: out}
+}
+
+// jobOutcomeErr turns a recorded failed submission into its error again,
+// so repeating a start with the same idempotency key reports the same
+// outcome instead of resubmitting. A submitting job has no receipt: while
+// this process is still creating it the answer is "busy"; otherwise the
+// owner that was creating it is gone (a crash) and its outcome is unknown
+// until recovery classifies it.
+func (s *Service) jobOutcomeErr(j *Job) error {
+	switch j.State {
+	case StateSubmitting:
+		if _, inFlight := s.pending.Load(j.ID); inFlight {
+			return errs.Unavailable("submission_in_progress", "research job %s is being submitted right now; it has no receipt yet", j.ID).
+				WithRetryAfter(1000).WithHint("look again in a moment: 'clawkit research show %s'", j.ID)
+		}
+		return &JobStateError{State: j.State, Err: errs.Unknown("submission_interrupted", "research job %s was being submitted by an owner that is gone; no receipt was recorded, so whether the provider accepted it is unknown", j.ID).
+			WithHint("run 'clawkit research recover' to classify it (it is never resubmitted), then inspect the provider account")}
+	case StateIndeterminate:
+		return &JobStateError{State: j.State, Err: errs.Unknown("create_outcome_unknown", "research job %s has an unknown submission outcome: %s", j.ID, j.ErrorMessage).
+			WithHint("inspect the provider account; clawkit never resubmits it")}
+	case StateNotSent:
+		hint := "nothing was submitted; 'clawkit research start' submits the question again as a new job"
+		if j.IdempotencyKey != "" {
+			hint = "nothing was submitted; use a new idempotency key to submit the question again"
+		}
+		return &JobStateError{State: j.State, Err: errs.Failed("not_sent", "research job %s was never submitted: %s", j.ID, j.ErrorMessage).
+			WithHint("%s", hint)}
+	}
+	return nil
+}
+
+// JobParams name a job (by id, or by provider handle for RPC).
+type JobParams struct {
+	Caller
+	Job    string `json:"job,omitempty"`
+	Handle string `json:"handle,omitempty"`
+	// Out, when set, is an absolute path the report is also published to.
+	Out string `json:"out,omitempty"`
+	// deliver is set by the RPC path, whose answer carries the report.
+	deliver bool
+}
+
+// PollResult is the view of a job after an operation.
+type PollResult struct {
+	*Job
+	Done      bool   `json:"done"`
+	ReportDir string `json:"reportDir,omitempty"`
+	Report    string `json:"report,omitempty"`
+	// Citations are included only in RPC answers.
+	Citations []google.Citation `json:"citations,omitempty"`
+}
+
+func (s *Service) lookup(ctx context.Context, env *owner.Env, p JobParams) (*Job, error) {
+	js := jobStore{env.Store}
+	if p.Job != "" {
+		if !ValidJobID(p.Job) {
+			return nil, errInvalidJobID(p.Job)
+		}
+		return js.get(ctx, p.Job)
+	}
+	if err := google.CheckHandle(p.Handle); err != nil {
+		return nil, errs.Usage("invalid_handle", "invalid handle: %v", err)
+	}
+	j, err := js.byHandle(ctx, p.Handle)
+	if err != nil {
+		return nil, err
+	}
+	if j == nil {
+		// An unknown handle is someone else's interaction as far as this
+		// home knows: it is never sent to the provider.
+		return nil, errs.Refused("unknown_handle", "no research job of this home has handle %q", p.Handle).
+			WithHint("a handle is only an identifier; poll jobs started from this home")
+	}
+	return j, nil
+}
+
+// Poll polls a job once (after custody checks) and applies the result.
+func (s *Service) Poll(ctx context.Context, env *owner.Env, p JobParams) (*PollResult, error) {
+	if err := p.Caller.defaults(); err != nil {
+		return nil, err
+	}
+	j, err := s.lookup(ctx, env, p)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkCaller(j, p.Caller); err != nil {
+		return nil, err
+	}
+	if TerminalState(j.State) || !Pollable(j.State) {
+		if p.Out != "" || p.deliver {
+			if err := s.deliveryAuthority(ctx, env, j, p.Caller); err != nil {
+				return nil, err
+			}
+		}
+		if err := s.deliver(ctx, env, j, p.Out, env.Scope.AssertCurrent); err != nil {
+			return nil, err
+		}
+		return s.view(env, j), s.jobOutcomeErr(j)
+	}
+	cred, err := s.custody(ctx, env, j, p.Caller)
+	if err != nil {
+		return nil, err
+	}
+	j, err = s.pollOnce(ctx, env, j.ID, cred, env.Scope.AssertCurrent, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.deliver(ctx, env, j, p.Out, env.Scope.AssertCurrent); err != nil {
+		return nil, err
+	}
+	return s.view(env, j), nil
+}
+
+func (s *Service) view(env *owner.Env, j *Job) *PollResult {
+	r := &PollResult{Job: j, Done: TerminalState(j.State)}
+	if j.Published {
+		r.ReportDir = jobDir(env.Home, j.ID)
+	}
+	return r
+}
+
+func classifyPollErr(j *Job, err error) *errs.Error {
+	ge := google.AsError(err)
+	switch {
+	case ge == nil:
+		return errs.Unavailable("poll_failed", "poll of research job %s failed: %v", j.ID, err).Wrap(err)
+	case ge.Auth:
+		return errs.Refused("provider_refused_credential", "%s", ge.Msg).
+			WithHint("the API key of profile %q no longer has access to interaction %s", j.ProfileID, j.Handle).Wrap(err)
+	case ge.Temporary:
+		e := errs.Unavailable("provider_unavailable", "%s", ge.Msg).WithHint("the job keeps its state; poll again later")
+		if ge.RetryAfter > 0 {
+			e = e.WithRetryAfter(ge.RetryAfter.Milliseconds())
+		}
+		return e.Wrap(err)
+	case ge.HTTPStatus == http.StatusNotFound:
+		return errs.Failed("interaction_not_found", "%s", ge.Msg).
+			WithHint("the provider does not know interaction %s for this key", j.Handle).Wrap(err)
+	}
+	return errs.Failed("poll_failed", "%s", ge.Msg).Wrap(err)
+}
+
+// Cancel records the intent, asks the provider, and polls once: the job is
+// cancelled only when a poll shows status cancelled.
+func (s *Service) Cancel(ctx context.Context, env *owner.Env, p JobParams) (*PollResult, error) {
+	if err := p.Caller.defaults(); err != nil {
+		return nil, err
+	}
+	j, err := s.lookup(ctx, env, p)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkCaller(j, p.Caller); err != nil {
+		return nil, err
+	}
+	switch {
+	case j.State == StateCancelled:
+		return s.view(env, j), nil
+	case TerminalState(j.State) && j.Handle != "":
+		return nil, errs.Failed("job_finished", "research job %s already ended (%s)", j.ID, j.State).
+			WithHint("'clawkit research show %s' shows its result", j.ID)
+	case j.Handle == "":
+		return nil, errs.Failed("no_handle", "research job %s has no provider handle (state %s); there is nothing to cancel", j.ID, j.State).
+			WithHint("for an indeterminate job, inspect the provider account")
+	}
+	cred, err := s.custody(ctx, env, j, p.Caller)
+	if err != nil {
+		return nil, err
+	}
+	unlock := s.lockJob(j.ID)
+	js := jobStore{env.Store}
+	if j, err = js.get(ctx, j.ID); err != nil {
+		unlock()
+		return nil, err
+	}
+	if !Pollable(j.State) {
+		unlock()
+		return s.view(env, j), nil
+	}
+	now := env.Now()
+	j.State = StateCancelRequested
+	if j.CancelRequestedAt == 0 {
+		j.CancelRequestedAt = ms(now)
+	}
+	if err := js.update(ctx, j, now); err != nil {
+		unlock()
+		if err == errStale {
+			return nil, errs.Unavailable("job_busy", "research job %s changed while cancelling", j.ID).WithHint("run the cancel again")
+		}
+		return nil, err
+	}
+	if err := env.Scope.AssertCurrent(); err != nil {
+		unlock()
+		return nil, err
+	}
+	cerr := s.client(j, cred).Cancel(ctx, j.Handle)
+	unlock()
+	if cerr != nil {
+		out := classifyPollErr(j, cerr)
+		return nil, out.WithHint("the cancellation intent is recorded; run 'clawkit research cancel %s' again", j.ID)
+	}
+	// A 200 only says "asked". Look once; confirmation may come later.
+	if j2, err := s.pollOnce(ctx, env, j.ID, cred, env.Scope.AssertCurrent, false); err == nil {
+		j = j2
+	}
+	return s.view(env, j), nil
+}
+
+// ListParams filter research.list.
+type ListParams struct {
+	AgentID    string `json:"agentId,omitempty"`
+	SessionKey string `json:"sessionKey,omitempty"`
+	State      string `json:"state,omitempty"`
+}
+
+// List returns jobs, newest first.
+func (s *Service) List(ctx context.Context, env *owner.Env, p ListParams) ([]*Job, error) {
+	where := []string{}
+	var args []any
+	if p.AgentID != "" {
+		where, args = append(where, "agent_id = ?"), append(args, p.AgentID)
+	}
+	if p.SessionKey != "" {
+		where, args = append(where, "session_key = ?"), append(args, p.SessionKey)
+	}
+	if p.State != "" {
+		switch p.State {
+		case StateSubmitting, StateRunning, StateCancelRequested, StateCompleted, StateFailed, StateCancelled, StateIncomplete, StateNotSent, StateIndeterminate:
+		default:
+			return nil, errs.Usage("invalid_state", "unknown job state %q", p.State).
+				WithHint("one of submitting, running, cancel-requested, completed, failed, cancelled, incomplete, not-sent, indeterminate")
+		}
+		where, args = append(where, "state = ?"), append(args, p.State)
+	}
+	q := ""
+	if len(where) > 0 {
+		q = "WHERE " + strings.Join(where, " AND ")
+	}
+	jobs, err := jobStore{env.Store}.list(ctx, q+" ORDER BY created_at DESC, job_id DESC LIMIT 1000", args...)
+	if jobs == nil {
+		jobs = []*Job{}
+	}
+	return jobs, err
+}
+
+// Show returns one job and its published result, if any. It reads only.
+func (s *Service) Show(ctx context.Context, env *owner.Env, p JobParams) (*PollResult, error) {
+	if !ValidJobID(p.Job) {
+		return nil, errInvalidJobID(p.Job)
+	}
+	jobs, err := jobStore{env.Store}.list(ctx, "WHERE job_id = ?", p.Job)
+	if err != nil {
+		return nil, err
+	}
+	if len(jobs) == 0 {
+		return nil, errs.Failed("job_not_found", "no research job %s", p.Job).WithHint("'clawkit research list' shows the jobs of this home")
+	}
+	return s.view(env, jobs[0]), nil
+}
+
+// errInvalidJobID refuses a malformed job id before any lookup.
+func errInvalidJobID(id string) error {
+	return errs.Usage("invalid_job_id", "%q is not a research job id (rj_ and 16 letters or digits 2-7)", id).
+		WithHint("'clawkit research list' shows the jobs of this home and their ids")
+}

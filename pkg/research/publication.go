@@ -1,0 +1,133 @@
+// Publication: folding a provider observation into a job and publishing
+// a finished job's result.
+
+package research
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/research/google"
+)
+
+// apply folds one interaction observation into the job: progress for a
+// running one, publication and the terminal state for a finished one, and
+// budget enforcement. An observation older than the recorded one is
+// ignored, and a job that changed meanwhile is never overwritten.
+func (s *Service) apply(ctx context.Context, env *owner.Env, j *Job, it *google.Interaction, cred credential, assert func() error) (*Job, error) {
+	js := jobStore{env.Store}
+	now := env.Now()
+	wctx := context.WithoutCancel(ctx)
+	if it.Updated != "" && j.ProviderUpdated != "" && olderStamp(it.Updated, j.ProviderUpdated) {
+		// An older view of the interaction than one already applied.
+		j.NextPollAt = ms(now.Add(s.interval(now, j.SubmittedAt, 0)))
+		if err := js.update(wctx, j, now); err != nil && err != errStale {
+			return nil, err
+		}
+		return js.get(wctx, j.ID)
+	}
+	j.ProviderStatus = it.Status
+	if it.Updated != "" {
+		j.ProviderUpdated = it.Updated
+	}
+	if !budgetCode(j.ErrorCode) {
+		// A successful poll clears the last transient error; the reason of
+		// a budget cancellation stays until the job ends.
+		j.ErrorCode, j.ErrorMessage = "", ""
+	}
+	if !google.Terminal(it.Status) {
+		j.NextPollAt = ms(now.Add(s.interval(now, j.SubmittedAt, 0)))
+		b := s.budgets()
+		overTime := now.UnixMilli() >= j.DeadlineAt
+		overPolls := j.PollCount >= b.MaxPolls
+		if j.State == StateRunning && (overTime || overPolls) {
+			code := "wall_clock_budget_exceeded"
+			if !overTime {
+				code = "poll_budget_exceeded"
+			}
+			return s.budgetCancel(ctx, env, j, cred, assert, code)
+		}
+		if err := js.update(wctx, j, now); err != nil {
+			if err == errStale {
+				return js.get(wctx, j.ID)
+			}
+			return nil, err
+		}
+		return j, nil
+	}
+	// Terminal: publish first (idempotent), then record the state, so a
+	// crash in between leaves a pollable job that publishes again.
+	rep := google.ExtractReport(it, google.Bounds{MaxReportBytes: j.MaxReportBytes, MaxCitations: s.budgets().MaxCitations})
+	j.State = terminalState(it.Status)
+	j.Partial = it.Status != google.StatusCompleted && rep.Text != ""
+	j.FinishedAt = ms(now)
+	j.NextPollAt = 0
+	j.ReportBytes, j.CitationCount, j.DroppedCitations = int64(len(rep.Text)), len(rep.Citations), rep.DroppedCitations
+	if it.Error != nil && !budgetCode(j.ErrorCode) {
+		j.ErrorCode = "provider_" + strings.ToLower(nonEmpty(it.Error.Status, "error"))
+		j.ErrorMessage = truncate(it.Error.Message, 500)
+	}
+	if it.Status == google.StatusBudgetExceeded {
+		j.ErrorCode = "provider_budget_exceeded"
+	}
+	if err := assert(); err != nil {
+		return nil, err
+	}
+	if err := publish(env.Home, j, &rep, it); err != nil {
+		return nil, err
+	}
+	j.Published = true
+	if err := js.update(wctx, j, now); err != nil {
+		if err == errStale {
+			return js.get(wctx, j.ID)
+		}
+		return nil, err
+	}
+	return j, nil
+}
+
+func budgetCode(c string) bool {
+	return c == "wall_clock_budget_exceeded" || c == "poll_budget_exceeded"
+}
+
+func nonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func truncate(s string, n int) string {
+	s = strings.ToValidUTF8(s, "?")
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// olderStamp reports whether RFC 3339 time a is strictly before b; if
+// either does not parse, nothing is considered older.
+func olderStamp(a, b string) bool {
+	ta, err1 := time.Parse(time.RFC3339Nano, a)
+	tb, err2 := time.Parse(time.RFC3339Nano, b)
+	return err1 == nil && err2 == nil && ta.Before(tb)
+}
+
+func terminalState(status string) string {
+	switch status {
+	case google.StatusCompleted:
+		return StateCompleted
+	case google.StatusCancelled:
+		return StateCancelled
+	case google.StatusIncomplete, google.StatusBudgetExceeded:
+		return StateIncomplete
+	}
+	return StateFailed
+}

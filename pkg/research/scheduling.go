@@ -1,0 +1,308 @@
+// Scheduling: when a job is polled (intervals, wait, recovery) and the
+// single poll operation every scheduler calls, with budget enforcement.
+
+package research
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/research/google"
+	"github.com/clawkit/clawkit/pkg/store"
+)
+
+// interval is the wait before the next poll of a job submitted at
+// submitted: fast at first, slower later, jittered, never shorter than a
+// Retry-After the provider asked for.
+func (s *Service) interval(now time.Time, submitted int64, retryAfter time.Duration) time.Duration {
+	b := s.budgets()
+	base := b.SlowInterval
+	if submitted == 0 || now.Sub(fromMs(submitted)) < b.FastPeriod {
+		base = b.FastInterval
+	}
+	j := 1 + b.Jitter*(2*s.rand()-1)
+	d := time.Duration(float64(base) * j)
+	if retryAfter > d {
+		d = retryAfter
+	}
+	return d
+}
+
+// pollOnce is the one operation both schedulers (wait, the gateway
+// poller) call: poll the provider once and apply what it says. The caller
+// has checked custody; assert is checked right before the request and
+// before publication.
+func (s *Service) pollOnce(ctx context.Context, env *owner.Env, id string, cred credential, assert func() error, dueOnly bool) (*Job, error) {
+	unlock := s.lockJob(id)
+	defer unlock()
+	js := jobStore{env.Store}
+	j, err := js.get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !Pollable(j.State) {
+		return j, nil
+	}
+	if dueOnly && j.NextPollAt > ms(env.Now()) {
+		// Another scheduler (the gateway poller, a concurrent wait) polled
+		// it meanwhile: one poll per interval, whoever does it.
+		return j, nil
+	}
+	b := s.budgets()
+	if j.PollCount >= b.MaxPolls+cancelGracePolls {
+		return j, errs.Failed("poll_budget_exhausted", "research job %s reached its poll budget (%d polls) without a confirmed end", j.ID, j.PollCount).
+			WithHint("inspect the interaction %s in the provider account", j.Handle)
+	}
+	if err := s.assertWithRefresh(ctx, assert); err != nil {
+		return nil, err
+	}
+	it, err := s.client(j, cred).Get(ctx, j.Handle)
+	now := env.Now()
+	wctx := context.WithoutCancel(ctx)
+	j.PollCount++
+	if err != nil {
+		ge := google.AsError(err)
+		var ra time.Duration
+		if ge != nil {
+			ra = ge.RetryAfter
+		}
+		j.NextPollAt = ms(now.Add(s.interval(now, j.SubmittedAt, ra)))
+		out := classifyPollErr(j, err)
+		j.ErrorCode, j.ErrorMessage = out.Code, out.Message
+		if uerr := js.update(wctx, j, now); uerr != nil && uerr != errStale {
+			return nil, uerr
+		}
+		return j, out
+	}
+	return s.apply(ctx, env, j, it, cred, assert)
+}
+
+// budgetCancel records cancellation intent for a job over its budget and
+// asks the provider; the job stays cancel-requested until a poll confirms.
+func (s *Service) budgetCancel(ctx context.Context, env *owner.Env, j *Job, cred credential, assert func() error, code string) (*Job, error) {
+	js := jobStore{env.Store}
+	now := env.Now()
+	wctx := context.WithoutCancel(ctx)
+	j.State, j.CancelRequestedAt = StateCancelRequested, ms(now)
+	j.ErrorCode, j.ErrorMessage = code, fmt.Sprintf("clawkit cancelled research job %s: %s", j.ID, strings.ReplaceAll(code, "_", " "))
+	if err := js.update(wctx, j, now); err != nil {
+		if err == errStale {
+			return js.get(wctx, j.ID)
+		}
+		return nil, err
+	}
+	if err := assert(); err != nil {
+		return nil, err
+	}
+	// A failed request leaves the intent recorded: polling goes on until a
+	// final status or the poll budget, and 'research cancel' asks again.
+	_ = s.client(j, cred).Cancel(ctx, j.Handle)
+	return j, nil
+}
+
+// WaitParams are research.wait's parameters.
+type WaitParams struct {
+	JobParams
+	// TimeoutMs bounds this wait (not the job); 0 waits for the job's own
+	// budget.
+	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+}
+
+// Wait polls with backoff until the job ends, its budget is spent or the
+// wait times out. Progress goes to env.Progress when set.
+func (s *Service) Wait(ctx context.Context, env *owner.Env, p WaitParams) (*PollResult, error) {
+	if err := p.Caller.defaults(); err != nil {
+		return nil, err
+	}
+	j, err := s.lookup(ctx, env, p.JobParams)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkCaller(j, p.Caller); err != nil {
+		return nil, err
+	}
+	start := env.Now()
+	var cred credential
+	if Pollable(j.State) {
+		if cred, err = s.custody(ctx, env, j, p.Caller); err != nil {
+			return nil, err
+		}
+	} else if p.Out != "" {
+		if err := s.deliveryAuthority(ctx, env, j, p.Caller); err != nil {
+			return nil, err
+		}
+	}
+	js := jobStore{env.Store}
+	for {
+		if j, err = js.get(ctx, j.ID); err != nil {
+			return nil, err
+		}
+		progress(env.Progress, env.Now().Sub(start), j)
+		if !Pollable(j.State) {
+			if env.Progress != nil {
+				fmt.Fprintln(env.Progress)
+			}
+			if err := s.deliver(ctx, env, j, p.Out, env.Scope.AssertCurrent); err != nil {
+				return nil, err
+			}
+			return s.view(env, j), s.jobOutcomeErr(j)
+		}
+		now := env.Now()
+		if p.TimeoutMs > 0 && now.Sub(start) >= time.Duration(p.TimeoutMs)*time.Millisecond {
+			return s.view(env, j), errs.Unavailable("wait_timeout", "research job %s is still %s after %s", j.ID, j.State, now.Sub(start).Round(time.Second)).
+				WithHint("the job keeps running; 'clawkit research wait %s' again later", j.ID)
+		}
+		d := time.Duration(j.NextPollAt-now.UnixMilli()) * time.Millisecond
+		if p.TimeoutMs > 0 {
+			if left := time.Duration(p.TimeoutMs)*time.Millisecond - now.Sub(start); d > left {
+				d = left
+			}
+		}
+		if d > 0 {
+			// Sleep in slices of at most a second so that a gateway that
+			// retires (or a session that is revoked) ends the wait promptly.
+			if d > time.Second {
+				d = time.Second
+			}
+			if err := s.sleep(ctx, d); err != nil {
+				return s.view(env, j), errs.Unavailable("wait_interrupted", "waiting for research job %s was interrupted", j.ID).
+					WithHint("the job keeps running; 'clawkit research wait %s' resumes", j.ID)
+			}
+			if err := env.Scope.AssertCurrent(); err != nil {
+				if errs.CodeOf(err) == "owner_retired" {
+					return nil, errs.Unavailable("wait_interrupted", "the state owner stopped while waiting for research job %s", j.ID).
+						WithHint("the job keeps running; 'clawkit research wait %s' resumes", j.ID).Wrap(err)
+				}
+				if errs.CodeOf(err) != "session_refreshing" {
+					return nil, err
+				}
+			}
+			if env.Now().UnixMilli() < j.NextPollAt {
+				continue // woke early (a slice, or the wait's own timeout)
+			}
+		}
+		// After the await: authority must still be current.
+		if _, err := s.pollOnce(ctx, env, j.ID, cred, env.Scope.AssertCurrent, true); err != nil {
+			e := errs.As(err)
+			if e != nil && e.Kind == errs.KindUnavailable && e.Code != "session_refreshing" {
+				continue // temporary provider trouble: next_poll_at honours Retry-After
+			}
+			return nil, err
+		}
+	}
+}
+
+func progress(w io.Writer, elapsed time.Duration, j *Job) {
+	if w == nil {
+		return
+	}
+	status := j.ProviderStatus
+	if status == "" {
+		status = j.State
+	}
+	fmt.Fprintf(w, "\r\x1b[Kresearch %s: %s, %s, %d polls, %s elapsed", j.ID, j.State, status, j.PollCount, elapsed.Round(time.Second))
+}
+
+// RecoverResult summarises a recovery pass.
+type RecoverResult struct {
+	Indeterminate []string `json:"indeterminate"`
+	Resumed       []string `json:"resumed"`
+	Finished      []string `json:"finished"`
+	Skipped       []Skip   `json:"skipped"`
+}
+
+// Skip is a job recovery could not act on, and why.
+type Skip struct {
+	Job    string `json:"job"`
+	Code   string `json:"code"`
+	Reason string `json:"reason"`
+}
+
+// Recover applies DESIGN §6 recovery: submitting jobs without a receipt
+// become indeterminate (never resubmitted); running jobs are polled once
+// under their own binding's authority when it is still current, and left
+// alone otherwise. Nothing is cancelled or resubmitted.
+func (s *Service) Recover(ctx context.Context, env *owner.Env, poll bool) (*RecoverResult, error) {
+	js := jobStore{env.Store}
+	res := &RecoverResult{Indeterminate: []string{}, Resumed: []string{}, Finished: []string{}, Skipped: []Skip{}}
+	jobs, err := js.list(ctx, `WHERE state IN ('submitting','running','cancel-requested') ORDER BY created_at, job_id`)
+	if err != nil {
+		return nil, err
+	}
+	view := s.loadAuthView(env.Home)
+	for _, j := range jobs {
+		if j.State == StateSubmitting {
+			if _, inFlight := s.pending.Load(j.ID); inFlight {
+				continue
+			}
+			if err := env.Scope.AssertCurrent(); err != nil {
+				return nil, err
+			}
+			j.State, j.ErrorCode = StateIndeterminate, "create_outcome_unknown"
+			j.ErrorMessage = "the create request of this job may have been sent, but no receipt was recorded (interrupted); it is never resubmitted: inspect the provider account"
+			j.FinishedAt = ms(env.Now())
+			if err := js.update(ctx, j, env.Now()); err != nil && err != errStale {
+				return nil, err
+			}
+			res.Indeterminate = append(res.Indeterminate, j.ID)
+			continue
+		}
+		if !poll {
+			res.Resumed = append(res.Resumed, j.ID)
+			continue
+		}
+		j2, err := s.pollUnderBinding(ctx, env, j, view)
+		if err != nil {
+			res.Skipped = append(res.Skipped, Skip{Job: j.ID, Code: errs.CodeOf(err), Reason: err.Error()})
+			if errs.KindOf(err) == errs.KindRefused && errs.CodeOf(err) == "owner_retired" {
+				return res, err
+			}
+			continue
+		}
+		if Pollable(j2.State) {
+			res.Resumed = append(res.Resumed, j.ID)
+		} else {
+			res.Finished = append(res.Finished, j.ID)
+		}
+	}
+	return res, nil
+}
+
+// pollUnderBinding polls j under the authority of its own binding (the
+// gateway poller and recovery have no caller): the session must still be
+// usable at the bound incarnation, and that is re-checked right before the
+// request and before publication, together with the owner fence.
+func (s *Service) pollUnderBinding(ctx context.Context, env *owner.Env, j *Job, view *authView) (*Job, error) {
+	if view == nil {
+		view = s.loadAuthView(env.Home)
+	}
+	cred, err := credentialFor(j, view)
+	if err != nil {
+		return nil, err
+	}
+	// The session is checked fresh right before the request (and again
+	// before publication), not from a cached view.
+	assert := func() error {
+		if err := env.Scope.AssertCurrent(); err != nil {
+			return err
+		}
+		cur, err := env.Store.GetSession(ctx, j.AgentID, j.SessionKey)
+		if err != nil {
+			return errs.Refused("session_gone", "session %s of agent %s no longer exists", j.SessionKey, j.AgentID)
+		}
+		if err := store.CheckSessionUsable(cur); err != nil {
+			return err
+		}
+		if cur.Incarnation != j.SessionIncarnation {
+			return errs.Refused("stale_owner", "research job %s was started in incarnation %d of session %s; the session is now at %d", j.ID, j.SessionIncarnation, j.SessionKey, cur.Incarnation).
+				WithHint("the session was reset; the job can no longer be polled or cancelled from it")
+		}
+		return nil
+	}
+	return s.pollOnce(ctx, env, j.ID, cred, assert, true)
+}
