@@ -36,6 +36,72 @@ func init() {
 	helperCommands["await-lease-gone"] = awaitLeaseGone
 	helperCommands["await-line"] = awaitLine
 	helperCommands["await-gateway-exit"] = awaitGatewayExit
+	helperCommands["await-pg-count"] = awaitPGCount
+	helperCommands["pg-query"] = pgQuery
+}
+
+// await-pg-count N SQL: waits (up to 3 minutes) until the single number
+// SQL returns in $PGURL's database equals N; prints how long it took.
+func awaitPGCount() {
+	if len(os.Args) != 3 {
+		pgDie("usage: await-pg-count N SQL")
+	}
+	want, err := strconv.ParseInt(os.Args[1], 10, 64)
+	if err != nil {
+		pgDie("bad N: %v", err)
+	}
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, os.Getenv("PGURL"))
+	if err != nil {
+		pgDie("%v", err)
+	}
+	defer c.Close(ctx)
+	start := time.Now()
+	var n int64
+	for time.Since(start) < 3*time.Minute {
+		if err := c.QueryRow(ctx, os.Args[2]).Scan(&n); err != nil {
+			pgDie("%v", err)
+		}
+		if n == want {
+			fmt.Println("reached", want, "after", time.Since(start).Round(time.Millisecond))
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	pgDie("%s is %d, not %d, after 3 minutes", os.Args[2], n, want)
+}
+
+// pg-query SQL: prints each row of SQL's result, columns separated by
+// spaces, from $PGURL's database.
+func pgQuery() {
+	if len(os.Args) != 2 {
+		pgDie("usage: pg-query SQL")
+	}
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, os.Getenv("PGURL"))
+	if err != nil {
+		pgDie("%v", err)
+	}
+	defer c.Close(ctx)
+	rows, err := c.Query(ctx, os.Args[1])
+	if err != nil {
+		pgDie("%v", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			pgDie("%v", err)
+		}
+		parts := make([]string, len(vals))
+		for i, v := range vals {
+			parts[i] = fmt.Sprint(v)
+		}
+		fmt.Println(strings.Join(parts, " "))
+	}
+	if err := rows.Err(); err != nil {
+		pgDie("%v", err)
+	}
 }
 
 func pgDie(format string, args ...any) {

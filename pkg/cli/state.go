@@ -47,13 +47,16 @@ func (c *StateMigrateCmd) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	return env.Out.Result(res, func(w io.Writer) {
-		if len(res.Applied) == 0 {
+		if len(res.Applied) == 0 && len(res.RiverApplied) == 0 {
 			fmt.Fprintf(w, "schema already at version %d\n", res.To)
 			return
 		}
 		fmt.Fprintf(w, "schema %d -> %d\n", res.From, res.To)
 		for _, a := range res.Applied {
 			fmt.Fprintf(w, "applied %s\n", a)
+		}
+		if len(res.RiverApplied) > 0 {
+			fmt.Fprintf(w, "river migrations %v applied (schema %s)\n", res.RiverApplied, store.RiverSchema)
 		}
 	})
 }

@@ -214,6 +214,11 @@ var errStale = errors.New("research job changed concurrently")
 // overwritten (the WHERE clause makes that hold even against a buggy
 // caller).
 func (s jobStore) update(ctx context.Context, j *Job, now time.Time) error {
+	return s.updateIn(ctx, nil, j, now)
+}
+
+// updateIn is update inside tx (nil: on its own).
+func (s jobStore) updateIn(ctx context.Context, tx *sql.Tx, j *Job, now time.Time) error {
 	j.UpdatedAt = now.UnixMilli()
 	st, err := s.stmt(ctx, `UPDATE research_jobs SET handle = ?, state = ?, provider_status = ?, provider_updated = ?,
  updated_at = ?, submitted_at = ?, finished_at = ?, next_poll_at = ?, poll_count = ?, error_code = ?, error_message = ?,
@@ -222,6 +227,9 @@ func (s jobStore) update(ctx context.Context, j *Job, now time.Time) error {
  WHERE job_id = ? AND row_version = ? AND state NOT IN ('completed','failed','cancelled','incomplete','not-sent','indeterminate')`)
 	if err != nil {
 		return storeErr("update the research job", err)
+	}
+	if tx != nil {
+		st = tx.StmtContext(ctx, st)
 	}
 	res, err := st.ExecContext(ctx,
 		nullable(j.Handle), j.State, j.ProviderStatus, j.ProviderUpdated, j.UpdatedAt, j.SubmittedAt, j.FinishedAt, j.NextPollAt,

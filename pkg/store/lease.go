@@ -57,6 +57,11 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, `+pgNowMs+` + $8) RETURNING incarnation`,
 		return Lease{}, errs.Unavailable("lease_failed", "cannot take an owner lease: %v", err)
 	}
 	pg.setIncarnation(inc)
+	// database/sql keeps idle connections of its own (each holding a pool
+	// connection opened before the lease): close them so every connection
+	// used from now on is a fresh one that carries the incarnation.
+	s.db.SetMaxIdleConns(0)
+	s.db.SetMaxIdleConns(8)
 	return Lease{Incarnation: inc, OwnerID: ownerID, TTL: ttl}, nil
 }
 

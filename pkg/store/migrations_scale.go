@@ -43,6 +43,24 @@ BEGIN
 END
 $fence$;
 ` + ownerFenceTriggers("sessions", "research_jobs", "skill_index", "skill_events")})
+
+	// Which owner created a research job: recovery on a shared database
+	// only gives up on a submitting job (indeterminate) once its creator's
+	// lease is gone, never while another live gateway is creating it. On
+	// PostgreSQL a trigger fills it from the connection's lease, so no
+	// insert has to know about it; 0 is "no lease" (SQLite, offline).
+	register(Migration{Version: 31, Name: "research_job_owner", SQL: `
+ALTER TABLE research_jobs ADD COLUMN owner_incarnation BIGINT NOT NULL DEFAULT 0;
+`, Postgres: `
+ALTER TABLE research_jobs ADD COLUMN owner_incarnation BIGINT NOT NULL DEFAULT 0;
+CREATE FUNCTION clawkit_job_owner() RETURNS trigger LANGUAGE plpgsql AS $owner$
+BEGIN
+  NEW.owner_incarnation := coalesce(nullif(current_setting('clawkit.owner_incarnation', true), ''), '0')::bigint;
+  RETURN NEW;
+END
+$owner$;
+CREATE TRIGGER research_jobs_owner BEFORE INSERT ON research_jobs FOR EACH ROW EXECUTE FUNCTION clawkit_job_owner();
+`})
 }
 
 // ownerFenceTriggers returns the DDL that fences writes to tables.

@@ -209,3 +209,7 @@ func withMigrationLock(ctx context.Context, db *sql.DB, e Engine, f func() error
 	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(advisoryKey))
 	return f()
 }
+
+// Incarnation is the owner lease this engine's connections write under
+// (0 before a lease is taken).
+func (e *Postgres) Incarnation() int64 { return e.incarnation.Load() }

@@ -156,6 +156,8 @@ type MigrateResult struct {
 	From    int      `json:"from"`
 	To      int      `json:"to"`
 	Applied []string `json:"applied"`
+	// RiverApplied lists river's migrations applied (PostgreSQL).
+	RiverApplied []int `json:"riverApplied,omitempty"`
 }
 
 // Migrate opens the database and applies migrations up to target (0 means
@@ -185,7 +187,10 @@ func Migrate(ctx context.Context, e Engine, target int) (MigrateResult, error) {
 		if err := s.refuseLeased(ctx); err != nil {
 			return err
 		}
-		res, err = s.migrateLocked(ctx, target)
+		if res, err = s.migrateLocked(ctx, target); err != nil {
+			return err
+		}
+		res.RiverApplied, err = s.migrateRiver(ctx)
 		return err
 	})
 	return res, err
@@ -235,7 +240,11 @@ func (s *Store) migrate(ctx context.Context, target int) (res MigrateResult, err
 	// On PostgreSQL every host may try at once: the version is read again
 	// under the advisory lock, so exactly one applies each migration.
 	err = withMigrationLock(ctx, s.db, s.engine, func() error {
-		res, err = s.migrateLocked(ctx, target)
+		if res, err = s.migrateLocked(ctx, target); err != nil {
+			return err
+		}
+		// A fresh PostgreSQL database gets river's tables with clawkit's.
+		res.RiverApplied, err = s.migrateRiver(ctx)
 		return err
 	})
 	return res, err
