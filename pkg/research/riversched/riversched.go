@@ -60,10 +60,13 @@ type PollArgs struct {
 // Kind implements river.JobArgs.
 func (PollArgs) Kind() string { return Kind }
 
-func insertOpts(at time.Time) *river.InsertOpts {
+// insertOpts makes the poll job available at once: its first run snoozes
+// it to the due time. A job inserted "scheduled" would wait for the river
+// leader's scheduler pass (every 5 s), far longer than a short first
+// interval, and a snooze of up to 5 s keeps it available anyway.
+func insertOpts() *river.InsertOpts {
 	return &river.InsertOpts{
 		Queue:       Queue,
-		ScheduledAt: at,
 		// Errors other than snoozes (database trouble) retry with river's
 		// backoff; a poll is an idempotent GET.
 		MaxAttempts: 100,
@@ -108,7 +111,7 @@ func (s *Scheduler) EnqueuePollTx(ctx context.Context, env *owner.Env, tx *sql.T
 	if err != nil {
 		return err
 	}
-	_, err = c.InsertTx(ctx, tx, PollArgs{Job: jobID}, insertOpts(at))
+	_, err = c.InsertTx(ctx, tx, PollArgs{Job: jobID}, insertOpts())
 	if err != nil {
 		return fmt.Errorf("schedule the first poll: %w", err)
 	}
