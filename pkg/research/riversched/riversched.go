@@ -66,7 +66,7 @@ func (PollArgs) Kind() string { return Kind }
 // interval, and a snooze of up to 5 s keeps it available anyway.
 func insertOpts() *river.InsertOpts {
 	return &river.InsertOpts{
-		Queue:       Queue,
+		Queue: Queue,
 		// Errors other than snoozes (database trouble) retry with river's
 		// backoff; a poll is an idempotent GET.
 		MaxAttempts: 100,
