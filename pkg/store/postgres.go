@@ -82,7 +82,10 @@ func (e *Postgres) poolConfig() (*pgxpool.Config, error) {
 	if cfg.ConnConfig.Password == "" && e.Password != "" {
 		cfg.ConnConfig.Password = e.Password
 	}
-	cfg.MaxConns = 16
+	// A gateway needs few connections (river's listener and fetcher, its
+	// workers, the request handlers); many gateways share one server's
+	// max_connections (100 by default).
+	cfg.MaxConns = 10
 	cfg.ConnConfig.ConnectTimeout = cmpDuration(cfg.ConnConfig.ConnectTimeout, 10*time.Second)
 	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
 		if inc := e.incarnation.Load(); inc > 0 {

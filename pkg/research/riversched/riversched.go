@@ -47,7 +47,7 @@ const Queue = "clawkit_research"
 const Kind = "clawkit_research_poll"
 
 // MaxWorkers is how many polls one gateway runs at once.
-const MaxWorkers = 16
+const MaxWorkers = 8
 
 // SweepEvery is how often each gateway adopts, rescues and recovers.
 var SweepEvery = 2 * time.Second
