@@ -17,6 +17,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/research"
 	"github.com/clawkit/clawkit/pkg/research/google/fakeapi"
 	"github.com/clawkit/clawkit/pkg/store/pgtest"
 )
@@ -38,6 +39,7 @@ func init() {
 	helperCommands["await-gateway-exit"] = awaitGatewayExit
 	helperCommands["await-pg-count"] = awaitPGCount
 	helperCommands["pg-query"] = pgQuery
+	helperCommands["bench-seed-research"] = benchSeedResearch
 }
 
 // await-pg-count N SQL: waits (up to 3 minutes) until the single number
@@ -232,4 +234,46 @@ func pgSetup(env *testscript.Env) error {
 	env.Setenv("FAKEGOOGLE_URL", l.URL)
 	env.Setenv("CLAWKIT_RESEARCH_TIME_SCALE", "1000")
 	return nil
+}
+
+// bench-seed-research HOME N PREFIX: starts N research jobs in-process on
+// HOME's configured store (16 at a time), with questions "PREFIX i". For
+// scripts/bench-scale.sh: 10,000 starts through the CLI would take minutes.
+func benchSeedResearch() {
+	if len(os.Args) != 4 {
+		pgDie("usage: bench-seed-research HOME N PREFIX")
+	}
+	n, err := strconv.Atoi(os.Args[2])
+	if err != nil {
+		pgDie("bad N: %v", err)
+	}
+	ctx := context.Background()
+	h := owner.Home{Dir: os.Args[1]}
+	st, err := owner.OpenStore(ctx, h, false)
+	if err != nil {
+		pgDie("%v", err)
+	}
+	defer st.Close()
+	env := owner.NewEnv(h.Dir, st, func() error { return nil }, time.Now, nil, false)
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var failed error
+	for i := 0; i < n; i++ {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if _, err := research.Default.Start(ctx, env, research.StartParams{Question: fmt.Sprintf("%s %d", os.Args[3], i)}); err != nil {
+				mu.Lock()
+				failed = err
+				mu.Unlock()
+			}
+		}(i)
+	}
+	wg.Wait()
+	if failed != nil {
+		pgDie("%v", failed)
+	}
 }

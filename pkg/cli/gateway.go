@@ -29,7 +29,7 @@ type GatewayRunCmd struct {
 	Detach       bool          `help:"Start in the background and return once it serves."`
 	DrainTimeout time.Duration `help:"How long a stop waits for in-flight calls." default:"30s"`
 	StartTimeout time.Duration `help:"With --detach: how long to wait for the gateway to serve." default:"15s"`
-	LeaseTTL     time.Duration `help:"On PostgreSQL: how long the gateway's owner lease lasts without a heartbeat." env:"CLAWKIT_LEASE_TTL" default:"15s"`
+	LeaseTTL     time.Duration `help:"On PostgreSQL: how long the gateway's owner lease lasts without a heartbeat." env:"CLAWKIT_LEASE_TTL" default:"10s"`
 }
 
 func (c *GatewayRunCmd) Run(ctx context.Context, env *Env) error {

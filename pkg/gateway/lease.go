@@ -14,7 +14,7 @@ import (
 )
 
 // DefaultLeaseTTL is how long an owner lease lasts without a heartbeat.
-const DefaultLeaseTTL = 15 * time.Second
+const DefaultLeaseTTL = 10 * time.Second
 
 // leaseKeeper holds a gateway's owner lease on a shared (PostgreSQL)
 // database: it renews the lease by heartbeat and says when it is gone.
