@@ -134,7 +134,7 @@ func gatewayCall() {
 	if err != nil || rec == nil {
 		coreDie("no gateway record")
 	}
-	body, _ := json.Marshal(owner.CallRequest{Method: os.Args[3], Params: json.RawMessage(os.Args[4]), ExpectedOwnerID: os.Args[2], Scopes: []string{"state.read", "state.write"}})
+	body, _ := json.Marshal(owner.CallRequest{Method: os.Args[3], Params: json.RawMessage(os.Args[4]), ExpectedOwnerID: os.Args[2], Scopes: []string{"operator.admin"}})
 	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "unix", rec.Socket)
 	}}

@@ -50,15 +50,15 @@ func absOut(p string) (string, error) {
 }
 
 // ResearchDescribeCmd is `clawkit research describe`.
-type ResearchDescribeCmd struct{}
+type ResearchDescribeCmd struct {
+	researchIdentity
+}
 
-func (c *ResearchDescribeCmd) Run(env *Env, out *Output) error {
-	h, err := env.HomeDir()
-	if err != nil {
-		return err
-	}
-	d, err := research.DescribeService(h.Dir, env.Getenv)
-	if err != nil {
+func (c *ResearchDescribeCmd) Run(ctx context.Context, env *Env, out *Output) error {
+	// A read-only routed call: the session access policy applies, nothing
+	// is created, no credential is loaded and nothing is sent.
+	var d research.Describe
+	if err := env.Call(ctx, research.MethodDescribe, research.DescribeParams{Caller: c.caller()}, &d); err != nil {
 		return err
 	}
 	return out.Result(d, func(w io.Writer) {
@@ -100,19 +100,23 @@ func (c *ResearchStartCmd) Run(ctx context.Context, env *Env, out *Output) error
 	var res research.StartResult
 	p := research.StartParams{Caller: c.caller(), Question: c.Question, OutputFormat: c.OutputFormat,
 		MaxReportBytes: c.MaxReportBytes, AsOf: c.AsOf, IdempotencyKey: c.IdempotencyKey}
+	if c.Wait {
+		// One routed call: the start and its wait run under one owner.
+		p.Wait = &research.StartWait{TimeoutMs: c.Timeout.Milliseconds(), Out: o}
+	}
 	if err := env.Call(ctx, research.MethodStart, p, &res); err != nil {
 		return err
 	}
-	if !c.Wait {
-		return out.Result(res, func(w io.Writer) {
-			existing := ""
-			if res.Existing {
-				existing = " (existing job for this idempotency key)"
-			}
-			fmt.Fprintf(w, "%s %s handle %s%s\n", res.Job, res.State, res.Handle, existing)
-		})
+	if res.Waited != nil {
+		return printJob(out, res.Waited)
 	}
-	return waitFor(ctx, env, out, c.researchIdentity, res.Job, c.Timeout, o)
+	return out.Result(res, func(w io.Writer) {
+		existing := ""
+		if res.Existing {
+			existing = " (existing job for this idempotency key)"
+		}
+		fmt.Fprintf(w, "%s %s handle %s%s\n", res.Job, res.State, res.Handle, existing)
+	})
 }
 
 func waitFor(ctx context.Context, env *Env, out *Output, id researchIdentity, job string, timeout time.Duration, o string) error {
@@ -325,13 +329,11 @@ func (c *ResearchRPCCmd) answer(ctx context.Context, env *Env, data []byte) rese
 		return research.ErrorResponse(err)
 	}
 	if rpc.Request.Action == research.ActionDescribe {
-		// describe needs no owner: config only, no credentials, no network.
-		h, err := env.HomeDir()
-		if err != nil {
-			return research.ErrorResponse(err)
-		}
-		d, err := research.DescribeService(h.Dir, env.Getenv)
-		if err != nil {
+		// describe is read-only (it must not create the home): the
+		// read-only operation, with the session access policy.
+		var d research.Describe
+		p := research.DescribeParams{Caller: research.Caller{AgentID: rpc.AgentID, SessionKey: rpc.SessionKey}}
+		if err := env.Call(ctx, research.MethodDescribe, p, &d); err != nil {
 			return research.ErrorResponse(err)
 		}
 		return research.OKResponse(d)

@@ -275,26 +275,29 @@ func (g *Gateway) handleCall(w http.ResponseWriter, r *http.Request) {
 			"the state owner changed; run the command again", errs.KindRefused))
 		return
 	}
-	m, ok := g.opts.Registry.Lookup(req.Method)
+	// Exact versioned name: a call for an operation version this gateway
+	// does not have is refused before any effect.
+	m, ok := g.opts.Registry.LookupWire(req.Method)
 	if !ok {
 		writeJSON(w, http.StatusNotFound, refusal("unknown_method", "unknown operation "+req.Method,
 			"the gateway may be an older clawkit; restart it with this version", errs.KindUsage))
 		return
 	}
-	need := "state.read"
-	if m.Write {
-		need = "state.write"
-	}
-	if !contains(req.Scopes, need) {
-		writeJSON(w, http.StatusForbidden, refusal("scope_missing", fmt.Sprintf("%s needs scope %s", m.Name, need), "", errs.KindRefused))
+	if need := m.NeedScope(); !owner.ScopeGranted(req.Scopes, need) {
+		writeJSON(w, http.StatusForbidden, refusal("scope_missing", fmt.Sprintf("%s needs scope %s; the call carries %v", m.Name, need, req.Scopes),
+			"call it with that scope (or operator.admin, the default when no scopes are given)", errs.KindRefused))
 		return
 	}
+	// One line per admitted call: which operation versions clients use
+	// (and how many calls a command made) is visible in the gateway log.
+	g.opts.Log.Printf("call %s", m.Name)
 	// The call's context ends if the client goes away; the operation's own
 	// fence keeps it from publishing after retirement.
 	env := owner.NewEnv(g.opts.Home.Dir, g.store, g.fence, g.opts.Now, nil, true)
+	env.AdmitConfig() // the config this call sees, read once at admission
 	res, err := invokeSafely(r.Context(), m, env, req.Params)
 	if err != nil {
-		writeJSON(w, http.StatusOK, errorReply(err))
+		writeJSON(w, http.StatusOK, errorReply(err, env.EffectBegun()))
 		return
 	}
 	writeJSON(w, http.StatusOK, owner.CallReply{OK: true, Result: res})
@@ -309,31 +312,26 @@ func invokeSafely(ctx context.Context, m owner.Method, env *owner.Env, params js
 	return owner.Invoke(ctx, m, env, params)
 }
 
-// errorReply classifies a handler error. Only a classified, definitive error
-// says mutationAccepted:false; anything else leaves the client to report an
-// unknown outcome.
-func errorReply(err error) owner.CallReply {
+// errorReply reports a handler error. The gateway does not reclassify it:
+// mutationAccepted:false ("nothing was done") only for a classified error
+// raised before the operation admitted any write or external effect;
+// once it did, mutationAccepted:true with the operation's own
+// classification (kind), which the client keeps (an operation that cannot
+// tell what its effect did says outcome unknown itself). An unclassified
+// error leaves mutationAccepted absent: outcome unknown.
+func errorReply(err error, effectBegun bool) owner.CallReply {
 	e := errs.As(err)
 	if e == nil {
 		return owner.CallReply{Error: &owner.CallError{Code: "internal", Message: err.Error()}}
 	}
 	ce := &owner.CallError{Code: e.Code, Message: e.Message, Hint: e.Hint, Kind: int(e.Kind), RetryAfterMs: e.RetryAfterMs}
-	if e.Kind != errs.KindUnknown {
+	if e.Kind != errs.KindUnknown && !effectBegun {
 		ce.MutationAccepted = &falseV
 	} else {
 		t := true
 		ce.MutationAccepted = &t
 	}
 	return owner.CallReply{Error: ce}
-}
-
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -1,10 +1,14 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,7 +64,7 @@ func TestStopRetiresFenceBeforeDrain(t *testing.T) {
 	}
 	res := make(chan result, 1)
 	go func() {
-		out, err := owner.NewClient(rec.Socket).Call(context.Background(), owner.CallRequest{Method: "t.slow", Params: json.RawMessage(`{}`), ExpectedOwnerID: rec.OwnerID, Scopes: []string{"state.read", "state.write"}})
+		out, err := owner.NewClient(rec.Socket).Call(context.Background(), owner.CallRequest{Method: "t.slow.v1", Params: json.RawMessage(`{}`), ExpectedOwnerID: rec.OwnerID, Scopes: []string{"operator.admin"}})
 		res <- result{out, err}
 	}()
 	<-entered
@@ -69,7 +73,7 @@ func TestStopRetiresFenceBeforeDrain(t *testing.T) {
 	}
 	// New calls are refused while draining.
 	time.Sleep(50 * time.Millisecond)
-	_, err := c.Call(context.Background(), owner.CallRequest{Method: "t.slow", Params: json.RawMessage(`{}`), ExpectedOwnerID: rec.OwnerID, Scopes: []string{"state.read", "state.write"}})
+	_, err := c.Call(context.Background(), owner.CallRequest{Method: "t.slow.v1", Params: json.RawMessage(`{}`), ExpectedOwnerID: rec.OwnerID, Scopes: []string{"operator.admin"}})
 	if err == nil {
 		t.Fatal("a call was admitted during drain")
 	}
@@ -99,16 +103,166 @@ func TestErrorClassification(t *testing.T) {
 	_, rec, done := startGateway(t, reg)
 	c := owner.NewClient(rec.Socket)
 	call := func(m string) error {
-		_, err := c.Call(context.Background(), owner.CallRequest{Method: m, Params: json.RawMessage(`{}`), ExpectedOwnerID: rec.OwnerID, Scopes: []string{"state.read", "state.write"}})
+		_, err := c.Call(context.Background(), owner.CallRequest{Method: m, Params: json.RawMessage(`{}`), ExpectedOwnerID: rec.OwnerID, Scopes: []string{"operator.admin"}})
 		return err
 	}
-	if err := call("t.plain"); errs.KindOf(err) != errs.KindUnknown {
+	if err := call("t.plain.v1"); errs.KindOf(err) != errs.KindUnknown {
 		t.Fatalf("unclassified: %v (kind %v)", err, errs.KindOf(err))
 	}
-	err := call("t.busy")
+	err := call("t.busy.v1")
 	if e := errs.As(err); e == nil || e.Kind != errs.KindUnavailable || e.RetryAfterMs != 1500 {
 		t.Fatalf("classified: %#v", err)
 	}
 	c.Stop(context.Background())
+	<-done
+}
+
+// Operation names are versioned: a CLI whose registry needs a version the
+// running gateway lacks is refused (exit 3) before any effect, with a hint
+// to restart the gateway, and never runs the call locally instead.
+func TestOutdatedGatewayRefused(t *testing.T) {
+	ran := 0
+	old := owner.NewRegistry()
+	old.Register(owner.Method{Name: "t.echo", Write: true, Handler: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+		ran++
+		return map[string]int{"v": 1}, nil
+	}})
+	h, _, done := startGateway(t, old)
+	if _, ok := old.LookupWire("t.echo.v1"); !ok {
+		t.Fatal("an unversioned name is not registered as version 1")
+	}
+	ranLocal := 0
+	cur := owner.NewRegistry()
+	cur.Register(owner.Method{Name: "t.echo.v2", Write: true, Handler: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+		ranLocal++
+		return map[string]int{"v": 2}, nil
+	}})
+	r := &owner.Router{Home: h, Registry: cur, LockTimeout: time.Second}
+	err := r.Call(context.Background(), "t.echo.v2", map[string]any{}, nil)
+	e := errs.As(err)
+	if e == nil || e.Kind != errs.KindRefused || e.Code != "gateway_outdated" || !strings.Contains(e.Hint, "clawkit gateway stop") {
+		t.Fatalf("got %#v", err)
+	}
+	if ran != 0 || ranLocal != 0 {
+		t.Fatalf("ran on gateway %d, locally %d", ran, ranLocal)
+	}
+	// The version it has is still served.
+	r.Registry = old
+	var out map[string]int
+	if err := r.Call(context.Background(), "t.echo", map[string]any{}, &out); err != nil || out["v"] != 1 {
+		t.Fatalf("%v %v", err, out)
+	}
+	owner.NewClient(filepath.Join(h.Dir, "gateway.sock")).Stop(context.Background())
+	<-done
+}
+
+// rawCall posts a call and returns the gateway's reply body as sent.
+func rawCall(t *testing.T, socket string, req owner.CallRequest) owner.CallReply {
+	t.Helper()
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", socket)
+	}}}
+	defer hc.CloseIdleConnections()
+	body, _ := json.Marshal(req)
+	resp, err := hc.Post("http://gateway/v1/call", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var rep owner.CallReply
+	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// A handler that entered method work and admitted an effect never has its
+// error reported as mutationAccepted:false; only an error raised before any
+// effect is. The client keeps the handler's own classification either way.
+func TestNoMutationAcceptedFalseAfterAnEffect(t *testing.T) {
+	reg := owner.NewRegistry()
+	reg.Register(owner.Method{Name: "t.before", Write: true, Handler: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+		return nil, errs.Refused("nope", "refused before any effect")
+	}})
+	reg.Register(owner.Method{Name: "t.after", Write: true, Handler: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+		if err := env.Admit(); err != nil { // a write is about to happen
+			return nil, err
+		}
+		return nil, errs.Unavailable("busy", "the provider is busy").WithRetryAfter(100)
+	}})
+	_, rec, done := startGateway(t, reg)
+	call := func(m string) owner.CallReply {
+		return rawCall(t, rec.Socket, owner.CallRequest{Method: m, Params: json.RawMessage(`{}`), ExpectedOwnerID: rec.OwnerID, Scopes: []string{"operator.admin"}})
+	}
+	if rep := call("t.before.v1"); rep.Error == nil || rep.Error.MutationAccepted == nil || *rep.Error.MutationAccepted {
+		t.Fatalf("before: %+v", rep.Error)
+	}
+	rep := call("t.after.v1")
+	if rep.Error == nil || rep.Error.MutationAccepted == nil || !*rep.Error.MutationAccepted {
+		t.Fatalf("after an effect the reply must not say mutationAccepted:false: %+v", rep.Error)
+	}
+	_, err := owner.NewClient(rec.Socket).Call(context.Background(), owner.CallRequest{Method: "t.after.v1", Params: json.RawMessage(`{}`), ExpectedOwnerID: rec.OwnerID, Scopes: []string{"operator.admin"}})
+	if e := errs.As(err); e == nil || e.Kind != errs.KindUnavailable || e.Code != "busy" {
+		t.Fatalf("client: %#v", err)
+	}
+	owner.NewClient(rec.Socket).Stop(context.Background())
+	<-done
+}
+
+// Calls carry scopes and the gateway checks them: operator.admin is the
+// default (no scopes), write grants read, read-only operations ask only for
+// operator.read, and a call lacking its scope is refused before any effect.
+func TestScopes(t *testing.T) {
+	reg := owner.NewRegistry()
+	ran := map[string]int{}
+	handler := func(name string) owner.Handler {
+		return func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+			ran[name]++
+			return map[string]bool{"ok": true}, nil
+		}
+	}
+	reg.Register(owner.Method{Name: "t.read", Handler: handler("read")})
+	reg.Register(owner.Method{Name: "t.write", Write: true, Scope: owner.ScopeWrite, Handler: handler("write")})
+	reg.Register(owner.Method{Name: "t.admin", Write: true, Handler: handler("admin")})
+	_, rec, done := startGateway(t, reg)
+	call := func(m string, scopes ...string) error {
+		_, err := owner.NewClient(rec.Socket).Call(context.Background(), owner.CallRequest{Method: m, Params: json.RawMessage(`{}`), ExpectedOwnerID: rec.OwnerID, Scopes: scopes})
+		return err
+	}
+	for _, tc := range []struct {
+		method string
+		scopes []string
+		ok     bool
+	}{
+		{"t.read.v1", []string{"operator.read"}, true},
+		{"t.read.v1", []string{"operator.write"}, true},
+		{"t.read.v1", nil, true},
+		{"t.write.v1", []string{"operator.read"}, false},
+		{"t.write.v1", []string{"operator.write"}, true},
+		{"t.write.v1", []string{"operator.admin"}, true},
+		{"t.admin.v1", []string{"operator.write"}, false},
+		{"t.admin.v1", []string{"state.write"}, false},
+		{"t.admin.v1", nil, true},
+	} {
+		err := call(tc.method, tc.scopes...)
+		if tc.ok && err != nil {
+			t.Errorf("%s %v: %v", tc.method, tc.scopes, err)
+		}
+		if !tc.ok && (errs.KindOf(err) != errs.KindRefused || errs.CodeOf(err) != "scope_missing") {
+			t.Errorf("%s %v: %v, want scope_missing", tc.method, tc.scopes, err)
+		}
+	}
+	if ran["read"] != 3 || ran["write"] != 2 || ran["admin"] != 1 {
+		t.Fatalf("ran %v", ran)
+	}
+	// What the router asks for is only what the operation needs.
+	for m, want := range map[string]string{"t.read": "operator.read", "t.write": "operator.write", "t.admin": "operator.admin"} {
+		mm, _ := reg.Lookup(m)
+		if got := mm.NeedScope(); got != want {
+			t.Errorf("%s needs %s, want %s", m, got, want)
+		}
+	}
+	owner.NewClient(rec.Socket).Stop(context.Background())
 	<-done
 }

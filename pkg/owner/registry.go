@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/clawkit/clawkit/pkg/config"
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/store"
 )
@@ -31,8 +35,49 @@ type Method struct {
 	Name string
 	// Write is true for operations that change state; read-only ones never
 	// create the home or the database.
-	Write   bool
+	Write bool
+	// Scope is the authorization scope a call needs (ScopeRead,
+	// ScopeWrite or ScopeAdmin). Unset, it is ScopeRead for a read-only
+	// method and ScopeAdmin, the default, for one that writes.
+	Scope   string
 	Handler Handler
+}
+
+// Authorization scopes of calls (the gateway checks them). A call that
+// names no scopes has ScopeAdmin, the default; ScopeAdmin grants every
+// scope and ScopeWrite grants ScopeRead.
+const (
+	ScopeRead  = "operator.read"
+	ScopeWrite = "operator.write"
+	ScopeAdmin = "operator.admin"
+)
+
+// NeedScope is the scope a call of m needs.
+func (m Method) NeedScope() string {
+	switch {
+	case m.Scope != "":
+		return m.Scope
+	case !m.Write:
+		return ScopeRead
+	}
+	return ScopeAdmin
+}
+
+// ScopeGranted reports whether a call carrying scopes may run an
+// operation needing need. No scopes means the default, ScopeAdmin.
+func ScopeGranted(scopes []string, need string) bool {
+	if len(scopes) == 0 {
+		scopes = []string{ScopeAdmin}
+	}
+	for _, s := range scopes {
+		switch {
+		case s == need, s == ScopeAdmin:
+			return true
+		case s == ScopeWrite && need == ScopeRead:
+			return true
+		}
+	}
+	return false
 }
 
 // Registry is the one table of operations both executors run.
@@ -47,8 +92,26 @@ type Registry struct {
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry { return &Registry{methods: map[string]Method{}} }
 
-// Register adds a method; registering a name twice is a programming error.
+// VersionedName is an operation's wire name: its name with an operation
+// version suffix ".vN". A name registered without one is version 1
+// ("config.set" is "config.set.v1"). The version changes whenever an
+// operation's parameters or behaviour change incompatibly, so a CLI never
+// has an older gateway run a call it would misunderstand: the gateway
+// refuses a name it does not have, before any effect, and the CLI reports
+// it as an outdated gateway (exit 3).
+func VersionedName(name string) string {
+	if i := strings.LastIndex(name, ".v"); i > 0 && i+2 < len(name) {
+		if _, err := strconv.ParseUint(name[i+2:], 10, 32); err == nil {
+			return name
+		}
+	}
+	return name + ".v1"
+}
+
+// Register adds a method under its versioned name (VersionedName);
+// registering a name twice is a programming error.
 func (r *Registry) Register(m Method) {
+	m.Name = VersionedName(m.Name)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, dup := r.methods[m.Name]; dup {
@@ -72,8 +135,15 @@ func (r *Registry) Starters() []func(ctx context.Context, env *Env) {
 	return append([]func(context.Context, *Env){}, r.starters...)
 }
 
-// Lookup finds a method.
+// Lookup finds a method by name, with or without its version suffix
+// (for callers in this process).
 func (r *Registry) Lookup(name string) (Method, bool) {
+	return r.LookupWire(VersionedName(name))
+}
+
+// LookupWire finds a method by its exact versioned wire name: what a
+// gateway serves, so a call for another version is refused, not guessed.
+func (r *Registry) LookupWire(name string) (Method, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	m, ok := r.methods[name]
@@ -103,7 +173,53 @@ type Env struct {
 	Gateway bool
 
 	scope *scope
+	// config is the config admitted with the call (AdmitConfig): read once,
+	// after ownership, so a change during the call does not change what it
+	// sees.
+	config         *config.Config
+	configErr      error
+	configAdmitted bool
+
+	// effect is set once the operation admitted a write or an external
+	// effect (Admit, MarkEffect): from then on its errors are no longer
+	// refusals before any effect.
+	effect atomic.Bool
 }
+
+// AdmitConfig reads the home's config once, as the snapshot the operation
+// sees (AdmittedConfig). Executors call it after they own the state and
+// before the operation runs.
+func (e *Env) AdmitConfig() {
+	e.config, e.configErr = config.Load(e.Home)
+	e.configAdmitted = true
+}
+
+// AdmittedConfig returns the config admitted with the call. An Env built
+// without admission (a gateway's long-lived background Env, tests) reads
+// the current config instead: a background pass has no call to admit with.
+func (e *Env) AdmittedConfig() (*config.Config, error) {
+	if e.configAdmitted {
+		return e.config, e.configErr
+	}
+	return config.Load(e.Home)
+}
+
+// Admit is writer admission: the owner fence, checked immediately before a
+// database write or file publication, which it then counts as an effect.
+func (e *Env) Admit() error {
+	if err := e.Fence(); err != nil {
+		return err
+	}
+	e.effect.Store(true)
+	return nil
+}
+
+// MarkEffect records that an external effect (an HTTP request that may
+// change provider state) is about to be made.
+func (e *Env) MarkEffect() { e.effect.Store(true) }
+
+// EffectBegun reports whether the operation admitted any write or effect.
+func (e *Env) EffectBegun() bool { return e.effect.Load() }
 
 // BindSession loads agentID/sessionKey (creating the default main/cli
 // session on first use; any other must exist), refuses a revoked (exit 3) or
@@ -134,6 +250,16 @@ func (e *Env) BindSession(ctx context.Context, agentID, sessionKey string) (stor
 		return nil
 	})
 	return sess, nil
+}
+
+// Fence is the owner fence alone (lock held, owner not retiring), without
+// session checks: writer admission for the operation's database writes and
+// file publications, which must stop the moment ownership ends.
+func (e *Env) Fence() error {
+	if e.scope == nil || e.scope.fence == nil {
+		return nil
+	}
+	return e.scope.fence()
 }
 
 // scope combines the owner fence with any bound session checks.

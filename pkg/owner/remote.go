@@ -210,11 +210,28 @@ func decodeReply(method string, code int, data []byte) (json.RawMessage, error) 
 		return nil, unknown(method, fmt.Sprintf("the gateway failed without saying why (HTTP %d)", code))
 	}
 	e := rep.Error
-	if e.MutationAccepted == nil || *e.MutationAccepted {
+	if e.MutationAccepted == nil {
 		if errs.Kind(e.Kind) == errs.KindUnknown {
 			return nil, &errs.Error{Kind: errs.KindUnknown, Code: e.Code, Message: e.Message, Hint: e.Hint}
 		}
 		return nil, unknown(method, fmt.Sprintf("the gateway reported %s: %s", orDefault(e.Code, "an error"), e.Message))
+	}
+	if *e.MutationAccepted {
+		// The operation ran and classified its own outcome after an effect
+		// began: keep its kind (a definitive failure stays definitive, an
+		// unknown outcome stays unknown); without a kind it is unknown.
+		kind := errs.Kind(e.Kind)
+		if kind < errs.KindFailed || kind > errs.KindUnavailable {
+			return nil, unknown(method, fmt.Sprintf("the gateway reported %s: %s", orDefault(e.Code, "an error"), e.Message))
+		}
+		return nil, &errs.Error{Kind: kind, Code: orDefault(e.Code, "failed"), Message: e.Message, Hint: e.Hint, RetryAfterMs: e.RetryAfterMs}
+	}
+	if e.Code == "unknown_method" {
+		// The gateway lacks this operation version: it runs an older (or
+		// newer) clawkit. Nothing was done; the call must not be retried
+		// against it, nor run locally while it owns the state.
+		return nil, errs.Refused("gateway_outdated", "the running gateway does not offer operation %s that this clawkit needs", method).
+			WithHint("restart the gateway with this clawkit: 'clawkit gateway stop', then 'clawkit gateway run --detach'")
 	}
 	kind := errs.Kind(e.Kind)
 	if kind < errs.KindFailed || kind > errs.KindUnavailable {

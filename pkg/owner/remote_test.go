@@ -10,8 +10,9 @@ import (
 
 // FuzzDecodeReply: whatever a gateway answers, the client either returns a
 // result for ok:true or a classified error; an error keeps a definitive
-// kind only when the reply says mutationAccepted:false, otherwise it is
-// outcome-unknown (exit 4). Never a panic.
+// kind only when the reply says mutationAccepted explicitly (false: refused
+// before any effect; true: the operation's own classification after an
+// effect began), otherwise it is outcome-unknown (exit 4). Never a panic.
 func FuzzDecodeReply(f *testing.F) {
 	for _, s := range []string{
 		`{"ok":true,"result":{"a":1}}`,
@@ -39,9 +40,12 @@ func FuzzDecodeReply(f *testing.F) {
 		if k < errs.KindFailed || k > errs.KindUnavailable {
 			t.Fatalf("kind %d out of range", k)
 		}
-		explicit := jsonErr == nil && rep.Error != nil && rep.Error.MutationAccepted != nil && !*rep.Error.MutationAccepted
+		explicit := jsonErr == nil && rep.Error != nil && rep.Error.MutationAccepted != nil
 		if !explicit && k != errs.KindUnknown {
-			t.Fatalf("reply %q without mutationAccepted:false classified as %v", data, k)
+			t.Fatalf("reply %q without mutationAccepted classified as %v", data, k)
+		}
+		if explicit && *rep.Error.MutationAccepted && k != errs.KindUnknown && errs.Kind(rep.Error.Kind) != k {
+			t.Fatalf("reply %q after an effect reclassified as %v", data, k)
 		}
 	})
 }

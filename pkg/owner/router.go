@@ -189,12 +189,8 @@ func (r *Router) callExplicit(ctx context.Context, m Method, params json.RawMess
 	return c.Call(ctx, CallRequest{Method: m.Name, Params: params, ExpectedOwnerID: st.OwnerID, Scopes: scopesOf(m)})
 }
 
-func scopesOf(m Method) []string {
-	if m.Write {
-		return []string{"state.read", "state.write"}
-	}
-	return []string{"state.read"}
-}
+// scopesOf is what a call asks for: only the scope its operation needs.
+func scopesOf(m Method) []string { return []string{m.NeedScope()} }
 
 // runLocal is the offline executor: the operation runs in this process
 // under lock (nil only for a read-only call on a home that does not exist).
@@ -214,6 +210,7 @@ func (r *Router) runLocal(ctx context.Context, m Method, params json.RawMessage,
 		return nil
 	}
 	env := NewEnv(r.Home.Dir, st, fence, r.Now, r.Progress, false)
+	env.AdmitConfig() // after ownership: the call's config snapshot
 	return Invoke(ctx, m, env, params)
 }
 

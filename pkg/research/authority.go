@@ -206,3 +206,71 @@ func (s *Service) deliveryAuthority(ctx context.Context, env *owner.Env, j *Job,
 	}
 	return nil
 }
+
+// providerAuthority reads the provider authority again (research enabled,
+// the job's pinned profile, endpoint and credential account) and returns
+// the credential. It is called immediately before every provider effect,
+// after any wait, so a change made meanwhile refuses the effect.
+func (s *Service) providerAuthority(home string, j *Job) (credential, error) {
+	return credentialFor(j, s.loadAuthView(home))
+}
+
+// effectAuthority is the check right before an external effect: the owner
+// fence and bound session (AssertCurrent), then the provider authority.
+func (s *Service) effectAuthority(env *owner.Env, j *Job) (credential, error) {
+	if err := env.Scope.AssertCurrent(); err != nil {
+		return credential{}, err
+	}
+	cred, err := s.providerAuthority(env.Home, j)
+	if err != nil {
+		return credential{}, err
+	}
+	// From here the effect may happen: an error after it is no longer a
+	// refusal before any effect (the gateway reports it as such).
+	env.MarkEffect()
+	return cred, nil
+}
+
+// describeAccess applies the session access policy to describe without
+// creating anything: a revoked session is refused (exit 3), a session that
+// does not exist is refused unless it is the default one (created on first
+// use), and a refreshing session is waited for a bounded number of times,
+// re-read each time, then reported as temporarily unavailable (exit 5).
+func (s *Service) describeAccess(ctx context.Context, env *owner.Env, c Caller) error {
+	b := s.budgets()
+	for attempt := 0; ; attempt++ {
+		sess, err := env.Store.GetSession(ctx, c.AgentID, c.SessionKey)
+		if err != nil {
+			if errs.CodeOf(err) != "session_not_found" {
+				return err
+			}
+			if c.AgentID == store.DefaultAgent && c.SessionKey == store.DefaultSession {
+				return nil
+			}
+			e := errs.As(err)
+			return errs.Refused("session_not_found", "%s", e.Message).WithHint("%s", e.Hint)
+		}
+		err = store.CheckSessionUsable(sess)
+		e := errs.As(err)
+		if err == nil || e == nil || e.Code != "session_refreshing" || attempt >= b.RefreshRetries {
+			return err
+		}
+		if err := s.sleep(ctx, refreshWait(e, b)); err != nil {
+			return err
+		}
+	}
+}
+
+// settings reads the activation from the config admitted with the call
+// (owner.Env.AdmittedConfig): what the operation uses (endpoint, agent,
+// profile) does not change if config.json changes during the call. The
+// provider authority checks before each effect (providerAuthority) read
+// the current files instead: a change can refuse an effect, never alter
+// what the call uses.
+func (s *Service) settings(env *owner.Env) (Settings, error) {
+	cfg, err := env.AdmittedConfig()
+	if err != nil {
+		return Settings{}, err
+	}
+	return SettingsFrom(cfg, s.getenv)
+}

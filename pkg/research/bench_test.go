@@ -28,7 +28,7 @@ func BenchmarkPoller1000Jobs(b *testing.B) {
 		b.Fatal(err)
 	}
 	now := f.clk.Now()
-	js := jobStore{f.st}
+	js := jobStore{st: f.st}
 	for i := 0; i < n; i++ {
 		id := f.fake.Seed("fake:never bench")
 		j := &Job{ID: newJobID(), AgentID: "main", SessionKey: "cli", SessionIncarnation: 1, ProfileID: "google:default",
@@ -79,7 +79,7 @@ func BenchmarkRunPollerRealTime(b *testing.B) {
 		b.Fatal(err)
 	}
 	now := time.Now()
-	js := jobStore{f.st}
+	js := jobStore{st: f.st}
 	for i := 0; i < n; i++ {
 		id := f.fake.Seed("fake:never bench")
 		// Spread the first polls over one interval, as submissions would be.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/store"
 )
 
@@ -106,8 +107,24 @@ func b2i(b bool) int {
 	return 0
 }
 
-// jobStore is the research_jobs table.
-type jobStore struct{ st *store.Store }
+// jobStore is the research_jobs table. Every write goes through writer
+// admission: fence (the owner fence of the operation's Env) is checked
+// immediately before it, so a process that no longer owns the state never
+// writes a job row (the next owner's recovery classifies what it left).
+type jobStore struct {
+	st    *store.Store
+	fence func() error
+}
+
+// jobsOf is the job table of an operation, admitted by its owner fence.
+func jobsOf(env *owner.Env) jobStore { return jobStore{st: env.Store, fence: env.Admit} }
+
+func (s jobStore) admit() error {
+	if s.fence == nil {
+		return nil
+	}
+	return s.fence()
+}
 
 func (s jobStore) q(query string) string { return s.st.Rebind(query) }
 
@@ -137,6 +154,9 @@ func (s jobStore) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 }
 
 func (s jobStore) insert(ctx context.Context, j *Job) error {
+	if err := s.admit(); err != nil {
+		return err
+	}
 	_, err := s.st.DB().ExecContext(ctx, s.q(`INSERT INTO research_jobs (`+jobCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`),
 		j.ID, j.AgentID, j.SessionKey, j.SessionIncarnation, j.ProfileID, j.CredentialAccount, j.BaseURL, j.Agent,
 		nullable(j.Handle), j.State, j.ProviderStatus, j.ProviderUpdated, j.Question, j.OutputFormat, j.MaxReportBytes, nullable(j.IdempotencyKey),
@@ -219,6 +239,9 @@ func (s jobStore) update(ctx context.Context, j *Job, now time.Time) error {
 
 // updateIn is update inside tx (nil: on its own).
 func (s jobStore) updateIn(ctx context.Context, tx *sql.Tx, j *Job, now time.Time) error {
+	if err := s.admit(); err != nil {
+		return err
+	}
 	j.UpdatedAt = now.UnixMilli()
 	st, err := s.stmt(ctx, `UPDATE research_jobs SET handle = ?, state = ?, provider_status = ?, provider_updated = ?,
  updated_at = ?, submitted_at = ?, finished_at = ?, next_poll_at = ?, poll_count = ?, error_code = ?, error_message = ?,

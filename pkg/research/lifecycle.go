@@ -21,6 +21,17 @@ type StartParams struct {
 	MaxReportBytes int64  `json:"maxReportBytes,omitempty"`
 	AsOf           string `json:"asOf,omitempty"`
 	IdempotencyKey string `json:"idempotencyKey,omitempty"`
+	// Wait, when set, makes the start also wait for the job in the same
+	// operation: one routed call, under the one owner that accepted the
+	// create, so the wait can never move to another owner (or run
+	// locally) if the gateway goes away in between.
+	Wait *StartWait `json:"wait,omitempty"`
+}
+
+// StartWait are the wait options of a start that waits.
+type StartWait struct {
+	TimeoutMs int64  `json:"timeoutMs,omitempty"`
+	Out       string `json:"out,omitempty"`
 }
 
 // StartResult is research.start's result.
@@ -31,6 +42,8 @@ type StartResult struct {
 	Status string `json:"status,omitempty"`
 	// Existing is true when an --idempotency-key matched a recorded job.
 	Existing bool `json:"existing"`
+	// Waited is the job after the wait, for a start with Wait.
+	Waited *PollResult `json:"waited,omitempty"`
 }
 
 func validIdempotencyKey(k string) bool {
@@ -74,7 +87,7 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 	if p.IdempotencyKey != "" && !validIdempotencyKey(p.IdempotencyKey) {
 		return nil, errs.Usage("invalid_idempotency_key", "the idempotency key must be 1–128 printable characters without spaces")
 	}
-	set, err := LoadSettings(env.Home, s.getenv)
+	set, err := s.settings(env)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +102,7 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 	if err != nil {
 		return nil, err
 	}
-	js := jobStore{env.Store}
+	js := jobsOf(env)
 	now := env.Now()
 	existing := func() (*StartResult, bool, error) {
 		if p.IdempotencyKey == "" {
@@ -152,8 +165,12 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 		}
 		return nil, err
 	}
-	if err := env.Scope.AssertCurrent(); err != nil {
+	// Immediately before the create: the owner and session, then the
+	// provider authority read again (research may have been disabled, or
+	// the profile or key replaced, while the session was refreshing).
+	if cred, err = s.effectAuthority(env, j); err != nil {
 		j.State, j.ErrorCode, j.ErrorMessage = StateNotSent, errs.CodeOf(err), err.Error()
+		j.FinishedAt = ms(env.Now())
 		_ = js.update(context.WithoutCancel(ctx), j, env.Now())
 		return nil, err
 	}
@@ -267,7 +284,7 @@ type PollResult struct {
 }
 
 func (s *Service) lookup(ctx context.Context, env *owner.Env, p JobParams) (*Job, error) {
-	js := jobStore{env.Store}
+	js := jobsOf(env)
 	if p.Job != "" {
 		if !ValidJobID(p.Job) {
 			return nil, errInvalidJobID(p.Job)
@@ -384,7 +401,7 @@ func (s *Service) Cancel(ctx context.Context, env *owner.Env, p JobParams) (*Pol
 		return nil, err
 	}
 	unlock := s.lockJob(j.ID)
-	js := jobStore{env.Store}
+	js := jobsOf(env)
 	if j, err = js.get(ctx, j.ID); err != nil {
 		unlock()
 		return nil, err
@@ -405,13 +422,19 @@ func (s *Service) Cancel(ctx context.Context, env *owner.Env, p JobParams) (*Pol
 		}
 		return nil, err
 	}
-	if err := env.Scope.AssertCurrent(); err != nil {
+	if cred, err = s.effectAuthority(env, j); err != nil {
 		unlock()
 		return nil, err
 	}
 	cerr := s.client(j, cred).Cancel(ctx, j.Handle)
 	unlock()
 	if cerr != nil {
+		if ge := google.AsError(cerr); ge == nil || (!ge.NotSent && ge.HTTPStatus == 0) {
+			// The request may have reached the provider and taken effect:
+			// that is not "try again later" but an unknown outcome.
+			return nil, errs.Unknown("cancel_outcome_unknown", "%s; the provider may or may not have received the cancellation of research job %s", nonEmpty(errMsg(ge), cerr.Error()), j.ID).
+				WithHint("the intent is recorded (cancel-requested); 'clawkit research poll %s' shows whether it took effect, and 'clawkit research cancel %s' may be repeated safely", j.ID, j.ID).Wrap(cerr)
+		}
 		out := classifyPollErr(j, cerr)
 		return nil, out.WithHint("the cancellation intent is recorded; run 'clawkit research cancel %s' again", j.ID)
 	}
@@ -452,7 +475,7 @@ func (s *Service) List(ctx context.Context, env *owner.Env, p ListParams) ([]*Jo
 	if len(where) > 0 {
 		q = "WHERE " + strings.Join(where, " AND ")
 	}
-	jobs, err := jobStore{env.Store}.list(ctx, q+" ORDER BY created_at DESC, job_id DESC LIMIT 1000", args...)
+	jobs, err := jobsOf(env).list(ctx, q+" ORDER BY created_at DESC, job_id DESC LIMIT 1000", args...)
 	if jobs == nil {
 		jobs = []*Job{}
 	}
@@ -464,7 +487,7 @@ func (s *Service) Show(ctx context.Context, env *owner.Env, p JobParams) (*PollR
 	if !ValidJobID(p.Job) {
 		return nil, errInvalidJobID(p.Job)
 	}
-	jobs, err := jobStore{env.Store}.list(ctx, "WHERE job_id = ?", p.Job)
+	jobs, err := jobsOf(env).list(ctx, "WHERE job_id = ?", p.Job)
 	if err != nil {
 		return nil, err
 	}
@@ -478,4 +501,11 @@ func (s *Service) Show(ctx context.Context, env *owner.Env, p JobParams) (*PollR
 func errInvalidJobID(id string) error {
 	return errs.Usage("invalid_job_id", "%q is not a research job id (rj_ and 16 letters or digits 2-7)", id).
 		WithHint("'clawkit research list' shows the jobs of this home and their ids")
+}
+
+func errMsg(ge *google.Error) string {
+	if ge == nil {
+		return ""
+	}
+	return ge.Msg
 }

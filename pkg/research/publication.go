@@ -17,7 +17,7 @@ import (
 // budget enforcement. An observation older than the recorded one is
 // ignored, and a job that changed meanwhile is never overwritten.
 func (s *Service) apply(ctx context.Context, env *owner.Env, j *Job, it *google.Interaction, cred credential, assert func() error) (*Job, error) {
-	js := jobStore{env.Store}
+	js := jobsOf(env)
 	now := env.Now()
 	wctx := context.WithoutCancel(ctx)
 	if it.Updated != "" && j.ProviderUpdated != "" && olderStamp(it.Updated, j.ProviderUpdated) {

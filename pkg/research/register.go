@@ -11,17 +11,47 @@ import (
 	"github.com/clawkit/clawkit/pkg/owner"
 )
 
-// Method names.
+// Method names, versioned (owner.VersionedName): a CLI needing a version
+// a running gateway lacks is refused with a hint to restart the gateway.
 const (
-	MethodStart   = "research.start"
-	MethodPoll    = "research.poll"
-	MethodWait    = "research.wait"
-	MethodCancel  = "research.cancel"
-	MethodList    = "research.list"
-	MethodShow    = "research.show"
-	MethodRecover = "research.recover"
-	MethodRPC     = "research.rpc"
+	MethodStart   = "research.start.v2" // v2: optional wait in the same call
+	MethodPoll    = "research.poll.v1"
+	MethodWait    = "research.wait.v1"
+	MethodCancel  = "research.cancel.v1"
+	MethodList    = "research.list.v1"
+	MethodShow    = "research.show.v1"
+	MethodRecover = "research.recover.v1"
+	MethodRPC     = "research.rpc.v1"
+	// MethodDescribe is read-only: it reads config and the caller's
+	// session, never credentials or the network, and creates nothing.
+	MethodDescribe = "research.describe.v1"
 )
+
+// DescribeParams are research.describe's parameters: the caller whose
+// session access policy applies.
+type DescribeParams struct {
+	Caller
+}
+
+// Describe applies the caller's session access policy (describeAccess),
+// then describes the service from config alone.
+func (s *Service) Describe(ctx context.Context, env *owner.Env, p DescribeParams) (*Describe, error) {
+	if err := p.Caller.defaults(); err != nil {
+		return nil, err
+	}
+	if err := s.describeAccess(ctx, env, p.Caller); err != nil {
+		return nil, err
+	}
+	cfg, err := env.AdmittedConfig()
+	if err != nil {
+		return nil, err
+	}
+	d, err := DescribeFrom(cfg, s.getenv)
+	if err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
 
 // decode reads an operation's parameters strictly: one object, no unknown
 // fields, nothing after it. The same bytes may come from this process or,
@@ -40,34 +70,36 @@ func decode[T any](raw json.RawMessage) (T, error) {
 }
 
 // Register adds the research operations to r, and the gateway start hook
-// (recovery, then the background poller). describe is not an operation:
-// it reads config only and never needs the owner.
+// (recovery, then the background poller). describe is a read-only
+// operation: it reads config and the caller's session only.
 func Register(r *owner.Registry) { Default.Register(r) }
 
-// Register adds s's operations to r.
+// Register adds s's operations to r. Scopes (owner.NeedScope): describe,
+// list and show need operator.read; start, poll, wait, cancel and rpc need
+// operator.write; recover needs operator.admin (the default for writers).
 func (s *Service) Register(r *owner.Registry) {
-	r.Register(owner.Method{Name: MethodStart, Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+	r.Register(owner.Method{Name: MethodStart, Write: true, Scope: owner.ScopeWrite, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 		p, err := decode[StartParams](raw)
 		if err != nil {
 			return nil, err
 		}
-		return s.Start(ctx, env, p)
+		return s.StartAndWait(ctx, env, p)
 	}})
-	r.Register(owner.Method{Name: MethodPoll, Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+	r.Register(owner.Method{Name: MethodPoll, Write: true, Scope: owner.ScopeWrite, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 		p, err := decode[JobParams](raw)
 		if err != nil {
 			return nil, err
 		}
 		return s.Poll(ctx, env, p)
 	}})
-	r.Register(owner.Method{Name: MethodWait, Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+	r.Register(owner.Method{Name: MethodWait, Write: true, Scope: owner.ScopeWrite, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 		p, err := decode[WaitParams](raw)
 		if err != nil {
 			return nil, err
 		}
 		return s.Wait(ctx, env, p)
 	}})
-	r.Register(owner.Method{Name: MethodCancel, Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+	r.Register(owner.Method{Name: MethodCancel, Write: true, Scope: owner.ScopeWrite, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 		p, err := decode[JobParams](raw)
 		if err != nil {
 			return nil, err
@@ -88,10 +120,17 @@ func (s *Service) Register(r *owner.Registry) {
 		}
 		return s.Show(ctx, env, p)
 	}})
+	r.Register(owner.Method{Name: MethodDescribe, Write: false, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+		p, err := decode[DescribeParams](raw)
+		if err != nil {
+			return nil, err
+		}
+		return s.Describe(ctx, env, p)
+	}})
 	r.Register(owner.Method{Name: MethodRecover, Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 		return s.Recover(ctx, env, true)
 	}})
-	r.Register(owner.Method{Name: MethodRPC, Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+	r.Register(owner.Method{Name: MethodRPC, Write: true, Scope: owner.ScopeWrite, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 		// The params are the raw envelope, decoded here exactly as strictly
 		// as the CLI does (DecodeRPC), whoever sent them.
 		rpc, err := DecodeRPC(raw)
@@ -105,13 +144,29 @@ func (s *Service) Register(r *owner.Registry) {
 	})
 }
 
+// StartAndWait starts a job and, when p.Wait is set, waits for it in the
+// same operation (see StartParams.Wait).
+func (s *Service) StartAndWait(ctx context.Context, env *owner.Env, p StartParams) (*StartResult, error) {
+	res, err := s.Start(ctx, env, p)
+	if err != nil || p.Wait == nil {
+		return res, err
+	}
+	wp := WaitParams{JobParams: JobParams{Caller: p.Caller, Job: res.Job, Out: p.Wait.Out}, TimeoutMs: p.Wait.TimeoutMs}
+	pr, err := s.Wait(ctx, env, wp)
+	if err != nil {
+		return nil, err
+	}
+	res.Waited = pr
+	return res, nil
+}
+
 // RPC answers one decoded google.research.v1 request with its envelope.
 func (s *Service) RPC(ctx context.Context, env *owner.Env, rpc *RPC) Response {
 	c := Caller{AgentID: rpc.AgentID, SessionKey: rpc.SessionKey}
 	req := rpc.Request
 	switch req.Action {
 	case ActionDescribe:
-		d, err := DescribeService(env.Home, s.getenv)
+		d, err := s.Describe(ctx, env, DescribeParams{Caller: c})
 		if err != nil {
 			return ErrorResponse(err)
 		}
@@ -218,7 +273,7 @@ func (s *Service) RunPoller(ctx context.Context, env *owner.Env) {
 // PollDue polls up to limit due jobs once each and returns how many were
 // polled and when the next one is due.
 func (s *Service) PollDue(ctx context.Context, env *owner.Env, limit int) (int, time.Time) {
-	js := jobStore{env.Store}
+	js := jobsOf(env)
 	now := env.Now()
 	due, err := js.list(ctx, `WHERE state IN ('running','cancel-requested') AND next_poll_at <= ? AND poll_count < ? ORDER BY next_poll_at LIMIT ?`,
 		ms(now), s.budgets().MaxPolls+cancelGracePolls, limit)
@@ -269,7 +324,7 @@ func (s *Service) PollDue(ctx context.Context, env *owner.Env, limit int) (int, 
 func (s *Service) deferJob(ctx context.Context, env *owner.Env, id string, d time.Duration, e *errs.Error) {
 	unlock := s.lockJob(id)
 	defer unlock()
-	js := jobStore{env.Store}
+	js := jobsOf(env)
 	j, err := js.get(ctx, id)
 	if err != nil || !Pollable(j.State) {
 		return

@@ -40,7 +40,7 @@ func (s *Service) interval(now time.Time, submitted int64, retryAfter time.Durat
 func (s *Service) pollOnce(ctx context.Context, env *owner.Env, id string, cred credential, assert func() error, dueOnly bool) (*Job, error) {
 	unlock := s.lockJob(id)
 	defer unlock()
-	js := jobStore{env.Store}
+	js := jobsOf(env)
 	j, err := js.get(ctx, id)
 	if err != nil {
 		return nil, err
@@ -58,7 +58,18 @@ func (s *Service) pollOnce(ctx context.Context, env *owner.Env, id string, cred 
 		return j, errs.Failed("poll_budget_exhausted", "research job %s reached its poll budget (%d polls) without a confirmed end", j.ID, j.PollCount).
 			WithHint("inspect the interaction %s in the provider account", j.Handle)
 	}
-	if err := s.assertWithRefresh(ctx, assert); err != nil {
+	// Every effect of this poll (the request, publication, a budget
+	// cancellation) is preceded by the caller's assertion and the provider
+	// authority read again: a refresh wait may have outlasted either.
+	check := func() error {
+		if err := assert(); err != nil {
+			return err
+		}
+		var err error
+		cred, err = s.providerAuthority(env.Home, j)
+		return err
+	}
+	if err := s.assertWithRefresh(ctx, check); err != nil {
 		return nil, err
 	}
 	it, err := s.client(j, cred).Get(ctx, j.Handle)
@@ -79,13 +90,13 @@ func (s *Service) pollOnce(ctx context.Context, env *owner.Env, id string, cred 
 		}
 		return j, out
 	}
-	return s.apply(ctx, env, j, it, cred, assert)
+	return s.apply(ctx, env, j, it, cred, check)
 }
 
 // budgetCancel records cancellation intent for a job over its budget and
 // asks the provider; the job stays cancel-requested until a poll confirms.
 func (s *Service) budgetCancel(ctx context.Context, env *owner.Env, j *Job, cred credential, assert func() error, code string) (*Job, error) {
-	js := jobStore{env.Store}
+	js := jobsOf(env)
 	now := env.Now()
 	wctx := context.WithoutCancel(ctx)
 	j.State, j.CancelRequestedAt = StateCancelRequested, ms(now)
@@ -137,7 +148,7 @@ func (s *Service) Wait(ctx context.Context, env *owner.Env, p WaitParams) (*Poll
 			return nil, err
 		}
 	}
-	js := jobStore{env.Store}
+	js := jobsOf(env)
 	for {
 		if j, err = js.get(ctx, j.ID); err != nil {
 			return nil, err
@@ -228,7 +239,7 @@ type Skip struct {
 // under their own binding's authority when it is still current, and left
 // alone otherwise. Nothing is cancelled or resubmitted.
 func (s *Service) Recover(ctx context.Context, env *owner.Env, poll bool) (*RecoverResult, error) {
-	js := jobStore{env.Store}
+	js := jobsOf(env)
 	res := &RecoverResult{Indeterminate: []string{}, Resumed: []string{}, Finished: []string{}, Skipped: []Skip{}}
 	jobs, err := js.list(ctx, `WHERE state IN ('submitting','running','cancel-requested') ORDER BY created_at, job_id`)
 	if err != nil {

@@ -3,6 +3,7 @@ package research
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,7 +103,7 @@ func (f *fixture) start(q string) (*StartResult, error) {
 }
 
 func (f *fixture) job(id string) *Job {
-	j, err := jobStore{f.st}.get(context.Background(), id)
+	j, err := jobStore{st: f.st}.get(context.Background(), id)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -252,8 +253,9 @@ func TestOwnerFenceBeforeCreate(t *testing.T) {
 	if len(f.fake.Requests()) != 0 {
 		t.Fatal("HTTP after a failed fence")
 	}
+	// Nothing is written either: a job row needs writer admission too.
 	jobs, _ := f.svc.List(context.Background(), f.env(), ListParams{})
-	if len(jobs) != 1 || jobs[0].State != StateNotSent {
+	if len(jobs) != 0 {
 		t.Fatalf("%+v", jobs)
 	}
 }
@@ -334,7 +336,7 @@ func TestRecoverSubmittingBecomesIndeterminate(t *testing.T) {
 		CredentialAccount: auth.Fingerprint("key-one"), BaseURL: f.fake.URL, Agent: google.DefaultAgent, State: StateSubmitting,
 		Question: "q", OutputFormat: "markdown", MaxReportBytes: DefaultReportMax, CreatedAt: ms(now), UpdatedAt: ms(now),
 		DeadlineAt: ms(now.Add(time.Hour)), RowVersion: 1}
-	if err := (jobStore{f.st}).insert(ctx, j); err != nil {
+	if err := (jobStore{st: f.st}).insert(ctx, j); err != nil {
 		t.Fatal(err)
 	}
 	running, err := f.start("fake:slow")
@@ -475,7 +477,7 @@ func TestTerminalNeverOverwritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	stale.State = StateRunning
-	if err := (jobStore{f.st}).update(ctx, &stale, f.clk.Now()); err != errStale {
+	if err := (jobStore{st: f.st}).update(ctx, &stale, f.clk.Now()); err != errStale {
 		t.Fatalf("stale update: %v", err)
 	}
 	if f.job(res.Job).State != StateCompleted {
@@ -656,5 +658,169 @@ func TestConcurrentStartsWithOneKeySubmitOnce(t *testing.T) {
 	}
 	if n := f.fake.Count("POST /interactions"); n != 1 {
 		t.Fatalf("creates %d", n)
+	}
+}
+
+// The provider authority is read again after a refresh wait, immediately
+// before the create: research disabled (or the key replaced) during the
+// wait refuses the create, and nothing is sent.
+func TestProviderAuthorityRecheckedAfterRefreshWait(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(f *fixture)
+		code   string
+	}{
+		{"disabled", func(f *fixture) {
+			f.setConfig(map[string]any{"enabled": false, "profileId": "google:default", "baseUrl": f.fake.URL})
+		}, "research_disabled"},
+		{"key replaced", func(f *fixture) { f.addProfile("google:default", "api-key", "key-two") }, "credential_substituted"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			ctx := context.Background()
+			f.st.EnsureSession(ctx, "main", "cli", f.clk.Now())
+			f.st.UpdateSession(ctx, "main", "cli", "refreshing", 2000, f.clk.Now())
+			f.svc.Sleep = func(ctx context.Context, d time.Duration) error {
+				// During the wait: the authority changes, then the session
+				// becomes usable again.
+				tc.change(f)
+				f.st.UpdateSession(ctx, "main", "cli", "activate", 0, f.clk.Now())
+				return f.clk.Sleep(ctx, d)
+			}
+			_, err := f.start("q")
+			wantCode(t, err, errs.KindRefused, tc.code)
+			if n := len(f.fake.Requests()); n != 0 {
+				t.Fatalf("%d HTTP requests after the authority changed", n)
+			}
+			jobs, _ := jobStore{st: f.st}.list(ctx, "")
+			if len(jobs) != 1 || jobs[0].State != StateNotSent {
+				t.Fatalf("jobs %+v", jobs)
+			}
+		})
+	}
+}
+
+// The same holds for a poll: research disabled while the session was
+// refreshing before the poll refuses the GET.
+func TestPollRechecksProviderAuthorityAfterRefreshWait(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	res, err := f.start("fake:never q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := len(f.fake.Requests())
+	env := f.env()
+	cred, err := f.svc.custody(ctx, env, f.job(res.Job), Caller{AgentID: "main", SessionKey: "cli"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.st.UpdateSession(ctx, "main", "cli", "refreshing", 2000, f.clk.Now())
+	f.svc.Sleep = func(ctx context.Context, d time.Duration) error {
+		f.setConfig(map[string]any{"enabled": false, "profileId": "google:default", "baseUrl": f.fake.URL})
+		f.st.UpdateSession(ctx, "main", "cli", "activate", 0, f.clk.Now())
+		return f.clk.Sleep(ctx, d)
+	}
+	_, err = f.svc.pollOnce(ctx, env, res.Job, cred, env.Scope.AssertCurrent, false)
+	wantCode(t, err, errs.KindRefused, "research_disabled")
+	if n := len(f.fake.Requests()) - base; n != 0 {
+		t.Fatalf("%d HTTP requests after research was disabled", n)
+	}
+}
+
+// roundTripFunc adapts a function to http.RoundTripper.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// The receipt is written only after the owner fence admits it: ownership
+// lost while the create was in flight leaves no receipt (exit 4,
+// receipt_not_recorded, never resubmitted), the row stays submitting, and
+// the next owner's recovery makes it indeterminate.
+func TestReceiptNotRecordedWhenOwnershipEndsDuringCreate(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	var mu sync.Mutex
+	retired := false
+	fence := func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if retired {
+			return owner.ErrRetired("test: the gateway is stopping")
+		}
+		return nil
+	}
+	f.svc.HTTP = &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		resp, err := http.DefaultTransport.RoundTrip(r)
+		if err == nil && r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/interactions") {
+			mu.Lock()
+			retired = true // ownership ends while the create's answer is on its way
+			mu.Unlock()
+		}
+		return resp, err
+	})}
+	env := owner.NewEnv(f.home, f.st, fence, f.clk.Now, nil, false)
+	_, err := f.svc.Start(ctx, env, StartParams{Question: "fake:never q", IdempotencyKey: "k"})
+	wantCode(t, err, errs.KindUnknown, "receipt_not_recorded")
+	if !strings.Contains(errs.As(err).Hint, "do not start it again") {
+		t.Fatalf("hint %q", errs.As(err).Hint)
+	}
+	jobs, _ := jobStore{st: f.st}.list(ctx, "")
+	if len(jobs) != 1 || jobs[0].State != StateSubmitting || jobs[0].Handle != "" {
+		t.Fatalf("a receipt was written without admission: %+v", jobs)
+	}
+	if n := f.fake.Count("POST /interactions"); n != 1 {
+		t.Fatalf("creates %d", n)
+	}
+	// The next owner: recovery classifies it, a repeat never resubmits.
+	mu.Lock()
+	retired = false
+	mu.Unlock()
+	rr, err := f.svc.Recover(ctx, f.env(), false)
+	if err != nil || len(rr.Indeterminate) != 1 {
+		t.Fatalf("%v %+v", err, rr)
+	}
+	_, err = f.svc.Start(ctx, f.env(), StartParams{Question: "fake:never q", IdempotencyKey: "k"})
+	wantCode(t, err, errs.KindUnknown, "create_outcome_unknown")
+	if n := f.fake.Count("POST /interactions"); n != 1 {
+		t.Fatalf("creates %d after recovery", n)
+	}
+}
+
+// A poller deferral is a job write too: it is not made once ownership ends.
+func TestDeferralNeedsWriterAdmission(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	res, err := f.start("fake:never q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := f.job(res.Job)
+	f.fence = owner.ErrRetired("test")
+	f.svc.deferJob(ctx, f.env(), res.Job, time.Hour, errs.Refused("x", "y"))
+	f.fence = nil
+	if after := f.job(res.Job); after.RowVersion != before.RowVersion || after.NextPollAt != before.NextPollAt {
+		t.Fatalf("deferred without admission: %+v", after)
+	}
+}
+
+// An operation uses the config admitted with its call: a config.json
+// change after admission does not change the agent the create names.
+func TestStartUsesAdmittedConfig(t *testing.T) {
+	f := newFixture(t)
+	f.setConfig(map[string]any{"enabled": true, "profileId": "google:default", "baseUrl": f.fake.URL, "agent": "agent-admitted"})
+	env := f.env()
+	env.AdmitConfig()
+	f.setConfig(map[string]any{"enabled": true, "profileId": "google:default", "baseUrl": f.fake.URL, "agent": "agent-changed-later"})
+	res, err := f.svc.Start(context.Background(), env, StartParams{Question: "fake:never q"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := f.job(res.Job).Agent; a != "agent-admitted" {
+		t.Fatalf("job agent %q", a)
+	}
+	reqs := f.fake.Requests()
+	if len(reqs) != 1 || !strings.Contains(string(reqs[0].Body), `"agent":"agent-admitted"`) {
+		t.Fatalf("create %+v", reqs)
 	}
 }

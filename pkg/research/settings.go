@@ -29,11 +29,17 @@ type Settings struct {
 // file is an empty config) and applies the base URL override. It loads no
 // credential. Unknown keys are refused rather than ignored.
 func LoadSettings(home string, getenv func(string) string) (Settings, error) {
-	var s Settings
 	cfg, err := config.Load(home)
 	if err != nil {
-		return s, err
+		return Settings{}, err
 	}
+	return SettingsFrom(cfg, getenv)
+}
+
+// SettingsFrom reads the activation from a loaded config (an operation's
+// admitted snapshot) and applies the base URL override.
+func SettingsFrom(cfg *config.Config, getenv func(string) string) (Settings, error) {
+	var s Settings
 	var raw map[string]any
 	if _, err := cfg.Decode(ConfigPath, &raw); err != nil {
 		return s, err
@@ -127,6 +133,16 @@ func loadCredential(home string, s Settings) (credential, error) {
 // Describe reports the service from config alone: no credential is loaded
 // and no request is made.
 func DescribeService(home string, getenv func(string) string) (Describe, error) {
+	cfg, err := config.Load(home)
+	if err != nil {
+		return Describe{}, err
+	}
+	return DescribeFrom(cfg, getenv)
+}
+
+// DescribeFrom is DescribeService from a loaded config (an operation's
+// admitted snapshot).
+func DescribeFrom(cfg *config.Config, getenv func(string) string) (Describe, error) {
 	d := Describe{
 		Service:  ServiceID,
 		Provider: "google",
@@ -139,7 +155,7 @@ func DescribeService(home string, getenv func(string) string) (Describe, error) 
 		},
 		Unsupported: []string{"asOf"},
 	}
-	s, err := LoadSettings(home, getenv)
+	s, err := SettingsFrom(cfg, getenv)
 	if err != nil {
 		d.Problems = append(d.Problems, err.Error())
 		d.Agent = google.DefaultAgent

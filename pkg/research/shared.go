@@ -92,7 +92,7 @@ func (w Worker) RequestTimeout() time.Duration { return w.s.budgets().RequestTim
 // the scheduler leaves the job to another gateway.
 func (w Worker) Poll(ctx context.Context, env *owner.Env, id string) (next time.Time, pollable bool, err error) {
 	s := w.s
-	js := jobStore{env.Store}
+	js := jobsOf(env)
 	j, err := js.get(ctx, id)
 	if err != nil {
 		if errs.CodeOf(err) == "job_not_found" {
@@ -130,7 +130,7 @@ func (w Worker) Poll(ctx context.Context, env *owner.Env, id string) (next time.
 // AbandonSubmitting makes a submitting job indeterminate (its creator's
 // lease is gone); a job that moved on meanwhile is left alone.
 func (w Worker) AbandonSubmitting(ctx context.Context, env *owner.Env, id string) error {
-	js := jobStore{env.Store}
+	js := jobsOf(env)
 	j, err := js.get(ctx, id)
 	if err != nil || j.State != StateSubmitting {
 		return err

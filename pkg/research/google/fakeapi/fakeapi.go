@@ -21,7 +21,9 @@
 // Result scenarios: multibyte (multi-byte text with valid and invalid
 // citations), partial (failed with partial text), incomplete,
 // budget-exceeded, legacy (outputs[] instead of steps[]), cancel-ignored
-// (a cancel is acknowledged but never takes effect).
+// (a cancel is acknowledged but never takes effect), cancel-drop (never
+// finishes by itself; a cancel is read and takes effect, then the
+// connection is closed without an answer).
 // Cancels otherwise take effect one poll after they are acknowledged: a
 // bare 200 is not proof of cancellation.
 package fakeapi
@@ -417,7 +419,7 @@ func (s *Server) get(w http.ResponseWriter, e Entry, id string) {
 		switch {
 		case it.cancelAt > 0 && it.polls >= it.cancelAt:
 			it.status = "cancelled"
-		case it.scenario == "never" || it.scenario == "cancel-ignored":
+		case it.scenario == "never" || it.scenario == "cancel-ignored" || it.scenario == "cancel-drop":
 		case it.polls >= it.finishAt:
 			it.status = finalStatus(it.scenario)
 		case it.polls == 1 && it.finishAt > 2:
@@ -458,6 +460,13 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, e Entry, id stri
 	}
 	doc := render(it)
 	s.mu.Unlock()
+	if it.scenario == "cancel-drop" {
+		// The cancel is read and takes effect, but the answer never comes.
+		e.Result = "dropped"
+		s.record(e)
+		drop(w)
+		return
+	}
 	e.Result = "200"
 	s.record(e)
 	writeJSON(w, 200, doc)
