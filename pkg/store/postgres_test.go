@@ -150,3 +150,18 @@ func TestEngineSelection(t *testing.T) {
 		t.Fatalf("unknown engine: %v", err)
 	}
 }
+
+func TestPostgresRebind(t *testing.T) {
+	e := &store.Postgres{}
+	for in, want := range map[string]string{
+		`SELECT 1`:                       `SELECT 1`,
+		`a = ? AND b = ?`:                `a = $1 AND b = $2`,
+		`x = '?' AND y = ? AND "q?" = ?`: `x = '?' AND y = $1 AND "q?" = $2`,
+		`INSERT INTO t VALUES (?,?,?)`:   `INSERT INTO t VALUES ($1,$2,$3)`,
+		`s = 'it''s ?' AND t = ?`:        `s = 'it''s ?' AND t = $1`,
+	} {
+		if got := e.Rebind(in); got != want {
+			t.Errorf("Rebind(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
