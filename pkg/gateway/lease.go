@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/errs"
-	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/store"
 )
 
@@ -124,5 +123,3 @@ func (k *leaseKeeper) release(now time.Time) {
 		k.log.Printf("owner lease %d: release failed (it expires by itself): %v", k.lease.Incarnation, err)
 	}
 }
-
-var _ = owner.ErrRetired
