@@ -20,7 +20,8 @@ import (
 type SharedScheduler interface {
 	// Serves reports whether env's store is one this scheduler serves.
 	Serves(env *owner.Env) bool
-	// EnqueuePollTx schedules the first poll of job at `at`, inside tx:
+	// EnqueuePollTx schedules the polling of job (first due at `at`; a
+	// scheduler may start it earlier and wait for the due time) inside tx:
 	// the transaction that records the job's receipt, so a job is never
 	// running without a scheduled poll, nor a poll scheduled for a job
 	// whose receipt was not recorded.
