@@ -8,15 +8,18 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/clawkit/clawkit/pkg/cli"
 	"github.com/clawkit/clawkit/pkg/fsx"
+	"github.com/clawkit/clawkit/pkg/ops"
 	"github.com/clawkit/clawkit/pkg/research/google/fakeapi"
 )
 
@@ -187,5 +190,41 @@ func awaitState(byJob bool) {
 			os.Exit(1)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestOperationScopesDocumented keeps the table of operations, versions
+// and scopes in docs/research.md in step with the registry: every
+// registered operation is listed once with the scope it needs and whether
+// it writes, and nothing else is listed.
+func TestOperationScopesDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "research.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| `([a-z]+\\.[a-z.]+\\.v[0-9]+)` \\| `(operator\\.[a-z]+)` \\| (yes|no) \\|$")
+	listed := map[string]string{}
+	for _, m := range row.FindAllStringSubmatch(string(doc), -1) {
+		if _, dup := listed[m[1]]; dup {
+			t.Errorf("%s listed twice", m[1])
+		}
+		listed[m[1]] = m[2] + " " + m[3]
+	}
+	reg := ops.Registry()
+	for _, name := range reg.Names() {
+		m, _ := reg.LookupWire(name)
+		want := m.NeedScope() + " no"
+		if m.Write {
+			want = m.NeedScope() + " yes"
+		}
+		if got, ok := listed[name]; !ok {
+			t.Errorf("operation %s (%s) is not documented in docs/research.md", name, want)
+		} else if got != want {
+			t.Errorf("docs/research.md lists %s as %q; the registry says %q", name, got, want)
+		}
+		delete(listed, name)
+	}
+	for name := range listed {
+		t.Errorf("docs/research.md lists %s, which is not registered", name)
 	}
 }

@@ -123,11 +123,12 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 			return nil, true, err
 		}
 		if old.State == StateSubmitting {
-			if v, inFlight := s.pending.Load(old.ID); inFlight {
+			v, _ := s.pending.Load(old.ID)
+			if done, ok := v.(chan struct{}); ok {
 				// A concurrent start in this process is creating it: wait
 				// for its outcome and answer with that.
 				select {
-				case <-v.(chan struct{}):
+				case <-done:
 				case <-ctx.Done():
 					return nil, true, ctx.Err()
 				}
