@@ -29,6 +29,7 @@ type GatewayRunCmd struct {
 	Detach       bool          `help:"Start in the background and return once it serves."`
 	DrainTimeout time.Duration `help:"How long a stop waits for in-flight calls." default:"30s"`
 	StartTimeout time.Duration `help:"With --detach: how long to wait for the gateway to serve." default:"15s"`
+	LeaseTTL     time.Duration `help:"On PostgreSQL: how long the gateway's owner lease lasts without a heartbeat." env:"CLAWKIT_LEASE_TTL" default:"10s"`
 }
 
 func (c *GatewayRunCmd) Run(ctx context.Context, env *Env) error {
@@ -42,7 +43,7 @@ func (c *GatewayRunCmd) Run(ctx context.Context, env *Env) error {
 	logger := log.New(env.Out.Stderr, "clawkit gateway: ", log.LstdFlags)
 	return gateway.Run(ctx, gateway.Options{
 		Home: h, Registry: ops.Registry(), Version: ReadBuildInfo().Version,
-		LockTimeout: env.Globals.LockTimeout, DrainTimeout: c.DrainTimeout, Now: env.Now, Log: logger,
+		LockTimeout: env.Globals.LockTimeout, DrainTimeout: c.DrainTimeout, Now: env.Now, Log: logger, LeaseTTL: c.LeaseTTL,
 		Ready: func(rec owner.Record) {
 			if !env.Out.JSON {
 				fmt.Fprintf(env.Out.Stdout, "gateway %s serving on %s (pid %d)\n", rec.OwnerID, rec.Socket, rec.PID)
@@ -86,7 +87,7 @@ func (c *GatewayRunCmd) detach(ctx context.Context, env *Env, h owner.Home) erro
 	defer logf.Close()
 	start, _ := logf.Seek(0, io.SeekEnd)
 	cmd := exec.Command(exe, "--home", h.Dir, "--lock-timeout", env.Globals.LockTimeout.String(),
-		"gateway", "run", "--drain-timeout", c.DrainTimeout.String())
+		"gateway", "run", "--drain-timeout", c.DrainTimeout.String(), "--lease-ttl", c.LeaseTTL.String())
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {

@@ -16,6 +16,7 @@ import (
 type StateCmd struct {
 	Migrate StateMigrateCmd `cmd:"" help:"Apply schema migrations (needs exclusive offline ownership: refused while a gateway runs)."`
 	Backup  StateBackupCmd  `cmd:"" help:"Write a consistent copy of the database to FILE (works with the gateway up)."`
+	Status  StateStatusCmd  `cmd:"" help:"Show the engine, schema version, river's migration version (PostgreSQL) and live owner leases."`
 }
 
 // StateMigrateCmd upgrades the schema.
@@ -37,7 +38,7 @@ func (c *StateMigrateCmd) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	e, err := store.EngineFor(h.Dir, cfg)
+	e, err := owner.ResolveEngine(h, cfg)
 	if err != nil {
 		return err
 	}
@@ -46,13 +47,16 @@ func (c *StateMigrateCmd) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	return env.Out.Result(res, func(w io.Writer) {
-		if len(res.Applied) == 0 {
+		if len(res.Applied) == 0 && len(res.RiverApplied) == 0 {
 			fmt.Fprintf(w, "schema already at version %d\n", res.To)
 			return
 		}
 		fmt.Fprintf(w, "schema %d -> %d\n", res.From, res.To)
 		for _, a := range res.Applied {
 			fmt.Fprintf(w, "applied %s\n", a)
+		}
+		if len(res.RiverApplied) > 0 {
+			fmt.Fprintf(w, "river migrations %v applied (schema %s)\n", res.RiverApplied, store.RiverSchema)
 		}
 	})
 }
@@ -73,5 +77,28 @@ func (c *StateBackupCmd) Run(ctx context.Context, env *Env) error {
 	}
 	return env.Out.Result(res, func(w io.Writer) {
 		fmt.Fprintf(w, "backed up schema %d (%s, %d bytes) to %s\n", res.SchemaVersion, res.Engine, res.Bytes, res.Path)
+	})
+}
+
+// StateStatusCmd reports the database's state.
+type StateStatusCmd struct{}
+
+func (c *StateStatusCmd) Run(ctx context.Context, env *Env) error {
+	var res store.Status
+	if err := env.Call(ctx, "state.status", struct{}{}, &res); err != nil {
+		return err
+	}
+	return env.Out.Result(res, func(w io.Writer) {
+		fmt.Fprintf(w, "engine:  %s\nschema:  %d (this clawkit: %d)\n", res.Engine, res.SchemaVersion, res.LatestVersion)
+		if res.RiverSchema != "" {
+			if res.RiverVersion != nil {
+				fmt.Fprintf(w, "river:   %d (schema %s)\n", *res.RiverVersion, res.RiverSchema)
+			} else {
+				fmt.Fprintf(w, "river:   not installed (run 'clawkit state migrate')\n")
+			}
+		}
+		for _, l := range res.Leases {
+			fmt.Fprintf(w, "lease:   %d %s %s pid %d on %s (%s), expires in %dms\n", l.Incarnation, l.Kind, l.OwnerID, l.PID, l.Host, l.Home, l.ExpiresInMs)
+		}
 	})
 }

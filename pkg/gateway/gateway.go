@@ -41,6 +41,9 @@ type Options struct {
 	Log          *log.Logger
 	// Ready, if set, is called once the record is published.
 	Ready func(owner.Record)
+	// LeaseTTL is the owner lease's life without a heartbeat on a shared
+	// (PostgreSQL) database (default DefaultLeaseTTL).
+	LeaseTTL time.Duration
 }
 
 // Gateway is a running gateway.
@@ -52,6 +55,7 @@ type Gateway struct {
 	lock        *owner.Lock
 	rec         owner.Record
 	schema      int
+	lease       *leaseKeeper // nil on SQLite
 
 	retiring atomic.Bool
 	inflight sync.WaitGroup
@@ -101,11 +105,25 @@ func Run(ctx context.Context, opts Options) error {
 	g.store = st
 	defer st.Close()
 	g.schema, _ = st.SchemaVersion(ctx)
-	inc, err := st.RecordOwner(ctx, g.ownerID, "gateway", os.Getpid(), opts.Version, opts.Now())
-	if err != nil {
-		return err
+	var leaseLost <-chan struct{}
+	if store.IsPostgres(st.Engine()) {
+		// Several gateways share the database: own it through a lease.
+		k, err := startLease(ctx, st, g.ownerID, h.Dir, opts.Version, cmpOr(opts.LeaseTTL, DefaultLeaseTTL), opts.Now(), opts.Log)
+		if err != nil {
+			return err
+		}
+		g.lease, g.incarnation, leaseLost = k, k.lease.Incarnation, k.lost
+		defer k.release(opts.Now())
+		hctx, stopHB := context.WithCancel(context.Background())
+		defer stopHB()
+		go k.run(hctx)
+	} else {
+		inc, err := st.RecordOwner(ctx, g.ownerID, "gateway", os.Getpid(), opts.Version, opts.Now())
+		if err != nil {
+			return err
+		}
+		g.incarnation = inc
 	}
-	g.incarnation = inc
 
 	sock, err := h.SocketPath()
 	if err != nil {
@@ -162,6 +180,8 @@ loop:
 			break loop
 		case <-g.stopCh:
 			break loop
+		case <-leaseLost:
+			break loop
 		case err := <-serveErr:
 			opts.Log.Printf("server ended: %v", err)
 			break loop
@@ -188,7 +208,9 @@ loop:
 	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	srv.Shutdown(sctx)
 	cancel()
-	_ = st.OwnerStopped(context.Background(), g.ownerID, opts.Now())
+	if g.lease == nil {
+		_ = st.OwnerStopped(context.Background(), g.ownerID, opts.Now())
+	}
 	opts.Log.Printf("gateway %s stopped", g.ownerID)
 	return nil
 }
@@ -199,6 +221,9 @@ func (g *Gateway) fence() error {
 	}
 	if !g.lock.Held() {
 		return owner.ErrRetired("the owner lock file was removed or replaced")
+	}
+	if g.lease != nil {
+		return g.lease.check()
 	}
 	return nil
 }
@@ -368,3 +393,10 @@ func Stop(ctx context.Context, h owner.Home, wait time.Duration) (*owner.Record,
 }
 
 var _ = errors.New
+
+func cmpOr(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}

@@ -273,12 +273,15 @@ func OpenStore(ctx context.Context, h Home, readOnly bool) (*store.Store, error)
 		if err != nil {
 			return nil, err
 		}
-		e, err = store.EngineFor(h.Dir, cfg)
+		e, err = ResolveEngine(h, cfg)
 		if err != nil {
 			return nil, err
 		}
 		if readOnly {
 			if ok, err := e.Exists(ctx); err != nil {
+				if errs.As(err) != nil {
+					return nil, err // e.g. PostgreSQL down: exit 5, the server's message
+				}
 				return nil, errs.Failed("store_unreadable", "cannot read the database: %v", err)
 			} else if !ok {
 				e = store.SQLite{Path: ":memory:"}

@@ -236,6 +236,11 @@ var errStale = errors.New("research job changed concurrently")
 // overwritten (the WHERE clause makes that hold even against a buggy
 // caller).
 func (s jobStore) update(ctx context.Context, j *Job, now time.Time) error {
+	return s.updateIn(ctx, nil, j, now)
+}
+
+// updateIn is update inside tx (nil: on its own).
+func (s jobStore) updateIn(ctx context.Context, tx *sql.Tx, j *Job, now time.Time) error {
 	if err := s.admit(); err != nil {
 		return err
 	}
@@ -247,6 +252,9 @@ func (s jobStore) update(ctx context.Context, j *Job, now time.Time) error {
  WHERE job_id = ? AND row_version = ? AND state NOT IN ('completed','failed','cancelled','incomplete','not-sent','indeterminate')`)
 	if err != nil {
 		return storeErr("update the research job", err)
+	}
+	if tx != nil {
+		st = tx.StmtContext(ctx, st)
 	}
 	res, err := st.ExecContext(ctx,
 		nullable(j.Handle), j.State, j.ProviderStatus, j.ProviderUpdated, j.UpdatedAt, j.SubmittedAt, j.FinishedAt, j.NextPollAt,

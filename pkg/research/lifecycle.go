@@ -154,7 +154,7 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 	j.State = StateRunning
 	j.SubmittedAt = ms(env.Now())
 	j.NextPollAt = ms(env.Now().Add(s.interval(env.Now(), j.SubmittedAt, 0)))
-	if err := js.update(wctx, j, env.Now()); err != nil {
+	if err := s.recordReceipt(wctx, env, js, j); err != nil {
 		return nil, errs.Unknown("receipt_not_recorded", "the provider accepted research job %s as interaction %s, but recording the receipt failed: %v", j.ID, it.ID, err).
 			WithHint("do not start it again; inspect the provider account for interaction %s", it.ID)
 	}

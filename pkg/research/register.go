@@ -219,6 +219,11 @@ func RunPoller(ctx context.Context, env *owner.Env) { Default.RunPoller(ctx, env
 
 // RunGateway runs recovery then the poller until ctx ends.
 func (s *Service) RunGateway(ctx context.Context, env *owner.Env) {
+	if sc := sharedFor(env); sc != nil {
+		// Several gateways share the jobs: river schedules them (shared.go).
+		sc.Run(ctx, env, Worker{s})
+		return
+	}
 	if _, err := s.Recover(ctx, env, false); err != nil && ctx.Err() == nil {
 		// Recovery refuses only when ownership is gone; the poller would
 		// refuse the same way, so there is nothing more to do.

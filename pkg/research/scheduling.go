@@ -251,13 +251,13 @@ func (s *Service) Recover(ctx context.Context, env *owner.Env, poll bool) (*Reco
 			if _, inFlight := s.pending.Load(j.ID); inFlight {
 				continue
 			}
+			if sc := sharedFor(env); sc != nil && !sc.CreatorGone(ctx, env, j.ID, s.budgets().RequestTimeout) {
+				continue // another gateway may still be creating it
+			}
 			if err := env.Scope.AssertCurrent(); err != nil {
 				return nil, err
 			}
-			j.State, j.ErrorCode = StateIndeterminate, "create_outcome_unknown"
-			j.ErrorMessage = "the create request of this job may have been sent, but no receipt was recorded (interrupted); it is never resubmitted: inspect the provider account"
-			j.FinishedAt = ms(env.Now())
-			if err := js.update(ctx, j, env.Now()); err != nil && err != errStale {
+			if err := s.markIndeterminate(ctx, env, js, j); err != nil {
 				return nil, err
 			}
 			res.Indeterminate = append(res.Indeterminate, j.ID)

@@ -208,12 +208,13 @@ func CheckSessionUsable(sess Session) error {
 
 // RecordOwner inserts an owners row and returns its incarnation.
 func (s *Store) RecordOwner(ctx context.Context, ownerID, kind string, pid int, version string, now time.Time) (int64, error) {
-	res, err := s.db.ExecContext(ctx, s.Rebind(`INSERT INTO owners (owner_id, kind, pid, version, started_at) VALUES (?, ?, ?, ?, ?)`),
-		ownerID, kind, pid, version, now.UTC().Format(time.RFC3339Nano))
+	var inc int64
+	err := s.db.QueryRowContext(ctx, s.Rebind(`INSERT INTO owners (owner_id, kind, pid, version, started_at) VALUES (?, ?, ?, ?, ?) RETURNING incarnation`),
+		ownerID, kind, pid, version, now.UTC().Format(time.RFC3339Nano)).Scan(&inc)
 	if err != nil {
 		return 0, errs.Failed("store_error", "cannot record owner: %v", err)
 	}
-	return res.LastInsertId()
+	return inc, nil
 }
 
 // OwnerStopped marks an owner's clean stop.

@@ -2,7 +2,7 @@
 // versioned migrations defined in code.
 //
 // The default engine is embedded SQLite (modernc.org/sqlite, no cgo) in
-// <home>/state.db. A PostgreSQL engine (pgx stdlib) will implement the same
+// <home>/state.db. The PostgreSQL engine (pgx stdlib) implements the same
 // Engine interface; SQL in clawkit is written with ? placeholders and an
 // engine rebinds them when its driver needs another style.
 //
@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/clawkit/clawkit/pkg/errs"
 )
@@ -43,6 +44,17 @@ type Migration struct {
 	Version int
 	Name    string
 	SQL     string
+	// Postgres, when set, replaces SQL on PostgreSQL (same version: the
+	// two engines always agree on what a schema version means).
+	Postgres string
+}
+
+// sqlFor returns the migration's statements for engine e.
+func (m Migration) sqlFor(e Engine) string {
+	if IsPostgres(e) && m.Postgres != "" {
+		return m.Postgres
+	}
+	return m.SQL
 }
 
 var migrations []Migration
@@ -121,12 +133,11 @@ func Open(ctx context.Context, e Engine) (*Store, error) {
 
 // SchemaVersion reads meta.schema_version (0 for an empty database).
 func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
-	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'`).Scan(&n)
+	ok, err := tableExists(ctx, s.db, s.engine, "meta")
 	if err != nil {
 		return 0, errs.Failed("store_unreadable", "cannot read the database: %v", err)
 	}
-	if n == 0 {
+	if !ok {
 		return 0, nil
 	}
 	var v int
@@ -145,6 +156,8 @@ type MigrateResult struct {
 	From    int      `json:"from"`
 	To      int      `json:"to"`
 	Applied []string `json:"applied"`
+	// RiverApplied lists river's migrations applied (PostgreSQL).
+	RiverApplied []int `json:"riverApplied,omitempty"`
 }
 
 // Migrate opens the database and applies migrations up to target (0 means
@@ -169,8 +182,48 @@ func Migrate(ctx context.Context, e Engine, target int) (MigrateResult, error) {
 		return MigrateResult{}, errs.Usage("unknown_schema_version", "there is no schema version %d", target).
 			WithHint("known versions: %s", versionList())
 	}
-	return s.migrate(ctx, target)
+	var res MigrateResult
+	err = withMigrationLock(ctx, db, e, func() error {
+		if err := s.refuseLeased(ctx); err != nil {
+			return err
+		}
+		if res, err = s.migrateLocked(ctx, target); err != nil {
+			return err
+		}
+		res.RiverApplied, err = s.migrateRiver(ctx)
+		return err
+	})
+	return res, err
 }
+
+// refuseLeased refuses a schema change while any gateway holds an owner
+// lease on a shared database: its code expects the schema it started with.
+func (s *Store) refuseLeased(ctx context.Context) error {
+	if !IsPostgres(s.engine) {
+		return nil // SQLite: the owner lock already excludes a gateway
+	}
+	v, err := s.SchemaVersion(ctx)
+	if err != nil || v < leaseVersion {
+		return err
+	}
+	leases, err := liveLeases(ctx, s.db)
+	if err != nil {
+		return err
+	}
+	if len(leases) == 0 {
+		return nil
+	}
+	l := leases[0]
+	more := ""
+	if len(leases) > 1 {
+		more = fmt.Sprintf(" (and %d more)", len(leases)-1)
+	}
+	return errs.Refused("database_leased", "gateway %s (pid %d on host %s, home %s) holds an owner lease on this database%s", l.OwnerID, l.PID, l.Host, l.Home, more).
+		WithHint("stop every gateway on this database first ('clawkit gateway stop' on each host); a killed gateway's lease expires within %s", time.Duration(l.ExpiresInMs)*time.Millisecond)
+}
+
+// leaseVersion is the schema that introduced owner leases.
+const leaseVersion = 30
 
 func versionList() string {
 	s := ""
@@ -183,7 +236,21 @@ func versionList() string {
 	return s
 }
 
-func (s *Store) migrate(ctx context.Context, target int) (MigrateResult, error) {
+func (s *Store) migrate(ctx context.Context, target int) (res MigrateResult, err error) {
+	// On PostgreSQL every host may try at once: the version is read again
+	// under the advisory lock, so exactly one applies each migration.
+	err = withMigrationLock(ctx, s.db, s.engine, func() error {
+		if res, err = s.migrateLocked(ctx, target); err != nil {
+			return err
+		}
+		// A fresh PostgreSQL database gets river's tables with clawkit's.
+		res.RiverApplied, err = s.migrateRiver(ctx)
+		return err
+	})
+	return res, err
+}
+
+func (s *Store) migrateLocked(ctx context.Context, target int) (MigrateResult, error) {
 	from, err := s.SchemaVersion(ctx)
 	if err != nil {
 		return MigrateResult{}, err
@@ -218,10 +285,10 @@ func (s *Store) apply(ctx context.Context, m Migration) error {
 		return errs.Failed("migration_failed", "migration %d (%s): %v", m.Version, m.Name, err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+	if _, err := tx.ExecContext(ctx, m.sqlFor(s.engine)); err != nil {
 		return errs.Failed("migration_failed", "migration %d (%s): %v", m.Version, m.Name, err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO meta (id, schema_version) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET schema_version = excluded.schema_version`, m.Version); err != nil {
+	if _, err := tx.ExecContext(ctx, s.Rebind(`INSERT INTO meta (id, schema_version) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET schema_version = excluded.schema_version`), m.Version); err != nil {
 		return errs.Failed("migration_failed", "migration %d (%s): %v", m.Version, m.Name, err)
 	}
 	if err := tx.Commit(); err != nil {

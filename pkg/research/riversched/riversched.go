@@ -1,0 +1,270 @@
+// Package riversched schedules research jobs' background work with
+// riverqueue/river when several gateways share one PostgreSQL database
+// (DESIGN §4, §6 "Scheduling").
+//
+// One river job per research job, kind clawkit_research_poll, unique by
+// its arguments: it polls the job once when due (and so publishes it or
+// cancels it over budget, which a poll does), then snoozes itself to the
+// job's next due time (next_poll_at already honours Retry-After and the
+// backoff), and completes when the job is no longer pollable. River locks
+// a job to one gateway while it runs; a gateway that dies mid-poll leaves
+// a running river job that the others rescue. The provider create is never
+// a river job: the first poll is inserted in the transaction that records
+// the create's receipt (InsertTx), and a retried queue job only ever GETs.
+//
+// Each gateway also sweeps, every few seconds: running research jobs
+// without a live river job are adopted (jobs started before river was
+// installed); running river jobs of a gateway whose owner lease expired
+// are made available at once instead of after river's own rescue delay;
+// submitting jobs whose creator's lease is gone, past the create's
+// request timeout, become indeterminate (never resubmitted).
+package riversched
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/research"
+	"github.com/clawkit/clawkit/pkg/store"
+)
+
+// Queue is the river queue of research work.
+const Queue = "clawkit_research"
+
+// Kind is the poll job's kind.
+const Kind = "clawkit_research_poll"
+
+// MaxWorkers is how many polls one gateway runs at once.
+const MaxWorkers = 8
+
+// SweepEvery is how often each gateway adopts, rescues and recovers.
+var SweepEvery = 2 * time.Second
+
+// PollArgs names the research job to poll.
+type PollArgs struct {
+	Job string `json:"job"`
+}
+
+// Kind implements river.JobArgs.
+func (PollArgs) Kind() string { return Kind }
+
+// insertOpts makes the poll job available at once: its first run snoozes
+// it to the due time. A job inserted "scheduled" would wait for the river
+// leader's scheduler pass (every 5 s), far longer than a short first
+// interval, and a snooze of up to 5 s keeps it available anyway.
+func insertOpts() *river.InsertOpts {
+	return &river.InsertOpts{
+		Queue: Queue,
+		// Errors other than snoozes (database trouble) retry with river's
+		// backoff; a poll is an idempotent GET.
+		MaxAttempts: 100,
+		UniqueOpts:  river.UniqueOpts{ByArgs: true},
+	}
+}
+
+// Scheduler implements research.SharedScheduler.
+type Scheduler struct {
+	mu        sync.Mutex
+	inserters map[*sql.DB]*river.Client[*sql.Tx]
+}
+
+// New returns a scheduler for PostgreSQL stores.
+func New() *Scheduler { return &Scheduler{inserters: map[*sql.DB]*river.Client[*sql.Tx]{}} }
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// Serves implements research.SharedScheduler.
+func (s *Scheduler) Serves(env *owner.Env) bool { return store.IsPostgres(env.Store.Engine()) }
+
+// inserter is an insert-only river client on the store's database/sql
+// pool, so the poll job joins the research code's own transaction (also
+// offline, where no river worker runs).
+func (s *Scheduler) inserter(db *sql.DB) (*river.Client[*sql.Tx], error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.inserters[db]; ok {
+		return c, nil
+	}
+	c, err := river.NewClient(riverdatabasesql.New(db), &river.Config{Schema: store.RiverSchema, Logger: quietLogger()})
+	if err != nil {
+		return nil, err
+	}
+	s.inserters[db] = c
+	return c, nil
+}
+
+// EnqueuePollTx implements research.SharedScheduler.
+func (s *Scheduler) EnqueuePollTx(ctx context.Context, env *owner.Env, tx *sql.Tx, jobID string, at time.Time) error {
+	c, err := s.inserter(env.Store.DB())
+	if err != nil {
+		return err
+	}
+	_, err = c.InsertTx(ctx, tx, PollArgs{Job: jobID}, insertOpts())
+	if err != nil {
+		return fmt.Errorf("schedule the first poll: %w", err)
+	}
+	return nil
+}
+
+const pgNowMs = `(extract(epoch FROM clock_timestamp()) * 1000)::bigint`
+
+// CreatorGone implements research.SharedScheduler.
+func (s *Scheduler) CreatorGone(ctx context.Context, env *owner.Env, jobID string, requestTimeout time.Duration) bool {
+	var gone bool
+	err := env.Store.DB().QueryRowContext(ctx, `SELECT r.created_at < $2 AND NOT EXISTS (
+  SELECT 1 FROM owners o WHERE o.incarnation = r.owner_incarnation AND o.stopped_at IS NULL AND o.lease_expires_at > `+pgNowMs+`)
+FROM research_jobs r WHERE r.job_id = $1`, jobID, env.Now().Add(-requestTimeout).UnixMilli()).Scan(&gone)
+	return err == nil && gone
+}
+
+// ClientID names a gateway's river client after its owner lease, so the
+// sweep can tell which running river jobs belong to a dead gateway.
+func ClientID(incarnation int64) string { return fmt.Sprintf("clawkit-owner-%d", incarnation) }
+
+// Run implements research.SharedScheduler: it works research jobs until
+// ctx ends (the gateway retires).
+func (s *Scheduler) Run(ctx context.Context, env *owner.Env, w research.Worker) {
+	pg := env.Store.Engine().(*store.Postgres)
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if rv, err := store.RiverVersion(ctx, env.Store); err != nil || rv == nil {
+		logger.Error("river's tables are missing: run 'clawkit state migrate'; research jobs are not polled by this gateway")
+		return
+	}
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &pollWorker{env: env, w: w})
+	timeout := 2*w.RequestTimeout() + 5*time.Second
+	client, err := river.NewClient(riverpgxv5.New(pg.Pool()), &river.Config{
+		ID:                   ClientID(pg.Incarnation()),
+		Schema:               store.RiverSchema,
+		Queues:               map[string]river.QueueConfig{Queue: {MaxWorkers: MaxWorkers}},
+		Workers:              workers,
+		JobTimeout:           timeout,
+		RescueStuckJobsAfter: timeout + 10*time.Second,
+		FetchCooldown:        20 * time.Millisecond,
+		FetchPollInterval:    250 * time.Millisecond,
+		Logger:               logger,
+	})
+	if err != nil {
+		logger.Error("cannot start river", "err", err)
+		return
+	}
+	if err := client.Start(ctx); err != nil {
+		logger.Error("cannot start river", "err", err)
+		return
+	}
+	s.sweepLoop(ctx, env, w)
+	stopCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := client.Stop(stopCtx); err != nil {
+		client.StopAndCancel(context.Background())
+	}
+}
+
+func (s *Scheduler) sweepLoop(ctx context.Context, env *owner.Env, w research.Worker) {
+	t := time.NewTicker(SweepEvery)
+	defer t.Stop()
+	for {
+		if env.Scope.AssertCurrent() == nil {
+			s.sweep(ctx, env, w)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (s *Scheduler) sweep(ctx context.Context, env *owner.Env, w research.Worker) {
+	db := env.Store.DB()
+	// Running river jobs of gateways whose lease expired: available now.
+	_, _ = db.ExecContext(ctx, `UPDATE `+store.RiverSchema+`.river_job SET state = 'available', scheduled_at = now()
+WHERE state = 'running' AND kind = $1 AND attempted_by[array_upper(attempted_by, 1)] IN (
+  SELECT 'clawkit-owner-' || incarnation FROM owners WHERE stopped_at IS NULL AND lease_expires_at > 0 AND lease_expires_at <= `+pgNowMs+`)`, Kind)
+	// Pollable research jobs without a live river job: adopt them.
+	rows, err := db.QueryContext(ctx, `SELECT r.job_id, r.next_poll_at FROM research_jobs r
+WHERE r.state IN ('running','cancel-requested') AND NOT EXISTS (
+  SELECT 1 FROM `+store.RiverSchema+`.river_job k WHERE k.kind = $1 AND k.args->>'job' = r.job_id
+    AND k.state IN ('available','pending','running','retryable','scheduled'))
+LIMIT 1000`, Kind)
+	if err == nil {
+		type due struct {
+			id string
+			at int64
+		}
+		var adopt []due
+		for rows.Next() {
+			var d due
+			if rows.Scan(&d.id, &d.at) == nil {
+				adopt = append(adopt, d)
+			}
+		}
+		rows.Close()
+		for _, d := range adopt {
+			tx, err := db.BeginTx(ctx, nil)
+			if err != nil {
+				break
+			}
+			if err := s.EnqueuePollTx(ctx, env, tx, d.id, time.UnixMilli(d.at)); err == nil {
+				_ = tx.Commit()
+			} else {
+				_ = tx.Rollback()
+			}
+		}
+	}
+	// Submitting jobs whose creator is gone: indeterminate.
+	rows, err = db.QueryContext(ctx, `SELECT r.job_id FROM research_jobs r WHERE r.state = 'submitting' AND r.created_at < $1
+AND NOT EXISTS (SELECT 1 FROM owners o WHERE o.incarnation = r.owner_incarnation AND o.stopped_at IS NULL AND o.lease_expires_at > `+pgNowMs+`)
+LIMIT 1000`, env.Now().Add(-w.RequestTimeout()).UnixMilli())
+	if err == nil {
+		var ids []string
+		for rows.Next() {
+			var id string
+			if rows.Scan(&id) == nil {
+				ids = append(ids, id)
+			}
+		}
+		rows.Close()
+		for _, id := range ids {
+			_ = w.AbandonSubmitting(ctx, env, id)
+		}
+	}
+}
+
+type pollWorker struct {
+	river.WorkerDefaults[PollArgs]
+	env *owner.Env
+	w   research.Worker
+}
+
+// Work polls once if due and snoozes to the next due time.
+func (p *pollWorker) Work(ctx context.Context, job *river.Job[PollArgs]) error {
+	next, pollable, err := p.w.Poll(ctx, p.env, job.Args.Job)
+	if err != nil {
+		if errs.CodeOf(err) == "owner_retired" {
+			// This gateway is retiring: leave the job to another one.
+			return river.JobSnooze(0)
+		}
+		return err
+	}
+	if !pollable {
+		return nil
+	}
+	d := time.Until(next)
+	if d < 0 {
+		d = 0
+	}
+	return river.JobSnooze(d)
+}

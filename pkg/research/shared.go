@@ -1,0 +1,143 @@
+// Shared scheduling: when several gateways share one database
+// (PostgreSQL), background polling (and the publication and budget
+// cancellation a poll performs) is scheduled by a SharedScheduler (river,
+// in package riversched) instead of this process's poller. This file is
+// the seam: research knows nothing about river.
+
+package research
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/owner"
+)
+
+// SharedScheduler schedules the background work of research jobs on a
+// database shared by several gateways.
+type SharedScheduler interface {
+	// Serves reports whether env's store is one this scheduler serves.
+	Serves(env *owner.Env) bool
+	// EnqueuePollTx schedules the polling of job (first due at `at`; a
+	// scheduler may start it earlier and wait for the due time) inside tx:
+	// the transaction that records the job's receipt, so a job is never
+	// running without a scheduled poll, nor a poll scheduled for a job
+	// whose receipt was not recorded.
+	EnqueuePollTx(ctx context.Context, env *owner.Env, tx *sql.Tx, jobID string, at time.Time) error
+	// Run replaces the gateway's recovery and poller for its life.
+	Run(ctx context.Context, env *owner.Env, w Worker)
+	// CreatorGone reports whether a submitting job's creator can no
+	// longer record its receipt (its lease is gone and the create's
+	// request timeout has passed): only then may recovery give up on it.
+	CreatorGone(ctx context.Context, env *owner.Env, jobID string, requestTimeout time.Duration) bool
+}
+
+var sharedScheduler SharedScheduler
+
+// UseSharedScheduler installs sc (called once, at program start).
+func UseSharedScheduler(sc SharedScheduler) { sharedScheduler = sc }
+
+func sharedFor(env *owner.Env) SharedScheduler {
+	if sharedScheduler != nil && sharedScheduler.Serves(env) {
+		return sharedScheduler
+	}
+	return nil
+}
+
+// recordReceipt stores a created job's receipt (running, with its handle),
+// and with a shared scheduler its first poll, in one transaction.
+func (s *Service) recordReceipt(ctx context.Context, env *owner.Env, js jobStore, j *Job) error {
+	sc := sharedFor(env)
+	if sc == nil {
+		return js.update(ctx, j, env.Now())
+	}
+	tx, err := env.Store.DB().BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := js.updateIn(ctx, tx, j, env.Now()); err != nil {
+		return err
+	}
+	if err := sc.EnqueuePollTx(ctx, env, tx, j.ID, fromMs(j.NextPollAt)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// markIndeterminate gives up on a submitting job whose creator is gone:
+// the create may have been sent, so it is never resubmitted.
+func (s *Service) markIndeterminate(ctx context.Context, env *owner.Env, js jobStore, j *Job) error {
+	j.State, j.ErrorCode = StateIndeterminate, "create_outcome_unknown"
+	j.ErrorMessage = "the create request of this job may have been sent, but no receipt was recorded (interrupted); it is never resubmitted: inspect the provider account"
+	j.FinishedAt = ms(env.Now())
+	if err := js.update(ctx, j, env.Now()); err != nil && err != errStale {
+		return err
+	}
+	return nil
+}
+
+// Worker is what a shared scheduler calls.
+type Worker struct{ s *Service }
+
+// RequestTimeout bounds one provider request (a create can take no longer,
+// so a submitting job older than this whose creator is gone is stuck).
+func (w Worker) RequestTimeout() time.Duration { return w.s.budgets().RequestTimeout }
+
+// Poll polls job id once if it is due, under its own binding's authority,
+// and says when it is next due and whether it still needs polling. A job
+// whose authority is refused or that failed definitively is looked at
+// again later (as the built-in poller does); owner_retired is returned so
+// the scheduler leaves the job to another gateway.
+func (w Worker) Poll(ctx context.Context, env *owner.Env, id string) (next time.Time, pollable bool, err error) {
+	s := w.s
+	js := jobsOf(env)
+	j, err := js.get(ctx, id)
+	if err != nil {
+		if errs.CodeOf(err) == "job_not_found" {
+			return time.Time{}, false, nil
+		}
+		return time.Time{}, true, err
+	}
+	if !Pollable(j.State) {
+		return time.Time{}, false, nil
+	}
+	if j.NextPollAt > ms(env.Now()) {
+		return fromMs(j.NextPollAt), true, nil
+	}
+	if _, err := s.pollUnderBinding(ctx, env, j, nil); err != nil {
+		e := errs.As(err)
+		switch {
+		case e == nil || e.Code == "owner_retired":
+			return time.Time{}, true, err
+		case e.Code == "session_refreshing":
+			d := time.Duration(e.RetryAfterMs) * time.Millisecond
+			if d <= 0 {
+				d = s.budgets().FastInterval
+			}
+			s.deferJob(ctx, env, j.ID, d, e)
+		case e.Kind == errs.KindRefused || e.Kind == errs.KindFailed:
+			s.deferJob(ctx, env, j.ID, 5*time.Minute, e)
+		}
+	}
+	if j, err = js.get(ctx, id); err != nil {
+		return time.Time{}, true, err
+	}
+	return fromMs(j.NextPollAt), Pollable(j.State), nil
+}
+
+// AbandonSubmitting makes a submitting job indeterminate (its creator's
+// lease is gone); a job that moved on meanwhile is left alone.
+func (w Worker) AbandonSubmitting(ctx context.Context, env *owner.Env, id string) error {
+	js := jobsOf(env)
+	j, err := js.get(ctx, id)
+	if err != nil || j.State != StateSubmitting {
+		return err
+	}
+	if err := env.Scope.AssertCurrent(); err != nil {
+		return err
+	}
+	return w.s.markIndeterminate(ctx, env, js, j)
+}

@@ -1,0 +1,74 @@
+package store
+
+// Scale-out (versions 30–39): owner leases and write fencing for several
+// gateways sharing one PostgreSQL database (DESIGN §4).
+//
+// Each gateway holds an owners row whose lease_expires_at (database clock,
+// Unix ms) it renews by heartbeat; incarnation is the fencing token
+// (BIGSERIAL: only ever increases). On PostgreSQL a statement trigger on
+// every state table checks, in the writing transaction itself, that the
+// connection's owner (clawkit.owner_incarnation, set on each pooled
+// connection of a gateway) still holds a live lease: a gateway that was
+// paused past its lease cannot write late, whatever code path tries. A
+// table added later needs the same trigger (see ownerFenceTables).
+//
+// SQLite gets the columns only: one host, and the owner lock file already
+// excludes a second owner.
+func init() {
+	register(Migration{Version: 30, Name: "owner_leases", SQL: `
+ALTER TABLE owners ADD COLUMN lease_expires_at BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE owners ADD COLUMN host TEXT NOT NULL DEFAULT '';
+ALTER TABLE owners ADD COLUMN home TEXT NOT NULL DEFAULT '';
+`, Postgres: `
+ALTER TABLE owners ADD COLUMN lease_expires_at BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE owners ADD COLUMN host TEXT NOT NULL DEFAULT '';
+ALTER TABLE owners ADD COLUMN home TEXT NOT NULL DEFAULT '';
+CREATE INDEX owners_live ON owners (lease_expires_at) WHERE stopped_at IS NULL;
+CREATE FUNCTION clawkit_owner_fence() RETURNS trigger LANGUAGE plpgsql AS $fence$
+DECLARE
+  inc text := current_setting('clawkit.owner_incarnation', true);
+BEGIN
+  IF inc IS NULL OR inc = '' THEN
+    RETURN NULL;
+  END IF;
+  PERFORM 1 FROM owners
+    WHERE incarnation = inc::bigint AND stopped_at IS NULL
+      AND lease_expires_at > (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+    FOR SHARE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'owner lease % is no longer held: this gateway was fenced off', inc
+      USING ERRCODE = 'CK001';
+  END IF;
+  RETURN NULL;
+END
+$fence$;
+` + ownerFenceTriggers("sessions", "research_jobs", "skill_index", "skill_events")})
+
+	// Which owner created a research job: recovery on a shared database
+	// only gives up on a submitting job (indeterminate) once its creator's
+	// lease is gone, never while another live gateway is creating it. On
+	// PostgreSQL a trigger fills it from the connection's lease, so no
+	// insert has to know about it; 0 is "no lease" (SQLite, offline).
+	register(Migration{Version: 31, Name: "research_job_owner", SQL: `
+ALTER TABLE research_jobs ADD COLUMN owner_incarnation BIGINT NOT NULL DEFAULT 0;
+`, Postgres: `
+ALTER TABLE research_jobs ADD COLUMN owner_incarnation BIGINT NOT NULL DEFAULT 0;
+CREATE FUNCTION clawkit_job_owner() RETURNS trigger LANGUAGE plpgsql AS $owner$
+BEGIN
+  NEW.owner_incarnation := coalesce(nullif(current_setting('clawkit.owner_incarnation', true), ''), '0')::bigint;
+  RETURN NEW;
+END
+$owner$;
+CREATE TRIGGER research_jobs_owner BEFORE INSERT ON research_jobs FOR EACH ROW EXECUTE FUNCTION clawkit_job_owner();
+`})
+}
+
+// ownerFenceTriggers returns the DDL that fences writes to tables.
+func ownerFenceTriggers(tables ...string) string {
+	s := ""
+	for _, t := range tables {
+		s += "CREATE TRIGGER " + t + "_owner_fence BEFORE INSERT OR UPDATE OR DELETE ON " + t +
+			" FOR EACH STATEMENT EXECUTE FUNCTION clawkit_owner_fence();\n"
+	}
+	return s
+}

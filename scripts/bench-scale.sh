@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Scale-out benchmark (docs/scale-out.md): JOBS running research jobs
+# (default 10,000) against the fake Interactions API, polled by 1, 2 and 3
+# gateways sharing one PostgreSQL database, and by one SQLite gateway on the
+# same jobs. Every job polls until the end of the window, at 20× real time
+# (250 ms fast interval), so the gateways are saturated and polls/s is
+# their aggregate capacity. Reports per setup: aggregate polls/s, gateway
+# CPU per poll, database transactions per poll (pg_stat_database), and on
+# PostgreSQL with ≥ 2 gateways the takeover time after kill -9 of one:
+# from the kill until none of its river jobs is still held.
+#
+# Needs a PostgreSQL server ($CLAWKIT_TEST_DATABASE_URL or
+# 127.0.0.1:5432 trust, user postgres) and psql.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS=${JOBS:-10000}
+WINDOW=${WINDOW:-20}
+ADMIN=${CLAWKIT_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable}
+BIN=${BIN:-bin/clawkit}
+[ -x "$BIN" ] || make -s build BIN="$BIN"
+BIN=$(realpath "$BIN")
+work=$(mktemp -d /tmp/ckscale.XXXXXX)
+go test -c -o "$work/helpers" ./testscript
+for h in fakegoogle bench-seed-research; do ln -s "$work/helpers" "$work/$h"; done
+export PATH="$work:$PATH"
+db=ckscale_$$
+dburl=$(python3 -c 'import sys,urllib.parse as u; p=u.urlparse(sys.argv[1]); print(p._replace(path="/"+sys.argv[2]).geturl())' "$ADMIN" "$db")
+
+fakepid=""
+cleanup() {
+  for g in "$work"/g*; do [ -d "$g" ] && "$BIN" --home "$g" gateway stop --wait 10s >/dev/null 2>&1 || true; done
+  [ -n "$fakepid" ] && kill "$fakepid" 2>/dev/null || true
+  psql -q "$ADMIN" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+export GEMINI_API_KEY=bench-key CLAWKIT_RESEARCH_TIME_SCALE=20
+cpu_of() { # total utime+stime ticks of the gateways' pids
+  local t=0 p
+  for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done
+  echo $t
+}
+gets() { grep -c '"req":"GET /interactions/' "$work/fake.log" || true; }
+xacts() { psql -Atq "$dburl" -c "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()"; }
+
+setup() { # engine gateways
+  local engine=$1 n=$2 i
+  for g in "$work"/g*; do [ -d "$g" ] && "$BIN" --home "$g" gateway stop --wait 10s >/dev/null 2>&1 || true; done
+  rm -rf "$work"/g* "$work/fake.log" "$work/url"
+  [ -n "$fakepid" ] && kill "$fakepid" 2>/dev/null || true
+  fakegoogle "$work/url" "$work/fake.log" & fakepid=$!
+  while [ ! -s "$work/url" ]; do sleep 0.05; done
+  export CLAWKIT_GOOGLE_BASE_URL=$(cat "$work/url")
+  psql -q "$ADMIN" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db" >/dev/null
+  for i in $(seq 1 "$n"); do
+    mkdir "$work/g$i"
+    if [ "$engine" = postgres ]; then
+      printf '{"database":{"engine":"postgres","url":"%s"},"plugins":{"entries":{"google":{"config":{"research":{"enabled":true,"profileId":"google:default"}}}}}}\n' "$dburl" >"$work/g$i/config.json"
+    else
+      printf '{"plugins":{"entries":{"google":{"config":{"research":{"enabled":true,"profileId":"google:default"}}}}}}\n' >"$work/g$i/config.json"
+    fi
+    "$BIN" --home "$work/g$i" auth add google:default --provider google --api-key-env GEMINI_API_KEY >/dev/null
+  done
+  "$BIN" --home "$work/g1" state migrate >/dev/null
+  local t0=$(date +%s.%N)
+  bench-seed-research "$work/g1" "$JOBS" "fake-polls:1000000 bench"
+  printf '  seeded %d jobs in %.1f s\n' "$JOBS" "$(echo "$(date +%s.%N) - $t0" | bc)"
+}
+
+measure() { # label engine gateways
+  local label=$1 engine=$2 n=$3 i pids=()
+  setup "$engine" "$n"
+  for i in $(seq 1 "$n"); do
+    "$BIN" --home "$work/g$i" --json gateway run --detach >"$work/g$i.json"
+    pids+=("$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$work/g$i.json")")
+  done
+  sleep 5 # warm-up: river adopts/fetches, the poller fills its batches
+  local g0 c0 x0=0 t0 g1 c1 x1=0 t1
+  g0=$(gets); c0=$(cpu_of "${pids[@]}"); [ "$engine" = postgres ] && x0=$(xacts); t0=$(date +%s.%N)
+  sleep "$WINDOW"
+  g1=$(gets); c1=$(cpu_of "${pids[@]}"); [ "$engine" = postgres ] && x1=$(xacts); t1=$(date +%s.%N)
+  python3 - "$label" "$g0" "$g1" "$c0" "$c1" "$x0" "$x1" "$t0" "$t1" "$(getconf CLK_TCK)" "$engine" <<'PY'
+import sys
+label, g0, g1, c0, c1, x0, x1, t0, t1, hz, engine = sys.argv[1:]
+polls = int(g1) - int(g0); secs = float(t1) - float(t0)
+cpu = (int(c1) - int(c0)) / int(hz)
+line = f"{label:<26} {polls/secs:8.0f} polls/s  CPU/poll {1000*cpu/max(polls,1):.3f} ms"
+if engine == "postgres":
+    line += f"  db xacts/poll {(int(x1)-int(x0))/max(polls,1):.2f}"
+print(line)
+PY
+  if [ "$engine" = postgres ] && [ "$n" -ge 2 ]; then
+    local owner client k0 k1
+    inc=$(psql -Atq "$dburl" -c "SELECT incarnation FROM owners WHERE pid = ${pids[0]} AND stopped_at IS NULL")
+    k0=$(date +%s.%N)
+    kill -9 "${pids[0]}"
+    while [ "$(psql -Atq "$dburl" -c "SELECT count(*) FROM river.river_job WHERE state = 'running' AND attempted_by[array_upper(attempted_by,1)] = 'clawkit-owner-$inc'")" != 0 ]; do sleep 0.1; done
+    k1=$(date +%s.%N)
+    printf '%-26s takeover after kill -9: %.1f s (lease TTL 10 s)\n' "" "$(echo "$k1 - $k0" | bc)"
+  fi
+}
+
+echo "== $JOBS running jobs, ${WINDOW}s window, $(nproc) cores"
+measure "sqlite, 1 gateway" sqlite 1
+measure "postgres, 1 gateway" postgres 1
+measure "postgres, 2 gateways" postgres 2
+measure "postgres, 3 gateways" postgres 3

@@ -1,0 +1,279 @@
+package testscript
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/research"
+	"github.com/clawkit/clawkit/pkg/research/google/fakeapi"
+	"github.com/clawkit/clawkit/pkg/store/pgtest"
+)
+
+// PostgreSQL scripts (pg_*.txtar) start with `[!pg] skip`: the condition
+// holds when a server answers ($CLAWKIT_TEST_DATABASE_URL, else
+// 127.0.0.1:5432); in CI a missing server fails instead. Each script gets
+// a database of its own, dropped afterwards, as $PGURL (no password in it),
+// and its own fake Interactions API like the research scripts.
+func init() {
+	conditions["pg"] = func() (bool, error) {
+		u, err := pgAdmin()
+		return u != "", err
+	}
+	setups = append(setups, pgSetup)
+	helperCommands["signal-gateway"] = signalGateway
+	helperCommands["await-lease-gone"] = awaitLeaseGone
+	helperCommands["await-line"] = awaitLine
+	helperCommands["await-gateway-exit"] = awaitGatewayExit
+	helperCommands["await-pg-count"] = awaitPGCount
+	helperCommands["pg-query"] = pgQuery
+	helperCommands["bench-seed-research"] = benchSeedResearch
+}
+
+// await-pg-count N SQL: waits (up to 3 minutes) until the single number
+// SQL returns in $PGURL's database equals N; prints how long it took.
+func awaitPGCount() {
+	if len(os.Args) != 3 {
+		pgDie("usage: await-pg-count N SQL")
+	}
+	want, err := strconv.ParseInt(os.Args[1], 10, 64)
+	if err != nil {
+		pgDie("bad N: %v", err)
+	}
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, os.Getenv("PGURL"))
+	if err != nil {
+		pgDie("%v", err)
+	}
+	defer c.Close(ctx)
+	start := time.Now()
+	var n int64
+	for time.Since(start) < 3*time.Minute {
+		if err := c.QueryRow(ctx, os.Args[2]).Scan(&n); err != nil {
+			pgDie("%v", err)
+		}
+		if n == want {
+			fmt.Println("reached", want, "after", time.Since(start).Round(time.Millisecond))
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	pgDie("%s is %d, not %d, after 3 minutes", os.Args[2], n, want)
+}
+
+// pg-query SQL: prints each row of SQL's result, columns separated by
+// spaces, from $PGURL's database.
+func pgQuery() {
+	if len(os.Args) != 2 {
+		pgDie("usage: pg-query SQL")
+	}
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, os.Getenv("PGURL"))
+	if err != nil {
+		pgDie("%v", err)
+	}
+	defer c.Close(ctx)
+	rows, err := c.Query(ctx, os.Args[1])
+	if err != nil {
+		pgDie("%v", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			pgDie("%v", err)
+		}
+		parts := make([]string, len(vals))
+		for i, v := range vals {
+			parts[i] = fmt.Sprint(v)
+		}
+		fmt.Println(strings.Join(parts, " "))
+	}
+	if err := rows.Err(); err != nil {
+		pgDie("%v", err)
+	}
+}
+
+func pgDie(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
+	os.Exit(1)
+}
+
+// signal-gateway HOME STOP|CONT|KILL: signals the home's gateway (from its
+// record) and prints its pid and owner id.
+func signalGateway() {
+	if len(os.Args) != 3 {
+		pgDie("usage: signal-gateway HOME STOP|CONT|KILL")
+	}
+	rec, err := owner.ReadRecord(owner.Home{Dir: os.Args[1]})
+	if err != nil || rec == nil {
+		pgDie("no gateway record in %s", os.Args[1])
+	}
+	sig := map[string]syscall.Signal{"STOP": syscall.SIGSTOP, "CONT": syscall.SIGCONT, "KILL": syscall.SIGKILL}[os.Args[2]]
+	if sig == 0 {
+		pgDie("unknown signal %s", os.Args[2])
+	}
+	if err := syscall.Kill(rec.PID, sig); err != nil {
+		pgDie("%v", err)
+	}
+	fmt.Println(rec.PID, rec.OwnerID)
+}
+
+// await-lease-gone OWNERID: waits (up to 2 minutes) until the owner's lease
+// is no longer live in $PGURL's database, then prints how long it took.
+func awaitLeaseGone() {
+	if len(os.Args) != 2 {
+		pgDie("usage: await-lease-gone OWNERID")
+	}
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, os.Getenv("PGURL"))
+	if err != nil {
+		pgDie("%v", err)
+	}
+	defer c.Close(ctx)
+	start := time.Now()
+	for time.Since(start) < 2*time.Minute {
+		var n int
+		err := c.QueryRow(ctx, `SELECT count(*) FROM owners WHERE owner_id = $1 AND stopped_at IS NULL
+ AND lease_expires_at > (extract(epoch FROM clock_timestamp()) * 1000)::bigint`, os.Args[1]).Scan(&n)
+		if err != nil {
+			pgDie("%v", err)
+		}
+		if n == 0 {
+			fmt.Println("lease gone after", time.Since(start).Round(time.Millisecond))
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	pgDie("lease of %s still live after 2 minutes", os.Args[1])
+}
+
+// await-line FILE REGEXP: waits (up to 2 minutes) until a line of FILE
+// matches, then prints it.
+func awaitLine() {
+	if len(os.Args) != 3 {
+		pgDie("usage: await-line FILE REGEXP")
+	}
+	re := regexp.MustCompile(os.Args[2])
+	start := time.Now()
+	for time.Since(start) < 2*time.Minute {
+		b, _ := os.ReadFile(os.Args[1])
+		for _, l := range strings.Split(string(b), "\n") {
+			if re.MatchString(l) {
+				fmt.Println(l)
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	pgDie("no line of %s matches %s after 2 minutes", os.Args[1], os.Args[2])
+}
+
+// await-gateway-exit PID: waits (up to 2 minutes) until the process is gone.
+func awaitGatewayExit() {
+	pid, err := strconv.Atoi(os.Args[1])
+	if err != nil {
+		pgDie("usage: await-gateway-exit PID")
+	}
+	start := time.Now()
+	for time.Since(start) < 2*time.Minute {
+		if syscall.Kill(pid, 0) != nil || isZombie(pid) {
+			fmt.Println("exited")
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	pgDie("pid %d still running after 2 minutes", pid)
+}
+
+func isZombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && i+2 < len(s) && s[i+2] == 'Z'
+}
+
+var pgAdmin = sync.OnceValues(pgtest.AdminURL)
+
+func pgSetup(env *testscript.Env) error {
+	n, ok := env.T().(interface{ Name() string })
+	if !ok || !strings.Contains(n.Name(), "/pg_") {
+		return nil
+	}
+	admin, err := pgAdmin()
+	if err != nil || admin == "" {
+		return nil // the script's [!pg] skip (or the condition's error) decides
+	}
+	u, drop, err := pgtest.CreateDB(admin, "clawkit_ts")
+	if err != nil {
+		return err
+	}
+	env.Defer(drop)
+	env.Setenv("PGURL", u)
+	l, err := fakeapi.Start(filepath.Join(env.WorkDir, "fakegoogle.log"))
+	if err != nil {
+		return err
+	}
+	env.Defer(l.Close)
+	env.Setenv("CLAWKIT_GOOGLE_BASE_URL", l.URL)
+	env.Setenv("FAKEGOOGLE_URL", l.URL)
+	env.Setenv("CLAWKIT_RESEARCH_TIME_SCALE", "1000")
+	return nil
+}
+
+// bench-seed-research HOME N PREFIX: starts N research jobs in-process on
+// HOME's configured store (16 at a time), with questions "PREFIX i". For
+// scripts/bench-scale.sh: 10,000 starts through the CLI would take minutes.
+func benchSeedResearch() {
+	if len(os.Args) != 4 {
+		pgDie("usage: bench-seed-research HOME N PREFIX")
+	}
+	n, err := strconv.Atoi(os.Args[2])
+	if err != nil {
+		pgDie("bad N: %v", err)
+	}
+	ctx := context.Background()
+	h := owner.Home{Dir: os.Args[1]}
+	st, err := owner.OpenStore(ctx, h, false)
+	if err != nil {
+		pgDie("%v", err)
+	}
+	defer st.Close()
+	env := owner.NewEnv(h.Dir, st, func() error { return nil }, time.Now, nil, false)
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var failed error
+	for i := 0; i < n; i++ {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if _, err := research.Default.Start(ctx, env, research.StartParams{Question: fmt.Sprintf("%s %d", os.Args[3], i)}); err != nil {
+				mu.Lock()
+				failed = err
+				mu.Unlock()
+			}
+		}(i)
+	}
+	wg.Wait()
+	if failed != nil {
+		pgDie("%v", failed)
+	}
+}
