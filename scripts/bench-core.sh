@@ -35,8 +35,26 @@ PY
   fi
 }
 
-run "version (process floor)" "$BIN" version
+# Floors measured in the same run: /bin/true (process creation) and a
+# static Go hello world (Go runtime start-up), so every figure can be read
+# as a multiple of what any Go command costs on this machine right now.
+hello=$home/hello
+mkdir -p "$hello/src"
+cat >"$hello/src/main.go" <<'GO'
+package main
+
+import "os"
+
+func main() { os.Stdout.WriteString("hello\n") }
+GO
+printf 'module hello\ngo 1.26\n' >"$hello/src/go.mod"
+(cd "$hello/src" && CGO_ENABLED=0 go build -o "$hello/hello" .)
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average $(cut -d' ' -f1-3 /proc/loadavg) at start"
+run "/bin/true (process floor)" /bin/true
+run "static Go hello (Go floor)" "$hello/hello"
+run "clawkit version" "$BIN" version
 run "session show (offline)" "$BIN" session show bench
 "$BIN" gateway run --detach >/dev/null
 run "session show (routed)" "$BIN" session show bench
 "$BIN" gateway stop >/dev/null
+echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
