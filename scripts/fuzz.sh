@@ -5,9 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FUZZTIME=${FUZZTIME:-20s}
+# Minimisation of a failing input is bounded too: without it a target can
+# spend far longer than FUZZTIME minimising (WalkTar once stalled there).
+FUZZMINIMIZETIME=${FUZZMINIMIZETIME:-30s}
 for pkg in $(go list ./...); do
   for target in $(go test -list '^Fuzz' "$pkg" 2>/dev/null | grep '^Fuzz' || true); do
     echo "== $pkg $target"
-    go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" "$pkg"
+    go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$FUZZMINIMIZETIME" "$pkg"
   done
 done
