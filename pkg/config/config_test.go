@@ -147,3 +147,27 @@ func TestDecodeNamesKeyAndShape(t *testing.T) {
 		t.Fatalf("Decode = %v", err)
 	}
 }
+
+// FuzzParseValue: a command-line value either parses to something that
+// marshals back to JSON, or is refused as invalid_config_value (usage) —
+// and only a value that starts like JSON can be refused.
+func FuzzParseValue(f *testing.F) {
+	for _, s := range []string{`{"x":1`, `[1,2]`, `"a`, `word`, ` {`, `12abc`, `{"a":{"b":[1,{"c":null}]}}`, "\xff", `""`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := ParseValue(s)
+		if err != nil {
+			if errs.CodeOf(err) != "invalid_config_value" || errs.KindOf(err) != errs.KindUsage {
+				t.Fatalf("ParseValue(%q): unexpected error %v", s, err)
+			}
+			if tt := strings.TrimLeft(s, " \t\r\n"); tt == "" || !strings.ContainsRune(`{["`, rune(tt[0])) {
+				t.Fatalf("ParseValue(%q) refused a value that does not start like JSON", s)
+			}
+			return
+		}
+		if _, err := json.Marshal(v); err != nil {
+			t.Fatalf("ParseValue(%q) = %#v does not marshal: %v", s, v, err)
+		}
+	})
+}
