@@ -149,13 +149,5 @@ func writeNew(path string, data []byte, perm os.FileMode) error {
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return fsx.WriteSyncClose(f, data)
 }

@@ -58,15 +58,7 @@ func CreateExclusive(path string, data []byte, perm os.FileMode) (created bool, 
 	}
 	name := tmp.Name()
 	defer os.Remove(name)
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return false, err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return false, err
-	}
-	if err := tmp.Close(); err != nil {
+	if err := WriteSyncClose(tmp, data); err != nil {
 		return false, err
 	}
 	if err := os.Link(name, path); err != nil {
@@ -322,4 +314,19 @@ func EditLocked(path string, edit func() error) error {
 	}
 	defer unlock()
 	return edit()
+}
+
+// WriteSyncClose writes data to a freshly created file, fsyncs it and
+// closes it — the one way a new file's bytes are made durable before it is
+// linked or renamed into place. The file is closed on every path.
+func WriteSyncClose(f *os.File, data []byte) error {
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

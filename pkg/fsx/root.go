@@ -49,15 +49,7 @@ func PublishInRoot(root *os.Root, rel string, data []byte, perm os.FileMode) (er
 			_ = root.Remove(tmp)
 		}
 	}()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err := WriteSyncClose(f, data); err != nil {
 		return err
 	}
 	if err := root.Rename(tmp, rel); err != nil {

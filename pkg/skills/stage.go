@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 )
 
 // Every change to a skill is published as a whole tree: the new skill
@@ -163,15 +164,7 @@ func writeNewInRoot(r *os.Root, name string, data []byte, perm os.FileMode) erro
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return fsx.WriteSyncClose(f, data)
 }
 
 // copyInRoot copies one live file (link-refusing, regular only) into the
