@@ -180,7 +180,7 @@ func TestCheckStrictJSON(t *testing.T) {
 		{`[{"k":[],"k":{}}]`, false},
 		{`{"a":{"b":1},"a":3}`, false},
 		{"{\"a\":\"\xff\"}", false},
-		{`{"a":1}{"a":1}`, true}, // two documents: the caller rejects trailing data
+		{`{"a":1}{"a":1}`, false}, // two documents
 	} {
 		err := CheckStrictJSON([]byte(tc.doc))
 		if (err == nil) != tc.ok {

@@ -11,11 +11,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/strictjson"
 )
 
 // Service is the contract id this package implements.
@@ -294,66 +293,30 @@ func strictObject(data []byte) (map[string]json.RawMessage, error) {
 	return obj, nil
 }
 
-// checkJSON validates data as a single JSON value, rejects duplicate keys
-// at any depth (Go would keep the last silently) and trailing content.
+// checkJSON validates data as a single JSON value (strictjson: no
+// duplicate keys at any depth, which Go would resolve silently to the last,
+// valid UTF-8, bounded nesting, nothing after it) and maps a refusal to the
+// contract's reasons.
 func checkJSON(data []byte) error {
-	if !utf8.Valid(data) {
-		return invalid("invalid_json", "the request is not valid UTF-8")
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := walkValue(dec, 0); err != nil {
+	err := strictjson.Check(data, maxDepth)
+	var e *strictjson.Error
+	if !errors.As(err, &e) {
 		return err
 	}
-	if _, err := dec.Token(); err != io.EOF {
+	switch e.Kind {
+	case strictjson.InvalidUTF8:
+		return invalid("invalid_json", "the request is not valid UTF-8")
+	case strictjson.DuplicateKey:
+		return invalid("duplicate_field", "duplicate field %q", e.Key)
+	case strictjson.TooDeep:
+		return invalid("invalid_json", "JSON nested deeper than %d levels", maxDepth)
+	case strictjson.Trailing:
 		return invalid("invalid_json", "unexpected data after the JSON value")
 	}
-	return nil
+	return invalid("invalid_json", "invalid JSON: %v", e.Err)
 }
 
 const maxDepth = 32
-
-func walkValue(dec *json.Decoder, depth int) error {
-	if depth > maxDepth {
-		return invalid("invalid_json", "JSON nested deeper than %d levels", maxDepth)
-	}
-	tok, err := dec.Token()
-	if err != nil {
-		return invalid("invalid_json", "invalid JSON: %v", err)
-	}
-	d, ok := tok.(json.Delim)
-	if !ok {
-		return nil
-	}
-	switch d {
-	case '{':
-		seen := map[string]bool{}
-		for dec.More() {
-			kt, err := dec.Token()
-			if err != nil {
-				return invalid("invalid_json", "invalid JSON: %v", err)
-			}
-			k, _ := kt.(string)
-			if seen[k] {
-				return invalid("duplicate_field", "duplicate field %q", k)
-			}
-			seen[k] = true
-			if err := walkValue(dec, depth+1); err != nil {
-				return err
-			}
-		}
-	case '[':
-		for dec.More() {
-			if err := walkValue(dec, depth+1); err != nil {
-				return err
-			}
-		}
-	}
-	if _, err := dec.Token(); err != nil { // closing delimiter
-		return invalid("invalid_json", "invalid JSON: %v", err)
-	}
-	return nil
-}
 
 func unmarshalStrict(raw json.RawMessage, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
