@@ -5,6 +5,7 @@ package testscript
 // an mtime ager, a large synthetic installation and a kill -9 driver.
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"fmt"
 	"io/fs"
@@ -31,6 +32,7 @@ func init() {
 	helperCommands["crabbox-age"] = crabboxAgeMain
 	helperCommands["crabbox-big-install"] = crabboxBigInstallMain
 	helperCommands["crabbox-kill-install"] = crabboxKillInstallMain
+	helperCommands["crabbox-signal-verify"] = crabboxSignalVerifyMain
 }
 
 func crabboxDie(format string, args ...any) {
@@ -212,6 +214,53 @@ func crabboxBigInstallMain() {
 // behind); with TERM/INT it checks the process exits 1 on its own within
 // the documented 2 s grace (plus generous slack for a loaded machine) and
 // removed its staging folder.
+// crabbox-signal-verify MANIFEST HOME: run `crabbox verify --deep`, send
+// SIGTERM once its progress line says the deep check has started, and check
+// it stops within the 2 s grace (plus slack for a loaded machine) with
+// exit 1 and the interrupted error.
+func crabboxSignalVerifyMain() {
+	if len(os.Args) != 3 {
+		crabboxDie("usage: crabbox-signal-verify MANIFEST HOME")
+	}
+	bin, err := exec.LookPath("clawkit")
+	if err != nil {
+		crabboxDie("%v", err)
+	}
+	cmd := exec.Command(bin, "--progress=always", "crabbox", "verify", "--deep", "--manifest", os.Args[1], "--target-home", os.Args[2])
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		crabboxDie("%v", err)
+	}
+	if err := cmd.Start(); err != nil {
+		crabboxDie("%v", err)
+	}
+	sc := bufio.NewScanner(stderr)
+	var rest []string
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "and every installed file") {
+			break // the readiness signal: deep hashing starts now
+		}
+		rest = append(rest, sc.Text())
+	}
+	sent := time.Now()
+	cmd.Process.Signal(syscall.SIGTERM)
+	for sc.Scan() {
+		rest = append(rest, sc.Text())
+	}
+	cmd.Wait()
+	took := time.Since(sent)
+	if cmd.ProcessState.ExitCode() == 0 {
+		crabboxDie("verify finished before the signal landed; use a larger installation")
+	}
+	if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(strings.Join(rest, "\n"), "verification interrupted by a signal") {
+		crabboxDie("after SIGTERM verify ended with %v: %s", cmd.ProcessState, strings.Join(rest, "\n"))
+	}
+	if took > 2*time.Second+8*time.Second {
+		crabboxDie("verify took %v to stop after SIGTERM", took)
+	}
+	fmt.Println("verify stopped on SIGTERM")
+}
+
 func crabboxKillInstallMain() {
 	if len(os.Args) != 3 && len(os.Args) != 4 {
 		crabboxDie("usage: crabbox-kill-install MANIFEST HOME [TERM|INT]")

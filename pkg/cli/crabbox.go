@@ -133,7 +133,7 @@ type CrabboxVerifyCmd struct {
 	PrintCommand bool `name:"print-command" help:"Print the credential-free verify command (pinned like setup's) for a CI job or a remote host, and verify nothing."`
 }
 
-func (c *CrabboxVerifyCmd) Run(env *Env, out *Output) error {
+func (c *CrabboxVerifyCmd) Run(ctx context.Context, env *Env, out *Output) error {
 	if c.PrintCommand {
 		s, err := crabbox.VerifyCommand(c.Manifest, c.TargetHome, c.Deep)
 		if err != nil {
@@ -142,7 +142,7 @@ func (c *CrabboxVerifyCmd) Run(env *Env, out *Output) error {
 		return out.Result(s, func(w io.Writer) { fmt.Fprintln(w, s.Command) })
 	}
 	res, err := crabbox.Verify(crabbox.VerifyRequest{
-		ManifestPath: c.Manifest, TargetHome: c.home(env), Expect: c.expect(),
+		Ctx: ctx, ManifestPath: c.Manifest, TargetHome: c.home(env), Expect: c.expect(),
 		CLIVersion: cliVersion(), Deep: c.Deep, Progress: out.ProgressWriter(),
 	})
 	if err != nil {

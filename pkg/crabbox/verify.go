@@ -1,6 +1,7 @@
 package crabbox
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/clawkit/clawkit/pkg/artifacts"
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
 )
@@ -26,6 +28,8 @@ func newSHA() interface {
 
 // VerifyRequest is what `clawkit crabbox verify` asks for.
 type VerifyRequest struct {
+	// Ctx, when not nil, ends the verification early (SIGINT/SIGTERM).
+	Ctx          context.Context
 	ManifestPath string
 	TargetHome   string
 	Expect       Expect
@@ -52,6 +56,30 @@ type VerifyResult struct {
 // the install index (and no unexpected files). The manifest's archives need
 // not be present.
 func Verify(req VerifyRequest) (*VerifyResult, error) {
+	if req.Ctx == nil {
+		return verify(req)
+	}
+	// Verification writes nothing, so an interrupt can end it at once: the
+	// hashing goroutines are abandoned with the process. (--deep re-hashes
+	// hundreds of megabytes; it must not make a user wait out SIGTERM.)
+	type result struct {
+		res *VerifyResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := verify(req)
+		done <- result{res, err}
+	}()
+	select {
+	case r := <-done:
+		return r.res, r.err
+	case <-req.Ctx.Done():
+		return nil, artifacts.Interrupted("verification")
+	}
+}
+
+func verify(req VerifyRequest) (*VerifyResult, error) {
 	in, err := LoadInputs(req.ManifestPath, req.Expect)
 	if err != nil {
 		return nil, err
