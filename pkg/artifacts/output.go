@@ -108,23 +108,34 @@ func createStaging(parent, base string) (string, *os.File, error) {
 		if _, err := rand.Read(b[:]); err != nil {
 			return "", nil, err
 		}
-		dir := filepath.Join(parent, stagingPrefix(base)+hex.EncodeToString(b[:]))
-		if err := os.Mkdir(dir, 0o700); err != nil {
+		// Created under a name the stale-staging sweep does not match, and
+		// renamed to the staging name only once it is locked: between
+		// mkdir and flock another run's sweep would otherwise see an
+		// unlocked staging folder, take it for a dead run's and remove it
+		// under us (seen as a failed export when two runs raced for one
+		// output on a loaded machine). The flock stays with the inode.
+		suffix := hex.EncodeToString(b[:])
+		fresh := filepath.Join(parent, "."+base+".export-new-"+suffix)
+		dir := filepath.Join(parent, stagingPrefix(base)+suffix)
+		if err := os.Mkdir(fresh, 0o700); err != nil {
 			if errors.Is(err, fs.ErrExist) {
 				continue
 			}
 			return "", nil, err
 		}
-		_ = os.Chmod(dir, 0o700) // whatever the umask
-		f, err := os.Open(dir)
+		_ = os.Chmod(fresh, 0o700) // whatever the umask
+		f, err := os.Open(fresh)
 		if err == nil {
 			err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		}
+		if err == nil {
+			err = unix.Renameat2(unix.AT_FDCWD, fresh, unix.AT_FDCWD, dir, unix.RENAME_NOREPLACE)
 		}
 		if err != nil {
 			if f != nil {
 				f.Close()
 			}
-			os.Remove(dir)
+			os.Remove(fresh)
 			return "", nil, err
 		}
 		return dir, f, nil
