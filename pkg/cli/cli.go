@@ -181,9 +181,28 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	kctx.BindTo(ctx, (*context.Context)(nil))
 	kctx.Bind(env, out, &c.Globals)
 	if err := kctx.Run(); err != nil {
-		return out.Error(err)
+		return out.Error(signalled(ctx, err))
 	}
 	return 0
+}
+
+// signalled words an error that a SIGINT/SIGTERM caused deep inside an
+// operation ("cannot read the research job: context canceled") as the
+// interruption it is. The kind, and so the exit code, is kept: an outcome
+// that may have happened stays exit 4.
+func signalled(ctx context.Context, err error) error {
+	if ctx.Err() == nil || !errors.Is(err, context.Canceled) {
+		return err
+	}
+	if e := errs.As(err); e != nil && e.Code == "interrupted" {
+		return err
+	}
+	kind := errs.KindOf(err)
+	e := &errs.Error{Kind: kind, Code: "interrupted", Message: fmt.Sprintf("interrupted by a signal (%v)", err), Err: err}
+	if old := errs.As(err); old != nil {
+		e.RetryAfterMs = old.RetryAfterMs
+	}
+	return e.WithHint("run the same command again; it starts over or resumes from the recorded state")
 }
 
 // newParser builds the kong parser for args (see commandGroups).
