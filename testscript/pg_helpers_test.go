@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/research"
-	"github.com/clawkit/clawkit/pkg/research/google/fakeapi"
 	"github.com/clawkit/clawkit/pkg/store/pgtest"
 )
 
@@ -225,15 +223,7 @@ func pgSetup(env *testscript.Env) error {
 	}
 	env.Defer(drop)
 	env.Setenv("PGURL", u)
-	l, err := fakeapi.Start(filepath.Join(env.WorkDir, "fakegoogle.log"))
-	if err != nil {
-		return err
-	}
-	env.Defer(l.Close)
-	env.Setenv("CLAWKIT_GOOGLE_BASE_URL", l.URL)
-	env.Setenv("FAKEGOOGLE_URL", l.URL)
-	env.Setenv("CLAWKIT_RESEARCH_TIME_SCALE", "1000")
-	return nil
+	return startFakeGoogle(env)
 }
 
 // bench-seed-research HOME N PREFIX: starts N research jobs in-process on

@@ -42,6 +42,12 @@ func researchSetup(env *testscript.Env) error {
 	if !ok || !strings.Contains(n.Name(), "/research_") {
 		return nil
 	}
+	return startFakeGoogle(env)
+}
+
+// startFakeGoogle starts the script's fake Interactions API (request log
+// fakegoogle.log in $WORK) and points clawkit at it, 1000x time scale.
+func startFakeGoogle(env *testscript.Env) error {
 	l, err := fakeapi.Start(filepath.Join(env.WorkDir, "fakegoogle.log"))
 	if err != nil {
 		return err
