@@ -91,18 +91,21 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 			return nil, true, err
 		}
 		if old.State == StateSubmitting {
-			v, _ := s.pending.Load(old.ID)
-			if done, ok := v.(chan struct{}); ok {
+			if v, _ := s.pending.Load(old.ID); v != nil {
 				// A concurrent start in this process is creating it: wait
 				// for its outcome and answer with that.
 				select {
-				case <-done:
+				case <-v.(chan struct{}):
 				case <-ctx.Done():
 					return nil, true, ctx.Err()
 				}
-				if old, err = js.get(ctx, old.ID); err != nil {
-					return nil, true, err
-				}
+			}
+			// Read it again even when nothing was pending: the creator may
+			// have recorded its receipt and finished between our read and
+			// the look at the pending set (it is removed from the set only
+			// after its last write, so this read sees that write).
+			if old, err = js.get(ctx, old.ID); err != nil {
+				return nil, true, err
 			}
 		}
 		if old.State == StateSubmitting {
@@ -257,6 +260,17 @@ func (s *Service) lookup(ctx context.Context, env *owner.Env, p JobParams) (*Job
 	if p.Job != "" {
 		if !ValidJobID(p.Job) {
 			return nil, errInvalidJobID(p.Job)
+		}
+		j, err := js.get(ctx, p.Job)
+		if err != nil || j.State != StateSubmitting {
+			return j, err
+		}
+		// Submitting with no creator in this process: the creator may have
+		// finished between the read and now (it leaves the pending set
+		// only after its last write), so read it once more before calling
+		// it interrupted.
+		if _, inFlight := s.pending.Load(j.ID); inFlight {
+			return j, nil
 		}
 		return js.get(ctx, p.Job)
 	}

@@ -254,6 +254,13 @@ func (s *Service) Recover(ctx context.Context, env *owner.Env, poll bool) (*Reco
 			if sc := sharedFor(env); sc != nil && !sc.CreatorGone(ctx, env, j.ID, s.budgets().RequestTimeout) {
 				continue // another gateway may still be creating it
 			}
+			// The creator may have finished since the list was read.
+			if j, err = js.get(ctx, j.ID); err != nil {
+				return nil, err
+			}
+			if j.State != StateSubmitting {
+				continue
+			}
 			if err := env.Scope.AssertCurrent(); err != nil {
 				return nil, err
 			}
