@@ -239,10 +239,10 @@ func pidAlive(pid int) bool {
 	return !(i > 0 && i+2 < len(s) && (s[i+2] == 'Z' || s[i+2] == 'X'))
 }
 
-// mcpWaitFile PATH: wait up to 20 s for PATH to exist (a background
+// mcpWaitFile PATH: wait up to 2 minutes (a hang guard) for PATH to exist (a background
 // service's socket).
 func mcpWaitFile() {
-	for range 2000 {
+	for range 12000 {
 		if _, err := os.Stat(os.Args[1]); err == nil {
 			return
 		}

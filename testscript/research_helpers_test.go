@@ -94,7 +94,7 @@ func fakeGoogleAwait() {
 		}
 		want = n
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute) // a hang guard for a loaded machine, not a timing assertion
 	for {
 		data, _ := os.ReadFile(os.Args[1])
 		n := 0
@@ -110,7 +110,7 @@ func fakeGoogleAwait() {
 			return
 		}
 		if time.Now().After(deadline) {
-			fmt.Fprintf(os.Stderr, "fakegoogle-await: %d of %d lines with %q after 30s\n", n, want, os.Args[2])
+			fmt.Fprintf(os.Stderr, "fakegoogle-await: %d of %d lines with %q after 2 minutes\n", n, want, os.Args[2])
 			os.Exit(1)
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -163,7 +163,7 @@ func awaitState(byJob bool) {
 		fmt.Fprintln(os.Stderr, "usage: await-research-state JOBFILE STATE | await-research-state-any STATE")
 		os.Exit(2)
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute) // a hang guard for a loaded machine, not a timing assertion
 	for {
 		var out, errb bytes.Buffer
 		code := cli.Main([]string{"--json", "research", "list"}, strings.NewReader(""), &out, &errb)
@@ -180,7 +180,7 @@ func awaitState(byJob bool) {
 			}
 		}
 		if time.Now().After(deadline) {
-			fmt.Fprintf(os.Stderr, "no job %s in state %s after 30s\n%s%s", job, state, out.String(), errb.String())
+			fmt.Fprintf(os.Stderr, "no job %s in state %s after 2 minutes\n%s%s", job, state, out.String(), errb.String())
 			os.Exit(1)
 		}
 		time.Sleep(50 * time.Millisecond)

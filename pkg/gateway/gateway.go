@@ -240,6 +240,10 @@ func (g *Gateway) handleStatus(w http.ResponseWriter, r *http.Request) {
 }
 
 func (g *Gateway) handleStop(w http.ResponseWriter, r *http.Request) {
+	// Refuse new calls before acknowledging: once a client has the reply,
+	// no call it (or anyone) sends afterwards is admitted, without waiting
+	// for the serve loop to notice the stop.
+	g.retiring.Store(true)
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "ownerId": g.ownerID})
 	g.stop()
 }
