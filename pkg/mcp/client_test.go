@@ -252,7 +252,7 @@ func TestClientStartFailures(t *testing.T) {
 func readPids(t *testing.T, path string) []int {
 	t.Helper()
 	var b []byte
-	for range 500 {
+	for range 12000 { // a 2-minute hang guard
 		var err error
 		if b, err = os.ReadFile(path); err == nil && len(b) > 0 && b[len(b)-1] == '\n' {
 			break
@@ -453,7 +453,7 @@ func holdBaton(t *testing.T, c *Client) {
 // waitReading waits until a caller holds the reader baton.
 func waitReading(t *testing.T, c *Client) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(time.Millisecond) {
 		c.mu.Lock()
 		reading := c.rstate == batonCaller && c.holder != nil
 		c.mu.Unlock()
@@ -602,7 +602,7 @@ func TestClientServerMessagesWhileNobodyWaits(t *testing.T) {
 // waitPending waits until c has n requests in flight.
 func waitPending(t *testing.T, c *Client, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		c.mu.Lock()
 		got := len(c.pending)
