@@ -164,8 +164,23 @@ type call struct {
 	r *os.Root
 }
 
+// admittedHooks is hooks.skill_changed from the config admitted with the
+// call: a config change during the call does not change which hooks its
+// event is dispatched to.
+func admittedHooks(env *owner.Env) ([][]string, error) {
+	cfg, err := env.AdmittedConfig()
+	if err != nil {
+		return nil, err
+	}
+	return hooksFrom(cfg)
+}
+
 // begin binds the session, resolves the plugin and the skills root, and
-// checks authority after each step.
+// checks authority after each step. What the call uses (the plugin
+// registry, the plugin's folder and agentSkillsDir, the hooks) comes from
+// the config admitted with the call (owner.Env.AdmittedConfig), read once
+// after ownership; the authority re-checks (Plugin.Recheck) read the
+// current files and can only refuse.
 func begin(ctx context.Context, env *owner.Env, t Target) (*call, error) {
 	if t.AgentID == "" {
 		t.AgentID = store.DefaultAgent
@@ -182,7 +197,11 @@ func begin(ctx context.Context, env *owner.Env, t Target) (*call, error) {
 	if err := env.Scope.AssertCurrent(); err != nil {
 		return nil, err
 	}
-	pl, err := ResolvePlugin(env.Home, t.PluginID)
+	cfg, err := env.AdmittedConfig()
+	if err != nil {
+		return nil, err
+	}
+	pl, err := resolvePlugin(env.Home, cfg, t.PluginID)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +209,7 @@ func begin(ctx context.Context, env *owner.Env, t Target) (*call, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkRootOwner(env.Home, pl, t.AgentID, root); err != nil {
+	if err := checkRootOwner(env.Home, cfg, pl, t.AgentID, root); err != nil {
 		return nil, err
 	}
 	if err := env.Scope.AssertCurrent(); err != nil {
@@ -437,13 +456,15 @@ func lockSkill(home string, t Target, skill string) (func(), error) {
 	return unlock, nil
 }
 
+const codeUndelivered = "skill_committed_undelivered"
+
 // afterApply turns a lost authority after the file change into outcome
 // unknown: the change is on disk, but its event was not dispatched.
 func afterApply(err error) error {
 	if err == nil {
 		return nil
 	}
-	return errs.Unknown("skill_committed_undelivered", "the skill change was applied but authority was lost before its skill_changed event could be dispatched: %v", err).
+	return errs.Unknown(codeUndelivered, "the skill change was applied but authority was lost before its skill_changed event could be dispatched: %v", err).
 		WithHint("inspect the skill with 'clawkit skill list' and 'clawkit skill events'; do not repeat the change blindly").Wrap(err)
 }
 
@@ -468,7 +489,7 @@ func opWrite(ctx context.Context, env *owner.Env, p WriteParams) (any, error) {
 	if err := rep.Err(); err != nil {
 		return nil, err
 	}
-	hooks, err := LoadHooks(env.Home)
+	hooks, err := admittedHooks(env)
 	if err != nil {
 		return nil, err
 	}
@@ -514,6 +535,12 @@ func (c *call) publish(skill string, exists bool, keep []FileEntry, add []Source
 		return false, err
 	}
 	if c.r == nil { // the first skill of this agent: create the root
+		// Creating the root is the first change on disk: writer admission
+		// (the owner fence) first, and from here on an error is no longer
+		// a refusal before any effect.
+		if err := env.Admit(); err != nil {
+			return false, err
+		}
 		if err := os.MkdirAll(c.root, 0o755); err != nil {
 			return false, errs.Failed("write_failed", "cannot create the skills root %s: %v", c.root, unwrapPathErr(err))
 		}
@@ -543,6 +570,10 @@ func (c *call) publish(skill string, exists bool, keep []FileEntry, add []Source
 		return false, err
 	}
 	if err := checkNoLinks(c.root, skill); err != nil {
+		_ = c.r.RemoveAll(stage)
+		return false, err
+	}
+	if err := env.Admit(); err != nil { // writer admission, right before the swap
 		_ = c.r.RemoveAll(stage)
 		return false, err
 	}
@@ -591,7 +622,7 @@ func opRemove(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
 				WithHint("remove the whole skill with 'clawkit skill remove %s --plugin %s', or replace SKILL.md with 'clawkit skill write %s SKILL.md'", p.Skill, p.PluginID, p.Skill)
 		}
 	}
-	hooks, err := LoadHooks(env.Home)
+	hooks, err := admittedHooks(env)
 	if err != nil {
 		return nil, err
 	}
@@ -617,6 +648,9 @@ func opRemove(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
 			return false, err
 		}
 		if err := env.Scope.AssertCurrent(); err != nil {
+			return false, err
+		}
+		if err := env.Admit(); err != nil { // writer admission, right before the removal
 			return false, err
 		}
 		if rel == "" {
@@ -715,6 +749,9 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 		return nil, err
 	}
 	after, err := c.refreshIndex(ctx, skill)
+	if errs.CodeOf(err) == codeUndelivered {
+		return nil, err
+	}
 	if err != nil {
 		return nil, errs.Unknown("skill_index_failed", "the skill change was applied but the skill index could not be refreshed: %v", err).
 			WithHint("run 'clawkit skill list' to inspect; the next change to this skill refreshes the index")
@@ -739,7 +776,9 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 	if action == "install" {
 		recAction = "write"
 	}
-	if err := c.recordEvent(ctx, id, skill, recAction, rel, evJSON, dispatch); err != nil {
+	if err := c.recordEvent(ctx, id, skill, recAction, rel, evJSON, dispatch); errs.CodeOf(err) == codeUndelivered {
+		return nil, err
+	} else if err != nil {
 		return nil, errs.Unknown("skill_event_unrecorded", "the skill change was applied but its event could not be recorded: %v", err).
 			WithHint("inspect with 'clawkit skill list'; hooks were not run")
 	}
@@ -752,6 +791,12 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 			return nil, afterApply(err)
 		}
 		if err := c.plugin.Recheck(env.Home); err != nil {
+			_ = c.finishEvent(ctx, id, "undelivered", nil)
+			return nil, afterApply(err)
+		}
+		// The dispatch is an external effect: writer admission (the owner
+		// fence) immediately before it, as for a file change.
+		if err := env.Admit(); err != nil {
 			_ = c.finishEvent(ctx, id, "undelivered", nil)
 			return nil, afterApply(err)
 		}
@@ -784,6 +829,11 @@ func (c *call) refreshIndex(ctx context.Context, skill string) (*Revision, error
 	}
 	st := c.env.Store
 	db := st.DB()
+	// Writer admission immediately before the index write; losing it now
+	// leaves the change on disk without its event.
+	if err := c.env.Admit(); err != nil {
+		return nil, afterApply(err)
+	}
 	if md == nil {
 		_, err := db.ExecContext(ctx, st.Rebind(`DELETE FROM skill_index WHERE plugin_id = ? AND agent_id = ? AND skill = ?`),
 			c.t.PluginID, c.t.AgentID, skill)
@@ -806,6 +856,9 @@ ON CONFLICT (plugin_id, agent_id, skill) DO UPDATE SET content_sha256 = excluded
 }
 
 func (c *call) recordEvent(ctx context.Context, id, skill, action, file string, ev []byte, dispatch string) error {
+	if err := c.env.Admit(); err != nil {
+		return afterApply(err)
+	}
 	st := c.env.Store
 	_, err := st.DB().ExecContext(ctx, st.Rebind(`INSERT INTO skill_events (event_id, plugin_id, agent_id, skill, action, file, event_json, dispatch, hooks_json, created_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, '[]', ?)`), id, c.t.PluginID, c.t.AgentID, skill, action, file, string(ev), dispatch, stamp(c.env.Now()))
@@ -817,6 +870,17 @@ func (c *call) finishEvent(ctx context.Context, id, dispatch string, hooks []Hoo
 		hooks = []HookResult{}
 	}
 	hj, _ := json.Marshal(hooks)
+	// The outcome of hooks that ran is a write like any other: writer
+	// admission first (a process that no longer owns the state records
+	// nothing, and the caller hears the outcome is unknown). Marking an
+	// event "undelivered" is the exception: it is the cleanup of a dispatch
+	// that was refused, recording that no hook ran, and cleanup may run
+	// after the fence retires (DESIGN §3) — it publishes nothing.
+	if dispatch != "undelivered" {
+		if err := c.env.Admit(); err != nil {
+			return err
+		}
+	}
 	st := c.env.Store
 	// A fresh context: the outcome of hooks that already ran is recorded
 	// even when the caller was interrupted meanwhile.
