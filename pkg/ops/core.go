@@ -120,7 +120,7 @@ func registerCore(r *owner.Registry) {
 		if err := env.Scope.AssertCurrent(); err != nil {
 			return nil, err
 		}
-		return env.Store.CreateSession(ctx, p.AgentID, p.SessionKey, env.Now())
+		return env.Writer().CreateSession(ctx, p.AgentID, p.SessionKey, env.Now())
 	})
 	sess("session.show", false, func(ctx context.Context, env *owner.Env, p SessionParams) (any, error) {
 		return env.Store.GetSession(ctx, p.AgentID, p.SessionKey)
@@ -133,7 +133,7 @@ func registerCore(r *owner.Registry) {
 			if err := env.Scope.AssertCurrent(); err != nil {
 				return nil, err
 			}
-			return env.Store.UpdateSession(ctx, p.AgentID, p.SessionKey, action, p.RetryAfterMs, env.Now())
+			return env.Writer().UpdateSession(ctx, p.AgentID, p.SessionKey, action, p.RetryAfterMs, env.Now())
 		})
 	}
 
@@ -209,7 +209,10 @@ func registerCore(r *owner.Registry) {
 		if err := env.Scope.AssertCurrent(); err != nil {
 			return nil, err
 		}
-		if err := env.Store.Engine().Backup(ctx, env.Store.DB(), p.Path); err != nil {
+		// Writer admission runs inside Backup, immediately before the copy
+		// is published (its checks before that are refusals before any
+		// effect).
+		if err := env.Store.Engine().Backup(ctx, env.Store.DB(), p.Path, env.Admit); err != nil {
 			return nil, err
 		}
 		fi, err := os.Stat(p.Path)
@@ -236,6 +239,9 @@ func editCredentials(env *owner.Env, change func(*auth.Store) (auth.Public, erro
 			return err
 		}
 		if err := env.Scope.AssertCurrent(); err != nil {
+			return err
+		}
+		if err := env.Admit(); err != nil { // writer admission, right before the file is replaced
 			return err
 		}
 		if err := s.Save(); err != nil {
@@ -267,6 +273,10 @@ func editConfig(env *owner.Env, change func(*config.Config) (res any, changed bo
 			return nil
 		}
 		if err := env.Scope.AssertCurrent(); err != nil {
+			res = nil
+			return err
+		}
+		if err := env.Admit(); err != nil { // writer admission, right before the file is replaced
 			res = nil
 			return err
 		}

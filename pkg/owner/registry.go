@@ -196,7 +196,13 @@ type Env struct {
 // sees (AdmittedConfig). Executors call it after they own the state and
 // before the operation runs.
 func (e *Env) AdmitConfig() {
-	e.config, e.configErr = config.Load(e.Home)
+	e.admitConfig(config.Load(e.Home))
+}
+
+// admitConfig admits a config the executor has just read (the offline
+// executor reads it once, for the engine and the call).
+func (e *Env) admitConfig(cfg *config.Config, err error) {
+	e.config, e.configErr = cfg, err
 	e.configAdmitted = true
 }
 
@@ -220,6 +226,10 @@ func (e *Env) Admit() error {
 	return nil
 }
 
+// Writer is the operation's store with writer admission (Admit) in front
+// of each of the store's own writes (sessions): what write operations use.
+func (e *Env) Writer() *store.Store { return e.Store.Gated(e.Admit) }
+
 // MarkEffect records that an external effect (an HTTP request that may
 // change provider state) is about to be made.
 func (e *Env) MarkEffect() { e.effect.Store(true) }
@@ -232,7 +242,9 @@ func (e *Env) EffectBegun() bool { return e.effect.Load() }
 // refreshing (exit 5) session, and makes Scope.AssertCurrent fail as soon as
 // the session is reset, revoked or starts refreshing.
 func (e *Env) BindSession(ctx context.Context, agentID, sessionKey string) (store.Session, error) {
-	sess, err := e.Store.EnsureSession(ctx, agentID, sessionKey, e.Now())
+	// The default session's first use creates it: that write alone passes
+	// writer admission (an existing session is only read).
+	sess, err := e.Writer().EnsureSession(ctx, agentID, sessionKey, e.Now())
 	if err != nil {
 		return sess, err
 	}

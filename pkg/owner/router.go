@@ -205,7 +205,10 @@ func (r *Router) runLocal(ctx context.Context, m Method, params json.RawMessage,
 	}
 	_, statErr := os.Stat(r.Home.DB())
 	fresh := m.Write && lock != nil && errors.Is(statErr, fs.ErrNotExist)
-	st, err := OpenStore(ctx, r.Home, !m.Write)
+	// The call's one read of config.json, after ownership: it selects the
+	// engine and is the snapshot the operation sees (AdmittedConfig).
+	cfg, cfgErr := config.Load(r.Home.Dir)
+	st, err := openStore(ctx, r.Home, !m.Write, cfg, cfgErr)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +234,7 @@ func (r *Router) runLocal(ctx context.Context, m Method, params json.RawMessage,
 		return nil
 	}
 	env := NewEnv(r.Home.Dir, st, fence, r.Now, r.Progress, false)
-	env.AdmitConfig() // after ownership: the call's config snapshot
+	env.admitConfig(cfg, cfgErr) // the call's config snapshot
 	return Invoke(ctx, m, env, params)
 }
 
@@ -267,12 +270,18 @@ func Invoke(ctx context.Context, m Method, env *Env, params json.RawMessage) (js
 // database gives an empty in-memory store, so read-only commands never
 // create the database.
 func OpenStore(ctx context.Context, h Home, readOnly bool) (*store.Store, error) {
+	cfg, err := config.Load(h.Dir)
+	return openStore(ctx, h, readOnly, cfg, err)
+}
+
+// openStore is OpenStore with the home's config already read.
+func openStore(ctx context.Context, h Home, readOnly bool, cfg *config.Config, cfgErr error) (*store.Store, error) {
 	var e store.Engine = store.SQLite{Path: ":memory:"}
 	if ok, _ := h.Exists(); ok {
-		cfg, err := config.Load(h.Dir)
-		if err != nil {
-			return nil, err
+		if cfgErr != nil {
+			return nil, cfgErr
 		}
+		var err error
 		e, err = ResolveEngine(h, cfg)
 		if err != nil {
 			return nil, err

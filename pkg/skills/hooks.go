@@ -47,6 +47,12 @@ func LoadHooks(home string) ([][]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return hooksFrom(cfg)
+}
+
+// hooksFrom reads hooks.skill_changed from a given config (an operation's
+// admitted snapshot).
+func hooksFrom(cfg *config.Config) ([][]string, error) {
 	raw, ok := cfg.Get("hooks.skill_changed")
 	if !ok || raw == nil {
 		return nil, nil

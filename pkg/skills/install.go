@@ -195,7 +195,7 @@ func opInstall(ctx context.Context, env *owner.Env, p InstallParams) (any, error
 		return nil, err
 	}
 	sortTree(next)
-	hooks, err := LoadHooks(env.Home)
+	hooks, err := admittedHooks(env)
 	if err != nil {
 		return nil, err
 	}

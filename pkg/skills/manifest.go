@@ -80,14 +80,32 @@ type manifestIdent struct {
 // ResolvePlugin finds plugin id: config plugins.entries.<id>.path (relative
 // paths are taken from the home), else <home>/plugins/<id>/. A plugin
 // disabled in config, missing, or with an unreadable or invalid manifest is
-// plugin_unavailable (exit 3): nothing is attempted.
+// plugin_unavailable (exit 3): nothing is attempted. It reads the current
+// config; operations resolve against the config admitted with their call
+// (resolvePlugin).
 func ResolvePlugin(home, id string) (*Plugin, error) {
-	if id == "" || id == "." || id == ".." || strings.ContainsAny(id, "/\\\x00") || suspiciousRune(id) != 0 {
-		return nil, errs.Usage("invalid_plugin_id", "plugin id %q is not a plain name", id).
-			WithHint("pass the plugin's id as in its openclaw.plugin.json, e.g. --plugin my-plugin")
+	if err := checkPluginID(id); err != nil {
+		return nil, err
 	}
 	cfg, err := config.Load(home)
 	if err != nil {
+		return nil, err
+	}
+	return resolvePlugin(home, cfg, id)
+}
+
+func checkPluginID(id string) error {
+	if id == "" || id == "." || id == ".." || strings.ContainsAny(id, "/\\\x00") || suspiciousRune(id) != 0 {
+		return errs.Usage("invalid_plugin_id", "plugin id %q is not a plain name", id).
+			WithHint("pass the plugin's id as in its openclaw.plugin.json, e.g. --plugin my-plugin")
+	}
+	return nil
+}
+
+// resolvePlugin is ResolvePlugin against a given config (an operation's
+// admitted snapshot).
+func resolvePlugin(home string, cfg *config.Config, id string) (*Plugin, error) {
+	if err := checkPluginID(id); err != nil {
 		return nil, err
 	}
 	var entry map[string]any
@@ -139,7 +157,9 @@ func (p *Plugin) SkillsRoot(home, agent string) (string, error) {
 }
 
 // Recheck fails with plugin_unavailable when the plugin was disabled,
-// removed or its manifest replaced since ResolvePlugin.
+// removed or its manifest replaced since it was resolved. It reads the
+// current config and manifest, not the call's snapshot: an authority
+// check, it can only refuse an effect, never change what the call does.
 func (p *Plugin) Recheck(home string) error {
 	cur, err := ResolvePlugin(home, p.ID)
 	if err != nil {

@@ -164,8 +164,23 @@ type call struct {
 	r *os.Root
 }
 
+// admittedHooks is hooks.skill_changed from the config admitted with the
+// call: a config change during the call does not change which hooks its
+// event is dispatched to.
+func admittedHooks(env *owner.Env) ([][]string, error) {
+	cfg, err := env.AdmittedConfig()
+	if err != nil {
+		return nil, err
+	}
+	return hooksFrom(cfg)
+}
+
 // begin binds the session, resolves the plugin and the skills root, and
-// checks authority after each step.
+// checks authority after each step. What the call uses (the plugin
+// registry, the plugin's folder and agentSkillsDir, the hooks) comes from
+// the config admitted with the call (owner.Env.AdmittedConfig), read once
+// after ownership; the authority re-checks (Plugin.Recheck) read the
+// current files and can only refuse.
 func begin(ctx context.Context, env *owner.Env, t Target) (*call, error) {
 	if t.AgentID == "" {
 		t.AgentID = store.DefaultAgent
@@ -182,7 +197,11 @@ func begin(ctx context.Context, env *owner.Env, t Target) (*call, error) {
 	if err := env.Scope.AssertCurrent(); err != nil {
 		return nil, err
 	}
-	pl, err := ResolvePlugin(env.Home, t.PluginID)
+	cfg, err := env.AdmittedConfig()
+	if err != nil {
+		return nil, err
+	}
+	pl, err := resolvePlugin(env.Home, cfg, t.PluginID)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +209,7 @@ func begin(ctx context.Context, env *owner.Env, t Target) (*call, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkRootOwner(env.Home, pl, t.AgentID, root); err != nil {
+	if err := checkRootOwner(env.Home, cfg, pl, t.AgentID, root); err != nil {
 		return nil, err
 	}
 	if err := env.Scope.AssertCurrent(); err != nil {
@@ -437,13 +456,15 @@ func lockSkill(home string, t Target, skill string) (func(), error) {
 	return unlock, nil
 }
 
+const codeUndelivered = "skill_committed_undelivered"
+
 // afterApply turns a lost authority after the file change into outcome
 // unknown: the change is on disk, but its event was not dispatched.
 func afterApply(err error) error {
 	if err == nil {
 		return nil
 	}
-	return errs.Unknown("skill_committed_undelivered", "the skill change was applied but authority was lost before its skill_changed event could be dispatched: %v", err).
+	return errs.Unknown(codeUndelivered, "the skill change was applied but authority was lost before its skill_changed event could be dispatched: %v", err).
 		WithHint("inspect the skill with 'clawkit skill list' and 'clawkit skill events'; do not repeat the change blindly").Wrap(err)
 }
 
@@ -468,7 +489,7 @@ func opWrite(ctx context.Context, env *owner.Env, p WriteParams) (any, error) {
 	if err := rep.Err(); err != nil {
 		return nil, err
 	}
-	hooks, err := LoadHooks(env.Home)
+	hooks, err := admittedHooks(env)
 	if err != nil {
 		return nil, err
 	}
@@ -514,6 +535,12 @@ func (c *call) publish(skill string, exists bool, keep []FileEntry, add []Source
 		return false, err
 	}
 	if c.r == nil { // the first skill of this agent: create the root
+		// Creating the root is the first change on disk: writer admission
+		// (the owner fence) first, and from here on an error is no longer
+		// a refusal before any effect.
+		if err := env.Admit(); err != nil {
+			return false, err
+		}
 		if err := os.MkdirAll(c.root, 0o755); err != nil {
 			return false, errs.Failed("write_failed", "cannot create the skills root %s: %v", c.root, unwrapPathErr(err))
 		}
@@ -543,6 +570,10 @@ func (c *call) publish(skill string, exists bool, keep []FileEntry, add []Source
 		return false, err
 	}
 	if err := checkNoLinks(c.root, skill); err != nil {
+		_ = c.r.RemoveAll(stage)
+		return false, err
+	}
+	if err := env.Admit(); err != nil { // writer admission, right before the swap
 		_ = c.r.RemoveAll(stage)
 		return false, err
 	}
@@ -591,7 +622,7 @@ func opRemove(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
 				WithHint("remove the whole skill with 'clawkit skill remove %s --plugin %s', or replace SKILL.md with 'clawkit skill write %s SKILL.md'", p.Skill, p.PluginID, p.Skill)
 		}
 	}
-	hooks, err := LoadHooks(env.Home)
+	hooks, err := admittedHooks(env)
 	if err != nil {
 		return nil, err
 	}
@@ -619,6 +650,9 @@ func opRemove(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
 		if err := env.Scope.AssertCurrent(); err != nil {
 			return false, err
 		}
+		if err := env.Admit(); err != nil { // writer admission, right before the removal
+			return false, err
+		}
 		if rel == "" {
 			if err := removeSkillTree(c.r, p.Skill); err != nil {
 				if e := errs.As(err); e != nil {
@@ -642,186 +676,6 @@ func opRemove(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
 		_ = fsx.SyncDir(filepath.Join(c.root, filepath.FromSlash(p.Skill)))
 		return true, nil
 	})
-}
-
-// commit is the one commit path (DESIGN §9): per-skill lock, read the
-// current revision, apply (the change func), refresh the index, record and
-// dispatch exactly one skill_changed event. Authority is checked after each
-// step and right before the file change (inside apply) and the dispatch.
-// A failed or no-op apply dispatches nothing.
-func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]string, warnings []Finding,
-	apply func(tree []FileEntry, md []byte, exists bool) (bool, error)) (any, error) {
-	env := c.env
-	if _, err := c.skillDir(skill); err != nil {
-		return nil, err
-	}
-	if _, err := c.rootResult(); err != nil {
-		return nil, err
-	}
-	r, err := openSkillsRoot(c.root)
-	if err != nil {
-		return nil, err
-	}
-	c.r = r
-	defer func() {
-		if c.r != nil {
-			c.r.Close()
-		}
-	}()
-	unlock, err := lockSkill(env.Home, c.t, skill)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	if err := env.Scope.AssertCurrent(); err != nil {
-		return nil, err
-	}
-	// Whatever an interrupted command left for this skill goes first: it
-	// is never content, and holding the lock proves its owner is gone.
-	cleanLeftovers(c.r, skill)
-	checkRel := skill
-	if rel != "" {
-		checkRel += "/" + rel
-	}
-	if err := checkNoLinks(c.root, checkRel); err != nil {
-		return nil, err
-	}
-	tree, md, exists, err := readTree(c.r, c.root, skill)
-	if err != nil {
-		return nil, err
-	}
-	var before *Revision
-	if md != nil {
-		r := RevisionOf(md, tree)
-		before = &r
-	}
-	if warnings == nil {
-		warnings = []Finding{}
-	}
-	res := &CommitResult{PluginID: c.t.PluginID, AgentID: c.t.AgentID, Skill: skill, File: rel, Action: action,
-		Before: before, After: before, Warnings: warnings, Hooks: []HookResult{}}
-	changed, err := apply(tree, md, exists)
-	if err != nil && !changed {
-		return nil, err
-	}
-	if !changed {
-		return res, nil
-	}
-	res.Changed = true
-	applyErr := err // a removal that left debris still changed the skill
-
-	// Refresh discovery: the index row follows the folder.
-	if err := afterApply(env.Scope.AssertCurrent()); err != nil {
-		return nil, err
-	}
-	after, err := c.refreshIndex(ctx, skill)
-	if err != nil {
-		return nil, errs.Unknown("skill_index_failed", "the skill change was applied but the skill index could not be refreshed: %v", err).
-			WithHint("run 'clawkit skill list' to inspect; the next change to this skill refreshes the index")
-	}
-	res.After = after
-	res.Removed = after == nil
-	ev := Event{Source: "plugin", PluginID: c.t.PluginID, AgentID: c.t.AgentID, Skill: skill, Before: before, After: after}
-	res.Event = &ev
-	evJSON, _ := json.Marshal(ev)
-	id := newEventID(env.Now())
-	res.EventID = id
-	dispatch := "pending"
-	if len(hooks) == 0 {
-		dispatch = "no-hooks"
-	}
-	if err := afterApply(env.Scope.AssertCurrent()); err != nil {
-		return nil, err
-	}
-	// The events table knows write and remove; an install is a write of the
-	// whole tree (file "").
-	recAction := action
-	if action == "install" {
-		recAction = "write"
-	}
-	if err := c.recordEvent(ctx, id, skill, recAction, rel, evJSON, dispatch); err != nil {
-		return nil, errs.Unknown("skill_event_unrecorded", "the skill change was applied but its event could not be recorded: %v", err).
-			WithHint("inspect with 'clawkit skill list'; hooks were not run")
-	}
-	if len(hooks) > 0 {
-		// The last checks before the external effect: the owner and session
-		// (Scope) and the plugin's own authority (still enabled, same
-		// manifest), as before the file change.
-		if err := env.Scope.AssertCurrent(); err != nil {
-			_ = c.finishEvent(ctx, id, "undelivered", nil)
-			return nil, afterApply(err)
-		}
-		if err := c.plugin.Recheck(env.Home); err != nil {
-			_ = c.finishEvent(ctx, id, "undelivered", nil)
-			return nil, afterApply(err)
-		}
-		dispatch = "delivered"
-		for _, argv := range hooks {
-			hr := RunHook(ctx, argv, append(append([]byte(nil), evJSON...), '\n'))
-			if !hr.OK {
-				dispatch = "failed"
-			}
-			res.Hooks = append(res.Hooks, hr)
-		}
-		if err := c.finishEvent(ctx, id, dispatch, res.Hooks); err != nil {
-			return nil, errs.Unknown("skill_event_unrecorded", "hooks ran but their outcome could not be recorded: %v", err)
-		}
-	}
-	res.Dispatch = dispatch
-	if applyErr != nil {
-		return nil, errs.Unknown(errs.CodeOf(applyErr), "%v", applyErr)
-	}
-	return res, nil
-}
-
-// refreshIndex recomputes the skill's revision from disk and upserts (or
-// deletes) its index row. It returns the revision after the change (nil
-// when the skill is gone).
-func (c *call) refreshIndex(ctx context.Context, skill string) (*Revision, error) {
-	tree, md, _, err := readTree(c.r, c.root, skill)
-	if err != nil {
-		return nil, err
-	}
-	st := c.env.Store
-	db := st.DB()
-	if md == nil {
-		_, err := db.ExecContext(ctx, st.Rebind(`DELETE FROM skill_index WHERE plugin_id = ? AND agent_id = ? AND skill = ?`),
-			c.t.PluginID, c.t.AgentID, skill)
-		return nil, err
-	}
-	rev := RevisionOf(md, tree)
-	var total int64
-	for _, f := range tree {
-		total += f.SizeBytes
-	}
-	_, err = db.ExecContext(ctx, st.Rebind(`INSERT INTO skill_index (plugin_id, agent_id, skill, content_sha256, tree_sha256, files, bytes, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (plugin_id, agent_id, skill) DO UPDATE SET content_sha256 = excluded.content_sha256,
-  tree_sha256 = excluded.tree_sha256, files = excluded.files, bytes = excluded.bytes, updated_at = excluded.updated_at`),
-		c.t.PluginID, c.t.AgentID, skill, rev.ContentSHA256, rev.TreeSHA256, len(tree), total, stamp(c.env.Now()))
-	if err != nil {
-		return nil, err
-	}
-	return &rev, nil
-}
-
-func (c *call) recordEvent(ctx context.Context, id, skill, action, file string, ev []byte, dispatch string) error {
-	st := c.env.Store
-	_, err := st.DB().ExecContext(ctx, st.Rebind(`INSERT INTO skill_events (event_id, plugin_id, agent_id, skill, action, file, event_json, dispatch, hooks_json, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, '[]', ?)`), id, c.t.PluginID, c.t.AgentID, skill, action, file, string(ev), dispatch, stamp(c.env.Now()))
-	return err
-}
-
-func (c *call) finishEvent(ctx context.Context, id, dispatch string, hooks []HookResult) error {
-	if hooks == nil {
-		hooks = []HookResult{}
-	}
-	hj, _ := json.Marshal(hooks)
-	st := c.env.Store
-	// A fresh context: the outcome of hooks that already ran is recorded
-	// even when the caller was interrupted meanwhile.
-	_, err := st.DB().ExecContext(context.WithoutCancel(ctx), st.Rebind(`UPDATE skill_events SET dispatch = ?, hooks_json = ? WHERE event_id = ?`), dispatch, string(hj), id)
-	return err
 }
 
 func opEvents(ctx context.Context, env *owner.Env, p EventsParams) (any, error) {

@@ -25,6 +25,8 @@ type fixture struct {
 	st    *store.Store
 	reg   *owner.Registry
 	fence func() error
+	// env is the last call's Env (EffectBegun after an error).
+	env atomic.Pointer[owner.Env]
 }
 
 func newFixture(t testing.TB) *fixture {
@@ -54,6 +56,8 @@ func (f *fixture) call(method string, params any) (json.RawMessage, error) {
 		return nil
 	}
 	env := owner.NewEnv(f.home, f.st, fence, time.Now, nil, false)
+	env.AdmitConfig() // as both executors do, after ownership
+	f.env.Store(env)
 	return owner.Invoke(context.Background(), m, env, raw)
 }
 

@@ -25,10 +25,11 @@ import (
 // and manifest, and --plugin only selects among registered plugins.
 
 // registeredPluginIDs lists the plugin ids the home knows: keys of config
-// plugins.entries and folders under <home>/plugins.
-func registeredPluginIDs(home string) []string {
+// plugins.entries (in the call's admitted config) and folders under
+// <home>/plugins.
+func registeredPluginIDs(home string, cfg *config.Config) []string {
 	seen := map[string]bool{}
-	if cfg, err := config.Load(home); err == nil {
+	if cfg != nil {
 		if entries, ok := cfg.Get("plugins.entries"); ok {
 			if m, ok := entries.(map[string]any); ok {
 				for id := range m {
@@ -54,13 +55,13 @@ func registeredPluginIDs(home string) []string {
 
 // checkRootOwner refuses a call whose skills root is also (or overlaps)
 // another registered, usable plugin's skills root for the same agent.
-func checkRootOwner(home string, pl *Plugin, agent, root string) error {
+func checkRootOwner(home string, cfg *config.Config, pl *Plugin, agent, root string) error {
 	mine := filepath.Clean(root)
-	for _, id := range registeredPluginIDs(home) {
+	for _, id := range registeredPluginIDs(home, cfg) {
 		if id == pl.ID {
 			continue
 		}
-		other, err := ResolvePlugin(home, id)
+		other, err := resolvePlugin(home, cfg, id)
 		if err != nil || other.Manifest.AgentSkillsDir == "" {
 			continue // a plugin that cannot act owns nothing
 		}

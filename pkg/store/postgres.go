@@ -170,7 +170,7 @@ func (e *Postgres) Exists(ctx context.Context) (bool, error) {
 
 // Backup implements Engine: a PostgreSQL database is backed up with the
 // server's own tools.
-func (e *Postgres) Backup(ctx context.Context, db *sql.DB, path string) error {
+func (e *Postgres) Backup(ctx context.Context, db *sql.DB, path string, _ func() error) error {
 	return errs.Refused("backup_unsupported", "state backup writes SQLite copies; this home uses PostgreSQL").
 		WithHint("back PostgreSQL up with pg_dump (e.g. pg_dump --format=custom --file=FILE DBNAME) or your server's backup tooling")
 }

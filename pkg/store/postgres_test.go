@@ -106,7 +106,7 @@ func TestPostgresConnectionFailureIsTemporaryWithoutSecret(t *testing.T) {
 }
 
 func TestPostgresBackupRefused(t *testing.T) {
-	err := (&store.Postgres{}).Backup(context.Background(), nil, "/tmp/x")
+	err := (&store.Postgres{}).Backup(context.Background(), nil, "/tmp/x", nil)
 	if errs.KindOf(err) != errs.KindRefused || !strings.Contains(errs.As(err).Hint, "pg_dump") {
 		t.Fatalf("got %v", err)
 	}

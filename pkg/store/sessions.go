@@ -115,16 +115,28 @@ func (s *Store) CreateSession(ctx context.Context, agentID, key string, now time
 	if err := ValidateIDs(agentID, key); err != nil {
 		return Session{}, err
 	}
+	// An existing session is refused by this read, before any write: the
+	// INSERT below refuses only one created meanwhile.
+	if _, err := s.GetSession(ctx, agentID, key); err == nil {
+		return Session{}, sessionExists(agentID, key)
+	}
 	ts := now.UTC().Format(time.RFC3339Nano)
+	if err := s.admitWrite(); err != nil {
+		return Session{}, err
+	}
 	res, err := s.db.ExecContext(ctx, s.Rebind(`INSERT INTO sessions (agent_id, session_key, incarnation, status, created_at, updated_at) VALUES (?, ?, 1, 'active', ?, ?) ON CONFLICT DO NOTHING`), agentID, key, ts, ts)
 	if err != nil {
 		return Session{}, errs.Failed("store_error", "cannot create session: %v", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return Session{}, errs.Failed("session_exists", "session %s of agent %s already exists", key, agentID).
-			WithHint("use 'clawkit session reset %s --agent %s' to start it over", key, agentID)
+		return Session{}, sessionExists(agentID, key)
 	}
 	return s.GetSession(ctx, agentID, key)
+}
+
+func sessionExists(agentID, key string) error {
+	return errs.Failed("session_exists", "session %s of agent %s already exists", key, agentID).
+		WithHint("use 'clawkit session reset %s --agent %s' to start it over", key, agentID)
 }
 
 // EnsureSession returns a session, creating it only when it is the default
@@ -176,6 +188,9 @@ func (s *Store) UpdateSession(ctx context.Context, agentID, key, action string, 
 		q, args = `UPDATE sessions SET status = ?, retry_after_ms = ?, updated_at = ? WHERE agent_id = ? AND session_key = ? AND status <> 'revoked'`, []any{status, retryAfterMs, ts, agentID, key}
 	default:
 		return cur, errs.Usage("invalid_action", "unknown session action %q", action)
+	}
+	if err := s.admitWrite(); err != nil {
+		return cur, err
 	}
 	res, err := s.db.ExecContext(ctx, s.Rebind(q), args...)
 	if err != nil {

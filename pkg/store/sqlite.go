@@ -68,7 +68,7 @@ func (e SQLite) Open(ctx context.Context) (*sql.DB, error) {
 // Backup implements Engine with VACUUM INTO a temporary sibling, then an
 // atomic rename: the copy is transactionally consistent and a crash never
 // leaves a partial file at path.
-func (e SQLite) Backup(ctx context.Context, db *sql.DB, path string) error {
+func (e SQLite) Backup(ctx context.Context, db *sql.DB, path string, admit func() error) error {
 	if _, err := os.Lstat(path); err == nil {
 		return errs.Failed("backup_exists", "%s already exists", path).WithHint("choose a new file name or remove the old backup")
 	}
@@ -85,6 +85,12 @@ func (e SQLite) Backup(ctx context.Context, db *sql.DB, path string) error {
 	}
 	if err := os.Chmod(name, 0o600); err != nil {
 		return errs.Failed("backup_failed", "backup failed: %v", err)
+	}
+	// Writer admission (nil: none) immediately before the publication.
+	if admit != nil {
+		if err := admit(); err != nil {
+			return err
+		}
 	}
 	// Link, not rename: refuses to replace a file created meanwhile.
 	if err := os.Link(name, path); err != nil {

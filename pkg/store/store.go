@@ -33,8 +33,9 @@ type Engine interface {
 	// Exists reports whether the database already exists.
 	Exists(ctx context.Context) (bool, error)
 	// Backup writes a consistent copy of the database to path, which must
-	// not exist yet.
-	Backup(ctx context.Context, db *sql.DB, path string) error
+	// not exist yet. admit (writer admission; nil: none) is called
+	// immediately before the copy is published at path.
+	Backup(ctx context.Context, db *sql.DB, path string, admit func() error) error
 	// Rebind rewrites ? placeholders for the engine's driver.
 	Rebind(query string) string
 }
@@ -85,6 +86,29 @@ func LatestVersion() int {
 type Store struct {
 	db     *sql.DB
 	engine Engine
+	// admit, when set (Gated), is writer admission: called immediately
+	// before each of this Store's own writes (sessions), which it refuses
+	// when it fails.
+	admit func() error
+}
+
+// Gated returns a view of s whose own writes (session create, update and
+// the default session's first use) first pass admit, immediately before
+// the statement: a process that no longer owns the state writes nothing,
+// and a refusal found by the read before the write stays a refusal before
+// any effect. The view shares s's pool; close s, not the view.
+func (s *Store) Gated(admit func() error) *Store {
+	c := *s
+	c.admit = admit
+	return &c
+}
+
+// admitWrite runs the writer admission of a Gated view (nil otherwise).
+func (s *Store) admitWrite() error {
+	if s.admit == nil {
+		return nil
+	}
+	return s.admit()
 }
 
 // DB returns the pool.
