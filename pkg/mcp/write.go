@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"syscall"
 	"time"
 )
 
@@ -68,7 +69,25 @@ func (c *Client) writeError(ctx context.Context, method string, err error, onTim
 			return e
 		}
 	}
+	if errors.Is(err, syscall.EPIPE) {
+		// Nobody reads the server's stdin any more: nearly always because
+		// the server is ending (a launcher that could not find its
+		// program exits before the first request is written). Its exit
+		// status and stderr say why, so wait a bounded moment for them
+		// instead of reporting only the broken pipe.
+		t := time.NewTimer(epipeExitWait)
+		defer t.Stop()
+		select {
+		case <-c.proc.Exited():
+			return c.exitError()
+		case <-t.C:
+		}
+	}
 	e := unavailable("write_failed", "cannot write to the server: %v", err)
 	e.Err = err
 	return e
 }
+
+// epipeExitWait bounds how long a broken pipe waits for the server's exit
+// status before it is reported as a write failure.
+const epipeExitWait = 2 * time.Second
