@@ -51,6 +51,9 @@ type Job struct {
 	CitationCount      int    `json:"citationCount"`
 	DroppedCitations   int    `json:"droppedCitations"`
 	CancelRequestedAt  int64  `json:"cancelRequestedAtMs,omitempty"`
+	// CancelSentAt is when the provider was last asked to cancel (a
+	// queued cancellation skips a request already made).
+	CancelSentAt int64 `json:"-"`
 	RowVersion         int64  `json:"-"`
 }
 
@@ -73,7 +76,7 @@ func newJobID() string {
 const jobCols = `job_id, agent_id, session_key, session_incarnation, profile_id, credential_account, base_url, agent,
 handle, state, provider_status, provider_updated, question, output_format, max_report_bytes, idempotency_key,
 created_at, updated_at, submitted_at, finished_at, deadline_at, next_poll_at, poll_count, error_code, error_message,
-partial, published, report_bytes, citation_count, dropped_citations, cancel_requested_at, row_version`
+partial, published, report_bytes, citation_count, dropped_citations, cancel_requested_at, row_version, cancel_sent_at`
 
 func scanJob(row interface{ Scan(...any) error }) (*Job, error) {
 	var j Job
@@ -82,7 +85,7 @@ func scanJob(row interface{ Scan(...any) error }) (*Job, error) {
 	err := row.Scan(&j.ID, &j.AgentID, &j.SessionKey, &j.SessionIncarnation, &j.ProfileID, &j.CredentialAccount, &j.BaseURL, &j.Agent,
 		&handle, &j.State, &j.ProviderStatus, &j.ProviderUpdated, &j.Question, &j.OutputFormat, &j.MaxReportBytes, &idem,
 		&j.CreatedAt, &j.UpdatedAt, &j.SubmittedAt, &j.FinishedAt, &j.DeadlineAt, &j.NextPollAt, &j.PollCount, &j.ErrorCode, &j.ErrorMessage,
-		&partial, &published, &j.ReportBytes, &j.CitationCount, &j.DroppedCitations, &j.CancelRequestedAt, &j.RowVersion)
+		&partial, &published, &j.ReportBytes, &j.CitationCount, &j.DroppedCitations, &j.CancelRequestedAt, &j.RowVersion, &j.CancelSentAt)
 	if err != nil {
 		return nil, err
 	}
@@ -159,11 +162,11 @@ func (s jobStore) insert(ctx context.Context, j *Job) error {
 	if err := s.admit(); err != nil {
 		return err
 	}
-	_, err := s.st.DB().ExecContext(ctx, s.q(`INSERT INTO research_jobs (`+jobCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`),
+	_, err := s.st.DB().ExecContext(ctx, s.q(`INSERT INTO research_jobs (`+jobCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`),
 		j.ID, j.AgentID, j.SessionKey, j.SessionIncarnation, j.ProfileID, j.CredentialAccount, j.BaseURL, j.Agent,
 		nullable(j.Handle), j.State, j.ProviderStatus, j.ProviderUpdated, j.Question, j.OutputFormat, j.MaxReportBytes, nullable(j.IdempotencyKey),
 		j.CreatedAt, j.UpdatedAt, j.SubmittedAt, j.FinishedAt, j.DeadlineAt, j.NextPollAt, j.PollCount, j.ErrorCode, j.ErrorMessage,
-		b2i(j.Partial), b2i(j.Published), j.ReportBytes, j.CitationCount, j.DroppedCitations, j.CancelRequestedAt, j.RowVersion)
+		b2i(j.Partial), b2i(j.Published), j.ReportBytes, j.CitationCount, j.DroppedCitations, j.CancelRequestedAt, j.RowVersion, j.CancelSentAt)
 	if err != nil {
 		return storeErr("record the research job", err)
 	}
@@ -248,7 +251,7 @@ func (s jobStore) updateIn(ctx context.Context, tx *sql.Tx, j *Job, now time.Tim
 	st, err := s.stmt(ctx, `UPDATE research_jobs SET handle = ?, state = ?, provider_status = ?, provider_updated = ?,
  updated_at = ?, submitted_at = ?, finished_at = ?, next_poll_at = ?, poll_count = ?, error_code = ?, error_message = ?,
  partial = ?, published = ?, report_bytes = ?, citation_count = ?, dropped_citations = ?, cancel_requested_at = ?,
- row_version = row_version + 1
+ cancel_sent_at = ?, row_version = row_version + 1
  WHERE job_id = ? AND row_version = ? AND state NOT IN ('completed','failed','cancelled','incomplete','not-sent','indeterminate')`)
 	if err != nil {
 		return storeErr("update the research job", err)
@@ -259,7 +262,7 @@ func (s jobStore) updateIn(ctx context.Context, tx *sql.Tx, j *Job, now time.Tim
 	res, err := st.ExecContext(ctx,
 		nullable(j.Handle), j.State, j.ProviderStatus, j.ProviderUpdated, j.UpdatedAt, j.SubmittedAt, j.FinishedAt, j.NextPollAt,
 		j.PollCount, j.ErrorCode, j.ErrorMessage, b2i(j.Partial), b2i(j.Published), j.ReportBytes, j.CitationCount, j.DroppedCitations,
-		j.CancelRequestedAt, j.ID, j.RowVersion)
+		j.CancelRequestedAt, j.CancelSentAt, j.ID, j.RowVersion)
 	if err != nil {
 		return storeErr("update the research job", err)
 	}
