@@ -54,7 +54,7 @@ type Job struct {
 	// CancelSentAt is when the provider was last asked to cancel (a
 	// queued cancellation skips a request already made).
 	CancelSentAt int64 `json:"-"`
-	RowVersion         int64  `json:"-"`
+	RowVersion   int64 `json:"-"`
 }
 
 // Compiled on first use: package initialisation is paid by every

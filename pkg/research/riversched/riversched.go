@@ -15,6 +15,7 @@
 //   - clawkit_research_publish reads the finished interaction again and
 //     publishes it; it is inserted in the transaction that records the
 //     terminal status a poll saw.
+//
 // Cancel and publish are idempotent (a request already accepted or a
 // publication already recorded is not repeated), so their errors are
 // retried with river's backoff, as a poll's GET is. River locks

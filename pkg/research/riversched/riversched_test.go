@@ -22,11 +22,11 @@ import (
 // database: a store holding an owner lease, the fake API, a service with
 // fast polls, and river scheduling installed.
 type rig struct {
-	t       *testing.T
-	home    string
-	st      *store.Store
-	fake    *fakeapi.Listener
-	svc     *research.Service
+	t    *testing.T
+	home string
+	st   *store.Store
+	fake *fakeapi.Listener
+	svc  *research.Service
 }
 
 func newRig(t *testing.T) *rig {
