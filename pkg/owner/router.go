@@ -208,6 +208,9 @@ func (r *Router) runLocal(ctx context.Context, m Method, params json.RawMessage,
 	if err := admit(m, r.Home, params); err != nil {
 		return nil, err
 	}
+	if m.FilesOnly {
+		return r.runFiles(ctx, m, params, lock)
+	}
 	_, statErr := os.Stat(r.Home.DB())
 	fresh := m.Write && lock != nil && errors.Is(statErr, fs.ErrNotExist)
 	st, err := OpenStore(ctx, r.Home, !m.Write)
@@ -266,6 +269,23 @@ func (r *Router) runLocal(ctx context.Context, m Method, params json.RawMessage,
 	}
 	env := NewEnv(r.Home.Dir, st, fence, r.Now, r.Progress, false)
 	env.AdmitConfig() // after ownership: the call's config snapshot
+	return Invoke(ctx, m, env, params)
+}
+
+// runFiles runs an operation on the home's files only: the owner lock is
+// its whole fence, and no engine is resolved.
+func (r *Router) runFiles(ctx context.Context, m Method, params json.RawMessage, lock *Lock) (json.RawMessage, error) {
+	fence := func() error {
+		if err := ctx.Err(); err != nil {
+			return ErrRetired("interrupted")
+		}
+		if lock != nil && !lock.Held() {
+			return ErrRetired("the owner lock file was removed or replaced")
+		}
+		return nil
+	}
+	env := NewEnv(r.Home.Dir, nil, fence, r.Now, r.Progress, false)
+	env.AdmitConfig()
 	return Invoke(ctx, m, env, params)
 }
 
