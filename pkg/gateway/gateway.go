@@ -235,7 +235,12 @@ func (g *Gateway) fence() error {
 func (g *Gateway) stop() { g.stopOnce.Do(func() { close(g.stopCh) }) }
 
 func (g *Gateway) handleStatus(w http.ResponseWriter, r *http.Request) {
+	var rt int64
+	if pg, ok := g.store.Engine().(*store.Postgres); ok {
+		rt = pg.RoundTrips()
+	}
 	writeJSON(w, http.StatusOK, owner.Status{
+		DBRoundTrips: rt,
 		OwnerID: g.ownerID, PID: g.rec.PID, Socket: g.rec.Socket, Version: g.opts.Version,
 		Engine: g.rec.Engine, StartedAt: g.rec.StartedAt, Incarnation: g.incarnation,
 		SchemaVersion: g.schema, InFlight: int(g.nflight.Load()), Retiring: g.retiring.Load(),

@@ -78,14 +78,14 @@ handle, state, provider_status, provider_updated, question, output_format, max_r
 created_at, updated_at, submitted_at, finished_at, deadline_at, next_poll_at, poll_count, error_code, error_message,
 partial, published, report_bytes, citation_count, dropped_citations, cancel_requested_at, row_version, cancel_sent_at`
 
-func scanJob(row interface{ Scan(...any) error }) (*Job, error) {
+func scanJob(row interface{ Scan(...any) error }, extra ...any) (*Job, error) {
 	var j Job
 	var handle, idem sql.NullString
 	var partial, published int
-	err := row.Scan(&j.ID, &j.AgentID, &j.SessionKey, &j.SessionIncarnation, &j.ProfileID, &j.CredentialAccount, &j.BaseURL, &j.Agent,
+	err := row.Scan(append([]any{&j.ID, &j.AgentID, &j.SessionKey, &j.SessionIncarnation, &j.ProfileID, &j.CredentialAccount, &j.BaseURL, &j.Agent,
 		&handle, &j.State, &j.ProviderStatus, &j.ProviderUpdated, &j.Question, &j.OutputFormat, &j.MaxReportBytes, &idem,
 		&j.CreatedAt, &j.UpdatedAt, &j.SubmittedAt, &j.FinishedAt, &j.DeadlineAt, &j.NextPollAt, &j.PollCount, &j.ErrorCode, &j.ErrorMessage,
-		&partial, &published, &j.ReportBytes, &j.CitationCount, &j.DroppedCitations, &j.CancelRequestedAt, &j.RowVersion, &j.CancelSentAt)
+		&partial, &published, &j.ReportBytes, &j.CitationCount, &j.DroppedCitations, &j.CancelRequestedAt, &j.RowVersion, &j.CancelSentAt}, extra...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -186,6 +186,44 @@ func (s jobStore) get(ctx context.Context, id string) (*Job, error) {
 		return nil, storeErr("read the research job", err)
 	}
 	return j, nil
+}
+
+// jobColsOf is jobCols qualified by a table alias (for joins).
+func jobColsOf(alias string) string {
+	cols := strings.Split(strings.ReplaceAll(jobCols, "\n", " "), ",")
+	for i, c := range cols {
+		cols[i] = alias + "." + strings.TrimSpace(c)
+	}
+	return strings.Join(cols, ", ")
+}
+
+var jobWithSessionQuery = sync.OnceValue(func() string {
+	return `SELECT ` + jobColsOf("r") + `, s.incarnation, s.status, s.retry_after_ms
+FROM research_jobs r LEFT JOIN sessions s ON s.agent_id = r.agent_id AND s.session_key = r.session_key
+WHERE r.job_id = ?`
+})
+
+// getWithSession reads a job and its bound session in one round trip (a
+// queued poll's authority check uses this read of the session as its
+// first; sess is nil when the session no longer exists).
+func (s jobStore) getWithSession(ctx context.Context, id string) (*Job, *store.Session, error) {
+	st, err := s.stmt(ctx, jobWithSessionQuery())
+	if err != nil {
+		return nil, nil, storeErr("read the research job", err)
+	}
+	var inc, retry sql.NullInt64
+	var status sql.NullString
+	j, err := scanJob(st.QueryRowContext(ctx, id), &inc, &status, &retry)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, errs.Failed("job_not_found", "no research job %s", id).WithHint("'clawkit research list' shows the jobs of this home")
+	}
+	if err != nil {
+		return nil, nil, storeErr("read the research job", err)
+	}
+	if !status.Valid {
+		return j, nil, nil
+	}
+	return j, &store.Session{AgentID: j.AgentID, SessionKey: j.SessionKey, Incarnation: inc.Int64, Status: status.String, RetryAfterMs: retry.Int64}, nil
 }
 
 func (s jobStore) byHandle(ctx context.Context, handle string) (*Job, error) {

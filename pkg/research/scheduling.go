@@ -41,11 +41,17 @@ func (s *Service) interval(now time.Time, submitted int64, retryAfter time.Durat
 func (s *Service) pollOnce(ctx context.Context, env *owner.Env, id string, cred credential, assert func() error, dueOnly bool) (*Job, error) {
 	unlock := s.lockJob(id)
 	defer unlock()
-	js := jobsOf(env)
-	j, err := js.get(ctx, id)
+	j, err := jobsOf(env).get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	return s.pollLocked(ctx, env, j, cred, assert, dueOnly)
+}
+
+// pollLocked is pollOnce for a caller that holds the job's lock and has
+// just read j under it (a queued poll: one read of the row per poll).
+func (s *Service) pollLocked(ctx context.Context, env *owner.Env, j *Job, cred credential, assert func() error, dueOnly bool) (*Job, error) {
+	js := jobsOf(env)
 	if !Pollable(j.State) {
 		return j, nil
 	}
@@ -354,11 +360,29 @@ func (s *Service) pollUnderBinding(ctx context.Context, env *owner.Env, j *Job, 
 // bound incarnation, read fresh from the store each time (not from a
 // cached view) right before each request and publication.
 func bindingAssert(ctx context.Context, env *owner.Env, j *Job) func() error {
+	return bindingAssertFrom(ctx, env, j, nil, false)
+}
+
+// bindingAssertFrom is bindingAssert whose first check uses the session
+// as read together with the job a moment ago (sess; nil: it no longer
+// existed) instead of reading it again; every later check reads it fresh.
+func bindingAssertFrom(ctx context.Context, env *owner.Env, j *Job, sess *store.Session, haveSnapshot bool) func() error {
 	return func() error {
 		if err := env.Scope.AssertCurrent(); err != nil {
 			return err
 		}
-		cur, err := env.Store.GetSession(ctx, j.AgentID, j.SessionKey)
+		var cur store.Session
+		var err error
+		if haveSnapshot {
+			haveSnapshot = false
+			if sess == nil {
+				err = errs.Failed("session_not_found", "no session")
+			} else {
+				cur = *sess
+			}
+		} else {
+			cur, err = env.Store.GetSession(ctx, j.AgentID, j.SessionKey)
+		}
 		if err != nil {
 			return errs.Refused("session_gone", "session %s of agent %s no longer exists", j.SessionKey, j.AgentID)
 		}

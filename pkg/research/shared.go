@@ -153,33 +153,47 @@ func (w Worker) RequestTimeout() time.Duration { return w.s.budgets().RequestTim
 func (w Worker) Poll(ctx context.Context, env *owner.Env, id string) (next time.Time, pollable bool, err error) {
 	s := w.s
 	js := jobsOf(env)
-	j, err := js.get(ctx, id)
+	// One read of the row per poll, under the job's lock (as pollOnce),
+	// and the row the poll wrote answers when it is next due: database
+	// round trips are most of a queued poll's cost.
+	unlock := s.lockJob(id)
+	j, sess, err := js.getWithSession(ctx, id)
 	if err != nil {
+		unlock()
 		if errs.CodeOf(err) == "job_not_found" {
 			return time.Time{}, false, nil
 		}
 		return time.Time{}, true, err
 	}
 	if !Pollable(j.State) || PublishPending(j) {
+		unlock()
 		return time.Time{}, false, nil
 	}
 	if j.NextPollAt > ms(env.Now()) {
+		unlock()
 		return fromMs(j.NextPollAt), true, nil
 	}
-	if _, err := s.pollUnderBinding(asBackground(ctx), env, j, nil); err != nil {
-		e := errs.As(err)
-		switch {
-		case e == nil || e.Code == "owner_retired":
-			return time.Time{}, true, err
-		case e.Code == "session_refreshing":
-			d := time.Duration(e.RetryAfterMs) * time.Millisecond
-			if d <= 0 {
-				d = s.budgets().FastInterval
-			}
-			s.deferJob(ctx, env, j.ID, d, e)
-		case e.Kind == errs.KindRefused || e.Kind == errs.KindFailed:
-			s.deferJob(ctx, env, j.ID, 5*time.Minute, e)
+	cred, err := credentialFor(j, s.loadAuthView(env.Home))
+	var polled *Job
+	if err == nil {
+		polled, err = s.pollLocked(asBackground(ctx), env, j, cred, bindingAssertFrom(ctx, env, j, sess, true), true)
+	}
+	unlock()
+	if err == nil {
+		return fromMs(polled.NextPollAt), Pollable(polled.State) && !PublishPending(polled), nil
+	}
+	e := errs.As(err)
+	switch {
+	case e == nil || e.Code == "owner_retired":
+		return time.Time{}, true, err
+	case e.Code == "session_refreshing":
+		d := time.Duration(e.RetryAfterMs) * time.Millisecond
+		if d <= 0 {
+			d = s.budgets().FastInterval
 		}
+		s.deferJob(ctx, env, j.ID, d, e)
+	case e.Kind == errs.KindRefused || e.Kind == errs.KindFailed:
+		s.deferJob(ctx, env, j.ID, 5*time.Minute, e)
 	}
 	if j, err = js.get(ctx, id); err != nil {
 		return time.Time{}, true, err
