@@ -19,8 +19,9 @@ cd "$(dirname "$0")/.."
 JOBS=${JOBS:-10000}
 WINDOW=${WINDOW:-20}
 ADMIN=${CLAWKIT_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable}
-BIN=${BIN:-bin/clawkit}
-[ -x "$BIN" ] || make -s build BIN="$BIN"
+# A BIN given is used as is; otherwise this tree is built (a stale
+# bin/clawkit would measure an older build).
+if [ -z "${BIN:-}" ]; then BIN=bin/clawkit; make -s build BIN="$BIN"; fi
 BIN=$(realpath "$BIN")
 work=$(mktemp -d /tmp/ckscale.XXXXXX)
 go test -c -o "$work/helpers" ./testscript
