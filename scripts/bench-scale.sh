@@ -5,7 +5,10 @@
 # same jobs. Every job polls until the end of the window, at 20× real time
 # (250 ms fast interval), so the gateways are saturated and polls/s is
 # their aggregate capacity. Reports per setup: aggregate polls/s, gateway
-# CPU per poll, database transactions per poll (pg_stat_database), and on
+# CPU per poll, database round trips per poll (counted by each gateway's
+# PostgreSQL connections, `gateway status` dbRoundTrips) and transactions
+# per poll (pg_stat_database, every client of the database), the scaling
+# of polls/s at 2 and 3 gateways against 1, and on
 # PostgreSQL with ≥ 2 gateways the takeover time after kill -9 of one:
 # from the kill until none of its river jobs is still held.
 #
@@ -16,8 +19,9 @@ cd "$(dirname "$0")/.."
 JOBS=${JOBS:-10000}
 WINDOW=${WINDOW:-20}
 ADMIN=${CLAWKIT_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable}
-BIN=${BIN:-bin/clawkit}
-[ -x "$BIN" ] || make -s build BIN="$BIN"
+# A BIN given is used as is; otherwise this tree is built (a stale
+# bin/clawkit would measure an older build).
+if [ -z "${BIN:-}" ]; then BIN=bin/clawkit; make -s build BIN="$BIN"; fi
 BIN=$(realpath "$BIN")
 work=$(mktemp -d /tmp/ckscale.XXXXXX)
 go test -c -o "$work/helpers" ./testscript
@@ -42,6 +46,13 @@ cpu_of() { # total utime+stime ticks of the gateways' pids
   echo $t
 }
 gets() { grep -c '"req":"GET /interactions/' "$work/fake.log" || true; }
+roundtrips() { # database requests the gateways (homes g1..gN) sent so far
+  local t=0 i
+  for i in $(seq 1 "$1"); do
+    t=$((t + $("$BIN" --home "$work/g$i" --json gateway status | python3 -c 'import json,sys; print(json.load(sys.stdin).get("dbRoundTrips", 0))')))
+  done
+  echo $t
+}
 xacts() { psql -Atq "$dburl" -c "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()"; }
 
 setup() { # engine gateways
@@ -76,19 +87,24 @@ measure() { # label engine gateways
     pids+=("$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$work/g$i.json")")
   done
   sleep 5 # warm-up: river adopts/fetches, the poller fills its batches
-  local g0 c0 x0=0 t0 g1 c1 x1=0 t1
-  g0=$(gets); c0=$(cpu_of "${pids[@]}"); [ "$engine" = postgres ] && x0=$(xacts); t0=$(date +%s.%N)
+  local g0 c0 x0=0 r0=0 t0 g1 c1 x1=0 r1=0 t1
+  if [ "$engine" = postgres ]; then x0=$(xacts); r0=$(roundtrips "$n"); fi
+  g0=$(gets); c0=$(cpu_of "${pids[@]}"); t0=$(date +%s.%N)
   sleep "$WINDOW"
-  g1=$(gets); c1=$(cpu_of "${pids[@]}"); [ "$engine" = postgres ] && x1=$(xacts); t1=$(date +%s.%N)
-  python3 - "$label" "$g0" "$g1" "$c0" "$c1" "$x0" "$x1" "$t0" "$t1" "$(getconf CLK_TCK)" "$engine" <<'PY'
+  g1=$(gets); c1=$(cpu_of "${pids[@]}"); t1=$(date +%s.%N)
+  if [ "$engine" = postgres ]; then x1=$(xacts); r1=$(roundtrips "$n"); fi
+  python3 - "$label" "$g0" "$g1" "$c0" "$c1" "$x0" "$x1" "$r0" "$r1" "$t0" "$t1" "$(getconf CLK_TCK)" "$engine" "$n" "$work/results" <<'PY'
 import sys
-label, g0, g1, c0, c1, x0, x1, t0, t1, hz, engine = sys.argv[1:]
+label, g0, g1, c0, c1, x0, x1, r0, r1, t0, t1, hz, engine, n, results = sys.argv[1:]
 polls = int(g1) - int(g0); secs = float(t1) - float(t0)
 cpu = (int(c1) - int(c0)) / int(hz)
-line = f"{label:<26} {polls/secs:8.0f} polls/s  CPU/poll {1000*cpu/max(polls,1):.3f} ms"
+rate = polls / secs
+line = f"{label:<26} {rate:8.0f} polls/s  CPU/poll {1000*cpu/max(polls,1):.3f} ms"
 if engine == "postgres":
-    line += f"  db xacts/poll {(int(x1)-int(x0))/max(polls,1):.2f}"
-print(line)
+    line += f"  db round trips/poll {(int(r1)-int(r0))/max(polls,1):.2f}  db xacts/poll {(int(x1)-int(x0))/max(polls,1):.2f}"
+    with open(results, "a") as f:
+        f.write(f"{n} {rate}\n")
+print(line, flush=True)
 PY
   if [ "$engine" = postgres ] && [ "$n" -ge 2 ]; then
     local owner client k0 k1
@@ -106,3 +122,10 @@ measure "sqlite, 1 gateway" sqlite 1
 measure "postgres, 1 gateway" postgres 1
 measure "postgres, 2 gateways" postgres 2
 measure "postgres, 3 gateways" postgres 3
+python3 - "$work/results" <<'PY'
+import sys
+r = dict(l.split() for l in open(sys.argv[1]))
+one = float(r["1"])
+for n in ("2", "3"):
+    print(f"postgres scaling: {n} gateways = {float(r[n]) / one:.2f}x one gateway's polls/s")
+PY

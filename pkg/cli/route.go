@@ -26,6 +26,7 @@ func (e *Env) Call(ctx context.Context, method string, params, result any) error
 		Gateway:     e.Globals.Gateway,
 		Now:         e.Now,
 		Progress:    e.Out.ProgressWriter(),
+		Version:     ReadBuildInfo().Version,
 	}
 	return r.Call(ctx, method, params, result)
 }

@@ -55,7 +55,7 @@ type Gateway struct {
 	lock        *owner.Lock
 	rec         owner.Record
 	schema      int
-	lease       *leaseKeeper // nil on SQLite
+	lease       *owner.LeaseKeeper // nil on SQLite
 
 	retiring atomic.Bool
 	inflight sync.WaitGroup
@@ -66,6 +66,10 @@ type Gateway struct {
 
 // Run takes ownership of the home and serves until ctx ends or a stop is
 // requested.
+// DefaultLeaseTTL is how long a gateway's owner lease lasts without a
+// heartbeat.
+const DefaultLeaseTTL = owner.DefaultLeaseTTL
+
 func Run(ctx context.Context, opts Options) error {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -108,15 +112,15 @@ func Run(ctx context.Context, opts Options) error {
 	var leaseLost <-chan struct{}
 	if store.IsPostgres(st.Engine()) {
 		// Several gateways share the database: own it through a lease.
-		k, err := startLease(ctx, st, g.ownerID, h.Dir, opts.Version, cmpOr(opts.LeaseTTL, DefaultLeaseTTL), opts.Now(), opts.Log)
+		k, err := owner.StartLease(ctx, st, g.ownerID, "gateway", h.Dir, opts.Version, cmpOr(opts.LeaseTTL, DefaultLeaseTTL), opts.Now(), opts.Log)
 		if err != nil {
 			return err
 		}
-		g.lease, g.incarnation, leaseLost = k, k.lease.Incarnation, k.lost
-		defer k.release(opts.Now())
+		g.lease, g.incarnation, leaseLost = k, k.Incarnation(), k.Lost()
+		defer k.Release(opts.Now())
 		hctx, stopHB := context.WithCancel(context.Background())
 		defer stopHB()
-		go k.run(hctx)
+		go k.Run(hctx)
 	} else {
 		inc, err := st.RecordOwner(ctx, g.ownerID, "gateway", os.Getpid(), opts.Version, opts.Now())
 		if err != nil {
@@ -223,7 +227,7 @@ func (g *Gateway) fence() error {
 		return owner.ErrRetired("the owner lock file was removed or replaced")
 	}
 	if g.lease != nil {
-		return g.lease.check()
+		return g.lease.Check()
 	}
 	return nil
 }
@@ -231,7 +235,12 @@ func (g *Gateway) fence() error {
 func (g *Gateway) stop() { g.stopOnce.Do(func() { close(g.stopCh) }) }
 
 func (g *Gateway) handleStatus(w http.ResponseWriter, r *http.Request) {
+	var rt int64
+	if pg, ok := g.store.Engine().(*store.Postgres); ok {
+		rt = pg.RoundTrips()
+	}
 	writeJSON(w, http.StatusOK, owner.Status{
+		DBRoundTrips: rt,
 		OwnerID: g.ownerID, PID: g.rec.PID, Socket: g.rec.Socket, Version: g.opts.Version,
 		Engine: g.rec.Engine, StartedAt: g.rec.StartedAt, Incarnation: g.incarnation,
 		SchemaVersion: g.schema, InFlight: int(g.nflight.Load()), Retiring: g.retiring.Load(),

@@ -137,7 +137,7 @@ func registerCore(r *owner.Registry) {
 		})
 	}
 
-	r.Register(owner.Method{Name: "auth.add", Write: true, Admit: admitWith(checkAuthAdd), Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+	r.Register(owner.Method{Name: "auth.add", Write: true, FilesOnly: true, Admit: admitWith(checkAuthAdd), Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 		p, err := decode[AuthAddParams](raw)
 		if err != nil {
 			return nil, err
@@ -150,7 +150,7 @@ func registerCore(r *owner.Registry) {
 			return prof.Public(), s.Add(prof, p.Replace)
 		})
 	}})
-	r.Register(owner.Method{Name: "auth.list", Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+	r.Register(owner.Method{Name: "auth.list", FilesOnly: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 		s, err := auth.Load(env.Home)
 		if err != nil {
 			return nil, err
@@ -161,7 +161,7 @@ func registerCore(r *owner.Registry) {
 		}
 		return out, nil
 	}})
-	r.Register(owner.Method{Name: "auth.remove", Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+	r.Register(owner.Method{Name: "auth.remove", Write: true, FilesOnly: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 		p, err := decode[struct {
 			ID string `json:"id"`
 		}](raw)
@@ -174,7 +174,7 @@ func registerCore(r *owner.Registry) {
 		})
 	}})
 
-	r.Register(owner.Method{Name: "config.set", Write: true, Admit: admitWith(checkConfigPath), Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+	r.Register(owner.Method{Name: "config.set", Write: true, FilesOnly: true, Admit: admitWith(checkConfigPath), Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 		p, err := decode[ConfigParams](raw)
 		if err != nil {
 			return nil, err
@@ -187,7 +187,7 @@ func registerCore(r *owner.Registry) {
 			return map[string]any{"path": p.Path, "value": v}, true, cfg.Set(p.Path, v)
 		})
 	}})
-	r.Register(owner.Method{Name: "config.unset", Write: true, Admit: admitWith(checkConfigPath), Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
+	r.Register(owner.Method{Name: "config.unset", Write: true, FilesOnly: true, Admit: admitWith(checkConfigPath), Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
 		p, err := decode[ConfigParams](raw)
 		if err != nil {
 			return nil, err

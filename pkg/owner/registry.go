@@ -47,6 +47,13 @@ type Method struct {
 	// nothing behind. The handler still checks everything itself: Admit
 	// only moves the refusal earlier.
 	Admit func(home string, params json.RawMessage) error
+	// FilesOnly marks an operation on the home's files alone (config.json,
+	// credentials.json): the offline executor resolves no engine and opens
+	// no database for it (env.Store is nil). The database settings are
+	// themselves config, and its password may be a credentials entry, so
+	// they can be written in any order, and fixed, while the configured
+	// database is incomplete or unreachable.
+	FilesOnly bool
 }
 
 // Authorization scopes of calls (the gateway checks them). A call that

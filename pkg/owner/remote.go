@@ -54,6 +54,10 @@ type Status struct {
 	InFlight      int       `json:"inFlight"`
 	Retiring      bool      `json:"retiring"`
 	Methods       int       `json:"methods"`
+	// DBRoundTrips counts the requests this gateway sent to PostgreSQL
+	// (queries, statements, prepares, transaction begin/commit; a batch
+	// counts once): what scripts/bench-scale.sh divides by polls.
+	DBRoundTrips int64 `json:"dbRoundTrips,omitempty"`
 }
 
 // Client talks HTTP/1.1 to a gateway over its unix socket. It is a small

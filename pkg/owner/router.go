@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/clawkit/clawkit/pkg/config"
 	"github.com/clawkit/clawkit/pkg/errs"
@@ -34,6 +37,8 @@ type Router struct {
 	Gateway  string
 	Now      func() time.Time
 	Progress io.Writer
+	// Version is recorded in an offline command's owner lease (PostgreSQL).
+	Version string
 }
 
 // pollEvery is how often a waiting router re-checks for a gateway.
@@ -203,6 +208,9 @@ func (r *Router) runLocal(ctx context.Context, m Method, params json.RawMessage,
 	if err := admit(m, r.Home, params); err != nil {
 		return nil, err
 	}
+	if m.FilesOnly {
+		return r.runFiles(ctx, m, params, lock)
+	}
 	_, statErr := os.Stat(r.Home.DB())
 	fresh := m.Write && lock != nil && errors.Is(statErr, fs.ErrNotExist)
 	// The call's one read of config.json, after ownership: it selects the
@@ -212,7 +220,33 @@ func (r *Router) runLocal(ctx context.Context, m Method, params json.RawMessage,
 	if err != nil {
 		return nil, err
 	}
+	// On a shared database an offline write is one more owner beside the
+	// gateways of other hosts: it holds an owner lease for the whole
+	// operation, so its writes are fenced by the database exactly like a
+	// gateway's (a command paused past its lease cannot write late).
+	// DESIGN §4 refuses only `state migrate` while others hold leases; an
+	// ordinary command runs beside them as a gateway would.
+	var lease *LeaseKeeper
+	release := func() {}
+	if m.Write && store.IsPostgres(st.Engine()) {
+		lease, err = StartLease(ctx, st, uuid.NewString(), "offline", r.Home.Dir, r.Version, DefaultLeaseTTL, r.now(), log.New(os.Stderr, "clawkit: ", 0))
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		lctx, stop := context.WithCancel(context.Background())
+		beat := make(chan struct{})
+		go func() { defer close(beat); lease.Run(lctx) }()
+		// Released before the store closes (the defer below), after the
+		// operation's last write.
+		release = func() {
+			stop()
+			<-beat
+			lease.Release(r.now())
+		}
+	}
 	defer func() {
+		release()
 		st.Close()
 		// A write refused before any effect (usage or authority) leaves no
 		// database behind when this call created it: "refused" promises
@@ -231,10 +265,30 @@ func (r *Router) runLocal(ctx context.Context, m Method, params json.RawMessage,
 		if lock != nil && !lock.Held() {
 			return ErrRetired("the owner lock file was removed or replaced")
 		}
+		if lease != nil {
+			return lease.Check()
+		}
 		return nil
 	}
 	env := NewEnv(r.Home.Dir, st, fence, r.Now, r.Progress, false)
 	env.admitConfig(cfg, cfgErr) // the call's config snapshot
+	return Invoke(ctx, m, env, params)
+}
+
+// runFiles runs an operation on the home's files only: the owner lock is
+// its whole fence, and no engine is resolved.
+func (r *Router) runFiles(ctx context.Context, m Method, params json.RawMessage, lock *Lock) (json.RawMessage, error) {
+	fence := func() error {
+		if err := ctx.Err(); err != nil {
+			return ErrRetired("interrupted")
+		}
+		if lock != nil && !lock.Held() {
+			return ErrRetired("the owner lock file was removed or replaced")
+		}
+		return nil
+	}
+	env := NewEnv(r.Home.Dir, nil, fence, r.Now, r.Progress, false)
+	env.AdmitConfig()
 	return Invoke(ctx, m, env, params)
 }
 
@@ -336,4 +390,11 @@ func AcquireExclusive(ctx context.Context, h Home, timeout time.Duration) (*Lock
 		RemoveRecord(h, rec.OwnerID)
 	}
 	return l, nil
+}
+
+func (r *Router) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
 }

@@ -51,7 +51,10 @@ type Job struct {
 	CitationCount      int    `json:"citationCount"`
 	DroppedCitations   int    `json:"droppedCitations"`
 	CancelRequestedAt  int64  `json:"cancelRequestedAtMs,omitempty"`
-	RowVersion         int64  `json:"-"`
+	// CancelSentAt is when the provider was last asked to cancel (a
+	// queued cancellation skips a request already made).
+	CancelSentAt int64 `json:"-"`
+	RowVersion   int64 `json:"-"`
 }
 
 // Compiled on first use: package initialisation is paid by every
@@ -73,16 +76,16 @@ func newJobID() string {
 const jobCols = `job_id, agent_id, session_key, session_incarnation, profile_id, credential_account, base_url, agent,
 handle, state, provider_status, provider_updated, question, output_format, max_report_bytes, idempotency_key,
 created_at, updated_at, submitted_at, finished_at, deadline_at, next_poll_at, poll_count, error_code, error_message,
-partial, published, report_bytes, citation_count, dropped_citations, cancel_requested_at, row_version`
+partial, published, report_bytes, citation_count, dropped_citations, cancel_requested_at, row_version, cancel_sent_at`
 
-func scanJob(row interface{ Scan(...any) error }) (*Job, error) {
+func scanJob(row interface{ Scan(...any) error }, extra ...any) (*Job, error) {
 	var j Job
 	var handle, idem sql.NullString
 	var partial, published int
-	err := row.Scan(&j.ID, &j.AgentID, &j.SessionKey, &j.SessionIncarnation, &j.ProfileID, &j.CredentialAccount, &j.BaseURL, &j.Agent,
+	err := row.Scan(append([]any{&j.ID, &j.AgentID, &j.SessionKey, &j.SessionIncarnation, &j.ProfileID, &j.CredentialAccount, &j.BaseURL, &j.Agent,
 		&handle, &j.State, &j.ProviderStatus, &j.ProviderUpdated, &j.Question, &j.OutputFormat, &j.MaxReportBytes, &idem,
 		&j.CreatedAt, &j.UpdatedAt, &j.SubmittedAt, &j.FinishedAt, &j.DeadlineAt, &j.NextPollAt, &j.PollCount, &j.ErrorCode, &j.ErrorMessage,
-		&partial, &published, &j.ReportBytes, &j.CitationCount, &j.DroppedCitations, &j.CancelRequestedAt, &j.RowVersion)
+		&partial, &published, &j.ReportBytes, &j.CitationCount, &j.DroppedCitations, &j.CancelRequestedAt, &j.RowVersion, &j.CancelSentAt}, extra...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -159,11 +162,11 @@ func (s jobStore) insert(ctx context.Context, j *Job) error {
 	if err := s.admit(); err != nil {
 		return err
 	}
-	_, err := s.st.DB().ExecContext(ctx, s.q(`INSERT INTO research_jobs (`+jobCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`),
+	_, err := s.st.DB().ExecContext(ctx, s.q(`INSERT INTO research_jobs (`+jobCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`),
 		j.ID, j.AgentID, j.SessionKey, j.SessionIncarnation, j.ProfileID, j.CredentialAccount, j.BaseURL, j.Agent,
 		nullable(j.Handle), j.State, j.ProviderStatus, j.ProviderUpdated, j.Question, j.OutputFormat, j.MaxReportBytes, nullable(j.IdempotencyKey),
 		j.CreatedAt, j.UpdatedAt, j.SubmittedAt, j.FinishedAt, j.DeadlineAt, j.NextPollAt, j.PollCount, j.ErrorCode, j.ErrorMessage,
-		b2i(j.Partial), b2i(j.Published), j.ReportBytes, j.CitationCount, j.DroppedCitations, j.CancelRequestedAt, j.RowVersion)
+		b2i(j.Partial), b2i(j.Published), j.ReportBytes, j.CitationCount, j.DroppedCitations, j.CancelRequestedAt, j.RowVersion, j.CancelSentAt)
 	if err != nil {
 		return storeErr("record the research job", err)
 	}
@@ -183,6 +186,44 @@ func (s jobStore) get(ctx context.Context, id string) (*Job, error) {
 		return nil, storeErr("read the research job", err)
 	}
 	return j, nil
+}
+
+// jobColsOf is jobCols qualified by a table alias (for joins).
+func jobColsOf(alias string) string {
+	cols := strings.Split(strings.ReplaceAll(jobCols, "\n", " "), ",")
+	for i, c := range cols {
+		cols[i] = alias + "." + strings.TrimSpace(c)
+	}
+	return strings.Join(cols, ", ")
+}
+
+var jobWithSessionQuery = sync.OnceValue(func() string {
+	return `SELECT ` + jobColsOf("r") + `, s.incarnation, s.status, s.retry_after_ms
+FROM research_jobs r LEFT JOIN sessions s ON s.agent_id = r.agent_id AND s.session_key = r.session_key
+WHERE r.job_id = ?`
+})
+
+// getWithSession reads a job and its bound session in one round trip (a
+// queued poll's authority check uses this read of the session as its
+// first; sess is nil when the session no longer exists).
+func (s jobStore) getWithSession(ctx context.Context, id string) (*Job, *store.Session, error) {
+	st, err := s.stmt(ctx, jobWithSessionQuery())
+	if err != nil {
+		return nil, nil, storeErr("read the research job", err)
+	}
+	var inc, retry sql.NullInt64
+	var status sql.NullString
+	j, err := scanJob(st.QueryRowContext(ctx, id), &inc, &status, &retry)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, errs.Failed("job_not_found", "no research job %s", id).WithHint("'clawkit research list' shows the jobs of this home")
+	}
+	if err != nil {
+		return nil, nil, storeErr("read the research job", err)
+	}
+	if !status.Valid {
+		return j, nil, nil
+	}
+	return j, &store.Session{AgentID: j.AgentID, SessionKey: j.SessionKey, Incarnation: inc.Int64, Status: status.String, RetryAfterMs: retry.Int64}, nil
 }
 
 func (s jobStore) byHandle(ctx context.Context, handle string) (*Job, error) {
@@ -248,7 +289,7 @@ func (s jobStore) updateIn(ctx context.Context, tx *sql.Tx, j *Job, now time.Tim
 	st, err := s.stmt(ctx, `UPDATE research_jobs SET handle = ?, state = ?, provider_status = ?, provider_updated = ?,
  updated_at = ?, submitted_at = ?, finished_at = ?, next_poll_at = ?, poll_count = ?, error_code = ?, error_message = ?,
  partial = ?, published = ?, report_bytes = ?, citation_count = ?, dropped_citations = ?, cancel_requested_at = ?,
- row_version = row_version + 1
+ cancel_sent_at = ?, row_version = row_version + 1
  WHERE job_id = ? AND row_version = ? AND state NOT IN ('completed','failed','cancelled','incomplete','not-sent','indeterminate')`)
 	if err != nil {
 		return storeErr("update the research job", err)
@@ -259,7 +300,7 @@ func (s jobStore) updateIn(ctx context.Context, tx *sql.Tx, j *Job, now time.Tim
 	res, err := st.ExecContext(ctx,
 		nullable(j.Handle), j.State, j.ProviderStatus, j.ProviderUpdated, j.UpdatedAt, j.SubmittedAt, j.FinishedAt, j.NextPollAt,
 		j.PollCount, j.ErrorCode, j.ErrorMessage, b2i(j.Partial), b2i(j.Published), j.ReportBytes, j.CitationCount, j.DroppedCitations,
-		j.CancelRequestedAt, j.ID, j.RowVersion)
+		j.CancelRequestedAt, j.CancelSentAt, j.ID, j.RowVersion)
 	if err != nil {
 		return storeErr("update the research job", err)
 	}

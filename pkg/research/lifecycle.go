@@ -5,6 +5,7 @@ package research
 
 import (
 	"context"
+	"database/sql"
 	"net/http"
 	"strings"
 
@@ -398,7 +399,13 @@ func (s *Service) Cancel(ctx context.Context, env *owner.Env, p JobParams) (*Pol
 	if j.CancelRequestedAt == 0 {
 		j.CancelRequestedAt = ms(now)
 	}
-	if err := js.update(ctx, j, now); err != nil {
+	// The queued cancellation (shared scheduler) is recorded with the
+	// intent, due after this request could have finished: it asks only if
+	// this process dies first or its request fails.
+	backstop := now.Add(s.cancelBackstop())
+	if err := s.updateWith(ctx, env, js, j, func(sc SharedScheduler, tx *sql.Tx) error {
+		return sc.EnqueueCancelTx(ctx, env, tx, j.ID, backstop)
+	}); err != nil {
 		unlock()
 		if err == errStale {
 			return nil, errs.Unavailable("job_busy", "research job %s changed while cancelling", j.ID).WithHint("run the cancel again")
@@ -410,6 +417,9 @@ func (s *Service) Cancel(ctx context.Context, env *owner.Env, p JobParams) (*Pol
 		return nil, err
 	}
 	cerr := s.client(j, cred).Cancel(ctx, j.Handle)
+	if cerr == nil {
+		s.markCancelSent(context.WithoutCancel(ctx), env, j)
+	}
 	unlock()
 	if cerr != nil {
 		if ge := google.AsError(cerr); ge == nil || (!ge.NotSent && ge.HTTPStatus == 0) {

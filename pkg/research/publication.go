@@ -5,6 +5,7 @@ package research
 
 import (
 	"context"
+	"database/sql"
 	"strings"
 	"time"
 
@@ -53,6 +54,22 @@ func (s *Service) apply(ctx context.Context, env *owner.Env, j *Job, it *google.
 			if err == errStale {
 				return js.get(wctx, j.ID)
 			}
+			return nil, err
+		}
+		return j, nil
+	}
+	if isBackground(ctx) && sharedFor(env) != nil {
+		// A queued poll saw the end: record the observation and queue the
+		// publication with it; the publication job reads the interaction
+		// again (an idempotent GET) and publishes under its own checks.
+		j.NextPollAt = 0
+		err := s.updateWith(wctx, env, js, j, func(sc SharedScheduler, tx *sql.Tx) error {
+			return sc.EnqueuePublishTx(wctx, env, tx, j.ID)
+		})
+		if err == errStale {
+			return js.get(wctx, j.ID)
+		}
+		if err != nil {
 			return nil, err
 		}
 		return j, nil

@@ -5,6 +5,7 @@ package research
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"io"
 	"strings"
@@ -40,11 +41,17 @@ func (s *Service) interval(now time.Time, submitted int64, retryAfter time.Durat
 func (s *Service) pollOnce(ctx context.Context, env *owner.Env, id string, cred credential, assert func() error, dueOnly bool) (*Job, error) {
 	unlock := s.lockJob(id)
 	defer unlock()
-	js := jobsOf(env)
-	j, err := js.get(ctx, id)
+	j, err := jobsOf(env).get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	return s.pollLocked(ctx, env, j, cred, assert, dueOnly)
+}
+
+// pollLocked is pollOnce for a caller that holds the job's lock and has
+// just read j under it (a queued poll: one read of the row per poll).
+func (s *Service) pollLocked(ctx context.Context, env *owner.Env, j *Job, cred credential, assert func() error, dueOnly bool) (*Job, error) {
+	js := jobsOf(env)
 	if !Pollable(j.State) {
 		return j, nil
 	}
@@ -101,19 +108,61 @@ func (s *Service) budgetCancel(ctx context.Context, env *owner.Env, j *Job, cred
 	wctx := context.WithoutCancel(ctx)
 	j.State, j.CancelRequestedAt = StateCancelRequested, ms(now)
 	j.ErrorCode, j.ErrorMessage = code, fmt.Sprintf("clawkit cancelled research job %s: %s", j.ID, strings.ReplaceAll(code, "_", " "))
-	if err := js.update(wctx, j, now); err != nil {
+	// With a shared scheduler the cancellation is a queued job inserted
+	// with the intent: a queued poll leaves the request to it; a
+	// foreground one asks at once and the queued job is its backstop.
+	bg := isBackground(ctx) && sharedFor(env) != nil
+	at := now
+	if !bg {
+		at = now.Add(s.cancelBackstop())
+	}
+	if err := s.updateWith(wctx, env, js, j, func(sc SharedScheduler, tx *sql.Tx) error {
+		return sc.EnqueueCancelTx(wctx, env, tx, j.ID, at)
+	}); err != nil {
 		if err == errStale {
 			return js.get(wctx, j.ID)
 		}
 		return nil, err
+	}
+	if bg {
+		return j, nil
 	}
 	if err := assert(); err != nil {
 		return nil, err
 	}
 	// A failed request leaves the intent recorded: polling goes on until a
 	// final status or the poll budget, and 'research cancel' asks again.
-	_ = s.client(j, cred).Cancel(ctx, j.Handle)
+	if s.client(j, cred).Cancel(ctx, j.Handle) == nil {
+		s.markCancelSent(wctx, env, j)
+	}
 	return j, nil
+}
+
+// cancelBackstop is how long a queued cancellation waits behind a
+// foreground request for the same job: longer than that request can take.
+func (s *Service) cancelBackstop() time.Duration { return 2 * s.budgets().RequestTimeout }
+
+// markCancelSent records that the provider accepted a cancellation request
+// for j (so a queued cancellation does not ask again). It changes nothing
+// else of the job; a row that moved on meanwhile is read again once.
+func (s *Service) markCancelSent(ctx context.Context, env *owner.Env, j *Job) {
+	js := jobsOf(env)
+	sent := ms(env.Now())
+	for range 3 {
+		if !Pollable(j.State) || j.CancelSentAt >= sent {
+			return
+		}
+		j.CancelSentAt = sent
+		err := js.update(ctx, j, env.Now())
+		if err != errStale {
+			return
+		}
+		cur, gerr := js.get(ctx, j.ID)
+		if gerr != nil {
+			return
+		}
+		*j = *cur
+	}
 }
 
 // WaitParams are research.wait's parameters.
@@ -303,13 +352,37 @@ func (s *Service) pollUnderBinding(ctx context.Context, env *owner.Env, j *Job, 
 	if err != nil {
 		return nil, err
 	}
-	// The session is checked fresh right before the request (and again
-	// before publication), not from a cached view.
-	assert := func() error {
+	return s.pollOnce(ctx, env, j.ID, cred, bindingAssert(ctx, env, j), true)
+}
+
+// bindingAssert is the authority of work done for a job's own binding
+// (no caller): the owner fence, and the bound session still usable at the
+// bound incarnation, read fresh from the store each time (not from a
+// cached view) right before each request and publication.
+func bindingAssert(ctx context.Context, env *owner.Env, j *Job) func() error {
+	return bindingAssertFrom(ctx, env, j, nil, false)
+}
+
+// bindingAssertFrom is bindingAssert whose first check uses the session
+// as read together with the job a moment ago (sess; nil: it no longer
+// existed) instead of reading it again; every later check reads it fresh.
+func bindingAssertFrom(ctx context.Context, env *owner.Env, j *Job, sess *store.Session, haveSnapshot bool) func() error {
+	return func() error {
 		if err := env.Scope.AssertCurrent(); err != nil {
 			return err
 		}
-		cur, err := env.Store.GetSession(ctx, j.AgentID, j.SessionKey)
+		var cur store.Session
+		var err error
+		if haveSnapshot {
+			haveSnapshot = false
+			if sess == nil {
+				err = errs.Failed("session_not_found", "no session")
+			} else {
+				cur = *sess
+			}
+		} else {
+			cur, err = env.Store.GetSession(ctx, j.AgentID, j.SessionKey)
+		}
 		if err != nil {
 			return errs.Refused("session_gone", "session %s of agent %s no longer exists", j.SessionKey, j.AgentID)
 		}
@@ -322,5 +395,4 @@ func (s *Service) pollUnderBinding(ctx context.Context, env *owner.Env, j *Job, 
 		}
 		return nil
 	}
-	return s.pollOnce(ctx, env, j.ID, cred, assert, true)
 }

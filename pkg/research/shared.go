@@ -1,8 +1,10 @@
 // Shared scheduling: when several gateways share one database
-// (PostgreSQL), background polling (and the publication and budget
-// cancellation a poll performs) is scheduled by a SharedScheduler (river,
-// in package riversched) instead of this process's poller. This file is
-// the seam: research knows nothing about river.
+// (PostgreSQL), background work is scheduled by a SharedScheduler (river,
+// in package riversched) instead of this process's poller: polls, the
+// provider cancellation a recorded cancel-request calls for, and the
+// publication a terminal observation calls for are separate queued jobs,
+// each inserted in the transaction of the state change that calls for it.
+// This file is the seam: research knows nothing about river.
 
 package research
 
@@ -13,6 +15,7 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/research/google"
 )
 
 // SharedScheduler schedules the background work of research jobs on a
@@ -26,6 +29,12 @@ type SharedScheduler interface {
 	// running without a scheduled poll, nor a poll scheduled for a job
 	// whose receipt was not recorded.
 	EnqueuePollTx(ctx context.Context, env *owner.Env, tx *sql.Tx, jobID string, at time.Time) error
+	// EnqueueCancelTx schedules the provider cancellation of job (due at
+	// `at`) inside tx, the transaction that records its cancel-request.
+	EnqueueCancelTx(ctx context.Context, env *owner.Env, tx *sql.Tx, jobID string, at time.Time) error
+	// EnqueuePublishTx schedules the publication of job inside tx, the
+	// transaction that records the provider's terminal status.
+	EnqueuePublishTx(ctx context.Context, env *owner.Env, tx *sql.Tx, jobID string) error
 	// Run replaces the gateway's recovery and poller for its life.
 	Run(ctx context.Context, env *owner.Env, w Worker)
 	// CreatorGone reports whether a submitting job's creator can no
@@ -67,6 +76,56 @@ func (s *Service) recordReceipt(ctx context.Context, env *owner.Env, js jobStore
 	return tx.Commit()
 }
 
+// updateWith writes j and, with a shared scheduler, the queued job that
+// change calls for (enqueue), in one transaction: a state change and the
+// work it calls for are recorded together or not at all.
+func (s *Service) updateWith(ctx context.Context, env *owner.Env, js jobStore, j *Job, enqueue func(SharedScheduler, *sql.Tx) error) error {
+	sc := sharedFor(env)
+	if sc == nil || enqueue == nil {
+		return js.update(ctx, j, env.Now())
+	}
+	if err := js.admit(); err != nil {
+		return err
+	}
+	tx, err := env.Store.DB().BeginTx(ctx, nil)
+	if err != nil {
+		return storeErr("update the research job", err)
+	}
+	defer tx.Rollback()
+	v := j.RowVersion
+	if err := js.updateIn(ctx, tx, j, env.Now()); err != nil {
+		return err
+	}
+	if err := enqueue(sc, tx); err != nil {
+		j.RowVersion = v
+		return storeErr("schedule the research job's work", err)
+	}
+	if err := tx.Commit(); err != nil {
+		j.RowVersion = v
+		return storeErr("update the research job", err)
+	}
+	return nil
+}
+
+// background marks a context as a shared scheduler's worker: its poll
+// leaves a cancellation or a publication to their own queued jobs instead
+// of doing them inline. A foreground operation (a command's poll, wait or
+// cancel, where a caller waits for the outcome and no queue worker may run
+// at all, offline) does them inline and records them, so the queued jobs
+// it also inserts, as backstops, find nothing left to do.
+type backgroundKey struct{}
+
+func asBackground(ctx context.Context) context.Context {
+	return context.WithValue(ctx, backgroundKey{}, true)
+}
+
+func isBackground(ctx context.Context) bool { return ctx.Value(backgroundKey{}) != nil }
+
+// PublishPending reports whether the provider's terminal status of j was
+// observed by a background poll and its publication is queued: the job
+// needs no further polls.
+func PublishPending(j *Job) bool { return Pollable(j.State) && google.Terminal(j.ProviderStatus) }
+
 // markIndeterminate gives up on a submitting job whose creator is gone:
 // the create may have been sent, so it is never resubmitted.
 func (s *Service) markIndeterminate(ctx context.Context, env *owner.Env, js jobStore, j *Job) error {
@@ -94,38 +153,52 @@ func (w Worker) RequestTimeout() time.Duration { return w.s.budgets().RequestTim
 func (w Worker) Poll(ctx context.Context, env *owner.Env, id string) (next time.Time, pollable bool, err error) {
 	s := w.s
 	js := jobsOf(env)
-	j, err := js.get(ctx, id)
+	// One read of the row per poll, under the job's lock (as pollOnce),
+	// and the row the poll wrote answers when it is next due: database
+	// round trips are most of a queued poll's cost.
+	unlock := s.lockJob(id)
+	j, sess, err := js.getWithSession(ctx, id)
 	if err != nil {
+		unlock()
 		if errs.CodeOf(err) == "job_not_found" {
 			return time.Time{}, false, nil
 		}
 		return time.Time{}, true, err
 	}
-	if !Pollable(j.State) {
+	if !Pollable(j.State) || PublishPending(j) {
+		unlock()
 		return time.Time{}, false, nil
 	}
 	if j.NextPollAt > ms(env.Now()) {
+		unlock()
 		return fromMs(j.NextPollAt), true, nil
 	}
-	if _, err := s.pollUnderBinding(ctx, env, j, nil); err != nil {
-		e := errs.As(err)
-		switch {
-		case e == nil || e.Code == "owner_retired":
-			return time.Time{}, true, err
-		case e.Code == "session_refreshing":
-			d := time.Duration(e.RetryAfterMs) * time.Millisecond
-			if d <= 0 {
-				d = s.budgets().FastInterval
-			}
-			s.deferJob(ctx, env, j.ID, d, e)
-		case e.Kind == errs.KindRefused || e.Kind == errs.KindFailed:
-			s.deferJob(ctx, env, j.ID, 5*time.Minute, e)
+	cred, err := credentialFor(j, s.loadAuthView(env.Home))
+	var polled *Job
+	if err == nil {
+		polled, err = s.pollLocked(asBackground(ctx), env, j, cred, bindingAssertFrom(ctx, env, j, sess, true), true)
+	}
+	unlock()
+	if err == nil {
+		return fromMs(polled.NextPollAt), Pollable(polled.State) && !PublishPending(polled), nil
+	}
+	e := errs.As(err)
+	switch {
+	case e == nil || e.Code == "owner_retired":
+		return time.Time{}, true, err
+	case e.Code == "session_refreshing":
+		d := time.Duration(e.RetryAfterMs) * time.Millisecond
+		if d <= 0 {
+			d = s.budgets().FastInterval
 		}
+		s.deferJob(ctx, env, j.ID, d, e)
+	case e.Kind == errs.KindRefused || e.Kind == errs.KindFailed:
+		s.deferJob(ctx, env, j.ID, 5*time.Minute, e)
 	}
 	if j, err = js.get(ctx, id); err != nil {
 		return time.Time{}, true, err
 	}
-	return fromMs(j.NextPollAt), Pollable(j.State), nil
+	return fromMs(j.NextPollAt), Pollable(j.State) && !PublishPending(j), nil
 }
 
 // AbandonSubmitting makes a submitting job indeterminate (its creator's

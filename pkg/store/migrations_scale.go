@@ -72,3 +72,14 @@ func ownerFenceTriggers(tables ...string) string {
 	}
 	return s
 }
+
+func init() {
+	// When the provider was last asked to cancel a research job. A
+	// cancellation is its own queued job on PostgreSQL; a foreground
+	// `research cancel` asks at once and records it here, so the queued
+	// job (its backstop, should that request fail or the process die)
+	// does not ask again.
+	register(Migration{Version: 32, Name: "research_cancel_sent", SQL: `
+ALTER TABLE research_jobs ADD COLUMN cancel_sent_at BIGINT NOT NULL DEFAULT 0;
+`})
+}

@@ -35,7 +35,34 @@ type Postgres struct {
 	incarnation atomic.Int64
 
 	pool *pgxpool.Pool
+
+	roundTrips atomic.Int64
 }
+
+// RoundTrips is how many requests this engine's connections sent to the
+// server (for benchmarks: database round trips per poll).
+func (e *Postgres) RoundTrips() int64 { return e.roundTrips.Load() }
+
+// rtCounter counts round trips: every query or statement (BEGIN and COMMIT
+// included), every prepare, and a batch once.
+type rtCounter struct{ n *atomic.Int64 }
+
+func (c rtCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+func (rtCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (c rtCounter) TracePrepareStart(ctx context.Context, _ *pgx.Conn, _ pgx.TracePrepareStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+func (rtCounter) TracePrepareEnd(context.Context, *pgx.Conn, pgx.TracePrepareEndData) {}
+func (c rtCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+func (rtCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (rtCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
 
 // Name implements Engine.
 func (*Postgres) Name() string { return "postgres" }
@@ -87,6 +114,7 @@ func (e *Postgres) poolConfig() (*pgxpool.Config, error) {
 	// max_connections (100 by default).
 	cfg.MaxConns = 10
 	cfg.ConnConfig.ConnectTimeout = cmpDuration(cfg.ConnConfig.ConnectTimeout, 10*time.Second)
+	cfg.ConnConfig.Tracer = rtCounter{n: &e.roundTrips}
 	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
 		if inc := e.incarnation.Load(); inc > 0 {
 			_, err := c.Exec(ctx, fmt.Sprintf("SET clawkit.owner_incarnation = '%d'", inc))

@@ -2,11 +2,23 @@
 // riverqueue/river when several gateways share one PostgreSQL database
 // (DESIGN §4, §6 "Scheduling").
 //
-// One river job per research job, kind clawkit_research_poll, unique by
-// its arguments: it polls the job once when due (and so publishes it or
-// cancels it over budget, which a poll does), then snoozes itself to the
-// job's next due time (next_poll_at already honours Retry-After and the
-// backoff), and completes when the job is no longer pollable. River locks
+// Three river job kinds, each unique by its arguments (the research job):
+//   - clawkit_research_poll polls the job once when due, then snoozes
+//     itself to the job's next due time (next_poll_at already honours
+//     Retry-After and the backoff), and completes when the job needs no
+//     more polls. It is inserted in the transaction that records the
+//     create's receipt.
+//   - clawkit_research_cancel asks the provider to cancel; it is inserted
+//     in the transaction that records the cancel-request (a poll over the
+//     job's budget, or `research cancel`, which asks at once itself and
+//     leaves the queued job as the backstop, due later).
+//   - clawkit_research_publish reads the finished interaction again and
+//     publishes it; it is inserted in the transaction that records the
+//     terminal status a poll saw.
+//
+// Cancel and publish are idempotent (a request already accepted or a
+// publication already recorded is not repeated), so their errors are
+// retried with river's backoff, as a poll's GET is. River locks
 // a job to one gateway while it runs; a gateway that dies mid-poll leaves
 // a running river job that the others rescue. The provider create is never
 // a river job: the first poll is inserted in the transaction that records
@@ -33,6 +45,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/owner"
@@ -43,8 +56,15 @@ import (
 // Queue is the river queue of research work.
 const Queue = "clawkit_research"
 
-// Kind is the poll job's kind.
-const Kind = "clawkit_research_poll"
+// Kinds of the research work's river jobs.
+const (
+	Kind        = "clawkit_research_poll"
+	CancelKind  = "clawkit_research_cancel"
+	PublishKind = "clawkit_research_publish"
+)
+
+// kinds are all of them (the sweep's rescue covers each).
+var kinds = []string{Kind, CancelKind, PublishKind}
 
 // MaxWorkers is how many polls one gateway runs at once.
 const MaxWorkers = 8
@@ -60,6 +80,29 @@ type PollArgs struct {
 // Kind implements river.JobArgs.
 func (PollArgs) Kind() string { return Kind }
 
+// CancelArgs names the research job whose provider cancellation is due.
+type CancelArgs struct {
+	Job string `json:"job"`
+}
+
+// Kind implements river.JobArgs.
+func (CancelArgs) Kind() string { return CancelKind }
+
+// PublishArgs names the finished research job to publish.
+type PublishArgs struct {
+	Job string `json:"job"`
+}
+
+// Kind implements river.JobArgs.
+func (PublishArgs) Kind() string { return PublishKind }
+
+// uniqueStates: one live river job per research job and kind; a finished
+// one does not stop a later cancel-request from queueing a new request.
+var uniqueStates = []rivertype.JobState{
+	rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
+	rivertype.JobStateRetryable, rivertype.JobStateScheduled,
+}
+
 // insertOpts makes the poll job available at once: its first run snoozes
 // it to the due time. A job inserted "scheduled" would wait for the river
 // leader's scheduler pass (every 5 s), far longer than a short first
@@ -72,6 +115,20 @@ func insertOpts() *river.InsertOpts {
 		MaxAttempts: 100,
 		UniqueOpts:  river.UniqueOpts{ByArgs: true},
 	}
+}
+
+// workOpts are a cancel's or a publication's: due at `at` (zero: now),
+// retried with backoff, one live job per research job.
+func workOpts(at time.Time) *river.InsertOpts {
+	o := &river.InsertOpts{
+		Queue:       Queue,
+		MaxAttempts: 25,
+		UniqueOpts:  river.UniqueOpts{ByArgs: true, ByState: uniqueStates},
+	}
+	if !at.IsZero() {
+		o.ScheduledAt = at
+	}
+	return o
 }
 
 // Scheduler implements research.SharedScheduler.
@@ -118,6 +175,33 @@ func (s *Scheduler) EnqueuePollTx(ctx context.Context, env *owner.Env, tx *sql.T
 	return nil
 }
 
+// EnqueueCancelTx implements research.SharedScheduler.
+func (s *Scheduler) EnqueueCancelTx(ctx context.Context, env *owner.Env, tx *sql.Tx, jobID string, at time.Time) error {
+	c, err := s.inserter(env.Store.DB())
+	if err != nil {
+		return err
+	}
+	if !at.After(time.Now()) {
+		at = time.Time{}
+	}
+	if _, err = c.InsertTx(ctx, tx, CancelArgs{Job: jobID}, workOpts(at)); err != nil {
+		return fmt.Errorf("schedule the cancellation: %w", err)
+	}
+	return nil
+}
+
+// EnqueuePublishTx implements research.SharedScheduler.
+func (s *Scheduler) EnqueuePublishTx(ctx context.Context, env *owner.Env, tx *sql.Tx, jobID string) error {
+	c, err := s.inserter(env.Store.DB())
+	if err != nil {
+		return err
+	}
+	if _, err = c.InsertTx(ctx, tx, PublishArgs{Job: jobID}, workOpts(time.Time{})); err != nil {
+		return fmt.Errorf("schedule the publication: %w", err)
+	}
+	return nil
+}
+
 const pgNowMs = `(extract(epoch FROM clock_timestamp()) * 1000)::bigint`
 
 // CreatorGone implements research.SharedScheduler.
@@ -144,6 +228,8 @@ func (s *Scheduler) Run(ctx context.Context, env *owner.Env, w research.Worker) 
 	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &pollWorker{env: env, w: w})
+	river.AddWorker(workers, &cancelWorker{env: env, w: w})
+	river.AddWorker(workers, &publishWorker{env: env, w: w})
 	timeout := 2*w.RequestTimeout() + 5*time.Second
 	client, err := river.NewClient(riverpgxv5.New(pg.Pool()), &river.Config{
 		ID:                   ClientID(pg.Incarnation()),
@@ -191,11 +277,14 @@ func (s *Scheduler) sweep(ctx context.Context, env *owner.Env, w research.Worker
 	db := env.Store.DB()
 	// Running river jobs of gateways whose lease expired: available now.
 	_, _ = db.ExecContext(ctx, `UPDATE `+store.RiverSchema+`.river_job SET state = 'available', scheduled_at = now()
-WHERE state = 'running' AND kind = $1 AND attempted_by[array_upper(attempted_by, 1)] IN (
-  SELECT 'clawkit-owner-' || incarnation FROM owners WHERE stopped_at IS NULL AND lease_expires_at > 0 AND lease_expires_at <= `+pgNowMs+`)`, Kind)
+WHERE state = 'running' AND kind = ANY($1) AND attempted_by[array_upper(attempted_by, 1)] IN (
+  SELECT 'clawkit-owner-' || incarnation FROM owners WHERE stopped_at IS NULL AND lease_expires_at > 0 AND lease_expires_at <= `+pgNowMs+`)`, kinds)
+	// Finished research jobs whose publication is not queued (its river
+	// job was discarded after its retries): queue it again.
+	s.adoptPublications(ctx, env)
 	// Pollable research jobs without a live river job: adopt them.
 	rows, err := db.QueryContext(ctx, `SELECT r.job_id, r.next_poll_at FROM research_jobs r
-WHERE r.state IN ('running','cancel-requested') AND NOT EXISTS (
+WHERE r.state IN ('running','cancel-requested') AND r.provider_status NOT IN (`+terminalStatuses+`) AND NOT EXISTS (
   SELECT 1 FROM `+store.RiverSchema+`.river_job k WHERE k.kind = $1 AND k.args->>'job' = r.job_id
     AND k.state IN ('available','pending','running','retryable','scheduled'))
 LIMIT 1000`, Kind)
@@ -267,4 +356,77 @@ func (p *pollWorker) Work(ctx context.Context, job *river.Job[PollArgs]) error {
 		d = 0
 	}
 	return river.JobSnooze(d)
+}
+
+// terminalStatuses are the provider's final statuses, as SQL literals: a
+// pollable job with one of them is waiting for its publication.
+const terminalStatuses = `'completed','failed','cancelled','incomplete','budget_exceeded'`
+
+func (s *Scheduler) adoptPublications(ctx context.Context, env *owner.Env) {
+	db := env.Store.DB()
+	rows, err := db.QueryContext(ctx, `SELECT r.job_id FROM research_jobs r
+WHERE r.state IN ('running','cancel-requested') AND r.provider_status IN (`+terminalStatuses+`) AND NOT EXISTS (
+  SELECT 1 FROM `+store.RiverSchema+`.river_job k WHERE k.kind = $1 AND k.args->>'job' = r.job_id
+    AND k.state IN ('available','pending','running','retryable','scheduled'))
+LIMIT 1000`, PublishKind)
+	if err != nil {
+		return
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if rows.Scan(&id) == nil {
+			ids = append(ids, id)
+		}
+	}
+	rows.Close()
+	for _, id := range ids {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return
+		}
+		if err := s.EnqueuePublishTx(ctx, env, tx, id); err == nil {
+			_ = tx.Commit()
+		} else {
+			_ = tx.Rollback()
+		}
+	}
+}
+
+// workResult turns a queued cancel's or publication's answer into river's:
+// done, snoozed (no authority now; the owner retiring leaves it to another
+// gateway at once), or an error retried with backoff.
+func workResult(again time.Duration, err error) error {
+	if err != nil {
+		if errs.CodeOf(err) == "owner_retired" {
+			return river.JobSnooze(0)
+		}
+		return err
+	}
+	if again > 0 {
+		return river.JobSnooze(again)
+	}
+	return nil
+}
+
+type cancelWorker struct {
+	river.WorkerDefaults[CancelArgs]
+	env *owner.Env
+	w   research.Worker
+}
+
+// Work asks the provider to cancel, unless that was done already.
+func (c *cancelWorker) Work(ctx context.Context, job *river.Job[CancelArgs]) error {
+	return workResult(c.w.Cancel(ctx, c.env, job.Args.Job))
+}
+
+type publishWorker struct {
+	river.WorkerDefaults[PublishArgs]
+	env *owner.Env
+	w   research.Worker
+}
+
+// Work publishes the finished job, unless that was done already.
+func (p *publishWorker) Work(ctx context.Context, job *river.Job[PublishArgs]) error {
+	return workResult(p.w.Publish(ctx, p.env, job.Args.Job))
 }

@@ -1,4 +1,4 @@
-package gateway
+package owner
 
 import (
 	"bytes"
@@ -17,19 +17,20 @@ import (
 // retirement, even before the database is asked.
 func TestLeaseCheckRefusesPastDeadline(t *testing.T) {
 	var buf bytes.Buffer
-	k := &leaseKeeper{
+	k := &LeaseKeeper{
 		lease:      store.Lease{Incarnation: 7, TTL: time.Second},
 		log:        log.New(&buf, "", 0),
 		validUntil: time.Now().Add(time.Hour),
+		who:        "this gateway",
 		lost:       make(chan struct{}),
 	}
-	if err := k.check(); err != nil {
+	if err := k.Check(); err != nil {
 		t.Fatalf("a live lease: %v", err)
 	}
 	k.mu.Lock()
 	k.validUntil = time.Now().Add(-time.Millisecond)
 	k.mu.Unlock()
-	err := k.check()
+	err := k.Check()
 	if errs.CodeOf(err) != "owner_retired" || errs.KindOf(err) != errs.KindRefused {
 		t.Fatalf("past the deadline: %v", err)
 	}
@@ -45,7 +46,7 @@ func TestLeaseCheckRefusesPastDeadline(t *testing.T) {
 	k.mu.Lock()
 	k.validUntil = time.Now().Add(time.Hour)
 	k.mu.Unlock()
-	if k.check() == nil {
+	if k.Check() == nil {
 		t.Fatal("a lost lease came back")
 	}
 	if strings.Count(buf.String(), "lost") != 1 {

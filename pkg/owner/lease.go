@@ -1,4 +1,4 @@
-package gateway
+package owner
 
 import (
 	"context"
@@ -15,18 +15,20 @@ import (
 // DefaultLeaseTTL is how long an owner lease lasts without a heartbeat.
 const DefaultLeaseTTL = 10 * time.Second
 
-// leaseKeeper holds a gateway's owner lease on a shared (PostgreSQL)
-// database: it renews the lease by heartbeat and says when it is gone.
+// LeaseKeeper holds an owner lease on a shared (PostgreSQL) database — a
+// gateway's for its life, an offline command's for the command — renewing
+// it by heartbeat and saying when it is gone.
 //
 // Two guards keep a paused gateway from writing late: the database's
 // lease trigger refuses its writes once the lease expired (database
 // clock), and check() refuses before external effects (HTTP, file
 // publication) once the local monotonic deadline passed — measured from
 // before each renewal was sent, so it never outlives the database's view.
-type leaseKeeper struct {
+type LeaseKeeper struct {
 	st    *store.Store
 	lease store.Lease
 	log   *log.Logger
+	who   string // "this gateway", "this command": for messages
 
 	mu         sync.Mutex
 	validUntil time.Time // monotonic
@@ -34,18 +36,31 @@ type leaseKeeper struct {
 	lost       chan struct{}
 }
 
-func startLease(ctx context.Context, st *store.Store, ownerID, home, version string, ttl time.Duration, now time.Time, lg *log.Logger) (*leaseKeeper, error) {
+// StartLease takes an owner lease of kind ("gateway", "offline") on st,
+// whose connections then write under its fencing incarnation. Run keeps
+// it; Release ends it.
+func StartLease(ctx context.Context, st *store.Store, ownerID, kind, home, version string, ttl time.Duration, now time.Time, lg *log.Logger) (*LeaseKeeper, error) {
 	host, _ := os.Hostname()
 	t0 := time.Now()
-	l, err := st.AcquireLease(ctx, ownerID, "gateway", host, home, os.Getpid(), version, ttl, now)
+	l, err := st.AcquireLease(ctx, ownerID, kind, host, home, os.Getpid(), version, ttl, now)
 	if err != nil {
 		return nil, err
 	}
-	return &leaseKeeper{st: st, lease: l, log: lg, validUntil: t0.Add(ttl), lost: make(chan struct{})}, nil
+	who := "this gateway"
+	if kind != "gateway" {
+		who = "this command"
+	}
+	return &LeaseKeeper{st: st, lease: l, log: lg, who: who, validUntil: t0.Add(ttl), lost: make(chan struct{})}, nil
 }
 
-// run heartbeats until ctx ends or the lease is lost.
-func (k *leaseKeeper) run(ctx context.Context) {
+// Incarnation is the lease's fencing incarnation.
+func (k *LeaseKeeper) Incarnation() int64 { return k.lease.Incarnation }
+
+// Lost is closed once the lease is gone.
+func (k *LeaseKeeper) Lost() <-chan struct{} { return k.lost }
+
+// Run heartbeats until ctx ends or the lease is lost.
+func (k *LeaseKeeper) Run(ctx context.Context) {
 	every := k.lease.TTL / 3
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -60,7 +75,7 @@ func (k *leaseKeeper) run(ctx context.Context) {
 		// A heartbeat that was itself delayed past the deadline (the
 		// process was stopped) must not renew: the lease is gone already.
 		if time.Now().After(k.until()) {
-			k.markLost("the lease expired before it could be renewed (the gateway was paused or cut off)")
+			k.markLost("the lease expired before it could be renewed (the process was paused or cut off)")
 			return
 		}
 		t0 := time.Now()
@@ -73,7 +88,7 @@ func (k *leaseKeeper) run(ctx context.Context) {
 			k.validUntil = t0.Add(k.lease.TTL)
 			k.mu.Unlock()
 		case errors.Is(err, store.ErrLeaseLost):
-			k.markLost("the database says the lease expired (the gateway was paused or cut off past it)")
+			k.markLost("the database says the lease expired (the process was paused or cut off past it)")
 			return
 		case ctx.Err() != nil:
 			return
@@ -83,25 +98,25 @@ func (k *leaseKeeper) run(ctx context.Context) {
 	}
 }
 
-func (k *leaseKeeper) until() time.Time {
+func (k *LeaseKeeper) until() time.Time {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.validUntil
 }
 
-func (k *leaseKeeper) markLost(why string) {
+func (k *LeaseKeeper) markLost(why string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.lostWhy != "" {
 		return
 	}
 	k.lostWhy = why
-	k.log.Printf("owner lease %d lost: %s; retiring: this gateway makes no further writes or publications", k.lease.Incarnation, why)
+	k.log.Printf("owner lease %d lost: %s; retiring: %s makes no further writes or publications", k.lease.Incarnation, why, k.who)
 	close(k.lost)
 }
 
-// check is the lease part of the gateway's fence.
-func (k *leaseKeeper) check() error {
+// Check is the lease part of the owner's fence.
+func (k *LeaseKeeper) Check() error {
 	k.mu.Lock()
 	why, until := k.lostWhy, k.validUntil
 	k.mu.Unlock()
@@ -110,13 +125,14 @@ func (k *leaseKeeper) check() error {
 		why = "lease expired"
 	}
 	if why != "" {
-		return errs.Refused("owner_retired", "this gateway no longer holds its owner lease (incarnation %d): %s", k.lease.Incarnation, why).
-			WithHint("another gateway took over its work; nothing further was written or published")
+		return errs.Refused("owner_retired", "%s no longer holds its owner lease (incarnation %d): %s", k.who, k.lease.Incarnation, why).
+			WithHint("another owner took over its work; nothing further was written or published")
 	}
 	return nil
 }
 
-func (k *leaseKeeper) release(now time.Time) {
+// Release ends the lease (it expires by itself if this fails).
+func (k *LeaseKeeper) Release(now time.Time) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := k.st.ReleaseLease(ctx, k.lease, now); err != nil {

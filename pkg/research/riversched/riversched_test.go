@@ -1,0 +1,207 @@
+package riversched_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clawkit/clawkit/pkg/auth"
+	"github.com/clawkit/clawkit/pkg/config"
+	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/research"
+	"github.com/clawkit/clawkit/pkg/research/google/fakeapi"
+	"github.com/clawkit/clawkit/pkg/research/riversched"
+	"github.com/clawkit/clawkit/pkg/store"
+	"github.com/clawkit/clawkit/pkg/store/pgtest"
+)
+
+// rig is one gateway's worth of research on a private PostgreSQL
+// database: a store holding an owner lease, the fake API, a service with
+// fast polls, and river scheduling installed.
+type rig struct {
+	t    *testing.T
+	home string
+	st   *store.Store
+	fake *fakeapi.Listener
+	svc  *research.Service
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	ctx := context.Background()
+	u := pgtest.URL(t)
+	st, err := store.Open(ctx, &store.Postgres{URL: u})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if _, err := st.AcquireLease(ctx, "test-owner", "gateway", "test", "home", os.Getpid(), "test", time.Minute, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	fake, err := fakeapi.Start("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fake.Close)
+	home := t.TempDir()
+	cfg, err := config.Load(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Set(research.ConfigPath, map[string]any{"enabled": true, "profileId": "google:default", "baseUrl": fake.URL}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Save(); err != nil {
+		t.Fatal(err)
+	}
+	as, err := auth.Load(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := as.Add(auth.Profile{ID: "google:default", Provider: "google", Kind: auth.KindAPIKey, Secret: "key-one"}, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := as.Save(); err != nil {
+		t.Fatal(err)
+	}
+	research.UseSharedScheduler(riversched.New())
+	t.Cleanup(func() { research.UseSharedScheduler(nil) })
+	svc := &research.Service{
+		Getenv:  func(string) string { return "" },
+		Budgets: research.Budgets{FastInterval: 30 * time.Millisecond, SlowInterval: 30 * time.Millisecond, RequestTimeout: time.Second},
+	}
+	return &rig{t: t, home: home, st: st, fake: fake, svc: svc}
+}
+
+func (r *rig) env() *owner.Env {
+	return owner.NewEnv(r.home, r.st, func() error { return nil }, time.Now, nil, true)
+}
+
+// runGateway runs the river scheduler until the test ends.
+func (r *rig) runGateway() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.svc.RunGateway(ctx, r.env()) }()
+	r.t.Cleanup(func() { cancel(); <-done })
+}
+
+// await waits until query yields want (a readiness condition, polled),
+// failing after a generous bound for a loaded machine.
+func (r *rig) await(want int, query string, args ...any) {
+	r.t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	var n int
+	for time.Now().Before(deadline) {
+		if err := r.st.DB().QueryRow(query, args...).Scan(&n); err != nil {
+			r.t.Fatal(err)
+		}
+		if n == want {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	r.t.Fatalf("%s: %d, want %d", query, n, want)
+}
+
+func (r *rig) requests(prefix string) int {
+	n := 0
+	for _, e := range r.fake.Requests() {
+		if strings.HasPrefix(e.Req, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *rig) riverJobs(kind, state string) int {
+	var n int
+	if err := r.st.DB().QueryRow(`SELECT count(*) FROM `+store.RiverSchema+`.river_job WHERE kind = $1 AND state = $2`, kind, state).Scan(&n); err != nil {
+		r.t.Fatal(err)
+	}
+	return n
+}
+
+// A queued poll that sees the end leaves the publication to its own river
+// job, inserted with the terminal observation: the job is published once,
+// by that job, which reads the interaction again (one GET beyond the
+// polls) and records the terminal state.
+func TestPublicationIsAQueuedJob(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	res, err := r.svc.Start(ctx, r.env(), research.StartParams{Question: "fake-polls:2 publish me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.runGateway()
+	r.await(1, `SELECT count(*) FROM research_jobs WHERE job_id = $1 AND state = 'completed' AND published = 1`, res.Job)
+	r.await(1, `SELECT count(*) FROM `+store.RiverSchema+`.river_job WHERE kind = $1 AND state = 'completed'`, riversched.PublishKind)
+	if n := r.riverJobs(riversched.Kind, "completed"); n != 1 {
+		t.Fatalf("%d completed poll jobs, want 1", n)
+	}
+	var polls int
+	r.st.DB().QueryRow(`SELECT poll_count FROM research_jobs WHERE job_id = $1`, res.Job).Scan(&polls)
+	if polls != 2 {
+		t.Fatalf("poll_count %d, want 2", polls)
+	}
+	if n := r.requests("GET /interactions/"); n != polls+1 {
+		t.Fatalf("%d GETs, want %d polls + 1 publication read", n, polls)
+	}
+	if _, err := os.Stat(filepath.Join(r.home, "research", res.Job, research.ReportFile)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A queued poll that finds a job over its poll budget records the
+// cancel-request with a queued cancellation in one transaction and sends
+// nothing itself; the cancellation job asks the provider exactly once;
+// polls then confirm it and the publication job records it.
+func TestBudgetCancelIsAQueuedJob(t *testing.T) {
+	r := newRig(t)
+	r.svc.Budgets.MaxPolls = 2
+	ctx := context.Background()
+	res, err := r.svc.Start(ctx, r.env(), research.StartParams{Question: "fake:never cancel me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.runGateway()
+	r.await(1, `SELECT count(*) FROM research_jobs WHERE job_id = $1 AND state = 'cancelled'`, res.Job)
+	r.await(1, `SELECT count(*) FROM `+store.RiverSchema+`.river_job WHERE kind = $1 AND state = 'completed'`, riversched.PublishKind)
+	if n := r.riverJobs(riversched.CancelKind, "completed"); n != 1 {
+		t.Fatalf("%d completed cancel jobs, want 1", n)
+	}
+	if n := r.requests("POST /interactions/" + res.Handle + "/cancel"); n != 1 {
+		t.Fatalf("%d cancel requests, want 1", n)
+	}
+	var code string
+	r.st.DB().QueryRow(`SELECT error_code FROM research_jobs WHERE job_id = $1`, res.Job).Scan(&code)
+	if code != "poll_budget_exceeded" {
+		t.Fatalf("error_code %q", code)
+	}
+}
+
+// `research cancel` asks the provider at once and records that; the
+// cancellation job inserted with its cancel-request is a backstop due
+// later, which then finds the request made and sends nothing.
+func TestForegroundCancelLeavesABackstop(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	res, err := r.svc.Start(ctx, r.env(), research.StartParams{Question: "fake:never cancel now"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.svc.Cancel(ctx, r.env(), research.JobParams{Job: res.Job}); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.riverJobs(riversched.CancelKind, "scheduled"); n != 1 {
+		t.Fatalf("%d scheduled cancel jobs, want 1 (inserted with the cancel-request)", n)
+	}
+	r.runGateway()
+	r.await(1, `SELECT count(*) FROM research_jobs WHERE job_id = $1 AND state = 'cancelled' AND published = 1`, res.Job)
+	r.await(1, `SELECT count(*) FROM `+store.RiverSchema+`.river_job WHERE kind = $1 AND state = 'completed'`, riversched.CancelKind)
+	if n := r.requests("POST /interactions/" + res.Handle + "/cancel"); n != 1 {
+		t.Fatalf("%d cancel requests, want 1", n)
+	}
+}
