@@ -69,12 +69,18 @@ tar -tzf "$T"/full-$V/node-bootstrap/*.tgz >"$T/list"
 for f in $WORKER_FILES; do echo "node_modules/openclaw/dist/worker/$f"; done >>"$T/list"
 ln -s "$REPO/peers/node_modules"/* "$T/root-$V/node_modules/" 2>/dev/null || true
 ln -sfn "$OC" "$T/root-$V/node_modules/openclaw"
-echo "   ($(wc -l <"$T/list") files, bootstrap $(stat -c %s "$T"/full-$V/node-bootstrap/*.tgz) bytes)"
+# Every archive of the export (node bootstrap, worker bundle and any other
+# .tgz it holds), summed: the size to compare with pigz's for the file set.
+CK_TOTAL=$(find "$T/full-$V" -name '*.tgz' -type f -printf '%s\n' | awk '{s+=$1} END {print s}')
+echo "   ($(wc -l <"$T/list") files; clawkit archives $CK_TOTAL bytes in all: bootstrap $(stat -c %s "$T"/full-$V/node-bootstrap/*.tgz), worker bundle $(stat -c %s "$T"/full-$V/worker-artifacts/*.tgz))"
+echo "$V clawkit $CK_TOTAL" >>"$T/sizes"
 measure "$V tar -czf (same file set)" tar -czhf "$T/full.tgz" -C "$T/root-$V" -T "$T/list"
-echo "   (tar -czf: $(stat -c %s "$T/full.tgz") bytes)"
+echo "   (tar -czf: $(stat -c %s "$T/full.tgz") bytes; clawkit's archives in all: $CK_TOTAL bytes)"
+echo "$V tar-czf $(stat -c %s "$T/full.tgz")" >>"$T/sizes"
 if command -v pigz >/dev/null; then
   measure "$V tar -I pigz -cf (same file set)" tar -I pigz -chf "$T/full-pigz.tgz" -C "$T/root-$V" -T "$T/list"
-  echo "   (pigz: $(stat -c %s "$T/full-pigz.tgz") bytes)"
+  echo "   (pigz: $(stat -c %s "$T/full-pigz.tgz") bytes; clawkit's archives in all: $CK_TOTAL bytes)"
+  echo "$V pigz $(stat -c %s "$T/full-pigz.tgz")" >>"$T/sizes"
 fi
 rm -rf "$T/full-$V" "$T/w1-$V" "$T/full.tgz" "$T/full-pigz.tgz"
 done
@@ -109,8 +115,12 @@ PY
 done
 
 echo "== ratios"
-python3 - "$T/results" <<'PY'
+python3 - "$T/results" "$T/sizes" <<'PY'
 import sys
+sz = {}
+for line in open(sys.argv[2]):
+    v, what, n = line.split()
+    sz[(v, what)] = int(n)
 r = {}
 for line in open(sys.argv[1]):
     *name, wall, rss = line.split()
@@ -122,4 +132,8 @@ for v in sorted({k.split()[0] for k in r}):
     ratio(f"{v} clawkit export (worker-only pkg)", f"{v} openclaw producer (node 24)")
     ratio(f"{v} clawkit export (full)", f"{v} tar -czf (same file set)")
     ratio(f"{v} clawkit export (full)", f"{v} tar -I pigz -cf (same file set)")
+    for other in ("pigz", "tar-czf"):
+        if (v, "clawkit") in sz and (v, other) in sz:
+            a, b = sz[(v, "clawkit")], sz[(v, other)]
+            print(f"{v} clawkit archives in all / {other} (same file set): size {a/b:.3f}x ({a} / {b} bytes)")
 PY
