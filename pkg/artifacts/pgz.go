@@ -43,9 +43,10 @@ type gzWriter struct {
 	wg      sync.WaitGroup
 	wrote   chan struct{} // closed when the writing goroutine has returned
 
-	mu     sync.Mutex
-	err    error
-	closed bool
+	mu          sync.Mutex
+	err         error
+	closed      bool
+	wroteHeader bool
 }
 
 // gzipTail is the dictionary carried from one block to the next: pgzip's.
@@ -61,8 +62,8 @@ type gzJob struct {
 	flate *flate.Writer // set by the compressing goroutine, reused
 }
 
-// newGzWriter writes the gzip header at once: OpenClaw's explicit one (no
-// mtime, no name, XFL 0, OS 255).
+// newGzWriter returns a writer whose gzip header is OpenClaw's explicit
+// one (no mtime, no name, XFL 0, OS 255).
 func newGzWriter(w io.Writer, level, block, workers int) (*gzWriter, error) {
 	if _, err := flate.NewWriter(io.Discard, level); err != nil {
 		return nil, err
@@ -78,10 +79,20 @@ func newGzWriter(w io.Writer, level, block, workers int) (*gzWriter, error) {
 		wrote: make(chan struct{}),
 	}
 	go z.writeLoop()
-	if _, err := w.Write([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}); err != nil {
+	return z, nil
+}
+
+// header writes the gzip header on the first write, as pgzip does: before
+// it nothing reaches the destination (a test hooks the destination's
+// first write to change a file between its fstat and its read).
+func (z *gzWriter) header() {
+	if z.wroteHeader {
+		return
+	}
+	z.wroteHeader = true
+	if _, err := z.w.Write([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}); err != nil {
 		z.setErr(err)
 	}
-	return z, nil
 }
 
 func (z *gzWriter) setErr(err error) {
@@ -115,6 +126,7 @@ func (z *gzWriter) job() *gzJob {
 
 // Write copies p into blocks, handing each full block to the compressors.
 func (z *gzWriter) Write(p []byte) (int, error) {
+	z.header()
 	if err := z.getErr(); err != nil {
 		return 0, err
 	}
@@ -142,6 +154,7 @@ func (z *gzWriter) Write(p []byte) (int, error) {
 // were read (n < 0: no limit), teeing what it reads into tee when not nil.
 // It saves the copy through an intermediate buffer.
 func (z *gzWriter) readN(r io.Reader, n int64, tee io.Writer) (int64, error) {
+	z.header()
 	var got int64
 	for n < 0 || got < n {
 		if err := z.getErr(); err != nil {
@@ -245,6 +258,7 @@ func (z *gzWriter) Close() error {
 		return z.getErr()
 	}
 	z.closed = true
+	z.header()
 	if z.cur == nil {
 		z.cur = z.job()
 	}
