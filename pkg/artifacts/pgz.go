@@ -53,13 +53,12 @@ type gzWriter struct {
 const gzipTail = 16 << 10
 
 type gzJob struct {
-	in    []byte
-	dict  []byte
-	out   bytes.Buffer
-	last  bool
-	done  chan struct{} // receives once the block is compressed
-	cerr  error
-	flate *flate.Writer // set by the compressing goroutine, reused
+	in   []byte
+	dict []byte
+	out  bytes.Buffer
+	last bool
+	done chan struct{} // receives once the block is compressed
+	cerr error
 }
 
 // newGzWriter returns a writer whose gzip header is OpenClaw's explicit
