@@ -52,6 +52,10 @@ printf 'module hello\ngo 1.26\n' >"$hello/src/go.mod"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average $(cut -d' ' -f1-3 /proc/loadavg) at start"
 run "/bin/true (process floor)" /bin/true
 run "static Go hello (Go floor)" "$hello/hello"
+# The floor of this dependency set: a hello world linking every third-party
+# package clawkit imports (scripts/depsfloor), none of clawkit's code.
+CGO_ENABLED=0 go build -o "$hello/depsfloor" ./scripts/depsfloor
+run "hello + clawkit's deps" "$hello/depsfloor"
 run "clawkit version" "$BIN" version
 run "session show (offline)" "$BIN" session show bench
 "$BIN" gateway run --detach >/dev/null
