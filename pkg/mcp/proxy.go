@@ -441,6 +441,9 @@ func watchPeerClosed(w io.Writer, done <-chan struct{}) <-chan struct{} {
 		return gone
 	}
 	fd := int(f.Fd())
+	if watchPeerEpoll(fd, gone, done) {
+		return gone
+	}
 	go func() {
 		for {
 			select {
