@@ -3,8 +3,12 @@
 #  1. framer throughput (go test -bench BenchmarkLineFramer);
 #  2. serial tools/call round trips/s with p50/p99 against the same Go echo
 #     server for clawkit's client, the official Go SDK and mcp-go;
-#  3. relay latency: the same client through the real `clawkit mcp proxy`
-#     binary (CLAWKIT_BIN) versus direct.
+#  3. relay cost: the same client direct and through the real `clawkit mcp
+#     proxy` binary, in interleaved batches over connections open side by
+#     side (so machine load hits both alike), as p50s, the ratio of the
+#     p50s and the median of per-round ratios; against the Go echo server
+#     and the Node server-everything. CLAWKIT_BIN_BEFORE=path[:path…] adds
+#     other builds to the same rounds (before/after figures of one run).
 # BENCHTIME (default 20000x) and COUNT (default 3) tune the runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,5 +24,8 @@ go test -run '^$' -bench 'BenchmarkLineFramer' -benchtime 2s -count "$COUNT" ./p
 echo "== tools/call round trips (serial), direct and through clawkit mcp proxy"
 CLAWKIT_BIN="$bin" go test -run '^$' -bench 'BenchmarkToolsCall$' -benchtime "$BENCHTIME" -count "$COUNT" ./pkg/mcp | grep -E '^Benchmark'
 
-echo "== relay cost against the real Node server-everything (skipped without node/peers)"
-CLAWKIT_BIN="$bin" go test -run '^$' -bench 'BenchmarkToolsCallEverything' -benchtime "${EVERYTHING_BENCHTIME:-3000x}" -count "$COUNT" ./pkg/mcp | grep -E '^Benchmark|SKIP' || true
+echo "== relay cost, interleaved with direct: Go echo server"
+CLAWKIT_BIN="$bin" go test -run '^$' -bench 'BenchmarkRelayEcho' -benchtime "${RELAY_BENCHTIME:-10000x}" -count "$COUNT" ./pkg/mcp | grep -E '^Benchmark'
+
+echo "== relay cost, interleaved with direct: Node server-everything (skipped without node/peers)"
+CLAWKIT_BIN="$bin" go test -run '^$' -bench 'BenchmarkToolsCallEverything' -benchtime "${EVERYTHING_BENCHTIME:-10000x}" -count "$COUNT" ./pkg/mcp | grep -E '^Benchmark|SKIP' || true

@@ -244,7 +244,11 @@ type MCPProxyCmd struct {
 	MaxPending    int           `help:"Most requests of a 2026-07-28 client in flight through the relay; one more is answered with an error, not forwarded (legacy traffic is relayed as is)." default:"64"`
 	Dir           string        `help:"Working directory of the server (default: clawkit's)." placeholder:"DIR" type:"existingdir"`
 	Connect       string        `help:"Relay to a service already listening on this socket instead of starting a server; it is never stopped." placeholder:"unix:PATH"`
-	Command       []string      `arg:"" optional:"" passthrough:"" name:"command" help:"Server command and arguments (after --)."`
+	// The proxy's own probe (DESIGN §10 "Protocol eras").
+	ProtocolVersion string        `help:"auto: ask the server server/discover before relaying and report the era it speaks (2026-07-28, or legacy); a 2026-07-28-era version: the server must list it, else fail before relaying; a legacy version: no probe, the client's initialize negotiates." default:"auto"`
+	ProbeTimeout    time.Duration `help:"With --protocol-version auto: how long to wait for the answer to server/discover once the server has read it; then relay as legacy." default:"3s"`
+	StartupTimeout  time.Duration `help:"Bound of the whole probe, spawn included (auto: then relay as legacy)." default:"10s"`
+	Command         []string      `arg:"" optional:"" passthrough:"" name:"command" help:"Server command and arguments (after --)."`
 }
 
 func (c *MCPProxyCmd) Run(ctx context.Context, env *Env, out *Output) error {
@@ -254,8 +258,16 @@ func (c *MCPProxyCmd) Run(ctx context.Context, env *Env, out *Output) error {
 	if c.StopGrace <= 0 {
 		return errs.Usage("usage", "--stop-grace must be positive")
 	}
-	if err := positive("--max-pending", int64(c.MaxPending)); err != nil {
-		return err
+	for _, p := range []struct {
+		name string
+		v    int64
+	}{{"--max-pending", int64(c.MaxPending)}, {"--probe-timeout", int64(c.ProbeTimeout)}, {"--startup-timeout", int64(c.StartupTimeout)}} {
+		if err := positive(p.name, p.v); err != nil {
+			return err
+		}
+	}
+	if c.ProtocolVersion == "" {
+		return errs.Usage("usage", "--protocol-version must not be empty")
 	}
 	c.Command = serverCommand(c.Command)
 	if c.Connect != "" {
@@ -281,9 +293,51 @@ func (c *MCPProxyCmd) Run(ctx context.Context, env *Env, out *Output) error {
 		StderrTee: out.Stderr, Subreaper: true,
 		EOFGrace: c.StopGrace, TermGrace: c.StopGrace,
 	}
-	rep, err := mcp.RunProxy(ctx, spec, c.MaxFrameBytes, c.MaxPending, env.Stdin, out.Stdout)
+	po := mcp.ProxyOptions{
+		MaxFrame: c.MaxFrameBytes, MaxPending: c.MaxPending,
+		ProtocolVersion: c.ProtocolVersion, ProbeTimeout: c.ProbeTimeout, StartupTimeout: c.StartupTimeout,
+		ClientInfo: mcp.Implementation{Name: "clawkit-proxy", Version: ReadBuildInfo().Version},
+		// stdout is the relay: the outcome goes to stderr, as one JSON
+		// line with --json.
+		OnConnected: func(s mcp.Implementation, n mcp.Negotiated) {
+			if out.JSON {
+				b, _ := json.Marshal(struct {
+					Event    string              `json:"event"`
+					Server   *mcp.Implementation `json:"server,omitempty"`
+					Protocol mcp.Negotiated      `json:"protocol"`
+				}{"proxy_connected", nonEmptyImpl(s), n})
+				fmt.Fprintf(out.Stderr, "%s\n", b)
+				return
+			}
+			out.Warnf("proxy: %s", proxyConnectedLine(s, n))
+		},
+	}
+	rep, err := mcp.RunProxy(ctx, spec, po, env.Stdin, out.Stdout)
 	if rep != nil {
 		warnCleanup(out, rep.CleanupResult)
 	}
 	return err
+}
+
+func nonEmptyImpl(s mcp.Implementation) *mcp.Implementation {
+	if s == (mcp.Implementation{}) {
+		return nil
+	}
+	return &s
+}
+
+// proxyConnectedLine says what the proxy's probe found. For the legacy
+// era it names no revision: the client's own initialize picks it.
+func proxyConnectedLine(s mcp.Implementation, n mcp.Negotiated) string {
+	if n.Era == mcp.EraModern {
+		return connectedLine(s, n) + "; relaying the 2026-07-28 era"
+	}
+	how := "legacy era"
+	switch {
+	case n.Probe != "":
+		how += " (auto: " + n.Probe + ")"
+	case n.Version != "":
+		how += " (--protocol-version " + n.Version + ", not probed)"
+	}
+	return how + "; relaying as is, the client's initialize negotiates the revision"
 }

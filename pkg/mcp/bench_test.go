@@ -184,7 +184,12 @@ func BenchmarkToolsCall(b *testing.B) {
 
 // BenchmarkToolsCallEverything measures the relay's cost against the real
 // Node server-everything (when installed): echo tool, direct and through
-// the real `clawkit mcp proxy` binary (CLAWKIT_BIN, else skipped).
+// the real `clawkit mcp proxy` binary (CLAWKIT_BIN, else skipped), in
+// interleaved batches over connections open side by side, so load on the
+// machine hits both alike; it reports each p50 and their ratio.
+// CLAWKIT_BIN_BEFORE (a list, like PATH) adds other builds of the proxy
+// to the same rounds, each reported under its file name (before/after
+// figures of one run).
 func BenchmarkToolsCallEverything(b *testing.B) {
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -194,23 +199,108 @@ func BenchmarkToolsCallEverything(b *testing.B) {
 	if _, err := os.Stat(entry); err != nil {
 		b.Skip("server-everything is not installed (make peers)")
 	}
-	run := func(b *testing.B, o Options) {
-		o.StartupTimeout = 30 * time.Second
-		c, err := Start(context.Background(), o)
+	bin := os.Getenv("CLAWKIT_BIN")
+	if bin == "" {
+		b.Skip("set CLAWKIT_BIN to a built clawkit")
+	}
+	server := []string{node, entry, "stdio"}
+	relayRatio(b, server, bin, os.Getenv("CLAWKIT_BIN_BEFORE"), []string{})
+}
+
+// BenchmarkRelayEcho is BenchmarkToolsCallEverything against the Go echo
+// server (mcpfake echo from this test binary).
+func BenchmarkRelayEcho(b *testing.B) {
+	bin := os.Getenv("CLAWKIT_BIN")
+	if bin == "" {
+		b.Skip("set CLAWKIT_BIN to a built clawkit")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	relayRatio(b, []string{self, "echo"}, bin, os.Getenv("CLAWKIT_BIN_BEFORE"), []string{"CLAWKIT_MCPFAKE=1"})
+}
+
+// relayRatio opens one connection to server direct and one through each
+// proxy build, then runs b.N calls on each in interleaved batches of 100.
+func relayRatio(b *testing.B, server []string, bin, before string, env []string) {
+	type variant struct {
+		name string
+		c    *Client
+		lat  []time.Duration
+	}
+	open := func(name string, cmd []string, env []string) *variant {
+		c, err := Start(context.Background(), Options{Command: cmd[0], Args: cmd[1:], Env: env, StartupTimeout: 30 * time.Second})
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer c.Stop()
-		roundTrips(b, ourCall(c))
+		b.Cleanup(func() { c.Stop() })
+		return &variant{name: name, c: c, lat: make([]time.Duration, 0, b.N)}
 	}
-	b.Run("direct", func(b *testing.B) {
-		run(b, Options{Command: node, Args: []string{entry, "stdio"}, Env: []string{}})
-	})
-	b.Run("via=proxy", func(b *testing.B) {
-		bin := os.Getenv("CLAWKIT_BIN")
-		if bin == "" {
-			b.Skip("set CLAWKIT_BIN to a built clawkit")
+	proxied := func(bin string) []string {
+		args := []string{bin, "mcp", "proxy"}
+		for _, e := range env {
+			args = append(args, "--env", e)
 		}
-		run(b, Options{Command: bin, Args: []string{"mcp", "proxy", "--", node, entry, "stdio"}, Env: []string{}})
-	})
+		return append(append(args, "--"), server...)
+	}
+	vs := []*variant{open("direct", server, env), open("proxy", proxied(bin), []string{})}
+	for _, other := range filepath.SplitList(before) {
+		vs = append(vs, open("proxy-"+filepath.Base(other), proxied(other), []string{}))
+	}
+	// A long warm-up: each connection has its own server process, and a
+	// Node server's JIT is still settling after the first hundreds.
+	for _, v := range vs {
+		call := ourCall(v.c)
+		for range 1000 {
+			if err := call(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ResetTimer()
+	// Per round, each variant's median over its batch against direct's:
+	// the median of those ratios follows load that drifts between rounds
+	// less than the ratio of the whole run's medians does.
+	roundRatios := make([][]float64, len(vs))
+	batch := make([]time.Duration, 0, 100)
+	med := func(l []time.Duration) float64 {
+		l = slices.Clone(l)
+		slices.Sort(l)
+		return float64(l[len(l)/2].Nanoseconds()) / 1e3
+	}
+	for round, done := 0, 0; done < b.N; round++ {
+		n := min(100, b.N-done)
+		meds := make([]float64, len(vs))
+		for i := range vs { // each goes first in turn
+			k := (round + i) % len(vs)
+			v := vs[k]
+			call := ourCall(v.c)
+			batch = batch[:0]
+			for range n {
+				t0 := time.Now()
+				if err := call(); err != nil {
+					b.Fatal(err)
+				}
+				batch = append(batch, time.Since(t0))
+			}
+			v.lat = append(v.lat, batch...)
+			meds[k] = med(batch)
+		}
+		for k := range vs[1:] {
+			roundRatios[k+1] = append(roundRatios[k+1], meds[k+1]/meds[0])
+		}
+		done += n
+	}
+	b.StopTimer()
+	direct := med(vs[0].lat)
+	b.ReportMetric(direct, "direct-p50-µs")
+	for k, v := range vs[1:] {
+		p := med(v.lat)
+		r := slices.Clone(roundRatios[k+1])
+		slices.Sort(r)
+		b.ReportMetric(p, v.name+"-p50-µs")
+		b.ReportMetric(p/direct, v.name+"/direct")
+		b.ReportMetric(r[len(r)/2], v.name+"/direct-per-round")
+	}
 }

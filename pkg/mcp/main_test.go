@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 	case "proxy":
 		self, _ := os.Executable()
 		spec := ProcessSpec{Command: self, Args: []string{"echo"}, Env: []string{"CLAWKIT_MCPFAKE=1"}, StderrTee: os.Stderr}
-		if _, err := RunProxy(context.Background(), spec, DefaultMaxFrameBytes, 0, os.Stdin, os.Stdout); err != nil {
+		if _, err := RunProxy(context.Background(), spec, ProxyOptions{}, os.Stdin, os.Stdout); err != nil {
 			os.Stderr.WriteString(err.Error() + "\n")
 			os.Exit(1)
 		}

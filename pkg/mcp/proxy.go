@@ -184,44 +184,88 @@ func (a *admission) serverLine(line []byte) bool {
 
 // ProxyReport is what RunProxy reports once the relay ended.
 type ProxyReport struct {
-	CleanupResult *CleanupResult `json:"cleanupResult,omitempty"`
-	Exit          ExitInfo       `json:"exit"`
+	// Server and Protocol are what the proxy's own probe found (absent
+	// when it did not probe or the relay ended first).
+	Server        *Implementation `json:"server,omitempty"`
+	Protocol      *Negotiated     `json:"protocol,omitempty"`
+	CleanupResult *CleanupResult  `json:"cleanupResult,omitempty"`
+	Exit          ExitInfo        `json:"exit"`
 }
 
 // RunProxy starts spec's server and relays stdin → server and server →
 // stdout until the client goes away (stdin EOF), the server ends, a frame
 // breaks the limit, or ctx ends; then it stops the whole process tree.
-// The server's stderr goes to spec.StderrTee as it is written.
-//
-// maxPending bounds a 2026-07-28 client's requests in flight (see
-// admission); 0 means DefaultMaxPendingRequests.
-func RunProxy(ctx context.Context, spec ProcessSpec, maxFrame, maxPending int, stdin io.Reader, stdout io.Writer) (*ProxyReport, error) {
-	if maxFrame < 2 {
+// The server's stderr goes to spec.StderrTee as it is written. With
+// o.ProtocolVersion set it first probes the server (see proxyProbe); the
+// client's messages wait in its pipe meanwhile, the server's go on.
+func RunProxy(ctx context.Context, spec ProcessSpec, o ProxyOptions, stdin io.Reader, stdout io.Writer) (*ProxyReport, error) {
+	if o.MaxFrame == 0 {
+		o.MaxFrame = DefaultMaxFrameBytes
+	}
+	if o.MaxFrame < 2 {
 		return nil, errs.Usage("invalid_limit", "the frame limit must be at least 2 bytes")
 	}
+	if o.MaxPending <= 0 {
+		o.MaxPending = DefaultMaxPendingRequests
+	}
+	if o.ProbeTimeout <= 0 {
+		o.ProbeTimeout = DefaultProbeTimeout
+	}
+	if o.StartupTimeout <= 0 {
+		o.StartupTimeout = DefaultStartupTimeout
+	}
+	maxFrame := o.MaxFrame
 	proc, err := StartProcess(spec)
 	if err != nil {
 		return nil, Coded(err)
 	}
-	if maxPending <= 0 {
-		maxPending = DefaultMaxPendingRequests
-	}
 	out := &lockedWriter{w: stdout}
-	adm := &admission{max: maxPending, out: out, pending: map[string]struct{}{}}
-	up := make(chan error, 1)
-	go func() { up <- relay(proc.Stdin(), stdin, maxFrame, adm.clientLine) }()
+	adm := &admission{max: o.MaxPending, out: out, pending: map[string]struct{}{}}
+	serverLine := adm.serverLine
+	var probe *proxyProbe
+	if o.ProtocolVersion == AutoProtocolVersion || IsModernVersion(o.ProtocolVersion) {
+		probe = newProxyProbe()
+		serverLine = func(line []byte) bool { return probe.serverLine(line) && adm.serverLine(line) }
+	}
 	downDone := make(chan struct{})
 	var downErr error
 	go func() {
-		downErr = relay(out, proc.Stdout(), maxFrame, adm.serverLine)
+		downErr = relay(out, proc.Stdout(), maxFrame, serverLine)
 		close(downDone)
 	}()
 
 	done := make(chan struct{})
 	defer close(done)
 	outGone := watchPeerClosed(stdout, done)
-
+	rep := &ProxyReport{}
 	var result error
+	switch {
+	case probe != nil:
+		info, n, perr, ok := probe.run(ctx, proc, o, mergeDone(downDone, outGone, done))
+		switch {
+		case perr != nil:
+			result = perr
+		case ok:
+			rep.Server, rep.Protocol = &info, &n
+			if o.OnConnected != nil {
+				o.OnConnected(info, n)
+			}
+		}
+	case o.ProtocolVersion != "":
+		// An explicit legacy version: the client's initialize negotiates.
+		rep.Protocol = &Negotiated{Era: EraLegacy, Version: o.ProtocolVersion}
+		if o.OnConnected != nil {
+			o.OnConnected(Implementation{}, *rep.Protocol)
+		}
+	}
+	if result != nil {
+		cr, _ := proc.Stop(downDone)
+		rep.CleanupResult, rep.Exit = cr, proc.Exit()
+		return rep, Coded(result)
+	}
+	up := make(chan error, 1)
+	go func() { up <- relay(proc.Stdin(), stdin, maxFrame, adm.clientLine) }()
+
 	select {
 	case <-outGone:
 		// The client closed our stdout (it went away); it may never write
@@ -261,7 +305,7 @@ func RunProxy(ctx context.Context, spec ProcessSpec, maxFrame, maxPending int, s
 		default:
 		}
 	}
-	rep := &ProxyReport{CleanupResult: cr, Exit: proc.Exit()}
+	rep.CleanupResult, rep.Exit = cr, proc.Exit()
 	if result != nil {
 		return rep, Coded(result)
 	}
@@ -269,6 +313,22 @@ func RunProxy(ctx context.Context, spec ProcessSpec, maxFrame, maxPending int, s
 		return rep, Coded(serr)
 	}
 	return rep, nil
+}
+
+// mergeDone is closed when any of chs is.
+func mergeDone(chs ...<-chan struct{}) <-chan struct{} {
+	m := make(chan struct{})
+	var once sync.Once
+	for _, ch := range chs {
+		go func() {
+			select {
+			case <-ch:
+				once.Do(func() { close(m) })
+			case <-m:
+			}
+		}()
+	}
+	return m
 }
 
 // waitExitErr describes a server that ended while the client was still
@@ -381,6 +441,9 @@ func watchPeerClosed(w io.Writer, done <-chan struct{}) <-chan struct{} {
 		return gone
 	}
 	fd := int(f.Fd())
+	if watchPeerEpoll(fd, gone, done) {
+		return gone
+	}
 	go func() {
 		for {
 			select {

@@ -50,6 +50,7 @@ var Modes = map[string]string{
 	"modern":           "speaks only 2026-07-28: answers server/discover, demands _meta (protocolVersion, clientCapabilities) on every request (-32022 for another version), refuses initialize; tool meta returns the _meta it got",
 	"legacy-2024":      "answers initialize with 2024-11-05 whatever was asked, and server/discover with -32601",
 	"silent-probe":     "a legacy server that never answers server/discover",
+	"late-probe":       "a legacy server that answers server/discover (with -32601) only just before its answer to the next request, so always after a probe bound",
 }
 
 // Main is the helper command: mcpfake MODE [ARG]. With MCPFAKE_PIDFILE set
@@ -204,6 +205,8 @@ type server struct {
 	answers chan json.RawMessage
 	// the _meta of the last request (modern mode)
 	lastMeta map[string]json.RawMessage
+	// the server/discover request held back (late-probe mode)
+	heldProbe json.RawMessage
 }
 
 type msg struct {
@@ -306,6 +309,10 @@ func (s *server) handle(m msg) {
 	if s.mode == "modern" && !s.modernGate(m) {
 		return
 	}
+	if s.heldProbe != nil {
+		s.rpcError(s.heldProbe, -32601, "Method not found: server/discover")
+		s.heldProbe = nil
+	}
 	switch m.Method {
 	case "server/discover":
 		switch s.mode {
@@ -318,6 +325,8 @@ func (s *server) handle(m msg) {
 			})
 		case "silent-probe":
 			// never answers
+		case "late-probe":
+			s.heldProbe = m.ID
 		default:
 			s.rpcError(m.ID, -32601, "Method not found: server/discover")
 		}
