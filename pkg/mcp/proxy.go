@@ -117,12 +117,9 @@ type admission struct {
 
 var metaVersionKey = []byte(`"` + metaProtocolVersion + `"`)
 
-// clientLine is the up relay's hook.
-func (a *admission) clientLine(line []byte) bool {
-	if !bytes.Contains(line, metaVersionKey) || !json.Valid(line) {
-		return true
-	}
-	var id, method, params json.RawMessage
+// frameMembers returns a frame's top-level id, method and params (nil when
+// absent), without decoding the rest: the relay hooks look at nothing else.
+func frameMembers(line []byte) (id, method, params json.RawMessage) {
 	_ = topLevelMembers(line, func(k string, v []byte) error {
 		switch k {
 		case "id":
@@ -134,6 +131,15 @@ func (a *admission) clientLine(line []byte) bool {
 		}
 		return nil
 	})
+	return id, method, params
+}
+
+// clientLine is the up relay's hook.
+func (a *admission) clientLine(line []byte) bool {
+	if !bytes.Contains(line, metaVersionKey) || !json.Valid(line) {
+		return true
+	}
+	id, method, params := frameMembers(line)
 	if id == nil || method == nil {
 		return true // a notification or a response: not admitted, not counted
 	}
@@ -163,16 +169,7 @@ func (a *admission) serverLine(line []byte) bool {
 	if a.n.Load() == 0 || !json.Valid(line) {
 		return true
 	}
-	var id, method json.RawMessage
-	_ = topLevelMembers(line, func(k string, v []byte) error {
-		switch k {
-		case "id":
-			id = v
-		case "method":
-			method = v
-		}
-		return nil
-	})
+	id, method, _ := frameMembers(line)
 	if id != nil && method == nil {
 		a.mu.Lock()
 		delete(a.pending, string(id))

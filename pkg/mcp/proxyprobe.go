@@ -70,16 +70,7 @@ func (p *proxyProbe) serverLine(line []byte) bool {
 	if !p.watching.Load() || !bytes.Contains(line, p.id) {
 		return true
 	}
-	var id, method json.RawMessage
-	_ = topLevelMembers(line, func(k string, v []byte) error {
-		switch k {
-		case "id":
-			id = v
-		case "method":
-			method = v
-		}
-		return nil
-	})
+	id, method, _ := frameMembers(line)
 	if method != nil || !bytes.Equal(id, p.id) {
 		return true
 	}

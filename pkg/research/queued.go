@@ -62,15 +62,11 @@ func (s *Service) bindingCheck(ctx context.Context, env *owner.Env, j *Job, cred
 // unknown is repeated. Confirmation is a poll's business.
 func (w Worker) Cancel(ctx context.Context, env *owner.Env, id string) (time.Duration, error) {
 	s := w.s
-	unlock := s.lockJob(id)
-	defer unlock()
-	j, err := jobsOf(env).get(ctx, id)
-	if err != nil {
-		if errs.CodeOf(err) == "job_not_found" {
-			return 0, nil
-		}
+	j, unlock, err := s.queuedJob(ctx, env, id)
+	if j == nil {
 		return 0, err
 	}
+	defer unlock()
 	if j.State != StateCancelRequested || j.Handle == "" || j.CancelSentAt >= j.CancelRequestedAt {
 		return 0, nil
 	}
@@ -101,15 +97,11 @@ func (w Worker) Cancel(ctx context.Context, env *owner.Env, id string) (time.Dur
 // request and before publication. It answers as Cancel does.
 func (w Worker) Publish(ctx context.Context, env *owner.Env, id string) (time.Duration, error) {
 	s := w.s
-	unlock := s.lockJob(id)
-	defer unlock()
-	j, err := jobsOf(env).get(ctx, id)
-	if err != nil {
-		if errs.CodeOf(err) == "job_not_found" {
-			return 0, nil
-		}
+	j, unlock, err := s.queuedJob(ctx, env, id)
+	if j == nil {
 		return 0, err
 	}
+	defer unlock()
 	if !PublishPending(j) {
 		return 0, nil
 	}
@@ -130,4 +122,19 @@ func (w Worker) Publish(ctx context.Context, env *owner.Env, id string) (time.Du
 		return w.queuedOutcome(err)
 	}
 	return 0, nil
+}
+
+// queuedJob locks and reads job id for a queued job's worker. A job that
+// no longer exists (nil, nil) needs nothing more: the queued job ends.
+func (s *Service) queuedJob(ctx context.Context, env *owner.Env, id string) (*Job, func(), error) {
+	unlock := s.lockJob(id)
+	j, err := jobsOf(env).get(ctx, id)
+	if err != nil {
+		unlock()
+		if errs.CodeOf(err) == "job_not_found" {
+			return nil, nil, nil
+		}
+		return nil, nil, err
+	}
+	return j, unlock, nil
 }

@@ -299,26 +299,34 @@ func (s *Service) PollDue(ctx context.Context, env *owner.Env, limit int) (int, 
 			defer wg.Done()
 			defer func() { <-sem }()
 			if _, err := s.pollUnderBinding(ctx, env, j, view); err != nil {
-				e := errs.As(err)
-				switch {
-				case e == nil || e.Code == "owner_retired":
-					// Ownership is ending: leave the job as it is for the next owner.
-				case e.Code == "session_refreshing":
-					d := time.Duration(e.RetryAfterMs) * time.Millisecond
-					if d <= 0 {
-						d = s.budgets().FastInterval
-					}
-					s.deferJob(ctx, env, j.ID, d, e)
-				case e.Kind == errs.KindRefused || e.Kind == errs.KindFailed:
-					// No authority (or a definitive failure): look again later
-					// rather than hammering; the job keeps its state.
-					s.deferJob(ctx, env, j.ID, 5*time.Minute, e)
-				}
+				s.deferRefused(ctx, env, j.ID, err)
 			}
 		}(j)
 	}
 	wg.Wait()
 	return len(due), time.Time{}
+}
+
+// deferRefused puts off the next poll of a job whose poll was refused: a
+// refreshing session until its retry-after, no authority (or a definitive
+// failure) for five minutes rather than hammering; the job keeps its
+// state. It returns false when ownership is ending (owner_retired, or an
+// unclassified error): the job is left as it is for the next owner.
+func (s *Service) deferRefused(ctx context.Context, env *owner.Env, id string, err error) bool {
+	e := errs.As(err)
+	switch {
+	case e == nil || e.Code == "owner_retired":
+		return false
+	case e.Code == "session_refreshing":
+		d := time.Duration(e.RetryAfterMs) * time.Millisecond
+		if d <= 0 {
+			d = s.budgets().FastInterval
+		}
+		s.deferJob(ctx, env, id, d, e)
+	case e.Kind == errs.KindRefused || e.Kind == errs.KindFailed:
+		s.deferJob(ctx, env, id, 5*time.Minute, e)
+	}
+	return true
 }
 
 func (s *Service) deferJob(ctx context.Context, env *owner.Env, id string, d time.Duration, e *errs.Error) {

@@ -182,18 +182,8 @@ func (w Worker) Poll(ctx context.Context, env *owner.Env, id string) (next time.
 	if err == nil {
 		return fromMs(polled.NextPollAt), Pollable(polled.State) && !PublishPending(polled), nil
 	}
-	e := errs.As(err)
-	switch {
-	case e == nil || e.Code == "owner_retired":
+	if !s.deferRefused(ctx, env, j.ID, err) {
 		return time.Time{}, true, err
-	case e.Code == "session_refreshing":
-		d := time.Duration(e.RetryAfterMs) * time.Millisecond
-		if d <= 0 {
-			d = s.budgets().FastInterval
-		}
-		s.deferJob(ctx, env, j.ID, d, e)
-	case e.Kind == errs.KindRefused || e.Kind == errs.KindFailed:
-		s.deferJob(ctx, env, j.ID, 5*time.Minute, e)
 	}
 	if j, err = js.get(ctx, id); err != nil {
 		return time.Time{}, true, err

@@ -314,22 +314,30 @@ LIMIT 1000`, Kind)
 		}
 	}
 	// Submitting jobs whose creator is gone: indeterminate.
-	rows, err = db.QueryContext(ctx, `SELECT r.job_id FROM research_jobs r WHERE r.state = 'submitting' AND r.created_at < $1
+	abandoned := jobIDs(ctx, db, `SELECT r.job_id FROM research_jobs r WHERE r.state = 'submitting' AND r.created_at < $1
 AND NOT EXISTS (SELECT 1 FROM owners o WHERE o.incarnation = r.owner_incarnation AND o.stopped_at IS NULL AND o.lease_expires_at > `+pgNowMs+`)
 LIMIT 1000`, env.Now().Add(-w.RequestTimeout()).UnixMilli())
-	if err == nil {
-		var ids []string
-		for rows.Next() {
-			var id string
-			if rows.Scan(&id) == nil {
-				ids = append(ids, id)
-			}
-		}
-		rows.Close()
-		for _, id := range ids {
-			_ = w.AbandonSubmitting(ctx, env, id)
+	for _, id := range abandoned {
+		_ = w.AbandonSubmitting(ctx, env, id)
+	}
+}
+
+// jobIDs runs a sweep's query of job ids. A failed query is an empty
+// sweep: the next sweep asks again.
+func jobIDs(ctx context.Context, db *sql.DB, q string, args ...any) []string {
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if rows.Scan(&id) == nil {
+			ids = append(ids, id)
 		}
 	}
+	return ids
 }
 
 type pollWorker struct {
@@ -364,22 +372,11 @@ const terminalStatuses = `'completed','failed','cancelled','incomplete','budget_
 
 func (s *Scheduler) adoptPublications(ctx context.Context, env *owner.Env) {
 	db := env.Store.DB()
-	rows, err := db.QueryContext(ctx, `SELECT r.job_id FROM research_jobs r
+	ids := jobIDs(ctx, db, `SELECT r.job_id FROM research_jobs r
 WHERE r.state IN ('running','cancel-requested') AND r.provider_status IN (`+terminalStatuses+`) AND NOT EXISTS (
   SELECT 1 FROM `+store.RiverSchema+`.river_job k WHERE k.kind = $1 AND k.args->>'job' = r.job_id
     AND k.state IN ('available','pending','running','retryable','scheduled'))
 LIMIT 1000`, PublishKind)
-	if err != nil {
-		return
-	}
-	var ids []string
-	for rows.Next() {
-		var id string
-		if rows.Scan(&id) == nil {
-			ids = append(ids, id)
-		}
-	}
-	rows.Close()
 	for _, id := range ids {
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
