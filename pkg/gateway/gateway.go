@@ -241,7 +241,7 @@ func (g *Gateway) handleStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, owner.Status{
 		DBRoundTrips: rt,
-		OwnerID: g.ownerID, PID: g.rec.PID, Socket: g.rec.Socket, Version: g.opts.Version,
+		OwnerID:      g.ownerID, PID: g.rec.PID, Socket: g.rec.Socket, Version: g.opts.Version,
 		Engine: g.rec.Engine, StartedAt: g.rec.StartedAt, Incarnation: g.incarnation,
 		SchemaVersion: g.schema, InFlight: int(g.nflight.Load()), Retiring: g.retiring.Load(),
 		Methods: len(g.opts.Registry.Names()),
