@@ -1,0 +1,265 @@
+package skills
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/rogpeppe/go-internal/lockedfile"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
+	"github.com/clawkit/clawkit/pkg/owner"
+)
+
+// The write path of the skill operations (write, remove): each runs under
+// the skill lock and publishes through one staged swap (commit.go).
+
+func noSkill(skill string, c *call) error {
+	return errs.Failed("not_found", "agent %s has no skill %q in plugin %s's skills folder", c.t.AgentID, skill, c.t.PluginID).
+		WithHint("list skills with 'clawkit skill list --plugin %s --agent %s'", c.t.PluginID, c.t.AgentID)
+}
+
+// lockSkill takes the per-skill exclusive lock. It is a file lock in the
+// home, so it serialises writers inside one gateway (goroutines) as well as
+// across processes.
+func lockSkill(home string, t Target, skill string) (func(), error) {
+	dir := filepath.Join(home, "locks", "skills")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, errs.Failed("lock_failed", "cannot create %s: %v", dir, err)
+	}
+	h := sha256.Sum256([]byte(t.PluginID + "\x00" + t.AgentID + "\x00" + skill))
+	mu := lockedfile.MutexAt(filepath.Join(dir, hex.EncodeToString(h[:16])+".lock"))
+	unlock, err := mu.Lock()
+	if err != nil {
+		return nil, errs.Failed("lock_failed", "cannot lock skill %s: %v", skill, err)
+	}
+	return unlock, nil
+}
+
+const codeUndelivered = "skill_committed_undelivered"
+
+// afterApply turns a lost authority after the file change into outcome
+// unknown: the change is on disk, but its event was not dispatched.
+func afterApply(err error) error {
+	if err == nil {
+		return nil
+	}
+	return errs.Unknown(codeUndelivered, "the skill change was applied but authority was lost before its skill_changed event could be dispatched: %v", err).
+		WithHint("inspect the skill with 'clawkit skill list' and 'clawkit skill events'; do not repeat the change blindly").Wrap(err)
+}
+
+func opWrite(ctx context.Context, env *owner.Env, p WriteParams) (any, error) {
+	if err := CheckSkillName(p.Skill); err != nil {
+		return nil, err
+	}
+	rel, err := NormalizeSkillFilePath(p.File)
+	if err != nil {
+		return nil, err
+	}
+	// Validate the content first: invalid content never needs the lock.
+	var findings []Finding
+	if rel == SkillFile {
+		findings = CheckSkillMD(p.Skill, p.Content, p.Strict)
+	} else {
+		findings = CheckSupportFile(rel, p.Content)
+	}
+	rep := &Report{Skill: p.Skill, Strict: p.Strict}
+	rep.add(findings...)
+	rep.finish()
+	if err := rep.Err(); err != nil {
+		return nil, err
+	}
+	hooks, err := admittedHooks(env)
+	if err != nil {
+		return nil, err
+	}
+	c, err := begin(ctx, env, p.Target)
+	if err != nil {
+		return nil, err
+	}
+	return c.commit(ctx, p.Skill, rel, "write", hooks, rep.Warnings, func(tree []FileEntry, md []byte, exists bool) (bool, error) {
+		if rel != SkillFile && md == nil {
+			return false, errs.Failed("not_found", "skill %q has no SKILL.md yet", p.Skill).
+				WithHint("write SKILL.md first: clawkit skill write %s SKILL.md --plugin %s", p.Skill, p.Plugin())
+		}
+		sum := sha256.Sum256(p.Content)
+		entry := FileEntry{Path: rel, SHA256: hex.EncodeToString(sum[:]), SizeBytes: int64(len(p.Content))}
+		next := replaceEntry(tree, entry)
+		if fs := TreeLimits(next); len(fs) > 0 {
+			return false, errs.Failed(CodeTooLarge, "writing %s would make skill %q too large: %s", rel, p.Skill, fs[0].Message).
+				WithHint("a skill holds at most %d files and %d bytes", MaxFiles, MaxSkillBytes)
+		}
+		for _, e := range tree {
+			if e == entry {
+				return false, nil // identical content: nothing to commit
+			}
+		}
+		keep := make([]FileEntry, 0, len(tree))
+		for _, e := range tree {
+			if e.Path != rel {
+				keep = append(keep, e)
+			}
+		}
+		// A script (a "#!" first line) is published executable.
+		exec := bytes.HasPrefix(p.Content, []byte("#!"))
+		return c.publish(p.Skill, exists, keep, []SourceFile{{Path: rel, Content: p.Content, Executable: exec}})
+	})
+}
+
+// publish builds the skill's next tree in a staging folder (keep copied
+// from the live folder, add written) and swaps it in, checking the
+// plugin's authority and the owner immediately before the file change.
+func (c *call) publish(skill string, exists bool, keep []FileEntry, add []SourceFile) (bool, error) {
+	env := c.env
+	if err := c.plugin.Recheck(env.Home); err != nil {
+		return false, err
+	}
+	if c.r == nil { // the first skill of this agent: create the root
+		// Creating the root is the first change on disk: writer admission
+		// (the owner fence) first, and from here on an error is no longer
+		// a refusal before any effect.
+		if err := env.Admit(); err != nil {
+			return false, err
+		}
+		if err := os.MkdirAll(c.root, 0o755); err != nil {
+			return false, errs.Failed("write_failed", "cannot create the skills root %s: %v", c.root, unwrapPathErr(err))
+		}
+		if _, err := c.rootResult(); err != nil { // MkdirAll follows links
+			return false, err
+		}
+		r, err := openSkillsRoot(c.root)
+		if err != nil || r == nil {
+			return false, errs.Failed("write_failed", "cannot open the skills root %s: %v", c.root, err)
+		}
+		c.r = r
+	}
+	stage, err := buildStage(c.r, skill, keep, add)
+	if err != nil {
+		if e := errs.As(err); e != nil {
+			return false, e
+		}
+		return false, errs.Failed("write_failed", "cannot stage skill %s: %v", skill, unwrapPathErr(err))
+	}
+	// The last checks before the file change.
+	if err := c.plugin.Recheck(env.Home); err != nil {
+		_ = c.r.RemoveAll(stage)
+		return false, err
+	}
+	if err := env.Scope.AssertCurrent(); err != nil {
+		_ = c.r.RemoveAll(stage)
+		return false, err
+	}
+	if err := checkNoLinks(c.root, skill); err != nil {
+		_ = c.r.RemoveAll(stage)
+		return false, err
+	}
+	if err := env.Admit(); err != nil { // writer admission, right before the swap
+		_ = c.r.RemoveAll(stage)
+		return false, err
+	}
+	if err := swapIn(c.r, stage, skill, exists); err != nil {
+		_ = c.r.RemoveAll(stage)
+		return false, errs.Failed("write_failed", "cannot publish skill %s: %v", skill, unwrapPathErr(err))
+	}
+	return true, nil
+}
+
+// Plugin returns the plugin id (for hints).
+func (p WriteParams) Plugin() string { return p.PluginID }
+
+func replaceEntry(tree []FileEntry, e FileEntry) []FileEntry {
+	out := make([]FileEntry, 0, len(tree)+1)
+	found := false
+	for _, x := range tree {
+		if x.Path == e.Path {
+			out = append(out, e)
+			found = true
+		} else {
+			out = append(out, x)
+		}
+	}
+	if !found {
+		out = append(out, e)
+	}
+	sortTree(out)
+	return out
+}
+
+func opRemove(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
+	if err := CheckSkillName(p.Skill); err != nil {
+		return nil, err
+	}
+	rel := ""
+	if p.File != "" {
+		var err error
+		if rel, err = NormalizeSkillFilePath(p.File); err != nil {
+			return nil, err
+		}
+		if rel == SkillFile {
+			// A skill without SKILL.md is not a skill: removing it alone
+			// would leave files no client can discover.
+			return nil, errs.Refused("skill_md_required", "SKILL.md is not removed on its own: a skill without SKILL.md is not a skill").
+				WithHint("remove the whole skill with 'clawkit skill remove %s --plugin %s', or replace SKILL.md with 'clawkit skill write %s SKILL.md'", p.Skill, p.PluginID, p.Skill)
+		}
+	}
+	hooks, err := admittedHooks(env)
+	if err != nil {
+		return nil, err
+	}
+	c, err := begin(ctx, env, p.Target)
+	if err != nil {
+		return nil, err
+	}
+	return c.commit(ctx, p.Skill, rel, "remove", hooks, nil, func(tree []FileEntry, md []byte, exists bool) (bool, error) {
+		if !exists {
+			return false, noSkill(p.Skill, c)
+		}
+		if rel != "" {
+			found := false
+			for _, e := range tree {
+				found = found || e.Path == rel
+			}
+			if !found {
+				return false, errs.Failed("not_found", "skill %q has no file %s", p.Skill, rel).
+					WithHint("list the skill's files with 'clawkit skill list %s --plugin %s'", p.Skill, p.PluginID)
+			}
+		}
+		if err := c.plugin.Recheck(env.Home); err != nil {
+			return false, err
+		}
+		if err := env.Scope.AssertCurrent(); err != nil {
+			return false, err
+		}
+		if err := env.Admit(); err != nil { // writer admission, right before the removal
+			return false, err
+		}
+		if rel == "" {
+			if err := removeSkillTree(c.r, p.Skill); err != nil {
+				if e := errs.As(err); e != nil {
+					return true, e
+				}
+				return false, errs.Failed("remove_failed", "cannot remove skill %s: %v", p.Skill, unwrapPathErr(err))
+			}
+			return true, nil
+		}
+		// One file: unlink is atomic by itself.
+		name := p.Skill + "/" + rel
+		if err := c.r.Remove(name); err != nil {
+			return false, errs.Failed("remove_failed", "cannot remove %s: %v", rel, unwrapPathErr(err))
+		}
+		// Drop folders the removal left empty (never the skill folder).
+		for d := path.Dir(name); d != p.Skill && strings.HasPrefix(d, p.Skill+"/"); d = path.Dir(d) {
+			if c.r.Remove(d) != nil {
+				break
+			}
+		}
+		_ = fsx.SyncDir(filepath.Join(c.root, filepath.FromSlash(p.Skill)))
+		return true, nil
+	})
+}
