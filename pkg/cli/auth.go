@@ -22,7 +22,7 @@ type AuthCmd struct {
 // AuthAddCmd adds a profile.
 type AuthAddCmd struct {
 	Profile     string `arg:"" help:"Profile id, e.g. google:default."`
-	Provider    string `help:"Provider." required:"" enum:"google"`
+	Provider    string `help:"Provider: google, or postgres for the database password (profile id database)." required:"" enum:"google,postgres"`
 	Kind        string `help:"api-key or oauth." default:"api-key" enum:"api-key,oauth"`
 	APIKeyEnv   string `name:"api-key-env" help:"Read the API key from this environment variable." placeholder:"VAR"`
 	APIKeyStdin bool   `name:"api-key-stdin" help:"Read the API key from standard input."`

@@ -73,8 +73,17 @@ func admitWith[T any](check func(T) error) func(string, json.RawMessage) error {
 }
 
 func checkAuthAdd(p AuthAddParams) error {
-	if p.Provider != "google" {
-		return errs.Usage("unknown_provider", "unknown provider %q", p.Provider).WithHint("supported: google")
+	switch p.Provider {
+	case "google":
+	case "postgres":
+		// The PostgreSQL engine's password: one profile, the one the
+		// engine reads, and only a password (an api-key kind secret).
+		if p.ID != owner.DatabaseProfile || p.Kind != auth.KindAPIKey {
+			return errs.Usage("bad_database_profile", "a postgres profile is the database password: its id is %q and its kind api-key", owner.DatabaseProfile).
+				WithHint("clawkit auth add %s --provider postgres --api-key-env PGPW", owner.DatabaseProfile)
+		}
+	default:
+		return errs.Usage("unknown_provider", "unknown provider %q", p.Provider).WithHint("supported: google, postgres (the database password)")
 	}
 	if p.Kind != auth.KindAPIKey && p.Kind != auth.KindOAuth {
 		return errs.Usage("unknown_kind", "unknown credential kind %q", p.Kind).WithHint("use api-key or oauth")
