@@ -195,11 +195,7 @@ func opInstall(ctx context.Context, env *owner.Env, p InstallParams) (any, error
 		return nil, err
 	}
 	sortTree(next)
-	hooks, err := admittedHooks(env)
-	if err != nil {
-		return nil, err
-	}
-	c, err := begin(ctx, env, p.Target)
+	c, hooks, err := beginCommit(ctx, env, p.Target)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,21 @@ import (
 // The write path of the skill operations (write, remove): each runs under
 // the skill lock and publishes through one staged swap (commit.go).
 
+// beginCommit starts a call that will commit: the admitted skill_changed
+// hooks and the call's authority, in that order (a hook config that does
+// not parse refuses before any authority check or write).
+func beginCommit(ctx context.Context, env *owner.Env, t Target) (*call, [][]string, error) {
+	hooks, err := admittedHooks(env)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := begin(ctx, env, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, hooks, nil
+}
+
 func noSkill(skill string, c *call) error {
 	return errs.Failed("not_found", "agent %s has no skill %q in plugin %s's skills folder", c.t.AgentID, skill, c.t.PluginID).
 		WithHint("list skills with 'clawkit skill list --plugin %s --agent %s'", c.t.PluginID, c.t.AgentID)
@@ -75,11 +90,7 @@ func opWrite(ctx context.Context, env *owner.Env, p WriteParams) (any, error) {
 	if err := rep.Err(); err != nil {
 		return nil, err
 	}
-	hooks, err := admittedHooks(env)
-	if err != nil {
-		return nil, err
-	}
-	c, err := begin(ctx, env, p.Target)
+	c, hooks, err := beginCommit(ctx, env, p.Target)
 	if err != nil {
 		return nil, err
 	}
@@ -208,11 +219,7 @@ func opRemove(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
 				WithHint("remove the whole skill with 'clawkit skill remove %s --plugin %s', or replace SKILL.md with 'clawkit skill write %s SKILL.md'", p.Skill, p.PluginID, p.Skill)
 		}
 	}
-	hooks, err := admittedHooks(env)
-	if err != nil {
-		return nil, err
-	}
-	c, err := begin(ctx, env, p.Target)
+	c, hooks, err := beginCommit(ctx, env, p.Target)
 	if err != nil {
 		return nil, err
 	}
