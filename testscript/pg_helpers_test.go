@@ -244,7 +244,6 @@ func benchSeedResearch() {
 		pgDie("%v", err)
 	}
 	defer st.Close()
-	env := owner.NewEnv(h.Dir, st, func() error { return nil }, time.Now, nil, false)
 	sem := make(chan struct{}, 16)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -255,6 +254,11 @@ func benchSeedResearch() {
 		go func(i int) {
 			defer wg.Done()
 			defer func() { <-sem }()
+			// One Env per start, as the router gives every operation: an
+			// Env accumulates the session checks of what it bound, so
+			// sharing one made each start re-check every earlier session
+			// (quadratic: 10,000 SQLite starts slowed to ~1 per second).
+			env := owner.NewEnv(h.Dir, st, func() error { return nil }, time.Now, nil, false)
 			if _, err := research.Default.Start(ctx, env, research.StartParams{Question: fmt.Sprintf("%s %d", os.Args[3], i)}); err != nil {
 				mu.Lock()
 				failed = err
