@@ -235,6 +235,22 @@ func (s *Service) jobOutcomeErr(j *Job) error {
 	return nil
 }
 
+// settled returns j as it stands now when it was read as submitting and
+// no creator in this process is busy with it: that creator may have
+// finished between the read and the look at the pending set (it leaves the
+// set only after its last write), so the job is read once more before
+// anyone calls it interrupted. inFlight reports a creator still at work.
+func (s *Service) settled(ctx context.Context, js jobStore, j *Job) (_ *Job, inFlight bool, err error) {
+	if j.State != StateSubmitting {
+		return j, false, nil
+	}
+	if _, busy := s.pending.Load(j.ID); busy {
+		return j, true, nil
+	}
+	j, err = js.get(ctx, j.ID)
+	return j, false, err
+}
+
 // JobParams name a job (by id, or by provider handle for RPC).
 type JobParams struct {
 	Caller
@@ -263,17 +279,11 @@ func (s *Service) lookup(ctx context.Context, env *owner.Env, p JobParams) (*Job
 			return nil, errInvalidJobID(p.Job)
 		}
 		j, err := js.get(ctx, p.Job)
-		if err != nil || j.State != StateSubmitting {
-			return j, err
+		if err != nil {
+			return nil, err
 		}
-		// Submitting with no creator in this process: the creator may have
-		// finished between the read and now (it leaves the pending set
-		// only after its last write), so read it once more before calling
-		// it interrupted.
-		if _, inFlight := s.pending.Load(j.ID); inFlight {
-			return j, nil
-		}
-		return js.get(ctx, p.Job)
+		j, _, err = s.settled(ctx, js, j)
+		return j, err
 	}
 	if err := google.CheckHandle(p.Handle); err != nil {
 		return nil, errs.Usage("invalid_handle", "invalid handle: %v", err)

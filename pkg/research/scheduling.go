@@ -297,17 +297,14 @@ func (s *Service) Recover(ctx context.Context, env *owner.Env, poll bool) (*Reco
 	view := s.loadAuthView(env.Home)
 	for _, j := range jobs {
 		if j.State == StateSubmitting {
-			if _, inFlight := s.pending.Load(j.ID); inFlight {
-				continue
-			}
 			if sc := sharedFor(env); sc != nil && !sc.CreatorGone(ctx, env, j.ID, s.budgets().RequestTimeout) {
 				continue // another gateway may still be creating it
 			}
-			// The creator may have finished since the list was read.
-			if j, err = js.get(ctx, j.ID); err != nil {
+			j, inFlight, err := s.settled(ctx, js, j)
+			if err != nil {
 				return nil, err
 			}
-			if j.State != StateSubmitting {
+			if inFlight || j.State != StateSubmitting {
 				continue
 			}
 			if err := env.Scope.AssertCurrent(); err != nil {

@@ -302,15 +302,7 @@ LIMIT 1000`, Kind)
 		}
 		rows.Close()
 		for _, d := range adopt {
-			tx, err := db.BeginTx(ctx, nil)
-			if err != nil {
-				break
-			}
-			if err := s.EnqueuePollTx(ctx, env, tx, d.id, time.UnixMilli(d.at)); err == nil {
-				_ = tx.Commit()
-			} else {
-				_ = tx.Rollback()
-			}
+			_ = inTx(ctx, db, func(tx *sql.Tx) error { return s.EnqueuePollTx(ctx, env, tx, d.id, time.UnixMilli(d.at)) })
 		}
 	}
 	// Submitting jobs whose creator is gone: indeterminate.
@@ -349,21 +341,10 @@ type pollWorker struct {
 // Work polls once if due and snoozes to the next due time.
 func (p *pollWorker) Work(ctx context.Context, job *river.Job[PollArgs]) error {
 	next, pollable, err := p.w.Poll(ctx, p.env, job.Args.Job)
-	if err != nil {
-		if errs.CodeOf(err) == "owner_retired" {
-			// This gateway is retiring: leave the job to another one.
-			return river.JobSnooze(0)
-		}
-		return err
+	if err != nil || !pollable {
+		return workResult(0, err)
 	}
-	if !pollable {
-		return nil
-	}
-	d := time.Until(next)
-	if d < 0 {
-		d = 0
-	}
-	return river.JobSnooze(d)
+	return river.JobSnooze(max(time.Until(next), 0))
 }
 
 // terminalStatuses are the provider's final statuses, as SQL literals: a
@@ -378,19 +359,26 @@ WHERE r.state IN ('running','cancel-requested') AND r.provider_status IN (`+term
     AND k.state IN ('available','pending','running','retryable','scheduled'))
 LIMIT 1000`, PublishKind)
 	for _, id := range ids {
-		tx, err := db.BeginTx(ctx, nil)
-		if err != nil {
-			return
-		}
-		if err := s.EnqueuePublishTx(ctx, env, tx, id); err == nil {
-			_ = tx.Commit()
-		} else {
-			_ = tx.Rollback()
-		}
+		_ = inTx(ctx, db, func(tx *sql.Tx) error { return s.EnqueuePublishTx(ctx, env, tx, id) })
 	}
 }
 
-// workResult turns a queued cancel's or publication's answer into river's:
+// inTx runs f in a transaction of its own, committed when f succeeds (a
+// sweep's insert goes through river's InsertTx, which needs one). A failed
+// sweep step is left for the next sweep.
+func inTx(ctx context.Context, db *sql.DB, f func(*sql.Tx) error) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := f(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// workResult turns a queued poll's, cancel's or publication's answer into river's:
 // done, snoozed (no authority now; the owner retiring leaves it to another
 // gateway at once), or an error retried with backoff.
 func workResult(again time.Duration, err error) error {
