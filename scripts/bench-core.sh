@@ -26,6 +26,7 @@ r = json.load(open(sys.argv[2]))["results"][0]["times"]
 r.sort()
 print(f"{sys.argv[1]:<28} median {statistics.median(r)*1000:.2f} ms  p90 {r[int(len(r)*0.9)]*1000:.2f} ms  (n={len(r)}, hyperfine)")
 PY
+    faults "$@"
   else
     local i t0 t1
     for ((i = 0; i < N; i++)); do
@@ -33,6 +34,22 @@ PY
       echo $(((t1 - t0) / 1000))
     done | sort -n | awk -v label="$label" '{a[NR]=$1} END {printf "%-28s median %.2f ms  p90 %.2f ms  (n=%d, shell loop: includes fork/exec of date)\n", label, a[int(NR/2)+1]/1000, a[int(NR*0.9)]/1000, NR}'
   fi
+}
+
+# faults prints the median count of page faults (minor + major) the
+# command takes, from its rusage: a figure the load does not move. On a VM
+# whose page faults are expensive, start-up time follows this count (each
+# first touch of a page of code, data or heap is one fault; see README).
+faults() {
+  python3 - "$@" <<'PY'
+import os, statistics, subprocess, sys
+counts = []
+for _ in range(21):
+    p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+    _, _, ru = os.wait4(p.pid, 0)
+    counts.append(ru.ru_minflt + ru.ru_majflt)
+print(f"{'':<28} page faults median {statistics.median(counts):.0f} (n=21, rusage)")
+PY
 }
 
 # Floors measured in the same run: /bin/true (process creation) and a
