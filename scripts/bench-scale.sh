@@ -7,7 +7,8 @@
 # their aggregate capacity. Reports per setup: aggregate polls/s, gateway
 # CPU per poll, database round trips per poll (counted by each gateway's
 # PostgreSQL connections, `gateway status` dbRoundTrips) and transactions
-# per poll (pg_stat_database, every client of the database), the scaling
+# per poll (pg_stat_database, every client of the database), PostgreSQL
+# backend CPU per poll when the server runs on this machine, the scaling
 # of polls/s at 2 and 3 gateways against 1, and on
 # PostgreSQL with ≥ 2 gateways the takeover time after kill -9 of one:
 # from the kill until none of its river jobs is still held.
@@ -54,6 +55,16 @@ roundtrips() { # database requests the gateways (homes g1..gN) sent so far
   echo $t
 }
 xacts() { psql -Atq "$dburl" -c "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()"; }
+# PostgreSQL's CPU for the gateways: a "pid ticks" line per server backend
+# connected to the bench database, when the server runs on this machine
+# (none listed otherwise). Backends only: autovacuum and the WAL writer
+# are left out.
+pg_backends() {
+  local p
+  for p in $(psql -Atq "$dburl" -c "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"); do
+    [ -r "/proc/$p/stat" ] && awk -v p="$p" '{print p, $14 + $15}' "/proc/$p/stat" 2>/dev/null || true
+  done
+}
 
 setup() { # engine gateways
   local engine=$1 n=$2 i
@@ -88,20 +99,26 @@ measure() { # label engine gateways
   done
   sleep 5 # warm-up: river adopts/fetches, the poller fills its batches
   local g0 c0 x0=0 r0=0 t0 g1 c1 x1=0 r1=0 t1
-  if [ "$engine" = postgres ]; then x0=$(xacts); r0=$(roundtrips "$n"); fi
+  if [ "$engine" = postgres ]; then x0=$(xacts); r0=$(roundtrips "$n"); pg_backends >"$work/pg0"; fi
   g0=$(gets); c0=$(cpu_of "${pids[@]}"); t0=$(date +%s.%N)
   sleep "$WINDOW"
   g1=$(gets); c1=$(cpu_of "${pids[@]}"); t1=$(date +%s.%N)
-  if [ "$engine" = postgres ]; then x1=$(xacts); r1=$(roundtrips "$n"); fi
-  python3 - "$label" "$g0" "$g1" "$c0" "$c1" "$x0" "$x1" "$r0" "$r1" "$t0" "$t1" "$(getconf CLK_TCK)" "$engine" "$n" "$work/results" <<'PY'
-import sys
-label, g0, g1, c0, c1, x0, x1, r0, r1, t0, t1, hz, engine, n, results = sys.argv[1:]
+  if [ "$engine" = postgres ]; then x1=$(xacts); r1=$(roundtrips "$n"); pg_backends >"$work/pg1"; fi
+  python3 - "$label" "$g0" "$g1" "$c0" "$c1" "$x0" "$x1" "$r0" "$r1" "$t0" "$t1" "$(getconf CLK_TCK)" "$engine" "$n" "$work/results" "$work/pg0" "$work/pg1" <<'PY'
+import os, sys
+label, g0, g1, c0, c1, x0, x1, r0, r1, t0, t1, hz, engine, n, results, pg0, pg1 = sys.argv[1:]
 polls = int(g1) - int(g0); secs = float(t1) - float(t0)
 cpu = (int(c1) - int(c0)) / int(hz)
 rate = polls / secs
 line = f"{label:<26} {rate:8.0f} polls/s  CPU/poll {1000*cpu/max(polls,1):.3f} ms"
 if engine == "postgres":
     line += f"  db round trips/poll {(int(r1)-int(r0))/max(polls,1):.2f}  db xacts/poll {(int(x1)-int(x0))/max(polls,1):.2f}"
+    def ticks(path):
+        return dict(l.split() for l in open(path)) if os.path.exists(path) else {}
+    before, after = ticks(pg0), ticks(pg1)
+    if after:  # a backend that started in the window counts from 0
+        pg = sum(int(v) - int(before.get(p, 0)) for p, v in after.items()) / int(hz)
+        line += f"  server CPU/poll {1000*pg/max(polls,1):.3f} ms"
     with open(results, "a") as f:
         f.write(f"{n} {rate}\n")
 print(line, flush=True)

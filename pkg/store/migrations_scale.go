@@ -83,3 +83,18 @@ func init() {
 ALTER TABLE research_jobs ADD COLUMN cancel_sent_at BIGINT NOT NULL DEFAULT 0;
 `})
 }
+
+func init() {
+	// On PostgreSQL river schedules polls, so no query looks research jobs
+	// up by next_poll_at, yet every poll changes it: indexed, it made each
+	// poll's update write a new entry into every index of the table (no
+	// HOT update) and leave as many dead ones. Indexed by state alone (it
+	// changes only when a job moves on), with room left in each page, a
+	// poll's update stays on its page and touches no index. SQLite keeps
+	// the index its in-process poller orders due jobs by.
+	register(Migration{Version: 33, Name: "research_jobs_hot_polls", Postgres: `
+DROP INDEX research_jobs_due;
+CREATE INDEX research_jobs_state ON research_jobs (state);
+ALTER TABLE research_jobs SET (fillfactor = 80);
+`})
+}

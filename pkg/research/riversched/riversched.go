@@ -69,8 +69,20 @@ var kinds = []string{Kind, CancelKind, PublishKind}
 // MaxWorkers is how many polls one gateway runs at once.
 const MaxWorkers = 8
 
-// SweepEvery is how often each gateway adopts, rescues and recovers.
+// SweepEvery is how often each gateway rescues the river jobs of dead
+// gateways and gives up on submitting jobs whose creator is gone.
 var SweepEvery = 2 * time.Second
+
+// AdoptEvery is how often each gateway looks for pollable research jobs
+// without a live river job (and finished ones without a publish job),
+// besides once when it starts. That check reads every running research
+// job against river's table, so its cost grows with the number of jobs;
+// run by every gateway every SweepEvery it dominated the database at
+// 10,000 jobs (its snapshot, held for the whole scan, also kept river's
+// dead rows from being pruned, which made every fetch slower), and it is
+// a safety net for rare cases: jobs started before river was installed
+// (adopted at start) and river jobs discarded after their retries.
+var AdoptEvery = 30 * time.Second
 
 // PollArgs names the research job to poll.
 type PollArgs struct {
@@ -261,9 +273,15 @@ func (s *Scheduler) Run(ctx context.Context, env *owner.Env, w research.Worker) 
 func (s *Scheduler) sweepLoop(ctx context.Context, env *owner.Env, w research.Worker) {
 	t := time.NewTicker(SweepEvery)
 	defer t.Stop()
+	var adopted time.Time
 	for {
 		if env.Scope.AssertCurrent() == nil {
-			s.sweep(ctx, env, w)
+			adopt := adopted.IsZero() || time.Since(adopted) >= AdoptEvery
+			// A full batch adopted may have left more: the next sweep
+			// adopts again.
+			if more := s.sweep(ctx, env, w, adopt); adopt && !more {
+				adopted = time.Now()
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -273,21 +291,40 @@ func (s *Scheduler) sweepLoop(ctx context.Context, env *owner.Env, w research.Wo
 	}
 }
 
-func (s *Scheduler) sweep(ctx context.Context, env *owner.Env, w research.Worker) {
+// sweep rescues and recovers; with adopt it also adopts (AdoptEvery), and
+// answers whether more jobs may be left to adopt.
+func (s *Scheduler) sweep(ctx context.Context, env *owner.Env, w research.Worker, adopt bool) (more bool) {
 	db := env.Store.DB()
 	// Running river jobs of gateways whose lease expired: available now.
 	_, _ = db.ExecContext(ctx, `UPDATE `+store.RiverSchema+`.river_job SET state = 'available', scheduled_at = now()
 WHERE state = 'running' AND kind = ANY($1) AND attempted_by[array_upper(attempted_by, 1)] IN (
   SELECT 'clawkit-owner-' || incarnation FROM owners WHERE stopped_at IS NULL AND lease_expires_at > 0 AND lease_expires_at <= `+pgNowMs+`)`, kinds)
+	if adopt {
+		more = s.adopt(ctx, env)
+	}
+	// Submitting jobs whose creator is gone: indeterminate.
+	abandoned := jobIDs(ctx, db, `SELECT r.job_id FROM research_jobs r WHERE r.state = 'submitting' AND r.created_at < $1
+AND NOT EXISTS (SELECT 1 FROM owners o WHERE o.incarnation = r.owner_incarnation AND o.stopped_at IS NULL AND o.lease_expires_at > `+pgNowMs+`)
+LIMIT 1000`, env.Now().Add(-w.RequestTimeout()).UnixMilli())
+	for _, id := range abandoned {
+		_ = w.AbandonSubmitting(ctx, env, id)
+	}
+	return more
+}
+
+// adopt queues the river jobs that pollable research jobs lack, a batch
+// of each kind at most; it answers whether a batch was full.
+func (s *Scheduler) adopt(ctx context.Context, env *owner.Env) (full bool) {
+	db := env.Store.DB()
 	// Finished research jobs whose publication is not queued (its river
 	// job was discarded after its retries): queue it again.
-	s.adoptPublications(ctx, env)
+	full = s.adoptPublications(ctx, env)
 	// Pollable research jobs without a live river job: adopt them.
 	rows, err := db.QueryContext(ctx, `SELECT r.job_id, r.next_poll_at FROM research_jobs r
 WHERE r.state IN ('running','cancel-requested') AND r.provider_status NOT IN (`+terminalStatuses+`) AND NOT EXISTS (
   SELECT 1 FROM `+store.RiverSchema+`.river_job k WHERE k.kind = $1 AND k.args->>'job' = r.job_id
     AND k.state IN ('available','pending','running','retryable','scheduled'))
-LIMIT 1000`, Kind)
+LIMIT $2`, Kind, adoptBatch)
 	if err == nil {
 		type due struct {
 			id string
@@ -304,15 +341,13 @@ LIMIT 1000`, Kind)
 		for _, d := range adopt {
 			_ = inTx(ctx, db, func(tx *sql.Tx) error { return s.EnqueuePollTx(ctx, env, tx, d.id, time.UnixMilli(d.at)) })
 		}
+		full = full || len(adopt) == adoptBatch
 	}
-	// Submitting jobs whose creator is gone: indeterminate.
-	abandoned := jobIDs(ctx, db, `SELECT r.job_id FROM research_jobs r WHERE r.state = 'submitting' AND r.created_at < $1
-AND NOT EXISTS (SELECT 1 FROM owners o WHERE o.incarnation = r.owner_incarnation AND o.stopped_at IS NULL AND o.lease_expires_at > `+pgNowMs+`)
-LIMIT 1000`, env.Now().Add(-w.RequestTimeout()).UnixMilli())
-	for _, id := range abandoned {
-		_ = w.AbandonSubmitting(ctx, env, id)
-	}
+	return full
 }
+
+// adoptBatch bounds each adoption query.
+const adoptBatch = 1000
 
 // jobIDs runs a sweep's query of job ids. A failed query is an empty
 // sweep: the next sweep asks again.
@@ -351,16 +386,17 @@ func (p *pollWorker) Work(ctx context.Context, job *river.Job[PollArgs]) error {
 // pollable job with one of them is waiting for its publication.
 const terminalStatuses = `'completed','failed','cancelled','incomplete','budget_exceeded'`
 
-func (s *Scheduler) adoptPublications(ctx context.Context, env *owner.Env) {
+func (s *Scheduler) adoptPublications(ctx context.Context, env *owner.Env) (full bool) {
 	db := env.Store.DB()
 	ids := jobIDs(ctx, db, `SELECT r.job_id FROM research_jobs r
 WHERE r.state IN ('running','cancel-requested') AND r.provider_status IN (`+terminalStatuses+`) AND NOT EXISTS (
   SELECT 1 FROM `+store.RiverSchema+`.river_job k WHERE k.kind = $1 AND k.args->>'job' = r.job_id
     AND k.state IN ('available','pending','running','retryable','scheduled'))
-LIMIT 1000`, PublishKind)
+LIMIT $2`, PublishKind, adoptBatch)
 	for _, id := range ids {
 		_ = inTx(ctx, db, func(tx *sql.Tx) error { return s.EnqueuePublishTx(ctx, env, tx, id) })
 	}
+	return len(ids) == adoptBatch
 }
 
 // inTx runs f in a transaction of its own, committed when f succeeds (a
