@@ -183,8 +183,8 @@ var metaVersionKey = []byte(`"` + metaProtocolVersion + `"`)
 // frameMembers returns a frame's top-level id, method and params (nil when
 // absent), without decoding the rest: the relay hooks look at nothing else.
 func frameMembers(line []byte) (id, method, params json.RawMessage) {
-	_ = topLevelMembers(line, func(k string, v []byte) error {
-		switch k {
+	_ = topLevelMembersRaw(line, func(k, v []byte) error {
+		switch string(k) {
 		case "id":
 			id = v
 		case "method":
@@ -197,6 +197,27 @@ func frameMembers(line []byte) (id, method, params json.RawMessage) {
 	return id, method, params
 }
 
+// metaVersion is params._meta's protocol version, found by scanning the
+// two objects' members instead of decoding them (the line is valid JSON);
+// ok is false when either is not an object or the version not a string.
+// Like a decoder, the last of repeated members wins.
+func metaVersion(params []byte) (v string, ok bool) {
+	member := func(obj []byte, name string) []byte {
+		var val []byte
+		if len(obj) == 0 || obj[0] != '{' {
+			return nil
+		}
+		_ = topLevelMembersRaw(obj, func(k, v []byte) error {
+			if string(k) == name {
+				val = v
+			}
+			return nil
+		})
+		return val
+	}
+	return jsonString(member(member(params, "_meta"), metaProtocolVersion))
+}
+
 // clientLine is the up relay's hook.
 func (a *admission) clientLine(line []byte) bool {
 	if !bytes.Contains(line, metaVersionKey) || !json.Valid(line) {
@@ -206,11 +227,7 @@ func (a *admission) clientLine(line []byte) bool {
 	if id == nil || method == nil {
 		return true // a notification or a response: not admitted, not counted
 	}
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	var v string
-	if json.Unmarshal(params, &p) != nil || json.Unmarshal(p.Meta[metaProtocolVersion], &v) != nil || !IsModernVersion(v) {
+	if v, ok := metaVersion(params); !ok || !IsModernVersion(v) {
 		return true
 	}
 	key := string(id)
