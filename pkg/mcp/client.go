@@ -475,7 +475,7 @@ func (c *Client) handleLine(line []byte) error {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return nil // empty lines are skipped
 	}
-	m, err := ParseMessage(line)
+	m, err := parseMessage(line)
 	if err != nil {
 		return err
 	}

@@ -43,21 +43,31 @@ type Message struct {
 // U+FFFD, passing on something the server never said), and a response's
 // result must be an object: every MCP result is one.
 func ParseMessage(line []byte) (*Message, error) {
+	m, err := parseMessage(line)
+	if err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// parseMessage is ParseMessage returning the message by value: the
+// client's reader parses every line, and the message need not outlive it.
+func parseMessage(line []byte) (Message, error) {
 	if !utf8.Valid(line) {
-		return nil, protocolErr("malformed_message", "malformed message from server: invalid UTF-8")
+		return Message{}, protocolErr("malformed_message", "malformed message from server: invalid UTF-8")
 	}
 	if !json.Valid(line) {
 		var v any
 		err := json.Unmarshal(line, &v) // only to name the syntax error
-		return nil, protocolErr("malformed_message", "malformed message from server: %s", shortErr(err))
+		return Message{}, protocolErr("malformed_message", "malformed message from server: %s", shortErr(err))
 	}
 	// The values below are sub-slices of line, which callers (the reader)
 	// reuse for the next read: one copy makes them the message's own.
 	line = bytes.Clone(line)
 	var jsonrpc, id, method, params, result, rpcErr json.RawMessage
-	err := topLevelMembers(line, func(key string, val []byte) error {
+	err := topLevelMembersRaw(line, func(key, val []byte) error {
 		var dst *json.RawMessage
-		switch key {
+		switch string(key) {
 		case "jsonrpc":
 			dst = &jsonrpc
 		case "id":
@@ -80,23 +90,23 @@ func ParseMessage(line []byte) (*Message, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return Message{}, err
 	}
 	if v, ok := jsonString(jsonrpc); !ok || v != "2.0" {
-		return nil, protocolErr("malformed_message", `malformed message from server: "jsonrpc" must be "2.0"`)
+		return Message{}, protocolErr("malformed_message", `malformed message from server: "jsonrpc" must be "2.0"`)
 	}
 	present := func(r json.RawMessage) bool { return r != nil }
 	if present(method) {
 		name, ok := jsonString(method)
 		if !ok {
-			return nil, protocolErr("malformed_message", "malformed message from server: method must be a string")
+			return Message{}, protocolErr("malformed_message", "malformed message from server: method must be a string")
 		}
-		m := &Message{Method: name, Params: params}
+		m := Message{Method: name, Params: params}
 		if m.Method == "" {
-			return nil, protocolErr("malformed_message", "malformed message from server: empty method")
+			return Message{}, protocolErr("malformed_message", "malformed message from server: empty method")
 		}
 		if present(result) || present(rpcErr) {
-			return nil, protocolErr("malformed_message", "malformed message from server: a request must not carry result or error")
+			return Message{}, protocolErr("malformed_message", "malformed message from server: a request must not carry result or error")
 		}
 		if !present(id) {
 			m.kind = kindNotification
@@ -107,24 +117,24 @@ func ParseMessage(line []byte) (*Message, error) {
 			m.kind, m.RawID = kindRequest, id
 			return m, nil
 		default:
-			return nil, protocolErr("malformed_message", "malformed request from server: id must be a string or a number")
+			return Message{}, protocolErr("malformed_message", "malformed request from server: id must be a string or a number")
 		}
 	}
 	if present(result) == present(rpcErr) {
-		return nil, protocolErr("malformed_message", "malformed response from server: exactly one of result and error is required")
+		return Message{}, protocolErr("malformed_message", "malformed response from server: exactly one of result and error is required")
 	}
 	n, ok := safeIntegerID(id)
 	if !ok {
-		return nil, protocolErr("invalid_response_id", "invalid response id %s: responses must carry a safe integer id", clip(id, 64))
+		return Message{}, protocolErr("invalid_response_id", "invalid response id %s: responses must carry a safe integer id", clip(id, 64))
 	}
 	if present(result) && result[0] != '{' {
-		return nil, protocolErr("malformed_message", "malformed response %d from server: result must be an object, got %s", n, clip(result, 32))
+		return Message{}, protocolErr("malformed_message", "malformed response %d from server: result must be an object, got %s", n, clip(result, 32))
 	}
-	m := &Message{kind: kindResponse, ID: n, Result: result}
+	m := Message{kind: kindResponse, ID: n, Result: result}
 	if present(rpcErr) {
 		var re RPCError
 		if rpcErr[0] != '{' || json.Unmarshal(rpcErr, &re) != nil {
-			return nil, protocolErr("malformed_message", "malformed error object in response %d", n)
+			return Message{}, protocolErr("malformed_message", "malformed error object in response %d", n)
 		}
 		m.Error = &re
 	}
@@ -152,6 +162,14 @@ func jsonString(raw []byte) (string, bool) {
 // member of the JSON object b, in order. b must already be valid JSON
 // (json.Valid), which is what lets the value scanner stay this small.
 func topLevelMembers(b []byte, visit func(key string, val []byte) error) error {
+	return topLevelMembersRaw(b, func(key, val []byte) error { return visit(string(key), val) })
+}
+
+// topLevelMembersRaw is topLevelMembers with the name as bytes: a
+// sub-slice of b unless it has escapes (then a decoded copy), valid only
+// during the call. The readers' per-message lookups compare names without
+// allocating a string for each.
+func topLevelMembersRaw(b []byte, visit func(key, val []byte) error) error {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return protocolErr("malformed_message", "malformed message from server: not a JSON object")
@@ -163,7 +181,7 @@ func topLevelMembers(b []byte, visit func(key string, val []byte) error) error {
 	for i < len(b) {
 		// b[i] is the '"' opening a member name.
 		end := skipString(b, i)
-		key, _ := jsonString(b[i:end])
+		key := memberName(b[i:end])
 		i = skipSpace(b, end)
 		i = skipSpace(b, i+1) // the ':'
 		vend := skipValue(b, i)
@@ -177,6 +195,17 @@ func topLevelMembers(b []byte, visit func(key string, val []byte) error) error {
 		i = skipSpace(b, i+1) // the ','
 	}
 	return nil
+}
+
+// memberName is a member name's text: the bytes between the quotes when
+// they are plain valid UTF-8, else the decoded name (as jsonString
+// decodes it: escapes resolved, invalid bytes as U+FFFD).
+func memberName(raw []byte) []byte {
+	if len(raw) >= 2 && bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		return raw[1 : len(raw)-1]
+	}
+	s, _ := jsonString(raw)
+	return []byte(s)
 }
 
 func skipSpace(b []byte, i int) int {

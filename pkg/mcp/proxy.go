@@ -52,21 +52,33 @@ func relay(dst io.Writer, src io.Reader, maxFrame int, onLine func(line []byte) 
 		out = append(out, '\n')
 		return nil
 	}
+	// forward frames one chunk and writes its complete lines in one Write.
+	forward := func(chunk []byte) error {
+		out = out[:0]
+		ferr := framer.Push(chunk, yield)
+		if len(out) > 0 {
+			if _, werr := dst.Write(out); werr != nil {
+				return &relayError{side: "write", err: werr}
+			}
+		}
+		if cap(out) > 1<<20 {
+			out = make([]byte, 0, 64<<10)
+		}
+		if ferr != nil {
+			return &relayError{side: "read", err: ferr, frame: true}
+		}
+		return nil
+	}
+	if f, ok := src.(*os.File); ok {
+		if done, err := relayPolled(f, buf, forward); done {
+			return err
+		}
+	}
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
-			out = out[:0]
-			ferr := framer.Push(buf[:n], yield)
-			if len(out) > 0 {
-				if _, werr := dst.Write(out); werr != nil {
-					return &relayError{side: "write", err: werr}
-				}
-			}
-			if cap(out) > 1<<20 {
-				out = make([]byte, 0, 64<<10)
-			}
-			if ferr != nil {
-				return &relayError{side: "read", err: ferr, frame: true}
+			if ferr := forward(buf[:n]); ferr != nil {
+				return ferr
 			}
 		}
 		if err != nil {
@@ -76,6 +88,57 @@ func relay(dst io.Writer, src io.Reader, maxFrame int, onLine func(line []byte) 
 			return &relayError{side: "read", err: err}
 		}
 	}
+}
+
+// relayPolled reads a non-blocking pipe (the server's stdout) inside one
+// raw read of the runtime poller, so that a short read, which leaves the
+// pipe empty, waits for the next readiness event directly: os.File.Read
+// would first try another read that fails with EAGAIN, one wasted
+// syscall per message. (A new raw read would have to read first: it
+// resets the readiness the poller recorded.) A spurious wake-up is still
+// answered by EAGAIN and another wait. It reports done=false, having read
+// nothing, when f is not a non-blocking file (stdin inherited blocking:
+// its reads block in the kernel and never fail with EAGAIN).
+func relayPolled(f *os.File, buf []byte, forward func([]byte) error) (done bool, err error) {
+	rc, cerr := f.SyscallConn()
+	if cerr != nil {
+		return false, nil
+	}
+	nonblocking := false
+	if rc.Control(func(fd uintptr) {
+		fl, ferr := unix.FcntlInt(fd, unix.F_GETFL, 0)
+		nonblocking = ferr == nil && fl&unix.O_NONBLOCK != 0
+	}) != nil || !nonblocking {
+		return false, nil
+	}
+	var result error
+	rerr := rc.Read(func(fd uintptr) bool {
+		for {
+			n, err := unix.Read(int(fd), buf)
+			switch {
+			case err == unix.EINTR:
+				continue
+			case err == unix.EAGAIN:
+				return false
+			case err != nil:
+				result = &relayError{side: "read", err: &os.PathError{Op: "read", Path: f.Name(), Err: err}}
+				return true
+			case n == 0:
+				return true // EOF
+			}
+			if ferr := forward(buf[:n]); ferr != nil {
+				result = ferr
+				return true
+			}
+			if n < len(buf) {
+				return false // drained: wait for more
+			}
+		}
+	})
+	if rerr != nil && result == nil {
+		result = &relayError{side: "read", err: rerr}
+	}
+	return true, result
 }
 
 func isFrameErr(err error) bool {
@@ -120,8 +183,8 @@ var metaVersionKey = []byte(`"` + metaProtocolVersion + `"`)
 // frameMembers returns a frame's top-level id, method and params (nil when
 // absent), without decoding the rest: the relay hooks look at nothing else.
 func frameMembers(line []byte) (id, method, params json.RawMessage) {
-	_ = topLevelMembers(line, func(k string, v []byte) error {
-		switch k {
+	_ = topLevelMembersRaw(line, func(k, v []byte) error {
+		switch string(k) {
 		case "id":
 			id = v
 		case "method":
@@ -134,6 +197,27 @@ func frameMembers(line []byte) (id, method, params json.RawMessage) {
 	return id, method, params
 }
 
+// metaVersion is params._meta's protocol version, found by scanning the
+// two objects' members instead of decoding them (the line is valid JSON);
+// ok is false when either is not an object or the version not a string.
+// Like a decoder, the last of repeated members wins.
+func metaVersion(params []byte) (v string, ok bool) {
+	member := func(obj []byte, name string) []byte {
+		var val []byte
+		if len(obj) == 0 || obj[0] != '{' {
+			return nil
+		}
+		_ = topLevelMembersRaw(obj, func(k, v []byte) error {
+			if string(k) == name {
+				val = v
+			}
+			return nil
+		})
+		return val
+	}
+	return jsonString(member(member(params, "_meta"), metaProtocolVersion))
+}
+
 // clientLine is the up relay's hook.
 func (a *admission) clientLine(line []byte) bool {
 	if !bytes.Contains(line, metaVersionKey) || !json.Valid(line) {
@@ -143,11 +227,7 @@ func (a *admission) clientLine(line []byte) bool {
 	if id == nil || method == nil {
 		return true // a notification or a response: not admitted, not counted
 	}
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	var v string
-	if json.Unmarshal(params, &p) != nil || json.Unmarshal(p.Meta[metaProtocolVersion], &v) != nil || !IsModernVersion(v) {
+	if v, ok := metaVersion(params); !ok || !IsModernVersion(v) {
 		return true
 	}
 	key := string(id)
