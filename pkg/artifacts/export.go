@@ -28,16 +28,18 @@ const (
 	// gzipBlock is pgzip's block size. It is fixed (not derived from the
 	// machine) so that the compressed bytes are the same everywhere.
 	gzipBlock = 1 << 20
-	// gzipLevel is the deflate level of the node bootstrap (klauspost's
-	// default, 5). Higher levels would bring the archive nearer pigz's
-	// size at zlib's level 6, but each costs more CPU than the export's
-	// time budget has (level 6: 1.5% smaller for 25% more CPU; even level
-	// 9 stays larger than zlib's 6 on these files).
+	// gzipLevel is the deflate level of the node bootstrap (bootstrapLevel
+	// lowers it by one for the kinds of file that gain least from it). No
+	// pure-Go level compresses like zlib's 6, which pigz uses; level 7,
+	// with copies stored as hard links and entries grouped by kind
+	// (archiveOrder), brings the archives under pigz's size for about 1.7x
+	// level 6's deflate CPU, within the export's time budget (see
+	// docs/runtime-artifacts.md, Benchmarks).
 	gzipLevel = 7
-	// workerGzipLevel is the worker bundle's: one level faster (15% less
-	// CPU for the export of a worker-only package, where compression is
-	// 85% of the work) for a 5% larger archive, which keeps the export
-	// within 0.2x the wall time of OpenClaw's own producer on 2 cores.
+	// workerGzipLevel is the worker bundle's: level 6 saves 1.9 MB over 4
+	// on 2026.9.6 (30.9 → 29.0 MB) for 25% more deflate CPU, the cheapest
+	// megabytes of the export; level 7 would cost the worker-only export
+	// its 0.2x bound against OpenClaw's own producer.
 	workerGzipLevel = 6
 )
 
