@@ -67,7 +67,10 @@ measure "$V clawkit export (full)" "$T/clawkit" runtime-artifacts export --packa
 # the folder holding node_modules) plus the worker files. The peer folder is
 # aliased, so tar reads it through a link named openclaw.
 mkdir -p "$T/root-$V/node_modules"
-tar -tzf "$T"/full-$V/node-bootstrap/*.tgz >"$T/list"
+# In path order (byte order), as the bootstrap itself was before it was
+# grouped by extension: pigz's baseline must not move with clawkit's own
+# choice of order (fed clawkit's order, pigz gains ~0.6% on 2026.9.6).
+tar -tzf "$T"/full-$V/node-bootstrap/*.tgz | LC_ALL=C sort >"$T/list"
 for f in $WORKER_FILES; do echo "node_modules/openclaw/dist/worker/$f"; done >>"$T/list"
 ln -s "$REPO/peers/node_modules"/* "$T/root-$V/node_modules/" 2>/dev/null || true
 ln -sfn "$OC" "$T/root-$V/node_modules/openclaw"

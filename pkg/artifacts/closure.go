@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -59,6 +60,7 @@ type pkgDir struct {
 type plannedFile struct {
 	Arch string // archive path
 	Src  string // file to read
+	Size int64  // size when planned: files of a size no other file has cannot be duplicates
 }
 
 // installBase is the folder whose node_modules holds the package (Node's
@@ -238,7 +240,7 @@ func packageDeps(p *PackageJSON) []depReq {
 }
 
 // planFiles walks every package of the closure and returns the node
-// bootstrap's files sorted by archive path. It refuses links and special
+// bootstrap's files in archive order (see archiveOrder). It refuses links and special
 // files and enforces the archive limits before anything is written.
 func planFiles(base string, pkgs []pkgDir) ([]plannedFile, int64, error) {
 	var files []plannedFile
@@ -287,7 +289,7 @@ func planFiles(base string, pkgs []pkgDir) ([]plannedFile, int64, error) {
 						return unreadable(full, err)
 					}
 					total += info.Size()
-					files = append(files, plannedFile{Arch: arch, Src: full})
+					files = append(files, plannedFile{Arch: arch, Src: full, Size: info.Size()})
 				default:
 					return errs.Failed("unsupported_file", "%s is not a regular file or folder (%s)", full, t.Type()).
 						WithHint("remove it from the installation; only regular files are exported")
@@ -314,7 +316,34 @@ func planFiles(base string, pkgs []pkgDir) ([]plannedFile, int64, error) {
 				WithHint("reinstall so that each package has one folder")
 		}
 	}
+	archiveOrder(files)
 	return files, total, nil
+}
+
+// archiveOrder sorts the bootstrap's files by extension, then base name,
+// then archive path (all byte order): a total order on distinct paths, so
+// the archive stays deterministic. It is for compression: deflate only
+// finds repeats within 32 KiB, and path order interleaves unlike content
+// (a package's .js, .d.ts, .map and README), while this order puts the
+// same kind of file side by side and the copies of a file that several
+// packages vendor (same name, often the same or almost the same bytes)
+// next to each other. On OpenClaw 2026.9.6's bootstrap it makes the
+// archive about 1% smaller at the same level (see
+// docs/runtime-artifacts.md, Benchmarks). Extraction does not depend on
+// the order: there are no folder entries, and a hard link always follows
+// the file it names (writeNodeBootstrap links only to earlier entries).
+func archiveOrder(files []plannedFile) {
+	sort.Slice(files, func(i, j int) bool {
+		a, b := files[i].Arch, files[j].Arch
+		ab, bb := a[strings.LastIndexByte(a, '/')+1:], b[strings.LastIndexByte(b, '/')+1:]
+		if ae, be := path.Ext(ab), path.Ext(bb); ae != be {
+			return ae < be
+		}
+		if ab != bb {
+			return ab < bb
+		}
+		return a < b
+	})
 }
 
 func unreadable(p string, err error) error {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -17,7 +18,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/klauspost/compress/flate"
 	"golang.org/x/sys/unix"
 
 	"github.com/clawkit/clawkit/pkg/errs"
@@ -28,17 +28,19 @@ const (
 	// gzipBlock is pgzip's block size. It is fixed (not derived from the
 	// machine) so that the compressed bytes are the same everywhere.
 	gzipBlock = 1 << 20
-	// gzipLevel is the deflate level of the node bootstrap (klauspost's
-	// default, 5). Higher levels would bring the archive nearer pigz's
-	// size at zlib's level 6, but each costs more CPU than the export's
-	// time budget has (level 6: 1.5% smaller for 25% more CPU; even level
-	// 9 stays larger than zlib's 6 on these files).
-	gzipLevel = flate.DefaultCompression
-	// workerGzipLevel is the worker bundle's: one level faster (15% less
-	// CPU for the export of a worker-only package, where compression is
-	// 85% of the work) for a 5% larger archive, which keeps the export
-	// within 0.2x the wall time of OpenClaw's own producer on 2 cores.
-	workerGzipLevel = 4
+	// gzipLevel is the deflate level of the node bootstrap (bootstrapLevel
+	// lowers it by one for the kinds of file that gain least from it). No
+	// pure-Go level compresses like zlib's 6, which pigz uses; level 7,
+	// with copies stored as hard links and entries grouped by kind
+	// (archiveOrder), brings the archives under pigz's size for about 1.7x
+	// level 6's deflate CPU, within the export's time budget (see
+	// docs/runtime-artifacts.md, Benchmarks).
+	gzipLevel = 7
+	// workerGzipLevel is the worker bundle's: level 6 saves 1.9 MB over 4
+	// on 2026.9.6 (30.9 → 29.0 MB) for 25% more deflate CPU, the cheapest
+	// megabytes of the export; level 7 would cost the worker-only export
+	// its 0.2x bound against OpenClaw's own producer.
+	workerGzipLevel = 6
 )
 
 // gzipBlocks is how many blocks compress at once: memory stays at about
@@ -465,7 +467,34 @@ func normMode(m fs.FileMode) uint32 {
 	return 0o644
 }
 
+// writeNodeBootstrap archives files in order. A file with the same
+// content and mode as an earlier one (npm installs several copies of a
+// package version under different parents, and packages vendor the same
+// files) is written as a hard link to the earlier entry: extraction,
+// `crabbox install` included, links it to that file, which holds the same
+// bytes. Only files whose size another planned file shares can be copies;
+// each is hashed while it is archived, and a later one of an already
+// archived (size, mode) is hashed before its header is written (read
+// twice when it turns out not to be a copy).
 func writeNodeBootstrap(ctx context.Context, root *os.Root, files []plannedFile, prog *progress, wrap func(string, io.Writer) io.Writer) (Archive, error) {
+	shared := make(map[int64]int)
+	for _, pf := range files {
+		if pf.Size > 0 {
+			shared[pf.Size]++
+		}
+	}
+	type sizeMode struct {
+		size int64
+		mode uint32
+	}
+	type content struct {
+		sizeMode
+		sum [32]byte
+	}
+	seen := make(map[sizeMode]bool)    // a recorded first file has this size and mode
+	firsts := make(map[content]string) // content and mode → archive path of its first file
+	h := sha256.New()
+	var sum [32]byte
 	return writeArchive(root, NodeBootstrapDir, gzipLevel, wrap, func(t *tarWriter) error {
 		for _, pf := range files {
 			if err := ctx.Err(); err != nil {
@@ -475,8 +504,49 @@ func writeNodeBootstrap(ctx context.Context, root *os.Root, files []plannedFile,
 			if err != nil {
 				return err
 			}
-			err = t.WriteFile(pf.Arch, normMode(st.Mode()), st.Size(), f, nil)
+			size, mode := st.Size(), normMode(st.Mode())
+			if z, ok := t.w.(*gzWriter); ok {
+				z.SetLevel(bootstrapLevel(pf.Arch)) // a valid level
+			}
+			sm := sizeMode{size, mode}
+			copyable := size > 0 && shared[size] > 1
+			var pre *[32]byte
+			if copyable && seen[sm] {
+				var s [32]byte
+				if err := hashExactly(f, size, h, s[:0]); err != nil {
+					f.Close()
+					if errors.Is(err, errFileChanged) {
+						return changedError(pf.Src)
+					}
+					return unreadable(pf.Src, err)
+				}
+				if target, ok := firsts[content{sm, s}]; ok {
+					f.Close()
+					if err := t.WriteLink(pf.Arch, target, mode); err != nil {
+						return writeFailed(NodeBootstrapDir, err)
+					}
+					prog.add(1, size)
+					continue
+				}
+				if _, err := f.Seek(0, io.SeekStart); err != nil {
+					f.Close()
+					return unreadable(pf.Src, err)
+				}
+				pre = &s
+			}
+			var sink io.Writer
+			if copyable {
+				h.Reset()
+				sink = h
+			}
+			err = t.WriteFile(pf.Arch, mode, size, f, sink)
 			f.Close()
+			if err == nil && copyable {
+				h.Sum(sum[:0])
+				if pre != nil && *pre != sum {
+					err = errFileChanged
+				}
+			}
 			if errors.Is(err, errFileChanged) {
 				return changedError(pf.Src)
 			}
@@ -486,10 +556,49 @@ func writeNodeBootstrap(ctx context.Context, root *os.Root, files []plannedFile,
 				}
 				return writeFailed(NodeBootstrapDir, err)
 			}
+			if copyable && len(pf.Arch) <= maxLinkName {
+				seen[sm] = true
+				firsts[content{sm, sum}] = pf.Arch
+			}
 			prog.add(1, st.Size())
 		}
 		return nil
 	})
+}
+
+// bootstrapLevel is the deflate level of the blocks that a file of the
+// node bootstrap completes. Files are in archiveOrder (by extension), so
+// the level changes only where one kind of file gives way to the next.
+// Level 7 costs about 1.7 times level 6's CPU; on source maps and
+// TypeScript declarations it gains the least for it (on 2026.9.6: 0.03 MB
+// for 0.26 s of CPU on .map, 0.14 MB for 0.44 s on .ts, against 0.54 MB
+// for 0.78 s on .js), so they stay at 6. See docs/runtime-artifacts.md,
+// Benchmarks.
+func bootstrapLevel(arch string) int {
+	switch path.Ext(arch) {
+	case ".map", ".ts", ".mts", ".cts":
+		return gzipLevel - 1
+	}
+	return gzipLevel
+}
+
+// hashExactly hashes the next size bytes of r into sum and checks that r
+// ends there, reporting errFileChanged when it does not.
+func hashExactly(r io.Reader, size int64, h hash.Hash, sum []byte) error {
+	h.Reset()
+	n, err := io.CopyN(h, r, size)
+	if err == io.EOF || (err == nil && n < size) {
+		return errFileChanged
+	}
+	if err != nil {
+		return err
+	}
+	var one [1]byte
+	if m, _ := r.Read(one[:]); m > 0 {
+		return errFileChanged
+	}
+	h.Sum(sum)
+	return nil
 }
 
 func writeWorkerBundle(ctx context.Context, root *os.Root, pkgRoot string, inv *Inventory, prog *progress, wrap func(string, io.Writer) io.Writer) (WorkerBundle, error) {

@@ -238,8 +238,9 @@ func TestExportRemovesOnlyStaleStaging(t *testing.T) {
 func TestExportDetectsGrowingSource(t *testing.T) {
 	pkg := sampleCopy(t)
 	out := filepath.Join(t.TempDir(), "out")
-	// The first file of the node bootstrap (archive order).
-	first := filepath.Join(pkg, "..", "left-pad-lite", "index.js")
+	// The first file of the node bootstrap in archive order (extension,
+	// base name, path: see archiveOrder).
+	first := filepath.Join(pkg, "dist", "entry.js")
 	var once atomic.Bool
 	_, err := Export(context.Background(), ExportOptions{PackageRoot: pkg, Output: out,
 		wrap: func(name string, w io.Writer) io.Writer {
@@ -262,7 +263,7 @@ func TestExportDetectsGrowingSource(t *testing.T) {
 				return w.Write(p)
 			})
 		}})
-	if errs.CodeOf(err) != "source_changed" || !strings.Contains(err.Error(), "left-pad-lite/index.js changed while it was being exported") {
+	if errs.CodeOf(err) != "source_changed" || !strings.Contains(err.Error(), "openclaw/dist/entry.js changed while it was being exported") {
 		t.Fatalf("err = %v", err)
 	}
 	if _, err := os.Lstat(out); !os.IsNotExist(err) {

@@ -53,19 +53,21 @@ type gzWriter struct {
 const gzipTail = 16 << 10
 
 type gzJob struct {
-	in   []byte
-	dict []byte
-	out  bytes.Buffer
-	last bool
-	done chan struct{} // receives once the block is compressed
-	cerr error
+	level int
+	in    []byte
+	dict  []byte
+	out   bytes.Buffer
+	last  bool
+	done  chan struct{} // receives once the block is compressed
+	cerr  error
 }
 
 // newGzWriter returns a writer whose gzip header is OpenClaw's explicit
 // one (no mtime, no name, XFL 0, OS 255).
 func newGzWriter(w io.Writer, level, block, workers int) (*gzWriter, error) {
-	if _, err := flate.NewWriter(io.Discard, level); err != nil {
-		return nil, err
+	// Explicit levels only (1 to 9): blocks keep one compressor per level.
+	if level < flate.BestSpeed || level > flate.BestCompression {
+		return nil, errors.New("gzip: invalid level")
 	}
 	if block <= gzipTail || workers < 1 {
 		return nil, errors.New("gzip: invalid block size or concurrency")
@@ -79,6 +81,18 @@ func newGzWriter(w io.Writer, level, block, workers int) (*gzWriter, error) {
 	}
 	go z.writeLoop()
 	return z, nil
+}
+
+// SetLevel sets the deflate level of the blocks submitted from now on: the
+// block being filled, when it fills or the writer is closed, and the
+// following ones. Blocks are cut at fixed offsets, so a caller that sets
+// levels at fixed points of its input gets the same bytes every time.
+func (z *gzWriter) SetLevel(level int) error {
+	if level < flate.BestSpeed || level > flate.BestCompression {
+		return errors.New("gzip: invalid level")
+	}
+	z.level = level
+	return nil
 }
 
 // header writes the gzip header on the first write, as pgzip does: before
@@ -193,6 +207,7 @@ func (z *gzWriter) submit(last bool) {
 	z.crc = crc32.Update(z.crc, crc32.IEEETable, j.in)
 	z.size += uint32(len(j.in))
 	j.last = last
+	j.level = z.level
 	j.dict = append(j.dict[:0], z.tail...)
 	if len(j.in) > gzipTail {
 		z.tail = append(z.tail[:0], j.in[len(j.in)-gzipTail:]...)
@@ -212,11 +227,13 @@ func (z *gzWriter) submit(last bool) {
 
 func (z *gzWriter) compressLoop() {
 	defer z.wg.Done()
-	var fw *flate.Writer
+	var fws [flate.BestCompression + 1]*flate.Writer // one per level used
 	for j := range z.work {
 		j.out.Reset()
+		fw := fws[j.level]
 		if fw == nil {
-			fw, _ = flate.NewWriter(&j.out, z.level) // the level was checked
+			fw, _ = flate.NewWriter(&j.out, j.level) // the level was checked
+			fws[j.level] = fw
 		}
 		// A nil dictionary, as pgzip passes for the first block, and an
 		// empty one are the same to the compressor.

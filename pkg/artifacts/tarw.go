@@ -82,9 +82,14 @@ func splitUstarName(p string) (prefix, name string, ok bool) {
 }
 
 func (t *tarWriter) header(name string, prefix string, mode uint32, size int64, typ byte) error {
+	return t.headerLink(name, prefix, mode, size, typ, "")
+}
+
+func (t *tarWriter) headerLink(name string, prefix string, mode uint32, size int64, typ byte, link string) error {
 	h := t.hdr[:]
 	clear(h)
 	copy(h[0:100], name)
+	copy(h[157:257], link)
 	octalField(h[100:108], int64(mode))
 	// uid 108:116 and gid 116:124 stay empty, as does mtime 136:148.
 	octalField(h[124:136], size)
@@ -197,6 +202,33 @@ func (t *tarWriter) WriteFile(p string, mode uint32, size int64, r io.Reader, si
 		}
 	}
 	return t.finishFile(r, size)
+}
+
+// maxLinkName is the longest hard-link target the ustar linkname field
+// holds; WriteLink is only called for shorter ones (a longer target would
+// need a PAX linkpath record, which is not worth it for the few such files:
+// they are archived in full instead).
+const maxLinkName = 100
+
+// WriteLink writes a hard-link entry p naming target, an earlier regular
+// file of the same archive with identical content and mode: extraction
+// links p to it, so the content is stored once.
+func (t *tarWriter) WriteLink(p, target string, mode uint32) error {
+	if len(target) > maxLinkName {
+		return fmt.Errorf("%s: hard-link target %q is too long for the ustar header", p, target)
+	}
+	prefix, name, ok := splitUstarName(p)
+	if !ok {
+		if err := t.paxPath(p); err != nil {
+			return err
+		}
+		name = p
+		if len(name) > 100 {
+			name = name[len(name)-100:]
+		}
+		prefix = ""
+	}
+	return t.headerLink(name, prefix, mode, 0, '1', target)
 }
 
 // finishFile checks that r ends where fstat said it would and pads the
