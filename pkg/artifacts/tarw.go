@@ -149,16 +149,9 @@ func (t *tarWriter) WriteFile(p string, mode uint32, size int64, r io.Reader, si
 	if size < 0 || size > maxTarSize {
 		return fmt.Errorf("%s: size %d is outside the archive format's range", p, size)
 	}
-	prefix, name, ok := splitUstarName(p)
-	if !ok {
-		if err := t.paxPath(p); err != nil {
-			return err
-		}
-		name = p
-		if len(name) > 100 {
-			name = name[len(name)-100:]
-		}
-		prefix = ""
+	name, prefix, err := t.entryName(p)
+	if err != nil {
+		return err
 	}
 	if err := t.header(name, prefix, mode, size, '0'); err != nil {
 		return err
@@ -204,6 +197,24 @@ func (t *tarWriter) WriteFile(p string, mode uint32, size int64, r io.Reader, si
 	return t.finishFile(r, size)
 }
 
+// entryName splits p into the ustar name and prefix fields; a path that
+// does not fit gets a PAX path record first, and the name field keeps its
+// last 100 bytes for readers without PAX.
+func (t *tarWriter) entryName(p string) (name, prefix string, err error) {
+	prefix, name, ok := splitUstarName(p)
+	if ok {
+		return name, prefix, nil
+	}
+	if err := t.paxPath(p); err != nil {
+		return "", "", err
+	}
+	name = p
+	if len(name) > 100 {
+		name = name[len(name)-100:]
+	}
+	return name, "", nil
+}
+
 // maxLinkName is the longest hard-link target the ustar linkname field
 // holds; WriteLink is only called for shorter ones (a longer target would
 // need a PAX linkpath record, which is not worth it for the few such files:
@@ -217,16 +228,9 @@ func (t *tarWriter) WriteLink(p, target string, mode uint32) error {
 	if len(target) > maxLinkName {
 		return fmt.Errorf("%s: hard-link target %q is too long for the ustar header", p, target)
 	}
-	prefix, name, ok := splitUstarName(p)
-	if !ok {
-		if err := t.paxPath(p); err != nil {
-			return err
-		}
-		name = p
-		if len(name) > 100 {
-			name = name[len(name)-100:]
-		}
-		prefix = ""
+	name, prefix, err := t.entryName(p)
+	if err != nil {
+		return err
 	}
 	return t.headerLink(name, prefix, mode, 0, '1', target)
 }
