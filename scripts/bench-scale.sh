@@ -13,6 +13,13 @@
 # PostgreSQL with ≥ 2 gateways the takeover time after kill -9 of one:
 # from the kill until none of its river jobs is still held.
 #
+# HOST_CPUS=F (e.g. 0.25) stands in for gateways on separate hosts: each
+# gateway process is capped at F CPUs of its own (a cgroup CPU quota,
+# cgroup v2 or v1's cpu controller; needs root), while PostgreSQL and the
+# fake API stay uncapped. On one machine every gateway otherwise competes
+# with the others and the database for the same cores, so adding a
+# gateway can only show what the cores have left, not what a host adds.
+#
 # Needs a PostgreSQL server ($CLAWKIT_TEST_DATABASE_URL or
 # 127.0.0.1:5432 trust, user postgres) and psql.
 set -euo pipefail
@@ -31,12 +38,43 @@ export PATH="$work:$PATH"
 db=ckscale_$$
 dburl=$(python3 -c 'import sys,urllib.parse as u; p=u.urlparse(sys.argv[1]); print(p._replace(path="/"+sys.argv[2]).geturl())' "$ADMIN" "$db")
 
+HOST_CPUS=${HOST_CPUS:-}
+cgroot=""
+if [ -n "$HOST_CPUS" ]; then
+  if [ -w /sys/fs/cgroup/cgroup.subtree_control ]; then
+    cgroot=/sys/fs/cgroup/ckscale$$; mkdir "$cgroot"; cgver=2
+  elif [ -d /sys/fs/cgroup/cpu ] && [ -w /sys/fs/cgroup/cpu ]; then
+    cgroot=/sys/fs/cgroup/cpu/ckscale$$; mkdir "$cgroot"; cgver=1
+  else
+    echo "HOST_CPUS needs a writable cgroup CPU controller (root)" >&2; exit 1
+  fi
+fi
+# cap PID N: moves gateway PID into its own cgroup limited to HOST_CPUS CPUs.
+cap() {
+  [ -n "$cgroot" ] || return 0
+  local g=$cgroot/g$2 quota
+  quota=$(python3 -c "print(int(float('$HOST_CPUS') * 100000))")
+  mkdir -p "$g"
+  if [ "$cgver" = 2 ]; then echo "$quota 100000" >"$g/cpu.max"; else echo 100000 >"$g/cpu.cfs_period_us"; echo "$quota" >"$g/cpu.cfs_quota_us"; fi
+  echo "$1" >"$g/cgroup.procs"
+}
+uncap() { # moves every capped process back to the root group, removes the groups
+  [ -n "$cgroot" ] || return 0
+  local g p top=/sys/fs/cgroup; [ "$cgver" = 1 ] && top=/sys/fs/cgroup/cpu
+  for g in "$cgroot"/g*; do
+    [ -d "$g" ] || continue
+    for p in $(cat "$g/cgroup.procs"); do echo "$p" >"$top/cgroup.procs" 2>/dev/null || true; done
+    rmdir "$g" 2>/dev/null || true
+  done
+}
+
 fakepid=""
 cleanup() {
   for g in "$work"/g*; do [ -d "$g" ] && "$BIN" --home "$g" gateway stop --wait 10s >/dev/null 2>&1 || true; done
   [ -n "$fakepid" ] && kill "$fakepid" 2>/dev/null || true
   psql -q "$ADMIN" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null 2>&1 || true
   rm -rf "$work"
+  uncap; [ -n "$cgroot" ] && rmdir "$cgroot" 2>/dev/null || true
 }
 trap cleanup EXIT
 
@@ -69,6 +107,7 @@ pg_backends() {
 setup() { # engine gateways
   local engine=$1 n=$2 i
   for g in "$work"/g*; do [ -d "$g" ] && "$BIN" --home "$g" gateway stop --wait 10s >/dev/null 2>&1 || true; done
+  uncap
   rm -rf "$work"/g* "$work/fake.log" "$work/url"
   [ -n "$fakepid" ] && kill "$fakepid" 2>/dev/null || true
   fakegoogle "$work/url" "$work/fake.log" & fakepid=$!
@@ -96,6 +135,7 @@ measure() { # label engine gateways
   for i in $(seq 1 "$n"); do
     "$BIN" --home "$work/g$i" --json gateway run --detach >"$work/g$i.json"
     pids+=("$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$work/g$i.json")")
+    cap "${pids[-1]}" "$i"
   done
   sleep 5 # warm-up: river adopts/fetches, the poller fills its batches
   local g0 c0 x0=0 r0=0 t0 g1 c1 x1=0 r1=0 t1
@@ -134,7 +174,7 @@ PY
   fi
 }
 
-echo "== $JOBS running jobs, ${WINDOW}s window, $(nproc) cores"
+echo "== $JOBS running jobs, ${WINDOW}s window, $(nproc) cores${HOST_CPUS:+, each gateway capped at $HOST_CPUS CPUs (HOST_CPUS)}"
 measure "sqlite, 1 gateway" sqlite 1
 measure "postgres, 1 gateway" postgres 1
 measure "postgres, 2 gateways" postgres 2

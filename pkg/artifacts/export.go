@@ -134,10 +134,6 @@ func Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	files, totalBytes, err := planFiles(installBase(in.Root), pkgs)
-	if err != nil {
-		return nil, err
-	}
 	out, err := prepareOutput(opts.Output, pkgs)
 	if err != nil {
 		return nil, err
@@ -150,12 +146,15 @@ func Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
 			workerSize += st.Size()
 		}
 	}
-	prog := newProgress(opts.Progress, len(files)+len(in.Inventory.Files), totalBytes+workerSize)
+	prog := newProgress(opts.Progress, len(in.Inventory.Files), workerSize)
 	defer prog.stop()
 
 	// Both producers run at once; the first failure cancels the other, and
 	// cleanup waits until both have settled (returned and closed their
-	// files), so nothing writes into a folder being removed.
+	// files), so nothing writes into a folder being removed. The worker
+	// bundle needs no plan, so it starts first and compresses while the
+	// bootstrap's files are listed (a third of a second on one core for
+	// OpenClaw 2026.9.6's 40,000 files, when the other core would idle).
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -164,18 +163,26 @@ func Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
 		worker           WorkerBundle
 		nodeErr, workErr error
 	)
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		nodeArc, nodeErr = writeNodeBootstrap(ctx, out.root, files, prog, opts.wrap)
-		if nodeErr != nil {
-			cancel()
-		}
-	}()
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		worker, workErr = writeWorkerBundle(ctx, out.root, in.Root, in.Inventory, prog, opts.wrap)
 		if workErr != nil {
+			cancel()
+		}
+	}()
+	files, totalBytes, err := planFiles(installBase(in.Root), pkgs)
+	if err != nil {
+		cancel()
+		wg.Wait()
+		return nil, out.fail(err)
+	}
+	prog.grow(len(files), totalBytes)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		nodeArc, nodeErr = writeNodeBootstrap(ctx, out.root, files, prog, opts.wrap)
+		if nodeErr != nil {
 			cancel()
 		}
 	}()
@@ -644,8 +651,8 @@ func writeWorkerBundle(ctx context.Context, root *os.Root, pkgRoot string, inv *
 // second, from its own goroutine.
 type progress struct {
 	w          io.Writer
-	files      int
-	bytes      int64
+	files      atomic.Int64 // totals: grow adds the bootstrap's once planned
+	bytes      atomic.Int64
 	doneFiles  atomic.Int64
 	doneBytes  atomic.Int64
 	quit, gone chan struct{}
@@ -653,7 +660,8 @@ type progress struct {
 }
 
 func newProgress(w io.Writer, files int, bytes int64) *progress {
-	p := &progress{w: w, files: files, bytes: bytes, quit: make(chan struct{}), gone: make(chan struct{})}
+	p := &progress{w: w, quit: make(chan struct{}), gone: make(chan struct{})}
+	p.grow(files, bytes)
 	if w == nil {
 		close(p.gone)
 		return p
@@ -674,14 +682,20 @@ func newProgress(w io.Writer, files int, bytes int64) *progress {
 	return p
 }
 
+// grow adds to the totals.
+func (p *progress) grow(files int, bytes int64) {
+	p.files.Add(int64(files))
+	p.bytes.Add(bytes)
+}
+
 func (p *progress) add(files int, bytes int64) {
 	p.doneFiles.Add(int64(files))
 	p.doneBytes.Add(bytes)
 }
 
 func (p *progress) print(prefix string) {
-	fmt.Fprintf(p.w, "%sclawkit: export: %d/%d files, %.1f/%.1f MiB", prefix, p.doneFiles.Load(), p.files,
-		float64(p.doneBytes.Load())/(1<<20), float64(p.bytes)/(1<<20))
+	fmt.Fprintf(p.w, "%sclawkit: export: %d/%d files, %.1f/%.1f MiB", prefix, p.doneFiles.Load(), p.files.Load(),
+		float64(p.doneBytes.Load())/(1<<20), float64(p.bytes.Load())/(1<<20))
 }
 
 func (p *progress) stop() {

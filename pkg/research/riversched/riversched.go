@@ -66,8 +66,13 @@ const (
 // kinds are all of them (the sweep's rescue covers each).
 var kinds = []string{Kind, CancelKind, PublishKind}
 
-// MaxWorkers is how many polls one gateway runs at once.
-const MaxWorkers = 8
+// MaxWorkers is how many polls one gateway runs at once: as many as the
+// SQLite engine's poller (research.PollerConcurrency), so that moving to
+// PostgreSQL never lowers what one gateway does. A poll mostly waits for
+// the provider, so this bounds one gateway's rate at about MaxWorkers over
+// the provider's latency; river fetches at most MaxWorkers jobs per
+// FetchCooldown besides.
+const MaxWorkers = research.PollerConcurrency
 
 // SweepEvery is how often each gateway rescues the river jobs of dead
 // gateways and gives up on submitting jobs whose creator is gone.
@@ -273,6 +278,10 @@ func (s *Scheduler) Run(ctx context.Context, env *owner.Env, w research.Worker) 
 func (s *Scheduler) sweepLoop(ctx context.Context, env *owner.Env, w research.Worker) {
 	t := time.NewTicker(SweepEvery)
 	defer t.Stop()
+	// The cadence runs on the process clock, like the ticker and river
+	// itself, not on env.Now: that clock is the research jobs' (scaled in
+	// tests and benchmarks), and scaling this sweep with it would only
+	// make it costlier.
 	var adopted time.Time
 	for {
 		if env.Scope.AssertCurrent() == nil {
