@@ -9,6 +9,10 @@
 #     p50s and the median of per-round ratios; against the Go echo server
 #     and the Node server-everything. CLAWKIT_BIN_BEFORE=path[:path…] adds
 #     other builds to the same rounds (before/after figures of one run).
+#     With a C compiler, scripts/relayfloor (a relay that only copies
+#     bytes, from one thread in poll(2)) joins the same rounds as
+#     "proxy-relayfloor": the cost of any extra process on the path on this
+#     machine, the floor under clawkit's ratio.
 # BENCHTIME (default 20000x) and COUNT (default 3) tune the runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +21,10 @@ COUNT=${COUNT:-3}
 bin=$(mktemp -d)/clawkit
 trap 'rm -rf "$(dirname "$bin")"' EXIT
 go build -o "$bin" ./cmd/clawkit
+if command -v cc >/dev/null; then
+  cc -O2 -o "$(dirname "$bin")/relayfloor" scripts/relayfloor/relayfloor.c
+  export CLAWKIT_BIN_BEFORE="${CLAWKIT_BIN_BEFORE:+$CLAWKIT_BIN_BEFORE:}$(dirname "$bin")/relayfloor"
+fi
 
 echo "== framer throughput"
 go test -run '^$' -bench 'BenchmarkLineFramer' -benchtime 2s -count "$COUNT" ./pkg/mcp | grep -E '^Benchmark'

@@ -1,7 +1,10 @@
 package artifacts
 
 import (
+	"compress/gzip"
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -60,3 +63,56 @@ func BenchmarkWorkerBundle(b *testing.B) {
 		b.SetBytes(wb.Bytes)
 	}
 }
+
+// BenchmarkDeflateLevels: the size and the one-core time of the real
+// node bootstrap's tar stream (openclaw@2026.9.6, as the export orders it)
+// through the archives' gzip writer at each level, one compressing
+// goroutine so ns/op is deflate CPU. It is the frontier the export's
+// levels are chosen on (docs/runtime-artifacts.md, Benchmarks): compare
+// the "out-MB" of a level with pigz's for the same files.
+func BenchmarkDeflateLevels(b *testing.B) {
+	root := realRoot(b)
+	out := filepath.Join(b.TempDir(), "out")
+	res, err := Export(context.Background(), ExportOptions{PackageRoot: root, Output: out})
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(out, res.Manifest.NodeBootstrap.Path))
+	if err != nil {
+		b.Fatal(err)
+	}
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw, err := io.ReadAll(zr)
+	f.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	os.RemoveAll(out)
+	for _, level := range []int{5, 6, 7, 8, 9} {
+		b.Run(fmt.Sprintf("level=%d", level), func(b *testing.B) {
+			b.SetBytes(int64(len(raw)))
+			var n countingWriter
+			for i := 0; i < b.N; i++ {
+				n = 0
+				z, err := newGzWriter(&n, level, gzipBlock, 1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := z.Write(raw); err != nil {
+					b.Fatal(err)
+				}
+				if err := z.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n)/1e6, "out-MB")
+		})
+	}
+}
+
+type countingWriter int64
+
+func (c *countingWriter) Write(p []byte) (int, error) { *c += countingWriter(len(p)); return len(p), nil }
