@@ -41,29 +41,17 @@ func Relay(dst io.Writer, src io.Reader, maxFrame int) error {
 // relay is Relay with a per-line hook: onLine sees each complete line
 // before it is forwarded and says whether to forward it.
 func relay(dst io.Writer, src io.Reader, maxFrame int, onLine func(line []byte) bool) error {
-	framer := NewLineFramer(maxFrame - 1)
+	fw := newLineForwarder(maxFrame, onLine)
 	buf := make([]byte, 64<<10)
-	out := make([]byte, 0, 64<<10)
-	yield := func(line []byte) error {
-		if onLine != nil && !onLine(line) {
-			return nil
-		}
-		out = append(out, line...)
-		out = append(out, '\n')
-		return nil
-	}
 	// forward frames one chunk and writes its complete lines in one Write.
 	forward := func(chunk []byte) error {
-		out = out[:0]
-		ferr := framer.Push(chunk, yield)
-		if len(out) > 0 {
-			if _, werr := dst.Write(out); werr != nil {
+		lines, ferr := fw.frame(chunk)
+		if len(lines) > 0 {
+			if _, werr := dst.Write(lines); werr != nil {
 				return &relayError{side: "write", err: werr}
 			}
 		}
-		if cap(out) > 1<<20 {
-			out = make([]byte, 0, 64<<10)
-		}
+		fw.shrink()
 		if ferr != nil {
 			return &relayError{side: "read", err: ferr, frame: true}
 		}
@@ -87,6 +75,40 @@ func relay(dst io.Writer, src io.Reader, maxFrame int, onLine func(line []byte) 
 			}
 			return &relayError{side: "read", err: err}
 		}
+	}
+}
+
+// lineForwarder is one direction of a relay: it frames chunks as they are
+// read and collects their complete lines (those onLine lets through, each
+// with its LF) for one write.
+type lineForwarder struct {
+	framer *LineFramer
+	onLine func(line []byte) bool
+	out    []byte
+}
+
+func newLineForwarder(maxFrame int, onLine func(line []byte) bool) *lineForwarder {
+	return &lineForwarder{framer: NewLineFramer(maxFrame - 1), onLine: onLine, out: make([]byte, 0, 64<<10)}
+}
+
+// frame returns chunk's complete lines to forward (valid until the next
+// call) and the framer's error, after which nothing more may be framed.
+func (f *lineForwarder) frame(chunk []byte) ([]byte, error) {
+	f.out = f.out[:0]
+	err := f.framer.Push(chunk, func(line []byte) error {
+		if f.onLine == nil || f.onLine(line) {
+			f.out = append(f.out, line...)
+			f.out = append(f.out, '\n')
+		}
+		return nil
+	})
+	return f.out, err
+}
+
+// shrink drops a buffer that one large message grew.
+func (f *lineForwarder) shrink() {
+	if cap(f.out) > 1<<20 {
+		f.out = make([]byte, 0, 64<<10)
 	}
 }
 
@@ -304,12 +326,33 @@ func RunProxy(ctx context.Context, spec ProcessSpec, o ProxyOptions, stdin io.Re
 		probe = newProxyProbe()
 		serverLine = func(line []byte) bool { return probe.serverLine(line) && adm.serverLine(line) }
 	}
-	downDone := make(chan struct{})
+	// Both directions on one thread where the platform allows it (see
+	// pollRelay), else one goroutine each; the client's side starts once
+	// the probe is done.
+	var downDone chan struct{}
 	var downErr error
-	go func() {
-		downErr = relay(out, proc.Stdout(), maxFrame, serverLine)
-		close(downDone)
-	}()
+	loop, polled := newPollRelay(stdin, proc, out, maxFrame, adm.clientLine, serverLine)
+	if polled {
+		downDone = loop.downDone
+		go loop.run()
+		// After Stop (deferred calls run last first, so after the done
+		// channel below is closed too): the server's stdout may still be
+		// held open by a descendant that left the group.
+		defer loop.stop()
+	} else {
+		downDone = make(chan struct{})
+		go func() {
+			downErr = relay(out, proc.Stdout(), maxFrame, serverLine)
+			close(downDone)
+		}()
+	}
+	// downError is the server side's end; read only once downDone is closed.
+	downError := func() error {
+		if polled {
+			return loop.downErr
+		}
+		return downErr
+	}
 
 	done := make(chan struct{})
 	defer close(done)
@@ -340,8 +383,14 @@ func RunProxy(ctx context.Context, spec ProcessSpec, o ProxyOptions, stdin io.Re
 		rep.CleanupResult, rep.Exit = cr, proc.Exit()
 		return rep, Coded(result)
 	}
-	up := make(chan error, 1)
-	go func() { up <- relay(proc.Stdin(), stdin, maxFrame, adm.clientLine) }()
+	var up <-chan error
+	if polled {
+		up = loop.startUp()
+	} else {
+		ch := make(chan error, 1)
+		go func() { ch <- relay(proc.Stdin(), stdin, maxFrame, adm.clientLine) }()
+		up = ch
+	}
 
 	select {
 	case <-outGone:
@@ -358,9 +407,9 @@ func RunProxy(ctx context.Context, spec ProcessSpec, o ProxyOptions, stdin io.Re
 		// Plain EOF: the client went away; Stop closes the server's stdin.
 	case <-downDone:
 		switch {
-		case isFrameErr(downErr):
+		case isFrameErr(downError()):
 			result = protocolErr("frame_too_large", "the server sent a message over the frame-size limit (%d bytes); the relay was closed", maxFrame)
-		case isWriteErr(downErr):
+		case isWriteErr(downError()):
 			// Our stdout is gone: the client went away.
 		default:
 			result = waitExitErr(proc, downDone)
@@ -376,7 +425,7 @@ func RunProxy(ctx context.Context, spec ProcessSpec, o ProxyOptions, stdin io.Re
 		// client's EOF; that is still a failed relay.
 		select {
 		case <-downDone:
-			if isFrameErr(downErr) {
+			if isFrameErr(downError()) {
 				result = protocolErr("frame_too_large", "the server sent a message over the frame-size limit (%d bytes); the relay was closed", maxFrame)
 			}
 		default:

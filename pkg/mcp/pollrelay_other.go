@@ -1,0 +1,20 @@
+//go:build !linux
+
+package mcp
+
+import "io"
+
+// pollRelay is Linux only (see pollrelay_linux.go); elsewhere the proxy
+// relays with one goroutine per direction.
+type pollRelay struct {
+	downErr  error
+	downDone chan struct{}
+}
+
+func newPollRelay(io.Reader, *Process, io.Writer, int, func([]byte) bool, func([]byte) bool) (*pollRelay, bool) {
+	return nil, false
+}
+
+func (l *pollRelay) run()                  {}
+func (l *pollRelay) stop()                 {}
+func (l *pollRelay) startUp() <-chan error { return nil }
