@@ -202,6 +202,15 @@ func (l *pollRelay) run() {
 		downOpen = false
 		l.finishDown(err)
 	}
+	toClient := func(b []byte) error {
+		_, err := l.clientOut.Write(b)
+		return err
+	}
+	toServer := func(b []byte) error {
+		busy, err := l.writeServer(b)
+		l.upBusy = busy
+		return err
+	}
 	for upOpen || downOpen {
 		fds[0] = unix.PollFd{Fd: int32(l.wakeFd), Events: unix.POLLIN}
 		// A negative descriptor is skipped by poll(2).
@@ -242,50 +251,35 @@ func (l *pollRelay) run() {
 			}
 		}
 		if downOpen && fds[1].Revents != 0 {
-			k, err := unix.Read(l.serverOut, buf)
-			switch {
-			case err == unix.EAGAIN || err == unix.EINTR:
-			case err != nil:
-				endDown(&relayError{side: "read", err: &os.PathError{Op: "read", Path: "server stdout", Err: err}})
-			case k == 0:
-				endDown(nil) // EOF
-			default:
-				lines, ferr := l.down.frame(buf[:k])
-				if len(lines) > 0 {
-					if _, werr := l.clientOut.Write(lines); werr != nil {
-						endDown(&relayError{side: "write", err: werr})
-						break
-					}
-				}
-				l.down.shrink()
-				if ferr != nil {
-					endDown(&relayError{side: "read", err: ferr, frame: true})
-				}
-			}
+			l.pass(l.serverOut, "server stdout", buf, l.down, toClient, endDown)
 		}
 		if pollUp && fds[2].Revents != 0 {
-			k, err := unix.Read(l.clientIn, buf)
-			switch {
-			case err == unix.EAGAIN || err == unix.EINTR:
-			case err != nil:
-				endUp(&relayError{side: "read", err: &os.PathError{Op: "read", Path: "stdin", Err: err}})
-			case k == 0:
-				endUp(nil) // EOF: the client went away
-			default:
-				lines, ferr := l.up.frame(buf[:k])
-				if len(lines) > 0 {
-					busy, werr := l.writeServer(lines)
-					l.upBusy = busy
-					if werr != nil {
-						endUp(&relayError{side: "write", err: werr})
-						break
-					}
-				}
-				l.up.shrink()
-				if ferr != nil {
-					endUp(&relayError{side: "read", err: ferr, frame: true})
-				}
+			l.pass(l.clientIn, "stdin", buf, l.up, toServer, endUp)
+		}
+	}
+}
+
+// pass reads what fd has and forwards its complete lines with write; end
+// is called once, when the direction is over (nil at EOF).
+func (l *pollRelay) pass(fd int, name string, buf []byte, fw *lineForwarder, write func([]byte) error, end func(error)) {
+	k, err := unix.Read(fd, buf)
+	switch {
+	case err == unix.EAGAIN || err == unix.EINTR:
+	case err != nil:
+		end(&relayError{side: "read", err: &os.PathError{Op: "read", Path: name, Err: err}})
+	case k == 0:
+		end(nil) // EOF
+	default:
+		lines, ferr := fw.frame(buf[:k])
+		if len(lines) > 0 {
+			if werr := write(lines); werr != nil {
+				end(&relayError{side: "write", err: werr})
+				return
 			}
+		}
+		fw.shrink()
+		if ferr != nil {
+			end(&relayError{side: "read", err: ferr, frame: true})
 		}
 	}
 }
