@@ -41,8 +41,12 @@ dburl=$(python3 -c 'import sys,urllib.parse as u; p=u.urlparse(sys.argv[1]); pri
 HOST_CPUS=${HOST_CPUS:-}
 cgroot=""
 if [ -n "$HOST_CPUS" ]; then
+  quota=$(python3 -c "print(int(float('$HOST_CPUS') * 100000))") # per 100 ms period
   if [ -w /sys/fs/cgroup/cgroup.subtree_control ]; then
+    # v2: the cpu controller must be enabled for each level's children.
     cgroot=/sys/fs/cgroup/ckscale$$; mkdir "$cgroot"; cgver=2
+    echo +cpu >/sys/fs/cgroup/cgroup.subtree_control
+    echo +cpu >"$cgroot/cgroup.subtree_control"
   elif [ -d /sys/fs/cgroup/cpu ] && [ -w /sys/fs/cgroup/cpu ]; then
     cgroot=/sys/fs/cgroup/cpu/ckscale$$; mkdir "$cgroot"; cgver=1
   else
@@ -52,8 +56,7 @@ fi
 # cap PID N: moves gateway PID into its own cgroup limited to HOST_CPUS CPUs.
 cap() {
   [ -n "$cgroot" ] || return 0
-  local g=$cgroot/g$2 quota
-  quota=$(python3 -c "print(int(float('$HOST_CPUS') * 100000))")
+  local g=$cgroot/g$2
   mkdir -p "$g"
   if [ "$cgver" = 2 ]; then echo "$quota 100000" >"$g/cpu.max"; else echo 100000 >"$g/cpu.cfs_period_us"; echo "$quota" >"$g/cpu.cfs_quota_us"; fi
   echo "$1" >"$g/cgroup.procs"

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -41,7 +42,7 @@ type pollRelay struct {
 	wakeFd    int // eventfd: stop, up enabled, a slow write finished
 
 	serverIn  *os.File
-	serverRC  syscallConn
+	serverRC  syscall.RawConn
 	clientOut io.Writer
 	up, down  *lineForwarder
 
@@ -51,16 +52,11 @@ type pollRelay struct {
 	upWrote  chan error // a slow write to the server finished
 	upBusy   bool       // a slow write is under way (loop only)
 
-	downErr  error
-	downDone chan struct{}
+	downEnd  relayEnd
 	downOnce sync.Once
 
 	wakeMu sync.Mutex
 	closed bool
-}
-
-type syscallConn interface {
-	Write(func(fd uintptr) bool) error
 }
 
 // newPollRelay prepares the loop, or reports false when stdin is not a
@@ -103,11 +99,11 @@ func newPollRelay(stdin io.Reader, proc *Process, clientOut io.Writer, maxFrame 
 	return &pollRelay{
 		clientIn: ci, serverOut: so, wakeFd: wake,
 		serverIn: proc.Stdin(), serverRC: wrc, clientOut: clientOut,
-		up:       newLineForwarder(maxFrame, clientLine),
-		down:     newLineForwarder(maxFrame, serverLine),
-		upEnd:    make(chan error, 1),
-		upWrote:  make(chan error, 1),
-		downDone: make(chan struct{}),
+		up:      newLineForwarder(maxFrame, clientLine),
+		down:    newLineForwarder(maxFrame, serverLine),
+		upEnd:   make(chan error, 1),
+		upWrote: make(chan error, 1),
+		downEnd: relayEnd{done: make(chan struct{})},
 	}, true
 }
 
@@ -137,8 +133,8 @@ func (l *pollRelay) wake() {
 
 func (l *pollRelay) finishDown(err error) {
 	l.downOnce.Do(func() {
-		l.downErr = err
-		close(l.downDone)
+		l.downEnd.err = err
+		close(l.downEnd.done)
 	})
 }
 

@@ -7,8 +7,7 @@ import "io"
 // pollRelay is Linux only (see pollrelay_linux.go); elsewhere the proxy
 // relays with one goroutine per direction.
 type pollRelay struct {
-	downErr  error
-	downDone chan struct{}
+	downEnd relayEnd
 }
 
 func newPollRelay(io.Reader, *Process, io.Writer, int, func([]byte) bool, func([]byte) bool) (*pollRelay, bool) {

@@ -78,6 +78,13 @@ func relay(dst io.Writer, src io.Reader, maxFrame int, onLine func(line []byte) 
 	}
 }
 
+// relayEnd is how the server side of the proxy's relay ended: err (nil at
+// EOF) is set before done is closed.
+type relayEnd struct {
+	done chan struct{}
+	err  error
+}
+
 // lineForwarder is one direction of a relay: it frames chunks as they are
 // read and collects their complete lines (those onLine lets through, each
 // with its LF) for one write.
@@ -329,30 +336,23 @@ func RunProxy(ctx context.Context, spec ProcessSpec, o ProxyOptions, stdin io.Re
 	// Both directions on one thread where the platform allows it (see
 	// pollRelay), else one goroutine each; the client's side starts once
 	// the probe is done.
-	var downDone chan struct{}
-	var downErr error
+	var down *relayEnd
 	loop, polled := newPollRelay(stdin, proc, out, maxFrame, adm.clientLine, serverLine)
 	if polled {
-		downDone = loop.downDone
+		down = &loop.downEnd
 		go loop.run()
 		// After Stop (deferred calls run last first, so after the done
 		// channel below is closed too): the server's stdout may still be
 		// held open by a descendant that left the group.
 		defer loop.stop()
 	} else {
-		downDone = make(chan struct{})
+		down = &relayEnd{done: make(chan struct{})}
 		go func() {
-			downErr = relay(out, proc.Stdout(), maxFrame, serverLine)
-			close(downDone)
+			down.err = relay(out, proc.Stdout(), maxFrame, serverLine)
+			close(down.done)
 		}()
 	}
-	// downError is the server side's end; read only once downDone is closed.
-	downError := func() error {
-		if polled {
-			return loop.downErr
-		}
-		return downErr
-	}
+	downDone := down.done
 
 	done := make(chan struct{})
 	defer close(done)
@@ -407,9 +407,9 @@ func RunProxy(ctx context.Context, spec ProcessSpec, o ProxyOptions, stdin io.Re
 		// Plain EOF: the client went away; Stop closes the server's stdin.
 	case <-downDone:
 		switch {
-		case isFrameErr(downError()):
+		case isFrameErr(down.err):
 			result = protocolErr("frame_too_large", "the server sent a message over the frame-size limit (%d bytes); the relay was closed", maxFrame)
-		case isWriteErr(downError()):
+		case isWriteErr(down.err):
 			// Our stdout is gone: the client went away.
 		default:
 			result = waitExitErr(proc, downDone)
@@ -425,7 +425,7 @@ func RunProxy(ctx context.Context, spec ProcessSpec, o ProxyOptions, stdin io.Re
 		// client's EOF; that is still a failed relay.
 		select {
 		case <-downDone:
-			if isFrameErr(downError()) {
+			if isFrameErr(down.err) {
 				result = protocolErr("frame_too_large", "the server sent a message over the frame-size limit (%d bytes); the relay was closed", maxFrame)
 			}
 		default:
