@@ -23,7 +23,7 @@ func startFake(t *testing.T) *fakeapi.Listener {
 }
 
 func client(l *fakeapi.Listener) *google.Client {
-	return &google.Client{BaseURL: l.URL, APIKey: "test-key", HTTP: google.NewHTTPClient(), Timeout: 5 * time.Second}
+	return &google.Client{BaseURL: l.URL + "/" + google.DefaultAPIVersion, APIKey: "test-key", HTTP: google.NewHTTPClient(), Timeout: 5 * time.Second}
 }
 
 func TestCreatePollCancelWireShape(t *testing.T) {
@@ -38,7 +38,7 @@ func TestCreatePollCancelWireShape(t *testing.T) {
 		t.Fatalf("%+v", it)
 	}
 	log := l.Requests()
-	if len(log) != 1 || log[0].Req != "POST /interactions" || log[0].APIRevision != google.APIRevision || log[0].Account == "" {
+	if len(log) != 1 || log[0].Req != "POST /interactions" || log[0].APIVersion != "v1" || log[0].APIRevision != google.APIRevision || log[0].Account == "" {
 		t.Fatalf("log %+v", log)
 	}
 	var body map[string]any

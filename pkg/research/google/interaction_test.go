@@ -20,7 +20,9 @@ func TestExtractReportFinalModelOutputOnly(t *testing.T) {
 		{Type: "model_output", Content: []Content{{Type: "text", Text: "Tail", Annotations: []Annotation{{Type: "url_citation", URL: "https://a.example/", StartIndex: i64(0), EndIndex: i64(4)}}}}},
 	}}
 	rep := ExtractReport(it, Bounds{})
-	want := "Part one. Part two.\n\nTail"
+	// The SDKs' output_text: the trailing model outputs, thought steps
+	// skipped, a non-text block ending the walk, parts joined as they are.
+	want := "Part two.Tail"
 	if rep.Text != want {
 		t.Fatalf("report %q, want %q", rep.Text, want)
 	}
@@ -80,14 +82,15 @@ func TestExtractReportTruncation(t *testing.T) {
 	}
 }
 
-func TestExtractReportLegacyOutputs(t *testing.T) {
+// The legacy outputs[] shape is not mapped by the SDKs for agent
+// interactions: it gives no output text.
+func TestLegacyOutputsAreNotText(t *testing.T) {
 	body := `{"id":"v1_a","status":"completed","outputs":[{"type":"thought","summary":"no"},{"type":"text","text":"Legacy report"}]}`
 	it, err := ParseInteraction([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := ExtractReport(it, Bounds{})
-	if rep.Text != "Legacy report" || !rep.Legacy {
+	if rep := ExtractReport(it, Bounds{}); rep.Text != "" {
 		t.Fatalf("%+v %q", rep, rep.Text)
 	}
 }
@@ -97,9 +100,12 @@ func TestParseInteractionRejects(t *testing.T) {
 		`{"id":"","status":"completed"}`,
 		`{"id":"../x","status":"completed"}`,
 		`{"id":"a?b","status":"completed"}`,
-		`{"id":"a","status":"done"}`,
 		`{"id":"a","status":"completed"} x`,
 		`not json`,
+		`{"id":"a","status":"comp`,
+		``,
+		`[]`,
+		`{"id":7,"status":"completed"}`,
 	} {
 		if _, err := ParseInteraction([]byte(body)); err == nil {
 			t.Errorf("accepted %s", body)
