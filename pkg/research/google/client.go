@@ -213,7 +213,8 @@ func (c *Client) Cancel(ctx context.Context, id string) error {
 	if err := CheckHandle(id); err != nil {
 		return &Error{Op: "cancel", NotSent: true, Msg: err.Error(), Err: err}
 	}
-	status, hdr, resp, sent, err := c.do(ctx, http.MethodPost, "/interactions/"+id+"/cancel", []byte("{}"))
+	// No body, as the SDKs send it (CancelInteractionByIDRequest has none).
+	status, hdr, resp, sent, err := c.do(ctx, http.MethodPost, "/interactions/"+id+"/cancel", nil)
 	if err != nil {
 		return &Error{Op: "cancel", NotSent: !sent, Temporary: true, Msg: transportMsg("cancel", err, sent), Err: err}
 	}
