@@ -234,3 +234,23 @@ func TestRetryAfterHTTPDate(t *testing.T) {
 		t.Fatal("terminal statuses")
 	}
 }
+
+// The fake requires the API key on every call, as the API does: a get
+// or a cancel without one is refused like a create.
+func TestFakeRequiresKeyOnEveryCall(t *testing.T) {
+	l := startFake(t)
+	id := l.Seed("q")
+	c := &google.Client{BaseURL: l.URL + "/v1", HTTP: google.NewHTTPClient(), Timeout: 5 * time.Second}
+	if _, err := c.Create(context.Background(), "q"); classify(t, err).HTTPStatus != 403 {
+		t.Fatalf("create without key: %v", err)
+	}
+	if _, err := c.Get(context.Background(), id); classify(t, err).HTTPStatus != 403 || !classify(t, err).Auth {
+		t.Fatalf("get without key: %v", err)
+	}
+	if err := c.Cancel(context.Background(), id); classify(t, err).HTTPStatus != 403 {
+		t.Fatalf("cancel without key: %v", err)
+	}
+	if l.Status(id) != "in_progress" || l.Interactions() != 1 {
+		t.Fatal("a keyless call changed the fake's state")
+	}
+}

@@ -1,31 +1,20 @@
 // Package fakeapi is an in-repo fake of the Gemini Interactions API for
-// tests: the real wire shape (steps[] or legacy outputs[], statuses,
-// google.rpc.Status errors, Retry-After), scripted scenarios chosen by
-// directives in the question text, and a log of every request so tests can
-// prove "no HTTP before the owner check" and "exactly one create".
+// tests. It serves Google's own clients (CI drives @google/genai against
+// it, and every body it serves decodes into the Go SDK's Interaction):
+// create/get/cancel under /{version}/interactions, the API key required on
+// every call, no required Api-Revision header (recorded when sent),
+// store and agent_config optional with the API's defaults, steps[],
+// errors[], google.rpc.Status errors and Retry-After. Scripted scenarios
+// are chosen by directives in the question text, and every request is
+// logged so tests can prove "no HTTP before the owner check" and "exactly
+// one create".
 //
 // A scenario is selected by a word "fake:NAME" anywhere in the create
 // input; "fake-polls:N" sets how many polls a job takes to finish. Without a
-// directive the interaction completes on its second poll.
-//
-// Create scenarios: create-429, create-503 (refused with Retry-After 7),
-// create-429-once (refused the first time that exact input is seen),
-// create-400, create-401, create-403, create-500 (after acceptance),
-// create-503-proxy and create-503-json (accepted, then a 503 whose body is
-// not Google's google.rpc.Status, as a proxy's),
-// create-drop (the create is read and accepted, then the connection is
-// closed without a response), create-hang (accepted, the response never
-// comes).
-// Poll scenarios: slow (6 polls), never (never finishes), poll-429-once,
-// poll-503-once, poll-500-once, poll-drop-once, poll-403.
-// Result scenarios: multibyte (multi-byte text with valid and invalid
-// citations), partial (failed with partial text), incomplete,
-// budget-exceeded, legacy (outputs[] instead of steps[]), cancel-ignored
-// (a cancel is acknowledged but never takes effect), cancel-drop (never
-// finishes by itself; a cancel is read and takes effect, then the
-// connection is closed without an answer).
-// Cancels otherwise take effect one poll after they are acknowledged: a
-// bare 200 is not proof of cancellation.
+// directive the interaction completes on its second poll. Each scenario is
+// named after the behaviour of the real API it stands for; the list, with
+// what each one serves, is in docs/research.md ("The fake Interactions
+// API").
 package fakeapi
 
 import (
