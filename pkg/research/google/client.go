@@ -165,6 +165,11 @@ func (c *Client) Create(ctx context.Context, question string) (*Interaction, err
 	if status >= 200 && status < 300 {
 		it, perr := ParseInteraction(resp)
 		if perr != nil {
+			// A returned id is a receipt even when the rest of the
+			// body is unusable: the handle must never be lost.
+			if id, ok := receiptID(resp); ok {
+				return &Interaction{ID: id, Status: receiptStatus(resp)}, nil
+			}
 			return nil, &Error{Op: "create", HTTPStatus: status, Msg: "the provider accepted the create but its response is unusable: " + perr.Error(), Err: perr}
 		}
 		return it, nil
@@ -282,6 +287,32 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte) (stat
 		return 0, nil, nil, true, errTooLarge
 	}
 	return r.StatusCode, r.Header, data, true, nil
+}
+
+// receiptID finds the interaction id of a create answer whose other
+// fields do not decode: a JSON object with a valid string "id".
+func receiptID(body []byte) (string, bool) {
+	var v struct {
+		ID json.RawMessage `json:"id"`
+	}
+	var id string
+	if json.Unmarshal(body, &v) != nil || json.Unmarshal(v.ID, &id) != nil || CheckHandle(id) != nil {
+		return "", false
+	}
+	return id, true
+}
+
+// receiptStatus is the status of such an answer when it is a string
+// ("" otherwise: not finished).
+func receiptStatus(body []byte) string {
+	var v struct {
+		Status json.RawMessage `json:"status"`
+	}
+	var st string
+	if json.Unmarshal(body, &v) == nil {
+		_ = json.Unmarshal(v.Status, &st)
+	}
+	return st
 }
 
 var errTooLarge = fmt.Errorf("response larger than %d bytes", MaxResponseBytes)

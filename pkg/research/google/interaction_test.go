@@ -120,6 +120,9 @@ func FuzzParseInteraction(f *testing.F) {
 	f.Add([]byte(`{"id":"v1_a","status":"completed","steps":[{"type":"model_output","content":[{"type":"text","text":"Über 東京","annotations":[{"type":"url_citation","url":"https://x.example","start_index":6,"end_index":12}]}]}]}`), int64(0))
 	f.Add([]byte(`{"id":"v1_a","status":"failed","outputs":[{"type":"text","text":"x\xff","annotations":[{"type":"url_citation","url":"http://x","start_index":0,"end_index":1}]}],"error":{"code":500,"message":"m"}}`), int64(3))
 	f.Add([]byte(`{"id":"v1_a","status":"in_progress","steps":[{"type":"thought"}]}`), int64(64))
+	f.Add([]byte(`{"id":"v1_a","status":"completed","steps":[{"type":"model_output","content":[{"type":"text","text":"abcdef","annotations":[{"type":"url_citation","url":"https://x","start_index":1.5,"end_index":4},{"type":"url_citation","url":"https://x","start_index":"1","end_index":4},{"type":"url_citation","url":"https://x","start_index":9223372036854775808,"end_index":2},{"type":"url_citation","url":7}]}]}]}`), int64(0))
+	f.Add([]byte(`{"id":"v1_a","status":"failed","errors":[{"code":"https://e","message":"m"},{"code":3},"x"],"steps":[{"type":"model_output","error":{"code":"13","message":5}}]}`), int64(0))
+	f.Add([]byte(`{"id":"v1_a","status":"paused_for_review","continuation_token":"t"}`), int64(0))
 	f.Fuzz(func(t *testing.T, body []byte, max int64) {
 		it, err := ParseInteraction(body)
 		if err != nil {
@@ -206,5 +209,42 @@ func TestExtractReportKeepsOffsetlessCitations(t *testing.T) {
 	b, _ := json.Marshal(rep.Citations[0])
 	if string(b) != `{"url":"https://src.example/a","title":"Source A"}` {
 		t.Fatalf("json %s", b)
+	}
+}
+
+// One malformed citation never makes a finished interaction unusable
+// (start_index 1.5, "1", 2^63): it is dropped and counted.
+func TestBadCitationIndicesAreDropped(t *testing.T) {
+	body := `{"id":"v1_a","status":"completed","steps":[{"type":"model_output","content":[{"type":"text","text":"abcdef","annotations":[` +
+		`{"type":"url_citation","url":"https://ok.example/","start_index":0,"end_index":3},` +
+		`{"type":"url_citation","url":"https://x.example/","start_index":1.5,"end_index":4},` +
+		`{"type":"url_citation","url":"https://x.example/","start_index":"1","end_index":4},` +
+		`{"type":"url_citation","url":"https://x.example/","start_index":9223372036854775808,"end_index":9223372036854775809}]}]}]}`
+	it, err := ParseInteraction([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := ExtractReport(it, Bounds{})
+	if rep.Text != "abcdef" || len(rep.Citations) != 1 || rep.DroppedCitations != 3 {
+		t.Fatalf("%+v %q", rep, rep.Text)
+	}
+}
+
+// Reasons: errors[] entries and model_output step errors, leniently.
+func TestReasons(t *testing.T) {
+	body := `{"id":"v1_a","status":"failed","errors":[{"code":"https://e.example/quota","message":"quota"},{"code":3}],"steps":[{"type":"model_output","error":{"code":13,"message":"cut"}},{"type":"model_output","error":{"code":"x","message":"odd"}}]}`
+	it, err := ParseInteraction([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := it.Reasons()
+	want := []ProviderError{{"https://e.example/quota", "quota"}, {"3", ""}, {"13", "cut"}, {"", "odd"}}
+	if len(got) != len(want) {
+		t.Fatalf("%+v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("%d: %+v, want %+v", i, got[i], want[i])
+		}
 	}
 }

@@ -374,6 +374,10 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, e Entry) {
 	s.mu.Lock()
 	doc := render(it)
 	s.mu.Unlock()
+	if scen == "create-malformed-steps" {
+		// The id and status are fine, the rest is not: still a receipt.
+		doc["steps"] = "not a list"
+	}
 	writeJSON(w, 200, doc)
 }
 
