@@ -333,7 +333,7 @@ func TestRecoverSubmittingBecomesIndeterminate(t *testing.T) {
 	ctx := context.Background()
 	now := f.clk.Now()
 	j := &Job{ID: newJobID(), AgentID: "main", SessionKey: "cli", SessionIncarnation: 1, ProfileID: "google:default",
-		CredentialAccount: auth.Fingerprint("key-one"), BaseURL: f.fake.URL, Agent: google.DefaultAgent, State: StateSubmitting,
+		CredentialAccount: auth.Fingerprint("key-one"), BaseURL: f.fake.URL + "/" + google.DefaultAPIVersion, Agent: google.DefaultAgent, State: StateSubmitting,
 		Question: "q", OutputFormat: "markdown", MaxReportBytes: DefaultReportMax, CreatedAt: ms(now), UpdatedAt: ms(now),
 		DeadlineAt: ms(now.Add(time.Hour)), RowVersion: 1}
 	if err := (jobStore{st: f.st}).insert(ctx, j); err != nil {
