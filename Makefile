@@ -5,7 +5,7 @@ BIN ?= bin/clawkit
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: build test test-offline vet peers bench fuzz demo clean stress-test chaos first-session
+.PHONY: build test test-offline vet peers bench fuzz demo clean stress-test chaos first-session live-research
 
 # Static (no cgo: the SQLite driver is pure Go), stamped with the VCS
 # revision that `clawkit version` reports.
@@ -66,6 +66,11 @@ fuzz:
 
 demo: build
 	scripts/demo.sh
+
+# One tiny real research job against Google's API (CLAWKIT_LIVE_GEMINI_KEY=…);
+# skipped without the key and in CI.
+live-research:
+	scripts/live-research.sh
 
 # The README's first session, word for word, in a throwaway folder.
 first-session:
