@@ -91,6 +91,7 @@ type driverOut struct {
 	Found   bool            `json:"found"`
 	Chunk   string          `json:"chunk"`
 	Results json.RawMessage `json:"results"`
+	raw     []byte          // the whole document
 }
 
 // runDriver runs drivers/NAME on release r with input on stdin (one
@@ -101,15 +102,18 @@ func runDriver(t *testing.T, r release, ref, name string, input any, args ...str
 	t.Helper()
 	node := node24(t)
 	dir := releaseDir(t, r)
-	in, err := json.Marshal(input)
-	if err != nil {
-		t.Fatal(err)
+	var in []byte
+	if input != nil {
+		var err error
+		if in, err = json.Marshal(input); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cmd := exec.Command(node, append([]string{filepath.Join(repoRoot(), "conformance", "drivers", name), dir}, args...)...)
 	cmd.Stdin = bytes.NewReader(in)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
+	err := cmd.Run()
 	var out driverOut
 	if code := cmd.ProcessState.ExitCode(); code == 3 {
 		_ = json.Unmarshal(stdout.Bytes(), &out)
@@ -124,6 +128,7 @@ func runDriver(t *testing.T, r release, ref, name string, input any, args ...str
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
 		t.Fatalf("driver %s: %v\n%s", name, err, stdout.String())
 	}
+	out.raw = stdout.Bytes()
 	if !out.Found || out.Version != r.version {
 		t.Fatalf("driver %s: ran openclaw %s (found %v), want %s", name, out.Version, out.Found, r.version)
 	}
