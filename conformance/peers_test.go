@@ -46,7 +46,15 @@ func repoRoot() string {
 	return filepath.Dir(wd)
 }
 
-func peersDir() string { return filepath.Join(repoRoot(), "peers", "node_modules") }
+// peersDir is peers/node_modules with links resolved: OpenClaw's producer
+// refuses a package root reached through a link.
+func peersDir() string {
+	p := filepath.Join(repoRoot(), "peers", "node_modules")
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		return real
+	}
+	return p
+}
 
 // needPeer skips (locally) or fails (in CI) when an npm peer is missing.
 func needPeer(t testing.TB, rel string) string {
