@@ -71,7 +71,7 @@ var floorRules = func() []floorRule {
 		{rule: RulePipeToShell, severity: SeverityError, why: "downloaded code piped into a shell", lineRe: pipeL, wholeRe: pipeW},
 		{rule: RuleExfiltration, severity: SeverityError, why: "the environment and a network tool or URL on one line (possible exfiltration of secrets)",
 			lineRe: lazyRegexp(`(?i)\b(?:process\.env|env)\b` + jsDot + `{0,80}\b(?:fetch|curl|wget|http|https)\b`)},
-		{rule: RuleDestructive, severity: SeverityWarning, why: "a recursive forced delete of /, ~, $HOME or the current folder", lineRe: rmL, wholeRe: rmW},
+		{rule: RuleDestructive, severity: SeverityWarning, why: "rm -rf of a path that starts with /, ~, $HOME or . (the whole tree, a home or the current folder, or something below them)", lineRe: rmL, wholeRe: rmW},
 		{rule: RuleWorldWritable, severity: SeverityWarning, why: "chmod 777", lineRe: chmodL, wholeRe: chmodW},
 		{rule: RulePromptInjection, severity: SeverityError, why: "wording that tells the agent to ignore earlier instructions", lineRe: ignoreL, wholeRe: ignoreW},
 		{rule: RulePromptInjection, severity: SeverityError, why: "a reference to hidden prompt layers (system prompt, developer message, hidden instructions)", lineRe: layerL, wholeRe: layerW},
