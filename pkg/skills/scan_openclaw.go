@@ -37,6 +37,34 @@ type floorRule struct {
 	// match, when set, replaces the regexps (a private key block needs a
 	// back reference RE2 has no syntax for).
 	match func(content string) []int
+	// need is a cheap test every match passes, on the text and on its
+	// ASCII-lowercased copy (the releases' case-insensitive patterns fold
+	// ASCII letters only): most text fails it, and the regexps, some with
+	// long bounded repeats, never run on it.
+	need func(text, lower string) bool
+}
+
+// hasAll reports whether s holds every one of subs; hasAny whether it holds one.
+func hasAll(s string, subs ...string) bool {
+	for _, x := range subs {
+		if !strings.Contains(s, x) {
+			return false
+		}
+	}
+	return true
+}
+
+func hasAny(s string, subs ...string) bool { return containsAny(s, subs) }
+
+// asciiLower lowercases ASCII letters only.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 const (
@@ -66,21 +94,36 @@ var floorRules = func() []floorRule {
 	toolL := lazyRegexp(`(?i)\b(?:run|execute|invoke|call)\b[^\n]{0,50}\btool\b[^\n]{0,50}\bwithout\b[^\n]{0,30}\b(?:permission|approval)`)
 	return []floorRule{
 		{rule: RuleSecretLiteral, severity: SeverityError, why: "a literal credential of a shape OpenClaw's scanner refuses",
+			need: func(t, _ string) bool {
+				return hasAny(t, "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xoxb-", "xoxa-", "xoxp-", "xoxr-", "xoxs-", "AIza")
+			},
 			lineRe: lazyRegexp(`\b(?:sk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{32,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[baprs]-[A-Za-z0-9-]{20,}|AIza[0-9A-Za-z_-]{35})(?:[^A-Za-z0-9_-]|$)`)},
 		{rule: RulePrivateKey, severity: SeverityError, why: "a private key block (header, key material, matching END line)", match: privateKeyBlocks},
-		{rule: RulePipeToShell, severity: SeverityError, why: "downloaded code piped into a shell", lineRe: pipeL, wholeRe: pipeW},
+		{rule: RulePipeToShell, severity: SeverityError, why: "downloaded code piped into a shell", lineRe: pipeL, wholeRe: pipeW,
+			need: func(_, l string) bool { return hasAny(l, "curl", "wget") && hasAll(l, "|", "sh") }},
 		{rule: RuleExfiltration, severity: SeverityError, why: "the environment and a network tool or URL on one line (possible exfiltration of secrets)",
-			lineRe: lazyRegexp(`(?i)\b(?:process\.env|env)\b` + jsDot + `{0,80}\b(?:fetch|curl|wget|http|https)\b`)},
-		{rule: RuleDestructive, severity: SeverityWarning, why: "rm -rf of a path that starts with /, ~, $HOME or . (the whole tree, a home or the current folder, or something below them)", lineRe: rmL, wholeRe: rmW},
-		{rule: RuleWorldWritable, severity: SeverityWarning, why: "chmod 777", lineRe: chmodL, wholeRe: chmodW},
-		{rule: RulePromptInjection, severity: SeverityError, why: "wording that tells the agent to ignore earlier instructions", lineRe: ignoreL, wholeRe: ignoreW},
-		{rule: RulePromptInjection, severity: SeverityError, why: "a reference to hidden prompt layers (system prompt, developer message, hidden instructions)", lineRe: layerL, wholeRe: layerW},
-		{rule: RulePromptInjection, severity: SeverityError, why: "wording that asks to run a tool without permission or approval", lineRe: toolL, wholeRe: toolW},
+			lineRe: lazyRegexp(`(?i)\b(?:process\.env|env)\b` + jsDot + `{0,80}\b(?:fetch|curl|wget|http|https)\b`),
+			need:   func(_, l string) bool { return hasAll(l, "env") && hasAny(l, "fetch", "curl", "wget", "http") }},
+		{rule: RuleDestructive, severity: SeverityWarning, why: "rm -rf of a path that starts with /, ~, $HOME or . (the whole tree, a home or the current folder, or something below them)", lineRe: rmL, wholeRe: rmW,
+			need: func(_, l string) bool { return hasAll(l, "rm", "-rf") }},
+		{rule: RuleWorldWritable, severity: SeverityWarning, why: "chmod 777", lineRe: chmodL, wholeRe: chmodW,
+			need: func(_, l string) bool { return hasAll(l, "chmod", "777") }},
+		{rule: RulePromptInjection, severity: SeverityError, why: "wording that tells the agent to ignore earlier instructions", lineRe: ignoreL, wholeRe: ignoreW,
+			need: func(_, l string) bool { return hasAll(l, "ignore", "instructions") }},
+		{rule: RulePromptInjection, severity: SeverityError, why: "a reference to hidden prompt layers (system prompt, developer message, hidden instructions)", lineRe: layerL, wholeRe: layerW,
+			need: func(_, l string) bool {
+				return hasAll(l, "system", "prompt") || hasAll(l, "developer", "message") || hasAll(l, "hidden", "instructions")
+			}},
+		{rule: RulePromptInjection, severity: SeverityError, why: "wording that asks to run a tool without permission or approval", lineRe: toolL, wholeRe: toolW,
+			need: func(_, l string) bool { return hasAll(l, "tool", "without") && hasAny(l, "permission", "approval") }},
 	}
 }()
 
 // floorLines returns the 1-based lines a rule reports in content.
-func (r *floorRule) floorLines(content string, lines []string) []int {
+func (r *floorRule) floorLines(content, lower string, lines []string) []int {
+	if r.need != nil && !r.need(content, lower) {
+		return nil
+	}
 	if r.match != nil {
 		return r.match(content)
 	}
@@ -153,10 +196,17 @@ func privateKeyBlocks(content string) []int {
 func applyFloor(file string, content []byte, fs []Finding) []Finding {
 	content = bytes.TrimPrefix(content, bom)
 	s := string(content)
-	lines := strings.Split(s, "\n")
+	lower := asciiLower(s)
+	var lines []string
 	for i := range floorRules {
 		r := &floorRules[i]
-		for _, ln := range r.floorLines(s, lines) {
+		if r.need != nil && !r.need(s, lower) {
+			continue
+		}
+		if lines == nil {
+			lines = strings.Split(s, "\n")
+		}
+		for _, ln := range r.floorLines(s, lower, lines) {
 			found := false
 			for j := range fs {
 				if fs[j].Rule != r.rule || fs[j].Line != ln {
