@@ -93,6 +93,9 @@ func clawkitSteps(s framerStream) []framerStep {
 // error on every push, an empty chunk included), OpenClaw's keeps counting
 // (pending grows with each chunk) and throws on every non-empty chunk.
 func TestFramerDifferential(t *testing.T) {
+	// The four references run side by side: most of their time is spent
+	// waiting (Node start-up, stop graces, the producer\'s I/O).
+	t.Parallel()
 	node24(t)
 	seed, n := uint64(24), 10000
 	if v, err := strconv.ParseUint(os.Getenv("CONFORMANCE_SEED"), 10, 64); err == nil {

@@ -284,6 +284,9 @@ func clawkitProcess(t *testing.T, self string, c mcpCase) mcpOutcome {
 // mcpDifferences lists the mode with its reason; a process OpenClaw leaves
 // is recorded (mcpLeaks) and reaped.
 func TestMCPClient(t *testing.T) {
+	// The four references run side by side: most of their time is spent
+	// waiting (Node start-up, stop graces, the producer\'s I/O).
+	t.Parallel()
 	node24(t)
 	self, err := os.Executable()
 	if err != nil {

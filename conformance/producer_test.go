@@ -24,6 +24,9 @@ import (
 // full export is checked by testscript/artifacts_real*.txtar, which need
 // the export (a minute per release on a loaded machine) anyway.
 func TestWorkerBundleProducer(t *testing.T) {
+	// The four references run side by side: most of their time is spent
+	// waiting (Node start-up, stop graces, the producer\'s I/O).
+	t.Parallel()
 	node24(t)
 	for _, r := range releases {
 		t.Run(r.version, func(t *testing.T) {

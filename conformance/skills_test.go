@@ -56,6 +56,9 @@ var ocRules = map[string][]string{
 // least a warning. Where clawkit is stricter, the rule must be one that
 // docs/skills.md lists with its reason.
 func TestSkillScanner(t *testing.T) {
+	// The four references run side by side: most of their time is spent
+	// waiting (Node start-up, stop graces, the producer\'s I/O).
+	t.Parallel()
 	node24(t)
 	corpus := generatedCorpus()
 	corpus = append(corpus, fixtureCorpus(t)...)
