@@ -216,46 +216,62 @@ func dedupe(in []scanItem) []scanItem {
 	return out
 }
 
-// bundledCorpus is every SKILL.md and text support file of the skills a
-// release ships (skills/, and custodian-skills/ where it exists).
+// bundledCorpus is every SKILL.md and text support file of every skill a
+// release ships: skills/, custodian-skills/, the extensions' skills under
+// dist/, and the skills of its own dependencies (chrome-devtools-mcp,
+// playwright-core), as testscript/skill_corpus.txtar finds them.
 func bundledCorpus(t *testing.T, dir, version string) []scanItem {
 	var out []scanItem
-	for _, top := range []string{"skills", "custodian-skills"} {
-		root := filepath.Join(dir, top)
-		if _, err := os.Stat(root); err != nil {
-			continue
+	skillsFound := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
 		}
-		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !d.Type().IsRegular() {
+		if _, err := os.Stat(filepath.Join(p, skills.SkillFile)); err != nil {
+			return nil
+		}
+		skillsFound++
+		err = filepath.WalkDir(p, func(f string, e fs.DirEntry, err error) error {
+			if err != nil {
 				return err
 			}
-			skillDir := skillFolderOf(root, p)
-			if skillDir == "" {
+			if e.IsDir() {
+				if e.Name() == "node_modules" {
+					return filepath.SkipDir
+				}
 				return nil
 			}
-			rel, _ := filepath.Rel(skillDir, p)
+			if !e.Type().IsRegular() {
+				return nil
+			}
+			rel, _ := filepath.Rel(p, f)
 			rel = filepath.ToSlash(rel)
 			if !skills.IsTextFile(rel) {
 				return nil
 			}
-			b, err := os.ReadFile(p)
+			b, err := os.ReadFile(f)
 			if err != nil {
 				return err
 			}
 			if len(b) > skills.MaxSupportBytes {
 				return nil
 			}
-			id, _ := filepath.Rel(filepath.Dir(dir), p)
+			id, _ := filepath.Rel(filepath.Dir(dir), f)
 			out = append(out, item("bundled", filepath.ToSlash(id), rel, b))
 			return nil
 		})
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
+		return filepath.SkipDir // files below a skill belong to it
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(out) == 0 {
-		t.Fatalf("openclaw %s ships no skill files under skills/: the corpus would be empty", version)
+	if skillsFound < 50 {
+		t.Fatalf("openclaw %s: found %d skills; the releases ship more than 50, so the corpus walk is broken", version, skillsFound)
 	}
+	t.Logf("openclaw %s ships %d skills (%d text files)", version, skillsFound, len(out))
 	return out
 }
 
