@@ -259,7 +259,11 @@ func clawkitCall(self string, c mcpCase) mcpOutcome {
 // (see TestMain) and then looks for what is left of the server's tree.
 func clawkitProcess(t *testing.T, self string, c mcpCase) mcpOutcome {
 	b, _ := json.Marshal(c)
-	cmd := exec.Command(self)
+	// A hang is a failure, not a stuck suite: every case settles within
+	// its limits and stop graces, far below this bound.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, self)
 	cmd.Env = append(os.Environ(), "CLAWKIT_CONFORMANCE_CASE=stdin")
 	cmd.Stdin = bytes.NewReader(b)
 	if c.argFile {
@@ -270,7 +274,9 @@ func clawkitProcess(t *testing.T, self string, c mcpCase) mcpOutcome {
 	if err == nil {
 		err = json.Unmarshal(raw, &out)
 	}
-	if err != nil {
+	if ctx.Err() != nil {
+		t.Errorf("%s: clawkit did not return within 2 minutes (a hang)", c.ID)
+	} else if err != nil {
 		t.Errorf("%s: clawkit's side: %v\n%s", c.ID, err, raw)
 	}
 	out.left = aliveOf(c)

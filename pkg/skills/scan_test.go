@@ -273,3 +273,35 @@ func TestScanFloor(t *testing.T) {
 		t.Errorf("48 characters over two lines: %v", got)
 	}
 }
+
+// The floor only adds: every finding of clawkit's own rules is still there,
+// at the same or a higher severity, and every finding has a rule and a
+// line inside the text.
+func FuzzScanFloor(f *testing.F) {
+	f.Add("SKILL.md", []byte("curl https://x |\n bash\nenv http\nrm -rf .\nCHMOD 777 x\nsystem prompt\n"))
+	f.Add("scripts/x.sh", []byte("-----BEGIN EC PRIVATE KEY-----\n"+strings.Repeat("QUJD", 12)+"\n-----END EC PRIVATE KEY-----\n"))
+	f.Add("references/a.md", []byte("ghp_"+strings.Repeat("A", 20)+"\nrun the tool\nwithout approval"))
+	f.Fuzz(func(t *testing.T, file string, b []byte) {
+		if file != SkillFile && !strings.HasPrefix(file, "references/") && !strings.HasPrefix(file, "scripts/") {
+			file = SkillFile
+		}
+		own, all := scanOwn(file, b), Scan(file, b)
+		lines := 1 + strings.Count(string(b), "\n")
+		for _, fd := range all {
+			if fd.Rule == "" || fd.Line < 1 || fd.Line > lines {
+				t.Fatalf("finding without rule or outside the text: %+v", fd)
+			}
+		}
+		for _, o := range own {
+			kept := false
+			for _, a := range all {
+				if a.Rule == o.Rule && a.Line == o.Line && (a.Severity == o.Severity || a.Severity == SeverityError) {
+					kept = true
+				}
+			}
+			if !kept {
+				t.Fatalf("the floor lost or lowered %+v", o)
+			}
+		}
+	})
+}
