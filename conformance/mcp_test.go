@@ -53,8 +53,8 @@ type mcpOutcome struct {
 // A difference not listed fails the suite; so does a listed one that no
 // longer happens (the table must follow the releases).
 var mcpDifferences = map[string]string{
-	"bad-utf8":        "OpenClaw decodes the line with replacement characters and accepts it; clawkit refuses a message that is not UTF-8 (stricter)",
-	"two-in-one-read": "OpenClaw checks the frame limit against a whole read, so two messages that each fit are refused together; clawkit checks each message, as the limit is defined",
+	"bad-utf8": "OpenClaw decodes the line with replacement characters and accepts it; clawkit refuses a message that is not UTF-8 (stricter)",
+	"pair":     "OpenClaw checks the frame limit against a whole read, so two messages that each fit are refused together; clawkit checks each message, as the limit is defined",
 }
 
 // mcpLeaks are the modes where OpenClaw's client leaves a process of the
@@ -120,13 +120,13 @@ func mcpCases() []mcpCase {
 		c("crash", "echo", "", "unavailable", echoCall("crash", `{}`)),
 		c("close-stdout", "echo", "", "unavailable", echoCall("close-stdout", `{}`)),
 		c("request-timeout", "echo", "", "unavailable", echoCall("slow", `{"ms":60000}`)),
-		c("two-in-one-read", "pair", "1500", "ok", echo),
+		c("pair", "pair", "1500", "ok", echo),
 	}
 	for i := range cases {
 		switch cases[i].ID {
 		case "oversized":
 			cases[i].MaxFrameBytes = 65536
-		case "two-in-one-read":
+		case "pair":
 			cases[i].MaxFrameBytes = 2048
 		case "no-init":
 			cases[i].StartupTimeoutMs = 1500
@@ -299,6 +299,16 @@ func TestMCPClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := mcpCases()
+	// Every listed difference and leak is in docs/mcp.md's table, with its
+	// reason.
+	doc := docSection(t, "docs/mcp.md", "## Conformance with OpenClaw's client")
+	for _, m := range []map[string]string{mcpDifferences, mcpLeaks} {
+		for mode := range m {
+			if !strings.Contains(doc, "`"+mode+"`") {
+				t.Errorf("docs/mcp.md does not list mode %s in its conformance table", mode)
+			}
+		}
+	}
 	for _, r := range releases {
 		t.Run(r.version, func(t *testing.T) {
 			dir := t.TempDir()
