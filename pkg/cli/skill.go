@@ -373,6 +373,9 @@ func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
 	if sum.Failed > 0 {
 		e := errs.Failed("validation_failed", "%d of %d %s failed validation (%s profile)", sum.Failed, sum.Skills, plural(sum.Skills, "skill", "skills"), sum.Profile).
 			WithHint("fix the lines marked error above and run 'clawkit skill validate' again")
+		if sum.Hint != "" {
+			e = e.WithHint("%s", sum.Hint)
+		}
 		return &reportedError{e}
 	}
 	return nil
