@@ -322,16 +322,16 @@ func TreeLimits(files []FileEntry) []Finding {
 
 // Report is the outcome of validating a whole skill folder.
 type Report struct {
-	Skill    string      `json:"skill"`
-	Dir      string      `json:"dir,omitempty"`
-	Profile  string      `json:"profile"`
-	OK       bool        `json:"ok"`
-	Strict   bool        `json:"strict"`
-	Files    int         `json:"files"`
-	Bytes    int64       `json:"bytes"`
-	Errors   []Finding   `json:"errors"`
-	Warnings []Finding   `json:"warnings"`
-	Revision *Revision   `json:"revision,omitempty"`
+	Skill    string    `json:"skill"`
+	Dir      string    `json:"dir,omitempty"`
+	Profile  string    `json:"profile"`
+	OK       bool      `json:"ok"`
+	Strict   bool      `json:"strict"`
+	Files    int       `json:"files"`
+	Bytes    int64     `json:"bytes"`
+	Errors   []Finding `json:"errors"`
+	Warnings []Finding `json:"warnings"`
+	Revision *Revision `json:"revision,omitempty"`
 	// Hint says what to do when the folder was not what was meant (a
 	// folder of skills passed as one skill).
 	Hint string      `json:"hint,omitempty"`
