@@ -15,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/skills"
 )
 
@@ -27,6 +28,7 @@ type SkillCmd struct {
 	Remove   SkillRemoveCmd   `cmd:"" help:"Remove one file of a skill, or the whole skill (SKILL.md alone is never removed)."`
 	Validate SkillValidateCmd `cmd:"" help:"Lint a skill folder (--dir, for CI) or an installed skill."`
 	Events   SkillEventsCmd   `cmd:"" help:"Show recorded skill_changed events."`
+	Bundle   SkillBundleCmd   `cmd:"" help:"Write one checked, deterministic tar of a skill's files (stdout or --out)."`
 }
 
 // skillTarget are the flags naming whose skills a command is about.
@@ -117,16 +119,17 @@ type SkillWriteCmd struct {
 	File           string `arg:"" optional:"" help:"File inside the skill: SKILL.md or e.g. references/notes.md (not with --from-dir)."`
 	From           string `help:"Read the content from this regular file instead of stdin ('-' for stdin)." placeholder:"PATH"`
 	FromDir        string `help:"Install this whole skill folder as one commit (replaces the skill's files)." placeholder:"DIR"`
+	FromBundle     string `help:"Install a bundle made by 'skill bundle' (a tar of one skill folder) as one commit ('-' for stdin)." placeholder:"FILE"`
 	SkipDisallowed bool   `help:"With --from-dir: install without the files the authoring contract does not allow (listed) instead of refusing."`
 	Strict         bool   `help:"Treat warnings as errors."`
 }
 
 func (c *SkillWriteCmd) Run(ctx context.Context, env *Env) error {
-	if c.FromDir != "" {
+	if c.FromDir != "" || c.FromBundle != "" {
 		return c.install(ctx, env)
 	}
 	if c.SkipDisallowed {
-		return errs.Usage("usage", "--skip-disallowed goes with --from-dir")
+		return errs.Usage("usage", "--skip-disallowed goes with --from-dir or --from-bundle")
 	}
 	// An empty FILE is refused as an empty path (--from-dir installs a
 	// whole skill).
@@ -180,19 +183,27 @@ func (c *SkillWriteCmd) Run(ctx context.Context, env *Env) error {
 // install is `skill write NAME --from-dir DIR`: every allowed file in one
 // commit; disallowed files refuse the install up front unless skipped.
 func (c *SkillWriteCmd) install(ctx context.Context, env *Env) error {
-	if c.File != "" || c.From != "" {
-		return errs.Usage("usage", "--from-dir installs a whole skill; do not name a file or --from with it")
+	if c.File != "" || c.From != "" || (c.FromDir != "" && c.FromBundle != "") {
+		return errs.Usage("usage", "--from-dir and --from-bundle install a whole skill; pass one of them, and no file or --from")
 	}
 	if err := skills.CheckSkillName(c.Skill); err != nil {
 		return err
 	}
-	src, err := skills.ReadSourceDir(c.FromDir)
+	from := c.FromDir
+	var src *skills.SourceTree
+	var err error
+	if c.FromBundle != "" {
+		from = c.FromBundle
+		src, err = readBundleArg(env, c.FromBundle)
+	} else {
+		src, err = skills.ReadSourceDir(c.FromDir)
+	}
 	if err != nil {
 		return err
 	}
 	if len(src.Disallowed) > 0 {
 		if !c.SkipDisallowed {
-			return skills.DisallowedError(c.FromDir, src.Disallowed)
+			return skills.DisallowedError(from, src.Disallowed)
 		}
 		for _, d := range src.Disallowed {
 			env.Out.Warnf("warning: skipped %s: not allowed by the skill authoring contract", d)
@@ -466,4 +477,105 @@ func displayPath(dir, file string) string {
 		p += "/"
 	}
 	return p
+}
+
+// readBundleArg opens --from-bundle (a regular file, never blocking, or
+// '-' for stdin) and reads the bundle back.
+func readBundleArg(env *Env, p string) (*skills.SourceTree, error) {
+	var r io.Reader = env.Stdin
+	if p != "-" {
+		f, _, err := skills.OpenInput(p)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, errs.Usage("not_found", "--from-bundle %s: no such file", p)
+			}
+			if e := errs.As(err); e != nil {
+				return nil, e
+			}
+			return nil, errs.Failed("read_failed", "cannot read --from-bundle %s: %v", p, err)
+		}
+		defer f.Close()
+		r = f
+	} else if f, ok := r.(*os.File); r == nil || (ok && term.IsTerminal(int(f.Fd()))) {
+		return nil, errs.Usage("no_content", "no bundle on stdin: stdin is a terminal").WithHint("pass --from-bundle FILE or pipe the bundle on stdin")
+	}
+	_, tree, err := skills.ReadBundle(r)
+	return tree, err
+}
+
+// SkillBundleCmd is `skill bundle SKILL --plugin ID` (an installed skill,
+// read through the owner router) or `skill bundle --dir DIR` (a folder on
+// disk, stateless).
+type SkillBundleCmd struct {
+	Skill   string `arg:"" optional:"" help:"Installed skill to bundle (with --plugin)."`
+	Plugin  string `help:"Plugin whose skills folder holds SKILL." placeholder:"ID"`
+	Agent   string `help:"Agent id." default:"main" env:"CLAWKIT_AGENT"`
+	Session string `help:"Session key." default:"cli" env:"CLAWKIT_SESSION"`
+	Dir     string `help:"Bundle this skill folder on disk instead (the folder name is the skill name)." placeholder:"DIR"`
+	Out     string `help:"Publish the bundle to FILE (atomically: whole or not at all) instead of stdout." placeholder:"FILE"`
+}
+
+// BundleOutput is what `skill bundle --out FILE` reports.
+type BundleOutput struct {
+	*skills.BundleResult
+	Files        []skills.FileEntry `json:"files"`
+	Out          string             `json:"out"`
+	BundleSHA256 string             `json:"bundleSha256"`
+	BundleBytes  int                `json:"bundleBytes"`
+}
+
+func (c *SkillBundleCmd) Run(ctx context.Context, env *Env) error {
+	switch {
+	case c.Dir != "" && (c.Plugin != "" || c.Skill != ""):
+		return errs.Usage("usage", "pass either --dir DIR or SKILL --plugin ID, not both")
+	case c.Dir == "" && (c.Skill == "" || c.Plugin == ""):
+		return errs.Usage("usage", "nothing to bundle").WithHint("pass SKILL --plugin ID for an installed skill, or --dir DIR for a skill folder")
+	}
+	if c.Out == "" {
+		if env.Out.JSON {
+			return errs.Usage("usage", "--json needs --out FILE: without it the bundle itself is what goes to stdout")
+		}
+		if f, ok := env.Out.Stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			return errs.Usage("usage", "refusing to write a tar to a terminal").WithHint("pass --out FILE or redirect stdout")
+		}
+	}
+	var b *skills.BundleResult
+	if c.Dir != "" {
+		r, err := skills.BundleDir(c.Dir)
+		if err != nil {
+			return err
+		}
+		b = r
+	} else {
+		if err := skills.CheckSkillName(c.Skill); err != nil {
+			return err
+		}
+		b = &skills.BundleResult{}
+		p := skills.BundleParams{Target: skills.Target{PluginID: c.Plugin, AgentID: c.Agent, SessionKey: c.Session}, Skill: c.Skill}
+		if err := env.Call(ctx, "skill.bundle", p, b); err != nil {
+			return err
+		}
+	}
+	for _, w := range b.Warnings {
+		env.Out.Warnf("warning: %s", w.String())
+	}
+	data, sum, err := skills.BundleBytes(b)
+	if err != nil {
+		return errs.Failed("write_failed", "cannot make the bundle: %v", err)
+	}
+	if c.Out == "" {
+		if _, err := env.Out.Stdout.Write(data); err != nil {
+			return errs.Failed("write_failed", "cannot write the bundle to stdout: %v", err)
+		}
+		return nil
+	}
+	if err := fsx.Publish(c.Out, 0o644, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+		return errs.Failed("write_failed", "cannot publish --out %s: %v", c.Out, err)
+	}
+	// The content is in the file; stdout lists the files with their digests.
+	res := BundleOutput{BundleResult: b, Files: b.Tree(), Out: c.Out, BundleSHA256: sum, BundleBytes: len(data)}
+	return env.Out.Result(res, func(w io.Writer) {
+		fmt.Fprintf(w, "bundled %s\n", b.String())
+		fmt.Fprintf(w, "out: %s (%d bytes, %s)\n", c.Out, len(data), sum)
+	})
 }
