@@ -8,9 +8,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"text/tabwriter"
+	"time"
 
 	"golang.org/x/term"
 
@@ -29,6 +32,7 @@ type SkillCmd struct {
 	Validate SkillValidateCmd `cmd:"" help:"Lint a skill folder (--dir, for CI) or an installed skill."`
 	Events   SkillEventsCmd   `cmd:"" help:"Show recorded skill_changed events."`
 	Bundle   SkillBundleCmd   `cmd:"" help:"Write one checked, deterministic tar of a skill's files (stdout or --out)."`
+	Watch    SkillWatchCmd    `cmd:"" help:"Stream skill changes as lines (change, unavailable, available) until interrupted."`
 }
 
 // skillTarget are the flags naming whose skills a command is about.
@@ -578,4 +582,125 @@ func (c *SkillBundleCmd) Run(ctx context.Context, env *Env) error {
 		fmt.Fprintf(w, "bundled %s\n", b.String())
 		fmt.Fprintf(w, "out: %s (%d bytes, %s)\n", c.Out, len(data), sum)
 	})
+}
+
+// SkillWatchCmd is `skill watch --plugin ID` (the plugin's skills root,
+// resolved through the owner router) or `skill watch --dir DIR…` (skill
+// folders on disk). The watching itself reads the folders directly and
+// takes no lock: it never blocks a writer.
+type SkillWatchCmd struct {
+	Plugin   string        `help:"Plugin whose skills folder to watch." placeholder:"ID"`
+	Agent    string        `help:"Agent id." default:"main" env:"CLAWKIT_AGENT"`
+	Session  string        `help:"Session key." default:"cli" env:"CLAWKIT_SESSION"`
+	Dir      []string      `help:"Watch this skill folder on disk instead (repeatable)." placeholder:"DIR" sep:"none"`
+	Interval time.Duration `help:"Coalesce the edits of this long into one change line." default:"100ms"`
+	Poll     time.Duration `help:"While watching is unavailable, rescan this often." default:"2s"`
+	MaxDirs  int           `help:"Watch at most this many folders; past it, poll." default:"1024"`
+}
+
+func (c *SkillWatchCmd) Run(ctx context.Context, env *Env) error {
+	switch {
+	case len(c.Dir) > 0 && c.Plugin != "":
+		return errs.Usage("usage", "pass either --dir DIR or --plugin ID, not both")
+	case len(c.Dir) == 0 && c.Plugin == "":
+		return errs.Usage("usage", "nothing to watch").WithHint("pass --plugin ID for a plugin's skills, or --dir DIR for a skill folder")
+	case c.Interval <= 0 || c.Poll <= 0 || c.MaxDirs <= 0:
+		return errs.Usage("usage", "--interval, --poll and --max-dirs must be positive")
+	}
+	var sources []skills.WatchSource
+	if c.Plugin != "" {
+		var plan skills.WatchPlan
+		if err := env.Call(ctx, "skill.watch", skills.Target{PluginID: c.Plugin, AgentID: c.Agent, SessionKey: c.Session}, &plan); err != nil {
+			return err
+		}
+		sources = append(sources, skills.WatchSource{Parent: plan.Root})
+	} else {
+		h, err := env.HomeDir()
+		if err != nil {
+			return err
+		}
+		if err := skills.CheckWatchEnabledIn(h.Dir); err != nil {
+			return err
+		}
+		for _, d := range c.Dir {
+			src, err := skills.DirSource(d)
+			if err != nil {
+				return err
+			}
+			if st, err := os.Lstat(d); err != nil || !st.IsDir() {
+				return errs.Usage("not_found", "--dir %s is not a folder", d).WithHint("pass a skill folder (the folder holding SKILL.md)")
+			}
+			sources = append(sources, src)
+		}
+	}
+	// A write to a closed pipe must fail with EPIPE (a clean end of the
+	// stream) instead of killing the process with SIGPIPE.
+	sigpipe := make(chan os.Signal, 1)
+	signal.Notify(sigpipe, syscall.SIGPIPE)
+	defer signal.Stop(sigpipe)
+	stop := make(chan struct{})
+	defer close(stop)
+	var gone <-chan struct{}
+	if f, ok := env.Out.Stdout.(*os.File); ok {
+		gone = skills.OutputGone(f, stop)
+	}
+	emit := func(ev skills.WatchEvent) error {
+		var line []byte
+		if env.Out.JSON {
+			b, err := json.Marshal(ev)
+			if err != nil {
+				return err
+			}
+			line = append(b, '\n')
+		} else {
+			line = []byte(watchLine(ev))
+		}
+		if _, err := env.Out.Stdout.Write(line); err != nil {
+			if errors.Is(err, syscall.EPIPE) {
+				return skills.ErrReaderGone
+			}
+			return errs.Failed("write_failed", "cannot write the event: %v", err)
+		}
+		return nil
+	}
+	err := skills.Watch(ctx, sources, skills.WatchOptions{Interval: c.Interval, Poll: c.Poll, MaxDirs: c.MaxDirs, Emit: emit, Gone: gone})
+	if errors.Is(err, skills.ErrReaderGone) {
+		return nil // the reader went away: the stream ends there
+	}
+	return err
+}
+
+// watchLine is the human form of one watch event.
+func watchLine(ev skills.WatchEvent) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %d %s", ev.Event, ev.Seq, ev.Revision)
+	if ev.Initial {
+		b.WriteString(" (initial)")
+	}
+	if ev.Reason != "" {
+		fmt.Fprintf(&b, ": %s", ev.Reason)
+	}
+	if ev.Polling {
+		fmt.Fprintf(&b, " (polling every %dms)", ev.PollMs)
+	}
+	for i, s := range ev.Skills {
+		sep := ", "
+		if i == 0 {
+			sep = ": "
+		}
+		name := s.Skill
+		if s.Dir != "" {
+			name = s.Dir
+		}
+		switch {
+		case s.After != nil:
+			fmt.Fprintf(&b, "%s%s %s", sep, name, s.After.TreeSHA256)
+		case s.Problem != "":
+			fmt.Fprintf(&b, "%s%s (%s)", sep, name, s.Problem)
+		default:
+			fmt.Fprintf(&b, "%s%s removed", sep, name)
+		}
+	}
+	b.WriteString("\n")
+	return b.String()
 }
