@@ -3,6 +3,7 @@ package testscript
 import (
 	"archive/tar"
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,6 +22,8 @@ func init() {
 	helperCommands["skill-watch-run"] = skillWatchRun
 	helperCommands["skill-await"] = skillAwait
 	helperCommands["skill-watch-epipe"] = skillWatchEPIPE
+	helperCommands["skill-watch-check"] = skillWatchCheck
+	helperCommands["skill-await-disk"] = skillAwaitDisk
 }
 
 // skill-tar OUT ENTRY…: write a tar with the given entries, for bundles no
@@ -91,7 +94,7 @@ func skillTar() {
 
 // skill-watch-run OUT ARGS…: run `clawkit ARGS…` with its stdout going
 // straight to the file OUT (unbuffered, so skill-await sees each line as
-// it is printed) and its stderr to OUT.stderr. SIGINT and SIGTERM are
+// it is printed), its stderr to OUT.stderr and its pid to OUT.pid. SIGINT and SIGTERM are
 // passed on; the helper exits with clawkit's exit code and prints it.
 func skillWatchRun() {
 	if len(os.Args) < 3 {
@@ -114,6 +117,9 @@ func skillWatchRun() {
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	if err := cmd.Start(); err != nil {
+		skillDie("%v", err)
+	}
+	if err := os.WriteFile(os.Args[1]+".pid", []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
 		skillDie("%v", err)
 	}
 	go func() {
@@ -191,4 +197,136 @@ func skillWatchEPIPE() {
 		skillDie("clawkit kept running for 2 minutes after its stdout closed")
 	}
 	fmt.Printf("clawkit exit %d\n", cmd.ProcessState.ExitCode())
+}
+
+// skill-watch-check FILE: check a `skill watch --json` stream's rules and
+// print its shape, one word per event with runs of change collapsed:
+// seq counts 1, 2, 3…; the first event is the initial change; available
+// only ends an outage (never without an unavailable before it, never
+// twice); every line is one JSON object with a known event and a
+// revision. The last unavailable of a stopped watch prints as
+// unavailable(stopped).
+func skillWatchCheck() {
+	if len(os.Args) != 2 {
+		skillDie("usage: skill-watch-check FILE")
+	}
+	b, err := os.ReadFile(os.Args[1])
+	if err != nil {
+		skillDie("%v", err)
+	}
+	var words []string
+	down := false
+	for i, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		var ev struct {
+			Event    string
+			Seq      int
+			Revision string
+			Initial  bool
+			Reason   string
+			Skills   []json.RawMessage
+		}
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			skillDie("line %d is not JSON: %v: %s", i+1, err, l)
+		}
+		if ev.Seq != i+1 {
+			skillDie("line %d has seq %d", i+1, ev.Seq)
+		}
+		if !regexp.MustCompile(`^sha256:[0-9a-f]{64}$`).MatchString(ev.Revision) || ev.Skills == nil {
+			skillDie("line %d has no revision or skills: %s", i+1, l)
+		}
+		if i == 0 && (ev.Event != "change" || !ev.Initial) {
+			skillDie("the first event is not the initial change: %s", l)
+		}
+		w := ev.Event
+		switch ev.Event {
+		case "change":
+			if len(words) > 0 && words[len(words)-1] == "change" {
+				continue
+			}
+		case "unavailable":
+			if strings.HasPrefix(ev.Reason, "stopped") {
+				w = "unavailable(stopped)"
+			} else if down {
+				skillDie("line %d: unavailable twice without available: %s", i+1, l)
+			}
+			down = true
+		case "available":
+			if !down {
+				skillDie("line %d: available without an outage: %s", i+1, l)
+			}
+			down = false
+		default:
+			skillDie("line %d: unknown event %q", i+1, ev.Event)
+		}
+		words = append(words, w)
+	}
+	fmt.Println(strings.Join(words, " "))
+}
+
+// skill-await-disk FILE SKILL [available]: read SKILL's tree as it is on
+// disk now (`clawkit skill list SKILL --plugin notes --json`) and wait (up
+// to 2 minutes) for a change line of FILE reporting exactly that tree as
+// SKILL's after. With "available", also wait for the available line that
+// ends the last outage and fail unless that change line came before it:
+// the edit was reconciled before anything was called available.
+func skillAwaitDisk() {
+	if len(os.Args) < 3 || len(os.Args) > 4 {
+		skillDie("usage: skill-await-disk FILE SKILL [available]")
+	}
+	out, err := exec.Command("clawkit", "skill", "list", os.Args[2], "--plugin", "notes", "--json").Output()
+	if err != nil {
+		skillDie("skill list: %v", err)
+	}
+	var fr struct{ Revision struct{ TreeSha256 string } }
+	if err := json.Unmarshal(out, &fr); err != nil || fr.Revision.TreeSha256 == "" {
+		skillDie("skill list: %v: %s", err, out)
+	}
+	tree := fr.Revision.TreeSha256
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		b, _ := os.ReadFile(os.Args[1])
+		changeSeq, lastDown, upSeq := 0, 0, 0
+		for _, l := range strings.Split(string(b), "\n") {
+			var ev struct {
+				Event  string
+				Seq    int
+				Skills []struct {
+					Skill string
+					After *struct{ TreeSha256 string }
+				}
+			}
+			if json.Unmarshal([]byte(l), &ev) != nil {
+				continue
+			}
+			switch ev.Event {
+			case "unavailable":
+				lastDown, upSeq = ev.Seq, 0
+			case "available":
+				if upSeq == 0 {
+					upSeq = ev.Seq
+				}
+			case "change":
+				for _, s := range ev.Skills {
+					if s.Skill == os.Args[2] && s.After != nil && s.After.TreeSha256 == tree {
+						changeSeq = ev.Seq
+					}
+				}
+			}
+		}
+		if changeSeq > 0 && len(os.Args) == 3 {
+			fmt.Printf("change %d reports %s %s\n", changeSeq, os.Args[2], tree)
+			return
+		}
+		if len(os.Args) == 4 && lastDown > 0 && upSeq > 0 {
+			if changeSeq == 0 || changeSeq > upSeq {
+				skillDie("available (seq %d) came before the change reporting %s %s (seq %d)", upSeq, os.Args[2], tree, changeSeq)
+			}
+			fmt.Printf("change %d reports %s %s before available %d\n", changeSeq, os.Args[2], tree, upSeq)
+			return
+		}
+		if time.Now().After(deadline) {
+			skillDie("no change line reports %s %s after 2 minutes:\n%s", os.Args[2], tree, b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
