@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Helpers for the skill bundle and watch scripts (skill_bundle*.txtar,
@@ -24,6 +26,7 @@ func init() {
 	helperCommands["skill-watch-epipe"] = skillWatchEPIPE
 	helperCommands["skill-watch-check"] = skillWatchCheck
 	helperCommands["skill-await-disk"] = skillAwaitDisk
+	helperCommands["skill-exchange"] = skillExchange
 }
 
 // skill-tar OUT ENTRY…: write a tar with the given entries, for bundles no
@@ -328,5 +331,16 @@ func skillAwaitDisk() {
 			skillDie("no change line reports %s %s after 2 minutes:\n%s", os.Args[2], tree, b)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// skill-exchange A B: swap two paths in one atomic step (renameat2 with
+// RENAME_EXCHANGE), so a watch never sees either missing in between.
+func skillExchange() {
+	if len(os.Args) != 3 {
+		skillDie("usage: skill-exchange A B")
+	}
+	if err := unix.Renameat2(unix.AT_FDCWD, os.Args[1], unix.AT_FDCWD, os.Args[2], unix.RENAME_EXCHANGE); err != nil {
+		skillDie("exchange %s %s: %v", os.Args[1], os.Args[2], err)
 	}
 }
