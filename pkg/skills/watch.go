@@ -599,34 +599,61 @@ func listSkills(s *watchSource) []string {
 }
 
 // scanSkill reads one skill's state; has is false when there is no such
-// folder.
+// folder. The skill folder is opened once and read through that handle, so
+// a tree swapped in meanwhile (clawkit's commits exchange whole folders)
+// is never mixed with the old one; a read whose folder was replaced while
+// it ran, or that failed (a file renamed over mid-read, an old tree being
+// deleted), is done again, a few times, before a problem is reported.
 func scanSkill(r *os.Root, parent, name string) (skillState, bool) {
+	var st skillState
+	var has bool
+	for attempt := 0; attempt < 4; attempt++ {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * 5 * time.Millisecond)
+		}
+		var stable bool
+		st, has, stable = scanSkillOnce(r, parent, name)
+		if stable && st.problem == "" {
+			break
+		}
+	}
+	return st, has
+}
+
+func scanSkillOnce(r *os.Root, parent, name string) (state skillState, has, stable bool) {
 	if r == nil {
-		return skillState{}, false
+		return skillState{}, false, true
 	}
-	st, err := r.Lstat(name)
+	lst, err := r.Lstat(name)
 	if err != nil {
-		return skillState{}, false
+		return skillState{}, false, true
 	}
 	switch {
-	case st.Mode()&fs.ModeSymlink != 0:
-		return skillState{problem: "path_escape: the skill folder is a symbolic link (refused)"}, true
-	case !st.IsDir():
-		return skillState{}, false
+	case lst.Mode()&fs.ModeSymlink != 0:
+		return skillState{problem: "path_escape: the skill folder is a symbolic link (refused)"}, true, true
+	case !lst.IsDir():
+		return skillState{}, false, true
 	case CheckSkillName(name) != nil:
-		return skillState{problem: errs.CodeOf(CheckSkillName(name)) + ": the folder name is not a safe skill name"}, true
+		return skillState{problem: errs.CodeOf(CheckSkillName(name)) + ": the folder name is not a safe skill name"}, true, true
 	}
-	tree, md, exists, err := readTree(r, parent, name)
+	sub, err := r.OpenRoot(name)
+	if err != nil {
+		return skillState{problem: "read_failed: " + unwrapPathErr(err).Error()}, true, false
+	}
+	defer sub.Close()
+	tree, md, _, err := readTree(sub, filepath.Join(parent, name), ".")
+	// The same folder still at the name: what was read is what is there.
+	now, nerr := r.Lstat(name)
+	held, herr := sub.Stat(".")
+	stable = nerr == nil && herr == nil && os.SameFile(now, held) && os.SameFile(lst, held)
 	switch {
-	case !exists && err == nil:
-		return skillState{}, false
 	case err != nil:
-		return skillState{problem: errs.CodeOf(err) + ": " + err.Error()}, true
+		return skillState{problem: errs.CodeOf(err) + ": " + err.Error()}, true, stable
 	case md == nil:
-		return skillState{problem: "no SKILL.md"}, true
+		return skillState{problem: "no SKILL.md"}, true, stable
 	}
 	rev := RevisionOf(md, tree)
-	return skillState{rev: &rev}, true
+	return skillState{rev: &rev}, true, stable
 }
 
 func sameState(a, b skillState) bool {
