@@ -250,6 +250,20 @@ func (l *watchLoop) run(ctx context.Context) error {
 			if !ok {
 				continue
 			}
+			if errors.Is(err, syscall.EINVAL) || errors.Is(err, fsnotify.ErrNonExistentWatch) {
+				// fsnotify drops the watch of a folder that moved and finds
+				// it already gone when the folder was deleted right after
+				// (each commit's old tree is): no event was lost. A rescan
+				// of everything makes sure of it.
+				for _, s := range l.srcs {
+					s.all = true
+				}
+				if fire == nil {
+					timer = time.NewTimer(l.opt.Interval)
+					fire = timer.C
+				}
+				continue
+			}
 			reason := "the filesystem watcher failed: " + err.Error()
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
 				reason = "the filesystem watcher lost events (its queue overflowed)"

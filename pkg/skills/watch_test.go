@@ -426,3 +426,26 @@ func TestCheckWatchEnabledIn(t *testing.T) {
 		t.Fatal("a string accepted")
 	}
 }
+
+// fsnotify reports EINVAL when it drops the watch of a folder that moved
+// and was deleted at once (each commit's old tree): no event is lost, so
+// it is no outage; the watch rescans and goes on.
+func TestWatchBenignWatcherError(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "skills")
+	writeSkill(t, root, "pdf", "one")
+	hub := &flakyHub{}
+	w := startWatch(t, []WatchSource{{Parent: root}}, WatchOptions{NewWatcher: hub.newWatcher})
+	w.expect(EventChange)
+	hub.mu.Lock()
+	cur := hub.current
+	hub.mu.Unlock()
+	cur.errc <- fmt.Errorf("remove watch: %w", syscall.EINVAL)
+	os.WriteFile(filepath.Join(root, "pdf", "references", "a.md"), []byte("a"), 0o644)
+	ev := w.expect(EventChange)
+	if ev.Revision != diskRevision(root) {
+		t.Fatalf("after a benign error: %+v", ev)
+	}
+	if hub.made != 1 {
+		t.Fatal("a benign error replaced the watcher")
+	}
+}
