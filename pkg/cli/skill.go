@@ -188,7 +188,7 @@ func (c *SkillWriteCmd) Run(ctx context.Context, env *Env) error {
 // commit; disallowed files refuse the install up front unless skipped.
 func (c *SkillWriteCmd) install(ctx context.Context, env *Env) error {
 	if c.File != "" || c.From != "" || (c.FromDir != "" && c.FromBundle != "") {
-		return errs.Usage("usage", "--from-dir and --from-bundle install a whole skill; pass one of them, and no file or --from")
+		return errs.Usage("usage", "--from-dir and --from-bundle install a whole skill; do not name a file or --from with them, and pass only one of them")
 	}
 	if err := skills.CheckSkillName(c.Skill); err != nil {
 		return err
