@@ -159,6 +159,9 @@ type watchSource struct {
 	all    bool // rescan every skill of the source
 	// outage is why the source cannot be watched now ("" when it can).
 	outage string
+	// linked is set while the parent is a symbolic link: it is not read
+	// at all (links are never followed) until it is a real folder again.
+	linked bool
 }
 
 type dirID struct{ dev, ino uint64 }
@@ -218,7 +221,6 @@ func Watch(ctx context.Context, sources []WatchSource, opt WatchOptions) error {
 }
 
 func (l *watchLoop) run(ctx context.Context) error {
-	var timer *time.Timer
 	var fire <-chan time.Time
 	poll := time.NewTicker(l.opt.Poll)
 	defer poll.Stop()
@@ -243,8 +245,7 @@ func (l *watchLoop) run(ctx context.Context) error {
 				continue
 			}
 			if l.route(ev.Name) && fire == nil {
-				timer = time.NewTimer(l.opt.Interval)
-				fire = timer.C
+				fire = time.After(l.opt.Interval)
 			}
 		case err, ok := <-errc:
 			if !ok {
@@ -259,8 +260,7 @@ func (l *watchLoop) run(ctx context.Context) error {
 					s.all = true
 				}
 				if fire == nil {
-					timer = time.NewTimer(l.opt.Interval)
-					fire = timer.C
+					fire = time.After(l.opt.Interval)
 				}
 				continue
 			}
@@ -275,7 +275,7 @@ func (l *watchLoop) run(ctx context.Context) error {
 				return err
 			}
 		case <-fire:
-			fire, timer = nil, nil
+			fire = nil
 			if err := l.step(false); err != nil {
 				return err
 			}
@@ -287,7 +287,6 @@ func (l *watchLoop) run(ctx context.Context) error {
 				return err
 			}
 		}
-		_ = timer
 	}
 }
 
@@ -399,7 +398,7 @@ func (l *watchLoop) rearm() bool {
 	want := map[string]dirID{}
 	covered := true
 	for _, s := range l.srcs {
-		s.outage = ""
+		s.outage, s.linked = "", false
 		if why := l.wantDirs(s, want); why != "" {
 			s.outage = why
 			covered = false
@@ -465,6 +464,7 @@ func (l *watchLoop) wantDirs(s *watchSource, want map[string]dirID) string {
 	case err != nil:
 		return fmt.Sprintf("cannot read %s: %v", s.Parent, unwrapPathErr(err))
 	case st.Mode()&fs.ModeSymlink != 0:
+		s.linked = true
 		return fmt.Sprintf("%s is a symbolic link; links are refused, so it cannot be watched", s.Parent)
 	case !st.IsDir():
 		return fmt.Sprintf("%s is not a folder", s.Parent)
@@ -534,7 +534,7 @@ func (l *watchLoop) scan(initial bool) []SkillChange {
 		if !s.all && len(s.dirty) == 0 {
 			continue
 		}
-		if s.outage != "" && strings.Contains(s.outage, "symbolic link") {
+		if s.linked {
 			// Never read through a link: keep the last known state until
 			// the root is a real folder again.
 			continue
