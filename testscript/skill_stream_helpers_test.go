@@ -3,15 +3,18 @@ package testscript
 import (
 	"archive/tar"
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
+	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -342,5 +345,78 @@ func skillExchange() {
 	}
 	if err := unix.Renameat2(unix.AT_FDCWD, os.Args[1], unix.AT_FDCWD, os.Args[2], unix.RENAME_EXCHANGE); err != nil {
 		skillDie("exchange %s %s: %v", os.Args[1], os.Args[2], err)
+	}
+}
+
+// tarOf builds a tar for hostile cases: entries are TYPE:NAME[=DATA] as
+// for skill-tar (f file, l symbolic link, h hard link, c device).
+func tarOf(entries ...string) string {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, e := range entries {
+		kind, rest, _ := strings.Cut(e, ":")
+		name, data, _ := strings.Cut(rest, "=")
+		h := &tar.Header{Name: name, Mode: 0o644, ModTime: time.Unix(0, 0), Format: tar.FormatPAX}
+		switch kind {
+		case "f":
+			h.Typeflag, h.Size = tar.TypeReg, int64(len(data))
+		case "l":
+			h.Typeflag, h.Linkname = tar.TypeSymlink, data
+		case "h":
+			h.Typeflag, h.Linkname = tar.TypeLink, data
+		case "c":
+			h.Typeflag = tar.TypeChar
+		}
+		tw.WriteHeader(h)
+		if kind == "f" {
+			tw.Write([]byte(data))
+		}
+	}
+	tw.Close()
+	return buf.String()
+}
+
+// skillStreamHostile are the hostile cases of skill bundle, write
+// --from-bundle, watch, and the --from-dir and name fixes: each refused
+// cleanly, the work folder unchanged.
+func skillStreamHostile() []hostileCase {
+	md := "---\nname: s\ndescription: A skill.\n---\nBody.\n"
+	fromBundle := func(name, tarData string, exit int, code string) hostileCase {
+		return hostileCase{name: "bundle/" + name, setup: withPlugin("b.tar", tarData), args: []string{"skill", "write", "s", "--plugin", "p", "--from-bundle", "$W/b.tar"}, exit: exit, code: code}
+	}
+	watchCfg := func(v string) func(t *testing.T, w string) {
+		return func(t *testing.T, w string) {
+			withPlugin()(t, w)
+			write(t, filepath.Join(w, "home", "config.json"), fmt.Sprintf(`{"plugins":{"entries":{"p":{"path":%q}}},"skills":{"load":{"watch":%s}}}`, filepath.Join(w, "plugin"), v))
+		}
+	}
+	return []hostileCase{
+		{name: "skillpath/write-name-not-utf8", setup: withPlugin("in.md", md), args: []string{"skill", "write", "s\xff", "SKILL.md", "--plugin", "p", "--from", "$W/in.md"}, exit: 2, code: "invalid_path"},
+		{name: "skillpath/read-name-not-utf8", setup: withPlugin(), args: []string{"skill", "read", "s\xff", "SKILL.md", "--plugin", "p"}, exit: 2, code: "invalid_path"},
+		{name: "skillpath/read-file-not-utf8", setup: withPlugin(), args: []string{"skill", "read", "s", "references/\xff.md", "--plugin", "p"}, exit: 2, code: "invalid_path"},
+		{name: "skillpath/from-dir-slash-disallowed", setup: withPlugin("src/s/SKILL.md", md, "src/s/LICENSE", "x"), args: []string{"skill", "write", "s", "--plugin", "p", "--from-dir", "$W/src/s/"}, exit: 2, code: "invalid_path", has: "LICENSE"},
+		fromBundle("symlink-entry", tarOf("f:s/SKILL.md="+md, "l:s/references/a.md=/etc/passwd"), 3, "path_escape"),
+		fromBundle("hardlink-entry", tarOf("f:s/SKILL.md="+md, "h:s/references/a.md=s/SKILL.md"), 3, "path_escape"),
+		fromBundle("dotdot-entry", tarOf("f:s/../../evil.md=x"), 3, "path_escape"),
+		fromBundle("absolute-entry", tarOf("f:/s/SKILL.md=x"), 3, "path_escape"),
+		fromBundle("device-entry", tarOf("f:s/SKILL.md="+md, "c:s/references/tty"), 2, "not_regular_file"),
+		fromBundle("two-folders", tarOf("f:s/SKILL.md="+md, "f:t/SKILL.md="+md), 1, "invalid_bundle"),
+		fromBundle("duplicate", tarOf("f:s/SKILL.md="+md, "f:s/SKILL.md="+md), 1, "invalid_bundle"),
+		fromBundle("not-a-tar", "this is not a tar archive, only some text that is long enough", 1, "invalid_bundle"),
+		fromBundle("empty-tar", tarOf(), 1, "invalid_bundle"),
+		fromBundle("unsafe-content", tarOf("f:s/SKILL.md="+md+"rm -rf /\n"), 1, "unsafe_content"),
+		{name: "bundle/from-bundle-fifo", setup: withPlugin("b.tar", "FIFO"), args: []string{"skill", "write", "s", "--plugin", "p", "--from-bundle", "$W/b.tar"}, exit: 2, code: "not_regular_file"},
+		{name: "bundle/json-without-out", setup: withPlugin(), args: []string{"skill", "bundle", "s", "--plugin", "p"}, exit: 2, code: "usage"},
+		{name: "bundle/out-in-missing-folder", setup: files("s/SKILL.md", md), args: []string{"skill", "bundle", "--dir", "$W/s", "--out", "$W/none/x.tar"}, exit: 1, code: "write_failed"},
+		{name: "bundle/dir-unsafe", setup: files("s/SKILL.md", md+"rm -rf /\n"), args: []string{"skill", "bundle", "--dir", "$W/s", "--out", "$W/x.tar"}, exit: 1, code: "unsafe_content"},
+		{name: "bundle/dir-link", setup: func(t *testing.T, w string) {
+			files("real/s/SKILL.md", md)(t, w)
+			os.Symlink(filepath.Join(w, "real", "s"), filepath.Join(w, "s"))
+		}, args: []string{"skill", "bundle", "--dir", "$W/s", "--out", "$W/x.tar"}, exit: 3, code: "path_escape"},
+		{name: "bundle/missing-skill", setup: withPlugin(), args: []string{"skill", "bundle", "nope", "--plugin", "p", "--out", "$W/x.tar"}, exit: 1, code: "not_found"},
+		{name: "watch/disabled", setup: watchCfg("false"), args: []string{"skill", "watch", "--plugin", "p"}, exit: 3, code: "watch_disabled"},
+		{name: "watch/not-a-bool", setup: watchCfg(`"no"`), args: []string{"skill", "watch", "--plugin", "p"}, exit: 2, code: "invalid_config"},
+		{name: "watch/no-plugin-fresh-home", args: []string{"skill", "watch", "--plugin", "p"}, exit: 3, code: "plugin_unavailable"},
+		{name: "watch/missing-dir", args: []string{"skill", "watch", "--dir", "$W/nowhere"}, exit: 2, code: "not_found"},
 	}
 }
