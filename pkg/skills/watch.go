@@ -59,11 +59,8 @@ const (
 	maxDirtySkills = 4096
 )
 
-// Watch error codes.
-const (
-	CodeWatchDisabled = "watch_disabled"
-	CodeReaderGone    = "reader_gone"
-)
+// CodeWatchDisabled refuses a watch that config turns off.
+const CodeWatchDisabled = "watch_disabled"
 
 // ErrReaderGone is returned when the consumer of the events went away
 // (stdout closed): a clean end of the stream.
