@@ -7,7 +7,9 @@
 #  3. `skill validate --recursive` over generated trees shaped like the
 #     public collections (TREES="500 2000" skills by default): skills/s,
 #     files/s and peak RSS, to show the cost is linear in the tree and the
-#     memory flat. `scripts/bench-skills.sh tree` runs only this part.
+#     memory flat. `scripts/bench-skills.sh tree` runs only this part;
+#  4. `skill watch`: memory and coalescing over 10,000 edits, edit-to-line
+#     latency (`scripts/bench-skills.sh watch` runs only this part).
 # Prints medians and p90 over N runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,6 +58,34 @@ bench_tree() { # N
   awk -v n="$n" -v f="$files" -v s="$1" -v rss="$2" 'BEGIN { if (s < 0.01) s = 0.01; printf "%-34s %5d skills %6d files in %6.2f s: %7.0f skills/s %8.0f files/s, peak RSS %.1f MB\n", "validate --recursive (generated)", n, f, s, n / s, f / s, rss / 1024 }'
   rm -rf "$root"
 }
+
+# bench_watch: `skill watch --dir` as a process: 10,000 edits (a shell
+# loop rewriting one support file of a skill), its RSS after 1,000 and after
+# 10,000 edits and its peak, and how many change lines the edits gave
+# (coalesced). Then the Go benchmarks of edit-to-line latency and of the
+# live heap over 10,000 edits (pkg/skills/watch_bench_test.go).
+# `scripts/bench-skills.sh watch` runs only this part.
+bench_watch() {
+  local d="$work/watch/pdf" pid rss1k i
+  mkdir -p "$d/references"
+  printf -- '---\nname: pdf\ndescription: Bench skill.\n---\n' >"$d/SKILL.md"
+  CLAWKIT_HOME="$work/wh" "$BIN" skill watch --dir "$d" --json --interval 100ms >"$work/watch.out" &
+  pid=$!
+  until [ -s "$work/watch.out" ]; do sleep 0.05; done
+  for ((i = 1; i <= 10000; i++)); do
+    echo "edit $i" >"$d/references/notes.md"
+    if [ "$i" = 1000 ]; then sleep 0.5; rss1k=$(awk '/VmRSS/ {print $2}' /proc/$pid/status); fi
+  done
+  sleep 0.5
+  awk -v r1="$rss1k" -v lines="$(wc -l <"$work/watch.out")" '/VmRSS/ {r=$2} /VmHWM/ {h=$2} END {printf "%-34s RSS %.1f MB after 1,000 edits, %.1f MB after 10,000 (peak %.1f MB); %d change lines for 10,000 edits\n", "skill watch (10,000 edits)", r1/1024, r/1024, h/1024, lines - 1}' /proc/$pid/status
+  kill -INT "$pid"; wait "$pid" || true
+  go test -run '^$' -bench 'BenchmarkWatch' -benchtime "${WATCH_BENCHTIME:-100x}" ./pkg/skills | grep '^Benchmark'
+}
+
+if [ "${1:-}" = watch ]; then
+  bench_watch
+  exit 0
+fi
 
 if [ "${1:-}" = tree ]; then
   for n in ${TREES:-500 2000}; do bench_tree "$n"; done

@@ -422,5 +422,6 @@ func hostileCatalogue() []hostileCase {
 		usage("gateway-bad-addr", "--gateway", "tcp:1.2.3.4", "session", "create", "s"),
 		usage("state-backup-relative-parent", "state", "backup"),
 	)
+	add(skillStreamHostile()...)
 	return cs
 }

@@ -8,13 +8,17 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"text/tabwriter"
+	"time"
 
 	"golang.org/x/term"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/skills"
 )
 
@@ -27,6 +31,8 @@ type SkillCmd struct {
 	Remove   SkillRemoveCmd   `cmd:"" help:"Remove one file of a skill, or the whole skill (SKILL.md alone is never removed)."`
 	Validate SkillValidateCmd `cmd:"" help:"Lint a skill folder (--dir, for CI) or an installed skill."`
 	Events   SkillEventsCmd   `cmd:"" help:"Show recorded skill_changed events."`
+	Bundle   SkillBundleCmd   `cmd:"" help:"Write one checked, deterministic tar of a skill's files (stdout or --out)."`
+	Watch    SkillWatchCmd    `cmd:"" help:"Stream skill changes as lines (change, unavailable, available) until interrupted."`
 }
 
 // skillTarget are the flags naming whose skills a command is about.
@@ -117,16 +123,17 @@ type SkillWriteCmd struct {
 	File           string `arg:"" optional:"" help:"File inside the skill: SKILL.md or e.g. references/notes.md (not with --from-dir)."`
 	From           string `help:"Read the content from this regular file instead of stdin ('-' for stdin)." placeholder:"PATH"`
 	FromDir        string `help:"Install this whole skill folder as one commit (replaces the skill's files)." placeholder:"DIR"`
+	FromBundle     string `help:"Install a bundle made by 'skill bundle' (a tar of one skill folder) as one commit ('-' for stdin)." placeholder:"FILE"`
 	SkipDisallowed bool   `help:"With --from-dir: install without the files the authoring contract does not allow (listed) instead of refusing."`
 	Strict         bool   `help:"Treat warnings as errors."`
 }
 
 func (c *SkillWriteCmd) Run(ctx context.Context, env *Env) error {
-	if c.FromDir != "" {
+	if c.FromDir != "" || c.FromBundle != "" {
 		return c.install(ctx, env)
 	}
 	if c.SkipDisallowed {
-		return errs.Usage("usage", "--skip-disallowed goes with --from-dir")
+		return errs.Usage("usage", "--skip-disallowed goes with --from-dir or --from-bundle")
 	}
 	// An empty FILE is refused as an empty path (--from-dir installs a
 	// whole skill).
@@ -180,19 +187,27 @@ func (c *SkillWriteCmd) Run(ctx context.Context, env *Env) error {
 // install is `skill write NAME --from-dir DIR`: every allowed file in one
 // commit; disallowed files refuse the install up front unless skipped.
 func (c *SkillWriteCmd) install(ctx context.Context, env *Env) error {
-	if c.File != "" || c.From != "" {
-		return errs.Usage("usage", "--from-dir installs a whole skill; do not name a file or --from with it")
+	if c.File != "" || c.From != "" || (c.FromDir != "" && c.FromBundle != "") {
+		return errs.Usage("usage", "--from-dir and --from-bundle install a whole skill; do not name a file or --from with them, and pass only one of them")
 	}
 	if err := skills.CheckSkillName(c.Skill); err != nil {
 		return err
 	}
-	src, err := skills.ReadSourceDir(c.FromDir)
+	from := c.FromDir
+	var src *skills.SourceTree
+	var err error
+	if c.FromBundle != "" {
+		from = c.FromBundle
+		src, err = readBundleArg(env, c.FromBundle)
+	} else {
+		src, err = skills.ReadSourceDir(c.FromDir)
+	}
 	if err != nil {
 		return err
 	}
 	if len(src.Disallowed) > 0 {
 		if !c.SkipDisallowed {
-			return skills.DisallowedError(c.FromDir, src.Disallowed)
+			return skills.DisallowedError(from, src.Disallowed)
 		}
 		for _, d := range src.Disallowed {
 			env.Out.Warnf("warning: skipped %s: not allowed by the skill authoring contract", d)
@@ -373,6 +388,9 @@ func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
 	if sum.Failed > 0 {
 		e := errs.Failed("validation_failed", "%d of %d %s failed validation (%s profile)", sum.Failed, sum.Skills, plural(sum.Skills, "skill", "skills"), sum.Profile).
 			WithHint("fix the lines marked error above and run 'clawkit skill validate' again")
+		if sum.Hint != "" {
+			e = e.WithHint("%s", sum.Hint)
+		}
 		return &reportedError{e}
 	}
 	return nil
@@ -463,4 +481,226 @@ func displayPath(dir, file string) string {
 		p += "/"
 	}
 	return p
+}
+
+// readBundleArg opens --from-bundle (a regular file, never blocking, or
+// '-' for stdin) and reads the bundle back.
+func readBundleArg(env *Env, p string) (*skills.SourceTree, error) {
+	var r io.Reader = env.Stdin
+	if p != "-" {
+		f, _, err := skills.OpenInput(p)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, errs.Usage("not_found", "--from-bundle %s: no such file", p)
+			}
+			if e := errs.As(err); e != nil {
+				return nil, e
+			}
+			return nil, errs.Failed("read_failed", "cannot read --from-bundle %s: %v", p, err)
+		}
+		defer f.Close()
+		r = f
+	} else if f, ok := r.(*os.File); r == nil || (ok && term.IsTerminal(int(f.Fd()))) {
+		return nil, errs.Usage("no_content", "no bundle on stdin: stdin is a terminal").WithHint("pass --from-bundle FILE or pipe the bundle on stdin")
+	}
+	_, tree, err := skills.ReadBundle(r)
+	return tree, err
+}
+
+// SkillBundleCmd is `skill bundle SKILL --plugin ID` (an installed skill,
+// read through the owner router) or `skill bundle --dir DIR` (a folder on
+// disk, stateless).
+type SkillBundleCmd struct {
+	Skill   string `arg:"" optional:"" help:"Installed skill to bundle (with --plugin)."`
+	Plugin  string `help:"Plugin whose skills folder holds SKILL." placeholder:"ID"`
+	Agent   string `help:"Agent id." default:"main" env:"CLAWKIT_AGENT"`
+	Session string `help:"Session key." default:"cli" env:"CLAWKIT_SESSION"`
+	Dir     string `help:"Bundle this skill folder on disk instead (the folder name is the skill name)." placeholder:"DIR"`
+	Out     string `help:"Publish the bundle to FILE (atomically: whole or not at all) instead of stdout." placeholder:"FILE"`
+}
+
+// BundleOutput is what `skill bundle --out FILE` reports.
+type BundleOutput struct {
+	*skills.BundleResult
+	Files        []skills.FileEntry `json:"files"`
+	Out          string             `json:"out"`
+	BundleSHA256 string             `json:"bundleSha256"`
+	BundleBytes  int                `json:"bundleBytes"`
+}
+
+func (c *SkillBundleCmd) Run(ctx context.Context, env *Env) error {
+	switch {
+	case c.Dir != "" && (c.Plugin != "" || c.Skill != ""):
+		return errs.Usage("usage", "pass either --dir DIR or SKILL --plugin ID, not both")
+	case c.Dir == "" && (c.Skill == "" || c.Plugin == ""):
+		return errs.Usage("usage", "nothing to bundle").WithHint("pass SKILL --plugin ID for an installed skill, or --dir DIR for a skill folder")
+	}
+	if c.Out == "" {
+		if env.Out.JSON {
+			return errs.Usage("usage", "--json needs --out FILE: without it the bundle itself is what goes to stdout")
+		}
+		if f, ok := env.Out.Stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			return errs.Usage("usage", "refusing to write a tar to a terminal").WithHint("pass --out FILE or redirect stdout")
+		}
+	}
+	var b *skills.BundleResult
+	if c.Dir != "" {
+		r, err := skills.BundleDir(c.Dir)
+		if err != nil {
+			return err
+		}
+		b = r
+	} else {
+		if err := skills.CheckSkillName(c.Skill); err != nil {
+			return err
+		}
+		b = &skills.BundleResult{}
+		p := skills.BundleParams{Target: skills.Target{PluginID: c.Plugin, AgentID: c.Agent, SessionKey: c.Session}, Skill: c.Skill}
+		if err := env.Call(ctx, "skill.bundle", p, b); err != nil {
+			return err
+		}
+	}
+	for _, w := range b.Warnings {
+		env.Out.Warnf("warning: %s", w.String())
+	}
+	data, sum, err := skills.BundleBytes(b)
+	if err != nil {
+		return errs.Failed("write_failed", "cannot make the bundle: %v", err)
+	}
+	if c.Out == "" {
+		if _, err := env.Out.Stdout.Write(data); err != nil {
+			return errs.Failed("write_failed", "cannot write the bundle to stdout: %v", err)
+		}
+		return nil
+	}
+	if err := fsx.Publish(c.Out, 0o644, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+		return errs.Failed("write_failed", "cannot publish --out %s: %v", c.Out, err)
+	}
+	// The content is in the file; stdout lists the files with their digests.
+	res := BundleOutput{BundleResult: b, Files: b.Tree(), Out: c.Out, BundleSHA256: sum, BundleBytes: len(data)}
+	return env.Out.Result(res, func(w io.Writer) {
+		fmt.Fprintf(w, "bundled %s\n", b.String())
+		fmt.Fprintf(w, "out: %s (%d bytes, %s)\n", c.Out, len(data), sum)
+	})
+}
+
+// SkillWatchCmd is `skill watch --plugin ID` (the plugin's skills root,
+// resolved through the owner router) or `skill watch --dir DIR…` (skill
+// folders on disk). The watching itself reads the folders directly and
+// takes no lock: it never blocks a writer.
+type SkillWatchCmd struct {
+	Plugin   string        `help:"Plugin whose skills folder to watch." placeholder:"ID"`
+	Agent    string        `help:"Agent id." default:"main" env:"CLAWKIT_AGENT"`
+	Session  string        `help:"Session key." default:"cli" env:"CLAWKIT_SESSION"`
+	Dir      []string      `help:"Watch this skill folder on disk instead (repeatable)." placeholder:"DIR" sep:"none"`
+	Interval time.Duration `help:"Coalesce the edits of this long into one change line." default:"100ms"`
+	Poll     time.Duration `help:"While watching is unavailable, rescan this often." default:"2s"`
+	MaxDirs  int           `help:"Watch at most this many folders; past it, poll." default:"1024"`
+}
+
+func (c *SkillWatchCmd) Run(ctx context.Context, env *Env) error {
+	switch {
+	case len(c.Dir) > 0 && c.Plugin != "":
+		return errs.Usage("usage", "pass either --dir DIR or --plugin ID, not both")
+	case len(c.Dir) == 0 && c.Plugin == "":
+		return errs.Usage("usage", "nothing to watch").WithHint("pass --plugin ID for a plugin's skills, or --dir DIR for a skill folder")
+	case c.Interval <= 0 || c.Poll <= 0 || c.MaxDirs <= 0:
+		return errs.Usage("usage", "--interval, --poll and --max-dirs must be positive")
+	}
+	var sources []skills.WatchSource
+	if c.Plugin != "" {
+		var plan skills.WatchPlan
+		if err := env.Call(ctx, "skill.watch", skills.Target{PluginID: c.Plugin, AgentID: c.Agent, SessionKey: c.Session}, &plan); err != nil {
+			return err
+		}
+		sources = append(sources, skills.WatchSource{Parent: plan.Root})
+	} else {
+		h, err := env.HomeDir()
+		if err != nil {
+			return err
+		}
+		if err := skills.CheckWatchEnabledIn(h.Dir); err != nil {
+			return err
+		}
+		for _, d := range c.Dir {
+			src, err := skills.DirSource(d)
+			if err != nil {
+				return err
+			}
+			if st, err := os.Lstat(d); err != nil || !st.IsDir() {
+				return errs.Usage("not_found", "--dir %s is not a folder", d).WithHint("pass a skill folder (the folder holding SKILL.md)")
+			}
+			sources = append(sources, src)
+		}
+	}
+	// A write to a closed pipe must fail with EPIPE (a clean end of the
+	// stream) instead of killing the process with SIGPIPE.
+	sigpipe := make(chan os.Signal, 1)
+	signal.Notify(sigpipe, syscall.SIGPIPE)
+	defer signal.Stop(sigpipe)
+	stop := make(chan struct{})
+	defer close(stop)
+	var gone <-chan struct{}
+	if f, ok := env.Out.Stdout.(*os.File); ok {
+		gone = skills.OutputGone(f, stop)
+	}
+	emit := func(ev skills.WatchEvent) error {
+		var line []byte
+		if env.Out.JSON {
+			b, err := json.Marshal(ev)
+			if err != nil {
+				return err
+			}
+			line = append(b, '\n')
+		} else {
+			line = []byte(watchLine(ev))
+		}
+		if _, err := env.Out.Stdout.Write(line); err != nil {
+			if errors.Is(err, syscall.EPIPE) {
+				return skills.ErrReaderGone
+			}
+			return errs.Failed("write_failed", "cannot write the event: %v", err)
+		}
+		return nil
+	}
+	err := skills.Watch(ctx, sources, skills.WatchOptions{Interval: c.Interval, Poll: c.Poll, MaxDirs: c.MaxDirs, Emit: emit, Gone: gone})
+	if errors.Is(err, skills.ErrReaderGone) {
+		return nil // the reader went away: the stream ends there
+	}
+	return err
+}
+
+// watchLine is the human form of one watch event.
+func watchLine(ev skills.WatchEvent) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %d %s", ev.Event, ev.Seq, ev.Revision)
+	if ev.Initial {
+		b.WriteString(" (initial)")
+	}
+	if ev.Reason != "" {
+		fmt.Fprintf(&b, ": %s", ev.Reason)
+	}
+	if ev.Polling {
+		fmt.Fprintf(&b, " (polling every %dms)", ev.PollMs)
+	}
+	for i, s := range ev.Skills {
+		sep := ", "
+		if i == 0 {
+			sep = ": "
+		}
+		name := s.Skill
+		if s.Dir != "" {
+			name = s.Dir
+		}
+		switch {
+		case s.After != nil:
+			fmt.Fprintf(&b, "%s%s %s", sep, name, s.After.TreeSHA256)
+		case s.Problem != "":
+			fmt.Fprintf(&b, "%s%s (%s)", sep, name, s.Problem)
+		default:
+			fmt.Fprintf(&b, "%s%s removed", sep, name)
+		}
+	}
+	b.WriteString("\n")
+	return b.String()
 }

@@ -43,15 +43,21 @@ type SourceTree struct {
 // refuses the whole folder. Nothing is read unboundedly: each file through
 // OpenInput (never blocking) and at most its limit plus one byte.
 func ReadSourceDir(dir string) (*SourceTree, error) {
+	// The walk below names each file by trimming the folder off its path;
+	// "DIR/", "./DIR" and "a/../DIR" must name the same folder as "DIR"
+	// (the walk's own paths are clean), so the folder is cleaned first.
+	// Messages still show the folder as the user named it.
+	shown := dir
+	dir = filepath.Clean(dir)
 	st, err := os.Lstat(dir)
 	switch {
 	case err != nil:
-		return nil, errs.Usage("not_found", "--from-dir %s: %v", dir, unwrapPathErr(err))
+		return nil, errs.Usage("not_found", "--from-dir %s: %v", shown, unwrapPathErr(err))
 	case st.Mode()&fs.ModeSymlink != 0:
-		return nil, errs.Refused(CodePathEscape, "--from-dir %s is a symbolic link; links are refused", dir).
+		return nil, errs.Refused(CodePathEscape, "--from-dir %s is a symbolic link; links are refused", shown).
 			WithHint("pass the folder the link points to")
 	case !st.IsDir():
-		return nil, errs.Usage("invalid_path", "--from-dir %s is not a folder", dir)
+		return nil, errs.Usage("invalid_path", "--from-dir %s is not a folder", shown)
 	}
 	out := &SourceTree{}
 	var total int64

@@ -21,9 +21,15 @@ type LintSummary struct {
 	Errors   int    `json:"errors"`
 	Warnings int    `json:"warnings"`
 	Files    int    `json:"files"`
+	// Hint is the first failed report's hint (e.g. --recursive for a
+	// folder of skills).
+	Hint string `json:"hint,omitempty"`
 }
 
 func (s *LintSummary) count(r *Report) {
+	if !r.OK && s.Hint == "" {
+		s.Hint = r.Hint
+	}
 	s.Skills++
 	s.Files += r.Files
 	s.Errors += len(r.Errors)

@@ -132,6 +132,8 @@ func Register(r *owner.Registry) {
 	r.Register(owner.Method{Name: "skill.write", Write: true, Handler: handle(opWrite)})
 	r.Register(owner.Method{Name: "skill.remove", Write: true, Handler: handle(opRemove)})
 	r.Register(owner.Method{Name: "skill.install", Write: true, Handler: handle(opInstall)})
+	registerBundle(r)
+	registerWatch(r)
 }
 
 func handle[P any](f func(ctx context.Context, env *owner.Env, p P) (any, error)) owner.Handler {

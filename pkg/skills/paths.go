@@ -40,7 +40,9 @@ func NormalizeSkillFilePath(p string) (string, error) {
 		return "", invalidPath(p, "the path is empty")
 	case strings.ContainsRune(p, 0):
 		return "", invalidPath(p, "the path contains a NUL byte")
-	case !utf8.ValidString(p):
+	case !utf8.ValidString(p), strings.ContainsRune(p, utf8.RuneError):
+		// U+FFFD is what undecodable bytes become on the way through JSON
+		// (a call routed to the owner): a name that holds it was not UTF-8.
 		return "", invalidPath(p, "the path is not valid UTF-8")
 	case strings.Contains(p, `\`):
 		return "", invalidPath(p, "the path contains a backslash; use '/' between segments")
@@ -146,8 +148,11 @@ func CheckSkillName(name string) error {
 			WithHint("name a skill by its folder name only, e.g. 'pdf-tools'")
 	}
 	switch {
-	case !utf8.ValidString(name):
-		return errs.Usage("invalid_path", "skill name %q is not valid UTF-8", name)
+	case !utf8.ValidString(name), strings.ContainsRune(name, utf8.RuneError):
+		// U+FFFD is what undecodable bytes become on the way through JSON
+		// (a call routed to the owner): a name that holds it was not UTF-8.
+		return errs.Usage("invalid_path", "skill name %q is not valid UTF-8", name).
+			WithHint("name a skill with UTF-8 text, e.g. 'pdf-tools'")
 	case strings.HasPrefix(name, "."):
 		return errs.Usage("invalid_path", "skill name %q starts with '.'; hidden folders are not skills", name).
 			WithHint("use a name such as 'pdf-tools'")

@@ -112,9 +112,12 @@ func buildStage(r *os.Root, skill string, keep []FileEntry, add []SourceFile) (s
 	if err := r.Mkdir(stage, 0o755); err != nil {
 		return "", err
 	}
+	// The name is kept apart from the result: every failure below returns
+	// "" as the stage, and the cleanup must still know what to remove.
+	made := stage
 	defer func() {
 		if err != nil {
-			_ = r.RemoveAll(stage)
+			_ = r.RemoveAll(made)
 		}
 	}()
 	dirs := map[string]bool{stage: true}

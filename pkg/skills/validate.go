@@ -322,17 +322,20 @@ func TreeLimits(files []FileEntry) []Finding {
 
 // Report is the outcome of validating a whole skill folder.
 type Report struct {
-	Skill    string      `json:"skill"`
-	Dir      string      `json:"dir,omitempty"`
-	Profile  string      `json:"profile"`
-	OK       bool        `json:"ok"`
-	Strict   bool        `json:"strict"`
-	Files    int         `json:"files"`
-	Bytes    int64       `json:"bytes"`
-	Errors   []Finding   `json:"errors"`
-	Warnings []Finding   `json:"warnings"`
-	Revision *Revision   `json:"revision,omitempty"`
-	Tree     []FileEntry `json:"-"`
+	Skill    string    `json:"skill"`
+	Dir      string    `json:"dir,omitempty"`
+	Profile  string    `json:"profile"`
+	OK       bool      `json:"ok"`
+	Strict   bool      `json:"strict"`
+	Files    int       `json:"files"`
+	Bytes    int64     `json:"bytes"`
+	Errors   []Finding `json:"errors"`
+	Warnings []Finding `json:"warnings"`
+	Revision *Revision `json:"revision,omitempty"`
+	// Hint says what to do when the folder was not what was meant (a
+	// folder of skills passed as one skill).
+	Hint string      `json:"hint,omitempty"`
+	Tree []FileEntry `json:"-"`
 }
 
 func (r *Report) add(fs ...Finding) {
@@ -536,8 +539,13 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 		}
 		rep.add(fs...)
 	} else if !sawSkillMD {
-		rep.add(Finding{Severity: SeverityError, Code: CodeInvalidFM, Rule: RuleSkillMDMissing, File: SkillFile,
-			Message: "the folder has no SKILL.md; every skill starts with one"})
+		msg := "the folder has no SKILL.md; every skill starts with one"
+		if n, first := childSkills(abs); n > 0 {
+			// A folder of skills passed as one skill: say what was meant.
+			msg += fmt.Sprintf("; it holds %d skill %s (%s%s)", n, pluralWord(n, "folder", "folders"), first, map[bool]string{true: ", …"}[n > 1])
+			rep.Hint = fmt.Sprintf("%s is a folder of skills, not a skill: validate them with --recursive %s", dir, dir)
+		}
+		rep.add(Finding{Severity: SeverityError, Code: CodeInvalidFM, Rule: RuleSkillMDMissing, File: SkillFile, Message: msg})
 	}
 	limits := TreeLimits(tree)
 	if spec {
@@ -561,6 +569,32 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 }
 
 var errTooMany = fmt.Errorf("too many entries")
+
+// childSkills counts the folders directly below dir that hold a SKILL.md
+// (regular file, not followed through links), reading at most
+// maxWalkEntries entries, and returns the first one's name (sorted).
+func childSkills(dir string) (int, string) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return 0, ""
+	}
+	defer f.Close()
+	ents, _ := f.ReadDir(maxWalkEntries)
+	var names []string
+	for _, e := range ents {
+		if !e.IsDir() || IsStagingName(e.Name()) {
+			continue
+		}
+		if st, err := os.Lstat(filepath.Join(dir, e.Name(), SkillFile)); err == nil && st.Mode().IsRegular() {
+			names = append(names, e.Name())
+		}
+	}
+	if len(names) == 0 {
+		return 0, ""
+	}
+	sort.Strings(names)
+	return len(names), names[0]
+}
 
 // readLimited reads at most limit+1 bytes of a regular file without
 // following a final symlink; size is the file's full size from fstat.

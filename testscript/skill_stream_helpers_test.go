@@ -1,0 +1,422 @@
+package testscript
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Helpers for the skill bundle and watch scripts (skill_bundle*.txtar,
+// skill_watch*.txtar).
+func init() {
+	helperCommands["skill-tar"] = skillTar
+	helperCommands["skill-watch-run"] = skillWatchRun
+	helperCommands["skill-await"] = skillAwait
+	helperCommands["skill-watch-epipe"] = skillWatchEPIPE
+	helperCommands["skill-watch-check"] = skillWatchCheck
+	helperCommands["skill-await-disk"] = skillAwaitDisk
+	helperCommands["skill-exchange"] = skillExchange
+}
+
+// skill-tar OUT ENTRY…: write a tar with the given entries, for bundles no
+// honest tool makes. ENTRY is TYPE:NAME[=DATA] with TYPE f (regular file,
+// DATA the content, or @FILE for a file's), x (executable file), d (folder), l (symbolic link,
+// DATA the target), h (hard link, DATA the target), c (character device),
+// p (FIFO) or g (PAX global header).
+func skillTar() {
+	if len(os.Args) < 2 {
+		skillDie("usage: skill-tar OUT ENTRY…")
+	}
+	f, err := os.Create(os.Args[1])
+	if err != nil {
+		skillDie("%v", err)
+	}
+	tw := tar.NewWriter(f)
+	for _, e := range os.Args[2:] {
+		kind, rest, ok := strings.Cut(e, ":")
+		if !ok {
+			skillDie("bad entry %q", e)
+		}
+		name, data, _ := strings.Cut(rest, "=")
+		if strings.HasPrefix(data, "@") {
+			b, err := os.ReadFile(data[1:])
+			if err != nil {
+				skillDie("%v", err)
+			}
+			data = string(b)
+		}
+		h := &tar.Header{Name: name, Mode: 0o644, ModTime: time.Unix(0, 0), Format: tar.FormatPAX}
+		switch kind {
+		case "f", "x":
+			h.Typeflag, h.Size = tar.TypeReg, int64(len(data))
+			if kind == "x" {
+				h.Mode = 0o755
+			}
+		case "d":
+			h.Typeflag, h.Mode = tar.TypeDir, 0o755
+		case "l":
+			h.Typeflag, h.Linkname = tar.TypeSymlink, data
+		case "h":
+			h.Typeflag, h.Linkname = tar.TypeLink, data
+		case "c":
+			h.Typeflag = tar.TypeChar
+		case "p":
+			h.Typeflag = tar.TypeFifo
+		case "g":
+			h = &tar.Header{Typeflag: tar.TypeXGlobalHeader, PAXRecords: map[string]string{"comment": data}}
+		default:
+			skillDie("bad entry type %q", kind)
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			skillDie("%v", err)
+		}
+		if h.Typeflag == tar.TypeReg {
+			if _, err := tw.Write([]byte(data)); err != nil {
+				skillDie("%v", err)
+			}
+		}
+	}
+	if err := tw.Close(); err != nil {
+		skillDie("%v", err)
+	}
+	if err := f.Close(); err != nil {
+		skillDie("%v", err)
+	}
+}
+
+// skill-watch-run OUT ARGS…: run `clawkit ARGS…` with its stdout going
+// straight to the file OUT (unbuffered, so skill-await sees each line as
+// it is printed), its stderr to OUT.stderr and its pid to OUT.pid. SIGINT and SIGTERM are
+// passed on; the helper exits with clawkit's exit code and prints it.
+func skillWatchRun() {
+	if len(os.Args) < 3 {
+		skillDie("usage: skill-watch-run OUT ARGS…")
+	}
+	out, err := os.Create(os.Args[1])
+	if err != nil {
+		skillDie("%v", err)
+	}
+	errf, err := os.Create(os.Args[1] + ".stderr")
+	if err != nil {
+		skillDie("%v", err)
+	}
+	bin, err := exec.LookPath("clawkit")
+	if err != nil {
+		skillDie("%v", err)
+	}
+	cmd := exec.Command(bin, os.Args[2:]...)
+	cmd.Stdout, cmd.Stderr = out, errf
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	if err := cmd.Start(); err != nil {
+		skillDie("%v", err)
+	}
+	if err := os.WriteFile(os.Args[1]+".pid", []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
+		skillDie("%v", err)
+	}
+	go func() {
+		for s := range sig {
+			_ = cmd.Process.Signal(s)
+		}
+	}()
+	_ = cmd.Wait()
+	code := cmd.ProcessState.ExitCode()
+	fmt.Printf("clawkit exit %d\n", code)
+	os.Exit(code)
+}
+
+// skill-await FILE N REGEXP: wait (up to 2 minutes, a hang guard) until
+// at least N lines of FILE match REGEXP, then print the matching lines.
+func skillAwait() {
+	if len(os.Args) != 4 {
+		skillDie("usage: skill-await FILE N REGEXP")
+	}
+	n, err := strconv.Atoi(os.Args[2])
+	if err != nil {
+		skillDie("bad count %q", os.Args[2])
+	}
+	re := regexp.MustCompile(os.Args[3])
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		b, _ := os.ReadFile(os.Args[1])
+		var got []string
+		for _, l := range strings.Split(string(b), "\n") {
+			if re.MatchString(l) {
+				got = append(got, l)
+			}
+		}
+		if len(got) >= n {
+			fmt.Println(strings.Join(got, "\n"))
+			return
+		}
+		if time.Now().After(deadline) {
+			skillDie("%d of %d lines of %s match %s after 2 minutes:\n%s", len(got), n, os.Args[1], os.Args[3], b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// skill-watch-epipe ARGS…: run `clawkit ARGS…` with stdout a pipe, read
+// the first line, close the pipe, then wait (up to 2 minutes) for clawkit
+// to end by itself, without any further edit: it must notice that its
+// reader is gone. Prints the first line and clawkit's exit code.
+func skillWatchEPIPE() {
+	bin, err := exec.LookPath("clawkit")
+	if err != nil {
+		skillDie("%v", err)
+	}
+	cmd := exec.Command(bin, os.Args[1:]...)
+	cmd.Stderr = os.Stderr
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		skillDie("%v", err)
+	}
+	if err := cmd.Start(); err != nil {
+		skillDie("%v", err)
+	}
+	line, err := bufio.NewReader(pipe).ReadString('\n')
+	if err != nil {
+		skillDie("first line: %v", err)
+	}
+	fmt.Print("first: " + line)
+	pipe.Close()
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		_ = cmd.Process.Kill()
+		skillDie("clawkit kept running for 2 minutes after its stdout closed")
+	}
+	fmt.Printf("clawkit exit %d\n", cmd.ProcessState.ExitCode())
+}
+
+// skill-watch-check FILE: check a `skill watch --json` stream's rules and
+// print its shape, one word per event with runs of change collapsed:
+// seq counts 1, 2, 3…; the first event is the initial change; available
+// only ends an outage (never without an unavailable before it, never
+// twice); every line is one JSON object with a known event and a
+// revision. The last unavailable of a stopped watch prints as
+// unavailable(stopped).
+func skillWatchCheck() {
+	if len(os.Args) != 2 {
+		skillDie("usage: skill-watch-check FILE")
+	}
+	b, err := os.ReadFile(os.Args[1])
+	if err != nil {
+		skillDie("%v", err)
+	}
+	var words []string
+	down := false
+	for i, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		var ev struct {
+			Event    string
+			Seq      int
+			Revision string
+			Initial  bool
+			Reason   string
+			Skills   []json.RawMessage
+		}
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			skillDie("line %d is not JSON: %v: %s", i+1, err, l)
+		}
+		if ev.Seq != i+1 {
+			skillDie("line %d has seq %d", i+1, ev.Seq)
+		}
+		if !regexp.MustCompile(`^sha256:[0-9a-f]{64}$`).MatchString(ev.Revision) || ev.Skills == nil {
+			skillDie("line %d has no revision or skills: %s", i+1, l)
+		}
+		if i == 0 && (ev.Event != "change" || !ev.Initial) {
+			skillDie("the first event is not the initial change: %s", l)
+		}
+		w := ev.Event
+		switch ev.Event {
+		case "change":
+			if len(words) > 0 && words[len(words)-1] == "change" {
+				continue
+			}
+		case "unavailable":
+			if strings.HasPrefix(ev.Reason, "stopped") {
+				w = "unavailable(stopped)"
+			} else if down {
+				skillDie("line %d: unavailable twice without available: %s", i+1, l)
+			}
+			down = true
+		case "available":
+			if !down {
+				skillDie("line %d: available without an outage: %s", i+1, l)
+			}
+			down = false
+		default:
+			skillDie("line %d: unknown event %q", i+1, ev.Event)
+		}
+		words = append(words, w)
+	}
+	fmt.Println(strings.Join(words, " "))
+}
+
+// skill-await-disk FILE SKILL [available]: read SKILL's tree as it is on
+// disk now (`clawkit skill list SKILL --plugin notes --json`) and wait (up
+// to 2 minutes) for a change line of FILE reporting exactly that tree as
+// SKILL's after. With "available", also wait for the available line that
+// ends the last outage and fail unless that change line came before it:
+// the edit was reconciled before anything was called available.
+func skillAwaitDisk() {
+	if len(os.Args) < 3 || len(os.Args) > 4 {
+		skillDie("usage: skill-await-disk FILE SKILL [available]")
+	}
+	out, err := exec.Command("clawkit", "skill", "list", os.Args[2], "--plugin", "notes", "--json").Output()
+	if err != nil {
+		skillDie("skill list: %v", err)
+	}
+	var fr struct{ Revision struct{ TreeSha256 string } }
+	if err := json.Unmarshal(out, &fr); err != nil || fr.Revision.TreeSha256 == "" {
+		skillDie("skill list: %v: %s", err, out)
+	}
+	tree := fr.Revision.TreeSha256
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		b, _ := os.ReadFile(os.Args[1])
+		changeSeq, lastDown, upSeq := 0, 0, 0
+		for _, l := range strings.Split(string(b), "\n") {
+			var ev struct {
+				Event  string
+				Seq    int
+				Skills []struct {
+					Skill string
+					After *struct{ TreeSha256 string }
+				}
+			}
+			if json.Unmarshal([]byte(l), &ev) != nil {
+				continue
+			}
+			switch ev.Event {
+			case "unavailable":
+				lastDown, upSeq = ev.Seq, 0
+			case "available":
+				if upSeq == 0 {
+					upSeq = ev.Seq
+				}
+			case "change":
+				for _, s := range ev.Skills {
+					if s.Skill == os.Args[2] && s.After != nil && s.After.TreeSha256 == tree {
+						changeSeq = ev.Seq
+					}
+				}
+			}
+		}
+		if changeSeq > 0 && len(os.Args) == 3 {
+			fmt.Printf("change %d reports %s %s\n", changeSeq, os.Args[2], tree)
+			return
+		}
+		if len(os.Args) == 4 && lastDown > 0 && upSeq > 0 {
+			if changeSeq == 0 || changeSeq > upSeq {
+				skillDie("available (seq %d) came before the change reporting %s %s (seq %d)", upSeq, os.Args[2], tree, changeSeq)
+			}
+			fmt.Printf("change %d reports %s %s before available %d\n", changeSeq, os.Args[2], tree, upSeq)
+			return
+		}
+		if time.Now().After(deadline) {
+			skillDie("no change line reports %s %s after 2 minutes:\n%s", os.Args[2], tree, b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// skill-exchange A B: swap two paths in one atomic step (renameat2 with
+// RENAME_EXCHANGE), so a watch never sees either missing in between.
+func skillExchange() {
+	if len(os.Args) != 3 {
+		skillDie("usage: skill-exchange A B")
+	}
+	if err := unix.Renameat2(unix.AT_FDCWD, os.Args[1], unix.AT_FDCWD, os.Args[2], unix.RENAME_EXCHANGE); err != nil {
+		skillDie("exchange %s %s: %v", os.Args[1], os.Args[2], err)
+	}
+}
+
+// tarOf builds a tar for hostile cases: entries are TYPE:NAME[=DATA] as
+// for skill-tar (f file, l symbolic link, h hard link, c device).
+func tarOf(entries ...string) string {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, e := range entries {
+		kind, rest, _ := strings.Cut(e, ":")
+		name, data, _ := strings.Cut(rest, "=")
+		h := &tar.Header{Name: name, Mode: 0o644, ModTime: time.Unix(0, 0), Format: tar.FormatPAX}
+		switch kind {
+		case "f":
+			h.Typeflag, h.Size = tar.TypeReg, int64(len(data))
+		case "l":
+			h.Typeflag, h.Linkname = tar.TypeSymlink, data
+		case "h":
+			h.Typeflag, h.Linkname = tar.TypeLink, data
+		case "c":
+			h.Typeflag = tar.TypeChar
+		}
+		tw.WriteHeader(h)
+		if kind == "f" {
+			tw.Write([]byte(data))
+		}
+	}
+	tw.Close()
+	return buf.String()
+}
+
+// skillStreamHostile are the hostile cases of skill bundle, write
+// --from-bundle, watch, and the --from-dir and name fixes: each refused
+// cleanly, the work folder unchanged.
+func skillStreamHostile() []hostileCase {
+	md := "---\nname: s\ndescription: A skill.\n---\nBody.\n"
+	fromBundle := func(name, tarData string, exit int, code string) hostileCase {
+		return hostileCase{name: "bundle/" + name, setup: withPlugin("b.tar", tarData), args: []string{"skill", "write", "s", "--plugin", "p", "--from-bundle", "$W/b.tar"}, exit: exit, code: code}
+	}
+	watchCfg := func(v string) func(t *testing.T, w string) {
+		return func(t *testing.T, w string) {
+			withPlugin()(t, w)
+			write(t, filepath.Join(w, "home", "config.json"), fmt.Sprintf(`{"plugins":{"entries":{"p":{"path":%q}}},"skills":{"load":{"watch":%s}}}`, filepath.Join(w, "plugin"), v))
+		}
+	}
+	return []hostileCase{
+		{name: "skillpath/write-name-not-utf8", setup: withPlugin("in.md", md), args: []string{"skill", "write", "s\xff", "SKILL.md", "--plugin", "p", "--from", "$W/in.md"}, exit: 2, code: "invalid_path"},
+		{name: "skillpath/read-name-not-utf8", setup: withPlugin(), args: []string{"skill", "read", "s\xff", "SKILL.md", "--plugin", "p"}, exit: 2, code: "invalid_path"},
+		{name: "skillpath/read-file-not-utf8", setup: withPlugin(), args: []string{"skill", "read", "s", "references/\xff.md", "--plugin", "p"}, exit: 2, code: "invalid_path"},
+		{name: "skillpath/from-dir-slash-disallowed", setup: withPlugin("src/s/SKILL.md", md, "src/s/LICENSE", "x"), args: []string{"skill", "write", "s", "--plugin", "p", "--from-dir", "$W/src/s/"}, exit: 2, code: "invalid_path", has: "LICENSE"},
+		fromBundle("symlink-entry", tarOf("f:s/SKILL.md="+md, "l:s/references/a.md=/etc/passwd"), 3, "path_escape"),
+		fromBundle("hardlink-entry", tarOf("f:s/SKILL.md="+md, "h:s/references/a.md=s/SKILL.md"), 3, "path_escape"),
+		fromBundle("dotdot-entry", tarOf("f:s/../../evil.md=x"), 3, "path_escape"),
+		fromBundle("absolute-entry", tarOf("f:/s/SKILL.md=x"), 3, "path_escape"),
+		fromBundle("device-entry", tarOf("f:s/SKILL.md="+md, "c:s/references/tty"), 2, "not_regular_file"),
+		fromBundle("two-folders", tarOf("f:s/SKILL.md="+md, "f:t/SKILL.md="+md), 1, "invalid_bundle"),
+		fromBundle("duplicate", tarOf("f:s/SKILL.md="+md, "f:s/SKILL.md="+md), 1, "invalid_bundle"),
+		fromBundle("not-a-tar", "this is not a tar archive, only some text that is long enough", 1, "invalid_bundle"),
+		fromBundle("empty-tar", tarOf(), 1, "invalid_bundle"),
+		fromBundle("unsafe-content", tarOf("f:s/SKILL.md="+md+"rm -rf /\n"), 1, "unsafe_content"),
+		{name: "bundle/from-bundle-fifo", setup: withPlugin("b.tar", "FIFO"), args: []string{"skill", "write", "s", "--plugin", "p", "--from-bundle", "$W/b.tar"}, exit: 2, code: "not_regular_file"},
+		{name: "bundle/json-without-out", setup: withPlugin(), args: []string{"skill", "bundle", "s", "--plugin", "p"}, exit: 2, code: "usage"},
+		{name: "bundle/out-in-missing-folder", setup: files("s/SKILL.md", md), args: []string{"skill", "bundle", "--dir", "$W/s", "--out", "$W/none/x.tar"}, exit: 1, code: "write_failed"},
+		{name: "bundle/dir-unsafe", setup: files("s/SKILL.md", md+"rm -rf /\n"), args: []string{"skill", "bundle", "--dir", "$W/s", "--out", "$W/x.tar"}, exit: 1, code: "unsafe_content"},
+		{name: "bundle/dir-link", setup: func(t *testing.T, w string) {
+			files("real/s/SKILL.md", md)(t, w)
+			os.Symlink(filepath.Join(w, "real", "s"), filepath.Join(w, "s"))
+		}, args: []string{"skill", "bundle", "--dir", "$W/s", "--out", "$W/x.tar"}, exit: 3, code: "path_escape"},
+		{name: "bundle/missing-skill", setup: withPlugin(), args: []string{"skill", "bundle", "nope", "--plugin", "p", "--out", "$W/x.tar"}, exit: 1, code: "not_found"},
+		{name: "watch/disabled", setup: watchCfg("false"), args: []string{"skill", "watch", "--plugin", "p"}, exit: 3, code: "watch_disabled"},
+		{name: "watch/not-a-bool", setup: watchCfg(`"no"`), args: []string{"skill", "watch", "--plugin", "p"}, exit: 2, code: "invalid_config"},
+		{name: "watch/no-plugin-fresh-home", args: []string{"skill", "watch", "--plugin", "p"}, exit: 3, code: "plugin_unavailable"},
+		{name: "watch/missing-dir", args: []string{"skill", "watch", "--dir", "$W/nowhere"}, exit: 2, code: "not_found"},
+	}
+}
