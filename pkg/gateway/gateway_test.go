@@ -47,7 +47,7 @@ func TestStopRetiresFenceBeforeDrain(t *testing.T) {
 	reg := owner.NewRegistry()
 	entered := make(chan struct{})
 	release := make(chan struct{})
-	reg.Register(owner.Method{Name: "t.slow", Write: true, Handler: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.slow", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
 		if err := env.Scope.AssertCurrent(); err != nil {
 			return nil, err
 		}
@@ -94,10 +94,10 @@ func TestStopRetiresFenceBeforeDrain(t *testing.T) {
 // unknown; a classified one keeps its kind.
 func TestErrorClassification(t *testing.T) {
 	reg := owner.NewRegistry()
-	reg.Register(owner.Method{Name: "t.plain", Write: true, Handler: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.plain", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
 		return nil, os.ErrInvalid
 	}})
-	reg.Register(owner.Method{Name: "t.busy", Write: true, Handler: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.busy", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
 		return nil, errs.Unavailable("busy", "busy").WithRetryAfter(1500)
 	}})
 	_, rec, done := startGateway(t, reg)
@@ -123,7 +123,7 @@ func TestErrorClassification(t *testing.T) {
 func TestOutdatedGatewayRefused(t *testing.T) {
 	ran := 0
 	old := owner.NewRegistry()
-	old.Register(owner.Method{Name: "t.echo", Write: true, Handler: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+	owner.Register(old, owner.Op[json.RawMessage, any]{Name: "t.echo", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
 		ran++
 		return map[string]int{"v": 1}, nil
 	}})
@@ -133,7 +133,7 @@ func TestOutdatedGatewayRefused(t *testing.T) {
 	}
 	ranLocal := 0
 	cur := owner.NewRegistry()
-	cur.Register(owner.Method{Name: "t.echo.v2", Write: true, Handler: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+	owner.Register(cur, owner.Op[json.RawMessage, any]{Name: "t.echo.v2", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
 		ranLocal++
 		return map[string]int{"v": 2}, nil
 	}})
@@ -182,10 +182,10 @@ func rawCall(t *testing.T, socket string, req owner.CallRequest) owner.CallReply
 // effect is. The client keeps the handler's own classification either way.
 func TestNoMutationAcceptedFalseAfterAnEffect(t *testing.T) {
 	reg := owner.NewRegistry()
-	reg.Register(owner.Method{Name: "t.before", Write: true, Handler: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.before", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
 		return nil, errs.Refused("nope", "refused before any effect")
 	}})
-	reg.Register(owner.Method{Name: "t.after", Write: true, Handler: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.after", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
 		if err := env.Admit(); err != nil { // a write is about to happen
 			return nil, err
 		}
@@ -216,15 +216,15 @@ func TestNoMutationAcceptedFalseAfterAnEffect(t *testing.T) {
 func TestScopes(t *testing.T) {
 	reg := owner.NewRegistry()
 	ran := map[string]int{}
-	handler := func(name string) owner.Handler {
+	handler := func(name string) func(context.Context, *owner.Env, json.RawMessage) (any, error) {
 		return func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
 			ran[name]++
 			return map[string]bool{"ok": true}, nil
 		}
 	}
-	reg.Register(owner.Method{Name: "t.read", Handler: handler("read")})
-	reg.Register(owner.Method{Name: "t.write", Write: true, Scope: owner.ScopeWrite, Handler: handler("write")})
-	reg.Register(owner.Method{Name: "t.admin", Write: true, Handler: handler("admin")})
+	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.read", Run: handler("read")})
+	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.write", Write: true, Scope: owner.ScopeWrite, Run: handler("write")})
+	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.admin", Write: true, Run: handler("admin")})
 	_, rec, done := startGateway(t, reg)
 	call := func(m string, scopes ...string) error {
 		_, err := owner.NewClient(rec.Socket).Call(context.Background(), owner.CallRequest{Method: m, Params: json.RawMessage(`{}`), ExpectedOwnerID: rec.OwnerID, Scopes: scopes})

@@ -272,5 +272,5 @@ func (s *Service) settings(env *owner.Env) (Settings, error) {
 	if err != nil {
 		return Settings{}, err
 	}
-	return SettingsFrom(cfg, s.getenv)
+	return SettingsFrom(cfg, s.callEnv(env))
 }

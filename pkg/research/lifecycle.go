@@ -511,30 +511,8 @@ func errInvalidJobID(id string) error {
 // runs it first; Admit runs it before the offline executor creates the
 // home or the database, so a refused start leaves nothing behind.
 func (s *Service) checkStart(home string, p *StartParams, settings func() (Settings, error)) (out Output, set Settings, cred credential, err error) {
-	if err := p.Caller.defaults(); err != nil {
+	if out, err = startOutput(p); err != nil {
 		return out, set, cred, err
-	}
-	if strings.TrimSpace(p.Question) == "" {
-		return out, set, cred, errs.Usage("invalid_question", "the question is empty").WithHint("clawkit research start \"QUESTION\"")
-	}
-	if len(p.Question) > MaxQuestionBytes || strings.ContainsRune(p.Question, 0) {
-		return out, set, cred, errs.Usage("invalid_question", "the question is longer than %d bytes or contains NUL", MaxQuestionBytes)
-	}
-	if p.AsOf != "" {
-		return out, set, cred, errAsOf()
-	}
-	out = Output{Format: p.OutputFormat, MaxReportBytes: p.MaxReportBytes}
-	if err := out.Validate(); err != nil {
-		return out, set, cred, err
-	}
-	if out.Format == "" {
-		out.Format = "markdown"
-	}
-	if out.MaxReportBytes == 0 {
-		out.MaxReportBytes = DefaultReportMax
-	}
-	if p.IdempotencyKey != "" && !validIdempotencyKey(p.IdempotencyKey) {
-		return out, set, cred, errs.Usage("invalid_idempotency_key", "the idempotency key must be 1–128 printable characters without spaces")
 	}
 	set, err = settings()
 	if err != nil {
@@ -548,6 +526,43 @@ func (s *Service) checkStart(home string, p *StartParams, settings func() (Setti
 		return out, set, cred, err
 	}
 	return out, set, cred, nil
+}
+
+// checkStartParams is the stateless part of checkStart (owner.Op.Check).
+func checkStartParams(p StartParams) error {
+	_, err := startOutput(&p)
+	return err
+}
+
+// startOutput checks a start's own parameters and returns its output
+// settings, defaults applied.
+func startOutput(p *StartParams) (out Output, err error) {
+	if err := p.Caller.defaults(); err != nil {
+		return out, err
+	}
+	if strings.TrimSpace(p.Question) == "" {
+		return out, errs.Usage("invalid_question", "the question is empty").WithHint("clawkit research start \"QUESTION\"")
+	}
+	if len(p.Question) > MaxQuestionBytes || strings.ContainsRune(p.Question, 0) {
+		return out, errs.Usage("invalid_question", "the question is longer than %d bytes or contains NUL", MaxQuestionBytes)
+	}
+	if p.AsOf != "" {
+		return out, errAsOf()
+	}
+	out = Output{Format: p.OutputFormat, MaxReportBytes: p.MaxReportBytes}
+	if err := out.Validate(); err != nil {
+		return out, err
+	}
+	if out.Format == "" {
+		out.Format = "markdown"
+	}
+	if out.MaxReportBytes == 0 {
+		out.MaxReportBytes = DefaultReportMax
+	}
+	if p.IdempotencyKey != "" && !validIdempotencyKey(p.IdempotencyKey) {
+		return out, errs.Usage("invalid_idempotency_key", "the idempotency key must be 1–128 printable characters without spaces")
+	}
+	return out, nil
 }
 
 func errMsg(ge *google.Error) string {

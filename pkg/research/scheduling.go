@@ -111,7 +111,7 @@ func (s *Service) budgetCancel(ctx context.Context, env *owner.Env, j *Job, cred
 	// With a shared scheduler the cancellation is a queued job inserted
 	// with the intent: a queued poll leaves the request to it; a
 	// foreground one asks at once and the queued job is its backstop.
-	bg := isBackground(ctx) && sharedFor(env) != nil
+	bg := isBackground(ctx) && s.sharedFor(env) != nil
 	at := now
 	if !bg {
 		at = now.Add(s.cancelBackstop())
@@ -297,7 +297,7 @@ func (s *Service) Recover(ctx context.Context, env *owner.Env, poll bool) (*Reco
 	view := s.loadAuthView(env.Home)
 	for _, j := range jobs {
 		if j.State == StateSubmitting {
-			if sc := sharedFor(env); sc != nil && !sc.CreatorGone(ctx, env, j.ID, s.budgets().RequestTimeout) {
+			if sc := s.sharedFor(env); sc != nil && !sc.CreatorGone(ctx, env, j.ID, s.budgets().RequestTimeout) {
 				continue // another gateway may still be creating it
 			}
 			j, inFlight, err := s.settled(ctx, js, j)

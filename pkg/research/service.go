@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/research/google"
 )
 
@@ -63,6 +64,10 @@ type Service struct {
 	// Sleep waits d or until ctx ends.
 	Sleep func(ctx context.Context, d time.Duration) error
 	Rand  func() float64
+	// Shared, when set, schedules the background work of jobs on a shared
+	// database (river, on PostgreSQL) instead of the gateway's own poller.
+	// The registry wires it explicitly (pkg/ops).
+	Shared SharedScheduler
 
 	locks   sync.Map // job id → *sync.Mutex: one poll of a job at a time
 	pending sync.Map // job id → chan struct{} (closed when done): creates in flight in this process
@@ -72,9 +77,6 @@ type Service struct {
 	authKey  string
 	authView *authView
 }
-
-// Default is the service the registered methods use.
-var Default = &Service{}
 
 // EnvTimeScale divides every research interval and budget duration (poll
 // intervals, wall clock, refresh waits; not the per-request HTTP timeout).
@@ -140,6 +142,16 @@ func (s *Service) getenv(k string) string {
 		return s.Getenv(k)
 	}
 	return os.Getenv(k)
+}
+
+// callEnv is the environment a call's reads see: the injected one in
+// tests, else the caller's (owner.Env.Getenv: in a gateway, the variables
+// the operation declares come from the call).
+func (s *Service) callEnv(env *owner.Env) func(string) string {
+	if s.Getenv != nil || env == nil {
+		return s.getenv
+	}
+	return env.Getenv
 }
 
 func (s *Service) sleep(ctx context.Context, d time.Duration) error {
