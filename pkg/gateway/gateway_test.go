@@ -266,3 +266,49 @@ func TestScopes(t *testing.T) {
 	owner.NewClient(rec.Socket).Stop(context.Background())
 	<-done
 }
+
+// A routed operation reads the variables it declares (Op.Env) as its
+// caller has them, not as the gateway's process does; an undeclared one
+// is the gateway's own. Params are decoded strictly on the gateway side
+// (invalid_params), and Check refuses there too.
+func TestRoutedCallSeesCallerEnv(t *testing.T) {
+	t.Setenv("CK_DECLARED", "gateway")
+	t.Setenv("CK_UNDECLARED", "gateway")
+	type in struct {
+		N int `json:"n"`
+	}
+	reg := owner.NewRegistry()
+	owner.Register(reg, owner.Op[in, map[string]string]{Name: "t.env", Write: true, Env: []string{"CK_DECLARED", "CK_UNSET"},
+		Check: func(p in) error {
+			if p.N < 0 {
+				return errs.Usage("negative", "n is negative")
+			}
+			return nil
+		},
+		Run: func(ctx context.Context, env *owner.Env, p in) (map[string]string, error) {
+			return map[string]string{"declared": env.Getenv("CK_DECLARED"), "undeclared": env.Getenv("CK_UNDECLARED"), "unset": env.Getenv("CK_UNSET")}, nil
+		}})
+	h, rec, done := startGateway(t, reg)
+	caller := map[string]string{"CK_DECLARED": "caller", "CK_UNDECLARED": "caller"}
+	r := &owner.Router{Home: h, Registry: reg, LockTimeout: time.Second, LookupEnv: func(k string) (string, bool) {
+		v, ok := caller[k]
+		return v, ok
+	}}
+	var out map[string]string
+	if err := r.Call(context.Background(), "t.env", in{N: 1}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out["declared"] != "caller" || out["undeclared"] != "gateway" || out["unset"] != "" {
+		t.Fatalf("the operation saw %v", out)
+	}
+	rep := rawCall(t, rec.Socket, owner.CallRequest{Method: "t.env.v1", Params: json.RawMessage(`{"n":1,"x":2}`), ExpectedOwnerID: rec.OwnerID})
+	if rep.Error == nil || rep.Error.Code != owner.CodeInvalidParams || rep.Error.Kind != int(errs.KindUsage) {
+		t.Fatalf("unknown field: %+v", rep.Error)
+	}
+	rep = rawCall(t, rec.Socket, owner.CallRequest{Method: "t.env.v1", Params: json.RawMessage(`{"n":-1}`), ExpectedOwnerID: rec.OwnerID})
+	if rep.Error == nil || rep.Error.Code != "negative" {
+		t.Fatalf("check: %+v", rep.Error)
+	}
+	owner.NewClient(rec.Socket).Stop(context.Background())
+	<-done
+}

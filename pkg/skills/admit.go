@@ -69,13 +69,12 @@ func checkRead(p FileParams) error {
 	return checkTarget(p.Target)
 }
 
+// checkEvents: events take no plugin (all plugins) and bind no session.
 func checkEvents(p EventsParams) error {
 	if p.Skill != "" {
-		if err := CheckSkillName(p.Skill); err != nil {
-			return err
-		}
+		return CheckSkillName(p.Skill)
 	}
-	return checkTarget(p.Target)
+	return nil
 }
 
 // checkWrite is opWrite's stateless part: name, path, content.

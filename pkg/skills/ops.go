@@ -385,7 +385,7 @@ func opRead(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
 	}
 	limit := fileLimit(rel)
 	if p.MaxBytes < 0 {
-		return nil, errs.Usage("bad_params", "--max-bytes must be positive")
+		return nil, errs.Usage(owner.CodeInvalidParams, "--max-bytes must be positive")
 	}
 	if p.MaxBytes > 0 && p.MaxBytes < limit {
 		limit = p.MaxBytes
