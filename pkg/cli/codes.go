@@ -16,12 +16,6 @@ const (
 	CodeEmptySecret errs.Code = "empty_secret"
 	// CodeGatewayNotRunning: (see the message)
 	CodeGatewayNotRunning errs.Code = "gateway_not_running"
-	// CodeGatewayRunning: a gateway (pid …) already owns …
-	CodeGatewayRunning errs.Code = "gateway_running"
-	// CodeGatewayStartFailed: the gateway exited during start (…): …
-	CodeGatewayStartFailed errs.Code = "gateway_start_failed"
-	// CodeGatewayStartTimeout: the gateway did not start serving within …
-	CodeGatewayStartTimeout errs.Code = "gateway_start_timeout"
 	// CodeInterrupted: (see the message)
 	CodeInterrupted errs.Code = "interrupted"
 	// CodeInvalidOut: cannot resolve --out …: …
@@ -32,8 +26,6 @@ const (
 	CodeNoContent errs.Code = "no_content"
 	// CodeNotFound: --from …: no such file
 	CodeNotFound errs.Code = "not_found"
-	// CodePathEscape: skill folder … is a symbolic link; links are refused
-	CodePathEscape errs.Code = "path_escape"
 	// CodeReadFailed: cannot read --from …: …
 	CodeReadFailed errs.Code = "read_failed"
 	// CodeReceiptUnreadable: cannot open …: …

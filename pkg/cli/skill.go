@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -301,19 +300,16 @@ func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
 		if len(c.Args) != 1 || c.Plugin == "" {
 			return errs.Usage("usage", "nothing to validate").WithHint("pass --dir DIR (a skill folder), --recursive ROOT, or SKILL --plugin ID for an installed skill")
 		}
-		skill := c.Args[0]
-		if err := skills.CheckSkillName(skill); err != nil {
+		if err := skills.CheckSkillName(c.Args[0]); err != nil {
 			return err
 		}
 		var r skills.RootResult
-		if err := env.Call(ctx, "skill.root", skills.Target{PluginID: c.Plugin, AgentID: c.Agent, SessionKey: c.Session}, &r); err != nil {
+		if err := env.Call(ctx, skills.MethodRoot, skills.Target{PluginID: c.Plugin, AgentID: c.Agent, SessionKey: c.Session}, &r); err != nil {
 			return err
 		}
-		dir := filepath.Join(r.Root, skill)
-		if st, err := os.Lstat(dir); err != nil {
-			return errs.Failed("not_found", "agent %s has no skill %q in plugin %s's skills folder", c.Agent, skill, c.Plugin)
-		} else if st.Mode()&fs.ModeSymlink != 0 {
-			return errs.Refused("path_escape", "skill folder %s is a symbolic link; links are refused", dir)
+		dir, err := skills.InstalledDir(r, c.Args[0])
+		if err != nil {
+			return err
 		}
 		dirs = []string{dir}
 		if profile == "" {
@@ -325,43 +321,28 @@ func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
 	// Reports are printed as each skill is checked, in JSON too (the
 	// document is streamed: {"skills":[…],"summary":{…},"ok":…}), so memory
 	// stays flat however many skills a tree holds.
-	n := 0
+	var stream *JSONStream
 	if env.Out.JSON {
-		fmt.Fprint(out, "{\n  \"skills\": [")
+		var err error
+		if stream, err = env.Out.StreamJSON("skills"); err != nil {
+			return err
+		}
 	}
 	sum, err := skills.Lint(dirs, c.Recursive, opt, func(r *skills.Report) error {
-		if !env.Out.JSON {
+		if stream == nil {
 			printLintReport(out, r)
 			return nil
 		}
-		b, err := json.MarshalIndent(r, "    ", "  ")
+		return stream.Item(r)
+	})
+	if stream != nil {
 		if err != nil {
+			// The document is already open: it ends as the error document.
+			return stream.Fail(err)
+		}
+		if err := stream.Close(Field{"summary", sum}, Field{"ok", sum.Failed == 0}); err != nil {
 			return err
 		}
-		sep := ","
-		if n == 0 {
-			sep = ""
-		}
-		n++
-		_, err = fmt.Fprintf(out, "%s\n    %s", sep, b)
-		return err
-	})
-	if env.Out.JSON {
-		if err != nil {
-			// The document is already open: close it with the error, so
-			// stdout still holds exactly one JSON document.
-			e := errs.As(err)
-			code, msg := "failed", err.Error()
-			if e != nil {
-				code = e.Code
-			}
-			cb, _ := json.Marshal(code)
-			mb, _ := json.Marshal(msg)
-			fmt.Fprintf(out, "\n  ],\n  \"code\": %s,\n  \"message\": %s,\n  \"ok\": false\n}\n", cb, mb)
-			return &reportedError{err}
-		}
-		sb, _ := json.MarshalIndent(sum, "  ", "  ")
-		fmt.Fprintf(out, "\n  ],\n  \"summary\": %s,\n  \"ok\": %v\n}\n", sb, sum.Failed == 0)
 	} else {
 		if err != nil {
 			return err

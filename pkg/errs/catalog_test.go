@@ -530,6 +530,10 @@ func TestCatalog(t *testing.T) {
 			// Only codes.go is the catalog: other Code* constants may name
 			// another code space (skills' lint findings).
 			if !used[code] && p.inCodesGo[code] {
+				if update {
+					dropCode(t, root, p, name)
+					continue
+				}
 				t.Errorf("%s declares %s = %q but no error of %s uses it: remove the constant (or use it)", p.dir, name, code, p.dir)
 			}
 		}
@@ -636,6 +640,24 @@ func writeCodes(t *testing.T, root string, p *pkgInfo, codes []string, first map
 	}
 	buf.WriteString(")\n")
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// dropCode removes an unused declaration (and its comment line) from p's
+// codes.go.
+func dropCode(t *testing.T, root string, p *pkgInfo, name string) {
+	path := filepath.Join(root, p.dir, "codes.go")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`(?m)^\t// ` + regexp.QuoteMeta(name) + `:.*\n\t` + regexp.QuoteMeta(name) + ` errs\.Code = .*\n`)
+	if !re.Match(b) {
+		t.Errorf("%s declares %s but not in the generated form: remove it by hand", p.dir, name)
+		return
+	}
+	if err := os.WriteFile(path, re.ReplaceAll(b, nil), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -83,17 +83,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err := h.Ensure(); err != nil {
 		return err
 	}
-	if rec, _ := owner.ReadRecord(h); rec != nil && rec.Alive() {
-		c := owner.NewClient(rec.Socket)
-		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		_, err := c.Status(sctx)
-		cancel()
-		c.Close()
-		if err == nil {
-			return errs.Refused("gateway_running", "a gateway (pid %d) already owns %s", rec.PID, h.Dir).
-				WithHint("use it as is, or stop it with 'clawkit gateway stop'")
-		}
-	}
+	// AcquireExclusive refuses while another gateway serves the home.
 	lock, err := owner.AcquireExclusive(ctx, h, opts.LockTimeout)
 	if err != nil {
 		return err
@@ -353,16 +343,10 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// StatusOf returns the live gateway's status for a home, or nil
-// (owner.LiveGateway).
-func StatusOf(ctx context.Context, h owner.Home) (*owner.Record, *owner.Status) {
-	return owner.LiveGateway(ctx, h)
-}
-
 // Stop asks the home's gateway to stop and waits until it has exited (its
 // record is gone and its pid is dead) or the deadline passes.
 func Stop(ctx context.Context, h owner.Home, wait time.Duration) (*owner.Record, error) {
-	rec, st := StatusOf(ctx, h)
+	rec, st := owner.LiveGateway(ctx, h)
 	if st == nil {
 		return nil, errs.Failed("gateway_not_running", "no gateway is running for %s", h.Dir).
 			WithHint("start one with 'clawkit gateway run --detach'")

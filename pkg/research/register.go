@@ -122,6 +122,32 @@ func (s *Service) StartAndWait(ctx context.Context, env *owner.Env, p StartParam
 	return res, nil
 }
 
+// AnswerRPC answers one google.research.v1 envelope through call (the
+// owner router's Call): describe, which is read-only and must not create
+// the home, runs as research.describe with the session access policy;
+// every other action runs as research.rpc with the envelope as read (the
+// operation decodes it again, as strictly, on whichever side of a gateway
+// it runs).
+func AnswerRPC(ctx context.Context, call func(ctx context.Context, method string, params, result any) error, data []byte) Response {
+	rpc, err := DecodeRPC(data)
+	if err != nil {
+		return ErrorResponse(err)
+	}
+	if rpc.Request.Action == ActionDescribe {
+		var d Describe
+		p := DescribeParams{Caller: Caller{AgentID: rpc.AgentID, SessionKey: rpc.SessionKey}}
+		if err := call(ctx, MethodDescribe, p, &d); err != nil {
+			return ErrorResponse(err)
+		}
+		return OKResponse(d)
+	}
+	var resp Response
+	if err := call(ctx, MethodRPC, json.RawMessage(data), &resp); err != nil {
+		return ErrorResponse(err)
+	}
+	return resp
+}
+
 // RPC answers one decoded google.research.v1 request with its envelope.
 func (s *Service) RPC(ctx context.Context, env *owner.Env, rpc *RPC) Response {
 	c := Caller{AgentID: rpc.AgentID, SessionKey: rpc.SessionKey}

@@ -69,8 +69,9 @@ type Service struct {
 	// The registry wires it explicitly (pkg/ops).
 	Shared SharedScheduler
 
-	locks   sync.Map // job id → *sync.Mutex: one poll of a job at a time
-	pending sync.Map // job id → chan struct{} (closed when done): creates in flight in this process
+	locksMu sync.Mutex
+	locks   map[string]*jobLock // job id → its lock while anyone holds or waits for it: one poll of a job at a time
+	pending sync.Map            // job id → chan struct{} (closed when done): creates in flight in this process
 
 	authMu   sync.Mutex
 	authHome string
@@ -178,11 +179,36 @@ func (s *Service) rand() float64 {
 	return rand.Float64()
 }
 
+// jobLock is one job's lock and how many callers hold or wait for it.
+type jobLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+// lockJob takes job id's lock and returns its release. The lock leaves
+// the map with its last holder, so a long-lived gateway keeps no lock per
+// job it ever polled.
 func (s *Service) lockJob(id string) func() {
-	m, _ := s.locks.LoadOrStore(id, &sync.Mutex{})
-	mu := m.(*sync.Mutex)
-	mu.Lock()
-	return mu.Unlock
+	s.locksMu.Lock()
+	if s.locks == nil {
+		s.locks = map[string]*jobLock{}
+	}
+	l := s.locks[id]
+	if l == nil {
+		l = &jobLock{}
+		s.locks[id] = l
+	}
+	l.refs++
+	s.locksMu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		s.locksMu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(s.locks, id)
+		}
+		s.locksMu.Unlock()
+	}
 }
 
 func (s *Service) client(j *Job, cred credential) *google.Client {

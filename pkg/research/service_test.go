@@ -824,3 +824,27 @@ func TestStartUsesAdmittedConfig(t *testing.T) {
 		t.Fatalf("create %+v", reqs)
 	}
 }
+
+// A job's lock leaves the service's map with its last holder.
+func TestJobLocksReleased(t *testing.T) {
+	s := &Service{}
+	unlock := s.lockJob("rj_a")
+	done := make(chan struct{})
+	go func() { s.lockJob("rj_a")(); close(done) }()
+	for {
+		s.locksMu.Lock()
+		refs := s.locks["rj_a"].refs
+		s.locksMu.Unlock()
+		if refs == 2 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	unlock()
+	<-done
+	s.locksMu.Lock()
+	defer s.locksMu.Unlock()
+	if len(s.locks) != 0 {
+		t.Fatalf("%d job locks kept", len(s.locks))
+	}
+}
