@@ -13,7 +13,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/research"
 )
 
-// ResearchCmd is `clawkit research …` (google.research.v1, DESIGN §6).
+// ResearchCmd is `clawkit research …` (google.research.v1, docs/research.md).
 type ResearchCmd struct {
 	Describe ResearchDescribeCmd `cmd:"" help:"Describe the managed research service (no credentials, no network)."`
 	Start    ResearchStartCmd    `cmd:"" help:"Submit a research question; prints the job id and provider handle."`

@@ -17,7 +17,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/skills"
 )
 
-// SkillCmd is `clawkit skill …` (DESIGN §9).
+// SkillCmd is `clawkit skill …` (docs/skills.md).
 type SkillCmd struct {
 	Root     SkillRootCmd     `cmd:"" help:"Print the agent's skills folder for a plugin."`
 	List     SkillListCmd     `cmd:"" help:"List skills with their revision."`

@@ -88,7 +88,7 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 			return nil, true, errs.Usage("idempotency_key_reused", "idempotency key %q was used for research job %s with a different question", p.IdempotencyKey, old.ID).
 				WithHint("use a new key for a new question")
 		}
-		if _, err := s.jobAuthority(env.Home, old, sess); err != nil {
+		if _, err := s.jobAuthority(env, old, sess); err != nil {
 			return nil, true, err
 		}
 		if old.State == StateSubmitting {
@@ -390,8 +390,9 @@ func (s *Service) Cancel(ctx context.Context, env *owner.Env, p JobParams) (*Pol
 		return nil, errs.Failed("no_handle", "research job %s has no provider handle (state %s); there is nothing to cancel", j.ID, j.State).
 			WithHint("for an indeterminate job, inspect the provider account")
 	}
-	cred, err := s.custody(ctx, env, j, p.Caller)
-	if err != nil {
+	// Custody is checked before the lock; the credential used is the one
+	// effectAuthority gives right before the request.
+	if _, err := s.custody(ctx, env, j, p.Caller); err != nil {
 		return nil, err
 	}
 	unlock := s.lockJob(j.ID)
@@ -422,7 +423,8 @@ func (s *Service) Cancel(ctx context.Context, env *owner.Env, p JobParams) (*Pol
 		}
 		return nil, err
 	}
-	if cred, err = s.effectAuthority(env, j); err != nil {
+	cred, err := s.effectAuthority(env, j)
+	if err != nil {
 		unlock()
 		return nil, err
 	}

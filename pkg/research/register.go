@@ -52,9 +52,12 @@ func (s *Service) Describe(ctx context.Context, env *owner.Env, p DescribeParams
 	return &d, nil
 }
 
-// callEnv lists the variables the research operations read: a call
-// carries the caller's values to a gateway (owner.Op.Env).
-var callEnv = []string{EnvBaseURL, EnvTimeScale}
+// callEnv lists the variables the research operations read per call: a
+// call carries the caller's values to a gateway (owner.Op.Env), so the
+// endpoint a routed start submits to and checks against is the caller's.
+// EnvTimeScale is not among them: it paces the owner's poller for every
+// job, so it is the owner's setting (a caller cannot speed up a gateway).
+var callEnv = []string{EnvBaseURL}
 
 // Register adds s's operations to r, and the gateway start hook (recovery,
 // then the background poller; or s.Shared's scheduler). Scopes
@@ -259,7 +262,7 @@ func (s *Service) PollDue(ctx context.Context, env *owner.Env, limit int) (int, 
 	}
 	// Config and credentials are read once per batch; each job's session
 	// is still checked fresh right before its request.
-	view := s.loadAuthView(env.Home)
+	view := s.loadAuthView(env)
 	sem := make(chan struct{}, PollerConcurrency)
 	var wg sync.WaitGroup
 	for _, j := range due {

@@ -73,7 +73,7 @@ func (s *Service) pollLocked(ctx context.Context, env *owner.Env, j *Job, cred c
 			return err
 		}
 		var err error
-		cred, err = s.providerAuthority(env.Home, j)
+		cred, err = s.providerAuthority(env, j)
 		return err
 	}
 	if err := s.assertWithRefresh(ctx, check); err != nil {
@@ -283,7 +283,7 @@ type Skip struct {
 	Reason string `json:"reason"`
 }
 
-// Recover applies DESIGN §6 recovery: submitting jobs without a receipt
+// Recover applies docs/research.md recovery: submitting jobs without a receipt
 // become indeterminate (never resubmitted); running jobs are polled once
 // under their own binding's authority when it is still current, and left
 // alone otherwise. Nothing is cancelled or resubmitted.
@@ -294,7 +294,7 @@ func (s *Service) Recover(ctx context.Context, env *owner.Env, poll bool) (*Reco
 	if err != nil {
 		return nil, err
 	}
-	view := s.loadAuthView(env.Home)
+	view := s.loadAuthView(env)
 	for _, j := range jobs {
 		if j.State == StateSubmitting {
 			if sc := s.sharedFor(env); sc != nil && !sc.CreatorGone(ctx, env, j.ID, s.budgets().RequestTimeout) {
@@ -343,7 +343,7 @@ func (s *Service) Recover(ctx context.Context, env *owner.Env, poll bool) (*Reco
 // request and before publication, together with the owner fence.
 func (s *Service) pollUnderBinding(ctx context.Context, env *owner.Env, j *Job, view *authView) (*Job, error) {
 	if view == nil {
-		view = s.loadAuthView(env.Home)
+		view = s.loadAuthView(env)
 	}
 	cred, err := credentialFor(j, view)
 	if err != nil {

@@ -37,7 +37,7 @@ type Budgets struct {
 	MaxRefreshWait time.Duration
 }
 
-// DefaultBudgets are DESIGN §6's.
+// DefaultBudgets are docs/research.md's.
 var DefaultBudgets = Budgets{
 	WallClock:      65 * time.Minute,
 	MaxPolls:       400,

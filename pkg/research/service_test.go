@@ -581,7 +581,7 @@ func TestWaitAndPollerPollOncePerInterval(t *testing.T) {
 	f.clk.Sleep(ctx, 6*time.Second)
 	f.svc.PollDue(ctx, f.env(), 10)
 	j := f.job(res.Job)
-	cred, err := f.svc.jobAuthority(f.home, j, mustSession(t, f))
+	cred, err := f.svc.jobAuthority(f.env(), j, mustSession(t, f))
 	if err != nil {
 		t.Fatal(err)
 	}

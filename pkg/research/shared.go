@@ -170,7 +170,7 @@ func (w Worker) Poll(ctx context.Context, env *owner.Env, id string) (next time.
 		unlock()
 		return fromMs(j.NextPollAt), true, nil
 	}
-	cred, err := credentialFor(j, s.loadAuthView(env.Home))
+	cred, err := credentialFor(j, s.loadAuthView(env))
 	var polled *Job
 	if err == nil {
 		polled, err = s.pollLocked(asBackground(ctx), env, j, cred, bindingAssertFrom(ctx, env, j, sess, true), true)
