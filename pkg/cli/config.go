@@ -34,6 +34,7 @@ func (c *ConfigGetCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	cfg = cfg.Redacted() // never echo a secret, even one an older clawkit stored
 	var v any = cfg.Root
 	if c.Path != "" {
 		if _, err := config.SplitPath(c.Path); err != nil {
@@ -59,6 +60,10 @@ func (c *ConfigSetCmd) Run(ctx context.Context, env *Env) error {
 	}
 	v, err := config.ParseValue(c.Value)
 	if err != nil {
+		return err
+	}
+	// Refused before the home is created or anything routed.
+	if err := config.CheckSet(c.Path, v); err != nil {
 		return err
 	}
 	raw, err := json.Marshal(v)

@@ -19,3 +19,8 @@ const (
 	// CodeInvalidConfigValue: the value looks like JSON but does not parse at column …: …
 	CodeInvalidConfigValue errs.Code = "invalid_config_value"
 )
+
+const (
+	// CodeDatabasePasswordInConfig: … must not carry a password: config.json is not a secret store
+	CodeDatabasePasswordInConfig errs.Code = "database_password_in_config"
+)

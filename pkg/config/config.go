@@ -220,8 +220,16 @@ func ParseValue(s string) (any, error) {
 		WithHint("fix the JSON, or quote it as a JSON string (e.g. '\"{x\"') to store the text itself")
 }
 
-// Set stores v at path, creating intermediate objects.
+// Set stores v at path, creating intermediate objects. A value that would
+// put a password into database.url is refused (CheckSet).
 func (c *Config) Set(path string, v any) error {
+	if err := CheckSet(path, v); err != nil {
+		return err
+	}
+	return c.set(path, v)
+}
+
+func (c *Config) set(path string, v any) error {
 	parts, err := SplitPath(path)
 	if err != nil {
 		return err

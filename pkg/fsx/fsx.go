@@ -17,32 +17,101 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/google/renameio/v2"
 	"github.com/rogpeppe/go-internal/lockedfile"
 )
 
 // WriteFile atomically replaces path with data (mode perm).
 func WriteFile(path string, data []byte, perm os.FileMode) error {
-	return renameio.WriteFile(path, data, perm)
+	return Publish(path, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 }
 
 // Publish streams the content written by fill into a temporary sibling of
 // path and renames it into place only when fill succeeds. On any error the
-// temporary file is removed and path is untouched.
+// temporary file is removed and path is untouched. An existing file keeps
+// its permission bits; a new one gets perm (less the umask).
+//
+// The temporary file is always created in path's own folder, named
+// ".<base>.tmp-<16 hex>" (TempPrefix): never in $TMPDIR, so a secret bound
+// for the 0700 home never exists outside it, not even for a moment, and a
+// write killed between create and rename leaves its temp file beside the
+// destination, where RemoveStaleTemps (run by EditLocked) finds it.
+// renameio, which clawkit used before, picks $TMPDIR whenever it is on the
+// same filesystem and names its files in a way we cannot match for cleanup;
+// see docs/architecture.md ("Publishing files").
 func Publish(path string, perm os.FileMode, fill func(w io.Writer) error) (err error) {
-	pf, err := renameio.NewPendingFile(path, renameio.WithPermissions(perm), renameio.WithExistingPermissions())
+	dir := filepath.Dir(path)
+	keep := false
+	if fi, serr := os.Stat(path); serr == nil && fi.Mode().IsRegular() {
+		perm, keep = fi.Mode().Perm(), true
+	}
+	f, err := tempSibling(dir, filepath.Base(path), perm)
 	if err != nil {
 		return err
 	}
+	name := f.Name()
 	defer func() {
-		if cerr := pf.Cleanup(); cerr != nil && err == nil {
-			err = cerr
+		if err != nil {
+			f.Close()
+			os.Remove(name)
 		}
 	}()
-	if err := fill(pf); err != nil {
+	if err := fill(f); err != nil {
 		return err
 	}
-	return pf.CloseAtomicallyReplace()
+	// O_CREATE applied the umask; an existing file's bits are kept exactly.
+	if keep {
+		if err := f.Chmod(perm); err != nil {
+			return err
+		}
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(name, path); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// TempPrefix returns the prefix of every temporary sibling of path that
+// fsx creates (Publish, WriteFile, CreateExclusive, TempSibling).
+func TempPrefix(path string) string {
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
+}
+
+// RemoveStaleTemps removes the temporary siblings of path that a killed
+// writer left behind. Only a caller that serialises every writer of path
+// (EditLocked does) may call it: a live writer's temp file would go too.
+func RemoveStaleTemps(path string) error {
+	prefix := TempPrefix(path)
+	ents, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	base := filepath.Base(prefix)
+	var first error
+	for _, e := range ents {
+		n := e.Name()
+		if !strings.HasPrefix(n, base) || len(n) != len(base)+16 || !e.Type().IsRegular() {
+			continue
+		}
+		if _, herr := hex.DecodeString(n[len(base):]); herr != nil {
+			continue
+		}
+		if rerr := os.Remove(filepath.Join(filepath.Dir(path), n)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) && first == nil {
+			first = rerr
+		}
+	}
+	return first
 }
 
 // CreateExclusive creates path holding exactly data, or reports that it
@@ -313,6 +382,11 @@ func EditLocked(path string, edit func() error) error {
 		return err
 	}
 	defer unlock()
+	// Every writer of path holds this lock, so any temp sibling present now
+	// is a leftover of a write that was killed mid-way.
+	if err := RemoveStaleTemps(path); err != nil {
+		return err
+	}
 	return edit()
 }
 

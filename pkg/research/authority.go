@@ -181,7 +181,7 @@ func credentialFor(j *Job, v *authView) (credential, error) {
 	}
 	if v.set.BaseURL != j.BaseURL {
 		return credential{}, errs.Refused("endpoint_changed", "research job %s was submitted to %s; the configured endpoint is now %s", j.ID, j.BaseURL, v.set.BaseURL).
-			WithHint("restore the endpoint (%s.baseUrl or %s) the job was submitted to", ConfigPath, EnvBaseURL)
+			WithHint("restore the endpoint (%s.baseUrl, %s.apiVersion or %s) the job was submitted to", ConfigPath, ConfigPath, EnvBaseURL)
 	}
 	if v.credErr != nil {
 		return credential{}, v.credErr

@@ -32,7 +32,7 @@ func BenchmarkPoller1000Jobs(b *testing.B) {
 	for i := 0; i < n; i++ {
 		id := f.fake.Seed("fake:never bench")
 		j := &Job{ID: newJobID(), AgentID: "main", SessionKey: "cli", SessionIncarnation: 1, ProfileID: "google:default",
-			CredentialAccount: auth.Fingerprint("key-one"), BaseURL: f.fake.URL, Agent: google.DefaultAgent, Handle: id,
+			CredentialAccount: auth.Fingerprint("key-one"), BaseURL: f.fake.URL + "/" + google.DefaultAPIVersion, Agent: google.DefaultAgent, Handle: id,
 			State: StateRunning, Question: "bench", OutputFormat: "markdown", MaxReportBytes: DefaultReportMax,
 			CreatedAt: ms(now), UpdatedAt: ms(now), SubmittedAt: ms(now), DeadlineAt: ms(now.Add(1000 * time.Hour)), RowVersion: 1}
 		if err := js.insert(ctx, j); err != nil {
@@ -85,7 +85,7 @@ func BenchmarkRunPollerRealTime(b *testing.B) {
 		// Spread the first polls over one interval, as submissions would be.
 		next := now.Add(time.Duration(i) * 5 * time.Second / n)
 		j := &Job{ID: newJobID(), AgentID: "main", SessionKey: "cli", SessionIncarnation: 1, ProfileID: "google:default",
-			CredentialAccount: auth.Fingerprint("key-one"), BaseURL: f.fake.URL, Agent: google.DefaultAgent, Handle: id,
+			CredentialAccount: auth.Fingerprint("key-one"), BaseURL: f.fake.URL + "/" + google.DefaultAPIVersion, Agent: google.DefaultAgent, Handle: id,
 			State: StateRunning, Question: "bench", OutputFormat: "markdown", MaxReportBytes: DefaultReportMax,
 			CreatedAt: ms(now), UpdatedAt: ms(now), SubmittedAt: ms(now), DeadlineAt: ms(now.Add(1000 * time.Hour)),
 			NextPollAt: ms(next), RowVersion: 1}

@@ -119,3 +119,8 @@ const (
 	// CodeWaitTimeout: research job … is still … after …
 	CodeWaitTimeout errs.Code = "wait_timeout"
 )
+
+const (
+	// CodeResponseTooLarge: …; research job … ends failed and is not polled again
+	CodeResponseTooLarge errs.Code = "response_too_large"
+)

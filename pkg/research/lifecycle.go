@@ -354,6 +354,9 @@ func classifyPollErr(j *Job, err error) *errs.Error {
 	case ge.Auth:
 		return errs.Refused("provider_refused_credential", "%s", ge.Msg).
 			WithHint("the API key of profile %q no longer has access to interaction %s", j.ProfileID, j.Handle).Wrap(err)
+	case ge.TooLarge:
+		return errs.Failed("response_too_large", "%s; research job %s ends failed and is not polled again", ge.Msg, j.ID).
+			WithHint("the handle %s is kept: inspect the interaction in the provider account", j.Handle).Wrap(err)
 	case ge.Temporary:
 		e := errs.Unavailable("provider_unavailable", "%s", ge.Msg).WithHint("the job keeps its state; poll again later")
 		if ge.RetryAfter > 0 {

@@ -82,17 +82,28 @@ func (s *Service) apply(ctx context.Context, env *owner.Env, j *Job, it *google.
 	j.FinishedAt = ms(now)
 	j.NextPollAt = 0
 	j.ReportBytes, j.CitationCount, j.DroppedCitations = int64(len(rep.Text)), len(rep.Citations), rep.DroppedCitations
-	if it.Error != nil && !budgetCode(j.ErrorCode) {
-		j.ErrorCode = "provider_" + strings.ToLower(nonEmpty(it.Error.Status, "error"))
-		j.ErrorMessage = truncate(it.Error.Message, 500)
+	reasons := it.Reasons()
+	if len(reasons) > 0 && !budgetCode(j.ErrorCode) {
+		// The provider's reason (errors[] and model_output step errors):
+		// shown by research show and kept in result.json with its code.
+		j.ErrorCode = "provider_error"
+		j.ErrorMessage = truncate(reasonText(reasons), 500)
 	}
 	if it.Status == google.StatusBudgetExceeded {
 		j.ErrorCode = "provider_budget_exceeded"
 	}
+	if it.Status == google.StatusCompleted && rep.Text == "" && len(reasons) == 0 {
+		// Completed without output text (steps missing or empty): the
+		// handle stays, the job ends with a clear reason, never exit 0
+		// with an empty report.
+		j.State = StateFailed
+		j.ErrorCode = "empty_report"
+		j.ErrorMessage = "the provider reported interaction " + j.Handle + " completed but sent no report text (its steps are missing or hold no model output)"
+	}
 	if err := assert(); err != nil {
 		return nil, err
 	}
-	if err := publish(env.Home, j, &rep, it); err != nil {
+	if err := publish(env.Home, j, &rep, it, reasons); err != nil {
 		return nil, err
 	}
 	j.Published = true
@@ -103,6 +114,21 @@ func (s *Service) apply(ctx context.Context, env *owner.Env, j *Job, it *google.
 		return nil, err
 	}
 	return j, nil
+}
+
+// reasonText is the provider's reasons as one line: "code: message",
+// joined by "; ".
+func reasonText(rs []google.ProviderError) string {
+	parts := make([]string, 0, len(rs))
+	for _, r := range rs {
+		switch {
+		case r.Code != "" && r.Message != "":
+			parts = append(parts, r.Code+": "+r.Message)
+		default:
+			parts = append(parts, r.Code+r.Message)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 func budgetCode(c string) bool {

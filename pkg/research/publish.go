@@ -32,17 +32,19 @@ type Result struct {
 	Partial            bool            `json:"partial"`
 	Truncated          bool            `json:"truncated"`
 	CitationsTruncated bool            `json:"citationsTruncated"`
-	Legacy             bool            `json:"legacyOutputs,omitempty"`
 	ReportBytes        int64           `json:"reportBytes"`
 	Citations          int             `json:"citations"`
 	DroppedCitations   int             `json:"droppedCitations"`
 	Usage              json.RawMessage `json:"usage,omitempty"`
 	Error              *ResultError    `json:"error,omitempty"`
-	CreatedAt          string          `json:"createdAt"`
-	SubmittedAt        string          `json:"submittedAt,omitempty"`
-	FinishedAt         string          `json:"finishedAt"`
-	ProviderCreated    string          `json:"providerCreated,omitempty"`
-	ProviderUpdated    string          `json:"providerUpdated,omitempty"`
+	// ProviderErrors are the provider's own reasons, code and message as
+	// sent (errors[] and model_output step errors).
+	ProviderErrors  []google.ProviderError `json:"providerErrors,omitempty"`
+	CreatedAt       string                 `json:"createdAt"`
+	SubmittedAt     string                 `json:"submittedAt,omitempty"`
+	FinishedAt      string                 `json:"finishedAt"`
+	ProviderCreated string                 `json:"providerCreated,omitempty"`
+	ProviderUpdated string                 `json:"providerUpdated,omitempty"`
 }
 
 // ResultError is the provider's error of a failed interaction.
@@ -60,17 +62,20 @@ type CitationsDoc struct {
 
 const maxUsageBytes = 64 << 10
 
+// maxProviderErrors bounds the reasons kept in result.json.
+const maxProviderErrors = 32
+
 // publish writes report.md, citations.json and result.json, each
 // atomically; result.json goes last, so its presence means the other two
 // are the final ones.
-func publish(home string, j *Job, rep *google.Report, it *google.Interaction) error {
+func publish(home string, j *Job, rep *google.Report, it *google.Interaction, reasons []google.ProviderError) error {
 	dir := jobDir(home, j.ID)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return errs.Failed("publish_failed", "cannot create %s: %v", dir, err)
 	}
 	res := Result{
 		Job: j.ID, Handle: j.Handle, Status: it.Status, State: j.State, Partial: j.Partial,
-		Truncated: rep.Truncated, CitationsTruncated: rep.CitationsTruncated, Legacy: rep.Legacy,
+		Truncated: rep.Truncated, CitationsTruncated: rep.CitationsTruncated,
 		ReportBytes: int64(len(rep.Text)), Citations: len(rep.Citations), DroppedCitations: rep.DroppedCitations,
 		CreatedAt: stamp(j.CreatedAt), SubmittedAt: stamp(j.SubmittedAt), FinishedAt: stamp(j.FinishedAt),
 		ProviderCreated: it.Created, ProviderUpdated: it.Updated,
@@ -80,6 +85,12 @@ func publish(home string, j *Job, rep *google.Report, it *google.Interaction) er
 	}
 	if j.ErrorCode != "" {
 		res.Error = &ResultError{Code: j.ErrorCode, Message: j.ErrorMessage}
+	}
+	for _, r := range reasons {
+		if len(res.ProviderErrors) == maxProviderErrors {
+			break
+		}
+		res.ProviderErrors = append(res.ProviderErrors, google.ProviderError{Code: truncate(r.Code, 512), Message: truncate(r.Message, 4096)})
 	}
 	cit, _ := json.MarshalIndent(CitationsDoc{Citations: rep.Citations, Dropped: rep.DroppedCitations, Truncated: rep.CitationsTruncated}, "", "  ")
 	resb, _ := json.MarshalIndent(res, "", "  ")

@@ -91,6 +91,11 @@ func (s *Service) pollLocked(ctx context.Context, env *owner.Env, j *Job, cred c
 		}
 		j.NextPollAt = ms(now.Add(s.interval(now, j.SubmittedAt, ra)))
 		out := classifyPollErr(j, err)
+		if ge != nil && ge.TooLarge {
+			// Polling again would download the same oversized answer
+			// again: the job ends here, keeping its handle.
+			j.State, j.FinishedAt, j.NextPollAt = StateFailed, ms(now), 0
+		}
 		j.ErrorCode, j.ErrorMessage = out.Code, out.Message
 		if uerr := js.update(wctx, j, now); uerr != nil && uerr != errStale {
 			return nil, uerr

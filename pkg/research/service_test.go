@@ -333,7 +333,7 @@ func TestRecoverSubmittingBecomesIndeterminate(t *testing.T) {
 	ctx := context.Background()
 	now := f.clk.Now()
 	j := &Job{ID: newJobID(), AgentID: "main", SessionKey: "cli", SessionIncarnation: 1, ProfileID: "google:default",
-		CredentialAccount: auth.Fingerprint("key-one"), BaseURL: f.fake.URL, Agent: google.DefaultAgent, State: StateSubmitting,
+		CredentialAccount: auth.Fingerprint("key-one"), BaseURL: f.fake.URL + "/" + google.DefaultAPIVersion, Agent: google.DefaultAgent, State: StateSubmitting,
 		Question: "q", OutputFormat: "markdown", MaxReportBytes: DefaultReportMax, CreatedAt: ms(now), UpdatedAt: ms(now),
 		DeadlineAt: ms(now.Add(time.Hour)), RowVersion: 1}
 	if err := (jobStore{st: f.st}).insert(ctx, j); err != nil {
@@ -437,17 +437,33 @@ func TestPartialAndLegacyAndMultibyte(t *testing.T) {
 	for _, tc := range []struct {
 		q, state string
 		partial  bool
+		code     string
 	}{
-		{"fake:partial", StateFailed, true},
-		{"fake:incomplete", StateIncomplete, true},
-		{"fake:budget-exceeded", StateIncomplete, true},
-		{"fake:legacy", StateCompleted, false},
-		{"fake:multibyte", StateCompleted, false},
+		{"fake:partial", StateFailed, true, "provider_error"},
+		{"fake:step-error", StateFailed, true, "provider_error"},
+		{"fake:incomplete", StateIncomplete, true, ""},
+		{"fake:budget-exceeded", StateIncomplete, true, "provider_budget_exceeded"},
+		{"fake:legacy-outputs", StateFailed, false, "empty_report"},
+		{"fake:steps-empty", StateFailed, false, "empty_report"},
+		{"fake:multibyte", StateCompleted, false, ""},
+		{"fake:split-output", StateCompleted, false, ""},
+		{"fake:unknown-status", StateCompleted, false, ""},
+		{"fake:continuation-on-create", StateCompleted, false, ""},
+		{"fake:continuation-on-poll", StateCompleted, false, ""},
 	} {
-		res, _ := f.start(tc.q)
+		res, err := f.start(tc.q)
+		if err != nil || res.Handle == "" {
+			t.Fatalf("%s: start %v %+v", tc.q, err, res)
+		}
 		pr, err := f.svc.Wait(ctx, f.env(), WaitParams{JobParams: JobParams{Job: res.Job}})
-		if err != nil || pr.State != tc.state || pr.Partial != tc.partial || !pr.Published {
+		if err != nil || pr.State != tc.state || pr.Partial != tc.partial || !pr.Published || pr.ErrorCode != tc.code || pr.Handle != res.Handle {
 			t.Fatalf("%s: %v %+v", tc.q, err, pr)
+		}
+		if tc.q == "fake:split-output" {
+			text, cites, _ := ReadReport(f.home, res.Job)
+			if text != strings.Join(fakeapi.SplitParts, "") || len(cites) != 2 {
+				t.Fatalf("split report %q %+v", text, cites)
+			}
 		}
 		if tc.q == "fake:multibyte" {
 			text, cites, err := ReadReport(f.home, res.Job)
@@ -846,5 +862,31 @@ func TestJobLocksReleased(t *testing.T) {
 	defer s.locksMu.Unlock()
 	if len(s.locks) != 0 {
 		t.Fatalf("%d job locks kept", len(s.locks))
+	}
+}
+
+// An answer over the response bound is refused once: the job ends failed
+// (response_too_large) with its handle, and is never polled again (every
+// poll would download it again).
+func TestOversizedPollEndsTheJobOnce(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	res, err := f.start("fake:oversized fake-polls:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.svc.Wait(ctx, f.env(), WaitParams{JobParams: JobParams{Job: res.Job}})
+	if errs.CodeOf(err) != "response_too_large" {
+		t.Fatalf("wait: %v", err)
+	}
+	j := f.job(res.Job)
+	if j.State != StateFailed || j.Handle != res.Handle || j.ErrorCode != "response_too_large" {
+		t.Fatalf("%+v", j)
+	}
+	if _, err := f.svc.Poll(ctx, f.env(), JobParams{Job: res.Job}); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.fake.Count("GET /interactions/" + res.Handle); n != 1 {
+		t.Fatalf("%d GETs of the oversized interaction", n)
 	}
 }

@@ -2,7 +2,10 @@ package research
 
 import (
 	"net/http"
+	"net/url"
 	"os"
+	"path"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -23,8 +26,13 @@ type Settings struct {
 	Enabled   bool   `json:"enabled"`
 	ProfileID string `json:"profileId,omitempty"`
 	Agent     string `json:"agent,omitempty"`
-	BaseURL   string `json:"baseUrl,omitempty"`
+	// BaseURL is the endpoint: the server URL and the API version.
+	BaseURL    string `json:"baseUrl,omitempty"`
+	APIVersion string `json:"apiVersion,omitempty"`
 }
+
+// apiVersionRE is the shape of a Gemini API version path segment.
+var apiVersionRE = regexp.MustCompile(`^v[0-9]+((alpha|beta)[0-9]*)?$`)
 
 // LoadSettings reads the activation from <home>/config.json (a missing
 // file is an empty config) and applies the base URL override. It loads no
@@ -60,9 +68,12 @@ func SettingsFrom(cfg *config.Config, getenv func(string) string) (Settings, err
 		case "baseUrl":
 			str, ok := v.(string)
 			s.BaseURL, bad = str, !ok
+		case "apiVersion":
+			str, ok := v.(string)
+			s.APIVersion, bad = str, !ok
 		default:
 			return s, errs.Failed("invalid_config", "unknown key %s.%s", ConfigPath, k).
-				WithHint("supported keys: enabled, profileId, agent, baseUrl; remove it with clawkit config unset %s.%s", ConfigPath, k)
+				WithHint("supported keys: enabled, profileId, agent, baseUrl, apiVersion; remove it with clawkit config unset %s.%s", ConfigPath, k)
 		}
 		if bad {
 			return s, errs.Failed("invalid_config", "%s.%s has the wrong type", ConfigPath, k).
@@ -76,16 +87,46 @@ func SettingsFrom(cfg *config.Config, getenv func(string) string) (Settings, err
 		s.BaseURL = v
 	}
 	if s.BaseURL == "" {
-		s.BaseURL = google.DefaultBaseURL
+		s.BaseURL = google.DefaultServer
 	}
 	s.BaseURL = strings.TrimRight(s.BaseURL, "/")
 	if err := google.CheckBaseURL(s.BaseURL); err != nil {
 		return s, errs.Failed("invalid_config", "%v", err).WithHint("fix %s.baseUrl or %s", ConfigPath, EnvBaseURL)
 	}
+	if err := s.resolveVersion(); err != nil {
+		return s, err
+	}
 	if s.Agent == "" {
 		s.Agent = google.DefaultAgent
 	}
 	return s, nil
+}
+
+// resolveVersion makes BaseURL the endpoint. A base URL whose last path
+// segment is an API version (…/v1beta, the form earlier releases
+// documented) is the endpoint already, and apiVersion may only repeat it;
+// otherwise apiVersion (default google.DefaultAPIVersion) is appended, as
+// the SDKs join their base URL and API version.
+func (s *Settings) resolveVersion() error {
+	if s.APIVersion != "" && !apiVersionRE.MatchString(s.APIVersion) {
+		return errs.Failed("invalid_config", "%s.apiVersion %q is not an API version (v1, v1beta, …)", ConfigPath, s.APIVersion).
+			WithHint("clawkit config set %s.apiVersion v1 (or unset it for the default %s)", ConfigPath, google.DefaultAPIVersion)
+	}
+	u, _ := url.Parse(s.BaseURL)
+	last := path.Base(u.Path)
+	if apiVersionRE.MatchString(last) {
+		if s.APIVersion != "" && s.APIVersion != last {
+			return errs.Failed("invalid_config", "the base URL %s ends in API version %s but %s.apiVersion is %s", s.BaseURL, last, ConfigPath, s.APIVersion).
+				WithHint("give the version once: a base URL without it, or no %s.apiVersion", ConfigPath)
+		}
+		s.APIVersion = last
+		return nil
+	}
+	if s.APIVersion == "" {
+		s.APIVersion = google.DefaultAPIVersion
+	}
+	s.BaseURL += "/" + s.APIVersion
+	return nil
 }
 
 // requireEnabled refuses when research is not activated.

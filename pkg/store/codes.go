@@ -18,8 +18,6 @@ const (
 	CodeDatabaseLeased errs.Code = "database_leased"
 	// CodeDatabaseMissing: PostgreSQL: …
 	CodeDatabaseMissing errs.Code = "database_missing"
-	// CodeDatabasePasswordInConfig: database.url in config.json carries a password
-	CodeDatabasePasswordInConfig errs.Code = "database_password_in_config"
 	// CodeDatabaseUnavailable: cannot connect to PostgreSQL: …
 	CodeDatabaseUnavailable errs.Code = "database_unavailable"
 	// CodeDatabaseUrlMissing: database.engine is postgres but no database.url is configured

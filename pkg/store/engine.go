@@ -1,9 +1,7 @@
 package store
 
 import (
-	"net/url"
 	"path/filepath"
-	"strings"
 
 	"github.com/clawkit/clawkit/pkg/config"
 	"github.com/clawkit/clawkit/pkg/errs"
@@ -25,9 +23,8 @@ func EngineForEnv(home string, cfg *config.Config, getenv func(string) string, p
 		return SQLite{Path: filepath.Join(home, DBFileName)}, nil
 	case "postgres":
 		cfgURL := cfg.String("database.url")
-		if hasPassword(cfgURL) {
-			return nil, errs.Refused("database_password_in_config", "database.url in config.json carries a password").
-				WithHint("remove it from the URL ('clawkit config set database.url postgres://USER@HOST/DB') and supply it through PGPASSWORD, PGPASSFILE/~/.pgpass or a database entry in credentials.json")
+		if config.URLHasPassword(cfgURL) {
+			return nil, config.ErrPasswordInConfig()
 		}
 		u := cfgURL
 		if v := getenv(EnvDatabaseURL); v != "" {
@@ -38,7 +35,7 @@ func EngineForEnv(home string, cfg *config.Config, getenv func(string) string, p
 				WithHint("set it with 'clawkit config set database.url postgres://USER@HOST:5432/DBNAME' or export %s", EnvDatabaseURL)
 		}
 		pg := &Postgres{URL: u}
-		if password != nil && !hasPassword(u) && getenv("PGPASSWORD") == "" {
+		if password != nil && !config.URLHasPassword(u) && getenv("PGPASSWORD") == "" {
 			p, err := password()
 			if err != nil {
 				return nil, err
@@ -50,24 +47,4 @@ func EngineForEnv(home string, cfg *config.Config, getenv func(string) string, p
 		return nil, errs.Failed("engine_unsupported", "unknown database.engine %q", name).
 			WithHint("use sqlite (the default) or postgres")
 	}
-}
-
-// hasPassword reports whether a connection string carries a password, in
-// URL form (postgres://user:pw@…, ?password=) or keyword form (password=…).
-func hasPassword(s string) bool {
-	if s == "" {
-		return false
-	}
-	if u, err := url.Parse(s); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
-		if _, ok := u.User.Password(); ok {
-			return true
-		}
-		return u.Query().Has("password")
-	}
-	for _, f := range strings.Fields(s) {
-		if strings.HasPrefix(strings.ToLower(f), "password=") {
-			return true
-		}
-	}
-	return false
 }

@@ -10,7 +10,6 @@ import (
 	"os"
 
 	_ "github.com/alecthomas/kong"
-	_ "github.com/google/renameio/v2"
 	_ "github.com/google/uuid"
 	_ "github.com/jackc/pgx/v5"
 	_ "github.com/jackc/pgx/v5/pgconn"

@@ -18,8 +18,14 @@ import (
 
 // Defaults of the Interactions API binding.
 const (
-	DefaultBaseURL    = "https://generativelanguage.googleapis.com/v1beta"
+	// DefaultServer is the Gemini API's server; the endpoint is it plus
+	// an API version (docs/research.md, "API version").
+	DefaultServer     = "https://generativelanguage.googleapis.com"
+	DefaultAPIVersion = "v1"
+	DefaultBaseURL    = DefaultServer + "/" + DefaultAPIVersion
 	DefaultAgent      = "deep-research-preview-04-2026"
+	// APIRevision is sent on every request, as google.golang.org/genai's
+	// interactions client does (docs/research.md, "Api-Revision").
 	APIRevision       = "2026-05-20"
 	DefaultTimeout    = 30 * time.Second
 	MaxResponseBytes  = 32 << 20
@@ -62,7 +68,10 @@ type Error struct {
 	// Auth is true for 401/403: the credential was refused.
 	Auth bool
 	// Temporary is true for 429/503 and transport failures on reads.
-	Temporary  bool
+	Temporary bool
+	// TooLarge is true when the response was longer than
+	// MaxResponseBytes: asking again would download it again.
+	TooLarge   bool
 	RetryAfter time.Duration
 	HTTPStatus int
 	Status     *RPCStatus
@@ -112,6 +121,11 @@ func CheckBaseURL(raw string) error {
 	return nil
 }
 
+// createBody is the create request: the SDKs' CreateAgentInteraction
+// (checked against it in client_sdk_test.go). store and agent_config are
+// sent explicitly although the API defaults store to true: a background
+// interaction must be stored to be polled, and thinking summaries are
+// never wanted (they are never kept).
 type createBody struct {
 	Agent       string      `json:"agent"`
 	Input       string      `json:"input"`
@@ -140,6 +154,9 @@ func (c *Client) Create(ctx context.Context, question string) (*Interaction, err
 		AgentConfig: agentConfig{Type: "deep-research", ThinkingSummaries: "none"},
 	})
 	status, hdr, resp, sent, err := c.do(ctx, http.MethodPost, "/interactions", body)
+	if errors.Is(err, errTooLarge) {
+		return nil, &Error{Op: "create", TooLarge: true, Msg: fmt.Sprintf("create: the provider's answer is larger than %d bytes and was not read", MaxResponseBytes), Err: err}
+	}
 	if err != nil {
 		// A transport failure before any connection proves nothing left;
 		// after it, the server may have read and accepted the create.
@@ -148,6 +165,11 @@ func (c *Client) Create(ctx context.Context, question string) (*Interaction, err
 	if status >= 200 && status < 300 {
 		it, perr := ParseInteraction(resp)
 		if perr != nil {
+			// A returned id is a receipt even when the rest of the
+			// body is unusable: the handle must never be lost.
+			if id, ok := receiptID(resp); ok {
+				return &Interaction{ID: id, Status: receiptStatus(resp)}, nil
+			}
 			return nil, &Error{Op: "create", HTTPStatus: status, Msg: "the provider accepted the create but its response is unusable: " + perr.Error(), Err: perr}
 		}
 		return it, nil
@@ -167,6 +189,9 @@ func (c *Client) Get(ctx context.Context, id string) (*Interaction, error) {
 		return nil, &Error{Op: "poll", NotSent: true, Msg: err.Error(), Err: err}
 	}
 	status, hdr, resp, sent, err := c.do(ctx, http.MethodGet, "/interactions/"+id, nil)
+	if errors.Is(err, errTooLarge) {
+		return nil, &Error{Op: "poll", TooLarge: true, Msg: fmt.Sprintf("poll: the provider's answer for interaction %s is larger than %d bytes and was refused", id, MaxResponseBytes), Err: err}
+	}
 	if err != nil {
 		return nil, &Error{Op: "poll", NotSent: !sent, Temporary: true, Msg: transportMsg("poll", err, sent), Err: err}
 	}
@@ -193,7 +218,8 @@ func (c *Client) Cancel(ctx context.Context, id string) error {
 	if err := CheckHandle(id); err != nil {
 		return &Error{Op: "cancel", NotSent: true, Msg: err.Error(), Err: err}
 	}
-	status, hdr, resp, sent, err := c.do(ctx, http.MethodPost, "/interactions/"+id+"/cancel", []byte("{}"))
+	// No body, as the SDKs send it (CancelInteractionByIDRequest has none).
+	status, hdr, resp, sent, err := c.do(ctx, http.MethodPost, "/interactions/"+id+"/cancel", nil)
 	if err != nil {
 		return &Error{Op: "cancel", NotSent: !sent, Temporary: true, Msg: transportMsg("cancel", err, sent), Err: err}
 	}
@@ -258,10 +284,38 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte) (stat
 		return 0, nil, nil, true, err
 	}
 	if len(data) > MaxResponseBytes {
-		return 0, nil, nil, true, fmt.Errorf("response larger than %d bytes", MaxResponseBytes)
+		return 0, nil, nil, true, errTooLarge
 	}
 	return r.StatusCode, r.Header, data, true, nil
 }
+
+// receiptID finds the interaction id of a create answer whose other
+// fields do not decode: a JSON object with a valid string "id".
+func receiptID(body []byte) (string, bool) {
+	var v struct {
+		ID json.RawMessage `json:"id"`
+	}
+	var id string
+	if json.Unmarshal(body, &v) != nil || json.Unmarshal(v.ID, &id) != nil || CheckHandle(id) != nil {
+		return "", false
+	}
+	return id, true
+}
+
+// receiptStatus is the status of such an answer when it is a string
+// ("" otherwise: not finished).
+func receiptStatus(body []byte) string {
+	var v struct {
+		Status json.RawMessage `json:"status"`
+	}
+	var st string
+	if json.Unmarshal(body, &v) == nil {
+		_ = json.Unmarshal(v.Status, &st)
+	}
+	return st
+}
+
+var errTooLarge = fmt.Errorf("response larger than %d bytes", MaxResponseBytes)
 
 func (c *Client) statusError(op string, status int, hdr http.Header, body []byte) *Error {
 	e := &Error{Op: op, HTTPStatus: status}

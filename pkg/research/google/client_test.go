@@ -23,7 +23,7 @@ func startFake(t *testing.T) *fakeapi.Listener {
 }
 
 func client(l *fakeapi.Listener) *google.Client {
-	return &google.Client{BaseURL: l.URL, APIKey: "test-key", HTTP: google.NewHTTPClient(), Timeout: 5 * time.Second}
+	return &google.Client{BaseURL: l.URL + "/" + google.DefaultAPIVersion, APIKey: "test-key", HTTP: google.NewHTTPClient(), Timeout: 5 * time.Second}
 }
 
 func TestCreatePollCancelWireShape(t *testing.T) {
@@ -38,7 +38,7 @@ func TestCreatePollCancelWireShape(t *testing.T) {
 		t.Fatalf("%+v", it)
 	}
 	log := l.Requests()
-	if len(log) != 1 || log[0].Req != "POST /interactions" || log[0].APIRevision != google.APIRevision || log[0].Account == "" {
+	if len(log) != 1 || log[0].Req != "POST /interactions" || log[0].APIVersion != "v1" || log[0].APIRevision != google.APIRevision || log[0].Account == "" {
 		t.Fatalf("log %+v", log)
 	}
 	var body map[string]any
@@ -232,5 +232,25 @@ func TestRetryAfterHTTPDate(t *testing.T) {
 	// no wait; covered indirectly by the fake's delta-seconds elsewhere.
 	if google.Terminal("queued") || !google.Terminal("budget_exceeded") {
 		t.Fatal("terminal statuses")
+	}
+}
+
+// The fake requires the API key on every call, as the API does: a get
+// or a cancel without one is refused like a create.
+func TestFakeRequiresKeyOnEveryCall(t *testing.T) {
+	l := startFake(t)
+	id := l.Seed("q")
+	c := &google.Client{BaseURL: l.URL + "/v1", HTTP: google.NewHTTPClient(), Timeout: 5 * time.Second}
+	if _, err := c.Create(context.Background(), "q"); classify(t, err).HTTPStatus != 403 {
+		t.Fatalf("create without key: %v", err)
+	}
+	if _, err := c.Get(context.Background(), id); classify(t, err).HTTPStatus != 403 || !classify(t, err).Auth {
+		t.Fatalf("get without key: %v", err)
+	}
+	if err := c.Cancel(context.Background(), id); classify(t, err).HTTPStatus != 403 {
+		t.Fatalf("cancel without key: %v", err)
+	}
+	if l.Status(id) != "in_progress" || l.Interactions() != 1 {
+		t.Fatal("a keyless call changed the fake's state")
 	}
 }

@@ -8,25 +8,38 @@ package google
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/url"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
 
-// Interaction statuses. The first three are not finished.
+// Interaction statuses: the InteractionStatus enum of Google's SDKs
+// (google.golang.org/genai/interactions and @google/genai; the versions
+// checked are named in docs/research.md). queued, in_progress,
+// requires_action and requires_continuation are not finished.
 const (
-	StatusQueued         = "queued"
-	StatusInProgress     = "in_progress"
-	StatusRequiresAction = "requires_action"
-	StatusCompleted      = "completed"
-	StatusFailed         = "failed"
-	StatusCancelled      = "cancelled"
-	StatusIncomplete     = "incomplete"
-	StatusBudgetExceeded = "budget_exceeded"
+	StatusQueued               = "queued"
+	StatusInProgress           = "in_progress"
+	StatusRequiresAction       = "requires_action"
+	StatusRequiresContinuation = "requires_continuation"
+	StatusCompleted            = "completed"
+	StatusFailed               = "failed"
+	StatusCancelled            = "cancelled"
+	StatusIncomplete           = "incomplete"
+	StatusBudgetExceeded       = "budget_exceeded"
 )
 
-// Terminal reports whether status ends an interaction.
+// Statuses lists every status the SDKs define, not finished ones first.
+var Statuses = []string{StatusQueued, StatusInProgress, StatusRequiresAction, StatusRequiresContinuation,
+	StatusCompleted, StatusFailed, StatusCancelled, StatusIncomplete, StatusBudgetExceeded}
+
+// Terminal reports whether status ends an interaction. A status clawkit
+// does not know is not terminal: the job keeps polling within its budget
+// and keeps its handle (docs/research.md, "Statuses").
 func Terminal(status string) bool {
 	switch status {
 	case StatusCompleted, StatusFailed, StatusCancelled, StatusIncomplete, StatusBudgetExceeded:
@@ -35,13 +48,14 @@ func Terminal(status string) bool {
 	return false
 }
 
-// KnownStatus reports whether status is one the API documents.
+// KnownStatus reports whether status is one the SDKs define.
 func KnownStatus(status string) bool {
-	switch status {
-	case StatusQueued, StatusInProgress, StatusRequiresAction:
-		return true
+	for _, s := range Statuses {
+		if s == status {
+			return true
+		}
 	}
-	return Terminal(status)
+	return false
 }
 
 // Interaction is the part of the interaction resource clawkit reads.
@@ -50,13 +64,16 @@ func KnownStatus(status string) bool {
 type Interaction struct {
 	ID      string          `json:"id"`
 	Status  string          `json:"status"`
-	Agent   string          `json:"agent,omitempty"`
 	Created string          `json:"created,omitempty"`
 	Updated string          `json:"updated,omitempty"`
 	Steps   []Step          `json:"steps,omitempty"`
-	Outputs []Content       `json:"outputs,omitempty"` // legacy shape
 	Usage   json.RawMessage `json:"usage,omitempty"`
-	Error   *RPCStatus      `json:"error,omitempty"`
+	// Errors are the interaction's errors[] ({code, message}; the SDKs'
+	// Error type, code a URI string): why a failed interaction failed.
+	Errors []ProviderError `json:"errors,omitempty"`
+	// ContinuationToken is set with status requires_continuation. clawkit
+	// never sends it back (docs/research.md, "Continuation").
+	ContinuationToken string `json:"continuation_token,omitempty"`
 }
 
 // Step is one entry of the steps[] timeline. Only model_output steps are
@@ -64,6 +81,8 @@ type Interaction struct {
 type Step struct {
 	Type    string    `json:"type"`
 	Content []Content `json:"content,omitempty"`
+	// Error is a model_output step's error (a google.rpc.Status).
+	Error *RPCStatus `json:"error,omitempty"`
 }
 
 // Content is one content block. For text blocks, Annotations carry
@@ -81,6 +100,84 @@ type Annotation struct {
 	Title      string `json:"title,omitempty"`
 	StartIndex *int64 `json:"start_index,omitempty"`
 	EndIndex   *int64 `json:"end_index,omitempty"`
+	// Bad is set by decoding when a field has the wrong JSON type or an
+	// index is not an integer that fits: the annotation is dropped and
+	// counted, and the rest of the interaction stays usable.
+	Bad bool `json:"-"`
+}
+
+// UnmarshalJSON decodes an annotation without ever failing on its fields:
+// one malformed citation must not make a finished report unusable.
+func (a *Annotation) UnmarshalJSON(b []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			return err
+		}
+		*a = Annotation{Bad: true}
+		return nil
+	}
+	*a = Annotation{}
+	str := func(k string, dst *string) {
+		if v, ok := raw[k]; ok && string(v) != "null" {
+			if json.Unmarshal(v, dst) != nil {
+				a.Bad = true
+			}
+		}
+	}
+	idx := func(k string) *int64 {
+		v, ok := raw[k]
+		if !ok || string(v) == "null" {
+			return nil
+		}
+		n, err := strconv.ParseInt(string(v), 10, 64)
+		if err != nil {
+			a.Bad = true
+			return nil
+		}
+		return &n
+	}
+	str("type", &a.Type)
+	str("url", &a.URL)
+	str("title", &a.Title)
+	a.StartIndex, a.EndIndex = idx("start_index"), idx("end_index")
+	return nil
+}
+
+// ProviderError is one entry of an interaction's errors[].
+type ProviderError struct {
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// UnmarshalJSON keeps whatever of an error entry can be read: a reason
+// is worth keeping even when one of its fields has an unexpected type.
+func (e *ProviderError) UnmarshalJSON(b []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			return err
+		}
+		*e = ProviderError{Message: truncateForMsg(string(b))}
+		return nil
+	}
+	*e = ProviderError{Code: looseString(raw["code"]), Message: looseString(raw["message"])}
+	return nil
+}
+
+// looseString renders a JSON string as its value and any other JSON value
+// as its text.
+func looseString(v json.RawMessage) string {
+	if len(v) == 0 || string(v) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return s
+	}
+	return string(v)
 }
 
 // RPCStatus is a google.rpc.Status.
@@ -91,22 +188,72 @@ type RPCStatus struct {
 	Details json.RawMessage `json:"details,omitempty"`
 }
 
-// ParseInteraction decodes an interaction resource and checks the fields
-// clawkit depends on: a non-empty id without path syntax and a known status.
+// UnmarshalJSON reads a google.rpc.Status leniently (a code that is not a
+// number is kept as 0): it carries a reason, never custody.
+func (r *RPCStatus) UnmarshalJSON(b []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			return err
+		}
+		*r = RPCStatus{Message: looseString(b)}
+		return nil
+	}
+	*r = RPCStatus{Message: looseString(raw["message"]), Status: looseString(raw["status"]), Details: raw["details"]}
+	if n, err := strconv.Atoi(string(raw["code"])); err == nil {
+		r.Code = n
+	}
+	return nil
+}
+
+// Reasons returns why an interaction failed, as the SDKs carry it: its
+// errors[] and the error of any model_output step, in order.
+func (it *Interaction) Reasons() []ProviderError {
+	var out []ProviderError
+	for _, e := range it.Errors {
+		if e.Code != "" || e.Message != "" {
+			out = append(out, e)
+		}
+	}
+	for _, s := range it.Steps {
+		if s.Error == nil || (s.Error.Message == "" && s.Error.Code == 0 && s.Error.Status == "") {
+			continue
+		}
+		code := s.Error.Status
+		if code == "" && s.Error.Code != 0 {
+			code = strconv.Itoa(s.Error.Code)
+		}
+		out = append(out, ProviderError{Code: code, Message: s.Error.Message})
+	}
+	return out
+}
+
+// ParseInteraction decodes an interaction resource and checks the one
+// field custody depends on: a non-empty id without path syntax. Any status
+// is accepted (an unknown one means "not finished"); the caller decides
+// what a status means.
 func ParseInteraction(body []byte) (*Interaction, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, fmt.Errorf("the response body is empty")
+	}
 	var it Interaction
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&it); err != nil {
-		return nil, fmt.Errorf("invalid interaction JSON: %w", err)
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("the response body is truncated (%d bytes, the JSON ends early)", len(body))
+		}
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			return nil, fmt.Errorf("the response body is not JSON: %v", err)
+		}
+		return nil, fmt.Errorf("the response body is not an interaction: %v", err)
 	}
 	if dec.More() {
-		return nil, fmt.Errorf("invalid interaction JSON: data after the object")
+		return nil, fmt.Errorf("the response body has data after the interaction object")
 	}
 	if err := CheckHandle(it.ID); err != nil {
 		return nil, err
-	}
-	if !KnownStatus(it.Status) {
-		return nil, fmt.Errorf("interaction %s has unknown status %q", it.ID, truncateForMsg(it.Status))
 	}
 	return &it, nil
 }
@@ -154,16 +301,14 @@ type Citation struct {
 // HasSpan reports whether c attributes a byte range of the report.
 func (c Citation) HasSpan() bool { return c.StartByte != nil && c.EndByte != nil }
 
-// Report is what is published from an interaction: the final model output
-// text with its citations re-based into it.
+// Report is what is published from an interaction: the SDKs' output text
+// with its citations re-based into it.
 type Report struct {
 	Text               string     `json:"-"`
 	Citations          []Citation `json:"citations"`
 	DroppedCitations   int        `json:"droppedCitations"`
 	Truncated          bool       `json:"truncated"`
 	CitationsTruncated bool       `json:"citationsTruncated"`
-	// Legacy is true when the report came from the legacy outputs[] array.
-	Legacy bool `json:"legacy,omitempty"`
 }
 
 // Bounds limit a report.
@@ -172,71 +317,79 @@ type Bounds struct {
 	MaxCitations   int
 }
 
-// stepSeparator joins the text of consecutive model_output steps; blocks
-// within one step are concatenated as they are (they are pieces of one
-// generation).
-const stepSeparator = "\n\n"
+// OutputParts returns the text blocks of the SDKs' output_text, in
+// order: the same walk as OutputText in google.golang.org/genai/interactions
+// (interaction_outputs.go) and addOutputProperties in @google/genai. The
+// steps are walked back from the end: a user_input step ends the walk,
+// thought steps are skipped, model_output text blocks are collected (a
+// non-text block ends the walk once text was found), and any other step
+// (a tool call or result) ends it once text was found and is skipped
+// before that. output_text is the blocks concatenated as they are.
+func OutputParts(steps []Step) []Content {
+	var parts []Content
+	collecting := false
+outer:
+	for i := len(steps) - 1; i >= 0; i-- {
+		st := steps[i]
+		switch st.Type {
+		case "user_input":
+			break outer
+		case "thought":
+			continue
+		case "model_output":
+		default:
+			if collecting {
+				break outer
+			}
+			continue
+		}
+		for j := len(st.Content) - 1; j >= 0; j-- {
+			c := st.Content[j]
+			if c.Type == "text" {
+				collecting = true
+				parts = append(parts, c)
+			} else if collecting {
+				break outer
+			}
+		}
+	}
+	for l, r := 0, len(parts)-1; l < r; l, r = l+1, r-1 {
+		parts[l], parts[r] = parts[r], parts[l]
+	}
+	return parts
+}
 
-// ExtractReport builds the report from the final model_output step(s): the
-// run of model_output steps that ends the timeline. A model_output followed
-// by more research (thoughts, tool calls) is an interim answer, not the
-// report; a timeline that ends in research (say, cancelled mid-way) has no
-// report text. Only text content is used. Legacy outputs[]
-// are used only when steps[] is absent, and then every text block counts.
+// ExtractReport builds the report: exactly the SDKs' output_text (see
+// OutputParts), never less. A timeline without steps, or without text
+// after its last user input, gives an empty report.
 //
 // Citations are url_citation annotations whose start/end are UTF-8 byte
 // offsets into their own text block; they are re-based into the report and
-// dropped (counted) when the range is empty, reversed, out of the block, not
-// on rune boundaries, only half present, the URL is not http(s), or the
-// range falls past a truncation. An annotation with neither offset is kept
-// as an attribution without a span.
+// dropped (counted) when an index is not an integer, the range is empty,
+// reversed, out of the block, not on rune boundaries, only half present,
+// the URL is not http(s), or the range falls past a truncation. An
+// annotation with neither offset is kept as an attribution without a span.
 func ExtractReport(it *Interaction, b Bounds) Report {
-	var blocks [][]Content // one entry per step
 	var rep Report
-	if len(it.Steps) > 0 {
-		end := len(it.Steps)
-		start := end
-		for start > 0 && it.Steps[start-1].Type == "model_output" {
-			start--
-		}
-		for _, s := range it.Steps[start:end] {
-			blocks = append(blocks, s.Content)
-		}
-	} else if len(it.Outputs) > 0 {
-		rep.Legacy = true
-		blocks = append(blocks, it.Outputs)
-	}
-
 	var text strings.Builder
 	var cites []Citation
-	first := true
-	for _, step := range blocks {
-		stepHasText := false
-		for _, c := range step {
-			if c.Type != "text" || c.Text == "" {
+	for _, c := range OutputParts(it.Steps) {
+		base := int64(text.Len())
+		block := strings.ToValidUTF8(c.Text, "\uFFFD")
+		// Offsets refer to the bytes the provider sent; if they were not
+		// valid UTF-8 we cannot trust them to match the repaired text.
+		repaired := block != c.Text
+		text.WriteString(block)
+		for _, a := range c.Annotations {
+			if a.Type != "url_citation" && !(a.Bad && a.Type == "") {
 				continue
 			}
-			if !stepHasText && !first {
-				text.WriteString(stepSeparator)
+			cit, ok := rebase(a, c.Text, base)
+			if !ok || repaired || a.Bad {
+				rep.DroppedCitations++
+				continue
 			}
-			stepHasText, first = true, false
-			base := int64(text.Len())
-			block := strings.ToValidUTF8(c.Text, "\uFFFD")
-			// Offsets refer to the bytes the provider sent; if they were not
-			// valid UTF-8 we cannot trust them to match the repaired text.
-			repaired := block != c.Text
-			text.WriteString(block)
-			for _, a := range c.Annotations {
-				if a.Type != "url_citation" {
-					continue
-				}
-				cit, ok := rebase(a, c.Text, base)
-				if !ok || repaired {
-					rep.DroppedCitations++
-					continue
-				}
-				cites = append(cites, cit)
-			}
+			cites = append(cites, cit)
 		}
 	}
 	out := text.String()

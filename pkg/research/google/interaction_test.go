@@ -20,7 +20,9 @@ func TestExtractReportFinalModelOutputOnly(t *testing.T) {
 		{Type: "model_output", Content: []Content{{Type: "text", Text: "Tail", Annotations: []Annotation{{Type: "url_citation", URL: "https://a.example/", StartIndex: i64(0), EndIndex: i64(4)}}}}},
 	}}
 	rep := ExtractReport(it, Bounds{})
-	want := "Part one. Part two.\n\nTail"
+	// The SDKs' output_text: the trailing model outputs, thought steps
+	// skipped, a non-text block ending the walk, parts joined as they are.
+	want := "Part two.Tail"
 	if rep.Text != want {
 		t.Fatalf("report %q, want %q", rep.Text, want)
 	}
@@ -80,14 +82,15 @@ func TestExtractReportTruncation(t *testing.T) {
 	}
 }
 
-func TestExtractReportLegacyOutputs(t *testing.T) {
+// The legacy outputs[] shape is not mapped by the SDKs for agent
+// interactions: it gives no output text.
+func TestLegacyOutputsAreNotText(t *testing.T) {
 	body := `{"id":"v1_a","status":"completed","outputs":[{"type":"thought","summary":"no"},{"type":"text","text":"Legacy report"}]}`
 	it, err := ParseInteraction([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := ExtractReport(it, Bounds{})
-	if rep.Text != "Legacy report" || !rep.Legacy {
+	if rep := ExtractReport(it, Bounds{}); rep.Text != "" {
 		t.Fatalf("%+v %q", rep, rep.Text)
 	}
 }
@@ -97,9 +100,12 @@ func TestParseInteractionRejects(t *testing.T) {
 		`{"id":"","status":"completed"}`,
 		`{"id":"../x","status":"completed"}`,
 		`{"id":"a?b","status":"completed"}`,
-		`{"id":"a","status":"done"}`,
 		`{"id":"a","status":"completed"} x`,
 		`not json`,
+		`{"id":"a","status":"comp`,
+		``,
+		`[]`,
+		`{"id":7,"status":"completed"}`,
 	} {
 		if _, err := ParseInteraction([]byte(body)); err == nil {
 			t.Errorf("accepted %s", body)
@@ -114,6 +120,9 @@ func FuzzParseInteraction(f *testing.F) {
 	f.Add([]byte(`{"id":"v1_a","status":"completed","steps":[{"type":"model_output","content":[{"type":"text","text":"Über 東京","annotations":[{"type":"url_citation","url":"https://x.example","start_index":6,"end_index":12}]}]}]}`), int64(0))
 	f.Add([]byte(`{"id":"v1_a","status":"failed","outputs":[{"type":"text","text":"x\xff","annotations":[{"type":"url_citation","url":"http://x","start_index":0,"end_index":1}]}],"error":{"code":500,"message":"m"}}`), int64(3))
 	f.Add([]byte(`{"id":"v1_a","status":"in_progress","steps":[{"type":"thought"}]}`), int64(64))
+	f.Add([]byte(`{"id":"v1_a","status":"completed","steps":[{"type":"model_output","content":[{"type":"text","text":"abcdef","annotations":[{"type":"url_citation","url":"https://x","start_index":1.5,"end_index":4},{"type":"url_citation","url":"https://x","start_index":"1","end_index":4},{"type":"url_citation","url":"https://x","start_index":9223372036854775808,"end_index":2},{"type":"url_citation","url":7}]}]}]}`), int64(0))
+	f.Add([]byte(`{"id":"v1_a","status":"failed","errors":[{"code":"https://e","message":"m"},{"code":3},"x"],"steps":[{"type":"model_output","error":{"code":"13","message":5}}]}`), int64(0))
+	f.Add([]byte(`{"id":"v1_a","status":"paused_for_review","continuation_token":"t"}`), int64(0))
 	f.Fuzz(func(t *testing.T, body []byte, max int64) {
 		it, err := ParseInteraction(body)
 		if err != nil {
@@ -200,5 +209,42 @@ func TestExtractReportKeepsOffsetlessCitations(t *testing.T) {
 	b, _ := json.Marshal(rep.Citations[0])
 	if string(b) != `{"url":"https://src.example/a","title":"Source A"}` {
 		t.Fatalf("json %s", b)
+	}
+}
+
+// One malformed citation never makes a finished interaction unusable
+// (start_index 1.5, "1", 2^63): it is dropped and counted.
+func TestBadCitationIndicesAreDropped(t *testing.T) {
+	body := `{"id":"v1_a","status":"completed","steps":[{"type":"model_output","content":[{"type":"text","text":"abcdef","annotations":[` +
+		`{"type":"url_citation","url":"https://ok.example/","start_index":0,"end_index":3},` +
+		`{"type":"url_citation","url":"https://x.example/","start_index":1.5,"end_index":4},` +
+		`{"type":"url_citation","url":"https://x.example/","start_index":"1","end_index":4},` +
+		`{"type":"url_citation","url":"https://x.example/","start_index":9223372036854775808,"end_index":9223372036854775809}]}]}]}`
+	it, err := ParseInteraction([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := ExtractReport(it, Bounds{})
+	if rep.Text != "abcdef" || len(rep.Citations) != 1 || rep.DroppedCitations != 3 {
+		t.Fatalf("%+v %q", rep, rep.Text)
+	}
+}
+
+// Reasons: errors[] entries and model_output step errors, leniently.
+func TestReasons(t *testing.T) {
+	body := `{"id":"v1_a","status":"failed","errors":[{"code":"https://e.example/quota","message":"quota"},{"code":3}],"steps":[{"type":"model_output","error":{"code":13,"message":"cut"}},{"type":"model_output","error":{"code":"x","message":"odd"}}]}`
+	it, err := ParseInteraction([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := it.Reasons()
+	want := []ProviderError{{"https://e.example/quota", "quota"}, {"3", ""}, {"13", "cut"}, {"", "odd"}}
+	if len(got) != len(want) {
+		t.Fatalf("%+v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("%d: %+v, want %+v", i, got[i], want[i])
+		}
 	}
 }

@@ -1,31 +1,20 @@
 // Package fakeapi is an in-repo fake of the Gemini Interactions API for
-// tests: the real wire shape (steps[] or legacy outputs[], statuses,
-// google.rpc.Status errors, Retry-After), scripted scenarios chosen by
-// directives in the question text, and a log of every request so tests can
-// prove "no HTTP before the owner check" and "exactly one create".
+// tests. It serves Google's own clients (CI drives @google/genai against
+// it, and every body it serves decodes into the Go SDK's Interaction):
+// create/get/cancel under /{version}/interactions, the API key required on
+// every call, no required Api-Revision header (recorded when sent),
+// store and agent_config optional with the API's defaults, steps[],
+// errors[], google.rpc.Status errors and Retry-After. Scripted scenarios
+// are chosen by directives in the question text, and every request is
+// logged so tests can prove "no HTTP before the owner check" and "exactly
+// one create".
 //
 // A scenario is selected by a word "fake:NAME" anywhere in the create
 // input; "fake-polls:N" sets how many polls a job takes to finish. Without a
-// directive the interaction completes on its second poll.
-//
-// Create scenarios: create-429, create-503 (refused with Retry-After 7),
-// create-429-once (refused the first time that exact input is seen),
-// create-400, create-401, create-403, create-500 (after acceptance),
-// create-503-proxy and create-503-json (accepted, then a 503 whose body is
-// not Google's google.rpc.Status, as a proxy's),
-// create-drop (the create is read and accepted, then the connection is
-// closed without a response), create-hang (accepted, the response never
-// comes).
-// Poll scenarios: slow (6 polls), never (never finishes), poll-429-once,
-// poll-503-once, poll-500-once, poll-drop-once, poll-403.
-// Result scenarios: multibyte (multi-byte text with valid and invalid
-// citations), partial (failed with partial text), incomplete,
-// budget-exceeded, legacy (outputs[] instead of steps[]), cancel-ignored
-// (a cancel is acknowledged but never takes effect), cancel-drop (never
-// finishes by itself; a cancel is read and takes effect, then the
-// connection is closed without an answer).
-// Cancels otherwise take effect one poll after they are acknowledged: a
-// bare 200 is not proof of cancellation.
+// directive the interaction completes on its second poll. Each scenario is
+// named after the behaviour of the real API it stands for; the list, with
+// what each one serves, is in docs/research.md ("The fake Interactions
+// API").
 package fakeapi
 
 import (
@@ -46,7 +35,8 @@ import (
 	"time"
 )
 
-// APIRevision is the revision header the fake requires.
+// APIRevision is the revision header Google's Go client sends; the fake
+// records it but requires nothing (the npm client does not send it).
 const APIRevision = "2026-05-20"
 
 // Entry is one logged request.
@@ -55,6 +45,7 @@ type Entry struct {
 	Req         string `json:"req"` // "METHOD PATH"
 	Method      string `json:"method"`
 	Path        string `json:"path"`
+	APIVersion  string `json:"apiVersion"` // the path segment before /interactions
 	APIRevision string `json:"apiRevision"`
 	// Account is the first 16 hex digits of SHA-256 of the API key, the
 	// same fingerprint clawkit shows; the key itself is never logged.
@@ -192,7 +183,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rest := path[i+len("/interactions"):]
-	e := Entry{Method: r.Method, Path: path[i:], APIRevision: r.Header.Get("Api-Revision"), Account: account(r.Header.Get("x-goog-api-key"))}
+	e := Entry{Method: r.Method, Path: path[i:], APIVersion: strings.TrimPrefix(path[:i], "/"), APIRevision: r.Header.Get("Api-Revision"), Account: account(r.Header.Get("x-goog-api-key"))}
+	if !s.checkHeaders(w, r, &e) {
+		return
+	}
 	switch {
 	case rest == "" && r.Method == http.MethodPost:
 		s.create(w, r, e)
@@ -207,28 +201,52 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// checkHeaders requires the API key on every call, as the API does (a
+// GET without a key is refused like a create).
 func (s *Server) checkHeaders(w http.ResponseWriter, r *http.Request, e *Entry) bool {
 	if r.Header.Get("x-goog-api-key") == "" {
-		e.Result = "401"
+		e.Result = "403"
 		s.record(*e)
-		writeStatus(w, http.StatusUnauthorized, "UNAUTHENTICATED", "API key missing")
-		return false
-	}
-	if r.Header.Get("Api-Revision") != APIRevision {
-		e.Result = "400"
-		s.record(*e)
-		writeStatus(w, http.StatusBadRequest, "INVALID_ARGUMENT", "unsupported Api-Revision")
+		writeStatus(w, http.StatusForbidden, "PERMISSION_DENIED", "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.")
 		return false
 	}
 	return true
 }
 
+// createReq is the part of a CreateAgentInteraction the fake reads.
+// store and agent_config are optional, with the API's defaults (store
+// true; the agent's own configuration).
 type createReq struct {
-	Agent       string         `json:"agent"`
-	Input       string         `json:"input"`
-	Background  bool           `json:"background"`
-	Store       bool           `json:"store"`
-	AgentConfig map[string]any `json:"agent_config"`
+	Agent       string          `json:"agent"`
+	Input       json.RawMessage `json:"input"`
+	Background  bool            `json:"background"`
+	Store       *bool           `json:"store"`
+	AgentConfig map[string]any  `json:"agent_config"`
+}
+
+// inputText is the text of a create input: a string, or the text parts of
+// a content or step list (the SDKs' InteractionsInput union).
+func inputText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type    string          `json:"type"`
+		Text    string          `json:"text"`
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+		if len(p.Content) > 0 {
+			b.WriteString(inputText(p.Content))
+		}
+	}
+	return b.String()
 }
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request, e Entry) {
@@ -240,24 +258,37 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, e Entry) {
 		return
 	}
 	e.Body = json.RawMessage(compact(body))
-	if !s.checkHeaders(w, r, &e) {
-		return
-	}
 	var cr createReq
-	if json.Unmarshal(body, &cr) != nil || cr.Agent == "" || cr.Input == "" || !cr.Background || !cr.Store || cr.AgentConfig["type"] != "deep-research" {
+	bad := ""
+	switch {
+	case json.Unmarshal(body, &cr) != nil:
+		bad = "the request body is not a CreateInteraction"
+	case cr.Agent == "":
+		bad = "agent is required"
+	case inputText(cr.Input) == "":
+		bad = "input is required"
+	case !cr.Background:
+		bad = "agent interactions must run in the background (background: true)"
+	case cr.Store != nil && !*cr.Store:
+		bad = "background interactions must be stored (store: true)"
+	case cr.AgentConfig != nil && cr.AgentConfig["type"] != "deep-research":
+		bad = "agent_config.type must be deep-research for a deep research agent"
+	}
+	if bad != "" {
 		e.Result = "400"
 		s.record(e)
-		writeStatus(w, http.StatusBadRequest, "INVALID_ARGUMENT", "create needs agent, input, background:true, store:true and agent_config.type deep-research")
+		writeStatus(w, http.StatusBadRequest, "INVALID_ARGUMENT", bad)
 		return
 	}
+	input := inputText(cr.Input)
 	scen := ""
-	if m := directive.FindStringSubmatch(cr.Input); m != nil {
+	if m := directive.FindStringSubmatch(input); m != nil {
 		scen = m[1]
 	}
 	e.Scenario = scen
 	s.mu.Lock()
-	s.seen[cr.Input]++
-	firstTime := s.seen[cr.Input] == 1
+	s.seen[input]++
+	firstTime := s.seen[input] == 1
 	s.mu.Unlock()
 	switch scen {
 	case "create-429", "create-503":
@@ -293,7 +324,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, e Entry) {
 		writeStatus(w, code, "PERMISSION_DENIED", "the API key is not valid")
 		return
 	}
-	it := s.accept(cr.Input, scen)
+	it := s.accept(input, scen)
 	switch scen {
 	case "create-500":
 		e.Result = "500"
@@ -329,12 +360,24 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, e Entry) {
 		case <-s.hang:
 		}
 		return
+	case "create-not-json":
+		// Accepted, then an answer that is not JSON (a proxy's error page
+		// with status 200): no id, so no receipt.
+		e.Result = "200"
+		s.record(e)
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<html><body>OK</body></html>\n")
+		return
 	}
 	e.Result = "200"
 	s.record(e)
 	s.mu.Lock()
 	doc := render(it)
 	s.mu.Unlock()
+	if scen == "create-malformed-steps" {
+		// The id and status are fine, the rest is not: still a receipt.
+		doc["steps"] = "not a list"
+	}
 	writeJSON(w, 200, doc)
 }
 
@@ -354,8 +397,13 @@ func (s *Server) accept(input, scen string) *item {
 	s.next++
 	now := time.Now().UTC()
 	it := &item{id: fmt.Sprintf("v1_fake%06d", s.next), input: input, scenario: scen, status: "in_progress", created: now, updated: now, finishAt: s.DefaultPolls}
-	if scen == "slow" {
+	switch scen {
+	case "slow":
 		it.finishAt = 6
+	case "continuation-on-create":
+		it.status, it.finishAt = "requires_continuation", 3
+	case "continuation-on-poll", "unknown-status":
+		it.finishAt = 3
 	}
 	if m := pollsDir.FindStringSubmatch(input); m != nil {
 		if n, err := strconv.Atoi(m[1]); err == nil && n > 0 {
@@ -367,6 +415,12 @@ func (s *Server) accept(input, scen string) *item {
 }
 
 func (s *Server) get(w http.ResponseWriter, e Entry, id string) {
+	if strings.Contains(id, "/") {
+		e.Result = "404"
+		s.record(e)
+		writeStatus(w, 404, "NOT_FOUND", "no such endpoint")
+		return
+	}
 	s.mu.Lock()
 	it := s.items[id]
 	s.mu.Unlock()
@@ -422,6 +476,10 @@ func (s *Server) get(w http.ResponseWriter, e Entry, id string) {
 		case it.scenario == "never" || it.scenario == "cancel-ignored" || it.scenario == "cancel-drop":
 		case it.polls >= it.finishAt:
 			it.status = finalStatus(it.scenario)
+		case it.scenario == "continuation-on-create" || it.scenario == "continuation-on-poll":
+			it.status = "requires_continuation"
+		case it.scenario == "unknown-status":
+			it.status = UnknownStatus
 		case it.polls == 1 && it.finishAt > 2:
 			it.status = "queued"
 		default:
@@ -430,16 +488,45 @@ func (s *Server) get(w http.ResponseWriter, e Entry, id string) {
 		it.updated = time.Now().UTC()
 	}
 	doc := render(it)
+	first := it.polls == 1
 	s.mu.Unlock()
 	e.Result = "200"
+	switch {
+	case first && it.scenario == "poll-not-json-once":
+		s.record(e)
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<html><body>Service temporarily unavailable</body></html>\n")
+		return
+	case first && it.scenario == "poll-truncated-once":
+		b, _ := json.Marshal(doc)
+		s.record(e)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(b[:len(b)/2])
+		return
+	case it.scenario == "oversized" && terminal(it.status):
+		e.Result = "200-oversized"
+		s.record(e)
+		writeOversized(w, doc)
+		return
+	}
 	s.record(e)
 	writeJSON(w, 200, doc)
 }
 
+// UnknownStatus is a status no SDK defines, served by the unknown-status
+// scenario while the interaction runs.
+const UnknownStatus = "paused_for_review"
+
+// OversizedBytes is the size of the oversized scenario's final answer:
+// more than clawkit reads (32 MiB).
+const OversizedBytes = 33 << 20
+
+func writeOversized(w http.ResponseWriter, doc map[string]any) {
+	doc["steps"] = []any{map[string]any{"type": "model_output", "content": []any{textBlock(strings.Repeat("x", OversizedBytes))}}}
+	writeJSON(w, 200, doc)
+}
+
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request, e Entry, id string) {
-	if !s.checkHeaders(w, r, &e) {
-		return
-	}
 	s.mu.Lock()
 	it := s.items[id]
 	if it == nil {
@@ -474,7 +561,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, e Entry, id stri
 
 func finalStatus(scen string) string {
 	switch scen {
-	case "partial":
+	case "partial", "step-error":
 		return "failed"
 	case "incomplete":
 		return "incomplete"
@@ -519,14 +606,21 @@ func textBlock(text string, anns ...map[string]any) map[string]any {
 	return b
 }
 
-func reportContent(scen string) []map[string]any {
+func reportContent(scen string) []any {
 	switch scen {
+	case "bad-citation-index":
+		i := strings.Index(ReportText, "Rayleigh scattering")
+		good := ann("https://en.wikipedia.org/wiki/Rayleigh_scattering", "Rayleigh scattering", i, i+len("Rayleigh scattering"))
+		frac := map[string]any{"type": "url_citation", "url": "https://example.com/fraction", "title": "bad: 1.5", "start_index": 1.5, "end_index": 4}
+		str := map[string]any{"type": "url_citation", "url": "https://example.com/string", "title": "bad: \"1\"", "start_index": "1", "end_index": 4}
+		huge := map[string]any{"type": "url_citation", "url": "https://example.com/huge", "title": "bad: 2^63", "start_index": json.Number("9223372036854775808"), "end_index": json.Number("9223372036854775809")}
+		return []any{textBlock(ReportText, good, frac, str, huge)}
 	case "multibyte":
 		b0, b1 := MultibyteBlocks[0], MultibyteBlocks[1]
 		tokyo := strings.Index(b0, "東京")
 		rocket := strings.Index(b0, "🚀")
 		cafe := strings.Index(b1, "café")
-		return []map[string]any{
+		return []any{
 			textBlock(b0,
 				ann("https://example.com/tokyo", "Tokyo", tokyo, tokyo+len("東京")),
 				ann("https://example.com/rocket", "Rocket", rocket, rocket+len("🚀")),
@@ -539,12 +633,24 @@ func reportContent(scen string) []map[string]any {
 				ann("https://example.com/reversed", "bad: reversed", 5, 2),
 			),
 		}
-	case "partial", "incomplete", "budget-exceeded":
-		return []map[string]any{textBlock("Partial findings so far.\n", ann("https://example.com/partial", "Partial", 0, 7))}
+	case "partial", "incomplete", "budget-exceeded", "step-error":
+		return []any{textBlock("Partial findings so far.\n", ann("https://example.com/partial", "Partial", 0, 7))}
 	}
 	i := strings.Index(ReportText, "Rayleigh scattering")
-	return []map[string]any{textBlock(ReportText, ann("https://en.wikipedia.org/wiki/Rayleigh_scattering", "Rayleigh scattering", i, i+len("Rayleigh scattering")))}
+	return []any{textBlock(ReportText, ann("https://en.wikipedia.org/wiki/Rayleigh_scattering", "Rayleigh scattering", i, i+len("Rayleigh scattering")))}
 }
+
+// ProviderErrorCode and ProviderErrorMessage are the errors[] entry of a
+// failed interaction (the SDKs' Error: code is a URI).
+const (
+	ProviderErrorCode    = "https://ai.google.dev/errors/research-agent-internal"
+	ProviderErrorMessage = "The research agent could not finish: an internal error occurred."
+	StepErrorMessage     = "The model output was cut off by an internal error."
+)
+
+// SplitParts are the two model outputs of the split-output scenario,
+// which the SDKs' output_text joins across a thought step.
+var SplitParts = []string{"## Part one\n\nSolar output rose 12%.\n", "## Part two\n\nWind output fell 3%.\n"}
 
 func render(it *item) map[string]any {
 	doc := map[string]any{
@@ -555,30 +661,46 @@ func render(it *item) map[string]any {
 		"created": it.created.Format(time.RFC3339Nano),
 		"updated": it.updated.Format(time.RFC3339Nano),
 	}
+	if it.status == "requires_continuation" {
+		doc["continuation_token"] = "ct_" + it.id
+	}
 	input := map[string]any{"type": "user_input", "content": []any{map[string]any{"type": "text", "text": it.input}}}
 	thought := map[string]any{"type": "thought", "signature": "sig", "summary": []any{map[string]any{"type": "text", "text": ThoughtMarker}}}
 	search := map[string]any{"type": "google_search_call", "id": "call1", "arguments": map[string]any{"queries": []string{SearchMarker}}}
 	result := map[string]any{"type": "google_search_result", "call_id": "call1", "result": []any{map[string]any{"url": "https://example.com", "title": SearchMarker}}}
 	interim := map[string]any{"type": "model_output", "content": []any{textBlock(InterimMarker)}}
 	steps := []any{input, thought, interim, search, result}
-	partialText := it.scenario == "partial" || it.scenario == "incomplete" || it.scenario == "budget-exceeded"
+	partialText := it.scenario == "partial" || it.scenario == "incomplete" || it.scenario == "budget-exceeded" || it.scenario == "step-error"
 	if it.status == "completed" || (terminal(it.status) && partialText) {
 		content := reportContent(it.scenario)
-		if it.scenario == "legacy" {
-			outs := []any{map[string]any{"type": "thought", "summary": ThoughtMarker}}
-			for _, c := range content {
-				outs = append(outs, c)
-			}
-			doc["outputs"] = outs
-		} else {
-			steps = append(steps, thought, map[string]any{"type": "model_output", "content": content})
+		final := map[string]any{"type": "model_output", "content": content}
+		switch it.scenario {
+		case "split-output":
+			a, b := SplitParts[0], SplitParts[1]
+			steps = append(steps, thought,
+				map[string]any{"type": "model_output", "content": []any{textBlock(a, ann("https://example.com/solar", "Solar", strings.Index(a, "Solar"), strings.Index(a, "Solar")+len("Solar output rose 12%")))}},
+				thought,
+				map[string]any{"type": "model_output", "content": []any{textBlock(b, ann("https://example.com/wind", "Wind", strings.Index(b, "Wind"), strings.Index(b, "Wind")+len("Wind output fell 3%")))}})
+		case "step-error":
+			final["error"] = map[string]any{"code": 13, "message": StepErrorMessage}
+			steps = append(steps, thought, final)
+		default:
+			steps = append(steps, thought, final)
 		}
 		doc["usage"] = map[string]any{"total_input_tokens": 120, "total_output_tokens": 3400, "total_tokens": 3520}
 	}
-	if it.status == "failed" {
-		doc["error"] = map[string]any{"code": 500, "message": "the research agent failed", "status": "INTERNAL"}
+	if it.status == "failed" && it.scenario != "step-error" {
+		doc["errors"] = []any{map[string]any{"code": ProviderErrorCode, "message": ProviderErrorMessage}}
 	}
-	if it.scenario != "legacy" {
+	switch {
+	case it.scenario == "legacy-outputs" && terminal(it.status):
+		// The shape of the API before steps[]: the SDKs no longer map
+		// outputs[] for agents, so there is no output text.
+		doc["outputs"] = reportContent("")
+	case it.scenario == "steps-missing" && terminal(it.status):
+	case it.scenario == "steps-empty" && terminal(it.status):
+		doc["steps"] = []any{}
+	default:
 		doc["steps"] = steps
 	}
 	return doc
@@ -624,7 +746,7 @@ func compact(b []byte) []byte {
 // Listener is a running fake on a loopback port.
 type Listener struct {
 	*Server
-	URL string // base URL, e.g. http://127.0.0.1:PORT/v1beta
+	URL string // server URL without an API version, e.g. http://127.0.0.1:PORT
 	srv *http.Server
 	ln  net.Listener
 }
@@ -642,7 +764,7 @@ func Start(logPath string) (*Listener, error) {
 	}
 	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	go hs.Serve(ln)
-	return &Listener{Server: s, URL: "http://" + ln.Addr().String() + "/v1beta", srv: hs, ln: ln}, nil
+	return &Listener{Server: s, URL: "http://" + ln.Addr().String(), srv: hs, ln: ln}, nil
 }
 
 // Close stops the listener and the fake.
