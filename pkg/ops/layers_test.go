@@ -27,7 +27,7 @@ var allowed = map[string][]string{
 	"pkg/skills":                  {"pkg/owner", "pkg/store", "pkg/config", "pkg/auth"},
 	"pkg/store":                   {"pkg/config"},
 	"pkg/crabbox":                 {"pkg/artifacts", "pkg/archive"},
-	"pkg/artifacts":               {"pkg/archive"},
+	"pkg/artifacts":               {"pkg/archive", "pkg/jslex"},
 	"pkg/crabbox/crabboxtest":     {"pkg/artifacts", "pkg/archive", "pkg/archive/archivetest", "pkg/artifacts/artifactstest"},
 	"pkg/research/google/fakeapi": {},
 	"pkg/artifacts/artifactstest": {},
@@ -38,6 +38,7 @@ var allowed = map[string][]string{
 	"pkg/store/pgtest":            {},
 	"pkg/archive":                 {},
 	"pkg/auth":                    {},
+	"pkg/jslex":                   {},
 	"pkg/config":                  {},
 	"pkg/errs":                    {"-"},
 }
