@@ -43,7 +43,7 @@ type SkillRootCmd struct{ skillTarget }
 
 func (c *SkillRootCmd) Run(ctx context.Context, env *Env) error {
 	var r skills.RootResult
-	if err := env.Call(ctx, "skill.root", c.target(), &r); err != nil {
+	if err := env.Call(ctx, skills.MethodRoot, c.target(), &r); err != nil {
 		return err
 	}
 	return env.Out.Result(r, func(w io.Writer) { fmt.Fprintln(w, r.Root) })
@@ -59,7 +59,7 @@ func (c *SkillListCmd) Run(ctx context.Context, env *Env) error {
 		return c.files(ctx, env)
 	}
 	var r skills.ListResult
-	if err := env.Call(ctx, "skill.list", c.target(), &r); err != nil {
+	if err := env.Call(ctx, skills.MethodList, c.target(), &r); err != nil {
 		return err
 	}
 	if r.Skills == nil {
@@ -81,7 +81,7 @@ func (c *SkillListCmd) Run(ctx context.Context, env *Env) error {
 
 func (c *SkillListCmd) files(ctx context.Context, env *Env) error {
 	var r skills.FilesResult
-	if err := env.Call(ctx, "skill.files", skills.FilesParams{Target: c.target(), Skill: c.Skill}, &r); err != nil {
+	if err := env.Call(ctx, skills.MethodFiles, skills.FilesParams{Target: c.target(), Skill: c.Skill}, &r); err != nil {
 		return err
 	}
 	return env.Out.Result(r, func(w io.Writer) {
@@ -104,7 +104,7 @@ type SkillReadCmd struct {
 func (c *SkillReadCmd) Run(ctx context.Context, env *Env) error {
 	var r skills.ReadResult
 	p := skills.FileParams{Target: c.target(), Skill: c.Skill, File: c.File, MaxBytes: c.MaxBytes}
-	if err := env.Call(ctx, "skill.read", p, &r); err != nil {
+	if err := env.Call(ctx, skills.MethodRead, p, &r); err != nil {
 		return err
 	}
 	return env.Out.Result(r, func(w io.Writer) { _, _ = w.Write(r.Bytes()) })
@@ -170,7 +170,7 @@ func (c *SkillWriteCmd) Run(ctx context.Context, env *Env) error {
 	}
 	p := skills.WriteParams{FileParams: skills.FileParams{Target: c.target(), Skill: c.Skill, File: c.File}, Content: content, Strict: c.Strict}
 	var r skills.CommitResult
-	if err := env.Call(ctx, "skill.write", p, &r); err != nil {
+	if err := env.Call(ctx, skills.MethodWrite, p, &r); err != nil {
 		return err
 	}
 	return printCommit(env, &r)
@@ -199,7 +199,7 @@ func (c *SkillWriteCmd) install(ctx context.Context, env *Env) error {
 	}
 	p := skills.InstallParams{Target: c.target(), Skill: c.Skill, Files: src.Files, Skipped: src.Disallowed, Strict: c.Strict}
 	var r skills.CommitResult
-	if err := env.Call(ctx, "skill.install", p, &r); err != nil {
+	if err := env.Call(ctx, skills.MethodInstall, p, &r); err != nil {
 		return err
 	}
 	return printCommit(env, &r)
@@ -214,7 +214,7 @@ type SkillRemoveCmd struct {
 func (c *SkillRemoveCmd) Run(ctx context.Context, env *Env) error {
 	var r skills.CommitResult
 	p := skills.FileParams{Target: c.target(), Skill: c.Skill, File: c.File}
-	if err := env.Call(ctx, "skill.remove", p, &r); err != nil {
+	if err := env.Call(ctx, skills.MethodRemove, p, &r); err != nil {
 		return err
 	}
 	return printCommit(env, &r)
@@ -420,7 +420,7 @@ type SkillEventsCmd struct {
 func (c *SkillEventsCmd) Run(ctx context.Context, env *Env) error {
 	var out []skills.EventRecord
 	p := skills.EventsParams{Target: skills.Target{PluginID: c.Plugin, AgentID: c.Agent}, Skill: c.Skill, Limit: c.Limit}
-	if err := env.Call(ctx, "skill.events", p, &out); err != nil {
+	if err := env.Call(ctx, skills.MethodEvents, p, &out); err != nil {
 		return err
 	}
 	if out == nil {
