@@ -5,7 +5,7 @@ BIN ?= bin/clawkit
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: build test test-offline vet peers bench fuzz demo clean stress-test chaos first-session live-research
+.PHONY: build test test-offline vet peers bench fuzz demo clean stress-test chaos first-session live-research conformance
 
 # Static (no cgo: the SQLite driver is pure Go), stamped with the VCS
 # revision that `clawkit version` reports.
@@ -29,6 +29,11 @@ test: peers test-offline
 test-offline: vet
 	$(GO) build -o bin/testsum ./scripts/testsum
 	$(GO) test -count=1 -timeout 45m -json ./... | bin/testsum
+
+# OpenClaw's own code beside clawkit's (part of make test too); -v prints
+# the agreement counts and the MCP table (docs/conformance.md).
+conformance:
+	$(GO) test -count=1 -v ./conformance/...
 
 # make test five times in a row while two CPU burners keep both cores busy:
 # proves the suite does not depend on winning races (not part of make test).

@@ -58,7 +58,7 @@ rm -rf "$T/warm"
 
 echo "== $V worker bundle ($NW files)"
 measure "$V clawkit export (worker-only pkg)" "$T/clawkit" runtime-artifacts export --package-root "$W" --output "$T/w1-$V"
-measure "$V openclaw producer (node 24)" "$NODE24" "$REPO/artifacts/openclaw-producer/produce.mjs" "$OC" "$W" "$T/occache-$V"
+measure "$V openclaw producer (node 24)" "$NODE24" "$REPO/conformance/drivers/produce.mjs" "$OC" "$W" "$T/occache-$V"
 measure "$V tar -czf (same $NW files)" tar -czf "$T/w.tgz" -C "$W/dist/worker" $WORKER_FILES
 
 echo "== $V full export"

@@ -141,6 +141,9 @@ func (c *MCPCallCmd) Run(ctx context.Context, out *Output) error {
 		if rep != nil && rep.Result != nil && !out.JSON {
 			printIndented(out.Stdout, rep.Result)
 		}
+		if rep != nil {
+			return mcpJSONFailure(out, err, rep.Result, rep.CleanupResult)
+		}
 		return err
 	}
 	doc := struct {
@@ -148,6 +151,30 @@ func (c *MCPCallCmd) Run(ctx context.Context, out *Output) error {
 		*mcp.CallReport
 	}{true, rep}
 	return out.Result(doc, func(w io.Writer) { printIndented(w, rep.Result) })
+}
+
+// mcpJSONFailure prints, with --json, a failed call's one document: the
+// error's fields plus the cleanupResult (and a result that arrived before
+// the cleanup failed), which stderr shows without --json. It returns the
+// error marked as reported; without --json, or with nothing to add, err.
+func mcpJSONFailure(out *Output, err error, result json.RawMessage, cr *mcp.CleanupResult) error {
+	if !out.JSON || (cr == nil && result == nil) {
+		return err
+	}
+	doc := struct {
+		jsonError
+		Result        json.RawMessage    `json:"result,omitempty"`
+		CleanupResult *mcp.CleanupResult `json:"cleanupResult,omitempty"`
+	}{jsonError{OK: false, Code: errs.CodeOf(err), Message: err.Error()}, result, cr}
+	if e := errs.As(err); e != nil {
+		doc.Hint = e.Hint
+		if e.RetryAfterMs > 0 {
+			r := e.RetryAfterMs
+			doc.RetryAfterMs = &r
+		}
+	}
+	_ = out.PrintJSON(doc)
+	return &reportedError{err}
 }
 
 func firstNonSpace(s string) byte {
@@ -204,6 +231,9 @@ func (c *MCPSessionCmd) Run(ctx context.Context, env *Env, out *Output) error {
 		warnCleanup(out, rep.CleanupResult)
 	}
 	if err != nil {
+		if rep != nil {
+			return mcpJSONFailure(out, err, nil, rep.CleanupResult)
+		}
 		return err
 	}
 	if results == nil {

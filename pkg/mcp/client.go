@@ -202,12 +202,34 @@ func Start(ctx context.Context, opts Options) (*Client, error) {
 	if e := c.handshake(ctx, deadline); e != nil {
 		c.retire(e)
 		_, _ = c.Stop()
-		return nil, e
+		return nil, startupExit(e)
 	}
 	if f := opts.OnConnected; f != nil {
 		f(c.serverInfo, c.negotiated)
 	}
 	return c, nil
+}
+
+// startupExit marks a server that ended before it completed the handshake
+// as a definitive failure: it is not a server that is busy or restarting
+// but a command that does not serve MCP as given (it exits at once, like
+// /bin/true, or its launcher cannot find a program). The hint fits what it
+// left behind.
+func startupExit(e *Error) *Error {
+	if e.Code != "server_exited" {
+		return e
+	}
+	c := *e
+	c.Definitive = true
+	c.Delivered = false
+	if c.Hint == "" {
+		if strings.Contains(c.Message, "): ") {
+			c.Hint = "the server ended before answering the handshake; its stderr tail ends the message"
+		} else {
+			c.Hint = "the server ended before answering the handshake and wrote nothing on stderr: check that the command is an MCP server over stdio (it must keep running and answer on stdout)"
+		}
+	}
+	return &c
 }
 
 // takeID returns the next request id.
@@ -416,6 +438,11 @@ func (c *Client) retire(e *Error) {
 		cl.ch <- reply{err: first.withDelivered(true)}
 	}
 	c.stopping.Do(func() {
+		if first.Class == ClassProtocol {
+			// A server that wrote an oversized or malformed frame is not
+			// waited for: OpenClaw's client terminates it at once too.
+			c.proc.TerminatePromptly()
+		}
 		close(c.retired)
 		go func() { _, _ = c.proc.Stop(c.readerDone) }()
 	})

@@ -740,3 +740,83 @@ func TestExitNotFoundHintsEnvPassPath(t *testing.T) {
 		t.Fatalf("%+v", e)
 	}
 }
+
+// A command that cannot be a server is a definitive failure (exit 1), with
+// a hint naming the cause; a failure that may pass stays exit 5.
+func TestDefinitiveStartFailures(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "plain.txt")
+	if err := os.WriteFile(plain, []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		o    Options
+		code string
+		hint string
+	}{
+		{"missing path", Options{Command: filepath.Join(dir, "no", "server"), Env: []string{}}, "spawn_failed", "no such file"},
+		{"not in clawkit's PATH", Options{Command: "no-such-program-anywhere", Env: []string{}}, "spawn_failed", "no such program in clawkit's PATH"},
+		{"not in the given PATH", Options{Command: "sh", Env: []string{"PATH=" + dir}}, "spawn_failed", "no such program in the PATH given"},
+		{"not executable", Options{Command: plain, Env: []string{}}, "spawn_failed", "not an executable program"},
+		{"a folder", Options{Command: dir, Env: []string{}}, "spawn_failed", "not an executable program"},
+		{"exits at once", Options{Command: "/bin/true", Env: []string{}}, "server_exited", "wrote nothing on stderr"},
+		{"exits with a reason", Options{Command: "/bin/sh", Args: []string{"-c", "echo no config >&2; exit 3"}, Env: []string{}}, "server_exited", "its stderr tail ends the message"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Start(context.Background(), c.o)
+			me := mcpErr(t, err)
+			if me.Code != c.code || !me.Definitive {
+				t.Fatalf("%+v", me)
+			}
+			ce := errs.As(Coded(err))
+			if ce == nil || ce.Kind != errs.KindFailed || !strings.Contains(ce.Hint, c.hint) {
+				t.Fatalf("coded %+v, want exit 1 with a hint containing %q", ce, c.hint)
+			}
+		})
+	}
+	// A server that ends in the middle of a request after the handshake is
+	// not definitive: the request may have taken effect (exit 4).
+	c, err := Start(context.Background(), fakeOptions(t, "exit-mid-request"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Request(context.Background(), "tools/call", json.RawMessage(`{"name":"echo"}`))
+	_, _ = c.Stop()
+	if me := mcpErr(t, err); me.Definitive || errs.KindOf(Coded(err)) != errs.KindUnknown {
+		t.Fatalf("%+v", me)
+	}
+}
+
+// After a fatal protocol error the stop signals the group at once instead
+// of waiting the EOF grace (here 5 s), as OpenClaw's client does.
+func TestStopPromptAfterProtocolError(t *testing.T) {
+	o := fakeOptions(t, "oversized")
+	o.MaxFrameBytes = 4096
+	o.EOFGrace = 5 * time.Second
+	c, err := Start(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Request(context.Background(), "tools/call", json.RawMessage(`{"name":"echo"}`))
+	if me := mcpErr(t, err); me.Code != "frame_too_large" {
+		t.Fatalf("%+v", me)
+	}
+	cr, err := c.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cr == nil || cr.SignalRequested == "" || cr.EscalationAfterMs >= o.EOFGrace.Milliseconds() {
+		t.Fatalf("cleanup %+v: want a signal sent before the %v EOF grace ran out", cr, o.EOFGrace)
+	}
+	// An ordinary failure (an error answer) keeps the grace: nothing forced.
+	c, err = Start(context.Background(), fakeOptions(t, "echo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = c.Request(context.Background(), "tools/call", json.RawMessage(`{"name":"fail"}`))
+	if cr, err := c.Stop(); cr != nil || err != nil {
+		t.Fatalf("ordinary stop forced: %+v %v", cr, err)
+	}
+}

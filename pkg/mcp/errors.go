@@ -42,7 +42,12 @@ type Error struct {
 	// Hint, when set, replaces the code's usual hint (a more specific
 	// diagnosis, such as a server that could not find a program).
 	Hint string
-	Err  error
+	// Definitive marks an unavailable-class failure that retrying will not
+	// cure: a command that does not exist or cannot be executed, a server
+	// that ends before it answers the handshake. The CLI exits 1 for it,
+	// not 5 (docs/mcp.md, "Exit codes").
+	Definitive bool
+	Err        error
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -90,7 +95,7 @@ var hints = map[string]string{
 	"protocol_version_mismatch":    "--protocol-version auto (the default) accepts any version clawkit speaks; an explicit version must be answered exactly",
 	"protocol_version_unsupported": "pass one of the versions the server speaks with --protocol-version, or use --protocol-version auto",
 	"handshake_failed":             "the server refused the handshake; check its stderr, or try --protocol-version auto",
-	"server_exited":                "the server process ended; its stderr tail is shown above the error",
+	"server_exited":                "the server process ended; its stderr tail, if it wrote any, ends the message",
 	"server_closed_stdout":         "the server closed its stdout while still running",
 	"too_many_pending":             "raise --max-pending or send fewer concurrent requests",
 	"request_timeout":              "raise --request-timeout; the request may have taken effect on the server",
@@ -123,7 +128,7 @@ func Coded(err error) error {
 	}
 	var ce *errs.Error
 	switch {
-	case me.Class == ClassProtocol:
+	case me.Class == ClassProtocol, me.Definitive:
 		ce = errs.Failed(me.Code, "%s", me.Message)
 	case me.Delivered:
 		ce = errs.Unknown(me.Code, "%s", me.Message)

@@ -99,7 +99,8 @@ func TestParseConnect(t *testing.T) {
 func TestCallReportsServerExitBeforeHandshake(t *testing.T) {
 	o := fakeOptions(t, "no-such-mode")
 	_, err := Call(context.Background(), o, "ping", nil)
-	if errs.KindOf(err) != errs.KindUnavailable || errs.CodeOf(err) != "server_exited" {
+	// Ending before the handshake is definitive (exit 1), not "retry later".
+	if errs.KindOf(err) != errs.KindFailed || errs.CodeOf(err) != "server_exited" {
 		t.Fatalf("err %v (%s)", err, errs.CodeOf(err))
 	}
 	if !strings.Contains(err.Error(), `unknown mode "no-such-mode"`) {

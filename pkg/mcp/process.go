@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -97,6 +98,11 @@ type Process struct {
 	treeMu  sync.Mutex
 	tracked map[int]uint64 // members of the tree seen so far: pid → start time
 
+	// prompt skips the EOF grace of the stop: set after a fatal protocol
+	// error, when the server has shown it does not speak the protocol and
+	// waiting for it to notice EOF only keeps it running (docs/mcp.md).
+	prompt atomic.Bool
+
 	stdinOnce sync.Once
 	stopOnce  sync.Once
 	stopDone  chan struct{}
@@ -163,9 +169,7 @@ func StartProcess(spec ProcessSpec) (*Process, error) {
 	}
 	path, err := lookPathIn(spec.Command, spec.Env)
 	if err != nil {
-		e := unavailable("spawn_failed", "cannot start %q: %v", spec.Command, err)
-		e.Err = err
-		return nil, e
+		return nil, spawnError(spec, err)
 	}
 	cmd := &exec.Cmd{
 		Path: path,
@@ -198,9 +202,7 @@ func StartProcess(spec ProcessSpec) (*Process, error) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	if err := cmd.Start(); err != nil {
 		closeAll()
-		e := unavailable("spawn_failed", "cannot start %q: %v", spec.Command, err)
-		e.Err = err
-		return nil, e
+		return nil, spawnError(spec, err)
 	}
 	// The child has its copies; ours would keep its pipes open forever.
 	inR.Close()
@@ -219,6 +221,30 @@ func StartProcess(spec ProcessSpec) (*Process, error) {
 	go p.wait()
 	go p.readStderr()
 	return p, nil
+}
+
+// spawnError describes a failed start. A command that does not exist, is
+// not executable or is not a program is definitive (retrying cannot help,
+// exit 1); anything else (no pipes, no processes left) may pass (exit 5).
+func spawnError(spec ProcessSpec, err error) *Error {
+	e := unavailable("spawn_failed", "cannot start %q: %v", spec.Command, err)
+	e.Err = err
+	hasPath := slices.ContainsFunc(spec.Env, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") })
+	switch {
+	case errors.Is(err, exec.ErrNotFound) && !hasPath:
+		e.Definitive = true
+		e.Hint = "no such program in clawkit's PATH; give its full path (the server's own environment is exactly what --env and --env-pass give)"
+	case errors.Is(err, exec.ErrNotFound):
+		e.Definitive = true
+		e.Hint = "no such program in the PATH given with --env/--env-pass; give its full path or fix that PATH"
+	case errors.Is(err, syscall.ENOENT), errors.Is(err, syscall.ENOTDIR):
+		e.Definitive = true
+		e.Hint = "no such file: check the command's path"
+	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.ENOEXEC), errors.Is(err, syscall.EISDIR):
+		e.Definitive = true
+		e.Hint = "the command is not an executable program: check its path and its permissions (chmod +x), or run it through its interpreter"
+	}
+	return e
 }
 
 func (p *Process) wait() {
@@ -319,6 +345,10 @@ func (p *Process) exitedError(tail string) *Error {
 
 // StderrTotal is how many stderr bytes the server wrote in all.
 func (p *Process) StderrTotal() int64 { return p.tail.Total() }
+
+// TerminatePromptly makes the stop signal the group as soon as stdin is
+// closed, without the EOF grace. It must be called before Stop.
+func (p *Process) TerminatePromptly() { p.prompt.Store(true) }
 
 // CloseStdin sends EOF to the server.
 func (p *Process) CloseStdin() { p.stdinOnce.Do(func() { p.stdin.Close() }) }

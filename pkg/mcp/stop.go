@@ -28,11 +28,19 @@ func (p *Process) stop(readerDone <-chan struct{}) (*CleanupResult, error) {
 	p.CloseStdin()
 	defer p.closeReaders(readerDone)
 	defer unregister(p)
-	if p.waitGone(p.spec.EOFGrace, 0) {
+	prompt := p.prompt.Load()
+	if prompt {
+		if p.goneNow() {
+			return nil, nil
+		}
+	} else if p.waitGone(p.spec.EOFGrace, 0) {
 		return nil, nil
 	}
 	res := &CleanupResult{Reason: "forced-relay-exit", EscalationAfterMs: since()}
 	causes := []string{fmt.Sprintf("stdin closed; the tree was still alive %dms later", since())}
+	if prompt {
+		causes = []string{"a fatal protocol error: stdin closed and the group signalled at once"}
+	}
 	res.SignalRequested = "SIGTERM"
 	causes = append(causes, p.signalTree(syscall.SIGTERM, res, since()))
 	if !p.waitGone(p.spec.TermGrace, 0) {
@@ -145,6 +153,17 @@ func (p *Process) closeReaders(readerDone <-chan struct{}) {
 // waitGone waits up to d for the main process to be reaped and its tree
 // to have no live member. With resignal set, live members found while
 // waiting are signalled again (a member forked after the last signal).
+// goneNow reports, without waiting, that the main process was reaped and
+// no member of its tree is left.
+func (p *Process) goneNow() bool {
+	select {
+	case <-p.exited:
+		return len(liveMembersOf(p)) == 0
+	default:
+		return false
+	}
+}
+
 func (p *Process) waitGone(d time.Duration, resignal syscall.Signal) bool {
 	deadline := time.Now().Add(d)
 	t := time.NewTimer(d)

@@ -21,11 +21,16 @@ const (
 	RuleWorldWritable = "world-writable"      // chmod granting write to others
 	RuleHiddenUnicode = "hidden-unicode"      // bidi controls and zero-width characters
 	RuleBinary        = "binary-content"      // NUL bytes or invalid UTF-8 in a text file
+	// RulePromptInjection: wording that tells the agent to ignore its
+	// instructions, names hidden prompt layers, or asks to run tools
+	// without approval (OpenClaw 2026.8 and 2026.9.5 refuse it; see
+	// scan_openclaw.go).
+	RulePromptInjection = "prompt-injection"
 )
 
 // Rules lists every scan rule, for documentation and tests.
 var Rules = []string{RuleSecretLiteral, RulePrivateKey, RulePipeToShell, RuleExfiltration,
-	RuleDestructive, RuleWorldWritable, RuleHiddenUnicode, RuleBinary}
+	RuleDestructive, RuleWorldWritable, RuleHiddenUnicode, RuleBinary, RulePromptInjection}
 
 // secretShapes are the provider key formats we recognise. Each needs at
 // least one digit in the match (real keys are random; prose such as
@@ -157,8 +162,16 @@ func IsTextFile(p string) bool {
 //   - a pipe-to-shell line in Markdown (an installer line in documentation,
 //     fenced or not) is a warning; in a script it is an error.
 //
-// Everything else is an error.
+// Everything else is an error. Then the floor (scan_openclaw.go) applies:
+// whatever a supported OpenClaw release's own scanner marks critical is an
+// error whatever the context above said, and what it warns about is at
+// least a warning.
 func Scan(file string, content []byte) []Finding {
+	return applyFloor(file, content, scanOwn(file, content))
+}
+
+// scanOwn is clawkit's own line rules.
+func scanOwn(file string, content []byte) []Finding {
 	var out []Finding
 	md := isMarkdown(file)
 	inFence := false

@@ -51,6 +51,7 @@ var Modes = map[string]string{
 	"legacy-2024":      "answers initialize with 2024-11-05 whatever was asked, and server/discover with -32601",
 	"silent-probe":     "a legacy server that never answers server/discover",
 	"late-probe":       "a legacy server that answers server/discover (with -32601) only just before its answer to the next request, so always after a probe bound",
+	"pair":             "answers tools/call with a notification and the response, each ARG bytes long with its LF (default 1500), in one write of at most 4096 bytes (so one read)",
 }
 
 // Main is the helper command: mcpfake MODE [ARG]. With MCPFAKE_PIDFILE set
@@ -447,6 +448,21 @@ func (s *server) hostile(m msg) bool {
 		s.sendRaw(fmt.Sprintf("{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"caf\xe9\"}]}}", m.ID))
 	case "scalar-result":
 		s.sendRaw(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":42}`, m.ID))
+	case "pair":
+		n := 1500
+		if s.arg != "" {
+			n, _ = strconv.Atoi(s.arg)
+		}
+		pad := func(head, tail string) string {
+			return head + strings.Repeat("x", max(n-1-len(head)-len(tail), 0)) + tail + "\n"
+		}
+		b := pad(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"`, `"}}`) +
+			pad(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, m.ID), `"}]}}`)
+		// One write up to PIPE_BUF is atomic: the client reads both at once.
+		s.mu.Lock()
+		s.w.Flush()
+		os.Stdout.WriteString(b)
+		s.mu.Unlock()
 	case "exit-mid-request":
 		fmt.Fprintln(os.Stderr, "mcpfake: dying in the middle of a request")
 		os.Exit(7)
