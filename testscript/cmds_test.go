@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -16,8 +17,9 @@ import (
 // scriptCmds are the scripts' own commands (testscript Params.Cmds): they
 // run inside the test, so a script needs no shell for them.
 var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
-	"exits": cmdExits,
-	"json":  cmdJSON,
+	"exits":      cmdExits,
+	"json":       cmdJSON,
+	"await-file": cmdAwaitFile,
 }
 
 // exits N PROGRAM ARGS...: runs PROGRAM (as exec does, with the stdin set
@@ -114,6 +116,32 @@ func jsonGetMain() {
 	}
 	if err := jsonGet(os.Stdout, b, os.Args[2]); err != nil {
 		die("%v", err)
+	}
+}
+
+// await-file PATH [TIMEOUT]: waits until PATH exists (default 10s), for
+// what a background command creates.
+func cmdAwaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: await-file PATH [TIMEOUT]")
+	}
+	limit := 10 * time.Second
+	if len(args) == 2 {
+		d, err := time.ParseDuration(args[1])
+		if err != nil {
+			ts.Fatalf("await-file: %v", err)
+		}
+		limit = d
+	}
+	deadline := time.Now().Add(limit)
+	for {
+		if _, err := os.Stat(ts.MkAbs(args[0])); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("await-file: %s did not appear within %s", args[0], limit)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
