@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Make sure a PostgreSQL server answers for the tests (DESIGN §4, §11):
+# Make sure a PostgreSQL server answers for the tests (docs/scale-out.md):
 # $CLAWKIT_TEST_DATABASE_URL when set, else 127.0.0.1:5432 with trust auth
 # for user postgres. Idempotent: does nothing when one already answers;
 # otherwise installs Debian's postgresql package if needed, allows trust

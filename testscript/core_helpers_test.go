@@ -29,25 +29,20 @@ func init() {
 	helperCommands["kill9-gateway"] = kill9Gateway
 }
 
-func coreDie(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, format+"\n", args...)
-	os.Exit(1)
-}
-
 // hold-owner-lock HOME DURATION: take the owner lock like a wedged clawkit
 // would, write our pid into it, say "locked" and hold it.
 func holdOwnerLock() {
 	if len(os.Args) != 3 {
-		coreDie("usage: hold-owner-lock HOME DURATION")
+		die("usage: hold-owner-lock HOME DURATION")
 	}
 	d, err := time.ParseDuration(os.Args[2])
 	if err != nil {
-		coreDie("%v", err)
+		die("%v", err)
 	}
 	os.MkdirAll(os.Args[1], 0o700)
 	f, err := lockedfile.OpenFile(filepath.Join(os.Args[1], "owner.lock"), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		coreDie("%v", err)
+		die("%v", err)
 	}
 	f.Truncate(0)
 	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
@@ -70,7 +65,7 @@ func holdOwnerLock() {
 //	status-garbage status answers garbage (and the fake holds the lock)
 func fakeGateway() {
 	if len(os.Args) != 3 {
-		coreDie("usage: fake-gateway HOME MODE")
+		die("usage: fake-gateway HOME MODE")
 	}
 	h := owner.Home{Dir: os.Args[1]}
 	mode := os.Args[2]
@@ -78,7 +73,7 @@ func fakeGateway() {
 	if mode == "status-garbage" {
 		f, err := lockedfile.OpenFile(h.Lock(), os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
-			coreDie("%v", err)
+			die("%v", err)
 		}
 		defer f.Close()
 		f.Truncate(0)
@@ -88,7 +83,7 @@ func fakeGateway() {
 	os.Remove(sock)
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
-		coreDie("%v", err)
+		die("%v", err)
 	}
 	const id = "00000000-fake-gateway"
 	mux := http.NewServeMux()
@@ -127,12 +122,12 @@ func fakeGateway() {
 // gateway with the given expected owner and print the raw reply.
 func gatewayCall() {
 	if len(os.Args) != 5 {
-		coreDie("usage: gateway-call HOME OWNER_ID METHOD PARAMS")
+		die("usage: gateway-call HOME OWNER_ID METHOD PARAMS")
 	}
 	h := owner.Home{Dir: os.Args[1]}
 	rec, err := owner.ReadRecord(h)
 	if err != nil || rec == nil {
-		coreDie("no gateway record")
+		die("no gateway record")
 	}
 	body, _ := json.Marshal(owner.CallRequest{Method: os.Args[3], Params: json.RawMessage(os.Args[4]), ExpectedOwnerID: os.Args[2], Scopes: []string{"operator.admin"}})
 	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
@@ -140,7 +135,7 @@ func gatewayCall() {
 	}}
 	resp, err := (&http.Client{Transport: tr}).Post("http://gateway/v1/call", "application/json", bytes.NewReader(body))
 	if err != nil {
-		coreDie("%v", err)
+		die("%v", err)
 	}
 	defer resp.Body.Close()
 	var buf bytes.Buffer
@@ -151,15 +146,15 @@ func gatewayCall() {
 // set-schema-version DB N: pretend a newer (or older) clawkit wrote DB.
 func setSchemaVersion() {
 	if len(os.Args) != 3 {
-		coreDie("usage: set-schema-version DB N")
+		die("usage: set-schema-version DB N")
 	}
 	db, err := sql.Open("sqlite", "file:"+os.Args[1])
 	if err != nil {
-		coreDie("%v", err)
+		die("%v", err)
 	}
 	defer db.Close()
 	if _, err := db.Exec(`UPDATE meta SET schema_version = ? WHERE id = 1`, os.Args[2]); err != nil {
-		coreDie("%v", err)
+		die("%v", err)
 	}
 }
 
@@ -169,10 +164,10 @@ func kill9Gateway() {
 	h := owner.Home{Dir: os.Args[1]}
 	rec, err := owner.ReadRecord(h)
 	if err != nil || rec == nil {
-		coreDie("no gateway record")
+		die("no gateway record")
 	}
 	if err := syscall.Kill(rec.PID, syscall.SIGKILL); err != nil {
-		coreDie("%v", err)
+		die("%v", err)
 	}
 	for i := 0; i < 500; i++ {
 		if !rec.Alive() {
@@ -181,5 +176,5 @@ func kill9Gateway() {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	coreDie("pid %d survived SIGKILL", rec.PID)
+	die("pid %d survived SIGKILL", rec.PID)
 }

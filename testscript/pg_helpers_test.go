@@ -17,6 +17,7 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/research"
+	"github.com/clawkit/clawkit/pkg/research/riversched"
 	"github.com/clawkit/clawkit/pkg/store/pgtest"
 )
 
@@ -248,6 +249,7 @@ func benchSeedResearch() {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var failed error
+	svc := &research.Service{Shared: riversched.New()} // wired as the registry wires it (pkg/ops)
 	for i := 0; i < n; i++ {
 		sem <- struct{}{}
 		wg.Add(1)
@@ -259,7 +261,7 @@ func benchSeedResearch() {
 			// sharing one made each start re-check every earlier session
 			// (quadratic: 10,000 SQLite starts slowed to ~1 per second).
 			env := owner.NewEnv(h.Dir, st, func() error { return nil }, time.Now, nil, false)
-			if _, err := research.Default.Start(ctx, env, research.StartParams{Question: fmt.Sprintf("%s %d", os.Args[3], i)}); err != nil {
+			if _, err := svc.Start(ctx, env, research.StartParams{Question: fmt.Sprintf("%s %d", os.Args[3], i)}); err != nil {
 				mu.Lock()
 				failed = err
 				mu.Unlock()

@@ -29,17 +29,17 @@ func init() {
 // line; exits 1 on any violation.
 func concurrentWriters() {
 	if len(os.Args) < 3 || len(os.Args) > 4 {
-		coreDie("usage: concurrent-writers config|auth|session N [STOP_AFTER]")
+		die("usage: concurrent-writers config|auth|session N [STOP_AFTER]")
 	}
 	kind := os.Args[1]
 	n, err := strconv.Atoi(os.Args[2])
 	if err != nil || n < 1 {
-		coreDie("bad N %q", os.Args[2])
+		die("bad N %q", os.Args[2])
 	}
 	stopAfter := -1
 	if len(os.Args) == 4 {
 		if stopAfter, err = strconv.Atoi(os.Args[3]); err != nil {
-			coreDie("bad STOP_AFTER %q", os.Args[3])
+			die("bad STOP_AFTER %q", os.Args[3])
 		}
 	}
 	argv := func(i int) ([]string, []string) {
@@ -51,7 +51,7 @@ func concurrentWriters() {
 		case "session":
 			return []string{"session", "create", fmt.Sprintf("s%d", i)}, nil
 		}
-		coreDie("unknown kind %q", kind)
+		die("unknown kind %q", kind)
 		return nil, nil
 	}
 	codes := make([]int, n)
@@ -151,13 +151,13 @@ func readBack(kind string) map[string]bool {
 	}
 	out, err := exec.Command("clawkit", args...).Output()
 	if err != nil {
-		coreDie("read back %s: %v", kind, err)
+		die("read back %s: %v", kind, err)
 	}
 	switch kind {
 	case "config":
 		var doc map[string]any
 		if err := json.Unmarshal(out, &doc); err != nil {
-			coreDie("config: %v", err)
+			die("config: %v", err)
 		}
 		race, _ := doc["race"].(map[string]any)
 		for k := range race {
@@ -166,7 +166,7 @@ func readBack(kind string) map[string]bool {
 	default:
 		var list []map[string]any
 		if err := json.Unmarshal(out, &list); err != nil {
-			coreDie("%s list: %v: %s", kind, err, out)
+			die("%s list: %v: %s", kind, err, out)
 		}
 		for _, e := range list {
 			for _, f := range []string{"id", "sessionKey"} {

@@ -64,6 +64,7 @@ func TestScripts(t *testing.T) {
 		Dir:                 ".",
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
+		Cmds:                scriptCmds,
 		UpdateScripts:       os.Getenv("CLAWKIT_UPDATE_GOLDEN") == "1",
 		Setup: func(env *testscript.Env) error {
 			// A private home per script; scripts that need another pass --home.

@@ -16,7 +16,7 @@ import (
 )
 
 // Limits applied while planning an export; the same numbers bound every
-// archive reader (DESIGN §7), so an export never produces what a reader
+// archive reader (docs/runtime-artifacts.md), so an export never produces what a reader
 // would refuse.
 const (
 	MaxEntries       = 250_000
@@ -28,7 +28,7 @@ const (
 )
 
 // excludedDirs are never exported, at any depth of any package: tests,
-// VCS metadata and caches are not part of a runtime (DESIGN §7).
+// VCS metadata and caches are not part of a runtime (docs/runtime-artifacts.md).
 // node_modules is never walked as files: dependencies enter the archive
 // only through the resolved closure.
 var excludedDirs = map[string]bool{

@@ -35,14 +35,11 @@ func walkArchive(r io.Reader, size int64, fn func(path string, typ archive.Type,
 	return st.SHA256, err
 }
 
-// Inspect re-reads an export: the manifest (strictly), then every archive's
-// size and SHA-256, the worker bundle's entries and bundle hash, and the
-// node bootstrap's package identity. Problems are collected, one line each;
-// a missing or invalid manifest is an error by itself.
-func Inspect(dir string) (*InspectReport, error) { return InspectContext(context.Background(), dir) }
-
-// InspectContext is Inspect that stops (with an "interrupted" error) once
-// ctx is done.
+// InspectContext re-reads an export: the manifest (strictly), then every
+// archive's size and SHA-256, the worker bundle's entries and bundle hash,
+// and the node bootstrap's package identity. Problems are collected, one
+// line each; a missing or invalid manifest is an error by itself. It stops
+// (with an "interrupted" error) once ctx is done.
 func InspectContext(ctx context.Context, dir string) (*InspectReport, error) {
 	st, err := os.Stat(dir)
 	if err != nil || !st.IsDir() {

@@ -18,7 +18,7 @@ import (
 )
 
 const (
-	// MaxPluginManifestBytes bounds openclaw.plugin.json (DESIGN §9).
+	// MaxPluginManifestBytes bounds openclaw.plugin.json (docs/skills.md).
 	MaxPluginManifestBytes = 256 << 10
 	// maxPackageJSONBytes bounds any package.json we read.
 	maxPackageJSONBytes = 4 << 20

@@ -15,6 +15,7 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
+	"github.com/clawkit/clawkit/pkg/jslex"
 )
 
 // The worker bundle inventory is defined by each OpenClaw release in its
@@ -69,7 +70,7 @@ var (
 // modules, each parsed at most once.
 type inventoryReader struct {
 	root, version string
-	mods          map[string]*jsModule
+	mods          map[string]*jslex.Module
 	trace         []string
 }
 
@@ -79,7 +80,7 @@ func (r *inventoryReader) uncertain(format string, args ...any) error {
 }
 
 // load parses dist/<name> (name is a plain module file name).
-func (r *inventoryReader) load(name string) (*jsModule, error) {
+func (r *inventoryReader) load(name string) (*jslex.Module, error) {
 	if m, ok := r.mods[name]; ok {
 		return m, nil
 	}
@@ -87,7 +88,7 @@ func (r *inventoryReader) load(name string) (*jsModule, error) {
 	if err != nil {
 		return nil, r.uncertain("dist/%s cannot be read: %v", name, unwrapPathErr(err))
 	}
-	m, err := parseJSModule(string(b))
+	m, err := jslex.ParseModule(string(b))
 	if err != nil {
 		return nil, r.uncertain("dist/%s cannot be parsed: %v", name, err)
 	}
@@ -107,54 +108,54 @@ func (r *inventoryReader) spec(from, s string) (string, error) {
 
 // lookup finds the single static declaration of name as seen from module
 // file, following imports and re-exports.
-func (r *inventoryReader) lookup(file, name string, hops int) (jsDecl, string, error) {
+func (r *inventoryReader) lookup(file, name string, hops int) (jslex.Decl, string, error) {
 	if hops > maxImportHops {
-		return jsDecl{}, "", r.uncertain("%s: more than %d imports to follow", name, maxImportHops)
+		return jslex.Decl{}, "", r.uncertain("%s: more than %d imports to follow", name, maxImportHops)
 	}
 	m, err := r.load(file)
 	if err != nil {
-		return jsDecl{}, "", err
+		return jslex.Decl{}, "", err
 	}
-	decls := m.decls[name]
-	imp, imported := m.imports[name]
+	decls := m.Decls[name]
+	imp, imported := m.Imports[name]
 	switch {
 	case len(decls) > 1 || len(decls) == 1 && imported:
-		return jsDecl{}, "", r.uncertain("%s is declared more than once in dist/%s", name, file)
+		return jslex.Decl{}, "", r.uncertain("%s is declared more than once in dist/%s", name, file)
 	case len(decls) == 1:
 		if !decls[0].Static {
-			return jsDecl{}, "", r.uncertain("%s in dist/%s is not a constant string or list of strings", name, file)
+			return jslex.Decl{}, "", r.uncertain("%s in dist/%s is not a constant string or list of strings", name, file)
 		}
 		return decls[0], file, nil
 	case !imported:
-		return jsDecl{}, "", r.uncertain("%s is not defined in dist/%s", name, file)
+		return jslex.Decl{}, "", r.uncertain("%s is not defined in dist/%s", name, file)
 	case imp.Name == "*" || imp.Name == "default":
-		return jsDecl{}, "", r.uncertain("%s is a namespace or default import in dist/%s", name, file)
+		return jslex.Decl{}, "", r.uncertain("%s is a namespace or default import in dist/%s", name, file)
 	}
 	target, err := r.spec(file, imp.From)
 	if err != nil {
-		return jsDecl{}, "", err
+		return jslex.Decl{}, "", err
 	}
 	return r.lookupExport(target, imp.Name, name, hops+1)
 }
 
 // lookupExport resolves the export called exported of module file.
-func (r *inventoryReader) lookupExport(file, exported, want string, hops int) (jsDecl, string, error) {
+func (r *inventoryReader) lookupExport(file, exported, want string, hops int) (jslex.Decl, string, error) {
 	if hops > maxImportHops {
-		return jsDecl{}, "", r.uncertain("%s: more than %d imports to follow", want, maxImportHops)
+		return jslex.Decl{}, "", r.uncertain("%s: more than %d imports to follow", want, maxImportHops)
 	}
 	m, err := r.load(file)
 	if err != nil {
-		return jsDecl{}, "", err
+		return jslex.Decl{}, "", err
 	}
-	exps := m.exports[exported]
+	exps := m.Exports[exported]
 	if len(exps) != 1 {
-		return jsDecl{}, "", r.uncertain("dist/%s exports %q %d times (needed for %s)", file, exported, len(exps), want)
+		return jslex.Decl{}, "", r.uncertain("dist/%s exports %q %d times (needed for %s)", file, exported, len(exps), want)
 	}
 	e := exps[0]
 	if e.From != "" {
 		target, err := r.spec(file, e.From)
 		if err != nil {
-			return jsDecl{}, "", err
+			return jslex.Decl{}, "", err
 		}
 		return r.lookupExport(target, e.Local, want, hops+1)
 	}
@@ -177,7 +178,7 @@ func (r *inventoryReader) stringOf(file, name string) (string, error) {
 // ReadInventory determines the worker bundle inventory of the installation
 // at root (a real path) whose package.json names version.
 func ReadInventory(root, version string) (*Inventory, error) {
-	r := &inventoryReader{root: root, version: version, mods: map[string]*jsModule{}}
+	r := &inventoryReader{root: root, version: version, mods: map[string]*jslex.Module{}}
 	producer, err := r.findProducer()
 	if err != nil {
 		return nil, err
@@ -187,7 +188,7 @@ func ReadInventory(root, version string) (*Inventory, error) {
 		return nil, err
 	}
 
-	bodies := m.functionBodies(producerFunc)
+	bodies := m.FunctionBodies(producerFunc)
 	if len(bodies) != 1 {
 		return nil, r.uncertain("dist/%s defines %s %d times", producer, producerFunc, len(bodies))
 	}
@@ -331,12 +332,12 @@ func (r *inventoryReader) findProducer() (string, error) {
 
 // loopLists returns the list identifier of every `for (const x of LIST)`
 // loop in body whose statement calls call.
-func loopLists(body []jsTok, call string) []string {
+func loopLists(body []jslex.Token, call string) []string {
 	var out []string
 	for i := 0; i+6 < len(body); i++ {
 		t := body[i]
-		if t.Kind != jsIdent || t.Val != "for" || body[i+1].Val != "(" || (body[i+2].Val != "const" && body[i+2].Val != "let") ||
-			body[i+3].Kind != jsIdent || body[i+4].Val != "of" || body[i+5].Kind != jsIdent || body[i+6].Val != ")" {
+		if t.Kind != jslex.Ident || t.Val != "for" || body[i+1].Val != "(" || (body[i+2].Val != "const" && body[i+2].Val != "let") ||
+			body[i+3].Kind != jslex.Ident || body[i+4].Val != "of" || body[i+5].Kind != jslex.Ident || body[i+6].Val != ")" {
 			continue
 		}
 		list := body[i+5].Val
@@ -347,10 +348,10 @@ func loopLists(body []jsTok, call string) []string {
 		calls := false
 		for ; j < len(body); j++ {
 			b := body[j]
-			if b.Kind == jsIdent && b.Val == call {
+			if b.Kind == jslex.Ident && b.Val == call {
 				calls = true
 			}
-			if b.Kind != jsPunct {
+			if b.Kind != jslex.Punct {
 				continue
 			}
 			switch b.Val {
@@ -376,17 +377,17 @@ func loopLists(body []jsTok, call string) []string {
 // checkStage makes sure the staging function takes its files from
 // dist/worker/ and records them with mode 448 (0700), as the bundle hash
 // assumes.
-func (r *inventoryReader) checkStage(m *jsModule, file string) error {
-	bodies := m.functionBodies(stageFunc)
+func (r *inventoryReader) checkStage(m *jslex.Module, file string) error {
+	bodies := m.FunctionBodies(stageFunc)
 	if len(bodies) != 1 {
 		return r.uncertain("dist/%s defines %s %d times", file, stageFunc, len(bodies))
 	}
-	if !hasTemplate(bodies[0], "`dist/worker/${") {
+	if !jslex.HasTemplate(bodies[0], "`dist/worker/${") {
 		return r.uncertain("%s in dist/%s does not read from dist/worker/", stageFunc, file)
 	}
 	b := bodies[0]
 	for i := 0; i+2 < len(b); i++ {
-		if b[i].Kind == jsIdent && b[i].Val == "mode" && b[i+1].Val == ":" && b[i+2].Kind == jsNumber && b[i+2].Val != "448" {
+		if b[i].Kind == jslex.Ident && b[i].Val == "mode" && b[i+1].Val == ":" && b[i+2].Kind == jslex.Number && b[i+2].Val != "448" {
 			return r.uncertain("%s in dist/%s records mode %s, not 448 (0700)", stageFunc, file, b[i+2].Val)
 		}
 	}
@@ -395,10 +396,10 @@ func (r *inventoryReader) checkStage(m *jsModule, file string) error {
 
 // checkHash makes sure the producer's hash function is the
 // openclaw-worker-bundle-v1 formula.
-func (r *inventoryReader) checkHash(m *jsModule, file string) error {
+func (r *inventoryReader) checkHash(m *jslex.Module, file string) error {
 	where := file
 	fn := hashFunc
-	if imp, ok := m.imports[hashFunc]; ok {
+	if imp, ok := m.Imports[hashFunc]; ok {
 		target, err := r.spec(file, imp.From)
 		if err != nil {
 			return err
@@ -407,21 +408,21 @@ func (r *inventoryReader) checkHash(m *jsModule, file string) error {
 		if err != nil {
 			return err
 		}
-		exps := tm.exports[imp.Name]
+		exps := tm.Exports[imp.Name]
 		if len(exps) != 1 || exps[0].From != "" {
 			return r.uncertain("dist/%s does not export %s itself", target, hashFunc)
 		}
 		where, fn, m = target, exps[0].Local, tm
 	}
-	bodies := m.functionBodies(fn)
+	bodies := m.FunctionBodies(fn)
 	if len(bodies) != 1 {
 		return r.uncertain("dist/%s defines %s %d times", where, fn, len(bodies))
 	}
-	if !hasTemplate(bodies[0], hashEntryTemplate) {
+	if !jslex.HasTemplate(bodies[0], hashEntryTemplate) {
 		return r.uncertain("%s in dist/%s is not the %s formula clawkit implements", fn, where, BundleHashVersion)
 	}
 	for _, t := range bodies[0] {
-		if t.Kind != jsTemplate {
+		if t.Kind != jslex.Template {
 			continue
 		}
 		if sm := hashHeadRe().FindStringSubmatch(t.Val); sm != nil {

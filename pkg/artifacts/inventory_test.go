@@ -169,36 +169,3 @@ func TestReadInventoryRealReleases(t *testing.T) {
 		}
 	}
 }
-
-func TestLexJSTemplatesAndRegexps(t *testing.T) {
-	src := "const a = `x ${ {b: `y ${1}`}.b } z`;\nconst r = /[/`'\"]/u;\nconst s = 'it\\'s';\nif (a) { const inner = \"n\"; }\nconst t = x / 2 / 3;\n"
-	m, err := parseJSModule(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := m.decls["s"]; len(d) != 1 || d[0].Str == nil {
-		t.Fatalf("s: %+v", d)
-	}
-	if _, ok := m.decls["inner"]; ok {
-		t.Fatal("a block-scoped const was taken for a top-level one")
-	}
-	if d := m.decls["a"]; len(d) != 1 || d[0].Static {
-		t.Fatalf("a: %+v", d)
-	}
-}
-
-func FuzzParseJSModule(f *testing.F) {
-	for _, b := range artifactstest.Modules(artifactstest.Inventory96, artifactstest.Exported) {
-		f.Add(string(b))
-	}
-	f.Add("const a = `${`${x}`}`; /re/.test(a);")
-	f.Fuzz(func(t *testing.T, src string) {
-		m, err := parseJSModule(src)
-		if err != nil {
-			return
-		}
-		for name := range m.decls {
-			_ = m.functionBodies(name)
-		}
-	})
-}

@@ -2,7 +2,7 @@
 // archives: a node bootstrap (the package plus its production dependency
 // closure) and a worker bundle (the files of dist/worker/ that the
 // installation's own compiled code names, see ReadInventory), described by a
-// manifest of sizes and SHA-256 digests (DESIGN §7).
+// manifest of sizes and SHA-256 digests (docs/runtime-artifacts.md).
 //
 // # Manifest (schema openclaw.worker-runtime-artifacts.v1)
 //
@@ -179,16 +179,6 @@ func WorkerPath(sha string) (string, error) {
 			WithHint("give 64 lower-case hexadecimal digits")
 	}
 	return WorkerDir + "/" + sha + ".tgz", nil
-}
-
-// NodeBootstrapPath returns the export-relative path of a node bootstrap
-// archive with the given SHA-256.
-func NodeBootstrapPath(sha string) (string, error) {
-	if !ValidSHA256(sha) {
-		return "", errs.Usage("invalid_sha256", "%q is not a SHA-256 digest", sha).
-			WithHint("give 64 lower-case hexadecimal digits")
-	}
-	return NodeBootstrapDir + "/" + sha + ".tgz", nil
 }
 
 // FormatMode renders permission bits the way the manifest stores them.

@@ -60,7 +60,7 @@ func (c *AuthAddCmd) Run(ctx context.Context, env *Env) error {
 			WithHint("clawkit auth add %s --provider %s --api-key-env GEMINI_API_KEY", c.Profile, c.Provider)
 	}
 	var pub auth.Public
-	if err := env.Call(ctx, "auth.add", ops.AuthAddParams{ID: c.Profile, Provider: c.Provider, Kind: c.Kind, Secret: secret, Replace: c.Replace}, &pub); err != nil {
+	if err := env.Call(ctx, ops.MethodAuthAdd, ops.AuthAddParams{ID: c.Profile, Provider: c.Provider, Kind: c.Kind, Secret: secret, Replace: c.Replace}, &pub); err != nil {
 		return err
 	}
 	return env.Out.Result(pub, func(w io.Writer) {
@@ -87,7 +87,7 @@ type AuthListCmd struct{}
 
 func (c *AuthListCmd) Run(ctx context.Context, env *Env) error {
 	var out []auth.Public
-	if err := env.Call(ctx, "auth.list", struct{}{}, &out); err != nil {
+	if err := env.Call(ctx, ops.MethodAuthList, ops.None{}, &out); err != nil {
 		return err
 	}
 	if out == nil {
@@ -110,7 +110,7 @@ type AuthRemoveCmd struct {
 
 func (c *AuthRemoveCmd) Run(ctx context.Context, env *Env) error {
 	var pub auth.Public
-	if err := env.Call(ctx, "auth.remove", map[string]string{"id": c.Profile}, &pub); err != nil {
+	if err := env.Call(ctx, ops.MethodAuthRemove, ops.AuthRemoveParams{ID: c.Profile}, &pub); err != nil {
 		return err
 	}
 	return env.Out.Result(pub, func(w io.Writer) { fmt.Fprintf(w, "removed %s\n", pub.ID) })

@@ -24,7 +24,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 )
 
-// Globals are the flags every command accepts (DESIGN §2).
+// Globals are the flags every command accepts (docs/architecture.md).
 type Globals struct {
 	Home        string           `help:"State folder (default: XDG_STATE_HOME/clawkit, else ~/.local/state/clawkit)." env:"CLAWKIT_HOME" placeholder:"DIR"`
 	JSON        bool             `help:"Print exactly one JSON document on stdout."`

@@ -71,7 +71,7 @@ func (c *ConfigSetCmd) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	var res map[string]any
-	if err := env.Call(ctx, "config.set", ops.ConfigParams{Path: c.Path, Value: raw}, &res); err != nil {
+	if err := env.Call(ctx, ops.MethodConfigSet, ops.ConfigParams{Path: c.Path, Value: raw}, &res); err != nil {
 		return err
 	}
 	return env.Out.Result(res, func(w io.Writer) {})
@@ -87,7 +87,7 @@ func (c *ConfigUnsetCmd) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	var res map[string]any
-	if err := env.Call(ctx, "config.unset", ops.ConfigParams{Path: c.Path}, &res); err != nil {
+	if err := env.Call(ctx, ops.MethodConfigUnset, ops.ConfigParams{Path: c.Path}, &res); err != nil {
 		return err
 	}
 	return env.Out.Result(res, func(w io.Writer) {

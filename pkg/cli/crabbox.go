@@ -11,7 +11,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/fsx"
 )
 
-// CrabboxCmd is `clawkit crabbox …` (DESIGN §8). Stateless: no home, no
+// CrabboxCmd is `clawkit crabbox …` (docs/crabbox.md). Stateless: no home, no
 // owner lock.
 type CrabboxCmd struct {
 	Setup   CrabboxSetupCmd   `cmd:"" help:"Print the credential-free install command for a manifest (--run executes it)."`

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/errs"
@@ -69,70 +68,19 @@ func selfPath() (string, error) {
 }
 
 func (c *GatewayRunCmd) detach(ctx context.Context, env *Env, h owner.Home) error {
-	if err := h.Ensure(); err != nil {
-		return err
-	}
-	if rec, st := gateway.StatusOf(ctx, h); st != nil {
-		return errs.Refused("gateway_running", "a gateway (pid %d) already owns %s", rec.PID, h.Dir).
-			WithHint("use it as is, or stop it with 'clawkit gateway stop'")
-	}
 	exe, err := selfPath()
 	if err != nil {
 		return errs.Failed("detach_failed", "cannot find the clawkit binary: %v", err)
 	}
-	logf, err := os.OpenFile(h.Log(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	rec, err := gateway.Detach(ctx, gateway.DetachOptions{Home: h, StartTimeout: c.StartTimeout, Command: []string{exe,
+		"--home", h.Dir, "--lock-timeout", env.Globals.LockTimeout.String(),
+		"gateway", "run", "--drain-timeout", c.DrainTimeout.String(), "--lease-ttl", c.LeaseTTL.String()}})
 	if err != nil {
-		return errs.Failed("detach_failed", "cannot open %s: %v", h.Log(), err)
+		return err
 	}
-	defer logf.Close()
-	start, _ := logf.Seek(0, io.SeekEnd)
-	cmd := exec.Command(exe, "--home", h.Dir, "--lock-timeout", env.Globals.LockTimeout.String(),
-		"gateway", "run", "--drain-timeout", c.DrainTimeout.String(), "--lease-ttl", c.LeaseTTL.String())
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return errs.Failed("detach_failed", "cannot start the gateway: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	deadline := time.After(c.StartTimeout)
-	for {
-		if rec, st := gateway.StatusOf(ctx, h); st != nil && rec.PID == cmd.Process.Pid {
-			return env.Out.Result(rec, func(w io.Writer) {
-				fmt.Fprintf(w, "gateway %s serving on %s (pid %d)\n", rec.OwnerID, rec.Socket, rec.PID)
-			})
-		}
-		select {
-		case err := <-exited:
-			tail := logTail(h.Log(), start)
-			return errs.Failed("gateway_start_failed", "the gateway exited during start (%v): %s", err, tail).
-				WithHint("see %s", h.Log())
-		case <-deadline:
-			cmd.Process.Signal(syscall.SIGTERM)
-			return errs.Unavailable("gateway_start_timeout", "the gateway did not start serving within %s", c.StartTimeout).
-				WithHint("see %s", h.Log())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-func logTail(path string, from int64) string {
-	b, err := os.ReadFile(path)
-	if err != nil || from > int64(len(b)) {
-		return ""
-	}
-	b = b[from:]
-	if len(b) > 2048 {
-		b = b[len(b)-2048:]
-	}
-	return string(trimNL(b))
-}
-
-func trimNL(b []byte) []byte {
-	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
-	}
-	return b
+	return env.Out.Result(rec, func(w io.Writer) {
+		fmt.Fprintf(w, "gateway %s serving on %s (pid %d)\n", rec.OwnerID, rec.Socket, rec.PID)
+	})
 }
 
 // GatewayStatusCmd reports the gateway.
@@ -143,7 +91,7 @@ func (c *GatewayStatusCmd) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	rec, st := gateway.StatusOf(ctx, h)
+	rec, st := owner.LiveGateway(ctx, h)
 	if st == nil {
 		why := "no gateway is running for " + h.Dir
 		if rec != nil {

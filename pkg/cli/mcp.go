@@ -13,7 +13,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/mcp"
 )
 
-// MCPCmd is `clawkit mcp …` (DESIGN §10).
+// MCPCmd is `clawkit mcp …` (docs/mcp.md).
 type MCPCmd struct {
 	Call    MCPCallCmd    `cmd:"" help:"Start a server, send one request, print its result, stop the server's whole process tree."`
 	Session MCPSessionCmd `cmd:"" help:"Send JSON lines of {method,params} from stdin over one connection; print one result line each."`
@@ -274,7 +274,7 @@ type MCPProxyCmd struct {
 	MaxPending    int           `help:"Most requests of a 2026-07-28 client in flight through the relay; one more is answered with an error, not forwarded (legacy traffic is relayed as is)." default:"64"`
 	Dir           string        `help:"Working directory of the server (default: clawkit's)." placeholder:"DIR" type:"existingdir"`
 	Connect       string        `help:"Relay to a service already listening on this socket instead of starting a server; it is never stopped." placeholder:"unix:PATH"`
-	// The proxy's own probe (DESIGN §10 "Protocol eras").
+	// The proxy's own probe (docs/mcp.md "Protocol eras").
 	ProtocolVersion string        `help:"auto: ask the server server/discover before relaying and report the era it speaks (2026-07-28, or legacy); a 2026-07-28-era version: the server must list it, else fail before relaying; a legacy version: no probe, the client's initialize negotiates." default:"auto"`
 	ProbeTimeout    time.Duration `help:"With --protocol-version auto: how long to wait for the answer to server/discover once the server has read it; then relay as legacy." default:"3s"`
 	StartupTimeout  time.Duration `help:"Bound of the whole probe, spawn included (auto: then relay as legacy)." default:"10s"`

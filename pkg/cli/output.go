@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -90,33 +91,123 @@ type jsonError struct {
 	RetryAfterMs *int64 `json:"retryAfterMs,omitempty"`
 }
 
+// jsonErrorOf is err's documented machine form.
+func jsonErrorOf(err error) jsonError {
+	je := jsonError{OK: false, Code: errs.CodeOf(err), Message: err.Error()}
+	if e := errs.As(err); e != nil {
+		je.Hint = e.Hint
+		if e.RetryAfterMs > 0 {
+			r := e.RetryAfterMs
+			je.RetryAfterMs = &r
+		}
+	}
+	return je
+}
+
 // Error prints err in the documented form and returns its exit code.
 func (o *Output) Error(err error) int {
 	code := ExitCode(err)
-	e := errs.As(err)
-	msg, hint, ecode := err.Error(), "", errs.CodeOf(err)
-	var retry *int64
-	if e != nil {
-		hint = e.Hint
-		if e.RetryAfterMs > 0 {
-			r := e.RetryAfterMs
-			retry = &r
-		}
-	}
+	je := jsonErrorOf(err)
 	if o.JSON {
 		var done *reportedError
 		if errors.As(err, &done) {
 			return code // the command already printed its one JSON document
 		}
-		_ = o.PrintJSON(jsonError{OK: false, Code: ecode, Message: msg, Hint: hint, RetryAfterMs: retry})
+		_ = o.PrintJSON(je)
 		return code
 	}
-	fmt.Fprintf(o.Stderr, "clawkit: error: %s\n", msg)
-	if hint != "" {
-		fmt.Fprintf(o.Stderr, "clawkit: hint: %s\n", hint)
+	fmt.Fprintf(o.Stderr, "clawkit: error: %s\n", je.Message)
+	if je.Hint != "" {
+		fmt.Fprintf(o.Stderr, "clawkit: hint: %s\n", je.Hint)
 	}
-	if retry != nil {
-		fmt.Fprintf(o.Stderr, "clawkit: hint: retry after %dms\n", *retry)
+	if je.RetryAfterMs != nil {
+		fmt.Fprintf(o.Stderr, "clawkit: hint: retry after %dms\n", *je.RetryAfterMs)
 	}
 	return code
+}
+
+// JSONStream writes one JSON document whose first field is an array
+// streamed element by element ({"NAME": [ … ], more fields…}), so a command
+// reporting on many items keeps memory flat and still prints exactly one
+// document, also when it fails half-way (Fail closes it as an error
+// document with every field of the usual one). It is the one writer of
+// streamed --json output.
+type JSONStream struct {
+	w io.Writer
+	n int
+}
+
+// StreamJSON opens a streamed document whose array field is name.
+func (o *Output) StreamJSON(name string) (*JSONStream, error) {
+	nb, _ := json.Marshal(name)
+	_, err := fmt.Fprintf(o.Stdout, "{\n  %s: [", nb)
+	return &JSONStream{w: o.Stdout}, err
+}
+
+// Item appends one element to the array.
+func (s *JSONStream) Item(v any) error {
+	b, err := marshalIndent(v, "    ")
+	if err != nil {
+		return err
+	}
+	sep := ","
+	if s.n == 0 {
+		sep = ""
+	}
+	s.n++
+	_, err = fmt.Fprintf(s.w, "%s\n    %s", sep, b)
+	return err
+}
+
+// Field is one field after the array.
+type Field struct {
+	Name  string
+	Value any
+}
+
+// Close ends the array and the document with fields.
+func (s *JSONStream) Close(fields ...Field) error {
+	if _, err := fmt.Fprint(s.w, "\n  ]"); err != nil {
+		return err
+	}
+	for _, f := range fields {
+		nb, _ := json.Marshal(f.Name)
+		vb, err := marshalIndent(f.Value, "  ")
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(s.w, ",\n  %s: %s", nb, vb); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprint(s.w, "\n}\n")
+	return err
+}
+
+// Fail ends the document as the error document of err (code, message,
+// hint, retryAfterMs, ok:false) and returns err marked as already
+// reported, so Output.Error prints nothing more on stdout.
+func (s *JSONStream) Fail(err error) error {
+	je := jsonErrorOf(err)
+	fields := []Field{{"code", je.Code}, {"message", je.Message}}
+	if je.Hint != "" {
+		fields = append(fields, Field{"hint", je.Hint})
+	}
+	if je.RetryAfterMs != nil {
+		fields = append(fields, Field{"retryAfterMs", *je.RetryAfterMs})
+	}
+	fields = append(fields, Field{"ok", false})
+	_ = s.Close(fields...)
+	return &reportedError{err}
+}
+
+func marshalIndent(v any, prefix string) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent(prefix, "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }

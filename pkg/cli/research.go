@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -14,7 +13,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/research"
 )
 
-// ResearchCmd is `clawkit research …` (google.research.v1, DESIGN §6).
+// ResearchCmd is `clawkit research …` (google.research.v1, docs/research.md).
 type ResearchCmd struct {
 	Describe ResearchDescribeCmd `cmd:"" help:"Describe the managed research service (no credentials, no network)."`
 	Start    ResearchStartCmd    `cmd:"" help:"Submit a research question; prints the job id and provider handle."`
@@ -320,29 +319,5 @@ func (c *ResearchRPCCmd) Run(ctx context.Context, env *Env, out *Output) error {
 	if err != nil {
 		return errs.Failed("stdin_unreadable", "cannot read the request from stdin: %v", err)
 	}
-	return out.PrintJSON(c.answer(ctx, env, data))
-}
-
-func (c *ResearchRPCCmd) answer(ctx context.Context, env *Env, data []byte) research.Response {
-	rpc, err := research.DecodeRPC(data)
-	if err != nil {
-		return research.ErrorResponse(err)
-	}
-	if rpc.Request.Action == research.ActionDescribe {
-		// describe is read-only (it must not create the home): the
-		// read-only operation, with the session access policy.
-		var d research.Describe
-		p := research.DescribeParams{Caller: research.Caller{AgentID: rpc.AgentID, SessionKey: rpc.SessionKey}}
-		if err := env.Call(ctx, research.MethodDescribe, p, &d); err != nil {
-			return research.ErrorResponse(err)
-		}
-		return research.OKResponse(d)
-	}
-	// The operation gets the envelope as read (it decodes it again, as
-	// strictly, on whichever side of the gateway it runs).
-	var resp research.Response
-	if err := env.Call(ctx, research.MethodRPC, json.RawMessage(data), &resp); err != nil {
-		return research.ErrorResponse(err)
-	}
-	return resp
+	return out.PrintJSON(research.AnswerRPC(ctx, env.Call, data))
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 )
 
-// RuntimeArtifactsCmd is `clawkit runtime-artifacts …` (DESIGN §7).
+// RuntimeArtifactsCmd is `clawkit runtime-artifacts …` (docs/runtime-artifacts.md).
 // Stateless: no home, no owner lock.
 type RuntimeArtifactsCmd struct {
 	Qualify    RAQualifyCmd    `cmd:"" help:"List the bundled plugins of an installation; writes nothing."`

@@ -51,7 +51,7 @@ type SessionListCmd struct {
 
 func (c *SessionListCmd) Run(ctx context.Context, env *Env) error {
 	var out []store.Session
-	if err := env.Call(ctx, "session.list", ops.SessionParams{AgentID: c.Agent}, &out); err != nil {
+	if err := env.Call(ctx, ops.MethodSessionList, ops.SessionParams{AgentID: c.Agent}, &out); err != nil {
 		return err
 	}
 	if out == nil {

@@ -22,7 +22,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/skills"
 )
 
-// SkillCmd is `clawkit skill …` (DESIGN §9).
+// SkillCmd is `clawkit skill …` (docs/skills.md).
 type SkillCmd struct {
 	Root     SkillRootCmd     `cmd:"" help:"Print the agent's skills folder for a plugin."`
 	List     SkillListCmd     `cmd:"" help:"List skills with their revision."`
@@ -50,7 +50,7 @@ type SkillRootCmd struct{ skillTarget }
 
 func (c *SkillRootCmd) Run(ctx context.Context, env *Env) error {
 	var r skills.RootResult
-	if err := env.Call(ctx, "skill.root", c.target(), &r); err != nil {
+	if err := env.Call(ctx, skills.MethodRoot, c.target(), &r); err != nil {
 		return err
 	}
 	return env.Out.Result(r, func(w io.Writer) { fmt.Fprintln(w, r.Root) })
@@ -66,7 +66,7 @@ func (c *SkillListCmd) Run(ctx context.Context, env *Env) error {
 		return c.files(ctx, env)
 	}
 	var r skills.ListResult
-	if err := env.Call(ctx, "skill.list", c.target(), &r); err != nil {
+	if err := env.Call(ctx, skills.MethodList, c.target(), &r); err != nil {
 		return err
 	}
 	if r.Skills == nil {
@@ -88,7 +88,7 @@ func (c *SkillListCmd) Run(ctx context.Context, env *Env) error {
 
 func (c *SkillListCmd) files(ctx context.Context, env *Env) error {
 	var r skills.FilesResult
-	if err := env.Call(ctx, "skill.files", skills.FilesParams{Target: c.target(), Skill: c.Skill}, &r); err != nil {
+	if err := env.Call(ctx, skills.MethodFiles, skills.FilesParams{Target: c.target(), Skill: c.Skill}, &r); err != nil {
 		return err
 	}
 	return env.Out.Result(r, func(w io.Writer) {
@@ -111,7 +111,7 @@ type SkillReadCmd struct {
 func (c *SkillReadCmd) Run(ctx context.Context, env *Env) error {
 	var r skills.ReadResult
 	p := skills.FileParams{Target: c.target(), Skill: c.Skill, File: c.File, MaxBytes: c.MaxBytes}
-	if err := env.Call(ctx, "skill.read", p, &r); err != nil {
+	if err := env.Call(ctx, skills.MethodRead, p, &r); err != nil {
 		return err
 	}
 	return env.Out.Result(r, func(w io.Writer) { _, _ = w.Write(r.Bytes()) })
@@ -178,7 +178,7 @@ func (c *SkillWriteCmd) Run(ctx context.Context, env *Env) error {
 	}
 	p := skills.WriteParams{FileParams: skills.FileParams{Target: c.target(), Skill: c.Skill, File: c.File}, Content: content, Strict: c.Strict}
 	var r skills.CommitResult
-	if err := env.Call(ctx, "skill.write", p, &r); err != nil {
+	if err := env.Call(ctx, skills.MethodWrite, p, &r); err != nil {
 		return err
 	}
 	return printCommit(env, &r)
@@ -215,7 +215,7 @@ func (c *SkillWriteCmd) install(ctx context.Context, env *Env) error {
 	}
 	p := skills.InstallParams{Target: c.target(), Skill: c.Skill, Files: src.Files, Skipped: src.Disallowed, Strict: c.Strict}
 	var r skills.CommitResult
-	if err := env.Call(ctx, "skill.install", p, &r); err != nil {
+	if err := env.Call(ctx, skills.MethodInstall, p, &r); err != nil {
 		return err
 	}
 	return printCommit(env, &r)
@@ -230,7 +230,7 @@ type SkillRemoveCmd struct {
 func (c *SkillRemoveCmd) Run(ctx context.Context, env *Env) error {
 	var r skills.CommitResult
 	p := skills.FileParams{Target: c.target(), Skill: c.Skill, File: c.File}
-	if err := env.Call(ctx, "skill.remove", p, &r); err != nil {
+	if err := env.Call(ctx, skills.MethodRemove, p, &r); err != nil {
 		return err
 	}
 	return printCommit(env, &r)
@@ -316,19 +316,16 @@ func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
 		if len(c.Args) != 1 || c.Plugin == "" {
 			return errs.Usage("usage", "nothing to validate").WithHint("pass --dir DIR (a skill folder), --recursive ROOT, or SKILL --plugin ID for an installed skill")
 		}
-		skill := c.Args[0]
-		if err := skills.CheckSkillName(skill); err != nil {
+		if err := skills.CheckSkillName(c.Args[0]); err != nil {
 			return err
 		}
 		var r skills.RootResult
-		if err := env.Call(ctx, "skill.root", skills.Target{PluginID: c.Plugin, AgentID: c.Agent, SessionKey: c.Session}, &r); err != nil {
+		if err := env.Call(ctx, skills.MethodRoot, skills.Target{PluginID: c.Plugin, AgentID: c.Agent, SessionKey: c.Session}, &r); err != nil {
 			return err
 		}
-		dir := filepath.Join(r.Root, skill)
-		if st, err := os.Lstat(dir); err != nil {
-			return errs.Failed("not_found", "agent %s has no skill %q in plugin %s's skills folder", c.Agent, skill, c.Plugin)
-		} else if st.Mode()&fs.ModeSymlink != 0 {
-			return errs.Refused("path_escape", "skill folder %s is a symbolic link; links are refused", dir)
+		dir, err := skills.InstalledDir(r, c.Args[0])
+		if err != nil {
+			return err
 		}
 		dirs = []string{dir}
 		if profile == "" {
@@ -340,43 +337,28 @@ func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
 	// Reports are printed as each skill is checked, in JSON too (the
 	// document is streamed: {"skills":[…],"summary":{…},"ok":…}), so memory
 	// stays flat however many skills a tree holds.
-	n := 0
+	var stream *JSONStream
 	if env.Out.JSON {
-		fmt.Fprint(out, "{\n  \"skills\": [")
+		var err error
+		if stream, err = env.Out.StreamJSON("skills"); err != nil {
+			return err
+		}
 	}
 	sum, err := skills.Lint(dirs, c.Recursive, opt, func(r *skills.Report) error {
-		if !env.Out.JSON {
+		if stream == nil {
 			printLintReport(out, r)
 			return nil
 		}
-		b, err := json.MarshalIndent(r, "    ", "  ")
+		return stream.Item(r)
+	})
+	if stream != nil {
 		if err != nil {
+			// The document is already open: it ends as the error document.
+			return stream.Fail(err)
+		}
+		if err := stream.Close(Field{"summary", sum}, Field{"ok", sum.Failed == 0}); err != nil {
 			return err
 		}
-		sep := ","
-		if n == 0 {
-			sep = ""
-		}
-		n++
-		_, err = fmt.Fprintf(out, "%s\n    %s", sep, b)
-		return err
-	})
-	if env.Out.JSON {
-		if err != nil {
-			// The document is already open: close it with the error, so
-			// stdout still holds exactly one JSON document.
-			e := errs.As(err)
-			code, msg := "failed", err.Error()
-			if e != nil {
-				code = e.Code
-			}
-			cb, _ := json.Marshal(code)
-			mb, _ := json.Marshal(msg)
-			fmt.Fprintf(out, "\n  ],\n  \"code\": %s,\n  \"message\": %s,\n  \"ok\": false\n}\n", cb, mb)
-			return &reportedError{err}
-		}
-		sb, _ := json.MarshalIndent(sum, "  ", "  ")
-		fmt.Fprintf(out, "\n  ],\n  \"summary\": %s,\n  \"ok\": %v\n}\n", sb, sum.Failed == 0)
 	} else {
 		if err != nil {
 			return err
@@ -457,7 +439,7 @@ type SkillEventsCmd struct {
 func (c *SkillEventsCmd) Run(ctx context.Context, env *Env) error {
 	var out []skills.EventRecord
 	p := skills.EventsParams{Target: skills.Target{PluginID: c.Plugin, AgentID: c.Agent}, Skill: c.Skill, Limit: c.Limit}
-	if err := env.Call(ctx, "skill.events", p, &out); err != nil {
+	if err := env.Call(ctx, skills.MethodEvents, p, &out); err != nil {
 		return err
 	}
 	if out == nil {
@@ -556,7 +538,7 @@ func (c *SkillBundleCmd) Run(ctx context.Context, env *Env) error {
 		}
 		b = &skills.BundleResult{}
 		p := skills.BundleParams{Target: skills.Target{PluginID: c.Plugin, AgentID: c.Agent, SessionKey: c.Session}, Skill: c.Skill}
-		if err := env.Call(ctx, "skill.bundle", p, b); err != nil {
+		if err := env.Call(ctx, skills.MethodBundle, p, b); err != nil {
 			return err
 		}
 	}
@@ -610,7 +592,7 @@ func (c *SkillWatchCmd) Run(ctx context.Context, env *Env) error {
 	var sources []skills.WatchSource
 	if c.Plugin != "" {
 		var plan skills.WatchPlan
-		if err := env.Call(ctx, "skill.watch", skills.Target{PluginID: c.Plugin, AgentID: c.Agent, SessionKey: c.Session}, &plan); err != nil {
+		if err := env.Call(ctx, skills.MethodWatch, skills.Target{PluginID: c.Plugin, AgentID: c.Agent, SessionKey: c.Session}, &plan); err != nil {
 			return err
 		}
 		sources = append(sources, skills.WatchSource{Parent: plan.Root})

@@ -6,7 +6,6 @@ import (
 	"io"
 	"path/filepath"
 
-	"github.com/clawkit/clawkit/pkg/config"
 	"github.com/clawkit/clawkit/pkg/ops"
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/store"
@@ -29,20 +28,7 @@ func (c *StateMigrateCmd) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	lock, err := owner.AcquireExclusive(ctx, h, env.Globals.LockTimeout)
-	if err != nil {
-		return err
-	}
-	defer lock.Release()
-	cfg, err := config.Load(h.Dir)
-	if err != nil {
-		return err
-	}
-	e, err := owner.ResolveEngine(h, cfg)
-	if err != nil {
-		return err
-	}
-	res, err := store.Migrate(ctx, e, c.To)
+	res, err := owner.Migrate(ctx, h, env.Globals.LockTimeout, c.To)
 	if err != nil {
 		return err
 	}
@@ -72,7 +58,7 @@ func (c *StateBackupCmd) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	var res ops.BackupResult
-	if err := env.Call(ctx, "state.backup", ops.BackupParams{Path: abs}, &res); err != nil {
+	if err := env.Call(ctx, ops.MethodStateBackup, ops.BackupParams{Path: abs}, &res); err != nil {
 		return err
 	}
 	return env.Out.Result(res, func(w io.Writer) {
@@ -85,7 +71,7 @@ type StateStatusCmd struct{}
 
 func (c *StateStatusCmd) Run(ctx context.Context, env *Env) error {
 	var res store.Status
-	if err := env.Call(ctx, "state.status", struct{}{}, &res); err != nil {
+	if err := env.Call(ctx, ops.MethodStateStatus, ops.None{}, &res); err != nil {
 		return err
 	}
 	return env.Out.Result(res, func(w io.Writer) {

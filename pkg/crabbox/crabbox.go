@@ -1,6 +1,6 @@
 // Package crabbox installs the offline worker runtime that `clawkit
 // runtime-artifacts export` produced, verifies a retained runtime cache, and
-// reads the one-line install receipt (DESIGN §8).
+// reads the one-line install receipt (docs/crabbox.md).
 //
 // Layout on the target (the runtime user's home, or --target-home):
 //

@@ -82,6 +82,13 @@ func (e *Error) Wrap(err error) *Error {
 	return &c
 }
 
+// Code is a stable public error code: snake_case, declared as a constant
+// of the package that raises it (its codes.go) and listed in
+// docs/errors.md with its exit codes; TestCatalog keeps the three in step.
+// It is an alias, so a declared constant goes wherever a code string does
+// (and a wrapper such as research's invalid(code, ...) needs no change).
+type Code = string
+
 func newf(k Kind, code, format string, args ...any) *Error {
 	return &Error{Kind: k, Code: code, Message: fmt.Sprintf(format, args...)}
 }

@@ -1,6 +1,6 @@
 // Package gateway is the long-running owner of a clawkit home: it holds the
 // owner lock for its whole life and serves the operation registry over
-// HTTP/1.1 on a unix socket (DESIGN §3).
+// HTTP/1.1 on a unix socket (docs/architecture.md).
 //
 // Shutdown order matters: the fence retires first (no new publication may
 // start), admission closes, in-flight calls drain with a deadline (their
@@ -11,7 +11,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -84,17 +83,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err := h.Ensure(); err != nil {
 		return err
 	}
-	if rec, _ := owner.ReadRecord(h); rec != nil && rec.Alive() {
-		c := owner.NewClient(rec.Socket)
-		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		_, err := c.Status(sctx)
-		cancel()
-		c.Close()
-		if err == nil {
-			return errs.Refused("gateway_running", "a gateway (pid %d) already owns %s", rec.PID, h.Dir).
-				WithHint("use it as is, or stop it with 'clawkit gateway stop'")
-		}
-	}
+	// AcquireExclusive refuses while another gateway serves the home.
 	lock, err := owner.AcquireExclusive(ctx, h, opts.LockTimeout)
 	if err != nil {
 		return err
@@ -307,7 +296,8 @@ func (g *Gateway) handleCall(w http.ResponseWriter, r *http.Request) {
 	// The call's context ends if the client goes away; the operation's own
 	// fence keeps it from publishing after retirement.
 	env := owner.NewEnv(g.opts.Home.Dir, g.store, g.fence, g.opts.Now, nil, true)
-	env.AdmitConfig() // the config this call sees, read once at admission
+	env.WithCallerEnv(m, req.Env) // the variables it declares, as the caller has them
+	env.AdmitConfig()             // the config this call sees, read once at admission
 	res, err := invokeSafely(r.Context(), m, env, req.Params)
 	if err != nil {
 		writeJSON(w, http.StatusOK, errorReply(err, env.EffectBegun()))
@@ -322,7 +312,7 @@ func invokeSafely(ctx context.Context, m owner.Method, env *owner.Env, params js
 			err = fmt.Errorf("operation %s panicked: %v", m.Name, p)
 		}
 	}()
-	return owner.Invoke(ctx, m, env, params)
+	return m.Serve(ctx, env, params)
 }
 
 // errorReply reports a handler error. The gateway does not reclassify it:
@@ -353,27 +343,10 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// StatusOf returns the live gateway's status for a home, or nil.
-func StatusOf(ctx context.Context, h owner.Home) (*owner.Record, *owner.Status) {
-	rec, _ := owner.ReadRecord(h)
-	if rec == nil || !rec.Alive() {
-		return rec, nil
-	}
-	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	c := owner.NewClient(rec.Socket)
-	defer c.Close()
-	st, err := c.Status(sctx)
-	if err != nil {
-		return rec, nil
-	}
-	return rec, st
-}
-
 // Stop asks the home's gateway to stop and waits until it has exited (its
 // record is gone and its pid is dead) or the deadline passes.
 func Stop(ctx context.Context, h owner.Home, wait time.Duration) (*owner.Record, error) {
-	rec, st := StatusOf(ctx, h)
+	rec, st := owner.LiveGateway(ctx, h)
 	if st == nil {
 		return nil, errs.Failed("gateway_not_running", "no gateway is running for %s", h.Dir).
 			WithHint("start one with 'clawkit gateway run --detach'")
@@ -404,8 +377,6 @@ func Stop(ctx context.Context, h owner.Home, wait time.Duration) (*owner.Record,
 	return rec, errs.Unavailable("gateway_stop_timeout", "the gateway (pid %d) is still draining after %s", rec.PID, wait).
 		WithHint("check 'clawkit gateway status'; it exits once in-flight calls finish")
 }
-
-var _ = errors.New
 
 func cmpOr(d, def time.Duration) time.Duration {
 	if d > 0 {

@@ -47,7 +47,7 @@ func TestStopRetiresFenceBeforeDrain(t *testing.T) {
 	reg := owner.NewRegistry()
 	entered := make(chan struct{})
 	release := make(chan struct{})
-	reg.Register(owner.Method{Name: "t.slow", Write: true, Handler: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.slow", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
 		if err := env.Scope.AssertCurrent(); err != nil {
 			return nil, err
 		}
@@ -94,10 +94,10 @@ func TestStopRetiresFenceBeforeDrain(t *testing.T) {
 // unknown; a classified one keeps its kind.
 func TestErrorClassification(t *testing.T) {
 	reg := owner.NewRegistry()
-	reg.Register(owner.Method{Name: "t.plain", Write: true, Handler: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.plain", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
 		return nil, os.ErrInvalid
 	}})
-	reg.Register(owner.Method{Name: "t.busy", Write: true, Handler: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.busy", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
 		return nil, errs.Unavailable("busy", "busy").WithRetryAfter(1500)
 	}})
 	_, rec, done := startGateway(t, reg)
@@ -123,7 +123,7 @@ func TestErrorClassification(t *testing.T) {
 func TestOutdatedGatewayRefused(t *testing.T) {
 	ran := 0
 	old := owner.NewRegistry()
-	old.Register(owner.Method{Name: "t.echo", Write: true, Handler: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+	owner.Register(old, owner.Op[json.RawMessage, any]{Name: "t.echo", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
 		ran++
 		return map[string]int{"v": 1}, nil
 	}})
@@ -133,7 +133,7 @@ func TestOutdatedGatewayRefused(t *testing.T) {
 	}
 	ranLocal := 0
 	cur := owner.NewRegistry()
-	cur.Register(owner.Method{Name: "t.echo.v2", Write: true, Handler: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+	owner.Register(cur, owner.Op[json.RawMessage, any]{Name: "t.echo.v2", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
 		ranLocal++
 		return map[string]int{"v": 2}, nil
 	}})
@@ -182,10 +182,10 @@ func rawCall(t *testing.T, socket string, req owner.CallRequest) owner.CallReply
 // effect is. The client keeps the handler's own classification either way.
 func TestNoMutationAcceptedFalseAfterAnEffect(t *testing.T) {
 	reg := owner.NewRegistry()
-	reg.Register(owner.Method{Name: "t.before", Write: true, Handler: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.before", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
 		return nil, errs.Refused("nope", "refused before any effect")
 	}})
-	reg.Register(owner.Method{Name: "t.after", Write: true, Handler: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.after", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
 		if err := env.Admit(); err != nil { // a write is about to happen
 			return nil, err
 		}
@@ -216,15 +216,15 @@ func TestNoMutationAcceptedFalseAfterAnEffect(t *testing.T) {
 func TestScopes(t *testing.T) {
 	reg := owner.NewRegistry()
 	ran := map[string]int{}
-	handler := func(name string) owner.Handler {
+	handler := func(name string) func(context.Context, *owner.Env, json.RawMessage) (any, error) {
 		return func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
 			ran[name]++
 			return map[string]bool{"ok": true}, nil
 		}
 	}
-	reg.Register(owner.Method{Name: "t.read", Handler: handler("read")})
-	reg.Register(owner.Method{Name: "t.write", Write: true, Scope: owner.ScopeWrite, Handler: handler("write")})
-	reg.Register(owner.Method{Name: "t.admin", Write: true, Handler: handler("admin")})
+	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.read", Run: handler("read")})
+	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.write", Write: true, Scope: owner.ScopeWrite, Run: handler("write")})
+	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.admin", Write: true, Run: handler("admin")})
 	_, rec, done := startGateway(t, reg)
 	call := func(m string, scopes ...string) error {
 		_, err := owner.NewClient(rec.Socket).Call(context.Background(), owner.CallRequest{Method: m, Params: json.RawMessage(`{}`), ExpectedOwnerID: rec.OwnerID, Scopes: scopes})
@@ -262,6 +262,52 @@ func TestScopes(t *testing.T) {
 		if got := mm.NeedScope(); got != want {
 			t.Errorf("%s needs %s, want %s", m, got, want)
 		}
+	}
+	owner.NewClient(rec.Socket).Stop(context.Background())
+	<-done
+}
+
+// A routed operation reads the variables it declares (Op.Env) as its
+// caller has them, not as the gateway's process does; an undeclared one
+// is the gateway's own. Params are decoded strictly on the gateway side
+// (invalid_params), and Check refuses there too.
+func TestRoutedCallSeesCallerEnv(t *testing.T) {
+	t.Setenv("CK_DECLARED", "gateway")
+	t.Setenv("CK_UNDECLARED", "gateway")
+	type in struct {
+		N int `json:"n"`
+	}
+	reg := owner.NewRegistry()
+	owner.Register(reg, owner.Op[in, map[string]string]{Name: "t.env", Write: true, Env: []string{"CK_DECLARED", "CK_UNSET"},
+		Check: func(p in) error {
+			if p.N < 0 {
+				return errs.Usage("negative", "n is negative")
+			}
+			return nil
+		},
+		Run: func(ctx context.Context, env *owner.Env, p in) (map[string]string, error) {
+			return map[string]string{"declared": env.Getenv("CK_DECLARED"), "undeclared": env.Getenv("CK_UNDECLARED"), "unset": env.Getenv("CK_UNSET")}, nil
+		}})
+	h, rec, done := startGateway(t, reg)
+	caller := map[string]string{"CK_DECLARED": "caller", "CK_UNDECLARED": "caller"}
+	r := &owner.Router{Home: h, Registry: reg, LockTimeout: time.Second, LookupEnv: func(k string) (string, bool) {
+		v, ok := caller[k]
+		return v, ok
+	}}
+	var out map[string]string
+	if err := r.Call(context.Background(), "t.env", in{N: 1}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out["declared"] != "caller" || out["undeclared"] != "gateway" || out["unset"] != "" {
+		t.Fatalf("the operation saw %v", out)
+	}
+	rep := rawCall(t, rec.Socket, owner.CallRequest{Method: "t.env.v1", Params: json.RawMessage(`{"n":1,"x":2}`), ExpectedOwnerID: rec.OwnerID})
+	if rep.Error == nil || rep.Error.Code != owner.CodeInvalidParams || rep.Error.Kind != int(errs.KindUsage) {
+		t.Fatalf("unknown field: %+v", rep.Error)
+	}
+	rep = rawCall(t, rec.Socket, owner.CallRequest{Method: "t.env.v1", Params: json.RawMessage(`{"n":-1}`), ExpectedOwnerID: rec.OwnerID})
+	if rep.Error == nil || rep.Error.Code != "negative" {
+		t.Fatalf("check: %+v", rep.Error)
 	}
 	owner.NewClient(rec.Socket).Stop(context.Background())
 	<-done

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Defaults (DESIGN §10).
+// Defaults (docs/mcp.md).
 const (
 	DefaultProtocolVersion    = "2025-11-25"
 	DefaultStartupTimeout     = 10 * time.Second
@@ -244,10 +244,6 @@ func (c *Client) takeID() int64 {
 // Negotiated is the protocol era and version the connection speaks.
 func (c *Client) Negotiated() Negotiated { return c.negotiated }
 
-// InitializeResult is the server's initialize result (legacy era) or its
-// server/discover result (2026-07-28) as received.
-func (c *Client) InitializeResult() json.RawMessage { return c.initResult }
-
 // ServerInfo is the server's name and version from the handshake.
 func (c *Client) ServerInfo() Implementation { return c.serverInfo }
 
@@ -395,10 +391,10 @@ func (c *Client) Notify(method string, params json.RawMessage) error {
 		return protocolErr("frame_too_large", "notification exceeded the frame-size limit")
 	}
 	c.wmu.Lock()
-	_, err := c.writeLocked(nil, line, c.opts.RequestTimeout)
+	_, err := c.writeLocked(context.Background(), line, c.opts.RequestTimeout)
 	c.wmu.Unlock()
 	if err != nil {
-		c.retire(c.writeError(nil, method, err, func() *Error {
+		c.retire(c.writeError(context.Background(), method, err, func() *Error {
 			return unavailable("request_timeout", "notification %s timed out after %dms", method, c.opts.RequestTimeout.Milliseconds())
 		}))
 		return c.retainedFatal()
@@ -567,10 +563,10 @@ func (c *Client) replyLoop() {
 		select {
 		case b := <-c.replies:
 			c.wmu.Lock()
-			_, err := c.writeLocked(nil, b, c.opts.RequestTimeout)
+			_, err := c.writeLocked(context.Background(), b, c.opts.RequestTimeout)
 			c.wmu.Unlock()
 			if err != nil {
-				c.retire(c.writeError(nil, "(answer to a server request)", err, func() *Error {
+				c.retire(c.writeError(context.Background(), "(answer to a server request)", err, func() *Error {
 					return unavailable("request_timeout", "an answer to a server request timed out after %dms", c.opts.RequestTimeout.Milliseconds())
 				}))
 				return

@@ -1,5 +1,5 @@
 // Package mcp runs Model Context Protocol servers over stdio with hard
-// limits, in the manner of OpenClaw's createMcpStdioClient (DESIGN §10).
+// limits, in the manner of OpenClaw's createMcpStdioClient (docs/mcp.md).
 //
 // A Client owns its server: the process runs in its own process group with
 // exactly the environment it was given, every message is checked against a

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Protocol eras (DESIGN §10).
+// Protocol eras (docs/mcp.md).
 //
 // MCP 2026-07-28 removed the initialize handshake: every request is
 // stateless and names its protocol version and the client's capabilities

@@ -8,7 +8,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 )
 
-// Class is the coarse classification of every client failure (DESIGN §10).
+// Class is the coarse classification of every client failure (docs/mcp.md).
 type Class string
 
 const (
@@ -21,7 +21,13 @@ const (
 	ClassProtocol Class = "protocol"
 )
 
-// Error is what the client returns for every failure.
+// Error is what the client returns for every failure. It stays separate
+// from errs.Error because its exit code is not known where it is raised:
+// the same code (request_timeout) is exit 4 when the request reached the
+// server and 5 when it did not, and only the caller knows its own request's
+// delivery (withDelivered). Coded turns it into an errs.Error at the
+// command's edge; its codes are declared in codes.go and listed in
+// docs/errors.md like every other.
 type Error struct {
 	Class Class
 	// Code is a stable snake_case identifier (frame_too_large,

@@ -62,14 +62,8 @@ func NewLineFramer(maxBytes int) *LineFramer {
 	return &LineFramer{max: maxBytes}
 }
 
-// MaxBytes is the framer's line limit.
-func (f *LineFramer) MaxBytes() int { return f.max }
-
 // Pending returns the bytes of the incomplete line held so far (not a copy).
 func (f *LineFramer) Pending() []byte { return f.pending }
-
-// Err returns the error that failed the framer, if any.
-func (f *LineFramer) Err() error { return f.err }
 
 // Push feeds one chunk of the stream. For every complete line it calls yield
 // with the line's bytes (without the LF). A yield error stops Push and is

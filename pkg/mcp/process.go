@@ -18,7 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Default stop timings (DESIGN §10): EOF, wait 2 s, SIGTERM the group,
+// Default stop timings (docs/mcp.md): EOF, wait 2 s, SIGTERM the group,
 // wait 2 s, SIGKILL the group, then a hard deadline to see it gone.
 const (
 	DefaultEOFGrace     = 2 * time.Second

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// The proxy's own probe (DESIGN §10 "Protocol eras"). Before it relays
+// The proxy's own probe (docs/mcp.md "Protocol eras"). Before it relays
 // anything from the client, a proxy in auto mode asks the server
 // server/discover itself, with an id no client uses, and swallows the
 // answer; so it knows the era the server speaks before the first client

@@ -1,7 +1,7 @@
 package mcp
 
 // Stopping a server's process tree: escalation, tree tracking, and the
-// confirmation that nothing is left (DESIGN §10 "Stop").
+// confirmation that nothing is left (docs/mcp.md "Stop").
 
 import (
 	"errors"

@@ -5,7 +5,7 @@ import (
 	"sync"
 )
 
-// StderrTailBytes is the fixed size of the kept stderr tail (DESIGN §10).
+// StderrTailBytes is the fixed size of the kept stderr tail (docs/mcp.md).
 const StderrTailBytes = 32 * 1024
 
 // tailBuffer keeps the last n bytes written to it, in a fixed ring, so a

@@ -2,7 +2,6 @@ package ops
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -22,13 +21,12 @@ func run(t *testing.T, home string, st *store.Store, fence func() error, method 
 	if !ok {
 		t.Fatalf("no method %s", method)
 	}
-	raw, _ := json.Marshal(params)
 	if fence == nil {
 		fence = func() error { return nil }
 	}
 	env := owner.NewEnv(home, st, fence, time.Now, nil, false)
 	env.AdmitConfig()
-	_, err := owner.Invoke(context.Background(), m, env, raw)
+	_, err := owner.Invoke(context.Background(), m, env, params)
 	return env, err
 }
 

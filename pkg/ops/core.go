@@ -51,26 +51,32 @@ type BackupResult struct {
 	Engine        string `json:"engine"`
 }
 
-func decode[T any](params json.RawMessage) (T, error) {
-	var v T
-	dec := json.NewDecoder(bytesReader(params))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&v); err != nil {
-		return v, errs.Usage("bad_params", "malformed parameters: %v", err)
-	}
-	return v, nil
+// AuthRemoveParams names the profile to remove.
+type AuthRemoveParams struct {
+	ID string `json:"id"`
 }
 
-// admitWith turns a parameter check into a Method.Admit.
-func admitWith[T any](check func(T) error) func(string, json.RawMessage) error {
-	return func(_ string, raw json.RawMessage) error {
-		p, err := decode[T](raw)
-		if err != nil {
-			return err
-		}
-		return check(p)
-	}
-}
+// None is the parameters of an operation that takes none.
+type None struct{}
+
+// Operation names of the core operations (owner.VersionedName adds the
+// version suffix on the wire).
+const (
+	MethodSessionCreate     = "session.create"
+	MethodSessionShow       = "session.show"
+	MethodSessionList       = "session.list"
+	MethodSessionReset      = "session.reset"
+	MethodSessionRevoke     = "session.revoke"
+	MethodSessionRefreshing = "session.refreshing"
+	MethodSessionActivate   = "session.activate"
+	MethodAuthAdd           = "auth.add"
+	MethodAuthList          = "auth.list"
+	MethodAuthRemove        = "auth.remove"
+	MethodConfigSet         = "config.set"
+	MethodConfigUnset       = "config.unset"
+	MethodStateBackup       = "state.backup"
+	MethodStateStatus       = "state.status"
+)
 
 func checkAuthAdd(p AuthAddParams) error {
 	switch p.Provider {
@@ -93,8 +99,14 @@ func checkAuthAdd(p AuthAddParams) error {
 
 func checkBackup(p BackupParams) error {
 	if !filepath.IsAbs(p.Path) {
-		return errs.Usage("bad_params", "backup path must be absolute")
+		return errs.Usage(owner.CodeInvalidParams, "backup path must be absolute")
 	}
+	return nil
+}
+
+// admitBackup refuses a backup into a folder that does not exist: it reads
+// the file system and changes nothing, so it runs before the home exists.
+func admitBackup(_ owner.Pre, p BackupParams) error {
 	if fi, err := os.Stat(filepath.Dir(p.Path)); err != nil || !fi.IsDir() {
 		return errs.Failed("backup_dir_missing", "the folder of %s does not exist", p.Path).WithHint("create it first")
 	}
@@ -106,138 +118,180 @@ func checkConfigPath(p ConfigParams) error {
 	return err
 }
 
-func registerCore(r *owner.Registry) {
-	sess := func(name string, write bool, f func(ctx context.Context, env *owner.Env, p SessionParams) (any, error)) {
-		check := func(p SessionParams) error {
-			if name == "session.list" {
-				return nil
-			}
-			return store.ValidateIDs(p.AgentID, p.SessionKey)
+// checkConfigSet also needs a value that is one JSON document.
+func checkConfigSet(p ConfigParams) error {
+	if err := checkConfigPath(p); err != nil {
+		return err
+	}
+	_, err := configValue(p)
+	return err
+}
+
+func configValue(p ConfigParams) (any, error) {
+	var v any
+	if err := json.Unmarshal(p.Value, &v); err != nil {
+		return nil, errs.Usage(owner.CodeInvalidParams, "malformed value: %v", err)
+	}
+	return v, nil
+}
+
+// admitConfigSet applies the change to the config as read for routing and
+// refuses what Set would refuse (a value that does not fit, a database
+// setting the engine cannot use), before anything is created. The
+// operation applies it again under the config's edit lock.
+func admitConfigSet(pre owner.Pre, p ConfigParams) error {
+	if pre.ConfigErr != nil {
+		return pre.ConfigErr
+	}
+	v, err := configValue(p)
+	if err != nil {
+		return err
+	}
+	c := &config.Config{Path: pre.Config.Path, Root: cloneJSON(pre.Config.Root)}
+	return c.Set(p.Path, v)
+}
+
+// cloneJSON copies a decoded JSON tree, so a trial edit leaves the
+// original untouched.
+func cloneJSON(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if sub, ok := v.(map[string]any); ok {
+			v = cloneJSON(sub)
 		}
-		r.Register(owner.Method{Name: name, Write: write, Admit: admitWith(check), Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
-			p, err := decode[SessionParams](raw)
+		out[k] = v
+	}
+	return out
+}
+
+func checkSession(p SessionParams) error { return store.ValidateIDs(p.AgentID, p.SessionKey) }
+
+func registerCore(r *owner.Registry) {
+	owner.Register(r, owner.Op[SessionParams, store.Session]{Name: MethodSessionCreate, Write: true, Check: checkSession,
+		Run: func(ctx context.Context, env *owner.Env, p SessionParams) (store.Session, error) {
+			if err := env.Scope.AssertCurrent(); err != nil {
+				return store.Session{}, err
+			}
+			return env.Writer().CreateSession(ctx, p.AgentID, p.SessionKey, env.Now())
+		}})
+	owner.Register(r, owner.Op[SessionParams, store.Session]{Name: MethodSessionShow, Check: checkSession,
+		Run: func(ctx context.Context, env *owner.Env, p SessionParams) (store.Session, error) {
+			return env.Store.GetSession(ctx, p.AgentID, p.SessionKey)
+		}})
+	owner.Register(r, owner.Op[SessionParams, []store.Session]{Name: MethodSessionList,
+		Run: func(ctx context.Context, env *owner.Env, p SessionParams) ([]store.Session, error) {
+			return env.Store.ListSessions(ctx, p.AgentID)
+		}})
+	for name, action := range map[string]string{MethodSessionReset: "reset", MethodSessionRevoke: "revoke", MethodSessionRefreshing: "refreshing", MethodSessionActivate: "activate"} {
+		owner.Register(r, owner.Op[SessionParams, store.Session]{Name: name, Write: true, Check: checkSession,
+			Run: func(ctx context.Context, env *owner.Env, p SessionParams) (store.Session, error) {
+				if err := env.Scope.AssertCurrent(); err != nil {
+					return store.Session{}, err
+				}
+				return env.Writer().UpdateSession(ctx, p.AgentID, p.SessionKey, action, p.RetryAfterMs, env.Now())
+			}})
+	}
+
+	owner.Register(r, owner.Op[AuthAddParams, auth.Public]{Name: MethodAuthAdd, Write: true, FilesOnly: true, Check: checkAuthAdd,
+		Run: func(ctx context.Context, env *owner.Env, p AuthAddParams) (auth.Public, error) {
+			prof := auth.Profile{ID: p.ID, Provider: p.Provider, Kind: p.Kind, Secret: p.Secret, CreatedAt: env.Now().UTC().Truncate(time.Second)}
+			return editCredentials(env, func(s *auth.Store) (auth.Public, error) {
+				return prof.Public(), s.Add(prof, p.Replace)
+			})
+		}})
+	owner.Register(r, owner.Op[None, []auth.Public]{Name: MethodAuthList, FilesOnly: true,
+		Run: func(ctx context.Context, env *owner.Env, _ None) ([]auth.Public, error) {
+			s, err := auth.Load(env.Home)
 			if err != nil {
 				return nil, err
 			}
-			if err := check(p); err != nil {
-				return nil, err
+			out := []auth.Public{}
+			for _, p := range s.List() {
+				out = append(out, p.Public())
 			}
-			return f(ctx, env, p)
+			return out, nil
 		}})
-	}
-	sess("session.create", true, func(ctx context.Context, env *owner.Env, p SessionParams) (any, error) {
-		if err := env.Scope.AssertCurrent(); err != nil {
-			return nil, err
-		}
-		return env.Writer().CreateSession(ctx, p.AgentID, p.SessionKey, env.Now())
-	})
-	sess("session.show", false, func(ctx context.Context, env *owner.Env, p SessionParams) (any, error) {
-		return env.Store.GetSession(ctx, p.AgentID, p.SessionKey)
-	})
-	sess("session.list", false, func(ctx context.Context, env *owner.Env, p SessionParams) (any, error) {
-		return env.Store.ListSessions(ctx, p.AgentID)
-	})
-	for _, action := range []string{"reset", "revoke", "refreshing", "activate"} {
-		sess("session."+action, true, func(ctx context.Context, env *owner.Env, p SessionParams) (any, error) {
-			if err := env.Scope.AssertCurrent(); err != nil {
+	owner.Register(r, owner.Op[AuthRemoveParams, auth.Public]{Name: MethodAuthRemove, Write: true, FilesOnly: true,
+		Check: func(p AuthRemoveParams) error {
+			if p.ID == "" {
+				return errs.Usage(owner.CodeInvalidParams, "no profile id given")
+			}
+			return nil
+		},
+		Admit: admitAuthRemove,
+		Run: func(ctx context.Context, env *owner.Env, p AuthRemoveParams) (auth.Public, error) {
+			return editCredentials(env, func(s *auth.Store) (auth.Public, error) {
+				prof, _ := s.Get(p.ID)
+				return prof.Public(), s.Remove(p.ID)
+			})
+		}})
+
+	owner.Register(r, owner.Op[ConfigParams, map[string]any]{Name: MethodConfigSet, Write: true, FilesOnly: true, Check: checkConfigSet, Admit: admitConfigSet,
+		Run: func(ctx context.Context, env *owner.Env, p ConfigParams) (map[string]any, error) {
+			v, err := configValue(p)
+			if err != nil {
 				return nil, err
 			}
-			return env.Writer().UpdateSession(ctx, p.AgentID, p.SessionKey, action, p.RetryAfterMs, env.Now())
-		})
+			return editConfig(env, func(cfg *config.Config) (map[string]any, bool, error) {
+				return map[string]any{"path": p.Path, "value": v}, true, cfg.Set(p.Path, v)
+			})
+		}})
+	owner.Register(r, owner.Op[ConfigParams, map[string]any]{Name: MethodConfigUnset, Write: true, FilesOnly: true, Check: checkConfigPath,
+		Run: func(ctx context.Context, env *owner.Env, p ConfigParams) (map[string]any, error) {
+			return editConfig(env, func(cfg *config.Config) (map[string]any, bool, error) {
+				removed, err := cfg.Unset(p.Path)
+				return map[string]any{"path": p.Path, "removed": removed}, removed, err
+			})
+		}})
+
+	owner.Register(r, owner.Op[BackupParams, BackupResult]{Name: MethodStateBackup, Write: true, Check: checkBackup, Admit: admitBackup,
+		Run: func(ctx context.Context, env *owner.Env, p BackupParams) (BackupResult, error) {
+			if err := admitBackup(owner.Pre{}, p); err != nil {
+				return BackupResult{}, err
+			}
+			if err := env.Scope.AssertCurrent(); err != nil {
+				return BackupResult{}, err
+			}
+			// Writer admission runs inside Backup, immediately before the copy
+			// is published (its checks before that are refusals before any
+			// effect).
+			if err := env.Store.Engine().Backup(ctx, env.Store.DB(), p.Path, env.Admit); err != nil {
+				return BackupResult{}, err
+			}
+			fi, err := os.Stat(p.Path)
+			if err != nil {
+				return BackupResult{}, errs.Failed("backup_failed", "backup vanished: %v", err)
+			}
+			v, _ := env.Store.SchemaVersion(ctx)
+			return BackupResult{Path: p.Path, Bytes: fi.Size(), SchemaVersion: v, Engine: env.Store.Engine().Name()}, nil
+		}})
+
+	// state.status: the schema, river's migration version and the live
+	// owner leases, read through whoever owns the state (read-only).
+	owner.Register(r, owner.Op[None, *store.Status]{Name: MethodStateStatus,
+		Run: func(ctx context.Context, env *owner.Env, _ None) (*store.Status, error) {
+			return env.Store.Status(ctx)
+		}})
+}
+
+// admitAuthRemove refuses removing a profile that does not exist before the
+// home is created (reading credentials.json changes nothing).
+func admitAuthRemove(pre owner.Pre, p AuthRemoveParams) error {
+	s, err := auth.Load(pre.Home)
+	if err != nil {
+		return err
 	}
-
-	r.Register(owner.Method{Name: "auth.add", Write: true, FilesOnly: true, Admit: admitWith(checkAuthAdd), Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
-		p, err := decode[AuthAddParams](raw)
-		if err != nil {
-			return nil, err
-		}
-		if err := checkAuthAdd(p); err != nil {
-			return nil, err
-		}
-		prof := auth.Profile{ID: p.ID, Provider: p.Provider, Kind: p.Kind, Secret: p.Secret, CreatedAt: env.Now().UTC().Truncate(time.Second)}
-		return editCredentials(env, func(s *auth.Store) (auth.Public, error) {
-			return prof.Public(), s.Add(prof, p.Replace)
-		})
-	}})
-	r.Register(owner.Method{Name: "auth.list", FilesOnly: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
-		s, err := auth.Load(env.Home)
-		if err != nil {
-			return nil, err
-		}
-		out := []auth.Public{}
-		for _, p := range s.List() {
-			out = append(out, p.Public())
-		}
-		return out, nil
-	}})
-	r.Register(owner.Method{Name: "auth.remove", Write: true, FilesOnly: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
-		p, err := decode[struct {
-			ID string `json:"id"`
-		}](raw)
-		if err != nil {
-			return nil, err
-		}
-		return editCredentials(env, func(s *auth.Store) (auth.Public, error) {
-			prof, _ := s.Get(p.ID)
-			return prof.Public(), s.Remove(p.ID)
-		})
-	}})
-
-	r.Register(owner.Method{Name: "config.set", Write: true, FilesOnly: true, Admit: admitWith(checkConfigPath), Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
-		p, err := decode[ConfigParams](raw)
-		if err != nil {
-			return nil, err
-		}
-		var v any
-		if err := json.Unmarshal(p.Value, &v); err != nil {
-			return nil, errs.Usage("bad_params", "malformed value: %v", err)
-		}
-		return editConfig(env, func(cfg *config.Config) (any, bool, error) {
-			return map[string]any{"path": p.Path, "value": v}, true, cfg.Set(p.Path, v)
-		})
-	}})
-	r.Register(owner.Method{Name: "config.unset", Write: true, FilesOnly: true, Admit: admitWith(checkConfigPath), Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
-		p, err := decode[ConfigParams](raw)
-		if err != nil {
-			return nil, err
-		}
-		return editConfig(env, func(cfg *config.Config) (any, bool, error) {
-			removed, err := cfg.Unset(p.Path)
-			return map[string]any{"path": p.Path, "removed": removed}, removed, err
-		})
-	}})
-
-	r.Register(owner.Method{Name: "state.backup", Write: true, Admit: admitWith(checkBackup), Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
-		p, err := decode[BackupParams](raw)
-		if err != nil {
-			return nil, err
-		}
-		if err := checkBackup(p); err != nil {
-			return nil, err
-		}
-		if err := env.Scope.AssertCurrent(); err != nil {
-			return nil, err
-		}
-		// Writer admission runs inside Backup, immediately before the copy
-		// is published (its checks before that are refusals before any
-		// effect).
-		if err := env.Store.Engine().Backup(ctx, env.Store.DB(), p.Path, env.Admit); err != nil {
-			return nil, err
-		}
-		fi, err := os.Stat(p.Path)
-		if err != nil {
-			return nil, errs.Failed("backup_failed", "backup vanished: %v", err)
-		}
-		v, _ := env.Store.SchemaVersion(ctx)
-		return BackupResult{Path: p.Path, Bytes: fi.Size(), SchemaVersion: v, Engine: env.Store.Engine().Name()}, nil
-	}})
+	if _, ok := s.Get(p.ID); !ok {
+		return s.Remove(p.ID) // the store's own refusal, unchanged
+	}
+	return nil
 }
 
 // editCredentials loads the credentials file, applies change, checks the
 // owner fence right before the file is replaced, and saves it — all under
 // the file's edit lock, so concurrent handlers never lose each other's
 // profiles.
-func editCredentials(env *owner.Env, change func(*auth.Store) (auth.Public, error)) (res any, err error) {
+func editCredentials(env *owner.Env, change func(*auth.Store) (auth.Public, error)) (res auth.Public, err error) {
 	err = fsx.EditLocked(filepath.Join(env.Home, auth.FileName), func() error {
 		s, err := auth.Load(env.Home)
 		if err != nil {
@@ -267,7 +321,7 @@ func editCredentials(env *owner.Env, change func(*auth.Store) (auth.Public, erro
 // The whole load-change-save runs under the config's edit lock: without
 // it, 20 concurrent `config set` calls through one gateway kept only some
 // of their keys while all of them exited 0.
-func editConfig(env *owner.Env, change func(*config.Config) (res any, changed bool, err error)) (res any, err error) {
+func editConfig(env *owner.Env, change func(*config.Config) (res map[string]any, changed bool, err error)) (res map[string]any, err error) {
 	err = fsx.EditLocked(filepath.Join(env.Home, config.FileName), func() error {
 		cfg, err := config.Load(env.Home)
 		if err != nil {

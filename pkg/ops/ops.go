@@ -1,29 +1,28 @@
 // Package ops assembles the one registry of stateful operations that both
 // executors (the offline router and the gateway) run. Each domain adds its
-// methods from a file of its own here (an init appending to domains), so no
-// domain imports another and pkg/cli only needs this package.
+// operations here, explicitly, so no domain imports another and pkg/cli
+// only needs this package (docs/architecture.md).
 package ops
 
 import (
 	"sync"
 
 	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/research"
+	"github.com/clawkit/clawkit/pkg/research/riversched"
+	"github.com/clawkit/clawkit/pkg/skills"
 )
 
-var (
-	domains []func(*owner.Registry)
-	once    sync.Once
-	reg     *owner.Registry
-)
+var registry = sync.OnceValue(func() *owner.Registry {
+	r := owner.NewRegistry()
+	registerCore(r)
+	// On PostgreSQL, research's background work runs on river (shared by
+	// every gateway on the database); SQLite keeps research's own poller.
+	(&research.Service{Shared: riversched.New()}).Register(r)
+	skills.Register(r)
+	return r
+})
 
-// Registry returns the process-wide registry with every domain's methods.
-func Registry() *owner.Registry {
-	once.Do(func() {
-		reg = owner.NewRegistry()
-		registerCore(reg)
-		for _, d := range domains {
-			d(reg)
-		}
-	})
-	return reg
-}
+// Registry returns the process-wide registry with every domain's
+// operations, built on first use.
+func Registry() *owner.Registry { return registry() }

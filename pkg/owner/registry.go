@@ -1,10 +1,13 @@
 package owner
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,27 +29,20 @@ type Scope interface {
 	AssertCurrent() error
 }
 
-// Handler runs one operation. params is the call's JSON; the result is
-// marshalled to JSON (it may cross the gateway socket).
-type Handler func(ctx context.Context, env *Env, params json.RawMessage) (any, error)
-
-// Method is a named operation.
-type Method struct {
+// Op is one operation: its parameters P and result R are Go values. The
+// router decodes P once, strictly (DecodeParams), so a domain never sees
+// JSON; offline the value itself is handed over, and only a call routed to
+// a gateway crosses the socket as JSON. docs/architecture.md describes the
+// seam.
+type Op[P, R any] struct {
 	Name string
 	// Write is true for operations that change state; read-only ones never
-	// create the home or the database.
+	// create the home, its lock or the database.
 	Write bool
 	// Scope is the authorization scope a call needs (ScopeRead,
 	// ScopeWrite or ScopeAdmin). Unset, it is ScopeRead for a read-only
-	// method and ScopeAdmin, the default, for one that writes.
-	Scope   string
-	Handler Handler
-	// Admit, when set, checks a write call's parameters and preconditions
-	// (read-only: config, credentials) before the offline executor creates
-	// the home or the database, so a command refused up front leaves
-	// nothing behind. The handler still checks everything itself: Admit
-	// only moves the refusal earlier.
-	Admit func(home string, params json.RawMessage) error
+	// operation and ScopeAdmin, the default, for one that writes.
+	Scope string
 	// FilesOnly marks an operation on the home's files alone (config.json,
 	// credentials.json): the offline executor resolves no engine and opens
 	// no database for it (env.Store is nil). The database settings are
@@ -54,6 +50,208 @@ type Method struct {
 	// they can be written in any order, and fixed, while the configured
 	// database is incomplete or unreachable.
 	FilesOnly bool
+	// Env names the environment variables the operation reads. The
+	// caller's values travel with the call (Env.Getenv), so an operation
+	// routed to a gateway sees the caller's environment, not the
+	// gateway's.
+	Env []string
+	// Check holds every refusal that needs no state: it sees only the
+	// parameters. It runs first, in the caller, before the home, its lock
+	// or the database exist (and again in a gateway, which trusts no
+	// client), so a write it refuses creates nothing.
+	Check func(P) error
+	// Admit, for a write, holds the refusals that read the home's files
+	// without changing them (config.json, credentials.json, a plugin's
+	// manifest): the offline executor runs it after Check and before it
+	// takes the owner lock or creates anything. Run still checks
+	// everything itself with the config admitted after ownership: Admit
+	// only moves the refusal earlier.
+	Admit func(pre Pre, p P) error
+	// Run does the work. It is called only with parameters Check accepted.
+	Run func(ctx context.Context, env *Env, p P) (R, error)
+}
+
+// Pre is what an Admit check may read: the home (which may not exist yet),
+// its config as read for routing, and the caller's environment.
+type Pre struct {
+	Home      string
+	Config    *config.Config
+	ConfigErr error
+	Getenv    func(string) string
+}
+
+// Method is an operation with its types erased: what the registry holds and
+// both executors run.
+type Method struct {
+	Name      string
+	Write     bool
+	Scope     string
+	FilesOnly bool
+	Env       []string
+
+	decode func(raw json.RawMessage) (any, error)
+	value  func(params any) (any, bool)
+	check  func(p any) error
+	admit  func(pre Pre, p any) error
+	run    func(ctx context.Context, env *Env, p any) (any, error)
+}
+
+// Register adds op to r under its versioned name (VersionedName);
+// registering a name twice is a programming error.
+func Register[P, R any](r *Registry, op Op[P, R]) {
+	if op.Run == nil {
+		panic(fmt.Sprintf("owner: operation %s has no Run", op.Name))
+	}
+	m := Method{Name: op.Name, Write: op.Write, Scope: op.Scope, FilesOnly: op.FilesOnly, Env: append([]string(nil), op.Env...)}
+	m.decode = func(raw json.RawMessage) (any, error) { return DecodeParams[P](raw) }
+	m.value = func(params any) (any, bool) {
+		switch v := params.(type) {
+		case P:
+			return v, true
+		case *P:
+			if v != nil {
+				return *v, true
+			}
+		}
+		return nil, false
+	}
+	m.check = func(p any) error {
+		if op.Check == nil {
+			return nil
+		}
+		return op.Check(p.(P))
+	}
+	if op.Admit != nil {
+		m.admit = func(pre Pre, p any) error { return op.Admit(pre, p.(P)) }
+	}
+	m.run = func(ctx context.Context, env *Env, p any) (any, error) {
+		res, err := op.Run(ctx, env, p.(P))
+		if err != nil {
+			return nil, err
+		}
+		return res, nil
+	}
+	r.register(m)
+}
+
+// CodeInvalidParams is the one refusal for parameters that do not decode:
+// the same whether they came from this process or through a gateway.
+const CodeInvalidParams = "invalid_params"
+
+// DecodeParams reads an operation's parameters strictly: one JSON object
+// (or null, for an operation without parameters), no unknown fields,
+// nothing after it. Neither a local caller nor a gateway's client is
+// trusted more than the other.
+func DecodeParams[P any](raw json.RawMessage) (P, error) {
+	var v P
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return v, errs.Usage(CodeInvalidParams, "invalid parameters: %v", err)
+	}
+	if dec.More() {
+		return v, errs.Usage(CodeInvalidParams, "invalid parameters: data after the object")
+	}
+	return v, nil
+}
+
+// params turns what a caller in this process passed into the operation's
+// P: the value itself when it has that type, else through its JSON form,
+// decoded as strictly as a gateway would.
+func (m Method) params(params any) (any, error) {
+	if p, ok := m.value(params); ok {
+		return p, nil
+	}
+	var raw json.RawMessage
+	switch v := params.(type) {
+	case json.RawMessage:
+		raw = v
+	case nil:
+	default:
+		b, err := json.Marshal(params)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s params: %w", m.Name, err)
+		}
+		raw = b
+	}
+	return m.decode(raw)
+}
+
+// Check runs the operation's stateless checks on decoded parameters.
+func (m Method) Check(p any) error { return m.check(p) }
+
+// Serve is the gateway's executor step: decode the call's JSON, check it,
+// run it and encode the result.
+func (m Method) Serve(ctx context.Context, env *Env, raw json.RawMessage) (json.RawMessage, error) {
+	p, err := m.decode(raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.check(p); err != nil {
+		return nil, err
+	}
+	res, err := m.run(ctx, env, p)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s result: %w", m.Name, err)
+	}
+	return b, nil
+}
+
+// Invoke runs an operation in this process on parameters given as a value
+// (or JSON, decoded strictly) and returns its result as a value.
+func Invoke(ctx context.Context, m Method, env *Env, params any) (any, error) {
+	p, err := m.params(params)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.check(p); err != nil {
+		return nil, err
+	}
+	return m.run(ctx, env, p)
+}
+
+// assign stores an operation's result into the caller's result pointer:
+// directly when the types fit (the offline executor passes values), else
+// through JSON (a caller decoding into a shape of its own).
+func assign(method string, result, res any) error {
+	if result == nil || res == nil {
+		return nil
+	}
+	dst := reflect.ValueOf(result)
+	if dst.Kind() == reflect.Pointer && !dst.IsNil() {
+		src := reflect.ValueOf(res)
+		t := dst.Elem().Type()
+		switch {
+		case src.Type().AssignableTo(t):
+			dst.Elem().Set(src)
+			return nil
+		case src.Kind() == reflect.Pointer && !src.IsNil() && src.Elem().Type().AssignableTo(t):
+			dst.Elem().Set(src.Elem())
+			return nil
+		}
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return fmt.Errorf("encode %s result: %w", method, err)
+	}
+	return decodeResult(method, b, result)
+}
+
+func decodeResult(method string, b []byte, result any) error {
+	if result == nil || len(b) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(b, result); err != nil {
+		return fmt.Errorf("decode %s result: %w", method, err)
+	}
+	return nil
 }
 
 // Authorization scopes of calls (the gateway checks them). A call that
@@ -121,9 +319,8 @@ func VersionedName(name string) string {
 	return name + ".v1"
 }
 
-// Register adds a method under its versioned name (VersionedName);
-// registering a name twice is a programming error.
-func (r *Registry) Register(m Method) {
+// register adds a method under its versioned name (VersionedName).
+func (r *Registry) register(m Method) {
 	m.Name = VersionedName(m.Name)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -185,6 +382,10 @@ type Env struct {
 	// Gateway is true when the operation runs inside a gateway.
 	Gateway bool
 
+	// getenv is the caller's admitted environment (WithCallerEnv); nil
+	// means this process's own (offline, or a gateway's background work).
+	getenv func(string) string
+
 	scope *scope
 	// config is the config admitted with the call (AdmitConfig): read once,
 	// after ownership, so a change during the call does not change what it
@@ -197,6 +398,47 @@ type Env struct {
 	// effect (Admit, MarkEffect): from then on its errors are no longer
 	// refusals before any effect.
 	effect atomic.Bool
+}
+
+// Getenv reads an environment variable as the caller of the operation has
+// it: in a gateway, a variable the operation declared (Op.Env) comes from
+// the call, never from the gateway's own environment.
+func (e *Env) Getenv(k string) string {
+	if e.getenv != nil {
+		return e.getenv(k)
+	}
+	return os.Getenv(k)
+}
+
+// WithCallerEnv makes Getenv answer the names m declares from vals (the
+// call's environment; an absent name is unset) and every other name from
+// this process.
+func (e *Env) WithCallerEnv(m Method, vals map[string]string) {
+	declared := make(map[string]bool, len(m.Env))
+	for _, k := range m.Env {
+		declared[k] = true
+	}
+	e.getenv = func(k string) string {
+		if declared[k] {
+			return vals[k]
+		}
+		return os.Getenv(k)
+	}
+}
+
+// CallerEnv collects the variables m declares from getenv: what a routed
+// call carries.
+func CallerEnv(m Method, lookup func(string) (string, bool)) map[string]string {
+	if len(m.Env) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for _, k := range m.Env {
+		if v, ok := lookup(k); ok {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // AdmitConfig reads the home's config once, as the snapshot the operation

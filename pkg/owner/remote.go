@@ -21,6 +21,10 @@ type CallRequest struct {
 	Params          json.RawMessage `json:"params"`
 	ExpectedOwnerID string          `json:"expectedOwnerId"`
 	Scopes          []string        `json:"scopes"`
+	// Env is the caller's value of each variable the operation declares
+	// (Op.Env) that is set in the caller: a gateway answers the call
+	// with these, not its own environment.
+	Env map[string]string `json:"env,omitempty"`
 }
 
 // CallError is a gateway's refusal or failure. MutationAccepted is a

@@ -19,7 +19,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/store"
 )
 
-// Router runs a stateful call where the state is owned (DESIGN §3):
+// Router runs a stateful call where the state is owned (docs/architecture.md):
 //  1. a live gateway (answering on its socket, record unchanged right
 //     before dispatch) gets the call with expectedOwnerId;
 //  2. else the owner lock is taken and the operation runs in-process;
@@ -39,66 +39,97 @@ type Router struct {
 	Progress io.Writer
 	// Version is recorded in an offline command's owner lease (PostgreSQL).
 	Version string
+	// LookupEnv is the caller's environment (os.LookupEnv when nil): the
+	// variables an operation declares (Op.Env) are read from it, offline
+	// and, carried with the call, in a gateway.
+	LookupEnv func(string) (string, bool)
 }
 
 // pollEvery is how often a waiting router re-checks for a gateway.
 const pollEvery = 25 * time.Millisecond
 
-// Call runs method with params and decodes its result into result (if not
-// nil).
+// Call runs method with params and stores its result into result (if not
+// nil). params is the operation's parameter value (or anything with the
+// same JSON form); offline the value is handed over as it is.
+//
+// Order, so that a refused call creates nothing: the parameters are
+// decoded and checked (Op.Check) first; a write's Admit reads the home's
+// files next; only then is the home created or its lock taken. A
+// read-only call on a home nobody ever owned (no lock file, no database)
+// takes no lock: there is nothing to own, and the lock file itself would
+// be something created.
 func (r *Router) Call(ctx context.Context, method string, params, result any) error {
 	m, ok := r.Registry.Lookup(method)
 	if !ok {
 		return errs.Usage("unknown_method", "unknown operation %q", method)
 	}
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return fmt.Errorf("encode %s params: %w", method, err)
-	}
-	out, err := r.call(ctx, m, raw)
+	p, err := m.params(params)
 	if err != nil {
 		return err
 	}
-	if result != nil && len(out) > 0 {
-		if err := json.Unmarshal(out, result); err != nil {
-			return fmt.Errorf("decode %s result: %w", method, err)
-		}
+	if err := m.check(p); err != nil {
+		return err
 	}
-	return nil
+	res, raw, err := r.call(ctx, m, p)
+	if err != nil {
+		return err
+	}
+	if raw != nil {
+		return decodeResult(m.Name, raw, result)
+	}
+	return assign(m.Name, result, res)
 }
 
-func (r *Router) call(ctx context.Context, m Method, params json.RawMessage) (json.RawMessage, error) {
+func (r *Router) lookupEnv(k string) (string, bool) {
+	if r.LookupEnv != nil {
+		return r.LookupEnv(k)
+	}
+	return os.LookupEnv(k)
+}
+
+func (r *Router) getenv(k string) string {
+	v, _ := r.lookupEnv(k)
+	return v
+}
+
+// call routes a checked call. A gateway answers JSON (raw); the offline
+// executor answers the value (res).
+func (r *Router) call(ctx context.Context, m Method, p any) (res any, raw json.RawMessage, err error) {
 	if r.Now == nil {
 		r.Now = time.Now
 	}
-	explicit := r.Gateway
-	if explicit == "" {
-		if ok, err := r.Home.Exists(); err != nil {
-			return nil, err
-		} else if ok {
-			if cfg, err := config.Load(r.Home.Dir); err == nil {
-				explicit = cfg.String("gateway.remote")
-			}
-		}
-	}
-	if explicit != "" {
-		return r.callExplicit(ctx, m, params, explicit)
-	}
-
 	exists, err := r.Home.Exists()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if !exists {
-		if !m.Write {
-			// Read-only on a fresh home: nothing to own, nothing to create.
-			return r.runLocal(ctx, m, params, nil)
+	// The routing read of config.json (gateway.remote), before ownership;
+	// a write's Admit sees the same read. The operation itself sees the
+	// one read made after ownership (runLocal, or the gateway's).
+	pre := Pre{Home: r.Home.Dir, Config: &config.Config{Root: map[string]any{}}, Getenv: r.getenv}
+	if exists {
+		pre.Config, pre.ConfigErr = config.Load(r.Home.Dir)
+	}
+	explicit := r.Gateway
+	if explicit == "" && pre.ConfigErr == nil {
+		explicit = pre.Config.String("gateway.remote")
+	}
+	if explicit != "" {
+		raw, err := r.callExplicit(ctx, m, p, explicit)
+		return nil, raw, err
+	}
+	if !m.Write && (!exists || r.neverOwned()) {
+		// Read-only on a home nobody owns: nothing to own, nothing to create.
+		res, err := r.runLocal(ctx, m, p, nil)
+		return res, nil, err
+	}
+	if m.Write && m.admit != nil {
+		if err := m.admit(pre, p); err != nil {
+			return nil, nil, err
 		}
-		if err := admit(m, r.Home, params); err != nil {
-			return nil, err
-		}
+	}
+	if m.Write && !exists {
 		if err := r.Home.Ensure(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 
@@ -110,16 +141,26 @@ func (r *Router) call(ctx context.Context, m Method, params json.RawMessage) (js
 		}
 	}()
 	for {
-		if out, dispatched, err := r.tryGateway(ctx, m, params); dispatched {
-			return out, err
+		if raw, dispatched, err := r.tryGateway(ctx, m, p); dispatched {
+			return nil, raw, err
 		}
 		if attempt == nil {
+			// About to own the state: a database setting that cannot work
+			// (postgres without a URL, a password in config.json) is
+			// refused from config alone, before the lock file exists. A
+			// call routed to a gateway never gets here, so it never reads
+			// database settings.
+			if !m.FilesOnly && pre.ConfigErr == nil {
+				if _, err := store.EngineForEnv(r.Home.Dir, pre.Config, r.getenv, nil); err != nil {
+					return nil, nil, err
+				}
+			}
 			attempt = startLockAttempt(r.Home.Lock())
 		}
 		select {
 		case <-attempt.done:
 			if attempt.err != nil {
-				return nil, errs.Failed("lock_failed", "cannot lock %s: %v", r.Home.Lock(), attempt.err).
+				return nil, nil, errs.Failed("lock_failed", "cannot lock %s: %v", r.Home.Lock(), attempt.err).
 					WithHint("check that the home is a writable folder")
 			}
 			lock := attempt.lock
@@ -130,15 +171,36 @@ func (r *Router) call(ctx context.Context, m Method, params json.RawMessage) (js
 			if rec, _ := ReadRecord(r.Home); rec != nil {
 				RemoveRecord(r.Home, rec.OwnerID)
 			}
-			return r.runLocal(ctx, m, params, lock)
+			res, err := r.runLocal(ctx, m, p, lock)
+			return res, nil, err
 		case <-ctx.Done():
-			return nil, errs.Unavailable("interrupted", "interrupted while waiting for the state-owner lock")
+			return nil, nil, errs.Unavailable("interrupted", "interrupted while waiting for the state-owner lock")
 		case <-time.After(pollEvery):
 		}
 		if time.Now().After(deadline) {
-			return nil, r.busy()
+			return nil, nil, r.busy()
 		}
 	}
+}
+
+// neverOwned reports whether the home has neither an owner lock file nor
+// a database: no command ever owned it, so no gateway can be serving it.
+func (r *Router) neverOwned() bool {
+	for _, f := range []string{r.Home.Lock(), r.Home.DB()} {
+		if _, err := os.Lstat(f); !errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+	}
+	return true
+}
+
+// wire is a checked call as it crosses the socket.
+func (r *Router) wire(m Method, p any, owner string) (CallRequest, error) {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return CallRequest{}, fmt.Errorf("encode %s params: %w", m.Name, err)
+	}
+	return CallRequest{Method: m.Name, Params: b, ExpectedOwnerID: owner, Scopes: scopesOf(m), Env: CallerEnv(m, r.lookupEnv)}, nil
 }
 
 func (r *Router) busy() error {
@@ -154,17 +216,9 @@ func (r *Router) busy() error {
 // tryGateway dispatches to a live gateway if there is one. dispatched
 // reports whether the request was sent (or definitively refused before
 // sending because the owner changed).
-func (r *Router) tryGateway(ctx context.Context, m Method, params json.RawMessage) (json.RawMessage, bool, error) {
-	rec, _ := ReadRecord(r.Home)
-	if rec == nil || !rec.Alive() {
-		return nil, false, nil
-	}
-	c := NewClient(rec.Socket)
-	defer c.Close()
-	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	st, err := c.Status(sctx)
-	cancel()
-	if err != nil || st.OwnerID != rec.OwnerID {
+func (r *Router) tryGateway(ctx context.Context, m Method, p any) (json.RawMessage, bool, error) {
+	rec, st := LiveGateway(ctx, r.Home)
+	if st == nil || st.OwnerID != rec.OwnerID {
 		return nil, false, nil
 	}
 	if st.Retiring {
@@ -178,11 +232,17 @@ func (r *Router) tryGateway(ctx context.Context, m Method, params json.RawMessag
 		return nil, true, errs.Refused("owner_changed", "the state owner changed before dispatch").
 			WithHint("nothing was sent; run the command again")
 	}
-	out, err := c.Call(ctx, CallRequest{Method: m.Name, Params: params, ExpectedOwnerID: rec.OwnerID, Scopes: scopesOf(m)})
+	req, err := r.wire(m, p, rec.OwnerID)
+	if err != nil {
+		return nil, true, err
+	}
+	c := NewClient(rec.Socket)
+	defer c.Close()
+	out, err := c.Call(ctx, req)
 	return out, true, err
 }
 
-func (r *Router) callExplicit(ctx context.Context, m Method, params json.RawMessage, target string) (json.RawMessage, error) {
+func (r *Router) callExplicit(ctx context.Context, m Method, p any, target string) (json.RawMessage, error) {
 	path, ok := strings.CutPrefix(target, "unix:")
 	if !ok || path == "" {
 		return nil, errs.Usage("invalid_gateway", "invalid gateway address %q", target).WithHint("use unix:PATH")
@@ -196,26 +256,42 @@ func (r *Router) callExplicit(ctx context.Context, m Method, params json.RawMess
 		return nil, errs.Unavailable("gateway_unavailable", "the gateway at %s does not answer: %v", target, err).
 			WithHint("start it, or drop --gateway/gateway.remote to run locally; an explicit gateway is never replaced by a local run")
 	}
-	return c.Call(ctx, CallRequest{Method: m.Name, Params: params, ExpectedOwnerID: st.OwnerID, Scopes: scopesOf(m)})
+	req, err := r.wire(m, p, st.OwnerID)
+	if err != nil {
+		return nil, err
+	}
+	return c.Call(ctx, req)
 }
 
 // scopesOf is what a call asks for: only the scope its operation needs.
 func scopesOf(m Method) []string { return []string{m.NeedScope()} }
 
 // runLocal is the offline executor: the operation runs in this process
-// under lock (nil only for a read-only call on a home that does not exist).
-func (r *Router) runLocal(ctx context.Context, m Method, params json.RawMessage, lock *Lock) (out json.RawMessage, err error) {
-	if err := admit(m, r.Home, params); err != nil {
-		return nil, err
+// under lock (nil only for a read-only call on a home nobody owns), on the
+// parameter value itself, and its result is returned as a value.
+func (r *Router) runLocal(ctx context.Context, m Method, p any, lock *Lock) (res any, err error) {
+	fence := func() error {
+		if err := ctx.Err(); err != nil {
+			return ErrRetired("interrupted")
+		}
+		if lock != nil && !lock.Held() {
+			return ErrRetired("the owner lock file was removed or replaced")
+		}
+		return nil
 	}
+	// The call's one read of config.json after ownership: it selects the
+	// engine and is the snapshot the operation sees (AdmittedConfig).
+	cfg, cfgErr := config.Load(r.Home.Dir)
 	if m.FilesOnly {
-		return r.runFiles(ctx, m, params, lock)
+		// The home's files only: the owner lock is the whole fence, and
+		// no engine is resolved.
+		env := NewEnv(r.Home.Dir, nil, fence, r.Now, r.Progress, false)
+		env.getenv = r.getenv
+		env.admitConfig(cfg, cfgErr)
+		return m.run(ctx, env, p)
 	}
 	_, statErr := os.Stat(r.Home.DB())
 	fresh := m.Write && lock != nil && errors.Is(statErr, fs.ErrNotExist)
-	// The call's one read of config.json, after ownership: it selects the
-	// engine and is the snapshot the operation sees (AdmittedConfig).
-	cfg, cfgErr := config.Load(r.Home.Dir)
 	st, err := openStore(ctx, r.Home, !m.Write, cfg, cfgErr)
 	if err != nil {
 		return nil, err
@@ -224,8 +300,8 @@ func (r *Router) runLocal(ctx context.Context, m Method, params json.RawMessage,
 	// gateways of other hosts: it holds an owner lease for the whole
 	// operation, so its writes are fenced by the database exactly like a
 	// gateway's (a command paused past its lease cannot write late).
-	// DESIGN §4 refuses only `state migrate` while others hold leases; an
-	// ordinary command runs beside them as a gateway would.
+	// docs/state.md refuses only `state migrate` while others hold
+	// leases; an ordinary command runs beside them as a gateway would.
 	var lease *LeaseKeeper
 	release := func() {}
 	if m.Write && store.IsPostgres(st.Engine()) {
@@ -258,66 +334,19 @@ func (r *Router) runLocal(ctx context.Context, m Method, params json.RawMessage,
 			}
 		}
 	}()
-	fence := func() error {
-		if err := ctx.Err(); err != nil {
-			return ErrRetired("interrupted")
-		}
-		if lock != nil && !lock.Held() {
-			return ErrRetired("the owner lock file was removed or replaced")
-		}
-		if lease != nil {
+	leased := fence
+	if lease != nil {
+		leased = func() error {
+			if err := fence(); err != nil {
+				return err
+			}
 			return lease.Check()
 		}
-		return nil
 	}
-	env := NewEnv(r.Home.Dir, st, fence, r.Now, r.Progress, false)
+	env := NewEnv(r.Home.Dir, st, leased, r.Now, r.Progress, false)
+	env.getenv = r.getenv
 	env.admitConfig(cfg, cfgErr) // the call's config snapshot
-	return Invoke(ctx, m, env, params)
-}
-
-// runFiles runs an operation on the home's files only: the owner lock is
-// its whole fence, and no engine is resolved.
-func (r *Router) runFiles(ctx context.Context, m Method, params json.RawMessage, lock *Lock) (json.RawMessage, error) {
-	fence := func() error {
-		if err := ctx.Err(); err != nil {
-			return ErrRetired("interrupted")
-		}
-		if lock != nil && !lock.Held() {
-			return ErrRetired("the owner lock file was removed or replaced")
-		}
-		return nil
-	}
-	env := NewEnv(r.Home.Dir, nil, fence, r.Now, r.Progress, false)
-	env.AdmitConfig()
-	return Invoke(ctx, m, env, params)
-}
-
-// admit runs a write method's Admit check (before the home or database is
-// created).
-func admit(m Method, h Home, params json.RawMessage) error {
-	if m.Admit == nil || !m.Write {
-		return nil
-	}
-	if len(params) == 0 {
-		params = json.RawMessage("{}")
-	}
-	return m.Admit(h.Dir, params)
-}
-
-// Invoke runs a handler and encodes its result; both executors use it.
-func Invoke(ctx context.Context, m Method, env *Env, params json.RawMessage) (json.RawMessage, error) {
-	if len(params) == 0 {
-		params = json.RawMessage("{}")
-	}
-	res, err := m.Handler(ctx, env, params)
-	if err != nil {
-		return nil, err
-	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		return nil, fmt.Errorf("encode %s result: %w", m.Name, err)
-	}
-	return b, nil
+	return m.run(ctx, env, p)
 }
 
 // OpenStore opens the home's configured store. readOnly on a home without a
@@ -354,10 +383,6 @@ func openStore(ctx context.Context, h Home, readOnly bool, cfg *config.Config, c
 	return store.Open(ctx, e)
 }
 
-// ErrGatewayRunning is returned by operations that need exclusive offline
-// ownership while a gateway runs.
-var ErrGatewayRunning = errors.New("gateway running")
-
 // AcquireExclusive takes exclusive offline ownership for commands such as
 // `state migrate`: it refuses while a live gateway owns the home (exit 3)
 // and otherwise waits up to timeout for the lock.
@@ -365,16 +390,8 @@ func AcquireExclusive(ctx context.Context, h Home, timeout time.Duration) (*Lock
 	if err := h.Ensure(); err != nil {
 		return nil, err
 	}
-	if rec, _ := ReadRecord(h); rec != nil && rec.Alive() {
-		c := NewClient(rec.Socket)
-		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		_, err := c.Status(sctx)
-		cancel()
-		c.Close()
-		if err == nil {
-			return nil, errs.Refused("gateway_running", "a gateway (pid %d) owns the state in %s", rec.PID, h.Dir).
-				WithHint("stop it first with 'clawkit gateway stop', then run this command again")
-		}
+	if rec, st := LiveGateway(ctx, h); st != nil {
+		return nil, ErrGatewayRunning(h, rec)
 	}
 	lctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

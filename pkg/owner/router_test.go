@@ -16,7 +16,7 @@ import (
 
 func testRegistry(calls *atomic.Int32) *Registry {
 	r := NewRegistry()
-	r.Register(Method{Name: "t.write", Write: true, Handler: func(ctx context.Context, env *Env, p json.RawMessage) (any, error) {
+	Register(r, Op[json.RawMessage, any]{Name: "t.write", Write: true, Run: func(ctx context.Context, env *Env, p json.RawMessage) (any, error) {
 		calls.Add(1)
 		return map[string]bool{"ok": true}, env.Scope.AssertCurrent()
 	}})
@@ -95,7 +95,7 @@ func TestStaleRecordIgnored(t *testing.T) {
 func TestFenceFailsWhenLockReplaced(t *testing.T) {
 	h := shortHome(t)
 	r := NewRegistry()
-	r.Register(Method{Name: "t.replace", Write: true, Handler: func(ctx context.Context, env *Env, p json.RawMessage) (any, error) {
+	Register(r, Op[json.RawMessage, any]{Name: "t.replace", Write: true, Run: func(ctx context.Context, env *Env, p json.RawMessage) (any, error) {
 		if err := env.Scope.AssertCurrent(); err != nil {
 			t.Errorf("fence failed before replacement: %v", err)
 		}

@@ -17,7 +17,7 @@ func TestBindSession(t *testing.T) {
 	ctx := context.Background()
 	reg := NewRegistry()
 	var step func(env *Env) error
-	reg.Register(Method{Name: "t.bound", Write: true, Handler: func(ctx context.Context, env *Env, p json.RawMessage) (any, error) {
+	Register(reg, Op[json.RawMessage, any]{Name: "t.bound", Write: true, Run: func(ctx context.Context, env *Env, p json.RawMessage) (any, error) {
 		var in struct{ Key string }
 		json.Unmarshal(p, &in)
 		if _, err := env.BindSession(ctx, "main", in.Key); err != nil {

@@ -4,38 +4,60 @@ import (
 	"encoding/json"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/research/google"
 )
 
-// Admission checks (owner.Method.Admit): the parts of each operation's
-// validation that need no state, run by the offline executor before it
-// creates the home or the database. A start with research disabled, or a
-// poll of a malformed job id, is refused without leaving a home behind.
-// The operations repeat every check themselves.
+// Admission (owner.Op.Check and Admit): the parts of each operation's
+// validation that need no state run as Check, before anything exists; a
+// start's research settings and credential, which only read config.json
+// and credentials.json, run as Admit, before the offline executor creates
+// the home or the database. A start with research disabled, or a poll of
+// a malformed job id, is refused without leaving a home behind. The
+// operations repeat every check themselves.
 
-func (s *Service) admitStart(home string, raw json.RawMessage) error {
-	p, err := decode[StartParams](raw)
-	if err != nil {
-		return err
+// admitStart checks the provider authority of a start against the config
+// the router read for routing (owner.Pre): no second read.
+func (s *Service) admitStart(pre owner.Pre, p StartParams) error {
+	getenv := pre.Getenv
+	if s.Getenv != nil || getenv == nil {
+		getenv = s.getenv
 	}
-	_, _, _, err = s.checkStart(home, &p, func() (Settings, error) { return LoadSettings(home, s.getenv) })
+	_, _, _, err := s.checkStart(pre.Home, &p, func() (Settings, error) {
+		if pre.ConfigErr != nil {
+			return Settings{}, pre.ConfigErr
+		}
+		return SettingsFrom(pre.Config, getenv)
+	})
 	return err
 }
 
-func admitJob(_ string, raw json.RawMessage) error {
-	p, err := decode[JobParams](raw)
-	if err != nil {
-		return err
+// rpcStart is the start an envelope asks for.
+func rpcStart(c Caller, req Request) StartParams {
+	p := StartParams{Caller: c, Question: req.Question, AsOf: req.AsOf}
+	if req.Output != nil {
+		p.OutputFormat, p.MaxReportBytes = req.Output.Format, req.Output.MaxReportBytes
 	}
-	return checkJobRef(p)
+	return p
 }
 
-func admitWait(_ string, raw json.RawMessage) error {
-	p, err := decode[WaitParams](raw)
+// admitRPC gives an envelope's start, poll and cancel the admission of the
+// operations they stand for, so a refused envelope creates no home either.
+// A malformed envelope passes: the operation answers it in its envelope
+// (the CLI has already decoded it by then).
+func (s *Service) admitRPC(pre owner.Pre, raw json.RawMessage) error {
+	rpc, err := DecodeRPC(raw)
 	if err != nil {
-		return err
+		return nil
 	}
-	return checkJobRef(p.JobParams)
+	c := Caller{AgentID: rpc.AgentID, SessionKey: rpc.SessionKey}
+	switch rpc.Request.Action {
+	case ActionStart:
+		return s.admitStart(pre, rpcStart(c, rpc.Request))
+	case ActionPoll, ActionCancel:
+		return checkJobRef(JobParams{Caller: c, Handle: rpc.Request.Handle})
+	}
+	return nil
 }
 
 // checkJobRef validates the caller and the job id or handle of a call.

@@ -93,7 +93,7 @@ func (s *Service) custody(ctx context.Context, env *owner.Env, j *Job, c Caller)
 	if err != nil {
 		return credential{}, err
 	}
-	return s.jobAuthority(env.Home, j, sess)
+	return s.jobAuthority(env, j, sess)
 }
 
 // checkCaller refuses a caller that is not the job's agent and session.
@@ -109,12 +109,12 @@ func checkCaller(j *Job, c Caller) error {
 
 // jobAuthority is the part of custody that does not depend on the caller:
 // the session's incarnation, then the pinned credential (credentialFor).
-func (s *Service) jobAuthority(home string, j *Job, sess store.Session) (credential, error) {
+func (s *Service) jobAuthority(env *owner.Env, j *Job, sess store.Session) (credential, error) {
 	if sess.Incarnation != j.SessionIncarnation {
 		return credential{}, errs.Refused("stale_owner", "research job %s was started in incarnation %d of session %s; the session is now at %d", j.ID, j.SessionIncarnation, j.SessionKey, sess.Incarnation).
 			WithHint("the session was reset; the job can no longer be polled or cancelled from it")
 	}
-	return credentialFor(j, s.loadAuthView(home))
+	return credentialFor(j, s.loadAuthView(env))
 }
 
 // authView is the configuration and the configured credential, loaded
@@ -127,19 +127,21 @@ type authView struct {
 	credErr error
 }
 
-// loadAuthView returns the current config and credential view. It is
+// loadAuthView returns the current config and credential view, with the
+// environment the call sees (its caller's, through a gateway). It is
 // cached on the identity (inode, size, mtime) of config.json and
 // credentials.json and the base URL override: both files are only ever
 // replaced by atomic renames, so any change gives a new identity and a
 // fresh read, while the poller's batches cost two stat calls.
-func (s *Service) loadAuthView(home string) *authView {
-	key := fileIdentity(filepath.Join(home, config.FileName)) + "|" + fileIdentity(filepath.Join(home, auth.FileName)) + "|" + s.getenv(EnvBaseURL)
+func (s *Service) loadAuthView(env *owner.Env) *authView {
+	home, getenv := env.Home, s.callEnv(env)
+	key := fileIdentity(filepath.Join(home, config.FileName)) + "|" + fileIdentity(filepath.Join(home, auth.FileName)) + "|" + getenv(EnvBaseURL)
 	s.authMu.Lock()
 	defer s.authMu.Unlock()
 	if s.authHome == home && s.authKey == key && s.authView != nil {
 		return s.authView
 	}
-	v := s.readAuthView(home)
+	v := readAuthView(home, getenv)
 	s.authHome, s.authKey, s.authView = home, key, v
 	return v
 }
@@ -156,9 +158,9 @@ func fileIdentity(path string) string {
 	return fmt.Sprintf("%d:%d:%d", ino, fi.Size(), fi.ModTime().UnixNano())
 }
 
-func (s *Service) readAuthView(home string) *authView {
+func readAuthView(home string, getenv func(string) string) *authView {
 	v := &authView{}
-	v.set, v.setErr = LoadSettings(home, s.getenv)
+	v.set, v.setErr = LoadSettings(home, getenv)
 	if v.setErr == nil {
 		if v.setErr = v.set.requireEnabled(); v.setErr == nil {
 			v.cred, v.credErr = loadCredential(home, v.set)
@@ -211,8 +213,8 @@ func (s *Service) deliveryAuthority(ctx context.Context, env *owner.Env, j *Job,
 // the job's pinned profile, endpoint and credential account) and returns
 // the credential. It is called immediately before every provider effect,
 // after any wait, so a change made meanwhile refuses the effect.
-func (s *Service) providerAuthority(home string, j *Job) (credential, error) {
-	return credentialFor(j, s.loadAuthView(home))
+func (s *Service) providerAuthority(env *owner.Env, j *Job) (credential, error) {
+	return credentialFor(j, s.loadAuthView(env))
 }
 
 // effectAuthority is the check right before an external effect: the owner
@@ -221,7 +223,7 @@ func (s *Service) effectAuthority(env *owner.Env, j *Job) (credential, error) {
 	if err := env.Scope.AssertCurrent(); err != nil {
 		return credential{}, err
 	}
-	cred, err := s.providerAuthority(env.Home, j)
+	cred, err := s.providerAuthority(env, j)
 	if err != nil {
 		return credential{}, err
 	}
@@ -272,5 +274,5 @@ func (s *Service) settings(env *owner.Env) (Settings, error) {
 	if err != nil {
 		return Settings{}, err
 	}
-	return SettingsFrom(cfg, s.getenv)
+	return SettingsFrom(cfg, s.callEnv(env))
 }

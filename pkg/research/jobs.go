@@ -133,29 +133,11 @@ func (s jobStore) admit() error {
 
 func (s jobStore) q(query string) string { return s.st.Rebind(query) }
 
-// stmts caches prepared statements of the hot queries (poll get and
-// update) per database: preparing dominated the poller's CPU otherwise.
-var stmts sync.Map // stmtKey → *sql.Stmt
-
-type stmtKey struct {
-	db *sql.DB
-	q  string
-}
-
+// stmt is a prepared statement of a hot query (poll get and update),
+// cached on the store (store.Prepared): preparing dominated the poller's
+// CPU otherwise.
 func (s jobStore) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	k := stmtKey{s.st.DB(), query}
-	if v, ok := stmts.Load(k); ok {
-		return v.(*sql.Stmt), nil
-	}
-	st, err := s.st.DB().PrepareContext(ctx, s.q(query))
-	if err != nil {
-		return nil, err
-	}
-	if v, loaded := stmts.LoadOrStore(k, st); loaded {
-		st.Close()
-		return v.(*sql.Stmt), nil
-	}
-	return st, nil
+	return s.st.Prepared(ctx, query)
 }
 
 func (s jobStore) insert(ctx context.Context, j *Job) error {

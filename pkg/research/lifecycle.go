@@ -88,7 +88,7 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 			return nil, true, errs.Usage("idempotency_key_reused", "idempotency key %q was used for research job %s with a different question", p.IdempotencyKey, old.ID).
 				WithHint("use a new key for a new question")
 		}
-		if _, err := s.jobAuthority(env.Home, old, sess); err != nil {
+		if _, err := s.jobAuthority(env, old, sess); err != nil {
 			return nil, true, err
 		}
 		if old.State == StateSubmitting {
@@ -393,8 +393,9 @@ func (s *Service) Cancel(ctx context.Context, env *owner.Env, p JobParams) (*Pol
 		return nil, errs.Failed("no_handle", "research job %s has no provider handle (state %s); there is nothing to cancel", j.ID, j.State).
 			WithHint("for an indeterminate job, inspect the provider account")
 	}
-	cred, err := s.custody(ctx, env, j, p.Caller)
-	if err != nil {
+	// Custody is checked before the lock; the credential used is the one
+	// effectAuthority gives right before the request.
+	if _, err := s.custody(ctx, env, j, p.Caller); err != nil {
 		return nil, err
 	}
 	unlock := s.lockJob(j.ID)
@@ -425,7 +426,8 @@ func (s *Service) Cancel(ctx context.Context, env *owner.Env, p JobParams) (*Pol
 		}
 		return nil, err
 	}
-	if cred, err = s.effectAuthority(env, j); err != nil {
+	cred, err := s.effectAuthority(env, j)
+	if err != nil {
 		unlock()
 		return nil, err
 	}
@@ -514,30 +516,8 @@ func errInvalidJobID(id string) error {
 // runs it first; Admit runs it before the offline executor creates the
 // home or the database, so a refused start leaves nothing behind.
 func (s *Service) checkStart(home string, p *StartParams, settings func() (Settings, error)) (out Output, set Settings, cred credential, err error) {
-	if err := p.Caller.defaults(); err != nil {
+	if out, err = startOutput(p); err != nil {
 		return out, set, cred, err
-	}
-	if strings.TrimSpace(p.Question) == "" {
-		return out, set, cred, errs.Usage("invalid_question", "the question is empty").WithHint("clawkit research start \"QUESTION\"")
-	}
-	if len(p.Question) > MaxQuestionBytes || strings.ContainsRune(p.Question, 0) {
-		return out, set, cred, errs.Usage("invalid_question", "the question is longer than %d bytes or contains NUL", MaxQuestionBytes)
-	}
-	if p.AsOf != "" {
-		return out, set, cred, errAsOf()
-	}
-	out = Output{Format: p.OutputFormat, MaxReportBytes: p.MaxReportBytes}
-	if err := out.Validate(); err != nil {
-		return out, set, cred, err
-	}
-	if out.Format == "" {
-		out.Format = "markdown"
-	}
-	if out.MaxReportBytes == 0 {
-		out.MaxReportBytes = DefaultReportMax
-	}
-	if p.IdempotencyKey != "" && !validIdempotencyKey(p.IdempotencyKey) {
-		return out, set, cred, errs.Usage("invalid_idempotency_key", "the idempotency key must be 1–128 printable characters without spaces")
 	}
 	set, err = settings()
 	if err != nil {
@@ -551,6 +531,43 @@ func (s *Service) checkStart(home string, p *StartParams, settings func() (Setti
 		return out, set, cred, err
 	}
 	return out, set, cred, nil
+}
+
+// checkStartParams is the stateless part of checkStart (owner.Op.Check).
+func checkStartParams(p StartParams) error {
+	_, err := startOutput(&p)
+	return err
+}
+
+// startOutput checks a start's own parameters and returns its output
+// settings, defaults applied.
+func startOutput(p *StartParams) (out Output, err error) {
+	if err := p.Caller.defaults(); err != nil {
+		return out, err
+	}
+	if strings.TrimSpace(p.Question) == "" {
+		return out, errs.Usage("invalid_question", "the question is empty").WithHint("clawkit research start \"QUESTION\"")
+	}
+	if len(p.Question) > MaxQuestionBytes || strings.ContainsRune(p.Question, 0) {
+		return out, errs.Usage("invalid_question", "the question is longer than %d bytes or contains NUL", MaxQuestionBytes)
+	}
+	if p.AsOf != "" {
+		return out, errAsOf()
+	}
+	out = Output{Format: p.OutputFormat, MaxReportBytes: p.MaxReportBytes}
+	if err := out.Validate(); err != nil {
+		return out, err
+	}
+	if out.Format == "" {
+		out.Format = "markdown"
+	}
+	if out.MaxReportBytes == 0 {
+		out.MaxReportBytes = DefaultReportMax
+	}
+	if p.IdempotencyKey != "" && !validIdempotencyKey(p.IdempotencyKey) {
+		return out, errs.Usage("invalid_idempotency_key", "the idempotency key must be 1–128 printable characters without spaces")
+	}
+	return out, nil
 }
 
 func errMsg(ge *google.Error) string {

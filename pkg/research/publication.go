@@ -58,7 +58,7 @@ func (s *Service) apply(ctx context.Context, env *owner.Env, j *Job, it *google.
 		}
 		return j, nil
 	}
-	if isBackground(ctx) && sharedFor(env) != nil {
+	if isBackground(ctx) && s.sharedFor(env) != nil {
 		// A queued poll saw the end: record the observation and queue the
 		// publication with it; the publication job reads the interaction
 		// again (an idempotent GET) and publishes under its own checks.

@@ -49,7 +49,7 @@ func (s *Service) bindingCheck(ctx context.Context, env *owner.Env, j *Job, cred
 		if err := assert(); err != nil {
 			return err
 		}
-		c, err := s.providerAuthority(env.Home, j)
+		c, err := s.providerAuthority(env, j)
 		*cred = c
 		return err
 	}

@@ -41,8 +41,7 @@ func useRecordingScheduler(t *testing.T, f *fixture) {
 	if _, err := f.st.DB().Exec(`CREATE TABLE test_queue (kind TEXT, job TEXT)`); err != nil {
 		t.Fatal(err)
 	}
-	UseSharedScheduler(recordingScheduler{})
-	t.Cleanup(func() { UseSharedScheduler(nil) })
+	f.svc.Shared = recordingScheduler{}
 }
 
 func queued(t *testing.T, f *fixture, kind string) int {

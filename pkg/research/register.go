@@ -1,7 +1,6 @@
 package research
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"sync"
@@ -46,103 +45,69 @@ func (s *Service) Describe(ctx context.Context, env *owner.Env, p DescribeParams
 	if err != nil {
 		return nil, err
 	}
-	d, err := DescribeFrom(cfg, s.getenv)
+	d, err := DescribeFrom(cfg, s.callEnv(env))
 	if err != nil {
 		return nil, err
 	}
 	return &d, nil
 }
 
-// decode reads an operation's parameters strictly: one object, no unknown
-// fields, nothing after it. The same bytes may come from this process or,
-// through the gateway, from another clawkit; neither is trusted more.
-func decode[T any](raw json.RawMessage) (T, error) {
-	var v T
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&v); err != nil {
-		return v, errs.Usage("invalid_params", "invalid parameters: %v", err)
-	}
-	if dec.More() {
-		return v, errs.Usage("invalid_params", "invalid parameters: data after the object")
-	}
-	return v, nil
-}
+// callEnv lists the variables the research operations read per call: a
+// call carries the caller's values to a gateway (owner.Op.Env), so the
+// endpoint a routed start submits to and checks against is the caller's.
+// EnvTimeScale is not among them: it paces the owner's poller for every
+// job, so it is the owner's setting (a caller cannot speed up a gateway).
+var callEnv = []string{EnvBaseURL}
 
-// Register adds the research operations to r, and the gateway start hook
-// (recovery, then the background poller). describe is a read-only
-// operation: it reads config and the caller's session only.
-func Register(r *owner.Registry) { Default.Register(r) }
-
-// Register adds s's operations to r. Scopes (owner.NeedScope): describe,
-// list and show need operator.read; start, poll, wait, cancel and rpc need
-// operator.write; recover needs operator.admin (the default for writers).
+// Register adds s's operations to r, and the gateway start hook (recovery,
+// then the background poller; or s.Shared's scheduler). Scopes
+// (owner.NeedScope): describe, list and show need operator.read; start,
+// poll, wait, cancel and rpc need operator.write; recover needs
+// operator.admin (the default for writers). Check holds each operation's
+// stateless refusals (caller, job id, handle, start parameters); start's
+// Admit adds the ones config and credentials decide, before the home is
+// created.
 func (s *Service) Register(r *owner.Registry) {
-	r.Register(owner.Method{Name: MethodStart, Write: true, Admit: s.admitStart, Scope: owner.ScopeWrite, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
-		p, err := decode[StartParams](raw)
-		if err != nil {
-			return nil, err
-		}
-		return s.StartAndWait(ctx, env, p)
-	}})
-	r.Register(owner.Method{Name: MethodPoll, Write: true, Admit: admitJob, Scope: owner.ScopeWrite, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
-		p, err := decode[JobParams](raw)
-		if err != nil {
-			return nil, err
-		}
-		return s.Poll(ctx, env, p)
-	}})
-	r.Register(owner.Method{Name: MethodWait, Write: true, Admit: admitWait, Scope: owner.ScopeWrite, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
-		p, err := decode[WaitParams](raw)
-		if err != nil {
-			return nil, err
-		}
-		return s.Wait(ctx, env, p)
-	}})
-	r.Register(owner.Method{Name: MethodCancel, Write: true, Admit: admitJob, Scope: owner.ScopeWrite, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
-		p, err := decode[JobParams](raw)
-		if err != nil {
-			return nil, err
-		}
-		return s.Cancel(ctx, env, p)
-	}})
-	r.Register(owner.Method{Name: MethodList, Write: false, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
-		p, err := decode[ListParams](raw)
-		if err != nil {
-			return nil, err
-		}
-		return s.List(ctx, env, p)
-	}})
-	r.Register(owner.Method{Name: MethodShow, Write: false, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
-		p, err := decode[JobParams](raw)
-		if err != nil {
-			return nil, err
-		}
-		return s.Show(ctx, env, p)
-	}})
-	r.Register(owner.Method{Name: MethodDescribe, Write: false, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
-		p, err := decode[DescribeParams](raw)
-		if err != nil {
-			return nil, err
-		}
-		return s.Describe(ctx, env, p)
-	}})
-	r.Register(owner.Method{Name: MethodRecover, Write: true, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
-		return s.Recover(ctx, env, true)
-	}})
-	r.Register(owner.Method{Name: MethodRPC, Write: true, Scope: owner.ScopeWrite, Handler: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
-		// The params are the raw envelope, decoded here exactly as strictly
-		// as the CLI does (DecodeRPC), whoever sent them.
-		rpc, err := DecodeRPC(raw)
-		if err != nil {
-			return ErrorResponse(err), nil
-		}
-		return s.RPC(ctx, env, rpc), nil
-	}})
+	owner.Register(r, owner.Op[StartParams, *StartResult]{Name: MethodStart, Write: true, Scope: owner.ScopeWrite, Env: callEnv,
+		Check: checkStartParams, Admit: s.admitStart, Run: s.StartAndWait})
+	owner.Register(r, owner.Op[JobParams, *PollResult]{Name: MethodPoll, Write: true, Scope: owner.ScopeWrite, Env: callEnv,
+		Check: checkJobRef, Run: s.Poll})
+	owner.Register(r, owner.Op[WaitParams, *PollResult]{Name: MethodWait, Write: true, Scope: owner.ScopeWrite, Env: callEnv,
+		Check: func(p WaitParams) error { return checkJobRef(p.JobParams) }, Run: s.Wait})
+	owner.Register(r, owner.Op[JobParams, *PollResult]{Name: MethodCancel, Write: true, Scope: owner.ScopeWrite, Env: callEnv,
+		Check: checkJobRef, Run: s.Cancel})
+	owner.Register(r, owner.Op[ListParams, []*Job]{Name: MethodList, Env: callEnv,
+		Run: s.List})
+	owner.Register(r, owner.Op[JobParams, *PollResult]{Name: MethodShow, Env: callEnv,
+		Check: func(p JobParams) error {
+			if !ValidJobID(p.Job) {
+				return errInvalidJobID(p.Job)
+			}
+			return nil
+		}, Run: s.Show})
+	owner.Register(r, owner.Op[DescribeParams, *Describe]{Name: MethodDescribe, Env: callEnv,
+		Check: func(p DescribeParams) error { return p.Caller.defaults() }, Run: s.Describe})
+	owner.Register(r, owner.Op[RecoverParams, *RecoverResult]{Name: MethodRecover, Write: true, Env: callEnv,
+		Run: func(ctx context.Context, env *owner.Env, _ RecoverParams) (*RecoverResult, error) {
+			return s.Recover(ctx, env, true)
+		}})
+	owner.Register(r, owner.Op[json.RawMessage, Response]{Name: MethodRPC, Write: true, Scope: owner.ScopeWrite, Env: callEnv, Admit: s.admitRPC,
+		Run: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (Response, error) {
+			// The params are the raw envelope, decoded here exactly as
+			// strictly as the CLI does (DecodeRPC), whoever sent them.
+			rpc, err := DecodeRPC(raw)
+			if err != nil {
+				return ErrorResponse(err), nil
+			}
+			return s.RPC(ctx, env, rpc), nil
+		}})
 	r.OnGatewayStart(func(ctx context.Context, env *owner.Env) {
 		s.RunGateway(ctx, env)
 	})
 }
+
+// RecoverParams are research.recover's (none).
+type RecoverParams struct{}
 
 // StartAndWait starts a job and, when p.Wait is set, waits for it in the
 // same operation (see StartParams.Wait).
@@ -160,6 +125,32 @@ func (s *Service) StartAndWait(ctx context.Context, env *owner.Env, p StartParam
 	return res, nil
 }
 
+// AnswerRPC answers one google.research.v1 envelope through call (the
+// owner router's Call): describe, which is read-only and must not create
+// the home, runs as research.describe with the session access policy;
+// every other action runs as research.rpc with the envelope as read (the
+// operation decodes it again, as strictly, on whichever side of a gateway
+// it runs).
+func AnswerRPC(ctx context.Context, call func(ctx context.Context, method string, params, result any) error, data []byte) Response {
+	rpc, err := DecodeRPC(data)
+	if err != nil {
+		return ErrorResponse(err)
+	}
+	if rpc.Request.Action == ActionDescribe {
+		var d Describe
+		p := DescribeParams{Caller: Caller{AgentID: rpc.AgentID, SessionKey: rpc.SessionKey}}
+		if err := call(ctx, MethodDescribe, p, &d); err != nil {
+			return ErrorResponse(err)
+		}
+		return OKResponse(d)
+	}
+	var resp Response
+	if err := call(ctx, MethodRPC, json.RawMessage(data), &resp); err != nil {
+		return ErrorResponse(err)
+	}
+	return resp
+}
+
 // RPC answers one decoded google.research.v1 request with its envelope.
 func (s *Service) RPC(ctx context.Context, env *owner.Env, rpc *RPC) Response {
 	c := Caller{AgentID: rpc.AgentID, SessionKey: rpc.SessionKey}
@@ -172,11 +163,7 @@ func (s *Service) RPC(ctx context.Context, env *owner.Env, rpc *RPC) Response {
 		}
 		return OKResponse(d)
 	case ActionStart:
-		p := StartParams{Caller: c, Question: req.Question, AsOf: req.AsOf}
-		if req.Output != nil {
-			p.OutputFormat, p.MaxReportBytes = req.Output.Format, req.Output.MaxReportBytes
-		}
-		res, err := s.Start(ctx, env, p)
+		res, err := s.Start(ctx, env, rpcStart(c, req))
 		if err != nil {
 			return ErrorResponse(err)
 		}
@@ -206,20 +193,9 @@ func (s *Service) RPC(ctx context.Context, env *owner.Env, rpc *RPC) Response {
 	return ErrorResponse(invalid("unsupported_action", "unsupported action %q", req.Action))
 }
 
-// Recover is the gateway start hook's first half, exported for callers
-// that wire it themselves: submitting jobs without a receipt become
-// indeterminate; running jobs are left for the poller.
-func Recover(ctx context.Context, env *owner.Env) error {
-	_, err := Default.Recover(ctx, env, false)
-	return err
-}
-
-// RunPoller is the gateway's background poller (see Service.RunPoller).
-func RunPoller(ctx context.Context, env *owner.Env) { Default.RunPoller(ctx, env) }
-
 // RunGateway runs recovery then the poller until ctx ends.
 func (s *Service) RunGateway(ctx context.Context, env *owner.Env) {
-	if sc := sharedFor(env); sc != nil {
+	if sc := s.sharedFor(env); sc != nil {
 		// Several gateways share the jobs: river schedules them (shared.go).
 		sc.Run(ctx, env, Worker{s})
 		return
@@ -286,7 +262,7 @@ func (s *Service) PollDue(ctx context.Context, env *owner.Env, limit int) (int, 
 	}
 	// Config and credentials are read once per batch; each job's session
 	// is still checked fresh right before its request.
-	view := s.loadAuthView(env.Home)
+	view := s.loadAuthView(env)
 	sem := make(chan struct{}, PollerConcurrency)
 	var wg sync.WaitGroup
 	for _, j := range due {

@@ -21,7 +21,7 @@ func TestOperationsDecodeStrictly(t *testing.T) {
 		if !ok {
 			t.Fatalf("no method %s", method)
 		}
-		return owner.Invoke(context.Background(), m, f.env(), json.RawMessage(params))
+		return m.Serve(context.Background(), f.env(), json.RawMessage(params))
 	}
 	for _, tc := range []struct{ params, reason string }{
 		{`{"request":{"version":2,"action":"start","question":"q"},"sessionKey":"cli","agentId":"main"}`, "unsupported_version"},

@@ -73,7 +73,7 @@ func (s *Service) pollLocked(ctx context.Context, env *owner.Env, j *Job, cred c
 			return err
 		}
 		var err error
-		cred, err = s.providerAuthority(env.Home, j)
+		cred, err = s.providerAuthority(env, j)
 		return err
 	}
 	if err := s.assertWithRefresh(ctx, check); err != nil {
@@ -116,7 +116,7 @@ func (s *Service) budgetCancel(ctx context.Context, env *owner.Env, j *Job, cred
 	// With a shared scheduler the cancellation is a queued job inserted
 	// with the intent: a queued poll leaves the request to it; a
 	// foreground one asks at once and the queued job is its backstop.
-	bg := isBackground(ctx) && sharedFor(env) != nil
+	bg := isBackground(ctx) && s.sharedFor(env) != nil
 	at := now
 	if !bg {
 		at = now.Add(s.cancelBackstop())
@@ -288,7 +288,7 @@ type Skip struct {
 	Reason string `json:"reason"`
 }
 
-// Recover applies DESIGN §6 recovery: submitting jobs without a receipt
+// Recover applies docs/research.md recovery: submitting jobs without a receipt
 // become indeterminate (never resubmitted); running jobs are polled once
 // under their own binding's authority when it is still current, and left
 // alone otherwise. Nothing is cancelled or resubmitted.
@@ -299,10 +299,10 @@ func (s *Service) Recover(ctx context.Context, env *owner.Env, poll bool) (*Reco
 	if err != nil {
 		return nil, err
 	}
-	view := s.loadAuthView(env.Home)
+	view := s.loadAuthView(env)
 	for _, j := range jobs {
 		if j.State == StateSubmitting {
-			if sc := sharedFor(env); sc != nil && !sc.CreatorGone(ctx, env, j.ID, s.budgets().RequestTimeout) {
+			if sc := s.sharedFor(env); sc != nil && !sc.CreatorGone(ctx, env, j.ID, s.budgets().RequestTimeout) {
 				continue // another gateway may still be creating it
 			}
 			j, inFlight, err := s.settled(ctx, js, j)
@@ -348,7 +348,7 @@ func (s *Service) Recover(ctx context.Context, env *owner.Env, poll bool) (*Reco
 // request and before publication, together with the owner fence.
 func (s *Service) pollUnderBinding(ctx context.Context, env *owner.Env, j *Job, view *authView) (*Job, error) {
 	if view == nil {
-		view = s.loadAuthView(env.Home)
+		view = s.loadAuthView(env)
 	}
 	cred, err := credentialFor(j, view)
 	if err != nil {

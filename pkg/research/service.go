@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/research/google"
 )
 
@@ -36,7 +37,7 @@ type Budgets struct {
 	MaxRefreshWait time.Duration
 }
 
-// DefaultBudgets are DESIGN §6's.
+// DefaultBudgets are docs/research.md's.
 var DefaultBudgets = Budgets{
 	WallClock:      65 * time.Minute,
 	MaxPolls:       400,
@@ -63,18 +64,20 @@ type Service struct {
 	// Sleep waits d or until ctx ends.
 	Sleep func(ctx context.Context, d time.Duration) error
 	Rand  func() float64
+	// Shared, when set, schedules the background work of jobs on a shared
+	// database (river, on PostgreSQL) instead of the gateway's own poller.
+	// The registry wires it explicitly (pkg/ops).
+	Shared SharedScheduler
 
-	locks   sync.Map // job id → *sync.Mutex: one poll of a job at a time
-	pending sync.Map // job id → chan struct{} (closed when done): creates in flight in this process
+	locksMu sync.Mutex
+	locks   map[string]*jobLock // job id → its lock while anyone holds or waits for it: one poll of a job at a time
+	pending sync.Map            // job id → chan struct{} (closed when done): creates in flight in this process
 
 	authMu   sync.Mutex
 	authHome string
 	authKey  string
 	authView *authView
 }
-
-// Default is the service the registered methods use.
-var Default = &Service{}
 
 // EnvTimeScale divides every research interval and budget duration (poll
 // intervals, wall clock, refresh waits; not the per-request HTTP timeout).
@@ -142,6 +145,16 @@ func (s *Service) getenv(k string) string {
 	return os.Getenv(k)
 }
 
+// callEnv is the environment a call's reads see: the injected one in
+// tests, else the caller's (owner.Env.Getenv: in a gateway, the variables
+// the operation declares come from the call).
+func (s *Service) callEnv(env *owner.Env) func(string) string {
+	if s.Getenv != nil || env == nil {
+		return s.getenv
+	}
+	return env.Getenv
+}
+
 func (s *Service) sleep(ctx context.Context, d time.Duration) error {
 	if s.Sleep != nil {
 		return s.Sleep(ctx, d)
@@ -166,11 +179,36 @@ func (s *Service) rand() float64 {
 	return rand.Float64()
 }
 
+// jobLock is one job's lock and how many callers hold or wait for it.
+type jobLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+// lockJob takes job id's lock and returns its release. The lock leaves
+// the map with its last holder, so a long-lived gateway keeps no lock per
+// job it ever polled.
 func (s *Service) lockJob(id string) func() {
-	m, _ := s.locks.LoadOrStore(id, &sync.Mutex{})
-	mu := m.(*sync.Mutex)
-	mu.Lock()
-	return mu.Unlock
+	s.locksMu.Lock()
+	if s.locks == nil {
+		s.locks = map[string]*jobLock{}
+	}
+	l := s.locks[id]
+	if l == nil {
+		l = &jobLock{}
+		s.locks[id] = l
+	}
+	l.refs++
+	s.locksMu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		s.locksMu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(s.locks, id)
+		}
+		s.locksMu.Unlock()
+	}
 }
 
 func (s *Service) client(j *Job, cred credential) *google.Client {

@@ -597,7 +597,7 @@ func TestWaitAndPollerPollOncePerInterval(t *testing.T) {
 	f.clk.Sleep(ctx, 6*time.Second)
 	f.svc.PollDue(ctx, f.env(), 10)
 	j := f.job(res.Job)
-	cred, err := f.svc.jobAuthority(f.home, j, mustSession(t, f))
+	cred, err := f.svc.jobAuthority(f.env(), j, mustSession(t, f))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -838,6 +838,30 @@ func TestStartUsesAdmittedConfig(t *testing.T) {
 	reqs := f.fake.Requests()
 	if len(reqs) != 1 || !strings.Contains(string(reqs[0].Body), `"agent":"agent-admitted"`) {
 		t.Fatalf("create %+v", reqs)
+	}
+}
+
+// A job's lock leaves the service's map with its last holder.
+func TestJobLocksReleased(t *testing.T) {
+	s := &Service{}
+	unlock := s.lockJob("rj_a")
+	done := make(chan struct{})
+	go func() { s.lockJob("rj_a")(); close(done) }()
+	for {
+		s.locksMu.Lock()
+		refs := s.locks["rj_a"].refs
+		s.locksMu.Unlock()
+		if refs == 2 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	unlock()
+	<-done
+	s.locksMu.Lock()
+	defer s.locksMu.Unlock()
+	if len(s.locks) != 0 {
+		t.Fatalf("%d job locks kept", len(s.locks))
 	}
 }
 

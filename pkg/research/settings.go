@@ -172,18 +172,9 @@ func loadCredential(home string, s Settings) (credential, error) {
 	return credential{ProfileID: s.ProfileID, Account: p.Account(), secret: p.Secret}, nil
 }
 
-// Describe reports the service from config alone: no credential is loaded
-// and no request is made.
-func DescribeService(home string, getenv func(string) string) (Describe, error) {
-	cfg, err := config.Load(home)
-	if err != nil {
-		return Describe{}, err
-	}
-	return DescribeFrom(cfg, getenv)
-}
-
-// DescribeFrom is DescribeService from a loaded config (an operation's
-// admitted snapshot).
+// DescribeFrom reports the service from a loaded config (an operation's
+// admitted snapshot) alone: no credential is loaded and no request is
+// made.
 func DescribeFrom(cfg *config.Config, getenv func(string) string) (Describe, error) {
 	d := Describe{
 		Service:  ServiceID,

@@ -43,14 +43,11 @@ type SharedScheduler interface {
 	CreatorGone(ctx context.Context, env *owner.Env, jobID string, requestTimeout time.Duration) bool
 }
 
-var sharedScheduler SharedScheduler
-
-// UseSharedScheduler installs sc (called once, at program start).
-func UseSharedScheduler(sc SharedScheduler) { sharedScheduler = sc }
-
-func sharedFor(env *owner.Env) SharedScheduler {
-	if sharedScheduler != nil && sharedScheduler.Serves(env) {
-		return sharedScheduler
+// sharedFor is the service's shared scheduler (Service.Shared) when it
+// serves env's store, else nil (research's own poller).
+func (s *Service) sharedFor(env *owner.Env) SharedScheduler {
+	if s.Shared != nil && s.Shared.Serves(env) {
+		return s.Shared
 	}
 	return nil
 }
@@ -58,7 +55,7 @@ func sharedFor(env *owner.Env) SharedScheduler {
 // recordReceipt stores a created job's receipt (running, with its handle),
 // and with a shared scheduler its first poll, in one transaction.
 func (s *Service) recordReceipt(ctx context.Context, env *owner.Env, js jobStore, j *Job) error {
-	sc := sharedFor(env)
+	sc := s.sharedFor(env)
 	if sc == nil {
 		return js.update(ctx, j, env.Now())
 	}
@@ -80,7 +77,7 @@ func (s *Service) recordReceipt(ctx context.Context, env *owner.Env, js jobStore
 // change calls for (enqueue), in one transaction: a state change and the
 // work it calls for are recorded together or not at all.
 func (s *Service) updateWith(ctx context.Context, env *owner.Env, js jobStore, j *Job, enqueue func(SharedScheduler, *sql.Tx) error) error {
-	sc := sharedFor(env)
+	sc := s.sharedFor(env)
 	if sc == nil || enqueue == nil {
 		return js.update(ctx, j, env.Now())
 	}
@@ -173,7 +170,7 @@ func (w Worker) Poll(ctx context.Context, env *owner.Env, id string) (next time.
 		unlock()
 		return fromMs(j.NextPollAt), true, nil
 	}
-	cred, err := credentialFor(j, s.loadAuthView(env.Home))
+	cred, err := credentialFor(j, s.loadAuthView(env))
 	var polled *Job
 	if err == nil {
 		polled, err = s.pollLocked(asBackground(ctx), env, j, cred, bindingAssertFrom(ctx, env, j, sess, true), true)

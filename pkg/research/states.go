@@ -1,6 +1,6 @@
 package research
 
-// Job states (DESIGN §6).
+// Job states (docs/research.md).
 const (
 	StateSubmitting      = "submitting"
 	StateRunning         = "running"

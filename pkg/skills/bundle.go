@@ -57,8 +57,12 @@ type BundleResult struct {
 	Warnings []Finding    `json:"warnings"`
 }
 
-func registerBundle(r *owner.Registry) {
-	r.Register(owner.Method{Name: "skill.bundle", Handler: handle(opBundle)})
+// checkBundle: the refusals a bundle request's parameters alone decide.
+func checkBundle(p BundleParams) error {
+	if err := CheckSkillName(p.Skill); err != nil {
+		return err
+	}
+	return checkTarget(p.Target)
 }
 
 // opBundle reads one installed skill for a bundle, read-only: the skill

@@ -7,7 +7,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 )
 
-// commit is the one commit path (DESIGN §9): per-skill lock, read the
+// commit is the one commit path (docs/skills.md): per-skill lock, read the
 // current revision, apply (the change func), refresh the index, record and
 // dispatch exactly one skill_changed event. Authority is checked after each
 // step and right before the file change (inside apply) and the dispatch.
@@ -204,7 +204,7 @@ func (c *call) finishEvent(ctx context.Context, id, dispatch string, hooks []Hoo
 	// nothing, and the caller hears the outcome is unknown). Marking an
 	// event "undelivered" is the exception: it is the cleanup of a dispatch
 	// that was refused, recording that no hook ran, and cleanup may run
-	// after the fence retires (DESIGN §3) — it publishes nothing.
+	// after the fence retires (docs/architecture.md) — it publishes nothing.
 	if dispatch != "undelivered" {
 		if err := c.env.Admit(); err != nil {
 			return err

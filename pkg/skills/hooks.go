@@ -13,13 +13,13 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 )
 
-// HookTimeout bounds each hook command (DESIGN §9).
+// HookTimeout bounds each hook command (docs/skills.md).
 var HookTimeout = 30 * time.Second
 
 // hookOutputTail is how much of a hook's stderr a result keeps.
 const hookOutputTail = 2048
 
-// Event is the skill_changed event, exactly the fields of DESIGN §9.
+// Event is the skill_changed event, exactly the fields of docs/skills.md.
 type Event struct {
 	Source   string    `json:"source"`
 	PluginID string    `json:"pluginId"`

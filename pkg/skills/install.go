@@ -178,7 +178,7 @@ func opInstall(ctx context.Context, env *owner.Env, p InstallParams) (any, error
 			return nil, err
 		}
 		if seen[rel] {
-			return nil, errs.Usage("bad_params", "file %s is given twice", rel)
+			return nil, errs.Usage(owner.CodeInvalidParams, "file %s is given twice", rel)
 		}
 		seen[rel] = true
 		if rel == SkillFile {

@@ -19,7 +19,7 @@ import (
 // ManifestFile is a plugin's manifest inside its folder.
 const ManifestFile = "openclaw.plugin.json"
 
-// MaxManifestBytes bounds a manifest read (DESIGN §9).
+// MaxManifestBytes bounds a manifest read (docs/skills.md).
 const MaxManifestBytes = 256 << 10
 
 // Manifest is the part of openclaw.plugin.json skill authoring needs.

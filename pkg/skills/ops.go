@@ -1,11 +1,9 @@
 package skills
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -122,30 +120,36 @@ type EventRecord struct {
 	CreatedAt string       `json:"createdAt"`
 }
 
-// Register adds the skill operations to the owner registry.
-func Register(r *owner.Registry) {
-	r.Register(owner.Method{Name: "skill.root", Handler: handle(opRoot)})
-	r.Register(owner.Method{Name: "skill.list", Handler: handle(opList)})
-	r.Register(owner.Method{Name: "skill.files", Handler: handle(opFiles)})
-	r.Register(owner.Method{Name: "skill.read", Handler: handle(opRead)})
-	r.Register(owner.Method{Name: "skill.events", Handler: handle(opEvents)})
-	r.Register(owner.Method{Name: "skill.write", Write: true, Handler: handle(opWrite)})
-	r.Register(owner.Method{Name: "skill.remove", Write: true, Handler: handle(opRemove)})
-	r.Register(owner.Method{Name: "skill.install", Write: true, Handler: handle(opInstall)})
-	registerBundle(r)
-	registerWatch(r)
-}
+// Operation names of the skill operations.
+const (
+	MethodRoot    = "skill.root"
+	MethodList    = "skill.list"
+	MethodFiles   = "skill.files"
+	MethodRead    = "skill.read"
+	MethodEvents  = "skill.events"
+	MethodWrite   = "skill.write"
+	MethodRemove  = "skill.remove"
+	MethodInstall = "skill.install"
+	MethodBundle  = "skill.bundle"
+	MethodWatch   = "skill.watch"
+)
 
-func handle[P any](f func(ctx context.Context, env *owner.Env, p P) (any, error)) owner.Handler {
-	return func(ctx context.Context, env *owner.Env, raw json.RawMessage) (any, error) {
-		var p P
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&p); err != nil {
-			return nil, errs.Usage("bad_params", "malformed skill parameters: %v", err)
-		}
-		return f(ctx, env, p)
-	}
+// Register adds the skill operations to the owner registry. Their
+// admission (Check, Admit) is in admit.go.
+func Register(r *owner.Registry) {
+	owner.Register(r, owner.Op[Target, any]{Name: MethodRoot, Check: checkTarget, Run: opRoot})
+	owner.Register(r, owner.Op[Target, any]{Name: MethodList, Check: checkTarget, Run: opList})
+	owner.Register(r, owner.Op[FilesParams, any]{Name: MethodFiles, Check: checkFiles, Run: opFiles})
+	owner.Register(r, owner.Op[FileParams, any]{Name: MethodRead, Check: checkRead, Run: opRead})
+	owner.Register(r, owner.Op[EventsParams, any]{Name: MethodEvents, Check: checkEvents, Run: opEvents})
+	owner.Register(r, owner.Op[WriteParams, any]{Name: MethodWrite, Write: true, Check: checkWrite,
+		Admit: func(pre owner.Pre, p WriteParams) error { return admitTarget(pre, p.Target) }, Run: opWrite})
+	owner.Register(r, owner.Op[FileParams, any]{Name: MethodRemove, Write: true, Check: checkRemove,
+		Admit: func(pre owner.Pre, p FileParams) error { return admitTarget(pre, p.Target) }, Run: opRemove})
+	owner.Register(r, owner.Op[InstallParams, any]{Name: MethodInstall, Write: true, Check: checkInstall,
+		Admit: func(pre owner.Pre, p InstallParams) error { return admitTarget(pre, p.Target) }, Run: opInstall})
+	owner.Register(r, owner.Op[BundleParams, any]{Name: MethodBundle, Check: checkBundle, Run: opBundle})
+	owner.Register(r, owner.Op[Target, any]{Name: MethodWatch, Check: checkTarget, Run: opWatch})
 }
 
 // call is the resolved context every operation starts from.
@@ -385,7 +389,7 @@ func opRead(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
 	}
 	limit := fileLimit(rel)
 	if p.MaxBytes < 0 {
-		return nil, errs.Usage("bad_params", "--max-bytes must be positive")
+		return nil, errs.Usage(owner.CodeInvalidParams, "--max-bytes must be positive")
 	}
 	if p.MaxBytes > 0 && p.MaxBytes < limit {
 		limit = p.MaxBytes

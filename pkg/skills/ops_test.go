@@ -58,7 +58,7 @@ func (f *fixture) call(method string, params any) (json.RawMessage, error) {
 	env := owner.NewEnv(f.home, f.st, fence, time.Now, nil, false)
 	env.AdmitConfig() // as both executors do, after ownership
 	f.env.Store(env)
-	return owner.Invoke(context.Background(), m, env, raw)
+	return m.Serve(context.Background(), env, raw)
 }
 
 func (f *fixture) write(skill, file, content string) (*CommitResult, error) {

@@ -215,8 +215,7 @@ func opRemove(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
 		if rel == SkillFile {
 			// A skill without SKILL.md is not a skill: removing it alone
 			// would leave files no client can discover.
-			return nil, errs.Refused("skill_md_required", "SKILL.md is not removed on its own: a skill without SKILL.md is not a skill").
-				WithHint("remove the whole skill with 'clawkit skill remove %s --plugin %s', or replace SKILL.md with 'clawkit skill write %s SKILL.md'", p.Skill, p.PluginID, p.Skill)
+			return nil, errSkillMDRequired(p)
 		}
 	}
 	c, hooks, err := beginCommit(ctx, env, p.Target)
@@ -269,4 +268,9 @@ func opRemove(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
 		_ = fsx.SyncDir(filepath.Join(c.root, filepath.FromSlash(p.Skill)))
 		return true, nil
 	})
+}
+
+func errSkillMDRequired(p FileParams) error {
+	return errs.Refused("skill_md_required", "SKILL.md is not removed on its own: a skill without SKILL.md is not a skill").
+		WithHint("remove the whole skill with 'clawkit skill remove %s --plugin %s', or replace SKILL.md with 'clawkit skill write %s SKILL.md'", p.Skill, p.PluginID, p.Skill)
 }

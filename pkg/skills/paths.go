@@ -1,4 +1,4 @@
-// Package skills implements skill authoring (DESIGN §9): the path and name
+// Package skills implements skill authoring (docs/skills.md): the path and name
 // rules, frontmatter split and strict parse, validation with size limits and
 // a security scan, plugin manifests and skill roots, revisions, and the
 // commit operations (write/remove with a per-skill lock, store index refresh
@@ -129,7 +129,7 @@ func isHiddenFormat(r rune) bool {
 
 // CheckSkillName checks a skill name given on the command line or found
 // as a folder. The authoring contract leaves naming rules to the plugin
-// (DESIGN §9): clawkit only requires one safe, plain folder name. A name
+// (docs/skills.md): clawkit only requires one safe, plain folder name. A name
 // that is not one plain folder name (separators, dot segments, NUL,
 // control, bidi or zero-width characters, look-alikes of / \ .) is
 // path_escape; a plain name that is hidden (leading '.', the space of

@@ -84,7 +84,7 @@ func TestCheckSkillName(t *testing.T) {
 		`a\b`:                    "path_escape",
 		"a\x00":                  "path_escape",
 		"a\u2215b":               "path_escape",
-		"Pdf":                    "", // naming rules belong to the plugin (DESIGN §9)
+		"Pdf":                    "", // naming rules belong to the plugin (docs/skills.md)
 		"a--b":                   "",
 		"données":                "",
 		".hidden":                "invalid_path",

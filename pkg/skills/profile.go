@@ -10,7 +10,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// Two rule sets (DESIGN §9). A skill is both an ecosystem artifact, whose
+// Two rule sets (docs/skills.md). A skill is both an ecosystem artifact, whose
 // format the Agent Skills specification defines, and something a plugin
 // writes into an agent's skills folder under OpenClaw's authoring contract.
 const (

@@ -15,7 +15,7 @@ type FileEntry struct {
 	SizeBytes int64  `json:"sizeBytes"`
 }
 
-// Revision identifies a skill's content (DESIGN §9): contentSha256 is the
+// Revision identifies a skill's content (docs/skills.md): contentSha256 is the
 // digest of SKILL.md, treeSha256 the digest of the sorted file list.
 type Revision struct {
 	ContentSHA256 string `json:"contentSha256"`

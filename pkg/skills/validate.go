@@ -14,7 +14,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 )
 
-// Limits (DESIGN §9). Exceeding any of them is too_large.
+// Limits (docs/skills.md). Exceeding any of them is too_large.
 const (
 	MaxSkillMDBytes   = 256_000
 	MaxSupportBytes   = 1 << 20

@@ -718,10 +718,6 @@ type WatchPlan struct {
 	Root     string `json:"root"`
 }
 
-func registerWatch(r *owner.Registry) {
-	r.Register(owner.Method{Name: "skill.watch", Handler: handle(opWatch)})
-}
-
 // opWatch resolves the plugin's skills root for a watch (read-only) and
 // refuses when config turns watching off (skills.load.watch: false).
 func opWatch(ctx context.Context, env *owner.Env, t Target) (any, error) {

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"os"
 	"path/filepath"
 
 	"github.com/clawkit/clawkit/pkg/config"
@@ -11,12 +10,6 @@ import (
 // EnvDatabaseURL overrides database.url (and may carry a password, since
 // it never lands in a file).
 const EnvDatabaseURL = "CLAWKIT_DATABASE_URL"
-
-// EngineFor picks the engine configured for a home (database.engine),
-// reading the process environment.
-func EngineFor(home string, cfg *config.Config) (Engine, error) {
-	return EngineForEnv(home, cfg, os.Getenv, nil)
-}
 
 // EngineForEnv picks the engine configured for a home. It is called only
 // by a process that already owns the home (offline, under the owner lock,

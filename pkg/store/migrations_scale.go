@@ -1,7 +1,7 @@
 package store
 
 // Scale-out (versions 30–39): owner leases and write fencing for several
-// gateways sharing one PostgreSQL database (DESIGN §4).
+// gateways sharing one PostgreSQL database (docs/scale-out.md).
 //
 // Each gateway holds an owners row whose lease_expires_at (database clock,
 // Unix ms) it renews by heartbeat; incarnation is the fencing token

@@ -18,7 +18,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 )
 
-// Postgres is the configured engine (DESIGN §4): several gateways on
+// Postgres is the configured engine (docs/scale-out.md): several gateways on
 // several hosts share one PostgreSQL database.
 //
 // The password never comes from config.json: pgx applies the libpq

@@ -90,6 +90,8 @@ type Store struct {
 	// before each of this Store's own writes (sessions), which it refuses
 	// when it fails.
 	admit func() error
+	// stmts are the prepared statements of this database (Prepared).
+	stmts *stmtCache
 }
 
 // Gated returns a view of s whose own writes (session create, update and
@@ -120,8 +122,11 @@ func (s *Store) Engine() Engine { return s.engine }
 // Rebind rewrites placeholders for the engine.
 func (s *Store) Rebind(q string) string { return s.engine.Rebind(q) }
 
-// Close closes the pool.
-func (s *Store) Close() error { return s.db.Close() }
+// Close closes the prepared statements and the pool.
+func (s *Store) Close() error {
+	s.stmts.close()
+	return s.db.Close()
+}
 
 // Open opens the database. A fresh database is initialised at the newest
 // schema; an older one is refused (run state migrate) and so is a newer one.
@@ -130,7 +135,7 @@ func Open(ctx context.Context, e Engine) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, engine: e}
+	s := &Store{db: db, engine: e, stmts: &stmtCache{}}
 	v, err := s.SchemaVersion(ctx)
 	if err != nil {
 		db.Close()
@@ -192,7 +197,7 @@ func Migrate(ctx context.Context, e Engine, target int) (MigrateResult, error) {
 		return MigrateResult{}, err
 	}
 	defer db.Close()
-	s := &Store{db: db, engine: e}
+	s := &Store{db: db, engine: e, stmts: &stmtCache{}}
 	if target == 0 {
 		target = LatestVersion()
 	}

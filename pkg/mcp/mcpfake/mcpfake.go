@@ -121,14 +121,14 @@ func Run(mode, arg string) int {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		var cmd *exec.Cmd
 		if mode == "setsid-orphan" {
+			var cmd *exec.Cmd
 			cmd, err = spawnSelf(false, readyW, "daemonize")
 			if err == nil {
 				err = cmd.Wait() // the holder is an orphan from here on
 			}
 		} else {
-			cmd, err = holder(mode == "setsid-child", readyW)
+			_, err = holder(mode == "setsid-child", readyW)
 		}
 		readyW.Close()
 		if err != nil {

@@ -1,6 +1,6 @@
 // Package riversched schedules research jobs' background work with
 // riverqueue/river when several gateways share one PostgreSQL database
-// (DESIGN §4, §6 "Scheduling").
+// (docs/scale-out.md, docs/research.md "Scheduling").
 //
 // Three river job kinds, each unique by its arguments (the research job):
 //   - clawkit_research_poll polls the job once when due, then snoozes

@@ -67,9 +67,8 @@ func newRig(t *testing.T) *rig {
 	if err := as.Save(); err != nil {
 		t.Fatal(err)
 	}
-	research.UseSharedScheduler(riversched.New())
-	t.Cleanup(func() { research.UseSharedScheduler(nil) })
 	svc := &research.Service{
+		Shared:  riversched.New(),
 		Getenv:  func(string) string { return "" },
 		Budgets: research.Budgets{FastInterval: 30 * time.Millisecond, SlowInterval: 30 * time.Millisecond, RequestTimeout: time.Second},
 	}

@@ -1,36 +1,41 @@
-package artifacts
+// Package jslex is a small lexer and module reader for the ES modules
+// OpenClaw's bundler emits. pkg/artifacts uses it to read the worker
+// bundle inventory from a release's compiled code without running Node
+// (docs/runtime-artifacts.md). It is a parser of untrusted bytes: its fuzz
+// target is FuzzParseJSModule.
+package jslex
 
 import (
 	"errors"
 	"strings"
 )
 
-// A small lexer for the ES modules OpenClaw's bundler emits. It exists so
-// that the worker bundle inventory can be read from a release's compiled
-// code without running Node (see inventory.go): it only needs to tell code
-// from strings, template literals, comments and regular expressions, and to
-// know how deeply braces nest, so that a "const X = [...]" inside a string or
+// The lexer only needs to tell code from strings, template literals,
+// comments and regular expressions, and to know how deeply braces nest, so
+// that a "const X = [...]" inside a string or
 // a template (OpenClaw generates shell and JS text with such lines) is never
 // mistaken for a declaration.
 
-type jsKind uint8
+// Kind is a token's kind.
+type Kind uint8
 
 const (
-	jsIdent    jsKind = iota + 1
-	jsString          // '…' or "…"; Val is the raw body between the quotes
-	jsTemplate        // `…`; Val is the raw text of the whole literal, expressions included
-	jsNumber
-	jsPunct
-	jsRegexp
+	Ident    Kind = iota + 1
+	String        // '…' or "…"; Val is the raw body between the quotes
+	Template      // `…`; Val is the raw text of the whole literal, expressions included
+	Number
+	Punct
+	Regexp
 )
 
-type jsTok struct {
-	Kind  jsKind
+// Token is one token of a module.
+type Token struct {
+	Kind  Kind
 	Val   string
 	Depth int // brace depth ({ and template ${) before this token
 }
 
-var errJSUnterminated = errors.New("unterminated literal or comment")
+var ErrUnterminated = errors.New("unterminated literal or comment")
 
 // keywords after which a "/" starts a regular expression, not a division.
 var jsRegexpAfter = map[string]bool{
@@ -48,8 +53,8 @@ func isIdentPart(c byte) bool { return isIdentStart(c) || c >= '0' && c <= '9' }
 // lexJS splits src into tokens. Template literals are one token each; the
 // code inside their ${…} is lexed too (its tokens follow the template token,
 // at a deeper Depth), so that braces inside it balance.
-func lexJS(src string) ([]jsTok, error) {
-	var toks []jsTok
+func Lex(src string) ([]Token, error) {
+	var toks []Token
 	// stack of open braces: '{' for code, '$' for a template's ${.
 	var stack []byte
 	// templateStart remembers where the template whose ${ is open began.
@@ -68,9 +73,9 @@ func lexJS(src string) ([]jsTok, error) {
 		}
 		t := toks[len(toks)-1]
 		switch t.Kind {
-		case jsIdent:
+		case Ident:
 			return jsRegexpAfter[t.Val]
-		case jsPunct:
+		case Punct:
 			return t.Val != ")" && t.Val != "]" && t.Val != "}"
 		}
 		return false
@@ -93,7 +98,7 @@ func lexJS(src string) ([]jsTok, error) {
 				j++
 			}
 		}
-		return 0, false, errJSUnterminated
+		return 0, false, ErrUnterminated
 	}
 	for i < len(src) {
 		c := src[i]
@@ -110,7 +115,7 @@ func lexJS(src string) ([]jsTok, error) {
 		case c == '/' && i+1 < len(src) && src[i+1] == '*':
 			j := strings.Index(src[i+2:], "*/")
 			if j < 0 {
-				return nil, errJSUnterminated
+				return nil, ErrUnterminated
 			}
 			i += j + 4
 		case c == '"' || c == '\'':
@@ -119,14 +124,14 @@ func lexJS(src string) ([]jsTok, error) {
 				if src[j] == '\\' {
 					j++
 				} else if src[j] == '\n' {
-					return nil, errJSUnterminated
+					return nil, ErrUnterminated
 				}
 				j++
 			}
 			if j >= len(src) {
-				return nil, errJSUnterminated
+				return nil, ErrUnterminated
 			}
-			toks = append(toks, jsTok{Kind: jsString, Val: src[i+1 : j], Depth: len(stack)})
+			toks = append(toks, Token{Kind: String, Val: src[i+1 : j], Depth: len(stack)})
 			i = j + 1
 		case c == '`':
 			j, closed, err := scanTemplate(i + 1)
@@ -134,7 +139,7 @@ func lexJS(src string) ([]jsTok, error) {
 				return nil, err
 			}
 			if closed {
-				toks = append(toks, jsTok{Kind: jsTemplate, Val: src[i:j], Depth: len(stack)})
+				toks = append(toks, Token{Kind: Template, Val: src[i:j], Depth: len(stack)})
 			} else {
 				stack = append(stack, '$')
 				templateStart = append(templateStart, i)
@@ -149,7 +154,7 @@ func lexJS(src string) ([]jsTok, error) {
 				return nil, err
 			}
 			if closed {
-				toks = append(toks, jsTok{Kind: jsTemplate, Val: src[start:j], Depth: len(stack)})
+				toks = append(toks, Token{Kind: Template, Val: src[start:j], Depth: len(stack)})
 			} else {
 				stack = append(stack, '$')
 				templateStart = append(templateStart, start)
@@ -165,7 +170,7 @@ func lexJS(src string) ([]jsTok, error) {
 					continue
 				}
 				if d == '\n' {
-					return nil, errJSUnterminated
+					return nil, ErrUnterminated
 				}
 				if d == '[' {
 					inClass = true
@@ -177,30 +182,30 @@ func lexJS(src string) ([]jsTok, error) {
 				j++
 			}
 			if j >= len(src) {
-				return nil, errJSUnterminated
+				return nil, ErrUnterminated
 			}
 			j++
 			for j < len(src) && isIdentPart(src[j]) {
 				j++
 			}
-			toks = append(toks, jsTok{Kind: jsRegexp, Val: src[i:j], Depth: len(stack)})
+			toks = append(toks, Token{Kind: Regexp, Val: src[i:j], Depth: len(stack)})
 			i = j
 		case isIdentStart(c):
 			j := i + 1
 			for j < len(src) && isIdentPart(src[j]) {
 				j++
 			}
-			toks = append(toks, jsTok{Kind: jsIdent, Val: src[i:j], Depth: len(stack)})
+			toks = append(toks, Token{Kind: Ident, Val: src[i:j], Depth: len(stack)})
 			i = j
 		case c >= '0' && c <= '9' || c == '.' && i+1 < len(src) && src[i+1] >= '0' && src[i+1] <= '9':
 			j := i + 1
 			for j < len(src) && (isIdentPart(src[j]) || src[j] == '.') {
 				j++
 			}
-			toks = append(toks, jsTok{Kind: jsNumber, Val: src[i:j], Depth: len(stack)})
+			toks = append(toks, Token{Kind: Number, Val: src[i:j], Depth: len(stack)})
 			i = j
 		case c == '{':
-			toks = append(toks, jsTok{Kind: jsPunct, Val: "{", Depth: len(stack)})
+			toks = append(toks, Token{Kind: Punct, Val: "{", Depth: len(stack)})
 			stack = append(stack, '{')
 			i++
 		case c == '}':
@@ -208,19 +213,19 @@ func lexJS(src string) ([]jsTok, error) {
 				return nil, errors.New("unbalanced }")
 			}
 			stack = stack[:len(stack)-1]
-			toks = append(toks, jsTok{Kind: jsPunct, Val: "}", Depth: len(stack)})
+			toks = append(toks, Token{Kind: Punct, Val: "}", Depth: len(stack)})
 			i++
 		default:
 			// Multi-character operators are split into single characters:
 			// nothing here needs to tell "=" from "==" except that a
 			// declaration's "=" is followed by its value, which "==" never
 			// is in the positions we look at.
-			toks = append(toks, jsTok{Kind: jsPunct, Val: src[i : i+1], Depth: len(stack)})
+			toks = append(toks, Token{Kind: Punct, Val: src[i : i+1], Depth: len(stack)})
 			i++
 		}
 	}
 	if len(stack) != 0 {
-		return nil, errJSUnterminated
+		return nil, ErrUnterminated
 	}
 	return toks, nil
 }

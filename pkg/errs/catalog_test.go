@@ -1,0 +1,663 @@
+package errs_test
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The error catalog. Codes are public (scripts match them), so each one is
+// declared, as an exported Code* constant of its package (codes.go, or
+// beside its hint), and documented in docs/errors.md with the exit codes
+// it is used with. This test reads the source: a code used with a literal
+// that is declared nowhere, a declared code no one uses, and a code
+// missing from (or wrongly described in) the docs table all fail it.
+//
+// After a merge brings new codes, run
+//
+//	CLAWKIT_UPDATE_CATALOG=1 go test ./pkg/errs -run TestCatalog
+//
+// to add the missing constants to each package's codes.go and rows to
+// docs/errors.md (with the first use's message as the meaning, to be
+// edited), then review the diff: every new row is a new public code.
+
+const updateEnv = "CLAWKIT_UPDATE_CATALOG"
+
+var kindNames = map[string]string{
+	"Failed": "1", "Usage": "2", "Refused": "3", "Unknown": "4", "Unavailable": "5",
+	"KindFailed": "1", "KindUsage": "2", "KindRefused": "3", "KindUnknown": "4", "KindUnavailable": "5",
+}
+
+var exitWords = map[string]string{"1": "failed", "2": "usage", "3": "refused", "4": "outcome unknown", "5": "unavailable"}
+
+// use is one place a code is given.
+type use struct {
+	code, kind, msg, pos string
+}
+
+// wrapper is a package function that passes its parameter codeArg on as an
+// error code (research's invalid, mcp's unavailable, ...).
+type wrapper struct {
+	codeArg, msgArg int
+	kind            string // fixed exit code(s), or ""
+	kindArg         int    // else the argument naming the kind (-1: none)
+}
+
+type pkgInfo struct {
+	dir, importPath string
+	files           []*ast.File
+	names           []string
+	consts          map[string]string // const name → string value
+	codes           map[string]string // Code* const value → name
+	inCodesGo       map[string]bool   // Code* const values declared in codes.go
+	wrappers        map[string]wrapper
+}
+
+func repoRoot(t *testing.T) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(filepath.Dir(filepath.Dir(file)))
+}
+
+func loadPackages(t *testing.T, root string) map[string]*pkgInfo {
+	fset := token.NewFileSet()
+	pkgs := map[string]*pkgInfo{}
+	for _, top := range []string{"pkg", "cmd"} {
+		filepath.WalkDir(filepath.Join(root, top), func(path string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if n := d.Name(); n == "testdata" || (path != filepath.Join(root, top) && (strings.HasSuffix(n, "test") || strings.HasSuffix(n, "fake"))) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return nil
+			}
+			f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Dir(path)
+			p := pkgs[dir]
+			if p == nil {
+				rel, _ := filepath.Rel(root, dir)
+				p = &pkgInfo{dir: rel, importPath: "github.com/clawkit/clawkit/" + filepath.ToSlash(rel), consts: map[string]string{}, codes: map[string]string{}, inCodesGo: map[string]bool{}, wrappers: map[string]wrapper{}}
+				pkgs[dir] = p
+			}
+			p.files = append(p.files, f)
+			rel, _ := filepath.Rel(root, path)
+			p.names = append(p.names, rel)
+			return nil
+		})
+	}
+	for _, p := range pkgs {
+		for fi, f := range p.files {
+			isCodes := filepath.Base(p.names[fi]) == "codes.go"
+			for _, decl := range f.Decls {
+				gd, ok := decl.(*ast.GenDecl)
+				if !ok || gd.Tok != token.CONST {
+					continue
+				}
+				for _, spec := range gd.Specs {
+					vs := spec.(*ast.ValueSpec)
+					for i, name := range vs.Names {
+						if i >= len(vs.Values) {
+							continue
+						}
+						if v, ok := stringLit(vs.Values[i]); ok {
+							p.consts[name.Name] = v
+							if strings.HasPrefix(name.Name, "Code") && snake.MatchString(v) {
+								p.codes[v] = name.Name
+								if isCodes {
+									p.inCodesGo[v] = true
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+		findWrappers(p)
+	}
+	return pkgs
+}
+
+var snake = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+
+func stringLit(e ast.Expr) (string, bool) {
+	bl, ok := e.(*ast.BasicLit)
+	if !ok || bl.Kind != token.STRING {
+		return "", false
+	}
+	s, err := strconv.Unquote(bl.Value)
+	return s, err == nil
+}
+
+// errsCall reports whether call is errs.Failed/Usage/... and which kind.
+func errsCall(call *ast.CallExpr) (string, bool) {
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok {
+		return "", false
+	}
+	if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "errs" {
+		return "", false
+	}
+	k, ok := kindNames[sel.Sel.Name]
+	return k, ok && !strings.HasPrefix(sel.Sel.Name, "Kind")
+}
+
+func findWrappers(p *pkgInfo) {
+	for _, f := range p.files {
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			params := map[string]int{}
+			i := 0
+			for _, field := range fd.Type.Params.List {
+				for _, n := range field.Names {
+					params[n.Name] = i
+					i++
+				}
+			}
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.CallExpr:
+					if k, ok := errsCall(n); ok && len(n.Args) >= 2 {
+						if id, ok := n.Args[0].(*ast.Ident); ok {
+							if idx, ok := params[id.Name]; ok {
+								w := wrapper{codeArg: idx, msgArg: -1, kind: k, kindArg: -1}
+								if m, ok := n.Args[1].(*ast.Ident); ok {
+									if mi, ok := params[m.Name]; ok {
+										w.msgArg = mi
+									}
+								}
+								p.wrappers[fd.Name.Name] = w
+							}
+						}
+					}
+				case *ast.CompositeLit:
+					code, kind, kindArg, msgArg, ok := compositeCode(n, params)
+					if ok && code >= 0 {
+						p.wrappers[fd.Name.Name] = wrapper{codeArg: code, msgArg: msgArg, kind: kind, kindArg: kindArg}
+					}
+				}
+				return true
+			})
+		}
+	}
+}
+
+// compositeCode reads an Error{...} or CallError{...} literal: the
+// parameter (or -1) its Code comes from, and its kind.
+func compositeCode(cl *ast.CompositeLit, params map[string]int) (code int, kind string, kindArg, msgArg int, ok bool) {
+	name := ""
+	switch t := cl.Type.(type) {
+	case *ast.Ident:
+		name = t.Name
+	case *ast.SelectorExpr:
+		name = t.Sel.Name
+	}
+	if name != "Error" && name != "CallError" {
+		return -1, "", -1, -1, false
+	}
+	code, kindArg, msgArg = -1, -1, -1
+	for _, elt := range cl.Elts {
+		kv, ok := elt.(*ast.KeyValueExpr)
+		if !ok {
+			continue
+		}
+		key, _ := kv.Key.(*ast.Ident)
+		if key == nil {
+			continue
+		}
+		switch key.Name {
+		case "Code":
+			if id, ok := kv.Value.(*ast.Ident); ok {
+				if i, ok := params[id.Name]; ok {
+					code = i
+				}
+			}
+		case "Message":
+			if id, ok := kv.Value.(*ast.Ident); ok {
+				if i, ok := params[id.Name]; ok {
+					msgArg = i
+				}
+			}
+		case "Kind":
+			kind, kindArg = kindOf(kv.Value, params)
+		case "Class":
+			// pkg/mcp's client errors: a protocol error exits 1, an
+			// unavailable one 5, or 4 when the request was delivered.
+			if id, ok := kv.Value.(*ast.Ident); ok {
+				switch id.Name {
+				case "ClassProtocol":
+					kind = "1"
+				case "ClassUnavailable":
+					kind = "4,5"
+				}
+			}
+		}
+	}
+	return code, kind, kindArg, msgArg, true
+}
+
+func kindOf(e ast.Expr, params map[string]int) (string, int) {
+	if c, ok := e.(*ast.CallExpr); ok && len(c.Args) == 1 { // int(kind)
+		e = c.Args[0]
+	}
+	switch v := e.(type) {
+	case *ast.SelectorExpr:
+		return kindNames[v.Sel.Name], -1
+	case *ast.Ident:
+		if i, ok := params[v.Name]; ok {
+			return "", i
+		}
+	}
+	return "", -1
+}
+
+// resolve reads a code argument: a literal, or a constant of this package
+// or an imported one.
+func resolve(e ast.Expr, p *pkgInfo, byImport map[string]*pkgInfo, imports map[string]string) (string, bool) {
+	if s, ok := stringLit(e); ok {
+		return s, true
+	}
+	switch v := e.(type) {
+	case *ast.Ident:
+		s, ok := p.consts[v.Name]
+		return s, ok
+	case *ast.SelectorExpr:
+		if x, ok := v.X.(*ast.Ident); ok {
+			if q := byImport[imports[x.Name]]; q != nil {
+				s, ok := q.consts[v.Sel.Name]
+				return s, ok
+			}
+		}
+	}
+	return "", false
+}
+
+func collectUses(t *testing.T, pkgs map[string]*pkgInfo) map[*pkgInfo][]use {
+	byImport := map[string]*pkgInfo{}
+	for _, p := range pkgs {
+		byImport[p.importPath] = p
+	}
+	fset := token.NewFileSet()
+	_ = fset
+	out := map[*pkgInfo][]use{}
+	for _, p := range pkgs {
+		if p.dir == "pkg/errs" {
+			continue
+		}
+		for fi, f := range p.files {
+			imports := map[string]string{}
+			for _, im := range f.Imports {
+				path, _ := strconv.Unquote(im.Path.Value)
+				name := filepath.Base(path)
+				if im.Name != nil {
+					name = im.Name.Name
+				}
+				imports[name] = path
+			}
+			src := p.names[fi]
+			add := func(code, kind, msg string, n ast.Node) {
+				if !snake.MatchString(code) {
+					return
+				}
+				out[p] = append(out[p], use{code: code, kind: kind, msg: msg, pos: src})
+			}
+			arg := func(call *ast.CallExpr, i int) ast.Expr {
+				if i >= 0 && i < len(call.Args) {
+					return call.Args[i]
+				}
+				return nil
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.CallExpr:
+					if k, ok := errsCall(n); ok && len(n.Args) >= 1 {
+						if code, ok := resolve(n.Args[0], p, byImport, imports); ok {
+							msg, _ := stringLit(arg(n, 1))
+							add(code, k, msg, n)
+						}
+						return true
+					}
+					var w wrapper
+					var found bool
+					switch fn := n.Fun.(type) {
+					case *ast.Ident:
+						w, found = p.wrappers[fn.Name]
+					case *ast.SelectorExpr:
+						if x, ok := fn.X.(*ast.Ident); ok {
+							if q := byImport[imports[x.Name]]; q != nil {
+								w, found = q.wrappers[fn.Sel.Name]
+							}
+						}
+					}
+					if !found {
+						return true
+					}
+					e := arg(n, w.codeArg)
+					if e == nil {
+						return true
+					}
+					code, ok := resolve(e, p, byImport, imports)
+					if !ok {
+						return true
+					}
+					kind := w.kind
+					if kind == "" && w.kindArg >= 0 {
+						kind, _ = kindOf(arg(n, w.kindArg), nil)
+					}
+					msg, _ := stringLit(arg(n, w.msgArg))
+					add(code, kind, msg, n)
+				case *ast.CompositeLit:
+					name := ""
+					switch t := n.Type.(type) {
+					case *ast.Ident:
+						name = t.Name
+					case *ast.SelectorExpr:
+						name = t.Sel.Name
+					}
+					if name != "Error" && name != "CallError" {
+						return true
+					}
+					var code, kind, msg string
+					for _, elt := range n.Elts {
+						kv, ok := elt.(*ast.KeyValueExpr)
+						if !ok {
+							continue
+						}
+						key, _ := kv.Key.(*ast.Ident)
+						if key == nil {
+							continue
+						}
+						switch key.Name {
+						case "Code":
+							code, _ = resolve(kv.Value, p, byImport, imports)
+						case "Message":
+							msg, _ = stringLit(kv.Value)
+						case "Kind":
+							kind, _ = kindOf(kv.Value, nil)
+						}
+					}
+					if code != "" {
+						add(code, kind, msg, n)
+					}
+				}
+				return true
+			})
+		}
+	}
+	return out
+}
+
+// docRow is one row of docs/errors.md's table.
+type docRow struct{ exit, meaning, where string }
+
+var rowRE = regexp.MustCompile("^\\| `([a-z0-9_]+)` \\| ([^|]*) \\| ([^|]*) \\| ([^|]*) \\|$")
+
+func readDocs(t *testing.T, path string) (map[string]docRow, []string) {
+	b, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	rows := map[string]docRow{}
+	var head []string
+	inTable := false
+	for _, line := range strings.Split(string(b), "\n") {
+		if m := rowRE.FindStringSubmatch(line); m != nil {
+			rows[m[1]] = docRow{strings.TrimSpace(m[2]), strings.TrimSpace(m[3]), strings.TrimSpace(m[4])}
+			inTable = true
+			continue
+		}
+		if !inTable {
+			head = append(head, line)
+		}
+	}
+	return rows, head
+}
+
+func exitText(kinds map[string]bool) string {
+	var ks []string
+	for k := range kinds {
+		for _, one := range strings.Split(k, ",") {
+			if one != "" && !contains(ks, one) {
+				ks = append(ks, one)
+			}
+		}
+	}
+	if len(ks) == 0 {
+		ks = []string{"1"}
+	}
+	sort.Strings(ks)
+	var parts []string
+	for _, k := range ks {
+		parts = append(parts, k+" "+exitWords[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// meaningOf turns a message format into a table cell.
+func meaningOf(msg string) string {
+	m := regexp.MustCompile(`%[-+# 0-9.]*[a-zA-Z]`).ReplaceAllString(msg, "…")
+	m = strings.ReplaceAll(m, "|", "/")
+	m = strings.ReplaceAll(m, "\n", " ")
+	if m == "" || m == "…" {
+		return "(see the message)"
+	}
+	return m
+}
+
+func constName(code string) string {
+	var b strings.Builder
+	b.WriteString("Code")
+	for _, part := range strings.Split(code, "_") {
+		if part == "" {
+			continue
+		}
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String()
+}
+
+func TestCatalog(t *testing.T) {
+	root := repoRoot(t)
+	pkgs := loadPackages(t, root)
+	uses := collectUses(t, pkgs)
+	docsPath := filepath.Join(root, "docs", "errors.md")
+	rows, head := readDocs(t, docsPath)
+	update := os.Getenv(updateEnv) == "1"
+
+	type codeInfo struct {
+		kinds map[string]bool
+		where map[string]bool
+		first use
+	}
+	all := map[string]*codeInfo{}
+	var dirs []*pkgInfo
+	for _, p := range pkgs {
+		dirs = append(dirs, p)
+	}
+	sort.Slice(dirs, func(i, j int) bool { return dirs[i].dir < dirs[j].dir })
+	for _, p := range dirs {
+		missing := map[string]use{}
+		used := map[string]bool{}
+		for _, u := range uses[p] {
+			used[u.code] = true
+			ci := all[u.code]
+			if ci == nil {
+				ci = &codeInfo{kinds: map[string]bool{}, where: map[string]bool{}, first: u}
+				all[u.code] = ci
+			}
+			if u.kind != "" {
+				ci.kinds[u.kind] = true
+			}
+			ci.where[p.dir] = true
+			if ci.first.msg == "" {
+				ci.first = u
+			}
+			if _, ok := p.codes[u.code]; !ok {
+				if _, seen := missing[u.code]; !seen {
+					missing[u.code] = u
+				}
+			}
+		}
+		for code, name := range p.codes {
+			// Only codes.go is the catalog: other Code* constants may name
+			// another code space (skills' lint findings).
+			if !used[code] && p.inCodesGo[code] {
+				if update {
+					dropCode(t, root, p, name)
+					continue
+				}
+				t.Errorf("%s declares %s = %q but no error of %s uses it: remove the constant (or use it)", p.dir, name, code, p.dir)
+			}
+		}
+		if len(missing) == 0 {
+			continue
+		}
+		var codes []string
+		for c := range missing {
+			codes = append(codes, c)
+		}
+		sort.Strings(codes)
+		if update {
+			writeCodes(t, root, p, codes, missing)
+			continue
+		}
+		for _, c := range codes {
+			u := missing[c]
+			t.Errorf("code %q (used in %s, exit %s) is not declared: add\n\t%s errs.Code = %q\nto %s/codes.go (or run %s=1 go test ./pkg/errs -run TestCatalog)", c, u.pos, exitText(map[string]bool{u.kind: true}), constName(c), c, p.dir, updateEnv)
+		}
+	}
+
+	var codes []string
+	for c := range all {
+		codes = append(codes, c)
+	}
+	sort.Strings(codes)
+	for c := range rows {
+		if all[c] == nil {
+			if !update {
+				t.Errorf("docs/errors.md lists `%s`, which no code uses: remove its row", c)
+			}
+		}
+	}
+	var table bytes.Buffer
+	for _, c := range codes {
+		ci := all[c]
+		exit := exitText(ci.kinds)
+		var where []string
+		for w := range ci.where {
+			where = append(where, strings.TrimPrefix(w, "pkg/"))
+		}
+		sort.Strings(where)
+		row, ok := rows[c]
+		meaning := row.meaning
+		if !ok || meaning == "" {
+			meaning = meaningOf(ci.first.msg)
+		}
+		fmt.Fprintf(&table, "| `%s` | %s | %s | %s |\n", c, exit, meaning, strings.Join(where, ", "))
+		if update {
+			continue
+		}
+		switch {
+		case !ok:
+			t.Errorf("code %q (used in %s) is not in docs/errors.md: add the row\n\t| `%s` | %s | %s | %s |\n(or run %s=1 go test ./pkg/errs -run TestCatalog)", c, ci.first.pos, c, exit, meaning, strings.Join(where, ", "), updateEnv)
+		case row.exit != exit:
+			t.Errorf("docs/errors.md gives `%s` exit %q, but the code uses it with exit %q: fix the row", c, row.exit, exit)
+		case row.where != strings.Join(where, ", "):
+			t.Errorf("docs/errors.md says `%s` is used in %q, but it is used in %q: fix the row", c, row.where, strings.Join(where, ", "))
+		}
+	}
+	if update {
+		var doc bytes.Buffer
+		for len(head) > 0 && head[len(head)-1] == "" {
+			head = head[:len(head)-1]
+		}
+		doc.WriteString(strings.Join(head, "\n"))
+		doc.WriteString("\n")
+		doc.Write(table.Bytes())
+		if err := os.WriteFile(docsPath, doc.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("%d codes, %d uses", len(all), func() int {
+		n := 0
+		for _, u := range uses {
+			n += len(u)
+		}
+		return n
+	}())
+}
+
+// writeCodes appends the missing declarations to p's codes.go.
+func writeCodes(t *testing.T, root string, p *pkgInfo, codes []string, first map[string]use) {
+	path := filepath.Join(root, p.dir, "codes.go")
+	b, err := os.ReadFile(path)
+	pkgName := p.files[0].Name.Name
+	if os.IsNotExist(err) {
+		b = []byte(fmt.Sprintf("package %s\n\nimport \"github.com/clawkit/clawkit/pkg/errs\"\n\n// Error codes of this package: public and stable (docs/errors.md lists\n// them all with their exit codes).\n", pkgName))
+		if p.dir == "pkg/errs" {
+			b = []byte(fmt.Sprintf("package %s\n", pkgName))
+		}
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	buf.Write(b)
+	buf.WriteString("\nconst (\n")
+	for _, c := range codes {
+		name := constName(c)
+		if _, taken := p.consts[name]; taken {
+			name += "Code"
+		}
+		fmt.Fprintf(&buf, "\t// %s: %s\n\t%s errs.Code = %q\n", name, meaningOf(first[c].msg), name, c)
+	}
+	buf.WriteString(")\n")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// dropCode removes an unused declaration (and its comment line) from p's
+// codes.go.
+func dropCode(t *testing.T, root string, p *pkgInfo, name string) {
+	path := filepath.Join(root, p.dir, "codes.go")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`(?m)^\t// ` + regexp.QuoteMeta(name) + `:.*\n\t` + regexp.QuoteMeta(name) + ` errs\.Code = .*\n`)
+	if !re.Match(b) {
+		t.Errorf("%s declares %s but not in the generated form: remove it by hand", p.dir, name)
+		return
+	}
+	if err := os.WriteFile(path, re.ReplaceAll(b, nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

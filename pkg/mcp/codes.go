@@ -1,0 +1,67 @@
+package mcp
+
+import "github.com/clawkit/clawkit/pkg/errs"
+
+// Error codes of this package: public and stable (docs/errors.md lists
+// them all with their exit codes).
+
+const (
+	// CodeCancelled: (see the message)
+	CodeCancelled errs.Code = "cancelled"
+	// CodeCleanupUnconfirmed: (see the message)
+	CodeCleanupUnconfirmed errs.Code = "cleanup_unconfirmed"
+	// CodeClientStopped: (see the message)
+	CodeClientStopped errs.Code = "client_stopped"
+	// CodeConnectFailed: (see the message)
+	CodeConnectFailed errs.Code = "connect_failed"
+	// CodeEnvPassUnset: --env-pass …: the variable is not set in clawkit's environment
+	CodeEnvPassUnset errs.Code = "env_pass_unset"
+	// CodeFrameTooLarge: (see the message)
+	CodeFrameTooLarge errs.Code = "frame_too_large"
+	// CodeHandshakeFailed: (see the message)
+	CodeHandshakeFailed errs.Code = "handshake_failed"
+	// CodeInitializeTimeout: (see the message)
+	CodeInitializeTimeout errs.Code = "initialize_timeout"
+	// CodeInvalidConnect: --connect …: expected unix:PATH
+	CodeInvalidConnect errs.Code = "invalid_connect"
+	// CodeInvalidEnv: --env …: expected NAME=VALUE
+	CodeInvalidEnv errs.Code = "invalid_env"
+	// CodeInvalidLimit: the frame limit must be at least 2 bytes
+	CodeInvalidLimit errs.Code = "invalid_limit"
+	// CodeInvalidParams: (see the message)
+	CodeInvalidParams errs.Code = "invalid_params"
+	// CodeInvalidResponseId: (see the message)
+	CodeInvalidResponseId errs.Code = "invalid_response_id"
+	// CodeInvalidSessionLine: stdin line …: …
+	CodeInvalidSessionLine errs.Code = "invalid_session_line"
+	// CodeMalformedMessage: (see the message)
+	CodeMalformedMessage errs.Code = "malformed_message"
+	// CodeMcpFailed: (see the message)
+	CodeMcpFailed errs.Code = "mcp_failed"
+	// CodeProbeDeclined: (see the message)
+	CodeProbeDeclined errs.Code = "probe_declined"
+	// CodeProtocolVersionMismatch: (see the message)
+	CodeProtocolVersionMismatch errs.Code = "protocol_version_mismatch"
+	// CodeProtocolVersionUnsupported: (see the message)
+	CodeProtocolVersionUnsupported errs.Code = "protocol_version_unsupported"
+	// CodeRequestTimeout: (see the message)
+	CodeRequestTimeout errs.Code = "request_timeout"
+	// CodeRpcError: (see the message)
+	CodeRpcError errs.Code = "rpc_error"
+	// CodeServerClosedStdout: (see the message)
+	CodeServerClosedStdout errs.Code = "server_closed_stdout"
+	// CodeServerExited: (see the message)
+	CodeServerExited errs.Code = "server_exited"
+	// CodeServerTimeout: (see the message)
+	CodeServerTimeout errs.Code = "server_timeout"
+	// CodeServiceClosed: (see the message)
+	CodeServiceClosed errs.Code = "service_closed"
+	// CodeSpawnFailed: no server command given
+	CodeSpawnFailed errs.Code = "spawn_failed"
+	// CodeStdinFailed: reading stdin: …
+	CodeStdinFailed errs.Code = "stdin_failed"
+	// CodeTooManyPending: (see the message)
+	CodeTooManyPending errs.Code = "too_many_pending"
+	// CodeWriteFailed: (see the message)
+	CodeWriteFailed errs.Code = "write_failed"
+)

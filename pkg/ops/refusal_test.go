@@ -1,0 +1,166 @@
+package ops
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/research"
+	"github.com/clawkit/clawkit/pkg/skills"
+)
+
+// refused holds, for every write operation, inputs it refuses. A new
+// write operation must add its own here: TestRefusedWritesCreateNothing
+// fails for one that has none.
+var refused = map[string][]any{
+	MethodSessionCreate:     {SessionParams{AgentID: "main", SessionKey: "bad name!"}, SessionParams{AgentID: "bad agent!", SessionKey: "cli"}},
+	MethodSessionReset:      {SessionParams{AgentID: "main", SessionKey: "bad name!"}},
+	MethodSessionRevoke:     {SessionParams{AgentID: "main", SessionKey: "bad name!"}},
+	MethodSessionRefreshing: {SessionParams{AgentID: "main", SessionKey: "bad name!"}},
+	MethodSessionActivate:   {SessionParams{AgentID: "main", SessionKey: "bad name!"}},
+	MethodAuthAdd: {
+		AuthAddParams{ID: "x", Provider: "nope", Kind: "api-key", Secret: "s"},
+		AuthAddParams{ID: "x", Provider: "google", Kind: "nope", Secret: "s"},
+		AuthAddParams{ID: "x", Provider: "google", Kind: "api-key", Secret: " "},
+		AuthAddParams{ID: "x", Provider: "postgres", Kind: "api-key", Secret: "s"},
+	},
+	MethodAuthRemove:  {AuthRemoveParams{ID: "nope"}, AuthRemoveParams{}},
+	MethodConfigSet:   {ConfigParams{Path: "a..b", Value: json.RawMessage(`1`)}, ConfigParams{Path: "a.b"}},
+	MethodConfigUnset: {ConfigParams{Path: ""}},
+	MethodStateBackup: {BackupParams{Path: "relative.db"}, BackupParams{Path: "/nonexistent-clawkit-dir/b.db"}},
+
+	research.MethodStart: {
+		research.StartParams{Question: ""},
+		research.StartParams{Question: "q", OutputFormat: "nope"},
+		research.StartParams{Question: "q"}, // research is not enabled
+		research.StartParams{Question: "q", Caller: research.Caller{SessionKey: "bad key!"}},
+	},
+	research.MethodPoll:    {research.JobParams{Job: "nope"}, research.JobParams{}},
+	research.MethodWait:    {research.WaitParams{JobParams: research.JobParams{Job: "nope"}}},
+	research.MethodCancel:  {research.JobParams{Job: "nope"}},
+	research.MethodRecover: {json.RawMessage(`{"surprise":1}`)},
+	research.MethodRPC: {
+		json.RawMessage(`{"request":{"version":1,"action":"start","question":"q"},"sessionKey":"cli","agentId":"main"}`),
+		json.RawMessage(`{"request":{"version":1,"action":"poll","handle":"../x"},"sessionKey":"cli","agentId":"main"}`),
+	},
+
+	skills.MethodWrite: {
+		skillWrite("a/b"), skillWrite("nope"), skillWrite(""),
+		skills.WriteParams{FileParams: skills.FileParams{Target: skills.Target{PluginID: "p"}, Skill: "Bad Name", File: "SKILL.md"}},
+		skills.WriteParams{FileParams: skills.FileParams{Target: skills.Target{PluginID: "p"}, Skill: "good", File: "../x"}},
+	},
+	skills.MethodRemove: {
+		skills.FileParams{Target: skills.Target{PluginID: "nope"}, Skill: "good"},
+		skills.FileParams{Target: skills.Target{PluginID: "a/b"}, Skill: "good"},
+		skills.FileParams{Target: skills.Target{PluginID: "nope"}, Skill: "good", File: "SKILL.md"},
+	},
+	skills.MethodInstall: {
+		skills.InstallParams{Target: skills.Target{PluginID: "nope"}, Skill: "good", Files: []skills.SourceFile{{Path: "SKILL.md", Content: []byte(goodSkill)}}},
+		skills.InstallParams{Target: skills.Target{PluginID: "a/b"}, Skill: "good"},
+	},
+}
+
+const goodSkill = "---\nname: good\ndescription: A skill that is fine.\n---\nBody.\n"
+
+func skillWrite(plugin string) skills.WriteParams {
+	return skills.WriteParams{FileParams: skills.FileParams{Target: skills.Target{PluginID: plugin}, Skill: "good", File: "SKILL.md"}, Content: []byte(goodSkill)}
+}
+
+// reads holds an input for each read-only operation (refused or not:
+// either way it creates nothing).
+var reads = map[string]any{
+	MethodSessionShow:       SessionParams{AgentID: "main", SessionKey: "cli"},
+	MethodSessionList:       SessionParams{},
+	MethodAuthList:          None{},
+	MethodStateStatus:       None{},
+	research.MethodList:     research.ListParams{},
+	research.MethodShow:     research.JobParams{Job: "rj_aaaaaaaaaaaaaaaa"},
+	research.MethodDescribe: research.DescribeParams{},
+	skills.MethodRoot:       skills.Target{PluginID: "nope"},
+	skills.MethodList:       skills.Target{PluginID: "nope"},
+	skills.MethodFiles:      skills.FilesParams{Target: skills.Target{PluginID: "nope"}, Skill: "good"},
+	skills.MethodRead:       skills.FileParams{Target: skills.Target{PluginID: "nope"}, Skill: "good", File: "SKILL.md"},
+	skills.MethodEvents:     skills.EventsParams{Target: skills.Target{PluginID: "nope"}},
+	skills.MethodBundle:     skills.BundleParams{Target: skills.Target{PluginID: "nope"}, Skill: "good"},
+	skills.MethodWatch:      skills.Target{PluginID: "nope"},
+}
+
+// A write refused with any error, and every read, leaves a fresh home
+// uncreated and an empty home empty: no home folder, no owner lock, no
+// database, no config — docs/architecture.md's "a refused call creates
+// nothing", checked for every registered operation.
+func TestRefusedWritesCreateNothing(t *testing.T) {
+	reg := Registry()
+	refusedWire, readsWire := map[string][]any{}, map[string]any{}
+	for k, v := range refused {
+		refusedWire[owner.VersionedName(k)] = v
+	}
+	for k, v := range reads {
+		readsWire[owner.VersionedName(k)] = v
+	}
+	for _, name := range reg.Names() {
+		m, _ := reg.LookupWire(name)
+		var inputs []any
+		if m.Write {
+			inputs = refusedWire[name]
+			if len(inputs) == 0 {
+				t.Errorf("write operation %s has no refused input in the table 'refused' (pkg/ops/refusal_test.go): add one", name)
+				continue
+			}
+		} else {
+			in, ok := readsWire[name]
+			if !ok {
+				t.Errorf("read-only operation %s has no input in the table 'reads' (pkg/ops/refusal_test.go): add one", name)
+				continue
+			}
+			inputs = []any{in}
+		}
+		for i, in := range inputs {
+			for _, empty := range []bool{false, true} {
+				parent := t.TempDir()
+				home := filepath.Join(parent, "home")
+				if empty {
+					if err := os.Mkdir(home, 0o700); err != nil {
+						t.Fatal(err)
+					}
+				}
+				r := &owner.Router{Home: owner.Home{Dir: home}, Registry: reg, LockTimeout: time.Second}
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				var res any
+				err := r.Call(ctx, name, in, &res)
+				cancel()
+				if m.Write && name != research.MethodRPC && err == nil {
+					t.Errorf("%s #%d (empty home %v): accepted %+v", name, i, empty, in)
+				}
+				if m.Write && name == research.MethodRPC && err == nil {
+					if env, ok := res.(research.Response); !ok || env.OK {
+						t.Errorf("%s #%d: envelope accepted: %v", name, i, res)
+					}
+				}
+				if got := tree(t, parent); len(got) != 0 && !(empty && len(got) == 1 && got[0] == "home") {
+					t.Errorf("%s #%d (empty home %v, %v): created %v", name, i, empty, err, got)
+				}
+			}
+		}
+	}
+}
+
+// tree lists every path under dir.
+func tree(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if p != dir {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, rel)
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out
+}

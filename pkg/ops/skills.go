@@ -1,5 +1,0 @@
-package ops
-
-import "github.com/clawkit/clawkit/pkg/skills"
-
-func init() { domains = append(domains, skills.Register) }

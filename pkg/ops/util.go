@@ -1,8 +1,0 @@
-package ops
-
-import (
-	"bytes"
-	"io"
-)
-
-func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

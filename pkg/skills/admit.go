@@ -1,0 +1,126 @@
+package skills
+
+import (
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/store"
+)
+
+// Admission of the skill operations (owner.Op.Check and Admit), so a
+// refused call creates nothing, not even the home or its lock:
+//
+//   - Check holds what the parameters alone decide: the plugin id's shape
+//     (exit 2), the agent and session ids, the skill name and file path,
+//     a write's content, removing SKILL.md alone (exit 3).
+//   - Admit (writes only) holds what the home's files decide without
+//     changing them: the plugin is named in config and installed, enabled,
+//     its manifest says who it is and declares a skills folder (exit 3).
+//     Reading config.json and a manifest creates nothing, so these run
+//     before the offline executor creates the home.
+//
+// The operations check everything again after ownership (begin), against
+// the config admitted with the call.
+
+// checkTarget is begin's stateless part, in begin's order.
+func checkTarget(t Target) error {
+	if t.AgentID == "" {
+		t.AgentID = store.DefaultAgent
+	}
+	if t.SessionKey == "" {
+		t.SessionKey = store.DefaultSession
+	}
+	if t.PluginID == "" {
+		return errs.Usage("missing_plugin", "no plugin named").WithHint("pass --plugin ID")
+	}
+	if err := store.ValidateIDs(t.AgentID, t.SessionKey); err != nil {
+		return err
+	}
+	return checkPluginID(t.PluginID)
+}
+
+// admitTarget resolves the plugin and its skills root against the config
+// the router read (owner.Pre).
+func admitTarget(pre owner.Pre, t Target) error {
+	if pre.ConfigErr != nil {
+		return pre.ConfigErr
+	}
+	if t.AgentID == "" {
+		t.AgentID = store.DefaultAgent
+	}
+	pl, err := resolvePlugin(pre.Home, pre.Config, t.PluginID)
+	if err != nil {
+		return err
+	}
+	_, err = pl.SkillsRoot(pre.Home, t.AgentID)
+	return err
+}
+
+func checkFiles(p FilesParams) error {
+	if err := CheckSkillName(p.Skill); err != nil {
+		return err
+	}
+	return checkTarget(p.Target)
+}
+
+func checkRead(p FileParams) error {
+	if err := CheckSkillName(p.Skill); err != nil {
+		return err
+	}
+	return checkTarget(p.Target)
+}
+
+// checkEvents: events take no plugin (all plugins) and bind no session.
+func checkEvents(p EventsParams) error {
+	if p.Skill != "" {
+		return CheckSkillName(p.Skill)
+	}
+	return nil
+}
+
+// checkWrite is opWrite's stateless part: name, path, content.
+func checkWrite(p WriteParams) error {
+	if err := CheckSkillName(p.Skill); err != nil {
+		return err
+	}
+	rel, err := NormalizeSkillFilePath(p.File)
+	if err != nil {
+		return err
+	}
+	var findings []Finding
+	if rel == SkillFile {
+		findings = CheckSkillMD(p.Skill, p.Content, p.Strict)
+	} else {
+		findings = CheckSupportFile(rel, p.Content)
+	}
+	rep := &Report{Skill: p.Skill, Strict: p.Strict}
+	rep.add(findings...)
+	rep.finish()
+	if err := rep.Err(); err != nil {
+		return err
+	}
+	return checkTarget(p.Target)
+}
+
+// checkRemove is opRemove's stateless part.
+func checkRemove(p FileParams) error {
+	if err := CheckSkillName(p.Skill); err != nil {
+		return err
+	}
+	if p.File != "" {
+		rel, err := NormalizeSkillFilePath(p.File)
+		if err != nil {
+			return err
+		}
+		if rel == SkillFile {
+			return errSkillMDRequired(p)
+		}
+	}
+	return checkTarget(p.Target)
+}
+
+func checkInstall(p InstallParams) error {
+	if err := CheckSkillName(p.Skill); err != nil {
+		return err
+	}
+	return checkTarget(p.Target)
+}

@@ -1,0 +1,27 @@
+package skills
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+)
+
+// InstalledDir is the folder of an installed skill inside a skills root
+// (RootResult.Root): the skill's folder, which must exist and must not be
+// a link (links are refused everywhere in a skills root).
+func InstalledDir(r RootResult, skill string) (string, error) {
+	if err := CheckSkillName(skill); err != nil {
+		return "", err
+	}
+	dir := filepath.Join(r.Root, skill)
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return "", errs.Failed("not_found", "agent %s has no skill %q in plugin %s's skills folder", r.AgentID, skill, r.PluginID)
+	}
+	if st.Mode()&fs.ModeSymlink != 0 {
+		return "", errs.Refused("path_escape", "skill folder %s is a symbolic link; links are refused", dir)
+	}
+	return dir, nil
+}

@@ -1,0 +1,152 @@
+package testscript
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// scriptCmds are the scripts' own commands (testscript Params.Cmds): they
+// run inside the test, so a script needs no shell for them.
+var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
+	"exits":      cmdExits,
+	"json":       cmdJSON,
+	"await-file": cmdAwaitFile,
+}
+
+// exits N PROGRAM ARGS...: runs PROGRAM (as exec does, with the stdin set
+// by `stdin`) and fails unless it exits with status N. Its stdout and
+// stderr are kept for the next stdout/stderr checks. This is what
+// `exec sh -c 'PROGRAM ARGS; echo rc=$?'` + `stdout rc=N` said with a
+// shell.
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("usage: exits N PROGRAM [ARGS...] (no negation: name the status)")
+	}
+	if len(args) < 2 {
+		ts.Fatalf("usage: exits N PROGRAM [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil || want < 0 {
+		ts.Fatalf("exits: %q is not an exit status", args[0])
+	}
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		got = ee.ExitCode()
+	case err != nil:
+		ts.Fatalf("exits: %v", err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
+	}
+}
+
+// json FILE PATH: prints the value at the dotted PATH of the JSON
+// document in FILE (a string as is, anything else as JSON), for the next
+// stdout check. json -env VAR FILE PATH sets $VAR to it instead, where a
+// script would otherwise need $(jsonget …) in a shell. (The jsonget
+// helper program stays for scripts that still use it in a shell.)
+func cmdJSON(ts *testscript.TestScript, neg bool, args []string) {
+	env := ""
+	if len(args) == 4 && args[0] == "-env" {
+		env, args = args[1], args[2:]
+	}
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: json [-env VAR] FILE PATH")
+	}
+	var b strings.Builder
+	if err := jsonGet(&b, []byte(ts.ReadFile(args[0])), args[1]); err != nil {
+		ts.Fatalf("json: %v", err)
+	}
+	if env != "" {
+		ts.Setenv(env, strings.TrimSuffix(b.String(), "\n"))
+		return
+	}
+	fmt.Fprint(ts.Stdout(), b.String())
+}
+
+// jsonGet is jsonget's work, for the command and the helper program alike.
+func jsonGet(w io.Writer, doc []byte, path string) error {
+	var v any
+	if err := json.Unmarshal(doc, &v); err != nil {
+		return err
+	}
+	for _, k := range strings.Split(path, ".") {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[k]
+		case []any:
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(x) {
+				return fmt.Errorf("no index %s", k)
+			}
+			v = x[i]
+		default:
+			return fmt.Errorf("no key %s", k)
+		}
+	}
+	if s, ok := v.(string); ok {
+		_, err := fmt.Fprintln(w, s)
+		return err
+	}
+	out, _ := json.Marshal(v)
+	_, err := fmt.Fprintln(w, string(out))
+	return err
+}
+
+// jsonGetMain is the jsonget helper program (for scripts that pipe it).
+func jsonGetMain() {
+	if len(os.Args) != 3 {
+		die("usage: jsonget FILE PATH")
+	}
+	b, err := os.ReadFile(os.Args[1])
+	if err != nil {
+		die("%v", err)
+	}
+	if err := jsonGet(os.Stdout, b, os.Args[2]); err != nil {
+		die("%v", err)
+	}
+}
+
+// await-file PATH [TIMEOUT]: waits until PATH exists (default 10s), for
+// what a background command creates.
+func cmdAwaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: await-file PATH [TIMEOUT]")
+	}
+	limit := 10 * time.Second
+	if len(args) == 2 {
+		d, err := time.ParseDuration(args[1])
+		if err != nil {
+			ts.Fatalf("await-file: %v", err)
+		}
+		limit = d
+	}
+	deadline := time.Now().Add(limit)
+	for {
+		if _, err := os.Stat(ts.MkAbs(args[0])); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("await-file: %s did not appear within %s", args[0], limit)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// die ends a helper program with a message on stderr (exit 1).
+func die(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
+	os.Exit(1)
+}
