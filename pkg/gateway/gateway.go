@@ -117,7 +117,8 @@ func Run(ctx context.Context, opts Options) error {
 			return err
 		}
 		g.lease, g.incarnation, leaseLost = k, k.Incarnation(), k.Lost()
-		defer k.Release(opts.Now())
+		// Now() when the gateway stops: owners.stopped_at is the stop time.
+		defer func() { k.Release(opts.Now()) }()
 		hctx, stopHB := context.WithCancel(context.Background())
 		defer stopHB()
 		go k.Run(hctx)
@@ -177,6 +178,7 @@ func Run(ctx context.Context, opts Options) error {
 
 	watch := time.NewTicker(time.Second)
 	defer watch.Stop()
+	var exitErr error
 loop:
 	for {
 		select {
@@ -185,6 +187,10 @@ loop:
 		case <-g.stopCh:
 			break loop
 		case <-leaseLost:
+			// Exit non-zero: a supervisor that restarts on failure brings
+			// the gateway back with a new lease (docs/scale-out.md).
+			exitErr = errs.Unavailable("owner_lease_lost", "gateway %s lost its owner lease (incarnation %d) and retired", g.ownerID, g.incarnation).
+				WithHint("start it again (a supervisor with Restart=on-failure does): it takes a new lease once the database is reachable")
 			break loop
 		case err := <-serveErr:
 			opts.Log.Printf("server ended: %v", err)
@@ -216,7 +222,7 @@ loop:
 		_ = st.OwnerStopped(context.Background(), g.ownerID, opts.Now())
 	}
 	opts.Log.Printf("gateway %s stopped", g.ownerID)
-	return nil
+	return exitErr
 }
 
 func (g *Gateway) fence() error {
@@ -310,7 +316,7 @@ func (g *Gateway) handleCall(w http.ResponseWriter, r *http.Request) {
 	env.AdmitConfig() // the config this call sees, read once at admission
 	res, err := invokeSafely(r.Context(), m, env, req.Params)
 	if err != nil {
-		writeJSON(w, http.StatusOK, errorReply(err, env.EffectBegun()))
+		writeJSON(w, http.StatusOK, errorReply(g.classifyStoreErr(err, env.EffectBegun()), env.EffectBegun()))
 		return
 	}
 	writeJSON(w, http.StatusOK, owner.CallReply{OK: true, Result: res})
@@ -345,6 +351,28 @@ func errorReply(err error, effectBegun bool) owner.CallReply {
 		ce.MutationAccepted = &t
 	}
 	return owner.CallReply{Error: ce}
+}
+
+// classifyStoreErr turns a failure to reach PostgreSQL into a temporary
+// error (exit 5, retryAfterMs) when the operation admitted no write, and
+// outcome unknown when it may have written; refusals, usage errors and
+// errors already temporary are the operation's own verdict and kept.
+func (g *Gateway) classifyStoreErr(err error, effectBegun bool) error {
+	pg, ok := g.store.Engine().(*store.Postgres)
+	if !ok {
+		return err
+	}
+	switch errs.KindOf(err) {
+	case errs.KindUsage, errs.KindRefused, errs.KindUnavailable:
+		return err
+	}
+	if errs.As(err) != nil && errs.KindOf(err) == errs.KindUnknown && effectBegun {
+		return err
+	}
+	if store.Unreachable(err) || (errs.CodeOf(err) == "store_error" || errs.As(err) == nil) && pg.RecentlyUnreachable() {
+		return store.UnreachableError(err, effectBegun)
+	}
+	return err
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
