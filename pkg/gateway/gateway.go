@@ -165,9 +165,14 @@ func Run(ctx context.Context, opts Options) error {
 	life, cancelLife := context.WithCancel(context.Background())
 	defer cancelLife()
 	genv := owner.NewEnv(h.Dir, st, g.fence, opts.Now, nil, true)
+	var starters sync.WaitGroup
 	for _, start := range opts.Registry.Starters() {
-		go start(life, genv)
+		starters.Add(1)
+		go func() { defer starters.Done(); start(life, genv) }()
 	}
+	// Background work (river) stops before the lease is released below:
+	// once released, the database refuses its statements.
+	defer func() { cancelLife(); waitBounded(&starters, 10*time.Second) }()
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
@@ -369,7 +374,9 @@ func (g *Gateway) classifyStoreErr(err error, effectBegun bool) error {
 	if errs.As(err) != nil && errs.KindOf(err) == errs.KindUnknown && effectBegun {
 		return err
 	}
-	if store.Unreachable(err) || (errs.CodeOf(err) == "store_error" || errs.As(err) == nil) && pg.RecentlyUnreachable() {
+	// A definitive-looking failure while this gateway's last contact with
+	// the server failed is that failure (its cause not always wrapped).
+	if store.Unreachable(err) || (errs.As(err) == nil || errs.KindOf(err) == errs.KindFailed) && pg.RecentlyUnreachable() {
 		return store.UnreachableError(err, effectBegun)
 	}
 	return err
@@ -434,6 +441,16 @@ func Stop(ctx context.Context, h owner.Home, wait time.Duration) (*owner.Record,
 }
 
 var _ = errors.New
+
+// waitBounded waits for wg, at most d.
+func waitBounded(wg *sync.WaitGroup, d time.Duration) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
+}
 
 func cmpOr(d, def time.Duration) time.Duration {
 	if d > 0 {
