@@ -160,10 +160,11 @@ run_scenario() {
 		for _ in $(seq 100); do "$CLAWKIT" --home "$d/g$i" gateway status >/dev/null 2>&1 && break; sleep 0.1; done
 	done
 	# Jobs, started round-robin through the three gateways; they poll every
-	# 5 s (the fast interval) and finish after 6–16 polls.
+	# 5 s (the fast interval) and finish after 3, 7, 11 or 15 polls, so some
+	# are published during or after the cut.
 	for k in $(seq "$jobs"); do
 		local gi=$(((k % 3) + 1))
-		"$CLAWKIT" --home "$d/g$gi" --json research start "fake-polls:$((6 + k % 11)) partition $name job $k" >"$d/start-$k.json" 2>>"$d/cli.err" || echo "start $k rc=$?" >>"$d/cli.err"
+		"$CLAWKIT" --home "$d/g$gi" --json research start "fake-polls:$((3 + (k % 4) * 4)) partition $name job $k" >"$d/start-$k.json" 2>>"$d/cli.err" || echo "start $k rc=$?" >>"$d/cli.err"
 	done
 	local tgt=g1
 	[ "$kind" = flap ] && tgt=g2

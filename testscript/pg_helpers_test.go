@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -30,7 +32,8 @@ func init() {
 		u, err := pgAdmin()
 		return u != "", err
 	}
-	setups = append(setups, pgSetup)
+	setups = append(setups, pgSetup, partitionSetup)
+	conditions["partition"] = partitionCondition
 	helperCommands["signal-gateway"] = signalGateway
 	helperCommands["await-lease-gone"] = awaitLeaseGone
 	helperCommands["await-line"] = awaitLine
@@ -270,4 +273,41 @@ func benchSeedResearch() {
 	if failed != nil {
 		pgDie("%v", failed)
 	}
+}
+
+// partitionCondition: the partition scripts (pg_partition*.txtar) need
+// root (network namespaces), iproute2 and Debian's PostgreSQL binaries
+// for a cluster of their own (scripts/partition-test.sh).
+func partitionCondition() (bool, error) {
+	if os.Geteuid() != 0 {
+		return false, nil
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		return false, nil
+	}
+	m, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+	return len(m) > 0, nil
+}
+
+// partitionSetup hands the partition scripts the Go toolchain's own
+// caches (the script builds its small helpers; a script's HOME is its
+// work directory, where a cold cache would rebuild everything).
+func partitionSetup(env *testscript.Env) error {
+	n, ok := env.T().(interface{ Name() string })
+	if !ok || !strings.Contains(n.Name(), "/pg_partition") {
+		return nil
+	}
+	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
+	if err != nil {
+		return nil // the script's own build then says what is missing
+	}
+	v := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(v) == 3 {
+		env.Setenv("GOCACHE", v[0])
+		env.Setenv("GOMODCACHE", v[1])
+		env.Setenv("GOPATH", v[2])
+		env.Setenv("GOFLAGS", "-mod=readonly")
+		env.Setenv("GOPROXY", "off")
+	}
+	return nil
 }
