@@ -3,6 +3,9 @@ package testscript
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,6 +44,7 @@ func init() {
 	helperCommands["await-pg-count"] = awaitPGCount
 	helperCommands["pg-query"] = pgQuery
 	helperCommands["bench-seed-research"] = benchSeedResearch
+	helperCommands["pg-proxy"] = pgProxy
 }
 
 // await-pg-count N SQL: waits (up to 3 minutes) until the single number
@@ -310,4 +314,42 @@ func partitionSetup(env *testscript.Env) error {
 		env.Setenv("GOPROXY", "off")
 	}
 	return nil
+}
+
+// pg-proxy URLFILE: forwards a loopback port to $PGURL's server and writes
+// $PGURL with the proxy's address to URLFILE; killing it stands in for a
+// server that went away (connections reset, new ones refused).
+func pgProxy() {
+	if len(os.Args) != 2 {
+		pgDie("usage: pg-proxy URLFILE")
+	}
+	u, err := url.Parse(os.Getenv("PGURL"))
+	if err != nil {
+		pgDie("%v", err)
+	}
+	target := u.Host
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		pgDie("%v", err)
+	}
+	u.Host = ln.Addr().String()
+	if err := os.WriteFile(os.Args[1], []byte(u.String()+"\n"), 0o644); err != nil {
+		pgDie("%v", err)
+	}
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			pgDie("%v", err)
+		}
+		go func() {
+			defer c.Close()
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				return
+			}
+			defer s.Close()
+			go io.Copy(s, c)
+			io.Copy(c, s)
+		}()
+	}
 }
