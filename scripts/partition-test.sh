@@ -140,10 +140,10 @@ run_scenario() {
 	done
 	ip netns exec "${P}g1" env CLAWKIT_DATABASE_URL="$dburl" "$CLAWKIT" --home "$d/g1" state migrate >/dev/null
 	# Each gateway runs under a supervisor that restarts it when it exits
-	# non-zero, as systemd's Restart=on-failure does (at most 5 times).
+	# non-zero, as systemd's Restart=on-failure does (at most 40 times).
 	supervise() {
 		local i=$1 n=0 rc
-		while [ $n -lt 5 ] && [ ! -e "$d/stop" ]; do
+		while [ $n -lt 40 ] && [ ! -e "$d/stop" ]; do
 			rc=0
 			ip netns exec "${P}g$i" env CLAWKIT_DATABASE_URL="$dburl" "$CLAWKIT" --home "$d/g$i" gateway run --lease-ttl "${ttl}s" --drain-timeout 5s >>"$d/g$i.log" 2>&1 || rc=$?
 			echo "$(now_ms) $rc" >>"$d/g$i.exits"

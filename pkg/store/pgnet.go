@@ -35,7 +35,13 @@ const (
 	// are discarded instead of arriving whenever the link heals. The server
 	// acknowledges a statement's bytes on receipt, so a long-running
 	// statement is not affected.
-	TCPUserTimeout = 4 * time.Second
+	TCPUserTimeout = 3 * time.Second
+	// retryConnectTimeout bounds a connection attempt right after the
+	// server could not be reached (a failure in the last 5 s, no success
+	// since): an operation whose first statement failed on a dead
+	// connection then fails its next one within a second, so the whole
+	// call stays within about 5 s.
+	retryConnectTimeout = time.Second
 	// Keepalives on idle client connections: a dead path is noticed after
 	// idle + count×interval (5 + 3×2 = 11 s).
 	keepAliveIdle     = 5 * time.Second
@@ -170,6 +176,9 @@ func (e *Postgres) dial(ctx context.Context, network, addr string) (net.Conn, er
 	d := net.Dialer{
 		KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: keepAliveIdle, Interval: keepAliveInterval, Count: keepAliveCount},
 	}
+	if e.unreachableWithin(5 * time.Second) {
+		d.Timeout = retryConnectTimeout
+	}
 	if network == "tcp" || network == "tcp4" || network == "tcp6" {
 		d.Control = func(_, _ string, rc syscall.RawConn) error { return setUserTimeout(rc, TCPUserTimeout) }
 	}
@@ -227,9 +236,11 @@ func (e *Postgres) noteResult(err error) {
 
 // RecentlyUnreachable reports whether this engine's last contact with the
 // server, within the last 30 s, was a failure to reach it.
-func (e *Postgres) RecentlyUnreachable() bool {
+func (e *Postgres) RecentlyUnreachable() bool { return e.unreachableWithin(30 * time.Second) }
+
+func (e *Postgres) unreachableWithin(d time.Duration) bool {
 	f, ok := e.net.lastFail.Load(), e.net.lastOK.Load()
-	return f > ok && time.Since(time.Unix(0, f)) < 30*time.Second
+	return f > ok && time.Since(time.Unix(0, f)) < d
 }
 
 // Unreachable reports whether err says the server could not be reached
