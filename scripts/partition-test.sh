@@ -20,7 +20,7 @@
 # bounded; the namespaces, the cluster and the processes are removed on
 # exit, whatever happens.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "${PARTITION_REPO:-$(dirname "$0")/..}"
 MODE=${1:-full}
 skip() { echo "skip: $*"; exit 0; }
 [ "$(id -u)" -eq 0 ] || skip "partition tests need root (network namespaces)"
