@@ -245,7 +245,7 @@ run_scenario() {
 		-hosts "g1=${GW_IP[1]},g2=${GW_IP[2]},g3=${GW_IP[3]}" >>"$work/table"
 }
 
-echo "| scenario | jobs | creates/job | late statements accepted / refused (backends terminated) | provider requests / publications without a lease | takeover | longest poll gap (bound) | CLI during the cut (exit·s·retryAfterMs) | cut-off gateway exits |" >"$work/table"
+echo "| scenario | jobs | creates/job | late statements accepted / refused (expired owner's backends terminated, left) | provider requests / publications without a lease | takeover | longest poll gap (bound) | CLI during the cut (exit·s·retryAfterMs) | cut-off gateway exits |" >"$work/table"
 echo "|---|---|---|---|---|---|---|---|---|" >>"$work/table"
 if [ "$MODE" = quick ]; then
 	run_scenario quick-db-both db-both 16 5 9

@@ -140,8 +140,19 @@ func main() {
 	// Late statements: the server's log lines of an owner whose lease had
 	// ended, by the time each statement started.
 	accepted, refused, terminated := lateStatements(filepath.Join(*dir, "pg.log"), leases)
-	lateCell := fmt.Sprintf("%d / %d (%d backends terminated)", accepted, refused, terminated)
-	if accepted > 0 {
+	// Sessions of an expired owner still on the server at the end.
+	var lost []string
+	for _, l := range leases {
+		if l.lost {
+			lost = append(lost, fmt.Sprintf("clawkit-owner-%d", l.inc))
+		}
+	}
+	var left int
+	if err := c.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = ANY($1)`, lost).Scan(&left); err != nil {
+		die("%v", err)
+	}
+	lateCell := fmt.Sprintf("%d / %d (%d backends terminated, %d left)", accepted, refused, terminated, left)
+	if accepted > 0 || left > 0 {
 		lateCell += " FAIL"
 	}
 
