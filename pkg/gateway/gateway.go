@@ -321,7 +321,7 @@ func (g *Gateway) handleCall(w http.ResponseWriter, r *http.Request) {
 	env.AdmitConfig() // the config this call sees, read once at admission
 	res, err := invokeSafely(r.Context(), m, env, req.Params)
 	if err != nil {
-		writeJSON(w, http.StatusOK, errorReply(g.classifyStoreErr(err, env.EffectBegun()), env.EffectBegun()))
+		writeJSON(w, http.StatusOK, errorReply(store.ClassifyUnreachable(g.store, err, env.EffectBegun()), env.EffectBegun()))
 		return
 	}
 	writeJSON(w, http.StatusOK, owner.CallReply{OK: true, Result: res})
@@ -356,30 +356,6 @@ func errorReply(err error, effectBegun bool) owner.CallReply {
 		ce.MutationAccepted = &t
 	}
 	return owner.CallReply{Error: ce}
-}
-
-// classifyStoreErr turns a failure to reach PostgreSQL into a temporary
-// error (exit 5, retryAfterMs) when the operation admitted no write, and
-// outcome unknown when it may have written; refusals, usage errors and
-// errors already temporary are the operation's own verdict and kept.
-func (g *Gateway) classifyStoreErr(err error, effectBegun bool) error {
-	pg, ok := g.store.Engine().(*store.Postgres)
-	if !ok {
-		return err
-	}
-	switch errs.KindOf(err) {
-	case errs.KindUsage, errs.KindRefused, errs.KindUnavailable:
-		return err
-	}
-	if errs.As(err) != nil && errs.KindOf(err) == errs.KindUnknown && effectBegun {
-		return err
-	}
-	// A definitive-looking failure while this gateway's last contact with
-	// the server failed is that failure (its cause not always wrapped).
-	if store.Unreachable(err) || (errs.As(err) == nil || errs.KindOf(err) == errs.KindFailed) && pg.RecentlyUnreachable() {
-		return store.UnreachableError(err, effectBegun)
-	}
-	return err
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

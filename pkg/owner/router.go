@@ -272,7 +272,10 @@ func (r *Router) runLocal(ctx context.Context, m Method, params json.RawMessage,
 	}
 	env := NewEnv(r.Home.Dir, st, fence, r.Now, r.Progress, false)
 	env.admitConfig(cfg, cfgErr) // the call's config snapshot
-	return Invoke(ctx, m, env, params)
+	out, err = Invoke(ctx, m, env, params)
+	// A server lost mid-operation is exit 5 (or 4 after a write), as
+	// through a gateway.
+	return out, store.ClassifyUnreachable(st, err, env.EffectBegun())
 }
 
 // runFiles runs an operation on the home's files only: the owner lock is

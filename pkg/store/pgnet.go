@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/clawkit/clawkit/pkg/errs"
 )
@@ -76,8 +77,28 @@ type netState struct {
 	tripped  bool
 	timer    *time.Timer
 
-	lastOK   atomic.Int64 // unix nanos of the last statement that reached the server
-	lastFail atomic.Int64 // unix nanos of the last failure to reach it
+	lastOK    atomic.Int64 // unix nanos of the last statement that reached the server
+	lastFail  atomic.Int64 // unix nanos of the last failure to reach it
+	lastReset atomic.Int64 // unix nanos of the last pool reset after a failure
+}
+
+// pingTimeout bounds the liveness check of a connection that sat idle (a
+// healthy server answers at once).
+const pingTimeout = time.Second
+
+// shouldPing checks a connection idle for over a second before it is
+// handed out, within pingTimeout, and records the result; a dead one is
+// handed back to the pool's own ping, which then fails at once and
+// destroys it.
+func (e *Postgres) shouldPing(ctx context.Context, p pgxpool.ShouldPingParams) bool {
+	if p.IdleDuration <= time.Second {
+		return false
+	}
+	pctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	err := p.Conn.Ping(pctx)
+	cancel()
+	e.noteResult(err)
+	return err != nil
 }
 
 // SetSendDeadline fences this engine's connections at t (the owner
@@ -225,6 +246,14 @@ func (e *Postgres) noteResult(err error) {
 		e.net.lastOK.Store(now)
 	case Unreachable(err):
 		e.net.lastFail.Store(now)
+		// Every idle connection is likely dead too: drop them at once,
+		// or each would be tried (and time out) in turn by the next
+		// callers (docs/scale-out.md, "Waits are bounded").
+		if last := e.net.lastReset.Load(); now-last > int64(time.Second) && e.net.lastReset.CompareAndSwap(last, now) {
+			if p := e.pool; p != nil {
+				go p.Reset()
+			}
+		}
 	default:
 		// The server answered (with an error): it is reachable.
 		var pe *pgconn.PgError
@@ -324,4 +353,34 @@ func (t connTracer) TraceConnectEnd(_ context.Context, d pgx.TraceConnectEndData
 // terminates the backends of an owner whose lease is gone by it.
 func ApplicationName(incarnation int64) string {
 	return fmt.Sprintf("clawkit-owner-%d", incarnation)
+}
+
+// ClassifyUnreachable turns an operation's failure to reach PostgreSQL
+// into UnreachableError (exit 5 with retryAfterMs when it admitted no
+// write, outcome unknown when it may have written); refusals, usage
+// errors, temporary errors and an operation's own "outcome unknown" are
+// its verdict and kept. A definitive-looking failure while the engine's
+// last contact with the server failed is taken for that failure (not
+// every caller wraps the driver's error). SQLite errors are returned
+// unchanged.
+func ClassifyUnreachable(s *Store, err error, effect bool) error {
+	if err == nil || s == nil {
+		return err
+	}
+	pg, ok := s.engine.(*Postgres)
+	if !ok {
+		return err
+	}
+	switch errs.KindOf(err) {
+	case errs.KindUsage, errs.KindRefused, errs.KindUnavailable:
+		return err
+	case errs.KindUnknown:
+		if errs.As(err) != nil {
+			return err
+		}
+	}
+	if Unreachable(err) || (errs.As(err) == nil || errs.KindOf(err) == errs.KindFailed) && pg.RecentlyUnreachable() {
+		return UnreachableError(err, effect)
+	}
+	return err
 }

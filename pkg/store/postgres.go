@@ -116,6 +116,8 @@ func (e *Postgres) poolConfig() (*pgxpool.Config, error) {
 	// max_connections (100 by default).
 	cfg.MaxConns = 10
 	e.applyNetConfig(cfg.ConnConfig)
+	cfg.ShouldPing = e.shouldPing
+	cfg.PingTimeout = pingTimeout
 	cfg.ConnConfig.Tracer = connTracer{rtCounter: rtCounter{n: &e.roundTrips}, e: e}
 	cfg.BeforeConnect = func(_ context.Context, cc *pgx.ConnConfig) error {
 		if inc := e.incarnation.Load(); inc > 0 {
