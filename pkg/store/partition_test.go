@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -149,6 +150,17 @@ func TestUnreachableClassification(t *testing.T) {
 	}
 	if d := time.Since(start); d > store.DefaultConnectTimeout+2*time.Second {
 		t.Logf("open took %s", d) // informational: bounded by the connect timeout
+	}
+	// Right after a failed attempt, the engine does not try again for a
+	// second: the next statement of the same operation fails at once,
+	// classified the same way.
+	pg := &store.Postgres{URL: "postgres://u@" + addr + "/db?sslmode=disable"}
+	if _, err := store.Open(ctx, pg); errs.KindOf(err) != errs.KindUnavailable {
+		t.Fatalf("first open: %v", err)
+	}
+	_, err = store.Open(ctx, pg)
+	if errs.KindOf(err) != errs.KindUnavailable || !strings.Contains(err.Error(), "not retried within a second") {
+		t.Fatalf("second open at once: %v", err)
 	}
 	var opErr error = &net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection timed out")}
 	if !store.Unreachable(opErr) {

@@ -80,7 +80,13 @@ type netState struct {
 	lastOK    atomic.Int64 // unix nanos of the last statement that reached the server
 	lastFail  atomic.Int64 // unix nanos of the last failure to reach it
 	lastReset atomic.Int64 // unix nanos of the last pool reset after a failure
+
+	lastDialFail atomic.Int64 // unix nanos of the last failed connection attempt
+	lastDialErr  atomic.Value // its error, a dialErr
 }
+
+// dialErr boxes an error for atomic.Value, which needs one concrete type.
+type dialErr struct{ err error }
 
 // pingTimeout bounds the liveness check of a connection that sat idle (a
 // healthy server answers at once).
@@ -199,12 +205,25 @@ func (e *Postgres) dial(ctx context.Context, network, addr string) (net.Conn, er
 	}
 	if e.unreachableWithin(5 * time.Second) {
 		d.Timeout = retryConnectTimeout
+		// A connection attempt failed less than a second ago and nothing
+		// got through since: fail at once with that failure, so that an
+		// operation's further statements do not each wait again.
+		if f := e.net.lastDialFail.Load(); f > e.net.lastOK.Load() && time.Since(time.Unix(0, f)) < time.Second {
+			if prev, ok := e.net.lastDialErr.Load().(dialErr); ok {
+				return nil, fmt.Errorf("not retried within a second of the last attempt: %w", prev.err)
+			}
+		}
 	}
 	if network == "tcp" || network == "tcp4" || network == "tcp6" {
 		d.Control = func(_, _ string, rc syscall.RawConn) error { return setUserTimeout(rc, TCPUserTimeout) }
 	}
 	conn, err := d.DialContext(ctx, network, addr)
 	if err != nil {
+		if Unreachable(err) {
+			e.net.lastDialErr.Store(dialErr{err})
+			e.net.lastDialFail.Store(time.Now().UnixNano())
+			e.net.lastFail.Store(time.Now().UnixNano())
+		}
 		return nil, err
 	}
 	fc := &fencedConn{Conn: conn, e: e}
