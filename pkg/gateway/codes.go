@@ -38,3 +38,8 @@ const (
 	// CodeGatewayStartTimeout: the gateway did not start serving within …
 	CodeGatewayStartTimeout errs.Code = "gateway_start_timeout"
 )
+
+const (
+	// CodeOwnerLeaseLost: gateway … lost its owner lease (incarnation …) and retired
+	CodeOwnerLeaseLost errs.Code = "owner_lease_lost"
+)

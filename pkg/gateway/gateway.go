@@ -106,7 +106,8 @@ func Run(ctx context.Context, opts Options) error {
 			return err
 		}
 		g.lease, g.incarnation, leaseLost = k, k.Incarnation(), k.Lost()
-		defer k.Release(opts.Now())
+		// Now() when the gateway stops: owners.stopped_at is the stop time.
+		defer func() { k.Release(opts.Now()) }()
 		hctx, stopHB := context.WithCancel(context.Background())
 		defer stopHB()
 		go k.Run(hctx)
@@ -153,9 +154,14 @@ func Run(ctx context.Context, opts Options) error {
 	life, cancelLife := context.WithCancel(context.Background())
 	defer cancelLife()
 	genv := owner.NewEnv(h.Dir, st, g.fence, opts.Now, nil, true)
+	var starters sync.WaitGroup
 	for _, start := range opts.Registry.Starters() {
-		go start(life, genv)
+		starters.Add(1)
+		go func() { defer starters.Done(); start(life, genv) }()
 	}
+	// Background work (river) stops before the lease is released below:
+	// once released, the database refuses its statements.
+	defer func() { cancelLife(); waitBounded(&starters, 10*time.Second) }()
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
@@ -166,6 +172,7 @@ func Run(ctx context.Context, opts Options) error {
 
 	watch := time.NewTicker(time.Second)
 	defer watch.Stop()
+	var exitErr error
 loop:
 	for {
 		select {
@@ -174,6 +181,10 @@ loop:
 		case <-g.stopCh:
 			break loop
 		case <-leaseLost:
+			// Exit non-zero: a supervisor that restarts on failure brings
+			// the gateway back with a new lease (docs/scale-out.md).
+			exitErr = errs.Unavailable("owner_lease_lost", "gateway %s lost its owner lease (incarnation %d) and retired", g.ownerID, g.incarnation).
+				WithHint("start it again (a supervisor with Restart=on-failure does): it takes a new lease once the database is reachable")
 			break loop
 		case err := <-serveErr:
 			opts.Log.Printf("server ended: %v", err)
@@ -205,7 +216,7 @@ loop:
 		_ = st.OwnerStopped(context.Background(), g.ownerID, opts.Now())
 	}
 	opts.Log.Printf("gateway %s stopped", g.ownerID)
-	return nil
+	return exitErr
 }
 
 func (g *Gateway) fence() error {
@@ -300,7 +311,7 @@ func (g *Gateway) handleCall(w http.ResponseWriter, r *http.Request) {
 	env.AdmitConfig()             // the config this call sees, read once at admission
 	res, err := invokeSafely(r.Context(), m, env, req.Params)
 	if err != nil {
-		writeJSON(w, http.StatusOK, errorReply(err, env.EffectBegun()))
+		writeJSON(w, http.StatusOK, errorReply(store.ClassifyUnreachable(g.store, err, env.EffectBegun()), env.EffectBegun()))
 		return
 	}
 	writeJSON(w, http.StatusOK, owner.CallReply{OK: true, Result: res})
@@ -376,6 +387,16 @@ func Stop(ctx context.Context, h owner.Home, wait time.Duration) (*owner.Record,
 	}
 	return rec, errs.Unavailable("gateway_stop_timeout", "the gateway (pid %d) is still draining after %s", rec.PID, wait).
 		WithHint("check 'clawkit gateway status'; it exits once in-flight calls finish")
+}
+
+// waitBounded waits for wg, at most d.
+func waitBounded(wg *sync.WaitGroup, d time.Duration) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
 }
 
 func cmpOr(d, def time.Duration) time.Duration {

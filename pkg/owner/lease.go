@@ -50,7 +50,27 @@ func StartLease(ctx context.Context, st *store.Store, ownerID, kind, home, versi
 	if kind != "gateway" {
 		who = "this command"
 	}
-	return &LeaseKeeper{st: st, lease: l, log: lg, who: who, validUntil: t0.Add(ttl), lost: make(chan struct{})}, nil
+	k := &LeaseKeeper{st: st, lease: l, log: lg, who: who, lost: make(chan struct{})}
+	k.extend(t0)
+	return k, nil
+}
+
+// leaseMargin is how long before the lease's own end (measured locally
+// from before the renewal was sent) this owner stops: the fence refuses and
+// its database connections are reset that much earlier, so a statement it
+// sent just before cannot reach the server after the lease ended there.
+func leaseMargin(ttl time.Duration) time.Duration { return min(ttl/10, time.Second) }
+
+// extend moves the local deadline to t0 (when the successful renewal was
+// sent) + TTL - margin, and the engine's send fence with it.
+func (k *LeaseKeeper) extend(t0 time.Time) {
+	until := t0.Add(k.lease.TTL - leaseMargin(k.lease.TTL))
+	k.mu.Lock()
+	k.validUntil = until
+	k.mu.Unlock()
+	if pg, ok := k.st.Engine().(*store.Postgres); ok {
+		pg.SetSendDeadline(until)
+	}
 }
 
 // Incarnation is the lease's fencing incarnation.
@@ -84,9 +104,7 @@ func (k *LeaseKeeper) Run(ctx context.Context) {
 		cancel()
 		switch {
 		case err == nil:
-			k.mu.Lock()
-			k.validUntil = t0.Add(k.lease.TTL)
-			k.mu.Unlock()
+			k.extend(t0)
 		case errors.Is(err, store.ErrLeaseLost):
 			k.markLost("the database says the lease expired (the process was paused or cut off past it)")
 			return
@@ -131,8 +149,15 @@ func (k *LeaseKeeper) Check() error {
 	return nil
 }
 
-// Release ends the lease (it expires by itself if this fails).
+// Release ends the lease at now (owners.stopped_at; it expires by itself
+// if this fails). A lease already lost is not touched: its owner sends
+// nothing more to the database.
 func (k *LeaseKeeper) Release(now time.Time) {
+	select {
+	case <-k.lost:
+		return
+	default:
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := k.st.ReleaseLease(ctx, k.lease, now); err != nil {

@@ -346,7 +346,10 @@ func (r *Router) runLocal(ctx context.Context, m Method, p any, lock *Lock) (res
 	env := NewEnv(r.Home.Dir, st, leased, r.Now, r.Progress, false)
 	env.getenv = r.getenv
 	env.admitConfig(cfg, cfgErr) // the call's config snapshot
-	return m.run(ctx, env, p)
+	res, err = m.run(ctx, env, p)
+	// A server lost mid-operation is exit 5 (or 4 after a write), as
+	// through a gateway.
+	return res, store.ClassifyUnreachable(st, err, env.EffectBegun())
 }
 
 // OpenStore opens the home's configured store. readOnly on a home without a

@@ -98,14 +98,14 @@ func liveLeases(ctx context.Context, db *sql.DB) ([]LeaseInfo, error) {
 	rows, err := db.QueryContext(ctx, `SELECT incarnation, owner_id, kind, host, home, pid, started_at, lease_expires_at, lease_expires_at - `+pgNowMs+`
 FROM owners WHERE stopped_at IS NULL AND lease_expires_at > `+pgNowMs+` ORDER BY incarnation`)
 	if err != nil {
-		return nil, errs.Failed("store_error", "cannot read owner leases: %v", err)
+		return nil, errs.Failed("store_error", "cannot read owner leases: %v", err).Wrap(err)
 	}
 	defer rows.Close()
 	out := []LeaseInfo{}
 	for rows.Next() {
 		var l LeaseInfo
 		if err := rows.Scan(&l.Incarnation, &l.OwnerID, &l.Kind, &l.Host, &l.Home, &l.PID, &l.StartedAt, &l.LeaseExpiresAt, &l.ExpiresInMs); err != nil {
-			return nil, errs.Failed("store_error", "cannot read owner leases: %v", err)
+			return nil, errs.Failed("store_error", "cannot read owner leases: %v", err).Wrap(err)
 		}
 		out = append(out, l)
 	}

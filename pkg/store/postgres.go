@@ -37,6 +37,8 @@ type Postgres struct {
 	pool *pgxpool.Pool
 
 	roundTrips atomic.Int64
+
+	net netState
 }
 
 // RoundTrips is how many requests this engine's connections sent to the
@@ -113,8 +115,16 @@ func (e *Postgres) poolConfig() (*pgxpool.Config, error) {
 	// workers, the request handlers); many gateways share one server's
 	// max_connections (100 by default).
 	cfg.MaxConns = 10
-	cfg.ConnConfig.ConnectTimeout = cmpDuration(cfg.ConnConfig.ConnectTimeout, 10*time.Second)
-	cfg.ConnConfig.Tracer = rtCounter{n: &e.roundTrips}
+	e.applyNetConfig(cfg.ConnConfig)
+	cfg.ShouldPing = e.shouldPing
+	cfg.PingTimeout = pingTimeout
+	cfg.ConnConfig.Tracer = connTracer{rtCounter: rtCounter{n: &e.roundTrips}, e: e}
+	cfg.BeforeConnect = func(_ context.Context, cc *pgx.ConnConfig) error {
+		if inc := e.incarnation.Load(); inc > 0 {
+			cc.RuntimeParams["application_name"] = ApplicationName(inc)
+		}
+		return nil
+	}
 	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
 		if inc := e.incarnation.Load(); inc > 0 {
 			_, err := c.Exec(ctx, fmt.Sprintf("SET clawkit.owner_incarnation = '%d'", inc))

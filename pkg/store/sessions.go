@@ -80,7 +80,7 @@ func (s *Store) GetSession(ctx context.Context, agentID, key string) (Session, e
 		return sess, errs.Failed("session_not_found", "no session %s for agent %s", key, agentID).WithHint("%s", hint)
 	}
 	if err != nil {
-		return sess, errs.Failed("store_error", "cannot read session: %v", err)
+		return sess, errs.Failed("store_error", "cannot read session: %v", err).Wrap(err)
 	}
 	return sess, nil
 }
@@ -96,14 +96,14 @@ func (s *Store) ListSessions(ctx context.Context, agentID string) ([]Session, er
 	q += ` ORDER BY agent_id, session_key`
 	rows, err := s.db.QueryContext(ctx, s.Rebind(q), args...)
 	if err != nil {
-		return nil, errs.Failed("store_error", "cannot list sessions: %v", err)
+		return nil, errs.Failed("store_error", "cannot list sessions: %v", err).Wrap(err)
 	}
 	defer rows.Close()
 	out := []Session{}
 	for rows.Next() {
 		sess, err := scanSession(rows)
 		if err != nil {
-			return nil, errs.Failed("store_error", "cannot list sessions: %v", err)
+			return nil, errs.Failed("store_error", "cannot list sessions: %v", err).Wrap(err)
 		}
 		out = append(out, sess)
 	}
@@ -119,6 +119,9 @@ func (s *Store) CreateSession(ctx context.Context, agentID, key string, now time
 	// INSERT below refuses only one created meanwhile.
 	if _, err := s.GetSession(ctx, agentID, key); err == nil {
 		return Session{}, sessionExists(agentID, key)
+	} else if errs.CodeOf(err) != "session_not_found" {
+		// The read failed (a server that cannot be reached): write nothing.
+		return Session{}, err
 	}
 	ts := now.UTC().Format(time.RFC3339Nano)
 	if err := s.admitWrite(); err != nil {
@@ -126,7 +129,7 @@ func (s *Store) CreateSession(ctx context.Context, agentID, key string, now time
 	}
 	res, err := s.db.ExecContext(ctx, s.Rebind(`INSERT INTO sessions (agent_id, session_key, incarnation, status, created_at, updated_at) VALUES (?, ?, 1, 'active', ?, ?) ON CONFLICT DO NOTHING`), agentID, key, ts, ts)
 	if err != nil {
-		return Session{}, errs.Failed("store_error", "cannot create session: %v", err)
+		return Session{}, errs.Failed("store_error", "cannot create session: %v", err).Wrap(err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return Session{}, sessionExists(agentID, key)
@@ -194,7 +197,7 @@ func (s *Store) UpdateSession(ctx context.Context, agentID, key, action string, 
 	}
 	res, err := s.db.ExecContext(ctx, s.Rebind(q), args...)
 	if err != nil {
-		return cur, errs.Failed("store_error", "cannot update session: %v", err)
+		return cur, errs.Failed("store_error", "cannot update session: %v", err).Wrap(err)
 	}
 	if n, err := res.RowsAffected(); err == nil && n == 0 {
 		return cur, errs.Refused("session_revoked", "session %s of agent %s is revoked", key, agentID).
@@ -227,7 +230,7 @@ func (s *Store) RecordOwner(ctx context.Context, ownerID, kind string, pid int, 
 	err := s.db.QueryRowContext(ctx, s.Rebind(`INSERT INTO owners (owner_id, kind, pid, version, started_at) VALUES (?, ?, ?, ?, ?) RETURNING incarnation`),
 		ownerID, kind, pid, version, now.UTC().Format(time.RFC3339Nano)).Scan(&inc)
 	if err != nil {
-		return 0, errs.Failed("store_error", "cannot record owner: %v", err)
+		return 0, errs.Failed("store_error", "cannot record owner: %v", err).Wrap(err)
 	}
 	return inc, nil
 }

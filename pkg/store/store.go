@@ -164,7 +164,7 @@ func Open(ctx context.Context, e Engine) (*Store, error) {
 func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 	ok, err := tableExists(ctx, s.db, s.engine, "meta")
 	if err != nil {
-		return 0, errs.Failed("store_unreadable", "cannot read the database: %v", err)
+		return 0, errs.Failed("store_unreadable", "cannot read the database: %v", err).Wrap(err)
 	}
 	if !ok {
 		return 0, nil
@@ -175,7 +175,7 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	if err != nil {
-		return 0, errs.Failed("store_unreadable", "cannot read the schema version: %v", err)
+		return 0, errs.Failed("store_unreadable", "cannot read the schema version: %v", err).Wrap(err)
 	}
 	return v, nil
 }

@@ -40,8 +40,10 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
@@ -50,6 +52,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/research"
+	"github.com/clawkit/clawkit/pkg/research/google"
 	"github.com/clawkit/clawkit/pkg/store"
 )
 
@@ -234,8 +237,59 @@ FROM research_jobs r WHERE r.job_id = $1`, jobID, env.Now().Add(-requestTimeout)
 // sweep can tell which running river jobs belong to a dead gateway.
 func ClientID(incarnation int64) string { return fmt.Sprintf("clawkit-owner-%d", incarnation) }
 
+// PollStallAfter is how long a queued poll may wait for the provider
+// before this gateway takes the provider for unreachable from here: the
+// poll is given up (its job released at once for another gateway) and the
+// gateway stops claiming work until a probe gets through. A silent
+// partition makes every request wait its full request timeout (30 s);
+// without this, a gateway cut off from the provider but not from the
+// database would keep taking jobs and sit on each of them that long
+// while healthy gateways idle (docs/scale-out.md, "Partitions").
+var PollStallAfter = 5 * time.Second
+
+// Provider back-off while this gateway cannot reach the provider: the
+// first probe after ProbeFirst, doubling up to ProbeMax.
+var (
+	ProbeFirst = 2 * time.Second
+	ProbeMax   = 30 * time.Second
+)
+
+// health is what the poll workers report about the provider: a poll that
+// could not reach it (or stalled) and a poll that got an answer.
+type health struct {
+	failed chan struct{}
+	ok     chan struct{}
+}
+
+func newHealth() *health {
+	return &health{failed: make(chan struct{}, 1), ok: make(chan struct{}, 1)}
+}
+
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+func (h *health) drain() {
+	for _, c := range []chan struct{}{h.failed, h.ok} {
+		select {
+		case <-c:
+		default:
+		}
+	}
+}
+
 // Run implements research.SharedScheduler: it works research jobs until
 // ctx ends (the gateway retires).
+//
+// The river client runs with MaxWorkers while the provider answers. Once
+// a poll cannot reach the provider, the client is stopped (its running
+// polls cancelled and released at once), so this gateway claims nothing
+// while the others, which may still reach the provider, take the jobs
+// over; after a back-off a client with one worker probes, and one poll
+// that reaches the provider brings the full client back.
 func (s *Scheduler) Run(ctx context.Context, env *owner.Env, w research.Worker) {
 	pg := env.Store.Engine().(*store.Postgres)
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -243,15 +297,80 @@ func (s *Scheduler) Run(ctx context.Context, env *owner.Env, w research.Worker) 
 		logger.Error("river's tables are missing: run 'clawkit state migrate'; research jobs are not polled by this gateway")
 		return
 	}
+	if t, err := store.RiverUnfenced(ctx, env.Store); err == nil && len(t) > 0 {
+		logger.Error("river's tables lack the owner-lease trigger (a database migrated by an older clawkit): run 'clawkit state migrate' once no gateway runs", "tables", t)
+	}
+	sweepDone := make(chan struct{})
+	go func() { defer close(sweepDone); s.sweepLoop(ctx, env, w) }()
+	defer func() { <-sweepDone }()
+
+	h := newHealth()
+	backoff := time.Duration(0)
+	for ctx.Err() == nil {
+		probe := backoff > 0
+		if probe {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+		}
+		h.drain()
+		client, err := s.newClient(pg, env, w, h, probe, logger)
+		if err == nil {
+			err = client.Start(ctx)
+		}
+		if err != nil {
+			logger.Error("cannot start river", "err", err)
+			return
+		}
+		var okc <-chan struct{}
+		if probe {
+			okc = h.ok
+		}
+		select {
+		case <-ctx.Done():
+		case <-h.failed:
+			if backoff == 0 {
+				backoff = ProbeFirst
+				logger.Warn("the provider does not answer from this gateway: it stops claiming research jobs and probes", "probeIn", backoff)
+			} else {
+				backoff = min(2*backoff, ProbeMax)
+			}
+		case <-okc:
+			logger.Warn("the provider answers again: this gateway claims research jobs again")
+			backoff = 0
+		}
+		stopClient(client)
+	}
+}
+
+// stopClient stops a river client: running jobs get a moment to finish,
+// then are cancelled (a cancelled poll releases its job at once).
+func stopClient(c *river.Client[pgx.Tx]) {
+	stopCtx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := c.Stop(stopCtx); err != nil {
+		cctx, ccancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer ccancel()
+		_ = c.StopAndCancel(cctx)
+	}
+}
+
+func (s *Scheduler) newClient(pg *store.Postgres, env *owner.Env, w research.Worker, h *health, probe bool, logger *slog.Logger) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &pollWorker{env: env, w: w})
+	river.AddWorker(workers, &pollWorker{env: env, w: w, h: h})
 	river.AddWorker(workers, &cancelWorker{env: env, w: w})
 	river.AddWorker(workers, &publishWorker{env: env, w: w})
+	n := MaxWorkers
+	if probe {
+		n = 1
+	}
 	timeout := 2*w.RequestTimeout() + 5*time.Second
-	client, err := river.NewClient(riverpgxv5.New(pg.Pool()), &river.Config{
+	return river.NewClient(riverpgxv5.New(pg.Pool()), &river.Config{
 		ID:                   ClientID(pg.Incarnation()),
 		Schema:               store.RiverSchema,
-		Queues:               map[string]river.QueueConfig{Queue: {MaxWorkers: MaxWorkers}},
+		Queues:               map[string]river.QueueConfig{Queue: {MaxWorkers: n}},
 		Workers:              workers,
 		JobTimeout:           timeout,
 		RescueStuckJobsAfter: timeout + 10*time.Second,
@@ -259,20 +378,6 @@ func (s *Scheduler) Run(ctx context.Context, env *owner.Env, w research.Worker) 
 		FetchPollInterval:    250 * time.Millisecond,
 		Logger:               logger,
 	})
-	if err != nil {
-		logger.Error("cannot start river", "err", err)
-		return
-	}
-	if err := client.Start(ctx); err != nil {
-		logger.Error("cannot start river", "err", err)
-		return
-	}
-	s.sweepLoop(ctx, env, w)
-	stopCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := client.Stop(stopCtx); err != nil {
-		client.StopAndCancel(context.Background())
-	}
 }
 
 func (s *Scheduler) sweepLoop(ctx context.Context, env *owner.Env, w research.Worker) {
@@ -308,6 +413,14 @@ func (s *Scheduler) sweep(ctx context.Context, env *owner.Env, w research.Worker
 	_, _ = db.ExecContext(ctx, `UPDATE `+store.RiverSchema+`.river_job SET state = 'available', scheduled_at = now()
 WHERE state = 'running' AND kind = ANY($1) AND attempted_by[array_upper(attempted_by, 1)] IN (
   SELECT 'clawkit-owner-' || incarnation FROM owners WHERE stopped_at IS NULL AND lease_expires_at > 0 AND lease_expires_at <= `+pgNowMs+`)`, kinds)
+	// Backends of owners whose lease is gone: terminated, so whatever the
+	// expired owner still has queued on them (a partition healing) is
+	// never read, and the server does not keep them for its keepalive
+	// time (docs/scale-out.md, "Partitions").
+	_, _ = db.ExecContext(ctx, `SELECT pg_terminate_backend(a.pid) FROM pg_stat_activity a JOIN owners o
+  ON o.incarnation = CASE WHEN a.application_name ~ '^clawkit-owner-[0-9]{1,18}$' THEN substr(a.application_name, 15)::bigint END
+WHERE a.datname = current_database() AND a.pid <> pg_backend_pid()
+  AND (o.stopped_at IS NOT NULL OR o.lease_expires_at <= `+pgNowMs+`)`)
 	if adopt {
 		more = s.adopt(ctx, env)
 	}
@@ -380,15 +493,39 @@ type pollWorker struct {
 	river.WorkerDefaults[PollArgs]
 	env *owner.Env
 	w   research.Worker
+	h   *health
 }
 
-// Work polls once if due and snoozes to the next due time.
+// Work polls once if due and snoozes to the next due time. A poll that
+// cannot reach the provider (or waits for it past PollStallAfter) is
+// given up and its job released at once, for a gateway that can reach it.
 func (p *pollWorker) Work(ctx context.Context, job *river.Job[PollArgs]) error {
-	next, pollable, err := p.w.Poll(ctx, p.env, job.Args.Job)
+	due := !job.ScheduledAt.After(time.Now())
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var stalled atomic.Bool
+	t := time.AfterFunc(PollStallAfter, func() { stalled.Store(true); cancel() })
+	next, pollable, err := p.w.Poll(pctx, p.env, job.Args.Job)
+	t.Stop()
+	switch {
+	case stalled.Load() || providerUnreachable(err) || (err != nil && ctx.Err() != nil):
+		if p.h != nil && ctx.Err() == nil {
+			signal(p.h.failed)
+		}
+		return river.JobSnooze(0)
+	case err == nil && due && p.h != nil:
+		signal(p.h.ok)
+	}
 	if err != nil || !pollable {
 		return workResult(0, err)
 	}
 	return river.JobSnooze(max(time.Until(next), 0))
+}
+
+// providerUnreachable: a poll failed without any answer from the provider
+// (a transport error or timeout; an HTTP error status is an answer).
+func providerUnreachable(err error) bool {
+	return err != nil && errs.CodeOf(err) == "poll_failed" && google.AsError(err) == nil && !store.Unreachable(err)
 }
 
 // terminalStatuses are the provider's final statuses, as SQL literals: a

@@ -31,21 +31,26 @@ type rig struct {
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
-	ctx := context.Background()
-	u := pgtest.URL(t)
-	st, err := store.Open(ctx, &store.Postgres{URL: u})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if _, err := st.AcquireLease(ctx, "test-owner", "gateway", "test", "home", os.Getpid(), "test", time.Minute, time.Now()); err != nil {
-		t.Fatal(err)
-	}
 	fake, err := fakeapi.Start("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(fake.Close)
+	return newRigOn(t, pgtest.URL(t), fake, "test-owner")
+}
+
+// newRigOn is one more gateway on the database at u, against fake.
+func newRigOn(t *testing.T, u string, fake *fakeapi.Listener, ownerID string) *rig {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, &store.Postgres{URL: u})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if _, err := st.AcquireLease(ctx, ownerID, "gateway", "test", "home", os.Getpid(), "test", time.Minute, time.Now()); err != nil {
+		t.Fatal(err)
+	}
 	home := t.TempDir()
 	cfg, err := config.Load(home)
 	if err != nil {

@@ -53,6 +53,10 @@ type Entry struct {
 	Scenario string          `json:"scenario,omitempty"`
 	Result   string          `json:"result"` // HTTP status or "dropped"/"hung"
 	Body     json.RawMessage `json:"body,omitempty"`
+	// AtMs is when the request arrived (Unix ms) and From its client's
+	// address: partition tests tell the gateways apart by address.
+	AtMs int64  `json:"atMs,omitempty"`
+	From string `json:"from,omitempty"`
 }
 
 // Server is the fake. The zero value is not usable; call New.
@@ -183,7 +187,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rest := path[i+len("/interactions"):]
-	e := Entry{Method: r.Method, Path: path[i:], APIVersion: strings.TrimPrefix(path[:i], "/"), APIRevision: r.Header.Get("Api-Revision"), Account: account(r.Header.Get("x-goog-api-key"))}
+	e := Entry{Method: r.Method, Path: path[i:], APIVersion: strings.TrimPrefix(path[:i], "/"), APIRevision: r.Header.Get("Api-Revision"), Account: account(r.Header.Get("x-goog-api-key")),
+		AtMs: time.Now().UnixMilli(), From: r.RemoteAddr}
 	if !s.checkHeaders(w, r, &e) {
 		return
 	}
@@ -752,12 +757,15 @@ type Listener struct {
 }
 
 // Start serves a new fake on 127.0.0.1:0.
-func Start(logPath string) (*Listener, error) {
+func Start(logPath string) (*Listener, error) { return StartOn("127.0.0.1:0", logPath) }
+
+// StartOn is Start on a given address (a partition test's namespace).
+func StartOn(addr, logPath string) (*Listener, error) {
 	s, err := New(logPath)
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		s.Close()
 		return nil, err

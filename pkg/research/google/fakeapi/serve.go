@@ -13,8 +13,11 @@ import (
 // to urlPath (atomically, so a reader that sees the file sees the whole
 // URL: the file is the readiness signal). Used by cmd/fakegoogle (demos,
 // the README's first session, benchmarks) and by the test harness.
-func Serve(urlPath, logPath string) error {
-	l, err := Start(logPath)
+func Serve(urlPath, logPath string) error { return ServeOn("127.0.0.1:0", urlPath, logPath) }
+
+// ServeOn is Serve on a given address.
+func ServeOn(addr, urlPath, logPath string) error {
+	l, err := StartOn(addr, logPath)
 	if err != nil {
 		return err
 	}
