@@ -40,10 +40,13 @@ func (c *GatewayRunCmd) Run(ctx context.Context, env *Env) error {
 		return c.detach(ctx, env, h)
 	}
 	logger := log.New(env.Out.Stderr, "clawkit gateway: ", log.LstdFlags)
-	return gateway.Run(ctx, gateway.Options{
+	report := gateway.OpenStartReport() // set when started by --detach
+	defer report.Serving()
+	err = gateway.Run(ctx, gateway.Options{
 		Home: h, Registry: ops.Registry(), Version: ReadBuildInfo().Version,
 		LockTimeout: env.Globals.LockTimeout, DrainTimeout: c.DrainTimeout, Now: env.Now, Log: logger, LeaseTTL: c.LeaseTTL,
 		Ready: func(rec owner.Record) {
+			report.Serving()
 			if !env.Out.JSON {
 				fmt.Fprintf(env.Out.Stdout, "gateway %s serving on %s (pid %d)\n", rec.OwnerID, rec.Socket, rec.PID)
 			} else {
@@ -51,6 +54,8 @@ func (c *GatewayRunCmd) Run(ctx context.Context, env *Env) error {
 			}
 		},
 	})
+	report.Failed(err) // a no-op once it served
+	return err
 }
 
 // selfPath finds this program so the detached child is the same binary the

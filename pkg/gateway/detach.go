@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 
@@ -41,12 +42,29 @@ func Detach(ctx context.Context, o DetachOptions) (*owner.Record, error) {
 	}
 	defer logf.Close()
 	start, _ := logf.Seek(0, io.SeekEnd)
+	// The start report: a pipe the child writes its start error to (and
+	// closes once it serves), so a failure it cannot log — a full disk
+	// refuses the log's bytes too — still reaches the user.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, errs.Failed("detach_failed", "cannot create the start pipe: %v", err)
+	}
+	defer pr.Close()
 	cmd := exec.Command(o.Command[0], o.Command[1:]...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.ExtraFiles = []*os.File{pw}
+	cmd.Env = append(os.Environ(), EnvStartFD+"=3")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
+		pw.Close()
 		return nil, errs.Failed("detach_failed", "cannot start the gateway: %v", err)
 	}
+	pw.Close()
+	report := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(pr, 4096))
+		report <- strings.TrimSpace(string(b))
+	}()
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	deadline := time.After(o.StartTimeout)
@@ -56,8 +74,16 @@ func Detach(ctx context.Context, o DetachOptions) (*owner.Record, error) {
 		}
 		select {
 		case err := <-exited:
-			tail := logTail(h.Log(), start)
-			return nil, errs.Failed("gateway_start_failed", "the gateway exited during start (%v): %s", err, tail).
+			// The child has exited, so its end of the pipe is closed and the
+			// report is complete.
+			why := <-report
+			if why == "" {
+				why = logTail(h.Log(), start)
+			}
+			if why == "" {
+				why = "it reported nothing"
+			}
+			return nil, errs.Failed("gateway_start_failed", "the gateway exited during start (%v): %s", err, why).
 				WithHint("see %s", h.Log())
 		case <-deadline:
 			cmd.Process.Signal(syscall.SIGTERM)
@@ -81,4 +107,48 @@ func logTail(path string, from int64) string {
 		b = b[:len(b)-1]
 	}
 	return string(b)
+}
+
+// EnvStartFD names the file descriptor on which a detached gateway reports
+// its start: the error that ended it before it served, or nothing (the
+// descriptor is closed once it serves).
+const EnvStartFD = "CLAWKIT_GATEWAY_START_FD"
+
+// StartReport is the child's side of the start report; the zero value (no
+// report asked for) does nothing.
+type StartReport struct{ f *os.File }
+
+// OpenStartReport takes the start report descriptor named by EnvStartFD,
+// if any, and removes the variable so nothing the gateway starts inherits
+// it.
+func OpenStartReport() StartReport {
+	v := os.Getenv(EnvStartFD)
+	os.Unsetenv(EnvStartFD)
+	if v != "3" {
+		return StartReport{}
+	}
+	syscall.CloseOnExec(3) // never inherited by a hook the gateway runs
+	return StartReport{f: os.NewFile(3, "start-report")}
+}
+
+// Serving closes the report: the gateway serves.
+func (r *StartReport) Serving() {
+	if r.f != nil {
+		r.f.Close()
+		r.f = nil
+	}
+}
+
+// Failed writes the error that ended the start (its message and hint) and
+// closes the report.
+func (r *StartReport) Failed(err error) {
+	if r.f == nil || err == nil {
+		return
+	}
+	msg := err.Error()
+	if e := errs.As(err); e != nil && e.Hint != "" {
+		msg += " (hint: " + e.Hint + ")"
+	}
+	_, _ = r.f.WriteString(msg + "\n")
+	r.Serving()
 }
