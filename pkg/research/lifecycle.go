@@ -12,6 +12,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/research/google"
+	"github.com/clawkit/clawkit/pkg/store"
 )
 
 // StartParams are research.start's parameters.
@@ -575,4 +576,13 @@ func errMsg(ge *google.Error) string {
 		return ""
 	}
 	return ge.Msg
+}
+
+// ProviderUnreachable reports whether a poll failed without any answer from
+// the provider (a transport error or a timeout; an HTTP error status is an
+// answer, and a database that cannot be reached is not the provider). The
+// PostgreSQL scheduler stops claiming polls while this holds
+// (docs/scale-out.md, "A provider partition").
+func ProviderUnreachable(err error) bool {
+	return err != nil && errs.CodeOf(err) == string(CodePollFailed) && google.AsError(err) == nil && !store.Unreachable(err)
 }

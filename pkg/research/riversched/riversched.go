@@ -52,7 +52,6 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/research"
-	"github.com/clawkit/clawkit/pkg/research/google"
 	"github.com/clawkit/clawkit/pkg/store"
 )
 
@@ -523,10 +522,8 @@ func (p *pollWorker) Work(ctx context.Context, job *river.Job[PollArgs]) error {
 }
 
 // providerUnreachable: a poll failed without any answer from the provider
-// (a transport error or timeout; an HTTP error status is an answer).
-func providerUnreachable(err error) bool {
-	return err != nil && errs.CodeOf(err) == "poll_failed" && google.AsError(err) == nil && !store.Unreachable(err)
-}
+// (research.ProviderUnreachable).
+func providerUnreachable(err error) bool { return research.ProviderUnreachable(err) }
 
 // terminalStatuses are the provider's final statuses, as SQL literals: a
 // pollable job with one of them is waiting for its publication.
