@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -71,5 +73,54 @@ func TestClientNeverSendsCancellation(t *testing.T) {
 	}
 	if bytes.Contains(sent, []byte("notifications/cancelled")) {
 		t.Fatalf("the client sent a cancellation notification:\n%s", sent)
+	}
+}
+
+// A signal that could not be delivered is kept in the cleanup result even
+// when the tree's exit is then confirmed: the report says what failed on
+// the way, not only where it ended.
+func TestStopKeepsSignalErrorWhenExitConfirmed(t *testing.T) {
+	o := fakeOptions(t, "ignore-term")
+	o.EOFGrace, o.TermGrace, o.KillDeadline = 50*time.Millisecond, 50*time.Millisecond, 2*time.Second
+	c := start(t, o)
+	pid := c.Pid()
+	// A member outside the group that refuses SIGTERM and is gone by the
+	// time SIGKILL is sent.
+	const member = 999998
+	var killed atomic.Bool
+	liveMembersOf = func(p *Process) []procInfo {
+		ms := p.liveMembers()
+		if !killed.Load() {
+			ms = append(ms, procInfo{pid: member, ppid: 1, pgrp: member, state: 'S'})
+		}
+		return ms
+	}
+	killFn = func(pid int, sig syscall.Signal) error {
+		if pid == member {
+			if sig == syscall.SIGKILL {
+				killed.Store(true)
+				return syscall.ESRCH
+			}
+			return syscall.EPERM
+		}
+		if sig == syscall.SIGKILL {
+			killed.Store(true)
+		}
+		return syscall.Kill(pid, sig)
+	}
+	defer func() { liveMembersOf, killFn = (*Process).liveMembers, syscall.Kill }()
+	cr, err := c.Stop()
+	liveMembersOf, killFn = (*Process).liveMembers, syscall.Kill
+	if err != nil {
+		t.Fatalf("cleanup was confirmed, yet Stop failed: %v", err)
+	}
+	if cr == nil || cr.SignalRequested != "SIGKILL" {
+		t.Fatalf("a forced stop without its cleanup result: %+v", cr)
+	}
+	if cr.SignalError != "kill -SIGTERM 999998: operation not permitted" {
+		t.Fatalf("signalError lost after a confirmed exit: %+v", cr)
+	}
+	if GroupAlive(pid) {
+		t.Fatal("group alive")
 	}
 }
