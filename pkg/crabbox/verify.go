@@ -219,12 +219,16 @@ func verifyDeep(l Layout, rec *Record) []string {
 	}
 	var byPath map[string]IndexEntry
 	for _, e := range idx.Entries {
-		if fsx.CheckRel(e.Path) != nil {
+		name, err := e.name()
+		if err == nil {
+			err = fsx.CheckRel(name)
+		}
+		if err != nil {
 			report(idxPath, "invalid path %q in the install index", e.Path)
 			continue
 		}
-		known[e.Path] = true
-		abs := filepath.Join(l.RuntimeDir, filepath.FromSlash(e.Path))
+		known[name] = true
+		abs := filepath.Join(l.RuntimeDir, filepath.FromSlash(name))
 		switch e.Type {
 		case "file", "hardlink":
 			fe := e
@@ -234,11 +238,14 @@ func verifyDeep(l Layout, rec *Record) []string {
 				if byPath == nil {
 					byPath = make(map[string]IndexEntry, len(idx.Entries))
 					for _, x := range idx.Entries {
-						byPath[x.Path] = x
+						if xn, err := x.name(); err == nil {
+							byPath[xn] = x
+						}
 					}
 				}
+				target, err := e.link()
 				var ok bool
-				if fe, ok = byPath[e.Link]; !ok || fe.Type != "file" {
+				if fe, ok = byPath[target]; err != nil || !ok || fe.Type != "file" {
 					report(abs, "hard link target %q is not in the install index", e.Link)
 					continue
 				}
@@ -249,8 +256,9 @@ func verifyDeep(l Layout, rec *Record) []string {
 				report(abs, "folder is missing or replaced")
 			}
 		case "symlink":
-			if t, err := os.Readlink(abs); err != nil || t != e.Link {
-				report(abs, "symlink is missing or points elsewhere (want %q)", e.Link)
+			want, err := e.link()
+			if t, rerr := os.Readlink(abs); err != nil || rerr != nil || t != want {
+				report(abs, "symlink is missing or points elsewhere (want %q)", want)
 			}
 		default:
 			report(idxPath, "unknown entry type %q for %q", e.Type, e.Path)
