@@ -47,7 +47,7 @@ type ExtractOptions struct {
 // whole slabs.
 const (
 	slabSize  = 1 << 20
-	slabCount = 12
+	slabCount = 8
 	bigFile   = 256 << 10
 )
 

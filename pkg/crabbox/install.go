@@ -152,15 +152,12 @@ func Install(req InstallRequest) (*Receipt, error) {
 	// 3. An install already present: keep it when it verifies.
 	replace := false
 	if _, err := os.Lstat(l.RuntimeDir); err == nil {
-		// Deep: "verified and kept" must mean every file is right, not
-		// only the record and the worker archive.
-		probs := verifyInstalled(in, l, req.CLIVersion, true)
+		// "Verified and kept" must mean every file is right, not only the
+		// record and the worker archive: the tree must be untouched since
+		// this very install verified and wrote it (its stamp), or else
+		// every file is re-hashed.
+		probs := verifyInstalled(in, l, req.CLIVersion, verifyStamp)
 		if len(probs) == 0 {
-			// The worker bundle's entries still agree with its bundle
-			// hash (from the checked descriptor: nothing is written).
-			if err := checkBundle(io.NewSectionReader(worker, 0, m.WorkerBundle.Bytes), m); err != nil {
-				return nil, err
-			}
 			ok = true
 			return NewReceipt(StatusExistingVerified, in, l, req.CLIVersion), nil
 		}
@@ -492,7 +489,7 @@ func stage(ctx context.Context, staging, workerCopy string, node *os.File, nodeI
 	wc := make(chan error, 1)
 	go func() { wc <- copyWorker(workerCopy, worker, workerID, m) }()
 	var (
-		ents    []IndexEntry
+		ents    indexList
 		content int64
 		n       int
 		present string // SHA-256 of a worker archive the bootstrap holds
@@ -503,21 +500,14 @@ func stage(ctx context.Context, staging, workerCopy string, node *os.File, nodeI
 		Writeback: writeback,
 		Check:     layoutCheck(ctx, l, m),
 		OnEntry: func(e *archive.Entry, sum [32]byte) error {
-			ie := indexEntry(e.Path, e.Type.String())
-			switch e.Type {
-			case archive.TypeFile:
-				ie.Size, ie.SHA256 = e.Size, hex.EncodeToString(sum[:])
+			r := indexRec{path: e.Path, link: e.Linkname, typ: e.Type, size: e.Size, sum: sum}
+			if e.Type == archive.TypeFile {
 				content += e.Size
-			case archive.TypeSymlink, archive.TypeHardlink:
-				ie.setLink(e.Linkname)
+				if e.Path == l.WorkerRel {
+					present = hex.EncodeToString(sum[:])
+				}
 			}
-			if e.Path == l.WorkerRel {
-				present = ie.SHA256
-			}
-			for len(ents) <= e.Index {
-				ents = append(ents, IndexEntry{})
-			}
-			ents[e.Index] = ie
+			ents.put(e.Index, r)
 			n++
 			if testHookEntry != nil {
 				testHookEntry(n)
@@ -550,6 +540,7 @@ func stage(ctx context.Context, staging, workerCopy string, node *os.File, nodeI
 	if werr != nil {
 		return werr
 	}
+	var extra []IndexEntry
 	switch {
 	case present == m.WorkerBundle.SHA256:
 		// The bootstrap already holds these very bytes (and indexed them).
@@ -563,16 +554,22 @@ func stage(ctx context.Context, staging, workerCopy string, node *os.File, nodeI
 		if err := unix.Renameat2(unix.AT_FDCWD, workerCopy, unix.AT_FDCWD, wabs, unix.RENAME_NOREPLACE); err != nil {
 			return installErr("cannot place the worker archive at %s: %v", wabs, err)
 		}
-		ents = append(ents, IndexEntry{Path: l.WorkerRel, Type: "file", Size: m.WorkerBundle.Bytes, SHA256: m.WorkerBundle.SHA256})
+		extra = append(extra, IndexEntry{Path: l.WorkerRel, Type: "file", Size: m.WorkerBundle.Bytes, SHA256: m.WorkerBundle.SHA256})
 		content += m.WorkerBundle.Bytes
 	}
-	ib, err := json.Marshal(Index{Schema: IndexSchema, Entries: ents})
-	if err != nil {
-		return installErr("encoding the index: %v", err)
+	// MkdirTemp made the folder 0700; the runtime is read by the runtime
+	// user's processes like any installed package.
+	if err := os.Chmod(staging, 0o755); err != nil {
+		return installErr("cannot set the mode of %s: %v", staging, err)
 	}
-	ib = append(ib, '\n')
-	if err := writeNew(filepath.Join(staging, IndexName), ib, 0o644); err != nil {
+	isum, count, err := writeIndex(filepath.Join(staging, IndexName), &ents, extra...)
+	if err != nil {
 		return installErr("cannot write the install index: %v", err)
+	}
+	// The tree as verified and written, for a quick re-install check.
+	stamp, err := treeStamp(staging)
+	if err != nil {
+		return installErr("cannot stat the staged install: %v", err)
 	}
 	rec := Record{
 		Schema:         RecordSchema,
@@ -591,7 +588,8 @@ func stage(ctx context.Context, staging, workerCopy string, node *os.File, nodeI
 		},
 		CLIVersion:  cliVersion,
 		InstalledAt: now.UTC().Format(time.RFC3339),
-		Index:       RecordIndex{SHA256: sha256Hex(ib), Entries: len(ents), Bytes: content},
+		Index:       RecordIndex{SHA256: isum, Entries: count, Bytes: content},
+		Tree:        stamp,
 	}
 	rb, err := marshalIndent(rec)
 	if err != nil {
@@ -599,11 +597,6 @@ func stage(ctx context.Context, staging, workerCopy string, node *os.File, nodeI
 	}
 	if err := writeNew(filepath.Join(staging, RecordName), rb, 0o644); err != nil {
 		return installErr("cannot write the install record: %v", err)
-	}
-	// MkdirTemp made the folder 0700; the runtime is read by the runtime
-	// user's processes like any installed package.
-	if err := os.Chmod(staging, 0o755); err != nil {
-		return installErr("cannot set the mode of %s: %v", staging, err)
 	}
 	return nil
 }

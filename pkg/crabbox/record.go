@@ -32,6 +32,9 @@ type Record struct {
 	CLIVersion     string        `json:"cliVersion"`
 	InstalledAt    string        `json:"installedAt"`
 	Index          RecordIndex   `json:"index"`
+	// Tree is the stamp (treeStamp) of the runtime folder as installed;
+	// empty in records of older installs.
+	Tree string `json:"tree,omitempty"`
 }
 
 // RecordArchive is an archive's identity.
