@@ -141,6 +141,7 @@ func (c *CrabboxVerifyCmd) Run(ctx context.Context, env *Env, out *Output) error
 		}
 		return out.Result(s, func(w io.Writer) { fmt.Fprintln(w, s.Command) })
 	}
+	c.announceDefault(out, env)
 	res, err := crabbox.Verify(crabbox.VerifyRequest{
 		Ctx: ctx, ManifestPath: c.Manifest, TargetHome: c.home(env), Expect: c.expect(),
 		CLIVersion: cliVersion(), Deep: c.Deep, Progress: out.ProgressWriter(),
@@ -162,7 +163,7 @@ func (c *CrabboxVerifyCmd) Run(ctx context.Context, env *Env, out *Output) error
 // CrabboxReceiptCmd is `crabbox receipt`.
 type CrabboxReceiptCmd struct {
 	Manifest   string `help:"manifest.json the receipt must match." required:"" placeholder:"FILE" type:"path"`
-	From       string `help:"Read the command output from FILE instead of stdin." placeholder:"FILE" type:"path"`
+	From       string `help:"Read the command output (or the receipt as JSON) from FILE instead of stdin." placeholder:"FILE" type:"path"`
 	TargetHome string `help:"Also require the runtime to be installed below this home." placeholder:"DIR"`
 }
 

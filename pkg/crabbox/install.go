@@ -286,7 +286,7 @@ func (t *target) mkdirs(dir string) error {
 		if _, err := os.Lstat(p); err == nil {
 			break
 		} else if !errors.Is(err, fs.ErrNotExist) {
-			return installErr("cannot inspect %s: %v", p, err)
+			return installErr("cannot create %s: %v", dir, err)
 		}
 		missing = append(missing, p)
 		parent := filepath.Dir(p)
@@ -302,7 +302,7 @@ func (t *target) mkdirs(dir string) error {
 			continue
 		}
 		if !errors.Is(err, fs.ErrExist) {
-			return installErr("cannot create %s: %v", missing[i], err)
+			return installErr("cannot create %s: %v", dir, err)
 		}
 	}
 	return nil

@@ -33,6 +33,8 @@ func TestReadReceipt(t *testing.T) {
 	rc, in, home := sampleReceipt(t)
 	line := rc.Line()
 	long := strings.Repeat("x", 200_000) // other lines may be long
+	decoded, _ := json.Marshal(rc)
+	indented, _ := json.MarshalIndent(rc, "", "  ")
 	cases := []struct {
 		name, input, code string
 	}{
@@ -49,6 +51,14 @@ func TestReadReceipt(t *testing.T) {
 		{"trailing", line + " {}\n", "receipt_invalid"},
 		{"unknown-field", strings.Replace(line, `{"status"`, `{"extra":1,"status"`, 1) + "\n", "receipt_invalid"},
 		{"wrong-type", strings.Replace(line, `"status":"installed"`, `"status":1`, 1) + "\n", "receipt_invalid"},
+		// An already-decoded receipt: the JSON object alone.
+		{"decoded", string(decoded), ""},
+		{"decoded-indented", "\n  " + string(indented) + "\n\n", ""},
+		{"decoded-trailing", string(decoded) + "\n{}\n", "receipt_invalid"},
+		{"decoded-then-line", string(decoded) + "\n" + line + "\n", "receipt_invalid"},
+		{"decoded-unknown-field", strings.Replace(string(decoded), `{"status"`, `{"extra":1,"status"`, 1), "receipt_invalid"},
+		{"decoded-oversized", "{" + strings.Repeat(" ", crabbox.MaxReceiptLine) + "}", "receipt_oversized"},
+		{"decoded-array", "[" + string(decoded) + "]", "receipt_missing"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
