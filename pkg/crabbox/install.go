@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/rogpeppe/go-internal/lockedfile"
@@ -238,6 +239,10 @@ type target struct {
 	lockPath    string
 	lockCreated bool
 	lock        *lockedfile.File
+	// touched is the deepest folder that existed before, whose times are
+	// put back on undo (entries were added to it and removed again).
+	touched      string
+	atime, mtime time.Time
 }
 
 // holdTarget creates the runtime cache folder (recording which folders did
@@ -295,6 +300,17 @@ func (t *target) mkdirs(dir string) error {
 		}
 		p = parent
 	}
+	if t.touched == "" {
+		t.touched = dir
+		if len(missing) > 0 {
+			t.touched = filepath.Dir(missing[len(missing)-1])
+		}
+		if st, err := os.Stat(t.touched); err == nil {
+			if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+				t.atime, t.mtime = time.Unix(sys.Atim.Unix()), time.Unix(sys.Mtim.Unix())
+			}
+		}
+	}
 	for i := len(missing) - 1; i >= 0; i-- {
 		err := os.Mkdir(missing[i], 0o755)
 		if err == nil {
@@ -325,6 +341,9 @@ func (t *target) release(undo bool) {
 			if os.Remove(t.created[i]) != nil {
 				break
 			}
+		}
+		if !t.mtime.IsZero() {
+			os.Chtimes(t.touched, t.atime, t.mtime)
 		}
 	}
 	t.created = nil
