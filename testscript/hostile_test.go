@@ -402,5 +402,9 @@ func hostileCatalogue() []hostileCase {
 		usage("gateway-bad-addr", "--gateway", "tcp:1.2.3.4", "session", "create", "s"),
 		usage("state-backup-relative-parent", "state", "backup"),
 	)
+
+	// 9. crabbox layouts, decoded receipts, verify's lookups
+	// (crabbox_hostile_cases_test.go).
+	add(crabboxHostileCases()...)
 	return cs
 }
