@@ -13,15 +13,19 @@
 # at the end: ext4 allocates inodes slowly for a while after tens of
 # thousands were deleted (it skips recently deleted ones), which would
 # penalise whichever command ran right after a removal.
+# (On tmpfs, which has no such effect, KEEP=0 removes each sample's folder
+# right after it, to save memory.)
 # Medians of RUNS rounds (default 3) of wall, user+sys CPU and peak RSS.
 # Usage: scripts/bench-crabbox.sh          (needs peers/: make peers)
 #        BENCH_DIR=/some/disk RUNS=5 GROW=0 scripts/bench-crabbox.sh
+#        BENCH_DIR=/dev/shm KEEP=0 scripts/bench-crabbox.sh
 # GROW=0 skips the 1 GiB copy (it needs about 3 GB of disk and a minute).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OC=$PWD/peers/node_modules/openclaw
 RUNS=${RUNS:-3}
 GROW=${GROW:-1}
+KEEP=${KEEP:-1}
 [ -f "$OC/package.json" ] || { echo "openclaw peer missing: run make peers" >&2; exit 1; }
 command -v /usr/bin/time >/dev/null || { echo "needs GNU time at /usr/bin/time" >&2; exit 1; }
 
@@ -48,6 +52,7 @@ sample() {
   mkdir "$dst"
   DST=$dst /usr/bin/time -o "$T/t" -f "%e %U %S %M" bash -c "$cmd" >/dev/null 2>"$T/err" || { cat "$T/err" >&2; exit 1; }
   awk -v n="$name" '{printf "%s|%.3f|%.3f|%d\n", n, $1, $2+$3, $4}' "$T/t" >>"$T/samples"
+  [ "$KEEP" = 1 ] || rm -rf "$dst"
 }
 
 # Warm the page cache with the archives (untimed).
