@@ -8,7 +8,11 @@
 #   2. install of an existing verified install;
 #   3. verify and verify --deep vs `sha256sum` of the same two archives;
 #   4. peak RSS of install on the export and on a copy grown by 1 GiB
-#      (scripts/crabboxgrow), to show memory does not follow the size.
+#      (scripts/crabboxgrow), to show memory does not follow the size;
+#   5. in the same rounds as 1, the floor: scripts/crabboxfloor (C, two
+#      threads) creating the same tree (every folder, file size, link and
+#      hard link of the node bootstrap, plus the worker archive as one file)
+#      with no inflation, hashing or checks.
 # Every sample extracts into a new folder, and the folders are removed only
 # at the end: ext4 allocates inodes slowly for a while after tens of
 # thousands were deleted (it skips recently deleted ones), which would
@@ -41,6 +45,27 @@ echo "export: $(du -b "$NODE" | cut -f1) + $(du -b "$WORKER" | cut -f1) bytes co
 echo "runs: $RUNS rounds; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 mkdir "$T/d"
 : >"$T/samples"
+FLOOR=""
+if command -v cc >/dev/null; then
+  cc -O2 -pthread -o "$T/crabboxfloor" scripts/crabboxfloor/crabboxfloor.c
+  python3 - "$NODE" "node_modules/openclaw/worker-artifacts/$(basename "$WORKER")" "$(du -b "$WORKER" | cut -f1)" >"$T/floor.list" <<'PY'
+import sys, tarfile
+node, wrel, wsize = sys.argv[1], sys.argv[2], sys.argv[3]
+with tarfile.open(node, "r:gz") as tf:
+    for m in tf:
+        name = m.name.rstrip("/")
+        if m.isdir():
+            print(f"d {name}")
+        elif m.issym():
+            print(f"l {m.linkname}\t{name}")
+        elif m.islnk():
+            print(f"h {m.linkname}\t{name}")
+        elif m.isfile():
+            print(f"f {m.size} {name}")
+print(f"f {wsize} {wrel}")
+PY
+  FLOOR="C floor: same tree, 2 threads|$T/crabboxfloor $T/floor.list \$DST"
+fi
 
 # sample NAME CMD: runs CMD once (with DST set to a new folder), records
 # "NAME wall cpu rss_kb".
@@ -63,8 +88,9 @@ for r in $(seq "$RUNS"); do
   # Rotate the order each round.
   cmds=("tar -xzf (both archives)|$TAR" "tar -xzf + sync -f|$TAR && sync -f \$DST"
     "clawkit crabbox install --no-sync|$INSTALL --no-sync" "clawkit crabbox install|$INSTALL")
-  for i in 0 1 2 3; do
-    c=${cmds[$(((i + r) % 4))]}
+  [ -z "$FLOOR" ] || cmds+=("$FLOOR")
+  for i in $(seq 0 $((${#cmds[@]} - 1))); do
+    c=${cmds[$(((i + r) % ${#cmds[@]}))]}
     sample "${c%%|*}" "${c#*|}"
   done
 done
@@ -106,6 +132,8 @@ def ratio(a, b):
 ratio("clawkit crabbox install --no-sync", "tar -xzf (both archives)")
 ratio("clawkit crabbox install", "tar -xzf + sync -f")
 ratio("clawkit crabbox install", "tar -xzf (both archives)")
+ratio("clawkit crabbox install --no-sync", "C floor: same tree, 2 threads")
+ratio("tar -xzf (both archives)", "C floor: same tree, 2 threads")
 ratio("clawkit crabbox verify", "sha256sum (both archives)")
 ratio("clawkit crabbox verify --deep", "sha256sum (both archives)")
 PY
