@@ -165,6 +165,9 @@ func FuzzReceipt(f *testing.F) {
 	f.Add(crabbox.ReceiptMarker + " {}\n")
 	f.Add(crabbox.ReceiptMarker + "\r\n")
 	f.Add(crabbox.ReceiptMarker + ` {"status":"installed"} x`)
+	decoded, _ := json.Marshal(rc)
+	f.Add(string(decoded))
+	f.Add(" \n" + string(decoded) + "\n" + line + "\n")
 	f.Fuzz(func(t *testing.T, input string) {
 		got, err := crabbox.ReadReceipt(strings.NewReader(input))
 		markers := 0
@@ -182,7 +185,12 @@ func FuzzReceipt(f *testing.F) {
 			}
 			return
 		}
-		if markers != 1 {
+		if trimmed := strings.TrimLeft(input, " \t\r\n"); strings.HasPrefix(trimmed, "{") {
+			// An already-decoded receipt: the object alone, bounded.
+			if markers != 0 || len(input) > crabbox.MaxReceiptLine {
+				t.Fatalf("accepted a decoded receipt with %d marker lines, %d bytes", markers, len(input))
+			}
+		} else if markers != 1 {
 			t.Fatalf("accepted with %d marker lines", markers)
 		}
 		back, err := crabbox.ParseReceiptLine(got.Line())
