@@ -23,6 +23,7 @@
 # Usage: scripts/bench-crabbox.sh          (needs peers/: make peers)
 #        BENCH_DIR=/some/disk RUNS=5 GROW=0 scripts/bench-crabbox.sh
 #        BENCH_DIR=/dev/shm KEEP=0 scripts/bench-crabbox.sh
+#        EXPORT=DIR scripts/bench-crabbox.sh   (an export made beforehand)
 # GROW=0 skips the 1 GiB copy (it needs about 3 GB of disk and a minute).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,14 +31,20 @@ OC=$PWD/peers/node_modules/openclaw
 RUNS=${RUNS:-3}
 GROW=${GROW:-1}
 KEEP=${KEEP:-1}
-[ -f "$OC/package.json" ] || { echo "openclaw peer missing: run make peers" >&2; exit 1; }
+# EXPORT=DIR reuses an existing export of that peer instead of making one.
+EXPORT=${EXPORT:-}
+[ -n "$EXPORT" ] || [ -f "$OC/package.json" ] || { echo "openclaw peer missing: run make peers" >&2; exit 1; }
 command -v /usr/bin/time >/dev/null || { echo "needs GNU time at /usr/bin/time" >&2; exit 1; }
 
 T=$(mktemp -d "${BENCH_DIR:-${TMPDIR:-/tmp}}/bench-crabbox.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 CGO_ENABLED=0 go build -o "$T/clawkit" ./cmd/clawkit
 K=$T/clawkit
-"$K" runtime-artifacts export --package-root "$OC" --output "$T/export" >/dev/null
+if [ -n "$EXPORT" ]; then
+  cp -r "$EXPORT" "$T/export"
+else
+  "$K" runtime-artifacts export --package-root "$OC" --output "$T/export" >/dev/null
+fi
 M=$T/export/manifest.json
 NODE=$(ls "$T"/export/node-bootstrap/*.tgz)
 WORKER=$(ls "$T"/export/worker-artifacts/*.tgz)
