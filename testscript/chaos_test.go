@@ -65,6 +65,17 @@ func TestChaos(t *testing.T) {
 		{"crabbox install", c.installTrial},
 		{"crabbox replace", c.replaceTrial},
 	}
+	// CLAWKIT_CHAOS_SCENARIOS=crabbox runs only the scenarios whose name
+	// contains it (a longer campaign for one area).
+	if only := os.Getenv("CLAWKIT_CHAOS_SCENARIOS"); only != "" {
+		var keep []chaosScenario
+		for _, s := range scenarios {
+			if strings.Contains(s.name, only) {
+				keep = append(keep, s)
+			}
+		}
+		scenarios = keep
+	}
 	type row struct{ trials, killed, finished, violations int }
 	table := map[string]*row{}
 	for _, s := range scenarios {
@@ -124,6 +135,7 @@ type chaos struct {
 	// bigManifest is an export of a few thousand files, whose install
 	// runs long enough on the parallel writers for kills to land inside.
 	bigManifest string
+	installs    int // install trials so far (they alternate exports)
 	skillMD     [2][]byte
 	baseline    map[string]time.Duration
 }
@@ -361,10 +373,13 @@ func (c *chaos) exportTrial(i int, rng *rand.Rand) (bool, []string) {
 // complete (verify --deep passes), never partial.
 func (c *chaos) installTrial(i int, rng *rand.Rand) (bool, []string) {
 	mp, name := c.manifest, "install"
-	if i%2 == 1 {
+	if c.installs++; c.installs%2 == 0 {
 		mp, name = c.bigManifest, "install-big"
 	}
-	target := filepath.Join(c.dir, "targets", strconv.Itoa(i%4))
+	// A new target each time, so the kill lands in an install, not in the
+	// quick check of one already there.
+	target := filepath.Join(c.dir, "targets", strconv.Itoa(i))
+	defer os.RemoveAll(target)
 	killed, code := c.killAt(name, rng, nil, "crabbox", "install", "--manifest", mp, "--target-home", target)
 	var p []string
 	rc, msg := c.run(nil, "crabbox", "verify", "--deep", "--manifest", mp, "--target-home", target)
