@@ -2,6 +2,7 @@ package testscript
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -15,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawkit/clawkit/pkg/archive/archivetest"
+	"github.com/clawkit/clawkit/pkg/crabbox/crabboxtest"
 	"github.com/clawkit/clawkit/pkg/research/google/fakeapi"
 )
 
@@ -60,6 +63,18 @@ func TestChaos(t *testing.T) {
 		{"research start", c.researchTrial},
 		{"artifacts export", c.exportTrial},
 		{"crabbox install", c.installTrial},
+		{"crabbox replace", c.replaceTrial},
+	}
+	// CLAWKIT_CHAOS_SCENARIOS=crabbox runs only the scenarios whose name
+	// contains it (a longer campaign for one area).
+	if only := os.Getenv("CLAWKIT_CHAOS_SCENARIOS"); only != "" {
+		var keep []chaosScenario
+		for _, s := range scenarios {
+			if strings.Contains(s.name, only) {
+				keep = append(keep, s)
+			}
+		}
+		scenarios = keep
 	}
 	type row struct{ trials, killed, finished, violations int }
 	table := map[string]*row{}
@@ -126,8 +141,12 @@ type chaos struct {
 	fakeLog  string
 	sample   string
 	manifest string
-	skillMD  [2][]byte
-	baseline map[string]time.Duration
+	// bigManifest is an export of a few thousand files, whose install
+	// runs long enough on the parallel writers for kills to land inside.
+	bigManifest string
+	installs    int // install trials so far (they alternate exports)
+	skillMD     [2][]byte
+	baseline    map[string]time.Duration
 }
 
 func newChaos(t *testing.T) *chaos {
@@ -164,6 +183,19 @@ func newChaos(t *testing.T) *chaos {
 	}
 	c.must(nil, "runtime-artifacts", "export", "--package-root", c.pkgRoot(), "--output", filepath.Join(dir, "export"))
 	c.manifest = filepath.Join(dir, "export", "manifest.json")
+	big, err := crabboxtest.Installation(filepath.Join(dir, "big"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3000 {
+		p := filepath.Join(big, "dist", "chunks", fmt.Sprintf("c%02d", i/100), fmt.Sprintf("chunk-%05d.js", i))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, archivetest.Text(uint64(7000+i), 4<<10+i%8192), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.must(nil, "runtime-artifacts", "export", "--package-root", big, "--output", filepath.Join(dir, "bigexport"))
+	c.bigManifest = filepath.Join(dir, "bigexport", "manifest.json")
 	return c
 }
 
@@ -348,19 +380,94 @@ func (c *chaos) exportTrial(i int, rng *rand.Rand) (bool, []string) {
 	return killed, p
 }
 
+// installTrial: a fresh install (alternately of the sample export and of
+// the many-file one) killed at a random point: the runtime is absent or
+// complete (verify --deep passes), never partial.
 func (c *chaos) installTrial(i int, rng *rand.Rand) (bool, []string) {
-	target := filepath.Join(c.dir, "targets", strconv.Itoa(i%4))
-	killed, code := c.killAt("install", rng, nil, "crabbox", "install", "--manifest", c.manifest, "--target-home", target)
+	mp, name := c.manifest, "install"
+	if c.installs++; c.installs%2 == 0 {
+		mp, name = c.bigManifest, "install-big"
+	}
+	// A new target each time, so the kill lands in an install, not in the
+	// quick check of one already there.
+	target := filepath.Join(c.dir, "targets", strconv.Itoa(i))
+	defer os.RemoveAll(target)
+	killed, code := c.killAt(name, rng, nil, "crabbox", "install", "--manifest", mp, "--target-home", target)
 	var p []string
-	rc, msg := c.run(nil, "crabbox", "verify", "--manifest", c.manifest, "--target-home", target)
+	rc, msg := c.run(nil, "crabbox", "verify", "--deep", "--manifest", mp, "--target-home", target)
 	if rc != 0 && !strings.Contains(msg, "not installed") {
 		p = append(p, "a runtime is present but does not verify: "+msg)
 	}
 	if !killed && code == 0 && rc != 0 {
 		p = append(p, "exit-0 install does not verify: "+msg)
 	}
-	if rc, msg := c.run(nil, "crabbox", "install", "--manifest", c.manifest, "--target-home", target); rc != 0 {
+	if rc, msg := c.run(nil, "crabbox", "install", "--manifest", mp, "--target-home", target); rc != 0 {
 		p = append(p, "next run failed: "+msg)
 	}
 	return killed, p
+}
+
+// replaceTrial: the many-file runtime is installed, then one of its files
+// is damaged (the "old" install), and the install that replaces it is
+// killed at a random point. The final path then holds the old install
+// exactly (same files, same bytes) or a complete new one (verify --deep
+// passes), never a mix; the next install succeeds.
+func (c *chaos) replaceTrial(i int, rng *rand.Rand) (bool, []string) {
+	target := filepath.Join(c.dir, "replace", strconv.Itoa(i%4))
+	var p []string
+	if rc, msg := c.run(nil, "crabbox", "install", "--manifest", c.bigManifest, "--target-home", target); rc != 0 {
+		return false, []string{"setup install failed: " + msg}
+	}
+	runtimes := filepath.Join(target, ".openclaw-worker", "node-runtimes")
+	dirs, _ := filepath.Glob(filepath.Join(runtimes, "[0-9a-f]*"))
+	if len(dirs) != 1 {
+		return false, []string{fmt.Sprintf("setup: runtimes %v", dirs)}
+	}
+	runtime := dirs[0]
+	victim := filepath.Join(runtime, "node_modules", "openclaw", "dist", "chunks", "c07", "chunk-00700.js")
+	if err := os.WriteFile(victim, []byte("the old, damaged install\n"), 0o644); err != nil {
+		return false, []string{"setup: " + err.Error()}
+	}
+	old := treeDigest(runtime)
+	killed, code := c.killAt("replace", rng, nil, "crabbox", "install", "--manifest", c.bigManifest, "--target-home", target)
+	rc, msg := c.run(nil, "crabbox", "verify", "--deep", "--manifest", c.bigManifest, "--target-home", target)
+	switch {
+	case rc == 0: // complete new install
+	case treeDigest(runtime) == old: // the old install, untouched
+		if !killed && code == 0 {
+			p = append(p, "exit-0 replace left the old install: "+msg)
+		}
+	default:
+		p = append(p, "the final path holds neither the old install nor a complete new one: "+msg)
+	}
+	if rc, msg := c.run(nil, "crabbox", "install", "--manifest", c.bigManifest, "--target-home", target); rc != 0 {
+		p = append(p, "next run failed: "+msg)
+	}
+	if rc, msg := c.run(nil, "crabbox", "verify", "--deep", "--manifest", c.bigManifest, "--target-home", target); rc != 0 {
+		p = append(p, "after the next run: "+msg)
+	}
+	return killed, p
+}
+
+// treeDigest lists every path below root with its type and content digest
+// ("" when root is missing).
+func treeDigest(root string) string {
+	var b strings.Builder
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			fmt.Fprintf(&b, "%s error %v\n", p, err)
+			return nil
+		}
+		fmt.Fprintf(&b, "%s %v", p, d.Type())
+		if d.Type().IsRegular() {
+			data, _ := os.ReadFile(p)
+			fmt.Fprintf(&b, " %x", sha256.Sum256(data))
+		} else if d.Type()&os.ModeSymlink != 0 {
+			t, _ := os.Readlink(p)
+			fmt.Fprintf(&b, " -> %s", t)
+		}
+		b.WriteByte('\n')
+		return nil
+	})
+	return b.String()
 }

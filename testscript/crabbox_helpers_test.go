@@ -26,6 +26,7 @@ import (
 func init() {
 	helperCommands["crabbox-hostile-export"] = crabboxHostileExportMain
 	helperCommands["crabbox-hand-export"] = crabboxHandExportMain
+	helperCommands["crabbox-layout-export"] = crabboxLayoutExportMain
 	helperCommands["crabbox-many-export"] = crabboxManyExportMain
 	helperCommands["crabbox-flip"] = crabboxFlipMain
 	helperCommands["crabbox-snapshot"] = crabboxSnapshotMain
@@ -52,6 +53,22 @@ func crabboxHostileExportMain() {
 		crabboxDie("unknown kind %q (kinds: %s)", os.Args[1], strings.Join(archivetest.Kinds(), ", "))
 	}
 	if _, err := crabboxtest.HandExport(os.Args[2], archivetest.Hostile(os.Args[1])); err != nil {
+		crabboxDie("%v", err)
+	}
+}
+
+// crabbox-layout-export KIND DIR: an export in DIR whose node bootstrap
+// passes every archive rule but breaks the install's layout (a link where
+// the worker archive goes, a reserved name, a wrong identity, ...; see
+// crabboxtest.LayoutKinds), under a correct manifest.
+func crabboxLayoutExportMain() {
+	if len(os.Args) != 3 {
+		crabboxDie("usage: crabbox-layout-export KIND DIR (kinds: %s)", strings.Join(crabboxtest.SortedLayoutKinds(), ", "))
+	}
+	if _, ok := crabboxtest.LayoutKinds[os.Args[1]]; !ok {
+		crabboxDie("unknown kind %q (kinds: %s)", os.Args[1], strings.Join(crabboxtest.SortedLayoutKinds(), ", "))
+	}
+	if _, err := crabboxtest.HandExport(os.Args[2], crabboxtest.LayoutArchive(os.Args[1])); err != nil {
 		crabboxDie("%v", err)
 	}
 }

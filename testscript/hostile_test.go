@@ -423,5 +423,9 @@ func hostileCatalogue() []hostileCase {
 		usage("state-backup-relative-parent", "state", "backup"),
 	)
 	add(skillStreamHostile()...)
+
+	// 9. crabbox layouts, decoded receipts, verify's lookups
+	// (crabbox_hostile_cases_test.go).
+	add(crabboxHostileCases()...)
 	return cs
 }

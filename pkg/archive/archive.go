@@ -150,6 +150,7 @@ type Entry struct {
 	RawMode  int64       // the header's mode field as stored (for bundle hashes)
 	Size     int64       // content bytes (regular files only)
 	Linkname string      // symlink target, or the earlier entry a hard link names
+	Index    int         // position among the entries handed out (0 first)
 }
 
 // Stats describe a completed walk.
@@ -331,7 +332,7 @@ func (w *walker) accept(h *tar.Header) (*Entry, error) {
 	if len(name) > w.lim.MaxPathBytes {
 		return nil, refuse(CodeInvalidPath, "entry name of %d bytes is over the limit of %d (%.64q…)", len(name), w.lim.MaxPathBytes, name)
 	}
-	e := &Entry{RawMode: h.Mode, Mode: fs.FileMode(h.Mode) & fs.ModePerm}
+	e := &Entry{RawMode: h.Mode, Mode: fs.FileMode(h.Mode) & fs.ModePerm, Index: w.st.Entries - 1}
 	for k := range h.PAXRecords {
 		if strings.HasPrefix(k, "GNU.sparse.") {
 			return nil, refuse(CodeUnsupported, "entry %q is a sparse file; archives may hold only plain files, folders and links", name)

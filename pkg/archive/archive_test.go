@@ -326,3 +326,114 @@ func TestDepthLimit(t *testing.T) {
 		t.Fatalf("65 segments: %v", err)
 	}
 }
+
+// TestExtractDirParallel: many small files (sharing buffers), files larger
+// than one buffer (streamed in pieces), links and hard links, extracted by
+// several writers: every file has its bytes, every entry is reported once
+// with its position and content digest.
+func TestExtractDirParallel(t *testing.T) {
+	var ents []archivetest.Entry
+	want := map[string][]byte{}
+	for i := range 600 {
+		name := fmt.Sprintf("node_modules/p%02d/f%04d.js", i%37, i)
+		size := 1 + (i*7919)%20000
+		if i%100 == 7 {
+			size = (3 << 20) + i // several buffers
+		}
+		b := archivetest.Text(uint64(i), size)
+		ents = append(ents, archivetest.Entry{Name: name, Body: b})
+		want[name] = b
+	}
+	ents = append(ents,
+		archivetest.Entry{Name: "node_modules/p00/link.js", Type: tar.TypeSymlink, Linkname: "f0000.js"},
+		archivetest.Entry{Name: "node_modules/p01/hard.js", Type: tar.TypeLink, Linkname: "node_modules/p07/f0007.js"},
+	)
+	want["node_modules/p01/hard.js"] = want["node_modules/p07/f0007.js"]
+	data := archivetest.Build(ents)
+	for _, workers := range []int{1, 4} {
+		dest := t.TempDir()
+		seen := map[int]string{}
+		sums := map[string][32]byte{}
+		st, err := archive.ExtractDir(bytes.NewReader(data), dest, archive.ExtractOptions{
+			Options: archive.Options{Size: int64(len(data))}, HashFiles: true, Workers: workers, Writeback: true,
+			OnEntry: func(e *archive.Entry, sum [32]byte) error {
+				if _, dup := seen[e.Index]; dup {
+					t.Errorf("entry %d reported twice", e.Index)
+				}
+				seen[e.Index] = e.Path
+				sums[e.Path] = sum
+				return nil
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Entries != len(ents) || len(seen) != len(ents) {
+			t.Fatalf("workers=%d: %d entries, %d reported, want %d", workers, st.Entries, len(seen), len(ents))
+		}
+		for i, e := range ents {
+			if seen[i] != e.Name {
+				t.Fatalf("entry %d is %q, reported as %q", i, e.Name, seen[i])
+			}
+		}
+		for name, b := range want {
+			got, err := os.ReadFile(filepath.Join(dest, name))
+			if err != nil || !bytes.Equal(got, b) {
+				t.Fatalf("workers=%d: %s differs (%v)", workers, name, err)
+			}
+			if name != "node_modules/p01/hard.js" && sums[name] != sha256.Sum256(b) {
+				t.Fatalf("workers=%d: digest of %s", workers, name)
+			}
+		}
+	}
+}
+
+// TestExtractDirStopsCleanly: a refusal or a truncation while large files
+// are streaming to the writers ends the extraction with that error (no
+// deadlock, no file written through), whatever the number of writers.
+func TestExtractDirStopsCleanly(t *testing.T) {
+	big := archivetest.Text(1, 5<<20)
+	cases := map[string][]byte{
+		"refusal-after-big": archivetest.Build([]archivetest.Entry{{Name: "a/big.bin", Body: big}, {Name: "a/big2.bin", Body: big}, {Name: "../evil", Body: []byte("x")}}),
+		"truncated-big":     truncatedTar(archivetest.Build([]archivetest.Entry{{Name: "a/big.bin", Body: big}}), 2<<20),
+	}
+	for name, data := range cases {
+		for _, workers := range []int{1, 3} {
+			dest := t.TempDir()
+			_, err := archive.ExtractDir(bytes.NewReader(data), dest, archive.ExtractOptions{Options: archive.Options{Size: int64(len(data))}, HashFiles: true, Workers: workers})
+			if !errors.Is(err, archive.ErrUnsafe) {
+				t.Fatalf("%s workers=%d: err = %v", name, workers, err)
+			}
+		}
+	}
+	// The caller's Check refuses before anything is created for the entry.
+	data := archivetest.Build([]archivetest.Entry{{Name: "a/ok.js", Body: []byte("x")}, {Name: "b/no.js", Body: []byte("y")}})
+	dest := t.TempDir()
+	stop := errors.New("stop")
+	_, err := archive.ExtractDir(bytes.NewReader(data), dest, archive.ExtractOptions{Check: func(e *archive.Entry) error {
+		if e.Path == "b/no.js" {
+			return stop
+		}
+		return nil
+	}})
+	if err != stop {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dest, "b")); err == nil {
+		t.Fatal("the refused entry's folder was created")
+	}
+}
+
+// truncatedTar re-compresses the first n bytes of the tar inside data.
+func truncatedTar(data []byte, n int) []byte {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		panic(err)
+	}
+	raw, _ := io.ReadAll(zr)
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write(raw[:n])
+	zw.Close()
+	return z.Bytes()
+}

@@ -35,9 +35,11 @@ func (t *crabboxTarget) home(env *Env) string {
 // announceDefault says, before anything starts, where an install goes when
 // no --target-home was given: a runtime is hundreds of megabytes, and
 // $HOME/.openclaw-worker is not where a user running from a checkout looks.
-func (t *crabboxTarget) announceDefault(out *Output, env *Env) {
+// what says what happens there ("the runtime goes" for install, "looking
+// for the runtime" for verify).
+func (t *crabboxTarget) announceDefault(out *Output, env *Env, what string) {
 	if t.TargetHome == "" {
-		out.Warnf("crabbox: no --target-home given: using $HOME (%s); the runtime goes below %s/.openclaw-worker/node-runtimes/", t.home(env), t.home(env))
+		out.Warnf("crabbox: no --target-home given: using $HOME (%s); %s below %s/.openclaw-worker/node-runtimes/", t.home(env), what, t.home(env))
 	}
 }
 
@@ -109,7 +111,7 @@ type CrabboxInstallCmd struct {
 }
 
 func (c *CrabboxInstallCmd) Run(ctx context.Context, env *Env, out *Output) error {
-	c.announceDefault(out, env)
+	c.announceDefault(out, env, "the runtime goes")
 	rc, err := crabbox.Install(crabbox.InstallRequest{
 		Ctx: ctx, ManifestPath: c.Manifest, TargetHome: c.home(env), Expect: c.expect(),
 		CLIVersion: cliVersion(), NoSync: c.NoSync, SkipPlatformCheck: c.PlatformCheck == "skip", Log: out.Stderr, Progress: out.ProgressWriter(), Now: env.Now,
@@ -141,6 +143,7 @@ func (c *CrabboxVerifyCmd) Run(ctx context.Context, env *Env, out *Output) error
 		}
 		return out.Result(s, func(w io.Writer) { fmt.Fprintln(w, s.Command) })
 	}
+	c.announceDefault(out, env, "looking for the runtime")
 	res, err := crabbox.Verify(crabbox.VerifyRequest{
 		Ctx: ctx, ManifestPath: c.Manifest, TargetHome: c.home(env), Expect: c.expect(),
 		CLIVersion: cliVersion(), Deep: c.Deep, Progress: out.ProgressWriter(),
@@ -162,7 +165,7 @@ func (c *CrabboxVerifyCmd) Run(ctx context.Context, env *Env, out *Output) error
 // CrabboxReceiptCmd is `crabbox receipt`.
 type CrabboxReceiptCmd struct {
 	Manifest   string `help:"manifest.json the receipt must match." required:"" placeholder:"FILE" type:"path"`
-	From       string `help:"Read the command output from FILE instead of stdin." placeholder:"FILE" type:"path"`
+	From       string `help:"Read the command output (or the receipt as JSON) from FILE instead of stdin." placeholder:"FILE" type:"path"`
 	TargetHome string `help:"Also require the runtime to be installed below this home." placeholder:"DIR"`
 }
 

@@ -589,7 +589,9 @@ func TestKillDuringInstall(t *testing.T) {
 	ents, _ := os.ReadDir(l.RuntimesDir)
 	staged := 0
 	for _, e := range ents {
-		if strings.Contains(e.Name(), ".staging-") {
+		// The staging folder (the worker archive's private copy beside
+		// it may be there too).
+		if strings.Contains(e.Name(), ".staging-") && e.IsDir() {
 			staged++
 		}
 	}
@@ -663,10 +665,79 @@ func TestBootstrapContentRules(t *testing.T) {
 			if errs.CodeOf(err) != "integrity_verification_failed" || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v, want %q", err, c.want)
 			}
-			ents, _ := os.ReadDir(filepath.Join(home, crabbox.RuntimesDir))
-			if len(ents) != 1 {
-				t.Fatalf("left behind: %v", ents)
+			// Refused after extraction began: the target is left as it
+			// was (here: no home at all, so no cache folder or lock).
+			if _, err := os.Lstat(home); err == nil {
+				ents, _ := os.ReadDir(filepath.Join(home, crabbox.RuntimesDir))
+				t.Fatalf("left behind: %s %v", home, ents)
 			}
 		})
 	}
+}
+
+// TestLayoutRefusedTargetUntouched: node bootstraps that pass the archive
+// rules but break the install layout are refused, and the target is left
+// exactly as it was, whether the home did not exist or held other things.
+// The non-UTF-8 names install and verify --deep agrees.
+func TestLayoutRefusedTargetUntouched(t *testing.T) {
+	for _, kind := range crabboxtest.SortedLayoutKinds() {
+		want := crabboxtest.LayoutKinds[kind]
+		t.Run(kind, func(t *testing.T) {
+			dir := t.TempDir()
+			mp, err := crabboxtest.HandExport(filepath.Join(dir, "export"), crabboxtest.LayoutArchive(kind))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fresh := filepath.Join(dir, "fresh")
+			_, err = crabbox.Install(crabbox.InstallRequest{ManifestPath: mp, TargetHome: fresh, CLIVersion: testCLI})
+			if want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, _ := crabbox.Verify(crabbox.VerifyRequest{ManifestPath: mp, TargetHome: fresh, CLIVersion: testCLI, Deep: true})
+				if len(res.Problems) > 0 {
+					t.Fatal(res.Problems)
+				}
+				var log bytes.Buffer
+				rc, err := crabbox.Install(crabbox.InstallRequest{ManifestPath: mp, TargetHome: fresh, CLIVersion: testCLI, Log: &log})
+				if err != nil || rc.Status != crabbox.StatusExistingVerified {
+					t.Fatalf("re-install: %v %s", err, log.String())
+				}
+				return
+			}
+			if errs.CodeOf(err) != "integrity_verification_failed" || !strings.Contains(err.Error(), want) {
+				t.Fatalf("err = %v, want %q", err, want)
+			}
+			if _, err := os.Lstat(fresh); err == nil {
+				t.Fatalf("the target home was created")
+			}
+			// A home with a cache folder and another runtime in it.
+			used := filepath.Join(dir, "used")
+			other := filepath.Join(used, crabbox.RuntimesDir, "other")
+			if err := os.MkdirAll(other, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			before := treeList(t, used)
+			if _, err := crabbox.Install(crabbox.InstallRequest{ManifestPath: mp, TargetHome: used, CLIVersion: testCLI}); err == nil {
+				t.Fatal("accepted")
+			}
+			if after := treeList(t, used); after != before {
+				t.Fatalf("target changed:\n%s\nwas:\n%s", after, before)
+			}
+		})
+	}
+}
+
+func treeList(t *testing.T, root string) string {
+	t.Helper()
+	var b strings.Builder
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi, _ := d.Info()
+		fmt.Fprintf(&b, "%s %v %v\n", p, fi.Mode(), fi.ModTime().UnixNano())
+		return nil
+	})
+	return b.String()
 }

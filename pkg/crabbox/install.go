@@ -1,8 +1,8 @@
 package crabbox
 
 import (
-	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -10,10 +10,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/rogpeppe/go-internal/lockedfile"
@@ -54,19 +56,24 @@ type InstallRequest struct {
 var testHookEntry func(n int)
 
 // Install checks the archives, then installs (or keeps a verified identical
-// install) and returns the receipt. See the package comment for the layout.
+// install) and returns the receipt. See the package comment for the layout
+// and docs/crabbox.md for the pipeline.
 //
 // Order of effects: nothing on the target is touched until the manifest,
-// the pins, both archives' sizes and SHA-256 digests, and the worker
-// bundle's entries and bundle hash have all been checked. Then the runtime
-// cache folder is created, the per-runtime lock taken, stale staging
-// folders removed, and the install staged in a temporary sibling and
-// renamed into place. The node archive is extracted from the descriptor
-// that was hashed, and its identity (inode, size, mtime, ctime) must be
-// unchanged afterwards, so an archive rewritten between the check and the
-// extraction is caught before the rename. The worker bundle's entries are
-// re-hashed against the bundle hash during the extraction and before the
-// worker archive is placed.
+// the pins and both archives' sizes and SHA-256 digests have been checked.
+// Then the runtime cache folder is created, the per-runtime lock taken,
+// stale staging folders removed, and the install staged in a temporary
+// sibling and renamed into place. The node archive is extracted from the
+// descriptor that was hashed, and its identity (inode, size, mtime, ctime)
+// must be unchanged afterwards, so an archive rewritten between the check
+// and the extraction is caught before the rename. The worker archive is
+// copied into the staging area from its checked descriptor and re-hashed,
+// and its entries are re-hashed against the bundle hash from that private
+// copy while the node bootstrap extracts; it is placed only after both
+// checks passed. Any refusal or failure after the target was touched
+// removes what this run created (staging, and the cache folders and lock
+// file when they did not exist before), so a refused install leaves the
+// target as it was.
 func Install(req InstallRequest) (*Receipt, error) {
 	logw := req.Log
 	if logw == nil {
@@ -105,67 +112,54 @@ func Install(req InstallRequest) (*Receipt, error) {
 	// target, the two in parallel.
 	progress("checking %s (%d bytes) and %s (%d bytes)", m.NodeBootstrap.Path, m.NodeBootstrap.Bytes, m.WorkerBundle.Path, m.WorkerBundle.Bytes)
 	var (
-		worker    []byte
+		worker    *os.File
+		workerID  fileID
 		workerErr error
 		wg        sync.WaitGroup
 	)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		worker, workerErr = readWorker(in.WorkerArchive, m)
+		worker, workerID, workerErr = openChecked(ctx, in.WorkerArchive, "worker bundle", m.WorkerBundle.Archive)
 	}()
 	node, nodeID, err := openChecked(ctx, in.NodeArchive, "node bootstrap", m.NodeBootstrap.Archive)
 	wg.Wait()
+	if node != nil {
+		defer node.Close()
+	}
+	if worker != nil {
+		defer worker.Close()
+	}
 	if ctx.Err() != nil {
-		if node != nil {
-			node.Close()
-		}
 		return nil, artifacts.Interrupted("install")
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer node.Close()
 	if workerErr != nil {
 		return nil, workerErr
 	}
-	// The worker bundle's entries are re-hashed against the bundle hash
-	// while the node bootstrap extracts; the worker archive is placed only
-	// after that check passed.
-	bc := &bundleCheck{done: make(chan struct{})}
-	go func() {
-		bc.err = checkBundle(worker, m)
-		close(bc.done)
-	}()
-	defer bc.wait() // never leave the goroutine behind
 
-	// 2. The target: cache folder, lock, stale staging.
-	if err := os.MkdirAll(l.RuntimesDir, 0o755); err != nil {
-		return nil, installErr("cannot create %s: %v", l.RuntimesDir, err)
-	}
-	// MkdirAll succeeds on an existing non-folder in a race; check. (A
-	// symlink to a folder is accepted: users move caches to other disks.)
-	if st, err := os.Stat(l.RuntimesDir); err != nil || !st.IsDir() {
-		return nil, errs.Failed("target_not_folder", "%s is not a folder", l.RuntimesDir).
-			WithHint("remove the file in the way or choose another --target-home")
-	}
-	unlock, err := lockedfile.MutexAt(filepath.Join(l.RuntimesDir, "."+m.NodeBootstrap.SHA256+".lock")).Lock()
+	// 2. The target: cache folder, lock, stale staging. Everything this
+	// run creates is undone on failure.
+	t, err := holdTarget(l, m)
 	if err != nil {
-		return nil, installErr("cannot lock the runtime cache: %v", err)
+		return nil, err
 	}
-	defer unlock()
+	ok := false
+	defer func() { t.release(!ok) }()
 	removeStaleStaging(l, logw)
 
 	// 3. An install already present: keep it when it verifies.
 	replace := false
 	if _, err := os.Lstat(l.RuntimeDir); err == nil {
-		// Deep: "verified and kept" must mean every file is right, not
-		// only the record and the worker archive.
-		probs := verifyInstalled(in, l, req.CLIVersion, true)
+		// "Verified and kept" must mean every file is right, not only the
+		// record and the worker archive: the tree must be untouched since
+		// this very install verified and wrote it (its stamp), or else
+		// every file is re-hashed.
+		probs := verifyInstalled(in, l, req.CLIVersion, verifyStamp)
 		if len(probs) == 0 {
-			if err := bc.wait(); err != nil {
-				return nil, err
-			}
+			ok = true
 			return NewReceipt(StatusExistingVerified, in, l, req.CLIVersion), nil
 		}
 		for _, p := range probs {
@@ -182,14 +176,19 @@ func Install(req InstallRequest) (*Receipt, error) {
 	if err != nil {
 		return nil, installErr("cannot create a staging folder in %s: %v", l.RuntimesDir, err)
 	}
+	// The worker archive's private copy sits beside the staging folder
+	// (same prefix, so a killed install's copy is removed as stale) until
+	// it is renamed into the staged package.
+	workerCopy := staging + ".worker"
 	committed := false
 	defer func() {
+		os.Remove(workerCopy)
 		if !committed {
 			os.RemoveAll(staging)
 		}
 	}()
 	progress("extracting into %s", staging)
-	if err := stage(ctx, staging, node, nodeID, bc, in, l, worker, req.CLIVersion, now()); err != nil {
+	if err := stage(ctx, staging, workerCopy, node, nodeID, worker, workerID, in, l, req.CLIVersion, !req.NoSync, now()); err != nil {
 		if ctx.Err() != nil {
 			return nil, artifacts.Interrupted("install")
 		}
@@ -210,7 +209,7 @@ func Install(req InstallRequest) (*Receipt, error) {
 		if err := unix.Renameat2(unix.AT_FDCWD, staging, unix.AT_FDCWD, l.RuntimeDir, unix.RENAME_EXCHANGE); err != nil {
 			return nil, installErr("cannot replace %s: %v", l.RuntimeDir, err)
 		}
-		committed = true
+		committed, ok = true, true
 		// staging now holds the old install.
 		if err := os.RemoveAll(staging); err != nil {
 			fmt.Fprintf(logw, "clawkit: crabbox: could not remove the replaced install %s: %v\n", staging, err)
@@ -219,7 +218,7 @@ func Install(req InstallRequest) (*Receipt, error) {
 		if err := os.Rename(staging, l.RuntimeDir); err != nil {
 			return nil, installErr("cannot rename the staged install into %s: %v", l.RuntimeDir, err)
 		}
-		committed = true
+		committed, ok = true, true
 	}
 	if err := fsx.SyncDir(l.RuntimesDir); err != nil {
 		return nil, errs.Unknown("install_unsynced", "installed %s but could not sync its folder: %v", l.RuntimeDir, err).
@@ -233,15 +232,121 @@ func installErr(format string, args ...any) *errs.Error {
 		WithHint("nothing was installed at the final path; fix the cause and run the same command again")
 }
 
-// bundleCheck is the result of checkBundle running in the background.
-type bundleCheck struct {
-	done chan struct{}
-	err  error
+// target is the runtime cache held by one install: the folders it had to
+// create and the per-runtime lock.
+type target struct {
+	created     []string // folders this run created, outermost first
+	lockPath    string
+	lockCreated bool
+	lock        *lockedfile.File
+	// touched is the deepest folder that existed before, whose times are
+	// put back on undo (entries were added to it and removed again).
+	touched      string
+	atime, mtime time.Time
 }
 
-func (b *bundleCheck) wait() error {
-	<-b.done
-	return b.err
+// holdTarget creates the runtime cache folder (recording which folders did
+// not exist) and takes the per-runtime lock. The lock file may be removed
+// by a failed install that created it (see release), so after locking the
+// file is checked to still be the one at the path; if not, it is taken
+// again.
+func holdTarget(l Layout, m *artifacts.Manifest) (*target, error) {
+	t := &target{lockPath: filepath.Join(l.RuntimesDir, "."+m.NodeBootstrap.SHA256+".lock")}
+	for {
+		if err := t.mkdirs(l.RuntimesDir); err != nil {
+			t.release(true)
+			return nil, err
+		}
+		// MkdirAll-like creation succeeds on an existing non-folder in a
+		// race; check. (A symlink to a folder is accepted: users move
+		// caches to other disks.)
+		if st, err := os.Stat(l.RuntimesDir); err != nil || !st.IsDir() {
+			t.release(true)
+			return nil, errs.Failed("target_not_folder", "%s is not a folder", l.RuntimesDir).
+				WithHint("remove the file in the way or choose another --target-home")
+		}
+		if _, err := os.Lstat(t.lockPath); errors.Is(err, fs.ErrNotExist) {
+			t.lockCreated = true
+		}
+		f, err := lockedfile.OpenFile(t.lockPath, os.O_RDWR|os.O_CREATE, 0o666)
+		if err != nil {
+			t.release(true)
+			return nil, installErr("cannot lock the runtime cache: %v", err)
+		}
+		held, err1 := f.Stat()
+		now, err2 := os.Lstat(t.lockPath)
+		if err1 == nil && err2 == nil && os.SameFile(held, now) {
+			t.lock = f
+			return t, nil
+		}
+		// Removed (and perhaps re-created) while we waited: try again.
+		f.Close()
+	}
+}
+
+// mkdirs creates dir and its missing parents, recording the ones created.
+func (t *target) mkdirs(dir string) error {
+	var missing []string
+	for p := dir; ; {
+		if _, err := os.Lstat(p); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return installErr("cannot create %s: %v", dir, err)
+		}
+		missing = append(missing, p)
+		parent := filepath.Dir(p)
+		if parent == p {
+			break
+		}
+		p = parent
+	}
+	if t.touched == "" {
+		t.touched = dir
+		if len(missing) > 0 {
+			t.touched = filepath.Dir(missing[len(missing)-1])
+		}
+		if st, err := os.Stat(t.touched); err == nil {
+			if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+				t.atime, t.mtime = time.Unix(sys.Atim.Unix()), time.Unix(sys.Mtim.Unix())
+			}
+		}
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		err := os.Mkdir(missing[i], 0o755)
+		if err == nil {
+			t.created = append(t.created, missing[i])
+			continue
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return installErr("cannot create %s: %v", dir, err)
+		}
+	}
+	return nil
+}
+
+// release unlocks; with undo it first removes the lock file (while still
+// holding it) and then the folders this run created, innermost first, as
+// far as they are empty: a failed install leaves the target as it found
+// it. An install waiting on the removed lock file notices and locks again.
+func (t *target) release(undo bool) {
+	if undo && t.lockCreated && t.lock != nil {
+		os.Remove(t.lockPath)
+	}
+	if t.lock != nil {
+		t.lock.Close()
+		t.lock = nil
+	}
+	if undo {
+		for i := len(t.created) - 1; i >= 0; i-- {
+			if os.Remove(t.created[i]) != nil {
+				break
+			}
+		}
+		if !t.mtime.IsZero() {
+			os.Chtimes(t.touched, t.atime, t.mtime)
+		}
+	}
+	t.created = nil
 }
 
 // fileID pins an open file's content: any write to it changes its size,
@@ -260,10 +365,16 @@ func idOf(f *os.File) (fileID, error) {
 }
 
 // openChecked opens an archive, checks its size and SHA-256, and returns it
-// positioned at the start with its identity: the caller extracts from the
-// same descriptor and compares the identity afterwards instead of hashing
-// a second time.
+// positioned at the start with its identity: the caller reads the same
+// descriptor and compares the identity afterwards instead of hashing a
+// second time. Hashing is fast next to inflating, so the digest is judged
+// before anything else happens; the archive's content rules are enforced
+// while it is extracted into the private staging folder.
 func openChecked(ctx context.Context, path, which string, want artifacts.Archive) (*os.File, fileID, error) {
+	if lim := archive.DefaultLimits().MaxArchiveBytes; want.Bytes > lim {
+		return nil, fileID{}, errs.Failed(archive.CodeTooLarge, "%s %s refused: archive is recorded as %d bytes, over the limit of %d", which, path, want.Bytes, lim).
+			WithHint("the archive is refused as a whole; rebuild it with 'clawkit runtime-artifacts export'")
+	}
 	f, err := fsx.OpenNoFollow(path)
 	if err != nil {
 		return nil, fileID{}, missingArchive(which, path, err)
@@ -283,33 +394,12 @@ func openChecked(ctx context.Context, path, which string, want artifacts.Archive
 	if err != nil {
 		return fail(missingArchive(which, path, err))
 	}
-	// While the bytes are hashed, the same stream is walked (headers only,
-	// nothing extracted) on another goroutine: every limit and path rule is
-	// enforced before the target is touched, so an archive over the entry
-	// or size limits is refused in the time it takes to read it, never
-	// after extracting most of it. The digest is still judged first.
 	h := newSHA()
-	pr, pw := io.Pipe()
-	scanned := make(chan error, 1)
-	go func() {
-		_, err := archive.Walk(pr, archive.Options{Size: want.Bytes, SkipHash: true}, func(*archive.Entry, io.Reader) error { return nil })
-		pr.CloseWithError(errScanDone)
-		scanned <- err
-	}()
-	_, err = io.CopyBuffer(io.MultiWriter(h, &lenientWriter{w: pw}), archive.ContextReader(ctx, f), make([]byte, 1<<20))
-	pw.Close()
-	scanErr := <-scanned
-	if err != nil {
+	if _, err := io.CopyBuffer(h, archive.ContextReader(ctx, f), make([]byte, 1<<20)); err != nil {
 		return fail(missingArchive(which, path, err))
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != want.SHA256 {
 		return fail(integrityErr("%s archive %s has SHA-256 %s, the manifest records %s", which, path, got, want.SHA256))
-	}
-	if scanErr != nil {
-		if e := errs.As(scanErr); e != nil && errors.Is(scanErr, archive.ErrUnsafe) {
-			return fail(errs.Failed(e.Code, "%s %s refused: %s", which, path, e.Message).WithHint("%s", e.Hint).Wrap(scanErr))
-		}
-		return fail(missingArchive(which, path, scanErr))
 	}
 	if id2, err := idOf(f); err != nil || id2 != id {
 		return fail(integrityErr("%s archive %s changed while it was being checked", which, path))
@@ -320,49 +410,39 @@ func openChecked(ctx context.Context, path, which string, want artifacts.Archive
 	return f, id, nil
 }
 
-// readWorker reads the worker archive into memory (it is small and bounded
-// by the manifest's size, itself bounded by the archive limit) and checks
-// its size and digest; checkBundle then re-hashes its entries. The bytes
-// checked are the bytes later written, so there is no window for a swap.
-func readWorker(path string, m *artifacts.Manifest) ([]byte, error) {
-	want := m.WorkerBundle
-	if want.Bytes > archive.DefaultLimits().MaxArchiveBytes {
-		return nil, integrityErr("worker bundle is recorded as %d bytes, over the archive limit", want.Bytes)
-	}
-	f, err := fsx.OpenNoFollow(path)
+// copyWorker copies the checked worker archive into a new private file,
+// hashing the bytes written, and then re-hashes its entries against the
+// bundle hash from that copy: the bytes checked are the bytes placed.
+func copyWorker(dst string, src *os.File, srcID fileID, m *artifacts.Manifest) error {
+	f, err := os.OpenFile(dst, os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o644)
 	if err != nil {
-		return nil, missingArchive("worker bundle", path, err)
+		return installErr("cannot write %s: %v", dst, err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
-		return nil, missingArchive("worker bundle", path, fmt.Errorf("not a regular file"))
-	}
-	if st.Size() != want.Bytes {
-		return nil, integrityErr("worker bundle archive %s is %d bytes, the manifest records %d", path, st.Size(), want.Bytes)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, want.Bytes+1))
+	h := newSHA()
+	n, err := io.CopyBuffer(io.MultiWriter(f, h), io.NewSectionReader(src, 0, m.WorkerBundle.Bytes+1), make([]byte, 256<<10))
 	if err != nil {
-		return nil, missingArchive("worker bundle", path, err)
+		return installErr("cannot copy the worker archive to %s: %v", dst, err)
 	}
-	if int64(len(data)) != want.Bytes {
-		return nil, integrityErr("worker bundle archive %s changed size while being read", path)
+	if n != m.WorkerBundle.Bytes || hex.EncodeToString(h.Sum(nil)) != m.WorkerBundle.SHA256 {
+		return integrityErr("worker bundle archive changed while it was installed")
 	}
-	if got := sha256Hex(data); got != want.SHA256 {
-		return nil, integrityErr("worker bundle archive %s has SHA-256 %s, the manifest records %s", path, got, want.SHA256)
+	if id, err := idOf(src); err != nil || id != srcID {
+		return integrityErr("worker bundle archive changed while it was installed")
 	}
-	return data, nil
+	return checkBundle(io.NewSectionReader(f, 0, n), m)
 }
 
 // checkBundle walks the worker archive, hashes every entry and compares the
 // entries and the recomputed bundle hash with the manifest.
-func checkBundle(data []byte, m *artifacts.Manifest) error {
+func checkBundle(r io.Reader, m *artifacts.Manifest) error {
 	var got []artifacts.BundleEntry
-	_, err := archive.Walk(bytes.NewReader(data), archive.Options{Size: int64(len(data))}, func(e *archive.Entry, body io.Reader) error {
+	h := sha256.New()
+	_, err := archive.Walk(r, archive.Options{Size: m.WorkerBundle.Bytes, SkipHash: true}, func(e *archive.Entry, body io.Reader) error {
 		if e.Type != archive.TypeFile || strings.Contains(e.Path, "/") {
 			return integrityErr("worker bundle entry %q is not a regular file at the archive root", e.Path)
 		}
-		h := newSHA()
+		h.Reset()
 		n, err := io.Copy(h, body)
 		if err != nil {
 			return err
@@ -393,26 +473,60 @@ func checkBundle(data []byte, m *artifacts.Manifest) error {
 	return nil
 }
 
-// stage extracts the node bootstrap into staging, places the worker
-// archive, and writes the index and the record (the record last).
-func stage(ctx context.Context, staging string, node *os.File, nodeID fileID, bc *bundleCheck, in *Inputs, l Layout, worker []byte, cliVersion string, now time.Time) error {
+// layoutCheck refuses, before anything is created for it, a node bootstrap
+// entry that would make the install write where it must not: the install
+// record's names, the worker archive's own path, a non-folder (a link,
+// say) at any folder the worker archive is placed in, and a package.json
+// that is not a regular file.
+func layoutCheck(ctx context.Context, l Layout, m *artifacts.Manifest) func(e *archive.Entry) error {
+	pkgJSON := m.NodeBootstrap.PackagePath + "/package.json"
+	return func(e *archive.Entry) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		switch {
+		case e.Path == RecordName || e.Path == IndexName:
+			return integrityErr("node bootstrap contains %s, a name reserved for the install record", e.Path)
+		case e.Path == l.WorkerRel && (e.Type != archive.TypeFile || e.Size != m.WorkerBundle.Bytes):
+			// Only the worker archive's own bytes may be there (checked
+			// once written).
+			return integrityErr("node bootstrap already contains %s with different bytes", e.Path)
+		case e.Type != archive.TypeDir && strings.HasPrefix(l.WorkerRel, e.Path+"/"):
+			return integrityErr("node bootstrap entry %s is a %s, but the worker archive is installed below it (%s): it must be a folder", e.Path, e.Type, l.WorkerRel)
+		case e.Path == pkgJSON && e.Type != archive.TypeFile:
+			return integrityErr("node bootstrap %s is a %s, not a regular file", pkgJSON, e.Type)
+		}
+		return nil
+	}
+}
+
+// stage extracts the node bootstrap into staging while the worker archive
+// is copied and checked beside it, places the worker archive, and writes
+// the index and the record (the record last).
+func stage(ctx context.Context, staging, workerCopy string, node *os.File, nodeID fileID, worker *os.File, workerID fileID, in *Inputs, l Layout, cliVersion string, writeback bool, now time.Time) error {
 	m := in.Manifest
-	idx := Index{Schema: IndexSchema}
-	var content int64
-	n := 0
+	wc := make(chan error, 1)
+	go func() { wc <- copyWorker(workerCopy, worker, workerID, m) }()
+	var (
+		ents    indexList
+		content int64
+		n       int
+		present string // SHA-256 of a worker archive the bootstrap holds
+	)
 	st, err := archive.ExtractDir(node, staging, archive.ExtractOptions{
 		Options:   archive.Options{Size: m.NodeBootstrap.Bytes, SkipHash: true},
 		HashFiles: true,
+		Writeback: writeback,
+		Check:     layoutCheck(ctx, l, m),
 		OnEntry: func(e *archive.Entry, sum [32]byte) error {
-			ie := IndexEntry{Path: e.Path, Type: e.Type.String()}
-			switch e.Type {
-			case archive.TypeFile:
-				ie.Size, ie.SHA256 = e.Size, hex.EncodeToString(sum[:])
+			r := indexRec{path: e.Path, link: e.Linkname, typ: e.Type, size: e.Size, sum: sum}
+			if e.Type == archive.TypeFile {
 				content += e.Size
-			case archive.TypeSymlink, archive.TypeHardlink:
-				ie.Link = e.Linkname
+				if e.Path == l.WorkerRel {
+					present = hex.EncodeToString(sum[:])
+				}
 			}
-			idx.Entries = append(idx.Entries, ie)
+			ents.put(e.Index, r)
 			n++
 			if testHookEntry != nil {
 				testHookEntry(n)
@@ -420,6 +534,7 @@ func stage(ctx context.Context, staging string, node *os.File, nodeID fileID, bc
 			return ctx.Err()
 		},
 	})
+	werr := <-wc
 	if err != nil {
 		if errors.Is(err, archive.ErrUnsafe) {
 			e := errs.As(err)
@@ -439,37 +554,41 @@ func stage(ctx context.Context, staging string, node *os.File, nodeID fileID, bc
 	if err := checkPackageJSON(filepath.Join(staging, filepath.FromSlash(m.NodeBootstrap.PackagePath)), m); err != nil {
 		return err
 	}
-	for _, name := range []string{RecordName, IndexName} {
-		if _, err := os.Lstat(filepath.Join(staging, name)); err == nil {
-			return integrityErr("node bootstrap contains %s, a name reserved for the install record", name)
+	// The worker archive, inside the installed package, once its bytes
+	// and entries matched the manifest.
+	if werr != nil {
+		return werr
+	}
+	var extra []IndexEntry
+	switch {
+	case present == m.WorkerBundle.SHA256:
+		// The bootstrap already holds these very bytes (and indexed them).
+	case present != "":
+		return integrityErr("node bootstrap already contains %s with different bytes", l.WorkerRel)
+	default:
+		if err := mkdirsReal(staging, path.Dir(l.WorkerRel)); err != nil {
+			return err
 		}
-	}
-	// The worker archive, inside the installed package, once its entries
-	// matched the bundle hash.
-	if err := bc.wait(); err != nil {
-		return err
-	}
-	wabs := filepath.Join(staging, filepath.FromSlash(l.WorkerRel))
-	if err := os.MkdirAll(filepath.Dir(wabs), 0o755); err != nil {
-		return installErr("cannot create %s: %v", filepath.Dir(wabs), err)
-	}
-	if old, err := os.ReadFile(wabs); err == nil {
-		if !bytes.Equal(old, worker) {
-			return integrityErr("node bootstrap already contains %s with different bytes", l.WorkerRel)
+		wabs := filepath.Join(staging, filepath.FromSlash(l.WorkerRel))
+		if err := unix.Renameat2(unix.AT_FDCWD, workerCopy, unix.AT_FDCWD, wabs, unix.RENAME_NOREPLACE); err != nil {
+			return installErr("cannot place the worker archive at %s: %v", wabs, err)
 		}
-	} else if err := writeNew(wabs, worker, 0o644); err != nil {
-		return installErr("cannot write %s: %v", wabs, err)
-	} else {
-		idx.Entries = append(idx.Entries, IndexEntry{Path: l.WorkerRel, Type: "file", Size: int64(len(worker)), SHA256: m.WorkerBundle.SHA256})
-		content += int64(len(worker))
+		extra = append(extra, IndexEntry{Path: l.WorkerRel, Type: "file", Size: m.WorkerBundle.Bytes, SHA256: m.WorkerBundle.SHA256})
+		content += m.WorkerBundle.Bytes
 	}
-	ib, err := json.Marshal(idx)
+	// MkdirTemp made the folder 0700; the runtime is read by the runtime
+	// user's processes like any installed package.
+	if err := os.Chmod(staging, 0o755); err != nil {
+		return installErr("cannot set the mode of %s: %v", staging, err)
+	}
+	isum, count, err := writeIndex(filepath.Join(staging, IndexName), &ents, extra...)
 	if err != nil {
-		return installErr("encoding the index: %v", err)
-	}
-	ib = append(ib, '\n')
-	if err := writeNew(filepath.Join(staging, IndexName), ib, 0o644); err != nil {
 		return installErr("cannot write the install index: %v", err)
+	}
+	// The tree as verified and written, for a quick re-install check.
+	stamp, err := treeStamp(staging)
+	if err != nil {
+		return installErr("cannot stat the staged install: %v", err)
 	}
 	rec := Record{
 		Schema:         RecordSchema,
@@ -488,7 +607,8 @@ func stage(ctx context.Context, staging string, node *os.File, nodeID fileID, bc
 		},
 		CLIVersion:  cliVersion,
 		InstalledAt: now.UTC().Format(time.RFC3339),
-		Index:       RecordIndex{SHA256: sha256Hex(ib), Entries: len(idx.Entries), Bytes: content},
+		Index:       RecordIndex{SHA256: isum, Entries: count, Bytes: content},
+		Tree:        stamp,
 	}
 	rb, err := marshalIndent(rec)
 	if err != nil {
@@ -497,10 +617,25 @@ func stage(ctx context.Context, staging string, node *os.File, nodeID fileID, bc
 	if err := writeNew(filepath.Join(staging, RecordName), rb, 0o644); err != nil {
 		return installErr("cannot write the install record: %v", err)
 	}
-	// MkdirTemp made the folder 0700; the runtime is read by the runtime
-	// user's processes like any installed package.
-	if err := os.Chmod(staging, 0o755); err != nil {
-		return installErr("cannot set the mode of %s: %v", staging, err)
+	return nil
+}
+
+// mkdirsReal creates rel's folders below root one by one, refusing any
+// existing component that is not a real folder (never following a link).
+func mkdirsReal(root, rel string) error {
+	p := root
+	for seg := range strings.SplitSeq(rel, "/") {
+		p = filepath.Join(p, seg)
+		err := os.Mkdir(p, 0o755)
+		if err == nil || !errors.Is(err, fs.ErrExist) {
+			if err != nil {
+				return installErr("cannot create %s: %v", p, err)
+			}
+			continue
+		}
+		if st, err := os.Lstat(p); err != nil || !st.IsDir() {
+			return integrityErr("%s in the node bootstrap is not a folder", p)
+		}
 	}
 	return nil
 }
@@ -555,24 +690,6 @@ func syncTree(dir string) error {
 		return err
 	}
 	return f.Sync()
-}
-
-var errScanDone = errors.New("archive scan finished")
-
-// lenientWriter feeds the pre-scan; once the scan has stopped reading (it
-// finished or refused the archive) writes are dropped, so hashing goes on.
-type lenientWriter struct {
-	w    *io.PipeWriter
-	dead bool
-}
-
-func (l *lenientWriter) Write(p []byte) (int, error) {
-	if !l.dead {
-		if _, err := l.w.Write(p); err != nil {
-			l.dead = true
-		}
-	}
-	return len(p), nil
 }
 
 // CheckPlatform refuses (exit 3, before anything is touched) an export whose

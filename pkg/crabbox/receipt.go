@@ -84,8 +84,29 @@ func receiptErr(code, format string, args ...any) *errs.Error {
 // other lines are. The JSON is decoded strictly (unknown fields, trailing
 // data and a wrong type are errors) but not checked against a manifest:
 // that is ValidateReceipt.
+//
+// The input may also be an already-decoded receipt: one JSON object (what
+// `--json` prints, indented or not) of at most MaxReceiptLine bytes with
+// nothing but white space around it, recognised by its first non-space
+// byte being "{". It is decoded just as strictly.
 func ReadReceipt(r io.Reader) (*Receipt, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
+	// Look ahead (without consuming) for the first non-space byte.
+	for n := 1; n <= br.Size(); n++ {
+		b, err := br.Peek(n)
+		if len(b) < n {
+			break
+		}
+		if c := b[n-1]; c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			if c == '{' {
+				return readDecoded(br)
+			}
+			break
+		}
+		if err != nil {
+			break
+		}
+	}
 	var found []byte
 	count := 0
 	lineNo := 0
@@ -116,6 +137,18 @@ func ReadReceipt(r io.Reader) (*Receipt, error) {
 		return nil, receiptErr("receipt_missing", "no %s line in the command output", ReceiptMarker)
 	}
 	return ParseReceiptLine(string(found))
+}
+
+// readDecoded reads a whole input that is one receipt JSON object.
+func readDecoded(r io.Reader) (*Receipt, error) {
+	b, err := io.ReadAll(io.LimitReader(r, MaxReceiptLine+1))
+	if err != nil {
+		return nil, receiptErr("receipt_unreadable", "cannot read the receipt: %v", err)
+	}
+	if len(b) > MaxReceiptLine {
+		return nil, receiptErr("receipt_oversized", "receipt JSON is longer than %d bytes", MaxReceiptLine)
+	}
+	return decodeReceipt(b)
 }
 
 // readBoundedLine reads one LF-terminated line, returning at most max bytes
@@ -157,17 +190,23 @@ func ParseReceiptLine(line string) (*Receipt, error) {
 	if !ok {
 		return nil, receiptErr("receipt_invalid", "line does not start with %s", ReceiptMarker)
 	}
-	if err := artifacts.CheckStrictJSON([]byte(rest)); err != nil {
+	return decodeReceipt([]byte(rest))
+}
+
+// decodeReceipt strictly decodes one receipt JSON object (white space
+// around it allowed).
+func decodeReceipt(rest []byte) (*Receipt, error) {
+	if err := artifacts.CheckStrictJSON(rest); err != nil {
 		return nil, receiptErr("receipt_invalid", "receipt JSON is invalid: %v", err)
 	}
-	dec := json.NewDecoder(strings.NewReader(rest))
+	dec := json.NewDecoder(bytes.NewReader(rest))
 	dec.DisallowUnknownFields()
 	var rc Receipt
 	if err := dec.Decode(&rc); err != nil {
 		return nil, receiptErr("receipt_invalid", "receipt JSON is invalid: %v", err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, receiptErr("receipt_invalid", "receipt line has data after its JSON object")
+		return nil, receiptErr("receipt_invalid", "receipt has data after its JSON object")
 	}
 	return &rc, nil
 }

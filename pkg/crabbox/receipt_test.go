@@ -33,6 +33,8 @@ func TestReadReceipt(t *testing.T) {
 	rc, in, home := sampleReceipt(t)
 	line := rc.Line()
 	long := strings.Repeat("x", 200_000) // other lines may be long
+	decoded, _ := json.Marshal(rc)
+	indented, _ := json.MarshalIndent(rc, "", "  ")
 	cases := []struct {
 		name, input, code string
 	}{
@@ -49,6 +51,14 @@ func TestReadReceipt(t *testing.T) {
 		{"trailing", line + " {}\n", "receipt_invalid"},
 		{"unknown-field", strings.Replace(line, `{"status"`, `{"extra":1,"status"`, 1) + "\n", "receipt_invalid"},
 		{"wrong-type", strings.Replace(line, `"status":"installed"`, `"status":1`, 1) + "\n", "receipt_invalid"},
+		// An already-decoded receipt: the JSON object alone.
+		{"decoded", string(decoded), ""},
+		{"decoded-indented", "\n  " + string(indented) + "\n\n", ""},
+		{"decoded-trailing", string(decoded) + "\n{}\n", "receipt_invalid"},
+		{"decoded-then-line", string(decoded) + "\n" + line + "\n", "receipt_invalid"},
+		{"decoded-unknown-field", strings.Replace(string(decoded), `{"status"`, `{"extra":1,"status"`, 1), "receipt_invalid"},
+		{"decoded-oversized", "{" + strings.Repeat(" ", crabbox.MaxReceiptLine) + "}", "receipt_oversized"},
+		{"decoded-array", "[" + string(decoded) + "]", "receipt_missing"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -155,6 +165,9 @@ func FuzzReceipt(f *testing.F) {
 	f.Add(crabbox.ReceiptMarker + " {}\n")
 	f.Add(crabbox.ReceiptMarker + "\r\n")
 	f.Add(crabbox.ReceiptMarker + ` {"status":"installed"} x`)
+	decoded, _ := json.Marshal(rc)
+	f.Add(string(decoded))
+	f.Add(" \n" + string(decoded) + "\n" + line + "\n")
 	f.Fuzz(func(t *testing.T, input string) {
 		got, err := crabbox.ReadReceipt(strings.NewReader(input))
 		markers := 0
@@ -172,7 +185,12 @@ func FuzzReceipt(f *testing.F) {
 			}
 			return
 		}
-		if markers != 1 {
+		if trimmed := strings.TrimLeft(input, " \t\r\n"); strings.HasPrefix(trimmed, "{") {
+			// An already-decoded receipt: the object alone, bounded.
+			if markers != 0 || len(input) > crabbox.MaxReceiptLine {
+				t.Fatalf("accepted a decoded receipt with %d marker lines, %d bytes", markers, len(input))
+			}
+		} else if markers != 1 {
 			t.Fatalf("accepted with %d marker lines", markers)
 		}
 		back, err := crabbox.ParseReceiptLine(got.Line())

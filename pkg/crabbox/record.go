@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/clawkit/clawkit/pkg/artifacts"
 	"github.com/clawkit/clawkit/pkg/fsx"
@@ -30,6 +32,9 @@ type Record struct {
 	CLIVersion     string        `json:"cliVersion"`
 	InstalledAt    string        `json:"installedAt"`
 	Index          RecordIndex   `json:"index"`
+	// Tree is the stamp (treeStamp) of the runtime folder as installed;
+	// empty in records of older installs.
+	Tree string `json:"tree,omitempty"`
 }
 
 // RecordArchive is an archive's identity.
@@ -61,12 +66,49 @@ type Index struct {
 }
 
 // IndexEntry is one installed path, relative to the runtime folder.
+//
+// Names are bytes on disk and need not be UTF-8, which JSON strings cannot
+// carry (they would be stored as U+FFFD and no longer name the file). Such
+// a name is also stored exactly, hex-encoded, in PathHex (LinkHex for a
+// link target); Path then holds a readable form only. See docs/crabbox.md.
 type IndexEntry struct {
-	Path   string `json:"path"`
-	Type   string `json:"type"` // file, dir, symlink, hardlink
-	Size   int64  `json:"size,omitempty"`
-	SHA256 string `json:"sha256,omitempty"`
-	Link   string `json:"link,omitempty"`
+	Path    string `json:"path"`
+	PathHex string `json:"pathHex,omitempty"`
+	Type    string `json:"type"` // file, dir, symlink, hardlink
+	Size    int64  `json:"size,omitempty"`
+	SHA256  string `json:"sha256,omitempty"`
+	Link    string `json:"link,omitempty"`
+	LinkHex string `json:"linkHex,omitempty"`
+}
+
+func indexEntry(name, typ string) IndexEntry {
+	ie := IndexEntry{Path: name, Type: typ}
+	if !utf8.ValidString(name) {
+		ie.Path, ie.PathHex = strings.ToValidUTF8(name, "\uFFFD"), hex.EncodeToString([]byte(name))
+	}
+	return ie
+}
+
+func (ie *IndexEntry) setLink(target string) {
+	ie.Link = target
+	if !utf8.ValidString(target) {
+		ie.Link, ie.LinkHex = strings.ToValidUTF8(target, "\uFFFD"), hex.EncodeToString([]byte(target))
+	}
+}
+
+// name and link are the exact bytes of the entry's path and link target.
+func (ie *IndexEntry) name() (string, error) { return exact(ie.Path, ie.PathHex) }
+func (ie *IndexEntry) link() (string, error) { return exact(ie.Link, ie.LinkHex) }
+
+func exact(s, h string) (string, error) {
+	if h == "" {
+		return s, nil
+	}
+	b, err := hex.DecodeString(h)
+	if err != nil || utf8.Valid(b) {
+		return "", fmt.Errorf("invalid hex name %q", h)
+	}
+	return string(b), nil
 }
 
 const maxRecordBytes = 64 << 10

@@ -35,7 +35,8 @@ func SetupCommand(manifestPath, targetHome string) (*Setup, error) {
 // createCrabboxRuntimeCacheVerification): the credential-free command a CI
 // job or a remote host runs to verify a retained runtime cache against this
 // export, pinned the same way. With deep, the command re-hashes every
-// installed file.
+// installed file. Only the manifest is read: the archives need not be
+// beside it.
 func VerifyCommand(manifestPath, targetHome string, deep bool) (*Setup, error) {
 	return commandFor("verify", manifestPath, targetHome, deep)
 }
@@ -46,10 +47,16 @@ func commandFor(sub, manifestPath, targetHome string, deep bool) (*Setup, error)
 		return nil, err
 	}
 	m := in.Manifest
+	// Verification takes the export's identity from the manifest alone
+	// (it never reads the archives), so only an install command needs
+	// them beside it.
 	for _, a := range []struct {
 		which, path string
 		bytes       int64
 	}{{"node bootstrap", in.NodeArchive, m.NodeBootstrap.Bytes}, {"worker bundle", in.WorkerArchive, m.WorkerBundle.Bytes}} {
+		if sub != "install" {
+			break
+		}
 		st, err := os.Stat(a.path)
 		if err != nil {
 			return nil, missingArchive(a.which, a.path, err)

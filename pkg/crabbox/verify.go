@@ -98,7 +98,11 @@ func verify(req VerifyRequest) (*VerifyResult, error) {
 		}
 		fmt.Fprintf(req.Progress, "clawkit: crabbox: verifying %s: %s\n", l.RuntimeDir, what)
 	}
-	res := &VerifyResult{Layout: l, Problems: verifyInstalled(in, l, req.CLIVersion, req.Deep)}
+	depth := verifyShallow
+	if req.Deep {
+		depth = verifyDeepest
+	}
+	res := &VerifyResult{Layout: l, Problems: verifyInstalled(in, l, req.CLIVersion, depth)}
 	if len(res.Problems) == 0 {
 		res.Receipt = NewReceipt(StatusExistingVerified, in, l, req.CLIVersion)
 	}
@@ -111,7 +115,17 @@ func VerifyFailed(res *VerifyResult) error {
 		WithHint("run 'clawkit crabbox install' with the same manifest to replace it")
 }
 
-func verifyInstalled(in *Inputs, l Layout, cliVersion string, deep bool) []string {
+// How far verifyInstalled looks beyond the record, the package identity and
+// the worker archive.
+const (
+	verifyShallow = iota
+	// verifyStamp: the tree stamp, and every file re-hashed only when the
+	// stamp differs (install's check of an existing install).
+	verifyStamp
+	verifyDeepest // every file re-hashed
+)
+
+func verifyInstalled(in *Inputs, l Layout, cliVersion string, depth int) []string {
 	m := in.Manifest
 	var probs []string
 	add := func(path, format string, args ...any) {
@@ -163,9 +177,15 @@ func verifyInstalled(in *Inputs, l Layout, cliVersion string, deep bool) []strin
 	case sum != m.WorkerBundle.SHA256:
 		add(l.WorkerArchive, "retained worker archive has SHA-256 %s, the manifest records %s", sum, m.WorkerBundle.SHA256)
 	}
-	if deep && rec != nil {
-		probs = append(probs, verifyDeep(l, rec)...)
+	if rec == nil || depth == verifyShallow || (depth == verifyStamp && len(probs) > 0) {
+		return probs
 	}
+	if depth == verifyStamp && rec.Tree != "" {
+		if stamp, err := treeStamp(l.RuntimeDir); err == nil && stamp == rec.Tree {
+			return nil
+		}
+	}
+	probs = append(probs, verifyDeep(l, rec)...)
 	return probs
 }
 
@@ -219,12 +239,16 @@ func verifyDeep(l Layout, rec *Record) []string {
 	}
 	var byPath map[string]IndexEntry
 	for _, e := range idx.Entries {
-		if fsx.CheckRel(e.Path) != nil {
+		name, err := e.name()
+		if err == nil {
+			err = fsx.CheckRel(name)
+		}
+		if err != nil {
 			report(idxPath, "invalid path %q in the install index", e.Path)
 			continue
 		}
-		known[e.Path] = true
-		abs := filepath.Join(l.RuntimeDir, filepath.FromSlash(e.Path))
+		known[name] = true
+		abs := filepath.Join(l.RuntimeDir, filepath.FromSlash(name))
 		switch e.Type {
 		case "file", "hardlink":
 			fe := e
@@ -234,11 +258,14 @@ func verifyDeep(l Layout, rec *Record) []string {
 				if byPath == nil {
 					byPath = make(map[string]IndexEntry, len(idx.Entries))
 					for _, x := range idx.Entries {
-						byPath[x.Path] = x
+						if xn, err := x.name(); err == nil {
+							byPath[xn] = x
+						}
 					}
 				}
+				target, err := e.link()
 				var ok bool
-				if fe, ok = byPath[e.Link]; !ok || fe.Type != "file" {
+				if fe, ok = byPath[target]; err != nil || !ok || fe.Type != "file" {
 					report(abs, "hard link target %q is not in the install index", e.Link)
 					continue
 				}
@@ -249,8 +276,9 @@ func verifyDeep(l Layout, rec *Record) []string {
 				report(abs, "folder is missing or replaced")
 			}
 		case "symlink":
-			if t, err := os.Readlink(abs); err != nil || t != e.Link {
-				report(abs, "symlink is missing or points elsewhere (want %q)", e.Link)
+			want, err := e.link()
+			if t, rerr := os.Readlink(abs); err != nil || rerr != nil || t != want {
+				report(abs, "symlink is missing or points elsewhere (want %q)", want)
 			}
 		default:
 			report(idxPath, "unknown entry type %q for %q", e.Type, e.Path)
