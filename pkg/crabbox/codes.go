@@ -47,3 +47,8 @@ const (
 	// CodeTargetNotFolder: … is not a folder
 	CodeTargetNotFolder errs.Code = "target_not_folder"
 )
+
+const (
+	// CodeArchiveTooLarge: … … refused: archive is recorded as … bytes, over the limit of …
+	CodeArchiveTooLarge errs.Code = "archive_too_large"
+)
