@@ -79,12 +79,21 @@ func checkEvents(p EventsParams) error {
 
 // checkWrite is opWrite's stateless part: name, path, content.
 func checkWrite(p WriteParams) error {
-	if err := CheckSkillName(p.Skill); err != nil {
+	if _, _, err := writeReport(p); err != nil {
 		return err
 	}
-	rel, err := NormalizeSkillFilePath(p.File)
-	if err != nil {
-		return err
+	return checkTarget(p.Target)
+}
+
+// writeReport checks a write's skill name, file path and content, and
+// returns the normalised path and the report (its warnings go with the
+// result).
+func writeReport(p WriteParams) (rel string, rep *Report, err error) {
+	if err := CheckSkillName(p.Skill); err != nil {
+		return "", nil, err
+	}
+	if rel, err = NormalizeSkillFilePath(p.File); err != nil {
+		return "", nil, err
 	}
 	var findings []Finding
 	if rel == SkillFile {
@@ -92,13 +101,13 @@ func checkWrite(p WriteParams) error {
 	} else {
 		findings = CheckSupportFile(rel, p.Content)
 	}
-	rep := &Report{Skill: p.Skill, Strict: p.Strict}
+	rep = &Report{Skill: p.Skill, Strict: p.Strict}
 	rep.add(findings...)
 	rep.finish()
 	if err := rep.Err(); err != nil {
-		return err
+		return "", nil, err
 	}
-	return checkTarget(p.Target)
+	return rel, rep, nil
 }
 
 // checkRemove is opRemove's stateless part.

@@ -72,38 +72,11 @@ func checkBundle(p BundleParams) error {
 // authoring contract allows and its resolved path must lie inside the
 // skill folder, and the content read must be the content listed.
 func opBundle(ctx context.Context, env *owner.Env, p BundleParams) (any, error) {
-	if err := CheckSkillName(p.Skill); err != nil {
-		return nil, err
-	}
-	c, err := begin(ctx, env, p.Target)
+	c, r, tree, _, err := openInstalled(ctx, env, p.Target, p.Skill)
 	if err != nil {
 		return nil, err
-	}
-	rr, err := c.rootResult()
-	if err != nil {
-		return nil, err
-	}
-	if !rr.Exists {
-		return nil, noSkill(p.Skill, c)
-	}
-	if err := checkNoLinks(c.root, p.Skill); err != nil {
-		return nil, err
-	}
-	r, err := openSkillsRoot(c.root)
-	if err != nil {
-		return nil, err
-	}
-	if r == nil {
-		return nil, noSkill(p.Skill, c)
 	}
 	defer r.Close()
-	tree, _, exists, err := readTree(r, c.root, p.Skill)
-	if err != nil {
-		return nil, err
-	}
-	if !exists {
-		return nil, noSkill(p.Skill, c)
-	}
 	skillDir := filepath.Join(c.root, p.Skill)
 	var disallowed []string
 	files := make([]SourceFile, 0, len(tree))

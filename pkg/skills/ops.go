@@ -325,39 +325,50 @@ type FilesParams struct {
 	Skill string `json:"skill"`
 }
 
-func opFiles(ctx context.Context, env *owner.Env, p FilesParams) (any, error) {
-	if err := CheckSkillName(p.Skill); err != nil {
-		return nil, err
+// openInstalled is the first step of every read of one installed skill's
+// files (files, bundle): resolve the call, refuse a skill folder that is a
+// link, open the skills root without following links and list the skill's
+// files through it. The caller closes the returned root.
+func openInstalled(ctx context.Context, env *owner.Env, t Target, skill string) (c *call, r *os.Root, tree []FileEntry, md []byte, err error) {
+	if err := CheckSkillName(skill); err != nil {
+		return nil, nil, nil, nil, err
 	}
-	c, err := begin(ctx, env, p.Target)
-	if err != nil {
-		return nil, err
+	if c, err = begin(ctx, env, t); err != nil {
+		return nil, nil, nil, nil, err
 	}
 	rr, err := c.rootResult()
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, nil, err
 	}
 	if !rr.Exists {
-		return nil, noSkill(p.Skill, c)
+		return nil, nil, nil, nil, noSkill(skill, c)
 	}
-	if err := checkNoLinks(c.root, p.Skill); err != nil {
-		return nil, err
+	if err := checkNoLinks(c.root, skill); err != nil {
+		return nil, nil, nil, nil, err
 	}
-	r, err := openSkillsRoot(c.root)
-	if err != nil {
-		return nil, err
+	if r, err = openSkillsRoot(c.root); err != nil {
+		return nil, nil, nil, nil, err
 	}
 	if r == nil {
-		return nil, noSkill(p.Skill, c)
+		return nil, nil, nil, nil, noSkill(skill, c)
 	}
-	defer r.Close()
-	tree, md, exists, err := readTree(r, c.root, p.Skill)
+	tree, md, exists, err := readTree(r, c.root, skill)
+	if err == nil && !exists {
+		err = noSkill(skill, c)
+	}
+	if err != nil {
+		r.Close()
+		return nil, nil, nil, nil, err
+	}
+	return c, r, tree, md, nil
+}
+
+func opFiles(ctx context.Context, env *owner.Env, p FilesParams) (any, error) {
+	_, r, tree, md, err := openInstalled(ctx, env, p.Target, p.Skill)
 	if err != nil {
 		return nil, err
 	}
-	if !exists {
-		return nil, noSkill(p.Skill, c)
-	}
+	r.Close()
 	res := FilesResult{Skill: p.Skill, Files: tree}
 	if res.Files == nil {
 		res.Files = []FileEntry{}

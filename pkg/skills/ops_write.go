@@ -70,24 +70,9 @@ func afterApply(err error) error {
 }
 
 func opWrite(ctx context.Context, env *owner.Env, p WriteParams) (any, error) {
-	if err := CheckSkillName(p.Skill); err != nil {
-		return nil, err
-	}
-	rel, err := NormalizeSkillFilePath(p.File)
-	if err != nil {
-		return nil, err
-	}
 	// Validate the content first: invalid content never needs the lock.
-	var findings []Finding
-	if rel == SkillFile {
-		findings = CheckSkillMD(p.Skill, p.Content, p.Strict)
-	} else {
-		findings = CheckSupportFile(rel, p.Content)
-	}
-	rep := &Report{Skill: p.Skill, Strict: p.Strict}
-	rep.add(findings...)
-	rep.finish()
-	if err := rep.Err(); err != nil {
+	rel, rep, err := writeReport(p)
+	if err != nil {
 		return nil, err
 	}
 	c, hooks, err := beginCommit(ctx, env, p.Target)

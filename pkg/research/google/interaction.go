@@ -109,14 +109,10 @@ type Annotation struct {
 // UnmarshalJSON decodes an annotation without ever failing on its fields:
 // one malformed citation must not make a finished report unusable.
 func (a *Annotation) UnmarshalJSON(b []byte) error {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
-		var syn *json.SyntaxError
-		if errors.As(err, &syn) {
-			return err
-		}
+	raw, ok, err := lenientFields(b)
+	if !ok {
 		*a = Annotation{Bad: true}
-		return nil
+		return err
 	}
 	*a = Annotation{}
 	str := func(k string, dst *string) {
@@ -154,17 +150,27 @@ type ProviderError struct {
 // UnmarshalJSON keeps whatever of an error entry can be read: a reason
 // is worth keeping even when one of its fields has an unexpected type.
 func (e *ProviderError) UnmarshalJSON(b []byte) error {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
-		var syn *json.SyntaxError
-		if errors.As(err, &syn) {
-			return err
-		}
+	raw, ok, err := lenientFields(b)
+	if !ok {
 		*e = ProviderError{Message: truncateForMsg(string(b))}
-		return nil
+		return err
 	}
 	*e = ProviderError{Code: looseString(raw["code"]), Message: looseString(raw["message"])}
 	return nil
+}
+
+// lenientFields decodes b as a JSON object for the decoders that never
+// fail on a field's type: a syntax error (a broken body) is returned; any
+// other mismatch (b is not an object) is ok false with no error.
+func lenientFields(b []byte) (raw map[string]json.RawMessage, ok bool, err error) {
+	if err := json.Unmarshal(b, &raw); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			return nil, false, err
+		}
+		return nil, false, nil
+	}
+	return raw, true, nil
 }
 
 // looseString renders a JSON string as its value and any other JSON value
