@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/owner"
@@ -148,7 +149,9 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 		_ = js.update(context.WithoutCancel(ctx), j, env.Now())
 		return nil, err
 	}
-	it, err := s.client(j, cred).Create(ctx, p.Question)
+	cctx, cdone := createContext(ctx)
+	it, err := s.client(j, cred).Create(cctx, p.Question)
+	cdone()
 	// From here on the create may have happened: record what we know even
 	// if our own context is being cancelled.
 	wctx := context.WithoutCancel(ctx)
@@ -585,4 +588,20 @@ func errMsg(ge *google.Error) string {
 // (docs/scale-out.md, "A provider partition").
 func ProviderUnreachable(err error) bool {
 	return err != nil && errs.CodeOf(err) == string(CodePollFailed) && google.AsError(err) == nil && !store.Unreachable(err)
+}
+
+// CreateGrace is how long a create already on its way is still awaited
+// after its caller went away (a closed connection to the gateway, Ctrl-C).
+const CreateGrace = 10 * time.Second
+
+// createContext detaches the create from its caller's cancellation: once
+// the request is sent, the provider's answer is the job's receipt, and a
+// caller that leaves must not turn a job the provider accepted (and bills)
+// into an untracked one. The answer is awaited for CreateGrace more after
+// the caller's context ends (the client's own request timeout bounds it
+// too); only then is the create given up, as indeterminate.
+func createContext(ctx context.Context) (context.Context, func()) {
+	c, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(CreateGrace, cancel) })
+	return c, func() { stop(); cancel() }
 }

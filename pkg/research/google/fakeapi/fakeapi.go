@@ -365,6 +365,14 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, e Entry) {
 		case <-s.hang:
 		}
 		return
+	case "create-slow":
+		// A provider that takes a while to accept a create: the arrival is
+		// logged ("arrived"), the answer comes 2 s later whether or not
+		// the client is still there, as a real server's would.
+		arrived := e
+		arrived.Result = "arrived"
+		s.record(arrived)
+		time.Sleep(2 * time.Second)
 	case "create-not-json":
 		// Accepted, then an answer that is not JSON (a proxy's error page
 		// with status 200): no id, so no receipt.
