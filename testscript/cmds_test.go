@@ -20,6 +20,7 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 	"exits":      cmdExits,
 	"json":       cmdJSON,
 	"await-file": cmdAwaitFile,
+	"jobid":      cmdJobID,
 }
 
 // exits N PROGRAM ARGS...: runs PROGRAM (as exec does, with the stdin set
@@ -143,6 +144,30 @@ func cmdAwaitFile(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// jobid [-env VAR] FILE: prints the "job" field of a clawkit --json
+// document in FILE (research start, step, ...), for the next stdout check
+// or cp; with -env it also sets $VAR to it, so a later command can name the
+// job without $(cat …) in a shell. It fails when the document names no job.
+func cmdJobID(ts *testscript.TestScript, neg bool, args []string) {
+	env := ""
+	if len(args) == 3 && args[0] == "-env" {
+		env, args = args[1], args[2:]
+	}
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: jobid [-env VAR] FILE")
+	}
+	var v struct {
+		Job string `json:"job"`
+	}
+	if err := json.Unmarshal([]byte(ts.ReadFile(args[0])), &v); err != nil || v.Job == "" {
+		ts.Fatalf("jobid: no job in %s", args[0])
+	}
+	if env != "" {
+		ts.Setenv(env, v.Job)
+	}
+	fmt.Fprint(ts.Stdout(), v.Job)
 }
 
 // die ends a helper program with a message on stderr (exit 1).

@@ -36,24 +36,19 @@ func init() {
 	helperCommands["crabbox-signal-verify"] = crabboxSignalVerifyMain
 }
 
-func crabboxDie(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "crabbox helper: "+format+"\n", args...)
-	os.Exit(1)
-}
-
 // crabbox-hostile-export KIND DIR: an export in DIR whose node bootstrap is
 // the named hostile archive (slip, absolute, symlink-escape,
 // hardlink-escape, device, duplicate, bomb, ...) under a manifest that
 // records it correctly, so only the archive rules can refuse it.
 func crabboxHostileExportMain() {
 	if len(os.Args) != 3 {
-		crabboxDie("usage: crabbox-hostile-export KIND DIR (kinds: %s)", strings.Join(archivetest.Kinds(), ", "))
+		die("usage: crabbox-hostile-export KIND DIR (kinds: %s)", strings.Join(archivetest.Kinds(), ", "))
 	}
 	if _, ok := archivetest.HostileKinds[os.Args[1]]; !ok {
-		crabboxDie("unknown kind %q (kinds: %s)", os.Args[1], strings.Join(archivetest.Kinds(), ", "))
+		die("unknown kind %q (kinds: %s)", os.Args[1], strings.Join(archivetest.Kinds(), ", "))
 	}
 	if _, err := crabboxtest.HandExport(os.Args[2], archivetest.Hostile(os.Args[1])); err != nil {
-		crabboxDie("%v", err)
+		die("%v", err)
 	}
 }
 
@@ -63,13 +58,13 @@ func crabboxHostileExportMain() {
 // crabboxtest.LayoutKinds), under a correct manifest.
 func crabboxLayoutExportMain() {
 	if len(os.Args) != 3 {
-		crabboxDie("usage: crabbox-layout-export KIND DIR (kinds: %s)", strings.Join(crabboxtest.SortedLayoutKinds(), ", "))
+		die("usage: crabbox-layout-export KIND DIR (kinds: %s)", strings.Join(crabboxtest.SortedLayoutKinds(), ", "))
 	}
 	if _, ok := crabboxtest.LayoutKinds[os.Args[1]]; !ok {
-		crabboxDie("unknown kind %q (kinds: %s)", os.Args[1], strings.Join(crabboxtest.SortedLayoutKinds(), ", "))
+		die("unknown kind %q (kinds: %s)", os.Args[1], strings.Join(crabboxtest.SortedLayoutKinds(), ", "))
 	}
 	if _, err := crabboxtest.HandExport(os.Args[2], crabboxtest.LayoutArchive(os.Args[1])); err != nil {
-		crabboxDie("%v", err)
+		die("%v", err)
 	}
 }
 
@@ -77,11 +72,11 @@ func crabboxLayoutExportMain() {
 // N empty files (beyond the 250,000-entry limit when N is larger).
 func crabboxManyExportMain() {
 	if len(os.Args) != 3 {
-		crabboxDie("usage: crabbox-many-export DIR N")
+		die("usage: crabbox-many-export DIR N")
 	}
 	n, err := strconv.Atoi(os.Args[2])
 	if err != nil {
-		crabboxDie("%v", err)
+		die("%v", err)
 	}
 	ents := make([]archivetest.Entry, 0, n)
 	ents = append(ents, archivetest.Entry{Name: "node_modules/openclaw/package.json", Body: []byte(`{"name":"openclaw"}`)})
@@ -89,17 +84,17 @@ func crabboxManyExportMain() {
 		ents = append(ents, archivetest.Entry{Name: "node_modules/openclaw/f/" + strconv.Itoa(i)})
 	}
 	if _, err := crabboxtest.HandExport(os.Args[1], archivetest.Build(ents)); err != nil {
-		crabboxDie("%v", err)
+		die("%v", err)
 	}
 }
 
 // crabbox-hand-export DIR: a well-formed hand-made export.
 func crabboxHandExportMain() {
 	if len(os.Args) != 2 {
-		crabboxDie("usage: crabbox-hand-export DIR")
+		die("usage: crabbox-hand-export DIR")
 	}
 	if _, err := crabboxtest.HandExport(os.Args[1], crabboxtest.NodeBootstrap(crabboxtest.Version)); err != nil {
-		crabboxDie("%v", err)
+		die("%v", err)
 	}
 }
 
@@ -107,11 +102,11 @@ func crabboxHandExportMain() {
 // FILE may be a glob matching exactly one file.
 func crabboxFlipMain() {
 	if len(os.Args) < 2 || len(os.Args) > 3 {
-		crabboxDie("usage: crabbox-flip FILE [OFFSET]")
+		die("usage: crabbox-flip FILE [OFFSET]")
 	}
 	matches, _ := filepath.Glob(os.Args[1])
 	if len(matches) != 1 {
-		crabboxDie("%s matches %d files", os.Args[1], len(matches))
+		die("%s matches %d files", os.Args[1], len(matches))
 	}
 	off := int64(100)
 	if len(os.Args) == 3 {
@@ -119,16 +114,16 @@ func crabboxFlipMain() {
 	}
 	f, err := os.OpenFile(matches[0], os.O_RDWR, 0)
 	if err != nil {
-		crabboxDie("%v", err)
+		die("%v", err)
 	}
 	defer f.Close()
 	b := make([]byte, 1)
 	if _, err := f.ReadAt(b, off); err != nil {
-		crabboxDie("%v", err)
+		die("%v", err)
 	}
 	b[0] ^= 0xff
 	if _, err := f.WriteAt(b, off); err != nil {
-		crabboxDie("%v", err)
+		die("%v", err)
 	}
 }
 
@@ -137,7 +132,7 @@ func crabboxFlipMain() {
 // snapshots mean nothing was created, removed, replaced or modified.
 func crabboxSnapshotMain() {
 	if len(os.Args) != 2 {
-		crabboxDie("usage: crabbox-snapshot DIR")
+		die("usage: crabbox-snapshot DIR")
 	}
 	var lines []string
 	err := filepath.WalkDir(os.Args[1], func(p string, d fs.DirEntry, err error) error {
@@ -168,7 +163,7 @@ func crabboxSnapshotMain() {
 		return nil
 	})
 	if err != nil {
-		crabboxDie("%v", err)
+		die("%v", err)
 	}
 	sort.Strings(lines)
 	fmt.Println(strings.Join(lines, "\n"))
@@ -178,7 +173,7 @@ func crabboxSnapshotMain() {
 // so that any later write shows in a snapshot.
 func crabboxAgeMain() {
 	if len(os.Args) != 2 {
-		crabboxDie("usage: crabbox-age DIR")
+		die("usage: crabbox-age DIR")
 	}
 	old := time.Now().Add(-time.Hour)
 	err := filepath.WalkDir(os.Args[1], func(p string, d fs.DirEntry, err error) error {
@@ -191,7 +186,7 @@ func crabboxAgeMain() {
 		return os.Chtimes(p, old, old)
 	})
 	if err != nil {
-		crabboxDie("%v", err)
+		die("%v", err)
 	}
 }
 
@@ -200,23 +195,23 @@ func crabboxAgeMain() {
 // extracting its export takes long enough to be interrupted.
 func crabboxBigInstallMain() {
 	if len(os.Args) != 3 {
-		crabboxDie("usage: crabbox-big-install DIR FILES")
+		die("usage: crabbox-big-install DIR FILES")
 	}
 	n, err := strconv.Atoi(os.Args[2])
 	if err != nil {
-		crabboxDie("%v", err)
+		die("%v", err)
 	}
 	root, err := crabboxtest.Installation(os.Args[1])
 	if err != nil {
-		crabboxDie("%v", err)
+		die("%v", err)
 	}
 	for i := range n {
 		p := filepath.Join(root, "dist", "chunks", fmt.Sprintf("c%03d", i/100), fmt.Sprintf("chunk-%05d.js", i))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			crabboxDie("%v", err)
+			die("%v", err)
 		}
 		if err := os.WriteFile(p, archivetest.Text(uint64(1000+i), 16<<10), 0o644); err != nil {
-			crabboxDie("%v", err)
+			die("%v", err)
 		}
 	}
 }
@@ -237,19 +232,19 @@ func crabboxBigInstallMain() {
 // exit 1 and the interrupted error.
 func crabboxSignalVerifyMain() {
 	if len(os.Args) != 3 {
-		crabboxDie("usage: crabbox-signal-verify MANIFEST HOME")
+		die("usage: crabbox-signal-verify MANIFEST HOME")
 	}
 	bin, err := exec.LookPath("clawkit")
 	if err != nil {
-		crabboxDie("%v", err)
+		die("%v", err)
 	}
 	cmd := exec.Command(bin, "--progress=always", "crabbox", "verify", "--deep", "--manifest", os.Args[1], "--target-home", os.Args[2])
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		crabboxDie("%v", err)
+		die("%v", err)
 	}
 	if err := cmd.Start(); err != nil {
-		crabboxDie("%v", err)
+		die("%v", err)
 	}
 	sc := bufio.NewScanner(stderr)
 	var rest []string
@@ -267,20 +262,20 @@ func crabboxSignalVerifyMain() {
 	cmd.Wait()
 	took := time.Since(sent)
 	if cmd.ProcessState.ExitCode() == 0 {
-		crabboxDie("verify finished before the signal landed; use a larger installation")
+		die("verify finished before the signal landed; use a larger installation")
 	}
 	if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(strings.Join(rest, "\n"), "verification interrupted by a signal") {
-		crabboxDie("after SIGTERM verify ended with %v: %s", cmd.ProcessState, strings.Join(rest, "\n"))
+		die("after SIGTERM verify ended with %v: %s", cmd.ProcessState, strings.Join(rest, "\n"))
 	}
 	if took > 2*time.Second+8*time.Second {
-		crabboxDie("verify took %v to stop after SIGTERM", took)
+		die("verify took %v to stop after SIGTERM", took)
 	}
 	fmt.Println("verify stopped on SIGTERM")
 }
 
 func crabboxKillInstallMain() {
 	if len(os.Args) != 3 && len(os.Args) != 4 {
-		crabboxDie("usage: crabbox-kill-install MANIFEST HOME [TERM|INT]")
+		die("usage: crabbox-kill-install MANIFEST HOME [TERM|INT]")
 	}
 	sig := syscall.SIGKILL
 	if len(os.Args) == 4 {
@@ -290,25 +285,25 @@ func crabboxKillInstallMain() {
 		case "INT":
 			sig = syscall.SIGINT
 		default:
-			crabboxDie("unknown signal %s", os.Args[3])
+			die("unknown signal %s", os.Args[3])
 		}
 	}
 	bin, err := exec.LookPath("clawkit")
 	if err != nil {
-		crabboxDie("%v", err)
+		die("%v", err)
 	}
 	rts := filepath.Join(os.Args[2], filepath.FromSlash(crabbox.RuntimesDir))
 	cmd := exec.Command(bin, "crabbox", "install", "--manifest", os.Args[1], "--target-home", os.Args[2])
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Start(); err != nil {
-		crabboxDie("%v", err)
+		die("%v", err)
 	}
 	staging := ""
 	deadline := time.Now().Add(2 * time.Minute) // hang guard only
 	for staging == "" {
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
-			crabboxDie("no staging folder appeared")
+			die("no staging folder appeared")
 		}
 		ents, _ := os.ReadDir(rts)
 		for _, e := range ents {
@@ -327,22 +322,22 @@ func crabboxKillInstallMain() {
 	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	if sig != syscall.SIGKILL {
 		if ws.Signaled() || ws.ExitStatus() != 1 {
-			crabboxDie("after %v the install ended with %v, want exit 1", sig, cmd.ProcessState)
+			die("after %v the install ended with %v, want exit 1", sig, cmd.ProcessState)
 		}
 		if took > 2*time.Second+8*time.Second {
-			crabboxDie("the install took %v to stop after %v", took, sig)
+			die("the install took %v to stop after %v", took, sig)
 		}
 		if _, err := os.Lstat(filepath.Join(rts, staging)); err == nil {
-			crabboxDie("stopped by %v, but the staging folder %s is left behind", sig, staging)
+			die("stopped by %v, but the staging folder %s is left behind", sig, staging)
 		}
 		fmt.Println("stopped mid-install, staging removed")
 		return
 	}
 	if !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-		crabboxDie("install finished before the kill (%v); use a larger installation", cmd.ProcessState)
+		die("install finished before the kill (%v); use a larger installation", cmd.ProcessState)
 	}
 	if _, err := os.Lstat(filepath.Join(rts, staging)); err != nil {
-		crabboxDie("killed, but the staging folder %s is gone: the kill did not land mid-install", staging)
+		die("killed, but the staging folder %s is gone: the kill did not land mid-install", staging)
 	}
 	fmt.Println("killed mid-install")
 }

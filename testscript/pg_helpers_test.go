@@ -52,23 +52,23 @@ func init() {
 // SQL returns in $PGURL's database equals N; prints how long it took.
 func awaitPGCount() {
 	if len(os.Args) != 3 {
-		pgDie("usage: await-pg-count N SQL")
+		die("usage: await-pg-count N SQL")
 	}
 	want, err := strconv.ParseInt(os.Args[1], 10, 64)
 	if err != nil {
-		pgDie("bad N: %v", err)
+		die("bad N: %v", err)
 	}
 	ctx := context.Background()
 	c, err := pgx.Connect(ctx, os.Getenv("PGURL"))
 	if err != nil {
-		pgDie("%v", err)
+		die("%v", err)
 	}
 	defer c.Close(ctx)
 	start := time.Now()
 	var n int64
 	for time.Since(start) < 3*time.Minute {
 		if err := c.QueryRow(ctx, os.Args[2]).Scan(&n); err != nil {
-			pgDie("%v", err)
+			die("%v", err)
 		}
 		if n == want {
 			fmt.Println("reached", want, "after", time.Since(start).Round(time.Millisecond))
@@ -76,30 +76,30 @@ func awaitPGCount() {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	pgDie("%s is %d, not %d, after 3 minutes", os.Args[2], n, want)
+	die("%s is %d, not %d, after 3 minutes", os.Args[2], n, want)
 }
 
 // pg-query SQL: prints each row of SQL's result, columns separated by
 // spaces, from $PGURL's database.
 func pgQuery() {
 	if len(os.Args) != 2 {
-		pgDie("usage: pg-query SQL")
+		die("usage: pg-query SQL")
 	}
 	ctx := context.Background()
 	c, err := pgx.Connect(ctx, os.Getenv("PGURL"))
 	if err != nil {
-		pgDie("%v", err)
+		die("%v", err)
 	}
 	defer c.Close(ctx)
 	rows, err := c.Query(ctx, os.Args[1])
 	if err != nil {
-		pgDie("%v", err)
+		die("%v", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		vals, err := rows.Values()
 		if err != nil {
-			pgDie("%v", err)
+			die("%v", err)
 		}
 		parts := make([]string, len(vals))
 		for i, v := range vals {
@@ -108,31 +108,26 @@ func pgQuery() {
 		fmt.Println(strings.Join(parts, " "))
 	}
 	if err := rows.Err(); err != nil {
-		pgDie("%v", err)
+		die("%v", err)
 	}
-}
-
-func pgDie(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, format+"\n", args...)
-	os.Exit(1)
 }
 
 // signal-gateway HOME STOP|CONT|KILL: signals the home's gateway (from its
 // record) and prints its pid and owner id.
 func signalGateway() {
 	if len(os.Args) != 3 {
-		pgDie("usage: signal-gateway HOME STOP|CONT|KILL")
+		die("usage: signal-gateway HOME STOP|CONT|KILL")
 	}
 	rec, err := owner.ReadRecord(owner.Home{Dir: os.Args[1]})
 	if err != nil || rec == nil {
-		pgDie("no gateway record in %s", os.Args[1])
+		die("no gateway record in %s", os.Args[1])
 	}
 	sig := map[string]syscall.Signal{"STOP": syscall.SIGSTOP, "CONT": syscall.SIGCONT, "KILL": syscall.SIGKILL}[os.Args[2]]
 	if sig == 0 {
-		pgDie("unknown signal %s", os.Args[2])
+		die("unknown signal %s", os.Args[2])
 	}
 	if err := syscall.Kill(rec.PID, sig); err != nil {
-		pgDie("%v", err)
+		die("%v", err)
 	}
 	fmt.Println(rec.PID, rec.OwnerID)
 }
@@ -141,12 +136,12 @@ func signalGateway() {
 // is no longer live in $PGURL's database, then prints how long it took.
 func awaitLeaseGone() {
 	if len(os.Args) != 2 {
-		pgDie("usage: await-lease-gone OWNERID")
+		die("usage: await-lease-gone OWNERID")
 	}
 	ctx := context.Background()
 	c, err := pgx.Connect(ctx, os.Getenv("PGURL"))
 	if err != nil {
-		pgDie("%v", err)
+		die("%v", err)
 	}
 	defer c.Close(ctx)
 	start := time.Now()
@@ -155,7 +150,7 @@ func awaitLeaseGone() {
 		err := c.QueryRow(ctx, `SELECT count(*) FROM owners WHERE owner_id = $1 AND stopped_at IS NULL
  AND lease_expires_at > (extract(epoch FROM clock_timestamp()) * 1000)::bigint`, os.Args[1]).Scan(&n)
 		if err != nil {
-			pgDie("%v", err)
+			die("%v", err)
 		}
 		if n == 0 {
 			fmt.Println("lease gone after", time.Since(start).Round(time.Millisecond))
@@ -163,14 +158,14 @@ func awaitLeaseGone() {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	pgDie("lease of %s still live after 2 minutes", os.Args[1])
+	die("lease of %s still live after 2 minutes", os.Args[1])
 }
 
 // await-line FILE REGEXP: waits (up to 2 minutes) until a line of FILE
 // matches, then prints it.
 func awaitLine() {
 	if len(os.Args) != 3 {
-		pgDie("usage: await-line FILE REGEXP")
+		die("usage: await-line FILE REGEXP")
 	}
 	re := regexp.MustCompile(os.Args[2])
 	start := time.Now()
@@ -184,14 +179,14 @@ func awaitLine() {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	pgDie("no line of %s matches %s after 2 minutes", os.Args[1], os.Args[2])
+	die("no line of %s matches %s after 2 minutes", os.Args[1], os.Args[2])
 }
 
 // await-gateway-exit PID: waits (up to 2 minutes) until the process is gone.
 func awaitGatewayExit() {
 	pid, err := strconv.Atoi(os.Args[1])
 	if err != nil {
-		pgDie("usage: await-gateway-exit PID")
+		die("usage: await-gateway-exit PID")
 	}
 	start := time.Now()
 	for time.Since(start) < 2*time.Minute {
@@ -201,7 +196,7 @@ func awaitGatewayExit() {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	pgDie("pid %d still running after 2 minutes", pid)
+	die("pid %d still running after 2 minutes", pid)
 }
 
 func isZombie(pid int) bool {
@@ -239,17 +234,17 @@ func pgSetup(env *testscript.Env) error {
 // scripts/bench-scale.sh: 10,000 starts through the CLI would take minutes.
 func benchSeedResearch() {
 	if len(os.Args) != 4 {
-		pgDie("usage: bench-seed-research HOME N PREFIX")
+		die("usage: bench-seed-research HOME N PREFIX")
 	}
 	n, err := strconv.Atoi(os.Args[2])
 	if err != nil {
-		pgDie("bad N: %v", err)
+		die("bad N: %v", err)
 	}
 	ctx := context.Background()
 	h := owner.Home{Dir: os.Args[1]}
 	st, err := owner.OpenStore(ctx, h, false)
 	if err != nil {
-		pgDie("%v", err)
+		die("%v", err)
 	}
 	defer st.Close()
 	sem := make(chan struct{}, 16)
@@ -277,7 +272,7 @@ func benchSeedResearch() {
 	}
 	wg.Wait()
 	if failed != nil {
-		pgDie("%v", failed)
+		die("%v", failed)
 	}
 }
 
@@ -323,25 +318,25 @@ func partitionSetup(env *testscript.Env) error {
 // server that went away (connections reset, new ones refused).
 func pgProxy() {
 	if len(os.Args) != 2 {
-		pgDie("usage: pg-proxy URLFILE")
+		die("usage: pg-proxy URLFILE")
 	}
 	u, err := url.Parse(os.Getenv("PGURL"))
 	if err != nil {
-		pgDie("%v", err)
+		die("%v", err)
 	}
 	target := u.Host
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		pgDie("%v", err)
+		die("%v", err)
 	}
 	u.Host = ln.Addr().String()
 	if err := os.WriteFile(os.Args[1], []byte(u.String()+"\n"), 0o644); err != nil {
-		pgDie("%v", err)
+		die("%v", err)
 	}
 	for {
 		c, err := ln.Accept()
 		if err != nil {
-			pgDie("%v", err)
+			die("%v", err)
 		}
 		go func() {
 			defer c.Close()

@@ -31,7 +31,6 @@ import (
 func init() {
 	helperCommands["fakegoogle"] = fakeGoogleMain
 	helperCommands["fakegoogle-await"] = fakeGoogleAwait
-	helperCommands["jobid"] = jobID
 	helperCommands["await-research-state"] = awaitResearchState
 	helperCommands["await-research-state-any"] = awaitResearchStateAny
 	setups = append(setups, researchSetup)
@@ -148,28 +147,6 @@ func fakeGoogleAwait() {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// jobid FILE: print the "job" field of a JSON document (clawkit --json
-// output), so scripts can carry a job id between commands.
-func jobID() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: jobid FILE")
-		os.Exit(2)
-	}
-	data, err := os.ReadFile(os.Args[1])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	var v struct {
-		Job string `json:"job"`
-	}
-	if err := json.Unmarshal(data, &v); err != nil || v.Job == "" {
-		fmt.Fprintf(os.Stderr, "jobid: no job in %s\n", os.Args[1])
-		os.Exit(1)
-	}
-	fmt.Print(v.Job)
 }
 
 // await-research-state JOBFILE STATE / await-research-state-any STATE: run

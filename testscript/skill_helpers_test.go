@@ -25,55 +25,50 @@ func init() {
 	helperCommands["skill-race"] = skillRace
 }
 
-func skillDie(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "skill helper: "+format+"\n", args...)
-	os.Exit(1)
-}
-
 // skill-bigfile PATH SIZE [PREFIX-FILE]: write a file of exactly SIZE bytes:
 // the content of PREFIX-FILE (if given) padded with 'x' lines.
 func skillBigFile() {
 	if len(os.Args) < 3 || len(os.Args) > 4 {
-		skillDie("usage: skill-bigfile PATH SIZE [PREFIX-FILE]")
+		die("usage: skill-bigfile PATH SIZE [PREFIX-FILE]")
 	}
 	size, err := strconv.Atoi(os.Args[2])
 	if err != nil || size < 0 {
-		skillDie("bad size %q", os.Args[2])
+		die("bad size %q", os.Args[2])
 	}
 	var prefix []byte
 	if len(os.Args) == 4 {
 		if prefix, err = os.ReadFile(os.Args[3]); err != nil {
-			skillDie("%v", err)
+			die("%v", err)
 		}
 	}
 	if len(prefix) > size {
-		skillDie("prefix longer than size")
+		die("prefix longer than size")
 	}
 	pad := bytes.Repeat([]byte("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n"), size/64+1)
 	data := append(prefix, pad[:size-len(prefix)]...)
 	if err := os.MkdirAll(filepath.Dir(os.Args[1]), 0o755); err != nil {
-		skillDie("%v", err)
+		die("%v", err)
 	}
 	if err := os.WriteFile(os.Args[1], data, 0o644); err != nil {
-		skillDie("%v", err)
+		die("%v", err)
 	}
 }
 
 // skill-many DIR N: create N one-line files DIR/f000.md … inside DIR.
 func skillMany() {
 	if len(os.Args) != 3 {
-		skillDie("usage: skill-many DIR N")
+		die("usage: skill-many DIR N")
 	}
 	n, err := strconv.Atoi(os.Args[2])
 	if err != nil {
-		skillDie("bad count")
+		die("bad count")
 	}
 	if err := os.MkdirAll(os.Args[1], 0o755); err != nil {
-		skillDie("%v", err)
+		die("%v", err)
 	}
 	for i := 0; i < n; i++ {
 		if err := os.WriteFile(filepath.Join(os.Args[1], fmt.Sprintf("f%03d.md", i)), []byte("note\n"), 0o644); err != nil {
-			skillDie("%v", err)
+			die("%v", err)
 		}
 	}
 }
@@ -83,21 +78,21 @@ func skillMany() {
 // printing a line on stderr when failing so scripts can see it reported.
 func skillHook() {
 	if len(os.Args) < 2 || len(os.Args) > 3 {
-		skillDie("usage: skill-hook OUT [EXIT]")
+		die("usage: skill-hook OUT [EXIT]")
 	}
 	in, err := io.ReadAll(os.Stdin)
 	if err != nil {
-		skillDie("%v", err)
+		die("%v", err)
 	}
 	f, err := os.OpenFile(os.Args[1], os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
-		skillDie("%v", err)
+		die("%v", err)
 	}
 	if _, err := f.Write(in); err != nil {
-		skillDie("%v", err)
+		die("%v", err)
 	}
 	if err := f.Close(); err != nil {
-		skillDie("%v", err)
+		die("%v", err)
 	}
 	if len(os.Args) == 3 {
 		code, _ := strconv.Atoi(os.Args[2])
@@ -118,21 +113,21 @@ func skillHook() {
 // validate pass with no finding about leftovers. It prints a one-line table.
 func skillKillLoop() {
 	if len(os.Args) != 5 {
-		skillDie("usage: skill-kill-loop N SKILLDIR A B")
+		die("usage: skill-kill-loop N SKILLDIR A B")
 	}
 	n, _ := strconv.Atoi(os.Args[1])
 	dir, pa, pb := os.Args[2], os.Args[3], os.Args[4]
 	a, err := os.ReadFile(pa)
 	if err != nil {
-		skillDie("%v", err)
+		die("%v", err)
 	}
 	b, err := os.ReadFile(pb)
 	if err != nil {
-		skillDie("%v", err)
+		die("%v", err)
 	}
 	bin, err := exec.LookPath("clawkit")
 	if err != nil {
-		skillDie("%v", err)
+		die("%v", err)
 	}
 	write := func(from string) *exec.Cmd {
 		return exec.Command(bin, "skill", "write", "pdf", "references/big.md", "--plugin", "notes", "--from", from)
@@ -140,7 +135,7 @@ func skillKillLoop() {
 	// One uncontended write gives the scale of the random delays.
 	t0 := time.Now()
 	if out, err := write(pb).CombinedOutput(); err != nil {
-		skillDie("calibration write: %v: %s", err, out)
+		die("calibration write: %v: %s", err, out)
 	}
 	span := time.Since(t0)
 	killed, finished, leftovers, sawA, sawB := 0, 0, 0, 0, 0
@@ -151,7 +146,7 @@ func skillKillLoop() {
 		}
 		cmd := write(from)
 		if err := cmd.Start(); err != nil {
-			skillDie("%v", err)
+			die("%v", err)
 		}
 		time.Sleep(time.Duration(rand.Int64N(int64(span) + 1)))
 		_ = cmd.Process.Signal(syscall.SIGKILL)
@@ -171,24 +166,24 @@ func skillKillLoop() {
 		got, err := os.ReadFile(filepath.Join(dir, "references", "big.md"))
 		switch {
 		case err != nil:
-			skillDie("trial %d: the file is gone: %v", i, err)
+			die("trial %d: the file is gone: %v", i, err)
 		case bytes.Equal(got, a):
 			sawA++
 		case bytes.Equal(got, b):
 			sawB++
 		default:
-			skillDie("trial %d: the file is neither A nor B (%d bytes)", i, len(got))
+			die("trial %d: the file is neither A nor B (%d bytes)", i, len(got))
 		}
 		// Validation and listing ignore whatever the kill left behind.
 		if out, err := exec.Command(bin, "skill", "validate", "--dir", dir).CombinedOutput(); err != nil || !bytes.Contains(out, []byte("0 errors, 0 warnings")) {
-			skillDie("trial %d: validate --dir: %v: %s", i, err, out)
+			die("trial %d: validate --dir: %v: %s", i, err, out)
 		}
 		if out, err := exec.Command(bin, "skill", "validate", "pdf", "--plugin", "notes").CombinedOutput(); err != nil {
-			skillDie("trial %d: validate: %v: %s", i, err, out)
+			die("trial %d: validate: %v: %s", i, err, out)
 		}
 		out, err := exec.Command(bin, "skill", "list", "--plugin", "notes", "--json").Output()
 		if err != nil {
-			skillDie("trial %d: list: %v", i, err)
+			die("trial %d: list: %v", i, err)
 		}
 		var lr struct {
 			Skills []struct {
@@ -199,7 +194,7 @@ func skillKillLoop() {
 			}
 		}
 		if err := json.Unmarshal(out, &lr); err != nil || len(lr.Skills) != 1 || lr.Skills[0].Files != 2 || lr.Skills[0].Revision == nil || lr.Skills[0].Problem != "" {
-			skillDie("trial %d: list: %v: %s", i, err, out)
+			die("trial %d: list: %v: %s", i, err, out)
 		}
 	}
 	fmt.Printf("trials %d: killed %d, finished %d, leftovers seen after %d, file A %d, file B %d\n", n, killed, finished, leftovers, sawA, sawB)
@@ -212,20 +207,20 @@ func skillKillLoop() {
 // non-zero. Prints how many of each.
 func skillRace() {
 	if len(os.Args) != 4 {
-		skillDie("usage: skill-race N SKILLDIR TAG")
+		die("usage: skill-race N SKILLDIR TAG")
 	}
 	n, _ := strconv.Atoi(os.Args[1])
 	dir, tag := os.Args[2], os.Args[3]
 	bin, err := exec.LookPath("clawkit")
 	if err != nil {
-		skillDie("%v", err)
+		die("%v", err)
 	}
 	codes := make([]int, n)
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
 		src := fmt.Sprintf("%s-%02d.src", tag, i)
 		if err := os.WriteFile(src, []byte(fmt.Sprintf("writer %s %d\n", tag, i)), 0o644); err != nil {
-			skillDie("%v", err)
+			die("%v", err)
 		}
 		wg.Add(1)
 		go func(i int) {
@@ -245,7 +240,7 @@ func skillRace() {
 		if code == 0 {
 			ok++
 			if err != nil || string(got) != want {
-				skillDie("LOST: writer %d exited 0 but its file is %q (%v)", i, got, err)
+				die("LOST: writer %d exited 0 but its file is %q (%v)", i, got, err)
 			}
 		} else {
 			failed++

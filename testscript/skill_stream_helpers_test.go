@@ -39,23 +39,23 @@ func init() {
 // p (FIFO) or g (PAX global header).
 func skillTar() {
 	if len(os.Args) < 2 {
-		skillDie("usage: skill-tar OUT ENTRY…")
+		die("usage: skill-tar OUT ENTRY…")
 	}
 	f, err := os.Create(os.Args[1])
 	if err != nil {
-		skillDie("%v", err)
+		die("%v", err)
 	}
 	tw := tar.NewWriter(f)
 	for _, e := range os.Args[2:] {
 		kind, rest, ok := strings.Cut(e, ":")
 		if !ok {
-			skillDie("bad entry %q", e)
+			die("bad entry %q", e)
 		}
 		name, data, _ := strings.Cut(rest, "=")
 		if strings.HasPrefix(data, "@") {
 			b, err := os.ReadFile(data[1:])
 			if err != nil {
-				skillDie("%v", err)
+				die("%v", err)
 			}
 			data = string(b)
 		}
@@ -79,22 +79,22 @@ func skillTar() {
 		case "g":
 			h = &tar.Header{Typeflag: tar.TypeXGlobalHeader, PAXRecords: map[string]string{"comment": data}}
 		default:
-			skillDie("bad entry type %q", kind)
+			die("bad entry type %q", kind)
 		}
 		if err := tw.WriteHeader(h); err != nil {
-			skillDie("%v", err)
+			die("%v", err)
 		}
 		if h.Typeflag == tar.TypeReg {
 			if _, err := tw.Write([]byte(data)); err != nil {
-				skillDie("%v", err)
+				die("%v", err)
 			}
 		}
 	}
 	if err := tw.Close(); err != nil {
-		skillDie("%v", err)
+		die("%v", err)
 	}
 	if err := f.Close(); err != nil {
-		skillDie("%v", err)
+		die("%v", err)
 	}
 }
 
@@ -104,29 +104,29 @@ func skillTar() {
 // passed on; the helper exits with clawkit's exit code and prints it.
 func skillWatchRun() {
 	if len(os.Args) < 3 {
-		skillDie("usage: skill-watch-run OUT ARGS…")
+		die("usage: skill-watch-run OUT ARGS…")
 	}
 	out, err := os.Create(os.Args[1])
 	if err != nil {
-		skillDie("%v", err)
+		die("%v", err)
 	}
 	errf, err := os.Create(os.Args[1] + ".stderr")
 	if err != nil {
-		skillDie("%v", err)
+		die("%v", err)
 	}
 	bin, err := exec.LookPath("clawkit")
 	if err != nil {
-		skillDie("%v", err)
+		die("%v", err)
 	}
 	cmd := exec.Command(bin, os.Args[2:]...)
 	cmd.Stdout, cmd.Stderr = out, errf
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	if err := cmd.Start(); err != nil {
-		skillDie("%v", err)
+		die("%v", err)
 	}
 	if err := os.WriteFile(os.Args[1]+".pid", []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
-		skillDie("%v", err)
+		die("%v", err)
 	}
 	go func() {
 		for s := range sig {
@@ -143,11 +143,11 @@ func skillWatchRun() {
 // at least N lines of FILE match REGEXP, then print the matching lines.
 func skillAwait() {
 	if len(os.Args) != 4 {
-		skillDie("usage: skill-await FILE N REGEXP")
+		die("usage: skill-await FILE N REGEXP")
 	}
 	n, err := strconv.Atoi(os.Args[2])
 	if err != nil {
-		skillDie("bad count %q", os.Args[2])
+		die("bad count %q", os.Args[2])
 	}
 	re := regexp.MustCompile(os.Args[3])
 	deadline := time.Now().Add(2 * time.Minute)
@@ -164,7 +164,7 @@ func skillAwait() {
 			return
 		}
 		if time.Now().After(deadline) {
-			skillDie("%d of %d lines of %s match %s after 2 minutes:\n%s", len(got), n, os.Args[1], os.Args[3], b)
+			die("%d of %d lines of %s match %s after 2 minutes:\n%s", len(got), n, os.Args[1], os.Args[3], b)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -177,20 +177,20 @@ func skillAwait() {
 func skillWatchEPIPE() {
 	bin, err := exec.LookPath("clawkit")
 	if err != nil {
-		skillDie("%v", err)
+		die("%v", err)
 	}
 	cmd := exec.Command(bin, os.Args[1:]...)
 	cmd.Stderr = os.Stderr
 	pipe, err := cmd.StdoutPipe()
 	if err != nil {
-		skillDie("%v", err)
+		die("%v", err)
 	}
 	if err := cmd.Start(); err != nil {
-		skillDie("%v", err)
+		die("%v", err)
 	}
 	line, err := bufio.NewReader(pipe).ReadString('\n')
 	if err != nil {
-		skillDie("first line: %v", err)
+		die("first line: %v", err)
 	}
 	fmt.Print("first: " + line)
 	pipe.Close()
@@ -200,7 +200,7 @@ func skillWatchEPIPE() {
 	case <-done:
 	case <-time.After(2 * time.Minute):
 		_ = cmd.Process.Kill()
-		skillDie("clawkit kept running for 2 minutes after its stdout closed")
+		die("clawkit kept running for 2 minutes after its stdout closed")
 	}
 	fmt.Printf("clawkit exit %d\n", cmd.ProcessState.ExitCode())
 }
@@ -214,11 +214,11 @@ func skillWatchEPIPE() {
 // unavailable(stopped).
 func skillWatchCheck() {
 	if len(os.Args) != 2 {
-		skillDie("usage: skill-watch-check FILE")
+		die("usage: skill-watch-check FILE")
 	}
 	b, err := os.ReadFile(os.Args[1])
 	if err != nil {
-		skillDie("%v", err)
+		die("%v", err)
 	}
 	var words []string
 	down := false
@@ -232,16 +232,16 @@ func skillWatchCheck() {
 			Skills   []json.RawMessage
 		}
 		if err := json.Unmarshal([]byte(l), &ev); err != nil {
-			skillDie("line %d is not JSON: %v: %s", i+1, err, l)
+			die("line %d is not JSON: %v: %s", i+1, err, l)
 		}
 		if ev.Seq != i+1 {
-			skillDie("line %d has seq %d", i+1, ev.Seq)
+			die("line %d has seq %d", i+1, ev.Seq)
 		}
 		if !regexp.MustCompile(`^sha256:[0-9a-f]{64}$`).MatchString(ev.Revision) || ev.Skills == nil {
-			skillDie("line %d has no revision or skills: %s", i+1, l)
+			die("line %d has no revision or skills: %s", i+1, l)
 		}
 		if i == 0 && (ev.Event != "change" || !ev.Initial) {
-			skillDie("the first event is not the initial change: %s", l)
+			die("the first event is not the initial change: %s", l)
 		}
 		w := ev.Event
 		switch ev.Event {
@@ -253,16 +253,16 @@ func skillWatchCheck() {
 			if strings.HasPrefix(ev.Reason, "stopped") {
 				w = "unavailable(stopped)"
 			} else if down {
-				skillDie("line %d: unavailable twice without available: %s", i+1, l)
+				die("line %d: unavailable twice without available: %s", i+1, l)
 			}
 			down = true
 		case "available":
 			if !down {
-				skillDie("line %d: available without an outage: %s", i+1, l)
+				die("line %d: available without an outage: %s", i+1, l)
 			}
 			down = false
 		default:
-			skillDie("line %d: unknown event %q", i+1, ev.Event)
+			die("line %d: unknown event %q", i+1, ev.Event)
 		}
 		words = append(words, w)
 	}
@@ -277,15 +277,15 @@ func skillWatchCheck() {
 // the edit was reconciled before anything was called available.
 func skillAwaitDisk() {
 	if len(os.Args) < 3 || len(os.Args) > 4 {
-		skillDie("usage: skill-await-disk FILE SKILL [available]")
+		die("usage: skill-await-disk FILE SKILL [available]")
 	}
 	out, err := exec.Command("clawkit", "skill", "list", os.Args[2], "--plugin", "notes", "--json").Output()
 	if err != nil {
-		skillDie("skill list: %v", err)
+		die("skill list: %v", err)
 	}
 	var fr struct{ Revision struct{ TreeSha256 string } }
 	if err := json.Unmarshal(out, &fr); err != nil || fr.Revision.TreeSha256 == "" {
-		skillDie("skill list: %v: %s", err, out)
+		die("skill list: %v: %s", err, out)
 	}
 	tree := fr.Revision.TreeSha256
 	deadline := time.Now().Add(2 * time.Minute)
@@ -325,13 +325,13 @@ func skillAwaitDisk() {
 		}
 		if len(os.Args) == 4 && lastDown > 0 && upSeq > 0 {
 			if changeSeq == 0 || changeSeq > upSeq {
-				skillDie("available (seq %d) came before the change reporting %s %s (seq %d)", upSeq, os.Args[2], tree, changeSeq)
+				die("available (seq %d) came before the change reporting %s %s (seq %d)", upSeq, os.Args[2], tree, changeSeq)
 			}
 			fmt.Printf("change %d reports %s %s before available %d\n", changeSeq, os.Args[2], tree, upSeq)
 			return
 		}
 		if time.Now().After(deadline) {
-			skillDie("no change line reports %s %s after 2 minutes:\n%s", os.Args[2], tree, b)
+			die("no change line reports %s %s after 2 minutes:\n%s", os.Args[2], tree, b)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -341,10 +341,10 @@ func skillAwaitDisk() {
 // RENAME_EXCHANGE), so a watch never sees either missing in between.
 func skillExchange() {
 	if len(os.Args) != 3 {
-		skillDie("usage: skill-exchange A B")
+		die("usage: skill-exchange A B")
 	}
 	if err := unix.Renameat2(unix.AT_FDCWD, os.Args[1], unix.AT_FDCWD, os.Args[2], unix.RENAME_EXCHANGE); err != nil {
-		skillDie("exchange %s %s: %v", os.Args[1], os.Args[2], err)
+		die("exchange %s %s: %v", os.Args[1], os.Args[2], err)
 	}
 }
 
