@@ -14,6 +14,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/json5"
+	"github.com/clawkit/clawkit/pkg/skilllint"
 )
 
 // ManifestFile is a plugin's manifest inside its folder.
@@ -95,7 +96,7 @@ func ResolvePlugin(home, id string) (*Plugin, error) {
 }
 
 func checkPluginID(id string) error {
-	if id == "" || id == "." || id == ".." || strings.ContainsAny(id, "/\\\x00") || suspiciousRune(id) != 0 {
+	if id == "" || id == "." || id == ".." || strings.ContainsAny(id, "/\\\x00") || skilllint.SuspiciousRune(id) != 0 {
 		return errs.Usage("invalid_plugin_id", "plugin id %q is not a plain name", id).
 			WithHint("pass the plugin's id as in its openclaw.plugin.json, e.g. --plugin my-plugin")
 	}
