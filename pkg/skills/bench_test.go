@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clawkit/clawkit/pkg/pluginmanifest"
 	"github.com/clawkit/clawkit/pkg/skilllint"
 )
 
@@ -52,7 +53,7 @@ func BenchmarkParseJSON5Manifest(b *testing.B) {
 	doc := m.Bytes()
 	b.SetBytes(int64(len(doc)))
 	for b.Loop() {
-		if _, err := ParseManifest(doc); err != nil {
+		if _, err := pluginmanifest.Parse(doc); err != nil {
 			b.Fatal(err)
 		}
 	}
