@@ -75,6 +75,7 @@ func NormalizeSkillFilePath(p string) (string, error) {
 	return p, nil
 }
 
+// IsSupportDir reports whether s is one of SupportDirs.
 func IsSupportDir(s string) bool {
 	for _, d := range SupportDirs {
 		if s == d {
@@ -181,6 +182,7 @@ func invalidPath(p, format string, args ...any) *errs.Error {
 		WithHint("use SKILL.md or a relative path below assets/, examples/, references/, scripts/ or templates/, with '/' separators and no '.', '..' or empty segments")
 }
 
+// PathEscape is the path_escape refusal for path p.
 func PathEscape(p, format string, args ...any) *errs.Error {
 	return errs.Refused("path_escape", "skill file path %q leaves the skill: "+format, append([]any{p}, args...)...).
 		WithHint("name a file relative to the skill folder, e.g. references/notes.md")

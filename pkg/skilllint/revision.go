@@ -48,6 +48,7 @@ func TreeDigest(tree []FileEntry) string {
 	return "sha256:" + hex.EncodeToString(d[:])
 }
 
+// SortTree sorts a file list by path (byte order), as the tree digest does.
 func SortTree(t []FileEntry) {
 	sort.Slice(t, func(i, j int) bool { return t[i].Path < t[j].Path })
 }

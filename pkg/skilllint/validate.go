@@ -338,6 +338,7 @@ type Report struct {
 	Tree []FileEntry `json:"-"`
 }
 
+// Add files findings as errors or warnings by severity.
 func (r *Report) Add(fs ...Finding) {
 	for _, f := range fs {
 		if f.Severity == SeverityError {
@@ -348,7 +349,7 @@ func (r *Report) Add(fs ...Finding) {
 	}
 }
 
-// finish applies --strict (every warning becomes an error), sorts the
+// Finish applies --strict (every warning becomes an error), sorts the
 // findings and sets the verdict.
 func (r *Report) Finish() {
 	if r.Strict && len(r.Warnings) > 0 {
@@ -615,6 +616,8 @@ func readLimited(p string, limit int64) ([]byte, int64, error) {
 	return data, size, nil
 }
 
+// UnwrapPathErr drops the *fs.PathError wrapping of err (messages name
+// the path themselves).
 func UnwrapPathErr(err error) error {
 	var pe *fs.PathError
 	if e, ok := err.(*fs.PathError); ok {
