@@ -14,8 +14,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clawkit/clawkit/pkg/skills"
 	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/clawkit/clawkit/pkg/skilllint"
 )
 
 // scanItem is one text file of the corpus: File is its path inside its
@@ -36,17 +37,17 @@ type ocFinding struct {
 
 // ocRules maps every rule id the releases' scanSkillContent reports to the
 // clawkit rules that cover it. A rule id not listed fails the suite: a new
-// release added a rule and the floor (pkg/skills/scan_openclaw.go) must
+// release added a rule and the floor (pkg/skilllint/scan_openclaw.go) must
 // learn it.
 var ocRules = map[string][]string{
-	"literal-secret":                       {skills.RuleSecretLiteral, skills.RulePrivateKey},
-	"shell-pipe-to-shell":                  {skills.RulePipeToShell},
-	"secret-exfiltration":                  {skills.RuleExfiltration},
-	"destructive-delete":                   {skills.RuleDestructive},
-	"unsafe-permissions":                   {skills.RuleWorldWritable},
-	"prompt-injection-ignore-instructions": {skills.RulePromptInjection},
-	"prompt-injection-system":              {skills.RulePromptInjection},
-	"prompt-injection-tool":                {skills.RulePromptInjection},
+	"literal-secret":                       {skilllint.RuleSecretLiteral, skilllint.RulePrivateKey},
+	"shell-pipe-to-shell":                  {skilllint.RulePipeToShell},
+	"secret-exfiltration":                  {skilllint.RuleExfiltration},
+	"destructive-delete":                   {skilllint.RuleDestructive},
+	"unsafe-permissions":                   {skilllint.RuleWorldWritable},
+	"prompt-injection-ignore-instructions": {skilllint.RulePromptInjection},
+	"prompt-injection-system":              {skilllint.RulePromptInjection},
+	"prompt-injection-tool":                {skilllint.RulePromptInjection},
 }
 
 // TestSkillScanner runs every release's scanSkillContent and clawkit's
@@ -137,14 +138,14 @@ func TestSkillScanner(t *testing.T) {
 
 // clawkitScan is what `skill write` checks on the file (the openclaw
 // profile), the scan's findings only.
-func clawkitScan(it scanItem) []skills.Finding {
-	var fs []skills.Finding
-	if it.File == skills.SkillFile {
-		fs = skills.CheckSkillMD("x", it.content, false)
+func clawkitScan(it scanItem) []skilllint.Finding {
+	var fs []skilllint.Finding
+	if it.File == skilllint.SkillFile {
+		fs = skilllint.CheckSkillMD("x", it.content, false)
 	} else {
-		fs = skills.CheckSupportFile(it.File, it.content)
+		fs = skilllint.CheckSupportFile(it.File, it.content)
 	}
-	var out []skills.Finding
+	var out []skilllint.Finding
 	for _, f := range fs {
 		if f.Code == "unsafe_content" {
 			out = append(out, f)
@@ -153,7 +154,7 @@ func clawkitScan(it scanItem) []skills.Finding {
 	return out
 }
 
-func covered(ck []skills.Finding, rules []string, line, level int) bool {
+func covered(ck []skilllint.Finding, rules []string, line, level int) bool {
 	for _, f := range ck {
 		if f.Line == line && ckSeverity(f.Severity) >= level {
 			for _, r := range rules {
@@ -180,7 +181,7 @@ func ocSeverity(t *testing.T, s string) int {
 }
 
 func ckSeverity(s string) int {
-	if s == skills.SeverityError {
+	if s == skilllint.SeverityError {
 		return 2
 	}
 	return 1
@@ -227,7 +228,7 @@ func bundledCorpus(t *testing.T, dir, version string) []scanItem {
 		if err != nil || !d.IsDir() {
 			return err
 		}
-		if _, err := os.Stat(filepath.Join(p, skills.SkillFile)); err != nil {
+		if _, err := os.Stat(filepath.Join(p, skilllint.SkillFile)); err != nil {
 			return nil
 		}
 		skillsFound++
@@ -246,14 +247,14 @@ func bundledCorpus(t *testing.T, dir, version string) []scanItem {
 			}
 			rel, _ := filepath.Rel(p, f)
 			rel = filepath.ToSlash(rel)
-			if !skills.IsTextFile(rel) {
+			if !skilllint.IsTextFile(rel) {
 				return nil
 			}
 			b, err := os.ReadFile(f)
 			if err != nil {
 				return err
 			}
-			if len(b) > skills.MaxSupportBytes {
+			if len(b) > skilllint.MaxSupportBytes {
 				return nil
 			}
 			id, _ := filepath.Rel(filepath.Dir(dir), f)
@@ -279,7 +280,7 @@ func bundledCorpus(t *testing.T, dir, version string) []scanItem {
 // SKILL.md, or "".
 func skillFolderOf(root, p string) string {
 	for d := filepath.Dir(p); len(d) > len(root); d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, skills.SkillFile)); err == nil {
+		if _, err := os.Stat(filepath.Join(d, skilllint.SkillFile)); err == nil {
 			return d
 		}
 	}
@@ -298,7 +299,7 @@ func fixtureCorpus(t *testing.T) []scanItem {
 		}
 		sd := skillFolderOf(sample, p)
 		rel, _ := filepath.Rel(sd, p)
-		if b, err := os.ReadFile(p); err == nil && skills.IsTextFile(filepath.ToSlash(rel)) {
+		if b, err := os.ReadFile(p); err == nil && skilllint.IsTextFile(filepath.ToSlash(rel)) {
 			out = append(out, item("fixture", "artifacts/sample-skill/"+filepath.ToSlash(rel), filepath.ToSlash(rel), b))
 		}
 		return nil
@@ -311,7 +312,7 @@ func fixtureCorpus(t *testing.T) []scanItem {
 		}
 		for _, f := range a.Files {
 			rel := skillRel(f.Name)
-			if rel == "" || !skills.IsTextFile(rel) {
+			if rel == "" || !skilllint.IsTextFile(rel) {
 				continue
 			}
 			out = append(out, item("fixture", filepath.Base(s)+":"+f.Name, rel, f.Data))
@@ -328,8 +329,8 @@ func fixtureCorpus(t *testing.T) []scanItem {
 func skillRel(name string) string {
 	parts := strings.Split(name, "/")
 	for i, p := range parts {
-		if strings.EqualFold(p, skills.SkillFile) && i == len(parts)-1 {
-			return skills.SkillFile
+		if strings.EqualFold(p, skilllint.SkillFile) && i == len(parts)-1 {
+			return skilllint.SkillFile
 		}
 		switch p {
 		case "references", "scripts", "examples", "templates", "assets":

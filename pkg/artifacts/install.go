@@ -15,11 +15,10 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/json5"
+	"github.com/clawkit/clawkit/pkg/pluginmanifest"
 )
 
 const (
-	// MaxPluginManifestBytes bounds openclaw.plugin.json (docs/skills.md).
-	MaxPluginManifestBytes = 256 << 10
 	// maxPackageJSONBytes bounds any package.json we read.
 	maxPackageJSONBytes = 4 << 20
 	// maxConfigBytes bounds the config file qualify reads.
@@ -180,30 +179,18 @@ func readPlugins(root string) ([]Plugin, error) {
 		}
 		dir := filepath.Join(extDir, e.Name())
 		rel := "dist/extensions/" + e.Name()
-		raw, err := fsx.ReadRegular(filepath.Join(dir, "openclaw.plugin.json"), MaxPluginManifestBytes)
+		raw, err := fsx.ReadRegular(filepath.Join(dir, pluginmanifest.File), pluginmanifest.MaxBytes)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // not a plugin (e.g. a shared helper folder)
 		}
 		if err != nil {
 			return nil, errs.Failed("plugin_manifest_invalid", "%s/openclaw.plugin.json: %v", rel, err).
-				WithHint("plugin manifests must be regular files of at most %d bytes", MaxPluginManifestBytes)
+				WithHint("plugin manifests must be regular files of at most %d bytes", pluginmanifest.MaxBytes)
 		}
-		var man struct {
-			ID      string `json:"id"`
-			Name    string `json:"name"`
-			Version string `json:"version"`
-		}
-		if err := json5.Decode(raw, &man); err != nil {
-			return nil, errs.Failed("plugin_manifest_invalid", "%s/openclaw.plugin.json is not valid JSON5: %v", rel, err).
-				WithHint("fix or remove the plugin's manifest")
-		}
-		if man.ID == "" {
-			return nil, errs.Failed("plugin_manifest_invalid", "%s/openclaw.plugin.json has no id", rel).
-				WithHint("every plugin manifest needs an \"id\"")
-		}
-		if !pluginIDRe().MatchString(man.ID) {
-			return nil, errs.Failed("plugin_manifest_invalid", "%s/openclaw.plugin.json has an invalid id %q", rel, man.ID).
-				WithHint("plugin ids are lower-case letters, digits, '-' and '_'")
+		man, err := pluginmanifest.Parse(raw)
+		if err != nil {
+			return nil, errs.Failed("plugin_manifest_invalid", "%s/openclaw.plugin.json: %v", rel, err).
+				WithHint("fix or remove the plugin's manifest: it needs an \"id\" that is one plain name")
 		}
 		if prev, ok := seen[man.ID]; ok {
 			return nil, errs.Failed("plugin_manifest_invalid", "plugin id %q is declared by both %s and %s", man.ID, prev, rel).

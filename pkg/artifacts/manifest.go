@@ -61,6 +61,7 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
+	"github.com/clawkit/clawkit/pkg/pluginmanifest"
 )
 
 const (
@@ -159,7 +160,6 @@ var (
 	hexRe      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-f0-9]{64}$`) })
 	modeRe     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^0[0-7]{3}$`) })
 	buildIDRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:+-]*$`) }) // length checked in ValidBuildID
-	pluginIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`) })
 	nodeNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+$`) })
 	jsIdentRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]{0,127}$`) })
 )
@@ -319,7 +319,7 @@ func (m *Manifest) Validate() error {
 		return errors.New("plugins is required (use [] for none)")
 	}
 	for i, p := range m.Plugins {
-		if !pluginIDRe().MatchString(p) {
+		if !pluginmanifest.ValidID(p) {
 			return fmt.Errorf("plugins[%d] %q is not a plugin id", i, p)
 		}
 		if i > 0 && m.Plugins[i-1] >= p {

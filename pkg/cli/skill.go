@@ -19,6 +19,7 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
+	"github.com/clawkit/clawkit/pkg/skilllint"
 	"github.com/clawkit/clawkit/pkg/skills"
 )
 
@@ -137,20 +138,20 @@ func (c *SkillWriteCmd) Run(ctx context.Context, env *Env) error {
 	}
 	// An empty FILE is refused as an empty path (--from-dir installs a
 	// whole skill).
-	rel, err := skills.NormalizeSkillFilePath(c.File)
+	rel, err := skilllint.NormalizeSkillFilePath(c.File)
 	if err != nil {
 		return err
 	}
-	limit := int64(skills.MaxSupportBytes)
-	if rel == skills.SkillFile {
-		limit = skills.MaxSkillMDBytes
+	limit := int64(skilllint.MaxSupportBytes)
+	if rel == skilllint.SkillFile {
+		limit = skilllint.MaxSkillMDBytes
 	}
 	var src io.Reader = env.Stdin
 	name := "stdin"
 	if c.From != "" && c.From != "-" {
 		// Opened without blocking and refused unless a regular file: a
 		// FIFO or a device given here must not hang the command.
-		f, _, err := skills.OpenInput(c.From)
+		f, _, err := skilllint.OpenInput(c.From)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return errs.Usage("not_found", "--from %s: no such file", c.From)
@@ -174,7 +175,7 @@ func (c *SkillWriteCmd) Run(ctx context.Context, env *Env) error {
 	}
 	if int64(len(content)) > limit {
 		return errs.Failed("too_large", "the content for %s is larger than its limit of %d bytes", rel, limit).
-			WithHint("SKILL.md holds at most %d bytes and a support file at most %d; move detail into references/", skills.MaxSkillMDBytes, skills.MaxSupportBytes)
+			WithHint("SKILL.md holds at most %d bytes and a support file at most %d; move detail into references/", skilllint.MaxSkillMDBytes, skilllint.MaxSupportBytes)
 	}
 	p := skills.WriteParams{FileParams: skills.FileParams{Target: c.target(), Skill: c.Skill, File: c.File}, Content: content, Strict: c.Strict}
 	var r skills.CommitResult
@@ -190,7 +191,7 @@ func (c *SkillWriteCmd) install(ctx context.Context, env *Env) error {
 	if c.File != "" || c.From != "" || (c.FromDir != "" && c.FromBundle != "") {
 		return errs.Usage("usage", "--from-dir and --from-bundle install a whole skill; do not name a file or --from with them, and pass only one of them")
 	}
-	if err := skills.CheckSkillName(c.Skill); err != nil {
+	if err := skilllint.CheckSkillName(c.Skill); err != nil {
 		return err
 	}
 	from := c.FromDir
@@ -236,7 +237,7 @@ func (c *SkillRemoveCmd) Run(ctx context.Context, env *Env) error {
 	return printCommit(env, &r)
 }
 
-func short(r *skills.Revision) string {
+func short(r *skilllint.Revision) string {
 	if r == nil {
 		return "none"
 	}
@@ -293,7 +294,7 @@ func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
 	dirs := c.Dir
 	profile := c.Profile
 	if profile != "" {
-		if _, err := skills.CheckProfile(profile); err != nil {
+		if _, err := skilllint.CheckProfile(profile); err != nil {
 			return errs.Usage("usage", "--profile: %v", err)
 		}
 	}
@@ -316,7 +317,7 @@ func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
 		if len(c.Args) != 1 || c.Plugin == "" {
 			return errs.Usage("usage", "nothing to validate").WithHint("pass --dir DIR (a skill folder), --recursive ROOT, or SKILL --plugin ID for an installed skill")
 		}
-		if err := skills.CheckSkillName(c.Args[0]); err != nil {
+		if err := skilllint.CheckSkillName(c.Args[0]); err != nil {
 			return err
 		}
 		var r skills.RootResult
@@ -329,10 +330,10 @@ func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
 		}
 		dirs = []string{dir}
 		if profile == "" {
-			profile = skills.ProfileOpenClaw
+			profile = skilllint.ProfileOpenClaw
 		}
 	}
-	opt := skills.Options{Profile: profile, Strict: c.Strict}
+	opt := skilllint.Options{Profile: profile, Strict: c.Strict}
 	out := env.Out.Stdout
 	// Reports are printed as each skill is checked, in JSON too (the
 	// document is streamed: {"skills":[…],"summary":{…},"ok":…}), so memory
@@ -344,7 +345,7 @@ func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
 			return err
 		}
 	}
-	sum, err := skills.Lint(dirs, c.Recursive, opt, func(r *skills.Report) error {
+	sum, err := skilllint.Lint(dirs, c.Recursive, opt, func(r *skilllint.Report) error {
 		if stream == nil {
 			printLintReport(out, r)
 			return nil
@@ -387,7 +388,7 @@ func (c *SkillValidateCmd) validateFile(env *Env, profile string) error {
 	if c.MaxBytes < 0 {
 		return errs.Usage("usage", "--max-bytes must be positive")
 	}
-	r, err := skills.ValidateFile(c.File, skills.Options{Profile: profile, Strict: c.Strict}, c.MaxBytes)
+	r, err := skilllint.ValidateFile(c.File, skilllint.Options{Profile: profile, Strict: c.Strict}, c.MaxBytes)
 	if err != nil {
 		return err
 	}
@@ -414,8 +415,8 @@ func plural(n int, one, many string) string {
 
 // printLintReport prints one line per finding (path:line: severity
 // code[rule]: message, errors first) and the skill's verdict.
-func printLintReport(w io.Writer, r *skills.Report) {
-	for _, list := range [][]skills.Finding{r.Errors, r.Warnings} {
+func printLintReport(w io.Writer, r *skilllint.Report) {
+	for _, list := range [][]skilllint.Finding{r.Errors, r.Warnings} {
 		for _, f := range list {
 			f.File = displayPath(r.Dir, f.File)
 			fmt.Fprintln(w, f.String())
@@ -470,7 +471,7 @@ func displayPath(dir, file string) string {
 func readBundleArg(env *Env, p string) (*skills.SourceTree, error) {
 	var r io.Reader = env.Stdin
 	if p != "-" {
-		f, _, err := skills.OpenInput(p)
+		f, _, err := skilllint.OpenInput(p)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, errs.Usage("not_found", "--from-bundle %s: no such file", p)
@@ -504,10 +505,10 @@ type SkillBundleCmd struct {
 // BundleOutput is what `skill bundle --out FILE` reports.
 type BundleOutput struct {
 	*skills.BundleResult
-	Files        []skills.FileEntry `json:"files"`
-	Out          string             `json:"out"`
-	BundleSHA256 string             `json:"bundleSha256"`
-	BundleBytes  int                `json:"bundleBytes"`
+	Files        []skilllint.FileEntry `json:"files"`
+	Out          string                `json:"out"`
+	BundleSHA256 string                `json:"bundleSha256"`
+	BundleBytes  int                   `json:"bundleBytes"`
 }
 
 func (c *SkillBundleCmd) Run(ctx context.Context, env *Env) error {
@@ -533,7 +534,7 @@ func (c *SkillBundleCmd) Run(ctx context.Context, env *Env) error {
 		}
 		b = r
 	} else {
-		if err := skills.CheckSkillName(c.Skill); err != nil {
+		if err := skilllint.CheckSkillName(c.Skill); err != nil {
 			return err
 		}
 		b = &skills.BundleResult{}

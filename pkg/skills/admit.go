@@ -3,6 +3,7 @@ package skills
 import (
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/skilllint"
 	"github.com/clawkit/clawkit/pkg/store"
 )
 
@@ -56,14 +57,14 @@ func admitTarget(pre owner.Pre, t Target) error {
 }
 
 func checkFiles(p FilesParams) error {
-	if err := CheckSkillName(p.Skill); err != nil {
+	if err := skilllint.CheckSkillName(p.Skill); err != nil {
 		return err
 	}
 	return checkTarget(p.Target)
 }
 
 func checkRead(p FileParams) error {
-	if err := CheckSkillName(p.Skill); err != nil {
+	if err := skilllint.CheckSkillName(p.Skill); err != nil {
 		return err
 	}
 	return checkTarget(p.Target)
@@ -72,7 +73,7 @@ func checkRead(p FileParams) error {
 // checkEvents: events take no plugin (all plugins) and bind no session.
 func checkEvents(p EventsParams) error {
 	if p.Skill != "" {
-		return CheckSkillName(p.Skill)
+		return skilllint.CheckSkillName(p.Skill)
 	}
 	return nil
 }
@@ -88,22 +89,22 @@ func checkWrite(p WriteParams) error {
 // writeReport checks a write's skill name, file path and content, and
 // returns the normalised path and the report (its warnings go with the
 // result).
-func writeReport(p WriteParams) (rel string, rep *Report, err error) {
-	if err := CheckSkillName(p.Skill); err != nil {
+func writeReport(p WriteParams) (rel string, rep *skilllint.Report, err error) {
+	if err := skilllint.CheckSkillName(p.Skill); err != nil {
 		return "", nil, err
 	}
-	if rel, err = NormalizeSkillFilePath(p.File); err != nil {
+	if rel, err = skilllint.NormalizeSkillFilePath(p.File); err != nil {
 		return "", nil, err
 	}
-	var findings []Finding
-	if rel == SkillFile {
-		findings = CheckSkillMD(p.Skill, p.Content, p.Strict)
+	var findings []skilllint.Finding
+	if rel == skilllint.SkillFile {
+		findings = skilllint.CheckSkillMD(p.Skill, p.Content, p.Strict)
 	} else {
-		findings = CheckSupportFile(rel, p.Content)
+		findings = skilllint.CheckSupportFile(rel, p.Content)
 	}
-	rep = &Report{Skill: p.Skill, Strict: p.Strict}
-	rep.add(findings...)
-	rep.finish()
+	rep = &skilllint.Report{Skill: p.Skill, Strict: p.Strict}
+	rep.Add(findings...)
+	rep.Finish()
 	if err := rep.Err(); err != nil {
 		return "", nil, err
 	}
@@ -112,15 +113,15 @@ func writeReport(p WriteParams) (rel string, rep *Report, err error) {
 
 // checkRemove is opRemove's stateless part.
 func checkRemove(p FileParams) error {
-	if err := CheckSkillName(p.Skill); err != nil {
+	if err := skilllint.CheckSkillName(p.Skill); err != nil {
 		return err
 	}
 	if p.File != "" {
-		rel, err := NormalizeSkillFilePath(p.File)
+		rel, err := skilllint.NormalizeSkillFilePath(p.File)
 		if err != nil {
 			return err
 		}
-		if rel == SkillFile {
+		if rel == skilllint.SkillFile {
 			return errSkillMDRequired(p)
 		}
 	}
@@ -128,7 +129,7 @@ func checkRemove(p FileParams) error {
 }
 
 func checkInstall(p InstallParams) error {
-	if err := CheckSkillName(p.Skill); err != nil {
+	if err := skilllint.CheckSkillName(p.Skill); err != nil {
 		return err
 	}
 	return checkTarget(p.Target)

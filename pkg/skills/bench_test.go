@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/clawkit/clawkit/pkg/pluginmanifest"
+	"github.com/clawkit/clawkit/pkg/skilllint"
 )
 
 // A realistic SKILL.md: frontmatter with metadata and ~8 KiB of Markdown
@@ -23,7 +26,7 @@ func BenchmarkCheckSkillMD(b *testing.B) {
 	doc := benchSkillMD()
 	b.SetBytes(int64(len(doc)))
 	for b.Loop() {
-		if fs := CheckSkillMD("bench", doc, false); len(fs) != 0 {
+		if fs := skilllint.CheckSkillMD("bench", doc, false); len(fs) != 0 {
 			b.Fatal(fs)
 		}
 	}
@@ -34,7 +37,7 @@ func BenchmarkScan1MiB(b *testing.B) {
 	doc := []byte(strings.Repeat(line, (1<<20)/len(line)))
 	b.SetBytes(int64(len(doc)))
 	for b.Loop() {
-		if fs := Scan("scripts/x.sh", doc); len(fs) != 0 {
+		if fs := skilllint.Scan("scripts/x.sh", doc); len(fs) != 0 {
 			b.Fatal(fs)
 		}
 	}
@@ -50,7 +53,7 @@ func BenchmarkParseJSON5Manifest(b *testing.B) {
 	doc := m.Bytes()
 	b.SetBytes(int64(len(doc)))
 	for b.Loop() {
-		if _, err := ParseManifest(doc); err != nil {
+		if _, err := pluginmanifest.Parse(doc); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -67,7 +70,7 @@ func BenchmarkValidateDir(b *testing.B) {
 		mustWrite(b, full, c)
 	}
 	for b.Loop() {
-		rep, err := ValidateDir(dir, Options{Profile: ProfileOpenClaw})
+		rep, err := skilllint.ValidateDir(dir, skilllint.Options{Profile: skilllint.ProfileOpenClaw})
 		if err != nil || !rep.OK {
 			b.Fatal(err, rep.Errors)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/skilllint"
 )
 
 // A bundle is one skill's files as one artifact (`skill bundle`, the seed's
@@ -37,7 +38,7 @@ const (
 // maxBundleBytes bounds a bundle read back: the skill limit plus room for
 // the headers of the most files a skill may hold (a header, a PAX record
 // for a long name, and block padding each).
-const maxBundleBytes = MaxSkillBytes + maxWalkEntries*4096
+const maxBundleBytes = skilllint.MaxSkillBytes + skilllint.MaxWalkEntries*4096
 
 // BundleParams names the skill to bundle.
 type BundleParams struct {
@@ -48,18 +49,18 @@ type BundleParams struct {
 // BundleResult is a checked skill, ready to be written as a bundle: its
 // files (sorted by path) and its revision.
 type BundleResult struct {
-	PluginID string       `json:"pluginId,omitempty"`
-	AgentID  string       `json:"agentId,omitempty"`
-	Skill    string       `json:"skill"`
-	Revision Revision     `json:"revision"`
-	Files    []SourceFile `json:"files"`
-	Bytes    int64        `json:"bytes"`
-	Warnings []Finding    `json:"warnings"`
+	PluginID string              `json:"pluginId,omitempty"`
+	AgentID  string              `json:"agentId,omitempty"`
+	Skill    string              `json:"skill"`
+	Revision skilllint.Revision  `json:"revision"`
+	Files    []SourceFile        `json:"files"`
+	Bytes    int64               `json:"bytes"`
+	Warnings []skilllint.Finding `json:"warnings"`
 }
 
 // checkBundle: the refusals a bundle request's parameters alone decide.
 func checkBundle(p BundleParams) error {
-	if err := CheckSkillName(p.Skill); err != nil {
+	if err := skilllint.CheckSkillName(p.Skill); err != nil {
 		return err
 	}
 	return checkTarget(p.Target)
@@ -81,7 +82,7 @@ func opBundle(ctx context.Context, env *owner.Env, p BundleParams) (any, error) 
 	var disallowed []string
 	files := make([]SourceFile, 0, len(tree))
 	for _, e := range tree {
-		rel, err := NormalizeSkillFilePath(e.Path)
+		rel, err := skilllint.NormalizeSkillFilePath(e.Path)
 		if err != nil || rel != e.Path {
 			disallowed = append(disallowed, e.Path)
 			continue
@@ -103,7 +104,7 @@ func opBundle(ctx context.Context, env *owner.Env, p BundleParams) (any, error) 
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, changedDuring(p.Skill, rel)
 			}
-			return nil, errs.Failed("read_failed", "cannot read %s: %v", rel, unwrapPathErr(err))
+			return nil, errs.Failed("read_failed", "cannot read %s: %v", rel, skilllint.UnwrapPathErr(err))
 		}
 		limit := fileLimit(rel)
 		data, rerr := io.ReadAll(io.LimitReader(f, limit+1))
@@ -120,7 +121,7 @@ func opBundle(ctx context.Context, env *owner.Env, p BundleParams) (any, error) 
 	if len(disallowed) > 0 {
 		return nil, errs.Failed(CodeInvalidPath, "skill %s holds %d %s the skill authoring contract does not allow (nothing was bundled):\n  %s",
 			p.Skill, len(disallowed), pluralWord(len(disallowed), "file", "files"), strings.Join(disallowed, "\n  ")).
-			WithHint("the files were put there by hand; move them below %s/ or delete them", strings.Join(SupportDirs, "/, "))
+			WithHint("the files were put there by hand; move them below %s/ or delete them", strings.Join(skilllint.SupportDirs, "/, "))
 	}
 	if err := env.Scope.AssertCurrent(); err != nil {
 		return nil, err
@@ -149,7 +150,7 @@ func BundleDir(dir string) (*BundleResult, error) {
 		return nil, errs.Usage("invalid_path", "cannot resolve %s: %v", dir, err)
 	}
 	skill := filepath.Base(abs)
-	if err := CheckSkillName(skill); err != nil {
+	if err := skilllint.CheckSkillName(skill); err != nil {
 		return nil, err
 	}
 	src, err := ReadSourceDir(dir)
@@ -175,15 +176,15 @@ func BundleDir(dir string) (*BundleResult, error) {
 // limits) and returns them sorted with the revision. A skill that would
 // not be accepted back is never bundled.
 func CheckBundle(skill string, files []SourceFile, strict bool) (*BundleResult, error) {
-	rep := &Report{Skill: skill, Strict: strict}
+	rep := &skilllint.Report{Skill: skill, Strict: strict}
 	var md []byte
 	seen := map[string]bool{}
-	tree := make([]FileEntry, 0, len(files))
+	tree := make([]skilllint.FileEntry, 0, len(files))
 	out := append([]SourceFile(nil), files...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	var total int64
 	for _, f := range out {
-		rel, err := NormalizeSkillFilePath(f.Path)
+		rel, err := skilllint.NormalizeSkillFilePath(f.Path)
 		if err != nil {
 			return nil, err
 		}
@@ -191,26 +192,26 @@ func CheckBundle(skill string, files []SourceFile, strict bool) (*BundleResult, 
 			return nil, errs.Failed(CodeInvalidBundle, "file %s is given twice", rel)
 		}
 		seen[rel] = true
-		if rel == SkillFile {
+		if rel == skilllint.SkillFile {
 			md = f.Content
-			rep.add(checkSkillMD(skill, f.Content, Options{Profile: ProfileOpenClaw})...)
+			rep.Add(skilllint.CheckSkillMDAs(skill, f.Content, skilllint.Options{Profile: skilllint.ProfileOpenClaw})...)
 		} else {
-			rep.add(CheckSupportFile(rel, f.Content)...)
+			rep.Add(skilllint.CheckSupportFile(rel, f.Content)...)
 		}
 		sum := sha256.Sum256(f.Content)
-		tree = append(tree, FileEntry{Path: rel, SHA256: hex.EncodeToString(sum[:]), SizeBytes: int64(len(f.Content))})
+		tree = append(tree, skilllint.FileEntry{Path: rel, SHA256: hex.EncodeToString(sum[:]), SizeBytes: int64(len(f.Content))})
 		total += int64(len(f.Content))
 	}
 	if md == nil {
-		return nil, errs.Failed(CodeInvalidFM, "skill %s has no SKILL.md; every skill starts with one", skill).
+		return nil, errs.Failed(CodeInvalidFrontmatter, "skill %s has no SKILL.md; every skill starts with one", skill).
 			WithHint("add SKILL.md with name: %s and a description", skill)
 	}
-	rep.add(TreeLimits(tree)...)
-	rep.finish()
+	rep.Add(skilllint.TreeLimits(tree)...)
+	rep.Finish()
 	if err := rep.Err(); err != nil {
 		return nil, err
 	}
-	return &BundleResult{Skill: skill, Revision: RevisionOf(md, tree), Files: out, Bytes: total, Warnings: rep.Warnings}, nil
+	return &BundleResult{Skill: skill, Revision: skilllint.RevisionOf(md, tree), Files: out, Bytes: total, Warnings: rep.Warnings}, nil
 }
 
 // WriteBundle writes the bundle of a checked skill (see the top of this
@@ -276,13 +277,13 @@ func ReadBundle(r io.Reader) (skill string, tree *SourceTree, err error) {
 			break
 		}
 		if lr.N <= 0 {
-			return "", nil, errs.Failed(CodeTooLarge, "the bundle is larger than %d bytes; a skill holds at most %d bytes", maxBundleBytes, MaxSkillBytes)
+			return "", nil, errs.Failed(CodeTooLarge, "the bundle is larger than %d bytes; a skill holds at most %d bytes", maxBundleBytes, skilllint.MaxSkillBytes)
 		}
 		if err != nil {
 			return "", nil, bad("%v", err)
 		}
-		if entries++; entries > maxWalkEntries {
-			return "", nil, errs.Failed(CodeTooLarge, "the bundle holds more than %d entries; a skill holds at most %d files", maxWalkEntries, MaxFiles)
+		if entries++; entries > skilllint.MaxWalkEntries {
+			return "", nil, errs.Failed(CodeTooLarge, "the bundle holds more than %d entries; a skill holds at most %d files", skilllint.MaxWalkEntries, skilllint.MaxFiles)
 		}
 		if h.Typeflag == tar.TypeXGlobalHeader {
 			continue // metadata only (e.g. a commit id); never a file
@@ -292,7 +293,7 @@ func ReadBundle(r io.Reader) (skill string, tree *SourceTree, err error) {
 			name = strings.TrimSuffix(name, "/")
 		}
 		top, rel, _ := strings.Cut(name, "/")
-		if err := CheckSkillName(top); err != nil {
+		if err := skilllint.CheckSkillName(top); err != nil {
 			if errs.CodeOf(err) == CodePathEscape {
 				return "", nil, errs.Refused(CodePathEscape, "bundle entry %q does not lie in one skill folder", h.Name)
 			}
@@ -321,7 +322,7 @@ func ReadBundle(r io.Reader) (skill string, tree *SourceTree, err error) {
 		if rel == "" {
 			return "", nil, bad("entry %q is a file where the skill folder should be", h.Name)
 		}
-		if _, err := NormalizeSkillFilePath(rel); err != nil {
+		if _, err := skilllint.NormalizeSkillFilePath(rel); err != nil {
 			if errs.CodeOf(err) == CodePathEscape {
 				return "", nil, err
 			}
@@ -340,11 +341,11 @@ func ReadBundle(r io.Reader) (skill string, tree *SourceTree, err error) {
 		if h.Size > limit {
 			return "", nil, errs.Failed(CodeTooLarge, "%s is %d bytes; the limit is %d bytes", rel, h.Size, limit)
 		}
-		if total += h.Size; total > MaxSkillBytes {
-			return "", nil, errs.Failed(CodeTooLarge, "the bundle holds more than %d bytes; a skill holds at most %d bytes", MaxSkillBytes, MaxSkillBytes)
+		if total += h.Size; total > skilllint.MaxSkillBytes {
+			return "", nil, errs.Failed(CodeTooLarge, "the bundle holds more than %d bytes; a skill holds at most %d bytes", skilllint.MaxSkillBytes, skilllint.MaxSkillBytes)
 		}
-		if len(tree.Files) >= MaxFiles {
-			return "", nil, errs.Failed(CodeTooLarge, "the bundle holds more than %d files; a skill holds at most %d", MaxFiles, MaxFiles)
+		if len(tree.Files) >= skilllint.MaxFiles {
+			return "", nil, errs.Failed(CodeTooLarge, "the bundle holds more than %d files; a skill holds at most %d", skilllint.MaxFiles, skilllint.MaxFiles)
 		}
 		data, err := io.ReadAll(io.LimitReader(tr, limit+1))
 		if err != nil {
@@ -356,7 +357,7 @@ func ReadBundle(r io.Reader) (skill string, tree *SourceTree, err error) {
 		tree.Files = append(tree.Files, SourceFile{Path: rel, Content: data, Executable: h.Mode&0o111 != 0})
 	}
 	if lr.N <= 0 {
-		return "", nil, errs.Failed(CodeTooLarge, "the bundle is larger than %d bytes; a skill holds at most %d bytes", maxBundleBytes, MaxSkillBytes)
+		return "", nil, errs.Failed(CodeTooLarge, "the bundle is larger than %d bytes; a skill holds at most %d bytes", maxBundleBytes, skilllint.MaxSkillBytes)
 	}
 	if skill == "" {
 		return "", nil, bad("it holds no files")
@@ -372,13 +373,13 @@ func checkBundleDir(rel string) error {
 	for _, s := range strings.Split(rel, "/") {
 		switch {
 		case s == "..":
-			return pathEscape(rel, "the path has a '..' segment")
+			return skilllint.PathEscape(rel, "the path has a '..' segment")
 		case s == "" || s == "." || strings.ContainsAny(s, "\\\x00"):
 			return errs.Failed(CodeInvalidBundle, "the bundle is not usable: folder entry %q is not a clean path", rel)
 		}
 	}
 	if strings.HasPrefix(rel, "/") {
-		return pathEscape(rel, "the path is absolute")
+		return skilllint.PathEscape(rel, "the path is absolute")
 	}
 	return nil
 }
@@ -389,11 +390,11 @@ func (b *BundleResult) String() string {
 }
 
 // Tree lists the bundle's files with their digests (no content).
-func (b *BundleResult) Tree() []FileEntry {
-	out := make([]FileEntry, 0, len(b.Files))
+func (b *BundleResult) Tree() []skilllint.FileEntry {
+	out := make([]skilllint.FileEntry, 0, len(b.Files))
 	for _, f := range b.Files {
 		sum := sha256.Sum256(f.Content)
-		out = append(out, FileEntry{Path: f.Path, SHA256: hex.EncodeToString(sum[:]), SizeBytes: int64(len(f.Content))})
+		out = append(out, skilllint.FileEntry{Path: f.Path, SHA256: hex.EncodeToString(sum[:]), SizeBytes: int64(len(f.Content))})
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/skilllint"
 	"reflect"
 	"testing"
 )
@@ -12,7 +13,7 @@ func sampleBundle(t testing.TB) *BundleResult {
 	t.Helper()
 	b, err := CheckBundle("pdf", []SourceFile{
 		{Path: "scripts/run.sh", Content: []byte("#!/bin/sh\necho run\n"), Executable: true},
-		{Path: SkillFile, Content: []byte("---\nname: pdf\ndescription: Fill PDF forms.\n---\nBody.\n")},
+		{Path: skilllint.SkillFile, Content: []byte("---\nname: pdf\ndescription: Fill PDF forms.\n---\nBody.\n")},
 		{Path: "references/api.md", Content: []byte("# API\n")},
 	}, false)
 	if err != nil {
@@ -61,11 +62,11 @@ func TestBundleRoundTrip(t *testing.T) {
 func TestCheckBundleRefuses(t *testing.T) {
 	for name, files := range map[string][]SourceFile{
 		"no SKILL.md":  {{Path: "references/a.md", Content: []byte("a")}},
-		"bad path":     {{Path: SkillFile, Content: []byte("---\nname: pdf\ndescription: d\n---\n")}, {Path: "LICENSE", Content: []byte("x")}},
-		"wrong name":   {{Path: SkillFile, Content: []byte("---\nname: other\ndescription: d\n---\n")}},
-		"unsafe":       {{Path: SkillFile, Content: []byte("---\nname: pdf\ndescription: d\n---\nrm -rf /\n")}},
-		"twice":        {{Path: SkillFile, Content: []byte("---\nname: pdf\ndescription: d\n---\n")}, {Path: SkillFile, Content: []byte("x")}},
-		"file too big": {{Path: SkillFile, Content: []byte("---\nname: pdf\ndescription: d\n---\n")}, {Path: "assets/a", Content: make([]byte, MaxSupportBytes+1)}},
+		"bad path":     {{Path: skilllint.SkillFile, Content: []byte("---\nname: pdf\ndescription: d\n---\n")}, {Path: "LICENSE", Content: []byte("x")}},
+		"wrong name":   {{Path: skilllint.SkillFile, Content: []byte("---\nname: other\ndescription: d\n---\n")}},
+		"unsafe":       {{Path: skilllint.SkillFile, Content: []byte("---\nname: pdf\ndescription: d\n---\nrm -rf /\n")}},
+		"twice":        {{Path: skilllint.SkillFile, Content: []byte("---\nname: pdf\ndescription: d\n---\n")}, {Path: skilllint.SkillFile, Content: []byte("x")}},
+		"file too big": {{Path: skilllint.SkillFile, Content: []byte("---\nname: pdf\ndescription: d\n---\n")}, {Path: "assets/a", Content: make([]byte, skilllint.MaxSupportBytes+1)}},
 	} {
 		if _, err := CheckBundle("pdf", files, false); err == nil {
 			t.Errorf("%s: accepted", name)
@@ -112,7 +113,7 @@ func TestReadBundleRefuses(t *testing.T) {
 		"fifo":       {tarOf(t, reg("pdf/SKILL.md", "x"), &tar.Header{Typeflag: tar.TypeFifo, Name: "pdf/references/p"}), "not_regular_file"},
 		"empty":      {tarOf(t), CodeInvalidBundle},
 		"not a tar":  {[]byte("hello, this is not a tar archive at all"), CodeInvalidBundle},
-		"too big":    {tarOf(t, reg("pdf/SKILL.md", "x"), reg("pdf/assets/big", string(make([]byte, MaxSupportBytes+1)))), CodeTooLarge},
+		"too big":    {tarOf(t, reg("pdf/SKILL.md", "x"), reg("pdf/assets/big", string(make([]byte, skilllint.MaxSupportBytes+1)))), CodeTooLarge},
 	}
 	for name, c := range cases {
 		_, _, err := ReadBundle(bytes.NewReader(c.data))
@@ -122,7 +123,7 @@ func TestReadBundleRefuses(t *testing.T) {
 	}
 	// Too many files: 257 below assets/.
 	hs := []*tar.Header{reg("pdf/SKILL.md", "x")}
-	for i := 0; i < MaxFiles; i++ {
+	for i := 0; i < skilllint.MaxFiles; i++ {
 		hs = append(hs, reg("pdf/assets/f"+string(rune('a'+i%26))+string(rune('a'+i/26)), "x"))
 	}
 	if _, _, err := ReadBundle(bytes.NewReader(tarOf(t, hs...))); errs.CodeOf(err) != CodeTooLarge {
@@ -143,22 +144,22 @@ func FuzzReadBundle(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if CheckSkillName(skill) != nil {
+		if skilllint.CheckSkillName(skill) != nil {
 			t.Fatalf("accepted skill name %q", skill)
 		}
-		if len(tree.Files) > MaxFiles {
+		if len(tree.Files) > skilllint.MaxFiles {
 			t.Fatalf("%d files accepted", len(tree.Files))
 		}
 		seen := map[string]bool{}
 		var total int
 		for _, f := range tree.Files {
-			if p, err := NormalizeSkillFilePath(f.Path); err != nil || p != f.Path || seen[p] {
+			if p, err := skilllint.NormalizeSkillFilePath(f.Path); err != nil || p != f.Path || seen[p] {
 				t.Fatalf("accepted path %q (%v, twice %v)", f.Path, err, seen[p])
 			}
 			seen[f.Path] = true
 			total += len(f.Content)
 		}
-		if total > MaxSkillBytes {
+		if total > skilllint.MaxSkillBytes {
 			t.Fatalf("%d bytes accepted", total)
 		}
 	})

@@ -8,16 +8,18 @@ import "github.com/clawkit/clawkit/pkg/errs"
 const (
 	// CodeInvalidConfig: config hooks.skill_changed must be a list of commands, each a list of strings (argv, run without a shell)
 	CodeInvalidConfig errs.Code = "invalid_config"
+	// CodeInvalidFrontmatter: skill … has no SKILL.md; every skill starts with one
+	CodeInvalidFrontmatter errs.Code = "invalid_frontmatter"
 	// CodeInvalidParams: file … is given twice
 	CodeInvalidParams errs.Code = "invalid_params"
+	// CodeInvalidPath: skill … holds … the skill authoring contract does not allow (nothing was bundled)
+	CodeInvalidPath errs.Code = "invalid_path"
 	// CodeInvalidPluginId: plugin id … is not a plain name
 	CodeInvalidPluginId errs.Code = "invalid_plugin_id"
 	// CodeLockFailed: cannot create …: …
 	CodeLockFailed errs.Code = "lock_failed"
 	// CodeMissingPlugin: no plugin named
 	CodeMissingPlugin errs.Code = "missing_plugin"
-	// CodeNoSkills: no SKILL.md found below …
-	CodeNoSkills errs.Code = "no_skills"
 	// CodeNoSkillsRoot: plugin … declares no agentSkillsDir, so it has no skills folder
 	CodeNoSkillsRoot errs.Code = "no_skills_root"
 	// CodeNotAFolder: the skills root … is not a folder
@@ -28,6 +30,8 @@ const (
 	CodeNotFound errs.Code = "not_found"
 	// CodeNotRegularFile: …; only regular files (or - for stdin) are read
 	CodeNotRegularFile errs.Code = "not_regular_file"
+	// CodePathEscape: … leads outside … through a link; links are refused
+	CodePathEscape errs.Code = "path_escape"
 	// CodePluginUnavailable: (see the message)
 	CodePluginUnavailable errs.Code = "plugin_unavailable"
 	// CodeReadFailed: cannot read …: …
@@ -46,6 +50,8 @@ const (
 	CodeSkillsRootConflict errs.Code = "skills_root_conflict"
 	// CodeStoreError: cannot read skill events: …
 	CodeStoreError errs.Code = "store_error"
+	// CodeTooLarge: the bundle is larger than … bytes; a skill holds at most … bytes
+	CodeTooLarge errs.Code = "too_large"
 	// CodeWriteFailed: cannot create the skills root …: …
 	CodeWriteFailed errs.Code = "write_failed"
 )

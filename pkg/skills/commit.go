@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/skilllint"
 )
 
 // commit is the one commit path (docs/skills.md): per-skill lock, read the
@@ -12,8 +13,8 @@ import (
 // dispatch exactly one skill_changed event. Authority is checked after each
 // step and right before the file change (inside apply) and the dispatch.
 // A failed or no-op apply dispatches nothing.
-func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]string, warnings []Finding,
-	apply func(tree []FileEntry, md []byte, exists bool) (bool, error)) (any, error) {
+func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]string, warnings []skilllint.Finding,
+	apply func(tree []skilllint.FileEntry, md []byte, exists bool) (bool, error)) (any, error) {
 	env := c.env
 	if _, err := c.skillDir(skill); err != nil {
 		return nil, err
@@ -53,13 +54,13 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 	if err != nil {
 		return nil, err
 	}
-	var before *Revision
+	var before *skilllint.Revision
 	if md != nil {
-		r := RevisionOf(md, tree)
+		r := skilllint.RevisionOf(md, tree)
 		before = &r
 	}
 	if warnings == nil {
-		warnings = []Finding{}
+		warnings = []skilllint.Finding{}
 	}
 	res := &CommitResult{PluginID: c.t.PluginID, AgentID: c.t.AgentID, Skill: skill, File: rel, Action: action,
 		Before: before, After: before, Warnings: warnings, Hooks: []HookResult{}}
@@ -151,7 +152,7 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 // refreshIndex recomputes the skill's revision from disk and upserts (or
 // deletes) its index row. It returns the revision after the change (nil
 // when the skill is gone).
-func (c *call) refreshIndex(ctx context.Context, skill string) (*Revision, error) {
+func (c *call) refreshIndex(ctx context.Context, skill string) (*skilllint.Revision, error) {
 	tree, md, _, err := readTree(c.r, c.root, skill)
 	if err != nil {
 		return nil, err
@@ -168,7 +169,7 @@ func (c *call) refreshIndex(ctx context.Context, skill string) (*Revision, error
 			c.t.PluginID, c.t.AgentID, skill)
 		return nil, err
 	}
-	rev := RevisionOf(md, tree)
+	rev := skilllint.RevisionOf(md, tree)
 	var total int64
 	for _, f := range tree {
 		total += f.SizeBytes

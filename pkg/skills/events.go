@@ -11,6 +11,7 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/skilllint"
 	"github.com/clawkit/clawkit/pkg/store"
 )
 
@@ -19,7 +20,7 @@ import (
 
 func opEvents(ctx context.Context, env *owner.Env, p EventsParams) (any, error) {
 	if p.Skill != "" {
-		if err := CheckSkillName(p.Skill); err != nil {
+		if err := skilllint.CheckSkillName(p.Skill); err != nil {
 			return nil, err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/config"
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/skilllint"
 )
 
 // HookTimeout bounds each hook command (docs/skills.md).
@@ -21,12 +22,12 @@ const hookOutputTail = 2048
 
 // Event is the skill_changed event, exactly the fields of docs/skills.md.
 type Event struct {
-	Source   string    `json:"source"`
-	PluginID string    `json:"pluginId"`
-	AgentID  string    `json:"agentId"`
-	Skill    string    `json:"skill"`
-	Before   *Revision `json:"before"`
-	After    *Revision `json:"after"`
+	Source   string              `json:"source"`
+	PluginID string              `json:"pluginId"`
+	AgentID  string              `json:"agentId"`
+	Skill    string              `json:"skill"`
+	Before   *skilllint.Revision `json:"before"`
+	After    *skilllint.Revision `json:"after"`
 }
 
 // HookResult is the outcome of one hook command.

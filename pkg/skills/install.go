@@ -16,6 +16,7 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/skilllint"
 )
 
 // InstallParams is `skill write NAME --from-dir DIR`: a whole skill tree
@@ -52,7 +53,7 @@ func ReadSourceDir(dir string) (*SourceTree, error) {
 	st, err := os.Lstat(dir)
 	switch {
 	case err != nil:
-		return nil, errs.Usage("not_found", "--from-dir %s: %v", shown, unwrapPathErr(err))
+		return nil, errs.Usage("not_found", "--from-dir %s: %v", shown, skilllint.UnwrapPathErr(err))
 	case st.Mode()&fs.ModeSymlink != 0:
 		return nil, errs.Refused(CodePathEscape, "--from-dir %s is a symbolic link; links are refused", shown).
 			WithHint("pass the folder the link points to")
@@ -69,14 +70,14 @@ func ReadSourceDir(dir string) (*SourceTree, error) {
 		if p == dir {
 			return nil
 		}
-		if IsStagingName(d.Name()) {
+		if skilllint.IsStagingName(d.Name()) {
 			if d.IsDir() {
 				return fs.SkipDir
 			}
 			return nil
 		}
-		if entries++; entries > maxWalkEntries {
-			return errs.Failed(CodeTooLarge, "%s holds more than %d entries; a skill holds at most %d files", dir, maxWalkEntries, MaxFiles)
+		if entries++; entries > skilllint.MaxWalkEntries {
+			return errs.Failed(CodeTooLarge, "%s holds more than %d entries; a skill holds at most %d files", dir, skilllint.MaxWalkEntries, skilllint.MaxFiles)
 		}
 		rel := filepath.ToSlash(strings.TrimPrefix(p, dir+string(filepath.Separator)))
 		if d.Type()&fs.ModeSymlink != 0 {
@@ -84,7 +85,7 @@ func ReadSourceDir(dir string) (*SourceTree, error) {
 				WithHint("replace the link with the file or folder it points to")
 		}
 		if d.IsDir() {
-			if !strings.Contains(rel, "/") && !isSupportDir(rel) {
+			if !strings.Contains(rel, "/") && !skilllint.IsSupportDir(rel) {
 				out.Disallowed = append(out.Disallowed, rel+"/")
 				return fs.SkipDir
 			}
@@ -93,12 +94,12 @@ func ReadSourceDir(dir string) (*SourceTree, error) {
 		if !d.Type().IsRegular() {
 			return errs.Usage("not_regular_file", "%s is not a regular file; a skill holds regular files only", filepath.Join(dir, rel))
 		}
-		if _, err := NormalizeSkillFilePath(rel); err != nil {
+		if _, err := skilllint.NormalizeSkillFilePath(rel); err != nil {
 			out.Disallowed = append(out.Disallowed, rel)
 			return nil
 		}
 		limit := fileLimit(rel)
-		f, fst, err := OpenInput(p)
+		f, fst, err := skilllint.OpenInput(p)
 		if err != nil {
 			return err
 		}
@@ -113,8 +114,8 @@ func ReadSourceDir(dir string) (*SourceTree, error) {
 		if int64(len(data)) > limit {
 			return errs.Failed(CodeTooLarge, "%s grew past its limit of %d bytes while being read", rel, limit)
 		}
-		if total += int64(len(data)); total > MaxSkillBytes {
-			return errs.Failed(CodeTooLarge, "%s holds more than %d bytes; a skill holds at most %d bytes", dir, MaxSkillBytes, MaxSkillBytes)
+		if total += int64(len(data)); total > skilllint.MaxSkillBytes {
+			return errs.Failed(CodeTooLarge, "%s holds more than %d bytes; a skill holds at most %d bytes", dir, skilllint.MaxSkillBytes, skilllint.MaxSkillBytes)
 		}
 		out.Files = append(out.Files, SourceFile{Path: rel, Content: data, Executable: fst.Mode().Perm()&0o111 != 0})
 		return nil
@@ -123,7 +124,7 @@ func ReadSourceDir(dir string) (*SourceTree, error) {
 		if e := errs.As(err); e != nil {
 			return nil, e
 		}
-		return nil, errs.Failed("read_failed", "cannot read %s: %v", dir, unwrapPathErr(err))
+		return nil, errs.Failed("read_failed", "cannot read %s: %v", dir, skilllint.UnwrapPathErr(err))
 	}
 	sort.Strings(out.Disallowed)
 	return out, nil
@@ -138,7 +139,7 @@ func DisallowedError(dir string, paths []string) error {
 	}
 	return errs.Usage(CodeInvalidPath, "%s holds %d %s the skill authoring contract does not allow (nothing was written):\n%s",
 		dir, len(paths), pluralWord(len(paths), "path", "paths"), strings.Join(lines, "\n")).
-		WithHint("skills hold SKILL.md and files below %s/; pass --skip-disallowed to install without them", strings.Join(SupportDirs, "/, "))
+		WithHint("skills hold SKILL.md and files below %s/; pass --skip-disallowed to install without them", strings.Join(skilllint.SupportDirs, "/, "))
 }
 
 func pluralWord(n int, one, many string) string {
@@ -150,13 +151,13 @@ func pluralWord(n int, one, many string) string {
 
 // skippedRefs warns about SKILL.md lines that mention a skipped path (a
 // link the installed skill cannot follow).
-func skippedRefs(md []byte, skipped []string) []Finding {
-	var out []Finding
+func skippedRefs(md []byte, skipped []string) []skilllint.Finding {
+	var out []skilllint.Finding
 	for i, l := range strings.Split(string(md), "\n") {
 		for _, sp := range skipped {
 			ref := strings.TrimSuffix(sp, "/")
 			if ref != "" && strings.Contains(l, ref) {
-				out = append(out, Finding{Severity: SeverityWarning, Code: "skipped_reference", Rule: "skipped-file", File: SkillFile, Line: i + 1,
+				out = append(out, skilllint.Finding{Severity: skilllint.SeverityWarning, Code: "skipped_reference", Rule: "skipped-file", File: skilllint.SkillFile, Line: i + 1,
 					Message: fmt.Sprintf("SKILL.md refers to %s, which was not installed (not allowed by the authoring contract)", sp)})
 			}
 		}
@@ -165,15 +166,15 @@ func skippedRefs(md []byte, skipped []string) []Finding {
 }
 
 func opInstall(ctx context.Context, env *owner.Env, p InstallParams) (any, error) {
-	if err := CheckSkillName(p.Skill); err != nil {
+	if err := skilllint.CheckSkillName(p.Skill); err != nil {
 		return nil, err
 	}
-	rep := &Report{Skill: p.Skill, Strict: p.Strict}
+	rep := &skilllint.Report{Skill: p.Skill, Strict: p.Strict}
 	var md []byte
 	seen := map[string]bool{}
-	var next []FileEntry
+	var next []skilllint.FileEntry
 	for _, f := range p.Files {
-		rel, err := NormalizeSkillFilePath(f.Path)
+		rel, err := skilllint.NormalizeSkillFilePath(f.Path)
 		if err != nil {
 			return nil, err
 		}
@@ -181,32 +182,32 @@ func opInstall(ctx context.Context, env *owner.Env, p InstallParams) (any, error
 			return nil, errs.Usage(owner.CodeInvalidParams, "file %s is given twice", rel)
 		}
 		seen[rel] = true
-		if rel == SkillFile {
+		if rel == skilllint.SkillFile {
 			md = f.Content
-			rep.add(checkSkillMD(p.Skill, f.Content, Options{Profile: ProfileOpenClaw})...)
+			rep.Add(skilllint.CheckSkillMDAs(p.Skill, f.Content, skilllint.Options{Profile: skilllint.ProfileOpenClaw})...)
 		} else {
-			rep.add(CheckSupportFile(rel, f.Content)...)
+			rep.Add(skilllint.CheckSupportFile(rel, f.Content)...)
 		}
 		sum := sha256.Sum256(f.Content)
-		next = append(next, FileEntry{Path: rel, SHA256: hex.EncodeToString(sum[:]), SizeBytes: int64(len(f.Content))})
+		next = append(next, skilllint.FileEntry{Path: rel, SHA256: hex.EncodeToString(sum[:]), SizeBytes: int64(len(f.Content))})
 	}
 	if md == nil {
-		return nil, errs.Failed(CodeInvalidFM, "the folder has no SKILL.md; every skill starts with one").
+		return nil, errs.Failed(CodeInvalidFrontmatter, "the folder has no SKILL.md; every skill starts with one").
 			WithHint("add SKILL.md with name: %s and a description", p.Skill)
 	}
-	rep.add(TreeLimits(next)...)
-	rep.add(skippedRefs(md, p.Skipped)...)
-	rep.finish()
+	rep.Add(skilllint.TreeLimits(next)...)
+	rep.Add(skippedRefs(md, p.Skipped)...)
+	rep.Finish()
 	if err := rep.Err(); err != nil {
 		return nil, err
 	}
-	sortTree(next)
+	skilllint.SortTree(next)
 	c, hooks, err := beginCommit(ctx, env, p.Target)
 	if err != nil {
 		return nil, err
 	}
-	return c.commit(ctx, p.Skill, "", "install", hooks, rep.Warnings, func(tree []FileEntry, cur []byte, exists bool) (bool, error) {
-		if exists && cur != nil && bytes.Equal(cur, md) && TreeDigest(tree) == TreeDigest(next) {
+	return c.commit(ctx, p.Skill, "", "install", hooks, rep.Warnings, func(tree []skilllint.FileEntry, cur []byte, exists bool) (bool, error) {
+		if exists && cur != nil && bytes.Equal(cur, md) && skilllint.TreeDigest(tree) == skilllint.TreeDigest(next) {
 			return false, nil // the same tree: nothing to commit
 		}
 		return c.publish(p.Skill, exists, nil, p.Files)

@@ -6,13 +6,14 @@ import (
 	"path/filepath"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/skilllint"
 )
 
 // InstalledDir is the folder of an installed skill inside a skills root
 // (RootResult.Root): the skill's folder, which must exist and must not be
 // a link (links are refused everywhere in a skills root).
 func InstalledDir(r RootResult, skill string) (string, error) {
-	if err := CheckSkillName(skill); err != nil {
+	if err := skilllint.CheckSkillName(skill); err != nil {
 		return "", err
 	}
 	dir := filepath.Join(r.Root, skill)

@@ -7,66 +7,20 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/clawkit/clawkit/pkg/config"
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
-	"github.com/clawkit/clawkit/pkg/json5"
+	"github.com/clawkit/clawkit/pkg/pluginmanifest"
 )
-
-// ManifestFile is a plugin's manifest inside its folder.
-const ManifestFile = "openclaw.plugin.json"
-
-// MaxManifestBytes bounds a manifest read (docs/skills.md).
-const MaxManifestBytes = 256 << 10
-
-// Manifest is the part of openclaw.plugin.json skill authoring needs.
-type Manifest struct {
-	ID             string
-	AgentSkillsDir string // "" when the plugin does not author skills
-}
-
-// ParseManifest decodes a manifest (JSON5). id is required and must be a
-// non-empty string; agentSkillsDir, when present, must be a relative folder
-// path (CheckRel: no "..", no absolute, no backslash, no empty segments).
-func ParseManifest(data []byte) (*Manifest, error) {
-	if len(data) > MaxManifestBytes {
-		return nil, fmt.Errorf("the manifest is %d bytes; the limit is %d", len(data), MaxManifestBytes)
-	}
-	v, err := json5.Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("invalid JSON5: %w", err)
-	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("the manifest must be an object")
-	}
-	id, ok := obj["id"].(string)
-	if !ok || strings.TrimSpace(id) == "" {
-		return nil, fmt.Errorf("the manifest has no string \"id\"")
-	}
-	m := &Manifest{ID: id}
-	if raw, present := obj["agentSkillsDir"]; present && raw != nil {
-		dir, ok := raw.(string)
-		if !ok {
-			return nil, fmt.Errorf("\"agentSkillsDir\" must be a string")
-		}
-		if err := fsx.CheckRel(dir); err != nil {
-			return nil, fmt.Errorf("\"agentSkillsDir\" must be a relative folder name: %v", err)
-		}
-		m.AgentSkillsDir = dir
-	}
-	return m, nil
-}
 
 // Plugin is a resolved plugin: its folder, manifest and the identity of the
 // manifest file when it was read, so a replacement during a call is seen.
 type Plugin struct {
 	ID       string
 	Dir      string
-	Manifest *Manifest
+	Manifest *pluginmanifest.Manifest
 	ident    manifestIdent
 }
 
@@ -95,7 +49,7 @@ func ResolvePlugin(home, id string) (*Plugin, error) {
 }
 
 func checkPluginID(id string) error {
-	if id == "" || id == "." || id == ".." || strings.ContainsAny(id, "/\\\x00") || suspiciousRune(id) != 0 {
+	if !pluginmanifest.ValidID(id) {
 		return errs.Usage("invalid_plugin_id", "plugin id %q is not a plain name", id).
 			WithHint("pass the plugin's id as in its openclaw.plugin.json, e.g. --plugin my-plugin")
 	}
@@ -133,11 +87,11 @@ func resolvePlugin(home string, cfg *config.Config, id string) (*Plugin, error) 
 	m, ident, err := readManifest(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, unavailable(id, "is not installed: %s not found", filepath.Join(dir, ManifestFile)).
+			return nil, unavailable(id, "is not installed: %s not found", filepath.Join(dir, pluginmanifest.File)).
 				WithHint("install the plugin in %s, or point plugins.entries.%s.path at its folder", filepath.Join(home, "plugins", id), id)
 		}
-		return nil, unavailable(id, "has an unusable manifest %s: %v", filepath.Join(dir, ManifestFile), err).
-			WithHint("fix the plugin's %s (JSON5, at most 256 KiB, with a string \"id\")", ManifestFile)
+		return nil, unavailable(id, "has an unusable manifest %s: %v", filepath.Join(dir, pluginmanifest.File), err).
+			WithHint("fix the plugin's %s (JSON5, at most 256 KiB, with a string \"id\")", pluginmanifest.File)
 	}
 	if m.ID != id {
 		return nil, unavailable(id, "is not what %s holds (its id is %q)", dir, m.ID).
@@ -151,7 +105,7 @@ func resolvePlugin(home string, cfg *config.Config, id string) (*Plugin, error) 
 func (p *Plugin) SkillsRoot(home, agent string) (string, error) {
 	if p.Manifest.AgentSkillsDir == "" {
 		return "", errs.Refused("no_skills_root", "plugin %s declares no agentSkillsDir, so it has no skills folder", p.ID).
-			WithHint("add \"agentSkillsDir\": \"skills\" to %s if the plugin authors skills", filepath.Join(p.Dir, ManifestFile))
+			WithHint("add \"agentSkillsDir\": \"skills\" to %s if the plugin authors skills", filepath.Join(p.Dir, pluginmanifest.File))
 	}
 	return filepath.Join(home, "agents", agent, filepath.FromSlash(p.Manifest.AgentSkillsDir)), nil
 }
@@ -177,10 +131,10 @@ func unavailable(id, format string, args ...any) *errs.Error {
 	return errs.Refused("plugin_unavailable", "plugin %s "+format, append([]any{id}, args...)...)
 }
 
-func readManifest(dir string) (*Manifest, manifestIdent, error) {
+func readManifest(dir string) (*pluginmanifest.Manifest, manifestIdent, error) {
 	var id manifestIdent
 	// Never blocks: a FIFO in place of the manifest is refused at once.
-	f, err := fsx.OpenRegularFollow(filepath.Join(dir, ManifestFile))
+	f, err := fsx.OpenRegularFollow(filepath.Join(dir, pluginmanifest.File))
 	if err != nil {
 		return nil, id, err
 	}
@@ -189,14 +143,14 @@ func readManifest(dir string) (*Manifest, manifestIdent, error) {
 	if err != nil {
 		return nil, id, err
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxManifestBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, pluginmanifest.MaxBytes+1))
 	if err != nil {
 		return nil, id, err
 	}
-	if len(data) > MaxManifestBytes {
-		return nil, id, fmt.Errorf("larger than %d bytes", MaxManifestBytes)
+	if len(data) > pluginmanifest.MaxBytes {
+		return nil, id, fmt.Errorf("larger than %d bytes", pluginmanifest.MaxBytes)
 	}
-	m, err := ParseManifest(data)
+	m, err := pluginmanifest.Parse(data)
 	if err != nil {
 		return nil, id, err
 	}

@@ -1,3 +1,10 @@
+// Package skills is the skill authoring store (docs/skills.md): it resolves
+// a plugin's skills root from its manifest, and writes, removes and installs
+// skills there (staged beside the skill, committed under a per-skill lock),
+// refreshes the store's skill index, records skill_changed events and runs
+// their hooks, watches and bundles skills. Every change is checked first by
+// the linter, pkg/skilllint; ops.go registers the stateful operations with
+// the owner router.
 package skills
 
 import (
@@ -13,6 +20,7 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/skilllint"
 	"github.com/clawkit/clawkit/pkg/store"
 )
 
@@ -57,10 +65,10 @@ type RootResult struct {
 
 // SkillInfo is one skill in `skill list`.
 type SkillInfo struct {
-	Skill    string    `json:"skill"`
-	Files    int       `json:"files"`
-	Bytes    int64     `json:"bytes"`
-	Revision *Revision `json:"revision"`
+	Skill    string              `json:"skill"`
+	Files    int                 `json:"files"`
+	Bytes    int64               `json:"bytes"`
+	Revision *skilllint.Revision `json:"revision"`
 	// Problem is set for folders that are not usable skills (a link, no
 	// SKILL.md); they are listed so that nothing is silently hidden.
 	Problem string `json:"problem,omitempty"`
@@ -93,20 +101,20 @@ func (r *ReadResult) Bytes() []byte {
 
 // CommitResult is the outcome of write and remove.
 type CommitResult struct {
-	PluginID string       `json:"pluginId"`
-	AgentID  string       `json:"agentId"`
-	Skill    string       `json:"skill"`
-	File     string       `json:"file"`
-	Action   string       `json:"action"`
-	Changed  bool         `json:"changed"`
-	Removed  bool         `json:"skillRemoved,omitempty"`
-	Before   *Revision    `json:"before"`
-	After    *Revision    `json:"after"`
-	Warnings []Finding    `json:"warnings"`
-	EventID  string       `json:"eventId,omitempty"`
-	Event    *Event       `json:"event,omitempty"`
-	Dispatch string       `json:"dispatch,omitempty"`
-	Hooks    []HookResult `json:"hooks"`
+	PluginID string              `json:"pluginId"`
+	AgentID  string              `json:"agentId"`
+	Skill    string              `json:"skill"`
+	File     string              `json:"file"`
+	Action   string              `json:"action"`
+	Changed  bool                `json:"changed"`
+	Removed  bool                `json:"skillRemoved,omitempty"`
+	Before   *skilllint.Revision `json:"before"`
+	After    *skilllint.Revision `json:"after"`
+	Warnings []skilllint.Finding `json:"warnings"`
+	EventID  string              `json:"eventId,omitempty"`
+	Event    *Event              `json:"event,omitempty"`
+	Dispatch string              `json:"dispatch,omitempty"`
+	Hooks    []HookResult        `json:"hooks"`
 }
 
 // EventRecord is one recorded skill_changed event.
@@ -228,7 +236,7 @@ func (c *call) rootResult() (RootResult, error) {
 		}
 		return r, nil
 	case err != nil:
-		return r, errs.Failed("read_failed", "cannot read %s: %v", c.root, unwrapPathErr(err))
+		return r, errs.Failed("read_failed", "cannot read %s: %v", c.root, skilllint.UnwrapPathErr(err))
 	case st.Mode()&fs.ModeSymlink != 0:
 		return r, linkRefused(c.root)
 	case !st.IsDir():
@@ -272,7 +280,7 @@ func opList(ctx context.Context, env *owner.Env, t Target) (any, error) {
 	defer r.Close()
 	ents, err := fs.ReadDir(r.FS(), ".")
 	if err != nil {
-		return nil, errs.Failed("read_failed", "cannot list %s: %v", c.root, unwrapPathErr(err))
+		return nil, errs.Failed("read_failed", "cannot list %s: %v", c.root, skilllint.UnwrapPathErr(err))
 	}
 	for _, e := range ents {
 		name := e.Name()
@@ -285,8 +293,8 @@ func opList(ctx context.Context, env *owner.Env, t Target) (any, error) {
 			info.Problem = "path_escape: the skill folder is a symbolic link (refused)"
 		case !e.IsDir():
 			continue
-		case CheckSkillName(name) != nil:
-			info.Problem = errs.CodeOf(CheckSkillName(name)) + ": the folder name is not a safe skill name"
+		case skilllint.CheckSkillName(name) != nil:
+			info.Problem = errs.CodeOf(skilllint.CheckSkillName(name)) + ": the folder name is not a safe skill name"
 		default:
 			tree, md, _, err := readTree(r, c.root, name)
 			if err != nil {
@@ -301,7 +309,7 @@ func opList(ctx context.Context, env *owner.Env, t Target) (any, error) {
 				info.Problem = "no SKILL.md"
 				break
 			}
-			rev := RevisionOf(md, tree)
+			rev := skilllint.RevisionOf(md, tree)
 			info.Revision = &rev
 		}
 		res.Skills = append(res.Skills, info)
@@ -313,10 +321,10 @@ func opList(ctx context.Context, env *owner.Env, t Target) (any, error) {
 // listSkillFiles), with sizes and digests, read under the same bounds as
 // reads (links refused, each file within its limit, at most 1,024 entries).
 type FilesResult struct {
-	Skill    string      `json:"skill"`
-	Files    []FileEntry `json:"files"`
-	Bytes    int64       `json:"bytes"`
-	Revision *Revision   `json:"revision"`
+	Skill    string                `json:"skill"`
+	Files    []skilllint.FileEntry `json:"files"`
+	Bytes    int64                 `json:"bytes"`
+	Revision *skilllint.Revision   `json:"revision"`
 }
 
 // FilesParams names the skill to list.
@@ -329,8 +337,8 @@ type FilesParams struct {
 // files (files, bundle): resolve the call, refuse a skill folder that is a
 // link, open the skills root without following links and list the skill's
 // files through it. The caller closes the returned root.
-func openInstalled(ctx context.Context, env *owner.Env, t Target, skill string) (c *call, r *os.Root, tree []FileEntry, md []byte, err error) {
-	if err := CheckSkillName(skill); err != nil {
+func openInstalled(ctx context.Context, env *owner.Env, t Target, skill string) (c *call, r *os.Root, tree []skilllint.FileEntry, md []byte, err error) {
+	if err := skilllint.CheckSkillName(skill); err != nil {
 		return nil, nil, nil, nil, err
 	}
 	if c, err = begin(ctx, env, t); err != nil {
@@ -371,30 +379,30 @@ func opFiles(ctx context.Context, env *owner.Env, p FilesParams) (any, error) {
 	r.Close()
 	res := FilesResult{Skill: p.Skill, Files: tree}
 	if res.Files == nil {
-		res.Files = []FileEntry{}
+		res.Files = []skilllint.FileEntry{}
 	}
 	for _, f := range tree {
 		res.Bytes += f.SizeBytes
 	}
 	if md != nil {
-		rev := RevisionOf(md, tree)
+		rev := skilllint.RevisionOf(md, tree)
 		res.Revision = &rev
 	}
 	return res, nil
 }
 
 func (c *call) skillDir(skill string) (string, error) {
-	if err := CheckSkillName(skill); err != nil {
+	if err := skilllint.CheckSkillName(skill); err != nil {
 		return "", err
 	}
 	return filepath.Join(c.root, skill), nil
 }
 
 func opRead(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
-	if err := CheckSkillName(p.Skill); err != nil {
+	if err := skilllint.CheckSkillName(p.Skill); err != nil {
 		return nil, err
 	}
-	rel, err := NormalizeSkillFilePath(p.File)
+	rel, err := skilllint.NormalizeSkillFilePath(p.File)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/skilllint"
 )
 
 // The write path of the skill operations (write, remove): each runs under
@@ -79,24 +80,24 @@ func opWrite(ctx context.Context, env *owner.Env, p WriteParams) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.commit(ctx, p.Skill, rel, "write", hooks, rep.Warnings, func(tree []FileEntry, md []byte, exists bool) (bool, error) {
-		if rel != SkillFile && md == nil {
+	return c.commit(ctx, p.Skill, rel, "write", hooks, rep.Warnings, func(tree []skilllint.FileEntry, md []byte, exists bool) (bool, error) {
+		if rel != skilllint.SkillFile && md == nil {
 			return false, errs.Failed("not_found", "skill %q has no SKILL.md yet", p.Skill).
 				WithHint("write SKILL.md first: clawkit skill write %s SKILL.md --plugin %s", p.Skill, p.Plugin())
 		}
 		sum := sha256.Sum256(p.Content)
-		entry := FileEntry{Path: rel, SHA256: hex.EncodeToString(sum[:]), SizeBytes: int64(len(p.Content))}
+		entry := skilllint.FileEntry{Path: rel, SHA256: hex.EncodeToString(sum[:]), SizeBytes: int64(len(p.Content))}
 		next := replaceEntry(tree, entry)
-		if fs := TreeLimits(next); len(fs) > 0 {
+		if fs := skilllint.TreeLimits(next); len(fs) > 0 {
 			return false, errs.Failed(CodeTooLarge, "writing %s would make skill %q too large: %s", rel, p.Skill, fs[0].Message).
-				WithHint("a skill holds at most %d files and %d bytes", MaxFiles, MaxSkillBytes)
+				WithHint("a skill holds at most %d files and %d bytes", skilllint.MaxFiles, skilllint.MaxSkillBytes)
 		}
 		for _, e := range tree {
 			if e == entry {
 				return false, nil // identical content: nothing to commit
 			}
 		}
-		keep := make([]FileEntry, 0, len(tree))
+		keep := make([]skilllint.FileEntry, 0, len(tree))
 		for _, e := range tree {
 			if e.Path != rel {
 				keep = append(keep, e)
@@ -111,7 +112,7 @@ func opWrite(ctx context.Context, env *owner.Env, p WriteParams) (any, error) {
 // publish builds the skill's next tree in a staging folder (keep copied
 // from the live folder, add written) and swaps it in, checking the
 // plugin's authority and the owner immediately before the file change.
-func (c *call) publish(skill string, exists bool, keep []FileEntry, add []SourceFile) (bool, error) {
+func (c *call) publish(skill string, exists bool, keep []skilllint.FileEntry, add []SourceFile) (bool, error) {
 	env := c.env
 	if err := c.plugin.Recheck(env.Home); err != nil {
 		return false, err
@@ -124,7 +125,7 @@ func (c *call) publish(skill string, exists bool, keep []FileEntry, add []Source
 			return false, err
 		}
 		if err := os.MkdirAll(c.root, 0o755); err != nil {
-			return false, errs.Failed("write_failed", "cannot create the skills root %s: %v", c.root, unwrapPathErr(err))
+			return false, errs.Failed("write_failed", "cannot create the skills root %s: %v", c.root, skilllint.UnwrapPathErr(err))
 		}
 		if _, err := c.rootResult(); err != nil { // MkdirAll follows links
 			return false, err
@@ -140,7 +141,7 @@ func (c *call) publish(skill string, exists bool, keep []FileEntry, add []Source
 		if e := errs.As(err); e != nil {
 			return false, e
 		}
-		return false, errs.Failed("write_failed", "cannot stage skill %s: %v", skill, unwrapPathErr(err))
+		return false, errs.Failed("write_failed", "cannot stage skill %s: %v", skill, skilllint.UnwrapPathErr(err))
 	}
 	// The last checks before the file change.
 	if err := c.plugin.Recheck(env.Home); err != nil {
@@ -161,7 +162,7 @@ func (c *call) publish(skill string, exists bool, keep []FileEntry, add []Source
 	}
 	if err := swapIn(c.r, stage, skill, exists); err != nil {
 		_ = c.r.RemoveAll(stage)
-		return false, errs.Failed("write_failed", "cannot publish skill %s: %v", skill, unwrapPathErr(err))
+		return false, errs.Failed("write_failed", "cannot publish skill %s: %v", skill, skilllint.UnwrapPathErr(err))
 	}
 	return true, nil
 }
@@ -169,8 +170,8 @@ func (c *call) publish(skill string, exists bool, keep []FileEntry, add []Source
 // Plugin returns the plugin id (for hints).
 func (p WriteParams) Plugin() string { return p.PluginID }
 
-func replaceEntry(tree []FileEntry, e FileEntry) []FileEntry {
-	out := make([]FileEntry, 0, len(tree)+1)
+func replaceEntry(tree []skilllint.FileEntry, e skilllint.FileEntry) []skilllint.FileEntry {
+	out := make([]skilllint.FileEntry, 0, len(tree)+1)
 	found := false
 	for _, x := range tree {
 		if x.Path == e.Path {
@@ -183,21 +184,21 @@ func replaceEntry(tree []FileEntry, e FileEntry) []FileEntry {
 	if !found {
 		out = append(out, e)
 	}
-	sortTree(out)
+	skilllint.SortTree(out)
 	return out
 }
 
 func opRemove(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
-	if err := CheckSkillName(p.Skill); err != nil {
+	if err := skilllint.CheckSkillName(p.Skill); err != nil {
 		return nil, err
 	}
 	rel := ""
 	if p.File != "" {
 		var err error
-		if rel, err = NormalizeSkillFilePath(p.File); err != nil {
+		if rel, err = skilllint.NormalizeSkillFilePath(p.File); err != nil {
 			return nil, err
 		}
-		if rel == SkillFile {
+		if rel == skilllint.SkillFile {
 			// A skill without SKILL.md is not a skill: removing it alone
 			// would leave files no client can discover.
 			return nil, errSkillMDRequired(p)
@@ -207,7 +208,7 @@ func opRemove(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.commit(ctx, p.Skill, rel, "remove", hooks, nil, func(tree []FileEntry, md []byte, exists bool) (bool, error) {
+	return c.commit(ctx, p.Skill, rel, "remove", hooks, nil, func(tree []skilllint.FileEntry, md []byte, exists bool) (bool, error) {
 		if !exists {
 			return false, noSkill(p.Skill, c)
 		}
@@ -235,14 +236,14 @@ func opRemove(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
 				if e := errs.As(err); e != nil {
 					return true, e
 				}
-				return false, errs.Failed("remove_failed", "cannot remove skill %s: %v", p.Skill, unwrapPathErr(err))
+				return false, errs.Failed("remove_failed", "cannot remove skill %s: %v", p.Skill, skilllint.UnwrapPathErr(err))
 			}
 			return true, nil
 		}
 		// One file: unlink is atomic by itself.
 		name := p.Skill + "/" + rel
 		if err := c.r.Remove(name); err != nil {
-			return false, errs.Failed("remove_failed", "cannot remove %s: %v", rel, unwrapPathErr(err))
+			return false, errs.Failed("remove_failed", "cannot remove %s: %v", rel, skilllint.UnwrapPathErr(err))
 		}
 		// Drop folders the removal left empty (never the skill folder).
 		for d := path.Dir(name); d != p.Skill && strings.HasPrefix(d, p.Skill+"/"); d = path.Dir(d) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
+	"github.com/clawkit/clawkit/pkg/skilllint"
 )
 
 // Every change to a skill is published as a whole tree: the new skill
@@ -36,14 +37,14 @@ type SourceFile struct {
 }
 
 func leftoverName(kind, skill string) string {
-	return stagingPrefix + kind + "-" + skill + "-" + randHex(8)
+	return skilllint.StagingPrefix + kind + "-" + skill + "-" + randHex(8)
 }
 
 // isLeftoverOf reports whether a skills-root entry is a staging or trash
 // folder of this skill (exact shape, so skill "pdf" never claims "pdf-x"'s).
 func isLeftoverOf(name, skill string) bool {
 	for _, kind := range []string{stageKind, trashKind} {
-		p := stagingPrefix + kind + "-" + skill + "-"
+		p := skilllint.StagingPrefix + kind + "-" + skill + "-"
 		if strings.HasPrefix(name, p) && len(name) == len(p)+16 && isHex(name[len(p):]) {
 			return true
 		}
@@ -86,7 +87,7 @@ func cleanLeftovers(r *os.Root, skill string) []string {
 			if d.Type()&fs.ModeSymlink != 0 {
 				return nil
 			}
-			if IsStagingName(d.Name()) {
+			if skilllint.IsStagingName(d.Name()) {
 				if r.RemoveAll(p) == nil {
 					removed = append(removed, p)
 				}
@@ -107,7 +108,7 @@ func cleanLeftovers(r *os.Root, skill string) []string {
 // files of keep copied from the live skill folder, then add. Every file
 // and folder is fsynced, so the swap publishes durable content. On error
 // the staging folder is removed.
-func buildStage(r *os.Root, skill string, keep []FileEntry, add []SourceFile) (stage string, err error) {
+func buildStage(r *os.Root, skill string, keep []skilllint.FileEntry, add []SourceFile) (stage string, err error) {
 	stage = leftoverName(stageKind, skill)
 	if err := r.Mkdir(stage, 0o755); err != nil {
 		return "", err
@@ -182,7 +183,7 @@ func copyInRoot(r *os.Root, from, to string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(dst, io.LimitReader(src, MaxSupportBytes+1)); err != nil {
+	if _, err := io.Copy(dst, io.LimitReader(src, skilllint.MaxSupportBytes+1)); err != nil {
 		dst.Close()
 		return err
 	}

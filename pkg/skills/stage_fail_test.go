@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/clawkit/clawkit/pkg/skilllint"
 )
 
 // leftovers lists the staging and trash folders left in a skills root.
@@ -19,7 +21,7 @@ func leftovers(t *testing.T, dir string) []string {
 	}
 	var out []string
 	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), stagingPrefix) {
+		if strings.HasPrefix(e.Name(), skilllint.StagingPrefix) {
 			out = append(out, e.Name())
 		}
 	}
@@ -40,7 +42,7 @@ func TestBuildStageFailureRemovesStaging(t *testing.T) {
 	// The second file needs "references" to be a folder, but the first
 	// made it a file: the mkdir fails after the stage exists.
 	add := []SourceFile{
-		{Path: SkillFile, Content: []byte("---\nname: pdf\ndescription: d\n---\n")},
+		{Path: skilllint.SkillFile, Content: []byte("---\nname: pdf\ndescription: d\n---\n")},
 		{Path: "references", Content: []byte("x")},
 		{Path: "references/a.md", Content: []byte("y")},
 	}
@@ -52,7 +54,7 @@ func TestBuildStageFailureRemovesStaging(t *testing.T) {
 		t.Fatalf("staging left behind after %v: %v", err, left)
 	}
 	// A copy from a live file that is missing fails the same way.
-	if _, err := buildStage(r, "pdf", []FileEntry{{Path: "references/gone.md"}}, nil); err == nil {
+	if _, err := buildStage(r, "pdf", []skilllint.FileEntry{{Path: "references/gone.md"}}, nil); err == nil {
 		t.Fatal("copying a missing file succeeded")
 	}
 	if left := leftovers(t, dir); len(left) != 0 {
@@ -80,7 +82,7 @@ func TestBuildStageDiskFullRemovesStaging(t *testing.T) {
 	}
 	defer r.Close()
 	add := []SourceFile{
-		{Path: SkillFile, Content: []byte("---\nname: pdf\ndescription: d\n---\n")},
+		{Path: skilllint.SkillFile, Content: []byte("---\nname: pdf\ndescription: d\n---\n")},
 		{Path: "assets/big.bin", Content: bytes.Repeat([]byte{1}, 2<<20)},
 	}
 	_, err = buildStage(r, "pdf", nil, add)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
+	"github.com/clawkit/clawkit/pkg/skilllint"
 )
 
 // This file reads skill folders inside a skills root, refusing links at
@@ -30,7 +31,7 @@ func checkNoLinks(base, rel string) error {
 			return nil
 		}
 		if err != nil {
-			return errs.Failed("read_failed", "cannot inspect %s: %v", cur, unwrapPathErr(err))
+			return errs.Failed("read_failed", "cannot inspect %s: %v", cur, skilllint.UnwrapPathErr(err))
 		}
 		if st.Mode()&fs.ModeSymlink != 0 {
 			return linkRefused(cur)
@@ -70,7 +71,7 @@ func openSkillsRoot(root string) (*os.Root, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, errs.Failed("read_failed", "cannot open the skills root %s: %v", root, unwrapPathErr(err))
+		return nil, errs.Failed("read_failed", "cannot open the skills root %s: %v", root, skilllint.UnwrapPathErr(err))
 	}
 	return r, nil
 }
@@ -79,7 +80,7 @@ func openSkillsRoot(root string) (*os.Root, error) {
 // files only, within the file-count bound) with their digests, and returns
 // SKILL.md's content when present. A skill folder that does not exist (or a
 // nil root) gives exists=false. display is the root's path for messages.
-func readTree(r *os.Root, display, skill string) (tree []FileEntry, skillMD []byte, exists bool, err error) {
+func readTree(r *os.Root, display, skill string) (tree []skilllint.FileEntry, skillMD []byte, exists bool, err error) {
 	if r == nil {
 		return nil, nil, false, nil
 	}
@@ -89,7 +90,7 @@ func readTree(r *os.Root, display, skill string) (tree []FileEntry, skillMD []by
 		return nil, nil, false, nil
 	}
 	if err != nil {
-		return nil, nil, false, errs.Failed("read_failed", "cannot read %s: %v", dir, unwrapPathErr(err))
+		return nil, nil, false, errs.Failed("read_failed", "cannot read %s: %v", dir, skilllint.UnwrapPathErr(err))
 	}
 	if st.Mode()&fs.ModeSymlink != 0 {
 		return nil, nil, false, linkRefused(dir)
@@ -107,7 +108,7 @@ func readTree(r *os.Root, display, skill string) (tree []FileEntry, skillMD []by
 			return nil
 		}
 		full := filepath.Join(display, filepath.FromSlash(p))
-		if IsStagingName(d.Name()) {
+		if skilllint.IsStagingName(d.Name()) {
 			// An interrupted publication's leftover: never skill content.
 			if d.IsDir() {
 				return fs.SkipDir
@@ -124,8 +125,8 @@ func readTree(r *os.Root, display, skill string) (tree []FileEntry, skillMD []by
 			return errs.Failed("not_a_skill", "%s is not a regular file", full)
 		}
 		count++
-		if count > maxWalkEntries {
-			return errs.Failed(CodeTooLarge, "%s holds more than %d files", dir, maxWalkEntries)
+		if count > skilllint.MaxWalkEntries {
+			return errs.Failed(CodeTooLarge, "%s holds more than %d files", dir, skilllint.MaxWalkEntries)
 		}
 		rel := strings.TrimPrefix(p, skill+"/")
 		e, data, err := hashFile(r, p, rel)
@@ -134,7 +135,7 @@ func readTree(r *os.Root, display, skill string) (tree []FileEntry, skillMD []by
 		}
 		e.Path = rel
 		tree = append(tree, e)
-		if rel == SkillFile {
+		if rel == skilllint.SkillFile {
 			skillMD = data
 		}
 		return nil
@@ -143,9 +144,9 @@ func readTree(r *os.Root, display, skill string) (tree []FileEntry, skillMD []by
 		if e := errs.As(err); e != nil {
 			return nil, nil, true, e
 		}
-		return nil, nil, true, errs.Failed("read_failed", "cannot read skill folder %s: %v", dir, unwrapPathErr(err))
+		return nil, nil, true, errs.Failed("read_failed", "cannot read skill folder %s: %v", dir, skilllint.UnwrapPathErr(err))
 	}
-	sortTree(tree)
+	skilllint.SortTree(tree)
 	return tree, skillMD, true, nil
 }
 
@@ -178,16 +179,16 @@ func openRegular(r *os.Root, name, display string) (*os.File, fs.FileInfo, error
 // hashFile digests one file (name is root-relative, rel skill-relative),
 // refusing one over its size limit (a file placed by hand is never read
 // unboundedly); for SKILL.md it returns the content too.
-func hashFile(r *os.Root, name, rel string) (FileEntry, []byte, error) {
-	keep := rel == SkillFile
+func hashFile(r *os.Root, name, rel string) (skilllint.FileEntry, []byte, error) {
+	keep := rel == skilllint.SkillFile
 	f, st, err := openRegular(r, name, rel)
 	if err != nil {
-		return FileEntry{}, nil, err
+		return skilllint.FileEntry{}, nil, err
 	}
 	defer f.Close()
 	limit := fileLimit(rel)
 	if st.Size() > limit {
-		return FileEntry{}, nil, errs.Failed(CodeTooLarge, "%s is %d bytes; the limit is %d bytes", rel, st.Size(), limit).
+		return skilllint.FileEntry{}, nil, errs.Failed(CodeTooLarge, "%s is %d bytes; the limit is %d bytes", rel, st.Size(), limit).
 			WithHint("the file was put there by hand; shrink or delete it by hand (clawkit never wrote it)")
 	}
 	h := sha256.New()
@@ -198,16 +199,16 @@ func hashFile(r *os.Root, name, rel string) (FileEntry, []byte, error) {
 	}
 	n, err := io.Copy(w, io.LimitReader(f, limit+1))
 	if err != nil {
-		return FileEntry{}, nil, err
+		return skilllint.FileEntry{}, nil, err
 	}
 	if n > limit {
-		return FileEntry{}, nil, errs.Failed(CodeTooLarge, "%s grew past its limit while being read", rel)
+		return skilllint.FileEntry{}, nil, errs.Failed(CodeTooLarge, "%s grew past its limit while being read", rel)
 	}
 	var data []byte
 	if keep {
 		data = []byte(buf.String())
 	}
-	return FileEntry{SHA256: hex.EncodeToString(h.Sum(nil)), SizeBytes: n}, data, nil
+	return skilllint.FileEntry{SHA256: hex.EncodeToString(h.Sum(nil)), SizeBytes: n}, data, nil
 }
 
 // readFileLimited reads one skill file (name root-relative, rel
@@ -223,7 +224,7 @@ func readFileLimited(r *os.Root, name, rel string, limit int64) ([]byte, error) 
 			return nil, errs.Failed("not_found", "the skill has no file %s", rel).
 				WithHint("list the skill's files with 'clawkit skill list'")
 		}
-		return nil, errs.Failed("read_failed", "cannot read %s: %v", rel, unwrapPathErr(err))
+		return nil, errs.Failed("read_failed", "cannot read %s: %v", rel, skilllint.UnwrapPathErr(err))
 	}
 	defer f.Close()
 	if st.Size() > limit {
@@ -241,8 +242,8 @@ func readFileLimited(r *os.Root, name, rel string, limit int64) ([]byte, error) 
 }
 
 func fileLimit(rel string) int64 {
-	if rel == SkillFile {
-		return MaxSkillMDBytes
+	if rel == skilllint.SkillFile {
+		return skilllint.MaxSkillMDBytes
 	}
-	return MaxSupportBytes
+	return skilllint.MaxSupportBytes
 }

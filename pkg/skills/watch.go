@@ -21,6 +21,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/config"
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/skilllint"
 )
 
 // `skill watch` (the seed's watchSkills) keeps a harness's snapshot of
@@ -83,11 +84,11 @@ type WatchEvent struct {
 // SkillChange is one skill in a change event: its revision before and
 // after (null when absent or not a usable skill, then Problem says why).
 type SkillChange struct {
-	Skill   string    `json:"skill"`
-	Dir     string    `json:"dir,omitempty"`
-	Before  *Revision `json:"before"`
-	After   *Revision `json:"after"`
-	Problem string    `json:"problem,omitempty"`
+	Skill   string              `json:"skill"`
+	Dir     string              `json:"dir,omitempty"`
+	Before  *skilllint.Revision `json:"before"`
+	After   *skilllint.Revision `json:"after"`
+	Problem string              `json:"problem,omitempty"`
 }
 
 // FSWatcher is the part of a filesystem watcher the watch uses (an
@@ -145,7 +146,7 @@ type WatchOptions struct {
 }
 
 type skillState struct {
-	rev     *Revision
+	rev     *skilllint.Revision
 	problem string
 }
 
@@ -459,7 +460,7 @@ func (l *watchLoop) wantDirs(s *watchSource, want map[string]dirID) string {
 	case errors.Is(err, fs.ErrNotExist):
 		return "" // watched through its ancestor until it appears
 	case err != nil:
-		return fmt.Sprintf("cannot read %s: %v", s.Parent, unwrapPathErr(err))
+		return fmt.Sprintf("cannot read %s: %v", s.Parent, skilllint.UnwrapPathErr(err))
 	case st.Mode()&fs.ModeSymlink != 0:
 		s.linked = true
 		return fmt.Sprintf("%s is a symbolic link; links are refused, so it cannot be watched", s.Parent)
@@ -472,7 +473,7 @@ func (l *watchLoop) wantDirs(s *watchSource, want map[string]dirID) string {
 	want[s.Parent] = idOf(st)
 	ents, err := os.ReadDir(s.Parent)
 	if err != nil {
-		return fmt.Sprintf("cannot list %s: %v", s.Parent, unwrapPathErr(err))
+		return fmt.Sprintf("cannot list %s: %v", s.Parent, skilllint.UnwrapPathErr(err))
 	}
 	for _, e := range ents {
 		name := e.Name()
@@ -484,7 +485,7 @@ func (l *watchLoop) wantDirs(s *watchSource, want map[string]dirID) string {
 			if err != nil || !d.IsDir() {
 				return nil // a vanished entry is rescanned through its event
 			}
-			if p != top && IsStagingName(d.Name()) {
+			if p != top && skilllint.IsStagingName(d.Name()) {
 				return fs.SkipDir
 			}
 			if len(want) > l.opt.MaxDirs {
@@ -644,12 +645,12 @@ func scanSkillOnce(r *os.Root, parent, name string) (state skillState, has, stab
 		return skillState{problem: "path_escape: the skill folder is a symbolic link (refused)"}, true, true
 	case !lst.IsDir():
 		return skillState{}, false, true
-	case CheckSkillName(name) != nil:
-		return skillState{problem: errs.CodeOf(CheckSkillName(name)) + ": the folder name is not a safe skill name"}, true, true
+	case skilllint.CheckSkillName(name) != nil:
+		return skillState{problem: errs.CodeOf(skilllint.CheckSkillName(name)) + ": the folder name is not a safe skill name"}, true, true
 	}
 	sub, err := r.OpenRoot(name)
 	if err != nil {
-		return skillState{problem: "read_failed: " + unwrapPathErr(err).Error()}, true, false
+		return skillState{problem: "read_failed: " + skilllint.UnwrapPathErr(err).Error()}, true, false
 	}
 	defer sub.Close()
 	tree, md, _, err := readTree(sub, filepath.Join(parent, name), ".")
@@ -663,7 +664,7 @@ func scanSkillOnce(r *os.Root, parent, name string) (state skillState, has, stab
 	case md == nil:
 		return skillState{problem: "no SKILL.md"}, true, stable
 	}
-	rev := RevisionOf(md, tree)
+	rev := skilllint.RevisionOf(md, tree)
 	return skillState{rev: &rev}, true, stable
 }
 
@@ -776,7 +777,7 @@ func DirSource(dir string) (WatchSource, error) {
 		return WatchSource{}, errs.Usage("invalid_path", "cannot resolve %s: %v", dir, err)
 	}
 	name := filepath.Base(abs)
-	if err := CheckSkillName(name); err != nil {
+	if err := skilllint.CheckSkillName(name); err != nil {
 		return WatchSource{}, err
 	}
 	return WatchSource{Parent: filepath.Dir(abs), Skill: name, Dir: dir}, nil

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/clawkit/clawkit/pkg/skilllint"
 )
 
 // benchWatch starts a watch of root with real fsnotify and returns the
@@ -162,7 +164,7 @@ func writeSkillB(b *testing.B, root, name string) {
 		b.Fatal(err)
 	}
 	md := fmt.Sprintf("---\nname: %s\ndescription: bench\n---\n", name)
-	if err := os.WriteFile(filepath.Join(dir, SkillFile), []byte(md), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, skilllint.SkillFile), []byte(md), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "references", "notes.md"), []byte("start\n"), 0o644); err != nil {

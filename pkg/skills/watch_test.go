@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/clawkit/clawkit/pkg/skilllint"
 )
 
 // flaky is a real fsnotify watcher whose failures the test controls: Add
@@ -134,7 +136,7 @@ func writeSkill(t *testing.T, root, name, body string) {
 		t.Fatal(err)
 	}
 	md := fmt.Sprintf("---\nname: %s\ndescription: %s\n---\n", name, body)
-	if err := os.WriteFile(filepath.Join(dir, SkillFile), []byte(md), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, skilllint.SkillFile), []byte(md), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -186,7 +188,7 @@ func TestWatchChangesRenameSaveAndRootReplaced(t *testing.T) {
 	// An editor that saves by rename.
 	tmp := filepath.Join(root, "pdf", ".SKILL.md.swp")
 	os.WriteFile(tmp, []byte("---\nname: pdf\ndescription: two\n---\n"), 0o644)
-	if err := os.Rename(tmp, filepath.Join(root, "pdf", SkillFile)); err != nil {
+	if err := os.Rename(tmp, filepath.Join(root, "pdf", skilllint.SkillFile)); err != nil {
 		t.Fatal(err)
 	}
 	ev = w.expect(EventChange)

@@ -1,8 +1,8 @@
 package store
 
 // Version ranges: 1–9 core, 10–19 research, 20–29 skills.
-func init() {
-	register(Migration{Version: 1, Name: "core", SQL: `
+func coreMigrations(add func(Migration)) {
+	add(Migration{Version: 1, Name: "core", SQL: `
 CREATE TABLE meta (
   id INTEGER PRIMARY KEY CHECK (id = 1),
   schema_version INTEGER NOT NULL
@@ -49,7 +49,7 @@ CREATE TABLE sessions (
   PRIMARY KEY (agent_id, session_key)
 );
 `})
-	register(Migration{Version: 2, Name: "session_retry_after", SQL: `
+	add(Migration{Version: 2, Name: "session_retry_after", SQL: `
 ALTER TABLE sessions ADD COLUMN retry_after_ms BIGINT NOT NULL DEFAULT 0;
 `})
 }

@@ -5,8 +5,8 @@ package store
 // queries compare integers on every engine. The binding columns are the
 // custody record: a job is only polled or cancelled under the same agent,
 // session incarnation, profile, credential account and endpoint.
-func init() {
-	register(Migration{Version: 10, Name: "research_jobs", SQL: `
+func researchMigrations(add func(Migration)) {
+	add(Migration{Version: 10, Name: "research_jobs", SQL: `
 CREATE TABLE research_jobs (
   job_id              TEXT PRIMARY KEY,
   agent_id            TEXT NOT NULL,

@@ -14,8 +14,8 @@ package store
 //
 // SQLite gets the columns only: one host, and the owner lock file already
 // excludes a second owner.
-func init() {
-	register(Migration{Version: 30, Name: "owner_leases", SQL: `
+func ownerLeaseMigrations(add func(Migration)) {
+	add(Migration{Version: 30, Name: "owner_leases", SQL: `
 ALTER TABLE owners ADD COLUMN lease_expires_at BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE owners ADD COLUMN host TEXT NOT NULL DEFAULT '';
 ALTER TABLE owners ADD COLUMN home TEXT NOT NULL DEFAULT '';
@@ -49,7 +49,7 @@ $fence$;
 	// lease is gone, never while another live gateway is creating it. On
 	// PostgreSQL a trigger fills it from the connection's lease, so no
 	// insert has to know about it; 0 is "no lease" (SQLite, offline).
-	register(Migration{Version: 31, Name: "research_job_owner", SQL: `
+	add(Migration{Version: 31, Name: "research_job_owner", SQL: `
 ALTER TABLE research_jobs ADD COLUMN owner_incarnation BIGINT NOT NULL DEFAULT 0;
 `, Postgres: `
 ALTER TABLE research_jobs ADD COLUMN owner_incarnation BIGINT NOT NULL DEFAULT 0;
@@ -73,18 +73,18 @@ func ownerFenceTriggers(tables ...string) string {
 	return s
 }
 
-func init() {
+func researchCancelMigrations(add func(Migration)) {
 	// When the provider was last asked to cancel a research job. A
 	// cancellation is its own queued job on PostgreSQL; a foreground
 	// `research cancel` asks at once and records it here, so the queued
 	// job (its backstop, should that request fail or the process die)
 	// does not ask again.
-	register(Migration{Version: 32, Name: "research_cancel_sent", SQL: `
+	add(Migration{Version: 32, Name: "research_cancel_sent", SQL: `
 ALTER TABLE research_jobs ADD COLUMN cancel_sent_at BIGINT NOT NULL DEFAULT 0;
 `})
 }
 
-func init() {
+func researchHotPollMigrations(add func(Migration)) {
 	// On PostgreSQL river schedules polls, so no query looks research jobs
 	// up by next_poll_at, yet every poll changes it: indexed, it made each
 	// poll's update write a new entry into every index of the table (no
@@ -92,7 +92,7 @@ func init() {
 	// changes only when a job moves on), with room left in each page, a
 	// poll's update stays on its page and touches no index. SQLite keeps
 	// the index its in-process poller orders due jobs by.
-	register(Migration{Version: 33, Name: "research_jobs_hot_polls", Postgres: `
+	add(Migration{Version: 33, Name: "research_jobs_hot_polls", Postgres: `
 DROP INDEX research_jobs_due;
 CREATE INDEX research_jobs_state ON research_jobs (state);
 ALTER TABLE research_jobs SET (fillfactor = 80);

@@ -8,8 +8,8 @@ package store
 // then the outcome of each hook; event_json is exactly what hooks received
 // on stdin. created_at is fixed-width UTC (see pkg/skills), so text order
 // is time order on every engine.
-func init() {
-	register(Migration{Version: 20, Name: "skills", SQL: `
+func skillsMigrations(add func(Migration)) {
+	add(Migration{Version: 20, Name: "skills", SQL: `
 CREATE TABLE skill_index (
   plugin_id      TEXT NOT NULL,
   agent_id       TEXT NOT NULL,

@@ -58,28 +58,41 @@ func (m Migration) sqlFor(e Engine) string {
 	return m.SQL
 }
 
-var migrations []Migration
-
-// register adds a migration; domain files call it from init.
-func register(m Migration) {
-	for _, x := range migrations {
-		if x.Version == m.Version {
-			panic(fmt.Sprintf("store: duplicate migration version %d (%s, %s)", m.Version, x.Name, m.Name))
+// migrations lists every schema step in version order. Each domain's
+// steps are a function of its migrations_*.go file, called here
+// explicitly: no init registers anything and no package variable holds
+// the list, so what the schema is can be read in one place. A duplicate
+// version is a programming error, caught by any test that opens a store.
+func migrations() []Migration {
+	var ms []Migration
+	add := func(m Migration) {
+		for _, x := range ms {
+			if x.Version == m.Version {
+				panic(fmt.Sprintf("store: duplicate migration version %d (%s, %s)", m.Version, x.Name, m.Name))
+			}
 		}
+		ms = append(ms, m)
 	}
-	migrations = append(migrations, m)
-	sort.Slice(migrations, func(i, j int) bool { return migrations[i].Version < migrations[j].Version })
+	coreMigrations(add)            // 1–9
+	researchMigrations(add)        // 10–19
+	skillsMigrations(add)          // 20–29
+	ownerLeaseMigrations(add)      // 30–31, docs/scale-out.md
+	researchCancelMigrations(add)  // 32
+	researchHotPollMigrations(add) // 33
+	sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
+	return ms
 }
 
 // Migrations returns every known migration in order.
-func Migrations() []Migration { return append([]Migration(nil), migrations...) }
+func Migrations() []Migration { return migrations() }
 
 // LatestVersion is the newest schema this binary knows.
 func LatestVersion() int {
-	if len(migrations) == 0 {
+	ms := migrations()
+	if len(ms) == 0 {
 		return 0
 	}
-	return migrations[len(migrations)-1].Version
+	return ms[len(ms)-1].Version
 }
 
 // Store is an open database at the current schema.
@@ -202,7 +215,7 @@ func Migrate(ctx context.Context, e Engine, target int) (MigrateResult, error) {
 		target = LatestVersion()
 	}
 	known := false
-	for _, m := range migrations {
+	for _, m := range migrations() {
 		if m.Version == target {
 			known = true
 		}
@@ -256,7 +269,7 @@ const leaseVersion = 30
 
 func versionList() string {
 	s := ""
-	for i, m := range migrations {
+	for i, m := range migrations() {
 		if i > 0 {
 			s += ", "
 		}
@@ -293,7 +306,7 @@ func (s *Store) migrateLocked(ctx context.Context, target int) (MigrateResult, e
 		return res, errs.Refused("schema_downgrade", "the database is at schema %d; refusing to go down to %d", from, target).
 			WithHint("databases are never downgraded")
 	}
-	for _, m := range migrations {
+	for _, m := range migrations() {
 		if m.Version <= from || m.Version > target {
 			continue
 		}

@@ -1,4 +1,4 @@
-package skills
+package skilllint
 
 import (
 	"fmt"
@@ -21,7 +21,7 @@ const (
 	MaxFiles          = 256
 	MaxSkillBytes     = 8 << 20
 	MaxDescBytes      = 1024
-	maxWalkEntries    = 4 * MaxFiles // stop walking a hostile tree early
+	MaxWalkEntries    = 4 * MaxFiles // stop walking a hostile tree early
 	SeverityError     = "error"
 	SeverityWarning   = "warning"
 	CodeUnknownKey    = "unknown_key"
@@ -95,13 +95,13 @@ func isBool(v any) bool   { _, ok := v.(bool); return ok }
 // CheckSkillMD validates SKILL.md content under OpenClaw's authoring
 // rules (what `skill write` enforces). strict turns warnings into errors.
 func CheckSkillMD(skill string, content []byte, strict bool) []Finding {
-	return applyStrict(checkSkillMD(skill, content, Options{Profile: ProfileOpenClaw}), strict)
+	return applyStrict(CheckSkillMDAs(skill, content, Options{Profile: ProfileOpenClaw}), strict)
 }
 
-// checkSkillMD validates SKILL.md content for the skill folder name under
+// CheckSkillMDAs validates SKILL.md content for the skill folder name under
 // a profile: size, frontmatter (strict parse, name, description, known
 // keys) and the security scan.
-func checkSkillMD(skill string, content []byte, opt Options) []Finding {
+func CheckSkillMDAs(skill string, content []byte, opt Options) []Finding {
 	var out []Finding
 	if len(content) > MaxSkillMDBytes {
 		f := Finding{Severity: SeverityError, Code: CodeTooLarge, Rule: RuleFileSize, File: SkillFile,
@@ -338,7 +338,8 @@ type Report struct {
 	Tree []FileEntry `json:"-"`
 }
 
-func (r *Report) add(fs ...Finding) {
+// Add files findings as errors or warnings by severity.
+func (r *Report) Add(fs ...Finding) {
 	for _, f := range fs {
 		if f.Severity == SeverityError {
 			r.Errors = append(r.Errors, f)
@@ -348,9 +349,9 @@ func (r *Report) add(fs ...Finding) {
 	}
 }
 
-// finish applies --strict (every warning becomes an error), sorts the
+// Finish applies --strict (every warning becomes an error), sorts the
 // findings and sets the verdict.
-func (r *Report) finish() {
+func (r *Report) Finish() {
 	if r.Strict && len(r.Warnings) > 0 {
 		r.Errors = append(r.Errors, applyStrict(r.Warnings, true)...)
 		r.Warnings = nil
@@ -418,13 +419,13 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 	rep := &Report{Skill: name, Dir: dir, Profile: opt.Profile, Strict: opt.Strict}
 	lst, err := os.Lstat(abs)
 	if err != nil {
-		return nil, errs.Failed("not_found", "cannot read skill folder %s: %v", dir, unwrapPathErr(err)).
+		return nil, errs.Failed("not_found", "cannot read skill folder %s: %v", dir, UnwrapPathErr(err)).
 			WithHint("pass the folder that holds SKILL.md")
 	}
 	if lst.Mode()&fs.ModeSymlink != 0 {
-		rep.add(Finding{Severity: SeverityError, Code: CodePathEscape, Rule: RuleFolderLink, File: ".",
+		rep.Add(Finding{Severity: SeverityError, Code: CodePathEscape, Rule: RuleFolderLink, File: ".",
 			Message: "the skill folder is a symbolic link; links are refused (validate the folder it points to instead)"})
-		rep.finish()
+		rep.Finish()
 		return rep, nil
 	}
 	if !lst.IsDir() {
@@ -451,18 +452,18 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 			return nil
 		}
 		entries++
-		if entries > maxWalkEntries {
+		if entries > MaxWalkEntries {
 			return errTooMany
 		}
 		rel := filepath.ToSlash(strings.TrimPrefix(p, abs+string(filepath.Separator)))
 		if d.Type()&fs.ModeSymlink != 0 {
-			rep.add(Finding{Severity: SeverityError, Code: CodePathEscape, Rule: RuleLink, File: rel, Message: fmt.Sprintf("%s is a symbolic link; links are refused in skills", rel)})
+			rep.Add(Finding{Severity: SeverityError, Code: CodePathEscape, Rule: RuleLink, File: rel, Message: fmt.Sprintf("%s is a symbolic link; links are refused in skills", rel)})
 			sawSkillMD = sawSkillMD || rel == SkillFile
 			return nil
 		}
 		if d.IsDir() {
-			if !spec && !isSupportDir(strings.SplitN(rel, "/", 2)[0]) {
-				rep.add(Finding{Severity: SeverityError, Code: CodeInvalidPath, Rule: RuleFileLocation, File: rel + "/",
+			if !spec && !IsSupportDir(strings.SplitN(rel, "/", 2)[0]) {
+				rep.Add(Finding{Severity: SeverityError, Code: CodeInvalidPath, Rule: RuleFileLocation, File: rel + "/",
 					Message: fmt.Sprintf("folder %s/ is not allowed; support files live below %s/", rel, strings.Join(SupportDirs, "/, "))})
 				return fs.SkipDir
 			}
@@ -473,13 +474,13 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 			if spec {
 				sev = SeverityWarning
 			}
-			rep.add(Finding{Severity: sev, Code: CodeInvalidPath, Rule: RuleNotRegular, File: rel, Message: fmt.Sprintf("%s is not a regular file (not read)", rel)})
+			rep.Add(Finding{Severity: sev, Code: CodeInvalidPath, Rule: RuleNotRegular, File: rel, Message: fmt.Sprintf("%s is not a regular file (not read)", rel)})
 			return nil
 		}
 		isMD := rel == SkillFile || (spec && rel == "skill.md" && mdName == "")
 		if !spec {
 			if _, err := NormalizeSkillFilePath(rel); err != nil {
-				rep.add(Finding{Severity: SeverityError, Code: errs.CodeOf(err), Rule: RuleFileLocation, File: rel, Message: err.Error()})
+				rep.Add(Finding{Severity: SeverityError, Code: errs.CodeOf(err), Rule: RuleFileLocation, File: rel, Message: err.Error()})
 				return nil
 			}
 		}
@@ -490,7 +491,7 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 		data, size, err := readLimited(p, limit)
 		if err != nil {
 			if e := errs.As(err); e != nil {
-				rep.add(Finding{Severity: SeverityError, Code: e.Code, Rule: RuleNotRegular, File: rel, Message: e.Message})
+				rep.Add(Finding{Severity: SeverityError, Code: e.Code, Rule: RuleNotRegular, File: rel, Message: e.Message})
 				return nil
 			}
 			return err
@@ -504,7 +505,7 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 			if spec {
 				sev = SeverityWarning
 			}
-			rep.add(Finding{Severity: sev, Code: CodeTooLarge, Rule: RuleFileSize, File: rel,
+			rep.Add(Finding{Severity: sev, Code: CodeTooLarge, Rule: RuleFileSize, File: rel,
 				Message: fmt.Sprintf("%s is %d bytes; the limit is %d bytes", rel, size, limit)})
 			if !(isMD && spec) {
 				return nil
@@ -514,22 +515,22 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 			skillMD, mdName = data, rel
 			return nil
 		}
-		rep.add(checkSupportFile(rel, data, opt)...)
+		rep.Add(checkSupportFile(rel, data, opt)...)
 		return nil
 	})
 	if walkErr == errTooMany {
 		f := Finding{Severity: SeverityError, Code: CodeTooLarge, Rule: RuleSkillFiles, File: ".",
-			Message: fmt.Sprintf("the folder has more than %d entries; a skill holds at most %d files", maxWalkEntries, MaxFiles)}
+			Message: fmt.Sprintf("the folder has more than %d entries; a skill holds at most %d files", MaxWalkEntries, MaxFiles)}
 		if spec {
 			f.Severity = SeverityWarning
 			f.Message += " (the rest was not checked)"
 		}
-		rep.add(f)
+		rep.Add(f)
 	} else if walkErr != nil {
-		return nil, errs.Failed("read_failed", "cannot read skill folder %s: %v", dir, unwrapPathErr(walkErr))
+		return nil, errs.Failed("read_failed", "cannot read skill folder %s: %v", dir, UnwrapPathErr(walkErr))
 	}
 	if mdName != "" {
-		fs := checkSkillMD(name, skillMD, opt)
+		fs := CheckSkillMDAs(name, skillMD, opt)
 		if mdName != SkillFile {
 			for i := range fs {
 				fs[i].File = mdName
@@ -537,7 +538,7 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 			fs = append(fs, Finding{Severity: SeverityWarning, Code: CodeInvalidPath, Rule: RuleSkillMDCase, File: mdName, Line: 1,
 				Message: "the file is named skill.md; SKILL.md is the name every client looks for first"})
 		}
-		rep.add(fs...)
+		rep.Add(fs...)
 	} else if !sawSkillMD {
 		msg := "the folder has no SKILL.md; every skill starts with one"
 		if n, first := childSkills(abs); n > 0 {
@@ -545,7 +546,7 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 			msg += fmt.Sprintf("; it holds %d skill %s (%s%s)", n, pluralWord(n, "folder", "folders"), first, map[bool]string{true: ", …"}[n > 1])
 			rep.Hint = fmt.Sprintf("%s is a folder of skills, not a skill: validate them with --recursive %s", dir, dir)
 		}
-		rep.add(Finding{Severity: SeverityError, Code: CodeInvalidFM, Rule: RuleSkillMDMissing, File: SkillFile, Message: msg})
+		rep.Add(Finding{Severity: SeverityError, Code: CodeInvalidFM, Rule: RuleSkillMDMissing, File: SkillFile, Message: msg})
 	}
 	limits := TreeLimits(tree)
 	if spec {
@@ -553,13 +554,13 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 			limits[i].Severity = SeverityWarning
 		}
 	}
-	rep.add(limits...)
-	sortTree(tree)
+	rep.Add(limits...)
+	SortTree(tree)
 	rep.Files = len(tree)
 	for _, f := range tree {
 		rep.Bytes += f.SizeBytes
 	}
-	rep.finish()
+	rep.Finish()
 	if mdName != "" && rep.OK {
 		rev := RevisionOf(skillMD, tree)
 		rep.Revision = &rev
@@ -572,14 +573,14 @@ var errTooMany = fmt.Errorf("too many entries")
 
 // childSkills counts the folders directly below dir that hold a SKILL.md
 // (regular file, not followed through links), reading at most
-// maxWalkEntries entries, and returns the first one's name (sorted).
+// MaxWalkEntries entries, and returns the first one's name (sorted).
 func childSkills(dir string) (int, string) {
 	f, err := os.Open(dir)
 	if err != nil {
 		return 0, ""
 	}
 	defer f.Close()
-	ents, _ := f.ReadDir(maxWalkEntries)
+	ents, _ := f.ReadDir(MaxWalkEntries)
 	var names []string
 	for _, e := range ents {
 		if !e.IsDir() || IsStagingName(e.Name()) {
@@ -615,11 +616,20 @@ func readLimited(p string, limit int64) ([]byte, int64, error) {
 	return data, size, nil
 }
 
-func unwrapPathErr(err error) error {
+// UnwrapPathErr drops the *fs.PathError wrapping of err (messages name
+// the path themselves).
+func UnwrapPathErr(err error) error {
 	var pe *fs.PathError
 	if e, ok := err.(*fs.PathError); ok {
 		pe = e
 		return pe.Err
 	}
 	return err
+}
+
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -1,5 +1,6 @@
-// Publication: folding a provider observation into a job and publishing
-// a finished job's result.
+// Observation: folding what the provider reports about an interaction
+// into its job (progress, budget, the terminal state), and publishing the
+// result files (results.go) when it has finished.
 
 package research
 

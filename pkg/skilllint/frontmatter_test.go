@@ -1,4 +1,4 @@
-package skills
+package skilllint
 
 import (
 	"fmt"
@@ -119,7 +119,7 @@ func FuzzSplitFrontmatter(f *testing.F) {
 		_ = CheckSkillMD("a", doc, true)
 		// The spec profile reads scalars as text and counts characters:
 		// every finding it makes must be well formed.
-		for _, f := range checkSkillMD("a", doc, Options{Profile: ProfileSpec}) {
+		for _, f := range CheckSkillMDAs("a", doc, Options{Profile: ProfileSpec}) {
 			if f.Rule == "" || f.Code == "" || f.Message == "" || (f.Severity != SeverityError && f.Severity != SeverityWarning) {
 				t.Fatalf("malformed finding %+v", f)
 			}

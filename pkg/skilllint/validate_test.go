@@ -1,4 +1,4 @@
-package skills
+package skilllint
 
 import (
 	"os"
@@ -173,16 +173,6 @@ func TestRevisionOf(t *testing.T) {
 	}
 	if r.TreeSHA256 != TreeDigest([]FileEntry{tree[1], tree[0]}) {
 		t.Fatal("tree digest depends on order")
-	}
-}
-
-func mustWrite(tb testing.TB, full, content string) {
-	tb.Helper()
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-		tb.Fatal(err)
 	}
 }
 

@@ -1,4 +1,4 @@
-package skills
+package skilllint
 
 import (
 	"strings"
@@ -130,7 +130,7 @@ func FuzzNormalizeSkillFilePath(f *testing.F) {
 				t.Fatalf("accepted bad segment in %q", p)
 			}
 		}
-		if p != SkillFile && !isSupportDir(strings.SplitN(p, "/", 2)[0]) {
+		if p != SkillFile && !IsSupportDir(strings.SplitN(p, "/", 2)[0]) {
 			t.Fatalf("accepted %q outside the support folders", p)
 		}
 	})

@@ -1,4 +1,4 @@
-package skills
+package skilllint
 
 import (
 	"fmt"
@@ -158,7 +158,7 @@ func specNameFindings(name, folder string, line int) []Finding {
 // listing and hashing skip them (they are never skill content), and the
 // next command holding the skill's lock deletes them.
 func IsStagingName(name string) bool {
-	if strings.HasPrefix(name, stagingPrefix) {
+	if strings.HasPrefix(name, StagingPrefix) {
 		return true
 	}
 	if !strings.HasPrefix(name, ".") {
@@ -176,5 +176,5 @@ func IsStagingName(name string) bool {
 	return true
 }
 
-// stagingPrefix starts every staging folder in a skills root.
-const stagingPrefix = ".clawkit-"
+// StagingPrefix starts every staging folder in a skills root.
+const StagingPrefix = ".clawkit-"

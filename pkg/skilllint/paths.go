@@ -1,14 +1,10 @@
-// Package skills implements skill authoring (docs/skills.md): the path and name
-// rules, frontmatter split and strict parse, validation with size limits and
-// a security scan, plugin manifests and skill roots, revisions, and the
-// commit operations (write/remove with a per-skill lock, store index refresh
-// and the skill_changed hook event).
-//
-// The pure parts (this file, frontmatter.go, validate.go, scan.go,
-// manifest.go, json5.go, revision.go) need no state and back `skill
-// validate --dir`; ops.go registers the stateful operations with the owner
-// router.
-package skills
+// Package skilllint is the skill linter (docs/skills.md): the path and name
+// rules, the frontmatter split and strict parse, validation with size limits
+// and the security scan under a profile, `skill validate`'s reports and
+// summaries, and revisions. It needs no state: `skill validate --dir` runs it
+// on any folder, and pkg/skills (the authoring store) runs it on every write
+// and install before anything is staged.
+package skilllint
 
 import (
 	"strings"
@@ -47,7 +43,7 @@ func NormalizeSkillFilePath(p string) (string, error) {
 	case strings.Contains(p, `\`):
 		return "", invalidPath(p, "the path contains a backslash; use '/' between segments")
 	case strings.HasPrefix(p, "/"):
-		return "", pathEscape(p, "the path is absolute")
+		return "", PathEscape(p, "the path is absolute")
 	}
 	segs := strings.Split(p, "/")
 	for _, s := range segs {
@@ -57,9 +53,9 @@ func NormalizeSkillFilePath(p string) (string, error) {
 		case ".":
 			return "", invalidPath(p, "the path has a '.' segment")
 		case "..":
-			return "", pathEscape(p, "the path has a '..' segment")
+			return "", PathEscape(p, "the path has a '..' segment")
 		}
-		if r := suspiciousRune(s); r != 0 {
+		if r := SuspiciousRune(s); r != 0 {
 			return "", invalidPath(p, "the path contains the character U+%04X (control, format or look-alike)", r)
 		}
 		if len(s) > 255 {
@@ -72,14 +68,15 @@ func NormalizeSkillFilePath(p string) (string, error) {
 	if p == SkillFile {
 		return p, nil
 	}
-	if len(segs) < 2 || !isSupportDir(segs[0]) {
+	if len(segs) < 2 || !IsSupportDir(segs[0]) {
 		return "", invalidPath(p, "files other than SKILL.md must be below %s/", strings.Join(SupportDirs, "/, ")).
 			WithHint("use SKILL.md, or a path such as references/notes.md or scripts/run.sh")
 	}
 	return p, nil
 }
 
-func isSupportDir(s string) bool {
+// IsSupportDir reports whether s is one of SupportDirs.
+func IsSupportDir(s string) bool {
 	for _, d := range SupportDirs {
 		if s == d {
 			return true
@@ -88,11 +85,11 @@ func isSupportDir(s string) bool {
 	return false
 }
 
-// suspiciousRune returns the first rune in s that has no place in a file
+// SuspiciousRune returns the first rune in s that has no place in a file
 // name: ASCII and C1 controls, Unicode format characters (bidi overrides,
 // zero-width), and look-alikes of '/', '\' and '.' that could make a path
 // read differently than it resolves. 0 when none.
-func suspiciousRune(s string) rune {
+func SuspiciousRune(s string) rune {
 	for _, r := range s {
 		if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
 			return r
@@ -143,7 +140,7 @@ func CheckSkillName(name string) error {
 		return errs.Refused("path_escape", "skill name %q is not one plain folder name", name).
 			WithHint("name a skill by its folder name only, e.g. 'pdf-tools'")
 	}
-	if r := suspiciousRune(name); r != 0 {
+	if r := SuspiciousRune(name); r != 0 {
 		return errs.Refused("path_escape", "skill name %q contains the character U+%04X", name, r).
 			WithHint("name a skill by its folder name only, e.g. 'pdf-tools'")
 	}
@@ -185,7 +182,8 @@ func invalidPath(p, format string, args ...any) *errs.Error {
 		WithHint("use SKILL.md or a relative path below assets/, examples/, references/, scripts/ or templates/, with '/' separators and no '.', '..' or empty segments")
 }
 
-func pathEscape(p, format string, args ...any) *errs.Error {
+// PathEscape is the path_escape refusal for path p.
+func PathEscape(p, format string, args ...any) *errs.Error {
 	return errs.Refused("path_escape", "skill file path %q leaves the skill: "+format, append([]any{p}, args...)...).
 		WithHint("name a file relative to the skill folder, e.g. references/notes.md")
 }

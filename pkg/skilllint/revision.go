@@ -1,4 +1,4 @@
-package skills
+package skilllint
 
 import (
 	"bytes"
@@ -35,7 +35,7 @@ func RevisionOf(skillMD []byte, tree []FileEntry) Revision {
 // TreeDigest is the treeSha256 of a file list (see RevisionOf).
 func TreeDigest(tree []FileEntry) string {
 	t := append([]FileEntry(nil), tree...)
-	sortTree(t)
+	SortTree(t)
 	if t == nil {
 		t = []FileEntry{}
 	}
@@ -48,7 +48,8 @@ func TreeDigest(tree []FileEntry) string {
 	return "sha256:" + hex.EncodeToString(d[:])
 }
 
-func sortTree(t []FileEntry) {
+// SortTree sorts a file list by path (byte order), as the tree digest does.
+func SortTree(t []FileEntry) {
 	sort.Slice(t, func(i, j int) bool { return t[i].Path < t[j].Path })
 }
 

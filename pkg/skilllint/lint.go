@@ -1,4 +1,4 @@
-package skills
+package skilllint
 
 import (
 	"errors"
@@ -93,7 +93,7 @@ var skipDirs = map[string]bool{"node_modules": true, "vendor": true, "__pycache_
 func FindSkills(root string, fn func(dir string) error) error {
 	st, err := os.Stat(root)
 	if err != nil {
-		return errs.Failed("not_found", "cannot read %s: %v", root, unwrapPathErr(err))
+		return errs.Failed("not_found", "cannot read %s: %v", root, UnwrapPathErr(err))
 	}
 	if !st.IsDir() {
 		return errs.Usage("invalid_path", "%s is not a folder", root)
@@ -106,7 +106,7 @@ func FindSkills(root string, fn func(dir string) error) error {
 		ents, err := os.ReadDir(dir)
 		if err != nil {
 			if top {
-				return errs.Failed("read_failed", "cannot read %s: %v", dir, unwrapPathErr(err))
+				return errs.Failed("read_failed", "cannot read %s: %v", dir, UnwrapPathErr(err))
 			}
 			return nil // an unreadable folder below the root holds nothing we can check
 		}
@@ -174,7 +174,7 @@ func ValidateFile(p string, opt Options, maxBytes int64) (*FileReport, error) {
 		if e := errs.As(err); e != nil {
 			return nil, e
 		}
-		return nil, errs.Failed("not_found", "cannot read %s: %v", p, unwrapPathErr(err))
+		return nil, errs.Failed("not_found", "cannot read %s: %v", p, UnwrapPathErr(err))
 	}
 	defer f.Close()
 	if st.Size() > maxBytes {
@@ -190,12 +190,12 @@ func ValidateFile(p string, opt Options, maxBytes int64) (*FileReport, error) {
 	}
 	name := filepath.Base(filepath.Dir(abs))
 	r := &FileReport{Report: Report{Skill: name, Dir: p, Profile: opt.Profile, Strict: opt.Strict, Files: 1, Bytes: int64(len(data))}}
-	fs := checkSkillMD(name, data, opt)
+	fs := CheckSkillMDAs(name, data, opt)
 	for i := range fs {
 		fs[i].File = ""
 	}
-	r.add(fs...)
-	r.finish()
+	r.Add(fs...)
+	r.Finish()
 	if fm, err := ParseFrontmatter(SplitFrontmatter(data)); err == nil {
 		r.Name, _ = fm.scalarText("name")
 		r.Description, _ = fm.scalarText("description")

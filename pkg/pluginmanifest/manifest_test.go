@@ -1,0 +1,57 @@
+package pluginmanifest
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	m, err := Parse([]byte(`// plugin
+{ id: 'notes', agentSkillsDir: 'skills', }`))
+	if err != nil || m.ID != "notes" || m.AgentSkillsDir != "skills" {
+		t.Fatalf("%+v %v", m, err)
+	}
+	m, err = Parse([]byte(`{"id": "x"}`))
+	if err != nil || m.AgentSkillsDir != "" {
+		t.Fatalf("%+v %v", m, err)
+	}
+	// A bundled plugin's manifest as OpenClaw's releases ship it.
+	m, err = Parse([]byte(`{"id": "memory-core", "name": "Memory", "version": "2026.9.5", "configSchema": {}}`))
+	if err != nil || m.ID != "memory-core" || m.Name != "Memory" || m.Version != "2026.9.5" {
+		t.Fatalf("%+v %v", m, err)
+	}
+	for _, in := range []string{`{}`, `{"id": ""}`, `{"id": 1}`, `[]`, `{"id":"x","agentSkillsDir":"../up"}`,
+		`{"id":"x","agentSkillsDir":"/abs"}`, `{"id":"x","agentSkillsDir":3}`,
+		`{"id":"a/b"}`, `{"id":".."}`, `{"id":" x"}`, `{"id":"x\u202e"}`, `{"id":"x","name":1}`, `{"id":"x","version":[]}`, `{"id":"x",}` + strings.Repeat(" ", MaxBytes)} {
+		if _, err := Parse([]byte(in)); err == nil {
+			t.Errorf("Parse(%.40q) accepted", in)
+		}
+	}
+}
+
+// FuzzParse: any bytes either give a manifest with an id or an
+// error; never a panic.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{`{id: 'x', agentSkillsDir: "skills",}`, `{"id":"x"}`, `[]`, `{id: 1}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := Parse(b)
+		if err == nil && !ValidID(m.ID) {
+			t.Fatalf("manifest with id %q accepted", m.ID)
+		}
+	})
+}
+
+func TestValidID(t *testing.T) {
+	for _, ok := range []string{"notes", "memory-core", "My.Plugin", "a_b", "x1"} {
+		if !ValidID(ok) {
+			t.Errorf("ValidID(%q) = false", ok)
+		}
+	}
+	for _, bad := range []string{"", ".", "..", "a/b", `a\b`, "a\x00", " a", "a\t", "a\u200b", "a\u2215b"} {
+		if ValidID(bad) {
+			t.Errorf("ValidID(%q) = true", bad)
+		}
+	}
+}

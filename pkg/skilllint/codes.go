@@ -1,0 +1,17 @@
+package skilllint
+
+import "github.com/clawkit/clawkit/pkg/errs"
+
+// Error codes of this package: public and stable (docs/errors.md lists
+// them all with their exit codes).
+
+const (
+	// CodeNoSkills: no SKILL.md found below …
+	CodeNoSkills errs.Code = "no_skills"
+	// CodeNotFound: cannot read …: …
+	CodeNotFound errs.Code = "not_found"
+	// CodeNotRegularFile: …; only regular files (or - for stdin) are read
+	CodeNotRegularFile errs.Code = "not_regular_file"
+	// CodeReadFailed: cannot read …: …
+	CodeReadFailed errs.Code = "read_failed"
+)
