@@ -298,6 +298,8 @@ func hostileCatalogue() []hostileCase {
 		hostileCase{name: "skillpath/read-traverse", setup: withPlugin(), args: []string{"skill", "read", "s", "../../config.json", "--plugin", "p"}, exit: 3, code: esc},
 		hostileCase{name: "skillpath/remove-traverse", setup: withPlugin(), args: []string{"skill", "remove", "..", "--plugin", "p"}, exit: 3, code: esc},
 		hostileCase{name: "skillpath/plugin-id-traverse", setup: withPlugin(), args: []string{"skill", "list", "--plugin", "../p"}, exit: 2, code: "invalid_plugin_id"},
+		hostileCase{name: "skillpath/plugin-id-space", setup: withPlugin(), args: []string{"skill", "list", "--plugin", " p"}, exit: 2, code: "invalid_plugin_id"},
+		hostileCase{name: "skillpath/plugin-id-space-write", setup: withPlugin("in.md", "---\nname: s\ndescription: A skill.\n---\nBody.\n"), args: []string{"skill", "write", "s", "SKILL.md", "--plugin", "p ", "--from", "$W/in.md"}, exit: 2, code: "invalid_plugin_id"},
 		hostileCase{name: "skillpath/plugin-id-slash", setup: withPlugin(), args: []string{"skill", "list", "--plugin", "a/b"}, exit: 2},
 		hostileCase{name: "skillpath/plugin-missing", setup: withPlugin(), args: []string{"skill", "list", "--plugin", "nope"}, exit: 3, code: "plugin_unavailable"},
 		hostileCase{name: "skillpath/plugin-disabled", setup: func(t *testing.T, w string) {
