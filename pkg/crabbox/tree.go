@@ -9,9 +9,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
+	"slices"
 	"strconv"
+	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/clawkit/clawkit/pkg/archive"
 )
@@ -115,55 +118,140 @@ func writeIndex(path string, l *indexList, extra ...IndexEntry) (string, int, er
 
 // treeStamp fingerprints an installed tree by what the kernel says of every
 // entry below root (the root itself and the install record excluded): path,
-// type, permissions, inode, size, mtime and ctime, in lexical order. Any
-// change to a file's content, mode or links changes its ctime, which user
-// space cannot set back; replacing a file changes its inode; adding,
-// removing or renaming an entry changes its folder's mtime and ctime. The
-// install records the stamp of the tree it verified and wrote, so a later
-// install of the same runtime can tell "untouched since then" from a stat
-// of every entry instead of re-hashing every byte (verify --deep still
-// re-hashes). See docs/crabbox.md.
+// type, permissions, inode, size, mtime and ctime, in the order of a
+// depth-first walk with each folder's names sorted (filepath.WalkDir's
+// order). Any change to a file's content, mode or links changes its ctime,
+// which user space cannot set back; replacing a file changes its inode;
+// adding, removing or renaming an entry changes its folder's mtime and
+// ctime. The install records the stamp of the tree it verified and wrote,
+// so a later install of the same runtime can tell "untouched since then"
+// from a stat of every entry instead of re-hashing every byte (verify
+// --deep still re-hashes). See docs/crabbox.md.
+//
+// It runs at the end of every install and at the start of every
+// re-install, so it is built for speed: folders are read by a few
+// goroutines at once, and every entry is stat'ed relative to its open
+// folder (one path component to resolve, not the whole path); the lines
+// are then hashed in walk order. Nothing is followed through a link.
 func treeStamp(root string) (string, error) {
+	w := &stampWalk{tokens: make(chan struct{}, stampWorkers-1)}
+	var top *stampDir
+	w.read(unix.AT_FDCWD, root, &top)
+	if w.first != nil {
+		return "", w.first
+	}
 	h := sha256.New()
 	bw := bufio.NewWriterSize(h, 64<<10)
-	var buf []byte
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	var line []byte
+	var emit func(d *stampDir, prefix []byte)
+	emit = func(d *stampDir, prefix []byte) {
+		for i := range d.ents {
+			e := &d.ents[i]
+			if len(prefix) == 0 && e.name == RecordName {
+				continue
+			}
+			rel := append(prefix, e.name...)
+			line = append(line[:0], rel...)
+			line = append(line, 0)
+			line = strconv.AppendUint(line, uint64(e.mode), 8)
+			line = append(line, 0)
+			line = strconv.AppendUint(line, e.ino, 10)
+			line = append(line, 0)
+			line = strconv.AppendInt(line, e.size, 10)
+			line = append(line, 0)
+			line = strconv.AppendInt(line, e.mtime, 10)
+			line = append(line, 0)
+			line = strconv.AppendInt(line, e.ctime, 10)
+			line = append(line, '\n')
+			bw.Write(line)
+			if e.sub != nil {
+				emit(e.sub, append(rel, '/'))
+			}
 		}
-		if p == root {
-			return nil
-		}
-		rel := p[len(root)+1:]
-		if rel == RecordName {
-			return nil
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		st, ok := fi.Sys().(*syscall.Stat_t)
-		if !ok {
-			return fmt.Errorf("no stat for %s", p)
-		}
-		buf = append(buf[:0], rel...)
-		buf = append(buf, 0)
-		buf = strconv.AppendUint(buf, uint64(st.Mode), 8)
-		buf = append(buf, 0)
-		buf = strconv.AppendUint(buf, st.Ino, 10)
-		buf = append(buf, 0)
-		buf = strconv.AppendInt(buf, st.Size, 10)
-		buf = append(buf, 0)
-		buf = strconv.AppendInt(buf, st.Mtim.Nano(), 10)
-		buf = append(buf, 0)
-		buf = strconv.AppendInt(buf, st.Ctim.Nano(), 10)
-		buf = append(buf, '\n')
-		_, err = bw.Write(buf)
-		return err
-	})
-	if err != nil {
-		return "", err
 	}
+	emit(top, nil)
 	bw.Flush()
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// stampDir is one folder of a tree stamp: its entries in name order, each
+// with what lstat says and, for a folder, its own entries.
+type stampDir struct {
+	ents []stampEnt
+}
+
+type stampEnt struct {
+	name               string
+	mode               uint32
+	ino                uint64
+	size, mtime, ctime int64
+	sub                *stampDir
+}
+
+// stampWorkers bounds the goroutines reading folders at once.
+const stampWorkers = 4
+
+// stampWalk reads a tree for treeStamp: extra goroutines (at most
+// stampWorkers-1, from tokens) take sub-folders while they are free; when
+// none is, the folder is read on the goroutine that found it.
+type stampWalk struct {
+	tokens chan struct{}
+	mu     sync.Mutex
+	first  error
+}
+
+func (w *stampWalk) fail(err error) {
+	w.mu.Lock()
+	if w.first == nil {
+		w.first = err
+	}
+	w.mu.Unlock()
+}
+
+// read opens name (relative to the folder dirfd, never through a link),
+// stats its entries relative to it, and reads its sub-folders the same
+// way, each into its entry's sub.
+func (w *stampWalk) read(dirfd int, name string, into **stampDir) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		w.fail(&fs.PathError{Op: "open", Path: name, Err: err})
+		return
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		w.fail(err)
+		return
+	}
+	slices.Sort(names)
+	d := &stampDir{ents: make([]stampEnt, len(names))}
+	for i, n := range names {
+		var st unix.Stat_t
+		if err := unix.Fstatat(fd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			w.fail(&fs.PathError{Op: "lstat", Path: n, Err: err})
+			return
+		}
+		d.ents[i] = stampEnt{name: n, mode: st.Mode, ino: st.Ino, size: st.Size,
+			mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
+	}
+	*into = d
+	var local sync.WaitGroup
+	for i := range d.ents {
+		e := &d.ents[i]
+		if e.mode&unix.S_IFMT != unix.S_IFDIR {
+			continue
+		}
+		select {
+		case w.tokens <- struct{}{}:
+			local.Add(1)
+			go func() {
+				defer func() { <-w.tokens; local.Done() }()
+				w.read(fd, e.name, &e.sub)
+			}()
+		default:
+			w.read(fd, e.name, &e.sub)
+		}
+	}
+	local.Wait() // f (and fd) stay open until every sub-folder is opened
 }
