@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -100,9 +99,6 @@ func helpPrinter(asJSON bool) kong.HelpPrinter {
 			}
 			doc.Subcommands = append(doc.Subcommands, helpSubcmd{Name: strings.TrimSpace(c.FullPath()), Help: c.Help})
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(doc)
+		return (&Output{Stdout: stdout}).PrintJSON(doc)
 	}
 }

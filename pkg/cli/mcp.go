@@ -214,14 +214,12 @@ func (c *MCPSessionCmd) Run(ctx context.Context, env *Env, out *Output) error {
 		out.Warnf("%s", connectedLine(s, n))
 	}
 	var results []mcp.SessionResult
-	enc := json.NewEncoder(out.Stdout)
-	enc.SetEscapeHTML(false)
 	emit := func(r mcp.SessionResult) error {
 		if out.JSON {
 			results = append(results, r)
 			return nil
 		}
-		if err := enc.Encode(r); err != nil {
+		if err := out.PrintJSONLine(r); err != nil {
 			return errs.Failed("stdout_failed", "cannot write the result: %v", err)
 		}
 		return nil

@@ -46,10 +46,25 @@ func (o *Output) Result(v any, human func(w io.Writer)) error {
 	return nil
 }
 
-// PrintJSON writes v as one indented JSON document and a newline.
+// PrintJSON writes v as one indented JSON document and a newline: the
+// one writer of every --json result (and of --help --json).
 func (o *Output) PrintJSON(v any) error {
-	enc := json.NewEncoder(o.Stdout)
-	enc.SetIndent("", "  ")
+	return writeJSON(o.Stdout, v, "  ")
+}
+
+// PrintJSONLine writes v as one compact JSON line: a stream of results
+// (mcp session's default output), one line each.
+func (o *Output) PrintJSONLine(v any) error {
+	return writeJSON(o.Stdout, v, "")
+}
+
+// writeJSON is the one JSON encoding of stdout: HTML characters kept as
+// they are, indented by indent (none: one line), newline-terminated.
+func writeJSON(w io.Writer, v any, indent string) error {
+	enc := json.NewEncoder(w)
+	if indent != "" {
+		enc.SetIndent("", indent)
+	}
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }
@@ -203,11 +218,14 @@ func (s *JSONStream) Fail(err error) error {
 
 func marshalIndent(v any, prefix string) ([]byte, error) {
 	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetIndent(prefix, "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if err := writeJSON(&b, v, "  "); err != nil {
 		return nil, err
 	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
+	// Nested in a document indented by prefix: every line after the
+	// first carries it.
+	out := bytes.TrimRight(b.Bytes(), "\n")
+	if prefix != "" {
+		out = bytes.ReplaceAll(out, []byte("\n"), []byte("\n"+prefix))
+	}
+	return out, nil
 }
