@@ -25,7 +25,6 @@ import (
 
 func init() {
 	helperCommands["bundlehash"] = bundleHashMain
-	helperCommands["jsonget"] = jsonGetMain
 	helperCommands["tgzcmp"] = tgzCmpMain
 	helperCommands["flipbyte"] = flipByteMain
 	helperCommands["kill-export"] = killExportMain
@@ -67,7 +66,6 @@ func bundleHashMain() {
 	fmt.Println(hex.EncodeToString(s[:]))
 }
 
-// jsonget FILE a.b.c: prints the value at the dotted path (strings bare).
 // tgzcmp A B: compares the uncompressed streams of two gzip files.
 func tgzCmpMain() {
 	if len(os.Args) != 3 {

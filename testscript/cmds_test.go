@@ -19,12 +19,19 @@ import (
 // scriptCmds are the scripts' own commands (testscript Params.Cmds): they
 // run inside the test, so a script needs no shell for them.
 var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
-	"exits":       cmdExits,
-	"json":        cmdJSON,
-	"await-file":  cmdAwaitFile,
-	"jobid":       cmdJobID,
-	"tarlist":     cmdTarList,
-	"setenv-file": cmdSetenvFile,
+	"exits":      cmdExits,
+	"json":       cmdJSON,
+	"await-file": cmdAwaitFile,
+	"jobid":      cmdJobID,
+	"tarlist":    cmdTarList,
+
+	// cmds_shell_test.go: stand-ins for shell idioms.
+	"setenv-file":    cmdSetenvFile,
+	"setenv-quoted":  cmdSetenvQuoted,
+	"glob":           cmdGlob,
+	"append":         cmdAppend,
+	"repeat":         cmdRepeat,
+	"events-chained": cmdEventsChained,
 
 	// cmds_await_test.go: waits for what a background process does.
 	"await-line":               cmdAwaitLine,
@@ -74,8 +81,7 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 // json FILE PATH: prints the value at the dotted PATH of the JSON
 // document in FILE (a string as is, anything else as JSON), for the next
 // stdout check. json -env VAR FILE PATH sets $VAR to it instead, where a
-// script would otherwise need $(jsonget …) in a shell. (The jsonget
-// helper program stays for scripts that still use it in a shell.)
+// script would otherwise need $(jsonget …) in a shell.
 func cmdJSON(ts *testscript.TestScript, neg bool, args []string) {
 	env := ""
 	if len(args) == 4 && args[0] == "-env" {
@@ -95,7 +101,7 @@ func cmdJSON(ts *testscript.TestScript, neg bool, args []string) {
 	fmt.Fprint(ts.Stdout(), b.String())
 }
 
-// jsonGet is jsonget's work, for the command and the helper program alike.
+// jsonGet is the json command's work.
 func jsonGet(w io.Writer, doc []byte, path string) error {
 	var v any
 	if err := json.Unmarshal(doc, &v); err != nil {
@@ -122,20 +128,6 @@ func jsonGet(w io.Writer, doc []byte, path string) error {
 	out, _ := json.Marshal(v)
 	_, err := fmt.Fprintln(w, string(out))
 	return err
-}
-
-// jsonGetMain is the jsonget helper program (for scripts that pipe it).
-func jsonGetMain() {
-	if len(os.Args) != 3 {
-		die("usage: jsonget FILE PATH")
-	}
-	b, err := os.ReadFile(os.Args[1])
-	if err != nil {
-		die("%v", err)
-	}
-	if err := jsonGet(os.Stdout, b, os.Args[2]); err != nil {
-		die("%v", err)
-	}
 }
 
 // await-file PATH [TIMEOUT]: waits until PATH exists (default 10s), for
@@ -186,38 +178,6 @@ func cmdJobID(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Setenv(env, v.Job)
 	}
 	fmt.Fprint(ts.Stdout(), v.Job)
-}
-
-// setenv-file [-field N] VAR FILE: sets $VAR to FILE's text, white space
-// at either end trimmed, or to its Nth white-space separated field (from
-// 1). FILE may be stdout or stderr, the last command's. A later command
-// then names the value as $VAR, where a script would otherwise need
-// "$(cat FILE)" or "$(cut -d' ' -fN FILE)" in a shell. It fails on an
-// empty value: a script never means to pass "" on.
-func cmdSetenvFile(ts *testscript.TestScript, neg bool, args []string) {
-	field := 0
-	if len(args) == 4 && args[0] == "-field" {
-		n, err := strconv.Atoi(args[1])
-		if err != nil || n < 1 {
-			ts.Fatalf("setenv-file: bad field %q", args[1])
-		}
-		field, args = n, args[2:]
-	}
-	if neg || len(args) != 2 {
-		ts.Fatalf("usage: setenv-file [-field N] VAR FILE")
-	}
-	v := strings.TrimSpace(ts.ReadFile(args[1]))
-	if field > 0 {
-		f := strings.Fields(v)
-		if len(f) < field {
-			ts.Fatalf("setenv-file: %s has %d fields, not %d", args[1], len(f), field)
-		}
-		v = f[field-1]
-	}
-	if v == "" {
-		ts.Fatalf("setenv-file: %s is empty", args[1])
-	}
-	ts.Setenv(args[0], v)
 }
 
 // tarlist FILE.tgz: prints the gzip header (mtime zero or not, OS, name)
