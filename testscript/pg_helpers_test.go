@@ -28,16 +28,25 @@ import (
 // 127.0.0.1:5432); in CI a missing server fails instead. Each script gets
 // a database of its own, dropped afterwards, as $PGURL (no password in it),
 // and its own fake Interactions API like the research scripts.
-func init() {
-	conditions["pg"] = func() (bool, error) {
-		u, err := pgAdmin()
-		return u != "", err
+func pgKit() scriptKit {
+	return scriptKit{
+		programs: map[string]func(){
+			"signal-gateway":      signalGateway,
+			"bench-seed-research": benchSeedResearch,
+			"pg-proxy":            pgProxy,
+		},
+		conditions: map[string]func() (bool, error){
+			"pg": func() (bool, error) {
+				u, err := pgAdmin()
+				return u != "", err
+			},
+			"partition": partitionCondition,
+		},
+		setups: []func(*testscript.Env) error{
+			pgSetup,
+			partitionSetup,
+		},
 	}
-	setups = append(setups, pgSetup, partitionSetup)
-	conditions["partition"] = partitionCondition
-	helperCommands["signal-gateway"] = signalGateway
-	helperCommands["bench-seed-research"] = benchSeedResearch
-	helperCommands["pg-proxy"] = pgProxy
 }
 
 // signal-gateway HOME STOP|CONT|KILL: signals the home's gateway (from its

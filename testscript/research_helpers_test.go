@@ -23,10 +23,18 @@ import (
 // requests were (or were not) sent. CLAWKIT_RESEARCH_TIME_SCALE=1000 makes
 // the poll intervals and budgets fast. Scenarios are chosen by "fake:NAME"
 // words in the question (see package fakeapi).
-func init() {
-	helperCommands["fakegoogle"] = fakeGoogleMain
-	setups = append(setups, researchSetup)
-	conditions["genai"] = genaiPeer
+func researchKit() scriptKit {
+	return scriptKit{
+		programs: map[string]func(){
+			"fakegoogle": fakeGoogleMain,
+		},
+		conditions: map[string]func() (bool, error){
+			"genai": genaiPeer,
+		},
+		setups: []func(*testscript.Env) error{
+			researchSetup,
+		},
+	}
 }
 
 // genaiPeer reports whether Google's npm client (@google/genai) is

@@ -22,12 +22,16 @@ import (
 
 // Helpers for the skill bundle and watch scripts (skill_bundle*.txtar,
 // skill_watch*.txtar).
-func init() {
-	helperCommands["skill-tar"] = skillTar
-	helperCommands["skill-watch-run"] = skillWatchRun
-	helperCommands["skill-watch-epipe"] = skillWatchEPIPE
-	helperCommands["skill-watch-check"] = skillWatchCheck
-	helperCommands["skill-exchange"] = skillExchange
+func skillStreamKit() scriptKit {
+	return scriptKit{
+		programs: map[string]func(){
+			"skill-tar":         skillTar,
+			"skill-watch-run":   skillWatchRun,
+			"skill-watch-epipe": skillWatchEPIPE,
+			"skill-watch-check": skillWatchCheck,
+			"skill-exchange":    skillExchange,
+		},
+	}
 }
 
 // skill-tar OUT ENTRY…: write a tar with the given entries, for bundles no
