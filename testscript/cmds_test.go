@@ -1,6 +1,8 @@
 package testscript
 
 import (
+	"archive/tar"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +23,29 @@ var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []str
 	"json":       cmdJSON,
 	"await-file": cmdAwaitFile,
 	"jobid":      cmdJobID,
+	"tarlist":    cmdTarList,
+
+	// cmds_shell_test.go: stand-ins for shell idioms.
+	"setenv-file":    cmdSetenvFile,
+	"setenv-quoted":  cmdSetenvQuoted,
+	"glob":           cmdGlob,
+	"append":         cmdAppend,
+	"repeat":         cmdRepeat,
+	"events-chained": cmdEventsChained,
+
+	// cmds_await_test.go: waits for what a background process does.
+	"await-line":               cmdAwaitLine,
+	"await-gateway-exit":       cmdAwaitGatewayExit,
+	"await-research-state":     cmdAwaitResearchState,
+	"await-research-state-any": cmdAwaitResearchStateAny,
+	"fakegoogle-await":         cmdFakeGoogleAwait,
+	"skill-await":              cmdSkillAwait,
+	"skill-await-disk":         cmdSkillAwaitDisk,
+
+	// cmds_pg_test.go: the script's PostgreSQL database ($PGURL).
+	"pg-query":         cmdPGQuery,
+	"await-pg-count":   cmdAwaitPGCount,
+	"await-lease-gone": cmdAwaitLeaseGone,
 }
 
 // exits N PROGRAM ARGS...: runs PROGRAM (as exec does, with the stdin set
@@ -56,8 +81,7 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 // json FILE PATH: prints the value at the dotted PATH of the JSON
 // document in FILE (a string as is, anything else as JSON), for the next
 // stdout check. json -env VAR FILE PATH sets $VAR to it instead, where a
-// script would otherwise need $(jsonget …) in a shell. (The jsonget
-// helper program stays for scripts that still use it in a shell.)
+// script would otherwise need $(jsonget …) in a shell.
 func cmdJSON(ts *testscript.TestScript, neg bool, args []string) {
 	env := ""
 	if len(args) == 4 && args[0] == "-env" {
@@ -77,7 +101,7 @@ func cmdJSON(ts *testscript.TestScript, neg bool, args []string) {
 	fmt.Fprint(ts.Stdout(), b.String())
 }
 
-// jsonGet is jsonget's work, for the command and the helper program alike.
+// jsonGet is the json command's work.
 func jsonGet(w io.Writer, doc []byte, path string) error {
 	var v any
 	if err := json.Unmarshal(doc, &v); err != nil {
@@ -104,20 +128,6 @@ func jsonGet(w io.Writer, doc []byte, path string) error {
 	out, _ := json.Marshal(v)
 	_, err := fmt.Fprintln(w, string(out))
 	return err
-}
-
-// jsonGetMain is the jsonget helper program (for scripts that pipe it).
-func jsonGetMain() {
-	if len(os.Args) != 3 {
-		die("usage: jsonget FILE PATH")
-	}
-	b, err := os.ReadFile(os.Args[1])
-	if err != nil {
-		die("%v", err)
-	}
-	if err := jsonGet(os.Stdout, b, os.Args[2]); err != nil {
-		die("%v", err)
-	}
 }
 
 // await-file PATH [TIMEOUT]: waits until PATH exists (default 10s), for
@@ -168,6 +178,40 @@ func cmdJobID(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Setenv(env, v.Job)
 	}
 	fmt.Fprint(ts.Stdout(), v.Job)
+}
+
+// tarlist FILE.tgz: prints the gzip header (mtime zero or not, OS, name)
+// on a first line, then one line per entry: "TYPE MODE UID/GID
+// "UNAME"/"GNAME" mtime=UNIX SIZE PATH". It reads the archive with the
+// standard library only, never pkg/artifacts, so what the artifacts
+// scripts check is computed independently of the code under test.
+func cmdTarList(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: tarlist FILE.tgz")
+	}
+	f, err := os.Open(ts.MkAbs(args[0]))
+	if err != nil {
+		ts.Fatalf("tarlist: %v", err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		ts.Fatalf("tarlist: %v", err)
+	}
+	w := ts.Stdout()
+	// compress/gzip reports a zero header mtime as the zero Time.
+	fmt.Fprintf(w, "gzip zero-mtime=%v os=%d name=%q\n", zr.ModTime.IsZero(), zr.OS, zr.Name)
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			ts.Fatalf("tarlist: %v", err)
+		}
+		fmt.Fprintf(w, "%c %04o %d/%d %q/%q mtime=%d %d %s\n", h.Typeflag, h.Mode, h.Uid, h.Gid, h.Uname, h.Gname, h.ModTime.Unix(), h.Size, h.Name)
+	}
 }
 
 // die ends a helper program with a message on stderr (exit 1).

@@ -21,12 +21,16 @@ import (
 )
 
 // Helpers for the foundation scripts (owner lock, gateway, store).
-func init() {
-	helperCommands["hold-owner-lock"] = holdOwnerLock
-	helperCommands["fake-gateway"] = fakeGateway
-	helperCommands["gateway-call"] = gatewayCall
-	helperCommands["set-schema-version"] = setSchemaVersion
-	helperCommands["kill9-gateway"] = kill9Gateway
+func coreKit() scriptKit {
+	return scriptKit{
+		programs: map[string]func(){
+			"hold-owner-lock":    holdOwnerLock,
+			"fake-gateway":       fakeGateway,
+			"gateway-call":       gatewayCall,
+			"set-schema-version": setSchemaVersion,
+			"kill9-gateway":      kill9Gateway,
+		},
+	}
 }
 
 // hold-owner-lock HOME DURATION: take the owner lock like a wedged clawkit

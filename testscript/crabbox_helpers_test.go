@@ -23,17 +23,21 @@ import (
 	"github.com/clawkit/clawkit/pkg/crabbox/crabboxtest"
 )
 
-func init() {
-	helperCommands["crabbox-hostile-export"] = crabboxHostileExportMain
-	helperCommands["crabbox-hand-export"] = crabboxHandExportMain
-	helperCommands["crabbox-layout-export"] = crabboxLayoutExportMain
-	helperCommands["crabbox-many-export"] = crabboxManyExportMain
-	helperCommands["crabbox-flip"] = crabboxFlipMain
-	helperCommands["crabbox-snapshot"] = crabboxSnapshotMain
-	helperCommands["crabbox-age"] = crabboxAgeMain
-	helperCommands["crabbox-big-install"] = crabboxBigInstallMain
-	helperCommands["crabbox-kill-install"] = crabboxKillInstallMain
-	helperCommands["crabbox-signal-verify"] = crabboxSignalVerifyMain
+func crabboxKit() scriptKit {
+	return scriptKit{
+		programs: map[string]func(){
+			"crabbox-hostile-export": crabboxHostileExportMain,
+			"crabbox-hand-export":    crabboxHandExportMain,
+			"crabbox-layout-export":  crabboxLayoutExportMain,
+			"crabbox-many-export":    crabboxManyExportMain,
+			"crabbox-flip":           crabboxFlipMain,
+			"crabbox-snapshot":       crabboxSnapshotMain,
+			"crabbox-age":            crabboxAgeMain,
+			"crabbox-big-install":    crabboxBigInstallMain,
+			"crabbox-kill-install":   crabboxKillInstallMain,
+			"crabbox-signal-verify":  crabboxSignalVerifyMain,
+		},
+	}
 }
 
 // crabbox-hostile-export KIND DIR: an export in DIR whose node bootstrap is

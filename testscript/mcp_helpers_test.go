@@ -21,23 +21,28 @@ import (
 	"github.com/clawkit/clawkit/pkg/mcp/mcpfake"
 )
 
-func init() {
-	// mcpfake MODE [ARG]: the well-behaved and hostile servers.
-	helperCommands["mcpfake"] = mcpfake.Main
-	helperCommands["mcpgone"] = mcpGone
-	helperCommands["mcpwaitfile"] = mcpWaitFile
-	helperCommands["mcpsdkclient"] = mcpSDKClient
-	helperCommands["mcpfeed"] = mcpFeed
-	helperCommands["mcpclient"] = mcpClient
-	helperCommands["mcpwithin"] = mcpWithin
-	// Real MCP servers from the npm registry (peers/package.json), one
-	// condition each: of the current legacy revision (filesystem, memory),
-	// of 2024-11-05 only (server-github 2025.4.8), and of 2026-07-28 (the
-	// TypeScript SDK v2 in context7-mcp).
-	conditions["server-filesystem"] = peerCondition("@modelcontextprotocol/server-filesystem/package.json")
-	conditions["server-memory"] = peerCondition("@modelcontextprotocol/server-memory/package.json")
-	conditions["server-github"] = peerCondition("@modelcontextprotocol/server-github/package.json")
-	conditions["context7"] = peerCondition("@upstash/context7-mcp/package.json")
+func mcpKit() scriptKit {
+	return scriptKit{
+		programs: map[string]func(){
+			// mcpfake MODE [ARG]: the well-behaved and hostile servers.
+			"mcpfake":      mcpfake.Main,
+			"mcpgone":      mcpGone,
+			"mcpsdkclient": mcpSDKClient,
+			"mcpfeed":      mcpFeed,
+			"mcpclient":    mcpClient,
+			"mcpwithin":    mcpWithin,
+		},
+		conditions: map[string]func() (bool, error){
+			// Real MCP servers from the npm registry (peers/package.json), one
+			// condition each: of the current legacy revision (filesystem, memory),
+			// of 2024-11-05 only (server-github 2025.4.8), and of 2026-07-28 (the
+			// TypeScript SDK v2 in context7-mcp).
+			"server-filesystem": peerCondition("@modelcontextprotocol/server-filesystem/package.json"),
+			"server-memory":     peerCondition("@modelcontextprotocol/server-memory/package.json"),
+			"server-github":     peerCondition("@modelcontextprotocol/server-github/package.json"),
+			"context7":          peerCondition("@upstash/context7-mcp/package.json"),
+		},
+	}
 }
 
 // mcpWithin DURATION CMD ARGS…: run CMD with our stdio and exit with its
@@ -237,19 +242,6 @@ func pidAlive(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return !(i > 0 && i+2 < len(s) && (s[i+2] == 'Z' || s[i+2] == 'X'))
-}
-
-// mcpWaitFile PATH: wait up to 2 minutes (a hang guard) for PATH to exist (a background
-// service's socket).
-func mcpWaitFile() {
-	for range 12000 {
-		if _, err := os.Stat(os.Args[1]); err == nil {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	fmt.Fprintf(os.Stderr, "%s did not appear\n", os.Args[1])
-	os.Exit(1)
 }
 
 // mcpSDKClient [-echo MSG] [-tool NAME -args JSON] -- CMD ARGS…: the

@@ -10,8 +10,12 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-func init() {
-	helperCommands["mcpsdkserver"] = mcpSDKServer
+func mcpSDKServerKit() scriptKit {
+	return scriptKit{
+		programs: map[string]func(){
+			"mcpsdkserver": mcpSDKServer,
+		},
+	}
 }
 
 // mcpSDKServer [-versions V,V…]: a real MCP server built from the official

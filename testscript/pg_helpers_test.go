@@ -9,14 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -31,84 +28,24 @@ import (
 // 127.0.0.1:5432); in CI a missing server fails instead. Each script gets
 // a database of its own, dropped afterwards, as $PGURL (no password in it),
 // and its own fake Interactions API like the research scripts.
-func init() {
-	conditions["pg"] = func() (bool, error) {
-		u, err := pgAdmin()
-		return u != "", err
-	}
-	setups = append(setups, pgSetup, partitionSetup)
-	conditions["partition"] = partitionCondition
-	helperCommands["signal-gateway"] = signalGateway
-	helperCommands["await-lease-gone"] = awaitLeaseGone
-	helperCommands["await-line"] = awaitLine
-	helperCommands["await-gateway-exit"] = awaitGatewayExit
-	helperCommands["await-pg-count"] = awaitPGCount
-	helperCommands["pg-query"] = pgQuery
-	helperCommands["bench-seed-research"] = benchSeedResearch
-	helperCommands["pg-proxy"] = pgProxy
-}
-
-// await-pg-count N SQL: waits (up to 3 minutes) until the single number
-// SQL returns in $PGURL's database equals N; prints how long it took.
-func awaitPGCount() {
-	if len(os.Args) != 3 {
-		die("usage: await-pg-count N SQL")
-	}
-	want, err := strconv.ParseInt(os.Args[1], 10, 64)
-	if err != nil {
-		die("bad N: %v", err)
-	}
-	ctx := context.Background()
-	c, err := pgx.Connect(ctx, os.Getenv("PGURL"))
-	if err != nil {
-		die("%v", err)
-	}
-	defer c.Close(ctx)
-	start := time.Now()
-	var n int64
-	for time.Since(start) < 3*time.Minute {
-		if err := c.QueryRow(ctx, os.Args[2]).Scan(&n); err != nil {
-			die("%v", err)
-		}
-		if n == want {
-			fmt.Println("reached", want, "after", time.Since(start).Round(time.Millisecond))
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	die("%s is %d, not %d, after 3 minutes", os.Args[2], n, want)
-}
-
-// pg-query SQL: prints each row of SQL's result, columns separated by
-// spaces, from $PGURL's database.
-func pgQuery() {
-	if len(os.Args) != 2 {
-		die("usage: pg-query SQL")
-	}
-	ctx := context.Background()
-	c, err := pgx.Connect(ctx, os.Getenv("PGURL"))
-	if err != nil {
-		die("%v", err)
-	}
-	defer c.Close(ctx)
-	rows, err := c.Query(ctx, os.Args[1])
-	if err != nil {
-		die("%v", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		vals, err := rows.Values()
-		if err != nil {
-			die("%v", err)
-		}
-		parts := make([]string, len(vals))
-		for i, v := range vals {
-			parts[i] = fmt.Sprint(v)
-		}
-		fmt.Println(strings.Join(parts, " "))
-	}
-	if err := rows.Err(); err != nil {
-		die("%v", err)
+func pgKit() scriptKit {
+	return scriptKit{
+		programs: map[string]func(){
+			"signal-gateway":      signalGateway,
+			"bench-seed-research": benchSeedResearch,
+			"pg-proxy":            pgProxy,
+		},
+		conditions: map[string]func() (bool, error){
+			"pg": func() (bool, error) {
+				u, err := pgAdmin()
+				return u != "", err
+			},
+			"partition": partitionCondition,
+		},
+		setups: []func(*testscript.Env) error{
+			pgSetup,
+			partitionSetup,
+		},
 	}
 }
 
@@ -130,83 +67,6 @@ func signalGateway() {
 		die("%v", err)
 	}
 	fmt.Println(rec.PID, rec.OwnerID)
-}
-
-// await-lease-gone OWNERID: waits (up to 2 minutes) until the owner's lease
-// is no longer live in $PGURL's database, then prints how long it took.
-func awaitLeaseGone() {
-	if len(os.Args) != 2 {
-		die("usage: await-lease-gone OWNERID")
-	}
-	ctx := context.Background()
-	c, err := pgx.Connect(ctx, os.Getenv("PGURL"))
-	if err != nil {
-		die("%v", err)
-	}
-	defer c.Close(ctx)
-	start := time.Now()
-	for time.Since(start) < 2*time.Minute {
-		var n int
-		err := c.QueryRow(ctx, `SELECT count(*) FROM owners WHERE owner_id = $1 AND stopped_at IS NULL
- AND lease_expires_at > (extract(epoch FROM clock_timestamp()) * 1000)::bigint`, os.Args[1]).Scan(&n)
-		if err != nil {
-			die("%v", err)
-		}
-		if n == 0 {
-			fmt.Println("lease gone after", time.Since(start).Round(time.Millisecond))
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	die("lease of %s still live after 2 minutes", os.Args[1])
-}
-
-// await-line FILE REGEXP: waits (up to 2 minutes) until a line of FILE
-// matches, then prints it.
-func awaitLine() {
-	if len(os.Args) != 3 {
-		die("usage: await-line FILE REGEXP")
-	}
-	re := regexp.MustCompile(os.Args[2])
-	start := time.Now()
-	for time.Since(start) < 2*time.Minute {
-		b, _ := os.ReadFile(os.Args[1])
-		for _, l := range strings.Split(string(b), "\n") {
-			if re.MatchString(l) {
-				fmt.Println(l)
-				return
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	die("no line of %s matches %s after 2 minutes", os.Args[1], os.Args[2])
-}
-
-// await-gateway-exit PID: waits (up to 2 minutes) until the process is gone.
-func awaitGatewayExit() {
-	pid, err := strconv.Atoi(os.Args[1])
-	if err != nil {
-		die("usage: await-gateway-exit PID")
-	}
-	start := time.Now()
-	for time.Since(start) < 2*time.Minute {
-		if syscall.Kill(pid, 0) != nil || isZombie(pid) {
-			fmt.Println("exited")
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	die("pid %d still running after 2 minutes", pid)
-}
-
-func isZombie(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && i+2 < len(s) && s[i+2] == 'Z'
 }
 
 var pgAdmin = sync.OnceValues(pgtest.AdminURL)

@@ -12,8 +12,12 @@ import (
 )
 
 // Helpers for the lost-write scripts.
-func init() {
-	helperCommands["concurrent-writers"] = concurrentWriters
+func raceKit() scriptKit {
+	return scriptKit{
+		programs: map[string]func(){
+			"concurrent-writers": concurrentWriters,
+		},
+	}
 }
 
 // concurrent-writers KIND N [STOP_AFTER]: run N clawkit processes at once,

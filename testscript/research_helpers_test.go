@@ -1,21 +1,16 @@
 package testscript
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/clawkit/clawkit/pkg/cli"
 	"github.com/clawkit/clawkit/pkg/ops"
 	"github.com/clawkit/clawkit/pkg/research/google/fakeapi"
 )
@@ -28,13 +23,18 @@ import (
 // requests were (or were not) sent. CLAWKIT_RESEARCH_TIME_SCALE=1000 makes
 // the poll intervals and budgets fast. Scenarios are chosen by "fake:NAME"
 // words in the question (see package fakeapi).
-func init() {
-	helperCommands["fakegoogle"] = fakeGoogleMain
-	helperCommands["fakegoogle-await"] = fakeGoogleAwait
-	helperCommands["await-research-state"] = awaitResearchState
-	helperCommands["await-research-state-any"] = awaitResearchStateAny
-	setups = append(setups, researchSetup)
-	conditions["genai"] = genaiPeer
+func researchKit() scriptKit {
+	return scriptKit{
+		programs: map[string]func(){
+			"fakegoogle": fakeGoogleMain,
+		},
+		conditions: map[string]func() (bool, error){
+			"genai": genaiPeer,
+		},
+		setups: []func(*testscript.Env) error{
+			researchSetup,
+		},
+	}
 }
 
 // genaiPeer reports whether Google's npm client (@google/genai) is
@@ -105,95 +105,6 @@ func fakeGoogleMain() {
 	if err := fakeapi.Serve(os.Args[1], os.Args[2]); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
-	}
-}
-
-// fakegoogle-await LOGFILE SUBSTRING [COUNT]: wait (at most 30 s) until
-// LOGFILE has at least COUNT (default 1) lines containing SUBSTRING. It is a
-// synchronisation point for scripts that must act while a request is in
-// flight (for example kill a clawkit whose create the fake holds open).
-func fakeGoogleAwait() {
-	if len(os.Args) < 3 || len(os.Args) > 4 {
-		fmt.Fprintln(os.Stderr, "usage: fakegoogle-await LOGFILE SUBSTRING [COUNT]")
-		os.Exit(2)
-	}
-	want := 1
-	if len(os.Args) == 4 {
-		n, err := strconv.Atoi(os.Args[3])
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
-		}
-		want = n
-	}
-	deadline := time.Now().Add(2 * time.Minute) // a hang guard for a loaded machine, not a timing assertion
-	for {
-		data, _ := os.ReadFile(os.Args[1])
-		n := 0
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Buffer(nil, 4<<20)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), os.Args[2]) {
-				n++
-			}
-		}
-		if n >= want {
-			fmt.Printf("seen %d\n", n)
-			return
-		}
-		if time.Now().After(deadline) {
-			fmt.Fprintf(os.Stderr, "fakegoogle-await: %d of %d lines with %q after 2 minutes\n", n, want, os.Args[2])
-			os.Exit(1)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// await-research-state JOBFILE STATE / await-research-state-any STATE: run
-// 'clawkit --json research list' until the job named in JOBFILE (or any job)
-// is in STATE, at most 30 s. Gateway scripts use it to wait for work done
-// in the background (the poller, start-up recovery) without guessing.
-func awaitResearchState() { awaitState(true) }
-
-func awaitResearchStateAny() { awaitState(false) }
-
-func awaitState(byJob bool) {
-	var job, state string
-	switch {
-	case byJob && len(os.Args) == 3:
-		b, err := os.ReadFile(os.Args[1])
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		job, state = strings.TrimSpace(string(b)), os.Args[2]
-	case !byJob && len(os.Args) == 2:
-		state = os.Args[1]
-	default:
-		fmt.Fprintln(os.Stderr, "usage: await-research-state JOBFILE STATE | await-research-state-any STATE")
-		os.Exit(2)
-	}
-	deadline := time.Now().Add(2 * time.Minute) // a hang guard for a loaded machine, not a timing assertion
-	for {
-		var out, errb bytes.Buffer
-		code := cli.Main([]string{"--json", "research", "list"}, strings.NewReader(""), &out, &errb)
-		var jobs []struct {
-			Job   string `json:"job"`
-			State string `json:"state"`
-		}
-		if code == 0 && json.Unmarshal(out.Bytes(), &jobs) == nil {
-			for _, j := range jobs {
-				if (job == "" || j.Job == job) && j.State == state {
-					fmt.Printf("%s %s\n", j.Job, j.State)
-					return
-				}
-			}
-		}
-		if time.Now().After(deadline) {
-			fmt.Fprintf(os.Stderr, "no job %s in state %s after 2 minutes\n%s%s", job, state, out.String(), errb.String())
-			os.Exit(1)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 

@@ -1,9 +1,14 @@
 // Package testscript runs clawkit's end-to-end scripts (*.txtar in this
 // folder). Each script drives the real binary, as a user would from a shell.
 //
-// Helper commands (fake servers, archive builders, ...) register themselves
-// in helperCommands from their own *_test.go file's init, so each capability
-// keeps its helpers beside its scripts.
+// A script has two kinds of extra commands. Script commands (scriptCmds,
+// cmds*_test.go) run inside the test: waits, JSON fields, database
+// queries, stand-ins for shell idioms. Helper programs run as processes of
+// their own (exec NAME), kept where a real process is the point: it is
+// killed, signalled, holds a lock, serves MCP over its stdio, or builds
+// something for scripts/bench-scale.sh. Each capability lists its helper
+// programs, conditions and setups in a scriptKit beside its scripts
+// (NAME_helpers_test.go); kits() names them all, with no init.
 //
 // Update golden files with CLAWKIT_UPDATE_GOLDEN=1 go test ./testscript.
 package testscript
@@ -14,7 +19,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -22,23 +26,69 @@ import (
 	"github.com/clawkit/clawkit/pkg/cli"
 )
 
-// helperCommands are extra programs scripts can exec; add to it from init.
-var helperCommands = map[string]func(){}
+// scriptKit is what one capability adds to the scripts: helper programs
+// (exec NAME), [conditions] and setups run for every script after the
+// default environment is set.
+type scriptKit struct {
+	programs   map[string]func()
+	conditions map[string]func() (bool, error)
+	setups     []func(env *testscript.Env) error
+}
 
-// conditions are extra [name] conditions; add to it from init.
-var conditions = map[string]func() (bool, error){}
+// kits are every capability's scriptKit.
+func kits() []scriptKit {
+	return []scriptKit{
+		peersKit(),
+		coreKit(),
+		raceKit(),
+		artifactsKit(),
+		crabboxKit(),
+		mcpKit(),
+		mcpSDKServerKit(),
+		researchKit(),
+		pgKit(),
+		skillKit(),
+		skillStreamKit(),
+	}
+}
 
-// setups run for every script, after the default environment is set.
-var setups []func(env *testscript.Env) error
+// merged is all kits in one: a name two kits (or a kit and clawkit)
+// both claim is a mistake, reported rather than one silently winning.
+func merged() (scriptKit, error) {
+	all := scriptKit{
+		programs: map[string]func(){
+			"clawkit": func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+		},
+		conditions: map[string]func() (bool, error){},
+	}
+	for _, k := range kits() {
+		for name, f := range k.programs {
+			if _, dup := all.programs[name]; dup {
+				return all, fmt.Errorf("helper program %q is registered twice", name)
+			}
+			if _, dup := scriptCmds[name]; dup {
+				return all, fmt.Errorf("%q is both a helper program and a script command", name)
+			}
+			all.programs[name] = f
+		}
+		for name, f := range k.conditions {
+			if _, dup := all.conditions[name]; dup {
+				return all, fmt.Errorf("condition %q is registered twice", name)
+			}
+			all.conditions[name] = f
+		}
+		all.setups = append(all.setups, k.setups...)
+	}
+	return all, nil
+}
 
 func TestMain(m *testing.M) {
-	cmds := map[string]func(){
-		"clawkit": func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+	all, err := merged()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
 	}
-	for name, f := range helperCommands {
-		cmds[name] = f
-	}
-	testscript.Main(m, cmds)
+	testscript.Main(m, all.programs)
 }
 
 // repoRoot is the module root (this file lives one folder below it).
@@ -60,6 +110,10 @@ func peersDir() string {
 }
 
 func TestScripts(t *testing.T) {
+	all, err := merged()
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 ".",
 		RequireExplicitExec: true,
@@ -75,7 +129,7 @@ func TestScripts(t *testing.T) {
 			if p, err := exec.LookPath("node"); err == nil {
 				env.Setenv("NODE", p)
 			}
-			for _, s := range setups {
+			for _, s := range all.setups {
 				if err := s(env); err != nil {
 					return err
 				}
@@ -83,7 +137,7 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
-			if f, ok := conditions[cond]; ok {
+			if f, ok := all.conditions[cond]; ok {
 				return f()
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
@@ -106,12 +160,15 @@ func peerCondition(rel string) func() (bool, error) {
 	}
 }
 
-func init() {
-	conditions["openclaw"] = peerCondition("openclaw/package.json")
-	conditions["server-everything"] = peerCondition("@modelcontextprotocol/server-everything/package.json")
-	conditions["node"] = func() (bool, error) {
-		_, err := exec.LookPath("node")
-		return err == nil, nil
+func peersKit() scriptKit {
+	return scriptKit{
+		conditions: map[string]func() (bool, error){
+			"openclaw":          peerCondition("openclaw/package.json"),
+			"server-everything": peerCondition("@modelcontextprotocol/server-everything/package.json"),
+			"node": func() (bool, error) {
+				_, err := exec.LookPath("node")
+				return err == nil, nil
+			},
+		},
 	}
-	_ = strings.TrimSpace
 }

@@ -17,12 +17,16 @@ import (
 )
 
 // Helpers for the skill scripts (skill_*.txtar).
-func init() {
-	helperCommands["skill-bigfile"] = skillBigFile
-	helperCommands["skill-many"] = skillMany
-	helperCommands["skill-hook"] = skillHook
-	helperCommands["skill-kill-loop"] = skillKillLoop
-	helperCommands["skill-race"] = skillRace
+func skillKit() scriptKit {
+	return scriptKit{
+		programs: map[string]func(){
+			"skill-bigfile":   skillBigFile,
+			"skill-many":      skillMany,
+			"skill-hook":      skillHook,
+			"skill-kill-loop": skillKillLoop,
+			"skill-race":      skillRace,
+		},
+	}
 }
 
 // skill-bigfile PATH SIZE [PREFIX-FILE]: write a file of exactly SIZE bytes:

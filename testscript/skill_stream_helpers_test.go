@@ -22,14 +22,16 @@ import (
 
 // Helpers for the skill bundle and watch scripts (skill_bundle*.txtar,
 // skill_watch*.txtar).
-func init() {
-	helperCommands["skill-tar"] = skillTar
-	helperCommands["skill-watch-run"] = skillWatchRun
-	helperCommands["skill-await"] = skillAwait
-	helperCommands["skill-watch-epipe"] = skillWatchEPIPE
-	helperCommands["skill-watch-check"] = skillWatchCheck
-	helperCommands["skill-await-disk"] = skillAwaitDisk
-	helperCommands["skill-exchange"] = skillExchange
+func skillStreamKit() scriptKit {
+	return scriptKit{
+		programs: map[string]func(){
+			"skill-tar":         skillTar,
+			"skill-watch-run":   skillWatchRun,
+			"skill-watch-epipe": skillWatchEPIPE,
+			"skill-watch-check": skillWatchCheck,
+			"skill-exchange":    skillExchange,
+		},
+	}
 }
 
 // skill-tar OUT ENTRY…: write a tar with the given entries, for bundles no
@@ -139,37 +141,6 @@ func skillWatchRun() {
 	os.Exit(code)
 }
 
-// skill-await FILE N REGEXP: wait (up to 2 minutes, a hang guard) until
-// at least N lines of FILE match REGEXP, then print the matching lines.
-func skillAwait() {
-	if len(os.Args) != 4 {
-		die("usage: skill-await FILE N REGEXP")
-	}
-	n, err := strconv.Atoi(os.Args[2])
-	if err != nil {
-		die("bad count %q", os.Args[2])
-	}
-	re := regexp.MustCompile(os.Args[3])
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		b, _ := os.ReadFile(os.Args[1])
-		var got []string
-		for _, l := range strings.Split(string(b), "\n") {
-			if re.MatchString(l) {
-				got = append(got, l)
-			}
-		}
-		if len(got) >= n {
-			fmt.Println(strings.Join(got, "\n"))
-			return
-		}
-		if time.Now().After(deadline) {
-			die("%d of %d lines of %s match %s after 2 minutes:\n%s", len(got), n, os.Args[1], os.Args[3], b)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // skill-watch-epipe ARGS…: run `clawkit ARGS…` with stdout a pipe, read
 // the first line, close the pipe, then wait (up to 2 minutes) for clawkit
 // to end by itself, without any further edit: it must notice that its
@@ -267,74 +238,6 @@ func skillWatchCheck() {
 		words = append(words, w)
 	}
 	fmt.Println(strings.Join(words, " "))
-}
-
-// skill-await-disk FILE SKILL [available]: read SKILL's tree as it is on
-// disk now (`clawkit skill list SKILL --plugin notes --json`) and wait (up
-// to 2 minutes) for a change line of FILE reporting exactly that tree as
-// SKILL's after. With "available", also wait for the available line that
-// ends the last outage and fail unless that change line came before it:
-// the edit was reconciled before anything was called available.
-func skillAwaitDisk() {
-	if len(os.Args) < 3 || len(os.Args) > 4 {
-		die("usage: skill-await-disk FILE SKILL [available]")
-	}
-	out, err := exec.Command("clawkit", "skill", "list", os.Args[2], "--plugin", "notes", "--json").Output()
-	if err != nil {
-		die("skill list: %v", err)
-	}
-	var fr struct{ Revision struct{ TreeSha256 string } }
-	if err := json.Unmarshal(out, &fr); err != nil || fr.Revision.TreeSha256 == "" {
-		die("skill list: %v: %s", err, out)
-	}
-	tree := fr.Revision.TreeSha256
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		b, _ := os.ReadFile(os.Args[1])
-		changeSeq, lastDown, upSeq := 0, 0, 0
-		for _, l := range strings.Split(string(b), "\n") {
-			var ev struct {
-				Event  string
-				Seq    int
-				Skills []struct {
-					Skill string
-					After *struct{ TreeSha256 string }
-				}
-			}
-			if json.Unmarshal([]byte(l), &ev) != nil {
-				continue
-			}
-			switch ev.Event {
-			case "unavailable":
-				lastDown, upSeq = ev.Seq, 0
-			case "available":
-				if upSeq == 0 {
-					upSeq = ev.Seq
-				}
-			case "change":
-				for _, s := range ev.Skills {
-					if s.Skill == os.Args[2] && s.After != nil && s.After.TreeSha256 == tree {
-						changeSeq = ev.Seq
-					}
-				}
-			}
-		}
-		if changeSeq > 0 && len(os.Args) == 3 {
-			fmt.Printf("change %d reports %s %s\n", changeSeq, os.Args[2], tree)
-			return
-		}
-		if len(os.Args) == 4 && lastDown > 0 && upSeq > 0 {
-			if changeSeq == 0 || changeSeq > upSeq {
-				die("available (seq %d) came before the change reporting %s %s (seq %d)", upSeq, os.Args[2], tree, changeSeq)
-			}
-			fmt.Printf("change %d reports %s %s before available %d\n", changeSeq, os.Args[2], tree, upSeq)
-			return
-		}
-		if time.Now().After(deadline) {
-			die("no change line reports %s %s after 2 minutes:\n%s", os.Args[2], tree, b)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // skill-exchange A B: swap two paths in one atomic step (renameat2 with
