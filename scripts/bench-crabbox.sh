@@ -13,6 +13,10 @@
 #      threads) creating the same tree (every folder, file size, link and
 #      hard link of the node bootstrap, plus the worker archive as one file)
 #      with no inflation, hashing or checks.
+# Before each sample, an untimed sync flushes what the earlier ones left
+# dirty: without it, whichever synced command followed a --no-sync sample
+# also wrote that sample's 600 MB, and background write-back of earlier
+# samples stole CPU from later ones.
 # Every sample extracts into a new folder, and the folders are removed only
 # at the end: ext4 allocates inodes slowly for a while after tens of
 # thousands were deleted (it skips recently deleted ones), which would
@@ -82,6 +86,10 @@ sample() {
   n=$((n + 1))
   local dst=$T/d/$n
   mkdir "$dst"
+  # Untimed: flush what earlier samples left dirty, so no sample pays for
+  # another's data (a syncfs flushes the whole file system) and no
+  # background write-back competes with the next one.
+  sync
   DST=$dst /usr/bin/time -o "$T/t" -f "%e %U %S %M" bash -c "$cmd" >/dev/null 2>"$T/err" || { cat "$T/err" >&2; exit 1; }
   awk -v n="$name" '{printf "%s|%.3f|%.3f|%d\n", n, $1, $2+$3, $4}' "$T/t" >>"$T/samples"
   [ "$KEEP" = 1 ] || rm -rf "$dst"

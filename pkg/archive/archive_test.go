@@ -355,7 +355,7 @@ func TestExtractDirParallel(t *testing.T) {
 		seen := map[int]string{}
 		sums := map[string][32]byte{}
 		st, err := archive.ExtractDir(bytes.NewReader(data), dest, archive.ExtractOptions{
-			Options: archive.Options{Size: int64(len(data))}, HashFiles: true, Workers: workers, Writeback: true,
+			Options: archive.Options{Size: int64(len(data))}, HashFiles: true, Workers: workers,
 			OnEntry: func(e *archive.Entry, sum [32]byte) error {
 				if _, dup := seen[e.Index]; dup {
 					t.Errorf("entry %d reported twice", e.Index)

@@ -34,10 +34,6 @@ type ExtractOptions struct {
 	OnEntry func(e *Entry, sum [32]byte) error
 	// Workers is how many goroutines create and write files (default 3).
 	Workers int
-	// Writeback starts writing each file's data to disk as soon as it is
-	// written (sync_file_range, asynchronous), so that a final sync of the
-	// tree has little left to do.
-	Writeback bool
 }
 
 // Memory bound of an extraction: file content waits in at most slabCount
@@ -429,11 +425,6 @@ func (x *extractor) writeFile(j *job, h interface {
 	if err == nil && n != j.e.Size {
 		// The reading goroutine stopped midway and has recorded why.
 		err = refuse(CodeCorrupt, "entry %q is truncated (%d of %d bytes)", j.e.Path, n, j.e.Size)
-	}
-	if err == nil && x.opt.Writeback && n > 0 {
-		// Asynchronous: only starts the write-out, so the final sync of
-		// the tree finds most data already on its way.
-		_ = unix.SyncFileRange(fd, 0, 0, unix.SYNC_FILE_RANGE_WRITE)
 	}
 	if cerr := unix.Close(fd); err == nil && cerr != nil {
 		err = writeErr(j.abs, cerr)
