@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/clawkit/clawkit/pkg/errs"
 )
@@ -65,7 +66,7 @@ func CheckSet(path string, v any) error {
 	return nil
 }
 
-var keywordPassword = regexp.MustCompile(`(?i)(password=)\S*`)
+var keywordPassword = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)(password=)\S*`) })
 
 // Redacted returns a copy of the document safe to print: a password that an
 // older clawkit let into database.url is replaced by "xxxxx".
@@ -75,7 +76,7 @@ func (c *Config) Redacted() *Config {
 		return c
 	}
 	out := &Config{Path: c.Path, Root: deepCopy(c.Root).(map[string]any)}
-	red := keywordPassword.ReplaceAllString(s, "${1}xxxxx")
+	red := keywordPassword().ReplaceAllString(s, "${1}xxxxx")
 	if u, err := url.Parse(s); err == nil && u.User != nil {
 		if _, ok := u.User.Password(); ok {
 			u.User = url.UserPassword(u.User.Username(), "xxxxx")

@@ -32,7 +32,7 @@ type Settings struct {
 }
 
 // apiVersionRE is the shape of a Gemini API version path segment.
-var apiVersionRE = regexp.MustCompile(`^v[0-9]+((alpha|beta)[0-9]*)?$`)
+var apiVersionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v[0-9]+((alpha|beta)[0-9]*)?$`) })
 
 // LoadSettings reads the activation from <home>/config.json (a missing
 // file is an empty config) and applies the base URL override. It loads no
@@ -108,13 +108,13 @@ func SettingsFrom(cfg *config.Config, getenv func(string) string) (Settings, err
 // otherwise apiVersion (default google.DefaultAPIVersion) is appended, as
 // the SDKs join their base URL and API version.
 func (s *Settings) resolveVersion() error {
-	if s.APIVersion != "" && !apiVersionRE.MatchString(s.APIVersion) {
+	if s.APIVersion != "" && !apiVersionRE().MatchString(s.APIVersion) {
 		return errs.Failed("invalid_config", "%s.apiVersion %q is not an API version (v1, v1beta, …)", ConfigPath, s.APIVersion).
 			WithHint("clawkit config set %s.apiVersion v1 (or unset it for the default %s)", ConfigPath, google.DefaultAPIVersion)
 	}
 	u, _ := url.Parse(s.BaseURL)
 	last := path.Base(u.Path)
-	if apiVersionRE.MatchString(last) {
+	if apiVersionRE().MatchString(last) {
 		if s.APIVersion != "" && s.APIVersion != last {
 			return errs.Failed("invalid_config", "the base URL %s ends in API version %s but %s.apiVersion is %s", s.BaseURL, last, ConfigPath, s.APIVersion).
 				WithHint("give the version once: a base URL without it, or no %s.apiVersion", ConfigPath)
