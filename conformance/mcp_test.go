@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/mcp"
+	"github.com/clawkit/clawkit/pkg/owner"
 )
 
 // mcpCase is one hostile server mode (pkg/mcp/mcpfake) and the request
@@ -175,7 +176,7 @@ func aliveOf(c mcpCase) []string {
 				if mcp.GroupAlive(n) {
 					left = append(left, "group "+s)
 				}
-			} else if pidAlive(n) {
+			} else if owner.PIDAlive(n) {
 				left = append(left, "pid "+s)
 			}
 		}
@@ -196,19 +197,6 @@ func reap(left []string) {
 			_ = syscall.Kill(n, syscall.SIGKILL)
 		}
 	}
-}
-
-func pidAlive(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return !errors.Is(err, os.ErrNotExist)
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return !(i > 0 && i+2 < len(s) && (s[i+2] == 'Z' || s[i+2] == 'X'))
 }
 
 // clawkitCall runs one case through pkg/mcp: Start, one Request, Stop.

@@ -8,9 +8,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -146,22 +146,12 @@ func cmdAwaitGatewayExit(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("await-gateway-exit: %q is not a pid", args[0])
 	}
 	await(ts, 20*time.Millisecond, func() (bool, string) {
-		if syscall.Kill(pid, 0) != nil || isZombie(pid) {
+		if !owner.PIDAlive(pid) {
 			fmt.Fprintln(ts.Stdout(), "exited")
 			return true, ""
 		}
 		return false, fmt.Sprintf("pid %d still running", pid)
 	})
-}
-
-func isZombie(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && i+2 < len(s) && s[i+2] == 'Z'
 }
 
 // await-research-state JOBFILE STATE: runs `clawkit --json research list`

@@ -12,13 +12,13 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/clawkit/clawkit/pkg/mcp"
 	"github.com/clawkit/clawkit/pkg/mcp/mcpfake"
+	"github.com/clawkit/clawkit/pkg/owner"
 )
 
 func mcpKit() scriptKit {
@@ -219,7 +219,7 @@ func mcpGone() {
 				}
 				continue
 			}
-			if pidAlive(pid) {
+			if owner.PIDAlive(pid) {
 				alive = append(alive, "pid "+s)
 			}
 		}
@@ -229,19 +229,6 @@ func mcpGone() {
 		os.Exit(1)
 	}
 	fmt.Println("all gone")
-}
-
-func pidAlive(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return !errors.Is(err, os.ErrNotExist)
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return !(i > 0 && i+2 < len(s) && (s[i+2] == 'Z' || s[i+2] == 'X'))
 }
 
 // mcpSDKClient [-echo MSG] [-tool NAME -args JSON] -- CMD ARGS…: the

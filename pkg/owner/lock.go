@@ -106,8 +106,11 @@ func HolderPID(path string) int {
 	return n
 }
 
-// pidAlive reports whether a process exists (signal 0).
-func pidAlive(pid int) bool {
+// PIDAlive reports whether pid names a live process: it exists (signal 0;
+// one we may not signal still exists) and has not exited. A killed process
+// stays visible as a zombie until its parent reaps it; it owns nothing any
+// more, so it is not alive. The tests' process checks use it too.
+func PIDAlive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
@@ -115,7 +118,5 @@ func pidAlive(pid int) bool {
 	if err != nil && err != syscall.EPERM {
 		return false
 	}
-	// A killed process stays visible as a zombie until its parent reaps it;
-	// it owns nothing any more.
 	return !isZombie(pid)
 }

@@ -27,7 +27,8 @@ func ProcessStartTime(pid int) (int64, error) {
 	return strconv.ParseInt(f[19], 10, 64)
 }
 
-// isZombie reports whether pid has exited but not been reaped.
+// isZombie reports whether pid has exited but not been reaped (Z), or is
+// being torn down (X).
 func isZombie(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
@@ -35,5 +36,5 @@ func isZombie(pid int) bool {
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
+	return i >= 0 && i+2 < len(s) && (s[i+2] == 'Z' || s[i+2] == 'X')
 }

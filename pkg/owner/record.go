@@ -61,7 +61,7 @@ func RemoveRecord(h Home, ownerID string) {
 // process (its start time matches), so a recycled pid is not mistaken for
 // the gateway.
 func (r *Record) Alive() bool {
-	if !pidAlive(r.PID) {
+	if !PIDAlive(r.PID) {
 		return false
 	}
 	if r.StartTime == 0 {
