@@ -25,11 +25,14 @@ import (
 
 func artifactsKit() scriptKit {
 	return scriptKit{
+		// kill-export SIGKILLs a real export: a process of its own.
 		programs: map[string]func(){
-			"bundlehash":  bundleHashMain,
-			"tgzcmp":      tgzCmpMain,
-			"flipbyte":    flipByteMain,
 			"kill-export": killExportMain,
+		},
+		cmds: map[string]scriptCmd{
+			"bundlehash": cmdBundleHash,
+			"tgzcmp":     cmdTgzCmp,
+			"flipbyte":   cmdFlipByte,
 		},
 		conditions: map[string]func() (bool, error){
 			"nonroot": func() (bool, error) { return os.Geteuid() != 0, nil },
@@ -49,21 +52,30 @@ func artifactsKit() scriptKit {
 	}
 }
 
-// bundlehash PKGROOT NAME...: the openclaw-worker-bundle-v1 hash of the
-// named files of dist/worker/ (the release's inventory, as the script states
-// it), written out from the documented formula.
-func bundleHashMain() {
-	if len(os.Args) < 3 {
-		die("usage: bundlehash PKGROOT NAME...")
+// bundlehash PKGROOT NAME...: prints the openclaw-worker-bundle-v1 hash
+// of the named files of dist/worker/ (the release's inventory, as the
+// script states it), written out from the documented formula.
+func cmdBundleHash(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: bundlehash PKGROOT NAME...")
 	}
-	names := append([]string(nil), os.Args[2:]...)
+	h, err := bundleHash(ts.MkAbs(args[0]), args[1:])
+	if err != nil {
+		ts.Fatalf("bundlehash: %v", err)
+	}
+	fmt.Fprintln(ts.Stdout(), h)
+}
+
+// bundleHash is bundlehash's work.
+func bundleHash(pkgRoot string, names []string) (string, error) {
+	names = append([]string(nil), names...)
 	sort.Strings(names)
 	var pre bytes.Buffer
 	pre.WriteString("openclaw-worker-bundle-v1\x00")
 	for _, n := range names {
-		b, err := os.ReadFile(filepath.Join(os.Args[1], "dist", "worker", n))
+		b, err := os.ReadFile(filepath.Join(pkgRoot, "dist", "worker", n))
 		if err != nil {
-			die("%v", err)
+			return "", err
 		}
 		s := sha256.Sum256(b)
 		// mode 0700 printed in octal without a leading zero, as JavaScript's
@@ -71,63 +83,79 @@ func bundleHashMain() {
 		pre.WriteString(n + "\x00" + strconv.FormatInt(448, 8) + "\x00" + strconv.Itoa(len(b)) + "\x00" + hex.EncodeToString(s[:]) + "\x00")
 	}
 	s := sha256.Sum256(pre.Bytes())
-	fmt.Println(hex.EncodeToString(s[:]))
+	return hex.EncodeToString(s[:]), nil
 }
 
-// tgzcmp A B: compares the uncompressed streams of two gzip files.
-func tgzCmpMain() {
-	if len(os.Args) != 3 {
-		die("usage: tgzcmp A B")
+// tgzcmp A B: compares the uncompressed streams of two gzip files; it
+// fails at the first byte where they differ.
+func cmdTgzCmp(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: tgzcmp A B")
 	}
-	read := func(p string) []byte {
-		f, err := os.Open(p)
-		if err != nil {
-			die("%v", err)
-		}
-		defer f.Close()
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			die("%s: %v", p, err)
-		}
-		b, err := io.ReadAll(zr)
-		if err != nil {
-			die("%s: %v", p, err)
-		}
-		return b
+	a, err := gunzipFile(ts.MkAbs(args[0]))
+	if err != nil {
+		ts.Fatalf("tgzcmp: %s: %v", args[0], err)
 	}
-	a, b := read(os.Args[1]), read(os.Args[2])
+	b, err := gunzipFile(ts.MkAbs(args[1]))
+	if err != nil {
+		ts.Fatalf("tgzcmp: %s: %v", args[1], err)
+	}
 	if !bytes.Equal(a, b) {
 		n := 0
 		for n < len(a) && n < len(b) && a[n] == b[n] {
 			n++
 		}
-		die("uncompressed streams differ at byte %d (%d vs %d bytes)", n, len(a), len(b))
+		ts.Fatalf("tgzcmp: uncompressed streams differ at byte %d (%d vs %d bytes)", n, len(a), len(b))
 	}
-	fmt.Printf("identical uncompressed streams (%d bytes)\n", len(a))
+	fmt.Fprintf(ts.Stdout(), "identical uncompressed streams (%d bytes)\n", len(a))
+}
+
+// gunzipFile is the uncompressed stream of the gzip file at p.
+func gunzipFile(p string) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(zr)
 }
 
 // flipbyte FILE OFFSET: inverts one byte in place.
-func flipByteMain() {
-	if len(os.Args) != 3 {
-		die("usage: flipbyte FILE OFFSET")
+func cmdFlipByte(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: flipbyte FILE OFFSET")
 	}
-	off, err := strconv.ParseInt(os.Args[2], 10, 64)
+	off, err := strconv.ParseInt(args[1], 10, 64)
 	if err != nil {
-		die("%v", err)
+		ts.Fatalf("flipbyte: %v", err)
 	}
-	f, err := os.OpenFile(os.Args[1], os.O_RDWR, 0)
+	if err := flipByte(ts.MkAbs(args[0]), off); err != nil {
+		ts.Fatalf("flipbyte: %v", err)
+	}
+}
+
+// flipByte inverts the byte at off of the file at p (its size unchanged):
+// the work of flipbyte and crabbox-flip.
+func flipByte(p string, off int64) error {
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
 	if err != nil {
-		die("%v", err)
+		return err
 	}
-	defer f.Close()
 	var b [1]byte
 	if _, err := f.ReadAt(b[:], off); err != nil {
-		die("%v", err)
+		f.Close()
+		return err
 	}
 	b[0] ^= 0xff
 	if _, err := f.WriteAt(b[:], off); err != nil {
-		die("%v", err)
+		f.Close()
+		return err
 	}
+	return f.Close()
 }
 
 // kill-export PKGROOT OUT: runs a real export and sends it SIGKILL once its

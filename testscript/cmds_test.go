@@ -16,9 +16,10 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-// scriptCmds are the scripts' own commands (testscript Params.Cmds): they
+// scriptCmds are the scripts' own commands (testscript Params.Cmds) that
+// belong to no one capability (a capability's are in its kit's cmds): they
 // run inside the test, so a script needs no shell for them.
-var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
+var scriptCmds = map[string]scriptCmd{
 	"exits":      cmdExits,
 	"json":       cmdJSON,
 	"await-file": cmdAwaitFile,

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/lockedfile"
+	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/clawkit/clawkit/pkg/owner"
 )
@@ -23,12 +24,16 @@ import (
 // Helpers for the foundation scripts (owner lock, gateway, store).
 func coreKit() scriptKit {
 	return scriptKit{
+		// hold-owner-lock and fake-gateway hold the lock or serve the
+		// socket under a pid of their own, which is what clawkit checks.
 		programs: map[string]func(){
-			"hold-owner-lock":    holdOwnerLock,
-			"fake-gateway":       fakeGateway,
-			"gateway-call":       gatewayCall,
-			"set-schema-version": setSchemaVersion,
-			"kill9-gateway":      kill9Gateway,
+			"hold-owner-lock": holdOwnerLock,
+			"fake-gateway":    fakeGateway,
+			"gateway-call":    gatewayCall,
+			"kill9-gateway":   kill9Gateway,
+		},
+		cmds: map[string]scriptCmd{
+			"set-schema-version": cmdSetSchemaVersion,
 		},
 	}
 }
@@ -148,18 +153,26 @@ func gatewayCall() {
 }
 
 // set-schema-version DB N: pretend a newer (or older) clawkit wrote DB.
-func setSchemaVersion() {
-	if len(os.Args) != 3 {
-		die("usage: set-schema-version DB N")
+func cmdSetSchemaVersion(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: set-schema-version DB N")
 	}
-	db, err := sql.Open("sqlite", "file:"+os.Args[1])
+	if err := setSchemaVersion(ts.MkAbs(args[0]), args[1]); err != nil {
+		ts.Fatalf("set-schema-version: %v", err)
+	}
+}
+
+// setSchemaVersion is set-schema-version's work.
+func setSchemaVersion(path, version string) error {
+	db, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {
-		die("%v", err)
+		return err
 	}
-	defer db.Close()
-	if _, err := db.Exec(`UPDATE meta SET schema_version = ? WHERE id = 1`, os.Args[2]); err != nil {
-		die("%v", err)
+	_, err = db.Exec(`UPDATE meta SET schema_version = ? WHERE id = 1`, version)
+	if cerr := db.Close(); err == nil {
+		err = cerr
 	}
+	return err
 }
 
 // kill9-gateway HOME: SIGKILL the gateway named by HOME's owner record and

@@ -1,8 +1,9 @@
 package testscript
 
-// Helpers for the crabbox scripts (crabbox_*.txtar): hostile export
-// builders, a byte flipper, a tree snapshot (to prove "nothing changed"),
-// an mtime ager, a large synthetic installation and a kill -9 driver.
+// Helpers for the crabbox scripts (crabbox_*.txtar): script commands that
+// build hostile exports, flip a byte, snapshot a tree (to prove "nothing
+// changed"), age mtimes and make a large synthetic installation, and the
+// programs that kill or signal a real install or verify.
 
 import (
 	"bufio"
@@ -18,6 +19,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rogpeppe/go-internal/testscript"
+
 	"github.com/clawkit/clawkit/pkg/archive/archivetest"
 	"github.com/clawkit/clawkit/pkg/crabbox"
 	"github.com/clawkit/clawkit/pkg/crabbox/crabboxtest"
@@ -25,17 +28,21 @@ import (
 
 func crabboxKit() scriptKit {
 	return scriptKit{
+		// crabbox-kill-install and crabbox-signal-verify signal a real
+		// install or verify, a process they start.
 		programs: map[string]func(){
-			"crabbox-hostile-export": crabboxHostileExportMain,
-			"crabbox-hand-export":    crabboxHandExportMain,
-			"crabbox-layout-export":  crabboxLayoutExportMain,
-			"crabbox-many-export":    crabboxManyExportMain,
-			"crabbox-flip":           crabboxFlipMain,
-			"crabbox-snapshot":       crabboxSnapshotMain,
-			"crabbox-age":            crabboxAgeMain,
-			"crabbox-big-install":    crabboxBigInstallMain,
-			"crabbox-kill-install":   crabboxKillInstallMain,
-			"crabbox-signal-verify":  crabboxSignalVerifyMain,
+			"crabbox-kill-install":  crabboxKillInstallMain,
+			"crabbox-signal-verify": crabboxSignalVerifyMain,
+		},
+		cmds: map[string]scriptCmd{
+			"crabbox-hostile-export": cmdCrabboxHostileExport,
+			"crabbox-hand-export":    cmdCrabboxHandExport,
+			"crabbox-layout-export":  cmdCrabboxLayoutExport,
+			"crabbox-many-export":    cmdCrabboxManyExport,
+			"crabbox-flip":           cmdCrabboxFlip,
+			"crabbox-snapshot":       cmdCrabboxSnapshot,
+			"crabbox-age":            cmdCrabboxAge,
+			"crabbox-big-install":    cmdCrabboxBigInstall,
 		},
 	}
 }
@@ -44,102 +51,107 @@ func crabboxKit() scriptKit {
 // the named hostile archive (slip, absolute, symlink-escape,
 // hardlink-escape, device, duplicate, bomb, ...) under a manifest that
 // records it correctly, so only the archive rules can refuse it.
-func crabboxHostileExportMain() {
-	if len(os.Args) != 3 {
-		die("usage: crabbox-hostile-export KIND DIR (kinds: %s)", strings.Join(archivetest.Kinds(), ", "))
+func cmdCrabboxHostileExport(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: crabbox-hostile-export KIND DIR (kinds: %s)", strings.Join(archivetest.Kinds(), ", "))
 	}
-	if _, ok := archivetest.HostileKinds[os.Args[1]]; !ok {
-		die("unknown kind %q (kinds: %s)", os.Args[1], strings.Join(archivetest.Kinds(), ", "))
+	if _, ok := archivetest.HostileKinds[args[0]]; !ok {
+		ts.Fatalf("crabbox-hostile-export: unknown kind %q (kinds: %s)", args[0], strings.Join(archivetest.Kinds(), ", "))
 	}
-	if _, err := crabboxtest.HandExport(os.Args[2], archivetest.Hostile(os.Args[1])); err != nil {
-		die("%v", err)
-	}
+	handExport(ts, args[1], archivetest.Hostile(args[0]))
 }
 
 // crabbox-layout-export KIND DIR: an export in DIR whose node bootstrap
 // passes every archive rule but breaks the install's layout (a link where
 // the worker archive goes, a reserved name, a wrong identity, ...; see
 // crabboxtest.LayoutKinds), under a correct manifest.
-func crabboxLayoutExportMain() {
-	if len(os.Args) != 3 {
-		die("usage: crabbox-layout-export KIND DIR (kinds: %s)", strings.Join(crabboxtest.SortedLayoutKinds(), ", "))
+func cmdCrabboxLayoutExport(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: crabbox-layout-export KIND DIR (kinds: %s)", strings.Join(crabboxtest.SortedLayoutKinds(), ", "))
 	}
-	if _, ok := crabboxtest.LayoutKinds[os.Args[1]]; !ok {
-		die("unknown kind %q (kinds: %s)", os.Args[1], strings.Join(crabboxtest.SortedLayoutKinds(), ", "))
+	if _, ok := crabboxtest.LayoutKinds[args[0]]; !ok {
+		ts.Fatalf("crabbox-layout-export: unknown kind %q (kinds: %s)", args[0], strings.Join(crabboxtest.SortedLayoutKinds(), ", "))
 	}
-	if _, err := crabboxtest.HandExport(os.Args[2], crabboxtest.LayoutArchive(os.Args[1])); err != nil {
-		die("%v", err)
-	}
+	handExport(ts, args[1], crabboxtest.LayoutArchive(args[0]))
 }
 
 // crabbox-many-export DIR N: a hand-made export whose node bootstrap holds
 // N empty files (beyond the 250,000-entry limit when N is larger).
-func crabboxManyExportMain() {
-	if len(os.Args) != 3 {
-		die("usage: crabbox-many-export DIR N")
+func cmdCrabboxManyExport(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: crabbox-many-export DIR N")
 	}
-	n, err := strconv.Atoi(os.Args[2])
-	if err != nil {
-		die("%v", err)
+	n, err := strconv.Atoi(args[1])
+	if err != nil || n < 1 {
+		ts.Fatalf("crabbox-many-export: bad count %q", args[1])
 	}
 	ents := make([]archivetest.Entry, 0, n)
 	ents = append(ents, archivetest.Entry{Name: "node_modules/openclaw/package.json", Body: []byte(`{"name":"openclaw"}`)})
 	for i := 1; i < n; i++ {
 		ents = append(ents, archivetest.Entry{Name: "node_modules/openclaw/f/" + strconv.Itoa(i)})
 	}
-	if _, err := crabboxtest.HandExport(os.Args[1], archivetest.Build(ents)); err != nil {
-		die("%v", err)
-	}
+	handExport(ts, args[0], archivetest.Build(ents))
 }
 
 // crabbox-hand-export DIR: a well-formed hand-made export.
-func crabboxHandExportMain() {
-	if len(os.Args) != 2 {
-		die("usage: crabbox-hand-export DIR")
+func cmdCrabboxHandExport(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: crabbox-hand-export DIR")
 	}
-	if _, err := crabboxtest.HandExport(os.Args[1], crabboxtest.NodeBootstrap(crabboxtest.Version)); err != nil {
-		die("%v", err)
+	handExport(ts, args[0], crabboxtest.NodeBootstrap(crabboxtest.Version))
+}
+
+// handExport writes a hand-made export of the node bootstrap archive tgz
+// into the script's folder dir.
+func handExport(ts *testscript.TestScript, dir string, tgz []byte) {
+	if _, err := crabboxtest.HandExport(ts.MkAbs(dir), tgz); err != nil {
+		ts.Fatalf("%v", err)
 	}
 }
 
-// crabbox-flip FILE [OFFSET]: invert one byte in place (size unchanged).
-// FILE may be a glob matching exactly one file.
-func crabboxFlipMain() {
-	if len(os.Args) < 2 || len(os.Args) > 3 {
-		die("usage: crabbox-flip FILE [OFFSET]")
+// crabbox-flip FILE [OFFSET]: invert one byte (default the 100th) in place
+// (size unchanged). FILE may be a glob matching exactly one file.
+func cmdCrabboxFlip(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: crabbox-flip FILE [OFFSET]")
 	}
-	matches, _ := filepath.Glob(os.Args[1])
+	matches, _ := filepath.Glob(ts.MkAbs(args[0]))
 	if len(matches) != 1 {
-		die("%s matches %d files", os.Args[1], len(matches))
+		ts.Fatalf("crabbox-flip: %s matches %d files", args[0], len(matches))
 	}
 	off := int64(100)
-	if len(os.Args) == 3 {
-		off, _ = strconv.ParseInt(os.Args[2], 10, 64)
+	if len(args) == 2 {
+		var err error
+		if off, err = strconv.ParseInt(args[1], 10, 64); err != nil {
+			ts.Fatalf("crabbox-flip: %v", err)
+		}
 	}
-	f, err := os.OpenFile(matches[0], os.O_RDWR, 0)
-	if err != nil {
-		die("%v", err)
-	}
-	defer f.Close()
-	b := make([]byte, 1)
-	if _, err := f.ReadAt(b, off); err != nil {
-		die("%v", err)
-	}
-	b[0] ^= 0xff
-	if _, err := f.WriteAt(b, off); err != nil {
-		die("%v", err)
+	if err := flipByte(matches[0], off); err != nil {
+		ts.Fatalf("crabbox-flip: %v", err)
 	}
 }
 
-// crabbox-snapshot DIR: one line per path below DIR with type, mode, inode,
-// mtime (ns), size and content SHA-256 (or link target), sorted. Two equal
-// snapshots mean nothing was created, removed, replaced or modified.
-func crabboxSnapshotMain() {
-	if len(os.Args) != 2 {
-		die("usage: crabbox-snapshot DIR")
+// crabbox-snapshot DIR: prints one line per path below DIR with type,
+// mode, inode, mtime (ns), size and content SHA-256 (or link target),
+// sorted. Two equal snapshots mean nothing was created, removed, replaced
+// or modified.
+func cmdCrabboxSnapshot(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: crabbox-snapshot DIR")
 	}
+	lines, err := treeSnapshot(ts.MkAbs(args[0]), args[0])
+	if err != nil {
+		ts.Fatalf("crabbox-snapshot: %v", err)
+	}
+	fmt.Fprintln(ts.Stdout(), strings.Join(lines, "\n"))
+}
+
+// treeSnapshot is crabbox-snapshot's lines for the tree at root, each path
+// shown below shown (the folder as the script names it) rather than below
+// the absolute root.
+func treeSnapshot(root, shown string) ([]string, error) {
 	var lines []string
-	err := filepath.WalkDir(os.Args[1], func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -147,11 +159,15 @@ func crabboxSnapshotMain() {
 		if err != nil {
 			return err
 		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
 		ino := uint64(0)
 		if s, ok := st.Sys().(*syscall.Stat_t); ok {
 			ino = s.Ino
 		}
-		line := fmt.Sprintf("%s %v ino=%d mtime=%d size=%d", p, st.Mode(), ino, st.ModTime().UnixNano(), st.Size())
+		line := fmt.Sprintf("%s %v ino=%d mtime=%d size=%d", filepath.Join(shown, rel), st.Mode(), ino, st.ModTime().UnixNano(), st.Size())
 		switch {
 		case st.Mode().IsRegular():
 			b, err := os.ReadFile(p)
@@ -166,21 +182,18 @@ func crabboxSnapshotMain() {
 		lines = append(lines, line)
 		return nil
 	})
-	if err != nil {
-		die("%v", err)
-	}
 	sort.Strings(lines)
-	fmt.Println(strings.Join(lines, "\n"))
+	return lines, err
 }
 
 // crabbox-age DIR: move every mtime below DIR (and DIR's) one hour back,
 // so that any later write shows in a snapshot.
-func crabboxAgeMain() {
-	if len(os.Args) != 2 {
-		die("usage: crabbox-age DIR")
+func cmdCrabboxAge(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: crabbox-age DIR")
 	}
 	old := time.Now().Add(-time.Hour)
-	err := filepath.WalkDir(os.Args[1], func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(ts.MkAbs(args[0]), func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -190,34 +203,42 @@ func crabboxAgeMain() {
 		return os.Chtimes(p, old, old)
 	})
 	if err != nil {
-		die("%v", err)
+		ts.Fatalf("crabbox-age: %v", err)
 	}
 }
 
 // crabbox-big-install DIR FILES: a synthetic installation (package root
 // DIR/node_modules/openclaw) with FILES source files of 16 KiB, so that
 // extracting its export takes long enough to be interrupted.
-func crabboxBigInstallMain() {
-	if len(os.Args) != 3 {
-		die("usage: crabbox-big-install DIR FILES")
+func cmdCrabboxBigInstall(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: crabbox-big-install DIR FILES")
 	}
-	n, err := strconv.Atoi(os.Args[2])
-	if err != nil {
-		die("%v", err)
+	n, err := strconv.Atoi(args[1])
+	if err != nil || n < 0 {
+		ts.Fatalf("crabbox-big-install: bad count %q", args[1])
 	}
-	root, err := crabboxtest.Installation(os.Args[1])
+	if err := bigInstallation(ts.MkAbs(args[0]), n); err != nil {
+		ts.Fatalf("crabbox-big-install: %v", err)
+	}
+}
+
+// bigInstallation is crabbox-big-install's work.
+func bigInstallation(dir string, n int) error {
+	root, err := crabboxtest.Installation(dir)
 	if err != nil {
-		die("%v", err)
+		return err
 	}
 	for i := range n {
 		p := filepath.Join(root, "dist", "chunks", fmt.Sprintf("c%03d", i/100), fmt.Sprintf("chunk-%05d.js", i))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			die("%v", err)
+			return err
 		}
 		if err := os.WriteFile(p, archivetest.Text(uint64(1000+i), 16<<10), 0o644); err != nil {
-			die("%v", err)
+			return err
 		}
 	}
+	return nil
 }
 
 // crabbox-kill-install MANIFEST HOME: start `clawkit crabbox install`, wait

@@ -1,13 +1,15 @@
 // Package testscript runs clawkit's end-to-end scripts (*.txtar in this
 // folder). Each script drives the real binary, as a user would from a shell.
 //
-// A script has two kinds of extra commands. Script commands (scriptCmds,
-// cmds*_test.go) run inside the test: waits, JSON fields, database
-// queries, stand-ins for shell idioms. Helper programs run as processes of
-// their own (exec NAME), kept where a real process is the point: it is
-// killed, signalled, holds a lock, serves MCP over its stdio, or builds
-// something for scripts/bench-scale.sh. Each capability lists its helper
-// programs, conditions and setups in a scriptKit beside its scripts
+// A script has two kinds of extra commands. Script commands run inside
+// the test: waits, JSON fields, database queries, stand-ins for shell
+// idioms (scriptCmds, cmds*_test.go), and a capability's generators and
+// inspectors of test files (its kit's cmds). Helper programs run as
+// processes of their own (exec NAME), kept where a real process is the
+// point: it is killed, signalled, holds a lock, serves MCP over its stdio,
+// is run by clawkit as a hook, races other processes, or builds something
+// for scripts/bench-scale.sh. Each capability lists its helper programs,
+// script commands, conditions and setups in a scriptKit beside its scripts
 // (NAME_helpers_test.go); kits() names them all, with no init.
 //
 // Update golden files with CLAWKIT_UPDATE_GOLDEN=1 go test ./testscript.
@@ -27,10 +29,13 @@ import (
 )
 
 // scriptKit is what one capability adds to the scripts: helper programs
-// (exec NAME), [conditions] and setups run for every script after the
+// (exec NAME), script commands (NAME, run in the test process: a path
+// argument is resolved with ts.MkAbs, as the test's working folder is not
+// the script's), [conditions] and setups run for every script after the
 // default environment is set.
 type scriptKit struct {
 	programs   map[string]func()
+	cmds       map[string]scriptCmd
 	conditions map[string]func() (bool, error)
 	setups     []func(env *testscript.Env) error
 }
@@ -52,24 +57,35 @@ func kits() []scriptKit {
 	}
 }
 
-// merged is all kits in one: a name two kits (or a kit and clawkit)
-// both claim is a mistake, reported rather than one silently winning.
+// scriptCmd is a script command (testscript Params.Cmds).
+type scriptCmd = func(ts *testscript.TestScript, neg bool, args []string)
+
+// merged is all kits in one, with scriptCmds among the commands: a name
+// two kits (or a kit and clawkit or scriptCmds) both claim is a mistake,
+// reported rather than one silently winning.
 func merged() (scriptKit, error) {
 	all := scriptKit{
 		programs: map[string]func(){
 			"clawkit": func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 		},
+		cmds:       map[string]scriptCmd{},
 		conditions: map[string]func() (bool, error){},
+	}
+	for name, f := range scriptCmds {
+		all.cmds[name] = f
 	}
 	for _, k := range kits() {
 		for name, f := range k.programs {
 			if _, dup := all.programs[name]; dup {
 				return all, fmt.Errorf("helper program %q is registered twice", name)
 			}
-			if _, dup := scriptCmds[name]; dup {
-				return all, fmt.Errorf("%q is both a helper program and a script command", name)
-			}
 			all.programs[name] = f
+		}
+		for name, f := range k.cmds {
+			if _, dup := all.cmds[name]; dup {
+				return all, fmt.Errorf("script command %q is registered twice", name)
+			}
+			all.cmds[name] = f
 		}
 		for name, f := range k.conditions {
 			if _, dup := all.conditions[name]; dup {
@@ -78,6 +94,11 @@ func merged() (scriptKit, error) {
 			all.conditions[name] = f
 		}
 		all.setups = append(all.setups, k.setups...)
+	}
+	for name := range all.cmds {
+		if _, dup := all.programs[name]; dup {
+			return all, fmt.Errorf("%q is both a helper program and a script command", name)
+		}
 	}
 	return all, nil
 }
@@ -118,7 +139,7 @@ func TestScripts(t *testing.T) {
 		Dir:                 ".",
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
-		Cmds:                scriptCmds,
+		Cmds:                all.cmds,
 		UpdateScripts:       os.Getenv("CLAWKIT_UPDATE_GOLDEN") == "1",
 		Setup: func(env *testscript.Env) error {
 			// A private home per script; scripts that need another pass --home.

@@ -14,65 +14,71 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // Helpers for the skill scripts (skill_*.txtar).
 func skillKit() scriptKit {
 	return scriptKit{
+		// skill-hook is run by clawkit as a skill_changed hook;
+		// skill-kill-loop SIGKILLs writers, skill-race races them.
 		programs: map[string]func(){
-			"skill-bigfile":   skillBigFile,
-			"skill-many":      skillMany,
 			"skill-hook":      skillHook,
 			"skill-kill-loop": skillKillLoop,
 			"skill-race":      skillRace,
+		},
+		cmds: map[string]scriptCmd{
+			"skill-bigfile": cmdSkillBigFile,
+			"skill-many":    cmdSkillMany,
 		},
 	}
 }
 
 // skill-bigfile PATH SIZE [PREFIX-FILE]: write a file of exactly SIZE bytes:
 // the content of PREFIX-FILE (if given) padded with 'x' lines.
-func skillBigFile() {
-	if len(os.Args) < 3 || len(os.Args) > 4 {
-		die("usage: skill-bigfile PATH SIZE [PREFIX-FILE]")
+func cmdSkillBigFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 || len(args) > 3 {
+		ts.Fatalf("usage: skill-bigfile PATH SIZE [PREFIX-FILE]")
 	}
-	size, err := strconv.Atoi(os.Args[2])
+	size, err := strconv.Atoi(args[1])
 	if err != nil || size < 0 {
-		die("bad size %q", os.Args[2])
+		ts.Fatalf("skill-bigfile: bad size %q", args[1])
 	}
 	var prefix []byte
-	if len(os.Args) == 4 {
-		if prefix, err = os.ReadFile(os.Args[3]); err != nil {
-			die("%v", err)
-		}
+	if len(args) == 3 {
+		prefix = []byte(ts.ReadFile(args[2]))
 	}
 	if len(prefix) > size {
-		die("prefix longer than size")
+		ts.Fatalf("skill-bigfile: prefix longer than size")
 	}
 	pad := bytes.Repeat([]byte("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n"), size/64+1)
 	data := append(prefix, pad[:size-len(prefix)]...)
-	if err := os.MkdirAll(filepath.Dir(os.Args[1]), 0o755); err != nil {
-		die("%v", err)
+	p := ts.MkAbs(args[0])
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		ts.Fatalf("skill-bigfile: %v", err)
 	}
-	if err := os.WriteFile(os.Args[1], data, 0o644); err != nil {
-		die("%v", err)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		ts.Fatalf("skill-bigfile: %v", err)
 	}
 }
 
 // skill-many DIR N: create N one-line files DIR/f000.md … inside DIR.
-func skillMany() {
-	if len(os.Args) != 3 {
-		die("usage: skill-many DIR N")
+func cmdSkillMany(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: skill-many DIR N")
 	}
-	n, err := strconv.Atoi(os.Args[2])
-	if err != nil {
-		die("bad count")
+	n, err := strconv.Atoi(args[1])
+	if err != nil || n < 0 {
+		ts.Fatalf("skill-many: bad count %q", args[1])
 	}
-	if err := os.MkdirAll(os.Args[1], 0o755); err != nil {
-		die("%v", err)
+	dir := ts.MkAbs(args[0])
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		ts.Fatalf("skill-many: %v", err)
 	}
 	for i := 0; i < n; i++ {
-		if err := os.WriteFile(filepath.Join(os.Args[1], fmt.Sprintf("f%03d.md", i)), []byte("note\n"), 0o644); err != nil {
-			die("%v", err)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d.md", i)), []byte("note\n"), 0o644); err != nil {
+			ts.Fatalf("skill-many: %v", err)
 		}
 	}
 }

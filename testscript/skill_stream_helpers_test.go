@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rogpeppe/go-internal/testscript"
 	"golang.org/x/sys/unix"
 )
 
@@ -24,12 +26,16 @@ import (
 // skill_watch*.txtar).
 func skillStreamKit() scriptKit {
 	return scriptKit{
+		// skill-watch-run passes signals on to the watch it runs;
+		// skill-watch-epipe closes a real watch's stdout pipe.
 		programs: map[string]func(){
-			"skill-tar":         skillTar,
 			"skill-watch-run":   skillWatchRun,
 			"skill-watch-epipe": skillWatchEPIPE,
-			"skill-watch-check": skillWatchCheck,
-			"skill-exchange":    skillExchange,
+		},
+		cmds: map[string]scriptCmd{
+			"skill-tar":         cmdSkillTar,
+			"skill-watch-check": cmdSkillWatchCheck,
+			"skill-exchange":    cmdSkillExchange,
 		},
 	}
 }
@@ -39,25 +45,41 @@ func skillStreamKit() scriptKit {
 // DATA the content, or @FILE for a file's), x (executable file), d (folder), l (symbolic link,
 // DATA the target), h (hard link, DATA the target), c (character device),
 // p (FIFO) or g (PAX global header).
-func skillTar() {
-	if len(os.Args) < 2 {
-		die("usage: skill-tar OUT ENTRY…")
+func cmdSkillTar(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 {
+		ts.Fatalf("usage: skill-tar OUT ENTRY…")
 	}
-	f, err := os.Create(os.Args[1])
+	f, err := os.Create(ts.MkAbs(args[0]))
 	if err != nil {
-		die("%v", err)
+		ts.Fatalf("skill-tar: %v", err)
 	}
-	tw := tar.NewWriter(f)
-	for _, e := range os.Args[2:] {
+	err = writeTar(f, args[1:], func(p string) ([]byte, error) { return os.ReadFile(ts.MkAbs(p)) })
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		ts.Fatalf("skill-tar: %v", err)
+	}
+}
+
+// writeTar writes a tar of entries (TYPE:NAME[=DATA], as for skill-tar) to
+// w: the work of skill-tar and tarOf. readFile reads an @FILE's content;
+// with nil, @FILE is refused.
+func writeTar(w io.Writer, entries []string, readFile func(string) ([]byte, error)) error {
+	tw := tar.NewWriter(w)
+	for _, e := range entries {
 		kind, rest, ok := strings.Cut(e, ":")
 		if !ok {
-			die("bad entry %q", e)
+			return fmt.Errorf("bad entry %q", e)
 		}
 		name, data, _ := strings.Cut(rest, "=")
 		if strings.HasPrefix(data, "@") {
-			b, err := os.ReadFile(data[1:])
+			if readFile == nil {
+				return fmt.Errorf("entry %q: no @FILE here", e)
+			}
+			b, err := readFile(data[1:])
 			if err != nil {
-				die("%v", err)
+				return err
 			}
 			data = string(b)
 		}
@@ -81,23 +103,18 @@ func skillTar() {
 		case "g":
 			h = &tar.Header{Typeflag: tar.TypeXGlobalHeader, PAXRecords: map[string]string{"comment": data}}
 		default:
-			die("bad entry type %q", kind)
+			return fmt.Errorf("bad entry type %q", kind)
 		}
 		if err := tw.WriteHeader(h); err != nil {
-			die("%v", err)
+			return err
 		}
 		if h.Typeflag == tar.TypeReg {
 			if _, err := tw.Write([]byte(data)); err != nil {
-				die("%v", err)
+				return err
 			}
 		}
 	}
-	if err := tw.Close(); err != nil {
-		die("%v", err)
-	}
-	if err := f.Close(); err != nil {
-		die("%v", err)
-	}
+	return tw.Close()
 }
 
 // skill-watch-run OUT ARGS…: run `clawkit ARGS…` with its stdout going
@@ -183,17 +200,23 @@ func skillWatchEPIPE() {
 // twice); every line is one JSON object with a known event and a
 // revision. The last unavailable of a stopped watch prints as
 // unavailable(stopped).
-func skillWatchCheck() {
-	if len(os.Args) != 2 {
-		die("usage: skill-watch-check FILE")
+func cmdSkillWatchCheck(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: skill-watch-check FILE")
 	}
-	b, err := os.ReadFile(os.Args[1])
+	shape, err := watchShape(ts.ReadFile(args[0]))
 	if err != nil {
-		die("%v", err)
+		ts.Fatalf("skill-watch-check: %s: %v", args[0], err)
 	}
+	fmt.Fprintln(ts.Stdout(), shape)
+}
+
+// watchShape is skill-watch-check's work on the stream's text.
+func watchShape(stream string) (string, error) {
+	revision := regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 	var words []string
 	down := false
-	for i, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+	for i, l := range strings.Split(strings.TrimSuffix(stream, "\n"), "\n") {
 		var ev struct {
 			Event    string
 			Seq      int
@@ -203,16 +226,16 @@ func skillWatchCheck() {
 			Skills   []json.RawMessage
 		}
 		if err := json.Unmarshal([]byte(l), &ev); err != nil {
-			die("line %d is not JSON: %v: %s", i+1, err, l)
+			return "", fmt.Errorf("line %d is not JSON: %v: %s", i+1, err, l)
 		}
 		if ev.Seq != i+1 {
-			die("line %d has seq %d", i+1, ev.Seq)
+			return "", fmt.Errorf("line %d has seq %d", i+1, ev.Seq)
 		}
-		if !regexp.MustCompile(`^sha256:[0-9a-f]{64}$`).MatchString(ev.Revision) || ev.Skills == nil {
-			die("line %d has no revision or skills: %s", i+1, l)
+		if !revision.MatchString(ev.Revision) || ev.Skills == nil {
+			return "", fmt.Errorf("line %d has no revision or skills: %s", i+1, l)
 		}
 		if i == 0 && (ev.Event != "change" || !ev.Initial) {
-			die("the first event is not the initial change: %s", l)
+			return "", fmt.Errorf("the first event is not the initial change: %s", l)
 		}
 		w := ev.Event
 		switch ev.Event {
@@ -224,58 +247,40 @@ func skillWatchCheck() {
 			if strings.HasPrefix(ev.Reason, "stopped") {
 				w = "unavailable(stopped)"
 			} else if down {
-				die("line %d: unavailable twice without available: %s", i+1, l)
+				return "", fmt.Errorf("line %d: unavailable twice without available: %s", i+1, l)
 			}
 			down = true
 		case "available":
 			if !down {
-				die("line %d: available without an outage: %s", i+1, l)
+				return "", fmt.Errorf("line %d: available without an outage: %s", i+1, l)
 			}
 			down = false
 		default:
-			die("line %d: unknown event %q", i+1, ev.Event)
+			return "", fmt.Errorf("line %d: unknown event %q", i+1, ev.Event)
 		}
 		words = append(words, w)
 	}
-	fmt.Println(strings.Join(words, " "))
+	return strings.Join(words, " "), nil
 }
 
 // skill-exchange A B: swap two paths in one atomic step (renameat2 with
 // RENAME_EXCHANGE), so a watch never sees either missing in between.
-func skillExchange() {
-	if len(os.Args) != 3 {
-		die("usage: skill-exchange A B")
+func cmdSkillExchange(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: skill-exchange A B")
 	}
-	if err := unix.Renameat2(unix.AT_FDCWD, os.Args[1], unix.AT_FDCWD, os.Args[2], unix.RENAME_EXCHANGE); err != nil {
-		die("exchange %s %s: %v", os.Args[1], os.Args[2], err)
+	if err := unix.Renameat2(unix.AT_FDCWD, ts.MkAbs(args[0]), unix.AT_FDCWD, ts.MkAbs(args[1]), unix.RENAME_EXCHANGE); err != nil {
+		ts.Fatalf("skill-exchange: exchange %s %s: %v", args[0], args[1], err)
 	}
 }
 
 // tarOf builds a tar for hostile cases: entries are TYPE:NAME[=DATA] as
-// for skill-tar (f file, l symbolic link, h hard link, c device).
+// for skill-tar, without @FILE. A bad entry is a mistake in the table.
 func tarOf(entries ...string) string {
 	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, e := range entries {
-		kind, rest, _ := strings.Cut(e, ":")
-		name, data, _ := strings.Cut(rest, "=")
-		h := &tar.Header{Name: name, Mode: 0o644, ModTime: time.Unix(0, 0), Format: tar.FormatPAX}
-		switch kind {
-		case "f":
-			h.Typeflag, h.Size = tar.TypeReg, int64(len(data))
-		case "l":
-			h.Typeflag, h.Linkname = tar.TypeSymlink, data
-		case "h":
-			h.Typeflag, h.Linkname = tar.TypeLink, data
-		case "c":
-			h.Typeflag = tar.TypeChar
-		}
-		tw.WriteHeader(h)
-		if kind == "f" {
-			tw.Write([]byte(data))
-		}
+	if err := writeTar(&buf, entries, nil); err != nil {
+		panic(err)
 	}
-	tw.Close()
 	return buf.String()
 }
 
