@@ -703,32 +703,37 @@ func removeStaleStaging(l Layout, logw io.Writer) {
 // error once per descriptor, so a later flush through a new descriptor could
 // miss it.
 type flusher struct {
-	f    *os.File
-	quit chan struct{}
-	done chan struct{}
-	once sync.Once
-	mu   sync.Mutex
-	err  error
+	f     *os.File
+	flush func(fd int) error // syncfs(2); a test's stand-in
+	quit  chan struct{}
+	done  chan struct{}
+	once  sync.Once
+	mu    sync.Mutex
+	err   error
 }
 
 const flushEvery = 250 * time.Millisecond
 
 func startFlusher(dir string) (*flusher, error) {
+	return startFlusherWith(dir, flushEvery, unix.Syncfs)
+}
+
+func startFlusherWith(dir string, every time.Duration, flush func(fd int) error) (*flusher, error) {
 	f, err := os.Open(dir)
 	if err != nil {
 		return nil, err
 	}
-	fl := &flusher{f: f, quit: make(chan struct{}), done: make(chan struct{})}
+	fl := &flusher{f: f, flush: flush, quit: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(fl.done)
-		t := time.NewTicker(flushEvery)
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {
 			case <-fl.quit:
 				return
 			case <-t.C:
-				fl.keep(unix.Syncfs(int(f.Fd())))
+				fl.keep(fl.flush(int(f.Fd())))
 			}
 		}
 	}()
@@ -757,7 +762,7 @@ func (fl *flusher) halt() {
 // reports the first error of any flush.
 func (fl *flusher) finish() error {
 	fl.halt()
-	fl.keep(unix.Syncfs(int(fl.f.Fd())))
+	fl.keep(fl.flush(int(fl.f.Fd())))
 	fl.keep(fl.f.Sync())
 	return fl.err
 }
