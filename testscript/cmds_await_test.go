@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -25,14 +24,19 @@ const hangGuard = 2 * time.Minute
 // await polls check every interval until it reports done, or fails the
 // script with what check last said once hangGuard has passed.
 func await(ts *testscript.TestScript, interval time.Duration, check func() (done bool, why string)) {
-	deadline := time.Now().Add(hangGuard)
+	awaitWithin(ts, hangGuard, interval, check)
+}
+
+// awaitWithin is await with its own limit.
+func awaitWithin(ts *testscript.TestScript, limit, interval time.Duration, check func() (done bool, why string)) {
+	deadline := time.Now().Add(limit)
 	for {
 		done, why := check()
 		if done {
 			return
 		}
 		if time.Now().After(deadline) {
-			ts.Fatalf("%s after %s", why, hangGuard)
+			ts.Fatalf("%s after %s", why, limit)
 		}
 		time.Sleep(interval)
 	}
@@ -81,10 +85,7 @@ func cmdSkillAwait(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 3 {
 		ts.Fatalf("usage: skill-await FILE N REGEXP")
 	}
-	n, err := strconv.Atoi(args[1])
-	if err != nil {
-		ts.Fatalf("skill-await: bad count %q", args[1])
-	}
+	n := intArg(ts, "skill-await", "count", args[1], 0)
 	re := mustRegexp(ts, args[2])
 	await(ts, 20*time.Millisecond, func() (bool, string) {
 		got := matchingLines(ts, args[0], re)
@@ -107,11 +108,7 @@ func cmdFakeGoogleAwait(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	want := 1
 	if len(args) == 3 {
-		n, err := strconv.Atoi(args[2])
-		if err != nil {
-			ts.Fatalf("fakegoogle-await: bad count %q", args[2])
-		}
-		want = n
+		want = intArg(ts, "fakegoogle-await", "count", args[2], 0)
 	}
 	await(ts, 20*time.Millisecond, func() (bool, string) {
 		f, err := os.Open(ts.MkAbs(args[0]))
@@ -141,10 +138,7 @@ func cmdAwaitGatewayExit(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: await-gateway-exit PID")
 	}
-	pid, err := strconv.Atoi(args[0])
-	if err != nil || pid <= 0 {
-		ts.Fatalf("await-gateway-exit: %q is not a pid", args[0])
-	}
+	pid := intArg(ts, "await-gateway-exit", "pid", args[0], 1)
 	await(ts, 20*time.Millisecond, func() (bool, string) {
 		if !owner.PIDAlive(pid) {
 			fmt.Fprintln(ts.Stdout(), "exited")

@@ -25,11 +25,7 @@ import (
 func cmdSetenvFile(ts *testscript.TestScript, neg bool, args []string) {
 	field := 0
 	if len(args) == 4 && args[0] == "-field" {
-		n, err := strconv.Atoi(args[1])
-		if err != nil || n < 1 {
-			ts.Fatalf("setenv-file: bad field %q", args[1])
-		}
-		field, args = n, args[2:]
+		field, args = intArg(ts, "setenv-file", "field number", args[1], 1), args[2:]
 	}
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: setenv-file [-field N] VAR FILE")
@@ -131,10 +127,7 @@ func cmdRepeat(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
 		ts.Fatalf("usage: repeat N PROGRAM [ARGS...]")
 	}
-	n, err := strconv.Atoi(args[0])
-	if err != nil || n < 1 {
-		ts.Fatalf("repeat: %q is not a count", args[0])
-	}
+	n := intArg(ts, "repeat", "count", args[0], 1)
 	for i := 1; i <= n; i++ {
 		argv := make([]string, len(args)-1)
 		for j, a := range args[1:] {

@@ -61,11 +61,8 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) < 2 {
 		ts.Fatalf("usage: exits N PROGRAM [ARGS...]")
 	}
-	want, err := strconv.Atoi(args[0])
-	if err != nil || want < 0 {
-		ts.Fatalf("exits: %q is not an exit status", args[0])
-	}
-	err = ts.Exec(args[1], args[2:]...)
+	want := intArg(ts, "exits", "exit status", args[0], 0)
+	err := ts.Exec(args[1], args[2:]...)
 	got := 0
 	var ee *exec.ExitError
 	switch {
@@ -145,16 +142,10 @@ func cmdAwaitFile(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		limit = d
 	}
-	deadline := time.Now().Add(limit)
-	for {
-		if _, err := os.Stat(ts.MkAbs(args[0])); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			ts.Fatalf("await-file: %s did not appear within %s", args[0], limit)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	awaitWithin(ts, limit, 20*time.Millisecond, func() (bool, string) {
+		_, err := os.Stat(ts.MkAbs(args[0]))
+		return err == nil, fmt.Sprintf("await-file: %s did not appear", args[0])
+	})
 }
 
 // jobid [-env VAR] FILE: prints the "job" field of a clawkit --json
@@ -219,4 +210,14 @@ func cmdTarList(ts *testscript.TestScript, neg bool, args []string) {
 func die(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, format+"\n", args...)
 	os.Exit(1)
+}
+
+// intArg is a command's integer argument s (what it counts: a count, a
+// size, a pid), at least min; anything else stops the script.
+func intArg(ts *testscript.TestScript, cmd, what, s string, min int) int {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < min {
+		ts.Fatalf("%s: %q is not a %s (an integer of at least %d)", cmd, s, what, min)
+	}
+	return n
 }

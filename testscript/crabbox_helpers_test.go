@@ -81,10 +81,7 @@ func cmdCrabboxManyExport(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: crabbox-many-export DIR N")
 	}
-	n, err := strconv.Atoi(args[1])
-	if err != nil || n < 1 {
-		ts.Fatalf("crabbox-many-export: bad count %q", args[1])
-	}
+	n := intArg(ts, "crabbox-many-export", "count", args[1], 1)
 	ents := make([]archivetest.Entry, 0, n)
 	ents = append(ents, archivetest.Entry{Name: "node_modules/openclaw/package.json", Body: []byte(`{"name":"openclaw"}`)})
 	for i := 1; i < n; i++ {
@@ -214,10 +211,7 @@ func cmdCrabboxBigInstall(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: crabbox-big-install DIR FILES")
 	}
-	n, err := strconv.Atoi(args[1])
-	if err != nil || n < 0 {
-		ts.Fatalf("crabbox-big-install: bad count %q", args[1])
-	}
+	n := intArg(ts, "crabbox-big-install", "count", args[1], 0)
 	if err := bigInstallation(ts.MkAbs(args[0]), n); err != nil {
 		ts.Fatalf("crabbox-big-install: %v", err)
 	}

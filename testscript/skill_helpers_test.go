@@ -41,10 +41,7 @@ func cmdSkillBigFile(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 || len(args) > 3 {
 		ts.Fatalf("usage: skill-bigfile PATH SIZE [PREFIX-FILE]")
 	}
-	size, err := strconv.Atoi(args[1])
-	if err != nil || size < 0 {
-		ts.Fatalf("skill-bigfile: bad size %q", args[1])
-	}
+	size := intArg(ts, "skill-bigfile", "size", args[1], 0)
 	var prefix []byte
 	if len(args) == 3 {
 		prefix = []byte(ts.ReadFile(args[2]))
@@ -68,10 +65,7 @@ func cmdSkillMany(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: skill-many DIR N")
 	}
-	n, err := strconv.Atoi(args[1])
-	if err != nil || n < 0 {
-		ts.Fatalf("skill-many: bad count %q", args[1])
-	}
+	n := intArg(ts, "skill-many", "count", args[1], 0)
 	dir := ts.MkAbs(args[0])
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		ts.Fatalf("skill-many: %v", err)

@@ -99,6 +99,6 @@ func helpPrinter(asJSON bool) kong.HelpPrinter {
 			}
 			doc.Subcommands = append(doc.Subcommands, helpSubcmd{Name: strings.TrimSpace(c.FullPath()), Help: c.Help})
 		}
-		return (&Output{Stdout: stdout}).PrintJSON(doc)
+		return writeJSON(stdout, doc, "", "  ")
 	}
 }

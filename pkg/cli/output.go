@@ -49,22 +49,21 @@ func (o *Output) Result(v any, human func(w io.Writer)) error {
 // PrintJSON writes v as one indented JSON document and a newline: the
 // one writer of every --json result (and of --help --json).
 func (o *Output) PrintJSON(v any) error {
-	return writeJSON(o.Stdout, v, "  ")
+	return writeJSON(o.Stdout, v, "", "  ")
 }
 
 // PrintJSONLine writes v as one compact JSON line: a stream of results
 // (mcp session's default output), one line each.
 func (o *Output) PrintJSONLine(v any) error {
-	return writeJSON(o.Stdout, v, "")
+	return writeJSON(o.Stdout, v, "", "")
 }
 
 // writeJSON is the one JSON encoding of stdout: HTML characters kept as
-// they are, indented by indent (none: one line), newline-terminated.
-func writeJSON(w io.Writer, v any, indent string) error {
+// they are, every line after the first starting with prefix, nested
+// levels indented by indent (both empty: one line), newline-terminated.
+func writeJSON(w io.Writer, v any, prefix, indent string) error {
 	enc := json.NewEncoder(w)
-	if indent != "" {
-		enc.SetIndent("", indent)
-	}
+	enc.SetIndent(prefix, indent)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }
@@ -218,14 +217,8 @@ func (s *JSONStream) Fail(err error) error {
 
 func marshalIndent(v any, prefix string) ([]byte, error) {
 	var b bytes.Buffer
-	if err := writeJSON(&b, v, "  "); err != nil {
+	if err := writeJSON(&b, v, prefix, "  "); err != nil {
 		return nil, err
 	}
-	// Nested in a document indented by prefix: every line after the
-	// first carries it.
-	out := bytes.TrimRight(b.Bytes(), "\n")
-	if prefix != "" {
-		out = bytes.ReplaceAll(out, []byte("\n"), []byte("\n"+prefix))
-	}
-	return out, nil
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }

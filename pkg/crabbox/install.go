@@ -694,7 +694,7 @@ func removeStaleStaging(l Layout, logw io.Writer) {
 //
 // Measured and dropped (docs/crabbox.md, *Where the time goes*): starting
 // each file's write-out as it is closed (sync_file_range), which costs the
-// extracting threads about 1 s of CPU more on the real export, on a
+// extracting threads 1–3 s more system CPU on the real export, on a
 // pipeline whose two cores are already full, and made the synced install
 // slower than writing everything first and flushing once.
 //

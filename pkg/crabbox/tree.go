@@ -151,18 +151,7 @@ func treeStamp(root string) (string, error) {
 				continue
 			}
 			rel := append(prefix, e.name...)
-			line = append(line[:0], rel...)
-			line = append(line, 0)
-			line = strconv.AppendUint(line, uint64(e.mode), 8)
-			line = append(line, 0)
-			line = strconv.AppendUint(line, e.ino, 10)
-			line = append(line, 0)
-			line = strconv.AppendInt(line, e.size, 10)
-			line = append(line, 0)
-			line = strconv.AppendInt(line, e.mtime, 10)
-			line = append(line, 0)
-			line = strconv.AppendInt(line, e.ctime, 10)
-			line = append(line, '\n')
+			line = e.appendLine(line[:0], rel)
 			bw.Write(line)
 			if e.sub != nil {
 				emit(e.sub, append(rel, '/'))
@@ -186,6 +175,23 @@ type stampEnt struct {
 	ino                uint64
 	size, mtime, ctime int64
 	sub                *stampDir
+}
+
+// appendLine appends e's line of the stamp, for the entry at rel: path,
+// mode (octal), inode, size, mtime and ctime, NUL-separated.
+func (e *stampEnt) appendLine(line, rel []byte) []byte {
+	line = append(line, rel...)
+	line = append(line, 0)
+	line = strconv.AppendUint(line, uint64(e.mode), 8)
+	line = append(line, 0)
+	line = strconv.AppendUint(line, e.ino, 10)
+	line = append(line, 0)
+	line = strconv.AppendInt(line, e.size, 10)
+	line = append(line, 0)
+	line = strconv.AppendInt(line, e.mtime, 10)
+	line = append(line, 0)
+	line = strconv.AppendInt(line, e.ctime, 10)
+	return append(line, '\n')
 }
 
 // stampWorkers bounds the goroutines reading folders at once.

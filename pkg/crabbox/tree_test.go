@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 )
@@ -92,7 +91,8 @@ func TestTreeStampIsTheWalk(t *testing.T) {
 	}
 }
 
-// walkDirStamp is treeStamp's definition, written the plain way.
+// walkDirStamp is treeStamp's definition, written the plain way: the same
+// lines (stampEnt.appendLine), from a filepath.WalkDir walk and lstat.
 func walkDirStamp(root string) (string, error) {
 	h := sha256.New()
 	bw := bufio.NewWriterSize(h, 64<<10)
@@ -116,18 +116,8 @@ func walkDirStamp(root string) (string, error) {
 		if !ok {
 			return fmt.Errorf("no stat for %s", p)
 		}
-		buf = append(buf[:0], rel...)
-		buf = append(buf, 0)
-		buf = strconv.AppendUint(buf, uint64(st.Mode), 8)
-		buf = append(buf, 0)
-		buf = strconv.AppendUint(buf, st.Ino, 10)
-		buf = append(buf, 0)
-		buf = strconv.AppendInt(buf, st.Size, 10)
-		buf = append(buf, 0)
-		buf = strconv.AppendInt(buf, st.Mtim.Nano(), 10)
-		buf = append(buf, 0)
-		buf = strconv.AppendInt(buf, st.Ctim.Nano(), 10)
-		buf = append(buf, '\n')
+		e := stampEnt{mode: st.Mode, ino: st.Ino, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
+		buf = e.appendLine(buf[:0], []byte(rel))
 		_, err = bw.Write(buf)
 		return err
 	})
