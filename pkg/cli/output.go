@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
 // Env is what every leaf's Run receives: the process's side effects in one
@@ -70,7 +71,7 @@ func writeJSON(w io.Writer, v any, prefix, indent string) error {
 
 // Warnf prints a diagnostic line on stderr.
 func (o *Output) Warnf(format string, args ...any) {
-	fmt.Fprintf(o.Stderr, "clawkit: "+format+"\n", args...)
+	fmt.Fprintf(o.Stderr, "clawkit: %s\n", termsafe.Text(fmt.Sprintf(format, args...)))
 }
 
 // ProgressWriter returns stderr when progress should be shown, else nil.
@@ -130,9 +131,12 @@ func (o *Output) Error(err error) int {
 		_ = o.PrintJSON(je)
 		return code
 	}
-	fmt.Fprintf(o.Stderr, "clawkit: error: %s\n", je.Message)
+	// A message or hint may quote text from outside (a provider's error,
+	// a server's name, an archive entry): on a terminal it is escaped so
+	// it cannot forge a line or move the cursor (docs/design.md).
+	fmt.Fprintf(o.Stderr, "clawkit: error: %s\n", termsafe.Text(je.Message))
 	if je.Hint != "" {
-		fmt.Fprintf(o.Stderr, "clawkit: hint: %s\n", je.Hint)
+		fmt.Fprintf(o.Stderr, "clawkit: hint: %s\n", termsafe.Text(je.Hint))
 	}
 	if je.RetryAfterMs != nil {
 		fmt.Fprintf(o.Stderr, "clawkit: hint: retry after %dms\n", *je.RetryAfterMs)

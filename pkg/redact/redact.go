@@ -1,0 +1,132 @@
+// Package redact removes secrets from text before it is shown, logged or
+// stored: the one place that knows what a secret in a URL looks like.
+//
+// Two kinds of secret are handled. URLs carry them in their userinfo and in
+// query parameters with well-known names (key, api_key, token, password,
+// sig, …): URL and URLsIn replace those values with the Mask. A caller's
+// own secrets (an API key, a header profile's value, a database password)
+// may come back inside a provider's or a server's text verbatim: Values
+// replaces every occurrence of each. See docs/design.md, "Secrets".
+package redact
+
+import (
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+)
+
+// Mask replaces every redacted value.
+const Mask = "REDACTED"
+
+// minSecret is the shortest caller secret Values replaces: shorter strings
+// would mangle ordinary text and are not credible secrets.
+const minSecret = 6
+
+// secretParams are the query parameter names whose value is a credential
+// in the APIs clawkit talks to and in common practice (compared in lower
+// case, with '-' read as '_').
+var secretParams = map[string]bool{
+	"key": true, "api_key": true, "apikey": true, "access_token": true,
+	"token": true, "auth": true, "password": true, "passwd": true,
+	"pwd": true, "secret": true, "client_secret": true, "sig": true,
+	"signature": true, "x_goog_api_key": true, "refresh_token": true,
+	"id_token": true, "session_token": true, "x_amz_signature": true,
+	"x_amz_security_token": true, "x_amz_credential": true,
+}
+
+// IsSecretParam reports whether a query parameter of this name carries a
+// credential.
+func IsSecretParam(name string) bool {
+	return secretParams[strings.ReplaceAll(strings.ToLower(name), "-", "_")]
+}
+
+// URL returns raw with its userinfo password (or a lone user name that
+// carries a token) and every secret query value replaced by Mask. Text
+// that does not parse as a URL with a scheme is returned by URLsIn's rules
+// so that nothing credential-shaped survives a parse failure.
+func URL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Opaque != "" {
+		return scrubUnparsed(raw)
+	}
+	changed := false
+	if u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), Mask)
+		} else {
+			u.User = url.User(Mask)
+		}
+		changed = true
+	}
+	if u.RawQuery != "" {
+		parts := strings.Split(u.RawQuery, "&")
+		for i, p := range parts {
+			name, _, hasValue := strings.Cut(p, "=")
+			dn, _ := url.QueryUnescape(name)
+			if hasValue && IsSecretParam(dn) {
+				parts[i] = name + "=" + Mask
+				changed = true
+			}
+		}
+		u.RawQuery = strings.Join(parts, "&")
+	}
+	if !changed {
+		return raw
+	}
+	return u.String()
+}
+
+var urlInText = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.\-]*://[^\s"'<>]+`)
+})
+
+var paramInText = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)([?&;\s]|^)((?:x[-_]goog[-_])?api[-_]?key|key|access[-_]token|token|password|passwd|secret|client[-_]secret|sig|signature)=([^&\s"'<>]+)`)
+})
+
+// URLsIn redacts every URL found in free text (an error message, a
+// provider's status) with URL's rules, and any stray key=value pair with a
+// secret name.
+func URLsIn(s string) string {
+	if !strings.Contains(s, "://") && !strings.Contains(s, "=") {
+		return s
+	}
+	s = urlInText().ReplaceAllStringFunc(s, URL)
+	return scrubParams(s)
+}
+
+func scrubUnparsed(s string) string {
+	if scheme, rest, ok := strings.Cut(s, "://"); ok {
+		if at := strings.LastIndex(rest, "@"); at >= 0 && !strings.ContainsAny(rest[:at], "/?#") {
+			s = scheme + "://" + Mask + "@" + rest[at+1:]
+		}
+	}
+	return scrubParams(s)
+}
+
+func scrubParams(s string) string {
+	return paramInText().ReplaceAllStringFunc(s, func(m string) string {
+		sub := paramInText().FindStringSubmatch(m)
+		if sub[3] == Mask {
+			return m
+		}
+		return sub[1] + sub[2] + "=" + Mask
+	})
+}
+
+// Values replaces every occurrence of each secret (at least six bytes
+// long; shorter ones are ignored) in s, and of its URL query encoding, by
+// Mask, then applies URLsIn.
+func Values(s string, secrets ...string) string {
+	for _, sec := range secrets {
+		if len(sec) < minSecret {
+			continue
+		}
+		s = strings.ReplaceAll(s, sec, Mask)
+		if q := url.QueryEscape(sec); q != sec {
+			s = strings.ReplaceAll(s, q, Mask)
+		}
+	}
+	return URLsIn(s)
+}
