@@ -94,27 +94,13 @@ func (l Limits) withDefaults() Limits {
 	return d
 }
 
-// Error codes of refusals (all kind failed, exit 1).
-const (
-	CodeTooLarge       = "archive_too_large"        // compressed size over the limit
-	CodeTooManyEntries = "archive_too_many_entries" // entry count over the limit
-	CodeExpanded       = "archive_expanded_too_large"
-	CodeRatio          = "archive_expansion_ratio"
-	CodeInvalidPath    = "archive_invalid_path" // absolute, "..", "\", NUL, not normalised, too long
-	CodeDuplicate      = "archive_duplicate_entry"
-	CodeConflict       = "archive_path_conflict" // entry below a file or a link
-	CodeLinkEscape     = "archive_link_escape"   // symlink or hard link leaving the root
-	CodeUnsupported    = "archive_unsupported_entry"
-	CodeCorrupt        = "archive_corrupt" // not gzip, bad tar header, bad CRC, truncated, trailing data
-)
-
 // ErrUnsafe is wrapped by every refusal of this package, so callers can tell
 // "the archive is bad" from their own callback's errors with errors.Is.
 var ErrUnsafe = errors.New("unsafe or malformed archive")
 
 const unsafeHint = "the archive is refused as a whole; rebuild it with 'clawkit runtime-artifacts export' or obtain it again from its producer"
 
-func refuse(code, format string, args ...any) *errs.Error {
+func refuse(code errs.Code, format string, args ...any) *errs.Error {
 	return errs.Failed(code, format, args...).WithHint("%s", unsafeHint).Wrap(ErrUnsafe)
 }
 

@@ -133,7 +133,7 @@ func TestLimits(t *testing.T) {
 		name string
 		data []byte
 		lim  archive.Limits
-		code string
+		code errs.Code
 	}{
 		{"entries", archivetest.Build(many), archive.Limits{MaxEntries: 10}, archive.CodeTooManyEntries},
 		{"expanded", archivetest.Build([]archivetest.Entry{{Name: "a", Body: archivetest.Text(1, 5000)}}), archive.Limits{MaxExpandedBytes: 4096}, archive.CodeExpanded},

@@ -99,11 +99,11 @@ func (e *reportedError) Unwrap() error { return e.error }
 
 // jsonError is the documented machine form of a failure.
 type jsonError struct {
-	OK           bool   `json:"ok"`
-	Code         string `json:"code"`
-	Message      string `json:"message"`
-	Hint         string `json:"hint,omitempty"`
-	RetryAfterMs *int64 `json:"retryAfterMs,omitempty"`
+	OK           bool      `json:"ok"`
+	Code         errs.Code `json:"code"`
+	Message      string    `json:"message"`
+	Hint         string    `json:"hint,omitempty"`
+	RetryAfterMs *int64    `json:"retryAfterMs,omitempty"`
 }
 
 // jsonErrorOf is err's documented machine form.

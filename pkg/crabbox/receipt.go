@@ -73,7 +73,7 @@ func (r *Receipt) Line() string {
 	return ReceiptMarker + " " + strings.TrimSuffix(b.String(), "\n")
 }
 
-func receiptErr(code, format string, args ...any) *errs.Error {
+func receiptErr(code errs.Code, format string, args ...any) *errs.Error {
 	return errs.Failed(code, format, args...).
 		WithHint("pass the standard output of 'clawkit crabbox install' or 'clawkit crabbox verify' for this manifest; run verify again rather than trusting an old receipt")
 }

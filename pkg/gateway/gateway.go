@@ -259,7 +259,7 @@ func (g *Gateway) handleStop(w http.ResponseWriter, r *http.Request) {
 
 var falseV = false
 
-func refusal(code, msg, hint string, kind errs.Kind) owner.CallReply {
+func refusal(code errs.Code, msg, hint string, kind errs.Kind) owner.CallReply {
 	return owner.CallReply{Error: &owner.CallError{Code: code, Message: msg, Hint: hint, Kind: int(kind), MutationAccepted: &falseV}}
 }
 

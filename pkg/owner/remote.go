@@ -30,12 +30,12 @@ type CallRequest struct {
 // CallError is a gateway's refusal or failure. MutationAccepted is a
 // pointer because its absence means "unknown".
 type CallError struct {
-	Code             string `json:"code"`
-	Message          string `json:"message"`
-	Hint             string `json:"hint,omitempty"`
-	Kind             int    `json:"kind,omitempty"`
-	MutationAccepted *bool  `json:"mutationAccepted,omitempty"`
-	RetryAfterMs     int64  `json:"retryAfterMs,omitempty"`
+	Code             errs.Code `json:"code"`
+	Message          string    `json:"message"`
+	Hint             string    `json:"hint,omitempty"`
+	Kind             int       `json:"kind,omitempty"`
+	MutationAccepted *bool     `json:"mutationAccepted,omitempty"`
+	RetryAfterMs     int64     `json:"retryAfterMs,omitempty"`
 }
 
 // CallReply is the body the gateway answers.
@@ -253,7 +253,7 @@ func unknown(method, msg string) error {
 		WithHint("the operation may have taken effect; inspect the state before retrying (it is never replayed automatically)")
 }
 
-func orDefault(s, d string) string {
+func orDefault(s, d errs.Code) errs.Code {
 	if s == "" {
 		return d
 	}

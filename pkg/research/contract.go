@@ -95,7 +95,7 @@ func ErrorResponse(err error) Response {
 	if e == nil {
 		return r
 	}
-	r.Reason = e.Code
+	r.Reason = string(e.Code)
 	switch e.Kind {
 	case errs.KindUsage:
 		r.State = "invalid"
@@ -124,7 +124,7 @@ type JobStateError struct {
 func (e *JobStateError) Error() string { return e.Err.Error() }
 func (e *JobStateError) Unwrap() error { return e.Err }
 
-func invalid(code, format string, args ...any) *errs.Error {
+func invalid(code errs.Code, format string, args ...any) *errs.Error {
 	return errs.Usage(code, format, args...).WithHint("see 'clawkit research rpc --help' and docs/research.md for the google.research.v1 envelope")
 }
 

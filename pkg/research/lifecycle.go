@@ -144,7 +144,7 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 	// provider authority read again (research may have been disabled, or
 	// the profile or key replaced, while the session was refreshing).
 	if cred, err = s.effectAuthority(env, j); err != nil {
-		j.State, j.ErrorCode, j.ErrorMessage = StateNotSent, errs.CodeOf(err), err.Error()
+		j.State, j.ErrorCode, j.ErrorMessage = StateNotSent, string(errs.CodeOf(err)), err.Error()
 		j.FinishedAt = ms(env.Now())
 		_ = js.update(context.WithoutCancel(ctx), j, env.Now())
 		return nil, err
@@ -201,7 +201,7 @@ func (s *Service) createFailed(ctx context.Context, env *owner.Env, js jobStore,
 			WithHint("it is never resubmitted automatically: inspect the Interactions of your provider account before starting it again")
 	}
 	out = out.Wrap(err)
-	j.State, j.ErrorCode, j.ErrorMessage = state, out.Code, out.Message
+	j.State, j.ErrorCode, j.ErrorMessage = state, string(out.Code), out.Message
 	j.FinishedAt = ms(env.Now())
 	if uerr := js.update(ctx, j, env.Now()); uerr != nil {
 		return errs.Unknown("create_outcome_unknown", "%s; recording it also failed: %v", out.Message, uerr).
@@ -587,7 +587,7 @@ func errMsg(ge *google.Error) string {
 // PostgreSQL scheduler stops claiming polls while this holds
 // (docs/scale-out.md, "A provider partition").
 func ProviderUnreachable(err error) bool {
-	return err != nil && errs.CodeOf(err) == string(CodePollFailed) && google.AsError(err) == nil && !store.Unreachable(err)
+	return err != nil && errs.CodeOf(err) == CodePollFailed && google.AsError(err) == nil && !store.Unreachable(err)
 }
 
 // CreateGrace is how long a create already on its way is still awaited

@@ -315,6 +315,6 @@ func (s *Service) deferJob(ctx context.Context, env *owner.Env, id string, d tim
 	}
 	now := env.Now()
 	j.NextPollAt = ms(now.Add(d))
-	j.ErrorCode, j.ErrorMessage = e.Code, e.Message
+	j.ErrorCode, j.ErrorMessage = string(e.Code), e.Message
 	_ = js.update(ctx, j, now)
 }

@@ -96,7 +96,7 @@ func (s *Service) pollLocked(ctx context.Context, env *owner.Env, j *Job, cred c
 			// again: the job ends here, keeping its handle.
 			j.State, j.FinishedAt, j.NextPollAt = StateFailed, ms(now), 0
 		}
-		j.ErrorCode, j.ErrorMessage = out.Code, out.Message
+		j.ErrorCode, j.ErrorMessage = string(out.Code), out.Message
 		if uerr := js.update(wctx, j, now); uerr != nil && uerr != errStale {
 			return nil, uerr
 		}
@@ -327,7 +327,7 @@ func (s *Service) Recover(ctx context.Context, env *owner.Env, poll bool) (*Reco
 		}
 		j2, err := s.pollUnderBinding(ctx, env, j, view)
 		if err != nil {
-			res.Skipped = append(res.Skipped, Skip{Job: j.ID, Code: errs.CodeOf(err), Reason: err.Error()})
+			res.Skipped = append(res.Skipped, Skip{Job: j.ID, Code: string(errs.CodeOf(err)), Reason: err.Error()})
 			if errs.KindOf(err) == errs.KindRefused && errs.CodeOf(err) == "owner_retired" {
 				return res, err
 			}

@@ -110,7 +110,7 @@ func (f *fixture) job(id string) *Job {
 	return j
 }
 
-func wantCode(t *testing.T, err error, kind errs.Kind, code string) {
+func wantCode(t *testing.T, err error, kind errs.Kind, code errs.Code) {
 	t.Helper()
 	if err == nil {
 		t.Fatalf("no error, want %s/%s", kind, code)
@@ -265,7 +265,7 @@ func TestCreateOutcomes(t *testing.T) {
 	cases := []struct {
 		q     string
 		kind  errs.Kind
-		code  string
+		code  errs.Code
 		state string
 		retry int64
 	}{
@@ -684,7 +684,7 @@ func TestProviderAuthorityRecheckedAfterRefreshWait(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		change func(f *fixture)
-		code   string
+		code   errs.Code
 	}{
 		{"disabled", func(f *fixture) {
 			f.setConfig(map[string]any{"enabled": false, "profileId": "google:default", "baseUrl": f.fake.URL})

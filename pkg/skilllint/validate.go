@@ -395,7 +395,7 @@ func (r *Report) Err() error {
 	if n == 1 {
 		plural = ""
 	}
-	return errs.Failed(r.Errors[0].Code, "skill %q is invalid (%d error%s):\n%s", r.Skill, n, plural, strings.Join(lines, "\n")).
+	return errs.Failed(errs.Code(r.Errors[0].Code), "skill %q is invalid (%d error%s):\n%s", r.Skill, n, plural, strings.Join(lines, "\n")).
 		WithHint("fix the listed lines and run 'clawkit skill validate' again")
 }
 
@@ -480,7 +480,7 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 		isMD := rel == SkillFile || (spec && rel == "skill.md" && mdName == "")
 		if !spec {
 			if _, err := NormalizeSkillFilePath(rel); err != nil {
-				rep.Add(Finding{Severity: SeverityError, Code: errs.CodeOf(err), Rule: RuleFileLocation, File: rel, Message: err.Error()})
+				rep.Add(Finding{Severity: SeverityError, Code: string(errs.CodeOf(err)), Rule: RuleFileLocation, File: rel, Message: err.Error()})
 				return nil
 			}
 		}
@@ -491,7 +491,7 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 		data, size, err := readLimited(p, limit)
 		if err != nil {
 			if e := errs.As(err); e != nil {
-				rep.Add(Finding{Severity: SeverityError, Code: e.Code, Rule: RuleNotRegular, File: rel, Message: e.Message})
+				rep.Add(Finding{Severity: SeverityError, Code: string(e.Code), Rule: RuleNotRegular, File: rel, Message: e.Message})
 				return nil
 			}
 			return err

@@ -29,12 +29,6 @@ import (
 // and `tar -xf` unpacks it into a folder that `skill validate --dir` and
 // `skill write --from-dir` take as it is. docs/skills.md says why tar.
 
-// Bundle error codes.
-const (
-	CodeInvalidBundle = "invalid_bundle"
-	CodeChangedDuring = "skill_changed_during_read"
-)
-
 // maxBundleBytes bounds a bundle read back: the skill limit plus room for
 // the headers of the most files a skill may hold (a header, a PAX record
 // for a long name, and block padding each).

@@ -102,7 +102,7 @@ func TestReadBundleRefuses(t *testing.T) {
 	}
 	cases := map[string]struct {
 		data []byte
-		code string
+		code errs.Code
 	}{
 		"symlink":    {tarOf(t, reg("pdf/SKILL.md", "x"), &tar.Header{Typeflag: tar.TypeSymlink, Name: "pdf/references/a", Linkname: "/etc/passwd"}), CodePathEscape},
 		"hard link":  {tarOf(t, reg("pdf/SKILL.md", "x"), &tar.Header{Typeflag: tar.TypeLink, Name: "pdf/references/a", Linkname: "pdf/SKILL.md"}), CodePathEscape},

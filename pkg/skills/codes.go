@@ -55,3 +55,11 @@ const (
 	// CodeWriteFailed: cannot create the skills root …: …
 	CodeWriteFailed errs.Code = "write_failed"
 )
+
+// Bundle error codes.
+const (
+	// CodeInvalidBundle: the bundle is not a tar this package reads
+	CodeInvalidBundle errs.Code = "invalid_bundle"
+	// CodeChangedDuring: a skill changed while it was read
+	CodeChangedDuring errs.Code = "skill_changed_during_read"
+)

@@ -294,11 +294,11 @@ func opList(ctx context.Context, env *owner.Env, t Target) (any, error) {
 		case !e.IsDir():
 			continue
 		case skilllint.CheckSkillName(name) != nil:
-			info.Problem = errs.CodeOf(skilllint.CheckSkillName(name)) + ": the folder name is not a safe skill name"
+			info.Problem = string(errs.CodeOf(skilllint.CheckSkillName(name))) + ": the folder name is not a safe skill name"
 		default:
 			tree, md, _, err := readTree(r, c.root, name)
 			if err != nil {
-				info.Problem = errs.CodeOf(err) + ": " + err.Error()
+				info.Problem = string(errs.CodeOf(err)) + ": " + err.Error()
 				break
 			}
 			info.Files = len(tree)

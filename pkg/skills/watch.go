@@ -646,7 +646,7 @@ func scanSkillOnce(r *os.Root, parent, name string) (state skillState, has, stab
 	case !lst.IsDir():
 		return skillState{}, false, true
 	case skilllint.CheckSkillName(name) != nil:
-		return skillState{problem: errs.CodeOf(skilllint.CheckSkillName(name)) + ": the folder name is not a safe skill name"}, true, true
+		return skillState{problem: string(errs.CodeOf(skilllint.CheckSkillName(name))) + ": the folder name is not a safe skill name"}, true, true
 	}
 	sub, err := r.OpenRoot(name)
 	if err != nil {
@@ -660,7 +660,7 @@ func scanSkillOnce(r *os.Root, parent, name string) (state skillState, has, stab
 	stable = nerr == nil && herr == nil && os.SameFile(now, held) && os.SameFile(lst, held)
 	switch {
 	case err != nil:
-		return skillState{problem: errs.CodeOf(err) + ": " + err.Error()}, true, stable
+		return skillState{problem: string(errs.CodeOf(err)) + ": " + err.Error()}, true, stable
 	case md == nil:
 		return skillState{problem: "no SKILL.md"}, true, stable
 	}
