@@ -175,7 +175,7 @@ func Walk(r io.Reader, opt Options, fn func(e *Entry, body io.Reader) error) (St
 	lim := opt.Limits.withDefaults()
 	var st Stats
 	if opt.Size > lim.MaxArchiveBytes {
-		return st, refuse(CodeTooLarge, "archive is %d bytes, over the limit of %d", opt.Size, lim.MaxArchiveBytes)
+		return st, refuse(errs.CodeArchiveTooLarge, "archive is %d bytes, over the limit of %d", opt.Size, lim.MaxArchiveBytes)
 	}
 	cr := &countingReader{r: r, max: lim.MaxArchiveBytes}
 	if !opt.SkipHash {
@@ -186,7 +186,7 @@ func Walk(r io.Reader, opt Options, fn func(e *Entry, body io.Reader) error) (St
 	zr, err := gzip.NewReader(br)
 	if err != nil {
 		if cr.over.Load() {
-			return st, refuse(CodeTooLarge, "archive is over the limit of %d bytes", lim.MaxArchiveBytes)
+			return st, refuse(errs.CodeArchiveTooLarge, "archive is over the limit of %d bytes", lim.MaxArchiveBytes)
 		}
 		return st, refuse(CodeCorrupt, "not a gzip stream: %v", err)
 	}
@@ -237,7 +237,7 @@ func Walk(r io.Reader, opt Options, fn func(e *Entry, body io.Reader) error) (St
 	}
 	if _, err := br.Peek(1); err != io.EOF {
 		if cr.over.Load() {
-			return st, refuse(CodeTooLarge, "archive is over the limit of %d bytes", lim.MaxArchiveBytes)
+			return st, refuse(errs.CodeArchiveTooLarge, "archive is over the limit of %d bytes", lim.MaxArchiveBytes)
 		}
 		return st, refuse(CodeCorrupt, "archive has bytes after the end of its gzip stream")
 	}
@@ -275,7 +275,7 @@ func (w *walker) streamErr(err error, what string) error {
 		return err
 	}
 	if w.cr.over.Load() {
-		return refuse(CodeTooLarge, "archive is over the limit of %d bytes", w.lim.MaxArchiveBytes)
+		return refuse(errs.CodeArchiveTooLarge, "archive is over the limit of %d bytes", w.lim.MaxArchiveBytes)
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return refuse(CodeCorrupt, "archive is truncated (%s)", what)

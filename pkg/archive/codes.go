@@ -14,8 +14,6 @@ const (
 
 // Error codes of refusals (all kind failed, exit 1).
 const (
-	// CodeTooLarge: compressed size over the limit
-	CodeTooLarge errs.Code = "archive_too_large"
 	// CodeTooManyEntries: entry count over the limit
 	CodeTooManyEntries errs.Code = "archive_too_many_entries"
 	// CodeExpanded: expanded size over the limit

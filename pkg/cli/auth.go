@@ -35,7 +35,7 @@ func (c *AuthAddCmd) Run(ctx context.Context, env *Env) error {
 	switch {
 	case c.Kind == auth.KindOAuth:
 		if !c.TokenStdin || c.APIKeyEnv != "" || c.APIKeyStdin {
-			return errs.Usage("usage", "an oauth profile takes its token from --token-stdin").
+			return errs.Usage(CodeUsage, "an oauth profile takes its token from --token-stdin").
 				WithHint("clawkit auth add %s --provider %s --kind oauth --token-stdin < token", c.Profile, c.Provider)
 		}
 		s, err := readSecret(env.Stdin)
@@ -46,7 +46,7 @@ func (c *AuthAddCmd) Run(ctx context.Context, env *Env) error {
 	case c.APIKeyEnv != "" && !c.APIKeyStdin && !c.TokenStdin:
 		secret = env.Getenv(c.APIKeyEnv)
 		if secret == "" {
-			return errs.Usage("empty_secret", "environment variable %s is empty or unset", c.APIKeyEnv).
+			return errs.Usage(errs.CodeEmptySecret, "environment variable %s is empty or unset", c.APIKeyEnv).
 				WithHint("export %s=... first, or use --api-key-stdin", c.APIKeyEnv)
 		}
 	case c.APIKeyStdin && c.APIKeyEnv == "" && !c.TokenStdin:
@@ -56,7 +56,7 @@ func (c *AuthAddCmd) Run(ctx context.Context, env *Env) error {
 		}
 		secret = s
 	default:
-		return errs.Usage("usage", "give the API key with exactly one of --api-key-env VAR or --api-key-stdin").
+		return errs.Usage(CodeUsage, "give the API key with exactly one of --api-key-env VAR or --api-key-stdin").
 			WithHint("clawkit auth add %s --provider %s --api-key-env GEMINI_API_KEY", c.Profile, c.Provider)
 	}
 	var pub auth.Public
@@ -73,11 +73,11 @@ func (c *AuthAddCmd) Run(ctx context.Context, env *Env) error {
 func readSecret(r io.Reader) (string, error) {
 	b, err := io.ReadAll(io.LimitReader(r, 64<<10))
 	if err != nil {
-		return "", errs.Failed("stdin_failed", "cannot read standard input: %v", err)
+		return "", errs.Failed(errs.CodeStdinFailed, "cannot read standard input: %v", err)
 	}
 	s := strings.TrimSpace(string(b))
 	if s == "" {
-		return "", errs.Usage("empty_secret", "no credential on standard input").WithHint("pipe the key or token into the command")
+		return "", errs.Usage(errs.CodeEmptySecret, "no credential on standard input").WithHint("pipe the key or token into the command")
 	}
 	return s, nil
 }

@@ -42,7 +42,7 @@ func (c *ConfigGetCmd) Run(env *Env) error {
 		}
 		var ok bool
 		if v, ok = cfg.Get(c.Path); !ok {
-			return errs.Failed("config_not_set", "%s is not set", c.Path).WithHint("set it with 'clawkit config set %s VALUE'", c.Path)
+			return errs.Failed(CodeConfigNotSet, "%s is not set", c.Path).WithHint("set it with 'clawkit config set %s VALUE'", c.Path)
 		}
 	}
 	return env.Out.Result(v, func(w io.Writer) { fmt.Fprintln(w, config.Format(v)) })

@@ -180,11 +180,11 @@ func (c *CrabboxReceiptCmd) Run(env *Env, out *Output) error {
 		// here would otherwise wait for a writer forever.
 		f, err := fsx.OpenNoFollow(c.From)
 		if err != nil {
-			return errs.Usage("receipt_unreadable", "cannot open %s: %v", c.From, err).WithHint("pass the file holding the install or verify output")
+			return errs.Usage(errs.CodeReceiptUnreadable, "cannot open %s: %v", c.From, err).WithHint("pass the file holding the install or verify output")
 		}
 		defer f.Close()
 		if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-			return errs.Usage("receipt_unreadable", "%s is not a regular file", c.From).WithHint("pass the file holding the install or verify output, or pipe it on stdin")
+			return errs.Usage(errs.CodeReceiptUnreadable, "%s is not a regular file", c.From).WithHint("pass the file holding the install or verify output, or pipe it on stdin")
 		}
 		r = f
 	}

@@ -75,7 +75,7 @@ func selfPath() (string, error) {
 func (c *GatewayRunCmd) detach(ctx context.Context, env *Env, h owner.Home) error {
 	exe, err := selfPath()
 	if err != nil {
-		return errs.Failed("detach_failed", "cannot find the clawkit binary: %v", err)
+		return errs.Failed(errs.CodeDetachFailed, "cannot find the clawkit binary: %v", err)
 	}
 	rec, err := gateway.Detach(ctx, gateway.DetachOptions{Home: h, StartTimeout: c.StartTimeout, Command: []string{exe,
 		"--home", h.Dir, "--lock-timeout", env.Globals.LockTimeout.String(),
@@ -102,7 +102,7 @@ func (c *GatewayStatusCmd) Run(ctx context.Context, env *Env) error {
 		if rec != nil {
 			why += fmt.Sprintf(" (a stale record names pid %d)", rec.PID)
 		}
-		return errs.Failed("gateway_not_running", "%s", why).WithHint("start one with 'clawkit gateway run --detach'")
+		return errs.Failed(errs.CodeGatewayNotRunning, "%s", why).WithHint("start one with 'clawkit gateway run --detach'")
 	}
 	return env.Out.Result(st, func(w io.Writer) {
 		fmt.Fprintf(w, "owner:     %s\npid:       %d\nsocket:    %s\nengine:    %s\nschema:    %d\nversion:   %s\nstarted:   %s\nin-flight: %d\n",

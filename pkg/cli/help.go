@@ -28,7 +28,7 @@ func (h HelpCmd) Run(kctx *kong.Context, out *Output) error {
 	}
 	_, err = parser.Parse(args)
 	if err != nil {
-		return errs.Usage("usage", "%v", err).WithHint("run 'clawkit --help' for the list of commands")
+		return errs.Usage(CodeUsage, "%v", err).WithHint("run 'clawkit --help' for the list of commands")
 	}
 	return nil
 }

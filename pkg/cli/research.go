@@ -43,7 +43,7 @@ func absOut(p string) (string, error) {
 	}
 	a, err := filepath.Abs(p)
 	if err != nil {
-		return "", errs.Usage("invalid_out", "cannot resolve --out %s: %v", p, err)
+		return "", errs.Usage(errs.CodeInvalidOut, "cannot resolve --out %s: %v", p, err)
 	}
 	return a, nil
 }
@@ -94,7 +94,7 @@ func (c *ResearchStartCmd) Run(ctx context.Context, env *Env, out *Output) error
 		return err
 	}
 	if o != "" && !c.Wait {
-		return errs.Usage("usage", "--out needs --wait (or use 'research wait JOB --out FILE')")
+		return errs.Usage(CodeUsage, "--out needs --wait (or use 'research wait JOB --out FILE')")
 	}
 	var res research.StartResult
 	p := research.StartParams{Caller: c.caller(), Question: c.Question, OutputFormat: c.OutputFormat,
@@ -177,7 +177,7 @@ type ResearchWaitCmd struct {
 
 func (c *ResearchWaitCmd) Run(ctx context.Context, env *Env, out *Output) error {
 	if c.Timeout < 0 {
-		return errs.Usage("usage", "--timeout must not be negative")
+		return errs.Usage(CodeUsage, "--timeout must not be negative")
 	}
 	o, err := absOut(c.Out)
 	if err != nil {
@@ -317,7 +317,7 @@ type ResearchRPCCmd struct{}
 func (c *ResearchRPCCmd) Run(ctx context.Context, env *Env, out *Output) error {
 	data, err := io.ReadAll(io.LimitReader(env.Stdin, research.MaxEnvelopeBytes+1))
 	if err != nil {
-		return errs.Failed("stdin_unreadable", "cannot read the request from stdin: %v", err)
+		return errs.Failed(CodeStdinUnreadable, "cannot read the request from stdin: %v", err)
 	}
 	return out.PrintJSON(research.AnswerRPC(ctx, env.Call, data))
 }

@@ -119,7 +119,7 @@ func (c *RAInspectCmd) Run(ctx context.Context, out *Output) error {
 				fmt.Fprintln(out.Stdout, p)
 			}
 		}
-		return errs.Failed("verification_failed", "export %s failed verification: %d problem(s)%s", c.Dir, len(rep.Problems), detail).
+		return errs.Failed(CodeVerificationFailed, "export %s failed verification: %d problem(s)%s", c.Dir, len(rep.Problems), detail).
 			WithHint("the export was changed or damaged after it was written; export again")
 	}
 	return out.Result(rep, func(w io.Writer) {

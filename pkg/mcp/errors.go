@@ -124,7 +124,7 @@ func Coded(err error) error {
 	}
 	var me *Error
 	if !errors.As(err, &me) {
-		return errs.Failed("mcp_failed", "%s", err.Error()).Wrap(err)
+		return errs.Failed(CodeMcpFailed, "%s", err.Error()).Wrap(err)
 	}
 	var ce *errs.Error
 	switch {

@@ -85,21 +85,21 @@ func checkAuthAdd(p AuthAddParams) error {
 		// The PostgreSQL engine's password: one profile, the one the
 		// engine reads, and only a password (an api-key kind secret).
 		if p.ID != owner.DatabaseProfile || p.Kind != auth.KindAPIKey {
-			return errs.Usage("bad_database_profile", "a postgres profile is the database password: its id is %q and its kind api-key", owner.DatabaseProfile).
+			return errs.Usage(CodeBadDatabaseProfile, "a postgres profile is the database password: its id is %q and its kind api-key", owner.DatabaseProfile).
 				WithHint("clawkit auth add %s --provider postgres --api-key-env PGPW", owner.DatabaseProfile)
 		}
 	default:
-		return errs.Usage("unknown_provider", "unknown provider %q", p.Provider).WithHint("supported: google, postgres (the database password)")
+		return errs.Usage(CodeUnknownProvider, "unknown provider %q", p.Provider).WithHint("supported: google, postgres (the database password)")
 	}
 	if p.Kind != auth.KindAPIKey && p.Kind != auth.KindOAuth {
-		return errs.Usage("unknown_kind", "unknown credential kind %q", p.Kind).WithHint("use api-key or oauth")
+		return errs.Usage(CodeUnknownKind, "unknown credential kind %q", p.Kind).WithHint("use api-key or oauth")
 	}
 	return auth.CheckNew(p.ID, p.Secret)
 }
 
 func checkBackup(p BackupParams) error {
 	if !filepath.IsAbs(p.Path) {
-		return errs.Usage(owner.CodeInvalidParams, "backup path must be absolute")
+		return errs.Usage(errs.CodeInvalidParams, "backup path must be absolute")
 	}
 	return nil
 }
@@ -108,7 +108,7 @@ func checkBackup(p BackupParams) error {
 // the file system and changes nothing, so it runs before the home exists.
 func admitBackup(_ owner.Pre, p BackupParams) error {
 	if fi, err := os.Stat(filepath.Dir(p.Path)); err != nil || !fi.IsDir() {
-		return errs.Failed("backup_dir_missing", "the folder of %s does not exist", p.Path).WithHint("create it first")
+		return errs.Failed(CodeBackupDirMissing, "the folder of %s does not exist", p.Path).WithHint("create it first")
 	}
 	return nil
 }
@@ -130,7 +130,7 @@ func checkConfigSet(p ConfigParams) error {
 func configValue(p ConfigParams) (any, error) {
 	var v any
 	if err := json.Unmarshal(p.Value, &v); err != nil {
-		return nil, errs.Usage(owner.CodeInvalidParams, "malformed value: %v", err)
+		return nil, errs.Usage(errs.CodeInvalidParams, "malformed value: %v", err)
 	}
 	return v, nil
 }
@@ -214,7 +214,7 @@ func registerCore(r *owner.Registry) {
 	owner.Register(r, owner.Op[AuthRemoveParams, auth.Public]{Name: MethodAuthRemove, Write: true, FilesOnly: true,
 		Check: func(p AuthRemoveParams) error {
 			if p.ID == "" {
-				return errs.Usage(owner.CodeInvalidParams, "no profile id given")
+				return errs.Usage(errs.CodeInvalidParams, "no profile id given")
 			}
 			return nil
 		},
@@ -260,7 +260,7 @@ func registerCore(r *owner.Registry) {
 			}
 			fi, err := os.Stat(p.Path)
 			if err != nil {
-				return BackupResult{}, errs.Failed("backup_failed", "backup vanished: %v", err)
+				return BackupResult{}, errs.Failed(errs.CodeBackupFailed, "backup vanished: %v", err)
 			}
 			v, _ := env.Store.SchemaVersion(ctx)
 			return BackupResult{Path: p.Path, Bytes: fi.Size(), SchemaVersion: v, Engine: env.Store.Engine().Name()}, nil

@@ -150,10 +150,10 @@ func DecodeParams[P any](raw json.RawMessage) (P, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&v); err != nil {
-		return v, errs.Usage(CodeInvalidParams, "invalid parameters: %v", err)
+		return v, errs.Usage(errs.CodeInvalidParams, "invalid parameters: %v", err)
 	}
 	if dec.More() {
-		return v, errs.Usage(CodeInvalidParams, "invalid parameters: data after the object")
+		return v, errs.Usage(errs.CodeInvalidParams, "invalid parameters: data after the object")
 	}
 	return v, nil
 }
@@ -505,13 +505,13 @@ func (e *Env) BindSession(ctx context.Context, agentID, sessionKey string) (stor
 	e.scope.add(func() error {
 		cur, err := st.GetSession(context.Background(), agentID, sessionKey)
 		if err != nil {
-			return errs.Refused("session_gone", "session %s of agent %s no longer exists", sessionKey, agentID)
+			return errs.Refused(errs.CodeSessionGone, "session %s of agent %s no longer exists", sessionKey, agentID)
 		}
 		if err := store.CheckSessionUsable(cur); err != nil {
 			return err
 		}
 		if cur.Incarnation != inc {
-			return errs.Refused("session_stale", "session %s of agent %s was reset (incarnation %d, now %d)", sessionKey, agentID, inc, cur.Incarnation).
+			return errs.Refused(CodeSessionStale, "session %s of agent %s was reset (incarnation %d, now %d)", sessionKey, agentID, inc, cur.Incarnation).
 				WithHint("start the operation again in the current session")
 		}
 		return nil
@@ -565,6 +565,6 @@ func NewEnv(home string, st *store.Store, fence func() error, now func() time.Ti
 
 // ErrRetired is the fence's refusal once ownership is gone.
 func ErrRetired(why string) error {
-	return errs.Refused("owner_retired", "this process no longer owns the clawkit state: %s", why).
+	return errs.Refused(CodeOwnerRetired, "this process no longer owns the clawkit state: %s", why).
 		WithHint("nothing further was published; run the command again")
 }

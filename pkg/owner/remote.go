@@ -195,7 +195,7 @@ func (c *Client) Call(ctx context.Context, creq CallRequest) (json.RawMessage, e
 		var rt *roundTripError
 		if errors.As(err, &rt) && rt.stage == "dial" {
 			// Nothing was sent: the gateway went away before the call.
-			return nil, errs.Unavailable("gateway_unavailable", "the gateway went away before the call was sent: %v", rt.err).
+			return nil, errs.Unavailable(CodeGatewayUnavailable, "the gateway went away before the call was sent: %v", rt.err).
 				WithRetryAfter(100).WithHint("nothing was sent; run the command again")
 		}
 		return nil, unknown(creq.Method, fmt.Sprintf("the connection to the gateway failed after dispatch: %v", err))
@@ -234,11 +234,11 @@ func decodeReply(method string, code int, data []byte) (json.RawMessage, error) 
 		}
 		return nil, &errs.Error{Kind: kind, Code: orDefault(e.Code, "failed"), Message: e.Message, Hint: e.Hint, RetryAfterMs: e.RetryAfterMs}
 	}
-	if e.Code == "unknown_method" {
+	if e.Code == errs.CodeUnknownMethod {
 		// The gateway lacks this operation version: it runs an older (or
 		// newer) clawkit. Nothing was done; the call must not be retried
 		// against it, nor run locally while it owns the state.
-		return nil, errs.Refused("gateway_outdated", "the running gateway does not offer operation %s that this clawkit needs", method).
+		return nil, errs.Refused(CodeGatewayOutdated, "the running gateway does not offer operation %s that this clawkit needs", method).
 			WithHint("restart the gateway with this clawkit: 'clawkit gateway stop', then 'clawkit gateway run --detach'")
 	}
 	kind := errs.Kind(e.Kind)
@@ -249,7 +249,7 @@ func decodeReply(method string, code int, data []byte) (json.RawMessage, error) 
 }
 
 func unknown(method, msg string) error {
-	return errs.Unknown("outcome_unknown", "%s: outcome unknown: %s", method, msg).
+	return errs.Unknown(CodeOutcomeUnknown, "%s: outcome unknown: %s", method, msg).
 		WithHint("the operation may have taken effect; inspect the state before retrying (it is never replayed automatically)")
 }
 

@@ -61,7 +61,7 @@ const pollEvery = 25 * time.Millisecond
 func (r *Router) Call(ctx context.Context, method string, params, result any) error {
 	m, ok := r.Registry.Lookup(method)
 	if !ok {
-		return errs.Usage("unknown_method", "unknown operation %q", method)
+		return errs.Usage(errs.CodeUnknownMethod, "unknown operation %q", method)
 	}
 	p, err := m.params(params)
 	if err != nil {
@@ -160,7 +160,7 @@ func (r *Router) call(ctx context.Context, m Method, p any) (res any, raw json.R
 		select {
 		case <-attempt.done:
 			if attempt.err != nil {
-				return nil, nil, errs.Failed("lock_failed", "cannot lock %s: %v", r.Home.Lock(), attempt.err).
+				return nil, nil, errs.Failed(errs.CodeLockFailed, "cannot lock %s: %v", r.Home.Lock(), attempt.err).
 					WithHint("check that the home is a writable folder")
 			}
 			lock := attempt.lock
@@ -174,7 +174,7 @@ func (r *Router) call(ctx context.Context, m Method, p any) (res any, raw json.R
 			res, err := r.runLocal(ctx, m, p, lock)
 			return res, nil, err
 		case <-ctx.Done():
-			return nil, nil, errs.Unavailable("interrupted", "interrupted while waiting for the state-owner lock")
+			return nil, nil, errs.Unavailable(errs.CodeInterrupted, "interrupted while waiting for the state-owner lock")
 		case <-time.After(pollEvery):
 		}
 		if time.Now().After(deadline) {
@@ -209,7 +209,7 @@ func (r *Router) busy() error {
 	if pid > 0 {
 		who = fmt.Sprintf("pid %d", pid)
 	}
-	return errs.Unavailable("owner_busy", "the clawkit state in %s is owned by %s (waited %s for the owner lock)", r.Home.Dir, who, r.LockTimeout).
+	return errs.Unavailable(CodeOwnerBusy, "the clawkit state in %s is owned by %s (waited %s for the owner lock)", r.Home.Dir, who, r.LockTimeout).
 		WithHint("wait for that command to finish, start a gateway to share the state, or raise --lock-timeout")
 }
 
@@ -222,14 +222,14 @@ func (r *Router) tryGateway(ctx context.Context, m Method, p any) (json.RawMessa
 		return nil, false, nil
 	}
 	if st.Retiring {
-		return nil, true, errs.Unavailable("gateway_stopping", "the gateway (pid %d) is stopping", rec.PID).
+		return nil, true, errs.Unavailable(errs.CodeGatewayStopping, "the gateway (pid %d) is stopping", rec.PID).
 			WithRetryAfter(1000).WithHint("retry once it has stopped")
 	}
 	// Re-read the record right before dispatch: the owner must not have
 	// changed between the status check and the call.
 	again, _ := ReadRecord(r.Home)
 	if again == nil || again.PID != rec.PID || again.OwnerID != rec.OwnerID {
-		return nil, true, errs.Refused("owner_changed", "the state owner changed before dispatch").
+		return nil, true, errs.Refused(CodeOwnerChanged, "the state owner changed before dispatch").
 			WithHint("nothing was sent; run the command again")
 	}
 	req, err := r.wire(m, p, rec.OwnerID)
@@ -245,7 +245,7 @@ func (r *Router) tryGateway(ctx context.Context, m Method, p any) (json.RawMessa
 func (r *Router) callExplicit(ctx context.Context, m Method, p any, target string) (json.RawMessage, error) {
 	path, ok := strings.CutPrefix(target, "unix:")
 	if !ok || path == "" {
-		return nil, errs.Usage("invalid_gateway", "invalid gateway address %q", target).WithHint("use unix:PATH")
+		return nil, errs.Usage(CodeInvalidGateway, "invalid gateway address %q", target).WithHint("use unix:PATH")
 	}
 	c := NewClient(path)
 	defer c.Close()
@@ -253,7 +253,7 @@ func (r *Router) callExplicit(ctx context.Context, m Method, p any, target strin
 	st, err := c.Status(sctx)
 	cancel()
 	if err != nil {
-		return nil, errs.Unavailable("gateway_unavailable", "the gateway at %s does not answer: %v", target, err).
+		return nil, errs.Unavailable(CodeGatewayUnavailable, "the gateway at %s does not answer: %v", target, err).
 			WithHint("start it, or drop --gateway/gateway.remote to run locally; an explicit gateway is never replaced by a local run")
 	}
 	req, err := r.wire(m, p, st.OwnerID)
@@ -377,7 +377,7 @@ func openStore(ctx context.Context, h Home, readOnly bool, cfg *config.Config, c
 				if errs.As(err) != nil {
 					return nil, err // e.g. PostgreSQL down: exit 5, the server's message
 				}
-				return nil, errs.Failed("store_unreadable", "cannot read the database: %v", err)
+				return nil, errs.Failed(errs.CodeStoreUnreadable, "cannot read the database: %v", err)
 			} else if !ok {
 				e = store.SQLite{Path: ":memory:"}
 			}
@@ -404,7 +404,7 @@ func AcquireExclusive(ctx context.Context, h Home, timeout time.Duration) (*Lock
 			r := &Router{Home: h, LockTimeout: timeout}
 			return nil, r.busy()
 		}
-		return nil, errs.Failed("lock_failed", "cannot lock %s: %v", h.Lock(), err)
+		return nil, errs.Failed(errs.CodeLockFailed, "cannot lock %s: %v", h.Lock(), err)
 	}
 	if rec, _ := ReadRecord(h); rec != nil {
 		RemoveRecord(h, rec.OwnerID)

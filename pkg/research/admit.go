@@ -72,7 +72,7 @@ func checkJobRef(p JobParams) error {
 		return nil
 	}
 	if err := google.CheckHandle(p.Handle); err != nil {
-		return errs.Usage("invalid_handle", "invalid handle: %v", err)
+		return errs.Usage(CodeInvalidHandle, "invalid handle: %v", err)
 	}
 	return nil
 }

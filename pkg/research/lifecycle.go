@@ -87,7 +87,7 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 			return nil, false, nil
 		}
 		if old.Question != p.Question {
-			return nil, true, errs.Usage("idempotency_key_reused", "idempotency key %q was used for research job %s with a different question", p.IdempotencyKey, old.ID).
+			return nil, true, errs.Usage(CodeIdempotencyKeyReused, "idempotency key %q was used for research job %s with a different question", p.IdempotencyKey, old.ID).
 				WithHint("use a new key for a new question")
 		}
 		if _, err := s.jobAuthority(env, old, sess); err != nil {
@@ -163,7 +163,7 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 	j.SubmittedAt = ms(env.Now())
 	j.NextPollAt = ms(env.Now().Add(s.interval(env.Now(), j.SubmittedAt, 0)))
 	if err := s.recordReceipt(wctx, env, js, j); err != nil {
-		return nil, errs.Unknown("receipt_not_recorded", "the provider accepted research job %s as interaction %s, but recording the receipt failed: %v", j.ID, it.ID, err).
+		return nil, errs.Unknown(CodeReceiptNotRecorded, "the provider accepted research job %s as interaction %s, but recording the receipt failed: %v", j.ID, it.ID, err).
 			WithHint("do not start it again; inspect the provider account for interaction %s", it.ID)
 	}
 	return &StartResult{Job: j.ID, Handle: j.Handle, State: j.State, Status: j.ProviderStatus}, nil
@@ -179,32 +179,32 @@ func (s *Service) createFailed(ctx context.Context, env *owner.Env, js jobStore,
 	switch {
 	case ge != nil && ge.NotSent && ge.Auth:
 		state = StateNotSent
-		out = errs.Refused("provider_refused_credential", "%s", ge.Msg).
+		out = errs.Refused(CodeProviderRefusedCredential, "%s", ge.Msg).
 			WithHint("check the API key of profile %q (clawkit auth add %s --provider google --api-key-env GEMINI_API_KEY)", j.ProfileID, j.ProfileID)
 	case ge != nil && ge.NotSent && ge.Temporary:
 		state = StateNotSent
-		out = errs.Unavailable("provider_busy", "%s; research job %s was not submitted", ge.Msg, j.ID).
+		out = errs.Unavailable(CodeProviderBusy, "%s; research job %s was not submitted", ge.Msg, j.ID).
 			WithHint("start it again later")
 		if ge.RetryAfter > 0 {
 			out = out.WithRetryAfter(ge.RetryAfter.Milliseconds())
 		}
 	case ge != nil && ge.NotSent:
 		state = StateNotSent
-		out = errs.Failed("not_sent", "%s; research job %s was not submitted", ge.Msg, j.ID).
+		out = errs.Failed(CodeNotSent, "%s; research job %s was not submitted", ge.Msg, j.ID).
 			WithHint("fix the cause and start it again; nothing was submitted")
 	default:
 		msg := err.Error()
 		if ge != nil {
 			msg = ge.Msg
 		}
-		out = errs.Unknown("create_outcome_unknown", "%s; research job %s may or may not have been submitted", msg, j.ID).
+		out = errs.Unknown(CodeCreateOutcomeUnknown, "%s; research job %s may or may not have been submitted", msg, j.ID).
 			WithHint("it is never resubmitted automatically: inspect the Interactions of your provider account before starting it again")
 	}
 	out = out.Wrap(err)
 	j.State, j.ErrorCode, j.ErrorMessage = state, string(out.Code), out.Message
 	j.FinishedAt = ms(env.Now())
 	if uerr := js.update(ctx, j, env.Now()); uerr != nil {
-		return errs.Unknown("create_outcome_unknown", "%s; recording it also failed: %v", out.Message, uerr).
+		return errs.Unknown(CodeCreateOutcomeUnknown, "%s; recording it also failed: %v", out.Message, uerr).
 			WithHint("inspect the provider account before starting it again")
 	}
 	return &JobStateError{State: state, Err: out}
@@ -220,20 +220,20 @@ func (s *Service) jobOutcomeErr(j *Job) error {
 	switch j.State {
 	case StateSubmitting:
 		if _, inFlight := s.pending.Load(j.ID); inFlight {
-			return errs.Unavailable("submission_in_progress", "research job %s is being submitted right now; it has no receipt yet", j.ID).
+			return errs.Unavailable(CodeSubmissionInProgress, "research job %s is being submitted right now; it has no receipt yet", j.ID).
 				WithRetryAfter(1000).WithHint("look again in a moment: 'clawkit research show %s'", j.ID)
 		}
-		return &JobStateError{State: j.State, Err: errs.Unknown("submission_interrupted", "research job %s was being submitted by an owner that is gone; no receipt was recorded, so whether the provider accepted it is unknown", j.ID).
+		return &JobStateError{State: j.State, Err: errs.Unknown(CodeSubmissionInterrupted, "research job %s was being submitted by an owner that is gone; no receipt was recorded, so whether the provider accepted it is unknown", j.ID).
 			WithHint("run 'clawkit research recover' to classify it (it is never resubmitted), then inspect the provider account")}
 	case StateIndeterminate:
-		return &JobStateError{State: j.State, Err: errs.Unknown("create_outcome_unknown", "research job %s has an unknown submission outcome: %s", j.ID, j.ErrorMessage).
+		return &JobStateError{State: j.State, Err: errs.Unknown(CodeCreateOutcomeUnknown, "research job %s has an unknown submission outcome: %s", j.ID, j.ErrorMessage).
 			WithHint("inspect the provider account; clawkit never resubmits it")}
 	case StateNotSent:
 		hint := "nothing was submitted; 'clawkit research start' submits the question again as a new job"
 		if j.IdempotencyKey != "" {
 			hint = "nothing was submitted; use a new idempotency key to submit the question again"
 		}
-		return &JobStateError{State: j.State, Err: errs.Failed("not_sent", "research job %s was never submitted: %s", j.ID, j.ErrorMessage).
+		return &JobStateError{State: j.State, Err: errs.Failed(CodeNotSent, "research job %s was never submitted: %s", j.ID, j.ErrorMessage).
 			WithHint("%s", hint)}
 	}
 	return nil
@@ -290,7 +290,7 @@ func (s *Service) lookup(ctx context.Context, env *owner.Env, p JobParams) (*Job
 		return j, err
 	}
 	if err := google.CheckHandle(p.Handle); err != nil {
-		return nil, errs.Usage("invalid_handle", "invalid handle: %v", err)
+		return nil, errs.Usage(CodeInvalidHandle, "invalid handle: %v", err)
 	}
 	j, err := js.byHandle(ctx, p.Handle)
 	if err != nil {
@@ -299,7 +299,7 @@ func (s *Service) lookup(ctx context.Context, env *owner.Env, p JobParams) (*Job
 	if j == nil {
 		// An unknown handle is someone else's interaction as far as this
 		// home knows: it is never sent to the provider.
-		return nil, errs.Refused("unknown_handle", "no research job of this home has handle %q", p.Handle).
+		return nil, errs.Refused(CodeUnknownHandle, "no research job of this home has handle %q", p.Handle).
 			WithHint("a handle is only an identifier; poll jobs started from this home")
 	}
 	return j, nil
@@ -354,24 +354,24 @@ func classifyPollErr(j *Job, err error) *errs.Error {
 	ge := google.AsError(err)
 	switch {
 	case ge == nil:
-		return errs.Unavailable("poll_failed", "poll of research job %s failed: %v", j.ID, err).Wrap(err)
+		return errs.Unavailable(CodePollFailed, "poll of research job %s failed: %v", j.ID, err).Wrap(err)
 	case ge.Auth:
-		return errs.Refused("provider_refused_credential", "%s", ge.Msg).
+		return errs.Refused(CodeProviderRefusedCredential, "%s", ge.Msg).
 			WithHint("the API key of profile %q no longer has access to interaction %s", j.ProfileID, j.Handle).Wrap(err)
 	case ge.TooLarge:
-		return errs.Failed("response_too_large", "%s; research job %s ends failed and is not polled again", ge.Msg, j.ID).
+		return errs.Failed(CodeResponseTooLarge, "%s; research job %s ends failed and is not polled again", ge.Msg, j.ID).
 			WithHint("the handle %s is kept: inspect the interaction in the provider account", j.Handle).Wrap(err)
 	case ge.Temporary:
-		e := errs.Unavailable("provider_unavailable", "%s", ge.Msg).WithHint("the job keeps its state; poll again later")
+		e := errs.Unavailable(CodeProviderUnavailable, "%s", ge.Msg).WithHint("the job keeps its state; poll again later")
 		if ge.RetryAfter > 0 {
 			e = e.WithRetryAfter(ge.RetryAfter.Milliseconds())
 		}
 		return e.Wrap(err)
 	case ge.HTTPStatus == http.StatusNotFound:
-		return errs.Failed("interaction_not_found", "%s", ge.Msg).
+		return errs.Failed(CodeInteractionNotFound, "%s", ge.Msg).
 			WithHint("the provider does not know interaction %s for this key", j.Handle).Wrap(err)
 	}
-	return errs.Failed("poll_failed", "%s", ge.Msg).Wrap(err)
+	return errs.Failed(CodePollFailed, "%s", ge.Msg).Wrap(err)
 }
 
 // Cancel records the intent, asks the provider, and polls once: the job is
@@ -391,10 +391,10 @@ func (s *Service) Cancel(ctx context.Context, env *owner.Env, p JobParams) (*Pol
 	case j.State == StateCancelled:
 		return s.view(env, j), nil
 	case TerminalState(j.State) && j.Handle != "":
-		return nil, errs.Failed("job_finished", "research job %s already ended (%s)", j.ID, j.State).
+		return nil, errs.Failed(CodeJobFinished, "research job %s already ended (%s)", j.ID, j.State).
 			WithHint("'clawkit research show %s' shows its result", j.ID)
 	case j.Handle == "":
-		return nil, errs.Failed("no_handle", "research job %s has no provider handle (state %s); there is nothing to cancel", j.ID, j.State).
+		return nil, errs.Failed(CodeNoHandle, "research job %s has no provider handle (state %s); there is nothing to cancel", j.ID, j.State).
 			WithHint("for an indeterminate job, inspect the provider account")
 	}
 	// Custody is checked before the lock; the credential used is the one
@@ -426,7 +426,7 @@ func (s *Service) Cancel(ctx context.Context, env *owner.Env, p JobParams) (*Pol
 	}); err != nil {
 		unlock()
 		if err == errStale {
-			return nil, errs.Unavailable("job_busy", "research job %s changed while cancelling", j.ID).WithHint("run the cancel again")
+			return nil, errs.Unavailable(CodeJobBusy, "research job %s changed while cancelling", j.ID).WithHint("run the cancel again")
 		}
 		return nil, err
 	}
@@ -444,7 +444,7 @@ func (s *Service) Cancel(ctx context.Context, env *owner.Env, p JobParams) (*Pol
 		if ge := google.AsError(cerr); ge == nil || (!ge.NotSent && ge.HTTPStatus == 0) {
 			// The request may have reached the provider and taken effect:
 			// that is not "try again later" but an unknown outcome.
-			return nil, errs.Unknown("cancel_outcome_unknown", "%s; the provider may or may not have received the cancellation of research job %s", nonEmpty(errMsg(ge), cerr.Error()), j.ID).
+			return nil, errs.Unknown(CodeCancelOutcomeUnknown, "%s; the provider may or may not have received the cancellation of research job %s", nonEmpty(errMsg(ge), cerr.Error()), j.ID).
 				WithHint("the intent is recorded (cancel-requested); 'clawkit research poll %s' shows whether it took effect, and 'clawkit research cancel %s' may be repeated safely", j.ID, j.ID).Wrap(cerr)
 		}
 		out := classifyPollErr(j, cerr)
@@ -478,7 +478,7 @@ func (s *Service) List(ctx context.Context, env *owner.Env, p ListParams) ([]*Jo
 		switch p.State {
 		case StateSubmitting, StateRunning, StateCancelRequested, StateCompleted, StateFailed, StateCancelled, StateIncomplete, StateNotSent, StateIndeterminate:
 		default:
-			return nil, errs.Usage("invalid_state", "unknown job state %q", p.State).
+			return nil, errs.Usage(CodeInvalidState, "unknown job state %q", p.State).
 				WithHint("one of submitting, running, cancel-requested, completed, failed, cancelled, incomplete, not-sent, indeterminate")
 		}
 		where, args = append(where, "state = ?"), append(args, p.State)
@@ -504,14 +504,14 @@ func (s *Service) Show(ctx context.Context, env *owner.Env, p JobParams) (*PollR
 		return nil, err
 	}
 	if len(jobs) == 0 {
-		return nil, errs.Failed("job_not_found", "no research job %s", p.Job).WithHint("'clawkit research list' shows the jobs of this home")
+		return nil, errs.Failed(CodeJobNotFound, "no research job %s", p.Job).WithHint("'clawkit research list' shows the jobs of this home")
 	}
 	return s.view(env, jobs[0]), nil
 }
 
 // errInvalidJobID refuses a malformed job id before any lookup.
 func errInvalidJobID(id string) error {
-	return errs.Usage("invalid_job_id", "%q is not a research job id (rj_ and 16 letters or digits 2-7)", id).
+	return errs.Usage(CodeInvalidJobId, "%q is not a research job id (rj_ and 16 letters or digits 2-7)", id).
 		WithHint("'clawkit research list' shows the jobs of this home and their ids")
 }
 
@@ -550,10 +550,10 @@ func startOutput(p *StartParams) (out Output, err error) {
 		return out, err
 	}
 	if strings.TrimSpace(p.Question) == "" {
-		return out, errs.Usage("invalid_question", "the question is empty").WithHint("clawkit research start \"QUESTION\"")
+		return out, errs.Usage(CodeInvalidQuestion, "the question is empty").WithHint("clawkit research start \"QUESTION\"")
 	}
 	if len(p.Question) > MaxQuestionBytes || strings.ContainsRune(p.Question, 0) {
-		return out, errs.Usage("invalid_question", "the question is longer than %d bytes or contains NUL", MaxQuestionBytes)
+		return out, errs.Usage(CodeInvalidQuestion, "the question is longer than %d bytes or contains NUL", MaxQuestionBytes)
 	}
 	if p.AsOf != "" {
 		return out, errAsOf()
@@ -569,7 +569,7 @@ func startOutput(p *StartParams) (out Output, err error) {
 		out.MaxReportBytes = DefaultReportMax
 	}
 	if p.IdempotencyKey != "" && !validIdempotencyKey(p.IdempotencyKey) {
-		return out, errs.Usage("invalid_idempotency_key", "the idempotency key must be 1–128 printable characters without spaces")
+		return out, errs.Usage(CodeInvalidIdempotencyKey, "the idempotency key must be 1–128 printable characters without spaces")
 	}
 	return out, nil
 }

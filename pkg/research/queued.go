@@ -13,6 +13,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/research/google"
+	"github.com/clawkit/clawkit/pkg/store"
 )
 
 // deferAuthority is how long queued work without authority (refused,
@@ -27,9 +28,9 @@ const deferAuthority = 5 * time.Minute
 func (w Worker) queuedOutcome(err error) (time.Duration, error) {
 	e := errs.As(err)
 	switch {
-	case e == nil || e.Code == "owner_retired":
+	case e == nil || e.Code == owner.CodeOwnerRetired:
 		return 0, err
-	case e.Code == "session_refreshing":
+	case e.Code == store.CodeSessionRefreshing:
 		if d := time.Duration(e.RetryAfterMs) * time.Millisecond; d > 0 {
 			return d, nil
 		}
@@ -131,7 +132,7 @@ func (s *Service) queuedJob(ctx context.Context, env *owner.Env, id string) (*Jo
 	j, err := jobsOf(env).get(ctx, id)
 	if err != nil {
 		unlock()
-		if errs.CodeOf(err) == "job_not_found" {
+		if errs.CodeOf(err) == CodeJobNotFound {
 			return nil, nil, nil
 		}
 		return nil, nil, err

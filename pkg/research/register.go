@@ -8,6 +8,7 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/store"
 )
 
 // Method names, versioned (owner.VersionedName): a CLI needing a version
@@ -190,7 +191,7 @@ func (s *Service) RPC(ctx context.Context, env *owner.Env, rpc *RPC) Response {
 		}
 		return OKResponse(res)
 	}
-	return ErrorResponse(invalid("unsupported_action", "unsupported action %q", req.Action))
+	return ErrorResponse(invalid(CodeUnsupportedAction, "unsupported action %q", req.Action))
 }
 
 // RunGateway runs recovery then the poller until ctx ends.
@@ -291,9 +292,9 @@ func (s *Service) PollDue(ctx context.Context, env *owner.Env, limit int) (int, 
 func (s *Service) deferRefused(ctx context.Context, env *owner.Env, id string, err error) bool {
 	e := errs.As(err)
 	switch {
-	case e == nil || e.Code == "owner_retired":
+	case e == nil || e.Code == owner.CodeOwnerRetired:
 		return false
-	case e.Code == "session_refreshing":
+	case e.Code == store.CodeSessionRefreshing:
 		d := time.Duration(e.RetryAfterMs) * time.Millisecond
 		if d <= 0 {
 			d = s.budgets().FastInterval

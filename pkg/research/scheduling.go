@@ -62,7 +62,7 @@ func (s *Service) pollLocked(ctx context.Context, env *owner.Env, j *Job, cred c
 	}
 	b := s.budgets()
 	if j.PollCount >= b.MaxPolls+cancelGracePolls {
-		return j, errs.Failed("poll_budget_exhausted", "research job %s reached its poll budget (%d polls) without a confirmed end", j.ID, j.PollCount).
+		return j, errs.Failed(CodePollBudgetExhausted, "research job %s reached its poll budget (%d polls) without a confirmed end", j.ID, j.PollCount).
 			WithHint("inspect the interaction %s in the provider account", j.Handle)
 	}
 	// Every effect of this poll (the request, publication, a budget
@@ -219,7 +219,7 @@ func (s *Service) Wait(ctx context.Context, env *owner.Env, p WaitParams) (*Poll
 		}
 		now := env.Now()
 		if p.TimeoutMs > 0 && now.Sub(start) >= time.Duration(p.TimeoutMs)*time.Millisecond {
-			return s.view(env, j), errs.Unavailable("wait_timeout", "research job %s is still %s after %s", j.ID, j.State, now.Sub(start).Round(time.Second)).
+			return s.view(env, j), errs.Unavailable(CodeWaitTimeout, "research job %s is still %s after %s", j.ID, j.State, now.Sub(start).Round(time.Second)).
 				WithHint("the job keeps running; 'clawkit research wait %s' again later", j.ID)
 		}
 		d := time.Duration(j.NextPollAt-now.UnixMilli()) * time.Millisecond
@@ -235,15 +235,15 @@ func (s *Service) Wait(ctx context.Context, env *owner.Env, p WaitParams) (*Poll
 				d = time.Second
 			}
 			if err := s.sleep(ctx, d); err != nil {
-				return s.view(env, j), errs.Unavailable("wait_interrupted", "waiting for research job %s was interrupted", j.ID).
+				return s.view(env, j), errs.Unavailable(CodeWaitInterrupted, "waiting for research job %s was interrupted", j.ID).
 					WithHint("the job keeps running; 'clawkit research wait %s' resumes", j.ID)
 			}
 			if err := env.Scope.AssertCurrent(); err != nil {
-				if errs.CodeOf(err) == "owner_retired" {
-					return nil, errs.Unavailable("wait_interrupted", "the state owner stopped while waiting for research job %s", j.ID).
+				if errs.CodeOf(err) == owner.CodeOwnerRetired {
+					return nil, errs.Unavailable(CodeWaitInterrupted, "the state owner stopped while waiting for research job %s", j.ID).
 						WithHint("the job keeps running; 'clawkit research wait %s' resumes", j.ID).Wrap(err)
 				}
-				if errs.CodeOf(err) != "session_refreshing" {
+				if errs.CodeOf(err) != store.CodeSessionRefreshing {
 					return nil, err
 				}
 			}
@@ -254,7 +254,7 @@ func (s *Service) Wait(ctx context.Context, env *owner.Env, p WaitParams) (*Poll
 		// After the await: authority must still be current.
 		if _, err := s.pollOnce(ctx, env, j.ID, cred, env.Scope.AssertCurrent, true); err != nil {
 			e := errs.As(err)
-			if e != nil && e.Kind == errs.KindUnavailable && e.Code != "session_refreshing" {
+			if e != nil && e.Kind == errs.KindUnavailable && e.Code != store.CodeSessionRefreshing {
 				continue // temporary provider trouble: next_poll_at honours Retry-After
 			}
 			return nil, err
@@ -328,7 +328,7 @@ func (s *Service) Recover(ctx context.Context, env *owner.Env, poll bool) (*Reco
 		j2, err := s.pollUnderBinding(ctx, env, j, view)
 		if err != nil {
 			res.Skipped = append(res.Skipped, Skip{Job: j.ID, Code: string(errs.CodeOf(err)), Reason: err.Error()})
-			if errs.KindOf(err) == errs.KindRefused && errs.CodeOf(err) == "owner_retired" {
+			if errs.KindOf(err) == errs.KindRefused && errs.CodeOf(err) == owner.CodeOwnerRetired {
 				return res, err
 			}
 			continue
@@ -378,7 +378,7 @@ func bindingAssertFrom(ctx context.Context, env *owner.Env, j *Job, sess *store.
 		if haveSnapshot {
 			haveSnapshot = false
 			if sess == nil {
-				err = errs.Failed("session_not_found", "no session")
+				err = errs.Failed(errs.CodeSessionNotFound, "no session")
 			} else {
 				cur = *sess
 			}
@@ -386,13 +386,13 @@ func bindingAssertFrom(ctx context.Context, env *owner.Env, j *Job, sess *store.
 			cur, err = env.Store.GetSession(ctx, j.AgentID, j.SessionKey)
 		}
 		if err != nil {
-			return errs.Refused("session_gone", "session %s of agent %s no longer exists", j.SessionKey, j.AgentID)
+			return errs.Refused(errs.CodeSessionGone, "session %s of agent %s no longer exists", j.SessionKey, j.AgentID)
 		}
 		if err := store.CheckSessionUsable(cur); err != nil {
 			return err
 		}
 		if cur.Incarnation != j.SessionIncarnation {
-			return errs.Refused("stale_owner", "research job %s was started in incarnation %d of session %s; the session is now at %d", j.ID, j.SessionIncarnation, j.SessionKey, cur.Incarnation).
+			return errs.Refused(CodeStaleOwner, "research job %s was started in incarnation %d of session %s; the session is now at %d", j.ID, j.SessionIncarnation, j.SessionKey, cur.Incarnation).
 				WithHint("the session was reset; the job can no longer be polled or cancelled from it")
 		}
 		return nil

@@ -157,7 +157,7 @@ func (w Worker) Poll(ctx context.Context, env *owner.Env, id string) (next time.
 	j, sess, err := js.getWithSession(ctx, id)
 	if err != nil {
 		unlock()
-		if errs.CodeOf(err) == "job_not_found" {
+		if errs.CodeOf(err) == CodeJobNotFound {
 			return time.Time{}, false, nil
 		}
 		return time.Time{}, true, err

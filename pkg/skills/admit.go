@@ -31,7 +31,7 @@ func checkTarget(t Target) error {
 		t.SessionKey = store.DefaultSession
 	}
 	if t.PluginID == "" {
-		return errs.Usage("missing_plugin", "no plugin named").WithHint("pass --plugin ID")
+		return errs.Usage(CodeMissingPlugin, "no plugin named").WithHint("pass --plugin ID")
 	}
 	if err := store.ValidateIDs(t.AgentID, t.SessionKey); err != nil {
 		return err

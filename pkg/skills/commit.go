@@ -83,7 +83,7 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 		return nil, err
 	}
 	if err != nil {
-		return nil, errs.Unknown("skill_index_failed", "the skill change was applied but the skill index could not be refreshed: %v", err).
+		return nil, errs.Unknown(CodeSkillIndexFailed, "the skill change was applied but the skill index could not be refreshed: %v", err).
 			WithHint("run 'clawkit skill list' to inspect; the next change to this skill refreshes the index")
 	}
 	res.After = after
@@ -109,7 +109,7 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 	if err := c.recordEvent(ctx, id, skill, recAction, rel, evJSON, dispatch); errs.CodeOf(err) == codeUndelivered {
 		return nil, err
 	} else if err != nil {
-		return nil, errs.Unknown("skill_event_unrecorded", "the skill change was applied but its event could not be recorded: %v", err).
+		return nil, errs.Unknown(CodeSkillEventUnrecorded, "the skill change was applied but its event could not be recorded: %v", err).
 			WithHint("inspect with 'clawkit skill list'; hooks were not run")
 	}
 	if len(hooks) > 0 {
@@ -139,7 +139,7 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 			res.Hooks = append(res.Hooks, hr)
 		}
 		if err := c.finishEvent(ctx, id, dispatch, res.Hooks); err != nil {
-			return nil, errs.Unknown("skill_event_unrecorded", "hooks ran but their outcome could not be recorded: %v", err)
+			return nil, errs.Unknown(CodeSkillEventUnrecorded, "hooks ran but their outcome could not be recorded: %v", err)
 		}
 	}
 	res.Dispatch = dispatch

@@ -196,7 +196,7 @@ func begin(ctx context.Context, env *owner.Env, t Target) (*call, error) {
 		t.SessionKey = store.DefaultSession
 	}
 	if t.PluginID == "" {
-		return nil, errs.Usage("missing_plugin", "no plugin named").WithHint("pass --plugin ID")
+		return nil, errs.Usage(CodeMissingPlugin, "no plugin named").WithHint("pass --plugin ID")
 	}
 	if _, err := env.BindSession(ctx, t.AgentID, t.SessionKey); err != nil {
 		return nil, err
@@ -236,11 +236,11 @@ func (c *call) rootResult() (RootResult, error) {
 		}
 		return r, nil
 	case err != nil:
-		return r, errs.Failed("read_failed", "cannot read %s: %v", c.root, skilllint.UnwrapPathErr(err))
+		return r, errs.Failed(errs.CodeReadFailed, "cannot read %s: %v", c.root, skilllint.UnwrapPathErr(err))
 	case st.Mode()&fs.ModeSymlink != 0:
 		return r, linkRefused(c.root)
 	case !st.IsDir():
-		return r, errs.Failed("not_a_folder", "the skills root %s is not a folder", c.root)
+		return r, errs.Failed(CodeNotAFolder, "the skills root %s is not a folder", c.root)
 	}
 	if err := rootWithin(c.env.Home, c.root); err != nil {
 		return r, err
@@ -280,7 +280,7 @@ func opList(ctx context.Context, env *owner.Env, t Target) (any, error) {
 	defer r.Close()
 	ents, err := fs.ReadDir(r.FS(), ".")
 	if err != nil {
-		return nil, errs.Failed("read_failed", "cannot list %s: %v", c.root, skilllint.UnwrapPathErr(err))
+		return nil, errs.Failed(errs.CodeReadFailed, "cannot list %s: %v", c.root, skilllint.UnwrapPathErr(err))
 	}
 	for _, e := range ents {
 		name := e.Name()
@@ -408,7 +408,7 @@ func opRead(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
 	}
 	limit := fileLimit(rel)
 	if p.MaxBytes < 0 {
-		return nil, errs.Usage(owner.CodeInvalidParams, "--max-bytes must be positive")
+		return nil, errs.Usage(errs.CodeInvalidParams, "--max-bytes must be positive")
 	}
 	if p.MaxBytes > 0 && p.MaxBytes < limit {
 		limit = p.MaxBytes

@@ -60,9 +60,6 @@ const (
 	maxDirtySkills = 4096
 )
 
-// CodeWatchDisabled refuses a watch that config turns off.
-const CodeWatchDisabled = "watch_disabled"
-
 // ErrReaderGone is returned when the consumer of the events went away
 // (stdout closed): a clean end of the stream.
 var ErrReaderGone = errors.New("the reader of the events is gone")
@@ -749,7 +746,7 @@ func CheckWatchEnabled(cfg *config.Config) error {
 	}
 	b, isBool := v.(bool)
 	if !isBool {
-		return errs.Usage("invalid_config", "config skills.load.watch is %v; it must be true or false", v).
+		return errs.Usage(errs.CodeInvalidConfig, "config skills.load.watch is %v; it must be true or false", v).
 			WithHint("clawkit config set skills.load.watch true")
 	}
 	if !b {
@@ -774,7 +771,7 @@ func CheckWatchEnabledIn(home string) error {
 func DirSource(dir string) (WatchSource, error) {
 	abs, err := filepath.Abs(filepath.Clean(dir))
 	if err != nil {
-		return WatchSource{}, errs.Usage("invalid_path", "cannot resolve %s: %v", dir, err)
+		return WatchSource{}, errs.Usage(errs.CodeInvalidPath, "cannot resolve %s: %v", dir, err)
 	}
 	name := filepath.Base(abs)
 	if err := skilllint.CheckSkillName(name); err != nil {

@@ -562,7 +562,7 @@ func inTx(ctx context.Context, db *sql.DB, f func(*sql.Tx) error) error {
 // gateway at once), or an error retried with backoff.
 func workResult(again time.Duration, err error) error {
 	if err != nil {
-		if errs.CodeOf(err) == "owner_retired" {
+		if errs.CodeOf(err) == owner.CodeOwnerRetired {
 			return river.JobSnooze(0)
 		}
 		return err
