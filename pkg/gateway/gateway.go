@@ -153,7 +153,7 @@ func Run(ctx context.Context, opts Options) error {
 
 	life, cancelLife := context.WithCancel(context.Background())
 	defer cancelLife()
-	genv := owner.NewEnv(h.Dir, st, g.fence, opts.Now, nil, true)
+	genv := owner.NewOpEnv(h.Dir, st, g.fence, opts.Now, nil, true)
 	var starters sync.WaitGroup
 	for _, start := range opts.Registry.Starters() {
 		starters.Add(1)
@@ -306,9 +306,9 @@ func (g *Gateway) handleCall(w http.ResponseWriter, r *http.Request) {
 	g.opts.Log.Printf("call %s", m.Name)
 	// The call's context ends if the client goes away; the operation's own
 	// fence keeps it from publishing after retirement.
-	env := owner.NewEnv(g.opts.Home.Dir, g.store, g.fence, g.opts.Now, nil, true)
+	env := owner.NewOpEnv(g.opts.Home.Dir, g.store, g.fence, g.opts.Now, nil, true)
 	env.WithCallerEnv(m, req.Env) // the variables it declares, as the caller has them
-	env.AdmitConfig()             // the config this call sees, read once at admission
+	env.SnapshotConfig()          // the config this call sees, read once at admission
 	res, err := invokeSafely(r.Context(), m, env, req.Params)
 	if err != nil {
 		writeJSON(w, http.StatusOK, errorReply(store.ClassifyUnreachable(g.store, err, env.EffectBegun()), env.EffectBegun()))
@@ -317,7 +317,7 @@ func (g *Gateway) handleCall(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, owner.CallReply{OK: true, Result: res})
 }
 
-func invokeSafely(ctx context.Context, m owner.Method, env *owner.Env, params json.RawMessage) (res json.RawMessage, err error) {
+func invokeSafely(ctx context.Context, m owner.Method, env *owner.OpEnv, params json.RawMessage) (res json.RawMessage, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("operation %s panicked: %v", m.Name, p)

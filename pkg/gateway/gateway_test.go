@@ -47,14 +47,14 @@ func TestStopRetiresFenceBeforeDrain(t *testing.T) {
 	reg := owner.NewRegistry()
 	entered := make(chan struct{})
 	release := make(chan struct{})
-	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.slow", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
-		if err := env.Scope.AssertCurrent(); err != nil {
+	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.slow", Write: true, Run: func(ctx context.Context, env *owner.OpEnv, p json.RawMessage) (any, error) {
+		if err := env.Fence.AssertCurrent(); err != nil {
 			return nil, err
 		}
 		close(entered)
 		<-release
 		// About to publish: must be refused now.
-		return map[string]bool{"published": true}, env.Scope.AssertCurrent()
+		return map[string]bool{"published": true}, env.Fence.AssertCurrent()
 	}})
 	h, rec, done := startGateway(t, reg)
 	c := owner.NewClient(rec.Socket)
@@ -94,10 +94,10 @@ func TestStopRetiresFenceBeforeDrain(t *testing.T) {
 // unknown; a classified one keeps its kind.
 func TestErrorClassification(t *testing.T) {
 	reg := owner.NewRegistry()
-	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.plain", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.plain", Write: true, Run: func(ctx context.Context, env *owner.OpEnv, p json.RawMessage) (any, error) {
 		return nil, os.ErrInvalid
 	}})
-	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.busy", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.busy", Write: true, Run: func(ctx context.Context, env *owner.OpEnv, p json.RawMessage) (any, error) {
 		return nil, errs.Unavailable("busy", "busy").WithRetryAfter(1500)
 	}})
 	_, rec, done := startGateway(t, reg)
@@ -123,7 +123,7 @@ func TestErrorClassification(t *testing.T) {
 func TestOutdatedGatewayRefused(t *testing.T) {
 	ran := 0
 	old := owner.NewRegistry()
-	owner.Register(old, owner.Op[json.RawMessage, any]{Name: "t.echo", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+	owner.Register(old, owner.Op[json.RawMessage, any]{Name: "t.echo", Write: true, Run: func(ctx context.Context, env *owner.OpEnv, p json.RawMessage) (any, error) {
 		ran++
 		return map[string]int{"v": 1}, nil
 	}})
@@ -133,7 +133,7 @@ func TestOutdatedGatewayRefused(t *testing.T) {
 	}
 	ranLocal := 0
 	cur := owner.NewRegistry()
-	owner.Register(cur, owner.Op[json.RawMessage, any]{Name: "t.echo.v2", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+	owner.Register(cur, owner.Op[json.RawMessage, any]{Name: "t.echo.v2", Write: true, Run: func(ctx context.Context, env *owner.OpEnv, p json.RawMessage) (any, error) {
 		ranLocal++
 		return map[string]int{"v": 2}, nil
 	}})
@@ -182,11 +182,11 @@ func rawCall(t *testing.T, socket string, req owner.CallRequest) owner.CallReply
 // effect is. The client keeps the handler's own classification either way.
 func TestNoMutationAcceptedFalseAfterAnEffect(t *testing.T) {
 	reg := owner.NewRegistry()
-	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.before", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.before", Write: true, Run: func(ctx context.Context, env *owner.OpEnv, p json.RawMessage) (any, error) {
 		return nil, errs.Refused("nope", "refused before any effect")
 	}})
-	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.after", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
-		if err := env.Admit(); err != nil { // a write is about to happen
+	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.after", Write: true, Run: func(ctx context.Context, env *owner.OpEnv, p json.RawMessage) (any, error) {
+		if err := env.BeginWrite(); err != nil { // a write is about to happen
 			return nil, err
 		}
 		return nil, errs.Unavailable("busy", "the provider is busy").WithRetryAfter(100)
@@ -216,8 +216,8 @@ func TestNoMutationAcceptedFalseAfterAnEffect(t *testing.T) {
 func TestScopes(t *testing.T) {
 	reg := owner.NewRegistry()
 	ran := map[string]int{}
-	handler := func(name string) func(context.Context, *owner.Env, json.RawMessage) (any, error) {
-		return func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+	handler := func(name string) func(context.Context, *owner.OpEnv, json.RawMessage) (any, error) {
+		return func(ctx context.Context, env *owner.OpEnv, p json.RawMessage) (any, error) {
 			ran[name]++
 			return map[string]bool{"ok": true}, nil
 		}
@@ -285,7 +285,7 @@ func TestRoutedCallSeesCallerEnv(t *testing.T) {
 			}
 			return nil
 		},
-		Run: func(ctx context.Context, env *owner.Env, p in) (map[string]string, error) {
+		Run: func(ctx context.Context, env *owner.OpEnv, p in) (map[string]string, error) {
 			return map[string]string{"declared": env.Getenv("CK_DECLARED"), "undeclared": env.Getenv("CK_UNDECLARED"), "unset": env.Getenv("CK_UNSET")}, nil
 		}})
 	h, rec, done := startGateway(t, reg)

@@ -168,24 +168,24 @@ func checkSession(p SessionParams) error { return store.ValidateIDs(p.AgentID, p
 
 func registerCore(r *owner.Registry) {
 	owner.Register(r, owner.Op[SessionParams, store.Session]{Name: MethodSessionCreate, Write: true, Check: checkSession,
-		Run: func(ctx context.Context, env *owner.Env, p SessionParams) (store.Session, error) {
-			if err := env.Scope.AssertCurrent(); err != nil {
+		Run: func(ctx context.Context, env *owner.OpEnv, p SessionParams) (store.Session, error) {
+			if err := env.Fence.AssertCurrent(); err != nil {
 				return store.Session{}, err
 			}
 			return env.Writer().CreateSession(ctx, p.AgentID, p.SessionKey, env.Now())
 		}})
 	owner.Register(r, owner.Op[SessionParams, store.Session]{Name: MethodSessionShow, Check: checkSession,
-		Run: func(ctx context.Context, env *owner.Env, p SessionParams) (store.Session, error) {
+		Run: func(ctx context.Context, env *owner.OpEnv, p SessionParams) (store.Session, error) {
 			return env.Store.GetSession(ctx, p.AgentID, p.SessionKey)
 		}})
 	owner.Register(r, owner.Op[SessionParams, []store.Session]{Name: MethodSessionList,
-		Run: func(ctx context.Context, env *owner.Env, p SessionParams) ([]store.Session, error) {
+		Run: func(ctx context.Context, env *owner.OpEnv, p SessionParams) ([]store.Session, error) {
 			return env.Store.ListSessions(ctx, p.AgentID)
 		}})
 	for name, action := range map[string]string{MethodSessionReset: "reset", MethodSessionRevoke: "revoke", MethodSessionRefreshing: "refreshing", MethodSessionActivate: "activate"} {
 		owner.Register(r, owner.Op[SessionParams, store.Session]{Name: name, Write: true, Check: checkSession,
-			Run: func(ctx context.Context, env *owner.Env, p SessionParams) (store.Session, error) {
-				if err := env.Scope.AssertCurrent(); err != nil {
+			Run: func(ctx context.Context, env *owner.OpEnv, p SessionParams) (store.Session, error) {
+				if err := env.Fence.AssertCurrent(); err != nil {
 					return store.Session{}, err
 				}
 				return env.Writer().UpdateSession(ctx, p.AgentID, p.SessionKey, action, p.RetryAfterMs, env.Now())
@@ -193,14 +193,14 @@ func registerCore(r *owner.Registry) {
 	}
 
 	owner.Register(r, owner.Op[AuthAddParams, auth.Public]{Name: MethodAuthAdd, Write: true, FilesOnly: true, Check: checkAuthAdd,
-		Run: func(ctx context.Context, env *owner.Env, p AuthAddParams) (auth.Public, error) {
+		Run: func(ctx context.Context, env *owner.OpEnv, p AuthAddParams) (auth.Public, error) {
 			prof := auth.Profile{ID: p.ID, Provider: p.Provider, Kind: p.Kind, Secret: p.Secret, CreatedAt: env.Now().UTC().Truncate(time.Second)}
 			return editCredentials(env, func(s *auth.Store) (auth.Public, error) {
 				return prof.Public(), s.Add(prof, p.Replace)
 			})
 		}})
 	owner.Register(r, owner.Op[None, []auth.Public]{Name: MethodAuthList, FilesOnly: true,
-		Run: func(ctx context.Context, env *owner.Env, _ None) ([]auth.Public, error) {
+		Run: func(ctx context.Context, env *owner.OpEnv, _ None) ([]auth.Public, error) {
 			s, err := auth.Load(env.Home)
 			if err != nil {
 				return nil, err
@@ -219,7 +219,7 @@ func registerCore(r *owner.Registry) {
 			return nil
 		},
 		Admit: admitAuthRemove,
-		Run: func(ctx context.Context, env *owner.Env, p AuthRemoveParams) (auth.Public, error) {
+		Run: func(ctx context.Context, env *owner.OpEnv, p AuthRemoveParams) (auth.Public, error) {
 			return editCredentials(env, func(s *auth.Store) (auth.Public, error) {
 				prof, _ := s.Get(p.ID)
 				return prof.Public(), s.Remove(p.ID)
@@ -227,7 +227,7 @@ func registerCore(r *owner.Registry) {
 		}})
 
 	owner.Register(r, owner.Op[ConfigParams, map[string]any]{Name: MethodConfigSet, Write: true, FilesOnly: true, Check: checkConfigSet, Admit: admitConfigSet,
-		Run: func(ctx context.Context, env *owner.Env, p ConfigParams) (map[string]any, error) {
+		Run: func(ctx context.Context, env *owner.OpEnv, p ConfigParams) (map[string]any, error) {
 			v, err := configValue(p)
 			if err != nil {
 				return nil, err
@@ -237,7 +237,7 @@ func registerCore(r *owner.Registry) {
 			})
 		}})
 	owner.Register(r, owner.Op[ConfigParams, map[string]any]{Name: MethodConfigUnset, Write: true, FilesOnly: true, Check: checkConfigPath,
-		Run: func(ctx context.Context, env *owner.Env, p ConfigParams) (map[string]any, error) {
+		Run: func(ctx context.Context, env *owner.OpEnv, p ConfigParams) (map[string]any, error) {
 			return editConfig(env, func(cfg *config.Config) (map[string]any, bool, error) {
 				removed, err := cfg.Unset(p.Path)
 				return map[string]any{"path": p.Path, "removed": removed}, removed, err
@@ -245,17 +245,17 @@ func registerCore(r *owner.Registry) {
 		}})
 
 	owner.Register(r, owner.Op[BackupParams, BackupResult]{Name: MethodStateBackup, Write: true, Check: checkBackup, Admit: admitBackup,
-		Run: func(ctx context.Context, env *owner.Env, p BackupParams) (BackupResult, error) {
+		Run: func(ctx context.Context, env *owner.OpEnv, p BackupParams) (BackupResult, error) {
 			if err := admitBackup(owner.Pre{}, p); err != nil {
 				return BackupResult{}, err
 			}
-			if err := env.Scope.AssertCurrent(); err != nil {
+			if err := env.Fence.AssertCurrent(); err != nil {
 				return BackupResult{}, err
 			}
 			// Writer admission runs inside Backup, immediately before the copy
 			// is published (its checks before that are refusals before any
 			// effect).
-			if err := env.Store.Engine().Backup(ctx, env.Store.DB(), p.Path, env.Admit); err != nil {
+			if err := env.Store.Engine().Backup(ctx, env.Store.DB(), p.Path, env.BeginWrite); err != nil {
 				return BackupResult{}, err
 			}
 			fi, err := os.Stat(p.Path)
@@ -269,7 +269,7 @@ func registerCore(r *owner.Registry) {
 	// state.status: the schema, river's migration version and the live
 	// owner leases, read through whoever owns the state (read-only).
 	owner.Register(r, owner.Op[None, *store.Status]{Name: MethodStateStatus,
-		Run: func(ctx context.Context, env *owner.Env, _ None) (*store.Status, error) {
+		Run: func(ctx context.Context, env *owner.OpEnv, _ None) (*store.Status, error) {
 			return env.Store.Status(ctx)
 		}})
 }
@@ -291,7 +291,7 @@ func admitAuthRemove(pre owner.Pre, p AuthRemoveParams) error {
 // owner fence right before the file is replaced, and saves it — all under
 // the file's edit lock, so concurrent handlers never lose each other's
 // profiles.
-func editCredentials(env *owner.Env, change func(*auth.Store) (auth.Public, error)) (res auth.Public, err error) {
+func editCredentials(env *owner.OpEnv, change func(*auth.Store) (auth.Public, error)) (res auth.Public, err error) {
 	err = fsx.EditLocked(filepath.Join(env.Home, auth.FileName), func() error {
 		s, err := auth.Load(env.Home)
 		if err != nil {
@@ -301,10 +301,10 @@ func editCredentials(env *owner.Env, change func(*auth.Store) (auth.Public, erro
 		if err != nil {
 			return err
 		}
-		if err := env.Scope.AssertCurrent(); err != nil {
+		if err := env.Fence.AssertCurrent(); err != nil {
 			return err
 		}
-		if err := env.Admit(); err != nil { // writer admission, right before the file is replaced
+		if err := env.BeginWrite(); err != nil { // writer admission, right before the file is replaced
 			return err
 		}
 		if err := s.Save(); err != nil {
@@ -321,7 +321,7 @@ func editCredentials(env *owner.Env, change func(*auth.Store) (auth.Public, erro
 // The whole load-change-save runs under the config's edit lock: without
 // it, 20 concurrent `config set` calls through one gateway kept only some
 // of their keys while all of them exited 0.
-func editConfig(env *owner.Env, change func(*config.Config) (res map[string]any, changed bool, err error)) (res map[string]any, err error) {
+func editConfig(env *owner.OpEnv, change func(*config.Config) (res map[string]any, changed bool, err error)) (res map[string]any, err error) {
 	err = fsx.EditLocked(filepath.Join(env.Home, config.FileName), func() error {
 		cfg, err := config.Load(env.Home)
 		if err != nil {
@@ -335,11 +335,11 @@ func editConfig(env *owner.Env, change func(*config.Config) (res map[string]any,
 		if !changed {
 			return nil
 		}
-		if err := env.Scope.AssertCurrent(); err != nil {
+		if err := env.Fence.AssertCurrent(); err != nil {
 			res = nil
 			return err
 		}
-		if err := env.Admit(); err != nil { // writer admission, right before the file is replaced
+		if err := env.BeginWrite(); err != nil { // writer admission, right before the file is replaced
 			res = nil
 			return err
 		}

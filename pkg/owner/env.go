@@ -12,30 +12,32 @@ import (
 	"github.com/clawkit/clawkit/pkg/store"
 )
 
-// Env is what an operation gets.
-type Env struct {
+// OpEnv is what an operation gets: its home, store, clock, fence, config
+// snapshot and caller's environment. (pkg/cli's Env is the command's:
+// flags, output, stdin.)
+type OpEnv struct {
 	Home     string
 	Store    *store.Store
-	Scope    Scope
+	Fence    Fence
 	Now      func() time.Time
 	Progress io.Writer // nil inside the gateway
 	// Gateway is true when the operation runs inside a gateway.
 	Gateway bool
 
-	// getenv is the caller's admitted environment (WithCallerEnv); nil
+	// getenv is the caller's environment (WithCallerEnv); nil
 	// means this process's own (offline, or a gateway's background work).
 	getenv func(string) string
 
-	scope *scope
-	// config is the config admitted with the call (AdmitConfig): read once,
+	fences *callFence
+	// config is the call's config snapshot (SnapshotConfig): read once,
 	// after ownership, so a change during the call does not change what it
 	// sees.
-	config         *config.Config
-	configErr      error
-	configAdmitted bool
+	config      *config.Config
+	configErr   error
+	configTaken bool
 
-	// effect is set once the operation admitted a write or an external
-	// effect (Admit, MarkEffect): from then on its errors are no longer
+	// effect is set once the operation began a write or an external
+	// effect (BeginWrite, MarkEffect): from then on its errors are no longer
 	// refusals before any effect.
 	effect atomic.Bool
 }
@@ -43,7 +45,7 @@ type Env struct {
 // Getenv reads an environment variable as the caller of the operation has
 // it: in a gateway, a variable the operation declared (Op.Env) comes from
 // the call, never from the gateway's own environment.
-func (e *Env) Getenv(k string) string {
+func (e *OpEnv) Getenv(k string) string {
 	if e.getenv != nil {
 		return e.getenv(k)
 	}
@@ -53,7 +55,7 @@ func (e *Env) Getenv(k string) string {
 // WithCallerEnv makes Getenv answer the names m declares from vals (the
 // call's environment; an absent name is unset) and every other name from
 // this process.
-func (e *Env) WithCallerEnv(m Method, vals map[string]string) {
+func (e *OpEnv) WithCallerEnv(m Method, vals map[string]string) {
 	declared := make(map[string]bool, len(m.Env))
 	for _, k := range m.Env {
 		declared[k] = true
@@ -81,56 +83,56 @@ func CallerEnv(m Method, lookup func(string) (string, bool)) map[string]string {
 	return out
 }
 
-// AdmitConfig reads the home's config once, as the snapshot the operation
-// sees (AdmittedConfig). Executors call it after they own the state and
+// SnapshotConfig reads the home's config once, as the snapshot the operation
+// sees (Config). Executors call it after they own the state and
 // before the operation runs.
-func (e *Env) AdmitConfig() {
-	e.admitConfig(config.Load(e.Home))
+func (e *OpEnv) SnapshotConfig() {
+	e.snapshotConfig(config.Load(e.Home))
 }
 
 // admitConfig admits a config the executor has just read (the offline
 // executor reads it once, for the engine and the call).
-func (e *Env) admitConfig(cfg *config.Config, err error) {
+func (e *OpEnv) snapshotConfig(cfg *config.Config, err error) {
 	e.config, e.configErr = cfg, err
-	e.configAdmitted = true
+	e.configTaken = true
 }
 
-// AdmittedConfig returns the config admitted with the call. An Env built
-// without admission (a gateway's long-lived background Env, tests) reads
+// Config returns the call's config snapshot. An OpEnv built
+// without a snapshot (a gateway's long-lived background Env, tests) reads
 // the current config instead: a background pass has no call to admit with.
-func (e *Env) AdmittedConfig() (*config.Config, error) {
-	if e.configAdmitted {
+func (e *OpEnv) Config() (*config.Config, error) {
+	if e.configTaken {
 		return e.config, e.configErr
 	}
 	return config.Load(e.Home)
 }
 
-// Admit is writer admission: the owner fence, checked immediately before a
+// BeginWrite is writer admission: the owner fence, checked immediately before a
 // database write or file publication, which it then counts as an effect.
-func (e *Env) Admit() error {
-	if err := e.Fence(); err != nil {
+func (e *OpEnv) BeginWrite() error {
+	if err := e.AssertOwner(); err != nil {
 		return err
 	}
 	e.effect.Store(true)
 	return nil
 }
 
-// Writer is the operation's store with writer admission (Admit) in front
+// Writer is the operation's store with writer admission (BeginWrite) in front
 // of each of the store's own writes (sessions): what write operations use.
-func (e *Env) Writer() *store.Store { return e.Store.Gated(e.Admit) }
+func (e *OpEnv) Writer() *store.Store { return e.Store.Gated(e.BeginWrite) }
 
 // MarkEffect records that an external effect (an HTTP request that may
 // change provider state) is about to be made.
-func (e *Env) MarkEffect() { e.effect.Store(true) }
+func (e *OpEnv) MarkEffect() { e.effect.Store(true) }
 
-// EffectBegun reports whether the operation admitted any write or effect.
-func (e *Env) EffectBegun() bool { return e.effect.Load() }
+// EffectBegun reports whether the operation began any write or effect.
+func (e *OpEnv) EffectBegun() bool { return e.effect.Load() }
 
 // BindSession loads agentID/sessionKey (creating the default main/cli
 // session on first use; any other must exist), refuses a revoked (exit 3) or
-// refreshing (exit 5) session, and makes Scope.AssertCurrent fail as soon as
+// refreshing (exit 5) session, and makes Fence.AssertCurrent fail as soon as
 // the session is reset, revoked or starts refreshing.
-func (e *Env) BindSession(ctx context.Context, agentID, sessionKey string) (store.Session, error) {
+func (e *OpEnv) BindSession(ctx context.Context, agentID, sessionKey string) (store.Session, error) {
 	// The default session's first use creates it: that write alone passes
 	// writer admission (an existing session is only read).
 	sess, err := e.Writer().EnsureSession(ctx, agentID, sessionKey, e.Now())
@@ -142,7 +144,7 @@ func (e *Env) BindSession(ctx context.Context, agentID, sessionKey string) (stor
 	}
 	inc := sess.Incarnation
 	st := e.Store
-	e.scope.add(func() error {
+	e.fences.add(func() error {
 		cur, err := st.GetSession(context.Background(), agentID, sessionKey)
 		if err != nil {
 			return errs.Refused(errs.CodeSessionGone, "session %s of agent %s no longer exists", sessionKey, agentID)
@@ -159,8 +161,8 @@ func (e *Env) BindSession(ctx context.Context, agentID, sessionKey string) (stor
 	return sess, nil
 }
 
-// NewEnv builds an operation Env whose Scope checks fence first.
-func NewEnv(home string, st *store.Store, fence func() error, now func() time.Time, progress io.Writer, gateway bool) *Env {
-	sc := &scope{fence: fence}
-	return &Env{Home: home, Store: st, Scope: sc, Now: now, Progress: progress, Gateway: gateway, scope: sc}
+// NewOpEnv builds an operation's OpEnv whose Fence checks fence first.
+func NewOpEnv(home string, st *store.Store, fence func() error, now func() time.Time, progress io.Writer, gateway bool) *OpEnv {
+	sc := &callFence{fence: fence}
+	return &OpEnv{Home: home, Store: st, Fence: sc, Now: now, Progress: progress, Gateway: gateway, fences: sc}
 }

@@ -6,8 +6,10 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 )
 
-// Scope is the authority an operation runs under.
-type Scope interface {
+// Fence is the authority an operation runs under: ownership of the state
+// and, once bound, its session. (Scope, by contrast, is the authorization
+// a call needs: ScopeRead, ScopeWrite, ScopeAdmin.)
+type Fence interface {
 	// AssertCurrent returns nil while this process still owns the state
 	// (lock held, gateway not retiring) and, when a session was bound, that
 	// session is still active at the same incarnation. Operations call it
@@ -18,27 +20,27 @@ type Scope interface {
 // Fence is the owner fence alone (lock held, owner not retiring), without
 // session checks: writer admission for the operation's database writes and
 // file publications, which must stop the moment ownership ends.
-func (e *Env) Fence() error {
-	if e.scope == nil || e.scope.fence == nil {
+func (e *OpEnv) AssertOwner() error {
+	if e.fences == nil || e.fences.fence == nil {
 		return nil
 	}
-	return e.scope.fence()
+	return e.fences.fence()
 }
 
 // scope combines the owner fence with any bound session checks.
-type scope struct {
+type callFence struct {
 	fence  func() error
 	mu     sync.Mutex
 	checks []func() error
 }
 
-func (s *scope) add(f func() error) {
+func (s *callFence) add(f func() error) {
 	s.mu.Lock()
 	s.checks = append(s.checks, f)
 	s.mu.Unlock()
 }
 
-func (s *scope) AssertCurrent() error {
+func (s *callFence) AssertCurrent() error {
 	if err := s.fence(); err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ func TestOfflineWriteHoldsAFencedLease(t *testing.T) {
 	}
 	var got seen
 	reg := NewRegistry()
-	Register(reg, Op[json.RawMessage, any]{Name: "t.write", Write: true, Run: func(ctx context.Context, env *Env, _ json.RawMessage) (any, error) {
+	Register(reg, Op[json.RawMessage, any]{Name: "t.write", Write: true, Run: func(ctx context.Context, env *OpEnv, _ json.RawMessage) (any, error) {
 		db := env.Store.DB()
 		got.Leases, _ = env.Store.LiveLeases(ctx)
 		got.Inc = env.Store.Engine().(*store.Postgres).Incarnation()
@@ -52,7 +52,7 @@ func TestOfflineWriteHoldsAFencedLease(t *testing.T) {
 		_, got.LateWrite = db.ExecContext(ctx, `UPDATE sessions SET status = 'revoked'`)
 		return map[string]bool{"ok": true}, nil
 	}})
-	Register(reg, Op[json.RawMessage, any]{Name: "t.read", Run: func(ctx context.Context, env *Env, _ json.RawMessage) (any, error) {
+	Register(reg, Op[json.RawMessage, any]{Name: "t.read", Run: func(ctx context.Context, env *OpEnv, _ json.RawMessage) (any, error) {
 		return map[string]int64{"inc": env.Store.Engine().(*store.Postgres).Incarnation()}, nil
 	}})
 	r := &Router{Home: h, Registry: reg, LockTimeout: 0, Version: "test"}

@@ -28,7 +28,7 @@ func TestOfflineCallPassesValues(t *testing.T) {
 			}
 			return nil
 		},
-		Run: func(ctx context.Context, env *Env, p params) (result, error) {
+		Run: func(ctx context.Context, env *OpEnv, p params) (result, error) {
 			ran++
 			return result{Local: p.Local}, nil
 		}})

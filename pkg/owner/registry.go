@@ -54,7 +54,7 @@ type Op[P, R any] struct {
 	// only moves the refusal earlier.
 	Admit func(pre Pre, p P) error
 	// Run does the work. It is called only with parameters Check accepted.
-	Run func(ctx context.Context, env *Env, p P) (R, error)
+	Run func(ctx context.Context, env *OpEnv, p P) (R, error)
 }
 
 // Pre is what an Admit check may read: the home (which may not exist yet),
@@ -79,7 +79,7 @@ type Method struct {
 	value  func(params any) (any, bool)
 	check  func(p any) error
 	admit  func(pre Pre, p any) error
-	run    func(ctx context.Context, env *Env, p any) (any, error)
+	run    func(ctx context.Context, env *OpEnv, p any) (any, error)
 }
 
 // Register adds op to r under its versioned name (VersionedName);
@@ -110,7 +110,7 @@ func Register[P, R any](r *Registry, op Op[P, R]) {
 	if op.Admit != nil {
 		m.admit = func(pre Pre, p any) error { return op.Admit(pre, p.(P)) }
 	}
-	m.run = func(ctx context.Context, env *Env, p any) (any, error) {
+	m.run = func(ctx context.Context, env *OpEnv, p any) (any, error) {
 		res, err := op.Run(ctx, env, p.(P))
 		if err != nil {
 			return nil, err
@@ -171,7 +171,7 @@ func (m Method) Check(p any) error { return m.check(p) }
 
 // Serve is the gateway's executor step: decode the call's JSON, check it,
 // run it and encode the result.
-func (m Method) Serve(ctx context.Context, env *Env, raw json.RawMessage) (json.RawMessage, error) {
+func (m Method) Serve(ctx context.Context, env *OpEnv, raw json.RawMessage) (json.RawMessage, error) {
 	p, err := m.decode(raw)
 	if err != nil {
 		return nil, err
@@ -192,7 +192,7 @@ func (m Method) Serve(ctx context.Context, env *Env, raw json.RawMessage) (json.
 
 // Invoke runs an operation in this process on parameters given as a value
 // (or JSON, decoded strictly) and returns its result as a value.
-func Invoke(ctx context.Context, m Method, env *Env, params any) (any, error) {
+func Invoke(ctx context.Context, m Method, env *OpEnv, params any) (any, error) {
 	p, err := m.params(params)
 	if err != nil {
 		return nil, err
@@ -283,7 +283,7 @@ type Registry struct {
 	methods map[string]Method
 	// Starters run inside a gateway once it owns the state (recovery,
 	// background pollers). They get the gateway's Env and its life's ctx.
-	starters []func(ctx context.Context, env *Env)
+	starters []func(ctx context.Context, env *OpEnv)
 }
 
 // NewRegistry returns an empty registry.
@@ -318,17 +318,17 @@ func (r *Registry) register(m Method) {
 
 // OnGatewayStart adds a function the gateway runs (in its own goroutine)
 // once it owns the state.
-func (r *Registry) OnGatewayStart(f func(ctx context.Context, env *Env)) {
+func (r *Registry) OnGatewayStart(f func(ctx context.Context, env *OpEnv)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.starters = append(r.starters, f)
 }
 
 // Starters returns the gateway start hooks.
-func (r *Registry) Starters() []func(ctx context.Context, env *Env) {
+func (r *Registry) Starters() []func(ctx context.Context, env *OpEnv) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return append([]func(context.Context, *Env){}, r.starters...)
+	return append([]func(context.Context, *OpEnv){}, r.starters...)
 }
 
 // Lookup finds a method by name, with or without its version suffix

@@ -280,14 +280,14 @@ func (r *Router) runLocal(ctx context.Context, m Method, p any, lock *Lock) (res
 		return nil
 	}
 	// The call's one read of config.json after ownership: it selects the
-	// engine and is the snapshot the operation sees (AdmittedConfig).
+	// engine and is the snapshot the operation sees (OpEnv.Config).
 	cfg, cfgErr := config.Load(r.Home.Dir)
 	if m.FilesOnly {
 		// The home's files only: the owner lock is the whole fence, and
 		// no engine is resolved.
-		env := NewEnv(r.Home.Dir, nil, fence, r.Now, r.Progress, false)
+		env := NewOpEnv(r.Home.Dir, nil, fence, r.Now, r.Progress, false)
 		env.getenv = r.getenv
-		env.admitConfig(cfg, cfgErr)
+		env.snapshotConfig(cfg, cfgErr)
 		return m.run(ctx, env, p)
 	}
 	_, statErr := os.Stat(r.Home.DB())
@@ -343,9 +343,9 @@ func (r *Router) runLocal(ctx context.Context, m Method, p any, lock *Lock) (res
 			return lease.Check()
 		}
 	}
-	env := NewEnv(r.Home.Dir, st, leased, r.Now, r.Progress, false)
+	env := NewOpEnv(r.Home.Dir, st, leased, r.Now, r.Progress, false)
 	env.getenv = r.getenv
-	env.admitConfig(cfg, cfgErr) // the call's config snapshot
+	env.snapshotConfig(cfg, cfgErr) // the call's config snapshot
 	res, err = m.run(ctx, env, p)
 	// A server lost mid-operation is exit 5 (or 4 after a write), as
 	// through a gateway.

@@ -16,9 +16,9 @@ import (
 
 func testRegistry(calls *atomic.Int32) *Registry {
 	r := NewRegistry()
-	Register(r, Op[json.RawMessage, any]{Name: "t.write", Write: true, Run: func(ctx context.Context, env *Env, p json.RawMessage) (any, error) {
+	Register(r, Op[json.RawMessage, any]{Name: "t.write", Write: true, Run: func(ctx context.Context, env *OpEnv, p json.RawMessage) (any, error) {
 		calls.Add(1)
-		return map[string]bool{"ok": true}, env.Scope.AssertCurrent()
+		return map[string]bool{"ok": true}, env.Fence.AssertCurrent()
 	}})
 	return r
 }
@@ -95,13 +95,13 @@ func TestStaleRecordIgnored(t *testing.T) {
 func TestFenceFailsWhenLockReplaced(t *testing.T) {
 	h := shortHome(t)
 	r := NewRegistry()
-	Register(r, Op[json.RawMessage, any]{Name: "t.replace", Write: true, Run: func(ctx context.Context, env *Env, p json.RawMessage) (any, error) {
-		if err := env.Scope.AssertCurrent(); err != nil {
+	Register(r, Op[json.RawMessage, any]{Name: "t.replace", Write: true, Run: func(ctx context.Context, env *OpEnv, p json.RawMessage) (any, error) {
+		if err := env.Fence.AssertCurrent(); err != nil {
 			t.Errorf("fence failed before replacement: %v", err)
 		}
 		os.Remove(h.Lock())
 		os.WriteFile(h.Lock(), nil, 0o600)
-		return nil, env.Scope.AssertCurrent()
+		return nil, env.Fence.AssertCurrent()
 	}})
 	err := (&Router{Home: h, Registry: r, LockTimeout: time.Second}).Call(context.Background(), "t.replace", struct{}{}, nil)
 	if errs.CodeOf(err) != "owner_retired" {

@@ -17,7 +17,7 @@ func TestOfflineStoreClosedBeforeLockReleased(t *testing.T) {
 	next := make(chan bool, 1)
 	reg := NewRegistry()
 	Register(reg, Op[struct{}, bool]{Name: "t.settle", Write: true,
-		Run: func(ctx context.Context, env *Env, _ struct{}) (bool, error) {
+		Run: func(ctx context.Context, env *OpEnv, _ struct{}) (bool, error) {
 			if _, err := env.Writer().CreateSession(ctx, "main", "settle", env.Now()); err != nil {
 				return false, err
 			}

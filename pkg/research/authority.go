@@ -37,7 +37,7 @@ func (c *Caller) defaults() error {
 // bind binds the caller's session to env's scope, waiting a bounded number
 // of times while it is refreshing (reacquiring authority each time). A
 // revoked session is refused at once.
-func (s *Service) bind(ctx context.Context, env *owner.Env, c Caller) (store.Session, error) {
+func (s *Service) bind(ctx context.Context, env *owner.OpEnv, c Caller) (store.Session, error) {
 	b := s.budgets()
 	for attempt := 0; ; attempt++ {
 		sess, err := env.BindSession(ctx, c.AgentID, c.SessionKey)
@@ -85,7 +85,7 @@ func (s *Service) assertWithRefresh(ctx context.Context, assert func() error) er
 // same agent and session, the session's incarnation unchanged since the
 // job was bound, research still enabled, and the same profile, credential
 // account and endpoint as at submission. It returns the pinned credential.
-func (s *Service) custody(ctx context.Context, env *owner.Env, j *Job, c Caller) (credential, error) {
+func (s *Service) custody(ctx context.Context, env *owner.OpEnv, j *Job, c Caller) (credential, error) {
 	if err := checkCaller(j, c); err != nil {
 		return credential{}, err
 	}
@@ -109,7 +109,7 @@ func checkCaller(j *Job, c Caller) error {
 
 // jobAuthority is the part of custody that does not depend on the caller:
 // the session's incarnation, then the pinned credential (credentialFor).
-func (s *Service) jobAuthority(env *owner.Env, j *Job, sess store.Session) (credential, error) {
+func (s *Service) jobAuthority(env *owner.OpEnv, j *Job, sess store.Session) (credential, error) {
 	if sess.Incarnation != j.SessionIncarnation {
 		return credential{}, errs.Refused(CodeStaleOwner, "research job %s was started in incarnation %d of session %s; the session is now at %d", j.ID, j.SessionIncarnation, j.SessionKey, sess.Incarnation).
 			WithHint("the session was reset; the job can no longer be polled or cancelled from it")
@@ -133,7 +133,7 @@ type authView struct {
 // credentials.json and the base URL override: both files are only ever
 // replaced by atomic renames, so any change gives a new identity and a
 // fresh read, while the poller's batches cost two stat calls.
-func (s *Service) loadAuthView(env *owner.Env) *authView {
+func (s *Service) loadAuthView(env *owner.OpEnv) *authView {
 	home, getenv := env.Home, s.callEnv(env)
 	key := fileIdentity(filepath.Join(home, config.FileName)) + "|" + fileIdentity(filepath.Join(home, auth.FileName)) + "|" + getenv(EnvBaseURL)
 	s.authMu.Lock()
@@ -197,7 +197,7 @@ func credentialFor(j *Job, v *authView) (credential, error) {
 // a finished job's report: its session is usable and still at the
 // incarnation the job was bound to. The session is bound to the scope, so
 // AssertCurrent right before delivery re-checks it.
-func (s *Service) deliveryAuthority(ctx context.Context, env *owner.Env, j *Job, c Caller) error {
+func (s *Service) deliveryAuthority(ctx context.Context, env *owner.OpEnv, j *Job, c Caller) error {
 	sess, err := s.bind(ctx, env, c)
 	if err != nil {
 		return err
@@ -213,14 +213,14 @@ func (s *Service) deliveryAuthority(ctx context.Context, env *owner.Env, j *Job,
 // the job's pinned profile, endpoint and credential account) and returns
 // the credential. It is called immediately before every provider effect,
 // after any wait, so a change made meanwhile refuses the effect.
-func (s *Service) providerAuthority(env *owner.Env, j *Job) (credential, error) {
+func (s *Service) providerAuthority(env *owner.OpEnv, j *Job) (credential, error) {
 	return credentialFor(j, s.loadAuthView(env))
 }
 
 // effectAuthority is the check right before an external effect: the owner
 // fence and bound session (AssertCurrent), then the provider authority.
-func (s *Service) effectAuthority(env *owner.Env, j *Job) (credential, error) {
-	if err := env.Scope.AssertCurrent(); err != nil {
+func (s *Service) effectAuthority(env *owner.OpEnv, j *Job) (credential, error) {
+	if err := env.Fence.AssertCurrent(); err != nil {
 		return credential{}, err
 	}
 	cred, err := s.providerAuthority(env, j)
@@ -238,7 +238,7 @@ func (s *Service) effectAuthority(env *owner.Env, j *Job) (credential, error) {
 // does not exist is refused unless it is the default one (created on first
 // use), and a refreshing session is waited for a bounded number of times,
 // re-read each time, then reported as temporarily unavailable (exit 5).
-func (s *Service) describeAccess(ctx context.Context, env *owner.Env, c Caller) error {
+func (s *Service) describeAccess(ctx context.Context, env *owner.OpEnv, c Caller) error {
 	b := s.budgets()
 	for attempt := 0; ; attempt++ {
 		sess, err := env.Store.GetSession(ctx, c.AgentID, c.SessionKey)
@@ -264,13 +264,13 @@ func (s *Service) describeAccess(ctx context.Context, env *owner.Env, c Caller) 
 }
 
 // settings reads the activation from the config admitted with the call
-// (owner.Env.AdmittedConfig): what the operation uses (endpoint, agent,
+// (owner.OpEnv.AdmittedConfig): what the operation uses (endpoint, agent,
 // profile) does not change if config.json changes during the call. The
 // provider authority checks before each effect (providerAuthority) read
 // the current files instead: a change can refuse an effect, never alter
 // what the call uses.
-func (s *Service) settings(env *owner.Env) (Settings, error) {
-	cfg, err := env.AdmittedConfig()
+func (s *Service) settings(env *owner.OpEnv) (Settings, error) {
+	cfg, err := env.Config()
 	if err != nil {
 		return Settings{}, err
 	}

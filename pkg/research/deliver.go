@@ -18,7 +18,7 @@ import (
 // deliver copies a published report to out (an absolute path) under the
 // caller's authority. A job without a published report has nothing to
 // deliver.
-func (s *Service) deliver(ctx context.Context, env *owner.Env, j *Job, out string, assert func() error) error {
+func (s *Service) deliver(ctx context.Context, env *owner.OpEnv, j *Job, out string, assert func() error) error {
 	if out == "" {
 		return nil
 	}

@@ -122,7 +122,7 @@ type jobStore struct {
 }
 
 // jobsOf is the job table of an operation, admitted by its owner fence.
-func jobsOf(env *owner.Env) jobStore { return jobStore{st: env.Store, fence: env.Admit} }
+func jobsOf(env *owner.OpEnv) jobStore { return jobStore{st: env.Store, fence: env.BeginWrite} }
 
 func (s jobStore) admit() error {
 	if s.fence == nil {

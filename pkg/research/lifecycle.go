@@ -64,7 +64,7 @@ func validIdempotencyKey(k string) bool {
 // Start submits a research job. The create request is sent at most once:
 // whatever happens after it may have left, it is never sent again for this
 // job.
-func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*StartResult, error) {
+func (s *Service) Start(ctx context.Context, env *owner.OpEnv, p StartParams) (*StartResult, error) {
 	out, set, cred, err := s.checkStart(env.Home, &p, func() (Settings, error) { return s.settings(env) })
 	if err != nil {
 		return nil, err
@@ -172,7 +172,7 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 // createFailed records a failed create as not-sent (proved not accepted)
 // or indeterminate (may have been accepted) and returns the classified
 // error.
-func (s *Service) createFailed(ctx context.Context, env *owner.Env, js jobStore, j *Job, err error) error {
+func (s *Service) createFailed(ctx context.Context, env *owner.OpEnv, js jobStore, j *Job, err error) error {
 	ge := google.AsError(err)
 	var out *errs.Error
 	state := StateIndeterminate
@@ -276,7 +276,7 @@ type PollResult struct {
 	Citations []google.Citation `json:"citations,omitempty"`
 }
 
-func (s *Service) lookup(ctx context.Context, env *owner.Env, p JobParams) (*Job, error) {
+func (s *Service) lookup(ctx context.Context, env *owner.OpEnv, p JobParams) (*Job, error) {
 	js := jobsOf(env)
 	if p.Job != "" {
 		if !ValidJobID(p.Job) {
@@ -306,7 +306,7 @@ func (s *Service) lookup(ctx context.Context, env *owner.Env, p JobParams) (*Job
 }
 
 // Poll polls a job once (after custody checks) and applies the result.
-func (s *Service) Poll(ctx context.Context, env *owner.Env, p JobParams) (*PollResult, error) {
+func (s *Service) Poll(ctx context.Context, env *owner.OpEnv, p JobParams) (*PollResult, error) {
 	if err := p.Caller.defaults(); err != nil {
 		return nil, err
 	}
@@ -323,7 +323,7 @@ func (s *Service) Poll(ctx context.Context, env *owner.Env, p JobParams) (*PollR
 				return nil, err
 			}
 		}
-		if err := s.deliver(ctx, env, j, p.Out, env.Scope.AssertCurrent); err != nil {
+		if err := s.deliver(ctx, env, j, p.Out, env.Fence.AssertCurrent); err != nil {
 			return nil, err
 		}
 		return s.view(env, j), s.jobOutcomeErr(j)
@@ -332,17 +332,17 @@ func (s *Service) Poll(ctx context.Context, env *owner.Env, p JobParams) (*PollR
 	if err != nil {
 		return nil, err
 	}
-	j, err = s.pollOnce(ctx, env, j.ID, cred, env.Scope.AssertCurrent, false)
+	j, err = s.pollOnce(ctx, env, j.ID, cred, env.Fence.AssertCurrent, false)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.deliver(ctx, env, j, p.Out, env.Scope.AssertCurrent); err != nil {
+	if err := s.deliver(ctx, env, j, p.Out, env.Fence.AssertCurrent); err != nil {
 		return nil, err
 	}
 	return s.view(env, j), nil
 }
 
-func (s *Service) view(env *owner.Env, j *Job) *PollResult {
+func (s *Service) view(env *owner.OpEnv, j *Job) *PollResult {
 	r := &PollResult{Job: j, Done: TerminalState(j.State)}
 	if j.Published {
 		r.ReportDir = jobDir(env.Home, j.ID)
@@ -376,7 +376,7 @@ func classifyPollErr(j *Job, err error) *errs.Error {
 
 // Cancel records the intent, asks the provider, and polls once: the job is
 // cancelled only when a poll shows status cancelled.
-func (s *Service) Cancel(ctx context.Context, env *owner.Env, p JobParams) (*PollResult, error) {
+func (s *Service) Cancel(ctx context.Context, env *owner.OpEnv, p JobParams) (*PollResult, error) {
 	if err := p.Caller.defaults(); err != nil {
 		return nil, err
 	}
@@ -451,7 +451,7 @@ func (s *Service) Cancel(ctx context.Context, env *owner.Env, p JobParams) (*Pol
 		return nil, out.WithHint("the cancellation intent is recorded; run 'clawkit research cancel %s' again", j.ID)
 	}
 	// A 200 only says "asked". Look once; confirmation may come later.
-	if j2, err := s.pollOnce(ctx, env, j.ID, cred, env.Scope.AssertCurrent, false); err == nil {
+	if j2, err := s.pollOnce(ctx, env, j.ID, cred, env.Fence.AssertCurrent, false); err == nil {
 		j = j2
 	}
 	return s.view(env, j), nil
@@ -465,7 +465,7 @@ type ListParams struct {
 }
 
 // List returns jobs, newest first.
-func (s *Service) List(ctx context.Context, env *owner.Env, p ListParams) ([]*Job, error) {
+func (s *Service) List(ctx context.Context, env *owner.OpEnv, p ListParams) ([]*Job, error) {
 	where := []string{}
 	var args []any
 	if p.AgentID != "" {
@@ -495,7 +495,7 @@ func (s *Service) List(ctx context.Context, env *owner.Env, p ListParams) ([]*Jo
 }
 
 // Show returns one job and its published result, if any. It reads only.
-func (s *Service) Show(ctx context.Context, env *owner.Env, p JobParams) (*PollResult, error) {
+func (s *Service) Show(ctx context.Context, env *owner.OpEnv, p JobParams) (*PollResult, error) {
 	if !ValidJobID(p.Job) {
 		return nil, errInvalidJobID(p.Job)
 	}

@@ -44,7 +44,7 @@ func (w Worker) queuedOutcome(err error) (time.Duration, error) {
 // bindingCheck returns the check run right before each effect of queued
 // work on j: the binding's authority, then the provider credential (set
 // into *cred).
-func (s *Service) bindingCheck(ctx context.Context, env *owner.Env, j *Job, cred *credential) func() error {
+func (s *Service) bindingCheck(ctx context.Context, env *owner.OpEnv, j *Job, cred *credential) func() error {
 	assert := bindingAssert(ctx, env, j)
 	return func() error {
 		if err := assert(); err != nil {
@@ -61,7 +61,7 @@ func (s *Service) bindingCheck(ctx context.Context, env *owner.Env, j *Job, cred
 // before running again (0 and nil: done); an error is retried with
 // backoff — asking again is harmless, so even a request whose outcome is
 // unknown is repeated. Confirmation is a poll's business.
-func (w Worker) Cancel(ctx context.Context, env *owner.Env, id string) (time.Duration, error) {
+func (w Worker) Cancel(ctx context.Context, env *owner.OpEnv, id string) (time.Duration, error) {
 	s := w.s
 	j, unlock, err := s.queuedJob(ctx, env, id)
 	if j == nil {
@@ -96,7 +96,7 @@ func (w Worker) Cancel(ctx context.Context, env *owner.Env, id string) (time.Dur
 // database) and applies it, which publishes the files and records the
 // terminal state, under the binding's authority checked right before the
 // request and before publication. It answers as Cancel does.
-func (w Worker) Publish(ctx context.Context, env *owner.Env, id string) (time.Duration, error) {
+func (w Worker) Publish(ctx context.Context, env *owner.OpEnv, id string) (time.Duration, error) {
 	s := w.s
 	j, unlock, err := s.queuedJob(ctx, env, id)
 	if j == nil {
@@ -127,7 +127,7 @@ func (w Worker) Publish(ctx context.Context, env *owner.Env, id string) (time.Du
 
 // queuedJob locks and reads job id for a queued job's worker. A job that
 // no longer exists (nil, nil) needs nothing more: the queued job ends.
-func (s *Service) queuedJob(ctx context.Context, env *owner.Env, id string) (*Job, func(), error) {
+func (s *Service) queuedJob(ctx context.Context, env *owner.OpEnv, id string) (*Job, func(), error) {
 	unlock := s.lockJob(id)
 	j, err := jobsOf(env).get(ctx, id)
 	if err != nil {

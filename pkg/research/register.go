@@ -35,14 +35,14 @@ type DescribeParams struct {
 
 // Describe applies the caller's session access policy (describeAccess),
 // then describes the service from config alone.
-func (s *Service) Describe(ctx context.Context, env *owner.Env, p DescribeParams) (*Describe, error) {
+func (s *Service) Describe(ctx context.Context, env *owner.OpEnv, p DescribeParams) (*Describe, error) {
 	if err := p.Caller.defaults(); err != nil {
 		return nil, err
 	}
 	if err := s.describeAccess(ctx, env, p.Caller); err != nil {
 		return nil, err
 	}
-	cfg, err := env.AdmittedConfig()
+	cfg, err := env.Config()
 	if err != nil {
 		return nil, err
 	}
@@ -89,11 +89,11 @@ func (s *Service) Register(r *owner.Registry) {
 	owner.Register(r, owner.Op[DescribeParams, *Describe]{Name: MethodDescribe, Env: callEnv,
 		Check: func(p DescribeParams) error { return p.Caller.defaults() }, Run: s.Describe})
 	owner.Register(r, owner.Op[RecoverParams, *RecoverResult]{Name: MethodRecover, Write: true, Env: callEnv,
-		Run: func(ctx context.Context, env *owner.Env, _ RecoverParams) (*RecoverResult, error) {
+		Run: func(ctx context.Context, env *owner.OpEnv, _ RecoverParams) (*RecoverResult, error) {
 			return s.Recover(ctx, env, true)
 		}})
 	owner.Register(r, owner.Op[json.RawMessage, Response]{Name: MethodRPC, Write: true, Scope: owner.ScopeWrite, Env: callEnv, Admit: s.admitRPC,
-		Run: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (Response, error) {
+		Run: func(ctx context.Context, env *owner.OpEnv, raw json.RawMessage) (Response, error) {
 			// The params are the raw envelope, decoded here exactly as
 			// strictly as the CLI does (DecodeRPC), whoever sent them.
 			rpc, err := DecodeRPC(raw)
@@ -102,7 +102,7 @@ func (s *Service) Register(r *owner.Registry) {
 			}
 			return s.RPC(ctx, env, rpc), nil
 		}})
-	r.OnGatewayStart(func(ctx context.Context, env *owner.Env) {
+	r.OnGatewayStart(func(ctx context.Context, env *owner.OpEnv) {
 		s.RunGateway(ctx, env)
 	})
 }
@@ -112,7 +112,7 @@ type RecoverParams struct{}
 
 // StartAndWait starts a job and, when p.Wait is set, waits for it in the
 // same operation (see StartParams.Wait).
-func (s *Service) StartAndWait(ctx context.Context, env *owner.Env, p StartParams) (*StartResult, error) {
+func (s *Service) StartAndWait(ctx context.Context, env *owner.OpEnv, p StartParams) (*StartResult, error) {
 	res, err := s.Start(ctx, env, p)
 	if err != nil || p.Wait == nil {
 		return res, err
@@ -153,7 +153,7 @@ func AnswerRPC(ctx context.Context, call func(ctx context.Context, method string
 }
 
 // RPC answers one decoded google.research.v1 request with its envelope.
-func (s *Service) RPC(ctx context.Context, env *owner.Env, rpc *RPC) Response {
+func (s *Service) RPC(ctx context.Context, env *owner.OpEnv, rpc *RPC) Response {
 	c := Caller{AgentID: rpc.AgentID, SessionKey: rpc.SessionKey}
 	req := rpc.Request
 	switch req.Action {
@@ -182,7 +182,7 @@ func (s *Service) RPC(ctx context.Context, env *owner.Env, rpc *RPC) Response {
 			return ErrorResponse(err)
 		}
 		if res.Job.Published {
-			if err := env.Scope.AssertCurrent(); err != nil {
+			if err := env.Fence.AssertCurrent(); err != nil {
 				return ErrorResponse(err)
 			}
 			if text, cites, rerr := ReadReport(env.Home, res.Job.ID); rerr == nil {
@@ -195,7 +195,7 @@ func (s *Service) RPC(ctx context.Context, env *owner.Env, rpc *RPC) Response {
 }
 
 // RunGateway runs recovery then the poller until ctx ends.
-func (s *Service) RunGateway(ctx context.Context, env *owner.Env) {
+func (s *Service) RunGateway(ctx context.Context, env *owner.OpEnv) {
 	if sc := s.sharedFor(env); sc != nil {
 		// Several gateways share the jobs: river schedules them (shared.go).
 		sc.Run(ctx, env, Worker{s})
@@ -222,7 +222,7 @@ const (
 // authority, with at most PollerConcurrency requests in flight. Jobs whose
 // authority is gone are skipped and looked at again later; nothing is
 // cancelled or resubmitted without it.
-func (s *Service) RunPoller(ctx context.Context, env *owner.Env) {
+func (s *Service) RunPoller(ctx context.Context, env *owner.OpEnv) {
 	for ctx.Err() == nil {
 		n, next := s.PollDue(ctx, env, pollBatch)
 		// A full batch means more are due: go on at once. Otherwise pause
@@ -249,7 +249,7 @@ func (s *Service) RunPoller(ctx context.Context, env *owner.Env) {
 
 // PollDue polls up to limit due jobs once each and returns how many were
 // polled and when the next one is due.
-func (s *Service) PollDue(ctx context.Context, env *owner.Env, limit int) (int, time.Time) {
+func (s *Service) PollDue(ctx context.Context, env *owner.OpEnv, limit int) (int, time.Time) {
 	js := jobsOf(env)
 	now := env.Now()
 	due, err := js.list(ctx, `WHERE state IN ('running','cancel-requested') AND next_poll_at <= ? AND poll_count < ? ORDER BY next_poll_at LIMIT ?`,
@@ -267,7 +267,7 @@ func (s *Service) PollDue(ctx context.Context, env *owner.Env, limit int) (int, 
 	sem := make(chan struct{}, PollerConcurrency)
 	var wg sync.WaitGroup
 	for _, j := range due {
-		if env.Scope.AssertCurrent() != nil {
+		if env.Fence.AssertCurrent() != nil {
 			break
 		}
 		sem <- struct{}{}
@@ -289,7 +289,7 @@ func (s *Service) PollDue(ctx context.Context, env *owner.Env, limit int) (int, 
 // failure) for five minutes rather than hammering; the job keeps its
 // state. It returns false when ownership is ending (owner_retired, or an
 // unclassified error): the job is left as it is for the next owner.
-func (s *Service) deferRefused(ctx context.Context, env *owner.Env, id string, err error) bool {
+func (s *Service) deferRefused(ctx context.Context, env *owner.OpEnv, id string, err error) bool {
 	e := errs.As(err)
 	switch {
 	case e == nil || e.Code == owner.CodeOwnerRetired:
@@ -306,7 +306,7 @@ func (s *Service) deferRefused(ctx context.Context, env *owner.Env, id string, e
 	return true
 }
 
-func (s *Service) deferJob(ctx context.Context, env *owner.Env, id string, d time.Duration, e *errs.Error) {
+func (s *Service) deferJob(ctx context.Context, env *owner.OpEnv, id string, d time.Duration, e *errs.Error) {
 	unlock := s.lockJob(id)
 	defer unlock()
 	js := jobsOf(env)

@@ -38,7 +38,7 @@ func (s *Service) interval(now time.Time, submitted int64, retryAfter time.Durat
 // poller) call: poll the provider once and apply what it says. The caller
 // has checked custody; assert is checked right before the request and
 // before publication.
-func (s *Service) pollOnce(ctx context.Context, env *owner.Env, id string, cred credential, assert func() error, dueOnly bool) (*Job, error) {
+func (s *Service) pollOnce(ctx context.Context, env *owner.OpEnv, id string, cred credential, assert func() error, dueOnly bool) (*Job, error) {
 	unlock := s.lockJob(id)
 	defer unlock()
 	j, err := jobsOf(env).get(ctx, id)
@@ -50,7 +50,7 @@ func (s *Service) pollOnce(ctx context.Context, env *owner.Env, id string, cred 
 
 // pollLocked is pollOnce for a caller that holds the job's lock and has
 // just read j under it (a queued poll: one read of the row per poll).
-func (s *Service) pollLocked(ctx context.Context, env *owner.Env, j *Job, cred credential, assert func() error, dueOnly bool) (*Job, error) {
+func (s *Service) pollLocked(ctx context.Context, env *owner.OpEnv, j *Job, cred credential, assert func() error, dueOnly bool) (*Job, error) {
 	js := jobsOf(env)
 	if !Pollable(j.State) {
 		return j, nil
@@ -107,7 +107,7 @@ func (s *Service) pollLocked(ctx context.Context, env *owner.Env, j *Job, cred c
 
 // budgetCancel records cancellation intent for a job over its budget and
 // asks the provider; the job stays cancel-requested until a poll confirms.
-func (s *Service) budgetCancel(ctx context.Context, env *owner.Env, j *Job, cred credential, assert func() error, code string) (*Job, error) {
+func (s *Service) budgetCancel(ctx context.Context, env *owner.OpEnv, j *Job, cred credential, assert func() error, code string) (*Job, error) {
 	js := jobsOf(env)
 	now := env.Now()
 	wctx := context.WithoutCancel(ctx)
@@ -150,7 +150,7 @@ func (s *Service) cancelBackstop() time.Duration { return 2 * s.budgets().Reques
 // markCancelSent records that the provider accepted a cancellation request
 // for j (so a queued cancellation does not ask again). It changes nothing
 // else of the job; a row that moved on meanwhile is read again once.
-func (s *Service) markCancelSent(ctx context.Context, env *owner.Env, j *Job) {
+func (s *Service) markCancelSent(ctx context.Context, env *owner.OpEnv, j *Job) {
 	js := jobsOf(env)
 	sent := ms(env.Now())
 	for range 3 {
@@ -180,7 +180,7 @@ type WaitParams struct {
 
 // Wait polls with backoff until the job ends, its budget is spent or the
 // wait times out. Progress goes to env.Progress when set.
-func (s *Service) Wait(ctx context.Context, env *owner.Env, p WaitParams) (*PollResult, error) {
+func (s *Service) Wait(ctx context.Context, env *owner.OpEnv, p WaitParams) (*PollResult, error) {
 	if err := p.Caller.defaults(); err != nil {
 		return nil, err
 	}
@@ -212,7 +212,7 @@ func (s *Service) Wait(ctx context.Context, env *owner.Env, p WaitParams) (*Poll
 			if env.Progress != nil {
 				fmt.Fprintln(env.Progress)
 			}
-			if err := s.deliver(ctx, env, j, p.Out, env.Scope.AssertCurrent); err != nil {
+			if err := s.deliver(ctx, env, j, p.Out, env.Fence.AssertCurrent); err != nil {
 				return nil, err
 			}
 			return s.view(env, j), s.jobOutcomeErr(j)
@@ -238,7 +238,7 @@ func (s *Service) Wait(ctx context.Context, env *owner.Env, p WaitParams) (*Poll
 				return s.view(env, j), errs.Unavailable(CodeWaitInterrupted, "waiting for research job %s was interrupted", j.ID).
 					WithHint("the job keeps running; 'clawkit research wait %s' resumes", j.ID)
 			}
-			if err := env.Scope.AssertCurrent(); err != nil {
+			if err := env.Fence.AssertCurrent(); err != nil {
 				if errs.CodeOf(err) == owner.CodeOwnerRetired {
 					return nil, errs.Unavailable(CodeWaitInterrupted, "the state owner stopped while waiting for research job %s", j.ID).
 						WithHint("the job keeps running; 'clawkit research wait %s' resumes", j.ID).Wrap(err)
@@ -252,7 +252,7 @@ func (s *Service) Wait(ctx context.Context, env *owner.Env, p WaitParams) (*Poll
 			}
 		}
 		// After the await: authority must still be current.
-		if _, err := s.pollOnce(ctx, env, j.ID, cred, env.Scope.AssertCurrent, true); err != nil {
+		if _, err := s.pollOnce(ctx, env, j.ID, cred, env.Fence.AssertCurrent, true); err != nil {
 			e := errs.As(err)
 			if e != nil && e.Kind == errs.KindUnavailable && e.Code != store.CodeSessionRefreshing {
 				continue // temporary provider trouble: next_poll_at honours Retry-After
@@ -292,7 +292,7 @@ type Skip struct {
 // become indeterminate (never resubmitted); running jobs are polled once
 // under their own binding's authority when it is still current, and left
 // alone otherwise. Nothing is cancelled or resubmitted.
-func (s *Service) Recover(ctx context.Context, env *owner.Env, poll bool) (*RecoverResult, error) {
+func (s *Service) Recover(ctx context.Context, env *owner.OpEnv, poll bool) (*RecoverResult, error) {
 	js := jobsOf(env)
 	res := &RecoverResult{Indeterminate: []string{}, Resumed: []string{}, Finished: []string{}, Skipped: []Skip{}}
 	jobs, err := js.list(ctx, `WHERE state IN ('submitting','running','cancel-requested') ORDER BY created_at, job_id`)
@@ -312,7 +312,7 @@ func (s *Service) Recover(ctx context.Context, env *owner.Env, poll bool) (*Reco
 			if inFlight || j.State != StateSubmitting {
 				continue
 			}
-			if err := env.Scope.AssertCurrent(); err != nil {
+			if err := env.Fence.AssertCurrent(); err != nil {
 				return nil, err
 			}
 			if err := s.markIndeterminate(ctx, env, js, j); err != nil {
@@ -346,7 +346,7 @@ func (s *Service) Recover(ctx context.Context, env *owner.Env, poll bool) (*Reco
 // gateway poller and recovery have no caller): the session must still be
 // usable at the bound incarnation, and that is re-checked right before the
 // request and before publication, together with the owner fence.
-func (s *Service) pollUnderBinding(ctx context.Context, env *owner.Env, j *Job, view *authView) (*Job, error) {
+func (s *Service) pollUnderBinding(ctx context.Context, env *owner.OpEnv, j *Job, view *authView) (*Job, error) {
 	if view == nil {
 		view = s.loadAuthView(env)
 	}
@@ -361,16 +361,16 @@ func (s *Service) pollUnderBinding(ctx context.Context, env *owner.Env, j *Job, 
 // (no caller): the owner fence, and the bound session still usable at the
 // bound incarnation, read fresh from the store each time (not from a
 // cached view) right before each request and publication.
-func bindingAssert(ctx context.Context, env *owner.Env, j *Job) func() error {
+func bindingAssert(ctx context.Context, env *owner.OpEnv, j *Job) func() error {
 	return bindingAssertFrom(ctx, env, j, nil, false)
 }
 
 // bindingAssertFrom is bindingAssert whose first check uses the session
 // as read together with the job a moment ago (sess; nil: it no longer
 // existed) instead of reading it again; every later check reads it fresh.
-func bindingAssertFrom(ctx context.Context, env *owner.Env, j *Job, sess *store.Session, haveSnapshot bool) func() error {
+func bindingAssertFrom(ctx context.Context, env *owner.OpEnv, j *Job, sess *store.Session, haveSnapshot bool) func() error {
 	return func() error {
-		if err := env.Scope.AssertCurrent(); err != nil {
+		if err := env.Fence.AssertCurrent(); err != nil {
 			return err
 		}
 		var cur store.Session

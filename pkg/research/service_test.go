@@ -94,8 +94,8 @@ func (f *fixture) addProfile(id, kind, secret string) {
 	}
 }
 
-func (f *fixture) env() *owner.Env {
-	return owner.NewEnv(f.home, f.st, func() error { return f.fence }, f.clk.Now, nil, false)
+func (f *fixture) env() *owner.OpEnv {
+	return owner.NewOpEnv(f.home, f.st, func() error { return f.fence }, f.clk.Now, nil, false)
 }
 
 func (f *fixture) start(q string) (*StartResult, error) {
@@ -737,7 +737,7 @@ func TestPollRechecksProviderAuthorityAfterRefreshWait(t *testing.T) {
 		f.st.UpdateSession(ctx, "main", "cli", "activate", 0, f.clk.Now())
 		return f.clk.Sleep(ctx, d)
 	}
-	_, err = f.svc.pollOnce(ctx, env, res.Job, cred, env.Scope.AssertCurrent, false)
+	_, err = f.svc.pollOnce(ctx, env, res.Job, cred, env.Fence.AssertCurrent, false)
 	wantCode(t, err, errs.KindRefused, "research_disabled")
 	if n := len(f.fake.Requests()) - base; n != 0 {
 		t.Fatalf("%d HTTP requests after research was disabled", n)
@@ -775,7 +775,7 @@ func TestReceiptNotRecordedWhenOwnershipEndsDuringCreate(t *testing.T) {
 		}
 		return resp, err
 	})}
-	env := owner.NewEnv(f.home, f.st, fence, f.clk.Now, nil, false)
+	env := owner.NewOpEnv(f.home, f.st, fence, f.clk.Now, nil, false)
 	_, err := f.svc.Start(ctx, env, StartParams{Question: "fake:never q", IdempotencyKey: "k"})
 	wantCode(t, err, errs.KindUnknown, "receipt_not_recorded")
 	if !strings.Contains(errs.As(err).Hint, "do not start it again") {
@@ -826,7 +826,7 @@ func TestStartUsesAdmittedConfig(t *testing.T) {
 	f := newFixture(t)
 	f.setConfig(map[string]any{"enabled": true, "profileId": "google:default", "baseUrl": f.fake.URL, "agent": "agent-admitted"})
 	env := f.env()
-	env.AdmitConfig()
+	env.SnapshotConfig()
 	f.setConfig(map[string]any{"enabled": true, "profileId": "google:default", "baseUrl": f.fake.URL, "agent": "agent-changed-later"})
 	res, err := f.svc.Start(context.Background(), env, StartParams{Question: "fake:never q"})
 	if err != nil {

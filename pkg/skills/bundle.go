@@ -66,7 +66,7 @@ func checkBundle(p BundleParams) error {
 // checks on every component), each file's requested path must be one the
 // authoring contract allows and its resolved path must lie inside the
 // skill folder, and the content read must be the content listed.
-func opBundle(ctx context.Context, env *owner.Env, p BundleParams) (any, error) {
+func opBundle(ctx context.Context, env *owner.OpEnv, p BundleParams) (any, error) {
 	c, r, tree, _, err := openInstalled(ctx, env, p.Target, p.Skill)
 	if err != nil {
 		return nil, err
@@ -117,7 +117,7 @@ func opBundle(ctx context.Context, env *owner.Env, p BundleParams) (any, error) 
 			p.Skill, len(disallowed), pluralWord(len(disallowed), "file", "files"), strings.Join(disallowed, "\n  ")).
 			WithHint("the files were put there by hand; move them below %s/ or delete them", strings.Join(skilllint.SupportDirs, "/, "))
 	}
-	if err := env.Scope.AssertCurrent(); err != nil {
+	if err := env.Fence.AssertCurrent(); err != nil {
 		return nil, err
 	}
 	res, err := CheckBundle(p.Skill, files, false)

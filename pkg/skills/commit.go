@@ -37,7 +37,7 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 		return nil, err
 	}
 	defer unlock()
-	if err := env.Scope.AssertCurrent(); err != nil {
+	if err := env.Fence.AssertCurrent(); err != nil {
 		return nil, err
 	}
 	// Whatever an interrupted command left for this skill goes first: it
@@ -75,7 +75,7 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 	applyErr := err // a removal that left debris still changed the skill
 
 	// Refresh discovery: the index row follows the folder.
-	if err := afterApply(env.Scope.AssertCurrent()); err != nil {
+	if err := afterApply(env.Fence.AssertCurrent()); err != nil {
 		return nil, err
 	}
 	after, err := c.refreshIndex(ctx, skill)
@@ -97,7 +97,7 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 	if len(hooks) == 0 {
 		dispatch = "no-hooks"
 	}
-	if err := afterApply(env.Scope.AssertCurrent()); err != nil {
+	if err := afterApply(env.Fence.AssertCurrent()); err != nil {
 		return nil, err
 	}
 	// The events table knows write and remove; an install is a write of the
@@ -116,7 +116,7 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 		// The last checks before the external effect: the owner and session
 		// (Scope) and the plugin's own authority (still enabled, same
 		// manifest), as before the file change.
-		if err := env.Scope.AssertCurrent(); err != nil {
+		if err := env.Fence.AssertCurrent(); err != nil {
 			_ = c.finishEvent(ctx, id, "undelivered", nil)
 			return nil, afterApply(err)
 		}
@@ -126,7 +126,7 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 		}
 		// The dispatch is an external effect: writer admission (the owner
 		// fence) immediately before it, as for a file change.
-		if err := env.Admit(); err != nil {
+		if err := env.BeginWrite(); err != nil {
 			_ = c.finishEvent(ctx, id, "undelivered", nil)
 			return nil, afterApply(err)
 		}
@@ -161,7 +161,7 @@ func (c *call) refreshIndex(ctx context.Context, skill string) (*skilllint.Revis
 	db := st.DB()
 	// Writer admission immediately before the index write; losing it now
 	// leaves the change on disk without its event.
-	if err := c.env.Admit(); err != nil {
+	if err := c.env.BeginWrite(); err != nil {
 		return nil, afterApply(err)
 	}
 	if md == nil {
@@ -186,7 +186,7 @@ ON CONFLICT (plugin_id, agent_id, skill) DO UPDATE SET content_sha256 = excluded
 }
 
 func (c *call) recordEvent(ctx context.Context, id, skill, action, file string, ev []byte, dispatch string) error {
-	if err := c.env.Admit(); err != nil {
+	if err := c.env.BeginWrite(); err != nil {
 		return afterApply(err)
 	}
 	st := c.env.Store
@@ -207,7 +207,7 @@ func (c *call) finishEvent(ctx context.Context, id, dispatch string, hooks []Hoo
 	// that was refused, recording that no hook ran, and cleanup may run
 	// after the fence retires (docs/architecture.md) — it publishes nothing.
 	if dispatch != "undelivered" {
-		if err := c.env.Admit(); err != nil {
+		if err := c.env.BeginWrite(); err != nil {
 			return err
 		}
 	}

@@ -162,7 +162,7 @@ func Register(r *owner.Registry) {
 
 // call is the resolved context every operation starts from.
 type call struct {
-	env    *owner.Env
+	env    *owner.OpEnv
 	plugin *Plugin
 	root   string
 	t      Target
@@ -174,8 +174,8 @@ type call struct {
 // admittedHooks is hooks.skill_changed from the config admitted with the
 // call: a config change during the call does not change which hooks its
 // event is dispatched to.
-func admittedHooks(env *owner.Env) ([][]string, error) {
-	cfg, err := env.AdmittedConfig()
+func admittedHooks(env *owner.OpEnv) ([][]string, error) {
+	cfg, err := env.Config()
 	if err != nil {
 		return nil, err
 	}
@@ -185,10 +185,10 @@ func admittedHooks(env *owner.Env) ([][]string, error) {
 // begin binds the session, resolves the plugin and the skills root, and
 // checks authority after each step. What the call uses (the plugin
 // registry, the plugin's folder and agentSkillsDir, the hooks) comes from
-// the config admitted with the call (owner.Env.AdmittedConfig), read once
+// the config admitted with the call (owner.OpEnv.AdmittedConfig), read once
 // after ownership; the authority re-checks (Plugin.Recheck) read the
 // current files and can only refuse.
-func begin(ctx context.Context, env *owner.Env, t Target) (*call, error) {
+func begin(ctx context.Context, env *owner.OpEnv, t Target) (*call, error) {
 	if t.AgentID == "" {
 		t.AgentID = store.DefaultAgent
 	}
@@ -201,10 +201,10 @@ func begin(ctx context.Context, env *owner.Env, t Target) (*call, error) {
 	if _, err := env.BindSession(ctx, t.AgentID, t.SessionKey); err != nil {
 		return nil, err
 	}
-	if err := env.Scope.AssertCurrent(); err != nil {
+	if err := env.Fence.AssertCurrent(); err != nil {
 		return nil, err
 	}
-	cfg, err := env.AdmittedConfig()
+	cfg, err := env.Config()
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +219,7 @@ func begin(ctx context.Context, env *owner.Env, t Target) (*call, error) {
 	if err := checkRootOwner(env.Home, cfg, pl, t.AgentID, root); err != nil {
 		return nil, err
 	}
-	if err := env.Scope.AssertCurrent(); err != nil {
+	if err := env.Fence.AssertCurrent(); err != nil {
 		return nil, err
 	}
 	return &call{env: env, plugin: pl, root: root, t: t}, nil
@@ -249,7 +249,7 @@ func (c *call) rootResult() (RootResult, error) {
 	return r, nil
 }
 
-func opRoot(ctx context.Context, env *owner.Env, t Target) (any, error) {
+func opRoot(ctx context.Context, env *owner.OpEnv, t Target) (any, error) {
 	c, err := begin(ctx, env, t)
 	if err != nil {
 		return nil, err
@@ -257,7 +257,7 @@ func opRoot(ctx context.Context, env *owner.Env, t Target) (any, error) {
 	return c.rootResult()
 }
 
-func opList(ctx context.Context, env *owner.Env, t Target) (any, error) {
+func opList(ctx context.Context, env *owner.OpEnv, t Target) (any, error) {
 	c, err := begin(ctx, env, t)
 	if err != nil {
 		return nil, err
@@ -337,7 +337,7 @@ type FilesParams struct {
 // files (files, bundle): resolve the call, refuse a skill folder that is a
 // link, open the skills root without following links and list the skill's
 // files through it. The caller closes the returned root.
-func openInstalled(ctx context.Context, env *owner.Env, t Target, skill string) (c *call, r *os.Root, tree []skilllint.FileEntry, md []byte, err error) {
+func openInstalled(ctx context.Context, env *owner.OpEnv, t Target, skill string) (c *call, r *os.Root, tree []skilllint.FileEntry, md []byte, err error) {
 	if err := skilllint.CheckSkillName(skill); err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -371,7 +371,7 @@ func openInstalled(ctx context.Context, env *owner.Env, t Target, skill string) 
 	return c, r, tree, md, nil
 }
 
-func opFiles(ctx context.Context, env *owner.Env, p FilesParams) (any, error) {
+func opFiles(ctx context.Context, env *owner.OpEnv, p FilesParams) (any, error) {
 	_, r, tree, md, err := openInstalled(ctx, env, p.Target, p.Skill)
 	if err != nil {
 		return nil, err
@@ -398,7 +398,7 @@ func (c *call) skillDir(skill string) (string, error) {
 	return filepath.Join(c.root, skill), nil
 }
 
-func opRead(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
+func opRead(ctx context.Context, env *owner.OpEnv, p FileParams) (any, error) {
 	if err := skilllint.CheckSkillName(p.Skill); err != nil {
 		return nil, err
 	}

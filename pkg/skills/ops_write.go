@@ -24,7 +24,7 @@ import (
 // beginCommit starts a call that will commit: the admitted skill_changed
 // hooks and the call's authority, in that order (a hook config that does
 // not parse refuses before any authority check or write).
-func beginCommit(ctx context.Context, env *owner.Env, t Target) (*call, [][]string, error) {
+func beginCommit(ctx context.Context, env *owner.OpEnv, t Target) (*call, [][]string, error) {
 	hooks, err := admittedHooks(env)
 	if err != nil {
 		return nil, nil, err
@@ -70,7 +70,7 @@ func afterApply(err error) error {
 		WithHint("inspect the skill with 'clawkit skill list' and 'clawkit skill events'; do not repeat the change blindly").Wrap(err)
 }
 
-func opWrite(ctx context.Context, env *owner.Env, p WriteParams) (any, error) {
+func opWrite(ctx context.Context, env *owner.OpEnv, p WriteParams) (any, error) {
 	// Validate the content first: invalid content never needs the lock.
 	rel, rep, err := writeReport(p)
 	if err != nil {
@@ -121,7 +121,7 @@ func (c *call) publish(skill string, exists bool, keep []skilllint.FileEntry, ad
 		// Creating the root is the first change on disk: writer admission
 		// (the owner fence) first, and from here on an error is no longer
 		// a refusal before any effect.
-		if err := env.Admit(); err != nil {
+		if err := env.BeginWrite(); err != nil {
 			return false, err
 		}
 		if err := os.MkdirAll(c.root, 0o755); err != nil {
@@ -148,7 +148,7 @@ func (c *call) publish(skill string, exists bool, keep []skilllint.FileEntry, ad
 		_ = c.r.RemoveAll(stage)
 		return false, err
 	}
-	if err := env.Scope.AssertCurrent(); err != nil {
+	if err := env.Fence.AssertCurrent(); err != nil {
 		_ = c.r.RemoveAll(stage)
 		return false, err
 	}
@@ -156,7 +156,7 @@ func (c *call) publish(skill string, exists bool, keep []skilllint.FileEntry, ad
 		_ = c.r.RemoveAll(stage)
 		return false, err
 	}
-	if err := env.Admit(); err != nil { // writer admission, right before the swap
+	if err := env.BeginWrite(); err != nil { // writer admission, right before the swap
 		_ = c.r.RemoveAll(stage)
 		return false, err
 	}
@@ -188,7 +188,7 @@ func replaceEntry(tree []skilllint.FileEntry, e skilllint.FileEntry) []skilllint
 	return out
 }
 
-func opRemove(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
+func opRemove(ctx context.Context, env *owner.OpEnv, p FileParams) (any, error) {
 	if err := skilllint.CheckSkillName(p.Skill); err != nil {
 		return nil, err
 	}
@@ -225,10 +225,10 @@ func opRemove(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
 		if err := c.plugin.Recheck(env.Home); err != nil {
 			return false, err
 		}
-		if err := env.Scope.AssertCurrent(); err != nil {
+		if err := env.Fence.AssertCurrent(); err != nil {
 			return false, err
 		}
-		if err := env.Admit(); err != nil { // writer admission, right before the removal
+		if err := env.BeginWrite(); err != nil { // writer admission, right before the removal
 			return false, err
 		}
 		if rel == "" {

@@ -718,12 +718,12 @@ type WatchPlan struct {
 
 // opWatch resolves the plugin's skills root for a watch (read-only) and
 // refuses when config turns watching off (skills.load.watch: false).
-func opWatch(ctx context.Context, env *owner.Env, t Target) (any, error) {
+func opWatch(ctx context.Context, env *owner.OpEnv, t Target) (any, error) {
 	c, err := begin(ctx, env, t)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := env.AdmittedConfig()
+	cfg, err := env.Config()
 	if err != nil {
 		return nil, err
 	}

@@ -80,8 +80,8 @@ func newRigOn(t *testing.T, u string, fake *fakeapi.Listener, ownerID string) *r
 	return &rig{t: t, home: home, st: st, fake: fake, svc: svc}
 }
 
-func (r *rig) env() *owner.Env {
-	return owner.NewEnv(r.home, r.st, func() error { return nil }, time.Now, nil, true)
+func (r *rig) env() *owner.OpEnv {
+	return owner.NewOpEnv(r.home, r.st, func() error { return nil }, time.Now, nil, true)
 }
 
 // runGateway runs the river scheduler until the test ends.
