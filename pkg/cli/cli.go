@@ -162,10 +162,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		var pe *kong.ParseError
 		if errors.As(err, &pe) {
 			out.JSON = jsonRequested(args)
-			return out.Error(errs.Usage(CodeUsage, "%s", err.Error()).WithHint("run '%s' for usage", strings.TrimSpace("clawkit help "+commandPath(pe.Context))))
+			return out.Error(errs.Usage(errs.CodeUsage, "%s", err.Error()).WithHint("run '%s' for usage", strings.TrimSpace("clawkit help "+commandPath(pe.Context))))
 		}
 		out.JSON = jsonRequested(args)
-		return out.Error(errs.Usage(CodeUsage, "%s", err.Error()))
+		return out.Error(errs.Usage(errs.CodeUsage, "%s", err.Error()))
 	}
 	out.JSON = c.JSON
 	out.Progress = c.Progress
@@ -178,8 +178,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		Now:     time.Now,
 		Getenv:  os.Getenv,
 	}
-	kctx.BindTo(ctx, (*context.Context)(nil))
-	kctx.Bind(env, out, &c.Globals)
+	env.Kong = kctx
+	// Every leaf's Run takes the one bound Env (its context, output,
+	// globals and parsed command line).
+	kctx.Bind(env)
 	if err := kctx.Run(); err != nil {
 		return out.Error(signalled(ctx, err))
 	}

@@ -16,8 +16,6 @@ const (
 	CodeStdinUnreadable errs.Code = "stdin_unreadable"
 	// CodeStdoutFailed: cannot write the result: …
 	CodeStdoutFailed errs.Code = "stdout_failed"
-	// CodeUsage: an oauth profile takes its token from --token-stdin
-	CodeUsage errs.Code = "usage"
 	// CodeValidationFailed: … of … … failed validation (… profile)
 	CodeValidationFailed errs.Code = "validation_failed"
 	// CodeVerificationFailed: export … failed verification: … problem(s)…

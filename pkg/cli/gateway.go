@@ -31,7 +31,8 @@ type GatewayRunCmd struct {
 	LeaseTTL     time.Duration `help:"On PostgreSQL: how long the gateway's owner lease lasts without a heartbeat." env:"CLAWKIT_LEASE_TTL" default:"10s"`
 }
 
-func (c *GatewayRunCmd) Run(ctx context.Context, env *Env) error {
+func (c *GatewayRunCmd) Run(env *Env) error {
+	ctx := env.Ctx
 	h, err := env.HomeDir()
 	if err != nil {
 		return err
@@ -91,7 +92,8 @@ func (c *GatewayRunCmd) detach(ctx context.Context, env *Env, h owner.Home) erro
 // GatewayStatusCmd reports the gateway.
 type GatewayStatusCmd struct{}
 
-func (c *GatewayStatusCmd) Run(ctx context.Context, env *Env) error {
+func (c *GatewayStatusCmd) Run(env *Env) error {
+	ctx := env.Ctx
 	h, err := env.HomeDir()
 	if err != nil {
 		return err
@@ -115,7 +117,8 @@ type GatewayStopCmd struct {
 	Wait time.Duration `help:"How long to wait for it to exit." default:"40s"`
 }
 
-func (c *GatewayStopCmd) Run(ctx context.Context, env *Env) error {
+func (c *GatewayStopCmd) Run(env *Env) error {
+	ctx := env.Ctx
 	h, err := env.HomeDir()
 	if err != nil {
 		return err

@@ -7,6 +7,8 @@ package errs
 const (
 	// CodeFailed: the code of an error that carries none of its own (CodeOf)
 	CodeFailed Code = "failed"
+	// CodeUsage: bad flags or arguments
+	CodeUsage Code = "usage"
 	// CodeArchiveTooLarge: archive is … bytes, over the limit of …
 	CodeArchiveTooLarge Code = "archive_too_large"
 	// CodeBackupFailed: backup vanished: …

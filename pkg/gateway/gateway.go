@@ -270,9 +270,10 @@ func (g *Gateway) handleCall(w http.ResponseWriter, r *http.Request) {
 	defer g.inflight.Done()
 	defer g.nflight.Add(-1)
 
-	var req owner.CallRequest
-	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<20))
-	if err := dec.Decode(&req); err != nil {
+	// One decode: the envelope, and the params straight into the
+	// operation's P (a params refusal is answered after the envelope's).
+	req, m, params, paramsErr, err := owner.ReadCall(io.LimitReader(r.Body, 64<<20), g.opts.Registry.LookupWire)
+	if err != nil {
 		writeJSON(w, http.StatusBadRequest, refusal(CodeBadRequest, "malformed call: "+err.Error(), "", errs.KindUsage))
 		return
 	}
@@ -290,8 +291,7 @@ func (g *Gateway) handleCall(w http.ResponseWriter, r *http.Request) {
 	}
 	// Exact versioned name: a call for an operation version this gateway
 	// does not have is refused before any effect.
-	m, ok := g.opts.Registry.LookupWire(req.Method)
-	if !ok {
+	if m.Name == "" {
 		writeJSON(w, http.StatusNotFound, refusal(errs.CodeUnknownMethod, "unknown operation "+req.Method,
 			"the gateway may be an older clawkit; restart it with this version", errs.KindUsage))
 		return
@@ -309,21 +309,38 @@ func (g *Gateway) handleCall(w http.ResponseWriter, r *http.Request) {
 	env := owner.NewOpEnv(g.opts.Home.Dir, g.store, g.fence, g.opts.Now, nil, true)
 	env.WithCallerEnv(m, req.Env) // the variables it declares, as the caller has them
 	env.SnapshotConfig()          // the config this call sees, read once at admission
-	res, err := invokeSafely(r.Context(), m, env, req.Params)
+	if paramsErr != nil {
+		writeJSON(w, http.StatusOK, errorReply(paramsErr, false))
+		return
+	}
+	res, err := invokeSafely(r.Context(), m, env, params)
 	if err != nil {
 		writeJSON(w, http.StatusOK, errorReply(store.ClassifyUnreachable(g.store, err, env.EffectBegun()), env.EffectBegun()))
 		return
 	}
-	writeJSON(w, http.StatusOK, owner.CallReply{OK: true, Result: res})
+	// One encode: the result value inside the reply.
+	writeJSON(w, http.StatusOK, resultReply{OK: true, Result: res})
 }
 
-func invokeSafely(ctx context.Context, m owner.Method, env *owner.OpEnv, params json.RawMessage) (res json.RawMessage, err error) {
+// resultReply is a success as the gateway writes it: the operation's
+// result value, encoded with the envelope in one pass.
+type resultReply struct {
+	OK     bool `json:"ok"`
+	Result any  `json:"result"`
+}
+
+// invokeSafely checks the decoded params (the gateway trusts no client)
+// and runs the operation.
+func invokeSafely(ctx context.Context, m owner.Method, env *owner.OpEnv, params any) (res any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("operation %s panicked: %v", m.Name, p)
 		}
 	}()
-	return m.Serve(ctx, env, params)
+	if params, err = m.Check(params); err != nil {
+		return nil, err
+	}
+	return m.Run(ctx, env, params)
 }
 
 // errorReply reports a handler error. The gateway does not reclassify it:

@@ -138,7 +138,7 @@ func TestOutdatedGatewayRefused(t *testing.T) {
 		return map[string]int{"v": 2}, nil
 	}})
 	r := &owner.Router{Home: h, Registry: cur, LockTimeout: time.Second}
-	err := r.Call(context.Background(), "t.echo.v2", map[string]any{}, nil)
+	_, err := (owner.Handle[json.RawMessage, any]{Name: "t.echo.v2"}).Call(context.Background(), r, json.RawMessage(`{}`))
 	e := errs.As(err)
 	if e == nil || e.Kind != errs.KindRefused || e.Code != "gateway_outdated" || !strings.Contains(e.Hint, "clawkit gateway stop") {
 		t.Fatalf("got %#v", err)
@@ -148,8 +148,8 @@ func TestOutdatedGatewayRefused(t *testing.T) {
 	}
 	// The version it has is still served.
 	r.Registry = old
-	var out map[string]int
-	if err := r.Call(context.Background(), "t.echo", map[string]any{}, &out); err != nil || out["v"] != 1 {
+	out, err := (owner.Handle[json.RawMessage, map[string]int]{Name: "t.echo"}).Call(context.Background(), r, json.RawMessage(`{}`))
+	if err != nil || out["v"] != 1 {
 		t.Fatalf("%v %v", err, out)
 	}
 	owner.NewClient(filepath.Join(h.Dir, "gateway.sock")).Stop(context.Background())
@@ -279,12 +279,12 @@ func TestRoutedCallSeesCallerEnv(t *testing.T) {
 	}
 	reg := owner.NewRegistry()
 	owner.Register(reg, owner.Op[in, map[string]string]{Name: "t.env", Write: true, Env: []string{"CK_DECLARED", "CK_UNSET"},
-		Check: func(p in) error {
+		Check: owner.Refusals(func(p in) error {
 			if p.N < 0 {
 				return errs.Usage("negative", "n is negative")
 			}
 			return nil
-		},
+		}),
 		Run: func(ctx context.Context, env *owner.OpEnv, p in) (map[string]string, error) {
 			return map[string]string{"declared": env.Getenv("CK_DECLARED"), "undeclared": env.Getenv("CK_UNDECLARED"), "unset": env.Getenv("CK_UNSET")}, nil
 		}})
@@ -294,15 +294,15 @@ func TestRoutedCallSeesCallerEnv(t *testing.T) {
 		v, ok := caller[k]
 		return v, ok
 	}}
-	var out map[string]string
-	if err := r.Call(context.Background(), "t.env", in{N: 1}, &out); err != nil {
+	out, err := (owner.Handle[in, map[string]string]{Name: "t.env"}).Call(context.Background(), r, in{N: 1})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if out["declared"] != "caller" || out["undeclared"] != "gateway" || out["unset"] != "" {
 		t.Fatalf("the operation saw %v", out)
 	}
 	rep := rawCall(t, rec.Socket, owner.CallRequest{Method: "t.env.v1", Params: json.RawMessage(`{"n":1,"x":2}`), ExpectedOwnerID: rec.OwnerID})
-	if rep.Error == nil || rep.Error.Code != owner.CodeInvalidParams || rep.Error.Kind != int(errs.KindUsage) {
+	if rep.Error == nil || rep.Error.Code != errs.CodeInvalidParams || rep.Error.Kind != int(errs.KindUsage) {
 		t.Fatalf("unknown field: %+v", rep.Error)
 	}
 	rep = rawCall(t, rec.Socket, owner.CallRequest{Method: "t.env.v1", Params: json.RawMessage(`{"n":-1}`), ExpectedOwnerID: rec.OwnerID})

@@ -167,14 +167,14 @@ func cloneJSON(m map[string]any) map[string]any {
 func checkSession(p SessionParams) error { return store.ValidateIDs(p.AgentID, p.SessionKey) }
 
 func registerCore(r *owner.Registry) {
-	owner.Register(r, owner.Op[SessionParams, store.Session]{Name: MethodSessionCreate, Write: true, Check: checkSession,
+	owner.Register(r, owner.Op[SessionParams, store.Session]{Name: MethodSessionCreate, Write: true, Check: owner.Refusals(checkSession),
 		Run: func(ctx context.Context, env *owner.OpEnv, p SessionParams) (store.Session, error) {
 			if err := env.Fence.AssertCurrent(); err != nil {
 				return store.Session{}, err
 			}
 			return env.Writer().CreateSession(ctx, p.AgentID, p.SessionKey, env.Now())
 		}})
-	owner.Register(r, owner.Op[SessionParams, store.Session]{Name: MethodSessionShow, Check: checkSession,
+	owner.Register(r, owner.Op[SessionParams, store.Session]{Name: MethodSessionShow, Check: owner.Refusals(checkSession),
 		Run: func(ctx context.Context, env *owner.OpEnv, p SessionParams) (store.Session, error) {
 			return env.Store.GetSession(ctx, p.AgentID, p.SessionKey)
 		}})
@@ -183,7 +183,7 @@ func registerCore(r *owner.Registry) {
 			return env.Store.ListSessions(ctx, p.AgentID)
 		}})
 	for name, action := range map[string]string{MethodSessionReset: "reset", MethodSessionRevoke: "revoke", MethodSessionRefreshing: "refreshing", MethodSessionActivate: "activate"} {
-		owner.Register(r, owner.Op[SessionParams, store.Session]{Name: name, Write: true, Check: checkSession,
+		owner.Register(r, owner.Op[SessionParams, store.Session]{Name: name, Write: true, Check: owner.Refusals(checkSession),
 			Run: func(ctx context.Context, env *owner.OpEnv, p SessionParams) (store.Session, error) {
 				if err := env.Fence.AssertCurrent(); err != nil {
 					return store.Session{}, err
@@ -192,7 +192,7 @@ func registerCore(r *owner.Registry) {
 			}})
 	}
 
-	owner.Register(r, owner.Op[AuthAddParams, auth.Public]{Name: MethodAuthAdd, Write: true, FilesOnly: true, Check: checkAuthAdd,
+	owner.Register(r, owner.Op[AuthAddParams, auth.Public]{Name: MethodAuthAdd, Write: true, FilesOnly: true, Check: owner.Refusals(checkAuthAdd),
 		Run: func(ctx context.Context, env *owner.OpEnv, p AuthAddParams) (auth.Public, error) {
 			prof := auth.Profile{ID: p.ID, Provider: p.Provider, Kind: p.Kind, Secret: p.Secret, CreatedAt: env.Now().UTC().Truncate(time.Second)}
 			return editCredentials(env, func(s *auth.Store) (auth.Public, error) {
@@ -212,12 +212,12 @@ func registerCore(r *owner.Registry) {
 			return out, nil
 		}})
 	owner.Register(r, owner.Op[AuthRemoveParams, auth.Public]{Name: MethodAuthRemove, Write: true, FilesOnly: true,
-		Check: func(p AuthRemoveParams) error {
+		Check: owner.Refusals(func(p AuthRemoveParams) error {
 			if p.ID == "" {
 				return errs.Usage(errs.CodeInvalidParams, "no profile id given")
 			}
 			return nil
-		},
+		}),
 		Admit: admitAuthRemove,
 		Run: func(ctx context.Context, env *owner.OpEnv, p AuthRemoveParams) (auth.Public, error) {
 			return editCredentials(env, func(s *auth.Store) (auth.Public, error) {
@@ -226,7 +226,7 @@ func registerCore(r *owner.Registry) {
 			})
 		}})
 
-	owner.Register(r, owner.Op[ConfigParams, map[string]any]{Name: MethodConfigSet, Write: true, FilesOnly: true, Check: checkConfigSet, Admit: admitConfigSet,
+	owner.Register(r, owner.Op[ConfigParams, map[string]any]{Name: MethodConfigSet, Write: true, FilesOnly: true, Check: owner.Refusals(checkConfigSet), Admit: admitConfigSet,
 		Run: func(ctx context.Context, env *owner.OpEnv, p ConfigParams) (map[string]any, error) {
 			v, err := configValue(p)
 			if err != nil {
@@ -236,7 +236,7 @@ func registerCore(r *owner.Registry) {
 				return map[string]any{"path": p.Path, "value": v}, true, cfg.Set(p.Path, v)
 			})
 		}})
-	owner.Register(r, owner.Op[ConfigParams, map[string]any]{Name: MethodConfigUnset, Write: true, FilesOnly: true, Check: checkConfigPath,
+	owner.Register(r, owner.Op[ConfigParams, map[string]any]{Name: MethodConfigUnset, Write: true, FilesOnly: true, Check: owner.Refusals(checkConfigPath),
 		Run: func(ctx context.Context, env *owner.OpEnv, p ConfigParams) (map[string]any, error) {
 			return editConfig(env, func(cfg *config.Config) (map[string]any, bool, error) {
 				removed, err := cfg.Unset(p.Path)
@@ -244,7 +244,7 @@ func registerCore(r *owner.Registry) {
 			})
 		}})
 
-	owner.Register(r, owner.Op[BackupParams, BackupResult]{Name: MethodStateBackup, Write: true, Check: checkBackup, Admit: admitBackup,
+	owner.Register(r, owner.Op[BackupParams, BackupResult]{Name: MethodStateBackup, Write: true, Check: owner.Refusals(checkBackup), Admit: admitBackup,
 		Run: func(ctx context.Context, env *owner.OpEnv, p BackupParams) (BackupResult, error) {
 			if err := admitBackup(owner.Pre{}, p); err != nil {
 				return BackupResult{}, err

@@ -16,10 +16,10 @@ import (
 )
 
 // Op is one operation: its parameters P and result R are Go values. The
-// router decodes P once, strictly (DecodeParams), so a domain never sees
-// JSON; offline the value itself is handed over, and only a call routed to
-// a gateway crosses the socket as JSON. docs/architecture.md describes the
-// seam.
+// caller names it through its Handle (a typed name, ops.ResearchStart);
+// offline the value itself is handed over, and only a call routed to a
+// gateway crosses the socket as JSON, encoded once and decoded once each
+// way. docs/architecture.md describes the seam.
 type Op[P, R any] struct {
 	Name string
 	// Write is true for operations that change state; read-only ones never
@@ -37,23 +37,25 @@ type Op[P, R any] struct {
 	// database is incomplete or unreachable.
 	FilesOnly bool
 	// Env names the environment variables the operation reads. The
-	// caller's values travel with the call (Env.Getenv), so an operation
+	// caller's values travel with the call (OpEnv.Getenv), so an operation
 	// routed to a gateway sees the caller's environment, not the
 	// gateway's.
 	Env []string
-	// Check holds every refusal that needs no state: it sees only the
-	// parameters. It runs first, in the caller, before the home, its lock
-	// or the database exist (and again in a gateway, which trusts no
-	// client), so a write it refuses creates nothing.
-	Check func(P) error
-	// Admit, for a write, holds the refusals that read the home's files
-	// without changing them (config.json, credentials.json, a plugin's
-	// manifest): the offline executor runs it after Check and before it
-	// takes the owner lock or creates anything. Run still checks
-	// everything itself with the config admitted after ownership: Admit
-	// only moves the refusal earlier.
+	// Check holds every refusal that needs only the parameters, and
+	// returns them normalised (a path cleaned, a default filled in): Admit
+	// and Run see only what Check returned. It runs once on each side of
+	// the socket: in the caller, before the home, its lock or the database
+	// exist (so a write it refuses creates nothing), and again in a
+	// gateway, which trusts no client.
+	Check func(P) (P, error)
+	// Admit, for a write, holds the refusals that read the home's config
+	// and credentials without changing anything (is research enabled, is
+	// the plugin installed): the offline executor runs it after Check and
+	// before it takes the owner lock or creates anything. Run re-checks
+	// only what can change under the lock (config, session, authority).
 	Admit func(pre Pre, p P) error
-	// Run does the work. It is called only with parameters Check accepted.
+	// Run does the work. It trusts its P: it is called only with
+	// parameters Check returned.
 	Run func(ctx context.Context, env *OpEnv, p P) (R, error)
 }
 
@@ -74,10 +76,13 @@ type Method struct {
 	Scope     string
 	FilesOnly bool
 	Env       []string
+	// Params and Result are P and R (TestHandles compares them with the
+	// handles').
+	Params, Result reflect.Type
 
-	decode func(raw json.RawMessage) (any, error)
+	decode func(dec *json.Decoder) (any, error)
 	value  func(params any) (any, bool)
-	check  func(p any) error
+	check  func(p any) (any, error)
 	admit  func(pre Pre, p any) error
 	run    func(ctx context.Context, env *OpEnv, p any) (any, error)
 }
@@ -88,8 +93,9 @@ func Register[P, R any](r *Registry, op Op[P, R]) {
 	if op.Run == nil {
 		panic(fmt.Sprintf("owner: operation %s has no Run", op.Name))
 	}
-	m := Method{Name: op.Name, Write: op.Write, Scope: op.Scope, FilesOnly: op.FilesOnly, Env: append([]string(nil), op.Env...)}
-	m.decode = func(raw json.RawMessage) (any, error) { return DecodeParams[P](raw) }
+	m := Method{Name: op.Name, Write: op.Write, Scope: op.Scope, FilesOnly: op.FilesOnly, Env: append([]string(nil), op.Env...),
+		Params: reflect.TypeFor[P](), Result: reflect.TypeFor[R]()}
+	m.decode = func(dec *json.Decoder) (any, error) { return decodeParams[P](dec) }
 	m.value = func(params any) (any, bool) {
 		switch v := params.(type) {
 		case P:
@@ -101,9 +107,9 @@ func Register[P, R any](r *Registry, op Op[P, R]) {
 		}
 		return nil, false
 	}
-	m.check = func(p any) error {
+	m.check = func(p any) (any, error) {
 		if op.Check == nil {
-			return nil
+			return p, nil
 		}
 		return op.Check(p.(P))
 	}
@@ -120,66 +126,63 @@ func Register[P, R any](r *Registry, op Op[P, R]) {
 	r.register(m)
 }
 
-// CodeInvalidParams is the one refusal for parameters that do not decode:
-// the same whether they came from this process or through a gateway.
-const CodeInvalidParams = "invalid_params"
-
 // DecodeParams reads an operation's parameters strictly: one JSON object
 // (or null, for an operation without parameters), no unknown fields,
 // nothing after it. Neither a local caller nor a gateway's client is
 // trusted more than the other.
 func DecodeParams[P any](raw json.RawMessage) (P, error) {
-	var v P
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage("{}")
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
+	v, err := decodeParams[P](dec)
+	if err == nil && dec.More() {
+		return v, errs.Usage(errs.CodeInvalidParams, "invalid parameters: data after the object")
+	}
+	return v, err
+}
+
+// decodeParams decodes one parameters value from dec, strictly: what a
+// gateway does in the same pass as the call's envelope (ReadCall).
+func decodeParams[P any](dec *json.Decoder) (P, error) {
+	var v P
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&v); err != nil {
 		return v, errs.Usage(errs.CodeInvalidParams, "invalid parameters: %v", err)
 	}
-	if dec.More() {
-		return v, errs.Usage(errs.CodeInvalidParams, "invalid parameters: data after the object")
-	}
 	return v, nil
 }
 
-// params turns what a caller in this process passed into the operation's
-// P: the value itself when it has that type, else through its JSON form,
-// decoded as strictly as a gateway would.
-func (m Method) params(params any) (any, error) {
-	if p, ok := m.value(params); ok {
-		return p, nil
+// Decode reads m's parameters from JSON, strictly (DecodeParams).
+func (m Method) Decode(raw json.RawMessage) (any, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = json.RawMessage("{}")
 	}
-	var raw json.RawMessage
-	switch v := params.(type) {
-	case json.RawMessage:
-		raw = v
-	case nil:
-	default:
-		b, err := json.Marshal(params)
-		if err != nil {
-			return nil, fmt.Errorf("encode %s params: %w", m.Name, err)
-		}
-		raw = b
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	p, err := m.decode(dec)
+	if err == nil && dec.More() {
+		return nil, errs.Usage(errs.CodeInvalidParams, "invalid parameters: data after the object")
 	}
-	return m.decode(raw)
+	return p, err
 }
 
-// Check runs the operation's stateless checks on decoded parameters.
-func (m Method) Check(p any) error { return m.check(p) }
+// Check runs the operation's parameter checks and returns the normalised
+// parameters.
+func (m Method) Check(p any) (any, error) { return m.check(p) }
 
-// Serve is the gateway's executor step: decode the call's JSON, check it,
-// run it and encode the result.
+// Run runs the operation on parameters Check returned (the gateway's
+// executor step).
+func (m Method) Run(ctx context.Context, env *OpEnv, p any) (any, error) { return m.run(ctx, env, p) }
+
+// Serve decodes JSON parameters, checks them, runs the operation and
+// encodes its result: the gateway's steps on a raw body, for tests that
+// drive an operation as a gateway would.
 func (m Method) Serve(ctx context.Context, env *OpEnv, raw json.RawMessage) (json.RawMessage, error) {
-	p, err := m.decode(raw)
+	p, err := m.Decode(raw)
 	if err != nil {
 		return nil, err
 	}
-	if err := m.check(p); err != nil {
-		return nil, err
-	}
-	res, err := m.run(ctx, env, p)
+	res, err := Invoke(ctx, m, env, p)
 	if err != nil {
 		return nil, err
 	}
@@ -190,54 +193,25 @@ func (m Method) Serve(ctx context.Context, env *OpEnv, raw json.RawMessage) (jso
 	return b, nil
 }
 
-// Invoke runs an operation in this process on parameters given as a value
-// (or JSON, decoded strictly) and returns its result as a value.
+// Invoke checks and runs an operation in this process on its parameter
+// value (P) and returns its result as a value.
 func Invoke(ctx context.Context, m Method, env *OpEnv, params any) (any, error) {
-	p, err := m.params(params)
-	if err != nil {
-		return nil, err
+	p, ok := m.value(params)
+	if !ok {
+		return nil, m.mistyped(params)
 	}
-	if err := m.check(p); err != nil {
+	p, err := m.check(p)
+	if err != nil {
 		return nil, err
 	}
 	return m.run(ctx, env, p)
 }
 
-// assign stores an operation's result into the caller's result pointer:
-// directly when the types fit (the offline executor passes values), else
-// through JSON (a caller decoding into a shape of its own).
-func assign(method string, result, res any) error {
-	if result == nil || res == nil {
-		return nil
-	}
-	dst := reflect.ValueOf(result)
-	if dst.Kind() == reflect.Pointer && !dst.IsNil() {
-		src := reflect.ValueOf(res)
-		t := dst.Elem().Type()
-		switch {
-		case src.Type().AssignableTo(t):
-			dst.Elem().Set(src)
-			return nil
-		case src.Kind() == reflect.Pointer && !src.IsNil() && src.Elem().Type().AssignableTo(t):
-			dst.Elem().Set(src.Elem())
-			return nil
-		}
-	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		return fmt.Errorf("encode %s result: %w", method, err)
-	}
-	return decodeResult(method, b, result)
-}
-
-func decodeResult(method string, b []byte, result any) error {
-	if result == nil || len(b) == 0 {
-		return nil
-	}
-	if err := json.Unmarshal(b, result); err != nil {
-		return fmt.Errorf("decode %s result: %w", method, err)
-	}
-	return nil
+// mistyped is the error for parameters of another type than the
+// operation's P: a programming error (the handles are typed), reported
+// before anything is done.
+func (m Method) mistyped(params any) error {
+	return errs.Usage(errs.CodeInvalidParams, "operation %s takes %v, not %T", m.Name, m.Params, params)
 }
 
 // Authorization scopes of calls (the gateway checks them). A call that
@@ -356,4 +330,10 @@ func (r *Registry) Names() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Refusals is a Check for an operation whose parameters need no
+// normalising: f's refusals, the parameters unchanged.
+func Refusals[P any](f func(P) error) func(P) (P, error) {
+	return func(p P) (P, error) { return p, f(p) }
 }

@@ -3,6 +3,7 @@ package owner
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -31,7 +32,10 @@ func TestBindSession(t *testing.T) {
 		return nil, env.Fence.AssertCurrent()
 	}})
 	r := &Router{Home: h, Registry: reg, LockTimeout: time.Second}
-	call := func(key string) error { return r.Call(ctx, "t.bound", map[string]string{"Key": key}, nil) }
+	call := func(key string) error {
+		_, err := (Handle[json.RawMessage, any]{Name: "t.bound"}).Call(ctx, r, json.RawMessage(fmt.Sprintf(`{"Key":%q}`, key)))
+		return err
+	}
 
 	// The default session is created on first use; others must exist.
 	if err := call("cli"); err != nil {

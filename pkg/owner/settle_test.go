@@ -42,8 +42,7 @@ func TestOfflineStoreClosedBeforeLockReleased(t *testing.T) {
 			return true, nil
 		}})
 	r := &Router{Home: h, Registry: reg, LockTimeout: time.Second}
-	var ok bool
-	if err := r.Call(context.Background(), "t.settle", struct{}{}, &ok); err != nil || !ok {
+	if ok, err := (Handle[struct{}, bool]{Name: "t.settle"}).Call(context.Background(), r, struct{}{}); err != nil || !ok {
 		t.Fatalf("call: %v %v", ok, err)
 	}
 	select {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"database/sql"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -65,7 +66,10 @@ func validIdempotencyKey(k string) bool {
 // whatever happens after it may have left, it is never sent again for this
 // job.
 func (s *Service) Start(ctx context.Context, env *owner.OpEnv, p StartParams) (*StartResult, error) {
-	out, set, cred, err := s.checkStart(env.Home, &p, func() (Settings, error) { return s.settings(env) })
+	// Check normalised p (caller, output); what can change under the lock
+	// (settings, credential) is read again here.
+	out := Output{Format: p.OutputFormat, MaxReportBytes: p.MaxReportBytes}
+	set, cred, err := s.authority(env.Home, func() (Settings, error) { return s.settings(env) })
 	if err != nil {
 		return nil, err
 	}
@@ -515,32 +519,63 @@ func errInvalidJobID(id string) error {
 		WithHint("'clawkit research list' shows the jobs of this home and their ids")
 }
 
-// checkStart validates a start's parameters and the provider authority
-// (research enabled, an API-key profile) without touching state. Start
-// runs it first; Admit runs it before the offline executor creates the
-// home or the database, so a refused start leaves nothing behind.
-func (s *Service) checkStart(home string, p *StartParams, settings func() (Settings, error)) (out Output, set Settings, cred credential, err error) {
-	if out, err = startOutput(p); err != nil {
-		return out, set, cred, err
-	}
+// authority reads a start's provider authority (research enabled, an
+// API-key profile) without touching state: Admit runs it before the
+// offline executor creates the home or the database, so a refused start
+// leaves nothing behind, and Start again under the lock (config and
+// credentials can change in between).
+func (s *Service) authority(home string, settings func() (Settings, error)) (set Settings, cred credential, err error) {
 	set, err = settings()
 	if err != nil {
-		return out, set, cred, err
+		return set, cred, err
 	}
 	if err := set.requireEnabled(); err != nil {
-		return out, set, cred, err
+		return set, cred, err
 	}
 	cred, err = loadCredential(home, set)
-	if err != nil {
-		return out, set, cred, err
-	}
-	return out, set, cred, nil
+	return set, cred, err
 }
 
-// checkStartParams is the stateless part of checkStart (owner.Op.Check).
-func checkStartParams(p StartParams) error {
-	_, err := startOutput(&p)
-	return err
+// CheckStart is the start operation's Check, for callers of Start in
+// other packages (the operation runs it itself).
+func CheckStart(p StartParams) (StartParams, error) { return checkStartParams(p) }
+
+// checkStartParams is every rule of a start that needs only its
+// parameters (owner.Op.Check): it returns them with the caller's and the
+// output's defaults filled in, so Start takes them as they are.
+func checkStartParams(p StartParams) (StartParams, error) {
+	out, err := startOutput(&p)
+	if err != nil {
+		return p, err
+	}
+	p.OutputFormat, p.MaxReportBytes = out.Format, out.MaxReportBytes
+	if p.Wait != nil {
+		if err := checkWaitTimeout(p.Wait.TimeoutMs); err != nil {
+			return p, err
+		}
+		if err := checkOut(p.Wait.Out); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// checkWaitTimeout refuses a negative wait (0 waits for the job's own
+// budget).
+func checkWaitTimeout(ms int64) error {
+	if ms < 0 {
+		return errs.Usage(errs.CodeUsage, "--timeout must not be negative")
+	}
+	return nil
+}
+
+// checkOut refuses a report destination that is not absolute: before the
+// billable create, not at delivery.
+func checkOut(out string) error {
+	if out != "" && !filepath.IsAbs(out) {
+		return errs.Usage(errs.CodeInvalidOut, "--out must be an absolute path (got %q)", out)
+	}
+	return nil
 }
 
 // startOutput checks a start's own parameters and returns its output

@@ -74,20 +74,23 @@ func (s *Service) Register(r *owner.Registry) {
 	owner.Register(r, owner.Op[JobParams, *PollResult]{Name: MethodPoll, Write: true, Scope: owner.ScopeWrite, Env: callEnv,
 		Check: checkJobRef, Run: s.Poll})
 	owner.Register(r, owner.Op[WaitParams, *PollResult]{Name: MethodWait, Write: true, Scope: owner.ScopeWrite, Env: callEnv,
-		Check: func(p WaitParams) error { return checkJobRef(p.JobParams) }, Run: s.Wait})
+		Check: checkWait, Run: s.Wait})
 	owner.Register(r, owner.Op[JobParams, *PollResult]{Name: MethodCancel, Write: true, Scope: owner.ScopeWrite, Env: callEnv,
 		Check: checkJobRef, Run: s.Cancel})
 	owner.Register(r, owner.Op[ListParams, []*Job]{Name: MethodList, Env: callEnv,
 		Run: s.List})
 	owner.Register(r, owner.Op[JobParams, *PollResult]{Name: MethodShow, Env: callEnv,
-		Check: func(p JobParams) error {
+		Check: func(p JobParams) (JobParams, error) {
 			if !ValidJobID(p.Job) {
-				return errInvalidJobID(p.Job)
+				return p, errInvalidJobID(p.Job)
 			}
-			return nil
+			return p, nil
 		}, Run: s.Show})
 	owner.Register(r, owner.Op[DescribeParams, *Describe]{Name: MethodDescribe, Env: callEnv,
-		Check: func(p DescribeParams) error { return p.Caller.defaults() }, Run: s.Describe})
+		Check: func(p DescribeParams) (DescribeParams, error) {
+			err := p.Caller.defaults()
+			return p, err
+		}, Run: s.Describe})
 	owner.Register(r, owner.Op[RecoverParams, *RecoverResult]{Name: MethodRecover, Write: true, Env: callEnv,
 		Run: func(ctx context.Context, env *owner.OpEnv, _ RecoverParams) (*RecoverResult, error) {
 			return s.Recover(ctx, env, true)
@@ -126,27 +129,26 @@ func (s *Service) StartAndWait(ctx context.Context, env *owner.OpEnv, p StartPar
 	return res, nil
 }
 
-// AnswerRPC answers one google.research.v1 envelope through call (the
-// owner router's Call): describe, which is read-only and must not create
-// the home, runs as research.describe with the session access policy;
-// every other action runs as research.rpc with the envelope as read (the
-// operation decodes it again, as strictly, on whichever side of a gateway
-// it runs).
-func AnswerRPC(ctx context.Context, call func(ctx context.Context, method string, params, result any) error, data []byte) Response {
+// AnswerRPC answers one google.research.v1 envelope through c (the owner
+// router): describe, which is read-only and must not create the home,
+// runs as research.describe with the session access policy; every other
+// action runs as research.rpc with the envelope as read (the operation
+// decodes it again, as strictly, on whichever side of a gateway it runs).
+func AnswerRPC(ctx context.Context, c owner.Caller, data []byte) Response {
 	rpc, err := DecodeRPC(data)
 	if err != nil {
 		return ErrorResponse(err)
 	}
 	if rpc.Request.Action == ActionDescribe {
-		var d Describe
 		p := DescribeParams{Caller: Caller{AgentID: rpc.AgentID, SessionKey: rpc.SessionKey}}
-		if err := call(ctx, MethodDescribe, p, &d); err != nil {
+		d, err := (owner.Handle[DescribeParams, *Describe]{Name: MethodDescribe}).Call(ctx, c, p)
+		if err != nil {
 			return ErrorResponse(err)
 		}
 		return OKResponse(d)
 	}
-	var resp Response
-	if err := call(ctx, MethodRPC, json.RawMessage(data), &resp); err != nil {
+	resp, err := (owner.Handle[json.RawMessage, Response]{Name: MethodRPC}).Call(ctx, c, json.RawMessage(data))
+	if err != nil {
 		return ErrorResponse(err)
 	}
 	return resp
@@ -164,7 +166,13 @@ func (s *Service) RPC(ctx context.Context, env *owner.OpEnv, rpc *RPC) Response 
 		}
 		return OKResponse(d)
 	case ActionStart:
-		res, err := s.Start(ctx, env, rpcStart(c, req))
+		// The envelope's start is checked here, once (Start trusts its
+		// parameters).
+		p, err := checkStartParams(rpcStart(c, req))
+		if err != nil {
+			return ErrorResponse(err)
+		}
+		res, err := s.Start(ctx, env, p)
 		if err != nil {
 			return ErrorResponse(err)
 		}

@@ -53,11 +53,13 @@ type BundleResult struct {
 }
 
 // checkBundle: the refusals a bundle request's parameters alone decide.
-func checkBundle(p BundleParams) error {
+func checkBundle(p BundleParams) (BundleParams, error) {
 	if err := skilllint.CheckSkillName(p.Skill); err != nil {
-		return err
+		return p, err
 	}
-	return checkTarget(p.Target)
+	var err error
+	p.Target, err = checkTarget(p.Target)
+	return p, err
 }
 
 // opBundle reads one installed skill for a bundle, read-only: the skill
@@ -66,7 +68,7 @@ func checkBundle(p BundleParams) error {
 // checks on every component), each file's requested path must be one the
 // authoring contract allows and its resolved path must lie inside the
 // skill folder, and the content read must be the content listed.
-func opBundle(ctx context.Context, env *owner.OpEnv, p BundleParams) (any, error) {
+func opBundle(ctx context.Context, env *owner.OpEnv, p BundleParams) (*BundleResult, error) {
 	c, r, tree, _, err := openInstalled(ctx, env, p.Target, p.Skill)
 	if err != nil {
 		return nil, err

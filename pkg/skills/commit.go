@@ -14,7 +14,7 @@ import (
 // step and right before the file change (inside apply) and the dispatch.
 // A failed or no-op apply dispatches nothing.
 func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]string, warnings []skilllint.Finding,
-	apply func(tree []skilllint.FileEntry, md []byte, exists bool) (bool, error)) (any, error) {
+	apply func(tree []skilllint.FileEntry, md []byte, exists bool) (bool, error)) (*CommitResult, error) {
 	env := c.env
 	if _, err := c.skillDir(skill); err != nil {
 		return nil, err

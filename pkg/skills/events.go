@@ -18,7 +18,7 @@ import (
 // The skill_changed event log: what each commit recorded and whether its
 // hooks were delivered.
 
-func opEvents(ctx context.Context, env *owner.OpEnv, p EventsParams) (any, error) {
+func opEvents(ctx context.Context, env *owner.OpEnv, p EventsParams) ([]EventRecord, error) {
 	if p.Skill != "" {
 		if err := skilllint.CheckSkillName(p.Skill); err != nil {
 			return nil, err

@@ -165,7 +165,7 @@ func skippedRefs(md []byte, skipped []string) []skilllint.Finding {
 	return out
 }
 
-func opInstall(ctx context.Context, env *owner.OpEnv, p InstallParams) (any, error) {
+func opInstall(ctx context.Context, env *owner.OpEnv, p InstallParams) (*CommitResult, error) {
 	if err := skilllint.CheckSkillName(p.Skill); err != nil {
 		return nil, err
 	}

@@ -46,6 +46,10 @@ type WriteParams struct {
 	FileParams
 	Content []byte `json:"content"`
 	Strict  bool   `json:"strict,omitempty"`
+	// report is checkWrite's lint of Content, handed to Run in this
+	// process (it never crosses the socket: a gateway's Check lints
+	// again, once).
+	report *skilllint.Report
 }
 
 // EventsParams filters the recorded events.
@@ -145,19 +149,19 @@ const (
 // Register adds the skill operations to the owner registry. Their
 // admission (Check, Admit) is in admit.go.
 func Register(r *owner.Registry) {
-	owner.Register(r, owner.Op[Target, any]{Name: MethodRoot, Check: checkTarget, Run: opRoot})
-	owner.Register(r, owner.Op[Target, any]{Name: MethodList, Check: checkTarget, Run: opList})
-	owner.Register(r, owner.Op[FilesParams, any]{Name: MethodFiles, Check: checkFiles, Run: opFiles})
-	owner.Register(r, owner.Op[FileParams, any]{Name: MethodRead, Check: checkRead, Run: opRead})
-	owner.Register(r, owner.Op[EventsParams, any]{Name: MethodEvents, Check: checkEvents, Run: opEvents})
-	owner.Register(r, owner.Op[WriteParams, any]{Name: MethodWrite, Write: true, Check: checkWrite,
+	owner.Register(r, owner.Op[Target, RootResult]{Name: MethodRoot, Check: checkTarget, Run: opRoot})
+	owner.Register(r, owner.Op[Target, ListResult]{Name: MethodList, Check: checkTarget, Run: opList})
+	owner.Register(r, owner.Op[FilesParams, FilesResult]{Name: MethodFiles, Check: checkFiles, Run: opFiles})
+	owner.Register(r, owner.Op[FileParams, ReadResult]{Name: MethodRead, Check: checkRead, Run: opRead})
+	owner.Register(r, owner.Op[EventsParams, []EventRecord]{Name: MethodEvents, Check: checkEvents, Run: opEvents})
+	owner.Register(r, owner.Op[WriteParams, *CommitResult]{Name: MethodWrite, Write: true, Check: checkWrite,
 		Admit: func(pre owner.Pre, p WriteParams) error { return admitTarget(pre, p.Target) }, Run: opWrite})
-	owner.Register(r, owner.Op[FileParams, any]{Name: MethodRemove, Write: true, Check: checkRemove,
+	owner.Register(r, owner.Op[FileParams, *CommitResult]{Name: MethodRemove, Write: true, Check: checkRemove,
 		Admit: func(pre owner.Pre, p FileParams) error { return admitTarget(pre, p.Target) }, Run: opRemove})
-	owner.Register(r, owner.Op[InstallParams, any]{Name: MethodInstall, Write: true, Check: checkInstall,
+	owner.Register(r, owner.Op[InstallParams, *CommitResult]{Name: MethodInstall, Write: true, Check: checkInstall,
 		Admit: func(pre owner.Pre, p InstallParams) error { return admitTarget(pre, p.Target) }, Run: opInstall})
-	owner.Register(r, owner.Op[BundleParams, any]{Name: MethodBundle, Check: checkBundle, Run: opBundle})
-	owner.Register(r, owner.Op[Target, any]{Name: MethodWatch, Check: checkTarget, Run: opWatch})
+	owner.Register(r, owner.Op[BundleParams, *BundleResult]{Name: MethodBundle, Check: checkBundle, Run: opBundle})
+	owner.Register(r, owner.Op[Target, WatchPlan]{Name: MethodWatch, Check: checkTarget, Run: opWatch})
 }
 
 // call is the resolved context every operation starts from.
@@ -249,22 +253,22 @@ func (c *call) rootResult() (RootResult, error) {
 	return r, nil
 }
 
-func opRoot(ctx context.Context, env *owner.OpEnv, t Target) (any, error) {
+func opRoot(ctx context.Context, env *owner.OpEnv, t Target) (RootResult, error) {
 	c, err := begin(ctx, env, t)
 	if err != nil {
-		return nil, err
+		return RootResult{}, err
 	}
 	return c.rootResult()
 }
 
-func opList(ctx context.Context, env *owner.OpEnv, t Target) (any, error) {
+func opList(ctx context.Context, env *owner.OpEnv, t Target) (ListResult, error) {
 	c, err := begin(ctx, env, t)
 	if err != nil {
-		return nil, err
+		return ListResult{}, err
 	}
 	rr, err := c.rootResult()
 	if err != nil {
-		return nil, err
+		return ListResult{}, err
 	}
 	res := ListResult{RootResult: rr, Skills: []SkillInfo{}}
 	if !rr.Exists {
@@ -272,7 +276,7 @@ func opList(ctx context.Context, env *owner.OpEnv, t Target) (any, error) {
 	}
 	r, err := openSkillsRoot(c.root)
 	if err != nil {
-		return nil, err
+		return ListResult{}, err
 	}
 	if r == nil {
 		return res, nil
@@ -280,7 +284,7 @@ func opList(ctx context.Context, env *owner.OpEnv, t Target) (any, error) {
 	defer r.Close()
 	ents, err := fs.ReadDir(r.FS(), ".")
 	if err != nil {
-		return nil, errs.Failed(errs.CodeReadFailed, "cannot list %s: %v", c.root, skilllint.UnwrapPathErr(err))
+		return ListResult{}, errs.Failed(errs.CodeReadFailed, "cannot list %s: %v", c.root, skilllint.UnwrapPathErr(err))
 	}
 	for _, e := range ents {
 		name := e.Name()
@@ -371,10 +375,10 @@ func openInstalled(ctx context.Context, env *owner.OpEnv, t Target, skill string
 	return c, r, tree, md, nil
 }
 
-func opFiles(ctx context.Context, env *owner.OpEnv, p FilesParams) (any, error) {
+func opFiles(ctx context.Context, env *owner.OpEnv, p FilesParams) (FilesResult, error) {
 	_, r, tree, md, err := openInstalled(ctx, env, p.Target, p.Skill)
 	if err != nil {
-		return nil, err
+		return FilesResult{}, err
 	}
 	r.Close()
 	res := FilesResult{Skill: p.Skill, Files: tree}
@@ -398,49 +402,49 @@ func (c *call) skillDir(skill string) (string, error) {
 	return filepath.Join(c.root, skill), nil
 }
 
-func opRead(ctx context.Context, env *owner.OpEnv, p FileParams) (any, error) {
+func opRead(ctx context.Context, env *owner.OpEnv, p FileParams) (ReadResult, error) {
 	if err := skilllint.CheckSkillName(p.Skill); err != nil {
-		return nil, err
+		return ReadResult{}, err
 	}
 	rel, err := skilllint.NormalizeSkillFilePath(p.File)
 	if err != nil {
-		return nil, err
+		return ReadResult{}, err
 	}
 	limit := fileLimit(rel)
 	if p.MaxBytes < 0 {
-		return nil, errs.Usage(errs.CodeInvalidParams, "--max-bytes must be positive")
+		return ReadResult{}, errs.Usage(errs.CodeInvalidParams, "--max-bytes must be positive")
 	}
 	if p.MaxBytes > 0 && p.MaxBytes < limit {
 		limit = p.MaxBytes
 	}
 	c, err := begin(ctx, env, p.Target)
 	if err != nil {
-		return nil, err
+		return ReadResult{}, err
 	}
 	rr, err := c.rootResult()
 	if err != nil {
-		return nil, err
+		return ReadResult{}, err
 	}
 	if !rr.Exists {
-		return nil, noSkill(p.Skill, c)
+		return ReadResult{}, noSkill(p.Skill, c)
 	}
 	if err := checkNoLinks(c.root, p.Skill+"/"+rel); err != nil {
-		return nil, err
+		return ReadResult{}, err
 	}
 	r, err := openSkillsRoot(c.root)
 	if err != nil {
-		return nil, err
+		return ReadResult{}, err
 	}
 	if r == nil {
-		return nil, noSkill(p.Skill, c)
+		return ReadResult{}, noSkill(p.Skill, c)
 	}
 	defer r.Close()
 	if _, err := r.Lstat(p.Skill); errors.Is(err, fs.ErrNotExist) {
-		return nil, noSkill(p.Skill, c)
+		return ReadResult{}, noSkill(p.Skill, c)
 	}
 	data, err := readFileLimited(r, p.Skill+"/"+rel, rel, limit)
 	if err != nil {
-		return nil, err
+		return ReadResult{}, err
 	}
 	sum := sha256.Sum256(data)
 	res := ReadResult{Skill: p.Skill, File: rel, SizeBytes: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}

@@ -70,11 +70,15 @@ func afterApply(err error) error {
 		WithHint("inspect the skill with 'clawkit skill list' and 'clawkit skill events'; do not repeat the change blindly").Wrap(err)
 }
 
-func opWrite(ctx context.Context, env *owner.OpEnv, p WriteParams) (any, error) {
-	// Validate the content first: invalid content never needs the lock.
-	rel, rep, err := writeReport(p)
-	if err != nil {
-		return nil, err
+func opWrite(ctx context.Context, env *owner.OpEnv, p WriteParams) (*CommitResult, error) {
+	// Check linted the content and normalised the path: invalid content
+	// never reached the lock.
+	rel, rep := p.File, p.report
+	if rep == nil { // called without Check (a test driving Run alone)
+		var err error
+		if rel, rep, err = writeReport(p); err != nil {
+			return nil, err
+		}
 	}
 	c, hooks, err := beginCommit(ctx, env, p.Target)
 	if err != nil {
@@ -188,22 +192,11 @@ func replaceEntry(tree []skilllint.FileEntry, e skilllint.FileEntry) []skilllint
 	return out
 }
 
-func opRemove(ctx context.Context, env *owner.OpEnv, p FileParams) (any, error) {
-	if err := skilllint.CheckSkillName(p.Skill); err != nil {
-		return nil, err
-	}
-	rel := ""
-	if p.File != "" {
-		var err error
-		if rel, err = skilllint.NormalizeSkillFilePath(p.File); err != nil {
-			return nil, err
-		}
-		if rel == skilllint.SkillFile {
-			// A skill without SKILL.md is not a skill: removing it alone
-			// would leave files no client can discover.
-			return nil, errSkillMDRequired(p)
-		}
-	}
+func opRemove(ctx context.Context, env *owner.OpEnv, p FileParams) (*CommitResult, error) {
+	// Check normalised the path and refused SKILL.md alone (a skill
+	// without SKILL.md is not a skill: removing it alone would leave files
+	// no client can discover).
+	rel := p.File
 	c, hooks, err := beginCommit(ctx, env, p.Target)
 	if err != nil {
 		return nil, err

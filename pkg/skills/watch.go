@@ -718,20 +718,20 @@ type WatchPlan struct {
 
 // opWatch resolves the plugin's skills root for a watch (read-only) and
 // refuses when config turns watching off (skills.load.watch: false).
-func opWatch(ctx context.Context, env *owner.OpEnv, t Target) (any, error) {
+func opWatch(ctx context.Context, env *owner.OpEnv, t Target) (WatchPlan, error) {
 	c, err := begin(ctx, env, t)
 	if err != nil {
-		return nil, err
+		return WatchPlan{}, err
 	}
 	cfg, err := env.Config()
 	if err != nil {
-		return nil, err
+		return WatchPlan{}, err
 	}
 	if err := CheckWatchEnabled(cfg); err != nil {
-		return nil, err
+		return WatchPlan{}, err
 	}
 	if _, err := c.rootResult(); err != nil {
-		return nil, err
+		return WatchPlan{}, err
 	}
 	return WatchPlan{PluginID: c.t.PluginID, AgentID: c.t.AgentID, Root: c.root}, nil
 }
