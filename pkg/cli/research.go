@@ -101,20 +101,30 @@ type ResearchStartCmd struct {
 	Out            string        `help:"With --wait: also publish the report to FILE." placeholder:"FILE"`
 }
 
-func (c *ResearchStartCmd) Run(env *Env) error {
-	ctx, out := env.Ctx, env.Out
+// params maps the flags to the operation's parameters (the rules on them
+// are the operation's Check).
+func (c *ResearchStartCmd) params() (research.StartParams, error) {
 	o, err := absOut(c.Out)
 	if err != nil {
-		return err
+		return research.StartParams{}, err
 	}
 	if o != "" && !c.Wait {
-		return errs.Usage(errs.CodeUsage, "--out needs --wait (or use 'research wait JOB --out FILE')")
+		return research.StartParams{}, errs.Usage(errs.CodeUsage, "--out needs --wait (or use 'research wait JOB --out FILE')")
 	}
 	p := research.StartParams{Caller: c.caller(), Question: c.Question, OutputFormat: c.OutputFormat,
 		MaxReportBytes: c.MaxReportBytes, AsOf: c.AsOf, IdempotencyKey: c.IdempotencyKey}
 	if c.Wait {
 		// One routed call: the start and its wait run under one owner.
 		p.Wait = &research.StartWait{TimeoutMs: durationMs(c.Timeout), Out: o}
+	}
+	return p, nil
+}
+
+func (c *ResearchStartCmd) Run(env *Env) error {
+	ctx, out := env.Ctx, env.Out
+	p, err := c.params()
+	if err != nil {
+		return err
 	}
 	res, err := ops.ResearchStart.Call(ctx, env, p)
 	if err != nil {
