@@ -22,9 +22,8 @@ func (s *Service) deliver(ctx context.Context, env *owner.OpEnv, j *Job, out str
 	if out == "" {
 		return nil
 	}
-	if !filepath.IsAbs(out) {
-		return errs.Usage(errs.CodeInvalidOut, "--out must be an absolute path (got %q)", out)
-	}
+	// out is absolute: the operation's Check refused anything else before
+	// the create (checkOut).
 	if !j.Published {
 		if Pollable(j.State) {
 			return nil

@@ -21,7 +21,6 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/skilllint"
-	"github.com/clawkit/clawkit/pkg/store"
 )
 
 // Target names whose skills a call is about. Calls name a plugin, an agent
@@ -193,15 +192,8 @@ func admittedHooks(env *owner.OpEnv) ([][]string, error) {
 // after ownership; the authority re-checks (Plugin.Recheck) read the
 // current files and can only refuse.
 func begin(ctx context.Context, env *owner.OpEnv, t Target) (*call, error) {
-	if t.AgentID == "" {
-		t.AgentID = store.DefaultAgent
-	}
-	if t.SessionKey == "" {
-		t.SessionKey = store.DefaultSession
-	}
-	if t.PluginID == "" {
-		return nil, errs.Usage(CodeMissingPlugin, "no plugin named").WithHint("pass --plugin ID")
-	}
+	// t is as checkTarget returned it (defaults filled in, ids and plugin
+	// id valid): what can change under the lock is checked here.
 	if _, err := env.BindSession(ctx, t.AgentID, t.SessionKey); err != nil {
 		return nil, err
 	}

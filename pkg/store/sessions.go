@@ -145,9 +145,9 @@ func sessionExists(agentID, key string) error {
 // EnsureSession returns a session, creating it only when it is the default
 // main/cli session (any other must be created explicitly).
 func (s *Store) EnsureSession(ctx context.Context, agentID, key string, now time.Time) (Session, error) {
-	if err := ValidateIDs(agentID, key); err != nil {
-		return Session{}, err
-	}
+	// The ids were checked with the call's parameters (ValidateIDs in the
+	// operation's Check): only the default session, whose ids are valid,
+	// is ever created here.
 	sess, err := s.GetSession(ctx, agentID, key)
 	if err == nil || errs.CodeOf(err) != errs.CodeSessionNotFound || agentID != DefaultAgent || key != DefaultSession {
 		return sess, err
