@@ -335,13 +335,6 @@ func kindOf(e ast.Expr, params map[string]int) (string, int) {
 	return "", -1
 }
 
-// resolve reads a code argument: a literal, or a constant of this package
-// or an imported one.
-func resolve(e ast.Expr, p *pkgInfo, byImport map[string]*pkgInfo, imports map[string]string) (string, bool) {
-	r, ok := resolveRef(e, p, byImport, imports)
-	return r.code, ok
-}
-
 // ref is what a code argument names: the code, and either lit (a string
 // literal, or a conversion errs.Code("x")) or the package and name of the
 // constant.
@@ -350,6 +343,8 @@ type ref struct {
 	lit              bool
 }
 
+// resolveRef reads a code argument: a literal, or a constant of this
+// package or an imported one.
 func resolveRef(e ast.Expr, p *pkgInfo, byImport map[string]*pkgInfo, imports map[string]string) (ref, bool) {
 	if c, ok := e.(*ast.CallExpr); ok && len(c.Args) == 1 && isCodeType(c.Fun) {
 		e = c.Args[0]
