@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/ops"
 	"github.com/clawkit/clawkit/pkg/owner"
@@ -329,5 +331,35 @@ func TestMainParseErrors(t *testing.T) {
 	var doc map[string]any
 	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil || doc["code"] != "usage" || doc["ok"] != false {
 		t.Fatalf("JSON %q: %v", stdout.String(), err)
+	}
+}
+
+// Every leaf of the whole tree has the one Run signature, Run(*Env)
+// error: kong binds only the Env.
+func TestOneRunSignature(t *testing.T) {
+	var c CLI
+	var stdout, stderr bytes.Buffer
+	parser, err := newParser(&c, nil, true, &stdout, &stderr, func(int) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := reflect.TypeOf(func(*Env) error { return nil })
+	leaves := 0
+	var walk func(n *kong.Node)
+	walk = func(n *kong.Node) {
+		if len(n.Children) == 0 && n.Type == kong.CommandNode {
+			leaves++
+			m := n.Target.Addr().MethodByName("Run")
+			if !m.IsValid() || m.Type() != want {
+				t.Errorf("%s: Run is %v, want %v", n.FullPath(), m.Type(), want)
+			}
+		}
+		for _, ch := range n.Children {
+			walk(ch)
+		}
+	}
+	walk(parser.Model.Node)
+	if leaves < 40 {
+		t.Fatalf("only %d leaves found", leaves)
 	}
 }
