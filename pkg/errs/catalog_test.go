@@ -84,7 +84,7 @@ func repoRoot(t *testing.T) string {
 	return filepath.Dir(filepath.Dir(filepath.Dir(file)))
 }
 
-func loadPackages(t *testing.T, root string) (map[string]*pkgInfo, *token.FileSet) {
+func loadPackages(t testing.TB, root string) (map[string]*pkgInfo, *token.FileSet) {
 	fset := token.NewFileSet()
 	pkgs := map[string]*pkgInfo{}
 	for _, top := range []string{"pkg", "cmd"} {
@@ -367,7 +367,7 @@ func resolveRef(e ast.Expr, p *pkgInfo, byImport map[string]*pkgInfo, imports ma
 	return ref{}, false
 }
 
-func collectUses(t *testing.T, pkgs map[string]*pkgInfo, fset *token.FileSet) map[*pkgInfo][]use {
+func collectUses(t testing.TB, pkgs map[string]*pkgInfo, fset *token.FileSet) map[*pkgInfo][]use {
 	byImport := map[string]*pkgInfo{}
 	for _, p := range pkgs {
 		byImport[p.importPath] = p
@@ -475,7 +475,7 @@ type docRow struct{ exit, meaning, where string }
 
 var rowRE = regexp.MustCompile("^\\| `([a-z0-9_]+)` \\| ([^|]*) \\| ([^|]*) \\| ([^|]*) \\|$")
 
-func readDocs(t *testing.T, path string) (map[string]docRow, []string) {
+func readDocs(t testing.TB, path string) (map[string]docRow, []string) {
 	b, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
@@ -561,12 +561,16 @@ func qualified(from, home, name string) string {
 }
 
 func TestCatalog(t *testing.T) {
-	root := repoRoot(t)
+	checkCatalog(t, repoRoot(t), os.Getenv(updateEnv) == "1")
+}
+
+// checkCatalog reports every departure of the source under root from the
+// catalog's rules as t.Errorf; with update it makes the edits instead.
+func checkCatalog(t testing.TB, root string, update bool) {
 	pkgs, fset := loadPackages(t, root)
 	uses := collectUses(t, pkgs, fset)
 	docsPath := filepath.Join(root, "docs", "errors.md")
 	rows, head := readDocs(t, docsPath)
-	update := os.Getenv(updateEnv) == "1"
 
 	type codeInfo struct {
 		kinds map[string]bool
@@ -797,7 +801,7 @@ type edit struct {
 
 // rewrite replaces code arguments in file (offsets of the parsed source)
 // and adds the pkg/errs import when a replacement names errs.
-func rewrite(t *testing.T, file string, es []edit) {
+func rewrite(t testing.TB, file string, es []edit) {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -827,7 +831,7 @@ func rewrite(t *testing.T, file string, es []edit) {
 }
 
 // writeCodes appends the missing declarations to p's codes.go.
-func writeCodes(t *testing.T, root string, p *pkgInfo, codes []string, first map[string]use, constOf func(string) string) {
+func writeCodes(t testing.TB, root string, p *pkgInfo, codes []string, first map[string]use, constOf func(string) string) {
 	path := filepath.Join(root, p.dir, "codes.go")
 	b, err := os.ReadFile(path)
 	pkgName := p.files[0].Name.Name
@@ -858,7 +862,7 @@ func writeCodes(t *testing.T, root string, p *pkgInfo, codes []string, first map
 
 // dropCode removes an unused declaration (and its comment line) from p's
 // codes.go.
-func dropCode(t *testing.T, root string, p *pkgInfo, name string) {
+func dropCode(t testing.TB, root string, p *pkgInfo, name string) {
 	path := filepath.Join(root, p.dir, "codes.go")
 	b, err := os.ReadFile(path)
 	if err != nil {
