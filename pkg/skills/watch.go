@@ -60,9 +60,6 @@ const (
 	maxDirtySkills = 4096
 )
 
-// CodeWatchDisabled refuses a watch that config turns off.
-const CodeWatchDisabled = "watch_disabled"
-
 // ErrReaderGone is returned when the consumer of the events went away
 // (stdout closed): a clean end of the stream.
 var ErrReaderGone = errors.New("the reader of the events is gone")
@@ -646,7 +643,7 @@ func scanSkillOnce(r *os.Root, parent, name string) (state skillState, has, stab
 	case !lst.IsDir():
 		return skillState{}, false, true
 	case skilllint.CheckSkillName(name) != nil:
-		return skillState{problem: errs.CodeOf(skilllint.CheckSkillName(name)) + ": the folder name is not a safe skill name"}, true, true
+		return skillState{problem: string(errs.CodeOf(skilllint.CheckSkillName(name))) + ": the folder name is not a safe skill name"}, true, true
 	}
 	sub, err := r.OpenRoot(name)
 	if err != nil {
@@ -660,7 +657,7 @@ func scanSkillOnce(r *os.Root, parent, name string) (state skillState, has, stab
 	stable = nerr == nil && herr == nil && os.SameFile(now, held) && os.SameFile(lst, held)
 	switch {
 	case err != nil:
-		return skillState{problem: errs.CodeOf(err) + ": " + err.Error()}, true, stable
+		return skillState{problem: string(errs.CodeOf(err)) + ": " + err.Error()}, true, stable
 	case md == nil:
 		return skillState{problem: "no SKILL.md"}, true, stable
 	}
@@ -721,20 +718,20 @@ type WatchPlan struct {
 
 // opWatch resolves the plugin's skills root for a watch (read-only) and
 // refuses when config turns watching off (skills.load.watch: false).
-func opWatch(ctx context.Context, env *owner.Env, t Target) (any, error) {
+func opWatch(ctx context.Context, env *owner.OpEnv, t Target) (WatchPlan, error) {
 	c, err := begin(ctx, env, t)
 	if err != nil {
-		return nil, err
+		return WatchPlan{}, err
 	}
-	cfg, err := env.AdmittedConfig()
+	cfg, err := env.Config()
 	if err != nil {
-		return nil, err
+		return WatchPlan{}, err
 	}
 	if err := CheckWatchEnabled(cfg); err != nil {
-		return nil, err
+		return WatchPlan{}, err
 	}
 	if _, err := c.rootResult(); err != nil {
-		return nil, err
+		return WatchPlan{}, err
 	}
 	return WatchPlan{PluginID: c.t.PluginID, AgentID: c.t.AgentID, Root: c.root}, nil
 }
@@ -749,7 +746,7 @@ func CheckWatchEnabled(cfg *config.Config) error {
 	}
 	b, isBool := v.(bool)
 	if !isBool {
-		return errs.Usage("invalid_config", "config skills.load.watch is %v; it must be true or false", v).
+		return errs.Usage(errs.CodeInvalidConfig, "config skills.load.watch is %v; it must be true or false", v).
 			WithHint("clawkit config set skills.load.watch true")
 	}
 	if !b {
@@ -774,7 +771,7 @@ func CheckWatchEnabledIn(home string) error {
 func DirSource(dir string) (WatchSource, error) {
 	abs, err := filepath.Abs(filepath.Clean(dir))
 	if err != nil {
-		return WatchSource{}, errs.Usage("invalid_path", "cannot resolve %s: %v", dir, err)
+		return WatchSource{}, errs.Usage(errs.CodeInvalidPath, "cannot resolve %s: %v", dir, err)
 	}
 	name := filepath.Base(abs)
 	if err := skilllint.CheckSkillName(name); err != nil {
