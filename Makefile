@@ -5,7 +5,7 @@ BIN ?= bin/clawkit
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: build test test-offline vet peers bench fuzz demo clean stress-test chaos first-session live-research conformance partition-test
+.PHONY: build test test-offline vet lint peers bench fuzz demo clean stress-test chaos first-session live-research conformance partition-test
 
 # Static (no cgo: the SQLite driver is pure Go), stamped with the VCS
 # revision that `clawkit version` reports.
@@ -15,6 +15,11 @@ build:
 
 vet:
 	$(GO) vet ./...
+
+# vet, staticcheck, deadcode and golangci-lint at pinned versions
+# (docs/architecture.md, "Checks"); CI runs the same script.
+lint:
+	scripts/lint.sh
 
 # The README's test command: vet plus every unit test, fuzz seed corpus and
 # testscript, after installing what the tests need (the npm peers and the

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Static checks that fail on any finding: go vet, staticcheck (every
-# default check) and deadcode (functions no program or test reaches).
+# default check), deadcode (functions no program or test reaches) and
+# golangci-lint (errcheck, errorlint, revive, gocritic; .golangci.yml).
 # The tools are installed at pinned versions into $(go env GOPATH)/bin when
 # they are missing. docs/architecture.md ("Checks") says why they run.
 set -euo pipefail
@@ -8,6 +9,7 @@ cd "$(dirname "$0")/.."
 
 STATICCHECK_VERSION=v0.8.2
 DEADCODE_VERSION=v0.52.0 # golang.org/x/tools
+GOLANGCI_LINT_VERSION=v2.15.0
 
 bin=$(go env GOPATH)/bin
 need() { # need TOOL MODULE@VERSION
@@ -18,6 +20,7 @@ need() { # need TOOL MODULE@VERSION
 }
 need staticcheck "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
 need deadcode "golang.org/x/tools/cmd/deadcode@$DEADCODE_VERSION"
+need golangci-lint "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$GOLANGCI_LINT_VERSION"
 
 status=0
 echo "== go vet"
@@ -34,6 +37,9 @@ if [ -n "$dead" ]; then
 	echo "deadcode: the functions above are never reached; delete them or use them" >&2
 	status=1
 fi
+
+echo "== golangci-lint"
+"$bin/golangci-lint" run ./... || status=1
 
 if [ "$status" -ne 0 ]; then
 	echo "lint: findings above" >&2
