@@ -19,6 +19,7 @@ import (
 // Kind is a token's kind.
 type Kind uint8
 
+// The token kinds.
 const (
 	Ident    Kind = iota + 1
 	String        // '…' or "…"; Val is the raw body between the quotes
@@ -35,6 +36,8 @@ type Token struct {
 	Depth int // brace depth ({ and template ${) before this token
 }
 
+// ErrUnterminated is returned for a string, template, regular expression or
+// comment that the source ends inside.
 var ErrUnterminated = errors.New("unterminated literal or comment")
 
 // keywords after which a "/" starts a regular expression, not a division.
@@ -50,7 +53,7 @@ func isIdentStart(c byte) bool {
 
 func isIdentPart(c byte) bool { return isIdentStart(c) || c >= '0' && c <= '9' }
 
-// lexJS splits src into tokens. Template literals are one token each; the
+// Lex splits src into tokens. Template literals are one token each; the
 // code inside their ${…} is lexed too (its tokens follow the template token,
 // at a deeper Depth), so that braces inside it balance.
 func Lex(src string) ([]Token, error) {
@@ -121,9 +124,10 @@ func Lex(src string) ([]Token, error) {
 		case c == '"' || c == '\'':
 			j := i + 1
 			for j < len(src) && src[j] != c {
-				if src[j] == '\\' {
+				switch src[j] {
+				case '\\':
 					j++
-				} else if src[j] == '\n' {
+				case '\n':
 					return nil, ErrUnterminated
 				}
 				j++
@@ -163,6 +167,7 @@ func Lex(src string) ([]Token, error) {
 		case c == '/' && regexpOK():
 			j := i + 1
 			inClass := false
+		scan:
 			for j < len(src) {
 				d := src[j]
 				if d == '\\' {
@@ -172,12 +177,13 @@ func Lex(src string) ([]Token, error) {
 				if d == '\n' {
 					return nil, ErrUnterminated
 				}
-				if d == '[' {
+				switch {
+				case d == '[':
 					inClass = true
-				} else if d == ']' {
+				case d == ']':
 					inClass = false
-				} else if d == '/' && !inClass {
-					break
+				case d == '/' && !inClass:
+					break scan
 				}
 				j++
 			}

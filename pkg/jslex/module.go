@@ -17,7 +17,7 @@ type Module struct {
 	Exports map[string][]Export
 }
 
-// jsDecl is one top-level declaration. Only `const NAME = "literal"` and
+// Decl is one top-level declaration. Only `const NAME = "literal"` and
 // `const NAME = [elements]` have a static value; anything else (let, var,
 // functions, computed values) is recorded with Static false.
 type Decl struct {
@@ -27,22 +27,26 @@ type Decl struct {
 	IsArr  bool
 }
 
-// jsValue is one element of an array literal.
+// Value is one element of an array literal.
 type Value struct {
 	Str   *string
 	Ident string
 }
 
+// Import is where an imported name comes from.
 type Import struct {
 	Name string // exported name in the source module ("*" or "default" are never followed)
 	From string
 }
 
+// Export is the local name (or re-exported module) behind an exported name.
 type Export struct {
 	Local string
 	From  string // set for `export { a as b } from "…"`
 }
 
+// ParseModule lexes src and records its top-level declarations, imports
+// and exports.
 func ParseModule(src string) (*Module, error) {
 	toks, err := Lex(src)
 	if err != nil {
@@ -231,7 +235,7 @@ func parseSimpleValue(toks []Token, j int) (Decl, int, bool) {
 	return Decl{}, j, false
 }
 
-// functionBody returns the tokens of the body of every top-level
+// FunctionBodies returns the tokens of the body of every top-level
 // `function NAME(` (async or generator included) in the module.
 func (m *Module) FunctionBodies(name string) [][]Token {
 	var out [][]Token
@@ -268,7 +272,7 @@ func (m *Module) FunctionBodies(name string) [][]Token {
 			continue
 		}
 		e := k + 1
-		for e < len(toks) && !(toks[e].Kind == Punct && toks[e].Val == "}" && toks[e].Depth == 0) {
+		for e < len(toks) && (toks[e].Kind != Punct || toks[e].Val != "}" || toks[e].Depth != 0) {
 			e++
 		}
 		out = append(out, toks[k+1:e])
@@ -276,7 +280,7 @@ func (m *Module) FunctionBodies(name string) [][]Token {
 	return out
 }
 
-// hasTemplate reports whether any template literal in toks contains sub.
+// HasTemplate reports whether any template literal in toks contains sub.
 func HasTemplate(toks []Token, sub string) bool {
 	for _, t := range toks {
 		if t.Kind == Template && strings.Contains(t.Val, sub) {

@@ -4,6 +4,7 @@ package json5
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -420,8 +421,7 @@ func (p *json5Parser) number() (any, error) {
 }
 
 func isRangeErr(err error) bool {
-	ne, ok := err.(*strconv.NumError)
-	return ok && ne.Err == strconv.ErrRange
+	return errors.Is(err, strconv.ErrRange)
 }
 
 func (p *json5Parser) endOfNumber() error {

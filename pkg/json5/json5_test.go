@@ -2,6 +2,7 @@ package json5
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"reflect"
 	"strings"
@@ -43,7 +44,8 @@ next'`: "it's Aé\nnext",
 	}
 	// Errors carry a position.
 	_, err := Parse([]byte("{\n  a: 1,\n  a: 2\n}"))
-	if je, ok := err.(*Error); !ok || je.Line != 3 {
+	var je *Error
+	if !errors.As(err, &je) || je.Line != 3 {
 		t.Errorf("duplicate key position: %v", err)
 	}
 }
@@ -71,7 +73,7 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		v, err := Parse(b)
 		if err != nil {
-			if _, ok := err.(*Error); !ok {
+			if je := (*Error)(nil); !errors.As(err, &je) {
 				t.Fatalf("untyped error %T", err)
 			}
 			return

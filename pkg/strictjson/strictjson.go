@@ -17,6 +17,7 @@ import (
 // Kind classifies a refusal, so callers can map it to their stable codes.
 type Kind int
 
+// The kinds of refusal.
 const (
 	InvalidUTF8 Kind = iota + 1
 	Syntax
