@@ -4,7 +4,6 @@ import "github.com/clawkit/clawkit/pkg/errs"
 
 // Error codes of this package: public and stable (docs/errors.md lists
 // them all with their exit codes).
-
 const (
 	// CodeConfigNotObject: cannot set …: … is not an object
 	CodeConfigNotObject errs.Code = "config_not_object"
@@ -16,6 +15,7 @@ const (
 	CodeInvalidConfigValue errs.Code = "invalid_config_value"
 )
 
+// More error codes of this package (docs/errors.md lists them all).
 const (
 	// CodeDatabasePasswordInConfig: … must not carry a password: config.json is not a secret store
 	CodeDatabasePasswordInConfig errs.Code = "database_password_in_config"

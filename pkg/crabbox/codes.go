@@ -4,7 +4,6 @@ import "github.com/clawkit/clawkit/pkg/errs"
 
 // Error codes of this package: public and stable (docs/errors.md lists
 // them all with their exit codes).
-
 const (
 	// CodeArchiveMissing: … archive … is missing
 	CodeArchiveMissing errs.Code = "archive_missing"

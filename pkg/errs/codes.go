@@ -3,7 +3,6 @@ package errs
 // Error codes raised by more than one package: each is declared here, once
 // (a code raised by one package alone is declared in that package's
 // codes.go). docs/errors.md lists them all with their exit codes.
-
 const (
 	// CodeFailed: the code of an error that carries none of its own (CodeOf)
 	CodeFailed Code = "failed"

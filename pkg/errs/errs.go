@@ -15,6 +15,7 @@ import (
 // code, so the mapping cannot drift between packages.
 type Kind int
 
+// The kinds; docs/errors.md lists them with their exit codes.
 const (
 	// KindFailed: a definitive failure; nothing was left half-done.
 	KindFailed Kind = 1

@@ -4,7 +4,6 @@ import "github.com/clawkit/clawkit/pkg/errs"
 
 // Error codes of this package: public and stable (docs/errors.md lists
 // them all with their exit codes).
-
 const (
 	// CodeBadRequest: (see the message)
 	CodeBadRequest errs.Code = "bad_request"
@@ -24,6 +23,7 @@ const (
 	CodeScopeMissing errs.Code = "scope_missing"
 )
 
+// More error codes of this package (docs/errors.md lists them all).
 const (
 	// CodeGatewayStartFailed: the gateway exited during start (…): …
 	CodeGatewayStartFailed errs.Code = "gateway_start_failed"
@@ -31,6 +31,7 @@ const (
 	CodeGatewayStartTimeout errs.Code = "gateway_start_timeout"
 )
 
+// More error codes of this package (docs/errors.md lists them all).
 const (
 	// CodeOwnerLeaseLost: gateway … lost its owner lease (incarnation …) and retired
 	CodeOwnerLeaseLost errs.Code = "owner_lease_lost"

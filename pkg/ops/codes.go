@@ -4,7 +4,6 @@ import "github.com/clawkit/clawkit/pkg/errs"
 
 // Error codes of this package: public and stable (docs/errors.md lists
 // them all with their exit codes).
-
 const (
 	// CodeBackupDirMissing: the folder of … does not exist
 	CodeBackupDirMissing errs.Code = "backup_dir_missing"

@@ -4,7 +4,6 @@ import "github.com/clawkit/clawkit/pkg/errs"
 
 // Error codes of this package: public and stable (docs/errors.md lists
 // them all with their exit codes).
-
 const (
 	// CodeBadHome: invalid home …: …
 	CodeBadHome errs.Code = "bad_home"

@@ -4,7 +4,6 @@ import "github.com/clawkit/clawkit/pkg/errs"
 
 // Error codes of this package: public and stable (docs/errors.md lists
 // them all with their exit codes).
-
 const (
 	// CodeCancelOutcomeUnknown: …; the provider may or may not have received the cancellation of research job …
 	CodeCancelOutcomeUnknown errs.Code = "cancel_outcome_unknown"
@@ -110,6 +109,7 @@ const (
 	CodeWaitTimeout errs.Code = "wait_timeout"
 )
 
+// More error codes of this package (docs/errors.md lists them all).
 const (
 	// CodeResponseTooLarge: …; research job … ends failed and is not polled again
 	CodeResponseTooLarge errs.Code = "response_too_large"

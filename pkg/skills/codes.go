@@ -4,7 +4,6 @@ import "github.com/clawkit/clawkit/pkg/errs"
 
 // Error codes of this package: public and stable (docs/errors.md lists
 // them all with their exit codes).
-
 const (
 	// CodeInvalidFrontmatter: skill … has no SKILL.md; every skill starts with one
 	CodeInvalidFrontmatter errs.Code = "invalid_frontmatter"
@@ -42,6 +41,7 @@ const (
 	CodeChangedDuring errs.Code = "skill_changed_during_read"
 )
 
+// More error codes of this package (docs/errors.md lists them all).
 const (
 	// CodeWatchDisabled: watching skills is turned off (config skills.load.watch is false): no subscription and no polling
 	CodeWatchDisabled errs.Code = "watch_disabled"
