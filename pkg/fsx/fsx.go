@@ -52,10 +52,13 @@ func Publish(path string, perm os.FileMode, fill func(w io.Writer) error) (err e
 		return err
 	}
 	name := f.Name()
+	closed := false
 	defer func() {
 		if err != nil {
-			f.Close()
-			os.Remove(name)
+			if !closed {
+				err = errors.Join(err, f.Close())
+			}
+			err = errors.Join(err, os.Remove(name))
 		}
 	}()
 	if err := fill(f); err != nil {
@@ -70,6 +73,7 @@ func Publish(path string, perm os.FileMode, fill func(w io.Writer) error) (err e
 	if err := f.Sync(); err != nil {
 		return err
 	}
+	closed = true
 	if err := f.Close(); err != nil {
 		return err
 	}
@@ -126,7 +130,13 @@ func CreateExclusive(path string, data []byte, perm os.FileMode) (created bool, 
 		return false, err
 	}
 	name := tmp.Name()
-	defer os.Remove(name)
+	defer func() {
+		// Linked or not, the temporary name goes; a failure to remove it
+		// fails the call (the leftover would be a stray file).
+		if rerr := os.Remove(name); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			err = errors.Join(err, rerr)
+		}
+	}()
 	if err := WriteSyncClose(tmp, data); err != nil {
 		return false, err
 	}
@@ -172,9 +182,15 @@ func syncDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	defer d.Close()
+	defer CloseRead(d)
 	return d.Sync()
 }
+
+// CloseRead closes c where its Close error cannot matter: a file or folder
+// opened only for reading, or only to fsync it (Sync reports its own
+// error), so closing it loses no data. Write paths return their Close
+// error instead (docs/architecture.md, "Checks").
+func CloseRead(c io.Closer) { _ = c.Close() }
 
 // ErrEscape is returned when a relative path would leave its root.
 var ErrEscape = errors.New("path escapes its root")
@@ -305,11 +321,11 @@ func checkRegular(path string, open func(string) (*os.File, error)) (*os.File, e
 	}
 	st, err := f.Stat()
 	if err != nil {
-		f.Close()
+		CloseRead(f)
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		f.Close()
+		CloseRead(f)
 		return nil, &NotRegularError{Path: path, Kind: describeMode(st.Mode())}
 	}
 	return f, nil
@@ -355,7 +371,7 @@ func ReadRegular(path string, max int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer CloseRead(f)
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, err
@@ -395,12 +411,10 @@ func EditLocked(path string, edit func() error) error {
 // linked or renamed into place. The file is closed on every path.
 func WriteSyncClose(f *os.File, data []byte) error {
 	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
+		return errors.Join(err, f.Close())
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
+		return errors.Join(err, f.Close())
 	}
 	return f.Close()
 }

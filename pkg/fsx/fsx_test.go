@@ -63,7 +63,9 @@ func TestPublishFailureLeavesOldFile(t *testing.T) {
 	}
 	boom := errors.New("boom")
 	err := Publish(path, 0o600, func(w io.Writer) error {
-		fmt.Fprint(w, "half of the new")
+		if _, err := fmt.Fprint(w, "half of the new"); err != nil {
+			t.Error(err)
+		}
 		return boom
 	})
 	if !errors.Is(err, boom) {
@@ -114,8 +116,12 @@ func TestRealWithinFollowsLinks(t *testing.T) {
 func TestOpenNoFollow(t *testing.T) {
 	dir := t.TempDir()
 	f := filepath.Join(dir, "f")
-	os.WriteFile(f, []byte("x"), 0o600)
-	os.Symlink(f, filepath.Join(dir, "l"))
+	if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(f, filepath.Join(dir, "l")); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := OpenNoFollow(filepath.Join(dir, "l")); err == nil {
 		t.Fatal("opened a symlink")
 	}
@@ -123,7 +129,7 @@ func TestOpenNoFollow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.Close()
+	CloseRead(h)
 }
 
 func FuzzCheckRel(f *testing.F) {
@@ -165,7 +171,7 @@ func TestOpenRegularRefusesFIFOWithoutBlocking(t *testing.T) {
 	if err != nil {
 		t.Fatalf("OpenNoFollow(fifo) = %v", err)
 	}
-	f.Close()
+	CloseRead(f)
 }
 
 // Regular files opened through the non-blocking path read normally.

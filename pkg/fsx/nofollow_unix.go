@@ -32,12 +32,12 @@ func openNonblocking(path string, flags int) (*os.File, error) {
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
+		_ = unix.Close(fd) // read-only descriptor on a failing path: nothing to lose
 		return nil, &os.PathError{Op: "stat", Path: path, Err: err}
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFREG {
 		if err := unix.SetNonblock(fd, false); err != nil {
-			unix.Close(fd)
+			_ = unix.Close(fd) // as above
 			return nil, &os.PathError{Op: "open", Path: path, Err: err}
 		}
 	}

@@ -20,7 +20,9 @@ func TestKilledPublishLeavesNothingOutsideItsFolder(t *testing.T) {
 				if _, err := w.Write([]byte("secret-key-material")); err != nil {
 					return err
 				}
-				os.Stdout.WriteString("writing\n")
+				if _, err := os.Stdout.WriteString("writing\n"); err != nil {
+					return err
+				}
 				select {} // killed here
 			})
 		})

@@ -63,7 +63,7 @@ func PublishInRoot(root *os.Root, rel string, data []byte, perm os.FileMode) (er
 	if err != nil {
 		return nil // published; the directory sync is best effort
 	}
-	defer d.Close()
+	defer CloseRead(d)
 	_ = d.Sync()
 	return nil
 }

@@ -16,14 +16,14 @@ func TestPublishInRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	defer CloseRead(r)
 	if err := PublishInRoot(r, "a/f.txt", []byte("one"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := PublishInRoot(r, "a/f.txt", []byte("two"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "a/f.txt")); string(b) != "two" {
+	if b, _ := os.ReadFile(filepath.Join(dir, "a", "f.txt")); string(b) != "two" {
 		t.Fatalf("content %q", b)
 	}
 	ents, _ := os.ReadDir(filepath.Join(dir, "a"))

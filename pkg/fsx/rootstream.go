@@ -27,24 +27,24 @@ func PublishStreamIn(root *os.Root, name string, perm os.FileMode, fill func(w i
 	}
 	defer func() {
 		if f != nil {
-			f.Close()
+			err = errors.Join(err, f.Close())
 		}
 		if err != nil {
-			root.Remove(tmp)
+			err = errors.Join(err, root.Remove(tmp))
 		}
 	}()
-	if err = fill(f); err != nil {
+	if err := fill(f); err != nil {
 		return err
 	}
-	if err = f.Sync(); err != nil {
+	if err := f.Sync(); err != nil {
 		return err
 	}
-	if err = f.Close(); err != nil {
-		f = nil
-		return err
-	}
+	cerr := f.Close()
 	f = nil
-	if err = root.Rename(tmp, name); err != nil {
+	if cerr != nil {
+		return cerr
+	}
+	if err := root.Rename(tmp, name); err != nil {
 		return err
 	}
 	return SyncDirInRoot(root, path.Dir(name))
@@ -77,6 +77,6 @@ func SyncDirInRoot(root *os.Root, dir string) error {
 	if err != nil {
 		return err
 	}
-	defer d.Close()
+	defer CloseRead(d)
 	return d.Sync()
 }
