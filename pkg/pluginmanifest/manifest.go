@@ -82,7 +82,7 @@ func Parse(data []byte) (*Manifest, error) {
 			return nil, fmt.Errorf("\"agentSkillsDir\" must be a string")
 		}
 		if err := fsx.CheckRel(dir); err != nil {
-			return nil, fmt.Errorf("\"agentSkillsDir\" must be a relative folder name: %v", err)
+			return nil, fmt.Errorf("\"agentSkillsDir\" must be a relative folder name: %w", err)
 		}
 		m.AgentSkillsDir = dir
 	}

@@ -1,6 +1,7 @@
 package skilllint
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -79,7 +80,8 @@ func TestParseFrontmatter(t *testing.T) {
 	}
 	fe, _ := func() (*FrontmatterError, error) {
 		_, err := ParseFrontmatter(SplitFrontmatter([]byte("---\nname: a\ndescription: x\nname: b\n---\n")))
-		e, _ := err.(*FrontmatterError)
+		var e *FrontmatterError
+		errors.As(err, &e)
 		return e, err
 	}()
 	if fe == nil || fe.Line != 4 || !strings.Contains(fe.Msg, "first defined on line 2") {
@@ -112,7 +114,7 @@ func FuzzSplitFrontmatter(f *testing.F) {
 			t.Fatalf("parsed block without fields")
 		}
 		if err != nil {
-			if _, ok := err.(*FrontmatterError); !ok {
+			if fe := (*FrontmatterError)(nil); !errors.As(err, &fe) {
 				t.Fatalf("untyped error %T", err)
 			}
 		}

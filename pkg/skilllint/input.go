@@ -29,7 +29,7 @@ func OpenInput(p string) (*os.File, fs.FileInfo, error) {
 	}
 	st, err := f.Stat()
 	if err != nil {
-		f.Close()
+		fsx.CloseRead(f)
 		return nil, nil, err
 	}
 	return f, st, nil

@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 )
 
 // LintSummary counts the outcome of validating several skill folders.
@@ -176,7 +177,7 @@ func ValidateFile(p string, opt Options, maxBytes int64) (*FileReport, error) {
 		}
 		return nil, errs.Failed(errs.CodeNotFound, "cannot read %s: %v", p, UnwrapPathErr(err))
 	}
-	defer f.Close()
+	defer fsx.CloseRead(f)
 	if st.Size() > maxBytes {
 		return nil, errs.Failed(errs.CodeTooLarge, "%s is %d bytes; the limit is %d bytes", p, st.Size(), maxBytes).
 			WithHint("raise --max-bytes (up to %d)", MaxSkillMDBytes)

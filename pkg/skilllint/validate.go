@@ -1,6 +1,7 @@
 package skilllint
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -12,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 )
 
 // Limits (docs/skills.md). Exceeding any of them is too_large.
@@ -115,8 +117,10 @@ func CheckSkillMDAs(skill string, content []byte, opt Options) []Finding {
 	}
 	split := SplitFrontmatter(content)
 	fm, err := ParseFrontmatter(split)
-	if err != nil {
-		fe, _ := err.(*FrontmatterError)
+	switch {
+	case err != nil:
+		var fe *FrontmatterError
+		errors.As(err, &fe)
 		rule := RuleYAML
 		if !split.Terminated {
 			rule = RuleFrontmatter
@@ -126,9 +130,9 @@ func CheckSkillMDAs(skill string, content []byte, opt Options) []Finding {
 		} else {
 			out = append(out, Finding{Severity: SeverityError, Code: CodeInvalidFM, Rule: rule, File: SkillFile, Message: err.Error()})
 		}
-	} else if opt.spec() {
+	case opt.spec():
 		out = append(out, checkSpecFields(skill, split, fm)...)
-	} else {
+	default:
 		out = append(out, checkFields(skill, split, fm)...)
 	}
 	return append(out, scanAs(SkillFile, content, opt)...)
@@ -507,7 +511,7 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 			}
 			rep.Add(Finding{Severity: sev, Code: CodeTooLarge, Rule: RuleFileSize, File: rel,
 				Message: fmt.Sprintf("%s is %d bytes; the limit is %d bytes", rel, size, limit)})
-			if !(isMD && spec) {
+			if !isMD || !spec {
 				return nil
 			}
 		}
@@ -518,7 +522,7 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 		rep.Add(checkSupportFile(rel, data, opt)...)
 		return nil
 	})
-	if walkErr == errTooMany {
+	if errors.Is(walkErr, errTooMany) {
 		f := Finding{Severity: SeverityError, Code: CodeTooLarge, Rule: RuleSkillFiles, File: ".",
 			Message: fmt.Sprintf("the folder has more than %d entries; a skill holds at most %d files", MaxWalkEntries, MaxFiles)}
 		if spec {
@@ -579,7 +583,7 @@ func childSkills(dir string) (int, string) {
 	if err != nil {
 		return 0, ""
 	}
-	defer f.Close()
+	defer fsx.CloseRead(f)
 	ents, _ := f.ReadDir(MaxWalkEntries)
 	var names []string
 	for _, e := range ents {
@@ -604,7 +608,7 @@ func readLimited(p string, limit int64) ([]byte, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	defer f.Close()
+	defer fsx.CloseRead(f)
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, 0, err
@@ -620,8 +624,7 @@ func readLimited(p string, limit int64) ([]byte, int64, error) {
 // the path themselves).
 func UnwrapPathErr(err error) error {
 	var pe *fs.PathError
-	if e, ok := err.(*fs.PathError); ok {
-		pe = e
+	if errors.As(err, &pe) {
 		return pe.Err
 	}
 	return err
