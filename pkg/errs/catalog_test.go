@@ -542,11 +542,18 @@ func meaningOf(msg string) string {
 	return m
 }
 
+var initialisms = map[string]bool{"API": true, "HTTP": true, "ID": true, "JSON": true, "MCP": true, "RPC": true, "SQL": true, "TLS": true, "URL": true, "UTF8": true}
+
 func constName(code string) string {
 	var b strings.Builder
 	b.WriteString("Code")
 	for _, part := range strings.Split(code, "_") {
 		if part == "" {
+			continue
+		}
+		// Initialisms are upper case (revive's var-naming).
+		if up := strings.ToUpper(part); initialisms[up] {
+			b.WriteString(up)
 			continue
 		}
 		b.WriteString(strings.ToUpper(part[:1]) + part[1:])

@@ -186,10 +186,11 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// CloseRead closes c where its Close error cannot matter: a file or folder
-// opened only for reading, or only to fsync it (Sync reports its own
-// error), so closing it loses no data. Write paths return their Close
-// error instead (docs/architecture.md, "Checks").
+// CloseRead closes c where its Close error cannot matter because nothing
+// was written through c: a file or folder opened only for reading or only
+// to fsync it (Sync reports its own error), an *os.Root, a watcher, query
+// rows (Err reports their errors). Closing it loses no data. Write paths
+// return their Close error instead (docs/architecture.md, "Checks").
 func CloseRead(c io.Closer) { _ = c.Close() }
 
 // ErrEscape is returned when a relative path would leave its root.

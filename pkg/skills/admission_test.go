@@ -42,7 +42,7 @@ func TestSkillCallUsesAdmittedConfig(t *testing.T) {
 	if _, err := f.write("pdf", "SKILL.md", pdfMD); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(f.home, "agents/main/elsewhere/pdf/SKILL.md")); err != nil {
+	if _, err := os.Stat(filepath.Join(f.home, "agents", "main", "elsewhere", "pdf", "SKILL.md")); err != nil {
 		t.Fatalf("the next call did not use the new config: %v", err)
 	}
 }
@@ -75,7 +75,7 @@ func TestRetiredOwnerPublishesNoSkill(t *testing.T) {
 	if errs.CodeOf(err) != "owner_retired" {
 		t.Fatalf("got %v", err)
 	}
-	if _, err := os.Lstat(filepath.Join(f.home, "agents/main/skills")); err == nil {
+	if _, err := os.Lstat(filepath.Join(f.home, "agents", "main", "skills")); err == nil {
 		t.Fatal("a retired owner created the skills folder")
 	}
 	f.fence = nil
@@ -124,7 +124,7 @@ func TestSkillEffectBegun(t *testing.T) {
 			if _, err := f.call("skill.root", Target{PluginID: "notes"}); err != nil {
 				t.Fatal(err)
 			}
-			manifest := filepath.Join(f.home, "plugins/notes/openclaw.plugin.json")
+			manifest := filepath.Join(f.home, "plugins", "notes", "openclaw.plugin.json")
 			f.fence = afterLockFence(f.home, func(n int32) error {
 				if n == tc.at {
 					if err := os.WriteFile(manifest, []byte(`{id: "notes", agentSkillsDir: "skills", version: 2}`), 0o644); err != nil {
@@ -137,11 +137,11 @@ func TestSkillEffectBegun(t *testing.T) {
 			if errs.CodeOf(err) != "plugin_unavailable" {
 				t.Fatalf("got %v", err)
 			}
-			_, rootErr := os.Lstat(filepath.Join(f.home, "agents/main/skills"))
+			_, rootErr := os.Lstat(filepath.Join(f.home, "agents", "main", "skills"))
 			if got := f.env.Load().EffectBegun(); got != tc.effect || (rootErr == nil) != tc.effect {
 				t.Fatalf("effect begun %v (skills folder: %v), want %v", got, rootErr, tc.effect)
 			}
-			if _, err := os.Stat(filepath.Join(f.home, "agents/main/skills/pdf")); err == nil {
+			if _, err := os.Stat(filepath.Join(f.home, "agents", "main", "skills", "pdf")); err == nil {
 				t.Fatal("skill published for a replaced plugin")
 			}
 		})

@@ -73,7 +73,7 @@ func opBundle(ctx context.Context, env *owner.OpEnv, p BundleParams) (*BundleRes
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
+	defer fsx.CloseRead(r)
 	skillDir := filepath.Join(c.root, p.Skill)
 	var disallowed []string
 	files := make([]SourceFile, 0, len(tree))
@@ -104,7 +104,7 @@ func opBundle(ctx context.Context, env *owner.OpEnv, p BundleParams) (*BundleRes
 		}
 		limit := fileLimit(rel)
 		data, rerr := io.ReadAll(io.LimitReader(f, limit+1))
-		f.Close()
+		fsx.CloseRead(f)
 		if rerr != nil {
 			return nil, errs.Failed(errs.CodeReadFailed, "cannot read %s: %v", rel, rerr)
 		}
@@ -269,7 +269,7 @@ func ReadBundle(r io.Reader) (skill string, tree *SourceTree, err error) {
 	}
 	for {
 		h, err := tr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if lr.N <= 0 {
@@ -311,7 +311,7 @@ func ReadBundle(r io.Reader) (skill string, tree *SourceTree, err error) {
 		case tar.TypeSymlink, tar.TypeLink:
 			return "", nil, errs.Refused(errs.CodePathEscape, "bundle entry %s is a link; links are refused in skills", h.Name).
 				WithHint("bundle the file the link points to instead")
-		case tar.TypeReg, tar.TypeRegA: //lint:ignore SA1019 a tar -cf of a skill folder from an old writer marks regular files '\x00'; accepting it is the point
+		case tar.TypeReg, '\x00': // tar.TypeRegA (deprecated): a tar -cf of a skill folder from an old writer marks regular files '\x00'; accepting it is the point
 		default:
 			return "", nil, errs.Usage(errs.CodeNotRegularFile, "bundle entry %s is not a regular file (type %q); a skill holds regular files only", h.Name, string(h.Typeflag))
 		}

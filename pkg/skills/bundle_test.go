@@ -3,10 +3,11 @@ package skills
 import (
 	"archive/tar"
 	"bytes"
-	"github.com/clawkit/clawkit/pkg/errs"
-	"github.com/clawkit/clawkit/pkg/skilllint"
 	"reflect"
 	"testing"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/skilllint"
 )
 
 func sampleBundle(t testing.TB) *BundleResult {
@@ -89,10 +90,14 @@ func tarOf(t testing.TB, hs ...*tar.Header) []byte {
 			t.Fatal(err)
 		}
 		if h.Typeflag == tar.TypeReg {
-			tw.Write([]byte(data))
+			if _, err := tw.Write([]byte(data)); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
-	tw.Close()
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
 	return buf.Bytes()
 }
 

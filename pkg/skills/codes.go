@@ -7,8 +7,8 @@ import "github.com/clawkit/clawkit/pkg/errs"
 const (
 	// CodeInvalidFrontmatter: skill … has no SKILL.md; every skill starts with one
 	CodeInvalidFrontmatter errs.Code = "invalid_frontmatter"
-	// CodeInvalidPluginId: plugin id … is not a plain name
-	CodeInvalidPluginId errs.Code = "invalid_plugin_id"
+	// CodeInvalidPluginID: plugin id … is not a plain name
+	CodeInvalidPluginID errs.Code = "invalid_plugin_id"
 	// CodeMissingPlugin: no plugin named
 	CodeMissingPlugin errs.Code = "missing_plugin"
 	// CodeNoSkillsRoot: plugin … declares no agentSkillsDir, so it has no skills folder

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/skilllint"
 )
 
@@ -29,7 +30,7 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 	c.r = r
 	defer func() {
 		if c.r != nil {
-			c.r.Close()
+			fsx.CloseRead(c.r)
 		}
 	}()
 	unlock, err := lockSkill(env.Home, c.t, skill)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/skilllint"
 	"github.com/clawkit/clawkit/pkg/store"
@@ -50,7 +51,7 @@ func opEvents(ctx context.Context, env *owner.OpEnv, p EventsParams) ([]EventRec
 		}
 		return nil, errs.Failed(errs.CodeStoreError, "cannot read skill events: %v", err)
 	}
-	defer rows.Close()
+	defer fsx.CloseRead(rows)
 	out := []EventRecord{}
 	for rows.Next() {
 		var r EventRecord

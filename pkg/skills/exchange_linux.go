@@ -5,6 +5,7 @@ package skills
 import (
 	"os"
 
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"golang.org/x/sys/unix"
 )
 
@@ -16,7 +17,7 @@ func exchangeInRoot(r *os.Root, a, b string) error {
 	if err != nil {
 		return err
 	}
-	defer d.Close()
+	defer fsx.CloseRead(d)
 	fd := int(d.Fd())
 	if err := unix.Renameat2(fd, a, fd, b, unix.RENAME_EXCHANGE); err != nil {
 		if err == unix.EINVAL || err == unix.ENOSYS {

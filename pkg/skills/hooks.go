@@ -116,7 +116,7 @@ func RunHook(ctx context.Context, argv []string, event []byte) HookResult {
 	default:
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
-			res.Error = fmt.Sprintf("exited with %s", ee.ProcessState.String())
+			res.Error = fmt.Sprintf("exited with %s", ee.String())
 		} else {
 			res.Error = err.Error()
 		}

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/skilllint"
 )
@@ -103,7 +104,7 @@ func ReadSourceDir(dir string) (*SourceTree, error) {
 		if err != nil {
 			return err
 		}
-		defer f.Close()
+		defer fsx.CloseRead(f)
 		if fst.Size() > limit {
 			return errs.Failed(errs.CodeTooLarge, "%s is %d bytes; the limit is %d bytes", rel, fst.Size(), limit)
 		}

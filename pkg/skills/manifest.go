@@ -50,7 +50,7 @@ func ResolvePlugin(home, id string) (*Plugin, error) {
 
 func checkPluginID(id string) error {
 	if !pluginmanifest.ValidID(id) {
-		return errs.Usage(CodeInvalidPluginId, "plugin id %q is not a plain name", id).
+		return errs.Usage(CodeInvalidPluginID, "plugin id %q is not a plain name", id).
 			WithHint("pass the plugin's id as in its openclaw.plugin.json, e.g. --plugin my-plugin")
 	}
 	return nil
@@ -138,7 +138,7 @@ func readManifest(dir string) (*pluginmanifest.Manifest, manifestIdent, error) {
 	if err != nil {
 		return nil, id, err
 	}
-	defer f.Close()
+	defer fsx.CloseRead(f)
 	st, err := f.Stat()
 	if err != nil {
 		return nil, id, err

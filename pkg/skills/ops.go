@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/skilllint"
 )
@@ -273,7 +274,7 @@ func opList(ctx context.Context, env *owner.OpEnv, t Target) (ListResult, error)
 	if r == nil {
 		return res, nil
 	}
-	defer r.Close()
+	defer fsx.CloseRead(r)
 	ents, err := fs.ReadDir(r.FS(), ".")
 	if err != nil {
 		return ListResult{}, errs.Failed(errs.CodeReadFailed, "cannot list %s: %v", c.root, skilllint.UnwrapPathErr(err))
@@ -361,7 +362,7 @@ func openInstalled(ctx context.Context, env *owner.OpEnv, t Target, skill string
 		err = noSkill(skill, c)
 	}
 	if err != nil {
-		r.Close()
+		fsx.CloseRead(r)
 		return nil, nil, nil, nil, err
 	}
 	return c, r, tree, md, nil
@@ -372,7 +373,7 @@ func opFiles(ctx context.Context, env *owner.OpEnv, p FilesParams) (FilesResult,
 	if err != nil {
 		return FilesResult{}, err
 	}
-	r.Close()
+	fsx.CloseRead(r)
 	res := FilesResult{Skill: p.Skill, Files: tree}
 	if res.Files == nil {
 		res.Files = []skilllint.FileEntry{}
@@ -430,7 +431,7 @@ func opRead(ctx context.Context, env *owner.OpEnv, p FileParams) (ReadResult, er
 	if r == nil {
 		return ReadResult{}, noSkill(p.Skill, c)
 	}
-	defer r.Close()
+	defer fsx.CloseRead(r)
 	if _, err := r.Lstat(p.Skill); errors.Is(err, fs.ErrNotExist) {
 		return ReadResult{}, noSkill(p.Skill, c)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/store"
 )
@@ -37,7 +38,11 @@ func newFixture(t testing.TB) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
+	t.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	reg := owner.NewRegistry()
 	Register(reg)
 	return &fixture{t: t, home: home, st: st, reg: reg}
@@ -128,7 +133,7 @@ func TestPluginReplacedDuringCall(t *testing.T) {
 	if _, err := f.write("pdf", "SKILL.md", pdfMD); err != nil {
 		t.Fatal(err)
 	}
-	manifest := filepath.Join(f.home, "plugins/notes/openclaw.plugin.json")
+	manifest := filepath.Join(f.home, "plugins", "notes", "openclaw.plugin.json")
 	var calls atomic.Int32
 	f.fence = func() error {
 		// The third check is the one after the per-skill lock, before the
@@ -144,7 +149,7 @@ func TestPluginReplacedDuringCall(t *testing.T) {
 	if errs.CodeOf(err) != "plugin_unavailable" || errs.KindOf(err) != errs.KindRefused {
 		t.Fatalf("got %v (%s)", err, errs.CodeOf(err))
 	}
-	if _, err := os.Stat(filepath.Join(f.home, "agents/main/skills/pdf/references/a.md")); err == nil {
+	if _, err := os.Stat(filepath.Join(f.home, "agents", "main", "skills", "pdf", "references", "a.md")); err == nil {
 		t.Fatal("file written although the plugin was replaced")
 	}
 	if evs := f.events(); len(evs) != 1 {
@@ -155,7 +160,7 @@ func TestPluginReplacedDuringCall(t *testing.T) {
 // Authority lost before the file change: refused, nothing written, no event.
 func TestAuthorityLostBeforeApply(t *testing.T) {
 	f := newFixture(t)
-	target := filepath.Join(f.home, "agents/main/skills/pdf/SKILL.md")
+	target := filepath.Join(f.home, "agents", "main", "skills", "pdf", "SKILL.md")
 	var calls atomic.Int32
 	f.fence = func() error {
 		if calls.Add(1) >= 4 { // the check right before the file change
@@ -242,12 +247,12 @@ func TestConcurrentWritersOneProcess(t *testing.T) {
 	if len(seen) != n+1 {
 		t.Fatalf("revisions repeated: lost update")
 	}
-	root := filepath.Join(f.home, "agents/main/skills")
+	root := filepath.Join(f.home, "agents", "main", "skills")
 	r, err := os.OpenRoot(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	defer fsx.CloseRead(r)
 	tree, _, _, err := readTree(r, root, "pdf")
 	if err != nil || len(tree) != n+1 {
 		t.Fatalf("tree %d %v", len(tree), err)
@@ -297,7 +302,7 @@ func TestSwapToLinkBeforePublish(t *testing.T) {
 		t.Fatal(err)
 	}
 	outside := t.TempDir()
-	refs := filepath.Join(f.home, "agents/main/skills/pdf/references")
+	refs := filepath.Join(f.home, "agents", "main", "skills", "pdf", "references")
 	var calls atomic.Int32
 	f.fence = func() error {
 		if calls.Add(1) == 4 { // the check right before the file change
@@ -338,7 +343,7 @@ func TestPluginReplacedBeforeDispatch(t *testing.T) {
 	f := newFixture(t)
 	out := filepath.Join(t.TempDir(), "hook.out")
 	f.setHooks(fmt.Sprintf(`[["sh","-c","cat >> %s"]]`, out))
-	manifest := filepath.Join(f.home, "plugins/notes/openclaw.plugin.json")
+	manifest := filepath.Join(f.home, "plugins", "notes", "openclaw.plugin.json")
 	f.fence = func() error {
 		var n int
 		_ = f.st.DB().QueryRow(`SELECT count(*) FROM skill_events`).Scan(&n)

@@ -178,18 +178,16 @@ func copyInRoot(r *os.Root, from, to string) error {
 	if err != nil {
 		return err
 	}
-	defer src.Close()
+	defer fsx.CloseRead(src)
 	dst, err := r.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm()|0o600)
 	if err != nil {
 		return err
 	}
 	if _, err := io.Copy(dst, io.LimitReader(src, skilllint.MaxSupportBytes+1)); err != nil {
-		dst.Close()
-		return err
+		return errors.Join(err, dst.Close())
 	}
 	if err := dst.Sync(); err != nil {
-		dst.Close()
-		return err
+		return errors.Join(err, dst.Close())
 	}
 	return dst.Close()
 }
@@ -199,7 +197,7 @@ func syncRootDir(r *os.Root, dir string) error {
 	if err != nil {
 		return err
 	}
-	defer d.Close()
+	defer fsx.CloseRead(d)
 	return d.Sync()
 }
 

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/skilllint"
 )
 
@@ -38,7 +39,7 @@ func TestBuildStageFailureRemovesStaging(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	defer fsx.CloseRead(r)
 	// The second file needs "references" to be a folder, but the first
 	// made it a file: the mkdir fails after the stage exists.
 	add := []SourceFile{
@@ -75,12 +76,16 @@ func TestBuildStageDiskFullRemovesStaging(t *testing.T) {
 	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"); err != nil {
 		t.Skipf("cannot mount a tmpfs: %v", err)
 	}
-	defer syscall.Unmount(dir, 0)
+	defer func() {
+		if err := syscall.Unmount(dir, 0); err != nil {
+			t.Error(err)
+		}
+	}()
 	r, err := os.OpenRoot(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	defer fsx.CloseRead(r)
 	add := []SourceFile{
 		{Path: skilllint.SkillFile, Content: []byte("---\nname: pdf\ndescription: d\n---\n")},
 		{Path: "assets/big.bin", Content: bytes.Repeat([]byte{1}, 2<<20)},

@@ -166,11 +166,11 @@ func openRegular(r *os.Root, name, display string) (*os.File, fs.FileInfo, error
 	}
 	st, err := f.Stat()
 	if err != nil {
-		f.Close()
+		fsx.CloseRead(f)
 		return nil, nil, err
 	}
 	if !st.Mode().IsRegular() || !os.SameFile(st, lst) {
-		f.Close()
+		fsx.CloseRead(f)
 		return nil, nil, errs.Failed(errs.CodeNotFound, "%s is not a regular file (or changed while being opened)", display)
 	}
 	return f, st, nil
@@ -185,7 +185,7 @@ func hashFile(r *os.Root, name, rel string) (skilllint.FileEntry, []byte, error)
 	if err != nil {
 		return skilllint.FileEntry{}, nil, err
 	}
-	defer f.Close()
+	defer fsx.CloseRead(f)
 	limit := fileLimit(rel)
 	if st.Size() > limit {
 		return skilllint.FileEntry{}, nil, errs.Failed(errs.CodeTooLarge, "%s is %d bytes; the limit is %d bytes", rel, st.Size(), limit).
@@ -226,7 +226,7 @@ func readFileLimited(r *os.Root, name, rel string, limit int64) ([]byte, error) 
 		}
 		return nil, errs.Failed(errs.CodeReadFailed, "cannot read %s: %v", rel, skilllint.UnwrapPathErr(err))
 	}
-	defer f.Close()
+	defer fsx.CloseRead(f)
 	if st.Size() > limit {
 		return nil, errs.Failed(errs.CodeTooLarge, "%s is %d bytes; the read limit is %d bytes", rel, st.Size(), limit).
 			WithHint("raise --max-bytes (up to the file limit) or read the file from disk")

@@ -20,6 +20,7 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/config"
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/skilllint"
 )
@@ -196,7 +197,7 @@ func Watch(ctx context.Context, sources []WatchSource, opt WatchOptions) error {
 	}
 	defer func() {
 		if l.w != nil {
-			l.w.Close()
+			fsx.CloseRead(l.w)
 		}
 	}()
 	// Arm, then scan: an edit after the arm is reported by a watch, one
@@ -330,7 +331,7 @@ func (l *watchLoop) lose(reason string) error {
 
 func (l *watchLoop) dropWatcher() {
 	if l.w != nil {
-		l.w.Close()
+		fsx.CloseRead(l.w)
 		l.w = nil
 	}
 	clear(l.watched)
@@ -576,7 +577,7 @@ func (l *watchLoop) scan(initial bool) []SkillChange {
 			out = append(out, c)
 		}
 		if r != nil {
-			r.Close()
+			fsx.CloseRead(r)
 		}
 	}
 	return out
@@ -649,7 +650,7 @@ func scanSkillOnce(r *os.Root, parent, name string) (state skillState, has, stab
 	if err != nil {
 		return skillState{problem: "read_failed: " + skilllint.UnwrapPathErr(err).Error()}, true, false
 	}
-	defer sub.Close()
+	defer fsx.CloseRead(sub)
 	tree, md, _, err := readTree(sub, filepath.Join(parent, name), ".")
 	// The same folder still at the name: what was read is what is there.
 	now, nerr := r.Lstat(name)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/skilllint"
 )
 
@@ -55,7 +56,7 @@ func benchTreeOf(b *testing.B, root, skill string) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer r.Close()
+	defer fsx.CloseRead(r)
 	st, _ := scanSkill(r, root, skill)
 	if st.rev == nil {
 		b.Fatal(st.problem)

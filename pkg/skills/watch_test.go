@@ -13,6 +13,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/skilllint"
 )
 
@@ -91,7 +92,12 @@ func startWatch(t *testing.T, srcs []WatchSource, opt WatchOptions) *watchRun {
 	}
 	opt.Emit = func(ev WatchEvent) error { w.events <- ev; return nil }
 	go func() { w.done <- Watch(ctx, srcs, opt) }()
-	t.Cleanup(func() { cancel(); <-w.done })
+	t.Cleanup(func() {
+		cancel()
+		if err := <-w.done; err != nil {
+			t.Errorf("Watch: %v", err)
+		}
+	})
 	return w
 }
 
@@ -164,7 +170,7 @@ func treeOf(t *testing.T, root, skill string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	defer fsx.CloseRead(r)
 	st, _ := scanSkill(r, root, skill)
 	if st.rev == nil {
 		t.Fatalf("skill %s has no revision (%s)", skill, st.problem)
@@ -187,7 +193,9 @@ func TestWatchChangesRenameSaveAndRootReplaced(t *testing.T) {
 
 	// An editor that saves by rename.
 	tmp := filepath.Join(root, "pdf", ".SKILL.md.swp")
-	os.WriteFile(tmp, []byte("---\nname: pdf\ndescription: two\n---\n"), 0o644)
+	if err := os.WriteFile(tmp, []byte("---\nname: pdf\ndescription: two\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Rename(tmp, filepath.Join(root, "pdf", skilllint.SkillFile)); err != nil {
 		t.Fatal(err)
 	}
@@ -200,12 +208,18 @@ func TestWatchChangesRenameSaveAndRootReplaced(t *testing.T) {
 	}
 
 	// A file in a new sub-folder (watched once it appears).
-	os.MkdirAll(filepath.Join(root, "pdf", "references", "deep"), 0o755)
-	os.WriteFile(filepath.Join(root, "pdf", "references", "deep", "a.md"), []byte("a"), 0o644)
+	if err := os.MkdirAll(filepath.Join(root, "pdf", "references", "deep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "pdf", "references", "deep", "a.md"), []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for ev.Revision != diskRevision(root) {
 		ev = w.expect(EventChange)
 	}
-	os.WriteFile(filepath.Join(root, "pdf", "references", "deep", "a.md"), []byte("b"), 0o644)
+	if err := os.WriteFile(filepath.Join(root, "pdf", "references", "deep", "a.md"), []byte("b"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ev = w.expect(EventChange)
 	if ev.Revision != diskRevision(root) {
 		t.Fatal("an edit in a new sub-folder was missed")
@@ -227,8 +241,12 @@ func TestWatchChangesRenameSaveAndRootReplaced(t *testing.T) {
 		t.Fatalf("recreated root: %+v", ev)
 	}
 	// The old folder is no longer watched: edits there are not reported.
-	os.WriteFile(filepath.Join(root+".old", "pdf", "references", "x.md"), []byte("x"), 0o644)
-	os.WriteFile(filepath.Join(root, "docs", "references", "y.md"), []byte("y"), 0o644)
+	if err := os.WriteFile(filepath.Join(root+".old", "pdf", "references", "x.md"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "docs", "references", "y.md"), []byte("y"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ev = w.expect(EventChange)
 	if len(ev.Skills) != 1 || ev.Skills[0].Skill != "docs" {
 		t.Fatalf("after replacement: %+v", ev)
@@ -256,7 +274,9 @@ func TestWatchOutageAddFails(t *testing.T) {
 	}
 	// Edits during the outage: reported by polling, never available.
 	for i := 0; i < 3; i++ {
-		os.WriteFile(filepath.Join(root, "pdf", "references", "n.md"), []byte(fmt.Sprint(i)), 0o644)
+		if err := os.WriteFile(filepath.Join(root, "pdf", "references", "n.md"), []byte(fmt.Sprint(i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		want := treeOf(t, root, "pdf")
 		ev = w.next()
 		if ev.Event != EventChange || !changed([]WatchEvent{ev}, "pdf", want) {
@@ -274,7 +294,9 @@ func TestWatchOutageAddFails(t *testing.T) {
 		t.Fatal("available with a revision that is not the disk's")
 	}
 	// Watching again: an edit is a change, with no poll needed.
-	os.WriteFile(filepath.Join(root, "docs", "references", "z.md"), []byte("z"), 0o644)
+	if err := os.WriteFile(filepath.Join(root, "docs", "references", "z.md"), []byte("z"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ev = w.expect(EventChange)
 	if ev.Revision != diskRevision(root) {
 		t.Fatal("edit after recovery missed")
@@ -316,7 +338,9 @@ func TestWatchOverflowRecovers(t *testing.T) {
 	cur := hub.current
 	hub.mu.Unlock()
 	// The edit the lost events would have carried, then the overflow.
-	os.WriteFile(filepath.Join(root, "pdf", "references", "lost.md"), []byte("lost"), 0o644)
+	if err := os.WriteFile(filepath.Join(root, "pdf", "references", "lost.md"), []byte("lost"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cur.errc <- fsnotify.ErrEventOverflow
 	before, ev := w.until(EventAvailable)
 	var sawUnavailable bool
@@ -363,7 +387,9 @@ func TestWatchPollsForever(t *testing.T) {
 				t.Fatalf("unavailable: %+v", ev)
 			}
 			for i := 0; i < 3; i++ {
-				os.WriteFile(filepath.Join(root, "pdf", "references", "n.md"), []byte(fmt.Sprint(i)), 0o644)
+				if err := os.WriteFile(filepath.Join(root, "pdf", "references", "n.md"), []byte(fmt.Sprint(i)), 0o644); err != nil {
+					t.Fatal(err)
+				}
 				ev := w.next()
 				if ev.Event != EventChange || !changed([]WatchEvent{ev}, "pdf", treeOf(t, root, "pdf")) {
 					t.Fatalf("poll %d: %+v", i, ev)
@@ -387,8 +413,12 @@ func TestWatchDirSource(t *testing.T) {
 	if len(ev.Skills) != 1 || ev.Skills[0].Skill != "pdf" || ev.Skills[0].Dir == "" {
 		t.Fatalf("initial: %+v", ev)
 	}
-	os.WriteFile(filepath.Join(base, "other", "references", "a.md"), []byte("a"), 0o644)
-	os.WriteFile(filepath.Join(base, "pdf", "references", "a.md"), []byte("a"), 0o644)
+	if err := os.WriteFile(filepath.Join(base, "other", "references", "a.md"), []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(base, "pdf", "references", "a.md"), []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ev = w.expect(EventChange)
 	if len(ev.Skills) != 1 || ev.Skills[0].Skill != "pdf" {
 		t.Fatalf("edit: %+v", ev)
@@ -419,11 +449,15 @@ func TestCheckWatchEnabledIn(t *testing.T) {
 	if err := CheckWatchEnabledIn(filepath.Join(home, "missing")); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(home, "config.json"), []byte(`{"skills":{"load":{"watch":false}}}`), 0o600)
+	if err := os.WriteFile(filepath.Join(home, "config.json"), []byte(`{"skills":{"load":{"watch":false}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if err := CheckWatchEnabledIn(home); err == nil || !strings.Contains(err.Error(), "turned off") {
 		t.Fatalf("watch false: %v", err)
 	}
-	os.WriteFile(filepath.Join(home, "config.json"), []byte(`{"skills":{"load":{"watch":"no"}}}`), 0o600)
+	if err := os.WriteFile(filepath.Join(home, "config.json"), []byte(`{"skills":{"load":{"watch":"no"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if err := CheckWatchEnabledIn(home); err == nil {
 		t.Fatal("a string accepted")
 	}
@@ -442,7 +476,9 @@ func TestWatchBenignWatcherError(t *testing.T) {
 	cur := hub.current
 	hub.mu.Unlock()
 	cur.errc <- fmt.Errorf("remove watch: %w", syscall.EINVAL)
-	os.WriteFile(filepath.Join(root, "pdf", "references", "a.md"), []byte("a"), 0o644)
+	if err := os.WriteFile(filepath.Join(root, "pdf", "references", "a.md"), []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ev := w.expect(EventChange)
 	if ev.Revision != diskRevision(root) {
 		t.Fatalf("after a benign error: %+v", ev)
