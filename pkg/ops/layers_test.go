@@ -57,7 +57,7 @@ func TestLayers(t *testing.T) {
 	const mod = "github.com/clawkit/clawkit/"
 	imports := map[string]map[string]bool{}
 	for _, top := range []string{"pkg", "cmd"} {
-		filepath.WalkDir(filepath.Join(root, top), func(path string, d os.DirEntry, err error) error {
+		err := filepath.WalkDir(filepath.Join(root, top), func(path string, d os.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || strings.Contains(path, "testdata") {
 				return err
 			}
@@ -78,6 +78,9 @@ func TestLayers(t *testing.T) {
 			}
 			return nil
 		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	var pkgs []string
 	for p := range imports {

@@ -153,13 +153,16 @@ func TestRefusedWritesCreateNothing(t *testing.T) {
 func tree(t *testing.T, dir string) []string {
 	t.Helper()
 	var out []string
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if p != dir {
 			rel, _ := filepath.Rel(dir, p)
 			out = append(out, rel)
 		}
 		return nil
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	sort.Strings(out)
 	return out
 }
