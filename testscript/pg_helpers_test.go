@@ -84,7 +84,11 @@ func pgSetup(env *testscript.Env) error {
 	if err != nil {
 		return err
 	}
-	env.Defer(drop)
+	env.Defer(func() {
+		if err := drop(); err != nil {
+			env.T().Fatal("drop the test database:", err)
+		}
+	})
 	env.Setenv("PGURL", u)
 	return startFakeGoogle(env)
 }

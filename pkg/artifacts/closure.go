@@ -153,7 +153,7 @@ func resolveClosure(in *Installation, plugins []Plugin) ([]pkgDir, error) {
 		queue = queue[1:]
 		for _, d := range j.deps {
 			if !validPackageName(d.name) {
-				return nil, errs.Failed(CodePackageJsonInvalid, "%s depends on %q, which is not a valid package name", j.by, d.name).
+				return nil, errs.Failed(CodePackageJSONInvalid, "%s depends on %q, which is not a valid package name", j.by, d.name).
 					WithHint("fix the dependency name in its package.json")
 			}
 			dir, err := resolveDep(j.from, base, d.name)
@@ -182,7 +182,7 @@ func resolveClosure(in *Installation, plugins []Plugin) ([]pkgDir, error) {
 			}
 			pj, err := readPackageJSON(dir)
 			if err != nil {
-				return nil, errs.Failed(CodePackageJsonInvalid, "cannot read the package.json of dependency %s (%s): %v", d.name, dir, err).
+				return nil, errs.Failed(CodePackageJSONInvalid, "cannot read the package.json of dependency %s (%s): %v", d.name, dir, err).
 					WithHint("reinstall the dependency")
 			}
 			out = append(out, pkgDir{Name: d.name, Dir: dir, Prefix: prefix})

@@ -13,8 +13,8 @@ const (
 	CodeExpansionRatio errs.Code = "expansion_ratio"
 	// CodeExportMissing: … is not a folder
 	CodeExportMissing errs.Code = "export_missing"
-	// CodeInvalidBuildId: build id … is not 1-128 characters of [A-Za-z0-9._:+-]
-	CodeInvalidBuildId errs.Code = "invalid_build_id"
+	// CodeInvalidBuildID: build id … is not 1-128 characters of [A-Za-z0-9._:+-]
+	CodeInvalidBuildID errs.Code = "invalid_build_id"
 	// CodeInvalidPlatform: platform … / arch … are not Node names
 	CodeInvalidPlatform errs.Code = "invalid_platform"
 	// CodeInvalidSha256: … is not a SHA-256 digest
@@ -41,10 +41,10 @@ const (
 	CodeOutputReplaced errs.Code = "output_replaced"
 	// CodeOutputRequired: no output folder given
 	CodeOutputRequired errs.Code = "output_required"
-	// CodePackageJsonInvalid: … depends on …, which is not a valid package name
-	CodePackageJsonInvalid errs.Code = "package_json_invalid"
-	// CodePackageJsonMissing: … has no package.json
-	CodePackageJsonMissing errs.Code = "package_json_missing"
+	// CodePackageJSONInvalid: … depends on …, which is not a valid package name
+	CodePackageJSONInvalid errs.Code = "package_json_invalid"
+	// CodePackageJSONMissing: … has no package.json
+	CodePackageJSONMissing errs.Code = "package_json_missing"
 	// CodePackageRootMissing: package root … does not exist
 	CodePackageRootMissing errs.Code = "package_root_missing"
 	// CodePackageRootNotDir: package root … is not a folder

@@ -116,7 +116,7 @@ func Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
 		return nil, err
 	}
 	if opts.BuildID != "" && !ValidBuildID(opts.BuildID) {
-		return nil, errs.Usage(CodeInvalidBuildId, "build id %q is not 1-128 characters of [A-Za-z0-9._:+-]", opts.BuildID).
+		return nil, errs.Usage(CodeInvalidBuildID, "build id %q is not 1-128 characters of [A-Za-z0-9._:+-]", opts.BuildID).
 			WithHint("pass a simple identifier, e.g. --build-id 2026.9.6-ci-42")
 	}
 	platform, arch := opts.Platform, opts.Arch

@@ -117,10 +117,10 @@ func OpenInstallation(root string) (*Installation, error) {
 	pj, err := readPackageJSON(real)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, errs.Failed(CodePackageJsonMissing, "%s has no package.json", root).
+			return nil, errs.Failed(CodePackageJSONMissing, "%s has no package.json", root).
 				WithHint("pass the folder of an installed OpenClaw package (it holds package.json and dist/)").Wrap(err)
 		}
-		return nil, errs.Failed(CodePackageJsonInvalid, "cannot read %s/package.json: %v", root, err).
+		return nil, errs.Failed(CodePackageJSONInvalid, "cannot read %s/package.json: %v", root, err).
 			WithHint("reinstall the package; its package.json is damaged").Wrap(err)
 	}
 	if pj.Name != "openclaw" {
@@ -128,7 +128,7 @@ func OpenInstallation(root string) (*Installation, error) {
 			WithHint("pass the folder of the openclaw package, e.g. node_modules/openclaw")
 	}
 	if !exactVersionRe().MatchString(pj.Version) {
-		return nil, errs.Failed(CodePackageJsonInvalid, "%s/package.json has no exact version (%q)", root, pj.Version).
+		return nil, errs.Failed(CodePackageJSONInvalid, "%s/package.json has no exact version (%q)", root, pj.Version).
 			WithHint("export an installed release; its package.json names an exact version")
 	}
 	in := &Installation{Root: real, Package: *pj}

@@ -118,7 +118,7 @@ func (s *Store) List() []Profile {
 // ValidateID checks a profile id: printable, no whitespace, ≤ 128 bytes.
 func ValidateID(id string) error {
 	if id == "" || len(id) > 128 || strings.ContainsAny(id, " \t\r\n\x00/\\") {
-		return errs.Usage(CodeInvalidProfileId, "invalid profile id %q", id).
+		return errs.Usage(CodeInvalidProfileID, "invalid profile id %q", id).
 			WithHint("use a short name without spaces or slashes, e.g. google:default")
 	}
 	return nil

@@ -11,8 +11,8 @@ const (
 	CodeCredentialsWriteFailed errs.Code = "credentials_write_failed"
 	// CodeInvalidCredentials: … is not a valid credentials file
 	CodeInvalidCredentials errs.Code = "invalid_credentials"
-	// CodeInvalidProfileId: invalid profile id …
-	CodeInvalidProfileId errs.Code = "invalid_profile_id"
+	// CodeInvalidProfileID: invalid profile id …
+	CodeInvalidProfileID errs.Code = "invalid_profile_id"
 	// CodeProfileExists: auth profile … already exists
 	CodeProfileExists errs.Code = "profile_exists"
 	// CodeProfileNotFound: no auth profile …

@@ -528,7 +528,7 @@ func (c *Client) handleLine(line []byte) error {
 				return nil
 			}
 			c.answered = true
-			cl.ch <- reply{err: &Error{Class: ClassProtocol, Code: CodeRpcError, Message: "the server answered with an error: " + m.Error.Message, RPC: m.Error, Delivered: true}}
+			cl.ch <- reply{err: &Error{Class: ClassProtocol, Code: CodeRPCError, Message: "the server answered with an error: " + m.Error.Message, RPC: m.Error, Delivered: true}}
 			return nil
 		}
 		c.answered = true

@@ -27,8 +27,8 @@ const (
 	CodeInvalidEnv errs.Code = "invalid_env"
 	// CodeInvalidLimit: the frame limit must be at least 2 bytes
 	CodeInvalidLimit errs.Code = "invalid_limit"
-	// CodeInvalidResponseId: (see the message)
-	CodeInvalidResponseId errs.Code = "invalid_response_id"
+	// CodeInvalidResponseID: (see the message)
+	CodeInvalidResponseID errs.Code = "invalid_response_id"
 	// CodeInvalidSessionLine: stdin line …: …
 	CodeInvalidSessionLine errs.Code = "invalid_session_line"
 	// CodeMalformedMessage: (see the message)
@@ -43,8 +43,8 @@ const (
 	CodeProtocolVersionUnsupported errs.Code = "protocol_version_unsupported"
 	// CodeRequestTimeout: (see the message)
 	CodeRequestTimeout errs.Code = "request_timeout"
-	// CodeRpcError: (see the message)
-	CodeRpcError errs.Code = "rpc_error"
+	// CodeRPCError: (see the message)
+	CodeRPCError errs.Code = "rpc_error"
 	// CodeServerClosedStdout: (see the message)
 	CodeServerClosedStdout errs.Code = "server_closed_stdout"
 	// CodeServerExited: (see the message)

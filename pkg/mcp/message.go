@@ -125,7 +125,7 @@ func parseMessage(line []byte) (Message, error) {
 	}
 	n, ok := safeIntegerID(id)
 	if !ok {
-		return Message{}, protocolErr(CodeInvalidResponseId, "invalid response id %s: responses must carry a safe integer id", clip(id, 64))
+		return Message{}, protocolErr(CodeInvalidResponseID, "invalid response id %s: responses must carry a safe integer id", clip(id, 64))
 	}
 	if present(result) && result[0] != '{' {
 		return Message{}, protocolErr(CodeMalformedMessage, "malformed response %d from server: result must be an object, got %s", n, clip(result, 32))

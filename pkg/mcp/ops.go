@@ -193,7 +193,7 @@ func Session(ctx context.Context, opts Options, in io.Reader, emit func(SessionR
 			res, rerr := c.Request(ctx, sl.Method, sl.Params)
 			if rerr != nil {
 				var me *Error
-				if errors.As(rerr, &me) && me.RPC != nil && me.Code == CodeRpcError {
+				if errors.As(rerr, &me) && me.RPC != nil && me.Code == CodeRPCError {
 					rep.Errors++
 					if err := emit(SessionResult{Error: &SessionError{Code: me.RPC.Code, Message: me.RPC.Message, Data: me.RPC.Data}}); err != nil {
 						return err
@@ -223,7 +223,7 @@ func Session(ctx context.Context, opts Options, in io.Reader, emit func(SessionR
 		return rep, Coded(serr)
 	}
 	if rep.Errors > 0 {
-		return rep, errs.Failed(CodeRpcError, "%d of %d requests were answered with an error", rep.Errors, rep.Requests).
+		return rep, errs.Failed(CodeRPCError, "%d of %d requests were answered with an error", rep.Errors, rep.Requests).
 			WithHint("the error lines on stdout carry the server's code and message")
 	}
 	return rep, nil

@@ -29,10 +29,10 @@ const (
 	CodeInvalidHandle errs.Code = "invalid_handle"
 	// CodeInvalidIdempotencyKey: the idempotency key must be 1–128 printable characters without spaces
 	CodeInvalidIdempotencyKey errs.Code = "invalid_idempotency_key"
-	// CodeInvalidJobId: … is not a research job id (rj_ and 16 letters or digits 2-7)
-	CodeInvalidJobId errs.Code = "invalid_job_id"
-	// CodeInvalidJson: invalid JSON: …
-	CodeInvalidJson errs.Code = "invalid_json"
+	// CodeInvalidJobID: … is not a research job id (rj_ and 16 letters or digits 2-7)
+	CodeInvalidJobID errs.Code = "invalid_job_id"
+	// CodeInvalidJSON: invalid JSON: …
+	CodeInvalidJSON errs.Code = "invalid_json"
 	// CodeInvalidQuestion: the question is empty
 	CodeInvalidQuestion errs.Code = "invalid_question"
 	// CodeInvalidShape: expected a JSON object

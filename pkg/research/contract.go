@@ -288,7 +288,7 @@ func strictObject(data []byte) (map[string]json.RawMessage, error) {
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(trimmed, &obj); err != nil {
-		return nil, invalid(CodeInvalidJson, "invalid JSON: %v", err)
+		return nil, invalid(CodeInvalidJSON, "invalid JSON: %v", err)
 	}
 	return obj, nil
 }
@@ -305,15 +305,15 @@ func checkJSON(data []byte) error {
 	}
 	switch e.Kind {
 	case strictjson.InvalidUTF8:
-		return invalid(CodeInvalidJson, "the request is not valid UTF-8")
+		return invalid(CodeInvalidJSON, "the request is not valid UTF-8")
 	case strictjson.DuplicateKey:
 		return invalid(CodeDuplicateField, "duplicate field %q", e.Key)
 	case strictjson.TooDeep:
-		return invalid(CodeInvalidJson, "JSON nested deeper than %d levels", maxDepth)
+		return invalid(CodeInvalidJSON, "JSON nested deeper than %d levels", maxDepth)
 	case strictjson.Trailing:
-		return invalid(CodeInvalidJson, "unexpected data after the JSON value")
+		return invalid(CodeInvalidJSON, "unexpected data after the JSON value")
 	}
-	return invalid(CodeInvalidJson, "invalid JSON: %v", e.Err)
+	return invalid(CodeInvalidJSON, "invalid JSON: %v", e.Err)
 }
 
 const maxDepth = 32

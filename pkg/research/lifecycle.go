@@ -515,7 +515,7 @@ func (s *Service) Show(ctx context.Context, env *owner.OpEnv, p JobParams) (*Pol
 
 // errInvalidJobID refuses a malformed job id before any lookup.
 func errInvalidJobID(id string) error {
-	return errs.Usage(CodeInvalidJobId, "%q is not a research job id (rj_ and 16 letters or digits 2-7)", id).
+	return errs.Usage(CodeInvalidJobID, "%q is not a research job id (rj_ and 16 letters or digits 2-7)", id).
 		WithHint("'clawkit research list' shows the jobs of this home and their ids")
 }
 

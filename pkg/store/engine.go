@@ -31,7 +31,7 @@ func EngineForEnv(home string, cfg *config.Config, getenv func(string) string, p
 			u = v
 		}
 		if u == "" {
-			return nil, errs.Usage(CodeDatabaseUrlMissing, "database.engine is postgres but no database.url is configured").
+			return nil, errs.Usage(CodeDatabaseURLMissing, "database.engine is postgres but no database.url is configured").
 				WithHint("set it with 'clawkit config set database.url postgres://USER@HOST:5432/DBNAME' or export %s", EnvDatabaseURL)
 		}
 		pg := &Postgres{URL: u}

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 )
 
 // Owner leases (PostgreSQL). Lease times are the database's clock, so hosts
@@ -100,7 +101,7 @@ FROM owners WHERE stopped_at IS NULL AND lease_expires_at > `+pgNowMs+` ORDER BY
 	if err != nil {
 		return nil, errs.Failed(errs.CodeStoreError, "cannot read owner leases: %v", err).Wrap(err)
 	}
-	defer rows.Close()
+	defer fsx.CloseRead(rows)
 	out := []LeaseInfo{}
 	for rows.Next() {
 		var l LeaseInfo

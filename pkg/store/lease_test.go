@@ -32,7 +32,11 @@ func TestLeaseFencesWrites(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { st.Close() })
+		t.Cleanup(func() {
+			if err := st.Close(); err != nil {
+				t.Error(err)
+			}
+		})
 		return st
 	}
 	a, b := open(), open()
@@ -60,7 +64,11 @@ func TestLeaseFencesWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer raw.Close()
+	defer func() {
+		if err := raw.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	if _, err := raw.ExecContext(ctx, `UPDATE owners SET lease_expires_at = 1 WHERE incarnation = $1`, la.Incarnation); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/store"
 	"github.com/clawkit/clawkit/pkg/store/pgtest"
 )
@@ -30,7 +31,11 @@ func TestRiverTablesAreFenced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer a.Close()
+	defer func() {
+		if err := a.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	if missing, err := store.RiverUnfenced(ctx, a); err != nil || len(missing) != 0 {
 		t.Fatalf("river tables without the trigger: %v %v", missing, err)
 	}
@@ -46,10 +51,15 @@ WHERE n.nspname = $1 AND c.relkind = 'r' AND c.relname <> 'river_migration' ORDE
 	}
 	for rows.Next() {
 		var tb string
-		rows.Scan(&tb)
+		if err := rows.Scan(&tb); err != nil {
+			t.Fatal(err)
+		}
 		tables = append(tables, tb)
 	}
-	rows.Close()
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	fsx.CloseRead(rows)
 	if len(tables) < 3 {
 		t.Fatalf("river tables: %v", tables)
 	}
@@ -62,7 +72,11 @@ WHERE n.nspname = $1 AND c.relkind = 'r' AND c.relname <> 'river_migration' ORDE
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer raw.Close()
+	defer func() {
+		if err := raw.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	if _, err := raw.ExecContext(ctx, `UPDATE owners SET lease_expires_at = 1 WHERE incarnation = $1`, la.Incarnation); err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +116,11 @@ func TestSendFenceStopsEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	defer func() {
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	if _, err := st.AcquireLease(ctx, "gw", "gateway", "h", "/h", 1, "test", time.Minute, time.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +128,7 @@ func TestSendFenceStopsEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer fsx.CloseRead(conn)
 	if _, err := conn.ExecContext(ctx, `SELECT 1`); err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +159,9 @@ func TestUnreachableClassification(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
-	ln.Close() // nothing listens there now: connection refused
+	if err := ln.Close(); err != nil { // nothing listens there now: connection refused
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	start := time.Now()
 	_, err = store.Open(ctx, &store.Postgres{URL: "postgres://u@" + addr + "/db?sslmode=disable"})

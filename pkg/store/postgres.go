@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 )
 
 // Postgres is the configured engine (docs/scale-out.md): several gateways on
@@ -92,7 +93,7 @@ func rebindDollar(q string) string {
 			quote = c
 		case c == '?':
 			n++
-			b.WriteString(fmt.Sprintf("$%d", n))
+			fmt.Fprintf(&b, "$%d", n)
 			continue
 		}
 		b.WriteByte(c)
@@ -105,7 +106,7 @@ func (e *Postgres) poolConfig() (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(e.URL)
 	if err != nil {
 		// The parse error may quote the URL; say only what is wrong.
-		return nil, errs.Usage(CodeInvalidDatabaseUrl, "database.url is not a valid PostgreSQL URL: %s", redact(err.Error(), e.URL, e.Password)).
+		return nil, errs.Usage(CodeInvalidDatabaseURL, "database.url is not a valid PostgreSQL URL: %s", redact(err.Error(), e.URL, e.Password)).
 			WithHint("use postgres://USER@HOST:PORT/DBNAME?sslmode=… (the password goes in PGPASSWORD, ~/.pgpass or credentials.json)")
 	}
 	if cfg.ConnConfig.Password == "" && e.Password != "" {
@@ -202,7 +203,7 @@ func (e *Postgres) Exists(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	defer db.Close()
+	defer fsx.CloseRead(db)
 	return tableExists(ctx, db, e, "meta")
 }
 
@@ -235,7 +236,7 @@ const advisoryKey = 0x636c61776b6974
 // withMigrationLock runs f while holding the cross-host migration lock
 // (PostgreSQL) on a dedicated connection; on SQLite the owner lock already
 // serialises it.
-func withMigrationLock(ctx context.Context, db *sql.DB, e Engine, f func() error) error {
+func withMigrationLock(ctx context.Context, db *sql.DB, e Engine, f func() error) (err error) {
 	if !IsPostgres(e) {
 		return f()
 	}
@@ -243,11 +244,17 @@ func withMigrationLock(ctx context.Context, db *sql.DB, e Engine, f func() error
 	if err != nil {
 		return errs.Unavailable(CodeDatabaseUnavailable, "cannot connect to PostgreSQL: %v", err)
 	}
-	defer conn.Close()
+	// Back to the pool: the lock is released below, so closing loses nothing.
+	defer fsx.CloseRead(conn)
 	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, int64(advisoryKey)); err != nil {
 		return errs.Unavailable(CodeMigrationLockFailed, "cannot take the migration lock: %v", err)
 	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(advisoryKey))
+	defer func() {
+		// A lock left held would stall every later migration: report it.
+		if _, uerr := conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(advisoryKey)); uerr != nil {
+			err = errors.Join(err, errs.Unavailable(CodeMigrationLockFailed, "cannot release the migration lock: %v", uerr))
+		}
+	}()
 	return f()
 }
 

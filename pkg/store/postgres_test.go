@@ -20,7 +20,11 @@ func TestPostgresFreshSchemaAndSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	defer func() {
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	v, err := st.SchemaVersion(ctx)
 	if err != nil || v != store.LatestVersion() {
 		t.Fatalf("schema %d (%v), want %d", v, err, store.LatestVersion())

@@ -9,6 +9,7 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 )
 
 // migrateRiver applies river's own migrations in RiverSchema (PostgreSQL
@@ -93,7 +94,7 @@ ORDER BY 1`, RiverSchema)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer fsx.CloseRead(rows)
 	var out []string
 	for rows.Next() {
 		var t string

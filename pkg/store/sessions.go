@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 )
 
 // Session statuses.
@@ -45,7 +46,7 @@ func validID(s string) bool { return len(s) <= 128 && idRE().MatchString(s) }
 // ValidateIDs checks an agent id and a session key.
 func ValidateIDs(agentID, key string) error {
 	if !validID(agentID) {
-		return errs.Usage(CodeInvalidAgentId, "invalid agent id %q", agentID).
+		return errs.Usage(CodeInvalidAgentID, "invalid agent id %q", agentID).
 			WithHint("use letters, digits and . _ : @ - (at most 128), starting with a letter or digit")
 	}
 	if !validID(key) {
@@ -98,7 +99,7 @@ func (s *Store) ListSessions(ctx context.Context, agentID string) ([]Session, er
 	if err != nil {
 		return nil, errs.Failed(errs.CodeStoreError, "cannot list sessions: %v", err).Wrap(err)
 	}
-	defer rows.Close()
+	defer fsx.CloseRead(rows)
 	out := []Session{}
 	for rows.Next() {
 		sess, err := scanSession(rows)

@@ -59,7 +59,7 @@ func (e SQLite) Open(ctx context.Context) (*sql.DB, error) {
 		db.SetMaxOpenConns(1)
 	}
 	if err := db.PingContext(ctx); err != nil {
-		db.Close()
+		_ = db.Close() // the ping's error is the one to report
 		return nil, errs.Failed(CodeStoreOpenFailed, "cannot open %s: %v", e.Path, err)
 	}
 	return db, nil
@@ -68,7 +68,7 @@ func (e SQLite) Open(ctx context.Context) (*sql.DB, error) {
 // Backup implements Engine with VACUUM INTO a temporary sibling, then an
 // atomic rename: the copy is transactionally consistent and a crash never
 // leaves a partial file at path.
-func (e SQLite) Backup(ctx context.Context, db *sql.DB, path string, admit func() error) error {
+func (e SQLite) Backup(ctx context.Context, db *sql.DB, path string, admit func() error) (err error) {
 	if _, err := os.Lstat(path); err == nil {
 		return errs.Failed(CodeBackupExists, "%s already exists", path).WithHint("choose a new file name or remove the old backup")
 	}
@@ -77,9 +77,16 @@ func (e SQLite) Backup(ctx context.Context, db *sql.DB, path string, admit func(
 		return errs.Failed(errs.CodeBackupFailed, "cannot create a backup next to %s: %v", path, err)
 	}
 	name := tmp.Name()
-	tmp.Close()
-	os.Remove(name) // VACUUM INTO wants to create the file itself
-	defer os.Remove(name)
+	fsx.CloseRead(tmp)                      // empty: nothing was written
+	if err := os.Remove(name); err != nil { // VACUUM INTO wants to create the file itself
+		return errs.Failed(errs.CodeBackupFailed, "backup failed: %v", err)
+	}
+	defer func() {
+		// Published (linked) or not, the temporary name goes.
+		if rerr := os.Remove(name); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			err = errors.Join(err, errs.Failed(errs.CodeBackupFailed, "cannot remove %s: %v", name, rerr))
+		}
+	}()
 	if _, err := db.ExecContext(ctx, `VACUUM INTO ?`, name); err != nil {
 		return errs.Failed(errs.CodeBackupFailed, "backup failed: %v", err)
 	}

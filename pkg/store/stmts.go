@@ -26,7 +26,8 @@ func (s *Store) Prepared(ctx context.Context, query string) (*sql.Stmt, error) {
 		return nil, err
 	}
 	if v, loaded := s.stmts.m.LoadOrStore(q, st); loaded {
-		st.Close()
+		// Another caller prepared it first; this one was never used.
+		_ = st.Close()
 		return v.(*sql.Stmt), nil
 	}
 	return st, nil
@@ -34,7 +35,7 @@ func (s *Store) Prepared(ctx context.Context, query string) (*sql.Stmt, error) {
 
 func (c *stmtCache) close() {
 	c.m.Range(func(k, v any) bool {
-		v.(*sql.Stmt).Close()
+		_ = v.(*sql.Stmt).Close() // the store is closing: closing the *sql.DB frees them anyway
 		c.m.Delete(k)
 		return true
 	})

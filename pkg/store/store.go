@@ -151,22 +151,22 @@ func Open(ctx context.Context, e Engine) (*Store, error) {
 	s := &Store{db: db, engine: e, stmts: &stmtCache{}}
 	v, err := s.SchemaVersion(ctx)
 	if err != nil {
-		db.Close()
+		_ = db.Close() // the open failed: its error is the one to report
 		return nil, err
 	}
 	latest := LatestVersion()
 	switch {
 	case v == 0:
 		if _, err := s.migrate(ctx, latest); err != nil {
-			db.Close()
+			_ = db.Close() // the migration's error is the one to report
 			return nil, err
 		}
 	case v > latest:
-		db.Close()
+		_ = db.Close() // refused: the refusal is the one to report
 		return nil, errs.Refused(CodeSchemaTooNew, "the database schema is version %d but this clawkit knows only up to %d", v, latest).
 			WithHint("use a newer clawkit; databases are never downgraded")
 	case v < latest:
-		db.Close()
+		_ = db.Close() // refused: the refusal is the one to report
 		return nil, errs.Refused(CodeSchemaOutdated, "the database schema is version %d; this clawkit needs %d", v, latest).
 			WithHint("run 'clawkit state migrate' (stop the gateway first)")
 	}
@@ -204,12 +204,12 @@ type MigrateResult struct {
 
 // Migrate opens the database and applies migrations up to target (0 means
 // the newest). It refuses to go down and refuses newer schemas.
-func Migrate(ctx context.Context, e Engine, target int) (MigrateResult, error) {
+func Migrate(ctx context.Context, e Engine, target int) (_ MigrateResult, err error) {
 	db, err := e.Open(ctx)
 	if err != nil {
 		return MigrateResult{}, err
 	}
-	defer db.Close()
+	defer func() { err = errors.Join(err, db.Close()) }()
 	s := &Store{db: db, engine: e, stmts: &stmtCache{}}
 	if target == 0 {
 		target = LatestVersion()
@@ -326,7 +326,7 @@ func (s *Store) apply(ctx context.Context, m Migration) error {
 	if err != nil {
 		return errs.Failed(CodeMigrationFailed, "migration %d (%s): %v", m.Version, m.Name, err)
 	}
-	defer tx.Rollback()
+	defer func() { _ = tx.Rollback() }() // after Commit a no-op (sql.ErrTxDone)
 	// A migration for the other engine only is a version step here.
 	if q := m.sqlFor(s.engine); q != "" {
 		if _, err := tx.ExecContext(ctx, q); err != nil {

@@ -45,17 +45,18 @@ func AdminURL() (string, error) {
 	c, err := pgx.Connect(ctx, u)
 	if err != nil {
 		if os.Getenv("CI") != "" {
-			return "", fmt.Errorf("PostgreSQL at %s does not answer (%v); .ci/run starts one", redactURL(u), err)
+			return "", fmt.Errorf("PostgreSQL at %s does not answer (%w); .ci/run starts one", redactURL(u), err)
 		}
 		return "", nil
 	}
-	c.Close(ctx)
+	// A probe that wrote nothing: its close error cannot matter.
+	_ = c.Close(ctx)
 	return u, nil
 }
 
 // CreateDB creates a fresh database on the server at admin and returns its
 // URL and a function that drops it.
-func CreateDB(admin, prefix string) (string, func(), error) {
+func CreateDB(admin, prefix string) (string, func() error, error) {
 	var b [6]byte
 	rand.Read(b[:])
 	name := prefix + "_" + hex.EncodeToString(b[:])
@@ -65,7 +66,7 @@ func CreateDB(admin, prefix string) (string, func(), error) {
 	if err != nil {
 		return "", nil, err
 	}
-	defer c.Close(context.Background())
+	defer func() { _ = c.Close(context.Background()) }() // the CREATE reported its own error
 	if _, err := c.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
 		return "", nil, err
 	}
@@ -74,15 +75,16 @@ func CreateDB(admin, prefix string) (string, func(), error) {
 		return "", nil, err
 	}
 	u.Path = "/" + name
-	drop := func() {
+	drop := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		c, err := pgx.Connect(ctx, admin)
 		if err != nil {
-			return
+			return err
 		}
-		defer c.Close(context.Background())
-		c.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+		defer func() { _ = c.Close(context.Background()) }() // the DROP reports its own error
+		_, err = c.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+		return err
 	}
 	return u.String(), drop, nil
 }
@@ -101,7 +103,11 @@ func URL(t TB) string {
 	if err != nil {
 		t.Fatalf("create a test database: %v", err)
 	}
-	t.Cleanup(drop)
+	t.Cleanup(func() {
+		if err := drop(); err != nil {
+			t.Fatalf("drop the test database: %v", err)
+		}
+	})
 	return u
 }
 
