@@ -25,13 +25,15 @@ func TestMain(m *testing.M) {
 	if os.Getenv("CLAWKIT_CONFORMANCE_CASE") == "stdin" {
 		var mc mcpCase
 		if err := json.NewDecoder(os.Stdin).Decode(&mc); err != nil {
-			os.Stderr.WriteString(err.Error() + "\n")
+			_, _ = os.Stderr.WriteString(err.Error() + "\n") // exiting 2 says it anyway
 			os.Exit(2)
 		}
 		mc.argFile = os.Getenv("CLAWKIT_CONFORMANCE_ARGFILE") == "1"
 		self, _ := os.Executable()
 		b, _ := json.Marshal(clawkitCall(self, mc))
-		os.Stdout.Write(append(b, '\n'))
+		if _, err := os.Stdout.Write(append(b, '\n')); err != nil {
+			os.Exit(2)
+		}
 		os.Exit(0)
 	}
 	os.Exit(m.Run())

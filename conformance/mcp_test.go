@@ -377,7 +377,7 @@ func TestMCPClient(t *testing.T) {
 						t.Errorf("%s: clawkit escalated after %dms, not at once after the protocol error", c.ID, cr.EscalationAfterMs)
 					}
 				}
-				table = append(table, fmt.Sprintf("| `%s` | %s | %s | %s | %v | %s | %v |", c.ID, c.want, o.Outcome, k.Outcome, forcedO, leftText(o.left), forcedK))
+				table = append(table, fmt.Sprintf("| %#q | %s | %s | %s | %v | %s | %v |", c.ID, c.want, o.Outcome, k.Outcome, forcedO, leftText(o.left), forcedK))
 			}
 			t.Logf("openclaw %s (%s), %d modes:\n| mode | class | OpenClaw | clawkit | OpenClaw cleanupResult | OpenClaw left running | clawkit cleanupResult |\n|---|---|---|---|---|---|---|\n%s",
 				r.version, out.Chunk, len(cases), strings.Join(table, "\n"))

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/clawkit/clawkit/pkg/artifacts"
+	"github.com/clawkit/clawkit/pkg/fsx"
 )
 
 // TestWorkerBundleProducer runs every release's own worker bundle producer
@@ -85,7 +86,7 @@ func tarEntries(t *testing.T, p string) []artifacts.BundleEntry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer fsx.CloseRead(f)
 	zr, err := gzip.NewReader(f)
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/clawkit/clawkit/pkg/artifacts"
+	"github.com/clawkit/clawkit/pkg/fsx"
 )
 
 func main() {
@@ -49,7 +50,7 @@ func run(src, dst, extraArg string) error {
 	if err != nil {
 		return err
 	}
-	defer in.Close()
+	defer fsx.CloseRead(in)
 	zr, err := gzip.NewReader(bufio.NewReaderSize(in, 1<<20))
 	if err != nil {
 		return err
@@ -62,7 +63,7 @@ func run(src, dst, extraArg string) error {
 	if err != nil {
 		return err
 	}
-	defer out.Close()
+	defer func() { _ = out.Close() }() // for the error paths: the success path closes it below
 	h := sha256.New()
 	bw := bufio.NewWriterSize(io.MultiWriter(out, h), 1<<20)
 	zw, _ := gzip.NewWriterLevel(bw, gzip.BestSpeed)
@@ -116,6 +117,9 @@ func run(src, dst, extraArg string) error {
 	sum := hex.EncodeToString(h.Sum(nil))
 	m.NodeBootstrap.Path = "node-bootstrap/" + sum + ".tgz"
 	m.NodeBootstrap.Bytes, m.NodeBootstrap.SHA256 = st.Size(), sum
+	if err := out.Close(); err != nil {
+		return err
+	}
 	if err := os.Rename(tmp, filepath.Join(dst, filepath.FromSlash(m.NodeBootstrap.Path))); err != nil {
 		return err
 	}

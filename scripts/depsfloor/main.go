@@ -32,4 +32,8 @@ import (
 	_ "net/http"
 )
 
-func main() { os.Stdout.WriteString("hello\n") }
+func main() {
+	if _, err := os.Stdout.WriteString("hello\n"); err != nil {
+		os.Exit(1)
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -50,7 +51,7 @@ func main() {
 	if err != nil {
 		die("%v", err)
 	}
-	defer c.Close(ctx)
+	defer func() { _ = c.Close(ctx) }() // a report that only reads
 	leases := readLeases(ctx, c, *dir)
 	events := readEvents(filepath.Join(*dir, "events"))
 	cutAt, _ := strconv.ParseInt(events["cut"], 10, 64)
@@ -301,7 +302,7 @@ func lateStatements(path string, leases []lease) (accepted, refused, terminated 
 		switch {
 		case m[4] == "LOG":
 			d := duration.FindStringSubmatch(m[5])
-			if d == nil || (d[2] != "execute" && d[2] != "statement") {
+			if len(d) < 3 || (d[2] != "execute" && d[2] != "statement") {
 				return
 			}
 			ms, _ := strconv.ParseFloat(d[1], 64)
@@ -357,7 +358,7 @@ func forLines(path string, f func(string)) {
 	if err != nil {
 		return
 	}
-	defer fh.Close()
+	defer fsx.CloseRead(fh)
 	sc := bufio.NewScanner(fh)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {

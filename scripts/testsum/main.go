@@ -37,7 +37,27 @@ func main() {
 	os.Exit(run(os.Stdin, os.Stdout))
 }
 
-func run(in io.Reader, out io.Writer) int {
+// printer keeps the first write error, so that run reports it once at the
+// end instead of after every line.
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) print(a ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprint(p.w, a...)
+	}
+}
+
+func (p *printer) printf(format string, a ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format, a...)
+	}
+}
+
+func run(in io.Reader, w io.Writer) int {
+	out := &printer{w: w}
 	type key struct{ pkg, test string }
 	outputs := map[key][]string{}
 	var passed, failed, skipped int
@@ -49,7 +69,7 @@ func run(in io.Reader, out io.Writer) int {
 		line := sc.Bytes()
 		var ev event
 		if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &ev) != nil {
-			fmt.Fprintln(out, string(line)) // build errors and anything not JSON
+			out.print(string(line), "\n") // build errors and anything not JSON
 			continue
 		}
 		k := key{ev.Package, ev.Test}
@@ -60,7 +80,7 @@ func run(in io.Reader, out io.Writer) int {
 				o := ev.Output
 				if strings.HasPrefix(o, "ok  ") || strings.HasPrefix(o, "FAIL") || strings.HasPrefix(o, "?   ") ||
 					strings.HasPrefix(o, "panic:") || ev.Action == "build-output" || strings.HasPrefix(o, "# ") {
-					fmt.Fprint(out, o)
+					out.print(o)
 				} else {
 					outputs[k] = append(outputs[k], o)
 				}
@@ -82,10 +102,10 @@ func run(in io.Reader, out io.Writer) int {
 		case "fail":
 			if ev.Test != "" {
 				failed++
-				fmt.Fprint(out, strings.Join(outputs[k], ""))
+				out.print(strings.Join(outputs[k], ""))
 			} else {
 				pkgFailed = true
-				fmt.Fprint(out, strings.Join(outputs[k], ""))
+				out.print(strings.Join(outputs[k], ""))
 			}
 			delete(outputs, k)
 		}
@@ -104,12 +124,16 @@ func run(in io.Reader, out io.Writer) int {
 		for _, r := range rs {
 			names := reasons[r]
 			sort.Strings(names)
-			fmt.Fprintf(out, "skipped %d: %s (%s)\n", len(names), r, strings.Join(names, ", "))
+			out.printf("skipped %d: %s (%s)\n", len(names), r, strings.Join(names, ", "))
 		}
 	} else {
-		fmt.Fprintln(out, "skipped 0")
+		out.print("skipped 0\n")
 	}
-	fmt.Fprintf(out, "tests: %d passed, %d failed, %d skipped\n", passed, failed, skipped)
+	out.printf("tests: %d passed, %d failed, %d skipped\n", passed, failed, skipped)
+	if out.err != nil {
+		_, _ = fmt.Fprintf(os.Stderr, "testsum: %v\n", out.err) // stdout failed; stderr is all there is
+		return 1
+	}
 	if failed > 0 || pkgFailed {
 		return 1
 	}
