@@ -107,6 +107,7 @@ func refuse(code errs.Code, format string, args ...any) *errs.Error {
 // Type is the kind of an accepted entry.
 type Type int
 
+// The entry types.
 const (
 	TypeFile Type = iota + 1
 	TypeDir
@@ -196,12 +197,12 @@ func Walk(r io.Reader, opt Options, fn func(e *Entry, body io.Reader) error) (St
 	// Decompress ahead in another goroutine: tar parsing and the caller's
 	// writes overlap with inflation (as `tar -xzf` overlaps with gzip).
 	ra := newReadAhead(zr)
-	defer ra.Close()
+	defer fsx.CloseRead(ra)
 	w := &walker{lim: lim, opt: opt, cr: cr, st: &st, seen: make(map[string]Type)}
 	tr := tar.NewReader(ra)
 	for {
 		h, err := tr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
@@ -325,7 +326,7 @@ func (w *walker) accept(h *tar.Header) (*Entry, error) {
 		}
 	}
 	switch h.Typeflag {
-	case tar.TypeReg, tar.TypeRegA: //lint:ignore SA1019 old writers still emit '\x00' for a regular file; reading it is the point
+	case tar.TypeReg, '\x00': // tar.TypeRegA (deprecated): old writers still emit '\x00' for a regular file; reading it is the point
 		e.Type = TypeFile
 	case tar.TypeDir:
 		e.Type = TypeDir

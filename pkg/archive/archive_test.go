@@ -222,17 +222,17 @@ func TestExtractDir(t *testing.T) {
 	if st.Files != 3 {
 		t.Fatalf("stats %+v", st)
 	}
-	pj := filepath.Join(dest, "node_modules/openclaw/package.json")
+	pj := filepath.Join(dest, "node_modules", "openclaw", "package.json")
 	b, err := os.ReadFile(pj)
 	if err != nil || sha256.Sum256(b) != sums["node_modules/openclaw/package.json"] {
 		t.Fatalf("package.json: %v / hash mismatch", err)
 	}
-	target, err := os.Readlink(filepath.Join(dest, "node_modules/.bin/openclaw"))
+	target, err := os.Readlink(filepath.Join(dest, "node_modules", ".bin", "openclaw"))
 	if err != nil || target != "../openclaw/bin.js" {
 		t.Fatalf("symlink: %q %v", target, err)
 	}
-	a, _ := os.Stat(filepath.Join(dest, "node_modules/openclaw/bin.js"))
-	c, _ := os.Stat(filepath.Join(dest, "node_modules/openclaw/copy.js"))
+	a, _ := os.Stat(filepath.Join(dest, "node_modules", "openclaw", "bin.js"))
+	c, _ := os.Stat(filepath.Join(dest, "node_modules", "openclaw", "copy.js"))
 	if !os.SameFile(a, c) {
 		t.Fatal("hard link not linked")
 	}
@@ -262,12 +262,15 @@ func TestExtractHostileWritesNothingOutside(t *testing.T) {
 			if len(ents) != 1 {
 				t.Fatalf("something was written beside dest: %v", ents)
 			}
-			filepath.WalkDir(dest, func(p string, d os.DirEntry, err error) error {
+			werr := filepath.WalkDir(dest, func(p string, d os.DirEntry, err error) error {
 				if d != nil && strings.Contains(d.Name(), "evil") {
 					t.Errorf("offending file written: %s", p)
 				}
 				return nil
 			})
+			if werr != nil {
+				t.Fatal(werr)
+			}
 		})
 	}
 }
@@ -287,11 +290,21 @@ func TestSparseRefused(t *testing.T) {
 	pax := rec("GNU.sparse.major", "1") + rec("GNU.sparse.minor", "0") + rec("GNU.sparse.name", "big.img") + rec("GNU.sparse.realsize", "1048576")
 	var raw bytes.Buffer
 	tw := tar.NewWriter(&raw)
-	tw.WriteHeader(&tar.Header{Name: "PaxHeaders/big.img", Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(pax)), Format: tar.FormatUSTAR})
-	tw.Write([]byte(pax))
-	tw.WriteHeader(&tar.Header{Name: "big.img", Typeflag: tar.TypeReg, Mode: 0o644, Size: 512, Format: tar.FormatUSTAR})
-	tw.Write(append([]byte("1\n0\n1\n"), make([]byte, 506)...))
-	tw.Close()
+	if err := tw.WriteHeader(&tar.Header{Name: "PaxHeaders/big.img", Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(pax)), Format: tar.FormatUSTAR}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.Write([]byte(pax)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.WriteHeader(&tar.Header{Name: "big.img", Typeflag: tar.TypeReg, Mode: 0o644, Size: 512, Format: tar.FormatUSTAR}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.Write(append([]byte("1\n0\n1\n"), make([]byte, 506)...)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
 	b := raw.Bytes()
 	b[156] = 'x' // the first header becomes a PAX extended header
 	copy(b[148:156], "        ")
@@ -302,8 +315,12 @@ func TestSparseRefused(t *testing.T) {
 	copy(b[148:156], fmt.Sprintf("%06o\x00 ", sum))
 	var z bytes.Buffer
 	zw := gzip.NewWriter(&z)
-	zw.Write(b)
-	zw.Close()
+	if _, err := zw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
 	_, _, _, err := walkAll(t, z.Bytes(), archive.Options{})
 	if errs.CodeOf(err) != archive.CodeUnsupported || !strings.Contains(err.Error(), "sparse file") {
 		t.Fatalf("err = %v", err)
@@ -416,7 +433,7 @@ func TestExtractDirStopsCleanly(t *testing.T) {
 		}
 		return nil
 	}})
-	if err != stop {
+	if !errors.Is(err, stop) {
 		t.Fatalf("err = %v", err)
 	}
 	if _, err := os.Lstat(filepath.Join(dest, "b")); err == nil {
@@ -433,7 +450,11 @@ func truncatedTar(data []byte, n int) []byte {
 	raw, _ := io.ReadAll(zr)
 	var z bytes.Buffer
 	zw := gzip.NewWriter(&z)
-	zw.Write(raw[:n])
-	zw.Close()
+	if _, err := zw.Write(raw[:n]); err != nil {
+		panic(err)
+	}
+	if err := zw.Close(); err != nil {
+		panic(err)
+	}
 	return z.Bytes()
 }

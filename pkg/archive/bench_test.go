@@ -54,7 +54,9 @@ func BenchmarkExtractDir(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StopTimer()
-		os.RemoveAll(dest)
+		if err := os.RemoveAll(dest); err != nil {
+			b.Fatal(err)
+		}
 		b.StartTimer()
 	}
 }

@@ -60,7 +60,7 @@ func FuzzExtract(f *testing.F) {
 		if len(ents) != 1 {
 			t.Fatalf("extraction wrote beside its destination: %v", ents)
 		}
-		filepath.WalkDir(dest, func(p string, d os.DirEntry, err error) error {
+		werr := filepath.WalkDir(dest, func(p string, d os.DirEntry, err error) error {
 			if err != nil || d.Type()&os.ModeSymlink == 0 {
 				return nil
 			}
@@ -73,6 +73,9 @@ func FuzzExtract(f *testing.F) {
 			}
 			return nil
 		})
+		if werr != nil {
+			t.Fatal(werr)
+		}
 	})
 }
 
@@ -87,8 +90,12 @@ func FuzzWalkTar(f *testing.F) {
 	f.Fuzz(func(t *testing.T, tarBytes []byte) {
 		var z bytes.Buffer
 		zw := gzip.NewWriter(&z)
-		zw.Write(tarBytes)
-		zw.Close()
+		if _, err := zw.Write(tarBytes); err != nil {
+			t.Fatal(err)
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
 		lim := archive.Limits{MaxExpandedBytes: 1 << 20, MaxEntries: 1000}
 		seen := map[string]archive.Type{}
 		_, err := archive.Walk(bytes.NewReader(z.Bytes()), archive.Options{Limits: lim}, func(e *archive.Entry, body io.Reader) error {

@@ -197,9 +197,10 @@ func Hostile(kind string) []byte {
 		var b bytes.Buffer
 		zw := gzip.NewWriter(&b)
 		inner := gunzip(Build([]Entry{pkg}))
-		zw.Write(inner)
-		zw.Write([]byte("hidden payload after the end-of-archive marker"))
-		zw.Close()
+		// Writes to a bytes.Buffer cannot fail.
+		_, _ = zw.Write(inner)
+		_, _ = zw.Write([]byte("hidden payload after the end-of-archive marker"))
+		_ = zw.Close()
 		return b.Bytes()
 	case "truncated":
 		g := Build([]Entry{pkg, {Name: "node_modules/openclaw/a.js", Body: Text(3, 20000)}})
