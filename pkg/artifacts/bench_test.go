@@ -28,7 +28,9 @@ func benchExport(b *testing.B, root string) {
 			b.Fatal(err)
 		}
 		b.SetBytes(res.Manifest.NodeBootstrap.Bytes + res.Manifest.WorkerBundle.Bytes)
-		os.RemoveAll(out)
+		if err := os.RemoveAll(out); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
@@ -56,7 +58,9 @@ func BenchmarkWorkerBundle(b *testing.B) {
 			b.Fatal(err)
 		}
 		wb, err := writeWorkerBundle(context.Background(), r, root, inv, newProgress(nil, 0, 0), nil)
-		r.Close()
+		if err := r.Close(); err != nil {
+			b.Fatal(err)
+		}
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -86,11 +90,15 @@ func BenchmarkDeflateLevels(b *testing.B) {
 		b.Fatal(err)
 	}
 	raw, err := io.ReadAll(zr)
-	f.Close()
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
 	if err != nil {
 		b.Fatal(err)
 	}
-	os.RemoveAll(out)
+	if err := os.RemoveAll(out); err != nil {
+		b.Fatal(err)
+	}
 	for _, level := range []int{5, 6, 7, 8, 9} {
 		b.Run(fmt.Sprintf("level=%d", level), func(b *testing.B) {
 			b.SetBytes(int64(len(raw)))

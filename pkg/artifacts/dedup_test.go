@@ -80,7 +80,9 @@ func TestExportStoresCopiesAsHardLinks(t *testing.T) {
 		if err := os.WriteFile(full, []byte(f.content), f.mode); err != nil {
 			t.Fatal(err)
 		}
-		os.Chmod(full, f.mode)
+		if err := os.Chmod(full, f.mode); err != nil {
+			t.Fatal(err)
+		}
 	}
 	dir := t.TempDir()
 	res, err := Export(context.Background(), ExportOptions{PackageRoot: pkg, Output: filepath.Join(dir, "a")})

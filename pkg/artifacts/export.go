@@ -138,7 +138,7 @@ func Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer out.root.Close()
+	defer fsx.CloseRead(out.root)
 
 	var workerSize int64
 	for _, a := range in.Inventory.Files {
@@ -392,37 +392,40 @@ func (s *archiveSink) publish() (Archive, error) {
 	return Archive{Path: name, Bytes: s.n, SHA256: sum}, nil
 }
 
-// abandon closes and removes an unpublished temporary file.
-func (s *archiveSink) abandon() {
+// abandon closes and removes an unpublished temporary file; it reports a
+// file it could not remove.
+func (s *archiveSink) abandon() error {
 	if s.f != nil {
-		s.f.Close()
+		_ = s.f.Close() // removed below: its content does not matter
 		s.f = nil
 	}
 	if s.tmp != "" {
-		s.root.Remove(s.tmp)
+		err := s.root.Remove(s.tmp)
 		s.tmp = ""
+		return err
 	}
+	return nil
 }
 
 // writeArchive runs body with a tar writer over gzip at level over sink and publishes
 // the result.
-func writeArchive(root *os.Root, dir string, level int, wrap func(string, io.Writer) io.Writer, body func(t *tarWriter) error) (Archive, error) {
+func writeArchive(root *os.Root, dir string, level int, wrap func(string, io.Writer) io.Writer, body func(t *tarWriter) error) (_ Archive, err error) {
 	sink, err := newArchiveSink(root, dir, wrap)
 	if err != nil {
 		return Archive{}, err
 	}
-	defer sink.abandon()
+	defer func() { err = errors.Join(err, sink.abandon()) }()
 	z, err := newGzip(sink, level)
 	if err != nil {
 		return Archive{}, err
 	}
 	t := newTarWriter(z)
 	if err := body(t); err != nil {
-		z.Close() // settle the compressor goroutines before the file goes
+		_ = z.Close() // settle the compressor goroutines before the file goes
 		return Archive{}, err
 	}
 	if err := t.Close(); err != nil {
-		z.Close()
+		_ = z.Close() // as above: the archive is abandoned
 		return Archive{}, writeFailed(dir, err)
 	}
 	if err := z.Close(); err != nil {
@@ -449,11 +452,11 @@ func openSource(p string) (*os.File, os.FileInfo, error) {
 	}
 	st, err := f.Stat()
 	if err != nil {
-		f.Close()
+		fsx.CloseRead(f)
 		return nil, nil, unreadable(p, err)
 	}
 	if !st.Mode().IsRegular() {
-		f.Close()
+		fsx.CloseRead(f)
 		return nil, nil, errs.Failed(CodeUnsupportedFile, "%s is not a regular file", p).
 			WithHint("remove it from the installation; only regular files are exported")
 	}
@@ -513,7 +516,10 @@ func writeNodeBootstrap(ctx context.Context, root *os.Root, files []plannedFile,
 			}
 			size, mode := st.Size(), normMode(st.Mode())
 			if z, ok := t.w.(*gzWriter); ok {
-				z.SetLevel(bootstrapLevel(pf.Arch)) // a valid level
+				if err := z.SetLevel(bootstrapLevel(pf.Arch)); err != nil {
+					fsx.CloseRead(f)
+					return writeFailed(NodeBootstrapDir, err)
+				}
 			}
 			sm := sizeMode{size, mode}
 			copyable := size > 0 && shared[size] > 1
@@ -521,14 +527,14 @@ func writeNodeBootstrap(ctx context.Context, root *os.Root, files []plannedFile,
 			if copyable && seen[sm] {
 				var s [32]byte
 				if err := hashExactly(f, size, h, s[:0]); err != nil {
-					f.Close()
+					fsx.CloseRead(f)
 					if errors.Is(err, errFileChanged) {
 						return changedError(pf.Src)
 					}
 					return unreadable(pf.Src, err)
 				}
 				if target, ok := firsts[content{sm, s}]; ok {
-					f.Close()
+					fsx.CloseRead(f)
 					if err := t.WriteLink(pf.Arch, target, mode); err != nil {
 						return writeFailed(NodeBootstrapDir, err)
 					}
@@ -536,7 +542,7 @@ func writeNodeBootstrap(ctx context.Context, root *os.Root, files []plannedFile,
 					continue
 				}
 				if _, err := f.Seek(0, io.SeekStart); err != nil {
-					f.Close()
+					fsx.CloseRead(f)
 					return unreadable(pf.Src, err)
 				}
 				pre = &s
@@ -547,7 +553,7 @@ func writeNodeBootstrap(ctx context.Context, root *os.Root, files []plannedFile,
 				sink = h
 			}
 			err = t.WriteFile(pf.Arch, mode, size, f, sink)
-			f.Close()
+			fsx.CloseRead(f)
 			if err == nil && copyable {
 				h.Sum(sum[:0])
 				if pre != nil && *pre != sum {
@@ -594,7 +600,7 @@ func bootstrapLevel(arch string) int {
 func hashExactly(r io.Reader, size int64, h hash.Hash, sum []byte) error {
 	h.Reset()
 	n, err := io.CopyN(h, r, size)
-	if err == io.EOF || (err == nil && n < size) {
+	if errors.Is(err, io.EOF) || (err == nil && n < size) {
 		return errFileChanged
 	}
 	if err != nil {
@@ -623,7 +629,7 @@ func writeWorkerBundle(ctx context.Context, root *os.Root, pkgRoot string, inv *
 			}
 			h := sha256.New()
 			err = t.WriteFile(name, WorkerMode, st.Size(), f, h)
-			f.Close()
+			fsx.CloseRead(f)
 			if errors.Is(err, errFileChanged) {
 				return changedError(src)
 			}
@@ -694,7 +700,8 @@ func (p *progress) add(files int, bytes int64) {
 }
 
 func (p *progress) print(prefix string) {
-	fmt.Fprintf(p.w, "%sclawkit: export: %d/%d files, %.1f/%.1f MiB", prefix, p.doneFiles.Load(), p.files.Load(),
+	// A progress meter: a failed write to it must not fail the export.
+	_, _ = fmt.Fprintf(p.w, "%sclawkit: export: %d/%d files, %.1f/%.1f MiB", prefix, p.doneFiles.Load(), p.files.Load(),
 		float64(p.doneBytes.Load())/(1<<20), float64(p.bytes.Load())/(1<<20))
 }
 
@@ -708,6 +715,6 @@ func (p *progress) done() {
 	p.stop()
 	if p.w != nil {
 		p.print("\r")
-		fmt.Fprintln(p.w)
+		_, _ = fmt.Fprintln(p.w) // the progress meter's, as in print
 	}
 }

@@ -59,7 +59,7 @@ func releaseRoots(t *testing.T) map[string]string {
 	}
 	roots["sample-2026.8-shape"] = old
 	for _, peer := range []string{"openclaw", "openclaw-2026-8"} {
-		root, _ := filepath.Abs(filepath.Join("../../peers/node_modules", peer))
+		root, _ := filepath.Abs(filepath.Join("..", "..", "peers", "node_modules", peer))
 		if _, err := os.Stat(filepath.Join(root, "package.json")); err == nil {
 			roots["peer-"+peer] = root
 		}
@@ -167,7 +167,9 @@ func TestExportDetectsReplacedOutput(t *testing.T) {
 			if err := os.Mkdir(staging, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			os.WriteFile(filepath.Join(staging, "theirs"), []byte("keep"), 0o644)
+			if err := os.WriteFile(filepath.Join(staging, "theirs"), []byte("keep"), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}})
 	if errs.CodeOf(err) != "output_replaced" {
 		t.Fatalf("err = %v", err)
@@ -197,7 +199,9 @@ func TestExportNeverPublishesOverAnOutputCreatedMeanwhile(t *testing.T) {
 			if err := os.Mkdir(out, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			os.WriteFile(filepath.Join(out, "theirs"), []byte("keep"), 0o644)
+			if err := os.WriteFile(filepath.Join(out, "theirs"), []byte("keep"), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}})
 	if errs.CodeOf(err) != "output_exists" || errs.KindOf(err) != errs.KindRefused {
 		t.Fatalf("err = %v", err)
@@ -223,7 +227,11 @@ func TestExportRemovesOnlyStaleStaging(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer lock.Close()
+	defer func() {
+		if err := lock.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	if _, err := Export(context.Background(), ExportOptions{PackageRoot: pkg, Output: filepath.Join(dir, "out")}); err != nil {
 		t.Fatal(err)
 	}
@@ -256,8 +264,12 @@ func TestExportDetectsGrowingSource(t *testing.T) {
 					if err != nil {
 						t.Error(err)
 					} else {
-						f.WriteString("// grown\n")
-						f.Close()
+						if _, err := f.WriteString("// grown\n"); err != nil {
+							t.Fatal(err)
+						}
+						if err := f.Close(); err != nil {
+							t.Fatal(err)
+						}
 					}
 				}
 				return w.Write(p)
@@ -316,7 +328,9 @@ func TestTarWriterLongNames(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tw.Close()
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
 	tr := tar.NewReader(&b)
 	for i, want := range names {
 		h, err := tr.Next()
@@ -351,8 +365,12 @@ func TestGzipHeaderIsExplicit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	z.Write([]byte("hello"))
-	z.Close()
+	if _, err := z.Write([]byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	if err := z.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if got := b.Bytes()[:10]; !bytes.Equal(got, []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}) {
 		t.Fatalf("gzip header % x", got)
 	}
@@ -382,7 +400,9 @@ func FuzzTarWriterRoundTrip(f *testing.F) {
 		if err := tw.WriteFile(name, m, int64(len(data)), bytes.NewReader(data), nil); err != nil {
 			t.Fatal(err)
 		}
-		tw.Close()
+		if err := tw.Close(); err != nil {
+			t.Fatal(err)
+		}
 		tr := tar.NewReader(&b)
 		h, err := tr.Next()
 		if err != nil {

@@ -156,7 +156,7 @@ func checkArchiveFile(ctx context.Context, dir string, a Archive, problem func(s
 		}
 		return
 	}
-	defer f.Close()
+	defer fsx.CloseRead(f)
 	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() {
 		problem("%s: not a regular file", a.Path)

@@ -91,7 +91,7 @@ func readPackageJSON(dir string) (*PackageJSON, error) {
 	}
 	var p PackageJSON
 	if err := json.Unmarshal(b, &p); err != nil {
-		return nil, fmt.Errorf("package.json: %v", err)
+		return nil, fmt.Errorf("package.json: %w", err)
 	}
 	return &p, nil
 }

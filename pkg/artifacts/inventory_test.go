@@ -136,7 +136,9 @@ func TestReadInventoryNoProducerRelease(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(root, "dist"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(root, "dist", "entry.js"), []byte("export {};\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(root, "dist", "entry.js"), []byte("export {};\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, err := ReadInventory(root, "2026.7.35")
 	if errs.CodeOf(err) != "worker_bundle_unsupported" || !strings.Contains(err.Error(), "openclaw 2026.7.35 ships no worker bundle producer") {
 		t.Fatalf("%v", err)
@@ -153,7 +155,7 @@ func TestReadInventoryRealReleases(t *testing.T) {
 		{"openclaw-2026-9-5", []string{"github-exec-launcher.mjs", "worker.mjs", "workspace-rsync-receiver.mjs"}},
 		{"openclaw-2026-8", artifactstest.Inventory8},
 	} {
-		root, _ := filepath.Abs(filepath.Join("../../peers/node_modules", tc.dir))
+		root, _ := filepath.Abs(filepath.Join("..", "..", "peers", "node_modules", tc.dir))
 		if _, err := os.Stat(filepath.Join(root, "package.json")); err != nil {
 			if os.Getenv("CI") != "" {
 				t.Fatalf("peer %s missing (make peers)", tc.dir)

@@ -71,8 +71,9 @@ const (
 	ManifestName = "manifest.json"
 	// BundleHashVersion is the first, NUL-terminated field of the bundle hash.
 	BundleHashVersion = "openclaw-worker-bundle-v1"
-	// WorkerDir and NodeBootstrapDir are the export's archive folders.
-	WorkerDir        = "worker-artifacts"
+	// WorkerDir is the export's archive folder of the worker bundle.
+	WorkerDir = "worker-artifacts"
+	// NodeBootstrapDir is the export's archive folder of the node bootstrap.
 	NodeBootstrapDir = "node-bootstrap"
 	// PackagePath is where the node bootstrap places the package.
 	PackagePath = "node_modules/openclaw"
@@ -204,7 +205,7 @@ func SortBundleEntries(e []BundleEntry) {
 // sha256 hex + "\0". Callers pass entries sorted by SortBundleEntries.
 func BundleHash(entries []BundleEntry) string {
 	h := sha256.New()
-	io.WriteString(h, BundleHashVersion+"\x00")
+	_, _ = io.WriteString(h, BundleHashVersion+"\x00") // a hash.Hash's Write never fails
 	var buf []byte
 	for _, e := range entries {
 		buf = buf[:0]
@@ -242,7 +243,7 @@ func LoadManifest(path string) (*Manifest, []byte, error) {
 		return nil, nil, errs.Failed(errs.CodeManifestUnreadable, "cannot read manifest %s: %v", path, unwrapPathErr(err)).
 			WithHint("pass the manifest.json of a completed 'clawkit runtime-artifacts export'").Wrap(err)
 	}
-	defer f.Close()
+	defer fsx.CloseRead(f)
 	st, err := f.Stat()
 	if err != nil {
 		return nil, nil, errs.Failed(errs.CodeManifestUnreadable, "cannot stat manifest %s: %v", path, err).Wrap(err)
@@ -356,7 +357,7 @@ func (m *Manifest) Validate() error {
 			return fmt.Errorf("workerBundle.entries must be sorted by path without duplicates (%q after %q)", e.Path, w.Entries[i-1].Path)
 		}
 		if _, err := ParseMode(e.Mode); err != nil {
-			return fmt.Errorf("workerBundle.entries[%d]: %v", i, err)
+			return fmt.Errorf("workerBundle.entries[%d]: %w", i, err)
 		}
 		if e.Bytes < 0 {
 			return fmt.Errorf("workerBundle.entries[%d].bytes is negative", i)

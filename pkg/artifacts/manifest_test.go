@@ -29,7 +29,7 @@ func sampleManifest() *Manifest {
 	pre.WriteString("openclaw-worker-bundle-v1\x00")
 	for _, e := range entries {
 		pre.WriteString(e.Path + "\x00700\x00")
-		pre.WriteString(fmt.Sprint(len(e.Path)))
+		fmt.Fprint(&pre, len(e.Path))
 		pre.WriteString("\x00" + e.SHA256 + "\x00")
 	}
 	nb, wb := sum("node"), sum("worker")
@@ -127,8 +127,12 @@ func TestLoadManifestMissingAndLink(t *testing.T) {
 		t.Fatalf("missing: %v", err)
 	}
 	raw, _ := sampleManifest().Marshal()
-	os.WriteFile(filepath.Join(dir, "m.json"), raw, 0o600)
-	os.Symlink("m.json", filepath.Join(dir, "link.json"))
+	if err := os.WriteFile(filepath.Join(dir, "m.json"), raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("m.json", filepath.Join(dir, "link.json")); err != nil {
+		t.Fatal(err)
+	}
 	if _, _, err := LoadManifest(filepath.Join(dir, "link.json")); errs.CodeOf(err) != "manifest_unreadable" {
 		t.Fatalf("symlink accepted: %v", err)
 	}

@@ -73,23 +73,23 @@ func prepareOutput(p string, pkgs []pkgDir) (*output, error) {
 	o := &output{path: realOut, display: p, staging: staging, lock: lock}
 	lst, err := os.Lstat(staging)
 	if err != nil {
-		lock.Close()
+		fsx.CloseRead(lock) // a lock file: nothing written
 		return nil, errs.Failed(CodeOutputReplaced, "staging folder %s vanished right after it was created", staging)
 	}
 	o.dev, o.ino = devIno(lst)
 	root, err := os.OpenRoot(staging)
 	if err != nil {
-		lock.Close()
+		fsx.CloseRead(lock) // a lock file: nothing written
 		return nil, errs.Failed(CodeOutputReplaced, "cannot open staging folder %s right after creating it: %v", staging, err)
 	}
 	o.root = root
 	if rst, err := root.Stat("."); err != nil {
-		root.Close()
-		lock.Close()
+		fsx.CloseRead(root)
+		fsx.CloseRead(lock) // a lock file: nothing written
 		return nil, errs.Failed(CodeOutputReplaced, "staging folder %s: %v", staging, err)
 	} else if d, i := devIno(rst); d != o.dev || i != o.ino {
-		root.Close()
-		lock.Close()
+		fsx.CloseRead(root)
+		fsx.CloseRead(lock) // a lock file: nothing written
 		return nil, errs.Failed(CodeOutputReplaced, "staging folder %s was replaced while it was being created", staging).
 			WithHint("make sure no other process writes to %s, then export again", parent)
 	}
@@ -133,10 +133,9 @@ func createStaging(parent, base string) (string, *os.File, error) {
 		}
 		if err != nil {
 			if f != nil {
-				f.Close()
+				fsx.CloseRead(f) // the lock of a folder never used
 			}
-			os.Remove(fresh)
-			return "", nil, err
+			return "", nil, errors.Join(err, os.Remove(fresh))
 		}
 		return dir, f, nil
 	}
@@ -162,9 +161,9 @@ func removeStaleStaging(parent, base string) {
 			continue
 		}
 		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
-			os.RemoveAll(dir)
+			_ = os.RemoveAll(dir) // best effort, as said above
 		}
-		f.Close()
+		fsx.CloseRead(f)
 	}
 }
 
@@ -183,7 +182,7 @@ func (o *output) publish() error {
 			WithHint("check the permissions of the output's parent folder; the partial output was removed")
 	}
 	o.published = true
-	o.lock.Close()
+	fsx.CloseRead(o.lock) // releases the flock; nothing was written to it
 	return nil
 }
 
@@ -213,12 +212,12 @@ func (o *output) checkIdentity() error {
 func (o *output) fail(err error) error {
 	if ents, rerr := fs.ReadDir(o.root.FS(), "."); rerr == nil {
 		for _, e := range ents {
-			o.root.RemoveAll(e.Name())
+			err = errors.Join(err, o.root.RemoveAll(e.Name()))
 		}
 	}
 	if o.checkIdentity() == nil {
-		os.Remove(o.staging)
+		err = errors.Join(err, os.Remove(o.staging))
 	}
-	o.lock.Close()
+	fsx.CloseRead(o.lock) // releases the flock; nothing was written to it
 	return err
 }

@@ -3,6 +3,7 @@ package artifacts
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"io"
 	"math/rand"
 	"testing"
@@ -20,8 +21,8 @@ func pgzipReference(t *testing.T, data []byte, block, blocks int) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	z.Header.ModTime = time.Unix(0, 0)
-	z.Header.OS = 255
+	z.ModTime = time.Unix(0, 0)
+	z.OS = 255
 	if err := z.SetConcurrency(block, blocks); err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,9 @@ func TestGzWriterMatchesPgzip(t *testing.T) {
 				case "write":
 					for p := data; len(p) > 0; {
 						k := min(len(p), 1+len(p)%70000)
-						z.Write(p[:k])
+						if _, err := z.Write(p[:k]); err != nil {
+							t.Fatal(err)
+						}
 						p = p[k:]
 					}
 				case "readN":
@@ -84,9 +87,15 @@ func TestGzWriterMatchesPgzip(t *testing.T) {
 					}
 				case "mixed":
 					h := n / 3
-					z.Write(data[:h])
-					z.readN(bytes.NewReader(data[h:2*h]), int64(h), nil)
-					z.Write(data[2*h:])
+					if _, err := z.Write(data[:h]); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := z.readN(bytes.NewReader(data[h:2*h]), int64(h), nil); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := z.Write(data[2*h:]); err != nil {
+						t.Fatal(err)
+					}
 				}
 				if err := z.Close(); err != nil {
 					t.Fatal(err)
@@ -128,7 +137,7 @@ func TestGzWriterReportsWriteFailure(t *testing.T) {
 	for p := data; len(p) > 0 && werr == nil; p = p[min(len(p), 4096):] {
 		_, werr = z.Write(p[:min(len(p), 4096)])
 	}
-	if cerr := z.Close(); cerr != io.ErrShortWrite {
+	if cerr := z.Close(); !errors.Is(cerr, io.ErrShortWrite) {
 		t.Fatalf("Close: %v (write: %v)", cerr, werr)
 	}
 }

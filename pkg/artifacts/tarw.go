@@ -160,7 +160,7 @@ func (t *tarWriter) WriteFile(p string, mode uint32, size int64, r io.Reader, si
 	if z, ok := t.w.(*gzWriter); ok {
 		// Straight into the compressor's block, without t.buf.
 		got, err := z.readN(r, size, sink)
-		if err == io.EOF || (err == nil && got < size) {
+		if errors.Is(err, io.EOF) || (err == nil && got < size) {
 			return errFileChanged
 		}
 		if err != nil {
@@ -180,7 +180,7 @@ func (t *tarWriter) WriteFile(p string, mode uint32, size int64, r io.Reader, si
 		m, err := io.ReadFull(r, t.buf[:n])
 		if m > 0 {
 			if sink != nil {
-				sink.Write(t.buf[:m])
+				_, _ = sink.Write(t.buf[:m]) // sink is a hash: its Write never fails
 			}
 			if _, werr := t.w.Write(t.buf[:m]); werr != nil {
 				return werr

@@ -31,17 +31,18 @@ var Inventory8 = []string{"worker.mjs", "workspace-rsync-receiver.mjs"}
 type Shape int
 
 const (
-	// Exported: the list is a constant of the hash chunk, imported by the
+	// Exported means the list is a constant of the hash chunk, imported by the
 	// bootstrap chunk (2026.9.6 and later).
 	Exported Shape = iota
-	// Local: the list is a constant of the bootstrap chunk whose elements
+	// Local means the list is a constant of the bootstrap chunk whose elements
 	// are constants imported from the hash chunk (2026.8 to 2026.9.5).
 	Local
 )
 
 const (
-	// HashModule and ProducerModule are the dist/ file names written.
-	HashModule     = "worker-bundle-hash-T3st.mjs"
+	// HashModule is the dist/ file name of the hash chunk written.
+	HashModule = "worker-bundle-hash-T3st.mjs"
+	// ProducerModule is the dist/ file name of the bootstrap chunk written.
 	ProducerModule = "bootstrap-T3st.mjs"
 )
 
