@@ -37,7 +37,9 @@ func BenchmarkInstall(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StopTimer()
-		os.RemoveAll(home)
+		if err := os.RemoveAll(home); err != nil {
+			b.Fatal(err)
+		}
 		b.StartTimer()
 	}
 }

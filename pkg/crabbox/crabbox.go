@@ -36,9 +36,10 @@ import (
 const (
 	// RuntimesDir is the runtime cache below the target home.
 	RuntimesDir = ".openclaw-worker/node-runtimes"
-	// RecordName and IndexName live at the top of an installed runtime.
+	// RecordName is the install record at the top of an installed runtime.
 	RecordName = ".clawkit-runtime.json"
-	IndexName  = ".clawkit-runtime-index.json"
+	// IndexName is the install index at the top of an installed runtime.
+	IndexName = ".clawkit-runtime-index.json"
 	// RecordSchema identifies the install record format.
 	RecordSchema = "clawkit.crabbox.runtime.v1"
 	// IndexSchema identifies the install index format.
@@ -167,7 +168,7 @@ func hashFile(path string, buf []byte) (int64, string, error) {
 	if err != nil {
 		return 0, "", err
 	}
-	defer f.Close()
+	defer fsx.CloseRead(f)
 	st, err := f.Stat()
 	if err != nil {
 		return 0, "", err

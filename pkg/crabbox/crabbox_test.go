@@ -31,7 +31,9 @@ func TestMain(m *testing.M) {
 		ready := os.Getenv("CRABBOX_KILL_CHILD_READY")
 		crabbox.SetTestHookEntry(func(n int) {
 			if n == 2 {
-				os.WriteFile(ready, []byte("ready"), 0o644)
+				if err := os.WriteFile(ready, []byte("ready"), 0o644); err != nil {
+					panic(err) // the parent then waits in vain and fails
+				}
 				select {} // killed here, mid-extraction
 			}
 		})
@@ -201,7 +203,11 @@ func flipByte(t *testing.T, p string, off int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() {
+		if err := f.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	b := make([]byte, 1)
 	if _, err := f.ReadAt(b, off); err != nil {
 		t.Fatal(err)
@@ -257,8 +263,12 @@ func TestWrongSizeRefused(t *testing.T) {
 	m, _ := loadManifest(t, mp)
 	p := filepath.Join(filepath.Dir(mp), m.NodeBootstrap.Path)
 	f, _ := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
-	f.Write([]byte{0})
-	f.Close()
+	if _, err := f.Write([]byte{0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	_, err = crabbox.Install(crabbox.InstallRequest{ManifestPath: mp, TargetHome: filepath.Join(dir, "home"), CLIVersion: testCLI})
 	if errs.CodeOf(err) != "integrity_verification_failed" || !strings.Contains(err.Error(), "bytes") {
 		t.Fatalf("err = %v", err)
@@ -396,7 +406,9 @@ func TestSetupCommand(t *testing.T) {
 		t.Errorf("target home with a space not quoted / not absolute: %s", s.Command)
 	}
 	// Missing archive: setup refuses.
-	os.Remove(filepath.Join(filepath.Dir(mp), m.WorkerBundle.Path))
+	if err := os.Remove(filepath.Join(filepath.Dir(mp), m.WorkerBundle.Path)); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := crabbox.SetupCommand(mp, ""); errs.CodeOf(err) != "archive_missing" {
 		t.Fatalf("err = %v", err)
 	}
@@ -420,10 +432,14 @@ func TestVerifyWritesNothing(t *testing.T) {
 	rc := install(t, mp, home)
 	// Push every mtime into the past so any write would show.
 	old := time.Now().Add(-time.Hour)
-	filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
-		os.Chtimes(p, old, old)
-		return nil
-	})
+	if err := filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Chtimes(p, old, old)
+	}); err != nil {
+		t.Fatal(err)
+	}
 	before := snapshot(t, home)
 	for _, deep := range []bool{false, true} {
 		if res, err := crabbox.Verify(crabbox.VerifyRequest{ManifestPath: mp, TargetHome: home, CLIVersion: testCLI, Deep: deep}); err != nil || len(res.Problems) > 0 {
@@ -433,7 +449,9 @@ func TestVerifyWritesNothing(t *testing.T) {
 	sameSnapshot(t, before, snapshot(t, home))
 	// And when it finds problems, it still writes nothing.
 	flipByte(t, rc.WorkerArchive, 10)
-	os.Chtimes(rc.WorkerArchive, old, old)
+	if err := os.Chtimes(rc.WorkerArchive, old, old); err != nil {
+		t.Fatal(err)
+	}
 	before = snapshot(t, home)
 	res, _ = crabbox.Verify(crabbox.VerifyRequest{ManifestPath: mp, TargetHome: home, CLIVersion: testCLI, Deep: true})
 	if len(res.Problems) == 0 {
@@ -449,6 +467,12 @@ func TestVerifyProblems(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, _ := loadManifest(t, mp)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	cases := []struct {
 		name    string
 		breakIt func(rc *crabbox.Receipt)
@@ -456,16 +480,20 @@ func TestVerifyProblems(t *testing.T) {
 		want    string
 	}{
 		{"worker-corrupt", func(rc *crabbox.Receipt) { flipByte(t, rc.WorkerArchive, 50) }, false, "retained worker archive has SHA-256"},
-		{"worker-missing", func(rc *crabbox.Receipt) { os.Remove(rc.WorkerArchive) }, false, "retained worker archive is missing"},
-		{"record-missing", func(rc *crabbox.Receipt) { os.Remove(filepath.Join(rc.RuntimeDir, crabbox.RecordName)) }, false, "install record is missing"},
+		{"worker-missing", func(rc *crabbox.Receipt) { must(os.Remove(rc.WorkerArchive)) }, false, "retained worker archive is missing"},
+		{"record-missing", func(rc *crabbox.Receipt) { must(os.Remove(filepath.Join(rc.RuntimeDir, crabbox.RecordName))) }, false, "install record is missing"},
 		{"package-json", func(rc *crabbox.Receipt) {
-			os.WriteFile(filepath.Join(rc.PackageDir, "package.json"), []byte(`{"name":"openclaw","version":"9.9.9"}`), 0o644)
+			must(os.WriteFile(filepath.Join(rc.PackageDir, "package.json"), []byte(`{"name":"openclaw","version":"9.9.9"}`), 0o644))
 		}, false, "openclaw@9.9.9"},
-		{"file-corrupt-deep", func(rc *crabbox.Receipt) { flipByte(t, filepath.Join(rc.PackageDir, "dist/index.js"), 7) }, true, "dist/index.js: content has been modified"},
-		{"file-missing-deep", func(rc *crabbox.Receipt) { os.Remove(filepath.Join(rc.RuntimeDir, "node_modules/tiny-dep/index.js")) }, true, "tiny-dep/index.js: missing"},
-		{"file-added-deep", func(rc *crabbox.Receipt) { os.WriteFile(filepath.Join(rc.PackageDir, "extra.js"), []byte("x"), 0o644) }, true, "extra.js: unexpected file"},
+		{"file-corrupt-deep", func(rc *crabbox.Receipt) { flipByte(t, filepath.Join(rc.PackageDir, "dist", "index.js"), 7) }, true, "dist/index.js: content has been modified"},
+		{"file-missing-deep", func(rc *crabbox.Receipt) {
+			must(os.Remove(filepath.Join(rc.RuntimeDir, "node_modules", "tiny-dep", "index.js")))
+		}, true, "tiny-dep/index.js: missing"},
+		{"file-added-deep", func(rc *crabbox.Receipt) {
+			must(os.WriteFile(filepath.Join(rc.PackageDir, "extra.js"), []byte("x"), 0o644))
+		}, true, "extra.js: unexpected file"},
 		{"index-tampered-deep", func(rc *crabbox.Receipt) {
-			os.WriteFile(filepath.Join(rc.RuntimeDir, crabbox.IndexName), []byte(`{"schema":"clawkit.crabbox.index.v1","entries":[]}`), 0o644)
+			must(os.WriteFile(filepath.Join(rc.RuntimeDir, crabbox.IndexName), []byte(`{"schema":"clawkit.crabbox.index.v1","entries":[]}`), 0o644))
 		}, true, "install index has SHA-256"},
 	}
 	for _, c := range cases {
@@ -570,7 +598,9 @@ func TestKillDuringInstall(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			cmd.Process.Kill()
+			if err := cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
 			t.Fatal("child never reached the middle of extraction")
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -731,13 +761,15 @@ func TestLayoutRefusedTargetUntouched(t *testing.T) {
 func treeList(t *testing.T, root string) string {
 	t.Helper()
 	var b strings.Builder
-	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+	if err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		fi, _ := d.Info()
 		fmt.Fprintf(&b, "%s %v %v\n", p, fi.Mode(), fi.ModTime().UnixNano())
 		return nil
-	})
+	}); err != nil {
+		t.Fatal(err)
+	}
 	return b.String()
 }

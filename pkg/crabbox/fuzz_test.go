@@ -41,7 +41,11 @@ func FuzzCacheFiles(f *testing.F) {
 		if err := os.WriteFile(target, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		defer os.WriteFile(target, genuine, 0o644)
+		defer func() {
+			if err := os.WriteFile(target, genuine, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}()
 		res, err := crabbox.Verify(crabbox.VerifyRequest{ManifestPath: mp, TargetHome: home, CLIVersion: testCLI, Deep: true})
 		if err != nil {
 			t.Fatal(err)

@@ -81,7 +81,8 @@ func Install(req InstallRequest) (*Receipt, error) {
 	}
 	progress := func(format string, args ...any) {
 		if req.Progress != nil {
-			fmt.Fprintf(req.Progress, "clawkit: crabbox: "+format+"\n", args...)
+			// Progress is best effort: a failed write must not fail the install.
+			_, _ = fmt.Fprintf(req.Progress, "clawkit: crabbox: "+format+"\n", args...)
 		}
 	}
 	now := req.Now
@@ -125,10 +126,10 @@ func Install(req InstallRequest) (*Receipt, error) {
 	node, nodeID, err := openChecked(ctx, in.NodeArchive, "node bootstrap", m.NodeBootstrap.Archive)
 	wg.Wait()
 	if node != nil {
-		defer node.Close()
+		defer fsx.CloseRead(node)
 	}
 	if worker != nil {
-		defer worker.Close()
+		defer fsx.CloseRead(worker)
 	}
 	if ctx.Err() != nil {
 		return nil, artifacts.Interrupted("install")
@@ -163,9 +164,9 @@ func Install(req InstallRequest) (*Receipt, error) {
 			return NewReceipt(StatusExistingVerified, in, l, req.CLIVersion), nil
 		}
 		for _, p := range probs {
-			fmt.Fprintf(logw, "clawkit: crabbox: existing install: %s\n", p)
+			_, _ = fmt.Fprintf(logw, "clawkit: crabbox: existing install: %s\n", p)
 		}
-		fmt.Fprintf(logw, "clawkit: crabbox: replacing the existing install at %s\n", l.RuntimeDir)
+		_, _ = fmt.Fprintf(logw, "clawkit: crabbox: replacing the existing install at %s\n", l.RuntimeDir)
 		replace = true
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, installErr("cannot inspect %s: %v", l.RuntimeDir, err)
@@ -182,9 +183,11 @@ func Install(req InstallRequest) (*Receipt, error) {
 	workerCopy := staging + ".worker"
 	committed := false
 	defer func() {
-		os.Remove(workerCopy)
+		// Best effort: a leftover copy or staging folder carries the
+		// staging prefix and the next install removes it as stale.
+		_ = os.Remove(workerCopy)
 		if !committed {
-			os.RemoveAll(staging)
+			_ = os.RemoveAll(staging)
 		}
 	}()
 	// Durability: the staged tree's data starts for the disk while it is
@@ -221,7 +224,7 @@ func Install(req InstallRequest) (*Receipt, error) {
 		committed, ok = true, true
 		// staging now holds the old install.
 		if err := os.RemoveAll(staging); err != nil {
-			fmt.Fprintf(logw, "clawkit: crabbox: could not remove the replaced install %s: %v\n", staging, err)
+			_, _ = fmt.Fprintf(logw, "clawkit: crabbox: could not remove the replaced install %s: %v\n", staging, err)
 		}
 	} else {
 		if err := os.Rename(staging, l.RuntimeDir); err != nil {
@@ -289,7 +292,7 @@ func holdTarget(l Layout, m *artifacts.Manifest) (*target, error) {
 			return t, nil
 		}
 		// Removed (and perhaps re-created) while we waited: try again.
-		f.Close()
+		fsx.CloseRead(f) // the lock file: nothing written
 	}
 }
 
@@ -338,11 +341,13 @@ func (t *target) mkdirs(dir string) error {
 // far as they are empty: a failed install leaves the target as it found
 // it. An install waiting on the removed lock file notices and locks again.
 func (t *target) release(undo bool) {
+	// The undo is best effort: the install already failed with its own
+	// error, and what is left is what a later install finds and reuses.
 	if undo && t.lockCreated && t.lock != nil {
-		os.Remove(t.lockPath)
+		_ = os.Remove(t.lockPath)
 	}
 	if t.lock != nil {
-		t.lock.Close()
+		fsx.CloseRead(t.lock) // the lock file: nothing written
 		t.lock = nil
 	}
 	if undo {
@@ -352,7 +357,7 @@ func (t *target) release(undo bool) {
 			}
 		}
 		if !t.mtime.IsZero() {
-			os.Chtimes(t.touched, t.atime, t.mtime)
+			_ = os.Chtimes(t.touched, t.atime, t.mtime)
 		}
 	}
 	t.created = nil
@@ -389,7 +394,7 @@ func openChecked(ctx context.Context, path, which string, want artifacts.Archive
 		return nil, fileID{}, missingArchive(which, path, err)
 	}
 	fail := func(e error) (*os.File, fileID, error) {
-		f.Close()
+		fsx.CloseRead(f)
 		return nil, fileID{}, e
 	}
 	st, err := f.Stat()
@@ -422,12 +427,16 @@ func openChecked(ctx context.Context, path, which string, want artifacts.Archive
 // copyWorker copies the checked worker archive into a new private file,
 // hashing the bytes written, and then re-hashes its entries against the
 // bundle hash from that copy: the bytes checked are the bytes placed.
-func copyWorker(dst string, src *os.File, srcID fileID, m *artifacts.Manifest) error {
+func copyWorker(dst string, src *os.File, srcID fileID, m *artifacts.Manifest) (err error) {
 	f, err := os.OpenFile(dst, os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return installErr("cannot write %s: %v", dst, err)
 	}
-	defer f.Close()
+	defer func() {
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = installErr("cannot write %s: %v", dst, cerr)
+		}
+	}()
 	h := newSHA()
 	n, err := io.CopyBuffer(io.MultiWriter(f, h), io.NewSectionReader(src, 0, m.WorkerBundle.Bytes+1), make([]byte, 256<<10))
 	if err != nil {
@@ -679,7 +688,7 @@ func removeStaleStaging(l Layout, logw io.Writer) {
 		if strings.HasPrefix(e.Name(), "."+base+".staging-") {
 			p := filepath.Join(l.RuntimesDir, e.Name())
 			if err := os.RemoveAll(p); err == nil {
-				fmt.Fprintf(logw, "clawkit: crabbox: removed an interrupted install %s\n", p)
+				_, _ = fmt.Fprintf(logw, "clawkit: crabbox: removed an interrupted install %s\n", p)
 			}
 		}
 	}
@@ -771,7 +780,8 @@ func (fl *flusher) finish() error {
 // and closes the descriptor.
 func (fl *flusher) close() {
 	fl.halt()
-	fl.f.Close()
+	// Only a failed install closes it here: its files are being removed.
+	_ = fl.f.Close()
 }
 
 // CheckPlatform refuses (exit 3, before anything is touched) an export whose

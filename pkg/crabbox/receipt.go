@@ -20,7 +20,10 @@ const (
 	// MaxReceiptLine bounds a receipt line, marker included, newline not.
 	MaxReceiptLine = 16384
 
-	StatusInstalled        = "installed"
+	// StatusInstalled is a receipt's status after a fresh install.
+	StatusInstalled = "installed"
+	// StatusExistingVerified is a receipt's status when a verified install
+	// was already in place.
 	StatusExistingVerified = "existing-verified"
 )
 
@@ -112,11 +115,11 @@ func ReadReceipt(r io.Reader) (*Receipt, error) {
 	lineNo := 0
 	for {
 		line, tooLong, err := readBoundedLine(br, MaxReceiptLine)
-		if len(line) == 0 && !tooLong && err == io.EOF {
+		if len(line) == 0 && !tooLong && errors.Is(err, io.EOF) {
 			break
 		}
 		lineNo++
-		if err != nil && err != io.EOF {
+		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, receiptErr(errs.CodeReceiptUnreadable, "cannot read the command output: %v", err)
 		}
 		if bytes.HasPrefix(line, []byte(ReceiptMarker)) {
@@ -129,7 +132,7 @@ func ReadReceipt(r io.Reader) (*Receipt, error) {
 			}
 			found = append([]byte(nil), line...)
 		}
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 	}
@@ -166,7 +169,7 @@ func readBoundedLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err 
 				buf = append(buf, chunk[:max+2-len(buf)]...)
 			}
 		}
-		if err == bufio.ErrBufferFull {
+		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
 		buf = bytes.TrimSuffix(buf, []byte("\n"))

@@ -146,7 +146,7 @@ func readRecord(runtimeDir string) (*Record, error) {
 	}
 	var r Record
 	if err := strictJSON(b, &r); err != nil {
-		return nil, fmt.Errorf("install record is not valid: %v", err)
+		return nil, fmt.Errorf("install record is not valid: %w", err)
 	}
 	if r.Schema != RecordSchema {
 		return nil, fmt.Errorf("install record schema is %q, want %q", r.Schema, RecordSchema)

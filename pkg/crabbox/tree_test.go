@@ -81,7 +81,11 @@ func TestTreeStampIsTheWalk(t *testing.T) {
 		if err := os.Chmod(filepath.Join(root, "empty"), 0); err != nil {
 			t.Fatal(err)
 		}
-		defer os.Chmod(filepath.Join(root, "empty"), 0o755)
+		defer func() {
+			if err := os.Chmod(filepath.Join(root, "empty"), 0o755); err != nil {
+				t.Error(err)
+			}
+		}()
 		if _, err := treeStamp(root); err == nil {
 			t.Fatal("treeStamp of a tree with an unreadable folder succeeded")
 		}
@@ -124,6 +128,8 @@ func walkDirStamp(root string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	bw.Flush()
+	if err := bw.Flush(); err != nil {
+		return "", err
+	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -96,7 +96,8 @@ func verify(req VerifyRequest) (*VerifyResult, error) {
 		if req.Deep {
 			what += ", and every installed file"
 		}
-		fmt.Fprintf(req.Progress, "clawkit: crabbox: verifying %s: %s\n", l.RuntimeDir, what)
+		// Progress is best effort: a failed write must not fail the check.
+		_, _ = fmt.Fprintf(req.Progress, "clawkit: crabbox: verifying %s: %s\n", l.RuntimeDir, what)
 	}
 	depth := verifyShallow
 	if req.Deep {
@@ -287,7 +288,8 @@ func verifyDeep(l Layout, rec *Record) []string {
 	close(jobs)
 	wg.Wait()
 	// Unexpected additions: any non-folder not in the index.
-	filepath.WalkDir(l.RuntimeDir, func(p string, d fs.DirEntry, err error) error {
+	// The walk reports its errors through report; it never stops early.
+	_ = filepath.WalkDir(l.RuntimeDir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			report(p, "%v", err)
 			return nil
