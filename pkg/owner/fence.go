@@ -17,7 +17,7 @@ type Fence interface {
 	AssertCurrent() error
 }
 
-// Fence is the owner fence alone (lock held, owner not retiring), without
+// AssertOwner is the owner fence alone (lock held, owner not retiring), without
 // session checks: writer admission for the operation's database writes and
 // file publications, which must stop the moment ownership ends.
 func (e *OpEnv) AssertOwner() error {

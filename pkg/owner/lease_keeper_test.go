@@ -27,7 +27,11 @@ func TestLeaseReleaseAndMargin(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { st.Close() })
+		t.Cleanup(func() {
+			if err := st.Close(); err != nil {
+				t.Error(err)
+			}
+		})
 		return st, pg
 	}
 	var buf bytes.Buffer

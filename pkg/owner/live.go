@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 )
 
 // StatusProbeTimeout bounds the status probe of LiveGateway.
@@ -23,7 +24,7 @@ func LiveGateway(ctx context.Context, h Home) (*Record, *Status) {
 	sctx, cancel := context.WithTimeout(ctx, StatusProbeTimeout)
 	defer cancel()
 	c := NewClient(rec.Socket)
-	defer c.Close()
+	defer fsx.CloseRead(c)
 	st, err := c.Status(sctx)
 	if err != nil {
 		return rec, nil

@@ -45,7 +45,11 @@ func TestOfflineWriteHoldsAFencedLease(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer admin.Close(ctx)
+		defer func() {
+			if err := admin.Close(ctx); err != nil {
+				t.Error(err)
+			}
+		}()
 		if _, err := admin.Exec(ctx, `UPDATE owners SET lease_expires_at = 1 WHERE incarnation = $1`, got.Inc); err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +80,11 @@ func TestOfflineWriteHoldsAFencedLease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	defer func() {
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	live, _ := st.LiveLeases(context.Background())
 	if len(live) != 0 {
 		t.Fatalf("leases left after the commands: %+v", live)

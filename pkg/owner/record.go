@@ -54,7 +54,9 @@ func RemoveRecord(h Home, ownerID string) {
 	if r, _ := ReadRecord(h); r != nil && r.OwnerID != ownerID {
 		return
 	}
-	os.Remove(h.Record())
+	// Best effort: a record left behind names a dead owner, and readers
+	// treat it as stale (LiveGateway probes it).
+	_ = os.Remove(h.Record())
 }
 
 // Alive reports whether the record's process still exists and is the same

@@ -98,12 +98,12 @@ func Register[P, R any](r *Registry, op Op[P, R]) {
 	m.decode = func(dec *json.Decoder) (any, error) { return decodeParams[P](dec) }
 	m.value = func(params any) (any, bool) {
 		switch v := params.(type) {
-		case P:
-			return v, true
 		case *P:
 			if v != nil {
 				return *v, true
 			}
+		case P:
+			return v, true
 		}
 		return nil, false
 	}

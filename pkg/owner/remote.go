@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 )
 
 // CallRequest is the body of POST /v1/call. Params is the operation's
@@ -113,13 +114,15 @@ func (c *Client) roundTrip(ctx context.Context, method, path string, body []byte
 		c.conn, c.br = conn, bufio.NewReader(conn)
 	}
 	conn := c.conn
+	// SetDeadline fails only on a closed connection, which the write
+	// below then reports.
 	if dl, ok := ctx.Deadline(); ok {
-		conn.SetDeadline(dl)
+		_ = conn.SetDeadline(dl)
 	} else {
-		conn.SetDeadline(time.Time{})
+		_ = conn.SetDeadline(time.Time{})
 	}
 	// Cancellation interrupts a blocked read or write.
-	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 
 	var req bytes.Buffer
@@ -130,26 +133,26 @@ func (c *Client) roundTrip(ctx context.Context, method, path string, body []byte
 	req.WriteString("\r\n")
 	req.Write(body)
 	if _, err := conn.Write(req.Bytes()); err != nil {
-		c.Close()
+		_ = c.Close() // dropped after a failed exchange; that failure is reported
 		return 0, nil, &roundTripError{"write", err}
 	}
 	resp, err := http.ReadResponse(c.br, nil)
 	if err != nil {
-		c.Close()
+		_ = c.Close() // dropped after a failed exchange; that failure is reported
 		return 0, nil, &roundTripError{"read", err}
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	resp.Body.Close()
+	fsx.CloseRead(resp.Body)
 	if err != nil {
-		c.Close()
+		_ = c.Close() // dropped after a failed exchange; that failure is reported
 		return resp.StatusCode, nil, &roundTripError{"read", err}
 	}
 	if int64(len(data)) > limit {
-		c.Close()
+		_ = c.Close() // dropped after a failed exchange; that failure is reported
 		return resp.StatusCode, nil, &roundTripError{"read", fmt.Errorf("reply larger than %d bytes", limit)}
 	}
 	if resp.Close {
-		c.Close()
+		_ = c.Close() // the server closes it too; the reply is complete
 	}
 	return resp.StatusCode, data, nil
 }

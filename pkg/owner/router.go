@@ -15,6 +15,7 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/config"
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/store"
 )
 
@@ -159,7 +160,7 @@ func (r *Router) call(ctx context.Context, m Method, p any, into Reply) (res any
 			lock := attempt.lock
 			attempt.lock = nil
 			attempt = nil
-			defer lock.Release()
+			defer lock.Release() //nolint:gocritic // deferInLoop: this iteration returns below
 			// We own the state: any record left behind (kill -9) is stale.
 			if rec, _ := ReadRecord(r.Home); rec != nil {
 				RemoveRecord(r.Home, rec.OwnerID)
@@ -221,7 +222,7 @@ func (r *Router) tryGateway(ctx context.Context, m Method, p any, into Reply) (b
 			WithHint("nothing was sent; run the command again")
 	}
 	c := NewClient(rec.Socket)
-	defer c.Close()
+	defer fsx.CloseRead(c) // a client connection: the call reports its own errors
 	return true, c.CallInto(ctx, r.wire(m, p, rec.OwnerID), into)
 }
 
@@ -231,7 +232,7 @@ func (r *Router) callExplicit(ctx context.Context, m Method, p any, target strin
 		return errs.Usage(CodeInvalidGateway, "invalid gateway address %q", target).WithHint("use unix:PATH")
 	}
 	c := NewClient(path)
-	defer c.Close()
+	defer fsx.CloseRead(c) // as above
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	st, err := c.Status(sctx)
 	cancel()
@@ -286,7 +287,7 @@ func (r *Router) runLocal(ctx context.Context, m Method, p any, lock *Lock) (res
 	if m.Write && store.IsPostgres(st.Engine()) {
 		lease, err = StartLease(ctx, st, uuid.NewString(), "offline", r.Home.Dir, r.Version, DefaultLeaseTTL, r.now(), log.New(os.Stderr, "clawkit: ", 0))
 		if err != nil {
-			st.Close()
+			_ = st.Close() // the lease's error is the one to report
 			return nil, err
 		}
 		lctx, stop := context.WithCancel(context.Background())
@@ -302,14 +303,16 @@ func (r *Router) runLocal(ctx context.Context, m Method, p any, lock *Lock) (res
 	}
 	defer func() {
 		release()
-		st.Close()
+		err = errors.Join(err, st.Close())
 		// A write refused before any effect (usage or authority) leaves no
 		// database behind when this call created it: "refused" promises
 		// nothing changed. We still hold the owner lock, so nobody else
 		// can have opened the new file.
 		if fresh && err != nil && (errs.KindOf(err) == errs.KindUsage || errs.KindOf(err) == errs.KindRefused) {
 			for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
-				os.Remove(r.Home.DB() + suffix)
+				if rerr := os.Remove(r.Home.DB() + suffix); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+					err = errors.Join(err, rerr)
+				}
 			}
 		}
 	}()

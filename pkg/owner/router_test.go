@@ -32,7 +32,11 @@ func shortHome(t *testing.T) Home {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Error(err)
+		}
+	})
 	h := Home{Dir: filepath.Join(dir, "h")}
 	if err := h.Ensure(); err != nil {
 		t.Fatal(err)
@@ -52,16 +56,24 @@ func TestOwnerChangedBeforeDispatch(t *testing.T) {
 	rec := Record{OwnerID: "owner-a", PID: os.Getpid(), Socket: h.Socket()}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/status", func(w http.ResponseWriter, r *http.Request) {
-		json.NewEncoder(w).Encode(Status{OwnerID: "owner-a", PID: os.Getpid()})
+		if err := json.NewEncoder(w).Encode(Status{OwnerID: "owner-a", PID: os.Getpid()}); err != nil {
+			t.Error(err)
+		}
 		// Another gateway takes over right after answering.
 		next := rec
 		next.OwnerID = "owner-b"
-		WriteRecord(h, next)
+		if err := WriteRecord(h, next); err != nil {
+			t.Error(err)
+		}
 	})
 	mux.HandleFunc("POST /v1/call", func(w http.ResponseWriter, r *http.Request) { posted.Add(1) })
 	srv := &http.Server{Handler: mux}
-	go srv.Serve(ln)
-	defer srv.Close()
+	go func() { _ = srv.Serve(ln) }() // ErrServerClosed once srv.Close runs below
+	defer func() {
+		if err := srv.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	if err := WriteRecord(h, rec); err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +92,9 @@ func TestOwnerChangedBeforeDispatch(t *testing.T) {
 // locally under the lock.
 func TestStaleRecordIgnored(t *testing.T) {
 	h := shortHome(t)
-	WriteRecord(h, Record{OwnerID: "dead", PID: 1 << 22, Socket: h.Socket()})
+	if err := WriteRecord(h, Record{OwnerID: "dead", PID: 1 << 22, Socket: h.Socket()}); err != nil {
+		t.Fatal(err)
+	}
 	var calls atomic.Int32
 	r := &Router{Home: h, Registry: testRegistry(&calls), LockTimeout: time.Second}
 	if _, err := writeOp.Call(context.Background(), r, json.RawMessage(`{}`)); err != nil {
@@ -102,8 +116,12 @@ func TestFenceFailsWhenLockReplaced(t *testing.T) {
 		if err := env.Fence.AssertCurrent(); err != nil {
 			t.Errorf("fence failed before replacement: %v", err)
 		}
-		os.Remove(h.Lock())
-		os.WriteFile(h.Lock(), nil, 0o600)
+		if err := os.Remove(h.Lock()); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(h.Lock(), nil, 0o600); err != nil {
+			return nil, err
+		}
 		return nil, env.Fence.AssertCurrent()
 	}})
 	_, err := (Handle[json.RawMessage, any]{Name: "t.replace"}).Call(context.Background(), &Router{Home: h, Registry: r, LockTimeout: time.Second}, json.RawMessage(`{}`))

@@ -20,7 +20,9 @@ func TestBindSession(t *testing.T) {
 	var step func(env *OpEnv) error
 	Register(reg, Op[json.RawMessage, any]{Name: "t.bound", Write: true, Run: func(ctx context.Context, env *OpEnv, p json.RawMessage) (any, error) {
 		var in struct{ Key string }
-		json.Unmarshal(p, &in)
+		if err := json.Unmarshal(p, &in); err != nil {
+			return nil, err
+		}
 		if _, err := env.BindSession(ctx, "main", in.Key); err != nil {
 			return nil, err
 		}
@@ -48,17 +50,27 @@ func TestBindSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	defer func() {
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	now := time.Now()
-	st.UpdateSession(ctx, "main", "cli", "refreshing", 700, now)
+	if _, err := st.UpdateSession(ctx, "main", "cli", "refreshing", 700, now); err != nil {
+		t.Fatal(err)
+	}
 	if err := call("cli"); errs.KindOf(err) != errs.KindUnavailable || errs.As(err).RetryAfterMs != 700 {
 		t.Fatalf("refreshing: %v", err)
 	}
-	st.UpdateSession(ctx, "main", "cli", "revoke", 0, now)
+	if _, err := st.UpdateSession(ctx, "main", "cli", "revoke", 0, now); err != nil {
+		t.Fatal(err)
+	}
 	if err := call("cli"); errs.KindOf(err) != errs.KindRefused {
 		t.Fatalf("revoked: %v", err)
 	}
-	st.UpdateSession(ctx, "main", "cli", "reset", 0, now)
+	if _, err := st.UpdateSession(ctx, "main", "cli", "reset", 0, now); err != nil {
+		t.Fatal(err)
+	}
 	// Reset while the operation runs: the scope goes stale.
 	step = func(env *OpEnv) error {
 		_, err := env.Store.UpdateSession(ctx, "main", "cli", "reset", 0, now)
