@@ -49,7 +49,9 @@ func TestSetGetUnset(t *testing.T) {
 
 func TestInvalidNamesOffset(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, FileName), []byte("{\n  \"a\": tru\n}"), 0o600)
+	if err := os.WriteFile(filepath.Join(dir, FileName), []byte("{\n  \"a\": tru\n}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	_, err := Load(dir)
 	e := errs.As(err)
 	if e == nil || e.Code != "invalid_config" {

@@ -20,8 +20,12 @@ import (
 func TestRealOpsMutationAccepted(t *testing.T) {
 	_, rec, done := startGateway(t, ops.Registry())
 	defer func() {
-		owner.NewClient(rec.Socket).Stop(context.Background())
-		<-done
+		if err := owner.NewClient(rec.Socket).Stop(context.Background()); err != nil {
+			t.Error(err)
+		}
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
 	}()
 	params := json.RawMessage(`{"pluginId":"notes","skill":"pdf","file":"SKILL.md","content":"LS0tCm5hbWU6IHBkZgpkZXNjcmlwdGlvbjogRmlsbCBQREYgZm9ybXMuCi0tLQo="}`)
 	req := owner.CallRequest{Method: "skill.write.v1", Params: params, ExpectedOwnerID: rec.OwnerID}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/owner"
 )
 
@@ -40,7 +41,7 @@ func Detach(ctx context.Context, o DetachOptions) (*owner.Record, error) {
 	if err != nil {
 		return nil, errs.Failed(errs.CodeDetachFailed, "cannot open %s: %v", h.Log(), err)
 	}
-	defer logf.Close()
+	defer fsx.CloseRead(logf) // the child writes the log; this process never does
 	start, _ := logf.Seek(0, io.SeekEnd)
 	// The start report: a pipe the child writes its start error to (and
 	// closes once it serves), so a failure it cannot log — a full disk
@@ -49,17 +50,19 @@ func Detach(ctx context.Context, o DetachOptions) (*owner.Record, error) {
 	if err != nil {
 		return nil, errs.Failed(errs.CodeDetachFailed, "cannot create the start pipe: %v", err)
 	}
-	defer pr.Close()
+	defer fsx.CloseRead(pr)
 	cmd := exec.Command(o.Command[0], o.Command[1:]...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.ExtraFiles = []*os.File{pw}
 	cmd.Env = append(os.Environ(), EnvStartFD+"=3")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// This process never writes to pw: its copy is closed so that the
+	// child's close alone ends the report.
 	if err := cmd.Start(); err != nil {
-		pw.Close()
+		fsx.CloseRead(pw)
 		return nil, errs.Failed(errs.CodeDetachFailed, "cannot start the gateway: %v", err)
 	}
-	pw.Close()
+	fsx.CloseRead(pw)
 	report := make(chan string, 1)
 	go func() {
 		b, _ := io.ReadAll(io.LimitReader(pr, 4096))
@@ -86,7 +89,7 @@ func Detach(ctx context.Context, o DetachOptions) (*owner.Record, error) {
 			return nil, errs.Failed(CodeGatewayStartFailed, "the gateway exited during start (%v): %s", err, why).
 				WithHint("see %s", h.Log())
 		case <-deadline:
-			cmd.Process.Signal(syscall.SIGTERM)
+			_ = cmd.Process.Signal(syscall.SIGTERM) // if it is gone already, the timeout stands
 			return nil, errs.Unavailable(CodeGatewayStartTimeout, "the gateway did not start serving within %s", o.StartTimeout).
 				WithHint("see %s", h.Log())
 		case <-time.After(20 * time.Millisecond):
@@ -123,7 +126,7 @@ type StartReport struct{ f *os.File }
 // it.
 func OpenStartReport() StartReport {
 	v := os.Getenv(EnvStartFD)
-	os.Unsetenv(EnvStartFD)
+	_ = os.Unsetenv(EnvStartFD) // fails only for an invalid name
 	if v != "3" {
 		return StartReport{}
 	}
@@ -134,7 +137,7 @@ func OpenStartReport() StartReport {
 // Serving closes the report: the gateway serves.
 func (r *StartReport) Serving() {
 	if r.f != nil {
-		r.f.Close()
+		_ = r.f.Close() // the parent reads EOF, or has gone: nothing to report to
 		r.f = nil
 	}
 }

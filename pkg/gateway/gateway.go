@@ -11,8 +11,10 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
 	"net"
 	"net/http"
@@ -24,6 +26,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/store"
 )
@@ -63,12 +66,12 @@ type Gateway struct {
 	stopCh   chan struct{}
 }
 
-// Run takes ownership of the home and serves until ctx ends or a stop is
-// requested.
 // DefaultLeaseTTL is how long a gateway's owner lease lasts without a
 // heartbeat.
 const DefaultLeaseTTL = owner.DefaultLeaseTTL
 
+// Run takes ownership of the home and serves until ctx ends or a stop is
+// requested.
 func Run(ctx context.Context, opts Options) error {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -96,7 +99,11 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	g.store = st
-	defer st.Close()
+	defer func() {
+		if err := st.Close(); err != nil {
+			opts.Log.Printf("closing the database: %v", err)
+		}
+	}()
 	g.schema, _ = st.SchemaVersion(ctx)
 	var leaseLost <-chan struct{}
 	if store.IsPostgres(st.Engine()) {
@@ -123,14 +130,18 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	os.Remove(sock) // a leftover from a killed gateway; we hold the lock
+	_ = os.Remove(sock) // a leftover from a killed gateway; we hold the lock (Listen reports one still in the way)
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		return errs.Failed(CodeListenFailed, "cannot listen on %s: %v", sock, err)
 	}
-	defer os.Remove(sock)
+	defer func() {
+		if err := os.Remove(sock); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			opts.Log.Printf("cannot remove the socket: %v", err)
+		}
+	}()
 	if err := os.Chmod(sock, 0o600); err != nil {
-		ln.Close()
+		_ = ln.Close() // the chmod's error is the one to report
 		return errs.Failed(CodeListenFailed, "cannot restrict %s: %v", sock, err)
 	}
 
@@ -146,7 +157,7 @@ func Run(ctx context.Context, opts Options) error {
 		Version: opts.Version, Engine: st.Engine().Name(), StartedAt: opts.Now().UTC(),
 	}
 	if err := owner.WriteRecord(h, g.rec); err != nil {
-		ln.Close()
+		_ = ln.Close() // the record's error is the one to report
 		return errs.Failed(CodeRecordFailed, "cannot write %s: %v", h.Record(), err)
 	}
 	defer owner.RemoveRecord(h, g.ownerID)
@@ -210,7 +221,9 @@ loop:
 		opts.Log.Printf("drain deadline passed with %d calls in flight", g.nflight.Load())
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	srv.Shutdown(sctx)
+	if err := srv.Shutdown(sctx); err != nil {
+		opts.Log.Printf("shutdown: %v", err)
+	}
 	cancel()
 	if g.lease == nil {
 		_ = st.OwnerStopped(context.Background(), g.ownerID, opts.Now())
@@ -381,7 +394,7 @@ func Stop(ctx context.Context, h owner.Home, wait time.Duration) (*owner.Record,
 	}
 	c := owner.NewClient(rec.Socket)
 	err := c.Stop(ctx)
-	c.Close()
+	fsx.CloseRead(c) // a client connection: Stop reported its own error
 	if err != nil {
 		return rec, errs.Unavailable(CodeGatewayStopFailed, "the gateway (pid %d) did not accept the stop: %v", rec.PID, err)
 	}

@@ -22,7 +22,11 @@ func startGateway(t *testing.T, reg *owner.Registry) (owner.Home, *owner.Record,
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Error(err)
+		}
+	})
 	h := owner.Home{Dir: filepath.Join(dir, "h")}
 	ready := make(chan owner.Record, 1)
 	done := make(chan error, 1)
@@ -113,8 +117,12 @@ func TestErrorClassification(t *testing.T) {
 	if e := errs.As(err); e == nil || e.Kind != errs.KindUnavailable || e.RetryAfterMs != 1500 {
 		t.Fatalf("classified: %#v", err)
 	}
-	c.Stop(context.Background())
-	<-done
+	if err := c.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
 }
 
 // Operation names are versioned: a CLI whose registry needs a version the
@@ -152,8 +160,12 @@ func TestOutdatedGatewayRefused(t *testing.T) {
 	if err != nil || out["v"] != 1 {
 		t.Fatalf("%v %v", err, out)
 	}
-	owner.NewClient(filepath.Join(h.Dir, "gateway.sock")).Stop(context.Background())
-	<-done
+	if err := owner.NewClient(filepath.Join(h.Dir, "gateway.sock")).Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
 }
 
 // rawCall posts a call and returns the gateway's reply body as sent.
@@ -169,7 +181,11 @@ func rawCall(t *testing.T, socket string, req owner.CallRequest) owner.CallReply
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() {
+		if err := resp.Body.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	var rep owner.CallReply
 	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
 		t.Fatal(err)
@@ -206,8 +222,12 @@ func TestNoMutationAcceptedFalseAfterAnEffect(t *testing.T) {
 	if e := errs.As(err); e == nil || e.Kind != errs.KindUnavailable || e.Code != "busy" {
 		t.Fatalf("client: %#v", err)
 	}
-	owner.NewClient(rec.Socket).Stop(context.Background())
-	<-done
+	if err := owner.NewClient(rec.Socket).Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
 }
 
 // Calls carry scopes and the gateway checks them: operator.admin is the
@@ -263,8 +283,12 @@ func TestScopes(t *testing.T) {
 			t.Errorf("%s needs %s, want %s", m, got, want)
 		}
 	}
-	owner.NewClient(rec.Socket).Stop(context.Background())
-	<-done
+	if err := owner.NewClient(rec.Socket).Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
 }
 
 // A routed operation reads the variables it declares (Op.Env) as its
@@ -309,6 +333,10 @@ func TestRoutedCallSeesCallerEnv(t *testing.T) {
 	if rep.Error == nil || rep.Error.Code != "negative" {
 		t.Fatalf("check: %+v", rep.Error)
 	}
-	owner.NewClient(rec.Socket).Stop(context.Background())
-	<-done
+	if err := owner.NewClient(rec.Socket).Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
 }
