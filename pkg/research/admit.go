@@ -64,7 +64,7 @@ func (s *Service) admitRPC(pre owner.Pre, raw json.RawMessage) error {
 // checkJobRef validates the caller, the job id or handle and the report
 // destination of a call, and returns them with the caller's defaults.
 func checkJobRef(p JobParams) (JobParams, error) {
-	if err := p.Caller.defaults(); err != nil {
+	if err := p.defaults(); err != nil {
 		return p, err
 	}
 	if err := checkOut(p.Out); err != nil {

@@ -41,18 +41,24 @@ func BenchmarkPoller1000Jobs(b *testing.B) {
 	}
 	f.svc.Budgets.MaxPolls = 1 << 30
 	var ru0, ru1 syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru0); err != nil {
+		b.Fatal(err)
+	}
 	start := time.Now()
 	polled := 0
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		f.clk.Sleep(ctx, time.Minute) // every job due again
+		if err := f.clk.Sleep(ctx, time.Minute); err != nil { // every job due again
+			b.Fatal(err)
+		}
 		k, _ := f.svc.PollDue(ctx, env, n)
 		polled += k
 	}
 	b.StopTimer()
 	el := time.Since(start)
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru1); err != nil {
+		b.Fatal(err)
+	}
 	cpu := time.Duration(ru1.Utime.Nano()-ru0.Utime.Nano()) + time.Duration(ru1.Stime.Nano()-ru0.Stime.Nano())
 	if polled != n*b.N {
 		b.Fatalf("polled %d, want %d", polled, n*b.N)
@@ -96,14 +102,18 @@ func BenchmarkRunPollerRealTime(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		var ru0, ru1 syscall.Rusage
-		syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru0); err != nil {
+			b.Fatal(err)
+		}
 		polls0 := totalPolls(b, f)
 		pctx, cancel := context.WithTimeout(ctx, window)
 		start := time.Now()
 		f.svc.RunPoller(pctx, env)
 		cancel()
 		el := time.Since(start)
-		syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru1); err != nil {
+			b.Fatal(err)
+		}
 		cpu := time.Duration(ru1.Utime.Nano()-ru0.Utime.Nano()) + time.Duration(ru1.Stime.Nano()-ru0.Stime.Nano())
 		polls := totalPolls(b, f) - polls0
 		late := maxLateness(b, f, time.Now())

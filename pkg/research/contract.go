@@ -17,7 +17,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/strictjson"
 )
 
-// Service is the contract id this package implements.
+// ServiceID is the contract id this package implements.
 const ServiceID = "google.research.v1"
 
 // ContractVersion is the only envelope version understood.

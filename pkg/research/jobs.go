@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/store"
 )
@@ -238,7 +239,7 @@ func (s jobStore) list(ctx context.Context, where string, args ...any) ([]*Job, 
 		}
 		return nil, storeErr("list research jobs", err)
 	}
-	defer rows.Close()
+	defer fsx.CloseRead(rows)
 	var out []*Job
 	for rows.Next() {
 		j, err := scanJob(rows)

@@ -6,6 +6,7 @@ package research
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -311,7 +312,7 @@ func (s *Service) lookup(ctx context.Context, env *owner.OpEnv, p JobParams) (*J
 
 // Poll polls a job once (after custody checks) and applies the result.
 func (s *Service) Poll(ctx context.Context, env *owner.OpEnv, p JobParams) (*PollResult, error) {
-	if err := p.Caller.defaults(); err != nil {
+	if err := p.defaults(); err != nil {
 		return nil, err
 	}
 	j, err := s.lookup(ctx, env, p)
@@ -381,7 +382,7 @@ func classifyPollErr(j *Job, err error) *errs.Error {
 // Cancel records the intent, asks the provider, and polls once: the job is
 // cancelled only when a poll shows status cancelled.
 func (s *Service) Cancel(ctx context.Context, env *owner.OpEnv, p JobParams) (*PollResult, error) {
-	if err := p.Caller.defaults(); err != nil {
+	if err := p.defaults(); err != nil {
 		return nil, err
 	}
 	j, err := s.lookup(ctx, env, p)
@@ -429,7 +430,7 @@ func (s *Service) Cancel(ctx context.Context, env *owner.OpEnv, p JobParams) (*P
 		return sc.EnqueueCancelTx(ctx, env, tx, j.ID, backstop)
 	}); err != nil {
 		unlock()
-		if err == errStale {
+		if errors.Is(err, errStale) {
 			return nil, errs.Unavailable(CodeJobBusy, "research job %s changed while cancelling", j.ID).WithHint("run the cancel again")
 		}
 		return nil, err
@@ -581,7 +582,7 @@ func checkOut(out string) error {
 // startOutput checks a start's own parameters and returns its output
 // settings, defaults applied.
 func startOutput(p *StartParams) (out Output, err error) {
-	if err := p.Caller.defaults(); err != nil {
+	if err := p.defaults(); err != nil {
 		return out, err
 	}
 	if strings.TrimSpace(p.Question) == "" {

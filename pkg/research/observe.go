@@ -7,6 +7,7 @@ package research
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"strings"
 	"time"
 
@@ -25,7 +26,7 @@ func (s *Service) apply(ctx context.Context, env *owner.OpEnv, j *Job, it *googl
 	if it.Updated != "" && j.ProviderUpdated != "" && olderStamp(it.Updated, j.ProviderUpdated) {
 		// An older view of the interaction than one already applied.
 		j.NextPollAt = ms(now.Add(s.interval(now, j.SubmittedAt, 0)))
-		if err := js.update(wctx, j, now); err != nil && err != errStale {
+		if err := js.update(wctx, j, now); err != nil && !errors.Is(err, errStale) {
 			return nil, err
 		}
 		return js.get(wctx, j.ID)
@@ -52,7 +53,7 @@ func (s *Service) apply(ctx context.Context, env *owner.OpEnv, j *Job, it *googl
 			return s.budgetCancel(ctx, env, j, cred, assert, code)
 		}
 		if err := js.update(wctx, j, now); err != nil {
-			if err == errStale {
+			if errors.Is(err, errStale) {
 				return js.get(wctx, j.ID)
 			}
 			return nil, err
@@ -67,7 +68,7 @@ func (s *Service) apply(ctx context.Context, env *owner.OpEnv, j *Job, it *googl
 		err := s.updateWith(wctx, env, js, j, func(sc SharedScheduler, tx *sql.Tx) error {
 			return sc.EnqueuePublishTx(wctx, env, tx, j.ID)
 		})
-		if err == errStale {
+		if errors.Is(err, errStale) {
 			return js.get(wctx, j.ID)
 		}
 		if err != nil {
@@ -109,7 +110,7 @@ func (s *Service) apply(ctx context.Context, env *owner.OpEnv, j *Job, it *googl
 	}
 	j.Published = true
 	if err := js.update(wctx, j, now); err != nil {
-		if err == errStale {
+		if errors.Is(err, errStale) {
 			return js.get(wctx, j.ID)
 		}
 		return nil, err

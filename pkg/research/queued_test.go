@@ -75,7 +75,9 @@ func TestQueuedCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.clk.Sleep(ctx, time.Minute)
+	if err := f.clk.Sleep(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
 	if _, _, err := (Worker{f.svc}).Poll(ctx, f.env(), res.Job); err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +122,9 @@ func TestQueuedPublish(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.clk.Sleep(ctx, time.Minute)
+	if err := f.clk.Sleep(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
 	_, pollable, err := (Worker{f.svc}).Poll(ctx, f.env(), res.Job)
 	if err != nil || pollable {
 		t.Fatalf("poll that saw the end: pollable %v, %v", pollable, err)

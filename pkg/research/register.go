@@ -36,7 +36,7 @@ type DescribeParams struct {
 // Describe applies the caller's session access policy (describeAccess),
 // then describes the service from config alone.
 func (s *Service) Describe(ctx context.Context, env *owner.OpEnv, p DescribeParams) (*Describe, error) {
-	if err := p.Caller.defaults(); err != nil {
+	if err := p.defaults(); err != nil {
 		return nil, err
 	}
 	if err := s.describeAccess(ctx, env, p.Caller); err != nil {
@@ -88,7 +88,7 @@ func (s *Service) Register(r *owner.Registry) {
 		}, Run: s.Show})
 	owner.Register(r, owner.Op[DescribeParams, *Describe]{Name: MethodDescribe, Env: callEnv,
 		Check: func(p DescribeParams) (DescribeParams, error) {
-			err := p.Caller.defaults()
+			err := p.defaults()
 			return p, err
 		}, Run: s.Describe})
 	owner.Register(r, owner.Op[RecoverParams, *RecoverResult]{Name: MethodRecover, Write: true, Env: callEnv,
@@ -189,11 +189,11 @@ func (s *Service) RPC(ctx context.Context, env *owner.OpEnv, rpc *RPC) Response 
 		if err != nil {
 			return ErrorResponse(err)
 		}
-		if res.Job.Published {
+		if res.Published {
 			if err := env.Fence.AssertCurrent(); err != nil {
 				return ErrorResponse(err)
 			}
-			if text, cites, rerr := ReadReport(env.Home, res.Job.ID); rerr == nil {
+			if text, cites, rerr := ReadReport(env.Home, res.ID); rerr == nil {
 				res.Report, res.Citations = text, cites
 			}
 		}

@@ -57,7 +57,7 @@ func TestOperationsDecodeStrictly(t *testing.T) {
 		t.Fatal(err)
 	}
 	var resp Response
-	if json.Unmarshal(out, &resp); !resp.OK {
+	if err := json.Unmarshal(out, &resp); err != nil || !resp.OK {
 		t.Fatalf("%s", out)
 	}
 	if n := f.fake.Count("POST /interactions"); n != 1 {

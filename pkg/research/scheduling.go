@@ -6,6 +6,7 @@ package research
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -97,7 +98,7 @@ func (s *Service) pollLocked(ctx context.Context, env *owner.OpEnv, j *Job, cred
 			j.State, j.FinishedAt, j.NextPollAt = StateFailed, ms(now), 0
 		}
 		j.ErrorCode, j.ErrorMessage = string(out.Code), out.Message
-		if uerr := js.update(wctx, j, now); uerr != nil && uerr != errStale {
+		if uerr := js.update(wctx, j, now); uerr != nil && !errors.Is(uerr, errStale) {
 			return nil, uerr
 		}
 		return j, out
@@ -124,7 +125,7 @@ func (s *Service) budgetCancel(ctx context.Context, env *owner.OpEnv, j *Job, cr
 	if err := s.updateWith(wctx, env, js, j, func(sc SharedScheduler, tx *sql.Tx) error {
 		return sc.EnqueueCancelTx(wctx, env, tx, j.ID, at)
 	}); err != nil {
-		if err == errStale {
+		if errors.Is(err, errStale) {
 			return js.get(wctx, j.ID)
 		}
 		return nil, err
@@ -159,7 +160,7 @@ func (s *Service) markCancelSent(ctx context.Context, env *owner.OpEnv, j *Job) 
 		}
 		j.CancelSentAt = sent
 		err := js.update(ctx, j, env.Now())
-		if err != errStale {
+		if !errors.Is(err, errStale) {
 			return
 		}
 		cur, gerr := js.get(ctx, j.ID)
@@ -181,7 +182,7 @@ type WaitParams struct {
 // Wait polls with backoff until the job ends, its budget is spent or the
 // wait times out. Progress goes to env.Progress when set.
 func (s *Service) Wait(ctx context.Context, env *owner.OpEnv, p WaitParams) (*PollResult, error) {
-	if err := p.Caller.defaults(); err != nil {
+	if err := p.defaults(); err != nil {
 		return nil, err
 	}
 	j, err := s.lookup(ctx, env, p.JobParams)
@@ -210,7 +211,7 @@ func (s *Service) Wait(ctx context.Context, env *owner.OpEnv, p WaitParams) (*Po
 		progress(env.Progress, env.Now().Sub(start), j)
 		if !Pollable(j.State) {
 			if env.Progress != nil {
-				fmt.Fprintln(env.Progress)
+				_, _ = fmt.Fprintln(env.Progress) // progress is best effort, as in progress()
 			}
 			if err := s.deliver(ctx, env, j, p.Out, env.Fence.AssertCurrent); err != nil {
 				return nil, err
@@ -270,7 +271,8 @@ func progress(w io.Writer, elapsed time.Duration, j *Job) {
 	if status == "" {
 		status = j.State
 	}
-	fmt.Fprintf(w, "\r\x1b[Kresearch %s: %s, %s, %d polls, %s elapsed", j.ID, j.State, status, j.PollCount, elapsed.Round(time.Second))
+	// Progress is best effort: a failed write must not fail the wait.
+	_, _ = fmt.Fprintf(w, "\r\x1b[Kresearch %s: %s, %s, %d polls, %s elapsed", j.ID, j.State, status, j.PollCount, elapsed.Round(time.Second))
 }
 
 // RecoverResult summarises a recovery pass.

@@ -3,6 +3,7 @@ package research
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -60,7 +61,11 @@ func newFixture(t testing.TB) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
+	t.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	f := &fixture{t: t, home: home, fake: l, st: st, clk: &clock{t: time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)}}
 	f.svc = &Service{Sleep: f.clk.Sleep, Rand: func() float64 { return 0.5 }, Getenv: func(string) string { return "" }}
 	f.setConfig(map[string]any{"enabled": true, "profileId": "google:default", "baseUrl": l.URL})
@@ -148,7 +153,9 @@ func TestStartWaitPublishes(t *testing.T) {
 	}
 	var cd CitationsDoc
 	b, _ := os.ReadFile(filepath.Join(dir, CitationsFile))
-	json.Unmarshal(b, &cd)
+	if err := json.Unmarshal(b, &cd); err != nil {
+		t.Fatal(err)
+	}
 	if len(cd.Citations) != 1 || string(rep[*cd.Citations[0].StartByte:*cd.Citations[0].EndByte]) != "Rayleigh scattering" {
 		t.Fatalf("citations %+v", cd)
 	}
@@ -376,9 +383,13 @@ func TestCancelConfirmedOnlyByStatus(t *testing.T) {
 	// cancel-ignored: acknowledged, never effective; the job stays
 	// cancel-requested however often it is polled.
 	res2, _ := f.start("fake:cancel-ignored")
-	f.svc.Cancel(ctx, f.env(), JobParams{Job: res2.Job})
+	if _, err := f.svc.Cancel(ctx, f.env(), JobParams{Job: res2.Job}); err != nil {
+		t.Fatal(err)
+	}
 	for range 3 {
-		f.svc.Poll(ctx, f.env(), JobParams{Job: res2.Job})
+		if _, err := f.svc.Poll(ctx, f.env(), JobParams{Job: res2.Job}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if s := f.job(res2.Job).State; s != StateCancelRequested {
 		t.Fatalf("state %s", s)
@@ -493,7 +504,7 @@ func TestTerminalNeverOverwritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	stale.State = StateRunning
-	if err := (jobStore{st: f.st}).update(ctx, &stale, f.clk.Now()); err != errStale {
+	if err := (jobStore{st: f.st}).update(ctx, &stale, f.clk.Now()); !errors.Is(err, errStale) {
 		t.Fatalf("stale update: %v", err)
 	}
 	if f.job(res.Job).State != StateCompleted {
@@ -524,7 +535,9 @@ func TestRefreshingSessionBoundedRetries(t *testing.T) {
 	f.svc.Sleep = func(ctx context.Context, d time.Duration) error {
 		sleeps++
 		if sleeps == 2 {
-			f.st.UpdateSession(ctx, "main", "cli", "activate", 0, f.clk.Now())
+			if _, err := f.st.UpdateSession(ctx, "main", "cli", "activate", 0, f.clk.Now()); err != nil {
+				return err
+			}
 		}
 		return f.clk.Sleep(ctx, d)
 	}
@@ -545,14 +558,20 @@ func TestPollerUnderBinding(t *testing.T) {
 		ids = append(ids, r.Job)
 	}
 	// A job whose session was reset is skipped without HTTP.
-	f.st.CreateSession(ctx, "main", "other", f.clk.Now())
+	if _, err := f.st.CreateSession(ctx, "main", "other", f.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
 	other, err := f.startChecked(ctx, f.env(), StartParams{Question: "q", Caller: Caller{SessionKey: "other"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.st.UpdateSession(ctx, "main", "other", "reset", 0, f.clk.Now())
+	if _, err := f.st.UpdateSession(ctx, "main", "other", "reset", 0, f.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
 	for range 10 {
-		f.clk.Sleep(ctx, 6*time.Second)
+		if err := f.clk.Sleep(ctx, 6*time.Second); err != nil {
+			t.Fatal(err)
+		}
 		f.svc.PollDue(ctx, f.env(), 100)
 	}
 	for _, id := range ids {
@@ -594,7 +613,9 @@ func TestWaitAndPollerPollOncePerInterval(t *testing.T) {
 	res, _ := f.start("fake:never")
 	// The poller polls the due job; a wait that wakes for the same due
 	// time finds it already polled and does not poll again.
-	f.clk.Sleep(ctx, 6*time.Second)
+	if err := f.clk.Sleep(ctx, 6*time.Second); err != nil {
+		t.Fatal(err)
+	}
 	f.svc.PollDue(ctx, f.env(), 10)
 	j := f.job(res.Job)
 	cred, err := f.svc.jobAuthority(f.env(), j, mustSession(t, f))
@@ -694,13 +715,19 @@ func TestProviderAuthorityRecheckedAfterRefreshWait(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			ctx := context.Background()
-			f.st.EnsureSession(ctx, "main", "cli", f.clk.Now())
-			f.st.UpdateSession(ctx, "main", "cli", "refreshing", 2000, f.clk.Now())
+			if _, err := f.st.EnsureSession(ctx, "main", "cli", f.clk.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.st.UpdateSession(ctx, "main", "cli", "refreshing", 2000, f.clk.Now()); err != nil {
+				t.Fatal(err)
+			}
 			f.svc.Sleep = func(ctx context.Context, d time.Duration) error {
 				// During the wait: the authority changes, then the session
 				// becomes usable again.
 				tc.change(f)
-				f.st.UpdateSession(ctx, "main", "cli", "activate", 0, f.clk.Now())
+				if _, err := f.st.UpdateSession(ctx, "main", "cli", "activate", 0, f.clk.Now()); err != nil {
+					return err
+				}
 				return f.clk.Sleep(ctx, d)
 			}
 			_, err := f.start("q")
@@ -731,10 +758,14 @@ func TestPollRechecksProviderAuthorityAfterRefreshWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.st.UpdateSession(ctx, "main", "cli", "refreshing", 2000, f.clk.Now())
+	if _, err := f.st.UpdateSession(ctx, "main", "cli", "refreshing", 2000, f.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
 	f.svc.Sleep = func(ctx context.Context, d time.Duration) error {
 		f.setConfig(map[string]any{"enabled": false, "profileId": "google:default", "baseUrl": f.fake.URL})
-		f.st.UpdateSession(ctx, "main", "cli", "activate", 0, f.clk.Now())
+		if _, err := f.st.UpdateSession(ctx, "main", "cli", "activate", 0, f.clk.Now()); err != nil {
+			return err
+		}
 		return f.clk.Sleep(ctx, d)
 	}
 	_, err = f.svc.pollOnce(ctx, env, res.Job, cred, env.Fence.AssertCurrent, false)

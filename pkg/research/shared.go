@@ -11,6 +11,7 @@ package research
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/errs"
@@ -63,7 +64,7 @@ func (s *Service) recordReceipt(ctx context.Context, env *owner.OpEnv, js jobSto
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
+	defer func() { _ = tx.Rollback() }() // after Commit a no-op (sql.ErrTxDone)
 	if err := js.updateIn(ctx, tx, j, env.Now()); err != nil {
 		return err
 	}
@@ -88,7 +89,7 @@ func (s *Service) updateWith(ctx context.Context, env *owner.OpEnv, js jobStore,
 	if err != nil {
 		return storeErr("update the research job", err)
 	}
-	defer tx.Rollback()
+	defer func() { _ = tx.Rollback() }() // after Commit a no-op (sql.ErrTxDone)
 	v := j.RowVersion
 	if err := js.updateIn(ctx, tx, j, env.Now()); err != nil {
 		return err
@@ -129,7 +130,7 @@ func (s *Service) markIndeterminate(ctx context.Context, env *owner.OpEnv, js jo
 	j.State, j.ErrorCode = StateIndeterminate, "create_outcome_unknown"
 	j.ErrorMessage = "the create request of this job may have been sent, but no receipt was recorded (interrupted); it is never resubmitted: inspect the provider account"
 	j.FinishedAt = ms(env.Now())
-	if err := js.update(ctx, j, env.Now()); err != nil && err != errStale {
+	if err := js.update(ctx, j, env.Now()); err != nil && !errors.Is(err, errStale) {
 		return err
 	}
 	return nil

@@ -110,7 +110,7 @@ func (c *Client) httpClient() *http.Client {
 func CheckBaseURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Errorf("base URL %q does not parse: %v", raw, err)
+		return fmt.Errorf("base URL %q does not parse: %w", raw, err)
 	}
 	if u.Scheme != "https" && u.Scheme != "http" {
 		return fmt.Errorf("base URL %q must be http or https", raw)
@@ -278,7 +278,7 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte) (stat
 	if err != nil {
 		return 0, nil, nil, sent, err
 	}
-	defer r.Body.Close()
+	defer func() { _ = r.Body.Close() }() // read to the end below: closing it loses nothing
 	data, err := io.ReadAll(io.LimitReader(r.Body, MaxResponseBytes+1))
 	if err != nil {
 		return 0, nil, nil, true, err
@@ -336,10 +336,10 @@ func (c *Client) statusError(op string, status int, hdr http.Header, body []byte
 		}
 	}
 	e.Msg = fmt.Sprintf("%s: provider answered HTTP %d (%s)", op, status, detail)
-	switch {
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+	switch status {
+	case http.StatusUnauthorized, http.StatusForbidden:
 		e.Auth = true
-	case status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable:
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 		e.Temporary = true
 		e.RetryAfter = parseRetryAfter(hdr.Get("Retry-After"), c.now())
 	}

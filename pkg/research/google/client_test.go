@@ -42,7 +42,9 @@ func TestCreatePollCancelWireShape(t *testing.T) {
 		t.Fatalf("log %+v", log)
 	}
 	var body map[string]any
-	json.Unmarshal(log[0].Body, &body)
+	if err := json.Unmarshal(log[0].Body, &body); err != nil {
+		t.Fatal(err)
+	}
 	ac, _ := body["agent_config"].(map[string]any)
 	if body["agent"] != google.DefaultAgent || body["background"] != true || body["store"] != true || ac["type"] != "deep-research" || ac["thinking_summaries"] != "none" {
 		t.Fatalf("create body %s", log[0].Body)
@@ -50,7 +52,9 @@ func TestCreatePollCancelWireShape(t *testing.T) {
 	if strings.Contains(string(log[0].Body), "test-key") {
 		t.Fatal("key in body")
 	}
-	c.Get(ctx, it.ID)
+	if _, err := c.Get(ctx, it.ID); err != nil {
+		t.Fatal(err)
+	}
 	it, err = c.Get(ctx, it.ID)
 	if err != nil || it.Status != google.StatusCompleted {
 		t.Fatalf("%v %+v", err, it)
@@ -139,7 +143,9 @@ func TestConnectionRefusedIsNotSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
-	ln.Close()
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
 	c := &google.Client{BaseURL: "http://" + addr + "/v1beta", APIKey: "k", HTTP: google.NewHTTPClient(), Timeout: time.Second}
 	_, err = c.Create(context.Background(), "q")
 	if ge := classify(t, err); !ge.NotSent || ge.Auth || ge.Temporary {

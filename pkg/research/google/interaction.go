@@ -251,9 +251,9 @@ func ParseInteraction(body []byte) (*Interaction, error) {
 		}
 		var syn *json.SyntaxError
 		if errors.As(err, &syn) {
-			return nil, fmt.Errorf("the response body is not JSON: %v", err)
+			return nil, fmt.Errorf("the response body is not JSON: %w", err)
 		}
-		return nil, fmt.Errorf("the response body is not an interaction: %v", err)
+		return nil, fmt.Errorf("the response body is not an interaction: %w", err)
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("the response body has data after the interaction object")

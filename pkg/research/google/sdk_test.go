@@ -69,8 +69,12 @@ func TestCreateRequestIsTheSDKs(t *testing.T) {
 	// Poll and cancel carry no body, as the SDK's GetInteractionByID and
 	// CancelInteractionByID requests.
 	id := l.Seed("x")
-	c.Get(context.Background(), id)
-	c.Cancel(context.Background(), id)
+	if _, err := c.Get(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Cancel(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
 	for _, e := range l.Requests()[1:] {
 		if len(e.Body) != 0 {
 			t.Fatalf("%s sent a body %s", e.Req, e.Body)
@@ -116,7 +120,11 @@ func get(t *testing.T, l *fakeapi.Listener, id string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Body.Close()
+	defer func() {
+		if err := r.Body.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	b, _ := io.ReadAll(r.Body)
 	return b
 }

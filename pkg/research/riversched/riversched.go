@@ -458,7 +458,7 @@ LIMIT $2`, Kind, adoptBatch)
 				adopt = append(adopt, d)
 			}
 		}
-		rows.Close()
+		_ = rows.Close() // best effort, like the whole sweep: the next one adopts what this one missed
 		for _, d := range adopt {
 			_ = inTx(ctx, db, func(tx *sql.Tx) error { return s.EnqueuePollTx(ctx, env, tx, d.id, time.UnixMilli(d.at)) })
 		}
@@ -477,7 +477,7 @@ func jobIDs(ctx context.Context, db *sql.DB, q string, args ...any) []string {
 	if err != nil {
 		return nil
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }() // query rows: Err reports their errors
 	var ids []string
 	for rows.Next() {
 		var id string

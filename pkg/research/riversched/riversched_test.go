@@ -47,7 +47,11 @@ func newRigOn(t *testing.T, u string, fake *fakeapi.Listener, ownerID string) *r
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
+	t.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	if _, err := st.AcquireLease(ctx, ownerID, "gateway", "test", "home", os.Getpid(), "test", time.Minute, time.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +150,9 @@ func TestPublicationIsAQueuedJob(t *testing.T) {
 		t.Fatalf("%d completed poll jobs, want 1", n)
 	}
 	var polls int
-	r.st.DB().QueryRow(`SELECT poll_count FROM research_jobs WHERE job_id = $1`, res.Job).Scan(&polls)
+	if err := r.st.DB().QueryRow(`SELECT poll_count FROM research_jobs WHERE job_id = $1`, res.Job).Scan(&polls); err != nil {
+		t.Fatal(err)
+	}
 	if polls != 2 {
 		t.Fatalf("poll_count %d, want 2", polls)
 	}
@@ -180,7 +186,9 @@ func TestBudgetCancelIsAQueuedJob(t *testing.T) {
 		t.Fatalf("%d cancel requests, want 1", n)
 	}
 	var code string
-	r.st.DB().QueryRow(`SELECT error_code FROM research_jobs WHERE job_id = $1`, res.Job).Scan(&code)
+	if err := r.st.DB().QueryRow(`SELECT error_code FROM research_jobs WHERE job_id = $1`, res.Job).Scan(&code); err != nil {
+		t.Fatal(err)
+	}
 	if code != "poll_budget_exceeded" {
 		t.Fatalf("error_code %q", code)
 	}

@@ -109,7 +109,7 @@ func (s *Server) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.logFile != nil {
-		s.logFile.Close()
+		_ = s.logFile.Close() // the fake's request log: a test reading it sees what arrived
 		s.logFile = nil
 	}
 }
@@ -160,7 +160,7 @@ func (s *Server) record(e Entry) {
 	}
 	if s.logFile != nil {
 		line, _ := json.Marshal(e)
-		s.logFile.Write(append(line, '\n'))
+		_, _ = s.logFile.Write(append(line, '\n')) // as in Close
 	}
 }
 
@@ -344,7 +344,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, e Entry) {
 		w.Header().Set("Content-Type", "text/html")
 		w.Header().Set("Retry-After", "7")
 		w.WriteHeader(503)
-		io.WriteString(w, "<html><body>503 Service Unavailable</body></html>\n")
+		_, _ = io.WriteString(w, "<html><body>503 Service Unavailable</body></html>\n")
 		return
 	case "create-503-json":
 		// A JSON 503 shaped like an error but not a google.rpc.Status.
@@ -379,7 +379,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, e Entry) {
 		e.Result = "200"
 		s.record(e)
 		w.Header().Set("Content-Type", "text/html")
-		io.WriteString(w, "<html><body>OK</body></html>\n")
+		_, _ = io.WriteString(w, "<html><body>OK</body></html>\n")
 		return
 	}
 	e.Result = "200"
@@ -508,13 +508,13 @@ func (s *Server) get(w http.ResponseWriter, e Entry, id string) {
 	case first && it.scenario == "poll-not-json-once":
 		s.record(e)
 		w.Header().Set("Content-Type", "text/html")
-		io.WriteString(w, "<html><body>Service temporarily unavailable</body></html>\n")
+		_, _ = io.WriteString(w, "<html><body>Service temporarily unavailable</body></html>\n")
 		return
 	case first && it.scenario == "poll-truncated-once":
 		b, _ := json.Marshal(doc)
 		s.record(e)
 		w.Header().Set("Content-Type", "application/json")
-		w.Write(b[:len(b)/2])
+		_, _ = w.Write(b[:len(b)/2]) // a write error: the client went away
 		return
 	case it.scenario == "oversized" && terminal(it.status):
 		e.Result = "200-oversized"
@@ -724,7 +724,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.WriteHeader(code)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	enc.Encode(v)
+	_ = enc.Encode(v) // a write error: the client went away
 }
 
 func writeStatus(w http.ResponseWriter, code int, status, msg string) {
@@ -742,9 +742,9 @@ func drop(w http.ResponseWriter) {
 		panic(http.ErrAbortHandler)
 	}
 	if tc, ok := conn.(*net.TCPConn); ok {
-		tc.SetLinger(0)
+		_ = tc.SetLinger(0) // a reset is the point; a plain close is the fallback
 	}
-	conn.Close()
+	_ = conn.Close() // a dropped connection is the point
 }
 
 func compact(b []byte) []byte {
@@ -779,7 +779,7 @@ func StartOn(addr, logPath string) (*Listener, error) {
 		return nil, err
 	}
 	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	go hs.Serve(ln)
+	go func() { _ = hs.Serve(ln) }() // ErrServerClosed after Close
 	return &Listener{Server: s, URL: "http://" + ln.Addr().String(), srv: hs, ln: ln}, nil
 }
 
@@ -788,6 +788,7 @@ func (l *Listener) Close() {
 	l.Server.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	l.srv.Shutdown(ctx)
-	l.srv.Close()
+	if l.srv.Shutdown(ctx) != nil {
+		_ = l.srv.Close() // the drain timed out: drop what is left
+	}
 }
