@@ -208,7 +208,7 @@ func (c *Client) readFailure(ferr error) *Error {
 	if errors.As(ferr, &fe) {
 		return protocolErr(CodeFrameTooLarge, "response exceeded the frame-size limit (%d bytes)", c.opts.MaxFrameBytes)
 	}
-	if me, ok := ferr.(*Error); ok {
+	if me := (*Error)(nil); errors.As(ferr, &me) {
 		return me
 	}
 	return protocolErr(CodeMalformedMessage, "%v", ferr)

@@ -77,7 +77,11 @@ func BenchmarkToolsCall(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer c.Stop()
+		defer func() {
+			if _, err := c.Stop(); err != nil {
+				b.Error(err)
+			}
+		}()
 		roundTrips(b, ourCall(c))
 	})
 	b.Run("client=go-sdk", func(b *testing.B) {
@@ -88,7 +92,11 @@ func BenchmarkToolsCall(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer cs.Close()
+		defer func() {
+			if err := cs.Close(); err != nil {
+				b.Error(err)
+			}
+		}()
 		roundTrips(b, func() error {
 			_, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hello"}})
 			return err
@@ -99,7 +107,11 @@ func BenchmarkToolsCall(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer c.Close()
+		defer func() {
+			if err := c.Close(); err != nil {
+				b.Error(err)
+			}
+		}()
 		init := mcpgo.InitializeRequest{}
 		init.Params.ProtocolVersion = DefaultProtocolVersion
 		init.Params.ClientInfo = mcpgo.Implementation{Name: "bench", Version: "1"}
@@ -123,7 +135,11 @@ func BenchmarkToolsCall(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer c.Stop()
+		defer func() {
+			if _, err := c.Stop(); err != nil {
+				b.Error(err)
+			}
+		}()
 		roundTrips(b, ourCall(c))
 	})
 	b.Run("client=go-sdk/era=2026-07-28", func(b *testing.B) {
@@ -134,7 +150,11 @@ func BenchmarkToolsCall(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer cs.Close()
+		defer func() {
+			if err := cs.Close(); err != nil {
+				b.Error(err)
+			}
+		}()
 		if v := cs.InitializeResult().ProtocolVersion; v != ModernProtocolVersion {
 			b.Fatalf("the Go SDK negotiated %s", v)
 		}
@@ -148,7 +168,11 @@ func BenchmarkToolsCall(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer c.Close()
+		defer func() {
+			if err := c.Close(); err != nil {
+				b.Error(err)
+			}
+		}()
 		init := mcpgo.InitializeRequest{}
 		init.Params.ClientInfo = mcpgo.Implementation{Name: "bench", Version: "1"}
 		if _, err := c.Initialize(context.Background(), init); err != nil {
@@ -177,7 +201,11 @@ func BenchmarkToolsCall(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer c.Stop()
+		defer func() {
+			if _, err := c.Stop(); err != nil {
+				b.Error(err)
+			}
+		}()
 		roundTrips(b, ourCall(c))
 	})
 }
@@ -234,7 +262,11 @@ func relayRatio(b *testing.B, server []string, bin, before string, env []string)
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Cleanup(func() { c.Stop() })
+		b.Cleanup(func() {
+			if _, err := c.Stop(); err != nil {
+				b.Error(err)
+			}
+		})
 		return &variant{name: name, c: c, lat: make([]time.Duration, 0, b.N)}
 	}
 	proxied := func(bin string) []string {

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/clawkit/clawkit/pkg/errs"
 	"io"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/clawkit/clawkit/pkg/errs"
 )
 
 // Defaults (docs/mcp.md).

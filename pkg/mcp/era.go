@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -119,7 +120,11 @@ func (c *Client) initialize(ctx context.Context, deadline time.Time, v string, a
 	c.initResult, c.serverInfo = res, ir.ServerInfo
 	c.negotiated.Era, c.negotiated.Version = EraLegacy, *ir.ProtocolVersion
 	if err := c.Notify("notifications/initialized", nil); err != nil {
-		return err.(*Error)
+		var me *Error
+		if errors.As(err, &me) { // Notify returns *Error only
+			return me
+		}
+		return protocolErr(CodeMalformedMessage, "%v", err)
 	}
 	return nil
 }
@@ -248,7 +253,7 @@ func (c *Client) probe(ctx context.Context, deadline time.Time) (json.RawMessage
 			if pipeEmpty(c.proc.Stdin()) {
 				consumed.Stop()
 				t := time.NewTimer(c.opts.ProbeTimeout)
-				defer t.Stop()
+				defer t.Stop() //nolint:gocritic // deferInLoop: at most once per call (consumed fires once)
 				bound = t.C
 			}
 		case <-bound:

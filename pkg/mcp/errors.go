@@ -12,10 +12,10 @@ import (
 type Class string
 
 const (
-	// ClassUnavailable: process, lifecycle, admission, deadline or
+	// ClassUnavailable covers process, lifecycle, admission, deadline or
 	// cancellation. Retrying later may work.
 	ClassUnavailable Class = "unavailable"
-	// ClassProtocol: malformed frames, JSON-RPC errors, handshake
+	// ClassProtocol covers malformed frames, JSON-RPC errors, handshake
 	// violations. The server said something definite (or nonsensical);
 	// retrying the same thing will not help.
 	ClassProtocol Class = "protocol"

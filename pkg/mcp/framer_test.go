@@ -85,7 +85,7 @@ func TestLineFramerYieldErrorStops(t *testing.T) {
 	stop := errors.New("stop")
 	n := 0
 	err := f.Push([]byte("a\nb\nc\n"), func([]byte) error { n++; return stop })
-	if err != stop || n != 1 {
+	if !errors.Is(err, stop) || n != 1 {
 		t.Fatalf("err=%v n=%d", err, n)
 	}
 }

@@ -55,7 +55,7 @@ func readProcs() (procs []procInfo, ok bool) {
 	if err != nil {
 		return nil, false
 	}
-	defer d.Close()
+	defer func() { _ = d.Close() }() // a folder read only
 	names, err := d.Readdirnames(-1)
 	if err != nil {
 		return nil, false

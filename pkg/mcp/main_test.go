@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 		self, _ := os.Executable()
 		spec := ProcessSpec{Command: self, Args: []string{"echo"}, Env: []string{"CLAWKIT_MCPFAKE=1"}, StderrTee: os.Stderr}
 		if _, err := RunProxy(context.Background(), spec, ProxyOptions{}, os.Stdin, os.Stdout); err != nil {
-			os.Stderr.WriteString(err.Error() + "\n")
+			_, _ = os.Stderr.WriteString(err.Error() + "\n") // exiting 1 says it anyway
 			os.Exit(1)
 		}
 		os.Exit(0)

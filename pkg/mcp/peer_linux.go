@@ -22,18 +22,18 @@ func watchPeerEpoll(fd int, gone chan struct{}, done <-chan struct{}) bool {
 		return false
 	}
 	if unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: 0, Fd: int32(fd)}) != nil || unix.SetNonblock(ep, true) != nil {
-		unix.Close(ep)
+		_ = unix.Close(ep) // an epoll descriptor: nothing to lose
 		return false
 	}
 	f := os.NewFile(uintptr(ep), "peer-watch")
 	rc, err := f.SyscallConn()
 	if err != nil {
-		f.Close()
+		_ = f.Close() // as above
 		return false
 	}
 	go func() {
 		<-done
-		f.Close() // ends the wait below
+		_ = f.Close() // ends the wait below
 	}()
 	go func() {
 		var evs [1]unix.EpollEvent

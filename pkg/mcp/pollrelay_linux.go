@@ -91,7 +91,7 @@ func newPollRelay(stdin io.Reader, proc *Process, clientOut io.Writer, maxFrame 
 	if ci < 0 || so < 0 || werr != nil {
 		for _, fd := range []int{ci, so, wake} {
 			if fd >= 0 {
-				unix.Close(fd)
+				_ = unix.Close(fd) // a failed setup: the descriptors hold nothing yet
 			}
 		}
 		return nil, false
@@ -141,10 +141,12 @@ func (l *pollRelay) finishDown(err error) {
 func (l *pollRelay) closeFds() {
 	l.wakeMu.Lock()
 	l.closed = true
-	unix.Close(l.wakeFd)
+	// The relay is over: what it had to forward was written (or the write
+	// failed and was reported); a close error loses nothing more.
+	_ = unix.Close(l.wakeFd)
 	l.wakeMu.Unlock()
-	unix.Close(l.clientIn)
-	unix.Close(l.serverOut)
+	_ = unix.Close(l.clientIn)
+	_ = unix.Close(l.serverOut)
 }
 
 // writeServer writes p to the server's stdin without blocking the loop:

@@ -182,7 +182,7 @@ func StartProcess(spec ProcessSpec) (*Process, error) {
 	var closers []*os.File
 	closeAll := func() {
 		for _, f := range closers {
-			f.Close()
+			_ = f.Close() // pipes of a spawn that failed: nothing went through them
 		}
 	}
 	pipe := func() (*os.File, *os.File, error) {
@@ -205,9 +205,10 @@ func StartProcess(spec ProcessSpec) (*Process, error) {
 		return nil, spawnError(spec, err)
 	}
 	// The child has its copies; ours would keep its pipes open forever.
-	inR.Close()
-	outW.Close()
-	errW.Close()
+	// This process never wrote to them: closing loses nothing.
+	_ = inR.Close()
+	_ = outW.Close()
+	_ = errW.Close()
 	p := &Process{
 		spec: spec, cmd: cmd, pgid: cmd.Process.Pid,
 		stdin: inW, stdout: outR, stderr: errR,
@@ -271,7 +272,7 @@ func (p *Process) readStderr() {
 	for {
 		n, err := p.stderr.Read(buf)
 		if n > 0 {
-			p.tail.Write(buf[:n])
+			_, _ = p.tail.Write(buf[:n]) // an in-memory ring: never fails
 			if tee != nil {
 				if _, werr := tee.Write(buf[:n]); werr != nil {
 					tee = nil
@@ -351,7 +352,8 @@ func (p *Process) StderrTotal() int64 { return p.tail.Total() }
 func (p *Process) TerminatePromptly() { p.prompt.Store(true) }
 
 // CloseStdin sends EOF to the server.
-func (p *Process) CloseStdin() { p.stdinOnce.Do(func() { p.stdin.Close() }) }
+// A close error cannot be acted on: the server sees EOF or is gone.
+func (p *Process) CloseStdin() { p.stdinOnce.Do(func() { _ = p.stdin.Close() }) }
 
 // Stop ends the server and its process group: EOF on stdin, wait, SIGTERM
 // the group, wait, SIGKILL the group, then confirm within a hard deadline

@@ -15,12 +15,16 @@ func TestSurvivesClosedStdout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Close() // the reader is gone before the first write
+	if err := r.Close(); err != nil { // the reader is gone before the first write
+		t.Fatal(err)
+	}
 	cmd := exec.Command(self)
 	cmd.Env = []string{"CLAWKIT_MCPFAKE=sigpipe"}
 	cmd.Stdout = w
 	err = cmd.Run()
-	w.Close()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 42 {
 		t.Fatalf("want exit 42 (EPIPE seen), got %v", err)
 	}

@@ -501,7 +501,7 @@ func RunConnect(ctx context.Context, path string, maxFrame int, stdin io.Reader,
 		return Coded(&Error{Class: ClassUnavailable, Code: CodeConnectFailed, Message: "cannot connect to " + path + ": " + errText(err), Err: err})
 	}
 	uc := conn.(*net.UnixConn)
-	defer uc.Close()
+	defer func() { _ = uc.Close() }() // the relay reported its own errors
 	up := make(chan error, 1)
 	go func() { up <- Relay(uc, stdin, maxFrame) }()
 	down := make(chan error, 1)

@@ -3,6 +3,7 @@ package mcp
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -18,13 +19,21 @@ func TestRunProxyNoticesClosedStdout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer inR.Close()
-	defer inW.Close() // open until the end: no EOF for the relay
+	defer func() {
+		if err := inR.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	defer func() { _ = inW.Close() }() // open until the end: no EOF for the relay
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer outW.Close()
+	defer func() {
+		if err := outW.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	o := fakeOptions(t, "echo")
 	spec := ProcessSpec{Command: o.Command, Args: o.Args, Env: o.Env, EOFGrace: 200 * time.Millisecond, TermGrace: 200 * time.Millisecond}
 	res := make(chan error, 1)
@@ -32,7 +41,9 @@ func TestRunProxyNoticesClosedStdout(t *testing.T) {
 		_, err := RunProxy(context.Background(), spec, ProxyOptions{ProtocolVersion: AutoProtocolVersion, ProbeTimeout: 30 * time.Second}, inR, outW)
 		res <- err
 	}()
-	outR.Close()
+	if err := outR.Close(); err != nil {
+		t.Fatal(err)
+	}
 	select {
 	case err := <-res:
 		if err != nil {
@@ -64,22 +75,29 @@ func relayWhileNotReading(t *testing.T, then, wantErr string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer inR.Close()
+	defer func() {
+		if err := inR.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer outR.Close()
+	defer func() {
+		if err := outR.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	const lines = 4000 // ~100 bytes each, both ways
 	pad := strings.Repeat("x", 64)
 	// The server: all its notifications first, then it reads everything.
-	script := fmt.Sprintf(`i=0; while [ $i -lt %d ]; do echo '{"jsonrpc":"2.0","method":"notifications/message","params":{"pad":"%s"}}'; i=$((i+1)); done; %s`, lines, pad, then)
+	script := fmt.Sprintf(`i=0; while [ $i -lt %d ]; do echo '{"jsonrpc":"2.0","method":"notifications/message","params":{"pad":"%s"}}'; i=$((i+1)); done; %s`, lines, pad, then) //nolint:gocritic // sprintfQuotedString: JSON inside shell text
 	spec := ProcessSpec{Command: "/bin/sh", Args: []string{"-c", script}, EOFGrace: 5 * time.Second, TermGrace: 200 * time.Millisecond}
 	res := make(chan error, 1)
 	go func() {
 		_, err := RunProxy(context.Background(), spec, ProxyOptions{ProtocolVersion: "2025-11-25"}, inR, outW)
-		outW.Close()
-		res <- err
+		res <- errors.Join(err, outW.Close())
 	}()
 	// The client writes all its messages before it reads anything.
 	wrote := make(chan error, 1)

@@ -125,7 +125,7 @@ func (p *proxyProbe) run(ctx context.Context, proc *Process, o ProxyOptions, sto
 			if pipeEmpty(proc.Stdin()) {
 				consumed.Stop()
 				t := time.NewTimer(o.ProbeTimeout)
-				defer t.Stop()
+				defer t.Stop() //nolint:gocritic // deferInLoop: at most once per call (consumed fires once)
 				bound = t.C
 			}
 		case <-bound:

@@ -145,8 +145,9 @@ func (p *Process) closeReaders(readerDone <-chan struct{}) {
 	}
 	wait(readerDone)
 	wait(p.stderrDone)
-	p.stdout.Close()
-	p.stderr.Close() // interrupts the stderr reader's read
+	// Read ends: closing them loses nothing.
+	_ = p.stdout.Close()
+	_ = p.stderr.Close() // interrupts the stderr reader's read
 	<-p.stderrDone
 }
 

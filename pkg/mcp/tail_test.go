@@ -20,7 +20,9 @@ func TestTailBufferKeepsLastBytes(t *testing.T) {
 			for i := range p {
 				p[i] = byte(r.IntN(256))
 			}
-			tb.Write(p)
+			if _, err := tb.Write(p); err != nil {
+				t.Fatal(err)
+			}
 			all = append(all, p...)
 		}
 		want := all

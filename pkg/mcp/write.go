@@ -7,10 +7,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/clawkit/clawkit/pkg/errs"
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/clawkit/clawkit/pkg/errs"
 )
 
 func (c *Client) writeRequest(ctx context.Context, id int64, method string, params json.RawMessage, timeout time.Duration, onTimeout func() *Error) (delivered bool, e *Error) {

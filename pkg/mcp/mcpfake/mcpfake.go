@@ -130,7 +130,7 @@ func Run(mode, arg string) int {
 		} else {
 			_, err = holder(mode == "setsid-child", readyW)
 		}
-		readyW.Close()
+		_ = readyW.Close() // our copy; the holder writes to its own
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -139,7 +139,7 @@ func Run(mode, arg string) int {
 		// kill it with SIGTERM and the test would see no escalation. It
 		// says so with its pid.
 		line, err := bufio.NewReader(readyR).ReadString('\n')
-		readyR.Close()
+		_ = readyR.Close() // a read end, read
 		holdPid, perr := strconv.Atoi(strings.TrimSpace(line))
 		if err != nil || perr != nil {
 			fmt.Fprintln(os.Stderr, "mcpfake: the holder did not become ready:", err, perr)
@@ -178,7 +178,8 @@ func spawnSelf(setsid bool, ready *os.File, args ...string) (*exec.Cmd, error) {
 	cmd.Stderr = os.Stderr
 	cmd.ExtraFiles = []*os.File{ready}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: setsid}
-	return cmd, cmd.Start()
+	err = cmd.Start()
+	return cmd, err
 }
 
 // holder starts "mcpfake hold fd3": it keeps stdout and stderr open,
@@ -219,20 +220,22 @@ type msg struct {
 	Error   json.RawMessage `json:"error,omitempty"`
 }
 
+// The fake's writes to its client ignore their errors: a failed write
+// means the client went away, and a server has no one to report it to.
 func (s *server) send(v any) {
 	b, _ := json.Marshal(v)
 	s.mu.Lock()
-	s.w.Write(b)
-	s.w.WriteByte('\n')
-	s.w.Flush()
+	_, _ = s.w.Write(b)
+	_ = s.w.WriteByte('\n')
+	_ = s.w.Flush()
 	s.mu.Unlock()
 }
 
 func (s *server) sendRaw(line string) {
 	s.mu.Lock()
-	s.w.WriteString(line)
-	s.w.WriteByte('\n')
-	s.w.Flush()
+	_, _ = s.w.WriteString(line) // as in send
+	_ = s.w.WriteByte('\n')
+	_ = s.w.Flush()
 	s.mu.Unlock()
 }
 
@@ -396,14 +399,14 @@ func (s *server) hostile(m msg) bool {
 		b = append(b, '\n')
 		s.mu.Lock()
 		for i := range b {
-			os.Stdout.Write(b[i : i+1])
+			_, _ = os.Stdout.Write(b[i : i+1]) // as in send
 			time.Sleep(200 * time.Microsecond)
 		}
 		s.mu.Unlock()
 	case "float-id":
 		s.sendRaw(`{"jsonrpc":"2.0","id":1.5,"result":{}}`)
 	case "string-id":
-		s.sendRaw(fmt.Sprintf(`{"jsonrpc":"2.0","id":"%s","result":{}}`, m.ID))
+		s.sendRaw(fmt.Sprintf(`{"jsonrpc":"2.0","id":"%s","result":{}}`, m.ID)) //nolint:gocritic // sprintfQuotedString: JSON text, the id's raw digits quoted
 	case "huge-id":
 		s.sendRaw(`{"jsonrpc":"2.0","id":9007199254740993,"result":{}}`)
 	case "no-jsonrpc":
@@ -440,9 +443,9 @@ func (s *server) hostile(m msg) bool {
 		}
 		line := strings.Repeat("e", 1023) + "\n"
 		for w := 0; w < n; w += len(line) {
-			os.Stderr.WriteString(line)
+			_, _ = os.Stderr.WriteString(line) // as in send
 		}
-		os.Stderr.WriteString("END-OF-FLOOD\n")
+		_, _ = os.Stderr.WriteString("END-OF-FLOOD\n")
 		return false
 	case "bad-utf8":
 		s.sendRaw(fmt.Sprintf("{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"caf\xe9\"}]}}", m.ID))
@@ -460,8 +463,8 @@ func (s *server) hostile(m msg) bool {
 			pad(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, m.ID), `"}]}}`)
 		// One write up to PIPE_BUF is atomic: the client reads both at once.
 		s.mu.Lock()
-		s.w.Flush()
-		os.Stdout.WriteString(b)
+		_ = s.w.Flush() // as in send
+		_, _ = os.Stdout.WriteString(b)
 		s.mu.Unlock()
 	case "exit-mid-request":
 		fmt.Fprintln(os.Stderr, "mcpfake: dying in the middle of a request")
@@ -538,14 +541,14 @@ func (s *server) callTool(m msg) {
 	case "close-stdin":
 		// Answer, close our stdin and stay alive without reading: the
 		// client's next write fails with EPIPE.
-		os.Stdin.Close()
+		_ = os.Stdin.Close() // the point of the mode
 		s.result(m.ID, text("stdin closed"))
 		time.Sleep(10 * time.Minute)
 	case "close-stdout":
 		// Close stdout without answering and stay alive, stderr open.
 		fmt.Fprintln(os.Stderr, "mcpfake: closing stdout")
 		s.mu.Lock()
-		os.Stdout.Close()
+		_ = os.Stdout.Close() // the point of the mode
 		s.mu.Unlock()
 		time.Sleep(10 * time.Minute)
 	case "cwd":
@@ -565,7 +568,7 @@ func serveSocket(path string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }() // a listener: nothing to lose
 	n := 0
 	for {
 		c, err := l.Accept()
@@ -575,7 +578,7 @@ func serveSocket(path string) int {
 		n++
 		fmt.Fprintf(os.Stderr, "mcpfake: connection %d\n", n)
 		go func() {
-			defer c.Close()
+			defer func() { _ = c.Close() }() // as in send
 			s := &server{mode: "echo", w: bufio.NewWriter(c)}
 			s.serve(c)
 		}()
