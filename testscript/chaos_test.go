@@ -96,7 +96,9 @@ func TestChaos(t *testing.T) {
 		if left, _ := os.ReadDir(c.tmp); len(left) > 0 {
 			for _, e := range left {
 				problems = append(problems, "left in $TMPDIR: "+e.Name())
-				os.RemoveAll(filepath.Join(c.tmp, e.Name()))
+				if err := os.RemoveAll(filepath.Join(c.tmp, e.Name())); err != nil {
+					t.Error(err)
+				}
 			}
 		}
 		for _, p := range problems {
@@ -123,7 +125,9 @@ func TestChaos(t *testing.T) {
 	fmt.Fprintf(&b, "%-18s %7d %7d %9d %10d\n", "total", tot.trials, tot.killed, tot.finished, tot.violations)
 	t.Logf("chaos table:\n%s", b.String())
 	if out := os.Getenv("CLAWKIT_CHAOS_TABLE"); out != "" {
-		os.WriteFile(out, []byte(b.String()), 0o644)
+		if err := os.WriteFile(out, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -167,8 +171,12 @@ func newChaos(t *testing.T) *chaos {
 	c.must(nil, "config", "set", "plugins.entries.google.config.research", `{"enabled":true,"profileId":"google:default"}`)
 	c.must([]string{"CHAOS_KEY=chaos-key"}, "auth", "add", "google:default", "--provider", "google", "--api-key-env", "CHAOS_KEY")
 	plugin := filepath.Join(dir, "plugin")
-	os.MkdirAll(plugin, 0o755)
-	os.WriteFile(filepath.Join(plugin, "openclaw.plugin.json"), []byte(`{"id":"chaos","agentSkillsDir":"skills"}`), 0o644)
+	if err := os.MkdirAll(plugin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(plugin, "openclaw.plugin.json"), []byte(`{"id":"chaos","agentSkillsDir":"skills"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	c.must(nil, "config", "set", "plugins.entries.chaos.path", plugin)
 	for i := range c.skillMD {
 		// Two versions of very different sizes, so a torn write would show.
@@ -189,7 +197,9 @@ func newChaos(t *testing.T) *chaos {
 	}
 	for i := range 3000 {
 		p := filepath.Join(big, "dist", "chunks", fmt.Sprintf("c%02d", i/100), fmt.Sprintf("chunk-%05d.js", i))
-		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(p, archivetest.Text(uint64(7000+i), 4<<10+i%8192), 0o644); err != nil {
 			t.Fatal(err)
 		}

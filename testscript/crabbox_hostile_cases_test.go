@@ -67,8 +67,12 @@ func crabboxHostileCases() []hostileCase {
 		if _, err := crabboxtest.HandExport(filepath.Join(w, "x"), crabboxtest.NodeBootstrap(crabboxtest.Version)); err != nil {
 			t.Fatal(err)
 		}
-		os.RemoveAll(filepath.Join(w, "x", "node-bootstrap"))
-		os.RemoveAll(filepath.Join(w, "x", "worker-artifacts"))
+		if err := os.RemoveAll(filepath.Join(w, "x", "node-bootstrap")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.RemoveAll(filepath.Join(w, "x", "worker-artifacts")); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cs = append(cs,
 		hostileCase{name: "crabbox-verify/print-command-manifest-only", setup: onlyManifest, args: []string{"crabbox", "verify", "--print-command", "--manifest", "$W/x/manifest.json", "--target-home", "$W/t"}, exit: 0, has: `"command": "clawkit crabbox verify --manifest`},

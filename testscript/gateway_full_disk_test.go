@@ -45,7 +45,9 @@ func TestDetachOnFullDiskSaysWhy(t *testing.T) {
 			break
 		}
 	}
-	f.Close()
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 
 	cmd := exec.Command("clawkit", "--home", home, "gateway", "run", "--detach", "--start-timeout", "20s")
 	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())

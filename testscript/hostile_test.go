@@ -160,7 +160,9 @@ func write(t *testing.T, p, content string) {
 
 func fifo(t *testing.T, p string) {
 	t.Helper()
-	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := syscall.Mkfifo(p, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +178,9 @@ func files(kv ...string) func(t *testing.T, w string) {
 			case "FIFO":
 				fifo(t, p)
 			case "DIR":
-				os.MkdirAll(p, 0o755)
+				if err := os.MkdirAll(p, 0o755); err != nil {
+					t.Fatal(err)
+				}
 			default:
 				write(t, p, kv[i+1])
 			}
@@ -190,7 +194,9 @@ func withPlugin(kv ...string) func(t *testing.T, w string) {
 	return func(t *testing.T, w string) {
 		write(t, filepath.Join(w, "plugin", "openclaw.plugin.json"), `{"id":"p","agentSkillsDir":"skills"}`)
 		write(t, filepath.Join(w, "home", "config.json"), fmt.Sprintf(`{"plugins":{"entries":{"p":{"path":%q}}}}`, filepath.Join(w, "plugin")))
-		os.Chmod(filepath.Join(w, "home"), 0o700)
+		if err := os.Chmod(filepath.Join(w, "home"), 0o700); err != nil {
+			t.Fatal(err)
+		}
 		files(kv...)(t, w)
 	}
 }
@@ -215,7 +221,9 @@ func hostileCatalogue() []hostileCase {
 		hostileCase{name: "fifo/credentials-json", setup: files("home/credentials.json", "FIFO"), args: []string{"auth", "list"}, exit: 1},
 		hostileCase{name: "fifo/plugin-manifest", setup: func(t *testing.T, w string) {
 			withPlugin()(t, w)
-			os.Remove(filepath.Join(w, "plugin", "openclaw.plugin.json"))
+			if err := os.Remove(filepath.Join(w, "plugin", "openclaw.plugin.json")); err != nil {
+				t.Fatal(err)
+			}
 			fifo(t, filepath.Join(w, "plugin", "openclaw.plugin.json"))
 		}, args: []string{"skill", "list", "--plugin", "p"}, exit: 3},
 		hostileCase{name: "fifo/qualify-package-json", setup: files("pkg/package.json", "FIFO"), args: []string{"runtime-artifacts", "qualify", "--package-root", "$W/pkg"}, exit: 1},

@@ -319,7 +319,9 @@ func skillStreamHostile() []hostileCase {
 		{name: "bundle/dir-unsafe", setup: files("s/SKILL.md", md+"rm -rf /\n"), args: []string{"skill", "bundle", "--dir", "$W/s", "--out", "$W/x.tar"}, exit: 1, code: "unsafe_content"},
 		{name: "bundle/dir-link", setup: func(t *testing.T, w string) {
 			files("real/s/SKILL.md", md)(t, w)
-			os.Symlink(filepath.Join(w, "real", "s"), filepath.Join(w, "s"))
+			if err := os.Symlink(filepath.Join(w, "real", "s"), filepath.Join(w, "s")); err != nil {
+				t.Fatal(err)
+			}
 		}, args: []string{"skill", "bundle", "--dir", "$W/s", "--out", "$W/x.tar"}, exit: 3, code: "path_escape"},
 		{name: "bundle/missing-skill", setup: withPlugin(), args: []string{"skill", "bundle", "nope", "--plugin", "p", "--out", "$W/x.tar"}, exit: 1, code: "not_found"},
 		{name: "watch/disabled", setup: watchCfg("false"), args: []string{"skill", "watch", "--plugin", "p"}, exit: 3, code: "watch_disabled"},
