@@ -10,6 +10,7 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -63,7 +65,9 @@ func cmdBundleHash(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil {
 		ts.Fatalf("bundlehash: %v", err)
 	}
-	fmt.Fprintln(ts.Stdout(), h)
+	if _, err := fmt.Fprintln(ts.Stdout(), h); err != nil {
+		ts.Fatalf("%v", err)
+	}
 }
 
 // bundleHash is bundlehash's work.
@@ -107,7 +111,9 @@ func cmdTgzCmp(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		ts.Fatalf("tgzcmp: uncompressed streams differ at byte %d (%d vs %d bytes)", n, len(a), len(b))
 	}
-	fmt.Fprintf(ts.Stdout(), "identical uncompressed streams (%d bytes)\n", len(a))
+	if _, err := fmt.Fprintf(ts.Stdout(), "identical uncompressed streams (%d bytes)\n", len(a)); err != nil {
+		ts.Fatalf("%v", err)
+	}
 }
 
 // gunzipFile is the uncompressed stream of the gzip file at p.
@@ -116,7 +122,7 @@ func gunzipFile(p string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer fsx.CloseRead(f)
 	zr, err := gzip.NewReader(f)
 	if err != nil {
 		return nil, err
@@ -147,13 +153,11 @@ func flipByte(p string, off int64) error {
 	}
 	var b [1]byte
 	if _, err := f.ReadAt(b[:], off); err != nil {
-		f.Close()
-		return err
+		return errors.Join(err, f.Close())
 	}
 	b[0] ^= 0xff
 	if _, err := f.WriteAt(b[:], off); err != nil {
-		f.Close()
-		return err
+		return errors.Join(err, f.Close())
 	}
 	return f.Close()
 }
@@ -183,13 +187,13 @@ func killExportMain() {
 			break
 		}
 		if time.Now().After(deadline) {
-			cmd.Process.Kill()
+			_ = cmd.Process.Kill() // it may have exited already
 			die("no staged archive appeared")
 		}
 		time.Sleep(time.Millisecond)
 	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
+	_ = cmd.Process.Signal(syscall.SIGKILL) // it may have exited already
+	_ = cmd.Wait() // killed on purpose: its exit status is not the point
 	if ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus); !ws.Signaled() {
 		die("export finished before the kill (%v); use a larger installation", cmd.ProcessState)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -259,9 +260,10 @@ func (c *chaos) killAt(name string, rng *rand.Rand, env []string, args ...string
 		return false, exitCode(err)
 	case <-time.After(delay):
 	}
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // it may have exited already: done says how it ended
 	err := <-done
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			return true, -1
 		}
@@ -371,7 +373,9 @@ func (c *chaos) creates(q string) int {
 
 func (c *chaos) exportTrial(i int, rng *rand.Rand) (bool, []string) {
 	out := filepath.Join(c.dir, "exports", strconv.Itoa(i))
-	os.MkdirAll(filepath.Dir(out), 0o755)
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return false, []string{err.Error()}
+	}
 	killed, code := c.killAt("export", rng, nil, "runtime-artifacts", "export", "--package-root", c.pkgRoot(), "--output", out)
 	var p []string
 	_, statErr := os.Stat(out)
@@ -401,7 +405,11 @@ func (c *chaos) installTrial(i int, rng *rand.Rand) (bool, []string) {
 	// A new target each time, so the kill lands in an install, not in the
 	// quick check of one already there.
 	target := filepath.Join(c.dir, "targets", strconv.Itoa(i))
-	defer os.RemoveAll(target)
+	defer func() {
+		if err := os.RemoveAll(target); err != nil {
+			c.t.Error(err)
+		}
+	}()
 	killed, code := c.killAt(name, rng, nil, "crabbox", "install", "--manifest", mp, "--target-home", target)
 	var p []string
 	rc, msg := c.run(nil, "crabbox", "verify", "--deep", "--manifest", mp, "--target-home", target)
@@ -463,7 +471,8 @@ func (c *chaos) replaceTrial(i int, rng *rand.Rand) (bool, []string) {
 // ("" when root is missing).
 func treeDigest(root string) string {
 	var b strings.Builder
-	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+	// The walk's errors go into the digest; it never stops early.
+	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			fmt.Fprintf(&b, "%s error %v\n", p, err)
 			return nil

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -72,7 +73,7 @@ func cmdAwaitLine(ts *testscript.TestScript, neg bool, args []string) {
 	re := mustRegexp(ts, args[1])
 	await(ts, 50*time.Millisecond, func() (bool, string) {
 		if got := matchingLines(ts, args[0], re); len(got) > 0 {
-			fmt.Fprintln(ts.Stdout(), got[0])
+			_, _ = fmt.Fprintln(ts.Stdout(), got[0]) // the script's stdout buffer: cannot fail
 			return true, ""
 		}
 		return false, fmt.Sprintf("no line of %s matches %s", args[0], args[1])
@@ -90,7 +91,7 @@ func cmdSkillAwait(ts *testscript.TestScript, neg bool, args []string) {
 	await(ts, 20*time.Millisecond, func() (bool, string) {
 		got := matchingLines(ts, args[0], re)
 		if len(got) >= n {
-			fmt.Fprintln(ts.Stdout(), strings.Join(got, "\n"))
+			_, _ = fmt.Fprintln(ts.Stdout(), strings.Join(got, "\n")) // the script's stdout buffer: cannot fail
 			return true, ""
 		}
 		b, _ := os.ReadFile(ts.MkAbs(args[0]))
@@ -121,10 +122,10 @@ func cmdFakeGoogleAwait(ts *testscript.TestScript, neg bool, args []string) {
 					n++
 				}
 			}
-			f.Close()
+			fsx.CloseRead(f)
 		}
 		if n >= want {
-			fmt.Fprintf(ts.Stdout(), "seen %d\n", n)
+			_, _ = fmt.Fprintf(ts.Stdout(), "seen %d\n", n) // the script's stdout buffer: cannot fail
 			return true, ""
 		}
 		return false, fmt.Sprintf("fakegoogle-await: %d of %d lines with %q", n, want, args[1])
@@ -141,7 +142,7 @@ func cmdAwaitGatewayExit(ts *testscript.TestScript, neg bool, args []string) {
 	pid := intArg(ts, "await-gateway-exit", "pid", args[0], 1)
 	await(ts, 20*time.Millisecond, func() (bool, string) {
 		if !owner.PIDAlive(pid) {
-			fmt.Fprintln(ts.Stdout(), "exited")
+			_, _ = fmt.Fprintln(ts.Stdout(), "exited") // the script's stdout buffer: cannot fail
 			return true, ""
 		}
 		return false, fmt.Sprintf("pid %d still running", pid)
@@ -181,7 +182,7 @@ func awaitState(ts *testscript.TestScript, job, state string) {
 		if err == nil && json.Unmarshal([]byte(out), &jobs) == nil {
 			for _, j := range jobs {
 				if (job == "" || j.Job == job) && j.State == state {
-					fmt.Fprintf(ts.Stdout(), "%s %s\n", j.Job, j.State)
+					_, _ = fmt.Fprintf(ts.Stdout(), "%s %s\n", j.Job, j.State) // the script's stdout buffer: cannot fail
 					return true, ""
 				}
 			}
@@ -242,14 +243,14 @@ func cmdSkillAwaitDisk(ts *testscript.TestScript, neg bool, args []string) {
 			}
 		}
 		if changeSeq > 0 && !untilUp {
-			fmt.Fprintf(ts.Stdout(), "change %d reports %s %s\n", changeSeq, skill, tree)
+			_, _ = fmt.Fprintf(ts.Stdout(), "change %d reports %s %s\n", changeSeq, skill, tree) // the script's stdout buffer: cannot fail
 			return true, ""
 		}
 		if untilUp && lastDown > 0 && upSeq > 0 {
 			if changeSeq == 0 || changeSeq > upSeq {
 				ts.Fatalf("available (seq %d) came before the change reporting %s %s (seq %d)", upSeq, skill, tree, changeSeq)
 			}
-			fmt.Fprintf(ts.Stdout(), "change %d reports %s %s before available %d\n", changeSeq, skill, tree, upSeq)
+			_, _ = fmt.Fprintf(ts.Stdout(), "change %d reports %s %s before available %d\n", changeSeq, skill, tree, upSeq) // the script's stdout buffer: cannot fail
 			return true, ""
 		}
 		return false, fmt.Sprintf("no change line reports %s %s:\n%s", skill, tree, b)

@@ -32,7 +32,7 @@ func pgConn(ts *testscript.TestScript) (*pgx.Conn, func()) {
 	if err != nil {
 		ts.Fatalf("connect: %v", err)
 	}
-	return c, func() { c.Close(context.Background()) }
+	return c, func() { _ = c.Close(context.Background()) } // a probe connection: nothing to lose
 }
 
 // pg-query SQL: prints each row of SQL's result, columns separated by
@@ -59,7 +59,9 @@ func cmdPGQuery(ts *testscript.TestScript, neg bool, args []string) {
 		for i, v := range vals {
 			parts[i] = fmt.Sprint(v)
 		}
-		fmt.Fprintln(ts.Stdout(), strings.Join(parts, " "))
+		if _, err := fmt.Fprintln(ts.Stdout(), strings.Join(parts, " ")); err != nil {
+			ts.Fatalf("%v", err)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		ts.Fatalf("pg-query: %v", err)
@@ -95,7 +97,9 @@ func cmdAwaitPGCount(ts *testscript.TestScript, neg bool, args []string) {
 	for {
 		n := pgCount(ts, c, args[1])
 		if n == want {
-			fmt.Fprintln(ts.Stdout(), "reached", want, "after", time.Since(start).Round(time.Millisecond))
+			if _, err := fmt.Fprintln(ts.Stdout(), "reached", want, "after", time.Since(start).Round(time.Millisecond)); err != nil {
+				ts.Fatalf("%v", err)
+			}
 			return
 		}
 		if time.Since(start) > limit {
@@ -119,7 +123,7 @@ func cmdAwaitLeaseGone(ts *testscript.TestScript, neg bool, args []string) {
 		n := pgCount(ts, c, `SELECT count(*) FROM owners WHERE owner_id = $1 AND stopped_at IS NULL
  AND lease_expires_at > (extract(epoch FROM clock_timestamp()) * 1000)::bigint`, args[0])
 		if n == 0 {
-			fmt.Fprintln(ts.Stdout(), "lease gone after", time.Since(start).Round(time.Millisecond))
+			_, _ = fmt.Fprintln(ts.Stdout(), "lease gone after", time.Since(start).Round(time.Millisecond)) // the script's stdout buffer: cannot fail
 			return true, ""
 		}
 		return false, fmt.Sprintf("lease of %s still live", args[0])

@@ -98,7 +98,9 @@ func cmdGlob(ts *testscript.TestScript, neg bool, args []string) {
 	case env != "":
 		ts.Setenv(env, got[0])
 	}
-	fmt.Fprintln(ts.Stdout(), strings.Join(got, "\n"))
+	if _, err := fmt.Fprintln(ts.Stdout(), strings.Join(got, "\n")); err != nil {
+		ts.Fatalf("%v", err)
+	}
 }
 
 // append FILE TEXT: appends TEXT (no newline) to FILE, which must exist:
@@ -137,7 +139,9 @@ func cmdRepeat(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("repeat: run %d of %d: %s: %v", i, n, strings.Join(argv, " "), err)
 		}
 	}
-	fmt.Fprintf(ts.Stdout(), "ran %d\n", n)
+	if _, err := fmt.Fprintf(ts.Stdout(), "ran %d\n", n); err != nil {
+		ts.Fatalf("%v", err)
+	}
 }
 
 // events-chained FILE: checks that FILE, one skill event a line (a hook's
@@ -164,7 +168,9 @@ func cmdEventsChained(ts *testscript.TestScript, neg bool, args []string) {
 		prev = ev.After
 		n++
 	}
-	fmt.Fprintf(ts.Stdout(), "chained %d\n", n)
+	if _, err := fmt.Fprintf(ts.Stdout(), "chained %d\n", n); err != nil {
+		ts.Fatalf("%v", err)
+	}
 }
 
 func compact(ts *testscript.TestScript, m json.RawMessage) []byte {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -96,7 +97,9 @@ func cmdJSON(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Setenv(env, strings.TrimSuffix(b.String(), "\n"))
 		return
 	}
-	fmt.Fprint(ts.Stdout(), b.String())
+	if _, err := fmt.Fprint(ts.Stdout(), b.String()); err != nil {
+		ts.Fatalf("%v", err)
+	}
 }
 
 // jsonGet is the json command's work.
@@ -169,7 +172,9 @@ func cmdJobID(ts *testscript.TestScript, neg bool, args []string) {
 	if env != "" {
 		ts.Setenv(env, v.Job)
 	}
-	fmt.Fprint(ts.Stdout(), v.Job)
+	if _, err := fmt.Fprint(ts.Stdout(), v.Job); err != nil {
+		ts.Fatalf("%v", err)
+	}
 }
 
 // tarlist FILE.tgz: prints the gzip header (mtime zero or not, OS, name)
@@ -185,14 +190,16 @@ func cmdTarList(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil {
 		ts.Fatalf("tarlist: %v", err)
 	}
-	defer f.Close()
+	defer fsx.CloseRead(f)
 	zr, err := gzip.NewReader(f)
 	if err != nil {
 		ts.Fatalf("tarlist: %v", err)
 	}
 	w := ts.Stdout()
 	// compress/gzip reports a zero header mtime as the zero Time.
-	fmt.Fprintf(w, "gzip zero-mtime=%v os=%d name=%q\n", zr.ModTime.IsZero(), zr.OS, zr.Name)
+	if _, err := fmt.Fprintf(w, "gzip zero-mtime=%v os=%d name=%q\n", zr.ModTime.IsZero(), zr.OS, zr.Name); err != nil {
+		ts.Fatalf("%v", err)
+	}
 	tr := tar.NewReader(zr)
 	for {
 		h, err := tr.Next()
@@ -202,7 +209,9 @@ func cmdTarList(ts *testscript.TestScript, neg bool, args []string) {
 		if err != nil {
 			ts.Fatalf("tarlist: %v", err)
 		}
-		fmt.Fprintf(w, "%c %04o %d/%d %q/%q mtime=%d %d %s\n", h.Typeflag, h.Mode, h.Uid, h.Gid, h.Uname, h.Gname, h.ModTime.Unix(), h.Size, h.Name)
+		if _, err := fmt.Fprintf(w, "%c %04o %d/%d %q/%q mtime=%d %d %s\n", h.Typeflag, h.Mode, h.Uid, h.Gid, h.Uname, h.Gname, h.ModTime.Unix(), h.Size, h.Name); err != nil {
+			ts.Fatalf("%v", err)
+		}
 	}
 }
 

@@ -5,7 +5,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -18,6 +20,7 @@ import (
 	"github.com/rogpeppe/go-internal/lockedfile"
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/owner"
 )
 
@@ -48,14 +51,22 @@ func holdOwnerLock() {
 	if err != nil {
 		die("%v", err)
 	}
-	os.MkdirAll(os.Args[1], 0o700)
+	if err := os.MkdirAll(os.Args[1], 0o700); err != nil {
+		die("%v", err)
+	}
 	f, err := lockedfile.OpenFile(filepath.Join(os.Args[1], "owner.lock"), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		die("%v", err)
 	}
-	f.Truncate(0)
-	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	os.WriteFile(filepath.Join(os.Args[1], "holder.pid"), []byte(strconv.Itoa(os.Getpid())), 0o600)
+	if err := f.Truncate(0); err != nil {
+		die("%v", err)
+	}
+	if _, err := f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0); err != nil {
+		die("%v", err)
+	}
+	if err := os.WriteFile(filepath.Join(os.Args[1], "holder.pid"), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
+		die("%v", err)
+	}
 	fmt.Println("locked")
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
@@ -63,7 +74,9 @@ func holdOwnerLock() {
 	case <-time.After(d):
 	case <-sig:
 	}
-	f.Close()
+	if err := f.Close(); err != nil {
+		die("%v", err)
+	}
 }
 
 // fake-gateway HOME MODE: a process that advertises itself as the gateway of
@@ -78,18 +91,26 @@ func fakeGateway() {
 	}
 	h := owner.Home{Dir: os.Args[1]}
 	mode := os.Args[2]
-	os.MkdirAll(h.Dir, 0o700)
+	if err := os.MkdirAll(h.Dir, 0o700); err != nil {
+		die("%v", err)
+	}
 	if mode == "status-garbage" {
 		f, err := lockedfile.OpenFile(h.Lock(), os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
 			die("%v", err)
 		}
-		defer f.Close()
-		f.Truncate(0)
-		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		defer fsx.CloseRead(f) // the lock: held until exit, its pid written below
+		if err := f.Truncate(0); err != nil {
+			die("%v", err)
+		}
+		if _, err := f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0); err != nil {
+			die("%v", err)
+		}
 	}
 	sock := h.Socket()
-	os.Remove(sock)
+	if err := os.Remove(sock); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		die("%v", err)
+	}
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		die("%v", err)
@@ -98,33 +119,40 @@ func fakeGateway() {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/status", func(w http.ResponseWriter, r *http.Request) {
 		if mode == "status-garbage" {
-			w.Write([]byte("\x00\x01 not json"))
+			// A fake: a write error means the client went away.
+			_, _ = w.Write([]byte("\x00\x01 not json"))
 			return
 		}
-		json.NewEncoder(w).Encode(owner.Status{OwnerID: id, PID: os.Getpid(), Socket: sock})
+		_ = json.NewEncoder(w).Encode(owner.Status{OwnerID: id, PID: os.Getpid(), Socket: sock})
 	})
 	mux.HandleFunc("POST /v1/call", func(w http.ResponseWriter, r *http.Request) {
 		if mode == "call-hangup" {
 			hj := w.(http.Hijacker)
 			c, _, _ := hj.Hijack()
-			c.Close()
+			_ = c.Close() // the hang-up is the point
 			return
 		}
-		w.Write([]byte("<html>garbage"))
+		_, _ = w.Write([]byte("<html>garbage")) // as above
 	})
 	st, _ := owner.ProcessStartTime(os.Getpid())
-	owner.WriteRecord(h, owner.Record{OwnerID: id, PID: os.Getpid(), StartTime: st, Socket: sock, StartedAt: time.Now()})
+	if err := owner.WriteRecord(h, owner.Record{OwnerID: id, PID: os.Getpid(), StartTime: st, Socket: sock, StartedAt: time.Now()}); err != nil {
+		die("%v", err)
+	}
 	fmt.Println("serving")
 	srv := &http.Server{Handler: mux}
-	go srv.Serve(ln)
+	go func() { _ = srv.Serve(ln) }() // serves until the process exits
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	select {
 	case <-sig:
 	case <-time.After(60 * time.Second):
 	}
-	os.Remove(h.Record())
-	os.Remove(sock)
+	if err := os.Remove(h.Record()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		die("%v", err)
+	}
+	if err := os.Remove(sock); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		die("%v", err)
+	}
 }
 
 // gateway-call HOME OWNER_ID METHOD PARAMS: post one raw call to HOME's
@@ -146,9 +174,11 @@ func gatewayCall() {
 	if err != nil {
 		die("%v", err)
 	}
-	defer resp.Body.Close()
+	defer fsx.CloseRead(resp.Body)
 	var buf bytes.Buffer
-	buf.ReadFrom(resp.Body)
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		die("%v", err)
+	}
 	fmt.Printf("HTTP %d %s", resp.StatusCode, buf.String())
 }
 

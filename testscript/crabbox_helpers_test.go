@@ -140,7 +140,9 @@ func cmdCrabboxSnapshot(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil {
 		ts.Fatalf("crabbox-snapshot: %v", err)
 	}
-	fmt.Fprintln(ts.Stdout(), strings.Join(lines, "\n"))
+	if _, err := fmt.Fprintln(ts.Stdout(), strings.Join(lines, "\n")); err != nil {
+		ts.Fatalf("%v", err)
+	}
 }
 
 // treeSnapshot is crabbox-snapshot's lines for the tree at root, each path
@@ -274,11 +276,11 @@ func crabboxSignalVerifyMain() {
 		rest = append(rest, sc.Text())
 	}
 	sent := time.Now()
-	cmd.Process.Signal(syscall.SIGTERM)
+	_ = cmd.Process.Signal(syscall.SIGTERM) // it may have exited already
 	for sc.Scan() {
 		rest = append(rest, sc.Text())
 	}
-	cmd.Wait()
+	_ = cmd.Wait() // killed on purpose: its exit status is not the point
 	took := time.Since(sent)
 	if cmd.ProcessState.ExitCode() == 0 {
 		die("verify finished before the signal landed; use a larger installation")
@@ -321,7 +323,7 @@ func crabboxKillInstallMain() {
 	deadline := time.Now().Add(2 * time.Minute) // hang guard only
 	for staging == "" {
 		if time.Now().After(deadline) {
-			cmd.Process.Kill()
+			_ = cmd.Process.Kill() // it may have exited already
 			die("no staging folder appeared")
 		}
 		ents, _ := os.ReadDir(rts)
@@ -335,8 +337,8 @@ func crabboxKillInstallMain() {
 		}
 	}
 	sent := time.Now()
-	cmd.Process.Signal(sig)
-	cmd.Wait()
+	_ = cmd.Process.Signal(sig) // it may have exited already
+	_ = cmd.Wait() // killed on purpose: its exit status is not the point
 	took := time.Since(sent)
 	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	if sig != syscall.SIGKILL {

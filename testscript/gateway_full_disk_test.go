@@ -26,7 +26,11 @@ func TestDetachOnFullDiskSaysWhy(t *testing.T) {
 	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=256k"); err != nil {
 		t.Skipf("cannot mount a tmpfs: %v", err)
 	}
-	defer syscall.Unmount(dir, syscall.MNT_DETACH)
+	defer func() {
+		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
+			t.Error(err)
+		}
+	}()
 	home := filepath.Join(dir, "home")
 	if err := os.Mkdir(home, 0o700); err != nil {
 		t.Fatal(err)

@@ -159,7 +159,9 @@ func mcpClient() {
 		for range answered { // later answers: keep the copier going
 		}
 	}()
-	in.Close()
+	if err := in.Close(); err != nil {
+		die("%v", err)
+	}
 	<-copied
 	if err := cmd.Wait(); err != nil {
 		var ee *exec.ExitError
@@ -257,7 +259,8 @@ func mcpSDKClient() {
 	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "connect:", err)
-		os.Exit(1)
+		cancel()
+		os.Exit(1) //nolint:gocritic // exitAfterDefer: cancel ran right above
 	}
 	ir := cs.InitializeResult()
 	name := ""

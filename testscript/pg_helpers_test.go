@@ -110,7 +110,11 @@ func benchSeedResearch() {
 	if err != nil {
 		die("%v", err)
 	}
-	defer st.Close()
+	defer func() {
+		if err := st.Close(); err != nil {
+			die("%v", err)
+		}
+	}()
 	sem := make(chan struct{}, 16)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -203,14 +207,16 @@ func pgProxy() {
 			die("%v", err)
 		}
 		go func() {
-			defer c.Close()
+			// A proxy: either side may drop, which ends the copy; there is
+			// no one to report that to.
+			defer func() { _ = c.Close() }()
 			s, err := net.Dial("tcp", target)
 			if err != nil {
 				return
 			}
-			defer s.Close()
-			go io.Copy(s, c)
-			io.Copy(c, s)
+			defer func() { _ = s.Close() }()
+			go func() { _, _ = io.Copy(s, c) }()
+			_, _ = io.Copy(c, s)
 		}()
 	}
 }

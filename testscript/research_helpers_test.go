@@ -64,7 +64,7 @@ func genaiPeer() (bool, error) {
 		return true, nil
 	}
 	if os.Getenv("CI") != "" {
-		return false, fmt.Errorf("npm peer @google/genai %s is not installed under peers/node_modules (found %q, %v); .ci/run installs it", want, got.Version, err)
+		return false, fmt.Errorf("npm peer @google/genai %s is not installed under peers/node_modules (found %q, %w); .ci/run installs it", want, got.Version, err)
 	}
 	return false, nil
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,7 +51,7 @@ func cmdSkillBigFile(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("skill-bigfile: prefix longer than size")
 	}
 	pad := bytes.Repeat([]byte("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n"), size/64+1)
-	data := append(prefix, pad[:size-len(prefix)]...)
+	data := slices.Concat(prefix, pad[:size-len(prefix)])
 	p := ts.MkAbs(args[0])
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		ts.Fatalf("skill-bigfile: %v", err)

@@ -181,7 +181,9 @@ func skillWatchEPIPE() {
 		die("first line: %v", err)
 	}
 	fmt.Print("first: " + line)
-	pipe.Close()
+	if err := pipe.Close(); err != nil {
+		die("%v", err)
+	}
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
 	select {
@@ -208,7 +210,9 @@ func cmdSkillWatchCheck(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil {
 		ts.Fatalf("skill-watch-check: %s: %v", args[0], err)
 	}
-	fmt.Fprintln(ts.Stdout(), shape)
+	if _, err := fmt.Fprintln(ts.Stdout(), shape); err != nil {
+		ts.Fatalf("%v", err)
+	}
 }
 
 // watchShape is skill-watch-check's work on the stream's text.
@@ -226,7 +230,7 @@ func watchShape(stream string) (string, error) {
 			Skills   []json.RawMessage
 		}
 		if err := json.Unmarshal([]byte(l), &ev); err != nil {
-			return "", fmt.Errorf("line %d is not JSON: %v: %s", i+1, err, l)
+			return "", fmt.Errorf("line %d is not JSON: %w: %s", i+1, err, l)
 		}
 		if ev.Seq != i+1 {
 			return "", fmt.Errorf("line %d has seq %d", i+1, ev.Seq)
