@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/clawkit/clawkit/pkg/auth"
 	"github.com/clawkit/clawkit/pkg/errs"
@@ -29,6 +28,7 @@ type AuthAddCmd struct {
 	Replace     bool   `help:"Replace an existing profile of the same id."`
 }
 
+// Run runs `clawkit auth add`.
 func (c *AuthAddCmd) Run(env *Env) error {
 	ctx := env.Ctx
 	var secret string
@@ -63,7 +63,7 @@ func (c *AuthAddCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	return env.Out.Result(pub, func(w io.Writer) {
+	return env.Out.Result(pub, func(w *Printer) {
 		fmt.Fprintf(w, "added %s (%s %s, account %s)\n", pub.ID, pub.Provider, pub.Kind, pub.Account)
 	})
 }
@@ -85,6 +85,7 @@ func readSecret(r io.Reader) (string, error) {
 // AuthListCmd lists profiles.
 type AuthListCmd struct{}
 
+// Run runs `clawkit auth list`.
 func (c *AuthListCmd) Run(env *Env) error {
 	ctx := env.Ctx
 	out, err := ops.AuthList.Call(ctx, env, ops.None{})
@@ -94,8 +95,8 @@ func (c *AuthListCmd) Run(env *Env) error {
 	if out == nil {
 		out = []auth.Public{}
 	}
-	return env.Out.Result(out, func(w io.Writer) {
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	return env.Out.Result(out, func(w *Printer) {
+		tw := w.Table(0, 4, 2)
 		fmt.Fprintln(tw, "PROFILE\tPROVIDER\tKIND\tACCOUNT")
 		for _, p := range out {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.ID, p.Provider, p.Kind, p.Account)
@@ -109,11 +110,12 @@ type AuthRemoveCmd struct {
 	Profile string `arg:"" help:"Profile id."`
 }
 
+// Run runs `clawkit auth remove`.
 func (c *AuthRemoveCmd) Run(env *Env) error {
 	ctx := env.Ctx
 	pub, err := ops.AuthRemove.Call(ctx, env, ops.AuthRemoveParams{ID: c.Profile})
 	if err != nil {
 		return err
 	}
-	return env.Out.Result(pub, func(w io.Writer) { fmt.Fprintf(w, "removed %s\n", pub.ID) })
+	return env.Out.Result(pub, func(w *Printer) { fmt.Fprintf(w, "removed %s\n", pub.ID) })
 }

@@ -134,7 +134,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	complete := os.Getenv("COMP_LINE") != ""
 	parser, err := newParser(&c, args, complete, stdout, stderr, func(code int) { panic(exitPanic{code}) })
 	if err != nil {
-		fmt.Fprintf(stderr, "clawkit: error: %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "clawkit: error: %v\n", err) // stderr: nowhere left to report to
 		return 1
 	}
 	// Shell completion: when a shell calls us with COMP_LINE set, answer and

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -171,7 +170,7 @@ func newOutput(json bool) (*Output, *bytes.Buffer, *bytes.Buffer) {
 func TestOutputResult(t *testing.T) {
 	o, stdout, stderr := newOutput(true)
 	human := false
-	if err := o.Result(map[string]any{"a": "<b>&", "n": 1}, func(io.Writer) { human = true }); err != nil || human {
+	if err := o.Result(map[string]any{"a": "<b>&", "n": 1}, func(*Printer) { human = true }); err != nil || human {
 		t.Fatal(err)
 	}
 	if got, want := stdout.String(), "{\n  \"a\": \"<b>&\",\n  \"n\": 1\n}\n"; got != want {
@@ -181,7 +180,7 @@ func TestOutputResult(t *testing.T) {
 		t.Fatalf("stderr %q", stderr)
 	}
 	o, stdout, _ = newOutput(false)
-	if err := o.Result(struct{ A int }{1}, func(w io.Writer) { fmt.Fprintln(w, "human") }); err != nil {
+	if err := o.Result(struct{ A int }{1}, func(w *Printer) { fmt.Fprintln(w, "human") }); err != nil {
 		t.Fatal(err)
 	}
 	if stdout.String() != "human\n" {
@@ -299,7 +298,7 @@ func TestExitCode(t *testing.T) {
 func TestSignalled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cause := errs.Unknown(owner.CodeOutcomeUnknown, "read: %v", context.Canceled).Wrap(context.Canceled)
-	if got := signalled(ctx, cause); got != error(cause) {
+	if got := signalled(ctx, cause); got != error(cause) { //nolint:errorlint // the very same error, unwrapped
 		t.Fatalf("without a signal: %v", got)
 	}
 	cancel()
@@ -308,7 +307,7 @@ func TestSignalled(t *testing.T) {
 		t.Fatalf("after a signal: %#v", got)
 	}
 	other := errors.New("not a cancellation")
-	if signalled(ctx, other) != other {
+	if signalled(ctx, other) != other { //nolint:errorlint // the very same error, unwrapped
 		t.Fatal("an unrelated error was reworded")
 	}
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 
 	"github.com/clawkit/clawkit/pkg/config"
 	"github.com/clawkit/clawkit/pkg/errs"
@@ -24,6 +23,7 @@ type ConfigGetCmd struct {
 	Path string `arg:"" optional:"" help:"Dotted path; omit for the whole file."`
 }
 
+// Run runs `clawkit config get`.
 func (c *ConfigGetCmd) Run(env *Env) error {
 	h, err := env.HomeDir()
 	if err != nil {
@@ -44,7 +44,7 @@ func (c *ConfigGetCmd) Run(env *Env) error {
 			return errs.Failed(CodeConfigNotSet, "%s is not set", c.Path).WithHint("set it with 'clawkit config set %s VALUE'", c.Path)
 		}
 	}
-	return env.Out.Result(v, func(w io.Writer) { fmt.Fprintln(w, config.Format(v)) })
+	return env.Out.Result(v, func(w *Printer) { fmt.Fprintln(w, config.Format(v)) })
 }
 
 // ConfigSetCmd writes a value.
@@ -53,6 +53,7 @@ type ConfigSetCmd struct {
 	Value string `arg:"" help:"Value (JSON if it parses, else a string)."`
 }
 
+// Run runs `clawkit config set`.
 func (c *ConfigSetCmd) Run(env *Env) error {
 	ctx := env.Ctx
 	if _, err := config.SplitPath(c.Path); err != nil {
@@ -74,7 +75,7 @@ func (c *ConfigSetCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	return env.Out.Result(res, func(w io.Writer) {})
+	return env.Out.Result(res, func(w *Printer) {})
 }
 
 // ConfigUnsetCmd removes a value.
@@ -82,6 +83,7 @@ type ConfigUnsetCmd struct {
 	Path string `arg:"" help:"Dotted path."`
 }
 
+// Run runs `clawkit config unset`.
 func (c *ConfigUnsetCmd) Run(env *Env) error {
 	ctx := env.Ctx
 	if _, err := config.SplitPath(c.Path); err != nil {
@@ -91,7 +93,7 @@ func (c *ConfigUnsetCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	return env.Out.Result(res, func(w io.Writer) {
+	return env.Out.Result(res, func(w *Printer) {
 		if res["removed"] != true {
 			fmt.Fprintf(w, "%s was not set\n", c.Path)
 		}

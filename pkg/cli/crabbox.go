@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/clawkit/clawkit/pkg/crabbox"
@@ -70,7 +69,7 @@ func cliVersion() string { return versionString() }
 // printReceipt prints the one receipt line (or, with --json, the receipt
 // as one JSON document).
 func printReceipt(out *Output, rc *crabbox.Receipt) error {
-	return out.Result(rc, func(w io.Writer) { fmt.Fprintln(w, rc.Line()) })
+	return out.Result(rc, func(w *Printer) { fmt.Fprintln(w, rc.Line()) })
 }
 
 // CrabboxSetupCmd is `crabbox setup`.
@@ -80,6 +79,7 @@ type CrabboxSetupCmd struct {
 	Execute    bool   `name:"run" help:"Execute the install command now, in this process."`
 }
 
+// Run runs `clawkit crabbox setup`.
 func (c *CrabboxSetupCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
 	s, err := crabbox.SetupCommand(c.Manifest, c.TargetHome)
@@ -87,7 +87,7 @@ func (c *CrabboxSetupCmd) Run(env *Env) error {
 		return err
 	}
 	if !c.Execute {
-		return out.Result(s, func(w io.Writer) { fmt.Fprintln(w, s.Command) })
+		return out.Result(s, func(w *Printer) { fmt.Fprintln(w, s.Command) })
 	}
 	out.Warnf("crabbox: running: %s", s.Command)
 	req := s.Request
@@ -110,6 +110,7 @@ type CrabboxInstallCmd struct {
 	PlatformCheck string `name:"platform-check" enum:"enforce,skip" default:"enforce" help:"enforce: refuse an export made for another platform/arch; skip: install anyway (tests only)."`
 }
 
+// Run runs `clawkit crabbox install`.
 func (c *CrabboxInstallCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
 	c.announceDefault(out, env, "the runtime goes")
@@ -136,6 +137,7 @@ type CrabboxVerifyCmd struct {
 	PrintCommand bool `name:"print-command" help:"Print the credential-free verify command (pinned like setup's) for a CI job or a remote host, and verify nothing."`
 }
 
+// Run runs `clawkit crabbox verify`.
 func (c *CrabboxVerifyCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
 	if c.PrintCommand {
@@ -143,7 +145,7 @@ func (c *CrabboxVerifyCmd) Run(env *Env) error {
 		if err != nil {
 			return err
 		}
-		return out.Result(s, func(w io.Writer) { fmt.Fprintln(w, s.Command) })
+		return out.Result(s, func(w *Printer) { fmt.Fprintln(w, s.Command) })
 	}
 	c.announceDefault(out, env, "looking for the runtime")
 	res, err := crabbox.Verify(crabbox.VerifyRequest{
@@ -157,7 +159,7 @@ func (c *CrabboxVerifyCmd) Run(env *Env) error {
 		// One line per problem, like `go mod verify`, on stderr; the
 		// error (and its exit code 1) follows.
 		for _, p := range res.Problems {
-			fmt.Fprintln(out.Stderr, p)
+			_, _ = fmt.Fprintln(out.Stderr, p) // diagnostics, best effort: the error follows
 		}
 		return crabbox.VerifyFailed(res)
 	}
@@ -171,13 +173,14 @@ type CrabboxReceiptCmd struct {
 	TargetHome string `help:"Also require the runtime to be installed below this home." placeholder:"DIR"`
 }
 
+// Run runs `clawkit crabbox receipt`.
 func (c *CrabboxReceiptCmd) Run(env *Env) error {
 	out := env.Out
 	in, err := crabbox.LoadInputs(c.Manifest, crabbox.Expect{})
 	if err != nil {
 		return err
 	}
-	var r io.Reader = env.Stdin
+	r := env.Stdin
 	if c.From != "" {
 		// Opened without blocking and refused unless a regular file: a FIFO
 		// here would otherwise wait for a writer forever.
@@ -185,7 +188,7 @@ func (c *CrabboxReceiptCmd) Run(env *Env) error {
 		if err != nil {
 			return errs.Usage(errs.CodeReceiptUnreadable, "cannot open %s: %v", c.From, err).WithHint("pass the file holding the install or verify output")
 		}
-		defer f.Close()
+		defer fsx.CloseRead(f)
 		if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
 			return errs.Usage(errs.CodeReceiptUnreadable, "%s is not a regular file", c.From).WithHint("pass the file holding the install or verify output, or pipe it on stdin")
 		}
@@ -198,7 +201,7 @@ func (c *CrabboxReceiptCmd) Run(env *Env) error {
 	if err := crabbox.ValidateReceipt(rc, in.Manifest, in.ManifestSHA256, c.TargetHome); err != nil {
 		return err
 	}
-	return out.Result(rc, func(w io.Writer) {
+	return out.Result(rc, func(w *Printer) {
 		fmt.Fprintf(w, "receipt ok: %s %s@%s build %s at %s\n", rc.Status, rc.PackageName, rc.PackageVersion, rc.BuildID, rc.RuntimeDir)
 		fmt.Fprintln(w, strings.TrimSpace("(evidence of a completed check, not a reason to skip the next verification)"))
 	})

@@ -26,6 +26,7 @@ type FSCreateExclusiveCmd struct {
 // one piece, so it is held in memory.
 const maxExclusiveBytes = 64 << 20
 
+// Run runs `clawkit fs create-exclusive`.
 func (c *FSCreateExclusiveCmd) Run(env *Env) error {
 	data, err := io.ReadAll(io.LimitReader(env.Stdin, maxExclusiveBytes+1))
 	if err != nil {
@@ -44,7 +45,7 @@ func (c *FSCreateExclusiveCmd) Run(env *Env) error {
 			WithHint("check that %s exists and is writable", filepath.Dir(c.Path))
 	}
 	res := map[string]any{"path": c.Path, "created": created}
-	return env.Out.Result(res, func(w io.Writer) {
+	return env.Out.Result(res, func(w *Printer) {
 		if created {
 			fmt.Fprintln(w, "created")
 		} else {

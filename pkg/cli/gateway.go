@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"log"
 	"os"
 	"os/exec"
@@ -31,6 +30,7 @@ type GatewayRunCmd struct {
 	LeaseTTL     time.Duration `help:"On PostgreSQL: how long the gateway's owner lease lasts without a heartbeat." env:"CLAWKIT_LEASE_TTL" default:"10s"`
 }
 
+// Run runs `clawkit gateway run`.
 func (c *GatewayRunCmd) Run(env *Env) error {
 	ctx := env.Ctx
 	h, err := env.HomeDir()
@@ -49,7 +49,9 @@ func (c *GatewayRunCmd) Run(env *Env) error {
 		Ready: func(rec owner.Record) {
 			report.Serving()
 			if !env.Out.JSON {
-				fmt.Fprintf(env.Out.Stdout, "gateway %s serving on %s (pid %d)\n", rec.OwnerID, rec.Socket, rec.PID)
+				// Best effort: the gateway serves whether or not this line
+				// reaches stdout.
+				_, _ = fmt.Fprintf(env.Out.Stdout, "gateway %s serving on %s (pid %d)\n", rec.OwnerID, rec.Socket, rec.PID)
 			} else {
 				_ = env.Out.PrintJSON(rec)
 			}
@@ -84,7 +86,7 @@ func (c *GatewayRunCmd) detach(ctx context.Context, env *Env, h owner.Home) erro
 	if err != nil {
 		return err
 	}
-	return env.Out.Result(rec, func(w io.Writer) {
+	return env.Out.Result(rec, func(w *Printer) {
 		fmt.Fprintf(w, "gateway %s serving on %s (pid %d)\n", rec.OwnerID, rec.Socket, rec.PID)
 	})
 }
@@ -92,6 +94,7 @@ func (c *GatewayRunCmd) detach(ctx context.Context, env *Env, h owner.Home) erro
 // GatewayStatusCmd reports the gateway.
 type GatewayStatusCmd struct{}
 
+// Run runs `clawkit gateway status`.
 func (c *GatewayStatusCmd) Run(env *Env) error {
 	ctx := env.Ctx
 	h, err := env.HomeDir()
@@ -106,7 +109,7 @@ func (c *GatewayStatusCmd) Run(env *Env) error {
 		}
 		return errs.Failed(errs.CodeGatewayNotRunning, "%s", why).WithHint("start one with 'clawkit gateway run --detach'")
 	}
-	return env.Out.Result(st, func(w io.Writer) {
+	return env.Out.Result(st, func(w *Printer) {
 		fmt.Fprintf(w, "owner:     %s\npid:       %d\nsocket:    %s\nengine:    %s\nschema:    %d\nversion:   %s\nstarted:   %s\nin-flight: %d\n",
 			st.OwnerID, st.PID, st.Socket, st.Engine, st.SchemaVersion, st.Version, st.StartedAt.Format(time.RFC3339), st.InFlight)
 	})
@@ -117,6 +120,7 @@ type GatewayStopCmd struct {
 	Wait time.Duration `help:"How long to wait for it to exit." default:"40s"`
 }
 
+// Run runs `clawkit gateway stop`.
 func (c *GatewayStopCmd) Run(env *Env) error {
 	ctx := env.Ctx
 	h, err := env.HomeDir()
@@ -127,7 +131,7 @@ func (c *GatewayStopCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	return env.Out.Result(map[string]any{"stopped": true, "pid": rec.PID, "ownerId": rec.OwnerID}, func(w io.Writer) {
+	return env.Out.Result(map[string]any{"stopped": true, "pid": rec.PID, "ownerId": rec.OwnerID}, func(w *Printer) {
 		fmt.Fprintf(w, "gateway %s (pid %d) stopped\n", rec.OwnerID, rec.PID)
 	})
 }

@@ -16,6 +16,7 @@ type HelpCmd struct {
 	Command []string `arg:"" optional:"" help:"The command to describe."`
 }
 
+// Run runs `clawkit help`.
 func (h HelpCmd) Run(env *Env) error {
 	kctx, out := env.Kong, env.Out
 	args := append(append([]string{}, h.Command...), "--help")
@@ -40,6 +41,7 @@ type CompletionCmd struct {
 	Shell string `arg:"" enum:"bash,zsh,fish" help:"bash, zsh or fish."`
 }
 
+// Run runs `clawkit completion`.
 func (c CompletionCmd) Run(env *Env) error {
 	out := env.Out
 	var s string

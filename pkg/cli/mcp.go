@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -82,7 +81,7 @@ func (f *MCPServerFlags) options(command []string, out *Output) (mcp.Options, er
 	}
 	if f.Notifications {
 		o.OnNotification = func(method string, params json.RawMessage) {
-			fmt.Fprintf(out.Stderr, "clawkit: notification: %s %s\n", method, params)
+			_, _ = fmt.Fprintf(out.Stderr, "clawkit: notification: %s %s\n", method, params) // diagnostics, best effort
 		}
 	}
 	return o, nil
@@ -117,6 +116,7 @@ type MCPCallCmd struct {
 	Command []string `arg:"" passthrough:"" name:"command" help:"Server command and arguments (after --)."`
 }
 
+// Run runs `clawkit mcp call`.
 func (c *MCPCallCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
 	opts, err := c.options(c.Command, out)
@@ -139,7 +139,7 @@ func (c *MCPCallCmd) Run(env *Env) error {
 	}
 	if err != nil {
 		if rep != nil && rep.Result != nil && !out.JSON {
-			printIndented(out.Stdout, rep.Result)
+			printIndented(&Printer{w: out.Stdout}, rep.Result) // the call's error, returned below, is what counts
 		}
 		if rep != nil {
 			return mcpJSONFailure(out, err, rep.Result, rep.CleanupResult)
@@ -150,7 +150,7 @@ func (c *MCPCallCmd) Run(env *Env) error {
 		OK bool `json:"ok"`
 		*mcp.CallReport
 	}{true, rep}
-	return out.Result(doc, func(w io.Writer) { printIndented(w, rep.Result) })
+	return out.Result(doc, func(w *Printer) { printIndented(w, rep.Result) })
 }
 
 // mcpJSONFailure prints, with --json, a failed call's one document: the
@@ -188,7 +188,7 @@ func firstNonSpace(s string) byte {
 	return 0
 }
 
-func printIndented(w io.Writer, raw json.RawMessage) {
+func printIndented(w *Printer, raw json.RawMessage) {
 	// json.Indent keeps the server's key order.
 	var b bytes.Buffer
 	if err := json.Indent(&b, raw, "", "  "); err != nil {
@@ -204,6 +204,7 @@ type MCPSessionCmd struct {
 	Command []string `arg:"" passthrough:"" name:"command" help:"Server command and arguments (after --)."`
 }
 
+// Run runs `clawkit mcp session`.
 func (c *MCPSessionCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
 	opts, err := c.options(c.Command, out)
@@ -280,6 +281,7 @@ type MCPProxyCmd struct {
 	Command         []string      `arg:"" optional:"" passthrough:"" name:"command" help:"Server command and arguments (after --)."`
 }
 
+// Run runs `clawkit mcp proxy`.
 func (c *MCPProxyCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
 	if c.MaxFrameBytes < 2 {
@@ -336,7 +338,7 @@ func (c *MCPProxyCmd) Run(env *Env) error {
 					Server   *mcp.Implementation `json:"server,omitempty"`
 					Protocol mcp.Negotiated      `json:"protocol"`
 				}{"proxy_connected", nonEmptyImpl(s), n})
-				fmt.Fprintf(out.Stderr, "%s\n", b)
+				_, _ = fmt.Fprintf(out.Stderr, "%s\n", b) // diagnostics, best effort
 				return
 			}
 			out.Warnf("proxy: %s", proxyConnectedLine(s, n))

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"text/tabwriter"
 	"time"
 
 	"github.com/alecthomas/kong"
@@ -39,15 +40,51 @@ type Output struct {
 	Progress string // auto, always, never
 }
 
-// Result prints v as one JSON document when --json is set, else calls human.
-func (o *Output) Result(v any, human func(w io.Writer)) error {
+// Result prints v as one JSON document when --json is set, else calls
+// human, and returns the first error of human's writes.
+func (o *Output) Result(v any, human func(w *Printer)) error {
 	if o.JSON {
 		return o.PrintJSON(v)
 	}
 	if human != nil {
-		human(o.Stdout)
+		p := &Printer{w: o.Stdout}
+		human(p)
+		return p.err
 	}
 	return nil
+}
+
+// Printer is the writer of a command's human output. It keeps the first
+// write error and writes nothing after it; Result returns that error, so
+// the lines of a result are not checked one by one (docs/architecture.md,
+// "Checks").
+type Printer struct {
+	w   io.Writer
+	err error
+}
+
+// Write writes b unless an earlier write failed.
+func (p *Printer) Write(b []byte) (int, error) {
+	if p.err != nil {
+		return 0, p.err
+	}
+	n, err := p.w.Write(b)
+	p.err = err
+	return n, err
+}
+
+// Table returns a Printer that aligns tab-separated columns (text/tabwriter
+// with these settings, padded with spaces) until Flush writes them to p.
+func (p *Printer) Table(minwidth, tabwidth, padding int) *Printer {
+	return &Printer{w: tabwriter.NewWriter(p, minwidth, tabwidth, padding, ' ', 0)}
+}
+
+// Flush writes a Table's lines; an error stays in the Printer it was
+// made from (and in this one).
+func (p *Printer) Flush() {
+	if tw, ok := p.w.(*tabwriter.Writer); ok && p.err == nil {
+		p.err = tw.Flush()
+	}
 }
 
 // PrintJSON writes v as one indented JSON document and a newline: the
@@ -74,7 +111,9 @@ func writeJSON(w io.Writer, v any, prefix, indent string) error {
 
 // Warnf prints a diagnostic line on stderr.
 func (o *Output) Warnf(format string, args ...any) {
-	fmt.Fprintf(o.Stderr, "clawkit: %s\n", termsafe.Text(fmt.Sprintf(format, args...)))
+	// Diagnostics on stderr are best effort: there is nowhere left to
+	// report a failed write to (here and in Error).
+	_, _ = fmt.Fprintf(o.Stderr, "clawkit: %s\n", termsafe.Text(fmt.Sprintf(format, args...)))
 }
 
 // ProgressWriter returns stderr when progress should be shown, else nil.
@@ -137,12 +176,12 @@ func (o *Output) Error(err error) int {
 	// A message or hint may quote text from outside (a provider's error,
 	// a server's name, an archive entry): on a terminal it is escaped so
 	// it cannot forge a line or move the cursor (docs/design.md).
-	fmt.Fprintf(o.Stderr, "clawkit: error: %s\n", termsafe.Text(je.Message))
+	_, _ = fmt.Fprintf(o.Stderr, "clawkit: error: %s\n", termsafe.Text(je.Message))
 	if je.Hint != "" {
-		fmt.Fprintf(o.Stderr, "clawkit: hint: %s\n", termsafe.Text(je.Hint))
+		_, _ = fmt.Fprintf(o.Stderr, "clawkit: hint: %s\n", termsafe.Text(je.Hint))
 	}
 	if je.RetryAfterMs != nil {
-		fmt.Fprintf(o.Stderr, "clawkit: hint: retry after %dms\n", *je.RetryAfterMs)
+		_, _ = fmt.Fprintf(o.Stderr, "clawkit: hint: retry after %dms\n", *je.RetryAfterMs)
 	}
 	return code
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/errs"
@@ -65,6 +64,7 @@ type ResearchDescribeCmd struct {
 	researchIdentity
 }
 
+// Run runs `clawkit research describe`.
 func (c *ResearchDescribeCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
 	// A read-only routed call: the session access policy applies, nothing
@@ -73,7 +73,7 @@ func (c *ResearchDescribeCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	return out.Result(d, func(w io.Writer) {
+	return out.Result(d, func(w *Printer) {
 		fmt.Fprintf(w, "service:     %s (managed deep research by %s, agent %s)\n", d.Service, d.Provider, d.Agent)
 		fmt.Fprintf(w, "kind:        %s — a long-running research agent, not single-call search grounding\n", d.Kind)
 		fmt.Fprintf(w, "enabled:     %v\n", d.Enabled)
@@ -120,6 +120,7 @@ func (c *ResearchStartCmd) params() (research.StartParams, error) {
 	return p, nil
 }
 
+// Run runs `clawkit research start`.
 func (c *ResearchStartCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
 	p, err := c.params()
@@ -133,7 +134,7 @@ func (c *ResearchStartCmd) Run(env *Env) error {
 	if res.Waited != nil {
 		return printJob(out, res.Waited)
 	}
-	return out.Result(res, func(w io.Writer) {
+	return out.Result(res, func(w *Printer) {
 		existing := ""
 		if res.Existing {
 			existing = " (existing job for this idempotency key)"
@@ -152,7 +153,7 @@ func waitFor(ctx context.Context, env *Env, out *Output, id researchIdentity, jo
 }
 
 func printJob(out *Output, res *research.PollResult) error {
-	return out.Result(res, func(w io.Writer) {
+	return out.Result(res, func(w *Printer) {
 		j := res.Job
 		status := j.ProviderStatus
 		if status == "" {
@@ -179,6 +180,7 @@ type ResearchPollCmd struct {
 	Out string `help:"When the job has ended, also publish the report to FILE." placeholder:"FILE"`
 }
 
+// Run runs `clawkit research poll`.
 func (c *ResearchPollCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
 	o, err := absOut(c.Out)
@@ -200,6 +202,7 @@ type ResearchWaitCmd struct {
 	Out     string        `help:"Also publish the report to FILE." placeholder:"FILE"`
 }
 
+// Run runs `clawkit research wait`.
 func (c *ResearchWaitCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
 	o, err := absOut(c.Out)
@@ -215,6 +218,7 @@ type ResearchCancelCmd struct {
 	Job string `arg:"" help:"Job id (rj_…)."`
 }
 
+// Run runs `clawkit research cancel`.
 func (c *ResearchCancelCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
 	res, err := ops.ResearchCancel.Call(ctx, env, research.JobParams{Caller: c.caller(), Job: c.Job})
@@ -231,6 +235,7 @@ type ResearchListCmd struct {
 	State   string `help:"Only jobs in this state." placeholder:"STATE"`
 }
 
+// Run runs `clawkit research list`.
 func (c *ResearchListCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
 	jobs, err := ops.ResearchList.Call(ctx, env, research.ListParams{AgentID: c.Agent, SessionKey: c.Session, State: c.State})
@@ -240,8 +245,8 @@ func (c *ResearchListCmd) Run(env *Env) error {
 	if jobs == nil {
 		jobs = []*research.Job{}
 	}
-	return out.Result(jobs, func(w io.Writer) {
-		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	return out.Result(jobs, func(w *Printer) {
+		tw := w.Table(2, 4, 2)
 		fmt.Fprintln(tw, "JOB\tSTATE\tSTATUS\tPOLLS\tAGENT/SESSION\tCREATED\tQUESTION")
 		for _, j := range jobs {
 			q := strings.Join(strings.Fields(j.Question), " ")
@@ -267,15 +272,16 @@ type ResearchShowCmd struct {
 	Job string `arg:"" help:"Job id (rj_…)."`
 }
 
+// Run runs `clawkit research show`.
 func (c *ResearchShowCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
 	res, err := ops.ResearchShow.Call(ctx, env, research.JobParams{Job: c.Job})
 	if err != nil {
 		return err
 	}
-	return out.Result(res, func(w io.Writer) {
+	return out.Result(res, func(w *Printer) {
 		j := res.Job
-		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		tw := w.Table(2, 4, 2)
 		row := func(k, v string) {
 			if v != "" {
 				fmt.Fprintf(tw, "%s:\t%s\n", k, v)
@@ -311,13 +317,14 @@ func (c *ResearchShowCmd) Run(env *Env) error {
 // ResearchRecoverCmd is `clawkit research recover`.
 type ResearchRecoverCmd struct{}
 
+// Run runs `clawkit research recover`.
 func (c *ResearchRecoverCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
 	res, err := ops.ResearchRecover.Call(ctx, env, struct{}{})
 	if err != nil {
 		return err
 	}
-	return out.Result(res, func(w io.Writer) {
+	return out.Result(res, func(w *Printer) {
 		for _, id := range res.Indeterminate {
 			fmt.Fprintf(w, "%s indeterminate: no receipt was recorded for its create; inspect the provider account (never resubmitted)\n", id)
 		}
@@ -341,6 +348,7 @@ func (c *ResearchRecoverCmd) Run(env *Env) error {
 // the outcome is in the envelope (ok, state, reason).
 type ResearchRPCCmd struct{}
 
+// Run runs `clawkit research rpc`.
 func (c *ResearchRPCCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
 	data, err := io.ReadAll(io.LimitReader(env.Stdin, research.MaxEnvelopeBytes+1))

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/clawkit/clawkit/pkg/artifacts"
@@ -24,13 +23,14 @@ type RAQualifyCmd struct {
 	Config      string `help:"OpenClaw config (JSON5) to read plugin enablement from; never written." placeholder:"FILE"`
 }
 
+// Run runs `clawkit runtime-artifacts qualify`.
 func (c *RAQualifyCmd) Run(env *Env) error {
 	out := env.Out
 	rep, err := artifacts.Qualify(c.PackageRoot, c.Config)
 	if err != nil {
 		return err
 	}
-	return out.Result(rep, func(w io.Writer) {
+	return out.Result(rep, func(w *Printer) {
 		fmt.Fprintf(w, "%s %s at %s\n", rep.Name, rep.Version, rep.PackageRoot)
 		if rep.BuildID != "" {
 			fmt.Fprintf(w, "build %s\n", rep.BuildID)
@@ -77,6 +77,7 @@ type RAExportCmd struct {
 	Arch        string   `help:"Target arch in Node's names (default: this machine's)." placeholder:"NAME"`
 }
 
+// Run runs `clawkit runtime-artifacts export`.
 func (c *RAExportCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
 	producer := ReadBuildInfo().Version
@@ -89,7 +90,7 @@ func (c *RAExportCmd) Run(env *Env) error {
 		return err
 	}
 	m := res.Manifest
-	return out.Result(res, func(w io.Writer) {
+	return out.Result(res, func(w *Printer) {
 		fmt.Fprintf(w, "exported %s %s (build %s) to %s\n", m.Package.Name, m.Package.Version, m.BuildID, res.Output)
 		fmt.Fprintf(w, "node bootstrap  %s  %d bytes\n", m.NodeBootstrap.Path, m.NodeBootstrap.Bytes)
 		fmt.Fprintf(w, "worker bundle   %s  %d bytes\n", m.WorkerBundle.Path, m.WorkerBundle.Bytes)
@@ -104,6 +105,7 @@ type RAInspectCmd struct {
 	Dir string `arg:"" help:"Export folder (holds manifest.json)." placeholder:"DIR"`
 }
 
+// Run runs `clawkit runtime-artifacts inspect`.
 func (c *RAInspectCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
 	rep, err := artifacts.InspectContext(ctx, c.Dir)
@@ -117,14 +119,15 @@ func (c *RAInspectCmd) Run(env *Env) error {
 		if out.JSON {
 			detail = ": " + strings.Join(rep.Problems, "; ")
 		} else {
+			pr := &Printer{w: out.Stdout} // the failure returned below is what counts
 			for _, p := range rep.Problems {
-				fmt.Fprintln(out.Stdout, p)
+				fmt.Fprintln(pr, p)
 			}
 		}
 		return errs.Failed(CodeVerificationFailed, "export %s failed verification: %d problem(s)%s", c.Dir, len(rep.Problems), detail).
 			WithHint("the export was changed or damaged after it was written; export again")
 	}
-	return out.Result(rep, func(w io.Writer) {
+	return out.Result(rep, func(w *Printer) {
 		wb := &rep.Manifest.WorkerBundle
 		fmt.Fprintf(w, "all artifacts verified (%s %s, bundle hash %s)\n", rep.Manifest.Package.Name, rep.Manifest.Package.Version, wb.BundleHash)
 		from := "not recorded by the exporter"
@@ -143,11 +146,12 @@ type RAWorkerPathCmd struct {
 	SHA256 string `arg:"" name:"sha256" help:"SHA-256 of the worker archive (64 lower-case hex digits)."`
 }
 
+// Run runs `clawkit runtime-artifacts worker-path`.
 func (c *RAWorkerPathCmd) Run(env *Env) error {
 	out := env.Out
 	p, err := artifacts.WorkerPath(c.SHA256)
 	if err != nil {
 		return err
 	}
-	return out.Result(map[string]string{"path": p}, func(w io.Writer) { fmt.Fprintln(w, p) })
+	return out.Result(map[string]string{"path": p}, func(w *Printer) { fmt.Fprintln(w, p) })
 }

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"io"
-	"text/tabwriter"
 
 	"github.com/clawkit/clawkit/pkg/ops"
 	"github.com/clawkit/clawkit/pkg/owner"
@@ -54,6 +52,7 @@ type SessionListCmd struct {
 	Agent string `help:"Only this agent's sessions."`
 }
 
+// Run runs `clawkit session list`.
 func (c *SessionListCmd) Run(env *Env) error {
 	ctx := env.Ctx
 	out, err := ops.SessionList.Call(ctx, env, ops.SessionParams{AgentID: c.Agent})
@@ -63,8 +62,8 @@ func (c *SessionListCmd) Run(env *Env) error {
 	if out == nil {
 		out = []store.Session{}
 	}
-	return env.Out.Result(out, func(w io.Writer) {
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	return env.Out.Result(out, func(w *Printer) {
+		tw := w.Table(0, 4, 2)
 		fmt.Fprintln(tw, "AGENT\tSESSION\tINCARNATION\tSTATUS")
 		for _, s := range out {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.AgentID, s.SessionKey, s.Incarnation, s.Status)
@@ -74,7 +73,7 @@ func (c *SessionListCmd) Run(env *Env) error {
 }
 
 func printSession(env *Env, s store.Session) error {
-	return env.Out.Result(s, func(w io.Writer) {
+	return env.Out.Result(s, func(w *Printer) {
 		fmt.Fprintf(w, "agent:       %s\nsession:     %s\nincarnation: %d\nstatus:      %s\n", s.AgentID, s.SessionKey, s.Incarnation, s.Status)
 	})
 }

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"golang.org/x/term"
@@ -48,22 +47,26 @@ func (t skillTarget) target() skills.Target {
 	return skills.Target{PluginID: t.Plugin, AgentID: t.Agent, SessionKey: t.Session}
 }
 
+// SkillRootCmd is `clawkit skill root`.
 type SkillRootCmd struct{ skillTarget }
 
+// Run runs `clawkit skill root`.
 func (c *SkillRootCmd) Run(env *Env) error {
 	ctx := env.Ctx
 	r, err := ops.SkillRoot.Call(ctx, env, c.target())
 	if err != nil {
 		return err
 	}
-	return env.Out.Result(r, func(w io.Writer) { fmt.Fprintln(w, r.Root) })
+	return env.Out.Result(r, func(w *Printer) { fmt.Fprintln(w, r.Root) })
 }
 
+// SkillListCmd is `clawkit skill list`.
 type SkillListCmd struct {
 	skillTarget
 	Skill string `arg:"" optional:"" help:"List the files of this skill (paths, sizes, digests) instead of the skills."`
 }
 
+// Run runs `clawkit skill list`.
 func (c *SkillListCmd) Run(env *Env) error {
 	ctx := env.Ctx
 	if c.Skill != "" {
@@ -76,8 +79,8 @@ func (c *SkillListCmd) Run(env *Env) error {
 	if r.Skills == nil {
 		r.Skills = []skills.SkillInfo{}
 	}
-	return env.Out.Result(r, func(w io.Writer) {
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	return env.Out.Result(r, func(w *Printer) {
+		tw := w.Table(0, 4, 2)
 		fmt.Fprintln(tw, "SKILL\tFILES\tBYTES\tCONTENT\tTREE")
 		for _, s := range r.Skills {
 			if s.Revision == nil {
@@ -95,8 +98,8 @@ func (c *SkillListCmd) files(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	return env.Out.Result(r, func(w io.Writer) {
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	return env.Out.Result(r, func(w *Printer) {
+		tw := w.Table(0, 4, 2)
 		fmt.Fprintln(tw, "PATH\tBYTES\tSHA256")
 		for _, f := range r.Files {
 			fmt.Fprintf(tw, "%s\t%d\t%s\n", f.Path, f.SizeBytes, f.SHA256)
@@ -105,6 +108,7 @@ func (c *SkillListCmd) files(ctx context.Context, env *Env) error {
 	})
 }
 
+// SkillReadCmd is `clawkit skill read`.
 type SkillReadCmd struct {
 	skillTarget
 	Skill    string `arg:"" help:"Skill name (its folder name)."`
@@ -112,6 +116,7 @@ type SkillReadCmd struct {
 	MaxBytes int64  `help:"Refuse files larger than this (default: the file limit)." placeholder:"N"`
 }
 
+// Run runs `clawkit skill read`.
 func (c *SkillReadCmd) Run(env *Env) error {
 	ctx := env.Ctx
 	p := skills.FileParams{Target: c.target(), Skill: c.Skill, File: c.File, MaxBytes: c.MaxBytes}
@@ -119,9 +124,10 @@ func (c *SkillReadCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	return env.Out.Result(r, func(w io.Writer) { _, _ = w.Write(r.Bytes()) })
+	return env.Out.Result(r, func(w *Printer) { _, _ = w.Write(r.Bytes()) })
 }
 
+// SkillWriteCmd is `clawkit skill write`.
 type SkillWriteCmd struct {
 	skillTarget
 	Skill          string `arg:"" help:"Skill name (its folder name)."`
@@ -133,6 +139,7 @@ type SkillWriteCmd struct {
 	Strict         bool   `help:"Treat warnings as errors."`
 }
 
+// Run runs `clawkit skill write`.
 func (c *SkillWriteCmd) Run(env *Env) error {
 	ctx := env.Ctx
 	if c.FromDir != "" || c.FromBundle != "" {
@@ -144,7 +151,7 @@ func (c *SkillWriteCmd) Run(env *Env) error {
 	// The path, the size and the content are the operation's Check (an
 	// empty FILE is refused as an empty path; --from-dir installs a whole
 	// skill): the command only reads at most what any write may carry.
-	var src io.Reader = env.Stdin
+	src := env.Stdin
 	name := "stdin"
 	if c.From != "" && c.From != "-" {
 		// Opened without blocking and refused unless a regular file: a
@@ -159,7 +166,7 @@ func (c *SkillWriteCmd) Run(env *Env) error {
 			}
 			return errs.Failed(errs.CodeReadFailed, "cannot read --from %s: %v", c.From, err)
 		}
-		defer f.Close()
+		defer fsx.CloseRead(f)
 		src, name = f, c.From
 	}
 	if f, ok := src.(*os.File); src == nil || (ok && c.From == "" && term.IsTerminal(int(f.Fd()))) {
@@ -216,12 +223,14 @@ func (c *SkillWriteCmd) install(ctx context.Context, env *Env) error {
 	return printCommit(env, r)
 }
 
+// SkillRemoveCmd is `clawkit skill remove`.
 type SkillRemoveCmd struct {
 	skillTarget
 	Skill string `arg:"" help:"Skill name (its folder name)."`
 	File  string `arg:"" optional:"" help:"The one file to remove (not SKILL.md); without it, the whole skill is removed."`
 }
 
+// Run runs `clawkit skill remove`.
 func (c *SkillRemoveCmd) Run(env *Env) error {
 	ctx := env.Ctx
 	p := skills.FileParams{Target: c.target(), Skill: c.Skill, File: c.File}
@@ -248,7 +257,7 @@ func printCommit(env *Env, r *skills.CommitResult) error {
 			env.Out.Warnf("warning: skill_changed hook %q failed: %s (the change stands)", h.Argv, h.Error)
 		}
 	}
-	return env.Out.Result(r, func(w io.Writer) {
+	return env.Out.Result(r, func(w *Printer) {
 		verb := "wrote"
 		if r.Action == "remove" {
 			verb = "removed"
@@ -272,6 +281,7 @@ func printCommit(env *Env, r *skills.CommitResult) error {
 	})
 }
 
+// SkillValidateCmd is `clawkit skill validate`.
 type SkillValidateCmd struct {
 	Dir       []string `help:"Validate this skill folder on disk (repeatable; more folders may follow as arguments). Stateless; the folder name is the skill name." placeholder:"DIR" sep:"none"`
 	Recursive []string `help:"Validate every skill folder (a folder holding SKILL.md) below ROOT (repeatable)." placeholder:"ROOT" sep:"none"`
@@ -285,6 +295,7 @@ type SkillValidateCmd struct {
 	Strict    bool     `help:"Treat warnings as errors."`
 }
 
+// Run runs `clawkit skill validate`.
 func (c *SkillValidateCmd) Run(env *Env) error {
 	ctx := env.Ctx
 	dirs := c.Dir
@@ -330,7 +341,7 @@ func (c *SkillValidateCmd) Run(env *Env) error {
 		}
 	}
 	opt := skilllint.Options{Profile: profile, Strict: c.Strict}
-	out := env.Out.Stdout
+	out := &Printer{w: env.Out.Stdout}
 	// Reports are printed as each skill is checked, in JSON too (the
 	// document is streamed: {"skills":[…],"summary":{…},"ok":…}), so memory
 	// stays flat however many skills a tree holds.
@@ -372,7 +383,7 @@ func (c *SkillValidateCmd) Run(env *Env) error {
 		}
 		return &reportedError{e}
 	}
-	return nil
+	return out.err
 }
 
 // validateFile is `validate --file PATH`: one SKILL.md, the lint lines,
@@ -388,7 +399,7 @@ func (c *SkillValidateCmd) validateFile(env *Env, profile string) error {
 	if err != nil {
 		return err
 	}
-	if err := env.Out.Result(r, func(w io.Writer) {
+	if err := env.Out.Result(r, func(w *Printer) {
 		printLintReport(w, &r.Report)
 		if r.Description != "" {
 			fmt.Fprintf(w, "description: %s\n", r.Description)
@@ -411,7 +422,7 @@ func plural(n int, one, many string) string {
 
 // printLintReport prints one line per finding (path:line: severity
 // code[rule]: message, errors first) and the skill's verdict.
-func printLintReport(w io.Writer, r *skilllint.Report) {
+func printLintReport(w *Printer, r *skilllint.Report) {
 	for _, list := range [][]skilllint.Finding{r.Errors, r.Warnings} {
 		for _, f := range list {
 			f.File = displayPath(r.Dir, f.File)
@@ -426,6 +437,7 @@ func printLintReport(w io.Writer, r *skilllint.Report) {
 		len(r.Errors), plural(len(r.Errors), "error", "errors"), len(r.Warnings), plural(len(r.Warnings), "warning", "warnings"))
 }
 
+// SkillEventsCmd is `clawkit skill events`.
 type SkillEventsCmd struct {
 	Plugin string `help:"Only this plugin's events." placeholder:"ID"`
 	Agent  string `help:"Agent id." default:"main" env:"CLAWKIT_AGENT"`
@@ -433,6 +445,7 @@ type SkillEventsCmd struct {
 	Limit  int    `help:"Show the newest N events." default:"100"`
 }
 
+// Run runs `clawkit skill events`.
 func (c *SkillEventsCmd) Run(env *Env) error {
 	ctx := env.Ctx
 	p := skills.EventsParams{Target: skills.Target{PluginID: c.Plugin, AgentID: c.Agent}, Skill: c.Skill, Limit: c.Limit}
@@ -443,8 +456,8 @@ func (c *SkillEventsCmd) Run(env *Env) error {
 	if out == nil {
 		out = []skills.EventRecord{}
 	}
-	return env.Out.Result(out, func(w io.Writer) {
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	return env.Out.Result(out, func(w *Printer) {
+		tw := w.Table(0, 4, 2)
 		fmt.Fprintln(tw, "EVENT\tPLUGIN\tSKILL\tACTION\tFILE\tDISPATCH\tAFTER")
 		for _, e := range out {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.EventID, e.Event.PluginID, e.Event.Skill, e.Action, e.File, e.Dispatch, short(e.Event.After))
@@ -466,7 +479,7 @@ func displayPath(dir, file string) string {
 // readBundleArg opens --from-bundle (a regular file, never blocking, or
 // '-' for stdin) and reads the bundle back.
 func readBundleArg(env *Env, p string) (*skills.SourceTree, error) {
-	var r io.Reader = env.Stdin
+	r := env.Stdin
 	if p != "-" {
 		f, _, err := skilllint.OpenInput(p)
 		if err != nil {
@@ -478,7 +491,7 @@ func readBundleArg(env *Env, p string) (*skills.SourceTree, error) {
 			}
 			return nil, errs.Failed(errs.CodeReadFailed, "cannot read --from-bundle %s: %v", p, err)
 		}
-		defer f.Close()
+		defer fsx.CloseRead(f)
 		r = f
 	} else if f, ok := r.(*os.File); r == nil || (ok && term.IsTerminal(int(f.Fd()))) {
 		return nil, errs.Usage(CodeNoContent, "no bundle on stdin: stdin is a terminal").WithHint("pass --from-bundle FILE or pipe the bundle on stdin")
@@ -508,6 +521,7 @@ type BundleOutput struct {
 	BundleBytes  int                   `json:"bundleBytes"`
 }
 
+// Run runs `clawkit skill bundle`.
 func (c *SkillBundleCmd) Run(env *Env) error {
 	ctx := env.Ctx
 	switch {
@@ -556,7 +570,7 @@ func (c *SkillBundleCmd) Run(env *Env) error {
 	}
 	// The content is in the file; stdout lists the files with their digests.
 	res := BundleOutput{BundleResult: b, Files: b.Tree(), Out: c.Out, BundleSHA256: sum, BundleBytes: len(data)}
-	return env.Out.Result(res, func(w io.Writer) {
+	return env.Out.Result(res, func(w *Printer) {
 		fmt.Fprintf(w, "bundled %s\n", b.String())
 		fmt.Fprintf(w, "out: %s (%d bytes, %s)\n", c.Out, len(data), sum)
 	})
@@ -576,6 +590,7 @@ type SkillWatchCmd struct {
 	MaxDirs  int           `help:"Watch at most this many folders; past it, poll." default:"1024"`
 }
 
+// Run runs `clawkit skill watch`.
 func (c *SkillWatchCmd) Run(env *Env) error {
 	ctx := env.Ctx
 	switch {
@@ -630,7 +645,8 @@ func (c *SkillWatchCmd) Run(env *Env) error {
 			if err != nil {
 				return err
 			}
-			line = append(b, '\n')
+			b = append(b, '\n')
+			line = b
 		} else {
 			line = []byte(watchLine(ev))
 		}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"path/filepath"
 
 	"github.com/clawkit/clawkit/pkg/ops"
@@ -22,6 +21,7 @@ type StateMigrateCmd struct {
 	To int `help:"Stop at this schema version (default: the newest)." default:"0"`
 }
 
+// Run runs `clawkit state migrate`.
 func (c *StateMigrateCmd) Run(env *Env) error {
 	ctx := env.Ctx
 	h, err := env.HomeDir()
@@ -32,7 +32,7 @@ func (c *StateMigrateCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	return env.Out.Result(res, func(w io.Writer) {
+	return env.Out.Result(res, func(w *Printer) {
 		if len(res.Applied) == 0 && len(res.RiverApplied) == 0 {
 			fmt.Fprintf(w, "schema already at version %d\n", res.To)
 			return
@@ -52,6 +52,7 @@ type StateBackupCmd struct {
 	File string `arg:"" help:"Backup file to create (must not exist)." type:"path"`
 }
 
+// Run runs `clawkit state backup`.
 func (c *StateBackupCmd) Run(env *Env) error {
 	ctx := env.Ctx
 	abs, err := filepath.Abs(c.File)
@@ -62,7 +63,7 @@ func (c *StateBackupCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	return env.Out.Result(res, func(w io.Writer) {
+	return env.Out.Result(res, func(w *Printer) {
 		fmt.Fprintf(w, "backed up schema %d (%s, %d bytes) to %s\n", res.SchemaVersion, res.Engine, res.Bytes, res.Path)
 	})
 }
@@ -70,13 +71,14 @@ func (c *StateBackupCmd) Run(env *Env) error {
 // StateStatusCmd reports the database's state.
 type StateStatusCmd struct{}
 
+// Run runs `clawkit state status`.
 func (c *StateStatusCmd) Run(env *Env) error {
 	ctx := env.Ctx
 	res, err := ops.StateStatus.Call(ctx, env, ops.None{})
 	if err != nil {
 		return err
 	}
-	return env.Out.Result(res, func(w io.Writer) {
+	return env.Out.Result(res, func(w *Printer) {
 		fmt.Fprintf(w, "engine:  %s\nschema:  %d (this clawkit: %d)\n", res.Engine, res.SchemaVersion, res.LatestVersion)
 		if res.RiverSchema != "" {
 			if res.RiverVersion != nil {

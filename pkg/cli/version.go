@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"runtime/debug"
 	"strings"
 )
@@ -60,7 +59,8 @@ func versionString() string {
 // VersionCmd prints the version.
 type VersionCmd struct{}
 
+// Run runs `clawkit version`.
 func (VersionCmd) Run(env *Env) error {
 	out := env.Out
-	return out.Result(ReadBuildInfo(), func(w io.Writer) { fmt.Fprintln(w, versionString()) })
+	return out.Result(ReadBuildInfo(), func(w *Printer) { fmt.Fprintln(w, versionString()) })
 }
