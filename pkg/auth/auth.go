@@ -28,6 +28,11 @@ const FileName = "credentials.json"
 const (
 	KindAPIKey = "api-key"
 	KindOAuth  = "oauth"
+	// KindHeader is an HTTP header's value for a server a provider calls
+	// on the user's behalf (a research job's MCP server, provider "mcp"):
+	// such a value comes only from a profile, never from a command line
+	// or config.json (docs/research.md, "Tools").
+	KindHeader = "header"
 )
 
 // Profile is one credential. Secret is only ever read by the provider that

@@ -50,3 +50,8 @@ const (
 	// CodeWriteFailed: cannot make the bundle: …
 	CodeWriteFailed errs.Code = "write_failed"
 )
+
+const (
+	// CodeInvalidInput: cannot resolve --file …: …
+	CodeInvalidInput errs.Code = "invalid_input"
+)

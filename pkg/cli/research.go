@@ -11,6 +11,7 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/research"
+	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
 // ResearchCmd is `clawkit research …` (google.research.v1, docs/research.md).
@@ -20,6 +21,9 @@ type ResearchCmd struct {
 	Poll     ResearchPollCmd     `cmd:"" help:"Poll a job once; publishes the report when it has ended."`
 	Wait     ResearchWaitCmd     `cmd:"" help:"Poll a job with backoff until it ends (or --timeout)."`
 	Cancel   ResearchCancelCmd   `cmd:"" help:"Ask the provider to cancel a job; confirmed only by a later status."`
+	Approve  ResearchApproveCmd  `cmd:"" help:"Approve a proposed research plan (a new billed turn, sent once)."`
+	Reject   ResearchRejectCmd   `cmd:"" help:"Reject a proposed research plan; the job ends cancelled without a provider call."`
+	FollowUp ResearchFollowUpCmd `cmd:"" name:"follow-up" help:"Ask a follow-up question on a completed job, in its context (a new job)."`
 	List     ResearchListCmd     `cmd:"" help:"List research jobs, newest first."`
 	Show     ResearchShowCmd     `cmd:"" help:"Show one research job."`
 	Recover  ResearchRecoverCmd  `cmd:"" help:"Recover after a crash: unreceipted submissions become indeterminate, running jobs are polled."`
@@ -86,6 +90,13 @@ type ResearchStartCmd struct {
 	Wait           bool          `help:"Wait for the job to end after starting it."`
 	Timeout        time.Duration `help:"With --wait: how long to wait (0 = the job's own budget)."`
 	Out            string        `help:"With --wait: also publish the report to FILE." placeholder:"FILE"`
+	Plan           bool          `help:"Ask for a research plan first: the job stops plan-proposed (plan.md) until 'research approve' or 'research reject'."`
+	File           []string      `help:"Send a document (PDF, CSV) or image inline; its type is read from its content. Repeatable." placeholder:"PATH"`
+	FileSearch     []string      `name:"file-search" help:"Let the agent search this file search store. Repeatable." placeholder:"STORE"`
+	URLContext     bool          `name:"url-context" help:"Let the agent read the URLs the question names."`
+	MCPServer      []string      `name:"mcp-server" help:"Let the agent call this MCP server. Repeatable." placeholder:"NAME=URL"`
+	MCPHeader      []string      `name:"mcp-header" help:"A header for an MCP server, its value from an auth profile of kind header. Repeatable." placeholder:"NAME:HEADER=@PROFILE"`
+	Visualization  string        `help:"auto: save the report's charts and images under figures/ (off: none)." placeholder:"auto|off"`
 }
 
 func (c *ResearchStartCmd) Run(ctx context.Context, env *Env, out *Output) error {
@@ -96,14 +107,44 @@ func (c *ResearchStartCmd) Run(ctx context.Context, env *Env, out *Output) error
 	if o != "" && !c.Wait {
 		return errs.Usage("usage", "--out needs --wait (or use 'research wait JOB --out FILE')")
 	}
-	var res research.StartResult
-	p := research.StartParams{Caller: c.caller(), Question: c.Question, OutputFormat: c.OutputFormat,
-		MaxReportBytes: c.MaxReportBytes, AsOf: c.AsOf, IdempotencyKey: c.IdempotencyKey}
-	if c.Wait {
-		// One routed call: the start and its wait run under one owner.
-		p.Wait = &research.StartWait{TimeoutMs: c.Timeout.Milliseconds(), Out: o}
+	tools, err := research.ToolsFromFlags(c.FileSearch, c.URLContext, c.MCPServer, c.MCPHeader)
+	if err != nil {
+		return err
 	}
-	if err := env.Call(ctx, research.MethodStart, p, &res); err != nil {
+	files := make([]string, 0, len(c.File))
+	for _, f := range c.File {
+		a, err := filepath.Abs(f)
+		if err != nil {
+			return errs.Usage("invalid_input", "cannot resolve --file %s: %v", f, err)
+		}
+		files = append(files, a)
+	}
+	p := research.StartParams{Caller: c.caller(), Question: c.Question, OutputFormat: c.OutputFormat,
+		MaxReportBytes: c.MaxReportBytes, AsOf: c.AsOf, IdempotencyKey: c.IdempotencyKey,
+		Plan: c.Plan, Inputs: files, Tools: tools, Visualization: c.Visualization}
+	if len(p.Inputs) == 0 {
+		p.Inputs = nil
+	}
+	return startJob(ctx, env, out, research.MethodStart, p, c.Wait, c.Timeout, o)
+}
+
+// startJob runs a start (or approve) that may wait, and prints its job.
+func startJob(ctx context.Context, env *Env, out *Output, method string, p any, wait bool, timeout time.Duration, o string) error {
+	sw := &research.StartWait{TimeoutMs: timeout.Milliseconds(), Out: o}
+	if !wait {
+		sw = nil
+	}
+	switch v := p.(type) {
+	case research.StartParams:
+		// One routed call: the start and its wait run under one owner.
+		v.Wait = sw
+		p = v
+	case research.ApproveParams:
+		v.Wait = sw
+		p = v
+	}
+	var res research.StartResult
+	if err := env.Call(ctx, method, p, &res); err != nil {
 		return err
 	}
 	if res.Waited != nil {
@@ -144,6 +185,9 @@ func printJob(out *Output, res *research.PollResult) error {
 				flags += " partial"
 			}
 			fmt.Fprintf(w, "report: %s (%d bytes, %d citations, %d dropped)%s\n", filepath.Join(res.ReportDir, research.ReportFile), j.ReportBytes, j.CitationCount, j.DroppedCitations, flags)
+		}
+		if res.PlanFile != "" {
+			fmt.Fprintf(w, "plan: %s\n", res.PlanFile)
 		}
 	})
 }
@@ -262,7 +306,35 @@ func (c *ResearchShowCmd) Run(ctx context.Context, env *Env, out *Output) error 
 		row("agent/session", fmt.Sprintf("%s/%s (incarnation %d)", j.AgentID, j.SessionKey, j.SessionIncarnation))
 		row("profile", fmt.Sprintf("%s (account %s)", j.ProfileID, j.CredentialAccount))
 		row("endpoint", j.BaseURL)
-		row("question", j.Question)
+		row("question", termsafe.Text(j.Question))
+		row("parent job", j.ParentJob)
+		row("plan handle", j.PlanHandle)
+		row("plan", res.PlanFile)
+		if o := j.Options; o != nil {
+			if o.Plan {
+				row("review", "plan first (collaborative planning)")
+			}
+			row("revision", termsafe.Text(o.Revision))
+			row("visualization", o.Visualization)
+			for _, in := range o.Inputs {
+				row("input", fmt.Sprintf("%s (%s, %d bytes, sha256 %s)", termsafe.Text(in.Name), in.MimeType, in.Size, in.SHA256))
+			}
+			if t := o.Tools; t != nil {
+				for _, st := range t.FileSearch {
+					row("tool", "file_search "+termsafe.Text(st))
+				}
+				if t.URLContext {
+					row("tool", "url_context")
+				}
+				for _, m := range t.MCPServers {
+					hs := ""
+					for _, h := range m.Headers {
+						hs += fmt.Sprintf(" %s=@%s", h.Header, h.Profile)
+					}
+					row("tool", termsafe.Text(fmt.Sprintf("mcp_server %s %s%s", m.Name, m.URL, hs)))
+				}
+			}
+		}
 		row("polls", fmt.Sprint(j.PollCount))
 		row("created", time.UnixMilli(j.CreatedAt).UTC().Format(time.RFC3339))
 		if j.FinishedAt != 0 {
@@ -320,4 +392,65 @@ func (c *ResearchRPCCmd) Run(ctx context.Context, env *Env, out *Output) error {
 		return errs.Failed("stdin_unreadable", "cannot read the request from stdin: %v", err)
 	}
 	return out.PrintJSON(research.AnswerRPC(ctx, env.Call, data))
+}
+
+// ResearchApproveCmd is `clawkit research approve`.
+type ResearchApproveCmd struct {
+	researchIdentity
+	Job     string        `arg:"" help:"Job id (rj_…) of a plan-proposed job."`
+	Revise  string        `help:"Approve with these changes: sent as the confirming turn instead of a plain approval." placeholder:"TEXT"`
+	Wait    bool          `help:"Wait for the research to end after approving."`
+	Timeout time.Duration `help:"With --wait: how long to wait (0 = the job's own budget)."`
+	Out     string        `help:"With --wait: also publish the report to FILE." placeholder:"FILE"`
+}
+
+func (c *ResearchApproveCmd) Run(ctx context.Context, env *Env, out *Output) error {
+	o, err := absOut(c.Out)
+	if err != nil {
+		return err
+	}
+	if o != "" && !c.Wait {
+		return errs.Usage("usage", "--out needs --wait (or use 'research wait JOB --out FILE')")
+	}
+	p := research.ApproveParams{JobParams: research.JobParams{Caller: c.caller(), Job: c.Job}, Revise: c.Revise}
+	return startJob(ctx, env, out, research.MethodApprove, p, c.Wait, c.Timeout, o)
+}
+
+// ResearchRejectCmd is `clawkit research reject`.
+type ResearchRejectCmd struct {
+	researchIdentity
+	Job string `arg:"" help:"Job id (rj_…) of a plan-proposed job."`
+}
+
+func (c *ResearchRejectCmd) Run(ctx context.Context, env *Env, out *Output) error {
+	var res research.PollResult
+	if err := env.Call(ctx, research.MethodReject, research.JobParams{Caller: c.caller(), Job: c.Job}, &res); err != nil {
+		return err
+	}
+	return printJob(out, &res)
+}
+
+// ResearchFollowUpCmd is `clawkit research follow-up`.
+type ResearchFollowUpCmd struct {
+	researchIdentity
+	Job            string        `arg:"" help:"Job id (rj_…) of the completed job to follow up."`
+	Question       string        `arg:"" help:"The follow-up question."`
+	MaxReportBytes int64         `help:"Bound the published report." placeholder:"N"`
+	IdempotencyKey string        `help:"Return the recorded job when this key was used before (per agent and session)." placeholder:"KEY"`
+	Wait           bool          `help:"Wait for the follow-up to end."`
+	Timeout        time.Duration `help:"With --wait: how long to wait (0 = the job's own budget)."`
+	Out            string        `help:"With --wait: also publish the report to FILE." placeholder:"FILE"`
+}
+
+func (c *ResearchFollowUpCmd) Run(ctx context.Context, env *Env, out *Output) error {
+	o, err := absOut(c.Out)
+	if err != nil {
+		return err
+	}
+	if o != "" && !c.Wait {
+		return errs.Usage("usage", "--out needs --wait (or use 'research wait JOB --out FILE')")
+	}
+	p := research.StartParams{Caller: c.caller(), Question: c.Question, MaxReportBytes: c.MaxReportBytes,
+		IdempotencyKey: c.IdempotencyKey, FollowUp: &research.JobRef{Job: c.Job}}
+	return startJob(ctx, env, out, research.MethodStart, p, c.Wait, c.Timeout, o)
 }

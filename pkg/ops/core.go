@@ -88,8 +88,16 @@ func checkAuthAdd(p AuthAddParams) error {
 			return errs.Usage("bad_database_profile", "a postgres profile is the database password: its id is %q and its kind api-key", owner.DatabaseProfile).
 				WithHint("clawkit auth add %s --provider postgres --api-key-env PGPW", owner.DatabaseProfile)
 		}
+	case "mcp":
+		// An MCP server's header value (a research tool's): only kind
+		// header, and header profiles only for it.
+		if p.Kind != auth.KindHeader {
+			return errs.Usage("unknown_kind", "an mcp profile holds a header's value: its kind is header").
+				WithHint("clawkit auth add %s --provider mcp --kind header --api-key-env VAR", p.ID)
+		}
+		return auth.CheckNew(p.ID, p.Secret)
 	default:
-		return errs.Usage("unknown_provider", "unknown provider %q", p.Provider).WithHint("supported: google, postgres (the database password)")
+		return errs.Usage("unknown_provider", "unknown provider %q", p.Provider).WithHint("supported: google, postgres (the database password), mcp (a header's value)")
 	}
 	if p.Kind != auth.KindAPIKey && p.Kind != auth.KindOAuth {
 		return errs.Usage("unknown_kind", "unknown credential kind %q", p.Kind).WithHint("use api-key or oauth")

@@ -26,7 +26,7 @@ func (s *Service) deliver(ctx context.Context, env *owner.Env, j *Job, out strin
 		return errs.Usage("invalid_out", "--out must be an absolute path (got %q)", out)
 	}
 	if !j.Published {
-		if Pollable(j.State) {
+		if Pollable(j.State) || j.State == StatePlanProposed {
 			return nil
 		}
 		return errs.Failed("no_report", "research job %s ended %s without a report; %s was not written", j.ID, j.State, out)

@@ -13,7 +13,7 @@ import (
 // Method names, versioned (owner.VersionedName): a CLI needing a version
 // a running gateway lacks is refused with a hint to restart the gateway.
 const (
-	MethodStart   = "research.start.v2" // v2: optional wait in the same call
+	MethodStart   = "research.start.v3" // v2: optional wait in the same call; v3: plan, followUp, inputs, tools, visualization
 	MethodPoll    = "research.poll.v1"
 	MethodWait    = "research.wait.v1"
 	MethodCancel  = "research.cancel.v1"
@@ -76,6 +76,10 @@ func (s *Service) Register(r *owner.Registry) {
 		Check: func(p WaitParams) error { return checkJobRef(p.JobParams) }, Run: s.Wait})
 	owner.Register(r, owner.Op[JobParams, *PollResult]{Name: MethodCancel, Write: true, Scope: owner.ScopeWrite, Env: callEnv,
 		Check: checkJobRef, Run: s.Cancel})
+	owner.Register(r, owner.Op[ApproveParams, *StartResult]{Name: MethodApprove, Write: true, Scope: owner.ScopeWrite, Env: callEnv,
+		Check: checkApprove, Run: s.ApproveAndWait})
+	owner.Register(r, owner.Op[JobParams, *PollResult]{Name: MethodReject, Write: true, Scope: owner.ScopeWrite, Env: callEnv,
+		Check: checkReject, Run: s.Reject})
 	owner.Register(r, owner.Op[ListParams, []*Job]{Name: MethodList, Env: callEnv,
 		Run: s.List})
 	owner.Register(r, owner.Op[JobParams, *PollResult]{Name: MethodShow, Env: callEnv,

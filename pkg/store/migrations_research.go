@@ -45,3 +45,17 @@ CREATE TABLE research_jobs (
 CREATE INDEX research_jobs_due ON research_jobs (state, next_poll_at);
 `})
 }
+
+func researchChainMigrations(add func(Migration)) {
+	// A research job's chain and options (docs/research.md, "Plan review",
+	// "Follow-ups"): the plan interaction a confirming turn follows, the
+	// parent job a follow-up continues, and the start's options as JSON
+	// (inputs' name, size and SHA-256, tools with header profile names:
+	// never bytes or secrets).
+	add(Migration{Version: 34, Name: "research_chain", SQL: `
+ALTER TABLE research_jobs ADD COLUMN plan_handle TEXT NOT NULL DEFAULT '';
+ALTER TABLE research_jobs ADD COLUMN parent_job TEXT NOT NULL DEFAULT '';
+ALTER TABLE research_jobs ADD COLUMN options TEXT NOT NULL DEFAULT '';
+ALTER TABLE research_jobs ADD COLUMN plan_proposed_at BIGINT NOT NULL DEFAULT 0;
+`})
+}

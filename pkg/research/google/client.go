@@ -121,38 +121,26 @@ func CheckBaseURL(raw string) error {
 	return nil
 }
 
-// createBody is the create request: the SDKs' CreateAgentInteraction
-// (checked against it in client_sdk_test.go). store and agent_config are
-// sent explicitly although the API defaults store to true: a background
-// interaction must be stored to be polled, and thinking summaries are
-// never wanted (they are never kept).
-type createBody struct {
-	Agent       string      `json:"agent"`
-	Input       string      `json:"input"`
-	Background  bool        `json:"background"`
-	Store       bool        `json:"store"`
-	AgentConfig agentConfig `json:"agent_config"`
+// Create submits a background deep-research interaction for a plain
+// question (CreateWith without options).
+func (c *Client) Create(ctx context.Context, question string) (*Interaction, error) {
+	return c.CreateWith(ctx, CreateRequest{Input: question})
 }
 
-type agentConfig struct {
-	Type              string `json:"type"`
-	ThinkingSummaries string `json:"thinking_summaries"`
-}
-
-// Create submits a background deep-research interaction. It is never
+// CreateWith submits a background deep-research interaction. It is never
 // retried here: the API has no idempotency key, so a second attempt could
 // start a second paid job. On failure the *Error says whether the request
 // was definitively not accepted (NotSent) or may have been (everything
-// else).
-func (c *Client) Create(ctx context.Context, question string) (*Interaction, error) {
+// else). The body is the SDKs' CreateAgentInteraction (request.go).
+func (c *Client) CreateWith(ctx context.Context, cr CreateRequest) (*Interaction, error) {
 	agent := c.Agent
 	if agent == "" {
 		agent = DefaultAgent
 	}
-	body, _ := json.Marshal(createBody{
-		Agent: agent, Input: question, Background: true, Store: true,
-		AgentConfig: agentConfig{Type: "deep-research", ThinkingSummaries: "none"},
-	})
+	body, err := json.Marshal(cr.body(agent))
+	if err != nil {
+		return nil, &Error{Op: "create", NotSent: true, Msg: "create: cannot encode the request: " + err.Error(), Err: err}
+	}
 	status, hdr, resp, sent, err := c.do(ctx, http.MethodPost, "/interactions", body)
 	if errors.Is(err, errTooLarge) {
 		return nil, &Error{Op: "create", TooLarge: true, Msg: fmt.Sprintf("create: the provider's answer is larger than %d bytes and was not read", MaxResponseBytes), Err: err}

@@ -91,6 +91,10 @@ type Content struct {
 	Type        string       `json:"type"`
 	Text        string       `json:"text,omitempty"`
 	Annotations []Annotation `json:"annotations,omitempty"`
+	// Data and MimeType are an image block's inline bytes (base64) and
+	// type (the SDKs' ImageContent); read only by ExtractFigures.
+	Data     string `json:"data,omitempty"`
+	MimeType string `json:"mime_type,omitempty"`
 }
 
 // Annotation is a text annotation; only url_citation is used.
