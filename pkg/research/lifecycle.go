@@ -347,7 +347,7 @@ type PollResult struct {
 	ReportDir string `json:"reportDir,omitempty"`
 	// PlanFile is the proposed plan's path once there is one.
 	PlanFile string `json:"planFile,omitempty"`
-	Report    string `json:"report,omitempty"`
+	Report   string `json:"report,omitempty"`
 	// Citations are included only in RPC answers.
 	Citations []google.Citation `json:"citations,omitempty"`
 }
