@@ -90,11 +90,6 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 	if err != nil {
 		return nil, err
 	}
-	sess, err := s.bind(ctx, env, p.Caller)
-	if err != nil {
-		return nil, err
-	}
-	js := jobsOf(env)
 	var parent *Job
 	if p.FollowUp != nil {
 		// The parent's current owner only, checked before anything is
@@ -103,6 +98,11 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 			return nil, err
 		}
 	}
+	sess, err := s.bind(ctx, env, p.Caller)
+	if err != nil {
+		return nil, err
+	}
+	js := jobsOf(env)
 	now := env.Now()
 	existing := func() (*StartResult, bool, error) {
 		if p.IdempotencyKey == "" {

@@ -137,6 +137,11 @@ func (c *Client) CreateWith(ctx context.Context, cr CreateRequest) (*Interaction
 	if agent == "" {
 		agent = DefaultAgent
 	}
+	for _, p := range cr.Parts {
+		if PartType(p.MimeType) == "" {
+			return nil, &Error{Op: "create", NotSent: true, Msg: fmt.Sprintf("create: %q is not a document or image type the API accepts; nothing was sent", p.MimeType)}
+		}
+	}
 	body, err := json.Marshal(cr.body(agent))
 	if err != nil {
 		return nil, &Error{Op: "create", NotSent: true, Msg: "create: cannot encode the request: " + err.Error(), Err: err}

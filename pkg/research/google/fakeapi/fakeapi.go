@@ -267,6 +267,9 @@ func checkParts(raw json.RawMessage) (int, string) {
 		t, _ := p["type"].(string)
 		mime, _ := p["mime_type"].(string)
 		switch t {
+		case "text":
+		default:
+			return 0, fmt.Sprintf("unsupported content type %q", t)
 		case "document", "image":
 			ok := documentTypes[mime]
 			if t == "image" {
