@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/clawkit/clawkit/pkg/auth"
@@ -235,6 +236,9 @@ func inputErr(p string, err error) error {
 		return errs.Usage("input_unreadable", "input %s does not exist", p)
 	case errors.Is(err, fsx.ErrNotRegular):
 		return errs.Usage("input_unreadable", "input %s: %v", p, err)
+	case errors.Is(err, syscall.ELOOP):
+		return errs.Usage("input_unreadable", "input %s is a symbolic link; it is not followed", p).
+			WithHint("name the file itself")
 	}
 	return errs.Usage("input_unreadable", "cannot read input %s: %v", p, err).
 		WithHint("a symbolic link is not followed: name the file itself")
