@@ -70,7 +70,7 @@ func (s *Service) admitRPC(pre owner.Pre, raw json.RawMessage) error {
 	switch rpc.Request.Action {
 	case ActionStart:
 		return s.admitStart(pre, rpcStart(c, rpc.Request))
-	case ActionPoll, ActionCancel:
+	case ActionPoll, ActionCancel, ActionApprove, ActionReject:
 		return checkJobRef(JobParams{Caller: c, Handle: rpc.Request.Handle})
 	}
 	return nil

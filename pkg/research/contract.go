@@ -42,6 +42,10 @@ const (
 	ActionStart    = "start"
 	ActionPoll     = "poll"
 	ActionCancel   = "cancel"
+	// ActionApprove and ActionReject review a proposed plan (a job
+	// started with "plan": true), by handle.
+	ActionApprove = "approve"
+	ActionReject  = "reject"
 )
 
 // Output is the optional output constraint of a start request.
@@ -69,6 +73,8 @@ type Request struct {
 	Inputs        []InputRef   `json:"inputs,omitempty"`
 	Tools         *Tools       `json:"tools,omitempty"`
 	Visualization string       `json:"visualization,omitempty"`
+	// Revise is an approve's revision text.
+	Revise string `json:"revise,omitempty"`
 }
 
 // FollowUpRef names the finished job a follow-up continues, by handle.
@@ -216,10 +222,12 @@ func DecodeRequest(data []byte) (*Request, error) {
 		for _, k := range []string{"plan", "followUp", "inputs", "tools", "visualization"} {
 			allowed[k] = true
 		}
-	case ActionPoll, ActionCancel:
+	case ActionPoll, ActionCancel, ActionReject:
 		allowed["handle"] = true
+	case ActionApprove:
+		allowed["handle"], allowed["revise"] = true, true
 	default:
-		return nil, invalid("unsupported_action", "unsupported action %q; expected describe, start, poll or cancel", req.Action)
+		return nil, invalid("unsupported_action", "unsupported action %q; expected describe, start, poll, cancel, approve or reject", req.Action)
 	}
 	for k := range obj {
 		if !allowed[k] {
@@ -249,9 +257,14 @@ func DecodeRequest(data []byte) (*Request, error) {
 		if err := decodeStartOptions(obj, &req); err != nil {
 			return nil, err
 		}
-	case ActionPoll, ActionCancel:
+	case ActionPoll, ActionCancel, ActionApprove, ActionReject:
 		if req.Handle, err = stringField(obj, "handle", true, MaxHandleBytes); err != nil {
 			return nil, err
+		}
+		if req.Action == ActionApprove {
+			if req.Revise, err = stringField(obj, "revise", false, MaxReviseBytes); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return &req, nil

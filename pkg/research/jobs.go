@@ -239,6 +239,14 @@ func (s jobStore) byHandle(ctx context.Context, handle string) (*Job, error) {
 	return j, nil
 }
 
+func (s jobStore) byPlanHandle(ctx context.Context, handle string) (*Job, error) {
+	rows, err := s.list(ctx, `WHERE plan_handle = ? ORDER BY created_at LIMIT 1`, handle)
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	return rows[0], nil
+}
+
 func (s jobStore) byIdempotencyKey(ctx context.Context, agent, session, key string) (*Job, error) {
 	j, err := scanJob(s.st.DB().QueryRowContext(ctx, s.q(`SELECT `+jobCols+` FROM research_jobs WHERE agent_id = ? AND session_key = ? AND idempotency_key = ?`), agent, session, key))
 	if errors.Is(err, sql.ErrNoRows) {

@@ -347,6 +347,8 @@ type PollResult struct {
 	ReportDir string `json:"reportDir,omitempty"`
 	// PlanFile is the proposed plan's path once there is one.
 	PlanFile string `json:"planFile,omitempty"`
+	// Plan is the proposed plan's text, in RPC answers only.
+	Plan string `json:"plan,omitempty"`
 	Report   string `json:"report,omitempty"`
 	// Citations are included only in RPC answers.
 	Citations []google.Citation `json:"citations,omitempty"`
@@ -371,6 +373,13 @@ func (s *Service) lookup(ctx context.Context, env *owner.Env, p JobParams) (*Job
 	j, err := js.byHandle(ctx, p.Handle)
 	if err != nil {
 		return nil, err
+	}
+	if j == nil {
+		// A plan's interaction names its job after the approve too: the
+		// job's handle is then the confirming turn's.
+		if j, err = js.byPlanHandle(ctx, p.Handle); err != nil {
+			return nil, err
+		}
 	}
 	if j == nil {
 		// An unknown handle is someone else's interaction as far as this

@@ -150,6 +150,14 @@ func (s *Service) Approve(ctx context.Context, env *owner.Env, p ApproveParams) 
 	if j.State != StatePlanProposed {
 		return nil, notAwaiting(j)
 	}
+	// The fence and the provider authority once more before the job
+	// leaves plan-proposed: a refusal now changes nothing.
+	if err := env.Scope.AssertCurrent(); err != nil {
+		return nil, err
+	}
+	if _, err := s.providerAuthority(env, j); err != nil {
+		return nil, err
+	}
 	done := make(chan struct{})
 	s.pending.Store(j.ID, done)
 	defer func() { s.pending.Delete(j.ID); close(done) }()
@@ -306,4 +314,10 @@ func (s *Service) proposePlan(ctx context.Context, env *owner.Env, j *Job, text 
 		return nil, err
 	}
 	return j, nil
+}
+
+// ReadPlan returns a job's proposed plan (for RPC answers).
+func ReadPlan(home, id string) (string, error) {
+	b, err := fsx.ReadRegular(filepath.Join(jobDir(home, id), PlanFile), HardReportMax)
+	return string(b), err
 }

@@ -172,14 +172,31 @@ func (s *Service) RPC(ctx context.Context, env *owner.Env, rpc *RPC) Response {
 			return ErrorResponse(err)
 		}
 		return OKResponse(res)
-	case ActionPoll, ActionCancel:
+	case ActionApprove:
+		res, err := s.Approve(ctx, env, ApproveParams{JobParams: JobParams{Caller: c, Handle: req.Handle}, Revise: req.Revise})
+		if err != nil {
+			return ErrorResponse(err)
+		}
+		return OKResponse(res)
+	case ActionPoll, ActionCancel, ActionReject:
 		jp := JobParams{Caller: c, Handle: req.Handle, deliver: true}
 		var res *PollResult
 		var err error
-		if req.Action == ActionPoll {
+		switch req.Action {
+		case ActionPoll:
 			res, err = s.Poll(ctx, env, jp)
-		} else {
+		case ActionCancel:
 			res, err = s.Cancel(ctx, env, jp)
+		default:
+			res, err = s.Reject(ctx, env, jp)
+		}
+		if res != nil && res.Job != nil && res.State == StatePlanProposed && (err == nil || errs.CodeOf(err) == string(CodePlanProposed)) {
+			// A proposed plan is a state of the job, answered with its
+			// plan text: the caller approves or rejects it next.
+			if plan, rerr := ReadPlan(env.Home, res.Job.ID); rerr == nil {
+				res.Plan = plan
+			}
+			return OKResponse(res)
 		}
 		if err != nil {
 			return ErrorResponse(err)
