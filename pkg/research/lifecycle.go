@@ -348,8 +348,8 @@ type PollResult struct {
 	// PlanFile is the proposed plan's path once there is one.
 	PlanFile string `json:"planFile,omitempty"`
 	// Plan is the proposed plan's text, in RPC answers only.
-	Plan string `json:"plan,omitempty"`
-	Report   string `json:"report,omitempty"`
+	Plan   string `json:"plan,omitempty"`
+	Report string `json:"report,omitempty"`
 	// Citations are included only in RPC answers.
 	Citations []google.Citation `json:"citations,omitempty"`
 }
