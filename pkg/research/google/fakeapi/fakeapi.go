@@ -268,8 +268,6 @@ func checkParts(raw json.RawMessage) (int, string) {
 		mime, _ := p["mime_type"].(string)
 		switch t {
 		case "text":
-		default:
-			return 0, fmt.Sprintf("unsupported content type %q", t)
 		case "document", "image":
 			ok := documentTypes[mime]
 			if t == "image" {
@@ -283,6 +281,8 @@ func checkParts(raw json.RawMessage) (int, string) {
 				return 0, t + " data is not base64"
 			}
 			n++
+		default:
+			return 0, fmt.Sprintf("unsupported content type %q", t)
 		}
 	}
 	return n, ""
