@@ -79,8 +79,8 @@ func (s *Service) apply(ctx context.Context, env *owner.Env, j *Job, it *google.
 		// The plan turn ended with a plan: it is proposed for review, not
 		// published as a report (a plan turn without text ends the job
 		// below, as an empty report).
-		if plan := google.ExtractReport(it, google.Bounds{MaxReportBytes: j.MaxReportBytes}); plan.Text != "" {
-			return s.proposePlan(ctx, env, j, plan.Text, assert)
+		if plan := google.PlanText(it, j.MaxReportBytes); plan != "" {
+			return s.proposePlan(ctx, env, j, plan, assert)
 		}
 	}
 	// Terminal: publish first (idempotent), then record the state, so a

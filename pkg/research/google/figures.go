@@ -90,3 +90,11 @@ func ExtractFigures(it *Interaction, b FigureBounds) Figures {
 	}
 	return out
 }
+
+// PlanText is a plan turn's plan: exactly the SDKs' output_text of the
+// interaction (Google's clients have no other plan field; a collaborative
+// planning turn answers with the plan as its model output), cut at a
+// character boundary at max bytes when max > 0.
+func PlanText(it *Interaction, max int64) string {
+	return ExtractReport(it, Bounds{MaxReportBytes: max}).Text
+}

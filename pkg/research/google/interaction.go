@@ -76,6 +76,125 @@ type Interaction struct {
 	ContinuationToken string `json:"continuation_token,omitempty"`
 }
 
+// Member names as the SDKs read them: an interaction's members and a
+// step's or content block's fields are matched exactly ("text", never
+// "Text"), while the "type" that picks a step's or block's kind is read
+// as Go's encoding/json reads it (the SDKs' union discriminator: any
+// case, the last such member winning). encoding/json alone would match
+// every member without regard to case and give clawkit text the SDKs do
+// not see (FuzzOutputTextMatchesSDK, FuzzPlanTextMatchesSDK).
+
+// exactMembers decodes the JSON object b and keeps the members named
+// exactly as in names.
+func exactMembers(b []byte, names ...string) (map[string]json.RawMessage, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, err
+	}
+	keep := make(map[string]json.RawMessage, len(names))
+	for _, n := range names {
+		if v, ok := raw[n]; ok {
+			keep[n] = v
+		}
+	}
+	return keep, nil
+}
+
+// decodeExact decodes the exactly named members of b into v (a struct
+// whose json tags are those names).
+func decodeExact(b []byte, v any, names ...string) error {
+	keep, err := exactMembers(b, names...)
+	if err != nil {
+		return err
+	}
+	exact, err := json.Marshal(keep)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(exact, v)
+}
+
+// discriminator reads a union's "type" as the SDKs do; ok is false when
+// it is not a string (the SDKs then keep the value as an unknown kind).
+func discriminator(b []byte) (typ string, ok bool, err error) {
+	var d struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			return "", false, err
+		}
+		return "", false, nil
+	}
+	return d.Type, true, nil
+}
+
+// UnmarshalJSON decodes the exactly named members of an interaction.
+func (it *Interaction) UnmarshalJSON(b []byte) error {
+	type plain Interaction
+	var v plain
+	if err := decodeExact(b, &v, "id", "status", "created", "updated", "steps", "usage", "errors", "continuation_token"); err != nil {
+		return err
+	}
+	*it = Interaction(v)
+	return nil
+}
+
+// UnmarshalJSON decodes a step as the SDKs' Step union: its kind from
+// "type", and a model output's content and error (the only fields read)
+// from their exactly named members. Any other kind keeps its type only.
+func (st *Step) UnmarshalJSON(b []byte) error {
+	typ, ok, err := discriminator(b)
+	if err != nil {
+		return err
+	}
+	*st = Step{}
+	if !ok {
+		return nil
+	}
+	if typ != "model_output" {
+		st.Type = typ
+		return nil
+	}
+	type plain Step
+	var v plain
+	if err := decodeExact(b, &v, "content", "error"); err != nil {
+		return err
+	}
+	*st = Step(v)
+	st.Type = typ
+	return nil
+}
+
+// UnmarshalJSON decodes a content block as the SDKs' Content union: its
+// kind from "type", a text block's text and annotations and an image's
+// data and MIME type from their exactly named members.
+func (c *Content) UnmarshalJSON(b []byte) error {
+	typ, ok, err := discriminator(b)
+	if err != nil {
+		return err
+	}
+	*c = Content{}
+	if !ok {
+		return nil
+	}
+	type plain Content
+	var v plain
+	switch typ {
+	case "text":
+		err = decodeExact(b, &v, "text", "annotations")
+	case "image":
+		err = decodeExact(b, &v, "data", "mime_type")
+	}
+	if err != nil {
+		return err
+	}
+	*c = Content(v)
+	c.Type = typ
+	return nil
+}
+
 // Step is one entry of the steps[] timeline. Only model_output steps are
 // read; thoughts and tool calls/results are skipped without being kept.
 type Step struct {

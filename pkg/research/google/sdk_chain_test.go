@@ -286,3 +286,68 @@ func TestPartsAndToolsAreTheSDKs(t *testing.T) {
 		t.Fatalf("the fake accepted a text/plain document: %d", r.StatusCode)
 	}
 }
+
+// planBodies are plan turns as the fake and hand-made timelines give them.
+var planBodies = []string{
+	`{"id":"p","status":"completed","steps":[{"type":"user_input","content":[{"type":"text","text":"q"}]},{"type":"thought","signature":"s"},{"type":"model_output","content":[{"type":"text","text":"## Plan\n1. a\n"}]}]}`,
+	`{"id":"p","status":"completed","steps":[{"type":"model_output","content":[{"type":"text","text":"old"}]},{"type":"user_input","content":[{"type":"text","text":"q"}]},{"type":"model_output","content":[{"type":"text","text":"1. "},{"type":"text","text":"Plan ✓"}]}]}`,
+	`{"id":"p","status":"completed","steps":[{"type":"user_input","content":[{"type":"text","text":"q"}]}]}`,
+}
+
+// FuzzPlanTextMatchesSDK: the plan clawkit publishes is the SDK's
+// output_text of the plan turn, whenever both read the body.
+func FuzzPlanTextMatchesSDK(f *testing.F) {
+	for _, b := range planBodies {
+		f.Add([]byte(b))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var si sdk.Interaction
+		if json.Unmarshal(body, &si) != nil || si.ID == nil {
+			return
+		}
+		it, err := google.ParseInteraction(body)
+		if err != nil {
+			return
+		}
+		want := ""
+		if si.OutputText != nil {
+			want = *si.OutputText
+		}
+		if got := google.PlanText(it, 0); got != want {
+			t.Fatalf("plan %q, SDK output_text %q", got, want)
+		}
+	})
+}
+
+// FuzzFiguresMatchSDK: when the SDK's output_image (the turn's last
+// image) is a valid figure, it is the last figure clawkit saves.
+func FuzzFiguresMatchSDK(f *testing.F) {
+	png := base64.StdEncoding.EncodeToString(fakeapi.FigurePNGs()[0])
+	f.Add([]byte(`{"id":"a","status":"completed","steps":[` + imageStep("image/png", png) + `,{"type":"model_output","content":[{"type":"text","text":"r"},` +
+		`{"type":"image","mime_type":"image/png","data":"` + base64.StdEncoding.EncodeToString(fakeapi.FigurePNGs()[1]) + `"}]}]}`))
+	f.Add([]byte(`{"id":"a","status":"completed","steps":[` + imageStep("image/png", png) + `,{"type":"user_input","content":[]},` + imageStep("image/gif", "R0lGODlhAQABAAAAACw=") + `]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var si sdk.Interaction
+		if json.Unmarshal(body, &si) != nil || si.ID == nil || si.OutputImage == nil || si.OutputImage.Data == nil || si.OutputImage.MimeType == nil {
+			return
+		}
+		it, err := google.ParseInteraction(body)
+		if err != nil {
+			return
+		}
+		data, err := base64.StdEncoding.DecodeString(*si.OutputImage.Data)
+		mime := string(*si.OutputImage.MimeType)
+		if err != nil || len(data) == 0 || http.DetectContentType(data) != mime {
+			return // not a figure clawkit keeps
+		}
+		switch mime {
+		case "image/png", "image/jpeg", "image/gif", "image/webp":
+		default:
+			return
+		}
+		figs := google.ExtractFigures(it, google.FigureBounds{})
+		if len(figs.Figures) == 0 || !bytes.Equal(figs.Figures[len(figs.Figures)-1].Data, data) {
+			t.Fatalf("the SDK's output_image is not the last figure (%d figures)", len(figs.Figures))
+		}
+	})
+}
