@@ -91,9 +91,15 @@ var SweepEvery = 2 * time.Second
 // (adopted at start) and river jobs discarded after their retries.
 var AdoptEvery = 30 * time.Second
 
-// PollArgs names the research job to poll.
+// PollArgs names the research job to poll, and the interaction (its
+// handle when the poll was queued): river keeps one poll job per
+// arguments, finished ones too, so the confirming turn of an approved
+// plan (a new interaction of the same job, docs/research.md "Plan
+// review") gets its own poll job instead of being taken for the plan
+// turn's finished one.
 type PollArgs struct {
-	Job string `json:"job"`
+	Job    string `json:"job"`
+	Handle string `json:"handle,omitempty"`
 }
 
 // Kind implements river.JobArgs.
@@ -187,7 +193,12 @@ func (s *Scheduler) EnqueuePollTx(ctx context.Context, env *owner.Env, tx *sql.T
 	if err != nil {
 		return err
 	}
-	_, err = c.InsertTx(ctx, tx, PollArgs{Job: jobID}, insertOpts())
+	// The handle as the transaction sees it: the receipt it records.
+	var handle sql.NullString
+	if err := tx.QueryRowContext(ctx, `SELECT handle FROM research_jobs WHERE job_id = $1`, jobID).Scan(&handle); err != nil {
+		return fmt.Errorf("schedule the first poll: %w", err)
+	}
+	_, err = c.InsertTx(ctx, tx, PollArgs{Job: jobID, Handle: handle.String}, insertOpts())
 	if err != nil {
 		return fmt.Errorf("schedule the first poll: %w", err)
 	}
