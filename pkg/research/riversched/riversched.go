@@ -237,7 +237,9 @@ const pgNowMs = `(extract(epoch FROM clock_timestamp()) * 1000)::bigint`
 // CreatorGone implements research.SharedScheduler.
 func (s *Scheduler) CreatorGone(ctx context.Context, env *owner.Env, jobID string, requestTimeout time.Duration) bool {
 	var gone bool
-	err := env.Store.DB().QueryRowContext(ctx, `SELECT r.created_at < $2 AND NOT EXISTS (
+	// updated_at: when the job became submitting (its insert, or an
+	// approve sending a plan's confirming turn).
+	err := env.Store.DB().QueryRowContext(ctx, `SELECT r.updated_at < $2 AND NOT EXISTS (
   SELECT 1 FROM owners o WHERE o.incarnation = r.owner_incarnation AND o.stopped_at IS NULL AND o.lease_expires_at > `+pgNowMs+`)
 FROM research_jobs r WHERE r.job_id = $1`, jobID, env.Now().Add(-requestTimeout).UnixMilli()).Scan(&gone)
 	return err == nil && gone
