@@ -115,8 +115,8 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 		if old == nil {
 			return nil, false, nil
 		}
-		if old.Question != p.Question {
-			return nil, true, errs.Usage("idempotency_key_reused", "idempotency key %q was used for research job %s with a different question", p.IdempotencyKey, old.ID).
+		if old.Question != p.Question || !sameStartOptions(old, &p, parent) {
+			return nil, true, errs.Usage("idempotency_key_reused", "idempotency key %q was used for research job %s with a different question or options", p.IdempotencyKey, old.ID).
 				WithHint("use a new key for a new question")
 		}
 		if _, err := s.jobAuthority(env, old, sess); err != nil {

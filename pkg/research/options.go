@@ -469,3 +469,28 @@ func ToolsFromFlags(stores []string, urlContext bool, servers, headers []string)
 	}
 	return t, nil
 }
+
+// sameStartOptions reports whether a start asks for what the recorded
+// job old was started with (an idempotency key answers only the same
+// request): the parent, plan, visualization, tools and input names.
+func sameStartOptions(old *Job, p *StartParams, parent *Job) bool {
+	parentID := ""
+	if parent != nil {
+		parentID = parent.ID
+	}
+	o := old.Options
+	if o == nil {
+		o = &JobOptions{}
+	}
+	if old.ParentJob != parentID || o.Plan != p.Plan || o.Visualization != p.Visualization || len(o.Inputs) != len(p.Inputs) {
+		return false
+	}
+	for i, in := range o.Inputs {
+		if in.Name != filepath.Base(p.Inputs[i]) {
+			return false
+		}
+	}
+	a, _ := json.Marshal(o.Tools)
+	b, _ := json.Marshal(p.Tools)
+	return string(a) == string(b)
+}
