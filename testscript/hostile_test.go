@@ -392,6 +392,17 @@ func hostileCatalogue() []hostileCase {
 		hostileCase{name: "research/start-as-of", setup: files("home/config.json", `{"plugins":{"entries":{"google":{"config":{"research":{"enabled":true,"profileId":"g"}}}}}}`), args: []string{"research", "start", "why?", "--as-of", "2026-01-01"}, exit: 2},
 		hostileCase{name: "research/start-format", args: []string{"research", "start", "why?", "--output-format", "html"}, exit: 2},
 		hostileCase{name: "research/start-out-without-wait", args: []string{"research", "start", "why?", "--out", "r.md"}, exit: 2},
+		// Start options: a FIFO as an input never blocks, a header value
+		// on the command line is refused; neither creates a database.
+		hostileCase{name: "research/start-file-fifo", setup: researchHome("in.pdf", "FIFO"), args: []string{"research", "start", "why?", "--file", "$W/in.pdf"}, exit: 2, code: "input_unreadable"},
+		hostileCase{name: "research/start-file-text", setup: researchHome("in.pdf", "plain text"), args: []string{"research", "start", "why?", "--file", "$W/in.pdf"}, exit: 2, code: "unsupported_input_type"},
+		hostileCase{name: "research/start-header-literal", args: []string{"research", "start", "why?", "--mcp-server", "m=https://x", "--mcp-header", "m:Authorization=Bearer-x"}, exit: 2, code: "header_value_literal"},
+		hostileCase{name: "research/start-visualization", args: []string{"research", "start", "why?", "--visualization", "maybe"}, exit: 2, code: "invalid_visualization"},
+		hostileCase{name: "research/approve-bad-id", args: []string{"research", "approve", "../x"}, exit: 2, code: "invalid_job_id"},
+		hostileCase{name: "research/reject-bad-id", args: []string{"research", "reject", "x"}, exit: 2, code: "invalid_job_id"},
+		hostileCase{name: "research/follow-up-bad-id", args: []string{"research", "follow-up", "rj_NOPE", "more?"}, exit: 2, code: "invalid_job_id"},
+		rpc("approve-extra", `{"request":{"version":1,"action":"approve","handle":"h","plan":true},"sessionKey":"cli","agentId":"main"}`, "unknown_field"),
+		rpc("start-header-value", `{"request":{"version":1,"action":"start","question":"q","tools":{"mcpServers":[{"name":"m","url":"https://x","headers":[{"header":"A","value":"v"}]}]}},"sessionKey":"cli","agentId":"main"}`, "unknown_field"),
 		rpc("empty", "", "invalid_json"),
 		rpc("garbage", "not json", "invalid_json"),
 		rpc("array", "[]", "invalid_shape"),
@@ -430,4 +441,13 @@ func hostileCatalogue() []hostileCase {
 	// (crabbox_hostile_cases_test.go).
 	add(crabboxHostileCases()...)
 	return cs
+}
+
+// researchHome is files() with a home where research is enabled with an
+// API-key profile, so a start's own inputs are what is refused.
+func researchHome(kv ...string) func(t *testing.T, w string) {
+	return files(append([]string{
+		"home/config.json", `{"plugins":{"entries":{"google":{"config":{"research":{"enabled":true,"profileId":"g"}}}}}}`,
+		"home/credentials.json", `{"version":1,"profiles":{"g":{"provider":"google","kind":"api-key","secret":"k","createdAt":"2026-01-01T00:00:00Z"}}}`,
+	}, kv...)...)
 }
