@@ -218,6 +218,10 @@ func (s *Service) Approve(ctx context.Context, env *owner.Env, p ApproveParams) 
 	}
 	j.Handle, j.ProviderStatus, j.ProviderUpdated = it.ID, it.Status, it.Updated
 	j.State = StateRunning
+	// The job's interaction is now the confirming turn: submittedAt is
+	// its submission (as handle is its id), and polling starts at the
+	// fast interval again.
+	j.SubmittedAt = ms(env.Now())
 	j.NextPollAt = ms(env.Now().Add(s.interval(env.Now(), j.SubmittedAt, 0)))
 	if err := s.recordReceipt(wctx, env, js, j); err != nil {
 		return nil, errs.Unknown("receipt_not_recorded", "the provider accepted the confirming turn of research job %s as interaction %s, but recording the receipt failed: %v", j.ID, it.ID, err).
