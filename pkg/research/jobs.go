@@ -299,7 +299,7 @@ func (s jobStore) updateIn(ctx context.Context, tx *sql.Tx, j *Job, now time.Tim
 	st, err := s.stmt(ctx, `UPDATE research_jobs SET handle = ?, state = ?, provider_status = ?, provider_updated = ?,
  updated_at = ?, submitted_at = ?, finished_at = ?, next_poll_at = ?, poll_count = ?, error_code = ?, error_message = ?,
  partial = ?, published = ?, report_bytes = ?, citation_count = ?, dropped_citations = ?, cancel_requested_at = ?,
- cancel_sent_at = ?, plan_handle = ?, plan_proposed_at = ?, options = ?, row_version = row_version + 1
+ cancel_sent_at = ?, plan_handle = ?, plan_proposed_at = ?, options = ?, deadline_at = ?, row_version = row_version + 1
  WHERE job_id = ? AND row_version = ? AND state NOT IN ('completed','failed','cancelled','incomplete','not-sent','indeterminate')`)
 	if err != nil {
 		return storeErr("update the research job", err)
@@ -310,7 +310,7 @@ func (s jobStore) updateIn(ctx context.Context, tx *sql.Tx, j *Job, now time.Tim
 	res, err := st.ExecContext(ctx,
 		nullable(j.Handle), j.State, j.ProviderStatus, j.ProviderUpdated, j.UpdatedAt, j.SubmittedAt, j.FinishedAt, j.NextPollAt,
 		j.PollCount, j.ErrorCode, j.ErrorMessage, b2i(j.Partial), b2i(j.Published), j.ReportBytes, j.CitationCount, j.DroppedCitations,
-		j.CancelRequestedAt, j.CancelSentAt, j.PlanHandle, j.PlanProposedAt, encodeOptions(j.Options), j.ID, j.RowVersion)
+		j.CancelRequestedAt, j.CancelSentAt, j.PlanHandle, j.PlanProposedAt, encodeOptions(j.Options), j.DeadlineAt, j.ID, j.RowVersion)
 	if err != nil {
 		return storeErr("update the research job", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/clawkit/clawkit/pkg/auth"
 	"github.com/clawkit/clawkit/pkg/errs"
@@ -202,4 +203,29 @@ func TestFollowUpCustody(t *testing.T) {
 		t.Fatalf("follow-up create %+v", last)
 	}
 	_ = parent
+}
+
+// TestReviewTimeIsNotBudget: the wall clock covers both turns but not the
+// time a plan waits for its review; the poll budget goes on.
+func TestReviewTimeIsNotBudget(t *testing.T) {
+	f := newFixture(t)
+	j := f.planJob("q")
+	review := 2 * time.Hour // longer than the 65 min wall clock
+	f.clk.Sleep(context.Background(), review)
+	if _, err := f.svc.Approve(context.Background(), f.env(), ApproveParams{JobParams: JobParams{Job: j.ID}}); err != nil {
+		t.Fatal(err)
+	}
+	got := f.job(j.ID)
+	if got.DeadlineAt != j.DeadlineAt+review.Milliseconds() || got.PollCount != j.PollCount {
+		t.Fatalf("deadline moved by %d ms, polls %d → %d", got.DeadlineAt-j.DeadlineAt, j.PollCount, got.PollCount)
+	}
+	pr, err := f.svc.Wait(context.Background(), f.env(), WaitParams{JobParams: JobParams{Job: j.ID}})
+	if err != nil || pr.State != StateCompleted || pr.ErrorCode != "" {
+		t.Fatalf("%+v %v", pr, err)
+	}
+	// A plan whose turn spent the poll budget cannot be approved.
+	f.svc.Budgets.MaxPolls = 2
+	j2 := f.planJob("q2")
+	_, err = f.svc.Approve(context.Background(), f.env(), ApproveParams{JobParams: JobParams{Job: j2.ID}})
+	wantCode(t, err, errs.KindFailed, "poll_budget_exceeded")
 }
