@@ -34,6 +34,7 @@ func skillStreamKit() scriptKit {
 		},
 		cmds: map[string]scriptCmd{
 			"skill-tar":         cmdSkillTar,
+			"skill-tar-cut":     cmdSkillTarCut,
 			"skill-watch-check": cmdSkillWatchCheck,
 			"skill-exchange":    cmdSkillExchange,
 		},
@@ -60,6 +61,26 @@ func cmdSkillTar(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil {
 		ts.Fatalf("skill-tar: %v", err)
 	}
+}
+
+// skill-tar-cut IN N OUT: write the first N bytes of IN to OUT (N may be
+// negative: all but the last -N bytes), a bundle as a copy cut short
+// leaves it. Prints OUT's size.
+func cmdSkillTarCut(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: skill-tar-cut IN N OUT")
+	}
+	data, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	n := intArg(ts, "skill-tar-cut", "byte count", args[1], -len(data))
+	if n < 0 {
+		n += len(data)
+	}
+	if n < 0 || n > len(data) {
+		ts.Fatalf("skill-tar-cut: %s has %d bytes; cannot keep %s", args[0], len(data), args[1])
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[2]), data[:n], 0o644))
+	fmt.Fprintf(ts.Stdout(), "%d bytes\n", n)
 }
 
 // writeTar writes a tar of entries (TYPE:NAME[=DATA], as for skill-tar) to
@@ -298,7 +319,29 @@ func skillStreamHostile() []hostileCase {
 			write(t, filepath.Join(w, "home", "config.json"), fmt.Sprintf(`{"plugins":{"entries":{"p":{"path":%q}}},"skills":{"load":{"watch":%s}}}`, filepath.Join(w, "plugin"), v))
 		}
 	}
+	// Truncated bundles (issue 31 item 1): an installed skill with a
+	// reference, and a bundle of a 515-byte SKILL.md (data ends at byte
+	// 1,027, padding at 1,536) and that reference, cut short. The snapshot
+	// proves the installed skill is untouched.
+	longMD := md + strings.Repeat("x", 515-len(md)-1) + "\n"
+	whole := tarOf("f:s/SKILL.md="+longMD, "f:s/references/api.md=# API\n")
+	truncated := func(name string, n int) hostileCase {
+		if n < 0 {
+			n += len(whole)
+		}
+		return hostileCase{name: "bundle/truncated-" + name,
+			setup: withPlugin("b.tar", whole[:n], "home/agents/main/skills/s/SKILL.md", md, "home/agents/main/skills/s/references/api.md", "# API\n"),
+			args:  []string{"skill", "write", "s", "--plugin", "p", "--from-bundle", "$W/b.tar"}, exit: 1, code: "invalid_bundle"}
+	}
 	return []hostileCase{
+		truncated("1027", 1027),
+		truncated("1127", 1127),
+		truncated("1535", 1535),
+		truncated("1536", 1536),
+		truncated("data-block", 600),
+		truncated("header", 1600),
+		truncated("no-end-marker", -1024),
+		truncated("one-zero-block", -512),
 		{name: "skillpath/write-name-not-utf8", setup: withPlugin("in.md", md), args: []string{"skill", "write", "s\xff", "SKILL.md", "--plugin", "p", "--from", "$W/in.md"}, exit: 2, code: "invalid_path"},
 		{name: "skillpath/read-name-not-utf8", setup: withPlugin(), args: []string{"skill", "read", "s\xff", "SKILL.md", "--plugin", "p"}, exit: 2, code: "invalid_path"},
 		{name: "skillpath/read-file-not-utf8", setup: withPlugin(), args: []string{"skill", "read", "s", "references/\xff.md", "--plugin", "p"}, exit: 2, code: "invalid_path"},
