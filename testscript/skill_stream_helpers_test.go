@@ -369,5 +369,38 @@ func skillStreamHostile() []hostileCase {
 		{name: "watch/not-a-bool", setup: watchCfg(`"no"`), args: []string{"skill", "watch", "--plugin", "p"}, exit: 2, code: "invalid_config"},
 		{name: "watch/no-plugin-fresh-home", args: []string{"skill", "watch", "--plugin", "p"}, exit: 3, code: "plugin_unavailable"},
 		{name: "watch/missing-dir", args: []string{"skill", "watch", "--dir", "$W/nowhere"}, exit: 2, code: "not_found"},
+		// Issue 31 item 9: bounds and null config values.
+		{name: "watch/poll-1ns", setup: withPlugin(), args: []string{"skill", "watch", "--plugin", "p", "--poll", "1ns"}, exit: 2, code: "invalid_limit"},
+		{name: "watch/poll-99ms", setup: withPlugin(), args: []string{"skill", "watch", "--plugin", "p", "--poll", "99ms"}, exit: 2, code: "invalid_limit"},
+		{name: "watch/interval-1ns", setup: withPlugin(), args: []string{"skill", "watch", "--plugin", "p", "--interval", "1ns"}, exit: 2, code: "invalid_limit"},
+		{name: "watch/max-dirs-0", setup: withPlugin(), args: []string{"skill", "watch", "--plugin", "p", "--max-dirs", "0"}, exit: 2, code: "invalid_limit"},
+		{name: "watch/poll-1ns-dir", setup: files("s/SKILL.md", md), args: []string{"skill", "watch", "--dir", "$W/s", "--poll", "1ns"}, exit: 2, code: "invalid_limit"},
+		{name: "watch/null", setup: watchCfg("null"), args: []string{"skill", "watch", "--plugin", "p"}, exit: 2, code: "invalid_config_value"},
+		{name: "watch/null-dir", setup: func(t *testing.T, w string) {
+			watchCfg("null")(t, w)
+			files("s/SKILL.md", md)(t, w)
+		}, args: []string{"skill", "watch", "--dir", "$W/s"}, exit: 2, code: "invalid_config_value"},
+		{name: "watch/null-load", setup: func(t *testing.T, w string) {
+			withPlugin()(t, w)
+			write(t, filepath.Join(w, "home", "config.json"), fmt.Sprintf(`{"plugins":{"entries":{"p":{"path":%q}}},"skills":{"load":null}}`, filepath.Join(w, "plugin")))
+		}, args: []string{"skill", "watch", "--plugin", "p"}, exit: 2, code: "invalid_config_value"},
+		{name: "watch/skills-not-object", setup: func(t *testing.T, w string) {
+			withPlugin()(t, w)
+			write(t, filepath.Join(w, "home", "config.json"), fmt.Sprintf(`{"plugins":{"entries":{"p":{"path":%q}}},"skills":"off"}`, filepath.Join(w, "plugin")))
+		}, args: []string{"skill", "watch", "--plugin", "p"}, exit: 2, code: "invalid_config_value"},
+		// Issue 31 item 11: a file where a folder is needed, named.
+		{name: "bundle/out-is-folder", setup: files("s/SKILL.md", md, "out", "DIR"), args: []string{"skill", "bundle", "--dir", "$W/s", "--out", "$W/out"}, exit: 1, code: "write_failed", has: "it is a folder; the bundle is one file"},
+		{name: "bundle/out-below-file", setup: files("s/SKILL.md", md, "f", "x"), args: []string{"skill", "bundle", "--dir", "$W/s", "--out", "$W/f/x.tar"}, exit: 1, code: "write_failed", has: "is a file where a folder is needed"},
+		{name: "bundle/dir-missing-names-dir", args: []string{"skill", "bundle", "--dir", "$W/nowhere", "--out", "$W/x.tar"}, exit: 2, code: "not_found", has: "--dir "},
+		{name: "skillpath/write-over-folder", setup: withPlugin("in.md", "x\n", "home/agents/main/skills/s/SKILL.md", md, "home/agents/main/skills/s/references/d/a.md", "a\n"),
+			args: []string{"skill", "write", "s", "references/d", "--plugin", "p", "--from", "$W/in.md"}, exit: 1, code: "not_a_file", has: "it is a folder of skill s"},
+		{name: "skillpath/write-below-file", setup: withPlugin("in.md", "x\n", "home/agents/main/skills/s/SKILL.md", md, "home/agents/main/skills/s/references/a.md", "a\n"),
+			args: []string{"skill", "write", "s", "references/a.md/b.md", "--plugin", "p", "--from", "$W/in.md"}, exit: 1, code: "not_a_folder", has: "references/a.md is a file"},
+		{name: "skillpath/agents-is-file", setup: withPlugin("src/s/SKILL.md", md, "home/agents", "x"),
+			args: []string{"skill", "write", "s", "--plugin", "p", "--from-dir", "$W/src/s"}, exit: 1, code: "not_a_folder", has: "agents is a file where a folder is needed"},
+		{name: "skillpath/skill-is-file", setup: withPlugin("src/s/SKILL.md", md, "home/agents/main/skills/s", "x"),
+			args: []string{"skill", "write", "s", "--plugin", "p", "--from-dir", "$W/src/s"}, exit: 1, code: "not_a_skill"},
+		{name: "skillpath/root-is-file", setup: withPlugin("in.md", md, "home/agents/main/skills", "x"),
+			args: []string{"skill", "write", "s", "SKILL.md", "--plugin", "p", "--from", "$W/in.md"}, exit: 1, code: "not_a_folder", has: "the skills root"},
 	}
 }

@@ -18,7 +18,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/clawkit/clawkit/pkg/errs"
-	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/skilllint"
 	"github.com/clawkit/clawkit/pkg/skills"
 )
@@ -201,7 +200,7 @@ func (c *SkillWriteCmd) install(ctx context.Context, env *Env) error {
 		from = c.FromBundle
 		src, err = readBundleArg(env, c.FromBundle)
 	} else {
-		src, err = skills.ReadSourceDir(c.FromDir)
+		src, err = skills.ReadSourceDir("--from-dir", c.FromDir)
 	}
 	if err != nil {
 		return err
@@ -556,8 +555,8 @@ func (c *SkillBundleCmd) Run(ctx context.Context, env *Env) error {
 		}
 		return nil
 	}
-	if err := fsx.Publish(c.Out, 0o644, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
-		return errs.Failed("write_failed", "cannot publish --out %s: %v", c.Out, err)
+	if err := skills.PublishBundle(c.Out, b.Skill, data); err != nil {
+		return err
 	}
 	// The content is in the file; stdout lists the files with their digests.
 	res := BundleOutput{BundleResult: b, Files: b.Tree(), Out: c.Out, BundleSHA256: sum, BundleBytes: len(data)}
@@ -576,19 +575,26 @@ type SkillWatchCmd struct {
 	Agent    string        `help:"Agent id." default:"main" env:"CLAWKIT_AGENT"`
 	Session  string        `help:"Session key." default:"cli" env:"CLAWKIT_SESSION"`
 	Dir      []string      `help:"Watch this skill folder on disk instead (repeatable)." placeholder:"DIR" sep:"none"`
-	Interval time.Duration `help:"Coalesce the edits of this long into one change line." default:"100ms"`
-	Poll     time.Duration `help:"While watching is unavailable, rescan this often." default:"2s"`
-	MaxDirs  int           `help:"Watch at most this many folders; past it, poll." default:"1024"`
+	Interval time.Duration `help:"Coalesce the edits of this long into one change line (at least 1ms)." default:"100ms"`
+	Poll     time.Duration `help:"While watching is unavailable, rescan this often (at least 100ms)." default:"2s"`
+	MaxDirs  int           `help:"Watch at most this many folders; past it, poll (at least 1)." default:"1024"`
 }
 
 func (c *SkillWatchCmd) Run(ctx context.Context, env *Env) error {
+	// SIGHUP (the terminal went away, or a supervisor's hangup) stops the
+	// watch as SIGINT and SIGTERM do: the final unavailable line, exit 0.
+	// There is nothing to reload: the plugin and its root are resolved
+	// once, at the start (docs/skills.md, "skill watch").
+	ctx, stopHUP := signal.NotifyContext(ctx, syscall.SIGHUP)
+	defer stopHUP()
 	switch {
 	case len(c.Dir) > 0 && c.Plugin != "":
 		return errs.Usage("usage", "pass either --dir DIR or --plugin ID, not both")
 	case len(c.Dir) == 0 && c.Plugin == "":
 		return errs.Usage("usage", "nothing to watch").WithHint("pass --plugin ID for a plugin's skills, or --dir DIR for a skill folder")
-	case c.Interval <= 0 || c.Poll <= 0 || c.MaxDirs <= 0:
-		return errs.Usage("usage", "--interval, --poll and --max-dirs must be positive")
+	}
+	if err := skills.CheckWatchOptions(c.Interval, c.Poll, c.MaxDirs); err != nil {
+		return err
 	}
 	var sources []skills.WatchSource
 	if c.Plugin != "" {

@@ -380,22 +380,24 @@ func sortFindings(fs []Finding) {
 }
 
 // Err turns a failed report into the coded error the CLI prints: the code of
-// the first error (all findings are listed in the message, one per line, so
-// the single JSON error document still carries them).
+// the first error (all findings are listed in the message, separated by
+// "; ", so the single JSON error document still carries them). The message
+// is one line: the error printer escapes a newline, as it would one that
+// came from outside, so a list over several lines would print as "\n".
 func (r *Report) Err() error {
 	if r.OK {
 		return nil
 	}
 	lines := make([]string, 0, len(r.Errors))
 	for _, f := range r.Errors {
-		lines = append(lines, "  "+f.String())
+		lines = append(lines, f.String())
 	}
 	n := len(r.Errors)
 	plural := "s"
 	if n == 1 {
 		plural = ""
 	}
-	return errs.Failed(r.Errors[0].Code, "skill %q is invalid (%d error%s):\n%s", r.Skill, n, plural, strings.Join(lines, "\n")).
+	return errs.Failed(r.Errors[0].Code, "skill %q is invalid (%d error%s): %s", r.Skill, n, plural, strings.Join(lines, "; ")).
 		WithHint("fix the listed lines and run 'clawkit skill validate' again")
 }
 

@@ -119,8 +119,8 @@ func opBundle(ctx context.Context, env *owner.Env, p BundleParams) (any, error) 
 		files = append(files, SourceFile{Path: rel, Content: data, Executable: st.Mode().Perm()&0o111 != 0})
 	}
 	if len(disallowed) > 0 {
-		return nil, errs.Failed(CodeInvalidPath, "skill %s holds %d %s the skill authoring contract does not allow (nothing was bundled):\n  %s",
-			p.Skill, len(disallowed), pluralWord(len(disallowed), "file", "files"), strings.Join(disallowed, "\n  ")).
+		return nil, errs.Failed(CodeInvalidPath, "skill %s holds %d %s the skill authoring contract does not allow (nothing was bundled): %s",
+			p.Skill, len(disallowed), pluralWord(len(disallowed), "file", "files"), strings.Join(disallowed, ", ")).
 			WithHint("the files were put there by hand; move them below %s/ or delete them", strings.Join(skilllint.SupportDirs, "/, "))
 	}
 	if err := env.Scope.AssertCurrent(); err != nil {
@@ -153,12 +153,14 @@ func BundleDir(dir string) (*BundleResult, error) {
 	if err := skilllint.CheckSkillName(skill); err != nil {
 		return nil, err
 	}
-	src, err := ReadSourceDir(dir)
+	src, err := ReadSourceDir("--dir", dir)
 	if err != nil {
 		return nil, err
 	}
 	if len(src.Disallowed) > 0 {
-		return nil, DisallowedError(dir, src.Disallowed)
+		return nil, errs.Usage(CodeInvalidPath, "%s holds %d %s the skill authoring contract does not allow (nothing was bundled): %s",
+			dir, len(src.Disallowed), pluralWord(len(src.Disallowed), "path", "paths"), strings.Join(src.Disallowed, ", ")).
+			WithHint("a bundle holds only what 'skill write' accepts: SKILL.md and files below %s/; move the others there or delete them", strings.Join(skilllint.SupportDirs, "/, "))
 	}
 	for _, f := range src.Files {
 		full := filepath.Join(abs, filepath.FromSlash(f.Path))
@@ -286,6 +288,9 @@ func ReadBundle(r io.Reader) (skill string, tree *SourceTree, err error) {
 		}
 		if err == io.EOF && !er.eof {
 			break // the end-of-archive marker: two zero blocks, read whole
+		}
+		if (err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF)) && entries == 0 && er.n < 512 {
+			return "", nil, bad("it is %d bytes, shorter than one tar header (a bundle is a tar archive)", er.n)
 		}
 		if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
 			return "", nil, truncatedBundle(er.n)

@@ -8,8 +8,12 @@ import "github.com/clawkit/clawkit/pkg/errs"
 const (
 	// CodeInvalidConfig: config hooks.skill_changed must be a list of commands, each a list of strings (argv, run without a shell)
 	CodeInvalidConfig errs.Code = "invalid_config"
+	// CodeInvalidConfigValue: config skills.load.watch is null; null is not taken as unset
+	CodeInvalidConfigValue errs.Code = "invalid_config_value"
 	// CodeInvalidFrontmatter: skill … has no SKILL.md; every skill starts with one
 	CodeInvalidFrontmatter errs.Code = "invalid_frontmatter"
+	// CodeInvalidLimit: --poll … is below the minimum of …
+	CodeInvalidLimit errs.Code = "invalid_limit"
 	// CodeInvalidParams: file … is given twice
 	CodeInvalidParams errs.Code = "invalid_params"
 	// CodeInvalidPath: skill … holds … the skill authoring contract does not allow (nothing was bundled)
@@ -26,6 +30,8 @@ const (
 	CodeNotAFolder errs.Code = "not_a_folder"
 	// CodeNotASkill: … is not a folder
 	CodeNotASkill errs.Code = "not_a_skill"
+	// CodeNotAFile: cannot write …: it is a folder of skill … holding … files (…); a file cannot replace it
+	CodeNotAFile errs.Code = "not_a_file"
 	// CodeNotFound: --from-dir …: …
 	CodeNotFound errs.Code = "not_found"
 	// CodeNotRegularFile: …; only regular files (or - for stdin) are read
