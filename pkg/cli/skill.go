@@ -20,6 +20,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/skilllint"
 	"github.com/clawkit/clawkit/pkg/skills"
+	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
 // SkillCmd is `clawkit skill …` (docs/skills.md).
@@ -53,7 +54,7 @@ func (c *SkillRootCmd) Run(ctx context.Context, env *Env) error {
 	if err := env.Call(ctx, skills.MethodRoot, c.target(), &r); err != nil {
 		return err
 	}
-	return env.Out.Result(r, func(w io.Writer) { fmt.Fprintln(w, r.Root) })
+	return env.Out.Result(r, func(w io.Writer) { fmt.Fprintln(w, termsafe.Text(r.Root)) })
 }
 
 type SkillListCmd struct {
@@ -72,15 +73,17 @@ func (c *SkillListCmd) Run(ctx context.Context, env *Env) error {
 	if r.Skills == nil {
 		r.Skills = []skills.SkillInfo{}
 	}
+	// Folder names come from disk (a refused one is listed too, with its
+	// problem): escaped, so a name cannot forge a line or move the cursor.
 	return env.Out.Result(r, func(w io.Writer) {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "SKILL\tFILES\tBYTES\tCONTENT\tTREE")
 		for _, s := range r.Skills {
 			if s.Revision == nil {
-				fmt.Fprintf(tw, "%s\t%d\t%d\t-\t-\t(%s)\n", s.Skill, s.Files, s.Bytes, s.Problem)
+				fmt.Fprintf(tw, "%s\t%d\t%d\t-\t-\t(%s)\n", termsafe.Text(s.Skill), s.Files, s.Bytes, termsafe.Text(s.Problem))
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", s.Skill, s.Files, s.Bytes, s.Revision.ContentSHA256, s.Revision.TreeSHA256)
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", termsafe.Text(s.Skill), s.Files, s.Bytes, s.Revision.ContentSHA256, s.Revision.TreeSHA256)
 		}
 		tw.Flush()
 	})
@@ -95,7 +98,7 @@ func (c *SkillListCmd) files(ctx context.Context, env *Env) error {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "PATH\tBYTES\tSHA256")
 		for _, f := range r.Files {
-			fmt.Fprintf(tw, "%s\t%d\t%s\n", f.Path, f.SizeBytes, f.SHA256)
+			fmt.Fprintf(tw, "%s\t%d\t%s\n", termsafe.Text(f.Path), f.SizeBytes, f.SHA256)
 		}
 		tw.Flush()
 	})
@@ -259,15 +262,15 @@ func printCommit(env *Env, r *skills.CommitResult) error {
 		}
 		switch {
 		case !r.Changed && r.Action == "install":
-			fmt.Fprintf(w, "unchanged: skill %s already has this tree (no event)\n", r.Skill)
+			fmt.Fprintf(w, "unchanged: skill %s already has this tree (no event)\n", termsafe.Text(r.Skill))
 		case !r.Changed:
-			fmt.Fprintf(w, "unchanged: %s of skill %s already has this content (no event)\n", r.File, r.Skill)
+			fmt.Fprintf(w, "unchanged: %s of skill %s already has this content (no event)\n", termsafe.Text(r.File), termsafe.Text(r.Skill))
 		case r.Removed:
-			fmt.Fprintf(w, "%s skill %s\n", verb, r.Skill)
+			fmt.Fprintf(w, "%s skill %s\n", verb, termsafe.Text(r.Skill))
 		case r.Action == "install":
-			fmt.Fprintf(w, "installed skill %s\n", r.Skill)
+			fmt.Fprintf(w, "installed skill %s\n", termsafe.Text(r.Skill))
 		default:
-			fmt.Fprintf(w, "%s %s of skill %s\n", verb, r.File, r.Skill)
+			fmt.Fprintf(w, "%s %s of skill %s\n", verb, termsafe.Text(r.File), termsafe.Text(r.Skill))
 		}
 		if r.Changed {
 			fmt.Fprintf(w, "tree: %s -> %s\n", short(r.Before), short(r.After))
@@ -394,7 +397,7 @@ func (c *SkillValidateCmd) validateFile(env *Env, profile string) error {
 	if err := env.Out.Result(r, func(w io.Writer) {
 		printLintReport(w, &r.Report)
 		if r.Description != "" {
-			fmt.Fprintf(w, "description: %s\n", r.Description)
+			fmt.Fprintf(w, "description: %s\n", termsafe.Text(r.Description))
 		}
 	}); err != nil {
 		return err
@@ -413,19 +416,21 @@ func plural(n int, one, many string) string {
 }
 
 // printLintReport prints one line per finding (path:line: severity
-// code[rule]: message, errors first) and the skill's verdict.
+// code[rule]: message, errors first) and the skill's verdict. File and
+// folder names come from disk and messages may quote a skill's text: each
+// line is escaped (termsafe), so none can forge another.
 func printLintReport(w io.Writer, r *skilllint.Report) {
 	for _, list := range [][]skilllint.Finding{r.Errors, r.Warnings} {
 		for _, f := range list {
 			f.File = displayPath(r.Dir, f.File)
-			fmt.Fprintln(w, f.String())
+			fmt.Fprintln(w, termsafe.Text(f.String()))
 		}
 	}
 	verdict := "ok"
 	if !r.OK {
 		verdict = "FAILED"
 	}
-	fmt.Fprintf(w, "%s: %s: skill %s (%d %s, %d bytes, %d %s, %d %s)\n", filepath.ToSlash(r.Dir), verdict, r.Skill, r.Files, plural(r.Files, "file", "files"), r.Bytes,
+	fmt.Fprintf(w, "%s: %s: skill %s (%d %s, %d bytes, %d %s, %d %s)\n", termsafe.Text(filepath.ToSlash(r.Dir)), verdict, termsafe.Text(r.Skill), r.Files, plural(r.Files, "file", "files"), r.Bytes,
 		len(r.Errors), plural(len(r.Errors), "error", "errors"), len(r.Warnings), plural(len(r.Warnings), "warning", "warnings"))
 }
 
@@ -449,7 +454,7 @@ func (c *SkillEventsCmd) Run(ctx context.Context, env *Env) error {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "EVENT\tPLUGIN\tSKILL\tACTION\tFILE\tDISPATCH\tAFTER")
 		for _, e := range out {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.EventID, e.Event.PluginID, e.Event.Skill, e.Action, e.File, e.Dispatch, short(e.Event.After))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.EventID, termsafe.Text(e.Event.PluginID), termsafe.Text(e.Event.Skill), e.Action, termsafe.Text(e.File), e.Dispatch, short(e.Event.After))
 		}
 		tw.Flush()
 	})
@@ -561,8 +566,8 @@ func (c *SkillBundleCmd) Run(ctx context.Context, env *Env) error {
 	// The content is in the file; stdout lists the files with their digests.
 	res := BundleOutput{BundleResult: b, Files: b.Tree(), Out: c.Out, BundleSHA256: sum, BundleBytes: len(data)}
 	return env.Out.Result(res, func(w io.Writer) {
-		fmt.Fprintf(w, "bundled %s\n", b.String())
-		fmt.Fprintf(w, "out: %s (%d bytes, %s)\n", c.Out, len(data), sum)
+		fmt.Fprintf(w, "bundled %s\n", termsafe.Text(b.String()))
+		fmt.Fprintf(w, "out: %s (%d bytes, %s)\n", termsafe.Text(c.Out), len(data), sum)
 	})
 }
 
@@ -659,7 +664,10 @@ func (c *SkillWatchCmd) Run(ctx context.Context, env *Env) error {
 	return err
 }
 
-// watchLine is the human form of one watch event.
+// watchLine is the human form of one watch event. Skill folder names,
+// --dir paths, problems and reasons come from disk: each is escaped
+// (termsafe), so a folder named to hold a newline cannot forge a change
+// line, nor an escape sequence move the cursor.
 func watchLine(ev skills.WatchEvent) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %d %s", ev.Event, ev.Seq, ev.Revision)
@@ -667,7 +675,7 @@ func watchLine(ev skills.WatchEvent) string {
 		b.WriteString(" (initial)")
 	}
 	if ev.Reason != "" {
-		fmt.Fprintf(&b, ": %s", ev.Reason)
+		fmt.Fprintf(&b, ": %s", termsafe.Text(ev.Reason))
 	}
 	if ev.Polling {
 		fmt.Fprintf(&b, " (polling every %dms)", ev.PollMs)
@@ -681,11 +689,12 @@ func watchLine(ev skills.WatchEvent) string {
 		if s.Dir != "" {
 			name = s.Dir
 		}
+		name = termsafe.Text(name)
 		switch {
 		case s.After != nil:
 			fmt.Fprintf(&b, "%s%s %s", sep, name, s.After.TreeSHA256)
 		case s.Problem != "":
-			fmt.Fprintf(&b, "%s%s (%s)", sep, name, s.Problem)
+			fmt.Fprintf(&b, "%s%s (%s)", sep, name, termsafe.Text(s.Problem))
 		default:
 			fmt.Fprintf(&b, "%s%s removed", sep, name)
 		}
