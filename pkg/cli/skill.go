@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -290,6 +291,8 @@ type SkillValidateCmd struct {
 	Agent     string   `help:"Agent id." default:"main" env:"CLAWKIT_AGENT"`
 	Session   string   `help:"Session key." default:"cli" env:"CLAWKIT_SESSION"`
 	Strict    bool     `help:"Treat warnings as errors."`
+	Format    string   `help:"Output: text (default), github (workflow annotations, ::error file=…,line=…,col=…::…) or sarif (SARIF 2.1.0 for code scanning)." enum:"text,github,sarif" default:"text" placeholder:"FORMAT"`
+	Disable   []string `help:"Suppress every finding of this rule for the run (repeatable; shown as suppressed in --json and SARIF)." placeholder:"RULE" sep:"none"`
 }
 
 func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
@@ -300,7 +303,16 @@ func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
 			return errs.Usage("usage", "--profile: %v", err)
 		}
 	}
+	if err := skilllint.CheckDisable(c.Disable); err != nil {
+		return err
+	}
+	if c.Format != skilllint.FormatText && env.Out.JSON {
+		return errs.Usage("usage", "--json and --format %s are two output formats; pass one", c.Format)
+	}
 	if c.File != "" {
+		if c.Format != skilllint.FormatText {
+			return errs.Usage("usage", "--format %s goes with --dir, --recursive or an installed skill, not --file", c.Format)
+		}
 		return c.validateFile(env, profile)
 	}
 	if c.MaxBytes != 0 {
@@ -335,8 +347,12 @@ func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
 			profile = skilllint.ProfileOpenClaw
 		}
 	}
-	opt := skilllint.Options{Profile: profile, Strict: c.Strict}
+	opt := skilllint.Options{Profile: profile, Strict: c.Strict, Disable: c.Disable}
 	out := env.Out.Stdout
+	var sarif *skilllint.SARIF
+	if c.Format == skilllint.FormatSARIF {
+		sarif = skilllint.NewSARIF(ReadBuildInfo().Version)
+	}
 	// Reports are printed as each skill is checked, in JSON too (the
 	// document is streamed: {"skills":[…],"summary":{…},"ok":…}), so memory
 	// stays flat however many skills a tree holds.
@@ -348,12 +364,25 @@ func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
 		}
 	}
 	sum, err := skilllint.Lint(dirs, c.Recursive, opt, func(r *skilllint.Report) error {
-		if stream == nil {
+		switch {
+		case stream != nil:
+			return stream.Item(r)
+		case sarif != nil:
+			sarif.Add(r, func(file string) string { return displayPath(r.Dir, file) })
+		case c.Format == skilllint.FormatGitHub:
+			printAnnotations(out, r)
+		default:
 			printLintReport(out, r)
-			return nil
 		}
-		return stream.Item(r)
+		return nil
 	})
+	// A --disable that matched nothing is said, as an unused directive is.
+	var unused []string
+	for _, d := range c.Disable {
+		if n, ok := sum.Disabled[d]; ok && n == 0 && !slices.Contains(unused, d) {
+			unused = append(unused, d)
+		}
+	}
 	if stream != nil {
 		if err != nil {
 			// The document is already open: it ends as the error document.
@@ -366,9 +395,34 @@ func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "%d %s checked (profile %s%s): %d passed, %d failed; %d %s, %d %s\n",
-			sum.Skills, plural(sum.Skills, "skill", "skills"), sum.Profile, map[bool]string{true: ", strict"}[sum.Strict],
-			sum.Passed, sum.Failed, sum.Errors, plural(sum.Errors, "error", "errors"), sum.Warnings, plural(sum.Warnings, "warning", "warnings"))
+		for _, d := range unused {
+			msg := fmt.Sprintf("--disable %s matched no finding; remove it", d)
+			switch c.Format {
+			case skilllint.FormatSARIF:
+				sarif.Notify("warning", msg)
+			case skilllint.FormatGitHub:
+				fmt.Fprintf(out, "::warning title=clawkit::%s\n", msg)
+			default:
+				env.Out.Warnf("warning: %s", msg)
+			}
+		}
+		if sarif != nil {
+			data, err := sarif.JSON()
+			if err != nil {
+				return errs.Failed("write_failed", "cannot encode the SARIF log: %v", err)
+			}
+			if _, err := out.Write(append(data, '\n')); err != nil {
+				return errs.Failed("write_failed", "cannot write the SARIF log: %v", err)
+			}
+		} else {
+			suppressed := ""
+			if sum.Suppressed > 0 {
+				suppressed = fmt.Sprintf(", %d suppressed", sum.Suppressed)
+			}
+			fmt.Fprintf(out, "%d %s checked (profile %s%s): %d passed, %d failed; %d %s, %d %s%s\n",
+				sum.Skills, plural(sum.Skills, "skill", "skills"), sum.Profile, map[bool]string{true: ", strict"}[sum.Strict],
+				sum.Passed, sum.Failed, sum.Errors, plural(sum.Errors, "error", "errors"), sum.Warnings, plural(sum.Warnings, "warning", "warnings"), suppressed)
+		}
 	}
 	if sum.Failed > 0 {
 		e := errs.Failed("validation_failed", "%d of %d %s failed validation (%s profile)", sum.Failed, sum.Skills, plural(sum.Skills, "skill", "skills"), sum.Profile).
@@ -432,6 +486,26 @@ func printLintReport(w io.Writer, r *skilllint.Report) {
 	}
 	fmt.Fprintf(w, "%s: %s: skill %s (%d %s, %d bytes, %d %s, %d %s)\n", termsafe.Text(filepath.ToSlash(r.Dir)), verdict, termsafe.Text(r.Skill), r.Files, plural(r.Files, "file", "files"), r.Bytes,
 		len(r.Errors), plural(len(r.Errors), "error", "errors"), len(r.Warnings), plural(len(r.Warnings), "warning", "warnings"))
+}
+
+// printAnnotations prints a report as GitHub workflow commands, one per
+// error or warning (skilllint.GitHubAnnotation escapes them), then the
+// skill's verdict line as printLintReport does. Suppressed findings are
+// not annotated: they were accepted (--json and SARIF list them).
+func printAnnotations(w io.Writer, r *skilllint.Report) {
+	for _, list := range [][]skilllint.Finding{r.Errors, r.Warnings} {
+		for _, f := range list {
+			// The command escapes CR, LF and %; termsafe takes any other
+			// control character a name or quoted text may hold.
+			fmt.Fprintln(w, termsafe.Text(skilllint.GitHubAnnotation(displayPath(r.Dir, f.File), f)))
+		}
+	}
+	verdict := "ok"
+	if !r.OK {
+		verdict = "FAILED"
+	}
+	fmt.Fprintf(w, "%s: %s: skill %s (%d %s, %d %s, %d suppressed)\n", termsafe.Text(filepath.ToSlash(r.Dir)), verdict, termsafe.Text(r.Skill),
+		len(r.Errors), plural(len(r.Errors), "error", "errors"), len(r.Warnings), plural(len(r.Warnings), "warning", "warnings"), len(r.Suppressed))
 }
 
 type SkillEventsCmd struct {

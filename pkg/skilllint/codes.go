@@ -12,6 +12,8 @@ const (
 	CodeNotFound errs.Code = "not_found"
 	// CodeNotRegularFile: …; only regular files (or - for stdin) are read
 	CodeNotRegularFile errs.Code = "not_regular_file"
+	// CodeUnknownRule: --disable …: not a rule that can be disabled
+	CodeUnknownRule errs.Code = "unknown_rule"
 	// CodeReadFailed: cannot read …: …
 	CodeReadFailed errs.Code = "read_failed"
 )

@@ -42,7 +42,13 @@ type Finding struct {
 	Rule     string `json:"rule,omitempty"`
 	File     string `json:"file"`
 	Line     int    `json:"line,omitempty"`
-	Message  string `json:"message"`
+	// Column is the 1-based column (in characters) where the match
+	// starts, when the rule knows it (the security scan does).
+	Column  int    `json:"column,omitempty"`
+	Message string `json:"message"`
+	// Suppression is set on a finding a suppression accepted
+	// (Report.Suppressed): how, and why.
+	Suppression *Suppression `json:"suppression,omitempty"`
 }
 
 func (f Finding) String() string {
@@ -331,7 +337,12 @@ type Report struct {
 	Bytes    int64     `json:"bytes"`
 	Errors   []Finding `json:"errors"`
 	Warnings []Finding `json:"warnings"`
-	Revision *Revision `json:"revision,omitempty"`
+	// Suppressed are the findings --disable or an inline directive
+	// accepted, each with its suppression; Directives are the inline
+	// directives read, with how many findings each accepted (suppress.go).
+	Suppressed []Finding   `json:"suppressed"`
+	Directives []Directive `json:"directives"`
+	Revision   *Revision   `json:"revision,omitempty"`
 	// Hint says what to do when the folder was not what was meant (a
 	// folder of skills passed as one skill).
 	Hint string      `json:"hint,omitempty"`
@@ -358,6 +369,13 @@ func (r *Report) Finish() {
 	}
 	sortFindings(r.Errors)
 	sortFindings(r.Warnings)
+	sortFindings(r.Suppressed)
+	if r.Suppressed == nil {
+		r.Suppressed = []Finding{}
+	}
+	if r.Directives == nil {
+		r.Directives = []Directive{}
+	}
 	if r.Errors == nil {
 		r.Errors = []Finding{}
 	}
@@ -435,6 +453,7 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 			WithHint("pass the folder that holds SKILL.md, not the file")
 	}
 	spec := opt.spec()
+	var dirs []Directive
 	var tree []FileEntry
 	var skillMD []byte
 	mdName := ""
@@ -513,6 +532,9 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 				return nil
 			}
 		}
+		if isMD || IsTextFile(rel) {
+			dirs = append(dirs, ParseDirectives(rel, data)...)
+		}
 		if isMD {
 			skillMD, mdName = data, rel
 			return nil
@@ -557,6 +579,7 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 		}
 	}
 	rep.Add(limits...)
+	rep.applySuppressions(dirs, opt.Disable)
 	SortTree(tree)
 	rep.Files = len(tree)
 	for _, f := range tree {
