@@ -111,9 +111,11 @@ func TestSARIFSchema(t *testing.T) {
 		Version string
 		Runs    []struct {
 			Results []struct {
-				RuleID       string
-				Level        string
-				Locations    []struct{ PhysicalLocation struct{ ArtifactLocation struct{ URI string } } }
+				RuleID    string
+				Level     string
+				Locations []struct {
+					PhysicalLocation struct{ ArtifactLocation struct{ URI string } }
+				}
 				Suppressions []struct{ Kind, Status, Justification string }
 			}
 		}
