@@ -116,9 +116,7 @@ func parseDirective(file string, n int, l string, at int) Directive {
 		rules = strings.TrimSuffix(strings.TrimRight(rules, " \t\r"), " --")
 	}
 	d.Reason = strings.TrimSpace(reason)
-	for _, r := range strings.FieldsFunc(rules, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\r' }) {
-		d.Rules = append(d.Rules, r)
-	}
+	d.Rules = append(d.Rules, strings.FieldsFunc(rules, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\r' })...)
 	switch {
 	case !strings.HasPrefix(rest, " ") && rest != "":
 		d.Problem = fmt.Sprintf("%s must be followed by a space and the rules it accepts", DirectiveToken)
