@@ -388,6 +388,22 @@ func skillStreamHostile() []hostileCase {
 			withPlugin()(t, w)
 			write(t, filepath.Join(w, "home", "config.json"), fmt.Sprintf(`{"plugins":{"entries":{"p":{"path":%q}}},"skills":"off"}`, filepath.Join(w, "plugin")))
 		}, args: []string{"skill", "watch", "--plugin", "p"}, exit: 2, code: "invalid_config_value"},
+		// plugins inspect (issue 31 item 13): unknown and malformed ids
+		// refused; a hostile manifest reported (status error), never
+		// blocking, nothing created.
+		{name: "plugins/inspect-unknown", setup: withPlugin(), args: []string{"plugins", "inspect", "nope"}, exit: 1, code: "not_found"},
+		{name: "plugins/inspect-unknown-fresh-home", args: []string{"plugins", "inspect", "p"}, exit: 1, code: "not_found"},
+		{name: "plugins/inspect-bad-id", setup: withPlugin(), args: []string{"plugins", "inspect", "../p"}, exit: 2, code: "invalid_plugin_id"},
+		{name: "plugins/inspect-bidi-id", setup: withPlugin(), args: []string{"plugins", "inspect", "p\u202e"}, exit: 2, code: "invalid_plugin_id"},
+		{name: "plugins/inspect-fifo-manifest", setup: func(t *testing.T, w string) {
+			withPlugin()(t, w)
+			os.Remove(filepath.Join(w, "plugin", "openclaw.plugin.json"))
+			fifo(t, filepath.Join(w, "plugin", "openclaw.plugin.json"))
+		}, args: []string{"plugins", "inspect", "p"}, exit: 0, has: `"status": "error"`},
+		{name: "plugins/inspect-huge-manifest", setup: func(t *testing.T, w string) {
+			withPlugin()(t, w)
+			write(t, filepath.Join(w, "plugin", "openclaw.plugin.json"), `{"id":"p","x":"`+strings.Repeat("a", 300<<10)+`"}`)
+		}, args: []string{"plugins", "inspect", "p"}, exit: 0, has: `larger than 262144 bytes`},
 		// Issue 31 item 11: a file where a folder is needed, named.
 		{name: "bundle/out-is-folder", setup: files("s/SKILL.md", md, "out", "DIR"), args: []string{"skill", "bundle", "--dir", "$W/s", "--out", "$W/out"}, exit: 1, code: "write_failed", has: "it is a folder; the bundle is one file"},
 		{name: "bundle/out-below-file", setup: files("s/SKILL.md", md, "f", "x"), args: []string{"skill", "bundle", "--dir", "$W/s", "--out", "$W/f/x.tar"}, exit: 1, code: "write_failed", has: "is a file where a folder is needed"},
