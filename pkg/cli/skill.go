@@ -717,7 +717,7 @@ func (c *SkillWatchCmd) Run(ctx context.Context, env *Env) error {
 		if env.Out.JSON {
 			b, err := json.Marshal(ev)
 			if err != nil {
-				return err
+				return errs.Failed("write_failed", "cannot encode the event: %v", err)
 			}
 			line = append(b, '\n')
 		} else {
