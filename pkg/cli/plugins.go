@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -21,7 +20,7 @@ type PluginsInspectCmd struct {
 	ID string `arg:"" name:"id" help:"Plugin id (plugins.entries.<id> in config, or <home>/plugins/<id>/)."`
 }
 
-func (c *PluginsInspectCmd) Run(ctx context.Context, env *Env) error {
+func (c *PluginsInspectCmd) Run(env *Env) error {
 	h, err := env.HomeDir()
 	if err != nil {
 		return err

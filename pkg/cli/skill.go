@@ -19,6 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/ops"
 	"github.com/clawkit/clawkit/pkg/skilllint"
 	"github.com/clawkit/clawkit/pkg/skills"
 	"github.com/clawkit/clawkit/pkg/termsafe"
@@ -50,9 +51,10 @@ func (t skillTarget) target() skills.Target {
 
 type SkillRootCmd struct{ skillTarget }
 
-func (c *SkillRootCmd) Run(ctx context.Context, env *Env) error {
-	var r skills.RootResult
-	if err := env.Call(ctx, skills.MethodRoot, c.target(), &r); err != nil {
+func (c *SkillRootCmd) Run(env *Env) error {
+	ctx := env.Ctx
+	r, err := ops.SkillRoot.Call(ctx, env, c.target())
+	if err != nil {
 		return err
 	}
 	return env.Out.Result(r, func(w io.Writer) { fmt.Fprintln(w, termsafe.Text(r.Root)) })
@@ -63,12 +65,13 @@ type SkillListCmd struct {
 	Skill string `arg:"" optional:"" help:"List the files of this skill (paths, sizes, digests) instead of the skills."`
 }
 
-func (c *SkillListCmd) Run(ctx context.Context, env *Env) error {
+func (c *SkillListCmd) Run(env *Env) error {
+	ctx := env.Ctx
 	if c.Skill != "" {
 		return c.files(ctx, env)
 	}
-	var r skills.ListResult
-	if err := env.Call(ctx, skills.MethodList, c.target(), &r); err != nil {
+	r, err := ops.SkillList.Call(ctx, env, c.target())
+	if err != nil {
 		return err
 	}
 	if r.Skills == nil {
@@ -91,8 +94,8 @@ func (c *SkillListCmd) Run(ctx context.Context, env *Env) error {
 }
 
 func (c *SkillListCmd) files(ctx context.Context, env *Env) error {
-	var r skills.FilesResult
-	if err := env.Call(ctx, skills.MethodFiles, skills.FilesParams{Target: c.target(), Skill: c.Skill}, &r); err != nil {
+	r, err := ops.SkillFiles.Call(ctx, env, skills.FilesParams{Target: c.target(), Skill: c.Skill})
+	if err != nil {
 		return err
 	}
 	return env.Out.Result(r, func(w io.Writer) {
@@ -112,10 +115,11 @@ type SkillReadCmd struct {
 	MaxBytes int64  `help:"Refuse files larger than this (default: the file limit)." placeholder:"N"`
 }
 
-func (c *SkillReadCmd) Run(ctx context.Context, env *Env) error {
-	var r skills.ReadResult
+func (c *SkillReadCmd) Run(env *Env) error {
+	ctx := env.Ctx
 	p := skills.FileParams{Target: c.target(), Skill: c.Skill, File: c.File, MaxBytes: c.MaxBytes}
-	if err := env.Call(ctx, skills.MethodRead, p, &r); err != nil {
+	r, err := ops.SkillRead.Call(ctx, env, p)
+	if err != nil {
 		return err
 	}
 	return env.Out.Result(r, func(w io.Writer) { _, _ = w.Write(r.Bytes()) })
@@ -132,23 +136,17 @@ type SkillWriteCmd struct {
 	Strict         bool   `help:"Treat warnings as errors."`
 }
 
-func (c *SkillWriteCmd) Run(ctx context.Context, env *Env) error {
+func (c *SkillWriteCmd) Run(env *Env) error {
+	ctx := env.Ctx
 	if c.FromDir != "" || c.FromBundle != "" {
 		return c.install(ctx, env)
 	}
 	if c.SkipDisallowed {
-		return errs.Usage("usage", "--skip-disallowed goes with --from-dir or --from-bundle")
+		return errs.Usage(errs.CodeUsage, "--skip-disallowed goes with --from-dir or --from-bundle")
 	}
-	// An empty FILE is refused as an empty path (--from-dir installs a
-	// whole skill).
-	rel, err := skilllint.NormalizeSkillFilePath(c.File)
-	if err != nil {
-		return err
-	}
-	limit := int64(skilllint.MaxSupportBytes)
-	if rel == skilllint.SkillFile {
-		limit = skilllint.MaxSkillMDBytes
-	}
+	// The path, the size and the content are the operation's Check (an
+	// empty FILE is refused as an empty path; --from-dir installs a whole
+	// skill): the command only reads at most what any write may carry.
 	var src io.Reader = env.Stdin
 	name := "stdin"
 	if c.From != "" && c.From != "-" {
@@ -157,42 +155,38 @@ func (c *SkillWriteCmd) Run(ctx context.Context, env *Env) error {
 		f, _, err := skilllint.OpenInput(c.From)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return errs.Usage("not_found", "--from %s: no such file", c.From)
+				return errs.Usage(errs.CodeNotFound, "--from %s: no such file", c.From)
 			}
 			if e := errs.As(err); e != nil {
 				return e
 			}
-			return errs.Failed("read_failed", "cannot read --from %s: %v", c.From, err)
+			return errs.Failed(errs.CodeReadFailed, "cannot read --from %s: %v", c.From, err)
 		}
 		defer f.Close()
 		src, name = f, c.From
 	}
 	if f, ok := src.(*os.File); src == nil || (ok && c.From == "" && term.IsTerminal(int(f.Fd()))) {
 		// Reading a terminal would wait for typing that nobody expects.
-		return errs.Usage("no_content", "no content for %s: stdin is a terminal", rel).
+		return errs.Usage(CodeNoContent, "no content for %s: stdin is a terminal", c.File).
 			WithHint("pass --from PATH or pipe the content on stdin")
 	}
-	content, err := io.ReadAll(io.LimitReader(src, limit+1))
+	content, err := io.ReadAll(io.LimitReader(src, skills.MaxWriteBytes+1))
 	if err != nil {
-		return errs.Failed("read_failed", "cannot read the content from %s: %v", name, err)
-	}
-	if int64(len(content)) > limit {
-		return errs.Failed("too_large", "the content for %s is larger than its limit of %d bytes", rel, limit).
-			WithHint("SKILL.md holds at most %d bytes and a support file at most %d; move detail into references/", skilllint.MaxSkillMDBytes, skilllint.MaxSupportBytes)
+		return errs.Failed(errs.CodeReadFailed, "cannot read the content from %s: %v", name, err)
 	}
 	p := skills.WriteParams{FileParams: skills.FileParams{Target: c.target(), Skill: c.Skill, File: c.File}, Content: content, Strict: c.Strict}
-	var r skills.CommitResult
-	if err := env.Call(ctx, skills.MethodWrite, p, &r); err != nil {
+	r, err := ops.SkillWrite.Call(ctx, env, p)
+	if err != nil {
 		return err
 	}
-	return printCommit(env, &r)
+	return printCommit(env, r)
 }
 
 // install is `skill write NAME --from-dir DIR`: every allowed file in one
 // commit; disallowed files refuse the install up front unless skipped.
 func (c *SkillWriteCmd) install(ctx context.Context, env *Env) error {
 	if c.File != "" || c.From != "" || (c.FromDir != "" && c.FromBundle != "") {
-		return errs.Usage("usage", "--from-dir and --from-bundle install a whole skill; do not name a file or --from with them, and pass only one of them")
+		return errs.Usage(errs.CodeUsage, "--from-dir and --from-bundle install a whole skill; do not name a file or --from with them, and pass only one of them")
 	}
 	if err := skilllint.CheckSkillName(c.Skill); err != nil {
 		return err
@@ -218,11 +212,11 @@ func (c *SkillWriteCmd) install(ctx context.Context, env *Env) error {
 		}
 	}
 	p := skills.InstallParams{Target: c.target(), Skill: c.Skill, Files: src.Files, Skipped: src.Disallowed, Strict: c.Strict}
-	var r skills.CommitResult
-	if err := env.Call(ctx, skills.MethodInstall, p, &r); err != nil {
+	r, err := ops.SkillInstall.Call(ctx, env, p)
+	if err != nil {
 		return err
 	}
-	return printCommit(env, &r)
+	return printCommit(env, r)
 }
 
 type SkillRemoveCmd struct {
@@ -231,13 +225,14 @@ type SkillRemoveCmd struct {
 	File  string `arg:"" optional:"" help:"The one file to remove (not SKILL.md); without it, the whole skill is removed."`
 }
 
-func (c *SkillRemoveCmd) Run(ctx context.Context, env *Env) error {
-	var r skills.CommitResult
+func (c *SkillRemoveCmd) Run(env *Env) error {
+	ctx := env.Ctx
 	p := skills.FileParams{Target: c.target(), Skill: c.Skill, File: c.File}
-	if err := env.Call(ctx, skills.MethodRemove, p, &r); err != nil {
+	r, err := ops.SkillRemove.Call(ctx, env, p)
+	if err != nil {
 		return err
 	}
-	return printCommit(env, &r)
+	return printCommit(env, r)
 }
 
 func short(r *skilllint.Revision) string {
@@ -295,47 +290,48 @@ type SkillValidateCmd struct {
 	Disable   []string `help:"Suppress every finding of this rule for the run (repeatable; shown as suppressed in --json and SARIF)." placeholder:"RULE" sep:"none"`
 }
 
-func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
+func (c *SkillValidateCmd) Run(env *Env) error {
+	ctx := env.Ctx
 	dirs := c.Dir
 	profile := c.Profile
 	if profile != "" {
 		if _, err := skilllint.CheckProfile(profile); err != nil {
-			return errs.Usage("usage", "--profile: %v", err)
+			return errs.Usage(errs.CodeUsage, "--profile: %v", err)
 		}
 	}
 	if err := skilllint.CheckDisable(c.Disable); err != nil {
 		return err
 	}
 	if c.Format != skilllint.FormatText && env.Out.JSON {
-		return errs.Usage("usage", "--json and --format %s are two output formats; pass one", c.Format)
+		return errs.Usage(errs.CodeUsage, "--json and --format %s are two output formats; pass one", c.Format)
 	}
 	if c.File != "" {
 		if c.Format != skilllint.FormatText {
-			return errs.Usage("usage", "--format %s goes with --dir, --recursive or an installed skill, not --file", c.Format)
+			return errs.Usage(errs.CodeUsage, "--format %s goes with --dir, --recursive or an installed skill, not --file", c.Format)
 		}
 		return c.validateFile(env, profile)
 	}
 	if c.MaxBytes != 0 {
-		return errs.Usage("usage", "--max-bytes goes with --file")
+		return errs.Usage(errs.CodeUsage, "--max-bytes goes with --file")
 	}
 	switch {
 	case (len(c.Dir) > 0 || len(c.Recursive) > 0) && c.Plugin != "":
-		return errs.Usage("usage", "pass either --dir/--recursive or SKILL --plugin ID, not both")
+		return errs.Usage(errs.CodeUsage, "pass either --dir/--recursive or SKILL --plugin ID, not both")
 	case len(c.Dir) > 0:
 		dirs = append(dirs, c.Args...)
 	case len(c.Recursive) > 0:
 		if len(c.Args) > 0 {
-			return errs.Usage("usage", "unexpected argument %q with --recursive", c.Args[0]).WithHint("pass more roots as --recursive ROOT")
+			return errs.Usage(errs.CodeUsage, "unexpected argument %q with --recursive", c.Args[0]).WithHint("pass more roots as --recursive ROOT")
 		}
 	default:
 		if len(c.Args) != 1 || c.Plugin == "" {
-			return errs.Usage("usage", "nothing to validate").WithHint("pass --dir DIR (a skill folder), --recursive ROOT, or SKILL --plugin ID for an installed skill")
+			return errs.Usage(errs.CodeUsage, "nothing to validate").WithHint("pass --dir DIR (a skill folder), --recursive ROOT, or SKILL --plugin ID for an installed skill")
 		}
 		if err := skilllint.CheckSkillName(c.Args[0]); err != nil {
 			return err
 		}
-		var r skills.RootResult
-		if err := env.Call(ctx, skills.MethodRoot, skills.Target{PluginID: c.Plugin, AgentID: c.Agent, SessionKey: c.Session}, &r); err != nil {
+		r, err := ops.SkillRoot.Call(ctx, env, skills.Target{PluginID: c.Plugin, AgentID: c.Agent, SessionKey: c.Session})
+		if err != nil {
 			return err
 		}
 		dir, err := skills.InstalledDir(r, c.Args[0])
@@ -409,10 +405,10 @@ func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
 		if sarif != nil {
 			data, err := sarif.JSON()
 			if err != nil {
-				return errs.Failed("write_failed", "cannot encode the SARIF log: %v", err)
+				return errs.Failed(errs.CodeWriteFailed, "cannot encode the SARIF log: %v", err)
 			}
 			if _, err := out.Write(append(data, '\n')); err != nil {
-				return errs.Failed("write_failed", "cannot write the SARIF log: %v", err)
+				return errs.Failed(errs.CodeWriteFailed, "cannot write the SARIF log: %v", err)
 			}
 		} else {
 			suppressed := ""
@@ -425,7 +421,7 @@ func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
 		}
 	}
 	if sum.Failed > 0 {
-		e := errs.Failed("validation_failed", "%d of %d %s failed validation (%s profile)", sum.Failed, sum.Skills, plural(sum.Skills, "skill", "skills"), sum.Profile).
+		e := errs.Failed(CodeValidationFailed, "%d of %d %s failed validation (%s profile)", sum.Failed, sum.Skills, plural(sum.Skills, "skill", "skills"), sum.Profile).
 			WithHint("fix the lines marked error above and run 'clawkit skill validate' again")
 		if sum.Hint != "" {
 			e = e.WithHint("%s", sum.Hint)
@@ -439,10 +435,10 @@ func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
 // and the description it declares.
 func (c *SkillValidateCmd) validateFile(env *Env, profile string) error {
 	if len(c.Dir) > 0 || len(c.Recursive) > 0 || c.Plugin != "" || len(c.Args) > 0 {
-		return errs.Usage("usage", "--file validates one file; do not combine it with --dir, --recursive or an installed skill")
+		return errs.Usage(errs.CodeUsage, "--file validates one file; do not combine it with --dir, --recursive or an installed skill")
 	}
 	if c.MaxBytes < 0 {
-		return errs.Usage("usage", "--max-bytes must be positive")
+		return errs.Usage(errs.CodeUsage, "--max-bytes must be positive")
 	}
 	r, err := skilllint.ValidateFile(c.File, skilllint.Options{Profile: profile, Strict: c.Strict}, c.MaxBytes)
 	if err != nil {
@@ -457,7 +453,7 @@ func (c *SkillValidateCmd) validateFile(env *Env, profile string) error {
 		return err
 	}
 	if !r.OK {
-		return &reportedError{errs.Failed("validation_failed", "%s failed validation (%s profile)", c.File, r.Profile)}
+		return &reportedError{errs.Failed(CodeValidationFailed, "%s failed validation (%s profile)", c.File, r.Profile)}
 	}
 	return nil
 }
@@ -515,10 +511,11 @@ type SkillEventsCmd struct {
 	Limit  int    `help:"Show the newest N events." default:"100"`
 }
 
-func (c *SkillEventsCmd) Run(ctx context.Context, env *Env) error {
-	var out []skills.EventRecord
+func (c *SkillEventsCmd) Run(env *Env) error {
+	ctx := env.Ctx
 	p := skills.EventsParams{Target: skills.Target{PluginID: c.Plugin, AgentID: c.Agent}, Skill: c.Skill, Limit: c.Limit}
-	if err := env.Call(ctx, skills.MethodEvents, p, &out); err != nil {
+	out, err := ops.SkillEvents.Call(ctx, env, p)
+	if err != nil {
 		return err
 	}
 	if out == nil {
@@ -552,17 +549,17 @@ func readBundleArg(env *Env, p string) (*skills.SourceTree, error) {
 		f, _, err := skilllint.OpenInput(p)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil, errs.Usage("not_found", "--from-bundle %s: no such file", p)
+				return nil, errs.Usage(errs.CodeNotFound, "--from-bundle %s: no such file", p)
 			}
 			if e := errs.As(err); e != nil {
 				return nil, e
 			}
-			return nil, errs.Failed("read_failed", "cannot read --from-bundle %s: %v", p, err)
+			return nil, errs.Failed(errs.CodeReadFailed, "cannot read --from-bundle %s: %v", p, err)
 		}
 		defer f.Close()
 		r = f
 	} else if f, ok := r.(*os.File); r == nil || (ok && term.IsTerminal(int(f.Fd()))) {
-		return nil, errs.Usage("no_content", "no bundle on stdin: stdin is a terminal").WithHint("pass --from-bundle FILE or pipe the bundle on stdin")
+		return nil, errs.Usage(CodeNoContent, "no bundle on stdin: stdin is a terminal").WithHint("pass --from-bundle FILE or pipe the bundle on stdin")
 	}
 	_, tree, err := skills.ReadBundle(r)
 	return tree, err
@@ -589,19 +586,20 @@ type BundleOutput struct {
 	BundleBytes  int                   `json:"bundleBytes"`
 }
 
-func (c *SkillBundleCmd) Run(ctx context.Context, env *Env) error {
+func (c *SkillBundleCmd) Run(env *Env) error {
+	ctx := env.Ctx
 	switch {
 	case c.Dir != "" && (c.Plugin != "" || c.Skill != ""):
-		return errs.Usage("usage", "pass either --dir DIR or SKILL --plugin ID, not both")
+		return errs.Usage(errs.CodeUsage, "pass either --dir DIR or SKILL --plugin ID, not both")
 	case c.Dir == "" && (c.Skill == "" || c.Plugin == ""):
-		return errs.Usage("usage", "nothing to bundle").WithHint("pass SKILL --plugin ID for an installed skill, or --dir DIR for a skill folder")
+		return errs.Usage(errs.CodeUsage, "nothing to bundle").WithHint("pass SKILL --plugin ID for an installed skill, or --dir DIR for a skill folder")
 	}
 	if c.Out == "" {
 		if env.Out.JSON {
-			return errs.Usage("usage", "--json needs --out FILE: without it the bundle itself is what goes to stdout")
+			return errs.Usage(errs.CodeUsage, "--json needs --out FILE: without it the bundle itself is what goes to stdout")
 		}
 		if f, ok := env.Out.Stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-			return errs.Usage("usage", "refusing to write a tar to a terminal").WithHint("pass --out FILE or redirect stdout")
+			return errs.Usage(errs.CodeUsage, "refusing to write a tar to a terminal").WithHint("pass --out FILE or redirect stdout")
 		}
 	}
 	var b *skills.BundleResult
@@ -612,12 +610,9 @@ func (c *SkillBundleCmd) Run(ctx context.Context, env *Env) error {
 		}
 		b = r
 	} else {
-		if err := skilllint.CheckSkillName(c.Skill); err != nil {
-			return err
-		}
-		b = &skills.BundleResult{}
 		p := skills.BundleParams{Target: skills.Target{PluginID: c.Plugin, AgentID: c.Agent, SessionKey: c.Session}, Skill: c.Skill}
-		if err := env.Call(ctx, skills.MethodBundle, p, b); err != nil {
+		var err error
+		if b, err = ops.SkillBundle.Call(ctx, env, p); err != nil {
 			return err
 		}
 	}
@@ -626,11 +621,11 @@ func (c *SkillBundleCmd) Run(ctx context.Context, env *Env) error {
 	}
 	data, sum, err := skills.BundleBytes(b)
 	if err != nil {
-		return errs.Failed("write_failed", "cannot make the bundle: %v", err)
+		return errs.Failed(errs.CodeWriteFailed, "cannot make the bundle: %v", err)
 	}
 	if c.Out == "" {
 		if _, err := env.Out.Stdout.Write(data); err != nil {
-			return errs.Failed("write_failed", "cannot write the bundle to stdout: %v", err)
+			return errs.Failed(errs.CodeWriteFailed, "cannot write the bundle to stdout: %v", err)
 		}
 		return nil
 	}
@@ -659,7 +654,8 @@ type SkillWatchCmd struct {
 	MaxDirs  int           `help:"Watch at most this many folders; past it, poll (at least 1)." default:"1024"`
 }
 
-func (c *SkillWatchCmd) Run(ctx context.Context, env *Env) error {
+func (c *SkillWatchCmd) Run(env *Env) error {
+	ctx := env.Ctx
 	// SIGHUP (the terminal went away, or a supervisor's hangup) stops the
 	// watch as SIGINT and SIGTERM do: the final unavailable line, exit 0.
 	// There is nothing to reload: the plugin and its root are resolved
@@ -668,17 +664,17 @@ func (c *SkillWatchCmd) Run(ctx context.Context, env *Env) error {
 	defer stopHUP()
 	switch {
 	case len(c.Dir) > 0 && c.Plugin != "":
-		return errs.Usage("usage", "pass either --dir DIR or --plugin ID, not both")
+		return errs.Usage(errs.CodeUsage, "pass either --dir DIR or --plugin ID, not both")
 	case len(c.Dir) == 0 && c.Plugin == "":
-		return errs.Usage("usage", "nothing to watch").WithHint("pass --plugin ID for a plugin's skills, or --dir DIR for a skill folder")
+		return errs.Usage(errs.CodeUsage, "nothing to watch").WithHint("pass --plugin ID for a plugin's skills, or --dir DIR for a skill folder")
 	}
 	if err := skills.CheckWatchOptions(c.Interval, c.Poll, c.MaxDirs); err != nil {
 		return err
 	}
 	var sources []skills.WatchSource
 	if c.Plugin != "" {
-		var plan skills.WatchPlan
-		if err := env.Call(ctx, skills.MethodWatch, skills.Target{PluginID: c.Plugin, AgentID: c.Agent, SessionKey: c.Session}, &plan); err != nil {
+		plan, err := ops.SkillWatch.Call(ctx, env, skills.Target{PluginID: c.Plugin, AgentID: c.Agent, SessionKey: c.Session})
+		if err != nil {
 			return err
 		}
 		sources = append(sources, skills.WatchSource{Parent: plan.Root})
@@ -696,7 +692,7 @@ func (c *SkillWatchCmd) Run(ctx context.Context, env *Env) error {
 				return err
 			}
 			if st, err := os.Lstat(d); err != nil || !st.IsDir() {
-				return errs.Usage("not_found", "--dir %s is not a folder", d).WithHint("pass a skill folder (the folder holding SKILL.md)")
+				return errs.Usage(errs.CodeNotFound, "--dir %s is not a folder", d).WithHint("pass a skill folder (the folder holding SKILL.md)")
 			}
 			sources = append(sources, src)
 		}
@@ -717,7 +713,7 @@ func (c *SkillWatchCmd) Run(ctx context.Context, env *Env) error {
 		if env.Out.JSON {
 			b, err := json.Marshal(ev)
 			if err != nil {
-				return errs.Failed("write_failed", "cannot encode the event: %v", err)
+				return errs.Failed(errs.CodeWriteFailed, "cannot encode the event: %v", err)
 			}
 			line = append(b, '\n')
 		} else {
@@ -727,7 +723,7 @@ func (c *SkillWatchCmd) Run(ctx context.Context, env *Env) error {
 			if errors.Is(err, syscall.EPIPE) {
 				return skills.ErrReaderGone
 			}
-			return errs.Failed("write_failed", "cannot write the event: %v", err)
+			return errs.Failed(errs.CodeWriteFailed, "cannot write the event: %v", err)
 		}
 		return nil
 	}

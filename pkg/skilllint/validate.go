@@ -415,7 +415,7 @@ func (r *Report) Err() error {
 	if n == 1 {
 		plural = ""
 	}
-	return errs.Failed(r.Errors[0].Code, "skill %q is invalid (%d error%s): %s", r.Skill, n, plural, strings.Join(lines, "; ")).
+	return errs.Failed(errs.Code(r.Errors[0].Code), "skill %q is invalid (%d error%s): %s", r.Skill, n, plural, strings.Join(lines, "; ")).
 		WithHint("fix the listed lines and run 'clawkit skill validate' again")
 }
 
@@ -433,13 +433,13 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, errs.Usage("invalid_path", "cannot resolve %s: %v", dir, err)
+		return nil, errs.Usage(errs.CodeInvalidPath, "cannot resolve %s: %v", dir, err)
 	}
 	name := filepath.Base(abs)
 	rep := &Report{Skill: name, Dir: dir, Profile: opt.Profile, Strict: opt.Strict}
 	lst, err := os.Lstat(abs)
 	if err != nil {
-		return nil, errs.Failed("not_found", "cannot read skill folder %s: %v", dir, UnwrapPathErr(err)).
+		return nil, errs.Failed(errs.CodeNotFound, "cannot read skill folder %s: %v", dir, UnwrapPathErr(err)).
 			WithHint("pass the folder that holds SKILL.md")
 	}
 	if lst.Mode()&fs.ModeSymlink != 0 {
@@ -449,7 +449,7 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 		return rep, nil
 	}
 	if !lst.IsDir() {
-		return nil, errs.Usage("invalid_path", "%s is not a folder", dir).
+		return nil, errs.Usage(errs.CodeInvalidPath, "%s is not a folder", dir).
 			WithHint("pass the folder that holds SKILL.md, not the file")
 	}
 	spec := opt.spec()
@@ -501,7 +501,7 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 		isMD := rel == SkillFile || (spec && rel == "skill.md" && mdName == "")
 		if !spec {
 			if _, err := NormalizeSkillFilePath(rel); err != nil {
-				rep.Add(Finding{Severity: SeverityError, Code: errs.CodeOf(err), Rule: RuleFileLocation, File: rel, Message: err.Error()})
+				rep.Add(Finding{Severity: SeverityError, Code: string(errs.CodeOf(err)), Rule: RuleFileLocation, File: rel, Message: err.Error()})
 				return nil
 			}
 		}
@@ -512,7 +512,7 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 		data, size, err := readLimited(p, limit)
 		if err != nil {
 			if e := errs.As(err); e != nil {
-				rep.Add(Finding{Severity: SeverityError, Code: e.Code, Rule: RuleNotRegular, File: rel, Message: e.Message})
+				rep.Add(Finding{Severity: SeverityError, Code: string(e.Code), Rule: RuleNotRegular, File: rel, Message: e.Message})
 				return nil
 			}
 			return err
@@ -551,7 +551,7 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 		}
 		rep.Add(f)
 	} else if walkErr != nil {
-		return nil, errs.Failed("read_failed", "cannot read skill folder %s: %v", dir, UnwrapPathErr(walkErr))
+		return nil, errs.Failed(errs.CodeReadFailed, "cannot read skill folder %s: %v", dir, UnwrapPathErr(walkErr))
 	}
 	if mdName != "" {
 		fs := CheckSkillMDAs(name, skillMD, opt)

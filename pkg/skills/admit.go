@@ -27,8 +27,9 @@ import (
 // The operations check everything again after ownership (begin), against
 // the config admitted with the call.
 
-// checkTarget is begin's stateless part, in begin's order.
-func checkTarget(t Target) error {
+// checkTarget is begin's stateless part, in begin's order; it returns the
+// target with the default agent and session filled in.
+func checkTarget(t Target) (Target, error) {
 	if t.AgentID == "" {
 		t.AgentID = store.DefaultAgent
 	}
@@ -36,12 +37,12 @@ func checkTarget(t Target) error {
 		t.SessionKey = store.DefaultSession
 	}
 	if t.PluginID == "" {
-		return errs.Usage("missing_plugin", "no plugin named").WithHint("pass --plugin ID")
+		return t, errs.Usage(CodeMissingPlugin, "no plugin named").WithHint("pass --plugin ID")
 	}
 	if err := store.ValidateIDs(t.AgentID, t.SessionKey); err != nil {
-		return err
+		return t, err
 	}
-	return checkPluginID(t.PluginID)
+	return t, checkPluginID(t.PluginID)
 }
 
 // admitTarget resolves the plugin and its skills root against the config
@@ -121,37 +122,59 @@ func admitPlace(pre owner.Pre, t Target, skill, rel string) error {
 	return nil
 }
 
-func checkFiles(p FilesParams) error {
+func checkFiles(p FilesParams) (FilesParams, error) {
 	if err := skilllint.CheckSkillName(p.Skill); err != nil {
-		return err
+		return p, err
 	}
-	return checkTarget(p.Target)
+	var err error
+	p.Target, err = checkTarget(p.Target)
+	return p, err
 }
 
-func checkRead(p FileParams) error {
+func checkRead(p FileParams) (FileParams, error) {
 	if err := skilllint.CheckSkillName(p.Skill); err != nil {
-		return err
+		return p, err
 	}
-	return checkTarget(p.Target)
+	var err error
+	p.Target, err = checkTarget(p.Target)
+	return p, err
 }
 
 // checkEvents: events take no plugin (all plugins) and bind no session.
-func checkEvents(p EventsParams) error {
+func checkEvents(p EventsParams) (EventsParams, error) {
 	if p.Skill != "" {
-		return skilllint.CheckSkillName(p.Skill)
+		return p, skilllint.CheckSkillName(p.Skill)
 	}
-	return nil
+	return p, nil
 }
 
-// checkWrite is opWrite's stateless part: name, path, content.
-func checkWrite(p WriteParams) error {
-	if _, _, err := writeReport(p); err != nil {
-		return err
+// checkWrite is every rule of a write that needs only its parameters:
+// name, path (returned normalised), size, content (linted once; the
+// report rides along in this process for Run's warnings), target.
+func checkWrite(p WriteParams) (WriteParams, error) {
+	rel, rep, err := writeReport(p)
+	if err != nil {
+		return p, err
 	}
-	return checkTarget(p.Target)
+	p.File, p.report = rel, rep
+	p.Target, err = checkTarget(p.Target)
+	return p, err
 }
 
-// writeReport checks a write's skill name, file path and content, and
+// WriteLimit is the most content a write to file may carry: SKILL.md's
+// limit, or a support file's.
+func WriteLimit(rel string) int64 {
+	if rel == skilllint.SkillFile {
+		return skilllint.MaxSkillMDBytes
+	}
+	return skilllint.MaxSupportBytes
+}
+
+// MaxWriteBytes is the largest content any write may carry: what a caller
+// reads at most before Check refuses more.
+const MaxWriteBytes = max(skilllint.MaxSkillMDBytes, skilllint.MaxSupportBytes)
+
+// writeReport checks a write's skill name, file path, size and content, and
 // returns the normalised path and the report (its warnings go with the
 // result).
 func writeReport(p WriteParams) (rel string, rep *skilllint.Report, err error) {
@@ -160,6 +183,10 @@ func writeReport(p WriteParams) (rel string, rep *skilllint.Report, err error) {
 	}
 	if rel, err = skilllint.NormalizeSkillFilePath(p.File); err != nil {
 		return "", nil, err
+	}
+	if limit := WriteLimit(rel); int64(len(p.Content)) > limit {
+		return "", nil, errs.Failed(errs.CodeTooLarge, "the content for %s is larger than its limit of %d bytes", rel, limit).
+			WithHint("SKILL.md holds at most %d bytes and a support file at most %d; move detail into references/", skilllint.MaxSkillMDBytes, skilllint.MaxSupportBytes)
 	}
 	var findings []skilllint.Finding
 	if rel == skilllint.SkillFile {
@@ -176,26 +203,32 @@ func writeReport(p WriteParams) (rel string, rep *skilllint.Report, err error) {
 	return rel, rep, nil
 }
 
-// checkRemove is opRemove's stateless part.
-func checkRemove(p FileParams) error {
+// checkRemove is opRemove's stateless part; it returns the file path
+// normalised.
+func checkRemove(p FileParams) (FileParams, error) {
 	if err := skilllint.CheckSkillName(p.Skill); err != nil {
-		return err
+		return p, err
 	}
 	if p.File != "" {
 		rel, err := skilllint.NormalizeSkillFilePath(p.File)
 		if err != nil {
-			return err
+			return p, err
 		}
 		if rel == skilllint.SkillFile {
-			return errSkillMDRequired(p)
+			return p, errSkillMDRequired(p)
 		}
+		p.File = rel
 	}
-	return checkTarget(p.Target)
+	var err error
+	p.Target, err = checkTarget(p.Target)
+	return p, err
 }
 
-func checkInstall(p InstallParams) error {
+func checkInstall(p InstallParams) (InstallParams, error) {
 	if err := skilllint.CheckSkillName(p.Skill); err != nil {
-		return err
+		return p, err
 	}
-	return checkTarget(p.Target)
+	var err error
+	p.Target, err = checkTarget(p.Target)
+	return p, err
 }

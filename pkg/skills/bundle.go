@@ -29,12 +29,6 @@ import (
 // and `tar -xf` unpacks it into a folder that `skill validate --dir` and
 // `skill write --from-dir` take as it is. docs/skills.md says why tar.
 
-// Bundle error codes.
-const (
-	CodeInvalidBundle = "invalid_bundle"
-	CodeChangedDuring = "skill_changed_during_read"
-)
-
 // maxBundleBytes bounds a bundle read back: the skill limit plus room for
 // the headers of the most files a skill may hold (a header, a PAX record
 // for a long name, and block padding each).
@@ -59,11 +53,13 @@ type BundleResult struct {
 }
 
 // checkBundle: the refusals a bundle request's parameters alone decide.
-func checkBundle(p BundleParams) error {
+func checkBundle(p BundleParams) (BundleParams, error) {
 	if err := skilllint.CheckSkillName(p.Skill); err != nil {
-		return err
+		return p, err
 	}
-	return checkTarget(p.Target)
+	var err error
+	p.Target, err = checkTarget(p.Target)
+	return p, err
 }
 
 // opBundle reads one installed skill for a bundle, read-only: the skill
@@ -72,7 +68,7 @@ func checkBundle(p BundleParams) error {
 // checks on every component), each file's requested path must be one the
 // authoring contract allows and its resolved path must lie inside the
 // skill folder, and the content read must be the content listed.
-func opBundle(ctx context.Context, env *owner.Env, p BundleParams) (any, error) {
+func opBundle(ctx context.Context, env *owner.OpEnv, p BundleParams) (*BundleResult, error) {
 	c, r, tree, _, err := openInstalled(ctx, env, p.Target, p.Skill)
 	if err != nil {
 		return nil, err
@@ -92,7 +88,7 @@ func opBundle(ctx context.Context, env *owner.Env, p BundleParams) (any, error) 
 		}
 		full := filepath.Join(skillDir, filepath.FromSlash(rel))
 		if ok, err := fsx.RealWithin(skillDir, full); err != nil {
-			return nil, errs.Failed("read_failed", "cannot resolve %s: %v", full, err)
+			return nil, errs.Failed(errs.CodeReadFailed, "cannot resolve %s: %v", full, err)
 		} else if !ok {
 			return nil, linkRefused(full)
 		}
@@ -104,13 +100,13 @@ func opBundle(ctx context.Context, env *owner.Env, p BundleParams) (any, error) 
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, changedDuring(p.Skill, rel)
 			}
-			return nil, errs.Failed("read_failed", "cannot read %s: %v", rel, skilllint.UnwrapPathErr(err))
+			return nil, errs.Failed(errs.CodeReadFailed, "cannot read %s: %v", rel, skilllint.UnwrapPathErr(err))
 		}
 		limit := fileLimit(rel)
 		data, rerr := io.ReadAll(io.LimitReader(f, limit+1))
 		f.Close()
 		if rerr != nil {
-			return nil, errs.Failed("read_failed", "cannot read %s: %v", rel, rerr)
+			return nil, errs.Failed(errs.CodeReadFailed, "cannot read %s: %v", rel, rerr)
 		}
 		sum := sha256.Sum256(data)
 		if int64(len(data)) != e.SizeBytes || hex.EncodeToString(sum[:]) != e.SHA256 {
@@ -119,11 +115,11 @@ func opBundle(ctx context.Context, env *owner.Env, p BundleParams) (any, error) 
 		files = append(files, SourceFile{Path: rel, Content: data, Executable: st.Mode().Perm()&0o111 != 0})
 	}
 	if len(disallowed) > 0 {
-		return nil, errs.Failed(CodeInvalidPath, "skill %s holds %d %s the skill authoring contract does not allow (nothing was bundled): %s",
+		return nil, errs.Failed(errs.CodeInvalidPath, "skill %s holds %d %s the skill authoring contract does not allow (nothing was bundled): %s",
 			p.Skill, len(disallowed), pluralWord(len(disallowed), "file", "files"), strings.Join(disallowed, ", ")).
 			WithHint("the files were put there by hand; move them below %s/ or delete them", strings.Join(skilllint.SupportDirs, "/, "))
 	}
-	if err := env.Scope.AssertCurrent(); err != nil {
+	if err := env.Fence.AssertCurrent(); err != nil {
 		return nil, err
 	}
 	res, err := CheckBundle(p.Skill, files, false)
@@ -147,7 +143,7 @@ func BundleDir(dir string) (*BundleResult, error) {
 	clean := filepath.Clean(dir)
 	abs, err := filepath.Abs(clean)
 	if err != nil {
-		return nil, errs.Usage("invalid_path", "cannot resolve %s: %v", dir, err)
+		return nil, errs.Usage(errs.CodeInvalidPath, "cannot resolve %s: %v", dir, err)
 	}
 	skill := filepath.Base(abs)
 	if err := skilllint.CheckSkillName(skill); err != nil {
@@ -158,16 +154,16 @@ func BundleDir(dir string) (*BundleResult, error) {
 		return nil, err
 	}
 	if len(src.Disallowed) > 0 {
-		return nil, errs.Usage(CodeInvalidPath, "%s holds %d %s the skill authoring contract does not allow (nothing was bundled): %s",
+		return nil, errs.Usage(errs.CodeInvalidPath, "%s holds %d %s the skill authoring contract does not allow (nothing was bundled): %s",
 			dir, len(src.Disallowed), pluralWord(len(src.Disallowed), "path", "paths"), strings.Join(src.Disallowed, ", ")).
 			WithHint("a bundle holds only what 'skill write' accepts: SKILL.md and files below %s/; move the others there or delete them", strings.Join(skilllint.SupportDirs, "/, "))
 	}
 	for _, f := range src.Files {
 		full := filepath.Join(abs, filepath.FromSlash(f.Path))
 		if ok, err := fsx.RealWithin(abs, full); err != nil {
-			return nil, errs.Failed("read_failed", "cannot resolve %s: %v", full, err)
+			return nil, errs.Failed(errs.CodeReadFailed, "cannot resolve %s: %v", full, err)
 		} else if !ok {
-			return nil, errs.Refused(CodePathEscape, "%s leads outside %s through a link; links are refused", full, dir)
+			return nil, errs.Refused(errs.CodePathEscape, "%s leads outside %s through a link; links are refused", full, dir)
 		}
 	}
 	return CheckBundle(skill, src.Files, false)
@@ -284,7 +280,7 @@ func ReadBundle(r io.Reader) (skill string, tree *SourceTree, err error) {
 	for {
 		h, err := tr.Next()
 		if lr.N <= 0 {
-			return "", nil, errs.Failed(CodeTooLarge, "the bundle is larger than %d bytes; a skill holds at most %d bytes", maxBundleBytes, skilllint.MaxSkillBytes)
+			return "", nil, errs.Failed(errs.CodeTooLarge, "the bundle is larger than %d bytes; a skill holds at most %d bytes", maxBundleBytes, skilllint.MaxSkillBytes)
 		}
 		if err == io.EOF && !er.eof {
 			break // the end-of-archive marker: two zero blocks, read whole
@@ -299,7 +295,7 @@ func ReadBundle(r io.Reader) (skill string, tree *SourceTree, err error) {
 			return "", nil, bad("%v", err)
 		}
 		if entries++; entries > skilllint.MaxWalkEntries {
-			return "", nil, errs.Failed(CodeTooLarge, "the bundle holds more than %d entries; a skill holds at most %d files", skilllint.MaxWalkEntries, skilllint.MaxFiles)
+			return "", nil, errs.Failed(errs.CodeTooLarge, "the bundle holds more than %d entries; a skill holds at most %d files", skilllint.MaxWalkEntries, skilllint.MaxFiles)
 		}
 		if h.Typeflag == tar.TypeXGlobalHeader {
 			continue // metadata only (e.g. a commit id); never a file
@@ -310,8 +306,8 @@ func ReadBundle(r io.Reader) (skill string, tree *SourceTree, err error) {
 		}
 		top, rel, _ := strings.Cut(name, "/")
 		if err := skilllint.CheckSkillName(top); err != nil {
-			if errs.CodeOf(err) == CodePathEscape {
-				return "", nil, errs.Refused(CodePathEscape, "bundle entry %q does not lie in one skill folder", h.Name)
+			if errs.CodeOf(err) == errs.CodePathEscape {
+				return "", nil, errs.Refused(errs.CodePathEscape, "bundle entry %q does not lie in one skill folder", h.Name)
 			}
 			return "", nil, err
 		}
@@ -329,17 +325,17 @@ func ReadBundle(r io.Reader) (skill string, tree *SourceTree, err error) {
 			}
 			continue
 		case tar.TypeSymlink, tar.TypeLink:
-			return "", nil, errs.Refused(CodePathEscape, "bundle entry %s is a link; links are refused in skills", h.Name).
+			return "", nil, errs.Refused(errs.CodePathEscape, "bundle entry %s is a link; links are refused in skills", h.Name).
 				WithHint("bundle the file the link points to instead")
 		case tar.TypeReg, tar.TypeRegA: //lint:ignore SA1019 a tar -cf of a skill folder from an old writer marks regular files '\x00'; accepting it is the point
 		default:
-			return "", nil, errs.Usage("not_regular_file", "bundle entry %s is not a regular file (type %q); a skill holds regular files only", h.Name, string(h.Typeflag))
+			return "", nil, errs.Usage(errs.CodeNotRegularFile, "bundle entry %s is not a regular file (type %q); a skill holds regular files only", h.Name, string(h.Typeflag))
 		}
 		if rel == "" {
 			return "", nil, bad("entry %q is a file where the skill folder should be", h.Name)
 		}
 		if _, err := skilllint.NormalizeSkillFilePath(rel); err != nil {
-			if errs.CodeOf(err) == CodePathEscape {
+			if errs.CodeOf(err) == errs.CodePathEscape {
 				return "", nil, err
 			}
 			if seen[rel] {
@@ -355,13 +351,13 @@ func ReadBundle(r io.Reader) (skill string, tree *SourceTree, err error) {
 		seen[rel] = true
 		limit := fileLimit(rel)
 		if h.Size > limit {
-			return "", nil, errs.Failed(CodeTooLarge, "%s is %d bytes; the limit is %d bytes", rel, h.Size, limit)
+			return "", nil, errs.Failed(errs.CodeTooLarge, "%s is %d bytes; the limit is %d bytes", rel, h.Size, limit)
 		}
 		if total += h.Size; total > skilllint.MaxSkillBytes {
-			return "", nil, errs.Failed(CodeTooLarge, "the bundle holds more than %d bytes; a skill holds at most %d bytes", skilllint.MaxSkillBytes, skilllint.MaxSkillBytes)
+			return "", nil, errs.Failed(errs.CodeTooLarge, "the bundle holds more than %d bytes; a skill holds at most %d bytes", skilllint.MaxSkillBytes, skilllint.MaxSkillBytes)
 		}
 		if len(tree.Files) >= skilllint.MaxFiles {
-			return "", nil, errs.Failed(CodeTooLarge, "the bundle holds more than %d files; a skill holds at most %d", skilllint.MaxFiles, skilllint.MaxFiles)
+			return "", nil, errs.Failed(errs.CodeTooLarge, "the bundle holds more than %d files; a skill holds at most %d", skilllint.MaxFiles, skilllint.MaxFiles)
 		}
 		data, err := io.ReadAll(io.LimitReader(tr, limit+1))
 		if errors.Is(err, io.ErrUnexpectedEOF) || (err == nil && int64(len(data)) < h.Size) {
@@ -376,7 +372,7 @@ func ReadBundle(r io.Reader) (skill string, tree *SourceTree, err error) {
 		tree.Files = append(tree.Files, SourceFile{Path: rel, Content: data, Executable: h.Mode&0o111 != 0})
 	}
 	if lr.N <= 0 {
-		return "", nil, errs.Failed(CodeTooLarge, "the bundle is larger than %d bytes; a skill holds at most %d bytes", maxBundleBytes, skilllint.MaxSkillBytes)
+		return "", nil, errs.Failed(errs.CodeTooLarge, "the bundle is larger than %d bytes; a skill holds at most %d bytes", maxBundleBytes, skilllint.MaxSkillBytes)
 	}
 	if skill == "" {
 		return "", nil, bad("it holds no files")

@@ -103,18 +103,18 @@ func TestReadBundleRefuses(t *testing.T) {
 	}
 	cases := map[string]struct {
 		data []byte
-		code string
+		code errs.Code
 	}{
-		"symlink":    {tarOf(t, reg("pdf/SKILL.md", "x"), &tar.Header{Typeflag: tar.TypeSymlink, Name: "pdf/references/a", Linkname: "/etc/passwd"}), CodePathEscape},
-		"hard link":  {tarOf(t, reg("pdf/SKILL.md", "x"), &tar.Header{Typeflag: tar.TypeLink, Name: "pdf/references/a", Linkname: "pdf/SKILL.md"}), CodePathEscape},
-		"dotdot":     {tarOf(t, reg("pdf/../x", "x")), CodePathEscape},
-		"dotdot dir": {tarOf(t, reg("pdf/SKILL.md", "x"), &tar.Header{Typeflag: tar.TypeDir, Name: "pdf/references/../../"}), CodePathEscape},
+		"symlink":    {tarOf(t, reg("pdf/SKILL.md", "x"), &tar.Header{Typeflag: tar.TypeSymlink, Name: "pdf/references/a", Linkname: "/etc/passwd"}), errs.CodePathEscape},
+		"hard link":  {tarOf(t, reg("pdf/SKILL.md", "x"), &tar.Header{Typeflag: tar.TypeLink, Name: "pdf/references/a", Linkname: "pdf/SKILL.md"}), errs.CodePathEscape},
+		"dotdot":     {tarOf(t, reg("pdf/../x", "x")), errs.CodePathEscape},
+		"dotdot dir": {tarOf(t, reg("pdf/SKILL.md", "x"), &tar.Header{Typeflag: tar.TypeDir, Name: "pdf/references/../../"}), errs.CodePathEscape},
 		"two skills": {tarOf(t, reg("pdf/SKILL.md", "x"), reg("doc/SKILL.md", "x")), CodeInvalidBundle},
 		"twice":      {tarOf(t, reg("pdf/SKILL.md", "x"), reg("pdf/SKILL.md", "y")), CodeInvalidBundle},
 		"fifo":       {tarOf(t, reg("pdf/SKILL.md", "x"), &tar.Header{Typeflag: tar.TypeFifo, Name: "pdf/references/p"}), "not_regular_file"},
 		"empty":      {tarOf(t), CodeInvalidBundle},
 		"not a tar":  {[]byte("hello, this is not a tar archive at all"), CodeInvalidBundle},
-		"too big":    {tarOf(t, reg("pdf/SKILL.md", "x"), reg("pdf/assets/big", string(make([]byte, skilllint.MaxSupportBytes+1)))), CodeTooLarge},
+		"too big":    {tarOf(t, reg("pdf/SKILL.md", "x"), reg("pdf/assets/big", string(make([]byte, skilllint.MaxSupportBytes+1)))), errs.CodeTooLarge},
 	}
 	for name, c := range cases {
 		_, _, err := ReadBundle(bytes.NewReader(c.data))
@@ -127,7 +127,7 @@ func TestReadBundleRefuses(t *testing.T) {
 	for i := 0; i < skilllint.MaxFiles; i++ {
 		hs = append(hs, reg("pdf/assets/f"+string(rune('a'+i%26))+string(rune('a'+i/26)), "x"))
 	}
-	if _, _, err := ReadBundle(bytes.NewReader(tarOf(t, hs...))); errs.CodeOf(err) != CodeTooLarge {
+	if _, _, err := ReadBundle(bytes.NewReader(tarOf(t, hs...))); errs.CodeOf(err) != errs.CodeTooLarge {
 		t.Errorf("257 files: %v", err)
 	}
 }

@@ -56,7 +56,7 @@ func notAFolder(p, file string) *errs.Error {
 
 // mkdirFailed explains a failed creation of folder p: the file in the way
 // when there is one, else err as it is (code, path and cause).
-func mkdirFailed(code, p string, err error) *errs.Error {
+func mkdirFailed(code errs.Code, p string, err error) *errs.Error {
 	if file := fileInTheWay(p); file != "" {
 		return notAFolder(p, file)
 	}
@@ -86,20 +86,20 @@ func folderInTheWay(skill, rel string, tree []skilllint.FileEntry) error {
 // one of its parent folders should be, is named with what to do.
 func PublishBundle(out, skill string, data []byte) error {
 	if st, err := os.Stat(out); err == nil && st.IsDir() {
-		return errs.Failed(CodeWriteFailed, "cannot publish --out %s: it is a folder; the bundle is one file", out).
+		return errs.Failed(errs.CodeWriteFailed, "cannot publish --out %s: it is a folder; the bundle is one file", out).
 			WithHint("name a file, e.g. --out %s", filepath.Join(out, skill+".tar"))
 	}
 	if file := fileInTheWay(filepath.Dir(out)); file != "" {
-		return errs.Failed(CodeWriteFailed, "cannot publish --out %s: %s is a file where a folder is needed", out, file).
+		return errs.Failed(errs.CodeWriteFailed, "cannot publish --out %s: %s is a file where a folder is needed", out, file).
 			WithHint("name an --out inside an existing folder, or move %s away", file)
 	}
 	err := fsx.Publish(out, 0o644, func(w io.Writer) error { _, err := w.Write(data); return err })
 	if errors.Is(err, fs.ErrNotExist) {
-		return errs.Failed(CodeWriteFailed, "cannot publish --out %s: the folder %s does not exist", out, filepath.Dir(out)).
+		return errs.Failed(errs.CodeWriteFailed, "cannot publish --out %s: the folder %s does not exist", out, filepath.Dir(out)).
 			WithHint("create the folder first, or name an --out in an existing folder")
 	}
 	if err != nil {
-		return errs.Failed(CodeWriteFailed, "cannot publish --out %s: %v", out, err)
+		return errs.Failed(errs.CodeWriteFailed, "cannot publish --out %s: %v", out, err)
 	}
 	return nil
 }

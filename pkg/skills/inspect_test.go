@@ -37,7 +37,7 @@ func TestInspectPlugin(t *testing.T) {
 	if err != nil || b.Status != PluginError || b.Problem == "" {
 		t.Fatalf("bad: %+v %v", b, err)
 	}
-	if _, err := InspectPlugin(home, "nope"); errs.CodeOf(err) != CodeNotFound {
+	if _, err := InspectPlugin(home, "nope"); errs.CodeOf(err) != errs.CodeNotFound {
 		t.Fatalf("nope: %v", err)
 	}
 	if _, err := InspectPlugin(home, "a/b"); errs.CodeOf(err) != CodeInvalidPluginId {
@@ -45,7 +45,7 @@ func TestInspectPlugin(t *testing.T) {
 	}
 	// Inspecting reads only: a home that does not exist stays so.
 	fresh := filepath.Join(t.TempDir(), "fresh")
-	if _, err := InspectPlugin(fresh, "notes"); errs.CodeOf(err) != CodeNotFound {
+	if _, err := InspectPlugin(fresh, "notes"); errs.CodeOf(err) != errs.CodeNotFound {
 		t.Fatalf("fresh: %v", err)
 	}
 	if _, err := os.Lstat(fresh); err == nil {

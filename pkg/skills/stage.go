@@ -236,7 +236,7 @@ func removeSkillTree(r *os.Root, skill string) error {
 	}
 	_ = syncRootDir(r, ".")
 	if err := r.RemoveAll(trash); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return errs.Failed("remove_failed", "skill %s was removed but its old files remain in %s (the next change to the skill removes them): %v", skill, trash, err)
+		return errs.Failed(CodeRemoveFailed, "skill %s was removed but its old files remain in %s (the next change to the skill removes them): %v", skill, trash, err)
 	}
 	return nil
 }
