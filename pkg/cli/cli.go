@@ -63,6 +63,7 @@ func allGroups() []group {
 		{"runtime-artifacts", "Export offline worker archives from a built OpenClaw installation.", &RuntimeArtifactsCmd{}},
 		{"crabbox", "Install and verify offline runtime caches; read install receipts.", &CrabboxCmd{}},
 		{"skill", "Author and lint agent skills.", &SkillCmd{}},
+		{"plugins", "Inspect the plugins a home registers.", &PluginsCmd{}},
 		{"mcp", "Run and talk to MCP servers over stdio with hard limits.", &MCPCmd{}},
 	}
 }

@@ -216,7 +216,7 @@ func ParseValue(s string) (any, error) {
 		err = errors.New("unexpected end of the value")
 	}
 	_, col := lineCol([]byte(s), off)
-	return nil, errs.Usage(CodeInvalidConfigValue, "the value looks like JSON but does not parse at column %d: %v", col, err).
+	return nil, errs.Usage(errs.CodeInvalidConfigValue, "the value looks like JSON but does not parse at column %d: %v", col, err).
 		WithHint("fix the JSON, or quote it as a JSON string (e.g. '\"{x\"') to store the text itself")
 }
 

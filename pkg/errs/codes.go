@@ -27,6 +27,10 @@ const (
 	CodeInterrupted Code = "interrupted"
 	// CodeInvalidConfig: …: invalid UTF-8 at offset … (line …, column …)
 	CodeInvalidConfig Code = "invalid_config"
+	// CodeInvalidConfigValue: the value looks like JSON but does not parse at column …: …
+	CodeInvalidConfigValue Code = "invalid_config_value"
+	// CodeInvalidLimit: the frame limit must be at least 2 bytes
+	CodeInvalidLimit Code = "invalid_limit"
 	// CodeInvalidManifest: nodeBootstrap.path: …
 	CodeInvalidManifest Code = "invalid_manifest"
 	// CodeInvalidOut: cannot resolve --out …: …

@@ -26,8 +26,6 @@ const (
 	CodeInvalidConnect errs.Code = "invalid_connect"
 	// CodeInvalidEnv: --env …: expected NAME=VALUE
 	CodeInvalidEnv errs.Code = "invalid_env"
-	// CodeInvalidLimit: the frame limit must be at least 2 bytes
-	CodeInvalidLimit errs.Code = "invalid_limit"
 	// CodeInvalidResponseId: (see the message)
 	CodeInvalidResponseId errs.Code = "invalid_response_id"
 	// CodeInvalidSessionLine: stdin line …: …

@@ -47,7 +47,7 @@ func noSkill(skill string, c *call) error {
 func lockSkill(home string, t Target, skill string) (func(), error) {
 	dir := filepath.Join(home, "locks", "skills")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, errs.Failed(errs.CodeLockFailed, "cannot create %s: %v", dir, err)
+		return nil, mkdirFailed(errs.CodeLockFailed, dir, err)
 	}
 	h := sha256.Sum256([]byte(t.PluginID + "\x00" + t.AgentID + "\x00" + skill))
 	mu := lockedfile.MutexAt(filepath.Join(dir, hex.EncodeToString(h[:16])+".lock"))
@@ -101,6 +101,9 @@ func opWrite(ctx context.Context, env *owner.OpEnv, p WriteParams) (*CommitResul
 				return false, nil // identical content: nothing to commit
 			}
 		}
+		if err := folderInTheWay(p.Skill, rel, tree); err != nil {
+			return false, err
+		}
 		keep := make([]skilllint.FileEntry, 0, len(tree))
 		for _, e := range tree {
 			if e.Path != rel {
@@ -129,7 +132,7 @@ func (c *call) publish(skill string, exists bool, keep []skilllint.FileEntry, ad
 			return false, err
 		}
 		if err := os.MkdirAll(c.root, 0o755); err != nil {
-			return false, errs.Failed(errs.CodeWriteFailed, "cannot create the skills root %s: %v", c.root, skilllint.UnwrapPathErr(err))
+			return false, mkdirFailed(errs.CodeWriteFailed, c.root, err)
 		}
 		if _, err := c.rootResult(); err != nil { // MkdirAll follows links
 			return false, err
