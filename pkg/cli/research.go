@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/ops"
 	"github.com/clawkit/clawkit/pkg/research"
 	"github.com/clawkit/clawkit/pkg/termsafe"
 )
@@ -47,9 +48,20 @@ func absOut(p string) (string, error) {
 	}
 	a, err := filepath.Abs(p)
 	if err != nil {
-		return "", errs.Usage("invalid_out", "cannot resolve --out %s: %v", p, err)
+		return "", errs.Usage(errs.CodeInvalidOut, "cannot resolve --out %s: %v", p, err)
 	}
 	return a, nil
+}
+
+// durationMs maps a --timeout to the milliseconds an operation takes,
+// keeping a negative duration negative (the operation's Check refuses it)
+// even when it is shorter than a millisecond.
+func durationMs(d time.Duration) int64 {
+	ms := d.Milliseconds()
+	if d < 0 && ms == 0 {
+		ms = -1
+	}
+	return ms
 }
 
 // ResearchDescribeCmd is `clawkit research describe`.
@@ -57,11 +69,12 @@ type ResearchDescribeCmd struct {
 	researchIdentity
 }
 
-func (c *ResearchDescribeCmd) Run(ctx context.Context, env *Env, out *Output) error {
+func (c *ResearchDescribeCmd) Run(env *Env) error {
+	ctx, out := env.Ctx, env.Out
 	// A read-only routed call: the session access policy applies, nothing
 	// is created, no credential is loaded and nothing is sent.
-	var d research.Describe
-	if err := env.Call(ctx, research.MethodDescribe, research.DescribeParams{Caller: c.caller()}, &d); err != nil {
+	d, err := ops.ResearchDescribe.Call(ctx, env, research.DescribeParams{Caller: c.caller()})
+	if err != nil {
 		return err
 	}
 	return out.Result(d, func(w io.Writer) {
@@ -105,52 +118,51 @@ type ResearchStartCmd struct {
 	Visualization  string        `help:"auto: save the report's charts and images under figures/ (off: none)." placeholder:"auto|off"`
 }
 
-func (c *ResearchStartCmd) Run(ctx context.Context, env *Env, out *Output) error {
+// params maps the flags to the operation's parameters (the rules on them
+// are the operation's Check).
+func (c *ResearchStartCmd) params() (research.StartParams, error) {
 	o, err := absOut(c.Out)
 	if err != nil {
-		return err
+		return research.StartParams{}, err
 	}
 	if o != "" && !c.Wait {
-		return errs.Usage("usage", "--out needs --wait (or use 'research wait JOB --out FILE')")
+		return research.StartParams{}, errs.Usage(errs.CodeUsage, "--out needs --wait (or use 'research wait JOB --out FILE')")
 	}
 	tools, err := research.ToolsFromFlags(c.FileSearch, c.URLContext, c.MCPServer, c.MCPHeader)
 	if err != nil {
-		return err
+		return research.StartParams{}, err
 	}
-	files := make([]string, 0, len(c.File))
+	var files []string
 	for _, f := range c.File {
 		a, err := filepath.Abs(f)
 		if err != nil {
-			return errs.Usage("invalid_input", "cannot resolve --file %s: %v", f, err)
+			return research.StartParams{}, errs.Usage(errs.CodeInvalidInput, "cannot resolve --file %s: %v", f, err)
 		}
 		files = append(files, a)
 	}
 	p := research.StartParams{Caller: c.caller(), Question: c.Question, OutputFormat: c.OutputFormat,
 		MaxReportBytes: c.MaxReportBytes, AsOf: c.AsOf, IdempotencyKey: c.IdempotencyKey,
 		Plan: c.Plan, Inputs: files, Tools: tools, Visualization: c.Visualization}
-	if len(p.Inputs) == 0 {
-		p.Inputs = nil
+	if c.Wait {
+		// One routed call: the start and its wait run under one owner.
+		p.Wait = &research.StartWait{TimeoutMs: durationMs(c.Timeout), Out: o}
 	}
-	return startJob(ctx, env, out, research.MethodStart, p, c.Wait, c.Timeout, o)
+	return p, nil
 }
 
-// startJob runs a start (or approve) that may wait, and prints its job.
-func startJob(ctx context.Context, env *Env, out *Output, method string, p any, wait bool, timeout time.Duration, o string) error {
-	sw := &research.StartWait{TimeoutMs: timeout.Milliseconds(), Out: o}
-	if !wait {
-		sw = nil
+func (c *ResearchStartCmd) Run(env *Env) error {
+	p, err := c.params()
+	if err != nil {
+		return err
 	}
-	switch v := p.(type) {
-	case research.StartParams:
-		// One routed call: the start and its wait run under one owner.
-		v.Wait = sw
-		p = v
-	case research.ApproveParams:
-		v.Wait = sw
-		p = v
-	}
-	var res research.StartResult
-	if err := env.Call(ctx, method, p, &res); err != nil {
+	res, err := ops.ResearchStart.Call(env.Ctx, env, p)
+	return printStarted(env.Out, res, err)
+}
+
+// printStarted prints a start's (or an approve's) job: the waited-for
+// outcome when the call waited, the job and its handle otherwise.
+func printStarted(out *Output, res *research.StartResult, err error) error {
+	if err != nil {
 		return err
 	}
 	if res.Waited != nil {
@@ -166,12 +178,12 @@ func startJob(ctx context.Context, env *Env, out *Output, method string, p any, 
 }
 
 func waitFor(ctx context.Context, env *Env, out *Output, id researchIdentity, job string, timeout time.Duration, o string) error {
-	var res research.PollResult
-	p := research.WaitParams{JobParams: research.JobParams{Caller: id.caller(), Job: job, Out: o}, TimeoutMs: timeout.Milliseconds()}
-	if err := env.Call(ctx, research.MethodWait, p, &res); err != nil {
+	p := research.WaitParams{JobParams: research.JobParams{Caller: id.caller(), Job: job, Out: o}, TimeoutMs: durationMs(timeout)}
+	res, err := ops.ResearchWait.Call(ctx, env, p)
+	if err != nil {
 		return err
 	}
-	return printJob(out, &res)
+	return printJob(out, res)
 }
 
 func printJob(out *Output, res *research.PollResult) error {
@@ -205,16 +217,17 @@ type ResearchPollCmd struct {
 	Out string `help:"When the job has ended, also publish the report to FILE." placeholder:"FILE"`
 }
 
-func (c *ResearchPollCmd) Run(ctx context.Context, env *Env, out *Output) error {
+func (c *ResearchPollCmd) Run(env *Env) error {
+	ctx, out := env.Ctx, env.Out
 	o, err := absOut(c.Out)
 	if err != nil {
 		return err
 	}
-	var res research.PollResult
-	if err := env.Call(ctx, research.MethodPoll, research.JobParams{Caller: c.caller(), Job: c.Job, Out: o}, &res); err != nil {
+	res, err := ops.ResearchPoll.Call(ctx, env, research.JobParams{Caller: c.caller(), Job: c.Job, Out: o})
+	if err != nil {
 		return err
 	}
-	return printJob(out, &res)
+	return printJob(out, res)
 }
 
 // ResearchWaitCmd is `clawkit research wait`.
@@ -225,10 +238,8 @@ type ResearchWaitCmd struct {
 	Out     string        `help:"Also publish the report to FILE." placeholder:"FILE"`
 }
 
-func (c *ResearchWaitCmd) Run(ctx context.Context, env *Env, out *Output) error {
-	if c.Timeout < 0 {
-		return errs.Usage("usage", "--timeout must not be negative")
-	}
+func (c *ResearchWaitCmd) Run(env *Env) error {
+	ctx, out := env.Ctx, env.Out
 	o, err := absOut(c.Out)
 	if err != nil {
 		return err
@@ -242,12 +253,13 @@ type ResearchCancelCmd struct {
 	Job string `arg:"" help:"Job id (rj_…)."`
 }
 
-func (c *ResearchCancelCmd) Run(ctx context.Context, env *Env, out *Output) error {
-	var res research.PollResult
-	if err := env.Call(ctx, research.MethodCancel, research.JobParams{Caller: c.caller(), Job: c.Job}, &res); err != nil {
+func (c *ResearchCancelCmd) Run(env *Env) error {
+	ctx, out := env.Ctx, env.Out
+	res, err := ops.ResearchCancel.Call(ctx, env, research.JobParams{Caller: c.caller(), Job: c.Job})
+	if err != nil {
 		return err
 	}
-	return printJob(out, &res)
+	return printJob(out, res)
 }
 
 // ResearchListCmd is `clawkit research list`.
@@ -257,9 +269,10 @@ type ResearchListCmd struct {
 	State   string `help:"Only jobs in this state." placeholder:"STATE"`
 }
 
-func (c *ResearchListCmd) Run(ctx context.Context, env *Env, out *Output) error {
-	var jobs []*research.Job
-	if err := env.Call(ctx, research.MethodList, research.ListParams{AgentID: c.Agent, SessionKey: c.Session, State: c.State}, &jobs); err != nil {
+func (c *ResearchListCmd) Run(env *Env) error {
+	ctx, out := env.Ctx, env.Out
+	jobs, err := ops.ResearchList.Call(ctx, env, research.ListParams{AgentID: c.Agent, SessionKey: c.Session, State: c.State})
+	if err != nil {
 		return err
 	}
 	if jobs == nil {
@@ -292,9 +305,10 @@ type ResearchShowCmd struct {
 	Job string `arg:"" help:"Job id (rj_…)."`
 }
 
-func (c *ResearchShowCmd) Run(ctx context.Context, env *Env, out *Output) error {
-	var res research.PollResult
-	if err := env.Call(ctx, research.MethodShow, research.JobParams{Job: c.Job}, &res); err != nil {
+func (c *ResearchShowCmd) Run(env *Env) error {
+	ctx, out := env.Ctx, env.Out
+	res, err := ops.ResearchShow.Call(ctx, env, research.JobParams{Job: c.Job})
+	if err != nil {
 		return err
 	}
 	return out.Result(res, func(w io.Writer) {
@@ -363,9 +377,10 @@ func (c *ResearchShowCmd) Run(ctx context.Context, env *Env, out *Output) error 
 // ResearchRecoverCmd is `clawkit research recover`.
 type ResearchRecoverCmd struct{}
 
-func (c *ResearchRecoverCmd) Run(ctx context.Context, env *Env, out *Output) error {
-	var res research.RecoverResult
-	if err := env.Call(ctx, research.MethodRecover, struct{}{}, &res); err != nil {
+func (c *ResearchRecoverCmd) Run(env *Env) error {
+	ctx, out := env.Ctx, env.Out
+	res, err := ops.ResearchRecover.Call(ctx, env, struct{}{})
+	if err != nil {
 		return err
 	}
 	return out.Result(res, func(w io.Writer) {
@@ -392,12 +407,29 @@ func (c *ResearchRecoverCmd) Run(ctx context.Context, env *Env, out *Output) err
 // the outcome is in the envelope (ok, state, reason).
 type ResearchRPCCmd struct{}
 
-func (c *ResearchRPCCmd) Run(ctx context.Context, env *Env, out *Output) error {
+func (c *ResearchRPCCmd) Run(env *Env) error {
+	ctx, out := env.Ctx, env.Out
 	data, err := io.ReadAll(io.LimitReader(env.Stdin, research.MaxEnvelopeBytes+1))
 	if err != nil {
-		return errs.Failed("stdin_unreadable", "cannot read the request from stdin: %v", err)
+		return errs.Failed(CodeStdinUnreadable, "cannot read the request from stdin: %v", err)
 	}
-	return out.PrintJSON(research.AnswerRPC(ctx, env.Call, data))
+	return out.PrintJSON(research.AnswerRPC(ctx, env, data))
+}
+
+// startWait is the wait of a start or an approve run in the same call
+// (nil without --wait), its --out made absolute.
+func startWait(wait bool, timeout time.Duration, out string) (*research.StartWait, error) {
+	o, err := absOut(out)
+	if err != nil {
+		return nil, err
+	}
+	if o != "" && !wait {
+		return nil, errs.Usage(errs.CodeUsage, "--out needs --wait (or use 'research wait JOB --out FILE')")
+	}
+	if !wait {
+		return nil, nil
+	}
+	return &research.StartWait{TimeoutMs: durationMs(timeout), Out: o}, nil
 }
 
 // ResearchApproveCmd is `clawkit research approve`.
@@ -410,16 +442,14 @@ type ResearchApproveCmd struct {
 	Out     string        `help:"With --wait: also publish the report to FILE." placeholder:"FILE"`
 }
 
-func (c *ResearchApproveCmd) Run(ctx context.Context, env *Env, out *Output) error {
-	o, err := absOut(c.Out)
+func (c *ResearchApproveCmd) Run(env *Env) error {
+	sw, err := startWait(c.Wait, c.Timeout, c.Out)
 	if err != nil {
 		return err
 	}
-	if o != "" && !c.Wait {
-		return errs.Usage("usage", "--out needs --wait (or use 'research wait JOB --out FILE')")
-	}
-	p := research.ApproveParams{JobParams: research.JobParams{Caller: c.caller(), Job: c.Job}, Revise: c.Revise}
-	return startJob(ctx, env, out, research.MethodApprove, p, c.Wait, c.Timeout, o)
+	p := research.ApproveParams{JobParams: research.JobParams{Caller: c.caller(), Job: c.Job}, Revise: c.Revise, Wait: sw}
+	res, err := ops.ResearchApprove.Call(env.Ctx, env, p)
+	return printStarted(env.Out, res, err)
 }
 
 // ResearchRejectCmd is `clawkit research reject`.
@@ -428,12 +458,12 @@ type ResearchRejectCmd struct {
 	Job string `arg:"" help:"Job id (rj_…) of a plan-proposed job."`
 }
 
-func (c *ResearchRejectCmd) Run(ctx context.Context, env *Env, out *Output) error {
-	var res research.PollResult
-	if err := env.Call(ctx, research.MethodReject, research.JobParams{Caller: c.caller(), Job: c.Job}, &res); err != nil {
+func (c *ResearchRejectCmd) Run(env *Env) error {
+	res, err := ops.ResearchReject.Call(env.Ctx, env, research.JobParams{Caller: c.caller(), Job: c.Job})
+	if err != nil {
 		return err
 	}
-	return printJob(out, &res)
+	return printJob(env.Out, res)
 }
 
 // ResearchFollowUpCmd is `clawkit research follow-up`.
@@ -448,15 +478,13 @@ type ResearchFollowUpCmd struct {
 	Out            string        `help:"With --wait: also publish the report to FILE." placeholder:"FILE"`
 }
 
-func (c *ResearchFollowUpCmd) Run(ctx context.Context, env *Env, out *Output) error {
-	o, err := absOut(c.Out)
+func (c *ResearchFollowUpCmd) Run(env *Env) error {
+	sw, err := startWait(c.Wait, c.Timeout, c.Out)
 	if err != nil {
 		return err
 	}
-	if o != "" && !c.Wait {
-		return errs.Usage("usage", "--out needs --wait (or use 'research wait JOB --out FILE')")
-	}
 	p := research.StartParams{Caller: c.caller(), Question: c.Question, MaxReportBytes: c.MaxReportBytes,
-		IdempotencyKey: c.IdempotencyKey, FollowUp: &research.JobRef{Job: c.Job}}
-	return startJob(ctx, env, out, research.MethodStart, p, c.Wait, c.Timeout, o)
+		IdempotencyKey: c.IdempotencyKey, FollowUp: &research.JobRef{Job: c.Job}, Wait: sw}
+	res, err := ops.ResearchStart.Call(env.Ctx, env, p)
+	return printStarted(env.Out, res, err)
 }

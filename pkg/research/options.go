@@ -137,7 +137,7 @@ func checkVisualization(v string) error {
 	case "", VisualizationAuto, VisualizationOff:
 		return nil
 	}
-	return errs.Usage("invalid_visualization", "visualization %q is not one of auto, off", v).
+	return errs.Usage(CodeInvalidVisualization, "visualization %q is not one of auto, off", v).
 		WithHint("--visualization auto saves the report's charts and images under figures/")
 }
 
@@ -145,16 +145,16 @@ func checkVisualization(v string) error {
 // distinct, at most MaxInputs.
 func checkInputPaths(paths []string) error {
 	if len(paths) > MaxInputs {
-		return errs.Usage("too_many_inputs", "%d input files; at most %d may be sent", len(paths), MaxInputs).
+		return errs.Usage(CodeTooManyInputs, "%d input files; at most %d may be sent", len(paths), MaxInputs).
 			WithHint("docs/research.md lists the input limits")
 	}
 	seen := map[string]bool{}
 	for _, p := range paths {
 		if !filepath.IsAbs(p) || strings.ContainsRune(p, 0) {
-			return errs.Usage("invalid_input", "input path %q is not absolute", p)
+			return errs.Usage(errs.CodeInvalidInput, "input path %q is not absolute", p)
 		}
 		if seen[p] {
-			return errs.Usage("invalid_input", "input %s is given twice", p)
+			return errs.Usage(errs.CodeInvalidInput, "input %s is given twice", p)
 		}
 		seen[p] = true
 	}
@@ -190,7 +190,7 @@ func admitInputs(paths []string) error {
 		}
 	}
 	if total > MaxInputTotalBytes {
-		return errs.Usage("inputs_too_large", "the input files total %d bytes; at most %d may be sent", total, MaxInputTotalBytes).
+		return errs.Usage(CodeInputsTooLarge, "the input files total %d bytes; at most %d may be sent", total, MaxInputTotalBytes).
 			WithHint("send fewer or smaller files; docs/research.md lists the input limits")
 	}
 	return nil
@@ -217,7 +217,7 @@ func readInputs(paths []string) ([]input, error) {
 		}
 		total += int64(len(data))
 		if total > MaxInputTotalBytes {
-			return nil, errs.Usage("inputs_too_large", "the input files total more than %d bytes", MaxInputTotalBytes).
+			return nil, errs.Usage(CodeInputsTooLarge, "the input files total more than %d bytes", MaxInputTotalBytes).
 				WithHint("send fewer or smaller files; docs/research.md lists the input limits")
 		}
 		mime, err := sniffInput(p, data, false)
@@ -233,19 +233,19 @@ func readInputs(paths []string) ([]input, error) {
 func inputErr(p string, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return errs.Usage("input_unreadable", "input %s does not exist", p)
+		return errs.Usage(CodeInputUnreadable, "input %s does not exist", p)
 	case errors.Is(err, fsx.ErrNotRegular):
-		return errs.Usage("input_unreadable", "input %s: %v", p, err)
+		return errs.Usage(CodeInputUnreadable, "input %s: %v", p, err)
 	case errors.Is(err, syscall.ELOOP):
-		return errs.Usage("input_unreadable", "input %s is a symbolic link; it is not followed", p).
+		return errs.Usage(CodeInputUnreadable, "input %s is a symbolic link; it is not followed", p).
 			WithHint("name the file itself")
 	}
-	return errs.Usage("input_unreadable", "cannot read input %s: %v", p, err).
+	return errs.Usage(CodeInputUnreadable, "cannot read input %s: %v", p, err).
 		WithHint("a symbolic link is not followed: name the file itself")
 }
 
 func errInputTooLarge(p string, size int64) error {
-	return errs.Usage("input_too_large", "input %s is %d bytes; the limit is %d per file", p, size, MaxInputBytes).
+	return errs.Usage(CodeInputTooLarge, "input %s is %d bytes; the limit is %d per file", p, size, MaxInputBytes).
 		WithHint("docs/research.md lists the input limits")
 }
 
@@ -256,7 +256,7 @@ func errInputTooLarge(p string, size int64) error {
 func sniffInput(p string, data []byte, prefix bool) (string, error) {
 	mime := SniffMIME(data, prefix)
 	if mime == "" {
-		return "", errs.Usage("unsupported_input_type", "input %s is not a PDF, a CSV table or an image of a type the provider accepts (by its content: %s)", p, strings.SplitN(http.DetectContentType(data), ";", 2)[0]).
+		return "", errs.Usage(CodeUnsupportedInputType, "input %s is not a PDF, a CSV table or an image of a type the provider accepts (by its content: %s)", p, strings.SplitN(http.DetectContentType(data), ";", 2)[0]).
 			WithHint("supported: %s, %s", strings.Join(google.DocumentMimeTypes, ", "), strings.Join(google.ImageMimeTypes, ", "))
 	}
 	return mime, nil
@@ -317,46 +317,46 @@ func checkTools(t *Tools) error {
 		return nil
 	}
 	if len(t.FileSearch) > MaxFileSearchStores {
-		return errs.Usage("invalid_tool", "%d file search stores; at most %d", len(t.FileSearch), MaxFileSearchStores)
+		return errs.Usage(CodeInvalidTool, "%d file search stores; at most %d", len(t.FileSearch), MaxFileSearchStores)
 	}
 	for _, s := range t.FileSearch {
 		if s == "" || len(s) > maxToolNameBytes || strings.ContainsAny(s, " \t\r\n\x00") {
-			return errs.Usage("invalid_tool", "file search store %q is not a store name", s).
+			return errs.Usage(CodeInvalidTool, "file search store %q is not a store name", s).
 				WithHint("a store name looks like fileSearchStores/NAME")
 		}
 	}
 	if len(t.MCPServers) > MaxMCPServers {
-		return errs.Usage("invalid_tool", "%d MCP servers; at most %d", len(t.MCPServers), MaxMCPServers)
+		return errs.Usage(CodeInvalidTool, "%d MCP servers; at most %d", len(t.MCPServers), MaxMCPServers)
 	}
 	names := map[string]bool{}
 	for _, m := range t.MCPServers {
 		if m.Name == "" || len(m.Name) > maxToolNameBytes || strings.ContainsAny(m.Name, " \t\r\n\x00=:") {
-			return errs.Usage("invalid_tool", "MCP server name %q is empty or has spaces, '=' or ':'", m.Name)
+			return errs.Usage(CodeInvalidTool, "MCP server name %q is empty or has spaces, '=' or ':'", m.Name)
 		}
 		if names[m.Name] {
-			return errs.Usage("invalid_tool", "MCP server %s is declared twice", m.Name)
+			return errs.Usage(CodeInvalidTool, "MCP server %s is declared twice", m.Name)
 		}
 		names[m.Name] = true
 		u, err := url.Parse(m.URL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || len(m.URL) > maxToolURLBytes {
-			return errs.Usage("invalid_tool", "MCP server %s: %q is not an http(s) URL", m.Name, redact.URL(m.URL))
+			return errs.Usage(CodeInvalidTool, "MCP server %s: %q is not an http(s) URL", m.Name, redact.URL(m.URL))
 		}
 		if redact.URL(m.URL) != m.URL || u.User != nil {
 			// A credential in the URL would be stored and shown with the
 			// job: it belongs in a header profile.
-			return errs.Usage("secret_in_url", "MCP server %s: the URL carries a credential (%s)", m.Name, redact.URL(m.URL)).
+			return errs.Usage(CodeSecretInUrl, "MCP server %s: the URL carries a credential (%s)", m.Name, redact.URL(m.URL)).
 				WithHint("put the credential in a header profile: clawkit auth add ID --provider mcp --kind header --api-key-env VAR, then --mcp-header %s:HEADER=@ID", m.Name)
 		}
 		if len(m.Headers) > MaxMCPHeaders {
-			return errs.Usage("invalid_tool", "MCP server %s: %d headers; at most %d", m.Name, len(m.Headers), MaxMCPHeaders)
+			return errs.Usage(CodeInvalidTool, "MCP server %s: %d headers; at most %d", m.Name, len(m.Headers), MaxMCPHeaders)
 		}
 		seen := map[string]bool{}
 		for _, h := range m.Headers {
 			if !validHeaderName(h.Header) {
-				return errs.Usage("invalid_tool", "MCP server %s: %q is not a header name", m.Name, h.Header)
+				return errs.Usage(CodeInvalidTool, "MCP server %s: %q is not a header name", m.Name, h.Header)
 			}
 			if seen[strings.ToLower(h.Header)] {
-				return errs.Usage("invalid_tool", "MCP server %s: header %s is given twice", m.Name, h.Header)
+				return errs.Usage(CodeInvalidTool, "MCP server %s: header %s is given twice", m.Name, h.Header)
 			}
 			seen[strings.ToLower(h.Header)] = true
 			if err := auth.ValidateID(h.Profile); err != nil {
@@ -406,11 +406,11 @@ func resolveTools(home string, t *Tools) ([]google.Tool, []string, error) {
 			}
 			p, ok := creds.Get(h.Profile)
 			if !ok {
-				return nil, nil, errs.Refused("header_profile_missing", "MCP server %s: header %s names auth profile %q, which does not exist", m.Name, h.Header, h.Profile).
+				return nil, nil, errs.Refused(CodeHeaderProfileMissing, "MCP server %s: header %s names auth profile %q, which does not exist", m.Name, h.Header, h.Profile).
 					WithHint("clawkit auth add %s --provider mcp --kind header --api-key-env VAR", h.Profile)
 			}
 			if p.Kind != auth.KindHeader {
-				return nil, nil, errs.Refused("header_profile_wrong_kind", "MCP server %s: auth profile %q is of kind %s, not header", m.Name, h.Profile, p.Kind).
+				return nil, nil, errs.Refused(CodeHeaderProfileWrongKind, "MCP server %s: auth profile %q is of kind %s, not header", m.Name, h.Profile, p.Kind).
 					WithHint("a header's value comes only from a profile of kind header: clawkit auth add ID --provider mcp --kind header --api-key-env VAR")
 			}
 			if srv.Headers == nil {
@@ -438,10 +438,10 @@ func ToolsFromFlags(stores []string, urlContext bool, servers, headers []string)
 	for _, s := range servers {
 		name, u, ok := strings.Cut(s, "=")
 		if !ok || name == "" || u == "" {
-			return nil, errs.Usage("invalid_tool", "--mcp-server %q is not NAME=URL", redact.URLsIn(s))
+			return nil, errs.Usage(CodeInvalidTool, "--mcp-server %q is not NAME=URL", redact.URLsIn(s))
 		}
 		if _, dup := index[name]; dup {
-			return nil, errs.Usage("invalid_tool", "MCP server %s is declared twice", name)
+			return nil, errs.Usage(CodeInvalidTool, "MCP server %s is declared twice", name)
 		}
 		index[name] = len(t.MCPServers)
 		t.MCPServers = append(t.MCPServers, MCPServer{Name: name, URL: u})
@@ -450,17 +450,17 @@ func ToolsFromFlags(stores []string, urlContext bool, servers, headers []string)
 		ref, value, ok := strings.Cut(h, "=")
 		name, header, ok2 := strings.Cut(ref, ":")
 		if !ok || !ok2 || name == "" || header == "" {
-			return nil, errs.Usage("invalid_tool", "--mcp-header is not NAME:HEADER=@PROFILE").
+			return nil, errs.Usage(CodeInvalidTool, "--mcp-header is not NAME:HEADER=@PROFILE").
 				WithHint("--mcp-header search:Authorization=@mcp:search-token")
 		}
 		if !strings.HasPrefix(value, "@") || len(value) < 2 {
 			// Never echo the value: it may be the secret itself.
-			return nil, errs.Usage("header_value_literal", "--mcp-header %s:%s gives a value; a header's value comes only from an auth profile of kind header", name, header).
+			return nil, errs.Usage(CodeHeaderValueLiteral, "--mcp-header %s:%s gives a value; a header's value comes only from an auth profile of kind header", name, header).
 				WithHint("clawkit auth add ID --provider mcp --kind header --api-key-env VAR, then --mcp-header %s:%s=@ID", name, header)
 		}
 		i, found := index[name]
 		if !found {
-			return nil, errs.Usage("invalid_tool", "--mcp-header names MCP server %s, which no --mcp-server declares", name)
+			return nil, errs.Usage(CodeInvalidTool, "--mcp-header names MCP server %s, which no --mcp-server declares", name)
 		}
 		t.MCPServers[i].Headers = append(t.MCPServers[i].Headers, HeaderRef{Header: header, Profile: value[1:]})
 	}

@@ -33,7 +33,7 @@ func TestDecodeStartOptions(t *testing.T) {
 	start := func(fields string) string {
 		return `{"request":{"version":1,"action":"start","question":"q",` + fields + `},"sessionKey":"s","agentId":"a"}`
 	}
-	rejects := map[string]string{
+	rejects := map[string]errs.Code{
 		start(`"plan":"yes"`):                   "invalid_field",
 		start(`"followUp":{"job":"rj_x"}`):      "unknown_field",
 		start(`"followUp":{"handle":"a/b"}`):    "invalid_field",
@@ -73,7 +73,7 @@ func TestToolsFromFlags(t *testing.T) {
 	}
 	for _, c := range []struct {
 		servers, headers []string
-		code             string
+		code             errs.Code
 	}{
 		{[]string{"m=https://x"}, []string{"m:Authorization=Bearer-s3cr3t-value"}, "header_value_literal"},
 		{[]string{"m=https://x"}, []string{"n:Authorization=@p"}, "invalid_tool"},
@@ -147,7 +147,7 @@ func TestInputsReadOnceAndBounded(t *testing.T) {
 	if b, _ := json.Marshal(ins[0].rec); strings.Contains(string(b), "body") {
 		t.Fatal("the record holds the bytes")
 	}
-	for path, code := range map[string]string{link: "input_unreadable", big: "input_too_large", filepath.Join(dir, "none"): "input_unreadable", dir: "input_unreadable"} {
+	for path, code := range map[string]errs.Code{link: "input_unreadable", big: "input_too_large", filepath.Join(dir, "none"): "input_unreadable", dir: "input_unreadable"} {
 		if err := admitInputs([]string{path}); errs.CodeOf(err) != code {
 			t.Errorf("admit %s: %v, want %s", path, err, code)
 		}

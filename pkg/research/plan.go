@@ -43,33 +43,47 @@ type ApproveParams struct {
 	Wait *StartWait `json:"wait,omitempty"`
 }
 
-func checkApprove(p ApproveParams) error {
-	if err := checkJobRef(p.JobParams); err != nil {
-		return err
+// checkApprove is approve's Check: the caller, a job id (the CLI names
+// the job; an envelope's approve by handle runs through RPC), the
+// revision's size and the wait's timeout and report destination.
+func checkApprove(p ApproveParams) (ApproveParams, error) {
+	var err error
+	if p.JobParams, err = checkJobRef(p.JobParams); err != nil {
+		return p, err
 	}
 	if p.Job == "" {
-		return errInvalidJobID(p.Job)
+		return p, errInvalidJobID(p.Job)
 	}
 	if len(p.Revise) > MaxReviseBytes {
-		return errs.Usage("invalid_question", "the revision is longer than %d bytes", MaxReviseBytes)
+		return p, errs.Usage(CodeInvalidQuestion, "the revision is longer than %d bytes", MaxReviseBytes)
 	}
-	return nil
+	if p.Wait != nil {
+		if err := checkWaitTimeout(p.Wait.TimeoutMs); err != nil {
+			return p, err
+		}
+		if err := checkOut(p.Wait.Out); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
 }
 
-func checkReject(p JobParams) error {
-	if err := checkJobRef(p); err != nil {
-		return err
+// checkReject is reject's Check: the caller and a job id.
+func checkReject(p JobParams) (JobParams, error) {
+	p, err := checkJobRef(p)
+	if err != nil {
+		return p, err
 	}
 	if p.Job == "" {
-		return errInvalidJobID(p.Job)
+		return p, errInvalidJobID(p.Job)
 	}
-	return nil
+	return p, nil
 }
 
 // followUpParent finds a follow-up's parent and checks that the caller is
 // its current owner (agent, session, incarnation; the provider authority
 // it was created under) and that it completed. Nothing is sent before.
-func (s *Service) followUpParent(ctx context.Context, env *owner.Env, p StartParams) (*Job, error) {
+func (s *Service) followUpParent(ctx context.Context, env *owner.OpEnv, p StartParams) (*Job, error) {
 	parent, err := s.lookup(ctx, env, JobParams{Caller: p.Caller, Job: p.FollowUp.Job, Handle: p.FollowUp.Handle})
 	if err != nil {
 		return nil, err
@@ -81,7 +95,7 @@ func (s *Service) followUpParent(ctx context.Context, env *owner.Env, p StartPar
 		return nil, err
 	}
 	if parent.State != StateCompleted || parent.Handle == "" {
-		return nil, errs.Failed("parent_not_completed", "research job %s is %s; only a completed job can be followed up", parent.ID, parent.State).
+		return nil, errs.Failed(CodeParentNotCompleted, "research job %s is %s; only a completed job can be followed up", parent.ID, parent.State).
 			WithHint("'clawkit research wait %s' until it completes", parent.ID)
 	}
 	return parent, nil
@@ -92,19 +106,19 @@ func (s *Service) followUpParent(ctx context.Context, env *owner.Env, p StartPar
 func notAwaiting(j *Job) error {
 	switch {
 	case j.State == StateSubmitting:
-		return errs.Unavailable("approve_in_progress", "research job %s is being submitted right now", j.ID).
+		return errs.Unavailable(CodeApproveInProgress, "research job %s is being submitted right now", j.ID).
 			WithRetryAfter(1000).WithHint("look again in a moment: 'clawkit research show %s'", j.ID)
 	case j.State == StateIndeterminate && j.PlanHandle != "":
-		return errs.Failed("not_awaiting_review", "research job %s has no plan to review: the confirming turn of plan %s may or may not have been accepted", j.ID, j.PlanHandle).
+		return errs.Failed(CodeNotAwaitingReview, "research job %s has no plan to review: the confirming turn of plan %s may or may not have been accepted", j.ID, j.PlanHandle).
 			WithHint("it is never resent: inspect the provider account for interactions after %s before starting the research again", j.PlanHandle)
 	case Pollable(j.State) && j.PlanHandle != "":
-		return errs.Failed("not_awaiting_review", "the plan of research job %s was already approved; the job is %s", j.ID, j.State).
+		return errs.Failed(CodeNotAwaitingReview, "the plan of research job %s was already approved; the job is %s", j.ID, j.State).
 			WithHint("'clawkit research wait %s' waits for the report", j.ID)
 	case !j.plan():
-		return errs.Failed("not_awaiting_review", "research job %s was not started with --plan", j.ID).
+		return errs.Failed(CodeNotAwaitingReview, "research job %s was not started with --plan", j.ID).
 			WithHint("'clawkit research start --plan QUESTION' asks for a plan to review")
 	}
-	return errs.Failed("not_awaiting_review", "research job %s is %s, not plan-proposed", j.ID, j.State).
+	return errs.Failed(CodeNotAwaitingReview, "research job %s is %s, not plan-proposed", j.ID, j.State).
 		WithHint("'clawkit research show %s' shows its state", j.ID)
 }
 
@@ -113,7 +127,7 @@ func notAwaiting(j *Job) error {
 // custody (the caller is its owner, checked before HTTP), sent at most
 // once. Two approves of one job make one create: the second finds the
 // job no longer plan-proposed.
-func (s *Service) Approve(ctx context.Context, env *owner.Env, p ApproveParams) (*StartResult, error) {
+func (s *Service) Approve(ctx context.Context, env *owner.OpEnv, p ApproveParams) (*StartResult, error) {
 	if err := p.Caller.defaults(); err != nil {
 		return nil, err
 	}
@@ -131,7 +145,7 @@ func (s *Service) Approve(ctx context.Context, env *owner.Env, p ApproveParams) 
 		return nil, err
 	}
 	if b := s.budgets(); j.PollCount >= b.MaxPolls {
-		return nil, errs.Failed("poll_budget_exceeded", "research job %s spent its poll budget (%d polls) on its plan", j.ID, j.PollCount).
+		return nil, errs.Failed(CodePollBudgetExceeded, "research job %s spent its poll budget (%d polls) on its plan", j.ID, j.PollCount).
 			WithHint("reject it and start again")
 	}
 	var tools []google.Tool
@@ -152,7 +166,7 @@ func (s *Service) Approve(ctx context.Context, env *owner.Env, p ApproveParams) 
 	}
 	// The fence and the provider authority once more before the job
 	// leaves plan-proposed: a refusal now changes nothing.
-	if err := env.Scope.AssertCurrent(); err != nil {
+	if err := env.Fence.AssertCurrent(); err != nil {
 		return nil, err
 	}
 	if _, err := s.providerAuthority(env, j); err != nil {
@@ -176,15 +190,15 @@ func (s *Service) Approve(ctx context.Context, env *owner.Env, p ApproveParams) 
 	j.Options = &opts
 	if err := js.update(ctx, j, now); err != nil {
 		if err == errStale {
-			return nil, errs.Unavailable("approve_in_progress", "research job %s changed while approving", j.ID).
+			return nil, errs.Unavailable(CodeApproveInProgress, "research job %s changed while approving", j.ID).
 				WithRetryAfter(1000).WithHint("look again: 'clawkit research show %s'", j.ID)
 		}
 		return nil, err
 	}
-	restore := func(code, msg string) {
+	restore := func(code errs.Code, msg string) {
 		// Nothing was sent: the plan is still there to approve.
 		back := proposed
-		back.RowVersion, back.ErrorCode, back.ErrorMessage = j.RowVersion, code, msg
+		back.RowVersion, back.ErrorCode, back.ErrorMessage = j.RowVersion, string(code), msg
 		_ = js.update(context.WithoutCancel(ctx), &back, env.Now())
 	}
 	cred, err := s.effectAuthority(env, j)
@@ -208,10 +222,10 @@ func (s *Service) Approve(ctx context.Context, env *owner.Env, p ApproveParams) 
 			restore(out.Code, out.Message)
 			return nil, out.WithHint("nothing was sent; the plan still waits: 'clawkit research approve %s' again", j.ID)
 		}
-		j.State, j.ErrorCode, j.ErrorMessage = state, out.Code, out.Message
+		j.State, j.ErrorCode, j.ErrorMessage = state, string(out.Code), out.Message
 		j.FinishedAt = ms(env.Now())
 		if uerr := js.update(wctx, j, env.Now()); uerr != nil {
-			return nil, errs.Unknown("create_outcome_unknown", "%s; recording it also failed: %v", out.Message, uerr).
+			return nil, errs.Unknown(CodeCreateOutcomeUnknown, "%s; recording it also failed: %v", out.Message, uerr).
 				WithHint("inspect the provider account before starting it again")
 		}
 		return nil, &JobStateError{State: state, Err: out.WithHint("the confirming turn is never resent: inspect the provider account for an interaction after plan %s; a second approve is refused", j.PlanHandle)}
@@ -224,7 +238,7 @@ func (s *Service) Approve(ctx context.Context, env *owner.Env, p ApproveParams) 
 	j.SubmittedAt = ms(env.Now())
 	j.NextPollAt = ms(env.Now().Add(s.interval(env.Now(), j.SubmittedAt, 0)))
 	if err := s.recordReceipt(wctx, env, js, j); err != nil {
-		return nil, errs.Unknown("receipt_not_recorded", "the provider accepted the confirming turn of research job %s as interaction %s, but recording the receipt failed: %v", j.ID, it.ID, err).
+		return nil, errs.Unknown(CodeReceiptNotRecorded, "the provider accepted the confirming turn of research job %s as interaction %s, but recording the receipt failed: %v", j.ID, it.ID, err).
 			WithHint("do not approve it again; inspect the provider account for interaction %s", it.ID)
 	}
 	res := &StartResult{Job: j.ID, Handle: j.Handle, State: j.State, Status: j.ProviderStatus}
@@ -232,7 +246,7 @@ func (s *Service) Approve(ctx context.Context, env *owner.Env, p ApproveParams) 
 }
 
 // ApproveAndWait approves and, with p.Wait, waits in the same operation.
-func (s *Service) ApproveAndWait(ctx context.Context, env *owner.Env, p ApproveParams) (*StartResult, error) {
+func (s *Service) ApproveAndWait(ctx context.Context, env *owner.OpEnv, p ApproveParams) (*StartResult, error) {
 	res, err := s.Approve(ctx, env, p)
 	if err != nil || p.Wait == nil {
 		return res, err
@@ -248,7 +262,7 @@ func (s *Service) ApproveAndWait(ctx context.Context, env *owner.Env, p ApproveP
 
 // Reject ends a plan-proposed job cancelled, without a provider call (the
 // plan's interaction has already ended). Its owner only.
-func (s *Service) Reject(ctx context.Context, env *owner.Env, p JobParams) (*PollResult, error) {
+func (s *Service) Reject(ctx context.Context, env *owner.OpEnv, p JobParams) (*PollResult, error) {
 	if err := p.Caller.defaults(); err != nil {
 		return nil, err
 	}
@@ -277,7 +291,7 @@ func (s *Service) Reject(ctx context.Context, env *owner.Env, p JobParams) (*Pol
 	if j.State != StatePlanProposed {
 		return nil, notAwaiting(j)
 	}
-	if err := env.Scope.AssertCurrent(); err != nil {
+	if err := env.Fence.AssertCurrent(); err != nil {
 		return nil, err
 	}
 	now := env.Now()
@@ -285,7 +299,7 @@ func (s *Service) Reject(ctx context.Context, env *owner.Env, p JobParams) (*Pol
 	j.ErrorCode, j.ErrorMessage = "plan_rejected", "the proposed plan was rejected; nothing more was sent"
 	if err := js.update(ctx, j, now); err != nil {
 		if err == errStale {
-			return nil, errs.Unavailable("approve_in_progress", "research job %s changed while rejecting", j.ID).
+			return nil, errs.Unavailable(CodeApproveInProgress, "research job %s changed while rejecting", j.ID).
 				WithRetryAfter(1000).WithHint("look again: 'clawkit research show %s'", j.ID)
 		}
 		return nil, err
@@ -296,7 +310,7 @@ func (s *Service) Reject(ctx context.Context, env *owner.Env, p JobParams) (*Pol
 // proposePlan records a plan turn's end: plan.md is published (the plan
 // text is the SDKs' output_text of the plan interaction), then the job
 // becomes plan-proposed, so a crash in between publishes it again.
-func (s *Service) proposePlan(ctx context.Context, env *owner.Env, j *Job, text string, assert func() error) (*Job, error) {
+func (s *Service) proposePlan(ctx context.Context, env *owner.OpEnv, j *Job, text string, assert func() error) (*Job, error) {
 	js := jobsOf(env)
 	now := env.Now()
 	if err := assert(); err != nil {
@@ -307,7 +321,7 @@ func (s *Service) proposePlan(ctx context.Context, env *owner.Env, j *Job, text 
 		return nil, err
 	}
 	if err := fsx.WriteFile(filepath.Join(dir, PlanFile), []byte(text), 0o600); err != nil {
-		return nil, errs.Failed("publish_failed", "cannot publish %s: %v", filepath.Join(dir, PlanFile), err)
+		return nil, errs.Failed(CodePublishFailed, "cannot publish %s: %v", filepath.Join(dir, PlanFile), err)
 	}
 	j.State, j.PlanHandle, j.PlanProposedAt, j.NextPollAt = StatePlanProposed, j.Handle, ms(now), 0
 	j.ErrorCode, j.ErrorMessage = "", ""

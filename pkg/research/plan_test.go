@@ -16,7 +16,7 @@ import (
 
 func (f *fixture) planJob(q string) *Job {
 	f.t.Helper()
-	res, err := f.svc.Start(context.Background(), f.env(), StartParams{Question: q, Plan: true})
+	res, err := f.startChecked(context.Background(), f.env(), StartParams{Question: q, Plan: true})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestFollowUpCustody(t *testing.T) {
 	f := newFixture(t)
 	res, _ := f.start("parent")
 	// The parent must be completed.
-	_, err := f.svc.Start(context.Background(), f.env(), StartParams{Question: "more", FollowUp: &JobRef{Job: res.Job}})
+	_, err := f.startChecked(context.Background(), f.env(), StartParams{Question: "more", FollowUp: &JobRef{Job: res.Job}})
 	wantCode(t, err, errs.KindFailed, "parent_not_completed")
 	if _, err := f.svc.Wait(context.Background(), f.env(), WaitParams{JobParams: JobParams{Job: res.Job}}); err != nil {
 		t.Fatal(err)
@@ -172,16 +172,16 @@ func TestFollowUpCustody(t *testing.T) {
 	creates := f.fake.Count("POST /interactions")
 	// A foreign caller, a stale incarnation and a substituted key are
 	// refused before HTTP.
-	_, err = f.svc.Start(context.Background(), f.env(), StartParams{Caller: Caller{AgentID: "other"}, Question: "more", FollowUp: &JobRef{Job: res.Job}})
+	_, err = f.startChecked(context.Background(), f.env(), StartParams{Caller: Caller{AgentID: "other"}, Question: "more", FollowUp: &JobRef{Job: res.Job}})
 	wantCode(t, err, errs.KindRefused, "foreign_owner")
 	f.addProfile("google:default", auth.KindAPIKey, "key-two")
-	_, err = f.svc.Start(context.Background(), f.env(), StartParams{Question: "more", FollowUp: &JobRef{Job: res.Job}})
+	_, err = f.startChecked(context.Background(), f.env(), StartParams{Question: "more", FollowUp: &JobRef{Job: res.Job}})
 	wantCode(t, err, errs.KindRefused, "credential_substituted")
 	f.addProfile("google:default", auth.KindAPIKey, "key-one")
 	if _, err := f.st.UpdateSession(context.Background(), "main", "cli", "reset", 0, f.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.svc.Start(context.Background(), f.env(), StartParams{Question: "more", FollowUp: &JobRef{Job: res.Job}})
+	_, err = f.startChecked(context.Background(), f.env(), StartParams{Question: "more", FollowUp: &JobRef{Job: res.Job}})
 	wantCode(t, err, errs.KindRefused, "stale_owner")
 	if f.fake.Count("POST /interactions") != creates {
 		t.Fatal("a refused follow-up sent a create")
@@ -190,7 +190,7 @@ func TestFollowUpCustody(t *testing.T) {
 	// job of its own can be followed up.
 	res2, _ := f.start("parent two")
 	f.svc.Wait(context.Background(), f.env(), WaitParams{JobParams: JobParams{Job: res2.Job}})
-	fu, err := f.svc.Start(context.Background(), f.env(), StartParams{Question: "more", FollowUp: &JobRef{Job: res2.Job}})
+	fu, err := f.startChecked(context.Background(), f.env(), StartParams{Question: "more", FollowUp: &JobRef{Job: res2.Job}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,7 @@ const (
 
 func mkdirJob(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return errs.Failed("publish_failed", "cannot create %s: %v", dir, err)
+		return errs.Failed(CodePublishFailed, "cannot create %s: %v", dir, err)
 	}
 	return nil
 }
@@ -132,7 +132,7 @@ func publish(home string, j *Job, rep *google.Report, it *google.Interaction, re
 		for i, f := range figs.Figures {
 			rel := filepath.Join(FiguresDir, fmt.Sprintf("%02d.%s", i+1, f.Ext))
 			if err := fsx.WriteFile(filepath.Join(dir, rel), f.Data, 0o600); err != nil {
-				return errs.Failed("publish_failed", "cannot publish %s: %v", filepath.Join(dir, rel), err)
+				return errs.Failed(CodePublishFailed, "cannot publish %s: %v", filepath.Join(dir, rel), err)
 			}
 			sum := sha256.Sum256(f.Data)
 			res.Figures = append(res.Figures, FigureFile{File: filepath.ToSlash(rel), MimeType: f.MimeType, Bytes: int64(len(f.Data)), SHA256: hex.EncodeToString(sum[:])})
@@ -157,7 +157,7 @@ func publish(home string, j *Job, rep *google.Report, it *google.Interaction, re
 		data []byte
 	}{{ReportFile, []byte(rep.Text)}, {CitationsFile, append(cit, '\n')}, {ResultFile, append(resb, '\n')}} {
 		if err := fsx.WriteFile(filepath.Join(dir, f.name), f.data, 0o600); err != nil {
-			return errs.Failed("publish_failed", "cannot publish %s: %v", filepath.Join(dir, f.name), err)
+			return errs.Failed(CodePublishFailed, "cannot publish %s: %v", filepath.Join(dir, f.name), err)
 		}
 	}
 	return nil
