@@ -1,11 +1,14 @@
 package testscript
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clawkit/clawkit/pkg/crabbox"
 	"github.com/clawkit/clawkit/pkg/crabbox/crabboxtest"
@@ -91,6 +94,80 @@ func crabboxHostileCases() []hostileCase {
 		decoded("utf8", "{\"status\":\"\xff\"}"),
 		decoded("wrong-type", strings.Replace(good, `"status":"installed"`, `"status":1`, 1)),
 		decoded("truncated", good[:len(good)/2]),
+	)
+	cs = append(cs, crabboxLockCases()...)
+	return cs
+}
+
+// crabboxLockCases are the per-runtime lock's rows (issue 31, item 2): a
+// lock path that is a symlink (to a missing file, which must not be
+// created, or to an existing one, which must not change; neither may
+// hang), a FIFO or a folder is refused with runtime_lock_unsafe; a lock
+// another process holds makes an install with --lock-wait 1s give up with
+// runtime_lock_busy; a wait below 1s is a usage error.
+func crabboxLockCases() []hostileCase {
+	// export writes the hand export and the runtime cache folder and
+	// returns the lock path.
+	export := func(t *testing.T, w string) string {
+		mp, err := crabboxtest.HandExport(filepath.Join(w, "x"), crabboxtest.NodeBootstrap(crabboxtest.Version))
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := crabbox.LoadInputs(mp, crabbox.Expect{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := crabbox.LayoutFor(filepath.Join(w, "t"), in.Manifest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(l.RuntimesDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return crabbox.LockPath(l)
+	}
+	lockAs := func(kind string) func(t *testing.T, w string) {
+		return func(t *testing.T, w string) {
+			lp := export(t, w)
+			os.MkdirAll(filepath.Join(w, "outside"), 0o755)
+			var err error
+			switch kind {
+			case "symlink-missing":
+				err = os.Symlink(filepath.Join(w, "outside", "made-by-install"), lp)
+			case "symlink-existing":
+				write(t, filepath.Join(w, "outside", "victim"), "not a lock\n")
+				err = os.Symlink(filepath.Join(w, "outside", "victim"), lp)
+			case "symlink-dir":
+				err = os.Symlink(filepath.Join(w, "outside"), lp)
+			case "fifo":
+				fifo(t, lp)
+			case "dir":
+				err = os.Mkdir(lp, 0o755)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	install := []string{"crabbox", "install", "--manifest", "$W/x/manifest.json", "--target-home", "$W/t"}
+	var cs []hostileCase
+	for _, kind := range []string{"symlink-missing", "symlink-existing", "symlink-dir", "fifo", "dir"} {
+		cs = append(cs, hostileCase{name: "crabbox-lock/" + kind, setup: lockAs(kind), args: install, exit: 1, code: "runtime_lock_unsafe"})
+	}
+	held := func(t *testing.T, w string) {
+		lp := export(t, w)
+		in, _ := crabbox.LoadInputs(filepath.Join(w, "x", "manifest.json"), crabbox.Expect{})
+		l, _ := crabbox.LayoutFor(filepath.Join(w, "t"), in.Manifest)
+		k, err := crabbox.LockRuntime(context.Background(), l, time.Minute)
+		if err != nil || k.Path() != lp {
+			t.Fatalf("lock %s: %v", lp, err)
+		}
+		t.Cleanup(func() { k.Unlock() })
+	}
+	cs = append(cs,
+		hostileCase{name: "crabbox-lock/held-lock-wait-1s", setup: held, args: append(slices.Clone(install), "--lock-wait", "1s"), exit: 5, code: "runtime_lock_busy"},
+		hostileCase{name: "crabbox-lock/lock-wait-0s", setup: func(t *testing.T, w string) { export(t, w) }, args: append(slices.Clone(install), "--lock-wait", "0s"), exit: 2, code: "invalid_lock_wait"},
+		hostileCase{name: "crabbox-lock/lock-wait-negative", setup: func(t *testing.T, w string) { export(t, w) }, args: append(slices.Clone(install), "--lock-wait=-1s"), exit: 2, code: "invalid_lock_wait"},
 	)
 	return cs
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/clawkit/clawkit/pkg/crabbox"
 	"github.com/clawkit/clawkit/pkg/errs"
@@ -106,15 +107,21 @@ func (c *CrabboxSetupCmd) Run(ctx context.Context, env *Env, out *Output) error 
 type CrabboxInstallCmd struct {
 	crabboxTarget
 	crabboxPins
-	NoSync        bool   `help:"Do not flush the staged install to disk before renaming it into place (faster; still safe against a killed process, not against power loss)."`
-	PlatformCheck string `name:"platform-check" enum:"enforce,skip" default:"enforce" help:"enforce: refuse an export made for another platform/arch; skip: install anyway (tests only)."`
+	NoSync        bool          `help:"Do not flush the staged install to disk before renaming it into place (faster; still safe against a killed process, not against power loss)."`
+	PlatformCheck string        `name:"platform-check" enum:"enforce,skip" default:"enforce" help:"enforce: refuse an export made for another platform/arch; skip: install anyway (tests only)."`
+	LockWait      time.Duration `name:"lock-wait" default:"10m" help:"How long to wait for another install of the same runtime to finish (at least 1s); then exit 5 (runtime_lock_busy)."`
 }
 
 func (c *CrabboxInstallCmd) Run(ctx context.Context, env *Env, out *Output) error {
+	// Zero means "the default" to the package; here it was typed.
+	if err := crabbox.CheckLockWait(c.LockWait); err != nil {
+		return err
+	}
 	c.announceDefault(out, env, "the runtime goes")
 	rc, err := crabbox.Install(crabbox.InstallRequest{
 		Ctx: ctx, ManifestPath: c.Manifest, TargetHome: c.home(env), Expect: c.expect(),
 		CLIVersion: cliVersion(), NoSync: c.NoSync, SkipPlatformCheck: c.PlatformCheck == "skip", Log: out.Stderr, Progress: out.ProgressWriter(), Now: env.Now,
+		LockWait: c.LockWait,
 	})
 	if err != nil {
 		return err

@@ -52,3 +52,12 @@ const (
 	// CodeArchiveTooLarge: … … refused: archive is recorded as … bytes, over the limit of …
 	CodeArchiveTooLarge errs.Code = "archive_too_large"
 )
+
+const (
+	// CodeInvalidLockWait: --lock-wait … is shorter than …
+	CodeInvalidLockWait errs.Code = "invalid_lock_wait"
+	// CodeRuntimeLockBusy: another install of this runtime has held its lock … for …; gave up waiting, nothing was installed
+	CodeRuntimeLockBusy errs.Code = "runtime_lock_busy"
+	// CodeRuntimeLockUnsafe: the runtime lock … is …, not a regular file; nothing was installed
+	CodeRuntimeLockUnsafe errs.Code = "runtime_lock_unsafe"
+)

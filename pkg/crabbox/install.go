@@ -18,7 +18,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rogpeppe/go-internal/lockedfile"
 	"golang.org/x/sys/unix"
 
 	"github.com/clawkit/clawkit/pkg/archive"
@@ -48,8 +47,12 @@ type InstallRequest struct {
 	// architecture (tests only: such a runtime cannot run here).
 	SkipPlatformCheck bool
 	// Ctx, when done (SIGINT/SIGTERM), stops the install: the staging
-	// folder is removed and nothing is renamed into place.
+	// folder is removed and nothing is renamed into place. It also ends a
+	// wait for the runtime lock.
 	Ctx context.Context
+	// LockWait bounds the wait for another install of the same runtime
+	// (0: DefaultLockWait; at least MinLockWait).
+	LockWait time.Duration
 }
 
 // testHookEntry, when set (tests only), runs after each extracted entry.
@@ -91,6 +94,13 @@ func Install(req InstallRequest) (*Receipt, error) {
 	ctx := req.Ctx
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	wait := req.LockWait
+	if wait == 0 {
+		wait = DefaultLockWait
+	}
+	if err := CheckLockWait(wait); err != nil {
+		return nil, err
 	}
 	in, err := LoadInputs(req.ManifestPath, req.Expect)
 	if err != nil {
@@ -142,7 +152,9 @@ func Install(req InstallRequest) (*Receipt, error) {
 
 	// 2. The target: cache folder, lock, stale staging. Everything this
 	// run creates is undone on failure.
-	t, err := holdTarget(l, m)
+	t, err := holdTarget(ctx, l, wait, func() {
+		progress("waiting for another install of this runtime (lock %s, at most %v)", LockPath(l), wait)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -244,10 +256,8 @@ func installErr(format string, args ...any) *errs.Error {
 // target is the runtime cache held by one install: the folders it had to
 // create and the per-runtime lock.
 type target struct {
-	created     []string // folders this run created, outermost first
-	lockPath    string
-	lockCreated bool
-	lock        *lockedfile.File
+	created []string // folders this run created, outermost first
+	lock    *RuntimeLock
 	// touched is the deepest folder that existed before, whose times are
 	// put back on undo (entries were added to it and removed again).
 	touched      string
@@ -255,42 +265,29 @@ type target struct {
 }
 
 // holdTarget creates the runtime cache folder (recording which folders did
-// not exist) and takes the per-runtime lock. The lock file may be removed
-// by a failed install that created it (see release), so after locking the
-// file is checked to still be the one at the path; if not, it is taken
-// again.
-func holdTarget(l Layout, m *artifacts.Manifest) (*target, error) {
-	t := &target{lockPath: filepath.Join(l.RuntimesDir, "."+m.NodeBootstrap.SHA256+".lock")}
-	for {
-		if err := t.mkdirs(l.RuntimesDir); err != nil {
-			t.release(true)
-			return nil, err
-		}
-		// MkdirAll-like creation succeeds on an existing non-folder in a
-		// race; check. (A symlink to a folder is accepted: users move
-		// caches to other disks.)
-		if st, err := os.Stat(l.RuntimesDir); err != nil || !st.IsDir() {
-			t.release(true)
-			return nil, errs.Failed("target_not_folder", "%s is not a folder", l.RuntimesDir).
-				WithHint("remove the file in the way or choose another --target-home")
-		}
-		if _, err := os.Lstat(t.lockPath); errors.Is(err, fs.ErrNotExist) {
-			t.lockCreated = true
-		}
-		f, err := lockedfile.OpenFile(t.lockPath, os.O_RDWR|os.O_CREATE, 0o666)
-		if err != nil {
-			t.release(true)
-			return nil, installErr("cannot lock the runtime cache: %v", err)
-		}
-		held, err1 := f.Stat()
-		now, err2 := os.Lstat(t.lockPath)
-		if err1 == nil && err2 == nil && os.SameFile(held, now) {
-			t.lock = f
-			return t, nil
-		}
-		// Removed (and perhaps re-created) while we waited: try again.
-		f.Close()
+// not exist) and takes the per-runtime lock (LockRuntime: never through a
+// link, bounded by wait, ended by ctx).
+func holdTarget(ctx context.Context, l Layout, wait time.Duration, onWait func()) (*target, error) {
+	t := &target{}
+	if err := t.mkdirs(l.RuntimesDir); err != nil {
+		t.release(true)
+		return nil, err
 	}
+	// MkdirAll-like creation succeeds on an existing non-folder in a
+	// race; check. (A symlink to a folder is accepted: users move
+	// caches to other disks.)
+	if st, err := os.Stat(l.RuntimesDir); err != nil || !st.IsDir() {
+		t.release(true)
+		return nil, errs.Failed("target_not_folder", "%s is not a folder", l.RuntimesDir).
+			WithHint("remove the file in the way or choose another --target-home")
+	}
+	k, err := lockRuntime(ctx, l, wait, onWait)
+	if err != nil {
+		t.release(true)
+		return nil, err
+	}
+	t.lock = k
+	return t, nil
 }
 
 // mkdirs creates dir and its missing parents, recording the ones created.
@@ -338,11 +335,11 @@ func (t *target) mkdirs(dir string) error {
 // far as they are empty: a failed install leaves the target as it found
 // it. An install waiting on the removed lock file notices and locks again.
 func (t *target) release(undo bool) {
-	if undo && t.lockCreated && t.lock != nil {
-		os.Remove(t.lockPath)
+	if undo && t.lock != nil && t.lock.Created {
+		t.lock.Discard()
 	}
 	if t.lock != nil {
-		t.lock.Close()
+		t.lock.Unlock()
 		t.lock = nil
 	}
 	if undo {
