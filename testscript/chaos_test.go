@@ -68,6 +68,7 @@ func TestChaos(t *testing.T) {
 		{"crabbox install", c.installTrial},
 		{"crabbox replace", c.replaceTrial},
 		{"crabbox lock", c.lockTrial},
+		{"crabbox modes", c.modesTrial},
 	}
 	// CLAWKIT_CHAOS_SCENARIOS=crabbox runs only the scenarios whose name
 	// contains it (a longer campaign for one area).
@@ -148,6 +149,9 @@ type chaos struct {
 	// bigManifest is an export of a few thousand files, whose install
 	// runs long enough on the parallel writers for kills to land inside.
 	bigManifest string
+	// modesManifest is an export whose archive asks for world-writable,
+	// sticky and set-id modes (crabboxtest.ModesArchive).
+	modesManifest string
 	installs    int // install trials so far (they alternate exports)
 	skillMD     [2][]byte
 	baseline    map[string]time.Duration
@@ -200,6 +204,9 @@ func newChaos(t *testing.T) *chaos {
 	}
 	c.must(nil, "runtime-artifacts", "export", "--package-root", big, "--output", filepath.Join(dir, "bigexport"))
 	c.bigManifest = filepath.Join(dir, "bigexport", "manifest.json")
+	if c.modesManifest, err = crabboxtest.HandExport(filepath.Join(dir, "modesexport"), crabboxtest.ModesArchive()); err != nil {
+		t.Fatal(err)
+	}
 	return c
 }
 
@@ -581,6 +588,88 @@ func (c *chaos) lockTrial(i int, rng *rand.Rand) (bool, []string) {
 	if rc, msg := c.run(nil, "crabbox", "verify", "--deep", "--manifest", c.manifest, "--target-home", target); rc != 0 {
 		p = append(p, kind+": after the next run: "+msg)
 	}
+	return killed, p
+}
+
+// modesTrial: the export whose archive asks for world-writable, sticky and
+// set-id modes is installed (nothing above 0755), then a random entry of
+// the runtime is given a random other mode. Plain verify and verify --deep
+// must fail naming it; the install that follows (killed at a random
+// point) must replace the install, never keep it as existing-verified:
+// afterwards the runtime verifies deeply, or it is the old one with the
+// changed mode still seen. The next install succeeds, and every mode is
+// at most 0755 again.
+func (c *chaos) modesTrial(i int, rng *rand.Rand) (bool, []string) {
+	target := filepath.Join(c.dir, "modes", strconv.Itoa(i))
+	defer os.RemoveAll(target)
+	install := []string{"crabbox", "install", "--manifest", c.modesManifest, "--target-home", target}
+	verify := []string{"crabbox", "verify", "--manifest", c.modesManifest, "--target-home", target}
+	deep := append(append([]string{}, verify...), "--deep")
+	if rc, msg := c.run(nil, install...); rc != 0 {
+		return false, []string{"setup install failed: " + msg}
+	}
+	dirs, _ := filepath.Glob(filepath.Join(target, ".openclaw-worker", "node-runtimes", "[0-9a-f]*"))
+	if len(dirs) != 1 {
+		return false, []string{fmt.Sprintf("setup: runtimes %v", dirs)}
+	}
+	runtime := dirs[0]
+	var p []string
+	atMost755 := func(when string) {
+		filepath.WalkDir(runtime, func(path string, d os.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			st, err := os.Lstat(path)
+			if err == nil && st.Mode()&os.ModeSymlink == 0 && (st.Mode()&(os.ModeSetuid|os.ModeSetgid|os.ModeSticky) != 0 || st.Mode().Perm()&^0o755 != 0) {
+				p = append(p, fmt.Sprintf("%s: %s has mode %v", when, path, st.Mode()))
+			}
+			return nil
+		})
+	}
+	atMost755("installed")
+	var victims []string
+	filepath.WalkDir(runtime, func(path string, d os.DirEntry, err error) error {
+		if err == nil && path != runtime && d.Type()&os.ModeSymlink == 0 && !strings.HasPrefix(d.Name(), ".clawkit-runtime") {
+			victims = append(victims, path)
+		}
+		return nil
+	})
+	victim := victims[rng.IntN(len(victims))]
+	st, err := os.Lstat(victim)
+	if err != nil {
+		return false, []string{"setup: " + err.Error()}
+	}
+	modes := []os.FileMode{0o777, 0o775, 0o757, 0o711, 0o755 | os.ModeSticky, 0o755 | os.ModeSetgid, 0o755 | os.ModeSetuid, 0o700}
+	mode := modes[rng.IntN(len(modes))]
+	if mode == st.Mode()&(os.ModePerm|os.ModeSetuid|os.ModeSetgid|os.ModeSticky) {
+		mode = 0o777
+	}
+	if err := os.Chmod(victim, mode); err != nil {
+		return false, []string{"setup: " + err.Error()}
+	}
+	for _, args := range [][]string{verify, deep} {
+		if rc, msg := c.run(nil, args...); rc != 1 || !strings.Contains(msg, victim+": mode is ") {
+			p = append(p, fmt.Sprintf("%s after chmod %v of %s: exit %d: %s", strings.Join(args[:2], " "), mode, victim, rc, msg))
+		}
+	}
+	killed, code := c.killAt("modes", rng, nil, install...)
+	rc, msg := c.run(nil, deep...)
+	switch {
+	case rc == 0: // replaced
+	case strings.Contains(msg, victim+": mode is "): // the old install, still refused
+		if !killed && code == 0 {
+			p = append(p, "an exit-0 install kept the install with the changed mode: "+msg)
+		}
+	default:
+		p = append(p, "after the install: "+msg)
+	}
+	if rc, msg := c.run(nil, install...); rc != 0 {
+		p = append(p, "next run failed: "+msg)
+	}
+	if rc, msg := c.run(nil, deep...); rc != 0 {
+		p = append(p, "after the next run: "+msg)
+	}
+	atMost755("reinstalled")
 	return killed, p
 }
 

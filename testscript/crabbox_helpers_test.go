@@ -40,6 +40,7 @@ func crabboxKit() scriptKit {
 			"crabbox-hostile-export": cmdCrabboxHostileExport,
 			"crabbox-hand-export":    cmdCrabboxHandExport,
 			"crabbox-layout-export":  cmdCrabboxLayoutExport,
+			"crabbox-modes-export":   cmdCrabboxModesExport,
 			"crabbox-many-export":    cmdCrabboxManyExport,
 			"crabbox-flip":           cmdCrabboxFlip,
 			"crabbox-snapshot":       cmdCrabboxSnapshot,
@@ -75,6 +76,16 @@ func cmdCrabboxLayoutExport(ts *testscript.TestScript, neg bool, args []string) 
 		ts.Fatalf("crabbox-layout-export: unknown kind %q (kinds: %s)", args[0], strings.Join(crabboxtest.SortedLayoutKinds(), ", "))
 	}
 	handExport(ts, args[1], crabboxtest.LayoutArchive(args[0]))
+}
+
+// crabbox-modes-export DIR: an export whose node bootstrap asks for
+// world-writable, sticky and set-id folders and files
+// (crabboxtest.ModesArchive), under a correct manifest.
+func cmdCrabboxModesExport(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: crabbox-modes-export DIR")
+	}
+	handExport(ts, args[0], crabboxtest.ModesArchive())
 }
 
 // crabbox-many-export DIR N: a hand-made export whose node bootstrap holds

@@ -2,6 +2,7 @@ package testscript
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -96,7 +97,72 @@ func crabboxHostileCases() []hostileCase {
 		decoded("truncated", good[:len(good)/2]),
 	)
 	cs = append(cs, crabboxLockCases()...)
+	cs = append(cs, crabboxTreeCases()...)
 	return cs
+}
+
+// crabboxTreeCases are the installed tree's rows (issue 31, items 5 and
+// 12): an install is made during setup by the clawkit under test, then
+// damaged; plain verify must see a folder or file whose mode changed and
+// a file that grew (exit 1, runtime_cache_invalid), and so must --deep.
+// An archive asking for world-writable, sticky and set-id modes installs
+// nothing above 0755 (checked in setup) and then verifies deeply.
+func crabboxTreeCases() []hostileCase {
+	installed := func(node []byte, damage func(t *testing.T, rt string)) func(t *testing.T, w string) {
+		return func(t *testing.T, w string) {
+			mp, err := crabboxtest.HandExport(filepath.Join(w, "x"), node)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out, err := exec.Command("clawkit", "crabbox", "install", "--manifest", mp, "--target-home", filepath.Join(w, "t")).CombinedOutput(); err != nil {
+				t.Fatalf("install: %v\n%s", err, out)
+			}
+			rts, _ := filepath.Glob(filepath.Join(w, "t", crabbox.RuntimesDir, "[0-9a-f]*"))
+			if len(rts) != 1 {
+				t.Fatalf("runtimes: %v", rts)
+			}
+			damage(t, rts[0])
+		}
+	}
+	chmod := func(rel string, mode os.FileMode) func(t *testing.T, rt string) {
+		return func(t *testing.T, rt string) {
+			if err := os.Chmod(filepath.Join(rt, rel), mode); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	grow := func(t *testing.T, rt string) {
+		f, err := os.OpenFile(filepath.Join(rt, "node_modules/openclaw/dist/index.js"), os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString("// 11 bytes")
+		f.Close()
+	}
+	atMost755 := func(t *testing.T, rt string) {
+		filepath.WalkDir(rt, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, _ := os.Lstat(p)
+			if m := st.Mode(); m&fs.ModeSymlink == 0 && (m&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != 0 || m.Perm()&^0o755 != 0) {
+				t.Errorf("%s installed with mode %v", p, m)
+			}
+			return nil
+		})
+	}
+	node := crabboxtest.NodeBootstrap(crabboxtest.Version)
+	verify := []string{"crabbox", "verify", "--manifest", "$W/x/manifest.json", "--target-home", "$W/t"}
+	deep := append(slices.Clone(verify), "--deep")
+	return []hostileCase{
+		{name: "crabbox-modes/verify-dir-777", setup: installed(node, chmod("node_modules/openclaw/dist", 0o777)), args: verify, exit: 1, code: "runtime_cache_invalid"},
+		{name: "crabbox-modes/verify-deep-dir-777", setup: installed(node, chmod("node_modules/openclaw/dist", 0o777)), args: deep, exit: 1, code: "runtime_cache_invalid"},
+		{name: "crabbox-modes/verify-deep-implied-dir-777", setup: installed(node, chmod("node_modules", 0o777)), args: deep, exit: 1, code: "runtime_cache_invalid"},
+		{name: "crabbox-modes/verify-dir-sticky", setup: installed(node, chmod("node_modules/openclaw", 0o755|os.ModeSticky)), args: verify, exit: 1, code: "runtime_cache_invalid"},
+		{name: "crabbox-modes/verify-file-777", setup: installed(node, chmod("node_modules/openclaw/dist/index.js", 0o777)), args: verify, exit: 1, code: "runtime_cache_invalid"},
+		{name: "crabbox-modes/archive-modes-installed-at-most-0755", setup: installed(crabboxtest.ModesArchive(), atMost755), args: deep, exit: 0, has: `"status": "existing-verified"`},
+		{name: "crabbox-verify/plain-file-grew-11-bytes", setup: installed(node, grow), args: verify, exit: 1, code: "runtime_cache_invalid"},
+	}
 }
 
 // crabboxLockCases are the per-runtime lock's rows (issue 31, item 2): a

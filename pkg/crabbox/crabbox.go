@@ -41,8 +41,9 @@ const (
 	IndexName  = ".clawkit-runtime-index.json"
 	// RecordSchema identifies the install record format.
 	RecordSchema = "clawkit.crabbox.runtime.v1"
-	// IndexSchema identifies the install index format.
-	IndexSchema = "clawkit.crabbox.index.v1"
+	// IndexSchema identifies the install index format (v2: entries carry
+	// their mode as installed; an index without modes is replaced).
+	IndexSchema = "clawkit.crabbox.index.v2"
 )
 
 // Expect pins what the caller expects the manifest to say (from `crabbox

@@ -586,15 +586,21 @@ func stage(ctx context.Context, staging, workerCopy string, node *os.File, nodeI
 	if err := os.Chmod(staging, 0o755); err != nil {
 		return installErr("cannot set the mode of %s: %v", staging, err)
 	}
-	isum, count, err := writeIndex(filepath.Join(staging, IndexName), &ents, extra...)
+	// What the kernel says of the staged tree: the modes for the index,
+	// and (with the index added) the stamp.
+	tree, err := readTree(staging)
+	if err != nil {
+		return installErr("cannot stat the staged install: %v", err)
+	}
+	isum, count, err := writeIndex(filepath.Join(staging, IndexName), &ents, tree, extra...)
 	if err != nil {
 		return installErr("cannot write the install index: %v", err)
 	}
 	// The tree as verified and written, for a quick re-install check.
-	stamp, err := treeStamp(staging)
-	if err != nil {
+	if err := tree.add(staging, IndexName); err != nil {
 		return installErr("cannot stat the staged install: %v", err)
 	}
+	stamp := tree.stamp()
 	rec := Record{
 		Schema:         RecordSchema,
 		PackageName:    m.Package.Name,

@@ -97,3 +97,19 @@ func LayoutArchive(kind string) []byte {
 	}
 	return archivetest.Build(e)
 }
+
+// ModesArchive is a node bootstrap whose folders and files ask for modes
+// an install must not give (issue 31, item 5): world-writable, sticky,
+// setgid and setuid folders, a world-writable and a setuid file. Every
+// one of them must be installed at most 0755 with no set-id or sticky bit.
+func ModesArchive() []byte {
+	return archivetest.Build([]archivetest.Entry{
+		{Name: "node_modules/", Type: tar.TypeDir, Mode: 0o777},
+		{Name: "node_modules/openclaw/", Type: tar.TypeDir, Mode: 0o2775},
+		{Name: "node_modules/openclaw/package.json", Mode: 0o666, Body: []byte(fmt.Sprintf(`{"name":"openclaw","version":%q}`, Version))},
+		{Name: "node_modules/openclaw/dist/", Type: tar.TypeDir, Mode: 0o1777},
+		{Name: "node_modules/openclaw/dist/index.js", Mode: 0o4777, Body: archivetest.Text(20, 8000)},
+		{Name: "node_modules/openclaw/dist/tmp/", Type: tar.TypeDir, Mode: 0o6777},
+		{Name: "node_modules/openclaw/dist/tmp/x.js", Mode: 0o777, Body: []byte("x")},
+	})
+}
