@@ -152,9 +152,9 @@ type chaos struct {
 	// modesManifest is an export whose archive asks for world-writable,
 	// sticky and set-id modes (crabboxtest.ModesArchive).
 	modesManifest string
-	installs    int // install trials so far (they alternate exports)
-	skillMD     [2][]byte
-	baseline    map[string]time.Duration
+	installs      int // install trials so far (they alternate exports)
+	skillMD       [2][]byte
+	baseline      map[string]time.Duration
 }
 
 func newChaos(t *testing.T) *chaos {
