@@ -98,6 +98,32 @@ func crabboxHostileCases() []hostileCase {
 	)
 	cs = append(cs, crabboxLockCases()...)
 	cs = append(cs, crabboxTreeCases()...)
+
+	// A receipt line after a JSON log line is accepted (the marker line
+	// wherever it is); JSON lines alone are not one decoded receipt.
+	withOutput := func(before, after string) func(t *testing.T, w string) {
+		return func(t *testing.T, w string) {
+			mp, err := crabboxtest.HandExport(filepath.Join(w, "x"), crabboxtest.NodeBootstrap(crabboxtest.Version))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command("clawkit", "crabbox", "install", "--manifest", mp, "--target-home", filepath.Join(w, "t")).Output()
+			if err != nil {
+				t.Fatalf("install: %v", err)
+			}
+			write(t, filepath.Join(w, "out.txt"), before+string(out)+after)
+		}
+	}
+	jsonLog := `{"level":"info","msg":"restoring the runtime cache"}` + "\n"
+	receipt := []string{"crabbox", "receipt", "--manifest", "$W/x/manifest.json", "--from", "$W/out.txt", "--target-home", "$W/t"}
+	cs = append(cs,
+		hostileCase{name: "receipt-scan/json-log-then-line", setup: withOutput(jsonLog, ""), args: receipt, exit: 0, has: `"status": "installed"`},
+		hostileCase{name: "receipt-scan/json-log-around-line", setup: withOutput(jsonLog, jsonLog), args: receipt, exit: 0, has: `"status": "installed"`},
+		hostileCase{name: "receipt-scan/json-log-only", setup: func(t *testing.T, w string) {
+			withOutput("", "")(t, w)
+			write(t, filepath.Join(w, "out.txt"), jsonLog+jsonLog)
+		}, args: receipt, exit: 1, code: "receipt_invalid"},
+	)
 	return cs
 }
 
