@@ -35,6 +35,7 @@ func crabboxKit() scriptKit {
 			"crabbox-kill-install":  crabboxKillInstallMain,
 			"crabbox-signal-verify": crabboxSignalVerifyMain,
 			"crabbox-lock-wait":     crabboxLockWaitMain,
+			"crabbox-fd-limits":     crabboxFDLimitsMain,
 		},
 		cmds: map[string]scriptCmd{
 			"crabbox-hostile-export": cmdCrabboxHostileExport,
@@ -500,4 +501,62 @@ func crabboxLockWaitMain() {
 	default:
 		die("unknown mode %s", mode)
 	}
+}
+
+// crabbox-fd-limits MANIFEST HOME FROM TO: runs `clawkit crabbox install`
+// into HOME (which must not exist) under each open-file limit from FROM to
+// TO (`ulimit -n`, through sh), so that it fails for want of descriptors
+// (EMFILE) at every point of the install in turn. A failed run must leave
+// nothing: HOME still does not exist. A successful one must verify; its
+// HOME is then removed for the next limit. It fails unless at least one
+// run failed on EMFILE and one succeeded, and prints the tally.
+func crabboxFDLimitsMain() {
+	if len(os.Args) != 5 {
+		die("usage: crabbox-fd-limits MANIFEST HOME FROM TO")
+	}
+	from, err1 := strconv.Atoi(os.Args[3])
+	to, err2 := strconv.Atoi(os.Args[4])
+	if err1 != nil || err2 != nil || from < 1 || to < from {
+		die("crabbox-fd-limits: bad limits %s %s", os.Args[3], os.Args[4])
+	}
+	mp, home := os.Args[1], os.Args[2]
+	if _, err := os.Lstat(home); err == nil {
+		die("crabbox-fd-limits: %s exists", home)
+	}
+	bin, err := exec.LookPath("clawkit")
+	if err != nil {
+		die("%v", err)
+	}
+	failed, installed := 0, 0
+	for n := from; n <= to; n++ {
+		cmd := exec.Command("sh", "-c", `ulimit -n "$1" && exec "$2" crabbox install --manifest "$3" --target-home "$4"`, "sh", strconv.Itoa(n), bin, mp, home)
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			v, verr := exec.Command(bin, "crabbox", "verify", "--deep", "--manifest", mp, "--target-home", home).CombinedOutput()
+			if verr != nil {
+				die("ulimit -n %d: the install succeeded but does not verify: %s", n, v)
+			}
+			installed++
+			os.RemoveAll(home)
+			continue
+		}
+		if _, err := os.Lstat(home); err == nil {
+			var left []string
+			filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
+				left = append(left, p)
+				return nil
+			})
+			die("ulimit -n %d: the failed install left %d paths (%s ...):\n%s", n, len(left), strings.Join(left[:min(len(left), 5)], " "), out)
+		}
+		if strings.Contains(string(out), "too many open files") {
+			if !strings.Contains(string(out), "clawkit: error:") {
+				die("ulimit -n %d: no error line: %s", n, out)
+			}
+			failed++
+		}
+	}
+	if failed == 0 || installed == 0 {
+		die("crabbox-fd-limits: %d runs failed on EMFILE, %d installed: widen the range", failed, installed)
+	}
+	fmt.Printf("EMFILE failures left nothing; %d failed, %d installed\n", failed, installed)
 }

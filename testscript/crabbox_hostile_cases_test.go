@@ -2,6 +2,7 @@ package testscript
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -98,6 +99,18 @@ func crabboxHostileCases() []hostileCase {
 	)
 	cs = append(cs, crabboxLockCases()...)
 	cs = append(cs, crabboxTreeCases()...)
+
+	// Out of file descriptors at several points of the install (issue
+	// 31, item 10): exit 1 and nothing left, not even the target home.
+	sample := func(t *testing.T, w string) {
+		if _, err := crabboxtest.Export(filepath.Join(w, "x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range []int{11, 12, 13, 14, 15, 16} {
+		cs = append(cs, hostileCase{name: fmt.Sprintf("crabbox-emfile/install-ulimit-%d", n), setup: sample, nofile: n,
+			args: []string{"crabbox", "install", "--manifest", "$W/x/export/manifest.json", "--target-home", "$W/t"}, exit: 1})
+	}
 
 	// A receipt line after a JSON log line is accepted (the marker line
 	// wherever it is); JSON lines alone are not one decoded receipt.

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -34,6 +35,9 @@ type hostileCase struct {
 	has string
 	// home: the case needs an existing home (created by setup); its files
 	// are part of the snapshot, so they must not change either.
+	// nofile, when set, is the command's open-file limit (ulimit -n,
+	// through sh): a run out of descriptors must leave nothing either.
+	nofile int
 }
 
 // TestHostileInputs runs the catalogue. Each class of defect from the
@@ -63,6 +67,9 @@ func TestHostileInputs(t *testing.T) {
 			defer cancel()
 			args := append([]string{"--json", "--home", filepath.Join(w, "home"), "--lock-timeout", "5s"}, expand(tc.args, w)...)
 			cmd := exec.CommandContext(ctx, "clawkit", args...)
+			if tc.nofile > 0 {
+				cmd = exec.CommandContext(ctx, "sh", append([]string{"-c", `ulimit -n "$0" && exec clawkit "$@"`, strconv.Itoa(tc.nofile)}, args...)...)
+			}
 			cmd.Dir = w
 			cmd.Stdin = strings.NewReader(tc.stdin)
 			cmd.Env = append(os.Environ(), "HOME="+filepath.Join(w, "userhome"), "CLAWKIT_GOOGLE_BASE_URL=http://127.0.0.1:9")

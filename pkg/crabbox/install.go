@@ -193,15 +193,25 @@ func Install(req InstallRequest) (*Receipt, error) {
 	// it is renamed into the staged package.
 	workerCopy := staging + ".worker"
 	committed := false
+	var fl *flusher
 	defer func() {
 		os.Remove(workerCopy)
 		if !committed {
-			os.RemoveAll(staging)
+			// Nothing of a failed install may stay, even when it failed
+			// for want of file descriptors (EMFILE): the archives are
+			// closed first, and the removal needs one descriptor at a time.
+			node.Close()
+			worker.Close()
+			if fl != nil {
+				fl.close()
+			}
+			if err := removeTree(staging); err != nil {
+				fmt.Fprintf(logw, "clawkit: crabbox: could not remove the staging folder %s: %v\n", staging, err)
+			}
 		}
 	}()
 	// Durability: the staged tree's data starts for the disk while it is
 	// still being written, and is flushed before the rename.
-	var fl *flusher
 	if !req.NoSync {
 		if fl, err = startFlusher(staging); err != nil {
 			return nil, installErr("cannot open the staging folder %s: %v", staging, err)
@@ -249,6 +259,12 @@ func Install(req InstallRequest) (*Receipt, error) {
 }
 
 func installErr(format string, args ...any) *errs.Error {
+	for _, a := range args {
+		if err, ok := a.(error); ok && errors.Is(err, syscall.EMFILE) {
+			return errs.Failed("install_failed", format, args...).
+				WithHint("the process ran out of file descriptors (EMFILE); nothing was installed and nothing was left: raise the limit (ulimit -n) and run the same command again")
+		}
+	}
 	return errs.Failed("install_failed", format, args...).
 		WithHint("nothing was installed at the final path; fix the cause and run the same command again")
 }
@@ -665,6 +681,46 @@ func checkPackageJSON(pkgDir string, m *artifacts.Manifest) error {
 	}
 	if p.Name != m.Package.Name || p.Version != m.Package.Version {
 		return integrityErr("node bootstrap holds %s@%s, the manifest records %s@%s", p.Name, p.Version, m.Package.Name, m.Package.Version)
+	}
+	return nil
+}
+
+// removeTree removes root and everything below it. os.RemoveAll holds a
+// descriptor for every level of the tree; when that fails (EMFILE, say),
+// the tree is removed again holding at most one descriptor at a time.
+func removeTree(root string) error {
+	if err := os.RemoveAll(root); err == nil {
+		return nil
+	}
+	return removeFewFDs(root)
+}
+
+func removeFewFDs(p string) error {
+	st, err := os.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if st.IsDir() {
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		names, err := f.Readdirnames(-1)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			if err := removeFewFDs(filepath.Join(p, n)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
 	}
 	return nil
 }
