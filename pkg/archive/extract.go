@@ -71,7 +71,8 @@ const (
 func ExtractDir(r io.Reader, dest string, opt ExtractOptions) (Stats, error) {
 	ents, err := os.ReadDir(dest)
 	if err != nil {
-		return Stats{}, errs.Failed("extract_dest", "cannot read extraction folder %s: %v", dest, err).Wrap(err)
+		return Stats{}, errs.Failed("extract_dest", "cannot read extraction folder %s: %v", dest, err).
+			WithHint("check that the folder exists and is readable by this user").Wrap(err)
 	}
 	if len(ents) > 0 {
 		return Stats{}, errs.Failed("extract_dest", "extraction folder %s is not empty", dest).

@@ -258,11 +258,14 @@ func Install(req InstallRequest) (*Receipt, error) {
 	return NewReceipt(StatusInstalled, in, l, req.CLIVersion), nil
 }
 
+// emfileHint is the hint of any install failure for want of file
+// descriptors.
+const emfileHint = "the process ran out of file descriptors (EMFILE); nothing was installed and nothing was left: raise the limit (ulimit -n) and run the same command again"
+
 func installErr(format string, args ...any) *errs.Error {
 	for _, a := range args {
 		if err, ok := a.(error); ok && errors.Is(err, syscall.EMFILE) {
-			return errs.Failed("install_failed", format, args...).
-				WithHint("the process ran out of file descriptors (EMFILE); nothing was installed and nothing was left: raise the limit (ulimit -n) and run the same command again")
+			return errs.Failed("install_failed", format, args...).WithHint(emfileHint)
 		}
 	}
 	return errs.Failed("install_failed", format, args...).
@@ -562,6 +565,9 @@ func stage(ctx context.Context, staging, workerCopy string, node *os.File, nodeI
 			return errs.Failed(e.Code, "node bootstrap %s refused: %s", in.NodeArchive, e.Message).WithHint("%s", e.Hint).Wrap(err)
 		}
 		if e := errs.As(err); e != nil {
+			if errors.Is(err, syscall.EMFILE) {
+				return e.WithHint("%s", emfileHint)
+			}
 			return err
 		}
 		return installErr("extracting %s: %v", in.NodeArchive, err)
