@@ -100,6 +100,29 @@ func crabboxHostileCases() []hostileCase {
 	cs = append(cs, crabboxLockCases()...)
 	cs = append(cs, crabboxTreeCases()...)
 
+	// setup names the files to transfer by absolute local path, and, as
+	// install does, refuses an archive that is a symlink (issue 31, item
+	// 13).
+	hand := func(t *testing.T, w string) {
+		if _, err := crabboxtest.HandExport(filepath.Join(w, "x"), crabboxtest.NodeBootstrap(crabboxtest.Version)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs = append(cs,
+		hostileCase{name: "crabbox-setup/transfer-absolute-paths", setup: hand, args: []string{"crabbox", "setup", "--manifest", "x/manifest.json"}, exit: 0, has: `"role": "node-bootstrap",` + "\n" + `      "path": "/`},
+		hostileCase{name: "crabbox-setup/archive-symlink", setup: func(t *testing.T, w string) {
+			hand(t, w)
+			in, err := crabbox.LoadInputs(filepath.Join(w, "x", "manifest.json"), crabbox.Expect{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.Rename(in.WorkerArchive, filepath.Join(w, "worker.tgz"))
+			if err := os.Symlink(filepath.Join(w, "worker.tgz"), in.WorkerArchive); err != nil {
+				t.Fatal(err)
+			}
+		}, args: []string{"crabbox", "setup", "--manifest", "$W/x/manifest.json"}, exit: 1, code: "archive_unreadable"},
+	)
+
 	// Out of file descriptors at several points of the install (issue
 	// 31, item 10): exit 1 and nothing left, not even the target home.
 	sample := func(t *testing.T, w string) {

@@ -87,6 +87,13 @@ func (c *CrabboxSetupCmd) Run(ctx context.Context, env *Env, out *Output) error 
 	if err != nil {
 		return err
 	}
+	// What to copy to the target, by absolute local path (stderr: stdout
+	// stays the one command line).
+	if !out.JSON {
+		for _, t := range s.Transfer {
+			out.Warnf("crabbox: transfer %s (%d bytes, sha256 %s) to <export>/%s", t.Path, t.Bytes, t.SHA256, t.Rel)
+		}
+	}
 	if !c.Execute {
 		return out.Result(s, func(w io.Writer) { fmt.Fprintln(w, s.Command) })
 	}
