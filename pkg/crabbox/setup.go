@@ -126,7 +126,7 @@ func commandFor(sub, manifestPath, targetHome string, deep bool) (*Setup, error)
 		Argv:     argv,
 		Command:  ShellQuote(argv),
 		Transfer: transfer,
-		Request: InstallRequest{ManifestPath: in.ManifestPath, TargetHome: targetHome, Expect: pins},
+		Request:  InstallRequest{ManifestPath: in.ManifestPath, TargetHome: targetHome, Expect: pins},
 	}, nil
 }
 
