@@ -79,6 +79,10 @@ func crabboxHostileCases() []hostileCase {
 		hostileCase{name: "crabbox-verify/print-command-manifest-only", setup: onlyManifest, args: []string{"crabbox", "verify", "--print-command", "--manifest", "$W/x/manifest.json", "--target-home", "$W/t"}, exit: 0, has: `"command": "clawkit crabbox verify --manifest`},
 		hostileCase{name: "crabbox-verify/manifest-only", setup: onlyManifest, args: []string{"crabbox", "verify", "--manifest", "$W/x/manifest.json", "--target-home", "$W/t"}, exit: 1, code: "runtime_cache_invalid"},
 		hostileCase{name: "crabbox-verify/default-home", setup: onlyManifest, args: []string{"crabbox", "verify", "--manifest", "$W/x/manifest.json"}, exit: 1, code: "runtime_cache_invalid"},
+		// verify --json: one report document on every path (issue 33).
+		hostileCase{name: "crabbox-verify/json-report-not-installed", setup: onlyManifest, args: []string{"crabbox", "verify", "--manifest", "$W/x/manifest.json", "--target-home", "$W/t"}, exit: 1, code: "runtime_cache_invalid", has: `"status": "not-installed"`},
+		hostileCase{name: "crabbox-verify/json-report-pin-mismatch", setup: onlyManifest, args: []string{"crabbox", "verify", "--manifest", "$W/x/manifest.json", "--target-home", "$W/t", "--expect-build-id", "other"}, exit: 1, code: "manifest_mismatch", has: `"status": "error"`},
+		hostileCase{name: "crabbox-verify/json-report-no-manifest", args: []string{"crabbox", "verify", "--manifest", "$W/none.json", "--target-home", "$W/t"}, exit: 1, code: "manifest_unreadable", has: `"checked": []`},
 		hostileCase{name: "crabbox-install/manifest-only", setup: onlyManifest, args: []string{"crabbox", "install", "--manifest", "$W/x/manifest.json", "--target-home", "$W/t"}, exit: 1, code: "archive_missing"},
 	)
 

@@ -10,6 +10,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/crabbox"
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
+	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
 // CrabboxCmd is `clawkit crabbox …` (docs/crabbox.md). Stateless: no home, no
@@ -158,18 +159,35 @@ func (c *CrabboxVerifyCmd) Run(ctx context.Context, env *Env, out *Output) error
 		return out.Result(s, func(w io.Writer) { fmt.Fprintln(w, s.Command) })
 	}
 	c.announceDefault(out, env, "looking for the runtime")
-	res, err := crabbox.Verify(crabbox.VerifyRequest{
+	req := crabbox.VerifyRequest{
 		Ctx: ctx, ManifestPath: c.Manifest, TargetHome: c.home(env), Expect: c.expect(),
 		CLIVersion: cliVersion(), Deep: c.Deep, Progress: out.ProgressWriter(),
-	})
+	}
+	res, err := crabbox.Verify(req)
+	if out.JSON {
+		// One document on every path, success or not, for a CI workflow
+		// to branch on (docs/crabbox.md, "verify --json").
+		rep := crabbox.NewVerifyReport(req, res, err)
+		if perr := out.PrintJSON(rep); perr != nil {
+			return perr
+		}
+		if rep.OK {
+			return nil
+		}
+		if err == nil {
+			err = crabbox.VerifyFailed(res)
+		}
+		return &reportedError{err}
+	}
 	if err != nil {
 		return err
 	}
 	if len(res.Problems) > 0 {
 		// One line per problem, like `go mod verify`, on stderr; the
-		// error (and its exit code 1) follows.
+		// error (and its exit code 1) follows. Paths and messages may
+		// carry names from the archive: escaped.
 		for _, p := range res.Problems {
-			fmt.Fprintln(out.Stderr, p)
+			fmt.Fprintln(out.Stderr, termsafe.Text(p))
 		}
 		return crabbox.VerifyFailed(res)
 	}

@@ -41,12 +41,19 @@ type VerifyRequest struct {
 	Progress io.Writer
 }
 
-// VerifyResult carries the problems found (one line each) and, when there
-// are none, the receipt.
+// VerifyResult carries the problems found and, when there are none, the
+// receipt.
 type VerifyResult struct {
+	// Problems are the problems' lines ("<path>: <problem>"), in the
+	// order found: the record, package.json and the worker archive first,
+	// then the tree in walk order (the first names the first difference).
 	Problems []string
-	Receipt  *Receipt
-	Layout   Layout
+	// Found are the same problems, structured.
+	Found   []Problem
+	Receipt *Receipt
+	Layout  Layout
+	// NotInstalled: the runtime folder does not exist (a cache miss).
+	NotInstalled bool
 }
 
 // Verify checks a retained runtime cache against a manifest without
@@ -104,7 +111,13 @@ func verify(req VerifyRequest) (*VerifyResult, error) {
 	if req.Deep {
 		depth = verifyDeepest
 	}
-	res := &VerifyResult{Layout: l, Problems: verifyInstalled(in, l, req.CLIVersion, depth)}
+	res := &VerifyResult{Layout: l, Found: verifyInstalled(in, l, req.CLIVersion, depth)}
+	for _, p := range res.Found {
+		res.Problems = append(res.Problems, p.String())
+	}
+	if _, err := os.Lstat(l.RuntimeDir); errors.Is(err, fs.ErrNotExist) {
+		res.NotInstalled = true
+	}
 	if len(res.Problems) == 0 {
 		res.Receipt = NewReceipt(StatusExistingVerified, in, l, req.CLIVersion)
 	}
@@ -117,6 +130,79 @@ func VerifyFailed(res *VerifyResult) error {
 		WithHint("run 'clawkit crabbox install' with the same manifest to replace it")
 }
 
+// VerifyReport is the one JSON document of `crabbox verify --json`, on
+// success and on every failure, for a CI workflow to branch on
+// (docs/crabbox.md, "verify --json"): ok; status (existing-verified,
+// not-installed, invalid, or error when verification could not run: a bad
+// manifest, a pin mismatch, an interrupt); the manifest and runtime
+// folder; what was checked; every problem and the first; the receipt on
+// success; the error code, message, hint and exit code on failure.
+type VerifyReport struct {
+	OK              bool      `json:"ok"`
+	Status          string    `json:"status"`
+	Manifest        string    `json:"manifest"`
+	RuntimeDir      string    `json:"runtimeDir,omitempty"`
+	Deep            bool      `json:"deep"`
+	Checked         []string  `json:"checked"`
+	Problems        []Problem `json:"problems"`
+	FirstDifference *Problem  `json:"firstDifference,omitempty"`
+	Receipt         *Receipt  `json:"receipt,omitempty"`
+	Code            string    `json:"code,omitempty"`
+	Message         string    `json:"message,omitempty"`
+	Hint            string    `json:"hint,omitempty"`
+	ExitCode        int       `json:"exitCode"`
+}
+
+// Report statuses.
+const (
+	ReportNotInstalled = "not-installed"
+	ReportInvalid      = "invalid"
+	ReportError        = "error"
+)
+
+// NewVerifyReport is the report of a verification: res and err are what
+// Verify returned (err, when not nil, wins: verification did not run to
+// the end).
+func NewVerifyReport(req VerifyRequest, res *VerifyResult, err error) *VerifyReport {
+	r := &VerifyReport{Manifest: req.ManifestPath, Deep: req.Deep, Problems: []Problem{}}
+	if abs, aerr := filepath.Abs(req.ManifestPath); aerr == nil {
+		r.Manifest = abs
+	}
+	r.Checked = []string{}
+	if res != nil {
+		r.Checked = append(r.Checked, "record", "package", "workerArchive", "tree")
+		if req.Deep {
+			r.Checked = append(r.Checked, "content")
+		}
+		r.RuntimeDir = res.Layout.RuntimeDir
+		r.Problems = append(r.Problems, res.Found...)
+		if len(res.Found) > 0 {
+			first := res.Found[0]
+			r.FirstDifference = &first
+		}
+	}
+	if err == nil && res != nil && len(res.Found) > 0 {
+		err = VerifyFailed(res)
+	}
+	switch {
+	case err != nil:
+		r.Code, r.Message, r.ExitCode = errs.CodeOf(err), err.Error(), int(errs.KindOf(err))
+		if e := errs.As(err); e != nil {
+			r.Hint = e.Hint
+		}
+		r.Status = ReportError
+		if res != nil && len(res.Found) > 0 {
+			r.Status = ReportInvalid
+			if res.NotInstalled {
+				r.Status = ReportNotInstalled
+			}
+		}
+	case res != nil:
+		r.OK, r.Status, r.Receipt = true, StatusExistingVerified, res.Receipt
+	}
+	return r
+}
+
 // How far verifyInstalled looks beyond the record, the package identity and
 // the worker archive.
 const (
@@ -127,11 +213,11 @@ const (
 	verifyDeepest // every file re-hashed
 )
 
-func verifyInstalled(in *Inputs, l Layout, cliVersion string, depth int) []string {
+func verifyInstalled(in *Inputs, l Layout, cliVersion string, depth int) []Problem {
 	m := in.Manifest
-	var probs []string
+	var probs []Problem
 	add := func(path, format string, args ...any) {
-		probs = append(probs, path+": "+fmt.Sprintf(format, args...))
+		probs = append(probs, Problem{path, fmt.Sprintf(format, args...)})
 	}
 	st, err := os.Lstat(l.RuntimeDir)
 	if err != nil {
@@ -194,53 +280,55 @@ func verifyInstalled(in *Inputs, l Layout, cliVersion string, depth int) []strin
 // does what verifyDeepest does: the comparison, then every file's content
 // hashed. Problems come in walk order, so the first names the first
 // difference.
-func verifyTree(l Layout, rec *Record, depth int) []string {
+func verifyTree(l Layout, rec *Record, depth int) []Problem {
 	tree, err := readTree(l.RuntimeDir)
 	if err != nil {
-		return []string{fmt.Sprintf("%s: cannot read the installed tree: %v", l.RuntimeDir, err)}
+		return []Problem{{l.RuntimeDir, fmt.Sprintf("cannot read the installed tree: %v", err)}}
 	}
 	if depth != verifyDeepest && rec.Tree != "" && tree.stamp() == rec.Tree {
 		return nil
 	}
 	idx, prob := readIndex(l, rec)
-	if prob != "" {
-		return []string{prob}
+	if prob != nil {
+		return []Problem{*prob}
 	}
 	probs, files := compareTree(l, tree, idx)
 	if depth != verifyShallow {
 		probs = append(probs, hashFiles(files)...)
 	}
 	sortWalk(probs)
-	out := make([]string, len(probs))
-	for i, p := range probs {
-		out[i] = p.path + ": " + p.msg
-	}
-	return out
+	return probs
 }
 
 // readIndex reads the install index and checks it against the record's
 // digest.
-func readIndex(l Layout, rec *Record) (*Index, string) {
+func readIndex(l Layout, rec *Record) (*Index, *Problem) {
 	idxPath := filepath.Join(l.RuntimeDir, IndexName)
 	b, err := fsx.ReadRegular(idxPath, maxIndexBytes)
 	if err != nil {
-		return nil, idxPath + ": " + err.Error()
+		return nil, &Problem{idxPath, err.Error()}
 	}
 	if got := sha256Hex(b); got != rec.Index.SHA256 {
-		return nil, fmt.Sprintf("%s: install index has SHA-256 %s, the install record says %s", idxPath, got, rec.Index.SHA256)
+		return nil, &Problem{idxPath, fmt.Sprintf("install index has SHA-256 %s, the install record says %s", got, rec.Index.SHA256)}
 	}
 	var idx Index
 	if err := strictJSON(b, &idx); err != nil || idx.Schema != IndexSchema {
 		if err == nil {
 			err = fmt.Errorf("schema %q, want %q (installed by an older clawkit)", idx.Schema, IndexSchema)
 		}
-		return nil, fmt.Sprintf("%s: install index is not valid: %v", idxPath, err)
+		return nil, &Problem{idxPath, fmt.Sprintf("install index is not valid: %v", err)}
 	}
-	return &idx, ""
+	return &idx, nil
 }
 
-// problem is one difference at an absolute path.
-type problem struct{ path, msg string }
+// Problem is one thing verification found wrong, at an absolute path.
+type Problem struct {
+	Path    string `json:"path"`
+	Problem string `json:"problem"`
+}
+
+// String is the problem's line: "<path>: <problem>", like go mod verify.
+func (p Problem) String() string { return p.Path + ": " + p.Problem }
 
 // hashJob is a file whose type, size and mode matched: deep verification
 // re-hashes its content.
@@ -256,15 +344,15 @@ type hashJob struct {
 // entry of the tree that no index entry names (a folder once, not its
 // content). It returns the problems and the files and links that matched,
 // for a deep check of their content.
-func compareTree(l Layout, tree *stampDir, idx *Index) ([]problem, []hashJob) {
+func compareTree(l Layout, tree *stampDir, idx *Index) ([]Problem, []hashJob) {
 	var (
-		probs  []problem
+		probs  []Problem
 		jobs   []hashJob
 		byPath map[string]IndexEntry
 	)
 	idxPath := filepath.Join(l.RuntimeDir, IndexName)
 	add := func(abs, format string, args ...any) {
-		probs = append(probs, problem{abs, fmt.Sprintf(format, args...)})
+		probs = append(probs, Problem{abs, fmt.Sprintf(format, args...)})
 	}
 	for _, e := range idx.Entries {
 		name, err := e.name()
@@ -349,15 +437,15 @@ func compareTree(l Layout, tree *stampDir, idx *Index) ([]problem, []hashJob) {
 }
 
 // hashFiles re-hashes the files (in parallel) and reads the links back.
-func hashFiles(jobs []hashJob) []problem {
+func hashFiles(jobs []hashJob) []Problem {
 	var (
 		mu    sync.Mutex
-		probs []problem
+		probs []Problem
 		wg    sync.WaitGroup
 	)
 	report := func(p, format string, args ...any) {
 		mu.Lock()
-		probs = append(probs, problem{p, fmt.Sprintf(format, args...)})
+		probs = append(probs, Problem{p, fmt.Sprintf(format, args...)})
 		mu.Unlock()
 	}
 	ch := make(chan hashJob, 256)
@@ -421,8 +509,8 @@ func typeName(mode uint32) string {
 
 // sortWalk orders problems as a walk meets their paths (a folder before
 // its entries, names byte-wise within a folder), stably.
-func sortWalk(probs []problem) {
-	slices.SortStableFunc(probs, func(a, b problem) int { return cmpWalk(a.path, b.path) })
+func sortWalk(probs []Problem) {
+	slices.SortStableFunc(probs, func(a, b Problem) int { return cmpWalk(a.Path, b.Path) })
 }
 
 func cmpWalk(a, b string) int {
