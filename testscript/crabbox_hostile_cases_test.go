@@ -104,6 +104,36 @@ func crabboxHostileCases() []hostileCase {
 	cs = append(cs, crabboxLockCases()...)
 	cs = append(cs, crabboxTreeCases()...)
 
+	// Names from the archive in human output: escaped (issue 31, item 4).
+	controlName := func(t *testing.T, w string) {
+		mp, err := crabboxtest.HandExport(filepath.Join(w, "x"), crabboxtest.LayoutArchive("control-name"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command("clawkit", "crabbox", "install", "--manifest", mp, "--target-home", filepath.Join(w, "t")).CombinedOutput(); err != nil {
+			t.Fatalf("install: %v\n%s", err, out)
+		}
+		rts, _ := filepath.Glob(filepath.Join(w, "t", crabbox.RuntimesDir, "[0-9a-f]*"))
+		if len(rts) != 1 {
+			t.Fatalf("runtimes: %v", rts)
+		}
+		p := filepath.Join(rts[0], filepath.FromSlash(crabboxtest.ControlName))
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[0] ^= 0xff
+		write(t, p, string(b))
+	}
+	cs = append(cs,
+		hostileCase{name: "termsafe/crabbox-verify-deep-entry-name", setup: controlName, human: true, args: []string{"crabbox", "verify", "--deep", "--manifest", "$W/x/manifest.json", "--target-home", "$W/t"}, exit: 1},
+		hostileCase{name: "termsafe/crabbox-verify-entry-name-mode", setup: func(t *testing.T, w string) {
+			controlName(t, w)
+			rts, _ := filepath.Glob(filepath.Join(w, "t", crabbox.RuntimesDir, "[0-9a-f]*"))
+			os.Chmod(filepath.Join(rts[0], filepath.FromSlash(crabboxtest.ControlName)), 0o777)
+		}, human: true, args: []string{"crabbox", "verify", "--manifest", "$W/x/manifest.json", "--target-home", "$W/t"}, exit: 1},
+	)
+
 	// setup names the files to transfer by absolute local path, and, as
 	// install does, refuses an archive that is a symlink (issue 31, item
 	// 13).

@@ -38,6 +38,10 @@ type hostileCase struct {
 	// nofile, when set, is the command's open-file limit (ulimit -n,
 	// through sh): a run out of descriptors must leave nothing either.
 	nofile int
+	// human runs the command without --json: stderr must then hold no
+	// raw control byte (but newlines) and, on failure, exactly one
+	// "clawkit: error:" line (text from outside cannot forge another).
+	human bool
 }
 
 // TestHostileInputs runs the catalogue. Each class of defect from the
@@ -66,6 +70,9 @@ func TestHostileInputs(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			args := append([]string{"--json", "--home", filepath.Join(w, "home"), "--lock-timeout", "5s"}, expand(tc.args, w)...)
+			if tc.human {
+				args = args[1:]
+			}
 			cmd := exec.CommandContext(ctx, "clawkit", args...)
 			if tc.nofile > 0 {
 				cmd = exec.CommandContext(ctx, "sh", append([]string{"-c", `ulimit -n "$0" && exec clawkit "$@"`, strconv.Itoa(tc.nofile)}, args...)...)
@@ -90,7 +97,17 @@ func TestHostileInputs(t *testing.T) {
 			if tc.has != "" && !strings.Contains(stdout.String(), tc.has) {
 				t.Errorf("stdout lacks %q:\n%s", tc.has, stdout.String())
 			}
-			if tc.exit != 0 {
+			if tc.human {
+				for _, c := range stderr.Bytes() {
+					if (c < 0x20 && c != '\n') || c == 0x7f {
+						t.Errorf("stderr holds the raw control byte %#x:\n%q", c, stderr.String())
+						break
+					}
+				}
+				if n := strings.Count("\n"+stderr.String(), "\nclawkit: error: "); tc.exit != 0 && n != 1 {
+					t.Errorf("stderr holds %d 'clawkit: error:' lines, want 1:\n%s", n, stderr.String())
+				}
+			} else if tc.exit != 0 {
 				if jerr := json.Unmarshal(stdout.Bytes(), &doc); jerr != nil || doc.OK == nil || *doc.OK {
 					t.Errorf("stdout is not one JSON error document: %v\n%s", jerr, stdout.String())
 				} else if os.Getenv("HOSTILE_PRINT") != "" {

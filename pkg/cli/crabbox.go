@@ -73,6 +73,7 @@ func cliVersion() string { return versionString() }
 // printReceipt prints the one receipt line (or, with --json, the receipt
 // as one JSON document).
 func printReceipt(out *Output, rc *crabbox.Receipt) error {
+	// The line is JSON (its strings already escape control characters).
 	return out.Result(rc, func(w io.Writer) { fmt.Fprintln(w, rc.Line()) })
 }
 
@@ -96,7 +97,7 @@ func (c *CrabboxSetupCmd) Run(ctx context.Context, env *Env, out *Output) error 
 		}
 	}
 	if !c.Execute {
-		return out.Result(s, func(w io.Writer) { fmt.Fprintln(w, s.Command) })
+		return out.Result(s, func(w io.Writer) { safeLine(w, "%s", s.Command) })
 	}
 	out.Warnf("crabbox: running: %s", s.Command)
 	req := s.Request
@@ -156,7 +157,7 @@ func (c *CrabboxVerifyCmd) Run(ctx context.Context, env *Env, out *Output) error
 		if err != nil {
 			return err
 		}
-		return out.Result(s, func(w io.Writer) { fmt.Fprintln(w, s.Command) })
+		return out.Result(s, func(w io.Writer) { safeLine(w, "%s", s.Command) })
 	}
 	c.announceDefault(out, env, "looking for the runtime")
 	req := crabbox.VerifyRequest{
@@ -228,7 +229,8 @@ func (c *CrabboxReceiptCmd) Run(env *Env, out *Output) error {
 		return err
 	}
 	return out.Result(rc, func(w io.Writer) {
-		fmt.Fprintf(w, "receipt ok: %s %s@%s build %s at %s\n", rc.Status, rc.PackageName, rc.PackageVersion, rc.BuildID, rc.RuntimeDir)
+		// The receipt is input from outside: escaped.
+		safeLine(w, "receipt ok: %s %s@%s build %s at %s", rc.Status, rc.PackageName, rc.PackageVersion, rc.BuildID, rc.RuntimeDir)
 		fmt.Fprintln(w, strings.TrimSpace("(evidence of a completed check, not a reason to skip the next verification)"))
 	})
 }

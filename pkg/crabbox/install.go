@@ -24,6 +24,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/artifacts"
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
+	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
 // InstallRequest is what `clawkit crabbox install` asks for.
@@ -84,7 +85,7 @@ func Install(req InstallRequest) (*Receipt, error) {
 	}
 	progress := func(format string, args ...any) {
 		if req.Progress != nil {
-			fmt.Fprintf(req.Progress, "clawkit: crabbox: "+format+"\n", args...)
+			fmt.Fprintf(req.Progress, "clawkit: crabbox: %s\n", termsafe.Text(fmt.Sprintf(format, args...)))
 		}
 	}
 	now := req.Now
@@ -175,9 +176,11 @@ func Install(req InstallRequest) (*Receipt, error) {
 			return NewReceipt(StatusExistingVerified, in, l, req.CLIVersion), nil
 		}
 		for _, p := range probs {
-			fmt.Fprintf(logw, "clawkit: crabbox: existing install: %s\n", p)
+			// Paths below the runtime are names from the archive (or
+			// whatever was put there): escaped for the terminal.
+			fmt.Fprintf(logw, "clawkit: crabbox: existing install: %s\n", termsafe.Text(p.String()))
 		}
-		fmt.Fprintf(logw, "clawkit: crabbox: replacing the existing install at %s\n", l.RuntimeDir)
+		fmt.Fprintf(logw, "clawkit: crabbox: replacing the existing install at %s\n", termsafe.Text(l.RuntimeDir))
 		replace = true
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, installErr("cannot inspect %s: %v", l.RuntimeDir, err)
@@ -206,7 +209,7 @@ func Install(req InstallRequest) (*Receipt, error) {
 				fl.close()
 			}
 			if err := removeTree(staging); err != nil {
-				fmt.Fprintf(logw, "clawkit: crabbox: could not remove the staging folder %s: %v\n", staging, err)
+				fmt.Fprintf(logw, "clawkit: crabbox: could not remove the staging folder %s\n", termsafe.Text(fmt.Sprintf("%s: %v", staging, err)))
 			}
 		}
 	}()
@@ -243,7 +246,7 @@ func Install(req InstallRequest) (*Receipt, error) {
 		committed, ok = true, true
 		// staging now holds the old install.
 		if err := os.RemoveAll(staging); err != nil {
-			fmt.Fprintf(logw, "clawkit: crabbox: could not remove the replaced install %s: %v\n", staging, err)
+			fmt.Fprintf(logw, "clawkit: crabbox: could not remove the replaced install %s\n", termsafe.Text(fmt.Sprintf("%s: %v", staging, err)))
 		}
 	} else {
 		if err := os.Rename(staging, l.RuntimeDir); err != nil {
@@ -744,7 +747,7 @@ func removeStaleStaging(l Layout, logw io.Writer) {
 		if strings.HasPrefix(e.Name(), "."+base+".staging-") {
 			p := filepath.Join(l.RuntimesDir, e.Name())
 			if err := os.RemoveAll(p); err == nil {
-				fmt.Fprintf(logw, "clawkit: crabbox: removed an interrupted install %s\n", p)
+				fmt.Fprintf(logw, "clawkit: crabbox: removed an interrupted install %s\n", termsafe.Text(p))
 			}
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/artifacts"
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
+	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
 func newSHA() interface {
@@ -105,7 +106,7 @@ func verify(req VerifyRequest) (*VerifyResult, error) {
 		if req.Deep {
 			what += ", and every installed file"
 		}
-		fmt.Fprintf(req.Progress, "clawkit: crabbox: verifying %s: %s\n", l.RuntimeDir, what)
+		fmt.Fprintf(req.Progress, "clawkit: crabbox: verifying %s: %s\n", termsafe.Text(l.RuntimeDir), what)
 	}
 	depth := verifyShallow
 	if req.Deep {
