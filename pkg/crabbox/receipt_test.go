@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -256,5 +257,26 @@ func TestParseReceiptLineStrict(t *testing.T) {
 	}
 	if _, err := crabbox.ParseReceiptLine(bad); err == nil || !strings.Contains(err.Error(), "UTF-8") {
 		t.Fatalf("invalid UTF-8: %v", err)
+	}
+}
+
+// TestVerifyReportDocumented: every field of verify --json's document is
+// in docs/crabbox.md's table, so the documented shape cannot drift.
+func TestVerifyReportDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "crabbox.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(crabbox.VerifyReport{FirstDifference: &crabbox.Problem{}, Receipt: &crabbox.Receipt{}, Code: "x", Message: "x", Hint: "x", RuntimeDir: "x"})
+	var fields map[string]any
+	if err := json.Unmarshal(b, &fields); err != nil {
+		t.Fatal(err)
+	}
+	_, table, _ := strings.Cut(string(doc), "### `verify --json`")
+	table, _, _ = strings.Cut(table, "A cache whose")
+	for f := range fields {
+		if !strings.Contains(table, "`"+f+"`") {
+			t.Errorf("field %q is not in docs/crabbox.md's verify --json table", f)
+		}
 	}
 }
