@@ -1,7 +1,9 @@
 package crabbox
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -293,7 +295,7 @@ func verifyTree(l Layout, rec *Record, depth int) []Problem {
 	if prob != nil {
 		return []Problem{*prob}
 	}
-	probs, files := compareTree(l, tree, idx)
+	probs, files := compareTree(l, tree, idx, depth != verifyShallow)
 	if depth != verifyShallow {
 		probs = append(probs, hashFiles(files)...)
 	}
@@ -312,11 +314,17 @@ func readIndex(l Layout, rec *Record) (*Index, *Problem) {
 	if got := sha256Hex(b); got != rec.Index.SHA256 {
 		return nil, &Problem{idxPath, fmt.Sprintf("install index has SHA-256 %s, the install record says %s", got, rec.Index.SHA256)}
 	}
+	// The digest pins these bytes to what install wrote (the record that
+	// holds it is decoded strictly), so the index needs no second
+	// strictness scan: half the cost of reading 43,000 entries.
 	var idx Index
-	if err := strictJSON(b, &idx); err != nil || idx.Schema != IndexSchema {
-		if err == nil {
-			err = fmt.Errorf("schema %q, want %q (installed by an older clawkit)", idx.Schema, IndexSchema)
-		}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	err = dec.Decode(&idx)
+	if err == nil && idx.Schema != IndexSchema {
+		err = fmt.Errorf("schema %q, want %q (installed by an older clawkit)", idx.Schema, IndexSchema)
+	}
+	if err != nil {
 		return nil, &Problem{idxPath, fmt.Sprintf("install index is not valid: %v", err)}
 	}
 	return &idx, nil
@@ -345,7 +353,7 @@ type hashJob struct {
 // entry of the tree that no index entry names (a folder once, not its
 // content). It returns the problems and the files and links that matched,
 // for a deep check of their content.
-func compareTree(l Layout, tree *stampDir, idx *Index) ([]Problem, []hashJob) {
+func compareTree(l Layout, tree *stampDir, idx *Index, wantJobs bool) ([]Problem, []hashJob) {
 	var (
 		probs  []Problem
 		jobs   []hashJob
@@ -364,10 +372,12 @@ func compareTree(l Layout, tree *stampDir, idx *Index) ([]Problem, []hashJob) {
 			add(idxPath, "invalid path %q in the install index", e.Path)
 			continue
 		}
-		abs := filepath.Join(l.RuntimeDir, filepath.FromSlash(name))
+		// The absolute path only when it is reported or hashed: most
+		// entries are neither.
+		abs := func() string { return l.RuntimeDir + string(filepath.Separator) + filepath.FromSlash(name) }
 		got := tree.lookup(name)
 		if got == nil {
-			add(abs, "missing")
+			add(abs(), "missing")
 			continue
 		}
 		got.seen = true
@@ -387,7 +397,7 @@ func compareTree(l Layout, tree *stampDir, idx *Index) ([]Problem, []hashJob) {
 			target, err := e.link()
 			var ok bool
 			if want, ok = byPath[target]; err != nil || !ok || want.Type != "file" {
-				add(abs, "hard link target %q is not in the install index", e.Link)
+				add(abs(), "hard link target %q is not in the install index", e.Link)
 				continue
 			}
 			want.Mode = e.Mode
@@ -396,27 +406,31 @@ func compareTree(l Layout, tree *stampDir, idx *Index) ([]Problem, []hashJob) {
 			continue
 		}
 		if gt, wt := typeName(got.mode), typeName(wantMode(want.Type)); gt != wt {
-			add(abs, "is a %s, installed a %s", gt, wt)
+			add(abs(), "is a %s, installed a %s", gt, wt)
 			continue
 		}
 		if want.Type != "symlink" && want.Mode != modeString(got.mode) {
-			add(abs, "mode is %s, installed %s", modeString(got.mode), want.Mode)
+			add(abs(), "mode is %s, installed %s", modeString(got.mode), want.Mode)
 			continue
 		}
 		switch want.Type {
 		case "file":
 			if got.size != want.Size {
-				add(abs, "size is %d bytes, installed %d", got.size, want.Size)
+				add(abs(), "size is %d bytes, installed %d", got.size, want.Size)
 				continue
 			}
-			jobs = append(jobs, hashJob{abs: abs, size: want.Size, sum: want.SHA256})
+			if wantJobs {
+				jobs = append(jobs, hashJob{abs: abs(), size: want.Size, sum: want.SHA256})
+			}
 		case "symlink":
 			target, err := e.link()
 			if err != nil || got.size != int64(len(target)) {
-				add(abs, "symlink points elsewhere (want %q)", e.Link)
+				add(abs(), "symlink points elsewhere (want %q)", e.Link)
 				continue
 			}
-			jobs = append(jobs, hashJob{abs: abs, link: target})
+			if wantJobs {
+				jobs = append(jobs, hashJob{abs: abs(), link: target})
+			}
 		}
 	}
 	tree.walk(func(rel []byte, e *stampEnt) bool {
