@@ -3,8 +3,8 @@ package crabbox
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
