@@ -134,6 +134,14 @@ func crabboxHostileCases() []hostileCase {
 		}, human: true, args: []string{"crabbox", "verify", "--manifest", "$W/x/manifest.json", "--target-home", "$W/t"}, exit: 1},
 	)
 
+	// A folder name from outside in runtime-artifacts' human lines.
+	const evilDir = "ev\x1b[31mil\nclawkit: error: forged"
+	cs = append(cs, hostileCase{name: "termsafe/artifacts-qualify-folder-name", setup: func(t *testing.T, w string) {
+		if _, err := crabboxtest.Installation(filepath.Join(w, evilDir)); err != nil {
+			t.Fatal(err)
+		}
+	}, human: true, args: []string{"runtime-artifacts", "qualify", "--package-root", "$W/" + evilDir + "/node_modules/openclaw"}, exit: 0})
+
 	// setup names the files to transfer by absolute local path, and, as
 	// install does, refuses an archive that is a symlink (issue 31, item
 	// 13).

@@ -38,9 +38,10 @@ type hostileCase struct {
 	// nofile, when set, is the command's open-file limit (ulimit -n,
 	// through sh): a run out of descriptors must leave nothing either.
 	nofile int
-	// human runs the command without --json: stderr must then hold no
-	// raw control byte (but newlines) and, on failure, exactly one
-	// "clawkit: error:" line (text from outside cannot forge another).
+	// human runs the command without --json: stdout and stderr must then
+	// hold no raw control byte (but newlines), stdout no "clawkit: error:"
+	// line and, on failure, stderr exactly one (text from outside cannot
+	// forge another).
 	human bool
 }
 
@@ -98,11 +99,16 @@ func TestHostileInputs(t *testing.T) {
 				t.Errorf("stdout lacks %q:\n%s", tc.has, stdout.String())
 			}
 			if tc.human {
-				for _, c := range stderr.Bytes() {
-					if (c < 0x20 && c != '\n') || c == 0x7f {
-						t.Errorf("stderr holds the raw control byte %#x:\n%q", c, stderr.String())
-						break
+				for name, b := range map[string][]byte{"stdout": stdout.Bytes(), "stderr": stderr.Bytes()} {
+					for _, c := range b {
+						if (c < 0x20 && c != '\n') || c == 0x7f {
+							t.Errorf("%s holds the raw control byte %#x:\n%q", name, c, b)
+							break
+						}
 					}
+				}
+				if strings.Contains("\n"+stdout.String(), "\nclawkit: error: ") {
+					t.Errorf("stdout holds a 'clawkit: error:' line:\n%s", stdout.String())
 				}
 				if n := strings.Count("\n"+stderr.String(), "\nclawkit: error: "); tc.exit != 0 && n != 1 {
 					t.Errorf("stderr holds %d 'clawkit: error:' lines, want 1:\n%s", n, stderr.String())
