@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -84,7 +83,8 @@ type CrabboxSetupCmd struct {
 	Execute    bool   `name:"run" help:"Execute the install command now, in this process."`
 }
 
-func (c *CrabboxSetupCmd) Run(ctx context.Context, env *Env, out *Output) error {
+func (c *CrabboxSetupCmd) Run(env *Env) error {
+	ctx, out := env.Ctx, env.Out
 	s, err := crabbox.SetupCommand(c.Manifest, c.TargetHome)
 	if err != nil {
 		return err
@@ -121,7 +121,8 @@ type CrabboxInstallCmd struct {
 	LockWait      time.Duration `name:"lock-wait" default:"10m" help:"How long to wait for another install of the same runtime to finish (at least 1s); then exit 5 (runtime_lock_busy)."`
 }
 
-func (c *CrabboxInstallCmd) Run(ctx context.Context, env *Env, out *Output) error {
+func (c *CrabboxInstallCmd) Run(env *Env) error {
+	ctx, out := env.Ctx, env.Out
 	// Zero means "the default" to the package; here it was typed.
 	if err := crabbox.CheckLockWait(c.LockWait); err != nil {
 		return err
@@ -151,7 +152,8 @@ type CrabboxVerifyCmd struct {
 	PrintCommand bool `name:"print-command" help:"Print the credential-free verify command (pinned like setup's) for a CI job or a remote host, and verify nothing."`
 }
 
-func (c *CrabboxVerifyCmd) Run(ctx context.Context, env *Env, out *Output) error {
+func (c *CrabboxVerifyCmd) Run(env *Env) error {
+	ctx, out := env.Ctx, env.Out
 	if c.PrintCommand {
 		s, err := crabbox.VerifyCommand(c.Manifest, c.TargetHome, c.Deep)
 		if err != nil {
@@ -202,7 +204,8 @@ type CrabboxReceiptCmd struct {
 	TargetHome string `help:"Also require the runtime to be installed below this home." placeholder:"DIR"`
 }
 
-func (c *CrabboxReceiptCmd) Run(env *Env, out *Output) error {
+func (c *CrabboxReceiptCmd) Run(env *Env) error {
+	out := env.Out
 	in, err := crabbox.LoadInputs(c.Manifest, crabbox.Expect{})
 	if err != nil {
 		return err
@@ -213,11 +216,11 @@ func (c *CrabboxReceiptCmd) Run(env *Env, out *Output) error {
 		// here would otherwise wait for a writer forever.
 		f, err := fsx.OpenNoFollow(c.From)
 		if err != nil {
-			return errs.Usage("receipt_unreadable", "cannot open %s: %v", c.From, err).WithHint("pass the file holding the install or verify output")
+			return errs.Usage(errs.CodeReceiptUnreadable, "cannot open %s: %v", c.From, err).WithHint("pass the file holding the install or verify output")
 		}
 		defer f.Close()
 		if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-			return errs.Usage("receipt_unreadable", "%s is not a regular file", c.From).WithHint("pass the file holding the install or verify output, or pipe it on stdin")
+			return errs.Usage(errs.CodeReceiptUnreadable, "%s is not a regular file", c.From).WithHint("pass the file holding the install or verify output, or pipe it on stdin")
 		}
 		r = f
 	}

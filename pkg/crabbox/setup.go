@@ -93,7 +93,7 @@ func commandFor(sub, manifestPath, targetHome string, deep bool) (*Setup, error)
 	if sub == "install" {
 		mst, err := os.Stat(in.ManifestPath)
 		if err != nil {
-			return nil, errs.Failed("manifest_unreadable", "cannot stat %s: %v", in.ManifestPath, err)
+			return nil, errs.Failed(errs.CodeManifestUnreadable, "cannot stat %s: %v", in.ManifestPath, err)
 		}
 		transfer = append([]Transfer{{Role: "manifest", Path: in.ManifestPath, Rel: artifacts.ManifestName, Bytes: mst.Size(), SHA256: in.ManifestSHA256}}, transfer...)
 	}

@@ -97,7 +97,7 @@ func verify(req VerifyRequest) (*VerifyResult, error) {
 		return nil, err
 	}
 	if req.TargetHome == "" {
-		return nil, errs.Usage("target_home_missing", "no target home: HOME is not set").WithHint("pass --target-home DIR")
+		return nil, errs.Usage(CodeTargetHomeMissing, "no target home: HOME is not set").WithHint("pass --target-home DIR")
 	}
 	l, err := LayoutFor(req.TargetHome, in.Manifest)
 	if err != nil {
@@ -129,7 +129,7 @@ func verify(req VerifyRequest) (*VerifyResult, error) {
 
 // VerifyFailed is the error for a result with problems.
 func VerifyFailed(res *VerifyResult) error {
-	return errs.Failed("runtime_cache_invalid", "runtime cache %s failed verification (%d problem(s))", res.Layout.RuntimeDir, len(res.Problems)).
+	return errs.Failed(CodeRuntimeCacheInvalid, "runtime cache %s failed verification (%d problem(s))", res.Layout.RuntimeDir, len(res.Problems)).
 		WithHint("run 'clawkit crabbox install' with the same manifest to replace it")
 }
 
@@ -150,7 +150,7 @@ type VerifyReport struct {
 	Problems        []Problem `json:"problems"`
 	FirstDifference *Problem  `json:"firstDifference,omitempty"`
 	Receipt         *Receipt  `json:"receipt,omitempty"`
-	Code            string    `json:"code,omitempty"`
+	Code            errs.Code `json:"code,omitempty"`
 	Message         string    `json:"message,omitempty"`
 	Hint            string    `json:"hint,omitempty"`
 	ExitCode        int       `json:"exitCode"`
