@@ -34,6 +34,16 @@ type hostileCase struct {
 	has string
 	// home: the case needs an existing home (created by setup); its files
 	// are part of the snapshot, so they must not change either.
+
+	// fake: the case runs against its own fake Interactions API (1000x
+	// time scale) whose URL setup and the command see as $FAKE; env adds
+	// variables (GEMINI_API_KEY is set for fake cases).
+	fake bool
+	env  []string
+	// homeRecords: the call is accepted and records its outcome in the home
+	// (a research job that ended without a report), so the home is left
+	// out of the snapshot; everything else (an --out file) must not change.
+	homeRecords bool
 }
 
 // TestHostileInputs runs the catalogue. Each class of defect from the
@@ -54,10 +64,18 @@ func TestHostileInputs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			w := t.TempDir()
+			caseEnv := append([]string{"HOME=" + filepath.Join(w, "userhome"), "CLAWKIT_GOOGLE_BASE_URL=http://127.0.0.1:9"}, tc.env...)
+			if tc.fake {
+				caseEnv = append(caseEnv, startHostileFake(t, w)...)
+			}
 			if tc.setup != nil {
 				tc.setup(t, w)
 			}
-			before := snapshot(t, w)
+			snap := snapshot
+			if tc.homeRecords {
+				snap = snapshotOutsideHome
+			}
+			before := snap(t, w)
 			homeExisted := exists(filepath.Join(w, "home"))
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
@@ -65,7 +83,7 @@ func TestHostileInputs(t *testing.T) {
 			cmd := exec.CommandContext(ctx, "clawkit", args...)
 			cmd.Dir = w
 			cmd.Stdin = strings.NewReader(tc.stdin)
-			cmd.Env = append(os.Environ(), "HOME="+filepath.Join(w, "userhome"), "CLAWKIT_GOOGLE_BASE_URL=http://127.0.0.1:9")
+			cmd.Env = append(os.Environ(), caseEnv...)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := cmd.Run()
@@ -92,10 +110,10 @@ func TestHostileInputs(t *testing.T) {
 					t.Errorf("code %q, want %q (message: %s)", doc.Code, tc.code, doc.Message)
 				}
 			}
-			if !homeExisted && exists(filepath.Join(w, "home")) {
+			if !homeExisted && !tc.homeRecords && exists(filepath.Join(w, "home")) {
 				t.Errorf("a refused command created the home")
 			}
-			if after := snapshot(t, w); after != before {
+			if after := snap(t, w); after != before {
 				t.Errorf("the work folder changed:\nbefore:\n%s\nafter:\n%s", before, after)
 			}
 		})
@@ -429,5 +447,9 @@ func hostileCatalogue() []hostileCase {
 	// 9. crabbox layouts, decoded receipts, verify's lookups
 	// (crabbox_hostile_cases_test.go).
 	add(crabboxHostileCases()...)
+
+	// 10. Round 3: home files, config bounds, input bounds, secrets and
+	// terminal text in research (hostile_round3_test.go).
+	add(round3HostileCases()...)
 	return cs
 }

@@ -326,7 +326,7 @@ func (s *Service) Poll(ctx context.Context, env *owner.Env, p JobParams) (*PollR
 		if err := s.deliver(ctx, env, j, p.Out, env.Scope.AssertCurrent); err != nil {
 			return nil, err
 		}
-		return s.view(env, j), s.jobOutcomeErr(j)
+		return s.view(env, j), s.pollErr(j, p)
 	}
 	cred, err := s.custody(ctx, env, j, p.Caller)
 	if err != nil {
@@ -339,7 +339,17 @@ func (s *Service) Poll(ctx context.Context, env *owner.Env, p JobParams) (*PollR
 	if err := s.deliver(ctx, env, j, p.Out, env.Scope.AssertCurrent); err != nil {
 		return nil, err
 	}
-	return s.view(env, j), nil
+	return s.view(env, j), s.pollErr(j, p)
+}
+
+// pollErr is the outcome of a poll: the RPC answer carries a job that
+// ended without a report as its value (the envelope says so), the
+// command's exit code does not say success for it (endedErr).
+func (s *Service) pollErr(j *Job, p JobParams) error {
+	if p.deliver {
+		return s.jobOutcomeErr(j)
+	}
+	return s.endedErr(j)
 }
 
 func (s *Service) view(env *owner.Env, j *Job) *PollResult {

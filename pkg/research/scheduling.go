@@ -215,7 +215,7 @@ func (s *Service) Wait(ctx context.Context, env *owner.Env, p WaitParams) (*Poll
 			if err := s.deliver(ctx, env, j, p.Out, env.Scope.AssertCurrent); err != nil {
 				return nil, err
 			}
-			return s.view(env, j), s.jobOutcomeErr(j)
+			return s.view(env, j), s.endedErr(j)
 		}
 		now := env.Now()
 		if p.TimeoutMs > 0 && now.Sub(start) >= time.Duration(p.TimeoutMs)*time.Millisecond {
