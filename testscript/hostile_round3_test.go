@@ -1,10 +1,13 @@
 package testscript
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/clawkit/clawkit/pkg/research/google/fakeapi"
 )
@@ -59,5 +62,57 @@ func round3HostileCases() []hostileCase {
 			args: []string{"research", "start", "--wait", "fake:steps-empty q", "--out", "$W/r.md"}, exit: 1, code: "no_report"},
 		{name: "r3/start-wait-legacy-outputs", fake: true, homeRecords: true, setup: researchReady(),
 			args: []string{"research", "start", "--wait", "fake:legacy-outputs q"}, exit: 1, code: "no_report"},
+
+		// Secrets in messages: a base URL's password or key parameter,
+		// the caller's own key echoed by the provider.
+		{name: "r3/secret-base-url-userinfo-env", setup: researchReady(), env: []string{"CLAWKIT_GOOGLE_BASE_URL=https://u:hunter2pw@proxy.example/v1"},
+			args: []string{"research", "start", "q"}, exit: 1, code: "invalid_config", lacks: "hunter2pw"},
+		{name: "r3/secret-base-url-query-env", setup: researchReady(), env: []string{"CLAWKIT_GOOGLE_BASE_URL=https://proxy.example/v1?key=AIzaQueryKey123"},
+			args: []string{"research", "start", "q"}, exit: 1, code: "invalid_config", lacks: "AIzaQueryKey123"},
+		{name: "r3/secret-base-url-unparsable", setup: researchReady(), env: []string{"CLAWKIT_GOOGLE_BASE_URL=http://u:hunter2pw@h/%zz"},
+			args: []string{"research", "start", "q"}, exit: 1, code: "invalid_config", lacks: "hunter2pw"},
+		{name: "r3/secret-base-url-config", setup: func(t *testing.T, w string) {
+			researchReady()(t, w)
+			write(t, filepath.Join(w, "home", "config.json"), `{"plugins":{"entries":{"google":{"config":{"research":{"enabled":true,"profileId":"g","baseUrl":"https://p.example/?api_key=AIzaConfigKey99"}}}}}}`)
+		}, env: []string{"CLAWKIT_GOOGLE_BASE_URL="}, args: []string{"research", "start", "q"}, exit: 1, code: "invalid_config", lacks: "AIzaConfigKey99"},
+		{name: "r3/secret-create-echoes-key", fake: true, homeRecords: true, setup: researchReady(),
+			args: []string{"research", "start", "fake:create-400-echo-key"}, exit: 1, code: "not_sent", lacks: hostileKey},
+		{name: "r3/secret-create-echoes-key-human", fake: true, homeRecords: true, human: true, setup: researchReady(),
+			args: []string{"research", "start", "fake:create-400-echo-key"}, exit: 1, lacks: hostileKey},
+		{name: "r3/secret-errors-echo-key", fake: true, homeRecords: true, setup: researchReady(),
+			args: []string{"research", "start", "--wait", "fake:echo-key q"}, exit: 0, has: "quota of key REDACTED exhausted", lacks: hostileKey},
+
+		// Provider text on the terminal: escaped, no forged line.
+		{name: "r3/terminal-create-forge", fake: true, homeRecords: true, human: true, setup: researchReady(),
+			args: []string{"research", "start", "fake:create-400-forge"}, exit: 1},
+		{name: "r3/terminal-status-and-reason-forge", fake: true, homeRecords: true, human: true, setup: researchReady(),
+			args: []string{"research", "start", "--wait", "fake:forge-text q"}, exit: 0, has: `\nclawkit: error: forged by the provider\x1b[2J`},
+	}
+}
+
+// grep-tree TEXT DIR: fails unless some regular file below DIR contains
+// TEXT (a plain string); negated, fails if any does, naming it. A secret
+// must be in no published file, whatever its name.
+func cmdGrepTree(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: grep-tree TEXT DIR")
+	}
+	var found []string
+	err := filepath.WalkDir(ts.MkAbs(args[1]), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(b), args[0]) {
+			found = append(found, p)
+		}
+		return err
+	})
+	ts.Check(err)
+	switch {
+	case neg && len(found) > 0:
+		ts.Fatalf("%q found in %s", args[0], strings.Join(found, ", "))
+	case !neg && len(found) == 0:
+		ts.Fatalf("%q found in no file below %s", args[0], args[1])
 	}
 }

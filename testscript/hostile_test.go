@@ -44,6 +44,11 @@ type hostileCase struct {
 	// (a research job that ended without a report), so the home is left
 	// out of the snapshot; everything else (an --out file) must not change.
 	homeRecords bool
+	// lacks: text neither stdout nor stderr may contain (a secret).
+	lacks string
+	// human: run without --json; stderr must then hold exactly one
+	// "clawkit: error:" line (exit != 0), and no output an escape byte.
+	human bool
 }
 
 // TestHostileInputs runs the catalogue. Each class of defect from the
@@ -80,6 +85,9 @@ func TestHostileInputs(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			args := append([]string{"--json", "--home", filepath.Join(w, "home"), "--lock-timeout", "5s"}, expand(tc.args, w)...)
+			if tc.human {
+				args = args[1:]
+			}
 			cmd := exec.CommandContext(ctx, "clawkit", args...)
 			cmd.Dir = w
 			cmd.Stdin = strings.NewReader(tc.stdin)
@@ -101,7 +109,17 @@ func TestHostileInputs(t *testing.T) {
 			if tc.has != "" && !strings.Contains(stdout.String(), tc.has) {
 				t.Errorf("stdout lacks %q:\n%s", tc.has, stdout.String())
 			}
-			if tc.exit != 0 {
+			if tc.lacks != "" && strings.Contains(stdout.String()+stderr.String(), tc.lacks) {
+				t.Errorf("the output shows %q:\nstdout: %s\nstderr: %s", tc.lacks, stdout.String(), stderr.String())
+			}
+			if tc.human {
+				if n := strings.Count("\n"+stderr.String(), "\nclawkit: error: "); tc.exit != 0 && n != 1 {
+					t.Errorf("stderr has %d error lines, want 1:\n%s", n, stderr.String())
+				}
+				if strings.ContainsRune(stdout.String()+stderr.String(), 0x1b) {
+					t.Errorf("an escape byte reached the terminal:\nstdout: %q\nstderr: %q", stdout.String(), stderr.String())
+				}
+			} else if tc.exit != 0 {
 				if jerr := json.Unmarshal(stdout.Bytes(), &doc); jerr != nil || doc.OK == nil || *doc.OK {
 					t.Errorf("stdout is not one JSON error document: %v\n%s", jerr, stdout.String())
 				} else if os.Getenv("HOSTILE_PRINT") != "" {

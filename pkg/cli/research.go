@@ -11,6 +11,7 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/research"
+	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
 // ResearchCmd is `clawkit research …` (google.research.v1, docs/research.md).
@@ -114,7 +115,7 @@ func (c *ResearchStartCmd) Run(ctx context.Context, env *Env, out *Output) error
 		if res.Existing {
 			existing = " (existing job for this idempotency key)"
 		}
-		fmt.Fprintf(w, "%s %s handle %s%s\n", res.Job, res.State, res.Handle, existing)
+		fmt.Fprintf(w, "%s %s handle %s%s\n", res.Job, res.State, termsafe.Text(res.Handle), existing)
 	})
 }
 
@@ -134,9 +135,11 @@ func printJob(out *Output, res *research.PollResult) error {
 		if status == "" {
 			status = "-"
 		}
-		fmt.Fprintf(w, "%s %s (provider status %s, %d polls)\n", j.ID, j.State, status, j.PollCount)
+		// Status and reason are the provider's text: escaped for the
+		// terminal (docs/research.md, "Text from outside").
+		fmt.Fprintf(w, "%s %s (provider status %s, %d polls)\n", j.ID, j.State, termsafe.Text(status), j.PollCount)
 		if j.ErrorCode != "" {
-			fmt.Fprintf(w, "reason: %s: %s\n", j.ErrorCode, j.ErrorMessage)
+			fmt.Fprintf(w, "reason: %s: %s\n", j.ErrorCode, termsafe.Text(j.ErrorMessage))
 		}
 		if res.ReportDir != "" {
 			flags := ""
@@ -223,8 +226,8 @@ func (c *ResearchListCmd) Run(ctx context.Context, env *Env, out *Output) error 
 			if len(q) > 48 {
 				q = strings.ToValidUTF8(q[:48], "") + "…"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s/%s\t%s\t%s\n", j.ID, j.State, dash(j.ProviderStatus), j.PollCount, j.AgentID, j.SessionKey,
-				time.UnixMilli(j.CreatedAt).UTC().Format(time.RFC3339), q)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s/%s\t%s\t%s\n", j.ID, j.State, termsafe.Text(dash(j.ProviderStatus)), j.PollCount, j.AgentID, j.SessionKey,
+				time.UnixMilli(j.CreatedAt).UTC().Format(time.RFC3339), termsafe.Text(q))
 		}
 		tw.Flush()
 	})
@@ -252,7 +255,8 @@ func (c *ResearchShowCmd) Run(ctx context.Context, env *Env, out *Output) error 
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 		row := func(k, v string) {
 			if v != "" {
-				fmt.Fprintf(tw, "%s:\t%s\n", k, v)
+				// Status, handle, reason and question may be outside text.
+				fmt.Fprintf(tw, "%s:\t%s\n", k, termsafe.Text(v))
 			}
 		}
 		row("job", j.ID)
@@ -301,7 +305,7 @@ func (c *ResearchRecoverCmd) Run(ctx context.Context, env *Env, out *Output) err
 			fmt.Fprintf(w, "%s ended: report published\n", id)
 		}
 		for _, s := range res.Skipped {
-			fmt.Fprintf(w, "%s skipped: %s: %s\n", s.Job, s.Code, s.Reason)
+			fmt.Fprintf(w, "%s skipped: %s: %s\n", s.Job, s.Code, termsafe.Text(s.Reason))
 		}
 		if len(res.Indeterminate)+len(res.Resumed)+len(res.Finished)+len(res.Skipped) == 0 {
 			fmt.Fprintln(w, "nothing to recover")

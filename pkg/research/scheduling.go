@@ -13,6 +13,7 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/termsafe"
 	"github.com/clawkit/clawkit/pkg/research/google"
 	"github.com/clawkit/clawkit/pkg/store"
 )
@@ -270,7 +271,9 @@ func progress(w io.Writer, elapsed time.Duration, j *Job) {
 	if status == "" {
 		status = j.State
 	}
-	fmt.Fprintf(w, "\r\x1b[Kresearch %s: %s, %s, %d polls, %s elapsed", j.ID, j.State, status, j.PollCount, elapsed.Round(time.Second))
+	// The status is the provider's text: escaped, it cannot drive the
+	// terminal or forge a line (docs/research.md, "Text from outside").
+	fmt.Fprintf(w, "\r\x1b[Kresearch %s: %s, %s, %d polls, %s elapsed", j.ID, j.State, termsafe.Text(status), j.PollCount, elapsed.Round(time.Second))
 }
 
 // RecoverResult summarises a recovery pass.
