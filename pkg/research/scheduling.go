@@ -13,9 +13,9 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/owner"
-	"github.com/clawkit/clawkit/pkg/termsafe"
 	"github.com/clawkit/clawkit/pkg/research/google"
 	"github.com/clawkit/clawkit/pkg/store"
+	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
 // interval is the wait before the next poll of a job submitted at
