@@ -26,6 +26,7 @@ var scriptCmds = map[string]scriptCmd{
 	"jobid":      cmdJobID,
 	"tarlist":    cmdTarList,
 	"grep-tree":  cmdGrepTree,
+	"nest":       cmdNest,
 
 	// cmds_shell_test.go: stand-ins for shell idioms.
 	"setenv-file":    cmdSetenvFile,

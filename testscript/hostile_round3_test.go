@@ -82,6 +82,19 @@ func round3HostileCases() []hostileCase {
 		{name: "r3/secret-errors-echo-key", fake: true, homeRecords: true, setup: researchReady(),
 			args: []string{"research", "start", "--wait", "fake:echo-key q"}, exit: 0, has: "quota of key REDACTED exhausted", lacks: hostileKey},
 
+		// config.json stays readable: depth and size bounds shared by the
+		// writer and the reader.
+		{name: "r3/config-set-deep-value", args: []string{"config", "set", "deep.v", strings.Repeat("[", 3000) + strings.Repeat("]", 3000)}, exit: 2, code: "invalid_config_value"},
+		{name: "r3/config-set-long-key", args: []string{"config", "set", strings.Repeat("a.", 3000) + "v", "1"}, exit: 2, code: "invalid_config_value"},
+		{name: "r3/config-set-deep-existing-home", setup: files("home/config.json", `{"keep":1}`),
+			args: []string{"config", "set", "deep.v", strings.Repeat("[", 100) + strings.Repeat("]", 100)}, exit: 2, code: "invalid_config_value"},
+		{name: "r3/config-set-grows-over-limit", setup: files("home/config.json", `{"big":"`+strings.Repeat("x", 16<<20-2000)+`"}`),
+			args: []string{"config", "set", "more", strings.Repeat("y", 4000)}, exit: 2, code: "invalid_config_value"},
+		{name: "r3/config-file-too-deep", setup: files("home/config.json", strings.Repeat(`{"a":`, 3000)+"1"+strings.Repeat("}", 3000)),
+			args: []string{"config", "get"}, exit: 1, code: "invalid_config"},
+		{name: "r3/config-file-too-deep-session-list", setup: files("home/config.json", strings.Repeat(`{"a":`, 3000)+"1"+strings.Repeat("}", 3000)),
+			args: []string{"session", "list"}, exit: 1, code: "invalid_config"},
+
 		// Provider text on the terminal: escaped, no forged line.
 		{name: "r3/terminal-create-forge", fake: true, homeRecords: true, human: true, setup: researchReady(),
 			args: []string{"research", "start", "fake:create-400-forge"}, exit: 1},
@@ -115,4 +128,21 @@ func cmdGrepTree(ts *testscript.TestScript, neg bool, args []string) {
 	case !neg && len(found) == 0:
 		ts.Fatalf("%q found in no file below %s", args[0], args[1])
 	}
+}
+
+// nest (-env VAR | -file FILE) N OPEN MIDDLE CLOSE: sets VAR to, or
+// writes FILE with, OPEN repeated N times, MIDDLE, then CLOSE repeated N
+// times: a value nested N deep ('[' 1 ']'), a key of N segments ('a.' v
+// ''), a long string (x '' ''), without a shell loop.
+func cmdNest(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 6 || (args[0] != "-env" && args[0] != "-file") {
+		ts.Fatalf("usage: nest (-env VAR | -file FILE) N OPEN MIDDLE CLOSE")
+	}
+	n := intArg(ts, "nest", "N", args[2], 0)
+	v := strings.Repeat(args[3], n) + args[4] + strings.Repeat(args[5], n)
+	if args[0] == "-env" {
+		ts.Setenv(args[1], v)
+		return
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(v), 0o600))
 }

@@ -123,8 +123,11 @@ func checkConfigSet(p ConfigParams) error {
 	if err := checkConfigPath(p); err != nil {
 		return err
 	}
-	_, err := configValue(p)
-	return err
+	v, err := configValue(p)
+	if err != nil {
+		return err
+	}
+	return config.CheckValue(p.Path, v)
 }
 
 func configValue(p ConfigParams) (any, error) {
@@ -148,7 +151,11 @@ func admitConfigSet(pre owner.Pre, p ConfigParams) error {
 		return err
 	}
 	c := &config.Config{Path: pre.Config.Path, Root: cloneJSON(pre.Config.Root)}
-	return c.Set(p.Path, v)
+	if err := c.Set(p.Path, v); err != nil {
+		return err
+	}
+	_, err = c.Encode() // the file it would make must be readable back
+	return err
 }
 
 // cloneJSON copies a decoded JSON tree, so a trial edit leaves the
@@ -238,7 +245,9 @@ func registerCore(r *owner.Registry) {
 		}})
 	owner.Register(r, owner.Op[ConfigParams, map[string]any]{Name: MethodConfigUnset, Write: true, FilesOnly: true, Check: checkConfigPath,
 		Run: func(ctx context.Context, env *owner.Env, p ConfigParams) (map[string]any, error) {
-			return editConfig(env, func(cfg *config.Config) (map[string]any, bool, error) {
+			// Unset reads a config over the bounds too, so the key that
+			// made it unreadable can be removed (config.LoadForRepair).
+			return editConfigWith(env, config.LoadForRepair, func(cfg *config.Config) (map[string]any, bool, error) {
 				removed, err := cfg.Unset(p.Path)
 				return map[string]any{"path": p.Path, "removed": removed}, removed, err
 			})
@@ -322,8 +331,13 @@ func editCredentials(env *owner.Env, change func(*auth.Store) (auth.Public, erro
 // it, 20 concurrent `config set` calls through one gateway kept only some
 // of their keys while all of them exited 0.
 func editConfig(env *owner.Env, change func(*config.Config) (res map[string]any, changed bool, err error)) (res map[string]any, err error) {
+	return editConfigWith(env, config.Load, change)
+}
+
+// editConfigWith is editConfig reading the config with load.
+func editConfigWith(env *owner.Env, load func(home string) (*config.Config, error), change func(*config.Config) (res map[string]any, changed bool, err error)) (res map[string]any, err error) {
 	err = fsx.EditLocked(filepath.Join(env.Home, config.FileName), func() error {
-		cfg, err := config.Load(env.Home)
+		cfg, err := load(env.Home)
 		if err != nil {
 			return err
 		}
