@@ -133,7 +133,7 @@ func cmdGrepTree(ts *testscript.TestScript, neg bool, args []string) {
 // nest (-env VAR | -file FILE) N OPEN MIDDLE CLOSE: sets VAR to, or
 // writes FILE with, OPEN repeated N times, MIDDLE, then CLOSE repeated N
 // times: a value nested N deep ('[' 1 ']'), a key of N segments ('a.' v
-// ''), a long string (x '' ''), without a shell loop.
+// ”), a long string (x ” ”), without a shell loop.
 func cmdNest(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 6 || (args[0] != "-env" && args[0] != "-file") {
 		ts.Fatalf("usage: nest (-env VAR | -file FILE) N OPEN MIDDLE CLOSE")
