@@ -95,6 +95,37 @@ func round3HostileCases() []hostileCase {
 		{name: "r3/config-file-too-deep-session-list", setup: files("home/config.json", strings.Repeat(`{"a":`, 3000)+"1"+strings.Repeat("}", 3000)),
 			args: []string{"session", "list"}, exit: 1, code: "invalid_config"},
 
+		// Hostile home files: opened as regular files only, bounded, never
+		// blocking, never through a link.
+		{name: "r3/home-record-fifo-session-list", setup: files("home/owner.lock", "", "home/gateway.json", "FIFO"),
+			args: []string{"session", "list"}, exit: 0},
+		{name: "r3/home-record-fifo-config-set", homeRecords: true, setup: files("home/owner.lock", "", "home/gateway.json", "FIFO"),
+			args: []string{"config", "set", "a", "1"}, exit: 0},
+		{name: "r3/home-record-dev-zero", setup: func(t *testing.T, w string) {
+			files("home/owner.lock", "")(t, w)
+			symlink(t, "/dev/zero", filepath.Join(w, "home", "gateway.json"))
+		}, args: []string{"session", "list"}, exit: 0},
+		{name: "r3/home-record-huge", setup: files("home/owner.lock", "", "home/gateway.json", `{"ownerId":"x","socket":"/nowhere","pad":"`+strings.Repeat("x", 1<<20)+`"}`),
+			args: []string{"session", "list"}, exit: 0},
+		{name: "r3/home-owner-lock-fifo", setup: files("home/owner.lock", "FIFO"),
+			args: []string{"session", "create", "s"}, exit: 1, code: "lock_failed"},
+		{name: "r3/home-owner-lock-link-outside", setup: func(t *testing.T, w string) {
+			os.MkdirAll(filepath.Join(w, "home"), 0o700)
+			symlink(t, filepath.Join(w, "outside"), filepath.Join(w, "home", "owner.lock"))
+		}, args: []string{"session", "create", "s"}, exit: 1, code: "lock_failed"},
+		{name: "r3/home-config-lock-fifo", setup: files("home/config.json", `{"a":1}`, "home/config.json.lock", "FIFO"),
+			args: []string{"config", "set", "a", "2"}, exit: 1, code: "config_write_failed"},
+		{name: "r3/home-credentials-lock-link-outside", setup: func(t *testing.T, w string) {
+			os.MkdirAll(filepath.Join(w, "home"), 0o700)
+			symlink(t, filepath.Join(w, "outside"), filepath.Join(w, "home", "credentials.json.lock"))
+		}, args: []string{"auth", "add", "p", "--provider", "google", "--api-key-stdin"}, stdin: "AIzaKey000001\n", exit: 1, code: "credentials_write_failed"},
+		{name: "r3/home-db-fifo", setup: files("home/owner.lock", "", "home/state.db", "FIFO"),
+			args: []string{"session", "create", "s"}, exit: 1, code: "store_open_failed"},
+		{name: "r3/home-db-wal-fifo-read", setup: files("home/owner.lock", "", "home/state.db", "", "home/state.db-wal", "FIFO"),
+			args: []string{"session", "list"}, exit: 1, code: "store_open_failed"},
+		{name: "r3/home-gateway-log-fifo", setup: files("home/gateway.log", "FIFO"),
+			args: []string{"gateway", "run", "--detach"}, exit: 1, code: "detach_failed"},
+
 		// Provider text on the terminal: escaped, no forged line.
 		{name: "r3/terminal-create-forge", fake: true, homeRecords: true, human: true, setup: researchReady(),
 			args: []string{"research", "start", "fake:create-400-forge"}, exit: 1},
@@ -145,4 +176,36 @@ func cmdNest(ts *testscript.TestScript, neg bool, args []string) {
 		return
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(v), 0o600))
+}
+
+// catalogCodes are the codes of docs/errors.md's table and of the skill
+// lint findings' own code space (docs/skills.md's table, which errors.md
+// points to). "" is there too: a report document (skill validate) that is
+// not an error document carries no code.
+func catalogCodes(t *testing.T) map[string]bool {
+	codes := map[string]bool{"": true}
+	for _, doc := range []string{"errors.md", "skills.md"} {
+		b, err := os.ReadFile(filepath.Join(repoRoot(), "docs", doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if code, ok := strings.CutPrefix(line, "| `"); ok {
+				if i := strings.Index(code, "`"); i > 0 {
+					codes[code[:i]] = true
+				}
+			}
+		}
+	}
+	if len(codes) < 100 {
+		t.Fatalf("docs/errors.md lists only %d codes", len(codes))
+	}
+	return codes
+}
+
+func symlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
 }

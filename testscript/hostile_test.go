@@ -60,6 +60,7 @@ func TestHostileInputs(t *testing.T) {
 	if len(cases) < 100 {
 		t.Fatalf("catalogue has %d cases; the campaign asks for at least 100", len(cases))
 	}
+	catalogued := catalogCodes(t)
 	seen := map[string]bool{}
 	for _, tc := range cases {
 		if seen[tc.name] {
@@ -126,6 +127,10 @@ func TestHostileInputs(t *testing.T) {
 					fmt.Printf("CASE %s exit=%d code=%s\n", tc.name, exitCode(err), doc.Code)
 				} else if tc.code != "" && doc.Code != tc.code {
 					t.Errorf("code %q, want %q (message: %s)", doc.Code, tc.code, doc.Message)
+				} else if !catalogued[doc.Code] {
+					// Every code a user can see is in the catalog (an
+					// unclassified error would show "failed").
+					t.Errorf("code %q is not in docs/errors.md (message: %s)", doc.Code, doc.Message)
 				}
 			}
 			if !homeExisted && !tc.homeRecords && exists(filepath.Join(w, "home")) {

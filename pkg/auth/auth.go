@@ -170,3 +170,10 @@ func (s *Store) Save() error {
 	}
 	return nil
 }
+
+// WriteFailed is credentials_write_failed for path: an edit that could not
+// be made (its edit lock cannot be taken, the file cannot be replaced).
+func WriteFailed(path string, err error) error {
+	return errs.Failed("credentials_write_failed", "cannot write %s: %v", path, err).
+		WithHint("credentials.json and its edit lock %s must be regular files in a writable home", filepath.Base(path)+fsx.LockSuffix)
+}

@@ -367,3 +367,10 @@ func shapeOfType(dst any) string {
 	}
 	return "a value of another shape"
 }
+
+// WriteFailed is config_write_failed for path: an edit that could not be
+// made (its edit lock cannot be taken, the file cannot be replaced).
+func WriteFailed(path string, err error) error {
+	return errs.Failed("config_write_failed", "cannot write %s: %v", path, err).
+		WithHint("config.json and its edit lock %s must be regular files in a writable home", filepath.Base(path)+fsx.LockSuffix)
+}

@@ -301,6 +301,7 @@ func admitAuthRemove(pre owner.Pre, p AuthRemoveParams) error {
 // the file's edit lock, so concurrent handlers never lose each other's
 // profiles.
 func editCredentials(env *owner.Env, change func(*auth.Store) (auth.Public, error)) (res auth.Public, err error) {
+	defer func() { err = classifyEdit(err, auth.WriteFailed, filepath.Join(env.Home, auth.FileName)) }()
 	err = fsx.EditLocked(filepath.Join(env.Home, auth.FileName), func() error {
 		s, err := auth.Load(env.Home)
 		if err != nil {
@@ -336,6 +337,7 @@ func editConfig(env *owner.Env, change func(*config.Config) (res map[string]any,
 
 // editConfigWith is editConfig reading the config with load.
 func editConfigWith(env *owner.Env, load func(home string) (*config.Config, error), change func(*config.Config) (res map[string]any, changed bool, err error)) (res map[string]any, err error) {
+	defer func() { err = classifyEdit(err, config.WriteFailed, filepath.Join(env.Home, config.FileName)) }()
 	err = fsx.EditLocked(filepath.Join(env.Home, config.FileName), func() error {
 		cfg, err := load(env.Home)
 		if err != nil {
@@ -360,4 +362,15 @@ func editConfigWith(env *owner.Env, load func(home string) (*config.Config, erro
 		return cfg.Save()
 	})
 	return res, err
+}
+
+// classifyEdit gives an edit's unclassified failure (its edit lock could
+// not be taken or created: a FIFO or a link in its place, a read-only
+// home, a stale temp that cannot be removed) the file's own write-failure
+// code, so no error reaches the user without a catalogued code.
+func classifyEdit(err error, failed func(path string, err error) error, path string) error {
+	if err == nil || errs.As(err) != nil {
+		return err
+	}
+	return failed(path, err)
 }
