@@ -55,6 +55,13 @@ func snapshotOutsideHome(t *testing.T, w string) string {
 // for nothing, secrets and terminal text in research, config bounds,
 // hostile home files and input bounds.
 func round3HostileCases() []hostileCase {
+	rpc := func(name, in, reason string, setup ...func(*testing.T, string)) hostileCase {
+		c := hostileCase{name: "r3/rpc-" + name, args: []string{"research", "rpc"}, stdin: in, has: `"reason": "` + reason + `"`}
+		if len(setup) > 0 {
+			c.setup = setup[0]
+		}
+		return c
+	}
 	return []hostileCase{
 		// Exit 0 for nothing: a job that ends without a report is exit 1,
 		// --out is never written.
@@ -125,6 +132,35 @@ func round3HostileCases() []hostileCase {
 			args: []string{"session", "list"}, exit: 1, code: "store_open_failed"},
 		{name: "r3/home-gateway-log-fifo", setup: files("home/gateway.log", "FIFO"),
 			args: []string{"gateway", "run", "--detach"}, exit: 1, code: "detach_failed"},
+
+		// Input bounds: refused whole, nothing stored, nothing started.
+		{name: "r3/auth-key-stdin-100kb", args: []string{"auth", "add", "g", "--provider", "google", "--api-key-stdin"}, stdin: strings.Repeat("k", 100000) + "\n", exit: 2, code: "invalid_secret"},
+		{name: "r3/auth-key-env-100kb", env: []string{"BIGKEY=" + strings.Repeat("k", 100000)}, args: []string{"auth", "add", "g", "--provider", "google", "--api-key-env", "BIGKEY"}, exit: 2, code: "invalid_secret"},
+		{name: "r3/auth-key-nul", args: []string{"auth", "add", "g", "--provider", "google", "--api-key-stdin"}, stdin: "AIzaKey\x00tail\n", exit: 2, code: "invalid_secret", lacks: "AIzaKey"},
+		{name: "r3/auth-key-escape", args: []string{"auth", "add", "g", "--provider", "google", "--api-key-stdin"}, stdin: "AIzaKey\x1b[2Jx\n", exit: 2, code: "invalid_secret"},
+		{name: "r3/auth-key-invalid-utf8", args: []string{"auth", "add", "g", "--provider", "google", "--api-key-stdin"}, stdin: "AIzaKey\xff\xfe\n", exit: 2, code: "invalid_secret"},
+		{name: "r3/auth-key-nul-existing-home", setup: files("home/credentials.json", `{"version":1,"profiles":{}}`),
+			args: []string{"auth", "add", "g", "--provider", "google", "--api-key-stdin"}, stdin: "AIza\x00\n", exit: 2, code: "invalid_secret"},
+		rpc("max-report-bytes-string", `{"request":{"version":1,"action":"start","question":"q","output":{"maxReportBytes":"100000"}},"sessionKey":"cli","agentId":"main"}`, "invalid_field"),
+		rpc("max-report-bytes-string-enabled", `{"request":{"version":1,"action":"start","question":"q","output":{"maxReportBytes":"100000"}},"sessionKey":"cli","agentId":"main"}`, "invalid_field", researchReady()),
+		{name: "r3/research-wait-timeout-1ns", args: []string{"research", "wait", "rj_aaaaaaaaaaaaaaaa", "--timeout", "1ns"}, exit: 2, code: "invalid_timeout"},
+		{name: "r3/research-wait-timeout-999us", args: []string{"research", "wait", "rj_aaaaaaaaaaaaaaaa", "--timeout", "999us"}, exit: 2, code: "invalid_timeout"},
+		{name: "r3/research-start-wait-timeout-1ns", setup: researchReady(), args: []string{"research", "start", "--wait", "--timeout", "1ns", "q"}, exit: 2, code: "invalid_timeout"},
+		{name: "r3/research-start-timeout-without-wait", setup: researchReady(), args: []string{"research", "start", "--timeout", "5s", "q"}, exit: 2, code: "invalid_timeout"},
+		{name: "r3/research-wait-timeout-negative", args: []string{"research", "wait", "rj_aaaaaaaaaaaaaaaa", "--timeout=-1s"}, exit: 2, code: "invalid_timeout"},
+		{name: "r3/research-idempotency-key-rlo", setup: researchReady(), args: []string{"research", "start", "--idempotency-key", "abc\u202edef", "q"}, exit: 2, code: "invalid_idempotency_key"},
+		{name: "r3/research-idempotency-key-zwj", setup: researchReady(), args: []string{"research", "start", "--idempotency-key", "a\u200db", "q"}, exit: 2, code: "invalid_idempotency_key"},
+		{name: "r3/research-idempotency-key-nbsp", setup: researchReady(), args: []string{"research", "start", "--idempotency-key", "a\u00a0b", "q"}, exit: 2, code: "invalid_idempotency_key"},
+		{name: "r3/research-idempotency-key-bad-utf8", setup: researchReady(), args: []string{"research", "start", "--idempotency-key", "a\xffb", "q"}, exit: 2, code: "invalid_idempotency_key"},
+		{name: "r3/mcp-max-frame-bytes", args: []string{"mcp", "call", "--method", "ping", "--max-frame-bytes", "1", "--", "true"}, exit: 2, code: "invalid_limit"},
+		// A number beyond float64 is a JSON number the file holds as written
+		// (it was invalid_params, a code meant for malformed calls).
+		{name: "r3/config-set-huge-number", homeRecords: true, args: []string{"config", "set", "n", "[1e999]"}, exit: 0},
+
+		// A file where the skill has a folder: refused naming the path,
+		// nothing left (no staging folder).
+		{name: "r3/skill-file-over-folder", setup: withPlugin("home/agents/main/skills/s/SKILL.md", okSkill, "home/agents/main/skills/s/scripts/a/b.sh", "echo b\n", "in.sh", "echo hi\n", "home/locks/skills", "DIR"),
+			args: []string{"skill", "write", "s", "scripts/a", "--plugin", "p", "--from", "$W/in.sh"}, exit: 1, code: "write_failed", has: "skills/s/scripts/a: file exists"},
 
 		// Provider text on the terminal: escaped, no forged line.
 		{name: "r3/terminal-create-forge", fake: true, homeRecords: true, human: true, setup: researchReady(),

@@ -21,3 +21,8 @@ const (
 	// CodeProfileNotFound: no auth profile …
 	CodeProfileNotFound errs.Code = "profile_not_found"
 )
+
+const (
+	// CodeInvalidSecret: the credential for … is … bytes; the limit is …
+	CodeInvalidSecret errs.Code = "invalid_secret"
+)

@@ -69,11 +69,17 @@ func (c *AuthAddCmd) Run(ctx context.Context, env *Env) error {
 }
 
 // readSecret reads one secret from stdin: surrounding white space (the
-// trailing newline of `echo`) is not part of it.
+// trailing newline of `echo`) is not part of it. More than the bound is
+// refused whole, never cut to fit; what it holds is auth.CheckSecret's.
 func readSecret(r io.Reader) (string, error) {
-	b, err := io.ReadAll(io.LimitReader(r, 64<<10))
+	const max = auth.MaxSecretBytes + 4<<10 // room for surrounding white space
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
 		return "", errs.Failed("stdin_failed", "cannot read standard input: %v", err)
+	}
+	if len(b) > max {
+		return "", errs.Usage("invalid_secret", "standard input holds more than %d bytes; a credential is at most %d", max, auth.MaxSecretBytes).
+			WithHint("pipe the key or token itself, not a file that holds more")
 	}
 	s := strings.TrimSpace(string(b))
 	if s == "" {

@@ -50,3 +50,12 @@ const (
 	// CodeWriteFailed: cannot make the bundle: …
 	CodeWriteFailed errs.Code = "write_failed"
 )
+
+const (
+	// CodeInvalidSecret: standard input holds more than … bytes; a credential is at most …
+	CodeInvalidSecret errs.Code = "invalid_secret"
+	// CodeInvalidLimit: --max-frame-bytes must be at least 2
+	CodeInvalidLimit errs.Code = "invalid_limit"
+	// CodeInvalidTimeout: --timeout needs --wait
+	CodeInvalidTimeout errs.Code = "invalid_timeout"
+)

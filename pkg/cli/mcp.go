@@ -46,7 +46,7 @@ func (f *MCPServerFlags) options(command []string, out *Output) (mcp.Options, er
 		return o, err
 	}
 	if f.MaxFrameBytes < 2 {
-		return o, errs.Usage("usage", "--max-frame-bytes must be at least 2").WithHint("the limit counts the message and its newline")
+		return o, errs.Usage("invalid_limit", "--max-frame-bytes must be at least 2").WithHint("the limit counts the message and its newline")
 	}
 	for _, c := range []struct {
 		name string
@@ -281,7 +281,7 @@ type MCPProxyCmd struct {
 
 func (c *MCPProxyCmd) Run(ctx context.Context, env *Env, out *Output) error {
 	if c.MaxFrameBytes < 2 {
-		return errs.Usage("usage", "--max-frame-bytes must be at least 2").WithHint("the limit counts the message and its newline")
+		return errs.Usage("invalid_limit", "--max-frame-bytes must be at least 2").WithHint("the limit counts the message and its newline")
 	}
 	if c.StopGrace <= 0 {
 		return errs.Usage("usage", "--stop-grace must be positive")

@@ -102,7 +102,13 @@ func (c *ResearchStartCmd) Run(ctx context.Context, env *Env, out *Output) error
 		MaxReportBytes: c.MaxReportBytes, AsOf: c.AsOf, IdempotencyKey: c.IdempotencyKey}
 	if c.Wait {
 		// One routed call: the start and its wait run under one owner.
-		p.Wait = &research.StartWait{TimeoutMs: c.Timeout.Milliseconds(), Out: o}
+		ms, err := research.WaitTimeoutMs(c.Timeout)
+		if err != nil {
+			return err
+		}
+		p.Wait = &research.StartWait{TimeoutMs: ms, Out: o}
+	} else if c.Timeout != 0 {
+		return errs.Usage("invalid_timeout", "--timeout needs --wait").WithHint("'clawkit research start --wait --timeout D QUESTION'")
 	}
 	if err := env.Call(ctx, research.MethodStart, p, &res); err != nil {
 		return err
@@ -120,8 +126,12 @@ func (c *ResearchStartCmd) Run(ctx context.Context, env *Env, out *Output) error
 }
 
 func waitFor(ctx context.Context, env *Env, out *Output, id researchIdentity, job string, timeout time.Duration, o string) error {
+	ms, err := research.WaitTimeoutMs(timeout)
+	if err != nil {
+		return err
+	}
 	var res research.PollResult
-	p := research.WaitParams{JobParams: research.JobParams{Caller: id.caller(), Job: job, Out: o}, TimeoutMs: timeout.Milliseconds()}
+	p := research.WaitParams{JobParams: research.JobParams{Caller: id.caller(), Job: job, Out: o}, TimeoutMs: ms}
 	if err := env.Call(ctx, research.MethodWait, p, &res); err != nil {
 		return err
 	}
@@ -179,9 +189,6 @@ type ResearchWaitCmd struct {
 }
 
 func (c *ResearchWaitCmd) Run(ctx context.Context, env *Env, out *Output) error {
-	if c.Timeout < 0 {
-		return errs.Usage("usage", "--timeout must not be negative")
-	}
 	o, err := absOut(c.Out)
 	if err != nil {
 		return err

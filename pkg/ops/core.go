@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -131,8 +132,12 @@ func checkConfigSet(p ConfigParams) error {
 }
 
 func configValue(p ConfigParams) (any, error) {
+	// Numbers stay as written (1e999 is a JSON number the file can hold),
+	// as config.ParseValue and config.Load read them.
 	var v any
-	if err := json.Unmarshal(p.Value, &v); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(p.Value))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
 		return nil, errs.Usage(owner.CodeInvalidParams, "malformed value: %v", err)
 	}
 	return v, nil

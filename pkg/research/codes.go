@@ -124,3 +124,8 @@ const (
 	// CodeResponseTooLarge: …; research job … ends failed and is not polled again
 	CodeResponseTooLarge errs.Code = "response_too_large"
 )
+
+const (
+	// CodeInvalidTimeout: --timeout … is shorter than …, the finest a wait counts
+	CodeInvalidTimeout errs.Code = "invalid_timeout"
+)

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/owner"
@@ -50,11 +52,15 @@ type StartResult struct {
 }
 
 func validIdempotencyKey(k string) bool {
-	if k == "" || len(k) > 128 {
+	if k == "" || len(k) > 128 || !utf8.ValidString(k) {
 		return false
 	}
 	for _, r := range k {
-		if r <= ' ' || r == 0x7f {
+		// Control characters, spaces, and the invisible formatting and
+		// bidi characters (U+202E would print the key reversed).
+		// U+FFFD too: an invalid byte arrives as it once the parameters
+		// have been JSON (routed calls).
+		if !unicode.IsGraphic(r) || unicode.IsSpace(r) || r == utf8.RuneError {
 			return false
 		}
 	}
@@ -549,6 +555,9 @@ func (s *Service) checkStart(home string, p *StartParams, settings func() (Setti
 
 // checkStartParams is the stateless part of checkStart (owner.Op.Check).
 func checkStartParams(p StartParams) error {
+	if p.Wait != nil && p.Wait.TimeoutMs < 0 {
+		return errs.Usage("invalid_timeout", "the wait timeout %d ms is negative", p.Wait.TimeoutMs)
+	}
 	_, err := startOutput(&p)
 	return err
 }
@@ -579,7 +588,8 @@ func startOutput(p *StartParams) (out Output, err error) {
 		out.MaxReportBytes = DefaultReportMax
 	}
 	if p.IdempotencyKey != "" && !validIdempotencyKey(p.IdempotencyKey) {
-		return out, errs.Usage("invalid_idempotency_key", "the idempotency key must be 1–128 printable characters without spaces")
+		return out, errs.Usage("invalid_idempotency_key", "the idempotency key must be 1–128 printable characters without spaces").
+			WithHint("control, formatting and bidirectional characters (such as U+202E) are refused: they would show the key as another one")
 	}
 	return out, nil
 }

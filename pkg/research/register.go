@@ -73,7 +73,12 @@ func (s *Service) Register(r *owner.Registry) {
 	owner.Register(r, owner.Op[JobParams, *PollResult]{Name: MethodPoll, Write: true, Scope: owner.ScopeWrite, Env: callEnv,
 		Check: checkJobRef, Run: s.Poll})
 	owner.Register(r, owner.Op[WaitParams, *PollResult]{Name: MethodWait, Write: true, Scope: owner.ScopeWrite, Env: callEnv,
-		Check: func(p WaitParams) error { return checkJobRef(p.JobParams) }, Run: s.Wait})
+		Check: func(p WaitParams) error {
+			if p.TimeoutMs < 0 {
+				return errs.Usage("invalid_timeout", "the wait timeout %d ms is negative", p.TimeoutMs)
+			}
+			return checkJobRef(p.JobParams)
+		}, Run: s.Wait})
 	owner.Register(r, owner.Op[JobParams, *PollResult]{Name: MethodCancel, Write: true, Scope: owner.ScopeWrite, Env: callEnv,
 		Check: checkJobRef, Run: s.Cancel})
 	owner.Register(r, owner.Op[ListParams, []*Job]{Name: MethodList, Env: callEnv,

@@ -171,6 +171,26 @@ func (s *Service) markCancelSent(ctx context.Context, env *owner.Env, j *Job) {
 	}
 }
 
+// MinWaitTimeout is the shortest wait timeout there is: the operation
+// counts in milliseconds, where a shorter duration would be 0, which means
+// "the job's own budget" (the opposite of what was asked).
+const MinWaitTimeout = time.Millisecond
+
+// WaitTimeoutMs is a --timeout as WaitParams.TimeoutMs: 0 waits for the
+// job's own budget; a negative duration, or one shorter than
+// MinWaitTimeout, is refused (invalid_timeout) rather than rounded to 0.
+func WaitTimeoutMs(d time.Duration) (int64, error) {
+	switch {
+	case d < 0:
+		return 0, errs.Usage("invalid_timeout", "--timeout %s is negative", d).
+			WithHint("give a duration such as 30s or 10m, or 0 to wait for the job's own budget")
+	case d > 0 && d < MinWaitTimeout:
+		return 0, errs.Usage("invalid_timeout", "--timeout %s is shorter than %s, the finest a wait counts", d, MinWaitTimeout).
+			WithHint("give at least %s, or 0 to wait for the job's own budget", MinWaitTimeout)
+	}
+	return d.Milliseconds(), nil
+}
+
 // WaitParams are research.wait's parameters.
 type WaitParams struct {
 	JobParams

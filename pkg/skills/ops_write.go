@@ -5,6 +5,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -141,7 +144,8 @@ func (c *call) publish(skill string, exists bool, keep []skilllint.FileEntry, ad
 		if e := errs.As(err); e != nil {
 			return false, e
 		}
-		return false, errs.Failed("write_failed", "cannot stage skill %s: %v", skill, skilllint.UnwrapPathErr(err))
+		return false, errs.Failed("write_failed", "cannot stage skill %s: %v", skill, stagePathErr(c.root, skill, err)).
+			WithHint("a file and a folder of the same name cannot both be in a skill: remove the one being replaced first")
 	}
 	// The last checks before the file change.
 	if err := c.plugin.Recheck(env.Home); err != nil {
@@ -259,4 +263,22 @@ func opRemove(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
 func errSkillMDRequired(p FileParams) error {
 	return errs.Refused("skill_md_required", "SKILL.md is not removed on its own: a skill without SKILL.md is not a skill").
 		WithHint("remove the whole skill with 'clawkit skill remove %s --plugin %s', or replace SKILL.md with 'clawkit skill write %s SKILL.md'", p.Skill, p.PluginID, p.Skill)
+}
+
+// stagePathErr names, in a staging failure, the skill's own path instead
+// of the staging folder's (which means nothing to the user): "file exists"
+// alone left the user to guess which file (a file written where the skill
+// has a folder, or the reverse).
+func stagePathErr(root, skill string, err error) error {
+	var pe *fs.PathError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	rel := filepath.ToSlash(pe.Path)
+	if first, rest, ok := strings.Cut(rel, "/"); ok && strings.HasPrefix(first, skilllint.StagingPrefix) {
+		rel = rest
+	} else if strings.HasPrefix(first, skilllint.StagingPrefix) {
+		rel = ""
+	}
+	return fmt.Errorf("%s: %v", filepath.Join(root, skill, filepath.FromSlash(rel)), pe.Err)
 }
