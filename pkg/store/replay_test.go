@@ -128,7 +128,7 @@ func (p *cutProxy) url(t *testing.T, dbURL string) string {
 // and the connection closed, as pgx's own test of the fix has it), or its
 // first messages then the FATAL a terminated backend sends.
 var cuts = map[string]func([]byte) []byte{
-	"no-reply":         func([]byte) []byte { return nil },
+	"no-reply":        func([]byte) []byte { return nil },
 	"fatal-mid-reply": func(b []byte) []byte { return append(headOfReply(b), fatalTerminated()...) },
 }
 
