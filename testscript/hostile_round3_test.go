@@ -1,6 +1,8 @@
 package testscript
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -130,6 +132,10 @@ func round3HostileCases() []hostileCase {
 			args: []string{"session", "create", "s"}, exit: 1, code: "store_open_failed"},
 		{name: "r3/home-db-wal-fifo-read", setup: files("home/owner.lock", "", "home/state.db", "", "home/state.db-wal", "FIFO"),
 			args: []string{"session", "list"}, exit: 1, code: "store_open_failed"},
+		{name: "r3/home-skill-lock-fifo", setup: func(t *testing.T, w string) {
+			h := sha256.Sum256([]byte("p\x00main\x00s"))
+			withPlugin("in.md", okSkill, "home/locks/skills/"+hex.EncodeToString(h[:16])+".lock", "FIFO")(t, w)
+		}, args: []string{"skill", "write", "s", "SKILL.md", "--plugin", "p", "--from", "$W/in.md"}, exit: 1, code: "lock_failed"},
 		{name: "r3/home-gateway-log-fifo", setup: files("home/gateway.log", "FIFO"),
 			args: []string{"gateway", "run", "--detach"}, exit: 1, code: "detach_failed"},
 

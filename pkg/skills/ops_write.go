@@ -13,8 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rogpeppe/go-internal/lockedfile"
-
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/owner"
@@ -53,12 +51,13 @@ func lockSkill(home string, t Target, skill string) (func(), error) {
 		return nil, errs.Failed("lock_failed", "cannot create %s: %v", dir, err)
 	}
 	h := sha256.Sum256([]byte(t.PluginID + "\x00" + t.AgentID + "\x00" + skill))
-	mu := lockedfile.MutexAt(filepath.Join(dir, hex.EncodeToString(h[:16])+".lock"))
-	unlock, err := mu.Lock()
+	// A home file: a regular file only, never through a link, never
+	// blocking in open (fsx.OpenLockFile; README, "The home").
+	f, err := fsx.OpenLockFile(filepath.Join(dir, hex.EncodeToString(h[:16])+".lock"), 0o666)
 	if err != nil {
 		return nil, errs.Failed("lock_failed", "cannot lock skill %s: %v", skill, err)
 	}
-	return unlock, nil
+	return func() { f.Close() }, nil
 }
 
 const codeUndelivered = "skill_committed_undelivered"
