@@ -163,10 +163,10 @@ func round3HostileCases() []hostileCase {
 		// (it was invalid_params, a code meant for malformed calls).
 		{name: "r3/config-set-huge-number", homeRecords: true, args: []string{"config", "set", "n", "[1e999]"}, exit: 0},
 
-		// A file where the skill has a folder: refused naming the path,
-		// nothing left (no staging folder).
+		// A file where the skill has a folder: refused before staging
+		// naming the path (not_a_file), nothing left (no staging folder).
 		{name: "r3/skill-file-over-folder", setup: withPlugin("home/agents/main/skills/s/SKILL.md", okSkill, "home/agents/main/skills/s/scripts/a/b.sh", "echo b\n", "in.sh", "echo hi\n", "home/locks/skills", "DIR"),
-			args: []string{"skill", "write", "s", "scripts/a", "--plugin", "p", "--from", "$W/in.sh"}, exit: 1, code: "write_failed", has: "skills/s/scripts/a: file exists"},
+			args: []string{"skill", "write", "s", "scripts/a", "--plugin", "p", "--from", "$W/in.sh"}, exit: 1, code: "not_a_file", has: "cannot write scripts/a: it is a folder of skill s; a file cannot replace it"},
 
 		// Provider text on the terminal: escaped, no forged line.
 		{name: "r3/terminal-create-forge", fake: true, homeRecords: true, human: true, setup: researchReady(),

@@ -10,8 +10,6 @@ const (
 	CodeCredentialsUnreadable errs.Code = "credentials_unreadable"
 	// CodeCredentialsWriteFailed: cannot write …: …
 	CodeCredentialsWriteFailed errs.Code = "credentials_write_failed"
-	// CodeEmptySecret: the credential for … is empty
-	CodeEmptySecret errs.Code = "empty_secret"
 	// CodeInvalidCredentials: … is not a valid credentials file
 	CodeInvalidCredentials errs.Code = "invalid_credentials"
 	// CodeInvalidProfileId: invalid profile id …
@@ -20,9 +18,4 @@ const (
 	CodeProfileExists errs.Code = "profile_exists"
 	// CodeProfileNotFound: no auth profile …
 	CodeProfileNotFound errs.Code = "profile_not_found"
-)
-
-const (
-	// CodeInvalidSecret: the credential for … is … bytes; the limit is …
-	CodeInvalidSecret errs.Code = "invalid_secret"
 )

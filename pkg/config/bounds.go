@@ -57,16 +57,16 @@ func CheckValue(path string, v any) error {
 		return err
 	}
 	if d := len(parts) + depthOf(v); d > MaxDepth {
-		return errs.Usage("invalid_config_value", "%s would nest config.json %d levels deep (%d path segments, a value %d deep); the limit is %d",
+		return errs.Usage(errs.CodeInvalidConfigValue, "%s would nest config.json %d levels deep (%d path segments, a value %d deep); the limit is %d",
 			shortPath(path), d, len(parts), depthOf(v), MaxDepth).
 			WithHint("config.json must stay readable: set a shallower value or a shorter path")
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return errs.Usage("invalid_config_value", "the value of %s cannot be encoded: %v", shortPath(path), err)
+		return errs.Usage(errs.CodeInvalidConfigValue, "the value of %s cannot be encoded: %v", shortPath(path), err)
 	}
 	if len(b) > MaxBytes {
-		return errs.Usage("invalid_config_value", "the value of %s is %d bytes of JSON; config.json may hold at most %d", shortPath(path), len(b), MaxBytes).
+		return errs.Usage(errs.CodeInvalidConfigValue, "the value of %s is %d bytes of JSON; config.json may hold at most %d", shortPath(path), len(b), MaxBytes).
 			WithHint("keep large data in a file of its own and set its path")
 	}
 	return nil
@@ -76,7 +76,7 @@ func CheckValue(path string, v any) error {
 // LoadFile would refuse to read back (too deep, too large).
 func (c *Config) Encode() ([]byte, error) {
 	if d := depthOf(c.Root); d > MaxDepth {
-		return nil, errs.Usage("invalid_config_value", "%s would nest %d levels deep; the limit is %d", c.Path, d, MaxDepth).
+		return nil, errs.Usage(errs.CodeInvalidConfigValue, "%s would nest %d levels deep; the limit is %d", c.Path, d, MaxDepth).
 			WithHint("unset the deeply nested key")
 	}
 	b, err := json.MarshalIndent(c.Root, "", "  ")
@@ -85,7 +85,7 @@ func (c *Config) Encode() ([]byte, error) {
 	}
 	b = append(b, '\n')
 	if len(b) > MaxBytes {
-		return nil, errs.Usage("invalid_config_value", "%s would be %d bytes; the limit is %d", c.Path, len(b), MaxBytes).
+		return nil, errs.Usage(errs.CodeInvalidConfigValue, "%s would be %d bytes; the limit is %d", c.Path, len(b), MaxBytes).
 			WithHint("config.json must stay readable: set a smaller value, or unset a large key")
 	}
 	return b, nil

@@ -7,17 +7,31 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 )
 
-// A wait timeout under 1ms would be 0 ms, "the job's own budget": refused,
-// as is a negative one; 0 stays the budget.
+// A wait timeout under 1ms would be 0 ms, "the job's own budget": refused;
+// 0 stays the budget. A negative one stays negative, even below a
+// millisecond, and the operation's Check refuses it (invalid_timeout).
 func TestWaitTimeoutMs(t *testing.T) {
-	for d, want := range map[time.Duration]int64{0: 0, time.Millisecond: 1, 1500 * time.Microsecond: 1, 30 * time.Second: 30000} {
+	for d, want := range map[time.Duration]int64{0: 0, time.Millisecond: 1, 1500 * time.Microsecond: 1, 30 * time.Second: 30000,
+		-time.Nanosecond: -1, -1500 * time.Microsecond: -1, -time.Second: -1000} {
 		if got, err := WaitTimeoutMs(d); err != nil || got != want {
 			t.Errorf("%s: %d %v, want %d", d, got, err, want)
 		}
 	}
-	for _, d := range []time.Duration{time.Nanosecond, 999 * time.Microsecond, -time.Second} {
-		if _, err := WaitTimeoutMs(d); errs.CodeOf(err) != "invalid_timeout" {
+	for _, d := range []time.Duration{time.Nanosecond, 999 * time.Microsecond} {
+		if _, err := WaitTimeoutMs(d); errs.CodeOf(err) != errs.CodeInvalidTimeout {
 			t.Errorf("%s: %v, want invalid_timeout", d, err)
+		}
+	}
+	for _, d := range []time.Duration{-time.Nanosecond, -time.Second} {
+		ms, err := WaitTimeoutMs(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := checkWait(WaitParams{JobParams: JobParams{Job: "rj_aaaaaaaaaaaaaaaa"}, TimeoutMs: ms}); errs.CodeOf(err) != errs.CodeInvalidTimeout {
+			t.Errorf("wait %s: %v, want invalid_timeout", d, err)
+		}
+		if _, err := CheckStart(StartParams{Question: "q", Wait: &StartWait{TimeoutMs: ms}}); errs.CodeOf(err) != errs.CodeInvalidTimeout {
+			t.Errorf("start --wait %s: %v, want invalid_timeout", d, err)
 		}
 	}
 }
