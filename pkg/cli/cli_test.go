@@ -269,8 +269,8 @@ func TestJSONStream(t *testing.T) {
 // ExitCode is the error's kind; nil is 0 and an unclassified error 1.
 func TestExitCode(t *testing.T) {
 	for err, want := range map[error]int{
-		nil:                             0,
-		errors.New("x"):                 1,
+		nil:                        0,
+		errors.New("x"):            1,
 		errs.Usage(CodeUsage, "u"): 2,
 		errs.Refused(owner.CodeOwnerRetired, "r"):                              3,
 		fmt.Errorf("wrapped: %w", errs.Unknown(owner.CodeOutcomeUnknown, "u")): 4,
