@@ -271,11 +271,11 @@ func stagePathErr(root, skill string, err error) error {
 	if !errors.As(err, &pe) {
 		return err
 	}
+	// The path is the root's: under the staging folder (a file being
+	// written) or under the live skill folder (a file being copied).
 	rel := filepath.ToSlash(pe.Path)
-	if first, rest, ok := strings.Cut(rel, "/"); ok && strings.HasPrefix(first, skilllint.StagingPrefix) {
+	if first, rest, _ := strings.Cut(rel, "/"); strings.HasPrefix(first, skilllint.StagingPrefix) || first == skill {
 		rel = rest
-	} else if strings.HasPrefix(first, skilllint.StagingPrefix) {
-		rel = ""
 	}
 	return fmt.Errorf("%s: %v", filepath.Join(root, skill, filepath.FromSlash(rel)), pe.Err)
 }
