@@ -38,6 +38,17 @@ type hostileCase struct {
 	// nofile, when set, is the command's open-file limit (ulimit -n,
 	// through sh): a run out of descriptors must leave nothing either.
 	nofile int
+	// fake: the case runs against its own fake Interactions API (1000x
+	// time scale) whose URL setup and the command see as $FAKE; env adds
+	// variables (GEMINI_API_KEY is set for fake cases).
+	fake bool
+	env  []string
+	// homeRecords: the call is accepted and records its outcome in the home
+	// (a research job that ended without a report), so the home is left
+	// out of the snapshot; everything else (an --out file) must not change.
+	homeRecords bool
+	// lacks: text neither stdout nor stderr may contain (a secret).
+	lacks string
 	// human runs the command without --json: stdout and stderr must then
 	// hold no raw control byte (but newlines), stdout no "clawkit: error:"
 	// line and, on failure, stderr exactly one (text from outside cannot
@@ -54,6 +65,7 @@ func TestHostileInputs(t *testing.T) {
 	if len(cases) < 100 {
 		t.Fatalf("catalogue has %d cases; the campaign asks for at least 100", len(cases))
 	}
+	catalogued := catalogCodes(t)
 	seen := map[string]bool{}
 	for _, tc := range cases {
 		if seen[tc.name] {
@@ -63,10 +75,18 @@ func TestHostileInputs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			w := t.TempDir()
+			caseEnv := append([]string{"HOME=" + filepath.Join(w, "userhome"), "CLAWKIT_GOOGLE_BASE_URL=http://127.0.0.1:9"}, tc.env...)
+			if tc.fake {
+				caseEnv = append(caseEnv, startHostileFake(t, w)...)
+			}
 			if tc.setup != nil {
 				tc.setup(t, w)
 			}
-			before := snapshot(t, w)
+			snap := snapshot
+			if tc.homeRecords {
+				snap = snapshotOutsideHome
+			}
+			before := snap(t, w)
 			homeExisted := exists(filepath.Join(w, "home"))
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
@@ -80,7 +100,7 @@ func TestHostileInputs(t *testing.T) {
 			}
 			cmd.Dir = w
 			cmd.Stdin = strings.NewReader(tc.stdin)
-			cmd.Env = append(os.Environ(), "HOME="+filepath.Join(w, "userhome"), "CLAWKIT_GOOGLE_BASE_URL=http://127.0.0.1:9")
+			cmd.Env = append(os.Environ(), caseEnv...)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := cmd.Run()
@@ -97,6 +117,9 @@ func TestHostileInputs(t *testing.T) {
 			}
 			if tc.has != "" && !strings.Contains(stdout.String(), tc.has) {
 				t.Errorf("stdout lacks %q:\n%s", tc.has, stdout.String())
+			}
+			if tc.lacks != "" && strings.Contains(stdout.String()+stderr.String(), tc.lacks) {
+				t.Errorf("the output shows %q:\nstdout: %s\nstderr: %s", tc.lacks, stdout.String(), stderr.String())
 			}
 			if tc.human {
 				for name, b := range map[string][]byte{"stdout": stdout.Bytes(), "stderr": stderr.Bytes()} {
@@ -120,12 +143,16 @@ func TestHostileInputs(t *testing.T) {
 					fmt.Printf("CASE %s exit=%d code=%s\n", tc.name, exitCode(err), doc.Code)
 				} else if tc.code != "" && doc.Code != tc.code {
 					t.Errorf("code %q, want %q (message: %s)", doc.Code, tc.code, doc.Message)
+				} else if !catalogued[doc.Code] {
+					// Every code a user can see is in the catalog (an
+					// unclassified error would show "failed").
+					t.Errorf("code %q is not in docs/errors.md (message: %s)", doc.Code, doc.Message)
 				}
 			}
-			if !homeExisted && exists(filepath.Join(w, "home")) {
+			if !homeExisted && !tc.homeRecords && exists(filepath.Join(w, "home")) {
 				t.Errorf("a refused command created the home")
 			}
-			if after := snapshot(t, w); after != before {
+			if after := snap(t, w); after != before {
 				t.Errorf("the work folder changed:\nbefore:\n%s\nafter:\n%s", before, after)
 			}
 		})
@@ -459,5 +486,9 @@ func hostileCatalogue() []hostileCase {
 	// 9. crabbox layouts, decoded receipts, verify's lookups
 	// (crabbox_hostile_cases_test.go).
 	add(crabboxHostileCases()...)
+
+	// 10. Round 3: home files, config bounds, input bounds, secrets and
+	// terminal text in research (hostile_round3_test.go).
+	add(round3HostileCases()...)
 	return cs
 }
