@@ -35,7 +35,7 @@ func (c *AuthAddCmd) Run(env *Env) error {
 	switch {
 	case c.Kind == auth.KindOAuth:
 		if !c.TokenStdin || c.APIKeyEnv != "" || c.APIKeyStdin {
-			return errs.Usage(errs.CodeUsage, "an oauth profile takes its token from --token-stdin").
+			return errs.Usage(CodeUsage, "an oauth profile takes its token from --token-stdin").
 				WithHint("clawkit auth add %s --provider %s --kind oauth --token-stdin < token", c.Profile, c.Provider)
 		}
 		s, err := readSecret(env.Stdin)
@@ -56,7 +56,7 @@ func (c *AuthAddCmd) Run(env *Env) error {
 		}
 		secret = s
 	default:
-		return errs.Usage(errs.CodeUsage, "give the API key with exactly one of --api-key-env VAR or --api-key-stdin").
+		return errs.Usage(CodeUsage, "give the API key with exactly one of --api-key-env VAR or --api-key-stdin").
 			WithHint("clawkit auth add %s --provider %s --api-key-env GEMINI_API_KEY", c.Profile, c.Provider)
 	}
 	pub, err := ops.AuthAdd.Call(ctx, env, ops.AuthAddParams{ID: c.Profile, Provider: c.Provider, Kind: c.Kind, Secret: secret, Replace: c.Replace})
@@ -69,11 +69,17 @@ func (c *AuthAddCmd) Run(env *Env) error {
 }
 
 // readSecret reads one secret from stdin: surrounding white space (the
-// trailing newline of `echo`) is not part of it.
+// trailing newline of `echo`) is not part of it. More than the bound is
+// refused whole, never cut to fit; what it holds is auth.CheckSecret's.
 func readSecret(r io.Reader) (string, error) {
-	b, err := io.ReadAll(io.LimitReader(r, 64<<10))
+	const max = auth.MaxSecretBytes + 4<<10 // room for surrounding white space
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
 		return "", errs.Failed(errs.CodeStdinFailed, "cannot read standard input: %v", err)
+	}
+	if len(b) > max {
+		return "", errs.Usage(errs.CodeInvalidSecret, "standard input holds more than %d bytes; a credential is at most %d", max, auth.MaxSecretBytes).
+			WithHint("pipe the key or token itself, not a file that holds more")
 	}
 	s := strings.TrimSpace(string(b))
 	if s == "" {

@@ -53,17 +53,6 @@ func absOut(p string) (string, error) {
 	return a, nil
 }
 
-// durationMs maps a --timeout to the milliseconds an operation takes,
-// keeping a negative duration negative (the operation's Check refuses it)
-// even when it is shorter than a millisecond.
-func durationMs(d time.Duration) int64 {
-	ms := d.Milliseconds()
-	if d < 0 && ms == 0 {
-		ms = -1
-	}
-	return ms
-}
-
 // ResearchDescribeCmd is `clawkit research describe`.
 type ResearchDescribeCmd struct {
 	researchIdentity
@@ -126,7 +115,10 @@ func (c *ResearchStartCmd) params() (research.StartParams, error) {
 		return research.StartParams{}, err
 	}
 	if o != "" && !c.Wait {
-		return research.StartParams{}, errs.Usage(errs.CodeUsage, "--out needs --wait (or use 'research wait JOB --out FILE')")
+		return research.StartParams{}, errs.Usage(CodeUsage, "--out needs --wait (or use 'research wait JOB --out FILE')")
+	}
+	if c.Timeout != 0 && !c.Wait {
+		return research.StartParams{}, errs.Usage(errs.CodeInvalidTimeout, "--timeout needs --wait").WithHint("'clawkit research start --wait --timeout D QUESTION'")
 	}
 	tools, err := research.ToolsFromFlags(c.FileSearch, c.URLContext, c.MCPServer, c.MCPHeader)
 	if err != nil {
@@ -145,7 +137,11 @@ func (c *ResearchStartCmd) params() (research.StartParams, error) {
 		Plan: c.Plan, Inputs: files, Tools: tools, Visualization: c.Visualization}
 	if c.Wait {
 		// One routed call: the start and its wait run under one owner.
-		p.Wait = &research.StartWait{TimeoutMs: durationMs(c.Timeout), Out: o}
+		ms, err := research.WaitTimeoutMs(c.Timeout)
+		if err != nil {
+			return research.StartParams{}, err
+		}
+		p.Wait = &research.StartWait{TimeoutMs: ms, Out: o}
 	}
 	return p, nil
 }
@@ -173,12 +169,16 @@ func printStarted(out *Output, res *research.StartResult, err error) error {
 		if res.Existing {
 			existing = " (existing job for this idempotency key)"
 		}
-		fmt.Fprintf(w, "%s %s handle %s%s\n", res.Job, res.State, res.Handle, existing)
+		fmt.Fprintf(w, "%s %s handle %s%s\n", res.Job, res.State, termsafe.Text(res.Handle), existing)
 	})
 }
 
 func waitFor(ctx context.Context, env *Env, out *Output, id researchIdentity, job string, timeout time.Duration, o string) error {
-	p := research.WaitParams{JobParams: research.JobParams{Caller: id.caller(), Job: job, Out: o}, TimeoutMs: durationMs(timeout)}
+	ms, err := research.WaitTimeoutMs(timeout)
+	if err != nil {
+		return err
+	}
+	p := research.WaitParams{JobParams: research.JobParams{Caller: id.caller(), Job: job, Out: o}, TimeoutMs: ms}
 	res, err := ops.ResearchWait.Call(ctx, env, p)
 	if err != nil {
 		return err
@@ -193,9 +193,11 @@ func printJob(out *Output, res *research.PollResult) error {
 		if status == "" {
 			status = "-"
 		}
-		fmt.Fprintf(w, "%s %s (provider status %s, %d polls)\n", j.ID, j.State, status, j.PollCount)
+		// Status and reason are the provider's text: escaped for the
+		// terminal (docs/research.md, "Text from outside").
+		fmt.Fprintf(w, "%s %s (provider status %s, %d polls)\n", j.ID, j.State, termsafe.Text(status), j.PollCount)
 		if j.ErrorCode != "" {
-			fmt.Fprintf(w, "reason: %s: %s\n", j.ErrorCode, j.ErrorMessage)
+			fmt.Fprintf(w, "reason: %s: %s\n", j.ErrorCode, termsafe.Text(j.ErrorMessage))
 		}
 		if res.ReportDir != "" {
 			flags := ""
@@ -286,8 +288,8 @@ func (c *ResearchListCmd) Run(env *Env) error {
 			if len(q) > 48 {
 				q = strings.ToValidUTF8(q[:48], "") + "…"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s/%s\t%s\t%s\n", j.ID, j.State, dash(j.ProviderStatus), j.PollCount, j.AgentID, j.SessionKey,
-				time.UnixMilli(j.CreatedAt).UTC().Format(time.RFC3339), q)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s/%s\t%s\t%s\n", j.ID, j.State, termsafe.Text(dash(j.ProviderStatus)), j.PollCount, j.AgentID, j.SessionKey,
+				time.UnixMilli(j.CreatedAt).UTC().Format(time.RFC3339), termsafe.Text(q))
 		}
 		tw.Flush()
 	})
@@ -316,7 +318,8 @@ func (c *ResearchShowCmd) Run(env *Env) error {
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 		row := func(k, v string) {
 			if v != "" {
-				fmt.Fprintf(tw, "%s:\t%s\n", k, v)
+				// Status, handle, reason and question may be outside text.
+				fmt.Fprintf(tw, "%s:\t%s\n", k, termsafe.Text(v))
 			}
 		}
 		row("job", j.ID)
@@ -394,7 +397,7 @@ func (c *ResearchRecoverCmd) Run(env *Env) error {
 			fmt.Fprintf(w, "%s ended: report published\n", id)
 		}
 		for _, s := range res.Skipped {
-			fmt.Fprintf(w, "%s skipped: %s: %s\n", s.Job, s.Code, s.Reason)
+			fmt.Fprintf(w, "%s skipped: %s: %s\n", s.Job, s.Code, termsafe.Text(s.Reason))
 		}
 		if len(res.Indeterminate)+len(res.Resumed)+len(res.Finished)+len(res.Skipped) == 0 {
 			fmt.Fprintln(w, "nothing to recover")
@@ -416,20 +419,28 @@ func (c *ResearchRPCCmd) Run(env *Env) error {
 	return out.PrintJSON(research.AnswerRPC(ctx, env, data))
 }
 
-// startWait is the wait of a start or an approve run in the same call
-// (nil without --wait), its --out made absolute.
+// startWait is the wait of an approve or a follow-up run in the same call
+// (nil without --wait), with the rules of start's --wait, --timeout and
+// --out (ResearchStartCmd.params).
 func startWait(wait bool, timeout time.Duration, out string) (*research.StartWait, error) {
 	o, err := absOut(out)
 	if err != nil {
 		return nil, err
 	}
 	if o != "" && !wait {
-		return nil, errs.Usage(errs.CodeUsage, "--out needs --wait (or use 'research wait JOB --out FILE')")
+		return nil, errs.Usage(CodeUsage, "--out needs --wait (or use 'research wait JOB --out FILE')")
+	}
+	if timeout != 0 && !wait {
+		return nil, errs.Usage(errs.CodeInvalidTimeout, "--timeout needs --wait")
 	}
 	if !wait {
 		return nil, nil
 	}
-	return &research.StartWait{TimeoutMs: durationMs(timeout), Out: o}, nil
+	ms, err := research.WaitTimeoutMs(timeout)
+	if err != nil {
+		return nil, err
+	}
+	return &research.StartWait{TimeoutMs: ms, Out: o}, nil
 }
 
 // ResearchApproveCmd is `clawkit research approve`.

@@ -7,8 +7,6 @@ package errs
 const (
 	// CodeFailed: the code of an error that carries none of its own (CodeOf)
 	CodeFailed Code = "failed"
-	// CodeUsage: bad flags or arguments
-	CodeUsage Code = "usage"
 	// CodeArchiveTooLarge: archive is … bytes, over the limit of …
 	CodeArchiveTooLarge Code = "archive_too_large"
 	// CodeBackupFailed: backup vanished: …
@@ -71,4 +69,11 @@ const (
 	CodeUnknownMethod Code = "unknown_method"
 	// CodeWriteFailed: writing … failed: …
 	CodeWriteFailed Code = "write_failed"
+)
+
+const (
+	// CodeInvalidSecret: the credential for … is … bytes; the limit is …
+	CodeInvalidSecret Code = "invalid_secret"
+	// CodeInvalidTimeout: --timeout … is shorter than …, the finest a wait counts (or negative, or given without --wait)
+	CodeInvalidTimeout Code = "invalid_timeout"
 )

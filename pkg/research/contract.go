@@ -283,7 +283,12 @@ func decodeOutput(raw json.RawMessage) (*Output, error) {
 				return nil, invalid(CodeInvalidField, "output.format must be a string")
 			}
 		case "maxReportBytes":
+			// json.Number also takes a string holding a number ("100"):
+			// the envelope's number is a JSON number, nothing else.
 			var n json.Number
+			if t := bytes.TrimSpace(v); len(t) == 0 || t[0] == '"' {
+				return nil, invalid(CodeInvalidField, "output.maxReportBytes must be a number, not a string")
+			}
 			if err := unmarshalStrict(v, &n); err != nil {
 				return nil, invalid(CodeInvalidField, "output.maxReportBytes must be a number")
 			}

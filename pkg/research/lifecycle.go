@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/owner"
@@ -71,11 +73,15 @@ type StartResult struct {
 }
 
 func validIdempotencyKey(k string) bool {
-	if k == "" || len(k) > 128 {
+	if k == "" || len(k) > 128 || !utf8.ValidString(k) {
 		return false
 	}
 	for _, r := range k {
-		if r <= ' ' || r == 0x7f {
+		// Control characters, spaces, and the invisible formatting and
+		// bidi characters (U+202E would print the key reversed).
+		// U+FFFD too: an invalid byte arrives as it once the parameters
+		// have been JSON (routed calls).
+		if !unicode.IsGraphic(r) || unicode.IsSpace(r) || r == utf8.RuneError {
 			return false
 		}
 	}
@@ -414,7 +420,7 @@ func (s *Service) Poll(ctx context.Context, env *owner.OpEnv, p JobParams) (*Pol
 		if err := s.deliver(ctx, env, j, p.Out, env.Fence.AssertCurrent); err != nil {
 			return nil, err
 		}
-		return s.view(env, j), s.jobOutcomeErr(j)
+		return s.view(env, j), s.pollErr(j, p)
 	}
 	cred, err := s.custody(ctx, env, j, p.Caller)
 	if err != nil {
@@ -427,7 +433,17 @@ func (s *Service) Poll(ctx context.Context, env *owner.OpEnv, p JobParams) (*Pol
 	if err := s.deliver(ctx, env, j, p.Out, env.Fence.AssertCurrent); err != nil {
 		return nil, err
 	}
-	return s.view(env, j), nil
+	return s.view(env, j), s.pollErr(j, p)
+}
+
+// pollErr is the outcome of a poll: the RPC answer carries a job that
+// ended without a report as its value (the envelope says so), the
+// command's exit code does not say success for it (endedErr).
+func (s *Service) pollErr(j *Job, p JobParams) error {
+	if p.deliver {
+		return s.jobOutcomeErr(j)
+	}
+	return s.endedErr(j)
 }
 
 func (s *Service) view(env *owner.OpEnv, j *Job) *PollResult {
@@ -655,7 +671,8 @@ func checkStartParams(p StartParams) (StartParams, error) {
 // budget).
 func checkWaitTimeout(ms int64) error {
 	if ms < 0 {
-		return errs.Usage(errs.CodeUsage, "--timeout must not be negative")
+		return errs.Usage(errs.CodeInvalidTimeout, "--timeout %s is negative", time.Duration(ms)*time.Millisecond).
+			WithHint("give a duration such as 30s or 10m, or 0 to wait for the job's own budget")
 	}
 	return nil
 }
@@ -695,7 +712,8 @@ func startOutput(p *StartParams) (out Output, err error) {
 		out.MaxReportBytes = DefaultReportMax
 	}
 	if p.IdempotencyKey != "" && !validIdempotencyKey(p.IdempotencyKey) {
-		return out, errs.Usage(CodeInvalidIdempotencyKey, "the idempotency key must be 1–128 printable characters without spaces")
+		return out, errs.Usage(CodeInvalidIdempotencyKey, "the idempotency key must be 1–128 printable characters without spaces").
+			WithHint("control, formatting and bidirectional characters (such as U+202E) are refused: they would show the key as another one")
 	}
 	if f := p.FollowUp; f != nil {
 		if (f.Job == "") == (f.Handle == "") {
