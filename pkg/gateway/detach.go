@@ -74,6 +74,13 @@ func Detach(ctx context.Context, o DetachOptions) (*owner.Record, error) {
 		}
 		select {
 		case err := <-exited:
+			// Another gateway won the race to own the home (two detaches at
+			// once): that is the same refusal as finding it before the
+			// start, not a failed start.
+			if rec, st := owner.LiveGateway(ctx, h); st != nil && rec.PID != cmd.Process.Pid {
+				<-report
+				return nil, owner.ErrGatewayRunning(h, rec)
+			}
 			// The child has exited, so its end of the pipe is closed and the
 			// report is complete.
 			why := <-report

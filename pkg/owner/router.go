@@ -396,15 +396,35 @@ func AcquireExclusive(ctx context.Context, h Home, timeout time.Duration) (*Lock
 	if rec, st := LiveGateway(ctx, h); st != nil {
 		return nil, ErrGatewayRunning(h, rec)
 	}
-	lctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	l, err := AcquireLock(lctx, h.Lock())
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-			r := &Router{Home: h, LockTimeout: timeout}
-			return nil, r.busy()
+	// Wait for the lock, looking for a gateway meanwhile: a gateway that
+	// starts serving while we wait (two `gateway run` at once, issue 31)
+	// is the refusal above, not "owned by pid N" after the whole timeout.
+	a := startLockAttempt(h.Lock())
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	var l *Lock
+	for l == nil {
+		select {
+		case <-a.done:
+			if a.err != nil {
+				return nil, errs.Failed("lock_failed", "cannot lock %s: %v", h.Lock(), a.err)
+			}
+			l = a.lock
+		case <-ctx.Done():
+			a.abandon()
+			return nil, (&Router{Home: h, LockTimeout: timeout}).busy()
+		case <-deadline.C:
+			a.abandon()
+			if rec, st := LiveGateway(ctx, h); st != nil {
+				return nil, ErrGatewayRunning(h, rec)
+			}
+			return nil, (&Router{Home: h, LockTimeout: timeout}).busy()
+		case <-time.After(pollEvery):
+			if rec, st := LiveGateway(ctx, h); st != nil {
+				a.abandon()
+				return nil, ErrGatewayRunning(h, rec)
+			}
 		}
-		return nil, errs.Failed("lock_failed", "cannot lock %s: %v", h.Lock(), err)
 	}
 	if rec, _ := ReadRecord(h); rec != nil {
 		RemoveRecord(h, rec.OwnerID)
