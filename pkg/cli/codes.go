@@ -14,8 +14,6 @@ const (
 	CodeDetachFailed errs.Code = "detach_failed"
 	// CodeEmptySecret: environment variable … is empty or unset
 	CodeEmptySecret errs.Code = "empty_secret"
-	// CodeGatewayNotRunning: (see the message)
-	CodeGatewayNotRunning errs.Code = "gateway_not_running"
 	// CodeInterrupted: (see the message)
 	CodeInterrupted errs.Code = "interrupted"
 	// CodeInvalidOut: cannot resolve --out …: …

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"log"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -243,9 +242,9 @@ func (r *Router) tryGateway(ctx context.Context, m Method, p any) (json.RawMessa
 }
 
 func (r *Router) callExplicit(ctx context.Context, m Method, p any, target string) (json.RawMessage, error) {
-	path, ok := strings.CutPrefix(target, "unix:")
-	if !ok || path == "" {
-		return nil, errs.Usage("invalid_gateway", "invalid gateway address %q", target).WithHint("use unix:PATH")
+	path, err := GatewaySocket(target)
+	if err != nil {
+		return nil, err
 	}
 	c := NewClient(path)
 	defer c.Close()
