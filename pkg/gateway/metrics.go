@@ -65,6 +65,14 @@ func newMetrics(g *Gateway) *metrics {
 		ConstLabels: prometheus.Labels{"version": g.opts.Version, "goversion": runtime.Version()},
 	})
 	build.Set(1)
+	// Every known label value starts at zero, so a rate or an alert on a
+	// series works before its first event.
+	for _, c := range []string{"2xx", "3xx", "4xx", "5xx", "error"} {
+		m.providerRequests.WithLabelValues(c)
+	}
+	for _, o := range []string{"ok", "error"} {
+		m.pollSeconds.WithLabelValues(o)
+	}
 	m.reg.MustRegister(m.calls, m.callSeconds, m.providerRequests, m.providerSeconds, m.pollSeconds, m.mcpSessions, build,
 		&stateCollector{g: g},
 		collectors.NewGoCollector(),
@@ -263,4 +271,3 @@ func (g *Gateway) queueDepth(ctx context.Context) (int, error) {
 	}
 	return n, err
 }
-

@@ -43,8 +43,8 @@ func TelemetryFrom(ctx context.Context) Telemetry {
 type noTelemetry struct{}
 
 func (noTelemetry) ProviderRequest(string, string, int, error, time.Duration) {}
-func (noTelemetry) Poll(time.Duration, error)                                {}
-func (noTelemetry) MCPProxySessions(int)                                     {}
+func (noTelemetry) Poll(time.Duration, error)                                 {}
+func (noTelemetry) MCPProxySessions(int)                                      {}
 
 // ObserveTransport wraps rt so that each request is reported to the
 // telemetry of its context (nothing when it carries none).
