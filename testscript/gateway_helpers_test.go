@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"sort"
 	"strconv"
 	"sync"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // Helpers for the gateway-as-a-service scripts (gateway_*.txtar).
@@ -17,7 +22,65 @@ func gatewayKit() scriptKit {
 		programs: map[string]func(){
 			"run-together": runTogether,
 		},
+		cmds: map[string]scriptCmd{
+			"http-get":   cmdHTTPGet,
+			"await-http": cmdAwaitHTTP,
+		},
 	}
+}
+
+// http-get URL: GET URL (a gateway's metrics listener); the body goes to
+// stdout and "HTTP <status>" to stderr, for the next checks. A request that
+// gets no answer fails the script.
+func cmdHTTPGet(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: http-get URL")
+	}
+	code, body, err := httpGet(args[0])
+	if err != nil {
+		ts.Fatalf("http-get: %v", err)
+	}
+	fmt.Fprintf(ts.Stderr(), "HTTP %d\n", code)
+	fmt.Fprint(ts.Stdout(), body)
+}
+
+// await-http URL STATUS WITHIN: wait until GET URL answers STATUS, at most
+// WITHIN (a duration: the bound a script asserts, such as a lease's
+// renewal interval); the body goes to stdout and "HTTP <status> after
+// <seconds>s" to stderr.
+func cmdAwaitHTTP(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: await-http URL STATUS WITHIN")
+	}
+	want := intArg(ts, "await-http", "status", args[1], 100)
+	within, err := time.ParseDuration(args[2])
+	if err != nil || within <= 0 {
+		ts.Fatalf("await-http: bad WITHIN %q", args[2])
+	}
+	t0 := time.Now()
+	var code int
+	var body string
+	awaitWithin(ts, within, 50*time.Millisecond, func() (bool, string) {
+		var err error
+		code, body, err = httpGet(args[0])
+		if err != nil {
+			return false, fmt.Sprintf("GET %s: %v", args[0], err)
+		}
+		return code == want, fmt.Sprintf("GET %s answered %d (%q), not %d", args[0], code, body, want)
+	})
+	fmt.Fprintf(ts.Stderr(), "HTTP %d after %.1fs\n", code, time.Since(t0).Seconds())
+	fmt.Fprint(ts.Stdout(), body)
+}
+
+func httpGet(url string) (int, string, error) {
+	c := &http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	return resp.StatusCode, string(b), err
 }
 
 // run-together N PROGRAM [ARGS...]: start N copies of one command at the
