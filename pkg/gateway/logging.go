@@ -15,11 +15,11 @@ import (
 )
 
 // The stable keys of the gateway's log lines (docs/operations.md): slog's
-// own time, level and msg, and these.
+// own time, level and msg, and these (the research scheduler, which cannot
+// import this package, logs "job" with the same meaning).
 const (
 	KeyOwner      = "owner"
 	KeyMethod     = "method"
-	KeyJob        = "job"
 	KeyDurationMs = "duration_ms"
 	KeyEngine     = "engine"
 	KeyErrorCode  = "error.code"

@@ -65,9 +65,6 @@ func (k *LeaseKeeper) State() LeaseState {
 		RenewError: k.renewErr, LostReason: k.lostWhy, Renewals: k.renewals, Failures: k.failures, TTL: k.lease.TTL}
 }
 
-// RenewEvery is how often the lease is renewed: a third of its life.
-func (k *LeaseKeeper) RenewEvery() time.Duration { return k.lease.TTL / 3 }
-
 // StartLease takes an owner lease of kind ("gateway", "offline") on st,
 // whose connections then write under its fencing incarnation. Run keeps
 // it; Release ends it.
