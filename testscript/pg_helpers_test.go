@@ -48,17 +48,17 @@ func pgKit() scriptKit {
 	}
 }
 
-// signal-gateway HOME STOP|CONT|KILL: signals the home's gateway (from its
+// signal-gateway HOME STOP|CONT|KILL|TERM: signals the home's gateway (from its
 // record) and prints its pid and owner id.
 func signalGateway() {
 	if len(os.Args) != 3 {
-		die("usage: signal-gateway HOME STOP|CONT|KILL")
+		die("usage: signal-gateway HOME STOP|CONT|KILL|TERM")
 	}
 	rec, err := owner.ReadRecord(owner.Home{Dir: os.Args[1]})
 	if err != nil || rec == nil {
 		die("no gateway record in %s", os.Args[1])
 	}
-	sig := map[string]syscall.Signal{"STOP": syscall.SIGSTOP, "CONT": syscall.SIGCONT, "KILL": syscall.SIGKILL}[os.Args[2]]
+	sig := map[string]syscall.Signal{"STOP": syscall.SIGSTOP, "CONT": syscall.SIGCONT, "KILL": syscall.SIGKILL, "TERM": syscall.SIGTERM}[os.Args[2]]
 	if sig == 0 {
 		die("unknown signal %s", os.Args[2])
 	}
