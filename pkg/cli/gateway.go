@@ -57,6 +57,9 @@ func (c *GatewayRunCmd) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
+	if err := gateway.CheckMetricsListen(c.MetricsListen); err != nil {
+		return err
+	}
 	if c.Detach {
 		return c.detach(ctx, env, h, lc)
 	}

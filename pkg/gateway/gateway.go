@@ -105,6 +105,10 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.DrainTimeout == 0 {
 		opts.DrainTimeout = 30 * time.Second
 	}
+	// Refusals of the options themselves come first: nothing is created.
+	if err := CheckMetricsListen(opts.MetricsListen); err != nil {
+		return err
+	}
 	notify := takeNotifier()
 	h := opts.Home
 	if err := h.Ensure(); err != nil {
@@ -141,6 +145,9 @@ func Run(ctx context.Context, opts Options) error {
 		g.lease, g.incarnation, leaseLost = k, k.Incarnation(), k.Lost()
 		// Now() when the gateway stops: owners.stopped_at is the stop time.
 		defer func() {
+			if k.State().LostReason != "" {
+				return // a lost lease is not touched (LeaseKeeper.Release)
+			}
 			k.Release(opts.Now())
 			g.log.Info("owner lease released", "incarnation", g.incarnation)
 		}()

@@ -81,9 +81,8 @@ func (g *Gateway) leaseInfo() owner.LeaseInfo {
 // serveMetrics starts the --metrics-listen server: /healthz, /readyz and
 // /metrics. Off unless asked for (it opens a TCP port).
 func (g *Gateway) listenMetrics(addr string) (net.Listener, *http.Server, error) {
-	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return nil, nil, errs.Usage("invalid_metrics_listen", "invalid --metrics-listen address %q: %v", addr, err).
-			WithHint("use HOST:PORT, for example 127.0.0.1:9464 (port 0 picks a free one)")
+	if err := CheckMetricsListen(addr); err != nil {
+		return nil, nil, err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -106,4 +105,17 @@ func (g *Gateway) listenMetrics(addr string) (net.Listener, *http.Server, error)
 	})
 	mux.Handle("GET /metrics", g.metrics.handler())
 	return ln, &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, nil
+}
+
+// CheckMetricsListen refuses a --metrics-listen value that is not
+// HOST:PORT (exit 2), before anything is created or started.
+func CheckMetricsListen(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return errs.Usage("invalid_metrics_listen", "invalid --metrics-listen address %q: %v", addr, err).
+			WithHint("use HOST:PORT, for example 127.0.0.1:9464 (port 0 picks a free one)")
+	}
+	return nil
 }

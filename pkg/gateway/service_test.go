@@ -371,6 +371,9 @@ func TestMetricsListenRefusals(t *testing.T) {
 	if errs.CodeOf(err) != "invalid_metrics_listen" || errs.KindOf(err) != errs.KindUsage {
 		t.Fatalf("no port: %v", err)
 	}
+	if _, err := os.Stat(h.Dir); err == nil {
+		t.Fatal("a refused address created the home")
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
