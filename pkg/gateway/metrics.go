@@ -52,7 +52,7 @@ func newMetrics(g *Gateway) *metrics {
 	})
 	m.pollSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "clawkit_research_poll_duration_seconds",
-		Help:    "How long one queued research poll took, by outcome (ok or error).",
+		Help:    "How long one background research poll took (river, or the SQLite poller), by outcome (ok or error).",
 		Buckets: []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 	}, []string{"outcome"})
 	m.mcpSessions = prometheus.NewGauge(prometheus.GaugeOpts{

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log"
+	"log/slog"
 	"os"
 	"time"
 
@@ -304,7 +304,7 @@ func (r *Router) runLocal(ctx context.Context, m Method, p any, lock *Lock) (res
 	var lease *LeaseKeeper
 	release := func() {}
 	if m.Write && store.IsPostgres(st.Engine()) {
-		lease, err = StartLease(ctx, st, uuid.NewString(), "offline", r.Home.Dir, r.Version, DefaultLeaseTTL, r.now(), log.New(os.Stderr, "clawkit: ", 0))
+		lease, err = StartLease(ctx, st, uuid.NewString(), "offline", r.Home.Dir, r.Version, DefaultLeaseTTL, r.now(), slog.NewLogLogger(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}), slog.LevelWarn))
 		if err != nil {
 			st.Close()
 			return nil, err
