@@ -252,6 +252,7 @@ func Run(ctx context.Context, opts Options) error {
 		defer t.Stop()
 		dog = t.C
 	}
+	var dogBusy atomic.Bool
 	var exitErr error
 	why := "stop requested"
 loop:
@@ -283,9 +284,16 @@ loop:
 			}
 		case <-dog:
 			// The watchdog is fed only while the store answers and the
-			// lease is held: a gateway wedged on either is restarted.
-			if g.healthyForWatchdog() {
-				notify.send("WATCHDOG=1")
+			// lease is held: a gateway wedged on either is restarted. The
+			// check (a ping, up to 2 s) runs aside, so a stop is never
+			// held up by it; one check at a time.
+			if dogBusy.CompareAndSwap(false, true) {
+				go func() {
+					defer dogBusy.Store(false)
+					if g.healthyForWatchdog() && !g.retiring.Load() {
+						notify.send("WATCHDOG=1")
+					}
+				}()
 			}
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -18,6 +20,11 @@ type notifier struct {
 	addr string
 	// watchdog is half of WATCHDOG_USEC (0: no watchdog asked for).
 	watchdog time.Duration
+
+	// mu orders the messages; once STOPPING=1 is sent no watchdog ping
+	// follows it.
+	mu       sync.Mutex
+	stopping bool
 }
 
 // takeNotifier reads NOTIFY_SOCKET, WATCHDOG_USEC and WATCHDOG_PID and
@@ -49,6 +56,14 @@ func takeNotifier() *notifier {
 func (n *notifier) send(state string) {
 	if n == nil {
 		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.stopping && state == "WATCHDOG=1" {
+		return
+	}
+	if strings.HasPrefix(state, "STOPPING=1") {
+		n.stopping = true
 	}
 	c, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: n.addr, Net: "unixgram"})
 	if err != nil {
