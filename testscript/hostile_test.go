@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -34,6 +35,25 @@ type hostileCase struct {
 	has string
 	// home: the case needs an existing home (created by setup); its files
 	// are part of the snapshot, so they must not change either.
+	// nofile, when set, is the command's open-file limit (ulimit -n,
+	// through sh): a run out of descriptors must leave nothing either.
+	nofile int
+	// fake: the case runs against its own fake Interactions API (1000x
+	// time scale) whose URL setup and the command see as $FAKE; env adds
+	// variables (GEMINI_API_KEY is set for fake cases).
+	fake bool
+	env  []string
+	// homeRecords: the call is accepted and records its outcome in the home
+	// (a research job that ended without a report), so the home is left
+	// out of the snapshot; everything else (an --out file) must not change.
+	homeRecords bool
+	// lacks: text neither stdout nor stderr may contain (a secret).
+	lacks string
+	// human runs the command without --json: stdout and stderr must then
+	// hold no raw control byte (but newlines), stdout no "clawkit: error:"
+	// line and, on failure, stderr exactly one (text from outside cannot
+	// forge another).
+	human bool
 }
 
 // TestHostileInputs runs the catalogue. Each class of defect from the
@@ -45,6 +65,7 @@ func TestHostileInputs(t *testing.T) {
 	if len(cases) < 100 {
 		t.Fatalf("catalogue has %d cases; the campaign asks for at least 100", len(cases))
 	}
+	catalogued := catalogCodes(t)
 	seen := map[string]bool{}
 	for _, tc := range cases {
 		if seen[tc.name] {
@@ -54,18 +75,32 @@ func TestHostileInputs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			w := t.TempDir()
+			caseEnv := append([]string{"HOME=" + filepath.Join(w, "userhome"), "CLAWKIT_GOOGLE_BASE_URL=http://127.0.0.1:9"}, tc.env...)
+			if tc.fake {
+				caseEnv = append(caseEnv, startHostileFake(t, w)...)
+			}
 			if tc.setup != nil {
 				tc.setup(t, w)
 			}
-			before := snapshot(t, w)
+			snap := snapshot
+			if tc.homeRecords {
+				snap = snapshotOutsideHome
+			}
+			before := snap(t, w)
 			homeExisted := exists(filepath.Join(w, "home"))
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			args := append([]string{"--json", "--home", filepath.Join(w, "home"), "--lock-timeout", "5s"}, expand(tc.args, w)...)
+			if tc.human {
+				args = args[1:]
+			}
 			cmd := exec.CommandContext(ctx, "clawkit", args...)
+			if tc.nofile > 0 {
+				cmd = exec.CommandContext(ctx, "sh", append([]string{"-c", `ulimit -n "$0" && exec clawkit "$@"`, strconv.Itoa(tc.nofile)}, args...)...)
+			}
 			cmd.Dir = w
 			cmd.Stdin = strings.NewReader(tc.stdin)
-			cmd.Env = append(os.Environ(), "HOME="+filepath.Join(w, "userhome"), "CLAWKIT_GOOGLE_BASE_URL=http://127.0.0.1:9")
+			cmd.Env = append(os.Environ(), caseEnv...)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := cmd.Run()
@@ -83,19 +118,41 @@ func TestHostileInputs(t *testing.T) {
 			if tc.has != "" && !strings.Contains(stdout.String(), tc.has) {
 				t.Errorf("stdout lacks %q:\n%s", tc.has, stdout.String())
 			}
-			if tc.exit != 0 {
+			if tc.lacks != "" && strings.Contains(stdout.String()+stderr.String(), tc.lacks) {
+				t.Errorf("the output shows %q:\nstdout: %s\nstderr: %s", tc.lacks, stdout.String(), stderr.String())
+			}
+			if tc.human {
+				for name, b := range map[string][]byte{"stdout": stdout.Bytes(), "stderr": stderr.Bytes()} {
+					for _, c := range b {
+						if (c < 0x20 && c != '\n') || c == 0x7f {
+							t.Errorf("%s holds the raw control byte %#x:\n%q", name, c, b)
+							break
+						}
+					}
+				}
+				if strings.Contains("\n"+stdout.String(), "\nclawkit: error: ") {
+					t.Errorf("stdout holds a 'clawkit: error:' line:\n%s", stdout.String())
+				}
+				if n := strings.Count("\n"+stderr.String(), "\nclawkit: error: "); tc.exit != 0 && n != 1 {
+					t.Errorf("stderr holds %d 'clawkit: error:' lines, want 1:\n%s", n, stderr.String())
+				}
+			} else if tc.exit != 0 {
 				if jerr := json.Unmarshal(stdout.Bytes(), &doc); jerr != nil || doc.OK == nil || *doc.OK {
 					t.Errorf("stdout is not one JSON error document: %v\n%s", jerr, stdout.String())
 				} else if os.Getenv("HOSTILE_PRINT") != "" {
 					fmt.Printf("CASE %s exit=%d code=%s\n", tc.name, exitCode(err), doc.Code)
 				} else if tc.code != "" && doc.Code != tc.code {
 					t.Errorf("code %q, want %q (message: %s)", doc.Code, tc.code, doc.Message)
+				} else if !catalogued[doc.Code] {
+					// Every code a user can see is in the catalog (an
+					// unclassified error would show "failed").
+					t.Errorf("code %q is not in docs/errors.md (message: %s)", doc.Code, doc.Message)
 				}
 			}
-			if !homeExisted && exists(filepath.Join(w, "home")) {
+			if !homeExisted && !tc.homeRecords && exists(filepath.Join(w, "home")) {
 				t.Errorf("a refused command created the home")
 			}
-			if after := snapshot(t, w); after != before {
+			if after := snap(t, w); after != before {
 				t.Errorf("the work folder changed:\nbefore:\n%s\nafter:\n%s", before, after)
 			}
 		})
@@ -438,5 +495,9 @@ func hostileCatalogue() []hostileCase {
 	// 9. crabbox layouts, decoded receipts, verify's lookups
 	// (crabbox_hostile_cases_test.go).
 	add(crabboxHostileCases()...)
+
+	// 10. Round 3: home files, config bounds, input bounds, secrets and
+	// terminal text in research (hostile_round3_test.go).
+	add(round3HostileCases()...)
 	return cs
 }

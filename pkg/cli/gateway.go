@@ -38,7 +38,8 @@ type GatewayRunCmd struct {
 	LogLevel        string        `help:"Log level: debug, info, warn or error (default: config log.level, else info)." env:"CLAWKIT_LOG_LEVEL" placeholder:"LEVEL"`
 }
 
-func (c *GatewayRunCmd) Run(ctx context.Context, env *Env) error {
+func (c *GatewayRunCmd) Run(env *Env) error {
+	ctx := env.Ctx
 	h, err := env.HomeDir()
 	if err != nil {
 		return err
@@ -101,7 +102,7 @@ func selfPath() (string, error) {
 func (c *GatewayRunCmd) detach(ctx context.Context, env *Env, h owner.Home, lc gateway.LogConfig) error {
 	exe, err := selfPath()
 	if err != nil {
-		return errs.Failed("detach_failed", "cannot find the clawkit binary: %v", err)
+		return errs.Failed(errs.CodeDetachFailed, "cannot find the clawkit binary: %v", err)
 	}
 	args := []string{exe, "--home", h.Dir, "--lock-timeout", env.Globals.LockTimeout.String(),
 		"gateway", "run", "--shutdown-timeout", c.ShutdownTimeout.String(), "--lease-ttl", c.LeaseTTL.String(),
@@ -121,7 +122,8 @@ func (c *GatewayRunCmd) detach(ctx context.Context, env *Env, h owner.Home, lc g
 // GatewayStatusCmd reports the gateway.
 type GatewayStatusCmd struct{}
 
-func (c *GatewayStatusCmd) Run(ctx context.Context, env *Env) error {
+func (c *GatewayStatusCmd) Run(env *Env) error {
+	ctx := env.Ctx
 	h, err := env.HomeDir()
 	if err != nil {
 		return err
@@ -187,7 +189,8 @@ type GatewayStopCmd struct {
 	Wait time.Duration `help:"How long to wait for it to exit." default:"40s"`
 }
 
-func (c *GatewayStopCmd) Run(ctx context.Context, env *Env) error {
+func (c *GatewayStopCmd) Run(env *Env) error {
+	ctx := env.Ctx
 	h, err := env.HomeDir()
 	if err != nil {
 		return err

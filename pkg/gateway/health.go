@@ -86,7 +86,7 @@ func (g *Gateway) listenMetrics(addr string) (net.Listener, *http.Server, error)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, nil, errs.Failed("metrics_listen_failed", "cannot listen on %s for metrics: %v", addr, err).
+		return nil, nil, errs.Failed(CodeMetricsListenFailed, "cannot listen on %s for metrics: %v", addr, err).
 			WithHint("pick a free port, or leave --metrics-listen off")
 	}
 	mux := http.NewServeMux()
@@ -114,7 +114,7 @@ func CheckMetricsListen(addr string) error {
 		return nil
 	}
 	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return errs.Usage("invalid_metrics_listen", "invalid --metrics-listen address %q: %v", addr, err).
+		return errs.Usage(CodeInvalidMetricsListen, "invalid --metrics-listen address %q: %v", addr, err).
 			WithHint("use HOST:PORT, for example 127.0.0.1:9464 (port 0 picks a free one)")
 	}
 	return nil

@@ -38,7 +38,7 @@ func ParseLogConfig(format, level string) (LogConfig, slog.Level, error) {
 		c.Format = "text"
 	}
 	if c.Format != "text" && c.Format != "json" {
-		return c, 0, errs.Usage("invalid_log_format", "invalid log format %q", format).
+		return c, 0, errs.Usage(CodeInvalidLogFormat, "invalid log format %q", format).
 			WithHint("use text or json (--log-format, or config log.format)")
 	}
 	if c.Level == "" {
@@ -46,7 +46,7 @@ func ParseLogConfig(format, level string) (LogConfig, slog.Level, error) {
 	}
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(c.Level)); err != nil || !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Level) {
-		return c, 0, errs.Usage("invalid_log_level", "invalid log level %q", level).
+		return c, 0, errs.Usage(CodeInvalidLogLevel, "invalid log level %q", level).
 			WithHint("use debug, info, warn or error (--log-level, or config log.level)")
 	}
 	return c, lv, nil
@@ -160,7 +160,7 @@ func errAttrs(err error) []any {
 	}
 	code := "internal"
 	if e := errs.As(err); e != nil {
-		code = e.Code
+		code = string(e.Code)
 	} else if errors.Is(err, context.Canceled) {
 		code = "canceled"
 	}

@@ -51,10 +51,10 @@ func startWith(t *testing.T, reg *owner.Registry, opts Options) (owner.Home, *ow
 
 func echoRegistry() *owner.Registry {
 	reg := owner.NewRegistry()
-	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.echo", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.echo", Write: true, Run: func(ctx context.Context, env *owner.OpEnv, p json.RawMessage) (any, error) {
 		return map[string]bool{"ok": true}, nil
 	}})
-	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.fail", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.fail", Write: true, Run: func(ctx context.Context, env *owner.OpEnv, p json.RawMessage) (any, error) {
 		return nil, errs.Refused("t_refused", "refused for the test")
 	}})
 	return reg
@@ -339,7 +339,7 @@ func promtool(t *testing.T, exposition string) {
 func TestReadyzSchedulerStopped(t *testing.T) {
 	reg := echoRegistry()
 	stopped := make(chan struct{})
-	reg.OnGatewayStart(func(ctx context.Context, env *owner.Env) { close(stopped) })
+	reg.OnGatewayStart(func(ctx context.Context, env *owner.OpEnv) { close(stopped) })
 	_, rec, done := startWith(t, reg, Options{MetricsListen: "127.0.0.1:0"})
 	<-stopped
 	st, _ := owner.NewClient(rec.Socket).Status(context.Background())
@@ -393,7 +393,7 @@ func TestMetricsListenRefusals(t *testing.T) {
 func TestSignalDrainsInFlight(t *testing.T) {
 	reg := owner.NewRegistry()
 	entered, release := make(chan struct{}), make(chan struct{})
-	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.slow", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.slow", Write: true, Run: func(ctx context.Context, env *owner.OpEnv, p json.RawMessage) (any, error) {
 		close(entered)
 		<-release
 		return map[string]bool{"finished": true}, nil

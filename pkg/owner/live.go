@@ -36,7 +36,7 @@ func LiveGateway(ctx context.Context, h Home) (*Record, *Status) {
 // ErrGatewayRunning is the one refusal of a command that needs the home to
 // itself while a gateway owns it (exit 3).
 func ErrGatewayRunning(h Home, rec *Record) error {
-	return errs.Refused("gateway_running", "a gateway (pid %d) already owns the state in %s", rec.PID, h.Dir).
+	return errs.Refused(CodeGatewayRunning, "a gateway (pid %d) already owns the state in %s", rec.PID, h.Dir).
 		WithHint("stop it first with 'clawkit gateway stop' if this command needs the state to itself; every other command uses it as is")
 }
 
@@ -61,7 +61,7 @@ func ExplicitGateway(h Home, flag string) string {
 func GatewaySocket(target string) (string, error) {
 	path, ok := strings.CutPrefix(target, "unix:")
 	if !ok || path == "" {
-		return "", errs.Usage("invalid_gateway", "invalid gateway address %q", target).WithHint("use unix:PATH")
+		return "", errs.Usage(CodeInvalidGateway, "invalid gateway address %q", target).WithHint("use unix:PATH")
 	}
 	return path, nil
 }

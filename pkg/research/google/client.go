@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/clawkit/clawkit/pkg/redact"
 )
 
 // Defaults of the Interactions API binding.
@@ -108,15 +110,22 @@ func (c *Client) httpClient() *http.Client {
 
 // CheckBaseURL validates a configured base URL.
 func CheckBaseURL(raw string) error {
+	// The refusal names the URL without its secrets (userinfo, key
+	// parameters): the URL is refused because it carries them.
+	shown := redact.URL(raw)
 	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Errorf("base URL %q does not parse: %v", raw, err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // url.Error quotes the whole URL
+		}
+		return fmt.Errorf("base URL %q does not parse: %v", shown, err)
 	}
 	if u.Scheme != "https" && u.Scheme != "http" {
-		return fmt.Errorf("base URL %q must be http or https", raw)
+		return fmt.Errorf("base URL %q must be http or https", shown)
 	}
 	if u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return fmt.Errorf("base URL %q must be scheme://host[/path] without credentials, query or fragment", raw)
+		return fmt.Errorf("base URL %q must be scheme://host[/path] without credentials, query or fragment", shown)
 	}
 	return nil
 }
@@ -286,7 +295,11 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte) (stat
 	if len(data) > MaxResponseBytes {
 		return 0, nil, nil, true, errTooLarge
 	}
-	return r.StatusCode, r.Header, data, true, nil
+	// The caller's own key, echoed anywhere in the answer (an error
+	// message, an errors[] entry, a status), is removed before anything
+	// reads the body: no message, job record, result.json or log can
+	// carry it (docs/research.md, "Secrets in provider text").
+	return r.StatusCode, r.Header, redact.Bytes(data, c.APIKey), true, nil
 }
 
 // receiptID finds the interaction id of a create answer whose other

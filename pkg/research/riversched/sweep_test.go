@@ -59,7 +59,7 @@ VALUES (jsonb_build_object('job', $1::text), $2, 25, $3, 'running', 1, now(), AR
 
 	// Gateway b's scheduler: it sweeps when it starts.
 	svc := &research.Service{Shared: riversched.New(), Getenv: func(string) string { return "" }}
-	env := owner.NewEnv(t.TempDir(), b, func() error { return nil }, time.Now, nil, true)
+	env := owner.NewOpEnv(t.TempDir(), b, func() error { return nil }, time.Now, nil, true)
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); svc.RunGateway(rctx, env) }()

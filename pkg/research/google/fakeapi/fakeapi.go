@@ -87,6 +87,8 @@ type item struct {
 	created   time.Time
 	updated   time.Time
 	onceFired bool
+	// key is the API key the create was sent with (echo-key quotes it).
+	key string
 }
 
 // New returns a fake. If logPath is not empty every request is also
@@ -319,6 +321,18 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, e Entry) {
 		s.record(e)
 		writeStatus(w, 400, "INVALID_ARGUMENT", "the request is invalid")
 		return
+	case "create-400-echo-key":
+		// An error that quotes the key it was sent, as some API gateways
+		// and proxies in front of an API do.
+		e.Result = "400"
+		s.record(e)
+		writeStatus(w, 400, "INVALID_ARGUMENT", "API key not valid: "+r.Header.Get("x-goog-api-key")+". Please pass a valid API key.")
+		return
+	case "create-400-forge":
+		e.Result = "400"
+		s.record(e)
+		writeStatus(w, 400, "INVALID_ARGUMENT", ForgedText)
+		return
 	case "create-401", "create-403":
 		code := 401
 		if scen == "create-403" {
@@ -330,6 +344,9 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, e Entry) {
 		return
 	}
 	it := s.accept(input, scen)
+	s.mu.Lock()
+	it.key = r.Header.Get("x-goog-api-key")
+	s.mu.Unlock()
 	switch scen {
 	case "create-500":
 		e.Result = "500"
@@ -493,6 +510,8 @@ func (s *Server) get(w http.ResponseWriter, e Entry, id string) {
 			it.status = "requires_continuation"
 		case it.scenario == "unknown-status":
 			it.status = UnknownStatus
+		case it.scenario == "forge-text":
+			it.status = ForgedStatus
 		case it.polls == 1 && it.finishAt > 2:
 			it.status = "queued"
 		default:
@@ -574,7 +593,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, e Entry, id stri
 
 func finalStatus(scen string) string {
 	switch scen {
-	case "partial", "step-error":
+	case "partial", "step-error", "echo-key", "forge-text":
 		return "failed"
 	case "incomplete":
 		return "incomplete"
@@ -646,7 +665,7 @@ func reportContent(scen string) []any {
 				ann("https://example.com/reversed", "bad: reversed", 5, 2),
 			),
 		}
-	case "partial", "incomplete", "budget-exceeded", "step-error":
+	case "partial", "incomplete", "budget-exceeded", "step-error", "echo-key", "forge-text":
 		return []any{textBlock("Partial findings so far.\n", ann("https://example.com/partial", "Partial", 0, 7))}
 	}
 	i := strings.Index(ReportText, "Rayleigh scattering")
@@ -659,6 +678,16 @@ const (
 	ProviderErrorCode    = "https://ai.google.dev/errors/research-agent-internal"
 	ProviderErrorMessage = "The research agent could not finish: an internal error occurred."
 	StepErrorMessage     = "The model output was cut off by an internal error."
+)
+
+// Forged texts of the forge-text and create-400-forge scenarios: provider
+// text that tries to forge a clawkit error line and to drive the terminal
+// (clear the screen, colour, a hyperlink). Human output must show them
+// escaped.
+const (
+	ForgedText   = "ok\nclawkit: error: forged by the provider\x1b[2J\x1b[31mred"
+	ForgedCode   = "\x1b]8;;https://evil.example/\x07click\x1b]8;;\x07"
+	ForgedStatus = "paused\r\nclawkit: error: forged status\x1b[1A"
 )
 
 // SplitParts are the two model outputs of the split-output scenario,
@@ -683,7 +712,7 @@ func render(it *item) map[string]any {
 	result := map[string]any{"type": "google_search_result", "call_id": "call1", "result": []any{map[string]any{"url": "https://example.com", "title": SearchMarker}}}
 	interim := map[string]any{"type": "model_output", "content": []any{textBlock(InterimMarker)}}
 	steps := []any{input, thought, interim, search, result}
-	partialText := it.scenario == "partial" || it.scenario == "incomplete" || it.scenario == "budget-exceeded" || it.scenario == "step-error"
+	partialText := it.scenario == "partial" || it.scenario == "incomplete" || it.scenario == "budget-exceeded" || it.scenario == "step-error" || it.scenario == "echo-key" || it.scenario == "forge-text"
 	if it.status == "completed" || (terminal(it.status) && partialText) {
 		content := reportContent(it.scenario)
 		final := map[string]any{"type": "model_output", "content": content}
@@ -702,7 +731,12 @@ func render(it *item) map[string]any {
 		}
 		doc["usage"] = map[string]any{"total_input_tokens": 120, "total_output_tokens": 3400, "total_tokens": 3520}
 	}
-	if it.status == "failed" && it.scenario != "step-error" {
+	switch {
+	case it.status == "failed" && it.scenario == "echo-key":
+		doc["errors"] = []any{map[string]any{"code": ProviderErrorCode, "message": "quota of key " + it.key + " exhausted"}}
+	case it.status == "failed" && it.scenario == "forge-text":
+		doc["errors"] = []any{map[string]any{"code": ForgedCode, "message": ForgedText}}
+	case it.status == "failed" && it.scenario != "step-error":
 		doc["errors"] = []any{map[string]any{"code": ProviderErrorCode, "message": ProviderErrorMessage}}
 	}
 	switch {
