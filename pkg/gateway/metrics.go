@@ -26,7 +26,6 @@ type metrics struct {
 	providerRequests *prometheus.CounterVec
 	providerSeconds  prometheus.Histogram
 	pollSeconds      *prometheus.HistogramVec
-	mcpSessions      prometheus.Gauge
 	log              *slog.Logger
 }
 
@@ -55,10 +54,6 @@ func newMetrics(g *Gateway) *metrics {
 		Help:    "How long one background research poll took (river, or the SQLite poller), by outcome (ok or error).",
 		Buckets: []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 	}, []string{"outcome"})
-	m.mcpSessions = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "clawkit_mcp_proxy_sessions",
-		Help: "MCP proxy sessions open in this gateway.",
-	})
 	build := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name:        "clawkit_build_info",
 		Help:        "The running clawkit's version and Go version (always 1).",
@@ -73,7 +68,7 @@ func newMetrics(g *Gateway) *metrics {
 	for _, o := range []string{"ok", "error"} {
 		m.pollSeconds.WithLabelValues(o)
 	}
-	m.reg.MustRegister(m.calls, m.callSeconds, m.providerRequests, m.providerSeconds, m.pollSeconds, m.mcpSessions, build,
+	m.reg.MustRegister(m.calls, m.callSeconds, m.providerRequests, m.providerSeconds, m.pollSeconds, build,
 		&stateCollector{g: g},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -111,12 +106,6 @@ func (t telemetry) Poll(d time.Duration, err error) {
 	}
 	if m := t.g.metrics; m != nil {
 		m.pollSeconds.WithLabelValues(outcome).Observe(d.Seconds())
-	}
-}
-
-func (t telemetry) MCPProxySessions(delta int) {
-	if m := t.g.metrics; m != nil {
-		m.mcpSessions.Add(float64(delta))
 	}
 }
 

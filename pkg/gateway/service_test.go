@@ -299,7 +299,6 @@ func TestMetricsEndpoint(t *testing.T) {
 		`clawkit_gateway_calls_total{method="t.echo.v1",outcome="ok"} 1`,
 		`clawkit_gateway_calls_total{method="t.fail.v1",outcome="refused"} 1`,
 		`clawkit_gateway_call_duration_seconds_count{method="t.echo.v1"} 1`,
-		`clawkit_mcp_proxy_sessions 0`,
 		`clawkit_db_open_connections{pool="sql"}`,
 		`clawkit_database_up 1`,
 		`clawkit_gateway_ready 1`,

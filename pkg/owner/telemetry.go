@@ -19,9 +19,6 @@ type Telemetry interface {
 	ProviderRequest(method, url string, status int, err error, d time.Duration)
 	// Poll is one queued research poll and how long it took.
 	Poll(d time.Duration, err error)
-	// MCPProxySessions moves the count of open MCP proxy sessions by
-	// delta (+1 when one opens, -1 when it closes).
-	MCPProxySessions(delta int)
 }
 
 type telemetryKey struct{}
@@ -44,7 +41,6 @@ type noTelemetry struct{}
 
 func (noTelemetry) ProviderRequest(string, string, int, error, time.Duration) {}
 func (noTelemetry) Poll(time.Duration, error)                                 {}
-func (noTelemetry) MCPProxySessions(int)                                      {}
 
 // ObserveTransport wraps rt so that each request is reported to the
 // telemetry of its context (nothing when it carries none).
