@@ -88,7 +88,12 @@ func fakeGateway() {
 		f.Truncate(0)
 		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
-	sock := h.Socket()
+	// Where a real gateway would listen (a long TMPDIR moves it out of
+	// the home: README "Long socket paths").
+	sock, err := h.SocketPath()
+	if err != nil {
+		die("%v", err)
+	}
 	os.Remove(sock)
 	ln, err := net.Listen("unix", sock)
 	if err != nil {

@@ -490,6 +490,15 @@ func hostileCatalogue() []hostileCase {
 		usage("mcp-call-bad-env", "mcp", "call", "--method", "x", "--env", "NOEQUALS", "--", "true"),
 		usage("completion-bad-shell", "completion", "tcsh"),
 		usage("gateway-bad-addr", "--gateway", "tcp:1.2.3.4", "session", "create", "s"),
+		// The gateway-as-a-service options (docs/operations.md): refused
+		// before the home, the lock or a port exists.
+		hostileCase{name: "usage/gateway-log-format", args: []string{"gateway", "run", "--log-format", "xml"}, exit: 2, code: "invalid_log_format"},
+		hostileCase{name: "usage/gateway-log-level", args: []string{"gateway", "run", "--detach", "--log-level", "trace"}, exit: 2, code: "invalid_log_level"},
+		hostileCase{name: "usage/gateway-log-level-newline", args: []string{"gateway", "run", "--log-level", "info\nlevel=ERROR"}, exit: 2, code: "invalid_log_level"},
+		hostileCase{name: "usage/gateway-metrics-no-port", args: []string{"gateway", "run", "--metrics-listen", "127.0.0.1"}, exit: 2, code: "invalid_metrics_listen"},
+		hostileCase{name: "usage/gateway-metrics-detach", args: []string{"gateway", "run", "--detach", "--metrics-listen", "[::1"}, exit: 2, code: "invalid_metrics_listen"},
+		hostileCase{name: "usage/gateway-status-bad-addr", args: []string{"--gateway", "unix:", "gateway", "status"}, exit: 2, code: "invalid_gateway"},
+		hostileCase{name: "gateway-status-nothing-answers", args: []string{"--gateway", "unix:$W/none.sock", "gateway", "status"}, exit: 1, code: "gateway_not_running"},
 		usage("state-backup-relative-parent", "state", "backup"),
 	)
 	add(skillStreamHostile()...)

@@ -45,6 +45,7 @@ func kits() []scriptKit {
 	return []scriptKit{
 		peersKit(),
 		coreKit(),
+		gatewayKit(),
 		raceKit(),
 		artifactsKit(),
 		crabboxKit(),

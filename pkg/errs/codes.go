@@ -17,8 +17,6 @@ const (
 	CodeDetachFailed Code = "detach_failed"
 	// CodeEmptySecret: the credential for … is empty
 	CodeEmptySecret Code = "empty_secret"
-	// CodeGatewayNotRunning: (see the message)
-	CodeGatewayNotRunning Code = "gateway_not_running"
 	// CodeGatewayStopping: the gateway is stopping
 	CodeGatewayStopping Code = "gateway_stopping"
 	// CodeInterrupted: export interrupted; the partial output was removed

@@ -127,7 +127,7 @@ func TestOutdatedGatewayRefused(t *testing.T) {
 		ran++
 		return map[string]int{"v": 1}, nil
 	}})
-	h, _, done := startGateway(t, old)
+	h, rec, done := startGateway(t, old)
 	if _, ok := old.LookupWire("t.echo.v1"); !ok {
 		t.Fatal("an unversioned name is not registered as version 1")
 	}
@@ -152,7 +152,8 @@ func TestOutdatedGatewayRefused(t *testing.T) {
 	if err != nil || out["v"] != 1 {
 		t.Fatalf("%v %v", err, out)
 	}
-	owner.NewClient(filepath.Join(h.Dir, "gateway.sock")).Stop(context.Background())
+	// The record's socket: under a long TMPDIR it is not in the home.
+	owner.NewClient(rec.Socket).Stop(context.Background())
 	<-done
 }
 

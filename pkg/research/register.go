@@ -304,7 +304,11 @@ func (s *Service) PollDue(ctx context.Context, env *owner.OpEnv, limit int) (int
 		go func(j *Job) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			if _, err := s.pollUnderBinding(ctx, env, j, view); err != nil {
+			t0 := time.Now()
+			_, err := s.pollUnderBinding(ctx, env, j, view)
+			// Poll latency for the gateway's metrics (docs/operations.md).
+			owner.TelemetryFrom(ctx).Poll(time.Since(t0), err)
+			if err != nil {
 				s.deferRefused(ctx, env, j.ID, err)
 			}
 		}(j)
