@@ -7,10 +7,11 @@ SHELL := /bin/bash
 
 .PHONY: build test test-offline vet peers bench fuzz demo clean stress-test chaos first-session live-research conformance partition-test
 
-# Static (no cgo: the SQLite driver is pure Go), stamped with the VCS
-# revision that `clawkit version` reports.
+# Static (no cgo: the SQLite driver is pure Go), stamped with the version
+# facts `clawkit version` reports: the same -ldflags as make release
+# (scripts/version.sh, the go command's own rules; docs/release.md).
 build:
-	CGO_ENABLED=0 $(GO) build -buildvcs=auto -o $(BIN) ./cmd/clawkit
+	CGO_ENABLED=0 $(GO) build -buildvcs=auto -ldflags "$$(scripts/version.sh ldflags)" -o $(BIN) ./cmd/clawkit
 	CGO_ENABLED=0 $(GO) build -o bin/fakegoogle ./cmd/fakegoogle
 
 vet:

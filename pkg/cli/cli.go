@@ -39,7 +39,7 @@ type Globals struct {
 type CLI struct {
 	Globals
 
-	VersionCmd VersionCmd    `cmd:"" name:"version" help:"Print the module version and VCS revision."`
+	VersionCmd VersionCmd    `cmd:"" name:"version" help:"Print the version, commit, dirty flag, date and Go version."`
 	Help       HelpCmd       `cmd:"" help:"Show help for a command."`
 	Completion CompletionCmd `cmd:"" help:"Print a shell completion script (bash, zsh or fish)."`
 }
