@@ -238,7 +238,7 @@ func (w *stampWalk) read(dirfd int, name string, into **stampDir) {
 			w.fail(&fs.PathError{Op: "lstat", Path: n, Err: err})
 			return
 		}
-		d.ents[i] = stampEnt{name: n, mode: st.Mode, ino: st.Ino, size: st.Size,
+		d.ents[i] = stampEnt{name: n, mode: uint32(st.Mode), ino: st.Ino, size: st.Size,
 			mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
 	}
 	*into = d

@@ -120,10 +120,6 @@ func (h Home) Ensure() error {
 	return nil
 }
 
-// maxSocketPath is the longest path a unix socket address holds on Linux
-// (sun_path is 108 bytes including the terminating NUL).
-const maxSocketPath = 107
-
 // SocketPath returns where the gateway listens: <home>/gateway.sock when it
 // fits in a unix socket address, else a private folder under the temp dir
 // named by a hash of the home (the owner record says which, so clients never
