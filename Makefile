@@ -5,7 +5,7 @@ BIN ?= bin/clawkit
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: build test test-offline vet peers bench fuzz demo clean stress-test chaos first-session live-research conformance partition-test
+.PHONY: docs-cli build test test-offline vet peers bench fuzz demo clean stress-test chaos first-session live-research conformance partition-test
 
 # Static (no cgo: the SQLite driver is pure Go), stamped with the version
 # facts `clawkit version` reports: the same -ldflags as make release
@@ -87,6 +87,13 @@ live-research:
 # The README's first session, word for word, in a throwaway folder.
 first-session:
 	scripts/first-session.sh
+
+# The man page (docs/man/clawkit.1) and the Markdown CLI reference
+# (docs/cli/), rendered from the command model by the hidden
+# `clawkit gen-docs`; pkg/cli's TestCLIReferenceIsFresh fails until they
+# are regenerated after a flag or command changes.
+docs-cli:
+	$(GO) run ./cmd/clawkit gen-docs --man docs/man --markdown docs/cli
 
 clean:
 	rm -rf bin
