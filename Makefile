@@ -5,7 +5,7 @@ BIN ?= bin/clawkit
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: docs-cli build test test-offline vet peers bench fuzz demo clean stress-test chaos first-session live-research conformance partition-test
+.PHONY: release docs-cli build test test-offline vet peers bench fuzz demo clean stress-test chaos first-session live-research conformance partition-test
 
 # Static (no cgo: the SQLite driver is pure Go), stamped with the version
 # facts `clawkit version` reports: the same -ldflags as make release
@@ -95,5 +95,17 @@ first-session:
 docs-cli:
 	$(GO) run ./cmd/clawkit gen-docs --man docs/man --markdown docs/cli
 
+# Release files in dist/ (docs/release.md): static binaries for linux and
+# darwin x amd64 and arm64 in clawkit_<version>_<os>_<arch>.tar.gz, a
+# CycloneDX SBOM per binary and SHA256SUMS; byte-reproducible from the
+# commit (scripts/release-check.sh proves it). Nothing is published.
+CYCLONEDX_VERSION = v1.10.0
+CYCLONEDX = bin/tools/cyclonedx-gomod-$(CYCLONEDX_VERSION)/cyclonedx-gomod
+$(CYCLONEDX):
+	GOBIN=$(CURDIR)/$(dir $(CYCLONEDX)) GOFLAGS= $(GO) install -trimpath github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$(CYCLONEDX_VERSION)
+
+release: $(CYCLONEDX)
+	$(GO) run ./scripts/release -out dist -cyclonedx $(CURDIR)/$(CYCLONEDX)
+
 clean:
-	rm -rf bin
+	rm -rf bin dist

@@ -54,6 +54,7 @@ func kits() []scriptKit {
 		pgKit(),
 		skillKit(),
 		skillStreamKit(),
+		releaseKit(),
 	}
 }
 
