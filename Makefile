@@ -5,7 +5,7 @@ BIN ?= bin/clawkit
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: release docs-cli build test test-offline vet peers bench fuzz demo clean stress-test chaos first-session live-research conformance partition-test
+.PHONY: image release docs-cli build test test-offline vet peers bench fuzz demo clean stress-test chaos first-session live-research conformance partition-test
 
 # Static (no cgo: the SQLite driver is pure Go), stamped with the version
 # facts `clawkit version` reports: the same -ldflags as make release
@@ -106,6 +106,11 @@ $(CYCLONEDX):
 
 release: $(CYCLONEDX)
 	$(GO) run ./scripts/release -out dist -cyclonedx $(CURDIR)/$(CYCLONEDX)
+
+# The container image (Dockerfile): the released linux binary FROM scratch
+# with CA certificates, tagged clawkit:<version>; needs Docker.
+image:
+	scripts/image.sh
 
 clean:
 	rm -rf bin dist
