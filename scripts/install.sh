@@ -3,15 +3,17 @@
 # (docs/release.md, "Install"). POSIX sh: runs under dash, bash, busybox
 # and macOS's sh.
 #
-#   install.sh --version v1.2.3 --from URL|DIR [--bin-dir DIR] [--man-dir DIR]
-#              [--os linux|darwin] [--arch amd64|arm64]
+#   install.sh --version v1.2.3 --from URL|DIR [--sums-sha256 HEX]
+#              [--bin-dir DIR] [--man-dir DIR] [--os linux|darwin] [--arch amd64|arm64]
 #
 # --from is the folder holding the release files (SHA256SUMS and the
 # clawkit_<version>_<os>_<arch>.tar.gz archives): an http(s) URL or a
 # local folder. The archive is installed only when SHA256SUMS names it and
 # its SHA-256 matches; a mismatch, a missing line or an unknown platform is
-# refused and nothing is installed. The binary is put in place with one
-# rename, so an interrupted install leaves the previous clawkit.
+# refused and nothing is installed. --sums-sha256 pins SHA256SUMS itself
+# (the GitHub action passes it): any other SHA256SUMS is refused. The
+# binary is put in place with one rename, so an interrupted install leaves
+# the previous clawkit.
 #
 # Exit codes as clawkit's: 1 failed (download, checksum), 2 usage.
 set -eu
@@ -23,22 +25,24 @@ die() { # code message hint
 	exit "$1"
 }
 usage() {
-	die 2 "$1" "usage: install.sh --version vX.Y.Z --from URL|DIR [--bin-dir DIR] [--man-dir DIR] [--os OS] [--arch ARCH]"
+	die 2 "$1" "usage: install.sh --version vX.Y.Z --from URL|DIR [--sums-sha256 HEX] [--bin-dir DIR] [--man-dir DIR] [--os OS] [--arch ARCH]"
 }
 
 version=""
 from=""
 bin_dir="${HOME:-}/.local/bin"
 man_dir=""
+sums_sha256=""
 os=""
 arch=""
 while [ $# -gt 0 ]; do
 	case $1 in
-	--version | --from | --bin-dir | --man-dir | --os | --arch)
+	--version | --from | --sums-sha256 | --bin-dir | --man-dir | --os | --arch)
 		[ $# -ge 2 ] || usage "$1 needs a value"
 		case $1 in
 		--version) version=$2 ;;
 		--from) from=$2 ;;
+		--sums-sha256) sums_sha256=$2 ;;
 		--bin-dir) bin_dir=$2 ;;
 		--man-dir) man_dir=$2 ;;
 		--os) os=$2 ;;
@@ -47,7 +51,7 @@ while [ $# -gt 0 ]; do
 		shift 2
 		;;
 	-h | --help)
-		sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*) usage "unknown argument: $1" ;;
@@ -63,6 +67,10 @@ case $version in
 */* | *' '*) usage "--version $version is not a release version (vX.Y.Z)" ;;
 esac
 [ -n "$bin_dir" ] || usage "--bin-dir is required when HOME is not set"
+case $sums_sha256 in
+*[!0-9a-f]*) usage "--sums-sha256 must be a SHA-256 in lower-case hex" ;;
+esac
+if [ -n "$sums_sha256" ] && [ ${#sums_sha256} -ne 64 ]; then usage "--sums-sha256 must be a SHA-256 in lower-case hex"; fi
 
 # The platform, in Go's names.
 if [ -z "$os" ]; then os=$(uname -s); fi
@@ -118,6 +126,12 @@ sha256() {
 }
 
 fetch SHA256SUMS
+if [ -n "$sums_sha256" ]; then
+	sums_got=$(sha256 "$tmp/SHA256SUMS")
+	if [ "$sums_got" != "$sums_sha256" ]; then
+		die 1 "SHA256SUMS does not match --sums-sha256: it is $sums_got, the pin is $sums_sha256" "the release folder does not hold the release pinned; nothing was installed"
+	fi
+fi
 # The one line naming the archive ("HASH  NAME", or "HASH *NAME").
 want=$(awk -v n="$name" '$2 == n || $2 == "*" n { print $1 }' "$tmp/SHA256SUMS")
 case $want in

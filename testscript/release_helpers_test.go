@@ -10,11 +10,14 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"go.yaml.in/yaml/v3"
 )
 
 // Helpers for the release scripts (release_*.txtar): a release folder
@@ -26,6 +29,8 @@ func releaseKit() scriptKit {
 			"http-serve":   cmdHTTPServe,
 			"fake-release": cmdFakeRelease,
 			"tamper":       cmdTamper,
+			"sha256-env":   cmdSHA256Env,
+			"action-run":   cmdActionRun,
 		},
 	}
 }
@@ -124,4 +129,106 @@ func cmdTamper(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	b[len(b)-1] ^= 1
 	ts.Check(os.WriteFile(p, b, 0o644))
+}
+
+// sha256-env FILE VAR: sets $VAR to FILE's SHA-256 (lower-case hex).
+func cmdSHA256Env(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: sha256-env FILE VAR")
+	}
+	h := sha256.Sum256([]byte(ts.ReadFile(args[0])))
+	ts.Setenv(args[1], hex.EncodeToString(h[:]))
+}
+
+// action is the part of a composite action.yml that action-run reads.
+type action struct {
+	Inputs map[string]struct {
+		Required bool   `yaml:"required"`
+		Default  string `yaml:"default"`
+	} `yaml:"inputs"`
+	Runs struct {
+		Using string `yaml:"using"`
+		Steps []struct {
+			Shell string            `yaml:"shell"`
+			Env   map[string]string `yaml:"env"`
+			Run   string            `yaml:"run"`
+		} `yaml:"steps"`
+	} `yaml:"runs"`
+}
+
+var ghExpr = regexp.MustCompile(`\$\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}`)
+
+// action-run [NAME=VALUE...]: runs $REPO/action.yml's composite steps as a
+// runner would: each step's env with ${{ inputs.* }} (the given values,
+// else the defaults; a required input missing is an error) and
+// ${{ github.* }} expanded (github.action_path is $REPO; others may be given
+// as github.NAME=VALUE), RUNNER_TEMP=$WORK/runner-temp, and GITHUB_PATH and
+// GITHUB_OUTPUT the files github_path and github_output of $WORK. The run
+// text itself must hold no expression: every value reaches it through env,
+// never by text substitution into the script.
+func cmdActionRun(ts *testscript.TestScript, neg bool, args []string) {
+	var a action
+	if err := yaml.Unmarshal([]byte(ts.ReadFile(ts.Getenv("REPO")+"/action.yml")), &a); err != nil {
+		ts.Fatalf("action-run: action.yml: %v", err)
+	}
+	if a.Runs.Using != "composite" {
+		ts.Fatalf("action-run: runs.using is %q, want composite", a.Runs.Using)
+	}
+	vals := map[string]string{"github.action_path": ts.Getenv("REPO"), "github.server_url": "https://github.invalid", "github.action_repository": ""}
+	for name, in := range a.Inputs {
+		vals["inputs."+name] = in.Default
+	}
+	given := map[string]bool{}
+	for _, kv := range args {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			ts.Fatalf("usage: action-run [NAME=VALUE...]")
+		}
+		if !strings.HasPrefix(k, "github.") {
+			if _, ok := a.Inputs[k]; !ok {
+				ts.Fatalf("action-run: action.yml has no input %q", k)
+			}
+			k = "inputs." + k
+		}
+		vals[k], given[k] = v, true
+	}
+	for name, in := range a.Inputs {
+		if in.Required && !given["inputs."+name] {
+			ts.Fatalf("action-run: required input %q not given", name)
+		}
+	}
+	work := ts.Getenv("WORK")
+	ts.Check(os.MkdirAll(filepath.Join(work, "runner-temp"), 0o755))
+	var stdout, stderr bytes.Buffer
+	var runErr error
+	for i, st := range a.Runs.Steps {
+		if ghExpr.MatchString(st.Run) {
+			ts.Fatalf("action-run: step %d's run text holds an expression; pass values through env", i)
+		}
+		if st.Shell != "bash" {
+			ts.Fatalf("action-run: step %d's shell is %q, want bash", i, st.Shell)
+		}
+		env := append(os.Environ(), "RUNNER_TEMP="+filepath.Join(work, "runner-temp"),
+			"GITHUB_PATH="+filepath.Join(work, "github_path"), "GITHUB_OUTPUT="+filepath.Join(work, "github_output"))
+		for k, v := range st.Env {
+			env = append(env, k+"="+ghExpr.ReplaceAllStringFunc(v, func(m string) string {
+				key := ghExpr.FindStringSubmatch(m)[1]
+				val, ok := vals[key]
+				if !ok {
+					ts.Fatalf("action-run: step %d uses ${{ %s }}, which the runner stand-in does not know", i, key)
+				}
+				return val
+			}))
+		}
+		cmd := exec.Command("bash", "--noprofile", "--norc", "-e", "-o", "pipefail", "-c", st.Run)
+		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = work, env, &stdout, &stderr
+		if runErr = cmd.Run(); runErr != nil {
+			break
+		}
+	}
+	fmt.Fprint(ts.Stdout(), stdout.String())
+	fmt.Fprint(ts.Stderr(), stderr.String())
+	if (runErr != nil) != neg {
+		ts.Fatalf("action-run: %v (negated: %v)", runErr, neg)
+	}
 }
