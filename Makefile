@@ -102,10 +102,10 @@ docs-cli:
 CYCLONEDX_VERSION = v1.10.0
 CYCLONEDX = bin/tools/cyclonedx-gomod-$(CYCLONEDX_VERSION)/cyclonedx-gomod
 $(CYCLONEDX):
-	GOBIN=$(CURDIR)/$(dir $(CYCLONEDX)) GOFLAGS= $(GO) install -trimpath github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$(CYCLONEDX_VERSION)
+	GOBIN="$(CURDIR)/$(dir $(CYCLONEDX))" GOFLAGS= $(GO) install -trimpath github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$(CYCLONEDX_VERSION)
 
 release: $(CYCLONEDX)
-	$(GO) run ./scripts/release -out dist -cyclonedx $(CURDIR)/$(CYCLONEDX)
+	$(GO) run ./scripts/release -out dist -cyclonedx "$(CURDIR)/$(CYCLONEDX)"
 
 # The container image (Dockerfile): the released linux binary FROM scratch
 # with CA certificates, tagged clawkit:<version>; needs Docker.
