@@ -76,7 +76,8 @@ bench: build
 fuzz:
 	scripts/fuzz.sh
 
-demo: build
+# The MCP part runs the reference server installed by make peers.
+demo: build peers
 	scripts/demo.sh
 
 # One tiny real research job against Google's API (CLAWKIT_LIVE_GEMINI_KEY=…);
