@@ -53,15 +53,15 @@ func renameNoReplacePortable(oldpath, newpath string) error {
 	return underlying(os.Rename(oldpath, newpath))
 }
 
-// exchangeByRenames swaps a and b with three renames: b moves aside to a
-// hidden sibling, a takes its place, and the old b takes a's name. Between
+// exchangeByRenames swaps a and b with three renames: b moves aside to
+// "<a>.exchange", a takes b's place, and the old b takes a's name. Between
 // the first two renames b does not exist; a failure of the second puts b
-// back. A kill between them leaves b's old entry under
-// ".<base>.exchange-<a's base>", which the caller's stale-staging rules do
-// not know: callers exchange only under their own lock, and say in their
-// docs what a reader may see.
+// back. A kill between them leaves b's old entry at "<a>.exchange": named
+// after a, so a caller whose a is a staging name (crabbox's
+// ".<id>.staging-…") sweeps it with its other stale staging folders.
+// Callers exchange only under their own lock.
 func exchangeByRenames(a, b string) error {
-	aside := filepath.Join(filepath.Dir(b), "."+filepath.Base(b)+".exchange-"+filepath.Base(a))
+	aside := a + ".exchange"
 	if err := os.Rename(b, aside); err != nil {
 		return underlying(err)
 	}
