@@ -16,6 +16,13 @@ set -eu
 # with the go command's own stamp in throwaway repositories).
 cd "${CLAWKIT_VERSION_REPO:-$(dirname "$0")/..}"
 
+if ! git rev-parse --verify --quiet HEAD >/dev/null 2>&1; then
+	# A source tree without git (an unpacked archive): no facts to stamp;
+	# the binary then reports what the go command recorded.
+	echo "version.sh: not a git checkout with a commit; nothing to stamp" >&2
+	if [ "${1:-}" = ldflags ]; then exit 0; fi
+	exit 1
+fi
 semver='^v[0-9][0-9]*\.[0-9][0-9]*\.[0-9][0-9]*(-[0-9A-Za-z.-]+)?$'
 commit=$(git rev-parse HEAD)
 epoch=$(git show -s --format=%ct HEAD)
