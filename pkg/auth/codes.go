@@ -10,8 +10,6 @@ const (
 	CodeCredentialsUnreadable errs.Code = "credentials_unreadable"
 	// CodeCredentialsWriteFailed: cannot write …: …
 	CodeCredentialsWriteFailed errs.Code = "credentials_write_failed"
-	// CodeEmptySecret: the credential for … is empty
-	CodeEmptySecret errs.Code = "empty_secret"
 	// CodeInvalidCredentials: … is not a valid credentials file
 	CodeInvalidCredentials errs.Code = "invalid_credentials"
 	// CodeInvalidProfileId: invalid profile id …

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/alecthomas/kong"
-
 	"github.com/clawkit/clawkit/pkg/clidoc"
 	"github.com/clawkit/clawkit/pkg/errs"
 )
@@ -18,17 +16,22 @@ type GenDocsCmd struct {
 	Markdown string `help:"Folder for the Markdown reference." placeholder:"DIR"`
 }
 
-func (c GenDocsCmd) Run(kctx *kong.Context, out *Output) error {
+// GenDocsResult lists the files gen-docs wrote.
+type GenDocsResult struct {
+	Written []string `json:"written"`
+}
+
+func (c GenDocsCmd) Run(env *Env) error {
 	if c.Man == "" && c.Markdown == "" {
-		return errs.Usage("usage", "gen-docs needs --man DIR, --markdown DIR or both").
+		return errs.Usage(CodeUsage, "gen-docs needs --man DIR, --markdown DIR or both").
 			WithHint("make docs-cli runs: clawkit gen-docs --man docs/man --markdown docs/cli")
 	}
-	written, err := clidoc.Write(kctx.Model.Node, c.Man, c.Markdown)
+	written, err := clidoc.Write(env.Kong.Model.Node, c.Man, c.Markdown)
 	if err != nil {
-		return errs.Failed("write_failed", "cannot write the CLI reference: %v", err).
+		return errs.Failed(errs.CodeWriteFailed, "cannot write the CLI reference: %v", err).
 			WithHint("give folders that can be created and written")
 	}
-	return out.Result(map[string]any{"written": written}, func(w io.Writer) {
+	return env.Out.Result(GenDocsResult{Written: written}, func(w io.Writer) {
 		for _, p := range written {
 			fmt.Fprintln(w, p)
 		}

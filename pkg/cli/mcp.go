@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -40,13 +39,13 @@ func (f *MCPServerFlags) options(command []string, out *Output) (mcp.Options, er
 	var o mcp.Options
 	command = serverCommand(command)
 	if len(command) == 0 || command[0] == "" {
-		return o, errs.Usage("usage", "no server command given").WithHint("put the server command after --, e.g. clawkit mcp call --method tools/list -- node server.js")
+		return o, errs.Usage(CodeUsage, "no server command given").WithHint("put the server command after --, e.g. clawkit mcp call --method tools/list -- node server.js")
 	}
 	if err := positive("--max-frame-bytes", int64(f.MaxFrameBytes)); err != nil {
 		return o, err
 	}
 	if f.MaxFrameBytes < 2 {
-		return o, errs.Usage("usage", "--max-frame-bytes must be at least 2").WithHint("the limit counts the message and its newline")
+		return o, errs.Usage(errs.CodeInvalidLimit, "--max-frame-bytes must be at least 2").WithHint("the limit counts the message and its newline")
 	}
 	for _, c := range []struct {
 		name string
@@ -57,7 +56,7 @@ func (f *MCPServerFlags) options(command []string, out *Output) (mcp.Options, er
 		}
 	}
 	if f.ProtocolVersion == "" {
-		return o, errs.Usage("usage", "--protocol-version must not be empty")
+		return o, errs.Usage(CodeUsage, "--protocol-version must not be empty")
 	}
 	env, err := mcp.BuildEnv(f.Env, f.EnvPass, os.LookupEnv)
 	if err != nil {
@@ -99,7 +98,7 @@ func serverCommand(args []string) []string {
 
 func positive(name string, v int64) error {
 	if v <= 0 {
-		return errs.Usage("usage", "%s must be positive", name)
+		return errs.Usage(CodeUsage, "%s must be positive", name)
 	}
 	return nil
 }
@@ -118,7 +117,8 @@ type MCPCallCmd struct {
 	Command []string `arg:"" passthrough:"" name:"command" help:"Server command and arguments (after --)."`
 }
 
-func (c *MCPCallCmd) Run(ctx context.Context, out *Output) error {
+func (c *MCPCallCmd) Run(env *Env) error {
+	ctx, out := env.Ctx, env.Out
 	opts, err := c.options(c.Command, out)
 	if err != nil {
 		return err
@@ -126,10 +126,10 @@ func (c *MCPCallCmd) Run(ctx context.Context, out *Output) error {
 	var params json.RawMessage
 	if c.Params != "" {
 		if !json.Valid([]byte(c.Params)) {
-			return errs.Usage("invalid_params", "--params is not valid JSON").WithHint(`give a JSON object, e.g. --params '{"name":"echo","arguments":{"message":"hi"}}'`)
+			return errs.Usage(errs.CodeInvalidParams, "--params is not valid JSON").WithHint(`give a JSON object, e.g. --params '{"name":"echo","arguments":{"message":"hi"}}'`)
 		}
 		if b := firstNonSpace(c.Params); b != '{' && b != '[' {
-			return errs.Usage("invalid_params", "--params must be a JSON object or array")
+			return errs.Usage(errs.CodeInvalidParams, "--params must be a JSON object or array")
 		}
 		params = json.RawMessage(c.Params)
 	}
@@ -204,7 +204,8 @@ type MCPSessionCmd struct {
 	Command []string `arg:"" passthrough:"" name:"command" help:"Server command and arguments (after --)."`
 }
 
-func (c *MCPSessionCmd) Run(ctx context.Context, env *Env, out *Output) error {
+func (c *MCPSessionCmd) Run(env *Env) error {
+	ctx, out := env.Ctx, env.Out
 	opts, err := c.options(c.Command, out)
 	if err != nil {
 		return err
@@ -220,7 +221,7 @@ func (c *MCPSessionCmd) Run(ctx context.Context, env *Env, out *Output) error {
 			return nil
 		}
 		if err := out.PrintJSONLine(r); err != nil {
-			return errs.Failed("stdout_failed", "cannot write the result: %v", err)
+			return errs.Failed(CodeStdoutFailed, "cannot write the result: %v", err)
 		}
 		return nil
 	}
@@ -279,12 +280,13 @@ type MCPProxyCmd struct {
 	Command         []string      `arg:"" optional:"" passthrough:"" name:"command" help:"Server command and arguments (after --)."`
 }
 
-func (c *MCPProxyCmd) Run(ctx context.Context, env *Env, out *Output) error {
+func (c *MCPProxyCmd) Run(env *Env) error {
+	ctx, out := env.Ctx, env.Out
 	if c.MaxFrameBytes < 2 {
-		return errs.Usage("usage", "--max-frame-bytes must be at least 2").WithHint("the limit counts the message and its newline")
+		return errs.Usage(errs.CodeInvalidLimit, "--max-frame-bytes must be at least 2").WithHint("the limit counts the message and its newline")
 	}
 	if c.StopGrace <= 0 {
-		return errs.Usage("usage", "--stop-grace must be positive")
+		return errs.Usage(CodeUsage, "--stop-grace must be positive")
 	}
 	for _, p := range []struct {
 		name string
@@ -295,12 +297,12 @@ func (c *MCPProxyCmd) Run(ctx context.Context, env *Env, out *Output) error {
 		}
 	}
 	if c.ProtocolVersion == "" {
-		return errs.Usage("usage", "--protocol-version must not be empty")
+		return errs.Usage(CodeUsage, "--protocol-version must not be empty")
 	}
 	c.Command = serverCommand(c.Command)
 	if c.Connect != "" {
 		if len(c.Command) > 0 || len(c.Env) > 0 || len(c.EnvPass) > 0 || c.Dir != "" {
-			return errs.Usage("usage", "--connect relays to a running service: a server command, --env, --env-pass and --dir do not apply").
+			return errs.Usage(CodeUsage, "--connect relays to a running service: a server command, --env, --env-pass and --dir do not apply").
 				WithHint("use either --connect unix:PATH or -- CMD…")
 		}
 		path, err := mcp.ParseConnect(c.Connect)
@@ -310,7 +312,7 @@ func (c *MCPProxyCmd) Run(ctx context.Context, env *Env, out *Output) error {
 		return mcp.RunConnect(ctx, path, c.MaxFrameBytes, env.Stdin, out.Stdout)
 	}
 	if len(c.Command) == 0 || c.Command[0] == "" {
-		return errs.Usage("usage", "no server command given").WithHint("use clawkit mcp proxy -- CMD… or --connect unix:PATH")
+		return errs.Usage(CodeUsage, "no server command given").WithHint("use clawkit mcp proxy -- CMD… or --connect unix:PATH")
 	}
 	menv, err := mcp.BuildEnv(c.Env, c.EnvPass, os.LookupEnv)
 	if err != nil {

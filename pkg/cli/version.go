@@ -16,7 +16,7 @@ func versionString() string { return buildinfo.Read().String() }
 // VersionCmd prints the version.
 type VersionCmd struct{}
 
-func (VersionCmd) Run(out *Output) error {
+func (VersionCmd) Run(env *Env) error {
 	bi := buildinfo.Read()
-	return out.Result(bi, func(w io.Writer) { fmt.Fprintln(w, bi.String()) })
+	return env.Out.Result(bi, func(w io.Writer) { fmt.Fprintln(w, bi.String()) })
 }

@@ -73,40 +73,29 @@ func (r *Receipt) Line() string {
 	return ReceiptMarker + " " + strings.TrimSuffix(b.String(), "\n")
 }
 
-func receiptErr(code, format string, args ...any) *errs.Error {
+func receiptErr(code errs.Code, format string, args ...any) *errs.Error {
 	return errs.Failed(code, format, args...).
 		WithHint("pass the standard output of 'clawkit crabbox install' or 'clawkit crabbox verify' for this manifest; run verify again rather than trusting an old receipt")
 }
 
 // ReadReceipt scans a command's output for the receipt line. Exactly one
-// line may start with ReceiptMarker, and it may be at most MaxReceiptLine
-// bytes (a trailing CR is ignored). Memory stays bounded however long the
-// other lines are. The JSON is decoded strictly (unknown fields, trailing
-// data and a wrong type are errors) but not checked against a manifest:
-// that is ValidateReceipt.
+// line may start with ReceiptMarker, wherever it is among the other lines
+// (log lines, JSON or not, may come before and after it), and it may be at
+// most MaxReceiptLine bytes (a trailing CR is ignored). Memory stays
+// bounded however long the other lines are. The JSON is decoded strictly
+// (unknown fields, trailing data and a wrong type are errors) but not
+// checked against a manifest: that is ValidateReceipt.
 //
-// The input may also be an already-decoded receipt: one JSON object (what
-// `--json` prints, indented or not) of at most MaxReceiptLine bytes with
-// nothing but white space around it, recognised by its first non-space
-// byte being "{". It is decoded just as strictly.
+// An input with no marker line may be an already-decoded receipt: the
+// whole input one JSON object (what `--json` prints, indented or not), at
+// most MaxReceiptLine bytes with nothing but white space around it. It is
+// decoded just as strictly; an input that starts with "{" but is not one
+// object as a whole is refused (receipt_invalid), not searched further.
 func ReadReceipt(r io.Reader) (*Receipt, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	// Look ahead (without consuming) for the first non-space byte.
-	for n := 1; n <= br.Size(); n++ {
-		b, err := br.Peek(n)
-		if len(b) < n {
-			break
-		}
-		if c := b[n-1]; c != ' ' && c != '\t' && c != '\r' && c != '\n' {
-			if c == '{' {
-				return readDecoded(br)
-			}
-			break
-		}
-		if err != nil {
-			break
-		}
-	}
+	// The input's first MaxReceiptLine+1 bytes are kept for the decoded
+	// form; the scan reads through them.
+	head := &prefixBuffer{max: MaxReceiptLine + 1}
+	br := bufio.NewReaderSize(io.TeeReader(r, head), 64<<10)
 	var found []byte
 	count := 0
 	lineNo := 0
@@ -117,15 +106,15 @@ func ReadReceipt(r io.Reader) (*Receipt, error) {
 		}
 		lineNo++
 		if err != nil && err != io.EOF {
-			return nil, receiptErr("receipt_unreadable", "cannot read the command output: %v", err)
+			return nil, receiptErr(errs.CodeReceiptUnreadable, "cannot read the command output: %v", err)
 		}
 		if bytes.HasPrefix(line, []byte(ReceiptMarker)) {
 			count++
 			if tooLong {
-				return nil, receiptErr("receipt_oversized", "receipt line %d is longer than %d bytes", lineNo, MaxReceiptLine)
+				return nil, receiptErr(CodeReceiptOversized, "receipt line %d is longer than %d bytes", lineNo, MaxReceiptLine)
 			}
 			if count > 1 {
-				return nil, receiptErr("receipt_duplicate", "more than one %s line (line %d is another one)", ReceiptMarker, lineNo)
+				return nil, receiptErr(CodeReceiptDuplicate, "more than one %s line (line %d is another one)", ReceiptMarker, lineNo)
 			}
 			found = append([]byte(nil), line...)
 		}
@@ -133,22 +122,31 @@ func ReadReceipt(r io.Reader) (*Receipt, error) {
 			break
 		}
 	}
-	if count == 0 {
-		return nil, receiptErr("receipt_missing", "no %s line in the command output", ReceiptMarker)
+	if count == 1 {
+		return ParseReceiptLine(string(found))
 	}
-	return ParseReceiptLine(string(found))
+	if trimmed := bytes.TrimLeft(head.b, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
+		if head.n > MaxReceiptLine {
+			return nil, receiptErr(CodeReceiptOversized, "receipt JSON is longer than %d bytes", MaxReceiptLine)
+		}
+		return decodeReceipt(head.b)
+	}
+	return nil, receiptErr(CodeReceiptMissing, "no %s line in the command output", ReceiptMarker)
 }
 
-// readDecoded reads a whole input that is one receipt JSON object.
-func readDecoded(r io.Reader) (*Receipt, error) {
-	b, err := io.ReadAll(io.LimitReader(r, MaxReceiptLine+1))
-	if err != nil {
-		return nil, receiptErr("receipt_unreadable", "cannot read the receipt: %v", err)
+// prefixBuffer keeps the first max bytes written to it and counts them all.
+type prefixBuffer struct {
+	b   []byte
+	n   int64
+	max int
+}
+
+func (p *prefixBuffer) Write(b []byte) (int, error) {
+	if room := p.max - len(p.b); room > 0 {
+		p.b = append(p.b, b[:min(room, len(b))]...)
 	}
-	if len(b) > MaxReceiptLine {
-		return nil, receiptErr("receipt_oversized", "receipt JSON is longer than %d bytes", MaxReceiptLine)
-	}
-	return decodeReceipt(b)
+	p.n += int64(len(b))
+	return len(b), nil
 }
 
 // readBoundedLine reads one LF-terminated line, returning at most max bytes
@@ -184,11 +182,11 @@ func readBoundedLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err 
 // ParseReceiptLine decodes one receipt line (marker included).
 func ParseReceiptLine(line string) (*Receipt, error) {
 	if len(line) > MaxReceiptLine {
-		return nil, receiptErr("receipt_oversized", "receipt line is %d bytes, over the limit of %d", len(line), MaxReceiptLine)
+		return nil, receiptErr(CodeReceiptOversized, "receipt line is %d bytes, over the limit of %d", len(line), MaxReceiptLine)
 	}
 	rest, ok := strings.CutPrefix(line, ReceiptMarker)
 	if !ok {
-		return nil, receiptErr("receipt_invalid", "line does not start with %s", ReceiptMarker)
+		return nil, receiptErr(CodeReceiptInvalid, "line does not start with %s", ReceiptMarker)
 	}
 	return decodeReceipt([]byte(rest))
 }
@@ -197,16 +195,16 @@ func ParseReceiptLine(line string) (*Receipt, error) {
 // around it allowed).
 func decodeReceipt(rest []byte) (*Receipt, error) {
 	if err := artifacts.CheckStrictJSON(rest); err != nil {
-		return nil, receiptErr("receipt_invalid", "receipt JSON is invalid: %v", err)
+		return nil, receiptErr(CodeReceiptInvalid, "receipt JSON is invalid: %v", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(rest))
 	dec.DisallowUnknownFields()
 	var rc Receipt
 	if err := dec.Decode(&rc); err != nil {
-		return nil, receiptErr("receipt_invalid", "receipt JSON is invalid: %v", err)
+		return nil, receiptErr(CodeReceiptInvalid, "receipt JSON is invalid: %v", err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, receiptErr("receipt_invalid", "receipt has data after its JSON object")
+		return nil, receiptErr(CodeReceiptInvalid, "receipt has data after its JSON object")
 	}
 	return &rc, nil
 }
@@ -217,12 +215,12 @@ func decodeReceipt(rest []byte) (*Receipt, error) {
 // known, every identity field equal, paths consistent with the layout.
 func ValidateReceipt(rc *Receipt, m *artifacts.Manifest, manifestSHA256, targetHome string) error {
 	if rc == nil {
-		return receiptErr("receipt_missing", "no receipt")
+		return receiptErr(CodeReceiptMissing, "no receipt")
 	}
 	switch rc.Status {
 	case StatusInstalled, StatusExistingVerified:
 	default:
-		return receiptErr("receipt_status", "receipt status %q is not %q or %q", rc.Status, StatusInstalled, StatusExistingVerified)
+		return receiptErr(CodeReceiptStatus, "receipt status %q is not %q or %q", rc.Status, StatusInstalled, StatusExistingVerified)
 	}
 	var bad []string
 	cmp := func(what, got, want string) {
@@ -267,7 +265,7 @@ func ValidateReceipt(rc *Receipt, m *artifacts.Manifest, manifestSHA256, targetH
 		}
 	}
 	if len(bad) > 0 {
-		return receiptErr("receipt_mismatch", "receipt does not match the expected install: %s", strings.Join(bad, "; "))
+		return receiptErr(CodeReceiptMismatch, "receipt does not match the expected install: %s", strings.Join(bad, "; "))
 	}
 	return nil
 }

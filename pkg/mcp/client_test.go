@@ -752,7 +752,7 @@ func TestDefinitiveStartFailures(t *testing.T) {
 	cases := []struct {
 		name string
 		o    Options
-		code string
+		code errs.Code
 		hint string
 	}{
 		{"missing path", Options{Command: filepath.Join(dir, "no", "server"), Env: []string{}}, "spawn_failed", "no such file"},

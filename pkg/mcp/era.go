@@ -74,7 +74,7 @@ func (c *Client) handshake(ctx context.Context, deadline time.Time) *Error {
 		if e == nil {
 			return nil
 		}
-		if e.Code != "probe_declined" {
+		if e.Code != CodeProbeDeclined {
 			return e
 		}
 		return c.initialize(ctx, deadline, LegacyProtocolVersions[0], LegacyProtocolVersions)
@@ -94,12 +94,12 @@ func (c *Client) initialize(ctx context.Context, deadline time.Time, v string, a
 		ClientInfo      Implementation  `json:"clientInfo"`
 	}{v, c.opts.Capabilities, c.opts.ClientInfo})
 	timeoutMsg := func() *Error {
-		return unavailable("initialize_timeout", "initialize timed out after %dms", c.opts.StartupTimeout.Milliseconds())
+		return unavailable(CodeInitializeTimeout, "initialize timed out after %dms", c.opts.StartupTimeout.Milliseconds())
 	}
 	res, rerr := c.do(ctx, c.takeID(), "initialize", params, time.Until(deadline), timeoutMsg)
 	if rerr != nil {
 		if rerr.RPC != nil {
-			return &Error{Class: ClassProtocol, Code: "handshake_failed", Message: "the server refused initialize: " + rerr.RPC.Message, RPC: rerr.RPC}
+			return &Error{Class: ClassProtocol, Code: CodeHandshakeFailed, Message: "the server refused initialize: " + rerr.RPC.Message, RPC: rerr.RPC}
 		}
 		return rerr.withDelivered(false) // initialize has no effect worth protecting
 	}
@@ -108,13 +108,13 @@ func (c *Client) initialize(ctx context.Context, deadline time.Time, v string, a
 		ServerInfo      Implementation `json:"serverInfo"`
 	}
 	if err := json.Unmarshal(res, &ir); err != nil || ir.ProtocolVersion == nil {
-		return protocolErr("handshake_failed", "the server's initialize result has no protocolVersion")
+		return protocolErr(CodeHandshakeFailed, "the server's initialize result has no protocolVersion")
 	}
 	if !slices.Contains(accept, *ir.ProtocolVersion) {
 		if len(accept) == 1 {
-			return protocolErr("protocol_version_mismatch", "server answered protocol version %q; requested %q", *ir.ProtocolVersion, v)
+			return protocolErr(CodeProtocolVersionMismatch, "server answered protocol version %q; requested %q", *ir.ProtocolVersion, v)
 		}
-		return protocolErr("protocol_version_mismatch", "server answered protocol version %q; clawkit speaks %s", *ir.ProtocolVersion, strings.Join(accept, ", "))
+		return protocolErr(CodeProtocolVersionMismatch, "server answered protocol version %q; clawkit speaks %s", *ir.ProtocolVersion, strings.Join(accept, ", "))
 	}
 	c.initResult, c.serverInfo = res, ir.ServerInfo
 	c.negotiated.Era, c.negotiated.Version = EraLegacy, *ir.ProtocolVersion
@@ -133,10 +133,10 @@ func (c *Client) discover(ctx context.Context, deadline time.Time, v string, pro
 	decline := func(how string) *Error {
 		c.meta = nil
 		c.negotiated.Probe = how
-		return &Error{Class: ClassUnavailable, Code: "probe_declined", Message: "server/discover: " + how}
+		return &Error{Class: ClassUnavailable, Code: CodeProbeDeclined, Message: "server/discover: " + how}
 	}
 	timeoutMsg := func() *Error {
-		return unavailable("initialize_timeout", "server/discover timed out after %dms", c.opts.StartupTimeout.Milliseconds())
+		return unavailable(CodeInitializeTimeout, "server/discover timed out after %dms", c.opts.StartupTimeout.Milliseconds())
 	}
 	var res json.RawMessage
 	var rerr *Error
@@ -161,13 +161,13 @@ func (c *Client) discover(ctx context.Context, deadline time.Time, v string, pro
 			if probe && !slices.Contains(d.Supported, ModernProtocolVersion) {
 				return decline("discover-error")
 			}
-			return &Error{Class: ClassProtocol, Code: "protocol_version_unsupported", RPC: rerr.RPC,
+			return &Error{Class: ClassProtocol, Code: CodeProtocolVersionUnsupported, RPC: rerr.RPC,
 				Message: "the server does not speak protocol version " + quote(v) + "; it speaks " + listOrUnknown(d.Supported)}
 		}
 		if probe {
 			return decline("discover-error")
 		}
-		return &Error{Class: ClassProtocol, Code: "handshake_failed", RPC: rerr.RPC,
+		return &Error{Class: ClassProtocol, Code: CodeHandshakeFailed, RPC: rerr.RPC,
 			Message: "the server refused server/discover (" + rerr.RPC.Message + "): it does not speak the stateless protocol " + quote(v)}
 	}
 	var dr struct {
@@ -182,7 +182,7 @@ func (c *Client) discover(ctx context.Context, deadline time.Time, v string, pro
 		if probe {
 			return decline("discover-error")
 		}
-		return protocolErr("protocol_version_mismatch", "the server speaks %s; requested %q", listOrUnknown(dr.SupportedVersions), v)
+		return protocolErr(CodeProtocolVersionMismatch, "the server speaks %s; requested %q", listOrUnknown(dr.SupportedVersions), v)
 	}
 	_ = json.Unmarshal(dr.Meta[metaServerInfo], &c.serverInfo)
 	c.initResult = res
@@ -257,11 +257,11 @@ func (c *Client) probe(ctx context.Context, deadline time.Time) (json.RawMessage
 			c.mu.Unlock()
 			return nil, nil, false
 		case <-startup.C:
-			c.retire(unavailable("initialize_timeout", "server/discover timed out after %dms", c.opts.StartupTimeout.Milliseconds()))
+			c.retire(unavailable(CodeInitializeTimeout, "server/discover timed out after %dms", c.opts.StartupTimeout.Milliseconds()))
 			r := <-cl.ch
 			return nil, r.err.withDelivered(false), true
 		case <-ctx.Done():
-			c.retire(unavailable("cancelled", "server/discover was cancelled: %v", context.Cause(ctx)))
+			c.retire(unavailable(CodeCancelled, "server/discover was cancelled: %v", context.Cause(ctx)))
 			r := <-cl.ch
 			return nil, r.err.withDelivered(false), true
 		}

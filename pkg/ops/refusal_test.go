@@ -28,6 +28,8 @@ var refused = map[string][]any{
 		AuthAddParams{ID: "x", Provider: "google", Kind: "nope", Secret: "s"},
 		AuthAddParams{ID: "x", Provider: "google", Kind: "api-key", Secret: " "},
 		AuthAddParams{ID: "x", Provider: "postgres", Kind: "api-key", Secret: "s"},
+		AuthAddParams{ID: "x", Provider: "mcp", Kind: "api-key", Secret: "s"},
+		AuthAddParams{ID: "x", Provider: "google", Kind: "header", Secret: "s"},
 	},
 	MethodAuthRemove:  {AuthRemoveParams{ID: "nope"}, AuthRemoveParams{}},
 	MethodConfigSet:   {ConfigParams{Path: "a..b", Value: json.RawMessage(`1`)}, ConfigParams{Path: "a.b"}},
@@ -39,7 +41,13 @@ var refused = map[string][]any{
 		research.StartParams{Question: "q", OutputFormat: "nope"},
 		research.StartParams{Question: "q"}, // research is not enabled
 		research.StartParams{Question: "q", Caller: research.Caller{SessionKey: "bad key!"}},
+		research.StartParams{Question: "q", Inputs: []string{"relative.pdf"}},
+		research.StartParams{Question: "q", Visualization: "always"},
+		research.StartParams{Question: "q", FollowUp: &research.JobRef{Job: "nope"}},
+		research.StartParams{Question: "q", Tools: &research.Tools{MCPServers: []research.MCPServer{{Name: "m", URL: "https://x?key=secret"}}}},
 	},
+	research.MethodApprove: {research.ApproveParams{JobParams: research.JobParams{Job: "nope"}}, research.ApproveParams{}},
+	research.MethodReject:  {research.JobParams{Job: "nope"}, research.JobParams{}},
 	research.MethodPoll:    {research.JobParams{Job: "nope"}, research.JobParams{}},
 	research.MethodWait:    {research.WaitParams{JobParams: research.JobParams{Job: "nope"}}},
 	research.MethodCancel:  {research.JobParams{Job: "nope"}},
@@ -131,8 +139,7 @@ func TestRefusedWritesCreateNothing(t *testing.T) {
 				}
 				r := &owner.Router{Home: owner.Home{Dir: home}, Registry: reg, LockTimeout: time.Second}
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				var res any
-				err := r.Call(ctx, name, in, &res)
+				res, err := r.Route(ctx, name, in, &owner.CallReply{})
 				cancel()
 				if m.Write && name != research.MethodRPC && err == nil {
 					t.Errorf("%s #%d (empty home %v): accepted %+v", name, i, empty, in)

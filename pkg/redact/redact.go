@@ -10,6 +10,8 @@
 package redact
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/url"
 	"regexp"
 	"strings"
@@ -41,40 +43,53 @@ func IsSecretParam(name string) bool {
 	return secretParams[strings.ReplaceAll(strings.ToLower(name), "-", "_")]
 }
 
-// URL returns raw with its userinfo password (or a lone user name that
-// carries a token) and every secret query value replaced by Mask. Text
-// that does not parse as a URL with a scheme is returned by URLsIn's rules
-// so that nothing credential-shaped survives a parse failure.
+// URL returns raw with its userinfo (a password, or a lone user name,
+// which often is a token) and every secret query value replaced by Mask.
+// It edits the text in place rather than re-serialising a parsed URL, so
+// nothing else about the URL changes and redacting twice changes nothing.
 func URL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" || u.Opaque != "" {
-		return scrubUnparsed(raw)
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok || scheme == "" {
+		return scrubParams(raw)
 	}
-	changed := false
-	if u.User != nil {
-		if _, ok := u.User.Password(); ok {
-			u.User = url.UserPassword(u.User.Username(), Mask)
-		} else {
-			u.User = url.User(Mask)
+	authEnd := strings.IndexAny(rest, "/?#")
+	if authEnd < 0 {
+		authEnd = len(rest)
+	}
+	if at := strings.LastIndex(rest[:authEnd], "@"); at >= 0 {
+		user, _, hasPass := strings.Cut(rest[:at], ":")
+		if hasPass {
+			rest = user + ":" + Mask + rest[at:]
+		} else if rest[:at] != Mask {
+			rest = Mask + rest[at:]
 		}
-		changed = true
-	}
-	if u.RawQuery != "" {
-		parts := strings.Split(u.RawQuery, "&")
-		for i, p := range parts {
-			name, _, hasValue := strings.Cut(p, "=")
-			dn, _ := url.QueryUnescape(name)
-			if hasValue && IsSecretParam(dn) {
-				parts[i] = name + "=" + Mask
-				changed = true
-			}
+		authEnd = strings.IndexAny(rest, "/?#")
+		if authEnd < 0 {
+			authEnd = len(rest)
 		}
-		u.RawQuery = strings.Join(parts, "&")
 	}
-	if !changed {
-		return raw
+	path := rest[authEnd:]
+	q := strings.IndexByte(path, '?')
+	if q < 0 {
+		return scheme + "://" + rest
 	}
-	return u.String()
+	frag := ""
+	query := path[q+1:]
+	if h := strings.IndexByte(query, '#'); h >= 0 {
+		query, frag = query[:h], query[h:]
+	}
+	parts := strings.Split(query, "&")
+	for i, p := range parts {
+		name, _, hasValue := strings.Cut(p, "=")
+		dn, err := url.QueryUnescape(name)
+		if err != nil {
+			dn = name
+		}
+		if hasValue && IsSecretParam(dn) {
+			parts[i] = name + "=" + Mask
+		}
+	}
+	return scheme + "://" + rest[:authEnd] + path[:q+1] + strings.Join(parts, "&") + frag
 }
 
 var urlInText = sync.OnceValue(func() *regexp.Regexp {
@@ -93,15 +108,6 @@ func URLsIn(s string) string {
 		return s
 	}
 	s = urlInText().ReplaceAllStringFunc(s, URL)
-	return scrubParams(s)
-}
-
-func scrubUnparsed(s string) string {
-	if scheme, rest, ok := strings.Cut(s, "://"); ok {
-		if at := strings.LastIndex(rest, "@"); at >= 0 && !strings.ContainsAny(rest[:at], "/?#") {
-			s = scheme + "://" + Mask + "@" + rest[at+1:]
-		}
-	}
 	return scrubParams(s)
 }
 
@@ -129,4 +135,36 @@ func Values(s string, secrets ...string) string {
 		}
 	}
 	return URLsIn(s)
+}
+
+// Bytes replaces every occurrence of each secret (at least six bytes; see
+// Values) in b by Mask, also in its JSON string encoding and its URL query
+// encoding, and applies no URL rules: it is for a whole response body from
+// a provider, read before anything parses it, so that a key the provider
+// echoes reaches no message, job record, published file or log. b is
+// returned as it is when no secret occurs in it.
+func Bytes(b []byte, secrets ...string) []byte {
+	for _, sec := range secrets {
+		if len(sec) < minSecret {
+			continue
+		}
+		// As it is, as a JSON string (with and without HTML escaping, as
+		// encoders differ) and query-escaped.
+		forms := []string{sec, url.QueryEscape(sec)}
+		for _, html := range []bool{true, false} {
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(html)
+			if enc.Encode(sec) == nil {
+				j := bytes.TrimSpace(buf.Bytes())
+				forms = append(forms, string(j[1:len(j)-1]))
+			}
+		}
+		for _, f := range forms {
+			if len(f) >= minSecret && bytes.Contains(b, []byte(f)) {
+				b = bytes.ReplaceAll(b, []byte(f), []byte(Mask))
+			}
+		}
+	}
+	return b
 }

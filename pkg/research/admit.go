@@ -23,18 +23,34 @@ func (s *Service) admitStart(pre owner.Pre, p StartParams) error {
 	if s.Getenv != nil || getenv == nil {
 		getenv = s.getenv
 	}
-	_, _, _, err := s.checkStart(pre.Home, &p, func() (Settings, error) {
+	_, _, err := s.authority(pre.Home, func() (Settings, error) {
 		if pre.ConfigErr != nil {
 			return Settings{}, pre.ConfigErr
 		}
 		return SettingsFrom(pre.Config, getenv)
 	})
+	if err != nil {
+		return err
+	}
+	// Inputs and header profiles are refused before the home exists:
+	// each input by its metadata and first bytes (Start reads it once,
+	// whole), each header profile by its presence and kind.
+	if err := admitInputs(p.Inputs); err != nil {
+		return err
+	}
+	_, _, err = resolveTools(pre.Home, p.Tools)
 	return err
 }
 
 // rpcStart is the start an envelope asks for.
 func rpcStart(c Caller, req Request) StartParams {
-	p := StartParams{Caller: c, Question: req.Question, AsOf: req.AsOf}
+	p := StartParams{Caller: c, Question: req.Question, AsOf: req.AsOf, Plan: req.Plan, Tools: req.Tools, Visualization: req.Visualization}
+	if req.FollowUp != nil {
+		p.FollowUp = &JobRef{Handle: req.FollowUp.Handle}
+	}
+	for _, in := range req.Inputs {
+		p.Inputs = append(p.Inputs, in.Path)
+	}
 	if req.Output != nil {
 		p.OutputFormat, p.MaxReportBytes = req.Output.Format, req.Output.MaxReportBytes
 	}
@@ -54,25 +70,39 @@ func (s *Service) admitRPC(pre owner.Pre, raw json.RawMessage) error {
 	switch rpc.Request.Action {
 	case ActionStart:
 		return s.admitStart(pre, rpcStart(c, rpc.Request))
-	case ActionPoll, ActionCancel:
-		return checkJobRef(JobParams{Caller: c, Handle: rpc.Request.Handle})
+	case ActionPoll, ActionCancel, ActionApprove, ActionReject:
+		_, err := checkJobRef(JobParams{Caller: c, Handle: rpc.Request.Handle})
+		return err
 	}
 	return nil
 }
 
-// checkJobRef validates the caller and the job id or handle of a call.
-func checkJobRef(p JobParams) error {
+// checkJobRef validates the caller, the job id or handle and the report
+// destination of a call, and returns them with the caller's defaults.
+func checkJobRef(p JobParams) (JobParams, error) {
 	if err := p.Caller.defaults(); err != nil {
-		return err
+		return p, err
+	}
+	if err := checkOut(p.Out); err != nil {
+		return p, err
 	}
 	if p.Job != "" {
 		if !ValidJobID(p.Job) {
-			return errInvalidJobID(p.Job)
+			return p, errInvalidJobID(p.Job)
 		}
-		return nil
+		return p, nil
 	}
 	if err := google.CheckHandle(p.Handle); err != nil {
-		return errs.Usage("invalid_handle", "invalid handle: %v", err)
+		return p, errs.Usage(CodeInvalidHandle, "invalid handle: %v", err)
 	}
-	return nil
+	return p, nil
+}
+
+// checkWait is a wait's checkJobRef and its timeout.
+func checkWait(p WaitParams) (WaitParams, error) {
+	var err error
+	if p.JobParams, err = checkJobRef(p.JobParams); err != nil {
+		return p, err
+	}
+	return p, checkWaitTimeout(p.TimeoutMs)
 }

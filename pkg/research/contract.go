@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/research/google"
 	"github.com/clawkit/clawkit/pkg/strictjson"
 )
 
@@ -41,6 +42,10 @@ const (
 	ActionStart    = "start"
 	ActionPoll     = "poll"
 	ActionCancel   = "cancel"
+	// ActionApprove and ActionReject review a proposed plan (a job
+	// started with "plan": true), by handle.
+	ActionApprove = "approve"
+	ActionReject  = "reject"
 )
 
 // Output is the optional output constraint of a start request.
@@ -61,6 +66,25 @@ type Request struct {
 	Output   *Output `json:"output,omitempty"`
 	AsOf     string  `json:"asOf,omitempty"`
 	Handle   string  `json:"handle,omitempty"`
+	// The start options (docs/research.md, "The contract"): each one a
+	// declared field, decoded as strictly as the rest.
+	Plan          bool         `json:"plan,omitempty"`
+	FollowUp      *FollowUpRef `json:"followUp,omitempty"`
+	Inputs        []InputRef   `json:"inputs,omitempty"`
+	Tools         *Tools       `json:"tools,omitempty"`
+	Visualization string       `json:"visualization,omitempty"`
+	// Revise is an approve's revision text.
+	Revise string `json:"revise,omitempty"`
+}
+
+// FollowUpRef names the finished job a follow-up continues, by handle.
+type FollowUpRef struct {
+	Handle string `json:"handle"`
+}
+
+// InputRef names an input file by absolute path; the owner reads it.
+type InputRef struct {
+	Path string `json:"path"`
 }
 
 // RPC is the wrapper `research rpc` reads: the request plus the caller's
@@ -95,7 +119,7 @@ func ErrorResponse(err error) Response {
 	if e == nil {
 		return r
 	}
-	r.Reason = e.Code
+	r.Reason = string(e.Code)
 	switch e.Kind {
 	case errs.KindUsage:
 		r.State = "invalid"
@@ -124,7 +148,7 @@ type JobStateError struct {
 func (e *JobStateError) Error() string { return e.Err.Error() }
 func (e *JobStateError) Unwrap() error { return e.Err }
 
-func invalid(code, format string, args ...any) *errs.Error {
+func invalid(code errs.Code, format string, args ...any) *errs.Error {
 	return errs.Usage(code, format, args...).WithHint("see 'clawkit research rpc --help' and docs/research.md for the google.research.v1 envelope")
 }
 
@@ -134,7 +158,7 @@ func invalid(code, format string, args ...any) *errs.Error {
 // with a stable code; nothing is silently ignored.
 func DecodeRPC(data []byte) (*RPC, error) {
 	if len(data) > MaxEnvelopeBytes {
-		return nil, invalid("envelope_too_large", "request is %d bytes; the limit is %d", len(data), MaxEnvelopeBytes)
+		return nil, invalid(CodeEnvelopeTooLarge, "request is %d bytes; the limit is %d", len(data), MaxEnvelopeBytes)
 	}
 	obj, err := strictObject(data)
 	if err != nil {
@@ -145,12 +169,12 @@ func DecodeRPC(data []byte) (*RPC, error) {
 		switch k {
 		case "request", "sessionKey", "agentId":
 		default:
-			return nil, invalid("unknown_field", "unknown field %q in the RPC wrapper", k)
+			return nil, invalid(CodeUnknownField, "unknown field %q in the RPC wrapper", k)
 		}
 	}
 	raw, ok := obj["request"]
 	if !ok {
-		return nil, invalid("missing_field", "the RPC wrapper has no \"request\"")
+		return nil, invalid(CodeMissingField, "the RPC wrapper has no \"request\"")
 	}
 	if rpc.SessionKey, err = stringField(obj, "sessionKey", true, MaxIDBytes); err != nil {
 		return nil, err
@@ -175,10 +199,10 @@ func DecodeRequest(data []byte) (*Request, error) {
 	var req Request
 	vraw, ok := obj["version"]
 	if !ok {
-		return nil, invalid("missing_field", "the request has no \"version\"")
+		return nil, invalid(CodeMissingField, "the request has no \"version\"")
 	}
 	if string(bytes.TrimSpace(vraw)) != "1" {
-		return nil, invalid("unsupported_version", "unsupported request version %s; this clawkit speaks version 1", string(bytes.TrimSpace(vraw)))
+		return nil, invalid(CodeUnsupportedVersion, "unsupported request version %s; this clawkit speaks version 1", string(bytes.TrimSpace(vraw)))
 	}
 	req.Version = 1
 	if req.Action, err = stringField(obj, "action", true, 32); err != nil {
@@ -188,21 +212,26 @@ func DecodeRequest(data []byte) (*Request, error) {
 		return nil, err
 	}
 	if req.Service != "" && req.Service != ServiceID {
-		return nil, invalid("unsupported_service", "unsupported service %q; this is %s", req.Service, ServiceID)
+		return nil, invalid(CodeUnsupportedService, "unsupported service %q; this is %s", req.Service, ServiceID)
 	}
 	allowed := map[string]bool{"version": true, "action": true, "service": true}
 	switch req.Action {
 	case ActionDescribe:
 	case ActionStart:
 		allowed["question"], allowed["output"], allowed["asOf"] = true, true, true
-	case ActionPoll, ActionCancel:
+		for _, k := range []string{"plan", "followUp", "inputs", "tools", "visualization"} {
+			allowed[k] = true
+		}
+	case ActionPoll, ActionCancel, ActionReject:
 		allowed["handle"] = true
+	case ActionApprove:
+		allowed["handle"], allowed["revise"] = true, true
 	default:
-		return nil, invalid("unsupported_action", "unsupported action %q; expected describe, start, poll or cancel", req.Action)
+		return nil, invalid(CodeUnsupportedAction, "unsupported action %q; expected describe, start, poll, cancel, approve or reject", req.Action)
 	}
 	for k := range obj {
 		if !allowed[k] {
-			return nil, invalid("unknown_field", "field %q is not part of a %s request", k, req.Action)
+			return nil, invalid(CodeUnknownField, "field %q is not part of a %s request", k, req.Action)
 		}
 	}
 	switch req.Action {
@@ -211,7 +240,7 @@ func DecodeRequest(data []byte) (*Request, error) {
 			return nil, err
 		}
 		if strings.TrimSpace(req.Question) == "" {
-			return nil, invalid("invalid_question", "the question is empty")
+			return nil, invalid(CodeInvalidQuestion, "the question is empty")
 		}
 		if raw, ok := obj["output"]; ok {
 			out, err := decodeOutput(raw)
@@ -225,9 +254,17 @@ func DecodeRequest(data []byte) (*Request, error) {
 				return nil, err
 			}
 		}
-	case ActionPoll, ActionCancel:
+		if err := decodeStartOptions(obj, &req); err != nil {
+			return nil, err
+		}
+	case ActionPoll, ActionCancel, ActionApprove, ActionReject:
 		if req.Handle, err = stringField(obj, "handle", true, MaxHandleBytes); err != nil {
 			return nil, err
+		}
+		if req.Action == ActionApprove {
+			if req.Revise, err = stringField(obj, "revise", false, MaxReviseBytes); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return &req, nil
@@ -243,20 +280,25 @@ func decodeOutput(raw json.RawMessage) (*Output, error) {
 		switch k {
 		case "format":
 			if err := unmarshalStrict(v, &out.Format); err != nil {
-				return nil, invalid("invalid_field", "output.format must be a string")
+				return nil, invalid(CodeInvalidField, "output.format must be a string")
 			}
 		case "maxReportBytes":
+			// json.Number also takes a string holding a number ("100"):
+			// the envelope's number is a JSON number, nothing else.
 			var n json.Number
+			if t := bytes.TrimSpace(v); len(t) == 0 || t[0] == '"' {
+				return nil, invalid(CodeInvalidField, "output.maxReportBytes must be a number, not a string")
+			}
 			if err := unmarshalStrict(v, &n); err != nil {
-				return nil, invalid("invalid_field", "output.maxReportBytes must be a number")
+				return nil, invalid(CodeInvalidField, "output.maxReportBytes must be a number")
 			}
 			i, err := n.Int64()
 			if err != nil {
-				return nil, invalid("invalid_field", "output.maxReportBytes must be an integer")
+				return nil, invalid(CodeInvalidField, "output.maxReportBytes must be an integer")
 			}
 			out.MaxReportBytes = i
 		default:
-			return nil, invalid("unsupported_constraint", "unsupported output constraint %q; supported: format, maxReportBytes", k)
+			return nil, invalid(CodeUnsupportedConstraint, "unsupported output constraint %q; supported: format, maxReportBytes", k)
 		}
 	}
 	if err := out.Validate(); err != nil {
@@ -265,13 +307,65 @@ func decodeOutput(raw json.RawMessage) (*Output, error) {
 	return &out, nil
 }
 
+// decodeStartOptions decodes a start's declared options strictly: each
+// has one shape, and anything inside it that is not declared (a header's
+// value given inline, say) is unknown_field.
+func decodeStartOptions(obj map[string]json.RawMessage, req *Request) error {
+	field := func(name string, v any) error {
+		raw, ok := obj[name]
+		if !ok {
+			return nil
+		}
+		if err := unmarshalStrict(raw, v); err != nil {
+			if strings.Contains(err.Error(), "unknown field") {
+				return invalid(CodeUnknownField, "%s: %v", name, strings.TrimPrefix(err.Error(), "json: "))
+			}
+			return invalid(CodeInvalidField, "field %q does not have its declared shape (docs/research.md, \"The contract\")", name)
+		}
+		return nil
+	}
+	if err := field("plan", &req.Plan); err != nil {
+		return err
+	}
+	if err := field("followUp", &req.FollowUp); err != nil {
+		return err
+	}
+	if err := field("inputs", &req.Inputs); err != nil {
+		return err
+	}
+	if err := field("tools", &req.Tools); err != nil {
+		return err
+	}
+	if err := field("visualization", &req.Visualization); err != nil {
+		return err
+	}
+	if _, ok := obj["followUp"]; ok {
+		if req.FollowUp == nil || google.CheckHandle(req.FollowUp.Handle) != nil {
+			return invalid(CodeInvalidField, "followUp.handle must be the handle of a finished job of this home")
+		}
+	}
+	if _, ok := obj["visualization"]; ok && req.Visualization == "" {
+		return invalid(CodeInvalidField, "visualization is empty; one of auto, off")
+	}
+	var paths []string
+	for _, in := range req.Inputs {
+		paths = append(paths, in.Path)
+	}
+	for _, check := range []error{checkInputPaths(paths), checkTools(req.Tools), checkVisualization(req.Visualization)} {
+		if check != nil {
+			return check
+		}
+	}
+	return nil
+}
+
 // Validate checks the output constraints against what the service supports.
 func (o *Output) Validate() error {
 	if o.Format != "" && o.Format != "markdown" {
-		return invalid("unsupported_constraint", "unsupported output format %q; only markdown is supported", o.Format)
+		return invalid(CodeUnsupportedConstraint, "unsupported output format %q; only markdown is supported", o.Format)
 	}
 	if o.MaxReportBytes < 0 || o.MaxReportBytes > HardReportMax || (o.MaxReportBytes > 0 && o.MaxReportBytes < 64) {
-		return invalid("invalid_field", "maxReportBytes %d is out of range (64..%d)", o.MaxReportBytes, HardReportMax)
+		return invalid(CodeInvalidField, "maxReportBytes %d is out of range (64..%d)", o.MaxReportBytes, HardReportMax)
 	}
 	return nil
 }
@@ -284,11 +378,11 @@ func strictObject(data []byte) (map[string]json.RawMessage, error) {
 	}
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return nil, invalid("invalid_shape", "expected a JSON object")
+		return nil, invalid(CodeInvalidShape, "expected a JSON object")
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(trimmed, &obj); err != nil {
-		return nil, invalid("invalid_json", "invalid JSON: %v", err)
+		return nil, invalid(CodeInvalidJson, "invalid JSON: %v", err)
 	}
 	return obj, nil
 }
@@ -305,15 +399,15 @@ func checkJSON(data []byte) error {
 	}
 	switch e.Kind {
 	case strictjson.InvalidUTF8:
-		return invalid("invalid_json", "the request is not valid UTF-8")
+		return invalid(CodeInvalidJson, "the request is not valid UTF-8")
 	case strictjson.DuplicateKey:
-		return invalid("duplicate_field", "duplicate field %q", e.Key)
+		return invalid(CodeDuplicateField, "duplicate field %q", e.Key)
 	case strictjson.TooDeep:
-		return invalid("invalid_json", "JSON nested deeper than %d levels", maxDepth)
+		return invalid(CodeInvalidJson, "JSON nested deeper than %d levels", maxDepth)
 	case strictjson.Trailing:
-		return invalid("invalid_json", "unexpected data after the JSON value")
+		return invalid(CodeInvalidJson, "unexpected data after the JSON value")
 	}
-	return invalid("invalid_json", "invalid JSON: %v", e.Err)
+	return invalid(CodeInvalidJson, "invalid JSON: %v", e.Err)
 }
 
 const maxDepth = 32
@@ -329,22 +423,22 @@ func stringField(obj map[string]json.RawMessage, name string, required bool, max
 	raw, ok := obj[name]
 	if !ok {
 		if required {
-			return "", invalid("missing_field", "the request has no %q", name)
+			return "", invalid(CodeMissingField, "the request has no %q", name)
 		}
 		return "", nil
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", invalid("invalid_field", "field %q must be a string", name)
+		return "", invalid(CodeInvalidField, "field %q must be a string", name)
 	}
 	if required && s == "" {
-		return "", invalid("invalid_field", "field %q is empty", name)
+		return "", invalid(CodeInvalidField, "field %q is empty", name)
 	}
 	if len(s) > max {
-		return "", invalid("invalid_field", "field %q is %d bytes; the limit is %d", name, len(s), max)
+		return "", invalid(CodeInvalidField, "field %q is %d bytes; the limit is %d", name, len(s), max)
 	}
 	if strings.ContainsRune(s, 0) {
-		return "", invalid("invalid_field", "field %q contains NUL", name)
+		return "", invalid(CodeInvalidField, "field %q contains NUL", name)
 	}
 	return s, nil
 }
@@ -369,11 +463,39 @@ type DescribeConstraints struct {
 	OutputFormats  []string `json:"outputFormats"`
 	MaxReportBytes int64    `json:"maxReportBytes"`
 	AsOf           bool     `json:"asOf"`
+	// Plan: collaborative planning (plan-proposed, approve, reject).
+	Plan bool `json:"plan"`
+	// FollowUp: a start may continue a completed job (followUp).
+	FollowUp bool `json:"followUp"`
+	// Inputs are the document and image inputs a start may carry.
+	Inputs InputConstraints `json:"inputs"`
+	// Tools are the tools a start may declare.
+	Tools []string `json:"tools"`
+	// Visualization are the values of visualization; Figures bound the
+	// images saved with a report.
+	Visualization []string          `json:"visualization"`
+	Figures       FigureConstraints `json:"figures"`
+}
+
+// InputConstraints bound a start's inputs.
+type InputConstraints struct {
+	MimeTypes     []string `json:"mimeTypes"`
+	MaxFiles      int      `json:"maxFiles"`
+	MaxFileBytes  int64    `json:"maxFileBytes"`
+	MaxTotalBytes int64    `json:"maxTotalBytes"`
+}
+
+// FigureConstraints bound the figures saved beside a report.
+type FigureConstraints struct {
+	MimeTypes     []string `json:"mimeTypes"`
+	MaxCount      int      `json:"maxCount"`
+	MaxBytes      int64    `json:"maxBytes"`
+	MaxTotalBytes int64    `json:"maxTotalBytes"`
 }
 
 // errAsOf is returned for start requests carrying asOf: the Interactions API
 // has no as-of-date control, so honouring it silently would be a lie.
 func errAsOf() error {
-	return errs.Usage("unsupported_constraint", "asOf is not supported by the managed Google research service (it has no as-of-date control)").
+	return errs.Usage(CodeUnsupportedConstraint, "asOf is not supported by the managed Google research service (it has no as-of-date control)").
 		WithHint("remove --as-of / \"asOf\"; state the date in the question if it matters")
 }

@@ -6,12 +6,17 @@ package research
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/redact"
 	"github.com/clawkit/clawkit/pkg/research/google"
 	"github.com/clawkit/clawkit/pkg/store"
 )
@@ -24,11 +29,29 @@ type StartParams struct {
 	MaxReportBytes int64  `json:"maxReportBytes,omitempty"`
 	AsOf           string `json:"asOf,omitempty"`
 	IdempotencyKey string `json:"idempotencyKey,omitempty"`
+	// Plan asks for collaborative planning: the job stops in
+	// plan-proposed with plan.md until it is approved or rejected.
+	Plan bool `json:"plan,omitempty"`
+	// FollowUp names the completed job this one continues (its
+	// interaction is the previous_interaction_id).
+	FollowUp *JobRef `json:"followUp,omitempty"`
+	// Inputs are absolute paths of documents and images to send inline.
+	Inputs []string `json:"inputs,omitempty"`
+	// Tools the agent may use; header values come from header profiles.
+	Tools *Tools `json:"tools,omitempty"`
+	// Visualization is "", "auto" or "off".
+	Visualization string `json:"visualization,omitempty"`
 	// Wait, when set, makes the start also wait for the job in the same
 	// operation: one routed call, under the one owner that accepted the
 	// create, so the wait can never move to another owner (or run
 	// locally) if the gateway goes away in between.
 	Wait *StartWait `json:"wait,omitempty"`
+}
+
+// JobRef names a job by id (the CLI) or by handle (the contract).
+type JobRef struct {
+	Job    string `json:"job,omitempty"`
+	Handle string `json:"handle,omitempty"`
 }
 
 // StartWait are the wait options of a start that waits.
@@ -50,11 +73,15 @@ type StartResult struct {
 }
 
 func validIdempotencyKey(k string) bool {
-	if k == "" || len(k) > 128 {
+	if k == "" || len(k) > 128 || !utf8.ValidString(k) {
 		return false
 	}
 	for _, r := range k {
-		if r <= ' ' || r == 0x7f {
+		// Control characters, spaces, and the invisible formatting and
+		// bidi characters (U+202E would print the key reversed).
+		// U+FFFD too: an invalid byte arrives as it once the parameters
+		// have been JSON (routed calls).
+		if !unicode.IsGraphic(r) || unicode.IsSpace(r) || r == utf8.RuneError {
 			return false
 		}
 	}
@@ -64,10 +91,21 @@ func validIdempotencyKey(k string) bool {
 // Start submits a research job. The create request is sent at most once:
 // whatever happens after it may have left, it is never sent again for this
 // job.
-func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*StartResult, error) {
-	out, set, cred, err := s.checkStart(env.Home, &p, func() (Settings, error) { return s.settings(env) })
+func (s *Service) Start(ctx context.Context, env *owner.OpEnv, p StartParams) (*StartResult, error) {
+	// Check normalised p (caller, output); what can change under the lock
+	// (settings, credential) is read again here.
+	out := Output{Format: p.OutputFormat, MaxReportBytes: p.MaxReportBytes}
+	set, cred, err := s.authority(env.Home, func() (Settings, error) { return s.settings(env) })
 	if err != nil {
 		return nil, err
+	}
+	var parent *Job
+	if p.FollowUp != nil {
+		// The parent's current owner only, checked before anything is
+		// read or sent: as poll and cancel check it.
+		if parent, err = s.followUpParent(ctx, env, p); err != nil {
+			return nil, err
+		}
 	}
 	sess, err := s.bind(ctx, env, p.Caller)
 	if err != nil {
@@ -86,8 +124,8 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 		if old == nil {
 			return nil, false, nil
 		}
-		if old.Question != p.Question {
-			return nil, true, errs.Usage("idempotency_key_reused", "idempotency key %q was used for research job %s with a different question", p.IdempotencyKey, old.ID).
+		if old.Question != p.Question || !sameStartOptions(old, &p, parent) {
+			return nil, true, errs.Usage(CodeIdempotencyKeyReused, "idempotency key %q was used for research job %s with a different question or options", p.IdempotencyKey, old.ID).
 				WithHint("use a new key for a new question")
 		}
 		if _, err := s.jobAuthority(env, old, sess); err != nil {
@@ -120,12 +158,38 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 	if res, found, err := existing(); found {
 		return res, err
 	}
+	// Each input is read once, here: the bytes sent are the bytes whose
+	// name, size and SHA-256 the binding records.
+	inputs, err := readInputs(p.Inputs)
+	if err != nil {
+		return nil, err
+	}
+	tools, secrets, err := resolveTools(env.Home, p.Tools)
+	if err != nil {
+		return nil, err
+	}
+	opts := &JobOptions{Plan: p.Plan, Visualization: p.Visualization, Tools: p.Tools}
+	req := google.CreateRequest{Input: p.Question, Visualization: p.Visualization, Tools: tools}
+	for _, in := range inputs {
+		opts.Inputs = append(opts.Inputs, in.rec)
+		req.Parts = append(req.Parts, google.Part{MimeType: in.rec.MimeType, Data: in.data})
+	}
+	if p.Plan {
+		req.CollaborativePlanning = boolPtr(true)
+	}
 	j := &Job{
 		ID: newJobID(), AgentID: p.AgentID, SessionKey: p.SessionKey, SessionIncarnation: sess.Incarnation,
 		ProfileID: cred.ProfileID, CredentialAccount: cred.Account, BaseURL: set.BaseURL, Agent: set.Agent,
 		State: StateSubmitting, Question: p.Question, OutputFormat: out.Format, MaxReportBytes: out.MaxReportBytes,
 		IdempotencyKey: p.IdempotencyKey, CreatedAt: ms(now), UpdatedAt: ms(now),
-		DeadlineAt: ms(now.Add(s.budgets().WallClock)), RowVersion: 1,
+		DeadlineAt: ms(now.Add(s.budgets().WallClock)), RowVersion: 1, Options: opts,
+	}
+	if opts.empty() {
+		j.Options = nil
+	}
+	if parent != nil {
+		j.ParentJob = parent.ID
+		req.PreviousInteractionID = parent.Handle
 	}
 	// The job exists (submitting, no receipt) before anything is sent, so a
 	// crash during the create is found by recovery and made indeterminate.
@@ -144,26 +208,26 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 	// provider authority read again (research may have been disabled, or
 	// the profile or key replaced, while the session was refreshing).
 	if cred, err = s.effectAuthority(env, j); err != nil {
-		j.State, j.ErrorCode, j.ErrorMessage = StateNotSent, errs.CodeOf(err), err.Error()
+		j.State, j.ErrorCode, j.ErrorMessage = StateNotSent, string(errs.CodeOf(err)), err.Error()
 		j.FinishedAt = ms(env.Now())
 		_ = js.update(context.WithoutCancel(ctx), j, env.Now())
 		return nil, err
 	}
 	cctx, cdone := createContext(ctx)
-	it, err := s.client(j, cred).Create(cctx, p.Question)
+	it, err := s.client(j, cred).CreateWith(cctx, req)
 	cdone()
 	// From here on the create may have happened: record what we know even
 	// if our own context is being cancelled.
 	wctx := context.WithoutCancel(ctx)
 	if err != nil {
-		return nil, s.createFailed(wctx, env, js, j, err)
+		return nil, s.createFailed(wctx, env, js, j, err, secrets...)
 	}
 	j.Handle, j.ProviderStatus, j.ProviderUpdated = it.ID, it.Status, it.Updated
 	j.State = StateRunning
 	j.SubmittedAt = ms(env.Now())
 	j.NextPollAt = ms(env.Now().Add(s.interval(env.Now(), j.SubmittedAt, 0)))
 	if err := s.recordReceipt(wctx, env, js, j); err != nil {
-		return nil, errs.Unknown("receipt_not_recorded", "the provider accepted research job %s as interaction %s, but recording the receipt failed: %v", j.ID, it.ID, err).
+		return nil, errs.Unknown(CodeReceiptNotRecorded, "the provider accepted research job %s as interaction %s, but recording the receipt failed: %v", j.ID, it.ID, err).
 			WithHint("do not start it again; inspect the provider account for interaction %s", it.ID)
 	}
 	return &StartResult{Job: j.ID, Handle: j.Handle, State: j.State, Status: j.ProviderStatus}, nil
@@ -172,43 +236,59 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 // createFailed records a failed create as not-sent (proved not accepted)
 // or indeterminate (may have been accepted) and returns the classified
 // error.
-func (s *Service) createFailed(ctx context.Context, env *owner.Env, js jobStore, j *Job, err error) error {
+func (s *Service) createFailed(ctx context.Context, env *owner.OpEnv, js jobStore, j *Job, err error, secrets ...string) error {
+	state, out := classifyCreateErr(j, err, secrets)
+	j.State, j.ErrorCode, j.ErrorMessage = state, string(out.Code), out.Message
+	j.FinishedAt = ms(env.Now())
+	if uerr := js.update(ctx, j, env.Now()); uerr != nil {
+		return errs.Unknown(CodeCreateOutcomeUnknown, "%s; recording it also failed: %v", out.Message, uerr).
+			WithHint("inspect the provider account before starting it again")
+	}
+	return &JobStateError{State: state, Err: out}
+}
+
+// classifyCreateErr says what a failed create proves: not-sent (never
+// accepted) or indeterminate (may have been), with its error. A header
+// value the request carried (secrets) never appears in the message, even
+// when the provider echoes it.
+func classifyCreateErr(j *Job, err error, secrets []string) (string, *errs.Error) {
 	ge := google.AsError(err)
+	if ge != nil && len(secrets) > 0 {
+		c := *ge
+		c.Msg = redact.Values(ge.Msg, secrets...)
+		ge = &c
+		err = errors.New(c.Msg)
+	}
 	var out *errs.Error
 	state := StateIndeterminate
 	switch {
 	case ge != nil && ge.NotSent && ge.Auth:
 		state = StateNotSent
-		out = errs.Refused("provider_refused_credential", "%s", ge.Msg).
+		out = errs.Refused(CodeProviderRefusedCredential, "%s", ge.Msg).
 			WithHint("check the API key of profile %q (clawkit auth add %s --provider google --api-key-env GEMINI_API_KEY)", j.ProfileID, j.ProfileID)
 	case ge != nil && ge.NotSent && ge.Temporary:
 		state = StateNotSent
-		out = errs.Unavailable("provider_busy", "%s; research job %s was not submitted", ge.Msg, j.ID).
+		out = errs.Unavailable(CodeProviderBusy, "%s; research job %s was not submitted", ge.Msg, j.ID).
 			WithHint("start it again later")
 		if ge.RetryAfter > 0 {
 			out = out.WithRetryAfter(ge.RetryAfter.Milliseconds())
 		}
 	case ge != nil && ge.NotSent:
 		state = StateNotSent
-		out = errs.Failed("not_sent", "%s; research job %s was not submitted", ge.Msg, j.ID).
+		out = errs.Failed(CodeNotSent, "%s; research job %s was not submitted", ge.Msg, j.ID).
 			WithHint("fix the cause and start it again; nothing was submitted")
 	default:
 		msg := err.Error()
 		if ge != nil {
 			msg = ge.Msg
 		}
-		out = errs.Unknown("create_outcome_unknown", "%s; research job %s may or may not have been submitted", msg, j.ID).
+		out = errs.Unknown(CodeCreateOutcomeUnknown, "%s; research job %s may or may not have been submitted", msg, j.ID).
 			WithHint("it is never resubmitted automatically: inspect the Interactions of your provider account before starting it again")
 	}
-	out = out.Wrap(err)
-	j.State, j.ErrorCode, j.ErrorMessage = state, out.Code, out.Message
-	j.FinishedAt = ms(env.Now())
-	if uerr := js.update(ctx, j, env.Now()); uerr != nil {
-		return errs.Unknown("create_outcome_unknown", "%s; recording it also failed: %v", out.Message, uerr).
-			WithHint("inspect the provider account before starting it again")
-	}
-	return &JobStateError{State: state, Err: out}
+	return state, out.Wrap(err)
 }
+
+func boolPtr(b bool) *bool { return &b }
 
 // jobOutcomeErr turns a recorded failed submission into its error again,
 // so repeating a start with the same idempotency key reports the same
@@ -220,20 +300,23 @@ func (s *Service) jobOutcomeErr(j *Job) error {
 	switch j.State {
 	case StateSubmitting:
 		if _, inFlight := s.pending.Load(j.ID); inFlight {
-			return errs.Unavailable("submission_in_progress", "research job %s is being submitted right now; it has no receipt yet", j.ID).
+			return errs.Unavailable(CodeSubmissionInProgress, "research job %s is being submitted right now; it has no receipt yet", j.ID).
 				WithRetryAfter(1000).WithHint("look again in a moment: 'clawkit research show %s'", j.ID)
 		}
-		return &JobStateError{State: j.State, Err: errs.Unknown("submission_interrupted", "research job %s was being submitted by an owner that is gone; no receipt was recorded, so whether the provider accepted it is unknown", j.ID).
+		return &JobStateError{State: j.State, Err: errs.Unknown(CodeSubmissionInterrupted, "research job %s was being submitted by an owner that is gone; no receipt was recorded, so whether the provider accepted it is unknown", j.ID).
 			WithHint("run 'clawkit research recover' to classify it (it is never resubmitted), then inspect the provider account")}
 	case StateIndeterminate:
-		return &JobStateError{State: j.State, Err: errs.Unknown("create_outcome_unknown", "research job %s has an unknown submission outcome: %s", j.ID, j.ErrorMessage).
+		return &JobStateError{State: j.State, Err: errs.Unknown(CodeCreateOutcomeUnknown, "research job %s has an unknown submission outcome: %s", j.ID, j.ErrorMessage).
 			WithHint("inspect the provider account; clawkit never resubmits it")}
+	case StatePlanProposed:
+		return errs.Unavailable(CodePlanProposed, "research job %s proposed a research plan (plan.md in its folder, see 'clawkit research show %s') and waits for its review", j.ID, j.ID).
+			WithHint("read the plan, then 'clawkit research approve %s' (--revise TEXT to change it) or 'clawkit research reject %s'", j.ID, j.ID)
 	case StateNotSent:
 		hint := "nothing was submitted; 'clawkit research start' submits the question again as a new job"
 		if j.IdempotencyKey != "" {
 			hint = "nothing was submitted; use a new idempotency key to submit the question again"
 		}
-		return &JobStateError{State: j.State, Err: errs.Failed("not_sent", "research job %s was never submitted: %s", j.ID, j.ErrorMessage).
+		return &JobStateError{State: j.State, Err: errs.Failed(CodeNotSent, "research job %s was never submitted: %s", j.ID, j.ErrorMessage).
 			WithHint("%s", hint)}
 	}
 	return nil
@@ -271,12 +354,16 @@ type PollResult struct {
 	*Job
 	Done      bool   `json:"done"`
 	ReportDir string `json:"reportDir,omitempty"`
-	Report    string `json:"report,omitempty"`
+	// PlanFile is the proposed plan's path once there is one.
+	PlanFile string `json:"planFile,omitempty"`
+	// Plan is the proposed plan's text, in RPC answers only.
+	Plan   string `json:"plan,omitempty"`
+	Report string `json:"report,omitempty"`
 	// Citations are included only in RPC answers.
 	Citations []google.Citation `json:"citations,omitempty"`
 }
 
-func (s *Service) lookup(ctx context.Context, env *owner.Env, p JobParams) (*Job, error) {
+func (s *Service) lookup(ctx context.Context, env *owner.OpEnv, p JobParams) (*Job, error) {
 	js := jobsOf(env)
 	if p.Job != "" {
 		if !ValidJobID(p.Job) {
@@ -290,23 +377,30 @@ func (s *Service) lookup(ctx context.Context, env *owner.Env, p JobParams) (*Job
 		return j, err
 	}
 	if err := google.CheckHandle(p.Handle); err != nil {
-		return nil, errs.Usage("invalid_handle", "invalid handle: %v", err)
+		return nil, errs.Usage(CodeInvalidHandle, "invalid handle: %v", err)
 	}
 	j, err := js.byHandle(ctx, p.Handle)
 	if err != nil {
 		return nil, err
 	}
 	if j == nil {
+		// A plan's interaction names its job after the approve too: the
+		// job's handle is then the confirming turn's.
+		if j, err = js.byPlanHandle(ctx, p.Handle); err != nil {
+			return nil, err
+		}
+	}
+	if j == nil {
 		// An unknown handle is someone else's interaction as far as this
 		// home knows: it is never sent to the provider.
-		return nil, errs.Refused("unknown_handle", "no research job of this home has handle %q", p.Handle).
+		return nil, errs.Refused(CodeUnknownHandle, "no research job of this home has handle %q", p.Handle).
 			WithHint("a handle is only an identifier; poll jobs started from this home")
 	}
 	return j, nil
 }
 
 // Poll polls a job once (after custody checks) and applies the result.
-func (s *Service) Poll(ctx context.Context, env *owner.Env, p JobParams) (*PollResult, error) {
+func (s *Service) Poll(ctx context.Context, env *owner.OpEnv, p JobParams) (*PollResult, error) {
 	if err := p.Caller.defaults(); err != nil {
 		return nil, err
 	}
@@ -323,29 +417,42 @@ func (s *Service) Poll(ctx context.Context, env *owner.Env, p JobParams) (*PollR
 				return nil, err
 			}
 		}
-		if err := s.deliver(ctx, env, j, p.Out, env.Scope.AssertCurrent); err != nil {
+		if err := s.deliver(ctx, env, j, p.Out, env.Fence.AssertCurrent); err != nil {
 			return nil, err
 		}
-		return s.view(env, j), s.jobOutcomeErr(j)
+		return s.view(env, j), s.pollErr(j, p)
 	}
 	cred, err := s.custody(ctx, env, j, p.Caller)
 	if err != nil {
 		return nil, err
 	}
-	j, err = s.pollOnce(ctx, env, j.ID, cred, env.Scope.AssertCurrent, false)
+	j, err = s.pollOnce(ctx, env, j.ID, cred, env.Fence.AssertCurrent, false)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.deliver(ctx, env, j, p.Out, env.Scope.AssertCurrent); err != nil {
+	if err := s.deliver(ctx, env, j, p.Out, env.Fence.AssertCurrent); err != nil {
 		return nil, err
 	}
-	return s.view(env, j), nil
+	return s.view(env, j), s.pollErr(j, p)
 }
 
-func (s *Service) view(env *owner.Env, j *Job) *PollResult {
+// pollErr is the outcome of a poll: the RPC answer carries a job that
+// ended without a report as its value (the envelope says so), the
+// command's exit code does not say success for it (endedErr).
+func (s *Service) pollErr(j *Job, p JobParams) error {
+	if p.deliver {
+		return s.jobOutcomeErr(j)
+	}
+	return s.endedErr(j)
+}
+
+func (s *Service) view(env *owner.OpEnv, j *Job) *PollResult {
 	r := &PollResult{Job: j, Done: TerminalState(j.State)}
 	if j.Published {
 		r.ReportDir = jobDir(env.Home, j.ID)
+	}
+	if j.PlanHandle != "" {
+		r.PlanFile = filepath.Join(jobDir(env.Home, j.ID), PlanFile)
 	}
 	return r
 }
@@ -354,29 +461,29 @@ func classifyPollErr(j *Job, err error) *errs.Error {
 	ge := google.AsError(err)
 	switch {
 	case ge == nil:
-		return errs.Unavailable("poll_failed", "poll of research job %s failed: %v", j.ID, err).Wrap(err)
+		return errs.Unavailable(CodePollFailed, "poll of research job %s failed: %v", j.ID, err).Wrap(err)
 	case ge.Auth:
-		return errs.Refused("provider_refused_credential", "%s", ge.Msg).
+		return errs.Refused(CodeProviderRefusedCredential, "%s", ge.Msg).
 			WithHint("the API key of profile %q no longer has access to interaction %s", j.ProfileID, j.Handle).Wrap(err)
 	case ge.TooLarge:
-		return errs.Failed("response_too_large", "%s; research job %s ends failed and is not polled again", ge.Msg, j.ID).
+		return errs.Failed(CodeResponseTooLarge, "%s; research job %s ends failed and is not polled again", ge.Msg, j.ID).
 			WithHint("the handle %s is kept: inspect the interaction in the provider account", j.Handle).Wrap(err)
 	case ge.Temporary:
-		e := errs.Unavailable("provider_unavailable", "%s", ge.Msg).WithHint("the job keeps its state; poll again later")
+		e := errs.Unavailable(CodeProviderUnavailable, "%s", ge.Msg).WithHint("the job keeps its state; poll again later")
 		if ge.RetryAfter > 0 {
 			e = e.WithRetryAfter(ge.RetryAfter.Milliseconds())
 		}
 		return e.Wrap(err)
 	case ge.HTTPStatus == http.StatusNotFound:
-		return errs.Failed("interaction_not_found", "%s", ge.Msg).
+		return errs.Failed(CodeInteractionNotFound, "%s", ge.Msg).
 			WithHint("the provider does not know interaction %s for this key", j.Handle).Wrap(err)
 	}
-	return errs.Failed("poll_failed", "%s", ge.Msg).Wrap(err)
+	return errs.Failed(CodePollFailed, "%s", ge.Msg).Wrap(err)
 }
 
 // Cancel records the intent, asks the provider, and polls once: the job is
 // cancelled only when a poll shows status cancelled.
-func (s *Service) Cancel(ctx context.Context, env *owner.Env, p JobParams) (*PollResult, error) {
+func (s *Service) Cancel(ctx context.Context, env *owner.OpEnv, p JobParams) (*PollResult, error) {
 	if err := p.Caller.defaults(); err != nil {
 		return nil, err
 	}
@@ -388,13 +495,17 @@ func (s *Service) Cancel(ctx context.Context, env *owner.Env, p JobParams) (*Pol
 		return nil, err
 	}
 	switch {
+	case j.State == StatePlanProposed:
+		// The plan's interaction has ended: cancelling is rejecting the
+		// plan, without a provider call.
+		return s.Reject(ctx, env, p)
 	case j.State == StateCancelled:
 		return s.view(env, j), nil
 	case TerminalState(j.State) && j.Handle != "":
-		return nil, errs.Failed("job_finished", "research job %s already ended (%s)", j.ID, j.State).
+		return nil, errs.Failed(CodeJobFinished, "research job %s already ended (%s)", j.ID, j.State).
 			WithHint("'clawkit research show %s' shows its result", j.ID)
 	case j.Handle == "":
-		return nil, errs.Failed("no_handle", "research job %s has no provider handle (state %s); there is nothing to cancel", j.ID, j.State).
+		return nil, errs.Failed(CodeNoHandle, "research job %s has no provider handle (state %s); there is nothing to cancel", j.ID, j.State).
 			WithHint("for an indeterminate job, inspect the provider account")
 	}
 	// Custody is checked before the lock; the credential used is the one
@@ -426,7 +537,7 @@ func (s *Service) Cancel(ctx context.Context, env *owner.Env, p JobParams) (*Pol
 	}); err != nil {
 		unlock()
 		if err == errStale {
-			return nil, errs.Unavailable("job_busy", "research job %s changed while cancelling", j.ID).WithHint("run the cancel again")
+			return nil, errs.Unavailable(CodeJobBusy, "research job %s changed while cancelling", j.ID).WithHint("run the cancel again")
 		}
 		return nil, err
 	}
@@ -444,14 +555,14 @@ func (s *Service) Cancel(ctx context.Context, env *owner.Env, p JobParams) (*Pol
 		if ge := google.AsError(cerr); ge == nil || (!ge.NotSent && ge.HTTPStatus == 0) {
 			// The request may have reached the provider and taken effect:
 			// that is not "try again later" but an unknown outcome.
-			return nil, errs.Unknown("cancel_outcome_unknown", "%s; the provider may or may not have received the cancellation of research job %s", nonEmpty(errMsg(ge), cerr.Error()), j.ID).
+			return nil, errs.Unknown(CodeCancelOutcomeUnknown, "%s; the provider may or may not have received the cancellation of research job %s", nonEmpty(errMsg(ge), cerr.Error()), j.ID).
 				WithHint("the intent is recorded (cancel-requested); 'clawkit research poll %s' shows whether it took effect, and 'clawkit research cancel %s' may be repeated safely", j.ID, j.ID).Wrap(cerr)
 		}
 		out := classifyPollErr(j, cerr)
 		return nil, out.WithHint("the cancellation intent is recorded; run 'clawkit research cancel %s' again", j.ID)
 	}
 	// A 200 only says "asked". Look once; confirmation may come later.
-	if j2, err := s.pollOnce(ctx, env, j.ID, cred, env.Scope.AssertCurrent, false); err == nil {
+	if j2, err := s.pollOnce(ctx, env, j.ID, cred, env.Fence.AssertCurrent, false); err == nil {
 		j = j2
 	}
 	return s.view(env, j), nil
@@ -465,7 +576,7 @@ type ListParams struct {
 }
 
 // List returns jobs, newest first.
-func (s *Service) List(ctx context.Context, env *owner.Env, p ListParams) ([]*Job, error) {
+func (s *Service) List(ctx context.Context, env *owner.OpEnv, p ListParams) ([]*Job, error) {
 	where := []string{}
 	var args []any
 	if p.AgentID != "" {
@@ -476,10 +587,10 @@ func (s *Service) List(ctx context.Context, env *owner.Env, p ListParams) ([]*Jo
 	}
 	if p.State != "" {
 		switch p.State {
-		case StateSubmitting, StateRunning, StateCancelRequested, StateCompleted, StateFailed, StateCancelled, StateIncomplete, StateNotSent, StateIndeterminate:
+		case StateSubmitting, StateRunning, StateCancelRequested, StateCompleted, StateFailed, StateCancelled, StateIncomplete, StateNotSent, StateIndeterminate, StatePlanProposed:
 		default:
-			return nil, errs.Usage("invalid_state", "unknown job state %q", p.State).
-				WithHint("one of submitting, running, cancel-requested, completed, failed, cancelled, incomplete, not-sent, indeterminate")
+			return nil, errs.Usage(CodeInvalidState, "unknown job state %q", p.State).
+				WithHint("one of submitting, running, plan-proposed, cancel-requested, completed, failed, cancelled, incomplete, not-sent, indeterminate")
 		}
 		where, args = append(where, "state = ?"), append(args, p.State)
 	}
@@ -495,7 +606,7 @@ func (s *Service) List(ctx context.Context, env *owner.Env, p ListParams) ([]*Jo
 }
 
 // Show returns one job and its published result, if any. It reads only.
-func (s *Service) Show(ctx context.Context, env *owner.Env, p JobParams) (*PollResult, error) {
+func (s *Service) Show(ctx context.Context, env *owner.OpEnv, p JobParams) (*PollResult, error) {
 	if !ValidJobID(p.Job) {
 		return nil, errInvalidJobID(p.Job)
 	}
@@ -504,43 +615,75 @@ func (s *Service) Show(ctx context.Context, env *owner.Env, p JobParams) (*PollR
 		return nil, err
 	}
 	if len(jobs) == 0 {
-		return nil, errs.Failed("job_not_found", "no research job %s", p.Job).WithHint("'clawkit research list' shows the jobs of this home")
+		return nil, errs.Failed(CodeJobNotFound, "no research job %s", p.Job).WithHint("'clawkit research list' shows the jobs of this home")
 	}
 	return s.view(env, jobs[0]), nil
 }
 
 // errInvalidJobID refuses a malformed job id before any lookup.
 func errInvalidJobID(id string) error {
-	return errs.Usage("invalid_job_id", "%q is not a research job id (rj_ and 16 letters or digits 2-7)", id).
+	return errs.Usage(CodeInvalidJobId, "%q is not a research job id (rj_ and 16 letters or digits 2-7)", id).
 		WithHint("'clawkit research list' shows the jobs of this home and their ids")
 }
 
-// checkStart validates a start's parameters and the provider authority
-// (research enabled, an API-key profile) without touching state. Start
-// runs it first; Admit runs it before the offline executor creates the
-// home or the database, so a refused start leaves nothing behind.
-func (s *Service) checkStart(home string, p *StartParams, settings func() (Settings, error)) (out Output, set Settings, cred credential, err error) {
-	if out, err = startOutput(p); err != nil {
-		return out, set, cred, err
-	}
+// authority reads a start's provider authority (research enabled, an
+// API-key profile) without touching state: Admit runs it before the
+// offline executor creates the home or the database, so a refused start
+// leaves nothing behind, and Start again under the lock (config and
+// credentials can change in between).
+func (s *Service) authority(home string, settings func() (Settings, error)) (set Settings, cred credential, err error) {
 	set, err = settings()
 	if err != nil {
-		return out, set, cred, err
+		return set, cred, err
 	}
 	if err := set.requireEnabled(); err != nil {
-		return out, set, cred, err
+		return set, cred, err
 	}
 	cred, err = loadCredential(home, set)
-	if err != nil {
-		return out, set, cred, err
-	}
-	return out, set, cred, nil
+	return set, cred, err
 }
 
-// checkStartParams is the stateless part of checkStart (owner.Op.Check).
-func checkStartParams(p StartParams) error {
-	_, err := startOutput(&p)
-	return err
+// CheckStart is the start operation's Check, for callers of Start in
+// other packages (the operation runs it itself).
+func CheckStart(p StartParams) (StartParams, error) { return checkStartParams(p) }
+
+// checkStartParams is every rule of a start that needs only its
+// parameters (owner.Op.Check): it returns them with the caller's and the
+// output's defaults filled in, so Start takes them as they are.
+func checkStartParams(p StartParams) (StartParams, error) {
+	out, err := startOutput(&p)
+	if err != nil {
+		return p, err
+	}
+	p.OutputFormat, p.MaxReportBytes = out.Format, out.MaxReportBytes
+	if p.Wait != nil {
+		if err := checkWaitTimeout(p.Wait.TimeoutMs); err != nil {
+			return p, err
+		}
+		if err := checkOut(p.Wait.Out); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// checkWaitTimeout refuses a negative wait (0 waits for the job's own
+// budget).
+func checkWaitTimeout(ms int64) error {
+	if ms < 0 {
+		return errs.Usage(errs.CodeInvalidTimeout, "--timeout %s is negative", time.Duration(ms)*time.Millisecond).
+			WithHint("give a duration such as 30s or 10m, or 0 to wait for the job's own budget")
+	}
+	return nil
+}
+
+// checkOut refuses a report destination that is not absolute: before the
+// billable create, not at delivery.
+func checkOut(out string) error {
+	if out != "" && !filepath.IsAbs(out) {
+		return errs.Usage(errs.CodeInvalidOut, "--out must be an absolute path (got %q)", out)
+	}
+	return nil
 }
 
 // startOutput checks a start's own parameters and returns its output
@@ -550,10 +693,10 @@ func startOutput(p *StartParams) (out Output, err error) {
 		return out, err
 	}
 	if strings.TrimSpace(p.Question) == "" {
-		return out, errs.Usage("invalid_question", "the question is empty").WithHint("clawkit research start \"QUESTION\"")
+		return out, errs.Usage(CodeInvalidQuestion, "the question is empty").WithHint("clawkit research start \"QUESTION\"")
 	}
 	if len(p.Question) > MaxQuestionBytes || strings.ContainsRune(p.Question, 0) {
-		return out, errs.Usage("invalid_question", "the question is longer than %d bytes or contains NUL", MaxQuestionBytes)
+		return out, errs.Usage(CodeInvalidQuestion, "the question is longer than %d bytes or contains NUL", MaxQuestionBytes)
 	}
 	if p.AsOf != "" {
 		return out, errAsOf()
@@ -569,7 +712,21 @@ func startOutput(p *StartParams) (out Output, err error) {
 		out.MaxReportBytes = DefaultReportMax
 	}
 	if p.IdempotencyKey != "" && !validIdempotencyKey(p.IdempotencyKey) {
-		return out, errs.Usage("invalid_idempotency_key", "the idempotency key must be 1–128 printable characters without spaces")
+		return out, errs.Usage(CodeInvalidIdempotencyKey, "the idempotency key must be 1–128 printable characters without spaces").
+			WithHint("control, formatting and bidirectional characters (such as U+202E) are refused: they would show the key as another one")
+	}
+	if f := p.FollowUp; f != nil {
+		if (f.Job == "") == (f.Handle == "") {
+			return out, errs.Usage(CodeInvalidFollowUp, "a follow-up names its parent job by id or by handle")
+		}
+		if _, err := checkJobRef(JobParams{Caller: p.Caller, Job: f.Job, Handle: f.Handle}); err != nil {
+			return out, err
+		}
+	}
+	for _, err := range []error{checkInputPaths(p.Inputs), checkTools(p.Tools), checkVisualization(p.Visualization)} {
+		if err != nil {
+			return out, err
+		}
 	}
 	return out, nil
 }
@@ -587,7 +744,7 @@ func errMsg(ge *google.Error) string {
 // PostgreSQL scheduler stops claiming polls while this holds
 // (docs/scale-out.md, "A provider partition").
 func ProviderUnreachable(err error) bool {
-	return err != nil && errs.CodeOf(err) == string(CodePollFailed) && google.AsError(err) == nil && !store.Unreachable(err)
+	return err != nil && errs.CodeOf(err) == CodePollFailed && google.AsError(err) == nil && !store.Unreachable(err)
 }
 
 // CreateGrace is how long a create already on its way is still awaited

@@ -18,7 +18,7 @@ import (
 // running one, publication and the terminal state for a finished one, and
 // budget enforcement. An observation older than the recorded one is
 // ignored, and a job that changed meanwhile is never overwritten.
-func (s *Service) apply(ctx context.Context, env *owner.Env, j *Job, it *google.Interaction, cred credential, assert func() error) (*Job, error) {
+func (s *Service) apply(ctx context.Context, env *owner.OpEnv, j *Job, it *google.Interaction, cred credential, assert func() error) (*Job, error) {
 	js := jobsOf(env)
 	now := env.Now()
 	wctx := context.WithoutCancel(ctx)
@@ -74,6 +74,14 @@ func (s *Service) apply(ctx context.Context, env *owner.Env, j *Job, it *google.
 			return nil, err
 		}
 		return j, nil
+	}
+	if j.inPlanTurn() && it.Status == google.StatusCompleted {
+		// The plan turn ended with a plan: it is proposed for review, not
+		// published as a report (a plan turn without text ends the job
+		// below, as an empty report).
+		if plan := google.PlanText(it, j.MaxReportBytes); plan != "" {
+			return s.proposePlan(ctx, env, j, plan, assert)
+		}
 	}
 	// Terminal: publish first (idempotent), then record the state, so a
 	// crash in between leaves a pollable job that publishes again.

@@ -46,13 +46,16 @@ func (e SQLite) Exists(context.Context) (bool, error) {
 // busy_timeout absorbs the short waits WAL still has; foreign keys are on
 // because SQLite defaults them off.
 func (e SQLite) Open(ctx context.Context) (*sql.DB, error) {
+	if err := checkDBFiles(e.Path); err != nil {
+		return nil, err
+	}
 	dsn := "file:" + e.Path + "?_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_txlock=immediate"
 	if e.Path != ":memory:" {
 		dsn += "&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
 	}
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
-		return nil, errs.Failed("store_open_failed", "cannot open %s: %v", e.Path, err)
+		return nil, errs.Failed(CodeStoreOpenFailed, "cannot open %s: %v", e.Path, err)
 	}
 	if e.Path == ":memory:" {
 		// Each connection of :memory: is its own database: keep one.
@@ -60,7 +63,7 @@ func (e SQLite) Open(ctx context.Context) (*sql.DB, error) {
 	}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, errs.Failed("store_open_failed", "cannot open %s: %v", e.Path, err)
+		return nil, errs.Failed(CodeStoreOpenFailed, "cannot open %s: %v", e.Path, err)
 	}
 	return db, nil
 }
@@ -70,21 +73,21 @@ func (e SQLite) Open(ctx context.Context) (*sql.DB, error) {
 // leaves a partial file at path.
 func (e SQLite) Backup(ctx context.Context, db *sql.DB, path string, admit func() error) error {
 	if _, err := os.Lstat(path); err == nil {
-		return errs.Failed("backup_exists", "%s already exists", path).WithHint("choose a new file name or remove the old backup")
+		return errs.Failed(CodeBackupExists, "%s already exists", path).WithHint("choose a new file name or remove the old backup")
 	}
 	tmp, err := fsx.TempSibling(path, 0o600)
 	if err != nil {
-		return errs.Failed("backup_failed", "cannot create a backup next to %s: %v", path, err)
+		return errs.Failed(errs.CodeBackupFailed, "cannot create a backup next to %s: %v", path, err)
 	}
 	name := tmp.Name()
 	tmp.Close()
 	os.Remove(name) // VACUUM INTO wants to create the file itself
 	defer os.Remove(name)
 	if _, err := db.ExecContext(ctx, `VACUUM INTO ?`, name); err != nil {
-		return errs.Failed("backup_failed", "backup failed: %v", err)
+		return errs.Failed(errs.CodeBackupFailed, "backup failed: %v", err)
 	}
 	if err := os.Chmod(name, 0o600); err != nil {
-		return errs.Failed("backup_failed", "backup failed: %v", err)
+		return errs.Failed(errs.CodeBackupFailed, "backup failed: %v", err)
 	}
 	// Writer admission (nil: none) immediately before the publication.
 	if admit != nil {
@@ -95,9 +98,33 @@ func (e SQLite) Backup(ctx context.Context, db *sql.DB, path string, admit func(
 	// Link, not rename: refuses to replace a file created meanwhile.
 	if err := os.Link(name, path); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return errs.Failed("backup_exists", "%s already exists", path).WithHint("choose a new file name or remove the old backup")
+			return errs.Failed(CodeBackupExists, "%s already exists", path).WithHint("choose a new file name or remove the old backup")
 		}
-		return errs.Failed("backup_failed", "cannot publish %s: %v", path, err)
+		return errs.Failed(errs.CodeBackupFailed, "cannot publish %s: %v", path, err)
 	}
 	return fsx.SyncDir(filepath.Dir(path))
+}
+
+// checkDBFiles refuses a database whose file, or one of SQLite's sibling
+// files, exists but is not a regular file (a FIFO would hang the open, a
+// device would be read without end): the home's files are regular files
+// (README, "The home"). A link to a regular file is accepted.
+func checkDBFiles(path string) error {
+	if path == ":memory:" {
+		return nil
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
+		st, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return errs.Failed(CodeStoreOpenFailed, "cannot open %s: %v", path, err)
+		}
+		if !st.Mode().IsRegular() {
+			return errs.Failed(CodeStoreOpenFailed, "cannot open %s: %s is not a regular file (mode %s)", path, p, st.Mode().Type()).
+				WithHint("move %s away; the database must be a regular file", p)
+		}
+	}
+	return nil
 }
