@@ -23,10 +23,10 @@ func TestDetachOnFullDiskSaysWhy(t *testing.T) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=256k"); err != nil {
+	if err := mountTmpfs(dir, "size=256k"); err != nil {
 		t.Skipf("cannot mount a tmpfs: %v", err)
 	}
-	defer syscall.Unmount(dir, syscall.MNT_DETACH)
+	defer unmountTmpfs(dir)
 	home := filepath.Join(dir, "home")
 	if err := os.Mkdir(home, 0o700); err != nil {
 		t.Fatal(err)

@@ -55,6 +55,7 @@ func kits() []scriptKit {
 		pgKit(),
 		skillKit(),
 		skillStreamKit(),
+		releaseKit(),
 	}
 }
 

@@ -19,7 +19,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
-	"golang.org/x/sys/unix"
+
+	"github.com/clawkit/clawkit/pkg/fsx"
 )
 
 // Helpers for the skill bundle and watch scripts (skill_bundle*.txtar,
@@ -284,13 +285,14 @@ func watchShape(stream string) (string, error) {
 	return strings.Join(words, " "), nil
 }
 
-// skill-exchange A B: swap two paths in one atomic step (renameat2 with
-// RENAME_EXCHANGE), so a watch never sees either missing in between.
+// skill-exchange A B: swap two paths in one atomic step (fsx.Exchange:
+// renameat2 with RENAME_EXCHANGE), so a watch never sees either missing in
+// between.
 func cmdSkillExchange(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: skill-exchange A B")
 	}
-	if err := unix.Renameat2(unix.AT_FDCWD, ts.MkAbs(args[0]), unix.AT_FDCWD, ts.MkAbs(args[1]), unix.RENAME_EXCHANGE); err != nil {
+	if err := fsx.Exchange(ts.MkAbs(args[0]), ts.MkAbs(args[1])); err != nil {
 		ts.Fatalf("skill-exchange: exchange %s %s: %v", args[0], args[1], err)
 	}
 }

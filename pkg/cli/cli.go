@@ -39,9 +39,10 @@ type Globals struct {
 type CLI struct {
 	Globals
 
-	VersionCmd VersionCmd    `cmd:"" name:"version" help:"Print the module version and VCS revision."`
+	VersionCmd VersionCmd    `cmd:"" name:"version" help:"Print the version, commit, dirty flag, date and Go version."`
 	Help       HelpCmd       `cmd:"" help:"Show help for a command."`
 	Completion CompletionCmd `cmd:"" help:"Print a shell completion script (bash, zsh or fish)."`
+	GenDocs    GenDocsCmd    `cmd:"" name:"gen-docs" hidden:"" help:"Write the man page and the Markdown CLI reference (make docs-cli)."`
 }
 
 // group is one command group of the tree.

@@ -67,7 +67,7 @@ func (p *crabboxPins) expect() crabbox.Expect {
 }
 
 // cliVersion is what installs record and verify compares.
-func cliVersion() string { return versionString() }
+func cliVersion() string { return ReadBuildInfo().ID() }
 
 // printReceipt prints the one receipt line (or, with --json, the receipt
 // as one JSON document).

@@ -239,8 +239,9 @@ func Install(req InstallRequest) (*Receipt, error) {
 		return nil, artifacts.Interrupted("install")
 	}
 	if replace {
-		// Swap atomically so the final path always holds a whole install.
-		if err := unix.Renameat2(unix.AT_FDCWD, staging, unix.AT_FDCWD, l.RuntimeDir, unix.RENAME_EXCHANGE); err != nil {
+		// Swap atomically so the final path always holds a whole install
+		// (outside Linux, three renames: docs/release.md, "Platforms").
+		if err := fsx.Exchange(staging, l.RuntimeDir); err != nil {
 			return nil, installErr("cannot replace %s: %v", l.RuntimeDir, err)
 		}
 		committed, ok = true, true
@@ -333,10 +334,9 @@ func (t *target) mkdirs(dir string) error {
 		if len(missing) > 0 {
 			t.touched = filepath.Dir(missing[len(missing)-1])
 		}
-		if st, err := os.Stat(t.touched); err == nil {
-			if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-				t.atime, t.mtime = time.Unix(sys.Atim.Unix()), time.Unix(sys.Mtim.Unix())
-			}
+		var st unix.Stat_t
+		if unix.Stat(t.touched, &st) == nil {
+			t.atime, t.mtime = time.Unix(st.Atim.Unix()), time.Unix(st.Mtim.Unix())
 		}
 	}
 	for i := len(missing) - 1; i >= 0; i-- {
@@ -600,7 +600,7 @@ func stage(ctx context.Context, staging, workerCopy string, node *os.File, nodeI
 			return err
 		}
 		wabs := filepath.Join(staging, filepath.FromSlash(l.WorkerRel))
-		if err := unix.Renameat2(unix.AT_FDCWD, workerCopy, unix.AT_FDCWD, wabs, unix.RENAME_NOREPLACE); err != nil {
+		if err := fsx.RenameNoReplace(workerCopy, wabs); err != nil {
 			return installErr("cannot place the worker archive at %s: %v", wabs, err)
 		}
 		extra = append(extra, IndexEntry{Path: l.WorkerRel, Type: "file", Size: m.WorkerBundle.Bytes, SHA256: m.WorkerBundle.SHA256})
@@ -781,10 +781,6 @@ type flusher struct {
 }
 
 const flushEvery = 250 * time.Millisecond
-
-func startFlusher(dir string) (*flusher, error) {
-	return startFlusherWith(dir, flushEvery, unix.Syncfs)
-}
 
 func startFlusherWith(dir string, every time.Duration, flush func(fd int) error) (*flusher, error) {
 	f, err := os.Open(dir)

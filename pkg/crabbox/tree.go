@@ -251,7 +251,7 @@ func (top *stampDir) add(dir, name string) error {
 	if err := unix.Lstat(dir+"/"+name, &st); err != nil {
 		return err
 	}
-	e := stampEnt{name: name, mode: st.Mode, ino: st.Ino, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
+	e := stampEnt{name: name, mode: uint32(st.Mode), ino: st.Ino, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
 	i, found := slices.BinarySearchFunc(top.ents, name, func(e stampEnt, name string) int { return strings.Compare(e.name, name) })
 	if found {
 		top.ents[i] = e
@@ -337,7 +337,7 @@ func (w *stampWalk) read(dirfd int, name string, into **stampDir) {
 			w.fail(&fs.PathError{Op: "lstat", Path: n, Err: err})
 			return
 		}
-		d.ents[i] = stampEnt{name: n, mode: st.Mode, ino: st.Ino, size: st.Size,
+		d.ents[i] = stampEnt{name: n, mode: uint32(st.Mode), ino: st.Ino, size: st.Size,
 			mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
 	}
 	*into = d

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/clawkit/clawkit/pkg/crabbox/crabboxtest"
 )
 
@@ -110,15 +112,11 @@ func walkDirStamp(root string) (string, error) {
 		if rel == RecordName {
 			return nil
 		}
-		fi, err := d.Info()
-		if err != nil {
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
 			return err
 		}
-		st, ok := fi.Sys().(*syscall.Stat_t)
-		if !ok {
-			return fmt.Errorf("no stat for %s", p)
-		}
-		e := stampEnt{mode: st.Mode, ino: st.Ino, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
+		e := stampEnt{mode: uint32(st.Mode), ino: st.Ino, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
 		buf = e.appendLine(buf[:0], []byte(rel))
 		_, err = bw.Write(buf)
 		return err

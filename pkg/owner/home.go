@@ -121,10 +121,6 @@ func (h Home) Ensure() error {
 	return nil
 }
 
-// maxSocketPath is the longest path a unix socket address holds on Linux
-// (sun_path is 108 bytes including the terminating NUL).
-const maxSocketPath = 107
-
 // SocketPath returns where the gateway listens: <home>/gateway.sock when it
 // fits in a unix socket address, else <hash of home>.sock in the first
 // private folder whose path fits (README "Long socket paths"):

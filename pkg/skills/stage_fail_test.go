@@ -72,10 +72,10 @@ func TestBuildStageDiskFullRemovesStaging(t *testing.T) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"); err != nil {
+	if err := mountTmpfs(dir, "size=1m"); err != nil {
 		t.Skipf("cannot mount a tmpfs: %v", err)
 	}
-	defer syscall.Unmount(dir, 0)
+	defer unmountTmpfs(dir)
 	r, err := os.OpenRoot(dir)
 	if err != nil {
 		t.Fatal(err)
