@@ -5,12 +5,13 @@ BIN ?= bin/clawkit
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: build test test-offline vet lint peers bench fuzz demo clean stress-test chaos first-session live-research conformance partition-test
+.PHONY: image release docs-cli build test test-offline vet lint peers bench fuzz demo clean stress-test chaos first-session live-research conformance partition-test
 
-# Static (no cgo: the SQLite driver is pure Go), stamped with the VCS
-# revision that `clawkit version` reports.
+# Static (no cgo: the SQLite driver is pure Go), stamped with the version
+# facts `clawkit version` reports: the same -ldflags as make release
+# (scripts/version.sh, the go command's own rules; docs/release.md).
 build:
-	CGO_ENABLED=0 $(GO) build -buildvcs=auto -o $(BIN) ./cmd/clawkit
+	CGO_ENABLED=0 $(GO) build -buildvcs=auto -ldflags "$$(scripts/version.sh ldflags)" -o $(BIN) ./cmd/clawkit
 	CGO_ENABLED=0 $(GO) build -o bin/fakegoogle ./cmd/fakegoogle
 
 vet:
@@ -80,7 +81,8 @@ bench: build
 fuzz:
 	scripts/fuzz.sh
 
-demo: build
+# The MCP part runs the reference server installed by make peers.
+demo: build peers
 	scripts/demo.sh
 
 # One tiny real research job against Google's API (CLAWKIT_LIVE_GEMINI_KEY=…);
@@ -92,5 +94,29 @@ live-research:
 first-session:
 	scripts/first-session.sh
 
+# The man page (docs/man/clawkit.1) and the Markdown CLI reference
+# (docs/cli/), rendered from the command model by the hidden
+# `clawkit gen-docs`; pkg/cli's TestCLIReferenceIsFresh fails until they
+# are regenerated after a flag or command changes.
+docs-cli:
+	$(GO) run ./cmd/clawkit gen-docs --man docs/man --markdown docs/cli
+
+# Release files in dist/ (docs/release.md): static binaries for linux and
+# darwin x amd64 and arm64 in clawkit_<version>_<os>_<arch>.tar.gz, a
+# CycloneDX SBOM per binary and SHA256SUMS; byte-reproducible from the
+# commit (scripts/release-check.sh proves it). Nothing is published.
+CYCLONEDX_VERSION = v1.10.0
+CYCLONEDX = bin/tools/cyclonedx-gomod-$(CYCLONEDX_VERSION)/cyclonedx-gomod
+$(CYCLONEDX):
+	GOBIN="$(CURDIR)/$(dir $(CYCLONEDX))" GOFLAGS= $(GO) install -trimpath github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$(CYCLONEDX_VERSION)
+
+release: $(CYCLONEDX)
+	$(GO) run ./scripts/release -out dist -cyclonedx "$(CURDIR)/$(CYCLONEDX)"
+
+# The container image (Dockerfile): the released linux binary FROM scratch
+# with CA certificates, tagged clawkit:<version>; needs Docker.
+image:
+	scripts/image.sh
+
 clean:
-	rm -rf bin
+	rm -rf bin dist

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make demo: every command group end to end (state owner, runtime
 # artifacts, crabbox, research against the in-repo fake, skills, MCP against
-# the real reference server when make peers installed it), in a throwaway
+# the real reference server that make peers installs: make demo runs it
+# first; without it the MCP part says so loudly and fails), in a throwaway
 # folder that is removed at the end (KEEP=1 keeps it and says where).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -12,6 +12,21 @@ cd "$(dirname "$0")/.."
 readme=${FIRST_SESSION_README:-README.md}
 block=$(sed -n '/<!-- first-session:begin -->/,/<!-- first-session:end -->/p' "$readme" | sed '1,2d;$d' | sed '$d')
 [ -n "$block" ] || { echo "first-session: no block between the markers in $readme" >&2; exit 1; }
+# FIRST_SESSION_CLAWKIT=PATH runs the block with that clawkit binary (a
+# released one: scripts/release-check.sh) in front of the one make build
+# writes, and proves every `clawkit` of the block is it.
+if [ -n "${FIRST_SESSION_CLAWKIT:-}" ]; then
+	# shellcheck disable=SC2016 # the README's words, not expanded here
+	first='make build && export PATH=$PWD/bin:$PATH REPO=$PWD'
+	[ "$(head -n 1 <<<"$block")" = "$first" ] || { echo "first-session: the block no longer starts with: $first" >&2; exit 1; }
+	bin=$(cd "$(dirname "$FIRST_SESSION_CLAWKIT")" && pwd)
+	bin=$(printf %q "$bin")
+	[ "$(basename "$FIRST_SESSION_CLAWKIT")" = clawkit ] || { echo "first-session: FIRST_SESSION_CLAWKIT must name a file called clawkit" >&2; exit 1; }
+	block="make build && export PATH=$bin:\$PWD/bin:\$PATH REPO=\$PWD
+test \"\$(command -v clawkit)\" = $bin/clawkit
+clawkit version
+$(tail -n +2 <<<"$block")"
+fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/clawkit-first-session.XXXXXX")
 pid=
 cleanup() {

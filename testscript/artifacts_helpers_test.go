@@ -193,7 +193,7 @@ func killExportMain() {
 		time.Sleep(time.Millisecond)
 	}
 	_ = cmd.Process.Signal(syscall.SIGKILL) // it may have exited already
-	_ = cmd.Wait() // killed on purpose: its exit status is not the point
+	_ = cmd.Wait()                          // killed on purpose: its exit status is not the point
 	if ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus); !ws.Signaled() {
 		die("export finished before the kill (%v); use a larger installation", cmd.ProcessState)
 	}

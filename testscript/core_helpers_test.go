@@ -107,7 +107,12 @@ func fakeGateway() {
 			die("%v", err)
 		}
 	}
-	sock := h.Socket()
+	// Where a real gateway would listen (a long TMPDIR moves it out of
+	// the home: README "Long socket paths").
+	sock, err := h.SocketPath()
+	if err != nil {
+		die("%v", err)
+	}
 	if err := os.Remove(sock); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		die("%v", err)
 	}

@@ -23,11 +23,11 @@ func TestDetachOnFullDiskSaysWhy(t *testing.T) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=256k"); err != nil {
+	if err := mountTmpfs(dir, "size=256k"); err != nil {
 		t.Skipf("cannot mount a tmpfs: %v", err)
 	}
 	defer func() {
-		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
+		if err := unmountTmpfs(dir); err != nil {
 			t.Error(err)
 		}
 	}()

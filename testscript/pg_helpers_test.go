@@ -3,7 +3,6 @@ package testscript
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
 	"os"
@@ -34,6 +33,7 @@ func pgKit() scriptKit {
 			"signal-gateway":      signalGateway,
 			"bench-seed-research": benchSeedResearch,
 			"pg-proxy":            pgProxy,
+			"pg-cut-proxy":        pgCutProxy,
 		},
 		conditions: map[string]func() (bool, error){
 			"pg": func() (bool, error) {
@@ -49,17 +49,17 @@ func pgKit() scriptKit {
 	}
 }
 
-// signal-gateway HOME STOP|CONT|KILL: signals the home's gateway (from its
+// signal-gateway HOME STOP|CONT|KILL|TERM: signals the home's gateway (from its
 // record) and prints its pid and owner id.
 func signalGateway() {
 	if len(os.Args) != 3 {
-		die("usage: signal-gateway HOME STOP|CONT|KILL")
+		die("usage: signal-gateway HOME STOP|CONT|KILL|TERM")
 	}
 	rec, err := owner.ReadRecord(owner.Home{Dir: os.Args[1]})
 	if err != nil || rec == nil {
 		die("no gateway record in %s", os.Args[1])
 	}
-	sig := map[string]syscall.Signal{"STOP": syscall.SIGSTOP, "CONT": syscall.SIGCONT, "KILL": syscall.SIGKILL}[os.Args[2]]
+	sig := map[string]syscall.Signal{"STOP": syscall.SIGSTOP, "CONT": syscall.SIGCONT, "KILL": syscall.SIGKILL, "TERM": syscall.SIGTERM}[os.Args[2]]
 	if sig == 0 {
 		die("unknown signal %s", os.Args[2])
 	}
@@ -181,12 +181,28 @@ func partitionSetup(env *testscript.Env) error {
 	return nil
 }
 
-// pg-proxy URLFILE: forwards a loopback port to $PGURL's server and writes
-// $PGURL with the proxy's address to URLFILE; killing it stands in for a
-// server that went away (connections reset, new ones refused).
+// pg-proxy URLFILE [CUTFILE]: forwards a loopback port to $PGURL's server
+// and writes $PGURL with the proxy's address to URLFILE; killing it stands
+// in for a server that went away (connections reset, new ones refused).
+// With CUTFILE, the link is cut silently while that path exists (a script
+// makes it with mkdir and heals with rm): no byte is forwarded either way
+// and new connections are held, nothing is reset — a partition, as the
+// partition harness's blackhole makes it (docs/scale-out.md).
 func pgProxy() {
-	if len(os.Args) != 2 {
-		die("usage: pg-proxy URLFILE")
+	if len(os.Args) != 2 && len(os.Args) != 3 {
+		die("usage: pg-proxy URLFILE [CUTFILE]")
+	}
+	cut := func() {}
+	if len(os.Args) == 3 {
+		f := os.Args[2]
+		cut = func() {
+			for {
+				if _, err := os.Lstat(f); err != nil {
+					return
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
 	}
 	u, err := url.Parse(os.Getenv("PGURL"))
 	if err != nil {
@@ -201,6 +217,22 @@ func pgProxy() {
 	if err := os.WriteFile(os.Args[1], []byte(u.String()+"\n"), 0o644); err != nil {
 		die("%v", err)
 	}
+	// pipe copies src to dst, holding each chunk while the link is cut.
+	pipe := func(dst, src net.Conn) {
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := src.Read(buf)
+			if n > 0 {
+				cut()
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -210,13 +242,60 @@ func pgProxy() {
 			// A proxy: either side may drop, which ends the copy; there is
 			// no one to report that to.
 			defer func() { _ = c.Close() }()
+			cut()
 			s, err := net.Dial("tcp", target)
 			if err != nil {
 				return
 			}
 			defer func() { _ = s.Close() }()
-			go func() { _, _ = io.Copy(s, c) }()
-			_, _ = io.Copy(c, s)
+			go func() { pipe(s, c); _ = s.Close() }()
+			pipe(c, s)
 		}()
 	}
+}
+
+// pg-cut-proxy URLFILE PATTERN LOGFILE CUT: forwards a loopback port to
+// $PGURL's server (pgtest.CutProxy) and writes $PGURL with the proxy's
+// address to URLFILE. The first client message holding PATTERN reaches
+// the server, and its answer is cut as CUT says (no-reply,
+// fatal-mid-reply); LOGFILE gets a line "seen" for every message holding
+// PATTERN (a replayed statement is a second one) and "cut" at the cut.
+// A real process: clawkit's connections to it are real TCP connections.
+func pgCutProxy() {
+	if len(os.Args) != 5 {
+		die("usage: pg-cut-proxy URLFILE PATTERN LOGFILE CUT")
+	}
+	tail := pgtest.Cuts[os.Args[4]]
+	if tail == nil {
+		die("pg-cut-proxy: unknown cut %q", os.Args[4])
+	}
+	u, err := url.Parse(os.Getenv("PGURL"))
+	if err != nil {
+		die("%v", err)
+	}
+	logf, err := os.OpenFile(os.Args[3], os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		die("%v", err)
+	}
+	var mu sync.Mutex
+	logLine := func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintln(logf, s)
+		logf.Sync()
+	}
+	p, err := pgtest.StartCutProxy(u.Host, os.Args[2], tail)
+	if err != nil {
+		die("%v", err)
+	}
+	p.OnSeen = func() { logLine("seen") }
+	p.OnCut = func() { logLine("cut") }
+	purl, err := p.URL(os.Getenv("PGURL"))
+	if err != nil {
+		die("%v", err)
+	}
+	if err := os.WriteFile(os.Args[1], []byte(purl+"\n"), 0o644); err != nil {
+		die("%v", err)
+	}
+	select {} // until killed
 }

@@ -45,6 +45,7 @@ func kits() []scriptKit {
 	return []scriptKit{
 		peersKit(),
 		coreKit(),
+		gatewayKit(),
 		raceKit(),
 		artifactsKit(),
 		crabboxKit(),
@@ -54,6 +55,7 @@ func kits() []scriptKit {
 		pgKit(),
 		skillKit(),
 		skillStreamKit(),
+		releaseKit(),
 	}
 }
 

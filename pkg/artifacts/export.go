@@ -18,8 +18,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
 )
@@ -361,10 +359,8 @@ func (s *archiveSink) Write(p []byte) (int, error) {
 	s.h.Write(p[:n])
 	s.n += int64(n)
 	if s.n-s.flushed >= writebackStep {
-		// Asynchronous (SYNC_FILE_RANGE_WRITE only starts it) and only an
-		// optimisation: durability still comes from the fsync in publish,
-		// so a file system without it is no error.
-		_ = unix.SyncFileRange(int(s.f.Fd()), s.flushed, s.n-s.flushed, unix.SYNC_FILE_RANGE_WRITE)
+		// Only an optimisation (writeback_linux.go).
+		startWriteback(s.f, s.flushed, s.n-s.flushed)
 		s.flushed = s.n
 	}
 	return n, err

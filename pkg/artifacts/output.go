@@ -129,7 +129,7 @@ func createStaging(parent, base string) (string, *os.File, error) {
 			err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		}
 		if err == nil {
-			err = unix.Renameat2(unix.AT_FDCWD, fresh, unix.AT_FDCWD, dir, unix.RENAME_NOREPLACE)
+			err = fsx.RenameNoReplace(fresh, dir)
 		}
 		if err != nil {
 			if f != nil {
@@ -173,7 +173,7 @@ func (o *output) publish() error {
 	if err := o.checkIdentity(); err != nil {
 		return err
 	}
-	if err := unix.Renameat2(unix.AT_FDCWD, o.staging, unix.AT_FDCWD, o.path, unix.RENAME_NOREPLACE); err != nil {
+	if err := fsx.RenameNoReplace(o.staging, o.path); err != nil {
 		if errors.Is(err, unix.EEXIST) || errors.Is(err, unix.ENOTEMPTY) {
 			return errs.Refused(CodeOutputExists, "output %s already exists", o.display).
 				WithHint("choose a new folder, or remove the old export first; exports never overwrite")

@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
@@ -28,6 +30,11 @@ const FileName = "credentials.json"
 const (
 	KindAPIKey = "api-key"
 	KindOAuth  = "oauth"
+	// KindHeader is an HTTP header's value for a server a provider calls
+	// on the user's behalf (a research job's MCP server, provider "mcp"):
+	// such a value comes only from a profile, never from a command line
+	// or config.json (docs/research.md, "Tools").
+	KindHeader = "header"
 )
 
 // Profile is one credential. Secret is only ever read by the provider that
@@ -124,6 +131,12 @@ func ValidateID(id string) error {
 	return nil
 }
 
+// MaxSecretBytes bounds a credential: API keys are about 40 bytes and
+// OAuth access tokens a few kilobytes. A longer one is refused whole,
+// never cut to fit (a cut key would be stored and fail later, far from
+// its cause).
+const MaxSecretBytes = 16 << 10
+
 // CheckNew validates a new profile's id and secret without a store.
 func CheckNew(id, secret string) error {
 	if err := ValidateID(id); err != nil {
@@ -132,6 +145,34 @@ func CheckNew(id, secret string) error {
 	if strings.TrimSpace(secret) == "" {
 		return errs.Usage(errs.CodeEmptySecret, "the credential for %s is empty", id).
 			WithHint("pass a non-empty key with --api-key-env VAR or on stdin")
+	}
+	return CheckSecret(id, secret)
+}
+
+// CheckSecret refuses a credential that cannot be one: longer than
+// MaxSecretBytes, not valid UTF-8, or holding a NUL or another control
+// character (an API key or token is sent in an HTTP header, where such
+// bytes are not allowed). The message never quotes the secret.
+func CheckSecret(id, secret string) error {
+	if len(secret) > MaxSecretBytes {
+		return errs.Usage(errs.CodeInvalidSecret, "the credential for %s is %d bytes; the limit is %d", id, len(secret), MaxSecretBytes).
+			WithHint("pass the key or token itself, not a file that holds more")
+	}
+	if !utf8.ValidString(secret) {
+		return errs.Usage(errs.CodeInvalidSecret, "the credential for %s is not valid UTF-8", id).
+			WithHint("pass the key or token as text")
+	}
+	for i, r := range secret {
+		// U+FFFD is an invalid byte once the parameters were JSON (a
+		// routed call): no key or token holds it.
+		if r == utf8.RuneError {
+			return errs.Usage(errs.CodeInvalidSecret, "the credential for %s is not valid UTF-8 (byte %d)", id, i).
+				WithHint("pass the key or token as text")
+		}
+		if unicode.IsControl(r) {
+			return errs.Usage(errs.CodeInvalidSecret, "the credential for %s holds control character %U at byte %d", id, r, i).
+				WithHint("a key or token is one line of printable text; check what was piped in")
+		}
 	}
 	return nil
 }
@@ -169,4 +210,11 @@ func (s *Store) Save() error {
 		return errs.Failed(CodeCredentialsWriteFailed, "cannot write %s: %v", s.path, err)
 	}
 	return nil
+}
+
+// WriteFailed is credentials_write_failed for path: an edit that could not
+// be made (its edit lock cannot be taken, the file cannot be replaced).
+func WriteFailed(path string, err error) error {
+	return errs.Failed(CodeCredentialsWriteFailed, "cannot write %s: %v", path, err).
+		WithHint("credentials.json and its edit lock %s must be regular files in a writable home", filepath.Base(path)+fsx.LockSuffix)
 }

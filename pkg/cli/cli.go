@@ -39,9 +39,10 @@ type Globals struct {
 type CLI struct {
 	Globals
 
-	VersionCmd VersionCmd    `cmd:"" name:"version" help:"Print the module version and VCS revision."`
+	VersionCmd VersionCmd    `cmd:"" name:"version" help:"Print the version, commit, dirty flag, date and Go version."`
 	Help       HelpCmd       `cmd:"" help:"Show help for a command."`
 	Completion CompletionCmd `cmd:"" help:"Print a shell completion script (bash, zsh or fish)."`
+	GenDocs    GenDocsCmd    `cmd:"" name:"gen-docs" hidden:"" help:"Write the man page and the Markdown CLI reference (make docs-cli)."`
 }
 
 // group is one command group of the tree.
@@ -63,6 +64,7 @@ func allGroups() []group {
 		{"runtime-artifacts", "Export offline worker archives from a built OpenClaw installation.", &RuntimeArtifactsCmd{}},
 		{"crabbox", "Install and verify offline runtime caches; read install receipts.", &CrabboxCmd{}},
 		{"skill", "Author and lint agent skills.", &SkillCmd{}},
+		{"plugins", "Inspect the plugins a home registers.", &PluginsCmd{}},
 		{"mcp", "Run and talk to MCP servers over stdio with hard limits.", &MCPCmd{}},
 	}
 }
@@ -162,10 +164,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		var pe *kong.ParseError
 		if errors.As(err, &pe) {
 			out.JSON = jsonRequested(args)
-			return out.Error(errs.Usage(errs.CodeUsage, "%s", err.Error()).WithHint("run '%s' for usage", strings.TrimSpace("clawkit help "+commandPath(pe.Context))))
+			return out.Error(errs.Usage(CodeUsage, "%s", err.Error()).WithHint("run '%s' for usage", strings.TrimSpace("clawkit help "+commandPath(pe.Context))))
 		}
 		out.JSON = jsonRequested(args)
-		return out.Error(errs.Usage(errs.CodeUsage, "%s", err.Error()))
+		return out.Error(errs.Usage(CodeUsage, "%s", err.Error()))
 	}
 	out.JSON = c.JSON
 	out.Progress = c.Progress

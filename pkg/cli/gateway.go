@@ -1,18 +1,22 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/clawkit/clawkit/pkg/config"
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/gateway"
 	"github.com/clawkit/clawkit/pkg/ops"
 	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
 // GatewayCmd is `clawkit gateway …`.
@@ -24,10 +28,13 @@ type GatewayCmd struct {
 
 // GatewayRunCmd runs the gateway.
 type GatewayRunCmd struct {
-	Detach       bool          `help:"Start in the background and return once it serves."`
-	DrainTimeout time.Duration `help:"How long a stop waits for in-flight calls." default:"30s"`
-	StartTimeout time.Duration `help:"With --detach: how long to wait for the gateway to serve." default:"15s"`
-	LeaseTTL     time.Duration `help:"On PostgreSQL: how long the gateway's owner lease lasts without a heartbeat." env:"CLAWKIT_LEASE_TTL" default:"10s"`
+	Detach          bool          `help:"Start in the background and return once it serves."`
+	ShutdownTimeout time.Duration `name:"shutdown-timeout" aliases:"drain-timeout" help:"On SIGTERM or a stop: how long in-flight calls may take to finish (admission closes at once)." default:"30s"`
+	StartTimeout    time.Duration `help:"With --detach: how long to wait for the gateway to serve." default:"15s"`
+	LeaseTTL        time.Duration `help:"On PostgreSQL: how long the gateway's owner lease lasts without a heartbeat." env:"CLAWKIT_LEASE_TTL" default:"10s"`
+	MetricsListen   string        `help:"Serve /healthz, /readyz and Prometheus /metrics on this HOST:PORT (off by default)." placeholder:"HOST:PORT"`
+	LogFormat       string        `help:"Log format on stderr: text or json (default: config log.format, else text)." env:"CLAWKIT_LOG_FORMAT" placeholder:"text|json"`
+	LogLevel        string        `help:"Log level: debug, info, warn or error (default: config log.level, else info)." env:"CLAWKIT_LOG_LEVEL" placeholder:"LEVEL"`
 }
 
 // Run runs `clawkit gateway run`.
@@ -37,15 +44,34 @@ func (c *GatewayRunCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	if c.Detach {
-		return c.detach(ctx, env, h)
+	// The log settings: the flag (or its variable), else config.json's
+	// log.format / log.level, else text at info.
+	format, level := c.LogFormat, c.LogLevel
+	if format == "" || level == "" {
+		if ok, _ := h.Exists(); ok {
+			if cfg, err := config.Load(h.Dir); err == nil {
+				format, level = cmp.Or(format, cfg.String("log.format")), cmp.Or(level, cfg.String("log.level"))
+			}
+		}
 	}
-	logger := log.New(env.Out.Stderr, "clawkit gateway: ", log.LstdFlags)
+	lc, lv, err := gateway.ParseLogConfig(format, level)
+	if err != nil {
+		return err
+	}
+	if err := gateway.CheckMetricsListen(c.MetricsListen); err != nil {
+		return err
+	}
+	if c.Detach {
+		return c.detach(ctx, env, h, lc)
+	}
+	secrets := &gateway.Secrets{}
+	logger := gateway.NewLogger(env.Out.Stderr, lc, lv, secrets)
 	report := gateway.OpenStartReport() // set when started by --detach
 	defer report.Serving()
 	err = gateway.Run(ctx, gateway.Options{
 		Home: h, Registry: ops.Registry(), Version: ReadBuildInfo().Version,
-		LockTimeout: env.Globals.LockTimeout, DrainTimeout: c.DrainTimeout, Now: env.Now, Log: logger, LeaseTTL: c.LeaseTTL,
+		LockTimeout: env.Globals.LockTimeout, DrainTimeout: c.ShutdownTimeout, Now: env.Now, Log: logger, Secrets: secrets,
+		LeaseTTL: c.LeaseTTL, MetricsListen: c.MetricsListen,
 		Ready: func(rec owner.Record) {
 			report.Serving()
 			if !env.Out.JSON {
@@ -75,14 +101,18 @@ func selfPath() (string, error) {
 	return os.Executable()
 }
 
-func (c *GatewayRunCmd) detach(ctx context.Context, env *Env, h owner.Home) error {
+func (c *GatewayRunCmd) detach(ctx context.Context, env *Env, h owner.Home, lc gateway.LogConfig) error {
 	exe, err := selfPath()
 	if err != nil {
 		return errs.Failed(errs.CodeDetachFailed, "cannot find the clawkit binary: %v", err)
 	}
-	rec, err := gateway.Detach(ctx, gateway.DetachOptions{Home: h, StartTimeout: c.StartTimeout, Command: []string{exe,
-		"--home", h.Dir, "--lock-timeout", env.Globals.LockTimeout.String(),
-		"gateway", "run", "--drain-timeout", c.DrainTimeout.String(), "--lease-ttl", c.LeaseTTL.String()}})
+	args := []string{exe, "--home", h.Dir, "--lock-timeout", env.Globals.LockTimeout.String(),
+		"gateway", "run", "--shutdown-timeout", c.ShutdownTimeout.String(), "--lease-ttl", c.LeaseTTL.String(),
+		"--log-format", lc.Format, "--log-level", lc.Level}
+	if c.MetricsListen != "" {
+		args = append(args, "--metrics-listen", c.MetricsListen)
+	}
+	rec, err := gateway.Detach(ctx, gateway.DetachOptions{Home: h, StartTimeout: c.StartTimeout, Command: args})
 	if err != nil {
 		return err
 	}
@@ -101,18 +131,60 @@ func (c *GatewayStatusCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	rec, st := owner.LiveGateway(ctx, h)
+	st, err := gateway.StatusOf(ctx, h, env.Globals.Gateway)
 	if st == nil {
-		why := "no gateway is running for " + h.Dir
-		if rec != nil {
-			why += fmt.Sprintf(" (a stale record names pid %d)", rec.PID)
-		}
-		return errs.Failed(errs.CodeGatewayNotRunning, "%s", why).WithHint("start one with 'clawkit gateway run --detach'")
+		return err
 	}
-	return env.Out.Result(st, func(w *Printer) {
-		fmt.Fprintf(w, "owner:     %s\npid:       %d\nsocket:    %s\nengine:    %s\nschema:    %d\nversion:   %s\nstarted:   %s\nin-flight: %d\n",
-			st.OwnerID, st.PID, st.Socket, st.Engine, st.SchemaVersion, st.Version, st.StartedAt.Format(time.RFC3339), st.InFlight)
-	})
+	if perr := env.Out.Result(st, func(w *Printer) { printStatus(w, st) }); perr != nil {
+		return perr
+	}
+	if err != nil {
+		// Serving but not ready: the status is printed, the reason is the
+		// error (exit 5); in --json the document above says it all.
+		if env.Out.JSON {
+			return &reportedError{err}
+		}
+		return err
+	}
+	return nil
+}
+
+func printStatus(w *Printer, st *owner.Status) {
+	fmt.Fprintf(w, "owner:     %s\npid:       %d\nsocket:    %s\nengine:    %s\nschema:    %d\nversion:   %s\nstarted:   %s\nuptime:    %s\nin-flight: %d\n",
+		st.OwnerID, st.PID, termsafe.Text(st.Socket), st.Engine, st.SchemaVersion, termsafe.Text(st.Version), st.StartedAt.Format(time.RFC3339),
+		(time.Duration(st.UptimeSeconds * float64(time.Second))).Round(time.Second), st.InFlight)
+	metrics := st.MetricsAddr
+	if metrics == "" {
+		metrics = "off"
+	}
+	fmt.Fprintf(w, "metrics:   %s\n", termsafe.Text(metrics))
+	d := st.Detail
+	if d == nil {
+		return
+	}
+	lease := d.Lease.State
+	if d.Lease.Incarnation > 0 {
+		lease += fmt.Sprintf(" (incarnation %d, until %s)", d.Lease.Incarnation, d.Lease.ExpiresAt.Format(time.RFC3339))
+	}
+	fmt.Fprintf(w, "lease:     %s\n", lease)
+	states := make([]string, 0, len(d.Jobs))
+	for k := range d.Jobs {
+		states = append(states, k)
+	}
+	slices.Sort(states)
+	jobs := make([]string, 0, len(states))
+	for _, k := range states {
+		jobs = append(jobs, fmt.Sprintf("%s %d", k, d.Jobs[k]))
+	}
+	if len(jobs) == 0 {
+		jobs = []string{"none"}
+	}
+	fmt.Fprintf(w, "jobs:      %s\nqueue:     %d\n", strings.Join(jobs, ", "), d.QueueDepth)
+	if d.Ready {
+		fmt.Fprintln(w, "ready:     yes")
+	} else {
+		fmt.Fprintf(w, "ready:     no: %s\n", termsafe.Text(strings.Join(d.NotReady, "; ")))
+	}
 }
 
 // GatewayStopCmd stops the gateway.

@@ -38,13 +38,13 @@ func (f *MCPServerFlags) options(command []string, out *Output) (mcp.Options, er
 	var o mcp.Options
 	command = serverCommand(command)
 	if len(command) == 0 || command[0] == "" {
-		return o, errs.Usage(errs.CodeUsage, "no server command given").WithHint("put the server command after --, e.g. clawkit mcp call --method tools/list -- node server.js")
+		return o, errs.Usage(CodeUsage, "no server command given").WithHint("put the server command after --, e.g. clawkit mcp call --method tools/list -- node server.js")
 	}
 	if err := positive("--max-frame-bytes", int64(f.MaxFrameBytes)); err != nil {
 		return o, err
 	}
 	if f.MaxFrameBytes < 2 {
-		return o, errs.Usage(errs.CodeUsage, "--max-frame-bytes must be at least 2").WithHint("the limit counts the message and its newline")
+		return o, errs.Usage(errs.CodeInvalidLimit, "--max-frame-bytes must be at least 2").WithHint("the limit counts the message and its newline")
 	}
 	for _, c := range []struct {
 		name string
@@ -55,7 +55,7 @@ func (f *MCPServerFlags) options(command []string, out *Output) (mcp.Options, er
 		}
 	}
 	if f.ProtocolVersion == "" {
-		return o, errs.Usage(errs.CodeUsage, "--protocol-version must not be empty")
+		return o, errs.Usage(CodeUsage, "--protocol-version must not be empty")
 	}
 	env, err := mcp.BuildEnv(f.Env, f.EnvPass, os.LookupEnv)
 	if err != nil {
@@ -97,7 +97,7 @@ func serverCommand(args []string) []string {
 
 func positive(name string, v int64) error {
 	if v <= 0 {
-		return errs.Usage(errs.CodeUsage, "%s must be positive", name)
+		return errs.Usage(CodeUsage, "%s must be positive", name)
 	}
 	return nil
 }
@@ -285,10 +285,10 @@ type MCPProxyCmd struct {
 func (c *MCPProxyCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
 	if c.MaxFrameBytes < 2 {
-		return errs.Usage(errs.CodeUsage, "--max-frame-bytes must be at least 2").WithHint("the limit counts the message and its newline")
+		return errs.Usage(errs.CodeInvalidLimit, "--max-frame-bytes must be at least 2").WithHint("the limit counts the message and its newline")
 	}
 	if c.StopGrace <= 0 {
-		return errs.Usage(errs.CodeUsage, "--stop-grace must be positive")
+		return errs.Usage(CodeUsage, "--stop-grace must be positive")
 	}
 	for _, p := range []struct {
 		name string
@@ -299,12 +299,12 @@ func (c *MCPProxyCmd) Run(env *Env) error {
 		}
 	}
 	if c.ProtocolVersion == "" {
-		return errs.Usage(errs.CodeUsage, "--protocol-version must not be empty")
+		return errs.Usage(CodeUsage, "--protocol-version must not be empty")
 	}
 	c.Command = serverCommand(c.Command)
 	if c.Connect != "" {
 		if len(c.Command) > 0 || len(c.Env) > 0 || len(c.EnvPass) > 0 || c.Dir != "" {
-			return errs.Usage(errs.CodeUsage, "--connect relays to a running service: a server command, --env, --env-pass and --dir do not apply").
+			return errs.Usage(CodeUsage, "--connect relays to a running service: a server command, --env, --env-pass and --dir do not apply").
 				WithHint("use either --connect unix:PATH or -- CMD…")
 		}
 		path, err := mcp.ParseConnect(c.Connect)
@@ -314,7 +314,7 @@ func (c *MCPProxyCmd) Run(env *Env) error {
 		return mcp.RunConnect(ctx, path, c.MaxFrameBytes, env.Stdin, out.Stdout)
 	}
 	if len(c.Command) == 0 || c.Command[0] == "" {
-		return errs.Usage(errs.CodeUsage, "no server command given").WithHint("use clawkit mcp proxy -- CMD… or --connect unix:PATH")
+		return errs.Usage(CodeUsage, "no server command given").WithHint("use clawkit mcp proxy -- CMD… or --connect unix:PATH")
 	}
 	menv, err := mcp.BuildEnv(c.Env, c.EnvPass, os.LookupEnv)
 	if err != nil {

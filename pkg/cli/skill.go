@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/ops"
 	"github.com/clawkit/clawkit/pkg/skilllint"
 	"github.com/clawkit/clawkit/pkg/skills"
+	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
 // SkillCmd is `clawkit skill …` (docs/skills.md).
@@ -57,7 +59,7 @@ func (c *SkillRootCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	return env.Out.Result(r, func(w *Printer) { fmt.Fprintln(w, r.Root) })
+	return env.Out.Result(r, func(w *Printer) { fmt.Fprintln(w, termsafe.Text(r.Root)) })
 }
 
 // SkillListCmd is `clawkit skill list`.
@@ -79,15 +81,17 @@ func (c *SkillListCmd) Run(env *Env) error {
 	if r.Skills == nil {
 		r.Skills = []skills.SkillInfo{}
 	}
+	// Folder names come from disk (a refused one is listed too, with its
+	// problem): escaped, so a name cannot forge a line or move the cursor.
 	return env.Out.Result(r, func(w *Printer) {
 		tw := w.Table(0, 4, 2)
 		fmt.Fprintln(tw, "SKILL\tFILES\tBYTES\tCONTENT\tTREE")
 		for _, s := range r.Skills {
 			if s.Revision == nil {
-				fmt.Fprintf(tw, "%s\t%d\t%d\t-\t-\t(%s)\n", s.Skill, s.Files, s.Bytes, s.Problem)
+				fmt.Fprintf(tw, "%s\t%d\t%d\t-\t-\t(%s)\n", termsafe.Text(s.Skill), s.Files, s.Bytes, termsafe.Text(s.Problem))
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", s.Skill, s.Files, s.Bytes, s.Revision.ContentSHA256, s.Revision.TreeSHA256)
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", termsafe.Text(s.Skill), s.Files, s.Bytes, s.Revision.ContentSHA256, s.Revision.TreeSHA256)
 		}
 		tw.Flush()
 	})
@@ -102,7 +106,7 @@ func (c *SkillListCmd) files(ctx context.Context, env *Env) error {
 		tw := w.Table(0, 4, 2)
 		fmt.Fprintln(tw, "PATH\tBYTES\tSHA256")
 		for _, f := range r.Files {
-			fmt.Fprintf(tw, "%s\t%d\t%s\n", f.Path, f.SizeBytes, f.SHA256)
+			fmt.Fprintf(tw, "%s\t%d\t%s\n", termsafe.Text(f.Path), f.SizeBytes, f.SHA256)
 		}
 		tw.Flush()
 	})
@@ -146,7 +150,7 @@ func (c *SkillWriteCmd) Run(env *Env) error {
 		return c.install(ctx, env)
 	}
 	if c.SkipDisallowed {
-		return errs.Usage(errs.CodeUsage, "--skip-disallowed goes with --from-dir or --from-bundle")
+		return errs.Usage(CodeUsage, "--skip-disallowed goes with --from-dir or --from-bundle")
 	}
 	// The path, the size and the content are the operation's Check (an
 	// empty FILE is refused as an empty path; --from-dir installs a whole
@@ -190,7 +194,7 @@ func (c *SkillWriteCmd) Run(env *Env) error {
 // commit; disallowed files refuse the install up front unless skipped.
 func (c *SkillWriteCmd) install(ctx context.Context, env *Env) error {
 	if c.File != "" || c.From != "" || (c.FromDir != "" && c.FromBundle != "") {
-		return errs.Usage(errs.CodeUsage, "--from-dir and --from-bundle install a whole skill; do not name a file or --from with them, and pass only one of them")
+		return errs.Usage(CodeUsage, "--from-dir and --from-bundle install a whole skill; do not name a file or --from with them, and pass only one of them")
 	}
 	if err := skilllint.CheckSkillName(c.Skill); err != nil {
 		return err
@@ -202,7 +206,7 @@ func (c *SkillWriteCmd) install(ctx context.Context, env *Env) error {
 		from = c.FromBundle
 		src, err = readBundleArg(env, c.FromBundle)
 	} else {
-		src, err = skills.ReadSourceDir(c.FromDir)
+		src, err = skills.ReadSourceDir("--from-dir", c.FromDir)
 	}
 	if err != nil {
 		return err
@@ -264,15 +268,15 @@ func printCommit(env *Env, r *skills.CommitResult) error {
 		}
 		switch {
 		case !r.Changed && r.Action == "install":
-			fmt.Fprintf(w, "unchanged: skill %s already has this tree (no event)\n", r.Skill)
+			fmt.Fprintf(w, "unchanged: skill %s already has this tree (no event)\n", termsafe.Text(r.Skill))
 		case !r.Changed:
-			fmt.Fprintf(w, "unchanged: %s of skill %s already has this content (no event)\n", r.File, r.Skill)
+			fmt.Fprintf(w, "unchanged: %s of skill %s already has this content (no event)\n", termsafe.Text(r.File), termsafe.Text(r.Skill))
 		case r.Removed:
-			fmt.Fprintf(w, "%s skill %s\n", verb, r.Skill)
+			fmt.Fprintf(w, "%s skill %s\n", verb, termsafe.Text(r.Skill))
 		case r.Action == "install":
-			fmt.Fprintf(w, "installed skill %s\n", r.Skill)
+			fmt.Fprintf(w, "installed skill %s\n", termsafe.Text(r.Skill))
 		default:
-			fmt.Fprintf(w, "%s %s of skill %s\n", verb, r.File, r.Skill)
+			fmt.Fprintf(w, "%s %s of skill %s\n", verb, termsafe.Text(r.File), termsafe.Text(r.Skill))
 		}
 		if r.Changed {
 			fmt.Fprintf(w, "tree: %s -> %s\n", short(r.Before), short(r.After))
@@ -293,6 +297,8 @@ type SkillValidateCmd struct {
 	Agent     string   `help:"Agent id." default:"main" env:"CLAWKIT_AGENT"`
 	Session   string   `help:"Session key." default:"cli" env:"CLAWKIT_SESSION"`
 	Strict    bool     `help:"Treat warnings as errors."`
+	Format    string   `help:"Output: text (default), github (workflow annotations, ::error file=…,line=…,col=…::…) or sarif (SARIF 2.1.0 for code scanning)." enum:"text,github,sarif" default:"text" placeholder:"FORMAT"`
+	Disable   []string `help:"Suppress every finding of this rule for the run (repeatable; shown as suppressed in --json and SARIF)." placeholder:"RULE" sep:"none"`
 }
 
 // Run runs `clawkit skill validate`.
@@ -302,27 +308,36 @@ func (c *SkillValidateCmd) Run(env *Env) error {
 	profile := c.Profile
 	if profile != "" {
 		if _, err := skilllint.CheckProfile(profile); err != nil {
-			return errs.Usage(errs.CodeUsage, "--profile: %v", err)
+			return errs.Usage(CodeUsage, "--profile: %v", err)
 		}
 	}
+	if err := skilllint.CheckDisable(c.Disable); err != nil {
+		return err
+	}
+	if c.Format != skilllint.FormatText && env.Out.JSON {
+		return errs.Usage(CodeUsage, "--json and --format %s are two output formats; pass one", c.Format)
+	}
 	if c.File != "" {
+		if c.Format != skilllint.FormatText {
+			return errs.Usage(CodeUsage, "--format %s goes with --dir, --recursive or an installed skill, not --file", c.Format)
+		}
 		return c.validateFile(env, profile)
 	}
 	if c.MaxBytes != 0 {
-		return errs.Usage(errs.CodeUsage, "--max-bytes goes with --file")
+		return errs.Usage(CodeUsage, "--max-bytes goes with --file")
 	}
 	switch {
 	case (len(c.Dir) > 0 || len(c.Recursive) > 0) && c.Plugin != "":
-		return errs.Usage(errs.CodeUsage, "pass either --dir/--recursive or SKILL --plugin ID, not both")
+		return errs.Usage(CodeUsage, "pass either --dir/--recursive or SKILL --plugin ID, not both")
 	case len(c.Dir) > 0:
 		dirs = append(dirs, c.Args...)
 	case len(c.Recursive) > 0:
 		if len(c.Args) > 0 {
-			return errs.Usage(errs.CodeUsage, "unexpected argument %q with --recursive", c.Args[0]).WithHint("pass more roots as --recursive ROOT")
+			return errs.Usage(CodeUsage, "unexpected argument %q with --recursive", c.Args[0]).WithHint("pass more roots as --recursive ROOT")
 		}
 	default:
 		if len(c.Args) != 1 || c.Plugin == "" {
-			return errs.Usage(errs.CodeUsage, "nothing to validate").WithHint("pass --dir DIR (a skill folder), --recursive ROOT, or SKILL --plugin ID for an installed skill")
+			return errs.Usage(CodeUsage, "nothing to validate").WithHint("pass --dir DIR (a skill folder), --recursive ROOT, or SKILL --plugin ID for an installed skill")
 		}
 		if err := skilllint.CheckSkillName(c.Args[0]); err != nil {
 			return err
@@ -340,8 +355,12 @@ func (c *SkillValidateCmd) Run(env *Env) error {
 			profile = skilllint.ProfileOpenClaw
 		}
 	}
-	opt := skilllint.Options{Profile: profile, Strict: c.Strict}
+	opt := skilllint.Options{Profile: profile, Strict: c.Strict, Disable: c.Disable}
 	out := &Printer{w: env.Out.Stdout}
+	var sarif *skilllint.SARIF
+	if c.Format == skilllint.FormatSARIF {
+		sarif = skilllint.NewSARIF(ReadBuildInfo().Version)
+	}
 	// Reports are printed as each skill is checked, in JSON too (the
 	// document is streamed: {"skills":[…],"summary":{…},"ok":…}), so memory
 	// stays flat however many skills a tree holds.
@@ -353,12 +372,25 @@ func (c *SkillValidateCmd) Run(env *Env) error {
 		}
 	}
 	sum, err := skilllint.Lint(dirs, c.Recursive, opt, func(r *skilllint.Report) error {
-		if stream == nil {
+		switch {
+		case stream != nil:
+			return stream.Item(r)
+		case sarif != nil:
+			sarif.Add(r, func(file string) string { return displayPath(r.Dir, file) })
+		case c.Format == skilllint.FormatGitHub:
+			printAnnotations(out, r)
+		default:
 			printLintReport(out, r)
-			return nil
 		}
-		return stream.Item(r)
+		return nil
 	})
+	// A --disable that matched nothing is said, as an unused directive is.
+	var unused []string
+	for _, d := range c.Disable {
+		if n, ok := sum.Disabled[d]; ok && n == 0 && !slices.Contains(unused, d) {
+			unused = append(unused, d)
+		}
+	}
 	if stream != nil {
 		if err != nil {
 			// The document is already open: it ends as the error document.
@@ -371,9 +403,34 @@ func (c *SkillValidateCmd) Run(env *Env) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "%d %s checked (profile %s%s): %d passed, %d failed; %d %s, %d %s\n",
-			sum.Skills, plural(sum.Skills, "skill", "skills"), sum.Profile, map[bool]string{true: ", strict"}[sum.Strict],
-			sum.Passed, sum.Failed, sum.Errors, plural(sum.Errors, "error", "errors"), sum.Warnings, plural(sum.Warnings, "warning", "warnings"))
+		for _, d := range unused {
+			msg := fmt.Sprintf("--disable %s matched no finding; remove it", d)
+			switch c.Format {
+			case skilllint.FormatSARIF:
+				sarif.Notify("warning", msg)
+			case skilllint.FormatGitHub:
+				fmt.Fprintf(out, "::warning title=clawkit::%s\n", msg)
+			default:
+				env.Out.Warnf("warning: %s", msg)
+			}
+		}
+		if sarif != nil {
+			data, err := sarif.JSON()
+			if err != nil {
+				return errs.Failed(errs.CodeWriteFailed, "cannot encode the SARIF log: %v", err)
+			}
+			if _, err := out.Write(append(data, '\n')); err != nil {
+				return errs.Failed(errs.CodeWriteFailed, "cannot write the SARIF log: %v", err)
+			}
+		} else {
+			suppressed := ""
+			if sum.Suppressed > 0 {
+				suppressed = fmt.Sprintf(", %d suppressed", sum.Suppressed)
+			}
+			fmt.Fprintf(out, "%d %s checked (profile %s%s): %d passed, %d failed; %d %s, %d %s%s\n",
+				sum.Skills, plural(sum.Skills, "skill", "skills"), sum.Profile, map[bool]string{true: ", strict"}[sum.Strict],
+				sum.Passed, sum.Failed, sum.Errors, plural(sum.Errors, "error", "errors"), sum.Warnings, plural(sum.Warnings, "warning", "warnings"), suppressed)
+		}
 	}
 	if sum.Failed > 0 {
 		e := errs.Failed(CodeValidationFailed, "%d of %d %s failed validation (%s profile)", sum.Failed, sum.Skills, plural(sum.Skills, "skill", "skills"), sum.Profile).
@@ -390,10 +447,10 @@ func (c *SkillValidateCmd) Run(env *Env) error {
 // and the description it declares.
 func (c *SkillValidateCmd) validateFile(env *Env, profile string) error {
 	if len(c.Dir) > 0 || len(c.Recursive) > 0 || c.Plugin != "" || len(c.Args) > 0 {
-		return errs.Usage(errs.CodeUsage, "--file validates one file; do not combine it with --dir, --recursive or an installed skill")
+		return errs.Usage(CodeUsage, "--file validates one file; do not combine it with --dir, --recursive or an installed skill")
 	}
 	if c.MaxBytes < 0 {
-		return errs.Usage(errs.CodeUsage, "--max-bytes must be positive")
+		return errs.Usage(CodeUsage, "--max-bytes must be positive")
 	}
 	r, err := skilllint.ValidateFile(c.File, skilllint.Options{Profile: profile, Strict: c.Strict}, c.MaxBytes)
 	if err != nil {
@@ -402,7 +459,7 @@ func (c *SkillValidateCmd) validateFile(env *Env, profile string) error {
 	if err := env.Out.Result(r, func(w *Printer) {
 		printLintReport(w, &r.Report)
 		if r.Description != "" {
-			fmt.Fprintf(w, "description: %s\n", r.Description)
+			fmt.Fprintf(w, "description: %s\n", termsafe.Text(r.Description))
 		}
 	}); err != nil {
 		return err
@@ -421,20 +478,42 @@ func plural(n int, one, many string) string {
 }
 
 // printLintReport prints one line per finding (path:line: severity
-// code[rule]: message, errors first) and the skill's verdict.
+// code[rule]: message, errors first) and the skill's verdict. File and
+// folder names come from disk and messages may quote a skill's text: each
+// line is escaped (termsafe), so none can forge another.
 func printLintReport(w *Printer, r *skilllint.Report) {
 	for _, list := range [][]skilllint.Finding{r.Errors, r.Warnings} {
 		for _, f := range list {
 			f.File = displayPath(r.Dir, f.File)
-			fmt.Fprintln(w, f.String())
+			fmt.Fprintln(w, termsafe.Text(f.String()))
 		}
 	}
 	verdict := "ok"
 	if !r.OK {
 		verdict = "FAILED"
 	}
-	fmt.Fprintf(w, "%s: %s: skill %s (%d %s, %d bytes, %d %s, %d %s)\n", filepath.ToSlash(r.Dir), verdict, r.Skill, r.Files, plural(r.Files, "file", "files"), r.Bytes,
+	fmt.Fprintf(w, "%s: %s: skill %s (%d %s, %d bytes, %d %s, %d %s)\n", termsafe.Text(filepath.ToSlash(r.Dir)), verdict, termsafe.Text(r.Skill), r.Files, plural(r.Files, "file", "files"), r.Bytes,
 		len(r.Errors), plural(len(r.Errors), "error", "errors"), len(r.Warnings), plural(len(r.Warnings), "warning", "warnings"))
+}
+
+// printAnnotations prints a report as GitHub workflow commands, one per
+// error or warning (skilllint.GitHubAnnotation escapes them), then the
+// skill's verdict line as printLintReport does. Suppressed findings are
+// not annotated: they were accepted (--json and SARIF list them).
+func printAnnotations(w *Printer, r *skilllint.Report) {
+	for _, list := range [][]skilllint.Finding{r.Errors, r.Warnings} {
+		for _, f := range list {
+			// The command escapes CR, LF and %; termsafe takes any other
+			// control character a name or quoted text may hold.
+			fmt.Fprintln(w, termsafe.Text(skilllint.GitHubAnnotation(displayPath(r.Dir, f.File), f)))
+		}
+	}
+	verdict := "ok"
+	if !r.OK {
+		verdict = "FAILED"
+	}
+	fmt.Fprintf(w, "%s: %s: skill %s (%d %s, %d %s, %d suppressed)\n", termsafe.Text(filepath.ToSlash(r.Dir)), verdict, termsafe.Text(r.Skill),
+		len(r.Errors), plural(len(r.Errors), "error", "errors"), len(r.Warnings), plural(len(r.Warnings), "warning", "warnings"), len(r.Suppressed))
 }
 
 // SkillEventsCmd is `clawkit skill events`.
@@ -460,7 +539,7 @@ func (c *SkillEventsCmd) Run(env *Env) error {
 		tw := w.Table(0, 4, 2)
 		fmt.Fprintln(tw, "EVENT\tPLUGIN\tSKILL\tACTION\tFILE\tDISPATCH\tAFTER")
 		for _, e := range out {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.EventID, e.Event.PluginID, e.Event.Skill, e.Action, e.File, e.Dispatch, short(e.Event.After))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.EventID, termsafe.Text(e.Event.PluginID), termsafe.Text(e.Event.Skill), e.Action, termsafe.Text(e.File), e.Dispatch, short(e.Event.After))
 		}
 		tw.Flush()
 	})
@@ -526,16 +605,16 @@ func (c *SkillBundleCmd) Run(env *Env) error {
 	ctx := env.Ctx
 	switch {
 	case c.Dir != "" && (c.Plugin != "" || c.Skill != ""):
-		return errs.Usage(errs.CodeUsage, "pass either --dir DIR or SKILL --plugin ID, not both")
+		return errs.Usage(CodeUsage, "pass either --dir DIR or SKILL --plugin ID, not both")
 	case c.Dir == "" && (c.Skill == "" || c.Plugin == ""):
-		return errs.Usage(errs.CodeUsage, "nothing to bundle").WithHint("pass SKILL --plugin ID for an installed skill, or --dir DIR for a skill folder")
+		return errs.Usage(CodeUsage, "nothing to bundle").WithHint("pass SKILL --plugin ID for an installed skill, or --dir DIR for a skill folder")
 	}
 	if c.Out == "" {
 		if env.Out.JSON {
-			return errs.Usage(errs.CodeUsage, "--json needs --out FILE: without it the bundle itself is what goes to stdout")
+			return errs.Usage(CodeUsage, "--json needs --out FILE: without it the bundle itself is what goes to stdout")
 		}
 		if f, ok := env.Out.Stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-			return errs.Usage(errs.CodeUsage, "refusing to write a tar to a terminal").WithHint("pass --out FILE or redirect stdout")
+			return errs.Usage(CodeUsage, "refusing to write a tar to a terminal").WithHint("pass --out FILE or redirect stdout")
 		}
 	}
 	var b *skills.BundleResult
@@ -565,14 +644,14 @@ func (c *SkillBundleCmd) Run(env *Env) error {
 		}
 		return nil
 	}
-	if err := fsx.Publish(c.Out, 0o644, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
-		return errs.Failed(errs.CodeWriteFailed, "cannot publish --out %s: %v", c.Out, err)
+	if err := skills.PublishBundle(c.Out, b.Skill, data); err != nil {
+		return err
 	}
 	// The content is in the file; stdout lists the files with their digests.
 	res := BundleOutput{BundleResult: b, Files: b.Tree(), Out: c.Out, BundleSHA256: sum, BundleBytes: len(data)}
 	return env.Out.Result(res, func(w *Printer) {
-		fmt.Fprintf(w, "bundled %s\n", b.String())
-		fmt.Fprintf(w, "out: %s (%d bytes, %s)\n", c.Out, len(data), sum)
+		fmt.Fprintf(w, "bundled %s\n", termsafe.Text(b.String()))
+		fmt.Fprintf(w, "out: %s (%d bytes, %s)\n", termsafe.Text(c.Out), len(data), sum)
 	})
 }
 
@@ -585,21 +664,28 @@ type SkillWatchCmd struct {
 	Agent    string        `help:"Agent id." default:"main" env:"CLAWKIT_AGENT"`
 	Session  string        `help:"Session key." default:"cli" env:"CLAWKIT_SESSION"`
 	Dir      []string      `help:"Watch this skill folder on disk instead (repeatable)." placeholder:"DIR" sep:"none"`
-	Interval time.Duration `help:"Coalesce the edits of this long into one change line." default:"100ms"`
-	Poll     time.Duration `help:"While watching is unavailable, rescan this often." default:"2s"`
-	MaxDirs  int           `help:"Watch at most this many folders; past it, poll." default:"1024"`
+	Interval time.Duration `help:"Coalesce the edits of this long into one change line (at least 1ms)." default:"100ms"`
+	Poll     time.Duration `help:"While watching is unavailable, rescan this often (at least 100ms)." default:"2s"`
+	MaxDirs  int           `help:"Watch at most this many folders; past it, poll (at least 1)." default:"1024"`
 }
 
 // Run runs `clawkit skill watch`.
 func (c *SkillWatchCmd) Run(env *Env) error {
 	ctx := env.Ctx
+	// SIGHUP (the terminal went away, or a supervisor's hangup) stops the
+	// watch as SIGINT and SIGTERM do: the final unavailable line, exit 0.
+	// There is nothing to reload: the plugin and its root are resolved
+	// once, at the start (docs/skills.md, "skill watch").
+	ctx, stopHUP := signal.NotifyContext(ctx, syscall.SIGHUP)
+	defer stopHUP()
 	switch {
 	case len(c.Dir) > 0 && c.Plugin != "":
-		return errs.Usage(errs.CodeUsage, "pass either --dir DIR or --plugin ID, not both")
+		return errs.Usage(CodeUsage, "pass either --dir DIR or --plugin ID, not both")
 	case len(c.Dir) == 0 && c.Plugin == "":
-		return errs.Usage(errs.CodeUsage, "nothing to watch").WithHint("pass --plugin ID for a plugin's skills, or --dir DIR for a skill folder")
-	case c.Interval <= 0 || c.Poll <= 0 || c.MaxDirs <= 0:
-		return errs.Usage(errs.CodeUsage, "--interval, --poll and --max-dirs must be positive")
+		return errs.Usage(CodeUsage, "nothing to watch").WithHint("pass --plugin ID for a plugin's skills, or --dir DIR for a skill folder")
+	}
+	if err := skills.CheckWatchOptions(c.Interval, c.Poll, c.MaxDirs); err != nil {
+		return err
 	}
 	var sources []skills.WatchSource
 	if c.Plugin != "" {
@@ -643,7 +729,7 @@ func (c *SkillWatchCmd) Run(env *Env) error {
 		if env.Out.JSON {
 			b, err := json.Marshal(ev)
 			if err != nil {
-				return err
+				return errs.Failed(errs.CodeWriteFailed, "cannot encode the event: %v", err)
 			}
 			b = append(b, '\n')
 			line = b
@@ -665,7 +751,10 @@ func (c *SkillWatchCmd) Run(env *Env) error {
 	return err
 }
 
-// watchLine is the human form of one watch event.
+// watchLine is the human form of one watch event. Skill folder names,
+// --dir paths, problems and reasons come from disk: each is escaped
+// (termsafe), so a folder named to hold a newline cannot forge a change
+// line, nor an escape sequence move the cursor.
 func watchLine(ev skills.WatchEvent) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %d %s", ev.Event, ev.Seq, ev.Revision)
@@ -673,7 +762,7 @@ func watchLine(ev skills.WatchEvent) string {
 		b.WriteString(" (initial)")
 	}
 	if ev.Reason != "" {
-		fmt.Fprintf(&b, ": %s", ev.Reason)
+		fmt.Fprintf(&b, ": %s", termsafe.Text(ev.Reason))
 	}
 	if ev.Polling {
 		fmt.Fprintf(&b, " (polling every %dms)", ev.PollMs)
@@ -687,11 +776,12 @@ func watchLine(ev skills.WatchEvent) string {
 		if s.Dir != "" {
 			name = s.Dir
 		}
+		name = termsafe.Text(name)
 		switch {
 		case s.After != nil:
 			fmt.Fprintf(&b, "%s%s %s", sep, name, s.After.TreeSHA256)
 		case s.Problem != "":
-			fmt.Fprintf(&b, "%s%s (%s)", sep, name, s.Problem)
+			fmt.Fprintf(&b, "%s%s (%s)", sep, name, termsafe.Text(s.Problem))
 		default:
 			fmt.Fprintf(&b, "%s%s removed", sep, name)
 		}

@@ -11,8 +11,6 @@ const (
 	CodeConfigWriteFailed errs.Code = "config_write_failed"
 	// CodeInvalidConfigPath: empty config path
 	CodeInvalidConfigPath errs.Code = "invalid_config_path"
-	// CodeInvalidConfigValue: the value looks like JSON but does not parse at column …: …
-	CodeInvalidConfigValue errs.Code = "invalid_config_value"
 )
 
 // More error codes of this package (docs/errors.md lists them all).

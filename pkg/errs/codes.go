@@ -6,8 +6,6 @@ package errs
 const (
 	// CodeFailed: the code of an error that carries none of its own (CodeOf)
 	CodeFailed Code = "failed"
-	// CodeUsage: bad flags or arguments
-	CodeUsage Code = "usage"
 	// CodeArchiveTooLarge: archive is … bytes, over the limit of …
 	CodeArchiveTooLarge Code = "archive_too_large"
 	// CodeBackupFailed: backup vanished: …
@@ -18,14 +16,18 @@ const (
 	CodeDetachFailed Code = "detach_failed"
 	// CodeEmptySecret: the credential for … is empty
 	CodeEmptySecret Code = "empty_secret"
-	// CodeGatewayNotRunning: (see the message)
-	CodeGatewayNotRunning Code = "gateway_not_running"
 	// CodeGatewayStopping: the gateway is stopping
 	CodeGatewayStopping Code = "gateway_stopping"
 	// CodeInterrupted: export interrupted; the partial output was removed
 	CodeInterrupted Code = "interrupted"
 	// CodeInvalidConfig: …: invalid UTF-8 at offset … (line …, column …)
 	CodeInvalidConfig Code = "invalid_config"
+	// CodeInvalidConfigValue: the value looks like JSON but does not parse at column …: …
+	CodeInvalidConfigValue Code = "invalid_config_value"
+	// CodeInvalidInput: cannot resolve --file …: …
+	CodeInvalidInput Code = "invalid_input"
+	// CodeInvalidLimit: the frame limit must be at least 2 bytes
+	CodeInvalidLimit Code = "invalid_limit"
 	// CodeInvalidManifest: nodeBootstrap.path: …
 	CodeInvalidManifest Code = "invalid_manifest"
 	// CodeInvalidOut: cannot resolve --out …: …
@@ -64,4 +66,11 @@ const (
 	CodeUnknownMethod Code = "unknown_method"
 	// CodeWriteFailed: writing … failed: …
 	CodeWriteFailed Code = "write_failed"
+)
+
+const (
+	// CodeInvalidSecret: the credential for … is … bytes; the limit is …
+	CodeInvalidSecret Code = "invalid_secret"
+	// CodeInvalidTimeout: --timeout … is shorter than …, the finest a wait counts (or negative, or given without --wait)
+	CodeInvalidTimeout Code = "invalid_timeout"
 )

@@ -36,3 +36,21 @@ const (
 	// CodeOwnerLeaseLost: gateway … lost its owner lease (incarnation …) and retired
 	CodeOwnerLeaseLost errs.Code = "owner_lease_lost"
 )
+
+const (
+	// CodeGatewayNotReady: the gateway (pid …) serves but is not ready: …
+	CodeGatewayNotReady errs.Code = "gateway_not_ready"
+	// CodeInvalidLogFormat: invalid log format …
+	CodeInvalidLogFormat errs.Code = "invalid_log_format"
+	// CodeInvalidLogLevel: invalid log level …
+	CodeInvalidLogLevel errs.Code = "invalid_log_level"
+	// CodeInvalidMetricsListen: invalid --metrics-listen address …: …
+	CodeInvalidMetricsListen errs.Code = "invalid_metrics_listen"
+	// CodeMetricsListenFailed: cannot listen on … for metrics: …
+	CodeMetricsListenFailed errs.Code = "metrics_listen_failed"
+)
+
+const (
+	// CodeGatewayNotRunning: no gateway serves this home (or answers at --gateway)
+	CodeGatewayNotRunning errs.Code = "gateway_not_running"
+)

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -37,7 +38,19 @@ func Detach(ctx context.Context, o DetachOptions) (*owner.Record, error) {
 	if rec, st := owner.LiveGateway(ctx, h); st != nil {
 		return nil, owner.ErrGatewayRunning(h, rec)
 	}
-	logf, err := os.OpenFile(h.Log(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	// A home file: never through a link, never blocking on a FIFO, and
+	// only a regular file (README, "The home").
+	err := fsx.RegularIfExists(h.Log())
+	var logf *os.File
+	if err == nil {
+		logf, err = os.OpenFile(h.Log(), os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
+	}
+	if err == nil {
+		if st, serr := logf.Stat(); serr != nil || !st.Mode().IsRegular() {
+			logf.Close()
+			err = fmt.Errorf("not a regular file")
+		}
+	}
 	if err != nil {
 		return nil, errs.Failed(errs.CodeDetachFailed, "cannot open %s: %v", h.Log(), err)
 	}
@@ -77,6 +90,13 @@ func Detach(ctx context.Context, o DetachOptions) (*owner.Record, error) {
 		}
 		select {
 		case err := <-exited:
+			// Another gateway won the race to own the home (two detaches at
+			// once): that is the same refusal as finding it before the
+			// start, not a failed start.
+			if rec, st := owner.LiveGateway(ctx, h); st != nil && rec.PID != cmd.Process.Pid {
+				<-report
+				return nil, owner.ErrGatewayRunning(h, rec)
+			}
 			// The child has exited, so its end of the pipe is closed and the
 			// report is complete.
 			why := <-report
@@ -98,11 +118,18 @@ func Detach(ctx context.Context, o DetachOptions) (*owner.Record, error) {
 }
 
 func logTail(path string, from int64) string {
-	b, err := os.ReadFile(path)
-	if err != nil || from > int64(len(b)) {
+	f, err := fsx.OpenRegular(path)
+	if err != nil {
 		return ""
 	}
-	b = b[from:]
+	defer f.Close()
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return ""
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return ""
+	}
 	if len(b) > 2048 {
 		b = b[len(b)-2048:]
 	}
@@ -154,4 +181,47 @@ func (r *StartReport) Failed(err error) {
 	}
 	_, _ = r.f.WriteString(msg + "\n")
 	r.Serving()
+}
+
+// StatusOf asks the gateway a command is pointed at for its status with
+// readiness, lease and work (`gateway status`): the explicit target
+// (--gateway, or config gateway.remote) like every routed command, else
+// the home's own gateway. Not running is exit 1 (gateway_not_running);
+// serving but not ready is the status with a gateway_not_ready error
+// (exit 5) saying why.
+func StatusOf(ctx context.Context, h owner.Home, explicit string) (*owner.Status, error) {
+	target := owner.ExplicitGateway(h, explicit)
+	var socket, where string
+	if target != "" {
+		p, err := owner.GatewaySocket(target)
+		if err != nil {
+			return nil, err
+		}
+		socket, where = p, "at "+target
+	} else {
+		rec, st := owner.LiveGateway(ctx, h)
+		if st == nil {
+			why := "no gateway is running for " + h.Dir
+			if rec != nil {
+				why += fmt.Sprintf(" (a stale record names pid %d)", rec.PID)
+			}
+			return nil, errs.Failed(CodeGatewayNotRunning, "%s", why).WithHint("start one with 'clawkit gateway run --detach'")
+		}
+		socket, where = rec.Socket, "for "+h.Dir
+	}
+	c := owner.NewClient(socket)
+	defer c.Close()
+	// Readiness pings the database (bounded at 2 s) and counts jobs.
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	st, err := c.StatusDetail(sctx)
+	if err != nil {
+		return nil, errs.Failed(CodeGatewayNotRunning, "no gateway answers %s: %v", where, err).
+			WithHint("start one with 'clawkit gateway run --detach', or check --gateway / gateway.remote")
+	}
+	if st.Detail != nil && !st.Detail.Ready {
+		return st, errs.Unavailable(CodeGatewayNotReady, "the gateway (pid %d) serves but is not ready: %s", st.PID, strings.Join(st.Detail.NotReady, "; ")).
+			WithHint("see its log and docs/operations.md (\"Readiness\"); it is ready again once the cause clears")
+	}
+	return st, nil
 }

@@ -135,7 +135,7 @@ func TestOutdatedGatewayRefused(t *testing.T) {
 		ran++
 		return map[string]int{"v": 1}, nil
 	}})
-	h, _, done := startGateway(t, old)
+	h, rec, done := startGateway(t, old)
 	if _, ok := old.LookupWire("t.echo.v1"); !ok {
 		t.Fatal("an unversioned name is not registered as version 1")
 	}
@@ -160,7 +160,8 @@ func TestOutdatedGatewayRefused(t *testing.T) {
 	if err != nil || out["v"] != 1 {
 		t.Fatalf("%v %v", err, out)
 	}
-	if err := owner.NewClient(filepath.Join(h.Dir, "gateway.sock")).Stop(context.Background()); err != nil {
+	// The record's socket: under a long TMPDIR it is not in the home.
+	if err := owner.NewClient(rec.Socket).Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {

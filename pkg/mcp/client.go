@@ -97,7 +97,7 @@ func (o *Options) setDefaults() error {
 		o.MaxFrameBytes = DefaultMaxFrameBytes
 	}
 	if o.MaxFrameBytes < 2 {
-		return &Error{Class: ClassProtocol, Code: CodeInvalidLimit, Message: "the frame limit must be at least 2 bytes"}
+		return &Error{Class: ClassProtocol, Code: errs.CodeInvalidLimit, Message: "the frame limit must be at least 2 bytes"}
 	}
 	if o.ClientInfo.Name == "" {
 		o.ClientInfo = Implementation{Name: "clawkit", Version: "dev"}

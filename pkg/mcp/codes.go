@@ -25,8 +25,6 @@ const (
 	CodeInvalidConnect errs.Code = "invalid_connect"
 	// CodeInvalidEnv: --env …: expected NAME=VALUE
 	CodeInvalidEnv errs.Code = "invalid_env"
-	// CodeInvalidLimit: the frame limit must be at least 2 bytes
-	CodeInvalidLimit errs.Code = "invalid_limit"
 	// CodeInvalidResponseID: (see the message)
 	CodeInvalidResponseID errs.Code = "invalid_response_id"
 	// CodeInvalidSessionLine: stdin line …: …

@@ -309,7 +309,7 @@ func RunProxy(ctx context.Context, spec ProcessSpec, o ProxyOptions, stdin io.Re
 		o.MaxFrame = DefaultMaxFrameBytes
 	}
 	if o.MaxFrame < 2 {
-		return nil, errs.Usage(CodeInvalidLimit, "the frame limit must be at least 2 bytes")
+		return nil, errs.Usage(errs.CodeInvalidLimit, "the frame limit must be at least 2 bytes")
 	}
 	if o.MaxPending <= 0 {
 		o.MaxPending = DefaultMaxPendingRequests
@@ -492,7 +492,7 @@ const ConnectDrain = 2 * time.Second
 // the socket, reads the remaining answers (up to ConnectDrain) and closes.
 func RunConnect(ctx context.Context, path string, maxFrame int, stdin io.Reader, stdout io.Writer) error {
 	if maxFrame < 2 {
-		return errs.Usage(CodeInvalidLimit, "the frame limit must be at least 2 bytes")
+		return errs.Usage(errs.CodeInvalidLimit, "the frame limit must be at least 2 bytes")
 	}
 	survivePipeErrors() // a vanished client is EPIPE, not a SIGPIPE death
 	var d net.Dialer

@@ -18,6 +18,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/clawkit/clawkit/pkg/errs"
 )
@@ -120,31 +121,69 @@ func (h Home) Ensure() error {
 	return nil
 }
 
-// maxSocketPath is the longest path a unix socket address holds on Linux
-// (sun_path is 108 bytes including the terminating NUL).
-const maxSocketPath = 107
-
 // SocketPath returns where the gateway listens: <home>/gateway.sock when it
-// fits in a unix socket address, else a private folder under the temp dir
-// named by a hash of the home (the owner record says which, so clients never
-// guess).
+// fits in a unix socket address, else <hash of home>.sock in the first
+// private folder whose path fits (README "Long socket paths"):
+//
+//  1. $XDG_RUNTIME_DIR/clawkit, when XDG_RUNTIME_DIR names an existing
+//     folder of this user's (systemd's /run/user/<uid>);
+//  2. $TMPDIR/clawkit-<uid>;
+//  3. /tmp/clawkit-<uid>, which always fits (about 45 bytes).
+//
+// The folder is created 0700 and must be a real folder (not a link) owned
+// by this user with mode 0700, or the gateway refuses: another user's
+// folder there could receive every call. The owner record names the
+// socket, so clients never guess. So the gateway starts for any home path
+// and any TMPDIR.
 func (h Home) SocketPath() (string, error) {
 	if p := h.Socket(); len(p) <= maxSocketPath {
 		return p, nil
 	}
 	sum := sha256.Sum256([]byte(h.Dir))
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("clawkit-%d", os.Getuid()))
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return "", errs.Failed(CodeSocketPath, "cannot create %s for the gateway socket: %v", dir, err)
+	name := hex.EncodeToString(sum[:8]) + ".sock"
+	uid := os.Getuid()
+	var dirs []string
+	if rt := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(rt) && ownedDir(rt, uid) {
+		dirs = append(dirs, filepath.Join(rt, "clawkit"))
 	}
+	dirs = append(dirs, filepath.Join(os.TempDir(), fmt.Sprintf("clawkit-%d", uid)))
+	dirs = append(dirs, filepath.Join("/tmp", fmt.Sprintf("clawkit-%d", uid)))
+	for _, dir := range dirs {
+		p := filepath.Join(dir, name)
+		if len(p) > maxSocketPath {
+			continue
+		}
+		if err := privateDir(dir, uid); err != nil {
+			return "", err
+		}
+		return p, nil
+	}
+	// Unreachable while /tmp/clawkit-<uid>/<16 hex>.sock fits; kept so a
+	// change to the names above fails loudly rather than binding a cut path.
+	return "", errs.Failed(CodeSocketPath, "no socket path short enough for home %s", h.Dir).WithHint("use a shorter --home path")
+}
+
+// ownedDir reports whether dir is an existing folder (not a link) of uid's.
+func ownedDir(dir string, uid int) bool {
 	fi, err := os.Lstat(dir)
-	if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
-		return "", errs.Failed(CodeSocketPath, "%s must be a private (0700) folder for the gateway socket", dir).
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == uid
+}
+
+// privateDir creates dir (0700) if missing and checks that it is a real
+// folder owned by uid with mode 0700.
+func privateDir(dir string, uid int) error {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return errs.Failed(CodeSocketPath, "cannot create %s for the gateway socket: %v", dir, err).
 			WithHint("use a shorter --home path so the socket fits inside it")
 	}
-	p := filepath.Join(dir, hex.EncodeToString(sum[:8])+".sock")
-	if len(p) > maxSocketPath {
-		return "", errs.Failed(CodeSocketPath, "no socket path short enough for home %s", h.Dir).WithHint("use a shorter --home path")
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 || !ownedDir(dir, uid) {
+		return errs.Failed(CodeSocketPath, "%s must be a private folder (0700, owned by uid %d, not a link) for the gateway socket", dir, uid).
+			WithHint("remove it (it is recreated), or use a shorter --home path so the socket fits inside it")
 	}
-	return p, nil
+	return nil
 }

@@ -34,6 +34,35 @@ type LeaseKeeper struct {
 	validUntil time.Time // monotonic
 	lostWhy    string
 	lost       chan struct{}
+	// For readiness and metrics (docs/operations.md): renewals that
+	// succeeded and failed, and the last failure while no renewal has
+	// succeeded since.
+	renewals, failures int64
+	renewErr           string
+}
+
+// LeaseState is what a lease keeper says about its lease.
+type LeaseState struct {
+	Incarnation int64
+	Held        bool
+	// ValidUntil is the local deadline (the database's expiry less the
+	// margin), on the wall clock.
+	ValidUntil time.Time
+	// RenewError is the last renewal's failure, "" once one succeeded.
+	RenewError string
+	// LostReason says why the lease is gone ("" while held).
+	LostReason         string
+	Renewals, Failures int64
+	TTL                time.Duration
+}
+
+// State reports the lease's state now.
+func (k *LeaseKeeper) State() LeaseState {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	held := k.lostWhy == "" && time.Now().Before(k.validUntil)
+	return LeaseState{Incarnation: k.lease.Incarnation, Held: held, ValidUntil: k.validUntil.Round(0),
+		RenewError: k.renewErr, LostReason: k.lostWhy, Renewals: k.renewals, Failures: k.failures, TTL: k.lease.TTL}
 }
 
 // StartLease takes an owner lease of kind ("gateway", "offline") on st,
@@ -105,12 +134,20 @@ func (k *LeaseKeeper) Run(ctx context.Context) {
 		switch {
 		case err == nil:
 			k.extend(t0)
+			k.mu.Lock()
+			k.renewals++
+			k.renewErr = ""
+			k.mu.Unlock()
 		case errors.Is(err, store.ErrLeaseLost):
 			k.markLost("the database says the lease expired (the process was paused or cut off past it)")
 			return
 		case ctx.Err() != nil:
 			return
 		default:
+			k.mu.Lock()
+			k.failures++
+			k.renewErr = err.Error()
+			k.mu.Unlock()
 			k.log.Printf("owner lease %d: heartbeat failed: %v", k.lease.Incarnation, err)
 		}
 	}

@@ -2,8 +2,10 @@ package owner
 
 import (
 	"context"
+	"strings"
 	"time"
 
+	"github.com/clawkit/clawkit/pkg/config"
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
 )
@@ -37,4 +39,30 @@ func LiveGateway(ctx context.Context, h Home) (*Record, *Status) {
 func ErrGatewayRunning(h Home, rec *Record) error {
 	return errs.Refused(CodeGatewayRunning, "a gateway (pid %d) already owns the state in %s", rec.PID, h.Dir).
 		WithHint("stop it first with 'clawkit gateway stop' if this command needs the state to itself; every other command uses it as is")
+}
+
+// ExplicitGateway is the gateway a command is pointed at, as every routed
+// command reads it: the --gateway flag, else config gateway.remote of the
+// home ("" when neither is set: the home's own gateway, if any).
+func ExplicitGateway(h Home, flag string) string {
+	if flag != "" {
+		return flag
+	}
+	if ok, _ := h.Exists(); !ok {
+		return ""
+	}
+	cfg, err := config.Load(h.Dir)
+	if err != nil {
+		return ""
+	}
+	return cfg.String("gateway.remote")
+}
+
+// GatewaySocket is the socket path of an explicit "unix:PATH" address.
+func GatewaySocket(target string) (string, error) {
+	path, ok := strings.CutPrefix(target, "unix:")
+	if !ok || path == "" {
+		return "", errs.Usage(CodeInvalidGateway, "invalid gateway address %q", target).WithHint("use unix:PATH")
+	}
+	return path, nil
 }

@@ -66,6 +66,40 @@ type Status struct {
 	// (queries, statements, prepares, transaction begin/commit; a batch
 	// counts once): what scripts/bench-scale.sh divides by polls.
 	DBRoundTrips int64 `json:"dbRoundTrips,omitempty"`
+	// UptimeSeconds is how long the gateway has served.
+	UptimeSeconds float64 `json:"uptimeSeconds"`
+	// MetricsAddr is where `--metrics-listen` serves (host:port), "" when off.
+	MetricsAddr string `json:"metricsAddr"`
+
+	// The rest is answered to GET /v1/status?detail=1 (`gateway status`)
+	// only: it reads the database, which the cheap probe every routed
+	// command makes must not (docs/operations.md).
+	Detail *StatusDetail `json:"detail,omitempty"`
+}
+
+// StatusDetail is the readiness and work of a gateway (`gateway status`).
+type StatusDetail struct {
+	// Ready is /readyz's answer; NotReady lists why not.
+	Ready    bool      `json:"ready"`
+	NotReady []string  `json:"notReady,omitempty"`
+	Lease    LeaseInfo `json:"lease"`
+	// Jobs counts research jobs by state (empty when the database did not
+	// answer).
+	Jobs map[string]int `json:"jobs"`
+	// QueueDepth is the research work waiting for a worker: river jobs
+	// available in the research queue (PostgreSQL), or jobs due for a poll
+	// (SQLite); -1 when the database did not answer.
+	QueueDepth int `json:"queueDepth"`
+}
+
+// LeaseInfo is a gateway's owner lease as `gateway status` shows it.
+type LeaseInfo struct {
+	// State: "held", "renewing" (held, but the last renewal failed),
+	// "lost", or "none" (SQLite: the owner lock is the whole ownership).
+	State       string    `json:"state"`
+	Incarnation int64     `json:"incarnation,omitempty"`
+	ExpiresAt   time.Time `json:"expiresAt,omitzero"`
+	RenewError  string    `json:"renewError,omitempty"`
 }
 
 // Client talks HTTP/1.1 to a gateway over its unix socket. It is a small
@@ -160,6 +194,26 @@ func (c *Client) roundTrip(ctx context.Context, method, path string, body []byte
 // Status asks the gateway who it is; errors mean "not answering".
 func (c *Client) Status(ctx context.Context) (*Status, error) {
 	code, data, err := c.roundTrip(ctx, http.MethodGet, "/v1/status", nil, 1<<20)
+	if err != nil {
+		return nil, err
+	}
+	if code != http.StatusOK {
+		return nil, fmt.Errorf("gateway status: HTTP %d", code)
+	}
+	var st Status
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, fmt.Errorf("gateway status: %w", err)
+	}
+	if st.OwnerID == "" {
+		return nil, fmt.Errorf("gateway status: no owner id")
+	}
+	return &st, nil
+}
+
+// StatusDetail asks for the status with readiness, lease and work
+// (`gateway status`); it may take the database's time to answer.
+func (c *Client) StatusDetail(ctx context.Context) (*Status, error) {
+	code, data, err := c.roundTrip(ctx, http.MethodGet, "/v1/status?detail=1", nil, 1<<20)
 	if err != nil {
 		return nil, err
 	}

@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log"
+	"log/slog"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -227,9 +226,9 @@ func (r *Router) tryGateway(ctx context.Context, m Method, p any, into Reply) (b
 }
 
 func (r *Router) callExplicit(ctx context.Context, m Method, p any, target string, into Reply) error {
-	path, ok := strings.CutPrefix(target, "unix:")
-	if !ok || path == "" {
-		return errs.Usage(CodeInvalidGateway, "invalid gateway address %q", target).WithHint("use unix:PATH")
+	path, err := GatewaySocket(target)
+	if err != nil {
+		return err
 	}
 	c := NewClient(path)
 	defer fsx.CloseRead(c) // as above
@@ -285,7 +284,7 @@ func (r *Router) runLocal(ctx context.Context, m Method, p any, lock *Lock) (res
 	var lease *LeaseKeeper
 	release := func() {}
 	if m.Write && store.IsPostgres(st.Engine()) {
-		lease, err = StartLease(ctx, st, uuid.NewString(), "offline", r.Home.Dir, r.Version, DefaultLeaseTTL, r.now(), log.New(os.Stderr, "clawkit: ", 0))
+		lease, err = StartLease(ctx, st, uuid.NewString(), "offline", r.Home.Dir, r.Version, DefaultLeaseTTL, r.now(), slog.NewLogLogger(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}), slog.LevelWarn))
 		if err != nil {
 			_ = st.Close() // the lease's error is the one to report
 			return nil, err
@@ -378,15 +377,35 @@ func AcquireExclusive(ctx context.Context, h Home, timeout time.Duration) (*Lock
 	if rec, st := LiveGateway(ctx, h); st != nil {
 		return nil, ErrGatewayRunning(h, rec)
 	}
-	lctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	l, err := AcquireLock(lctx, h.Lock())
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-			r := &Router{Home: h, LockTimeout: timeout}
-			return nil, r.busy()
+	// Wait for the lock, looking for a gateway meanwhile: a gateway that
+	// starts serving while we wait (two `gateway run` at once, issue 31)
+	// is the refusal above, not "owned by pid N" after the whole timeout.
+	a := startLockAttempt(h.Lock())
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	var l *Lock
+	for l == nil {
+		select {
+		case <-a.done:
+			if a.err != nil {
+				return nil, errs.Failed(errs.CodeLockFailed, "cannot lock %s: %v", h.Lock(), a.err)
+			}
+			l = a.lock
+		case <-ctx.Done():
+			a.abandon()
+			return nil, (&Router{Home: h, LockTimeout: timeout}).busy()
+		case <-deadline.C:
+			a.abandon()
+			if rec, st := LiveGateway(ctx, h); st != nil {
+				return nil, ErrGatewayRunning(h, rec)
+			}
+			return nil, (&Router{Home: h, LockTimeout: timeout}).busy()
+		case <-time.After(pollEvery):
+			if rec, st := LiveGateway(ctx, h); st != nil {
+				a.abandon()
+				return nil, ErrGatewayRunning(h, rec)
+			}
 		}
-		return nil, errs.Failed(errs.CodeLockFailed, "cannot lock %s: %v", h.Lock(), err)
 	}
 	if rec, _ := ReadRecord(h); rec != nil {
 		RemoveRecord(h, rec.OwnerID)

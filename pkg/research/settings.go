@@ -12,6 +12,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/auth"
 	"github.com/clawkit/clawkit/pkg/config"
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/research/google"
 )
 
@@ -185,6 +186,15 @@ func DescribeFrom(cfg *config.Config, getenv func(string) string) (Describe, err
 			OutputFormats:  []string{"markdown"},
 			MaxReportBytes: HardReportMax,
 			AsOf:           false,
+			Plan:           true,
+			FollowUp:       true,
+			Inputs: InputConstraints{
+				MimeTypes: append(append([]string{}, google.DocumentMimeTypes...), google.ImageMimeTypes...),
+				MaxFiles:  MaxInputs, MaxFileBytes: MaxInputBytes, MaxTotalBytes: MaxInputTotalBytes,
+			},
+			Tools:         []string{"fileSearch", "urlContext", "mcpServers"},
+			Visualization: []string{VisualizationAuto, VisualizationOff},
+			Figures:       FigureConstraints{MimeTypes: []string{"image/png", "image/jpeg", "image/gif", "image/webp"}, MaxCount: MaxFigures, MaxBytes: MaxFigureBytes, MaxTotalBytes: MaxFigureTotalBytes},
 		},
 		Unsupported: []string{"asOf"},
 	}
@@ -202,6 +212,12 @@ func DescribeFrom(cfg *config.Config, getenv func(string) string) (Describe, err
 }
 
 // sharedHTTP is built on first use, not at start-up of every command.
-var sharedHTTP = sync.OnceValue(google.NewHTTPClient)
+// Its requests are reported to the telemetry of their context (a
+// gateway's metrics and debug log; nothing offline).
+var sharedHTTP = sync.OnceValue(func() *http.Client {
+	c := google.NewHTTPClient()
+	c.Transport = owner.ObserveTransport(c.Transport)
+	return c
+})
 
 func defaultHTTP() *http.Client { return sharedHTTP() }

@@ -7,4 +7,6 @@ import "github.com/clawkit/clawkit/pkg/errs"
 const (
 	// CodeNoSkills: no SKILL.md found below …
 	CodeNoSkills errs.Code = "no_skills"
+	// CodeUnknownRule: --disable …: not a rule that can be disabled
+	CodeUnknownRule errs.Code = "unknown_rule"
 )

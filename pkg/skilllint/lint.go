@@ -21,7 +21,12 @@ type LintSummary struct {
 	Failed   int    `json:"failed"`
 	Errors   int    `json:"errors"`
 	Warnings int    `json:"warnings"`
-	Files    int    `json:"files"`
+	// Suppressed counts the findings suppressions accepted.
+	Suppressed int `json:"suppressed"`
+	Files      int `json:"files"`
+	// Disabled are the --disable rules with how many findings each
+	// accepted over the run (0: it matched nothing, which is reported).
+	Disabled map[string]int `json:"disabled,omitempty"`
 	// Hint is the first failed report's hint (e.g. --recursive for a
 	// folder of skills).
 	Hint string `json:"hint,omitempty"`
@@ -35,6 +40,12 @@ func (s *LintSummary) count(r *Report) {
 	s.Files += r.Files
 	s.Errors += len(r.Errors)
 	s.Warnings += len(r.Warnings)
+	s.Suppressed += len(r.Suppressed)
+	for _, f := range r.Suppressed {
+		if f.Suppression != nil && f.Suppression.Kind == SuppressExternal {
+			s.Disabled[f.Rule]++
+		}
+	}
 	if r.OK {
 		s.Passed++
 	} else {
@@ -51,6 +62,12 @@ func Lint(dirs, roots []string, opt Options, fn func(*Report) error) (LintSummar
 		opt.Profile = ProfileSpec
 	}
 	sum := LintSummary{Profile: opt.Profile, Strict: opt.Strict}
+	if len(opt.Disable) > 0 {
+		sum.Disabled = map[string]int{}
+		for _, d := range opt.Disable {
+			sum.Disabled[d] = 0
+		}
+	}
 	one := func(dir string) error {
 		rep, err := ValidateDir(dir, opt)
 		if err != nil {
@@ -196,6 +213,7 @@ func ValidateFile(p string, opt Options, maxBytes int64) (*FileReport, error) {
 		fs[i].File = ""
 	}
 	r.Add(fs...)
+	r.applySuppressions(ParseDirectives("", data), opt.Disable)
 	r.Finish()
 	if fm, err := ParseFrontmatter(SplitFrontmatter(data)); err == nil {
 		r.Name, _ = fm.scalarText("name")

@@ -44,7 +44,13 @@ type Finding struct {
 	Rule     string `json:"rule,omitempty"`
 	File     string `json:"file"`
 	Line     int    `json:"line,omitempty"`
-	Message  string `json:"message"`
+	// Column is the 1-based column (in characters) where the match
+	// starts, when the rule knows it (the security scan does).
+	Column  int    `json:"column,omitempty"`
+	Message string `json:"message"`
+	// Suppression is set on a finding a suppression accepted
+	// (Report.Suppressed): how, and why.
+	Suppression *Suppression `json:"suppression,omitempty"`
 }
 
 func (f Finding) String() string {
@@ -335,7 +341,12 @@ type Report struct {
 	Bytes    int64     `json:"bytes"`
 	Errors   []Finding `json:"errors"`
 	Warnings []Finding `json:"warnings"`
-	Revision *Revision `json:"revision,omitempty"`
+	// Suppressed are the findings --disable or an inline directive
+	// accepted, each with its suppression; Directives are the inline
+	// directives read, with how many findings each accepted (suppress.go).
+	Suppressed []Finding   `json:"suppressed"`
+	Directives []Directive `json:"directives"`
+	Revision   *Revision   `json:"revision,omitempty"`
 	// Hint says what to do when the folder was not what was meant (a
 	// folder of skills passed as one skill).
 	Hint string      `json:"hint,omitempty"`
@@ -362,6 +373,13 @@ func (r *Report) Finish() {
 	}
 	sortFindings(r.Errors)
 	sortFindings(r.Warnings)
+	sortFindings(r.Suppressed)
+	if r.Suppressed == nil {
+		r.Suppressed = []Finding{}
+	}
+	if r.Directives == nil {
+		r.Directives = []Directive{}
+	}
 	if r.Errors == nil {
 		r.Errors = []Finding{}
 	}
@@ -384,22 +402,24 @@ func sortFindings(fs []Finding) {
 }
 
 // Err turns a failed report into the coded error the CLI prints: the code of
-// the first error (all findings are listed in the message, one per line, so
-// the single JSON error document still carries them).
+// the first error (all findings are listed in the message, separated by
+// "; ", so the single JSON error document still carries them). The message
+// is one line: the error printer escapes a newline, as it would one that
+// came from outside, so a list over several lines would print as "\n".
 func (r *Report) Err() error {
 	if r.OK {
 		return nil
 	}
 	lines := make([]string, 0, len(r.Errors))
 	for _, f := range r.Errors {
-		lines = append(lines, "  "+f.String())
+		lines = append(lines, f.String())
 	}
 	n := len(r.Errors)
 	plural := "s"
 	if n == 1 {
 		plural = ""
 	}
-	return errs.Failed(errs.Code(r.Errors[0].Code), "skill %q is invalid (%d error%s):\n%s", r.Skill, n, plural, strings.Join(lines, "\n")).
+	return errs.Failed(errs.Code(r.Errors[0].Code), "skill %q is invalid (%d error%s): %s", r.Skill, n, plural, strings.Join(lines, "; ")).
 		WithHint("fix the listed lines and run 'clawkit skill validate' again")
 }
 
@@ -437,6 +457,7 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 			WithHint("pass the folder that holds SKILL.md, not the file")
 	}
 	spec := opt.spec()
+	var dirs []Directive
 	var tree []FileEntry
 	var skillMD []byte
 	mdName := ""
@@ -515,6 +536,9 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 				return nil
 			}
 		}
+		if isMD || IsTextFile(rel) {
+			dirs = append(dirs, ParseDirectives(rel, data)...)
+		}
 		if isMD {
 			skillMD, mdName = data, rel
 			return nil
@@ -559,6 +583,7 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 		}
 	}
 	rep.Add(limits...)
+	rep.applySuppressions(dirs, opt.Disable)
 	SortTree(tree)
 	rep.Files = len(tree)
 	for _, f := range tree {

@@ -1,6 +1,11 @@
 package skills
 
 import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/skilllint"
@@ -55,6 +60,66 @@ func admitTarget(pre owner.Pre, t Target) error {
 	}
 	_, err = pl.SkillsRoot(pre.Home, t.AgentID)
 	return err
+}
+
+// admitPlace refuses, before anything is created, a write whose place on
+// disk is taken by the wrong kind of entry: a file where the skills root,
+// the skill folder or a folder of rel must be (not_a_folder), or a folder
+// where rel is to be a file (not_a_file). It only reads (Lstat, never
+// following a link). The commit checks again under the skill's lock, where
+// the answer is final; this early look keeps a refusal from creating the
+// home's lock folders.
+func admitPlace(pre owner.Pre, t Target, skill, rel string) error {
+	if pre.ConfigErr != nil {
+		return pre.ConfigErr
+	}
+	if t.AgentID == "" {
+		t.AgentID = store.DefaultAgent
+	}
+	pl, err := resolvePlugin(pre.Home, pre.Config, t.PluginID)
+	if err != nil {
+		return err
+	}
+	root, err := pl.SkillsRoot(pre.Home, t.AgentID)
+	if err != nil {
+		return err
+	}
+	if file := fileInTheWay(filepath.Dir(root)); file != "" {
+		return notAFolder(root, file)
+	}
+	target := filepath.Join(root, skill)
+	if rel != "" {
+		target = filepath.Join(target, filepath.FromSlash(rel))
+	}
+	// Walk down from the root: the first entry that is not a folder (a
+	// link is left to the commit's own refusal, path_escape).
+	cur := root
+	for _, seg := range strings.Split(filepath.ToSlash(strings.TrimPrefix(target, root+string(filepath.Separator))), "/") {
+		st, err := os.Lstat(cur)
+		if err != nil || st.Mode()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		if !st.IsDir() {
+			if cur == root {
+				return errs.Failed(CodeNotAFolder, "the skills root %s is not a folder", root).
+					WithHint("move or remove the file %s: the agent's skills live in a folder there", root)
+			}
+			return errs.Failed(CodeNotAFolder, "%s is a file, where %s needs a folder", cur, target).
+				WithHint("move or remove %s (a skill's files are reached through folders only), or use another path", cur)
+		}
+		cur = filepath.Join(cur, seg)
+	}
+	if st, err := os.Lstat(cur); rel == "" && err == nil && st.Mode().IsRegular() {
+		return errs.Failed(CodeNotASkill, "%s is not a folder", cur).
+			WithHint("move the file away; a skill is a folder holding SKILL.md")
+	}
+	if rel != "" {
+		if st, err := os.Lstat(cur); err == nil && st.IsDir() {
+			return errs.Failed(CodeNotAFile, "cannot write %s: it is a folder of skill %s; a file cannot replace it", rel, skill).
+				WithHint("remove the files below %s/ first ('clawkit skill remove %s %s/…'), or write another path", rel, skill, rel)
+		}
+	}
+	return nil
 }
 
 func checkFiles(p FilesParams) (FilesParams, error) {

@@ -115,8 +115,8 @@ func opBundle(ctx context.Context, env *owner.OpEnv, p BundleParams) (*BundleRes
 		files = append(files, SourceFile{Path: rel, Content: data, Executable: st.Mode().Perm()&0o111 != 0})
 	}
 	if len(disallowed) > 0 {
-		return nil, errs.Failed(errs.CodeInvalidPath, "skill %s holds %d %s the skill authoring contract does not allow (nothing was bundled):\n  %s",
-			p.Skill, len(disallowed), pluralWord(len(disallowed), "file", "files"), strings.Join(disallowed, "\n  ")).
+		return nil, errs.Failed(errs.CodeInvalidPath, "skill %s holds %d %s the skill authoring contract does not allow (nothing was bundled): %s",
+			p.Skill, len(disallowed), pluralWord(len(disallowed), "file", "files"), strings.Join(disallowed, ", ")).
 			WithHint("the files were put there by hand; move them below %s/ or delete them", strings.Join(skilllint.SupportDirs, "/, "))
 	}
 	if err := env.Fence.AssertCurrent(); err != nil {
@@ -149,12 +149,14 @@ func BundleDir(dir string) (*BundleResult, error) {
 	if err := skilllint.CheckSkillName(skill); err != nil {
 		return nil, err
 	}
-	src, err := ReadSourceDir(dir)
+	src, err := ReadSourceDir("--dir", dir)
 	if err != nil {
 		return nil, err
 	}
 	if len(src.Disallowed) > 0 {
-		return nil, DisallowedError(dir, src.Disallowed)
+		return nil, errs.Usage(errs.CodeInvalidPath, "%s holds %d %s the skill authoring contract does not allow (nothing was bundled): %s",
+			dir, len(src.Disallowed), pluralWord(len(src.Disallowed), "path", "paths"), strings.Join(src.Disallowed, ", ")).
+			WithHint("a bundle holds only what 'skill write' accepts: SKILL.md and files below %s/; move the others there or delete them", strings.Join(skilllint.SupportDirs, "/, "))
 	}
 	for _, f := range src.Files {
 		full := filepath.Join(abs, filepath.FromSlash(f.Path))
@@ -256,9 +258,17 @@ func BundleBytes(b *BundleResult) ([]byte, string, error) {
 // a path that leaves the folder, duplicates, and anything over the skill
 // limits, reading at most maxBundleBytes. Files the authoring contract does
 // not allow are listed in Disallowed (not kept), as --from-dir does.
+//
+// A bundle must be whole: every entry's data read to its size, and the
+// end-of-archive marker (two zero blocks) present. A tar cut short at a
+// block boundary or inside an entry's padding reads, to Go's tar reader,
+// like a shorter archive; installing it would replace the skill with the
+// files that happened to arrive (docs/skills.md, "skill bundle"), so it is
+// refused (invalid_bundle) and nothing is written.
 func ReadBundle(r io.Reader) (skill string, tree *SourceTree, err error) {
 	lr := &io.LimitedReader{R: r, N: maxBundleBytes + 1}
-	tr := tar.NewReader(lr)
+	er := &eofReader{r: lr}
+	tr := tar.NewReader(er)
 	tree = &SourceTree{}
 	seen := map[string]bool{}
 	var total int64
@@ -269,11 +279,17 @@ func ReadBundle(r io.Reader) (skill string, tree *SourceTree, err error) {
 	}
 	for {
 		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
 		if lr.N <= 0 {
 			return "", nil, errs.Failed(errs.CodeTooLarge, "the bundle is larger than %d bytes; a skill holds at most %d bytes", maxBundleBytes, skilllint.MaxSkillBytes)
+		}
+		if err == io.EOF && !er.eof {
+			break // the end-of-archive marker: two zero blocks, read whole
+		}
+		if (err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF)) && entries == 0 && er.n < 512 {
+			return "", nil, bad("it is %d bytes, shorter than one tar header (a bundle is a tar archive)", er.n)
+		}
+		if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
+			return "", nil, truncatedBundle(er.n)
 		}
 		if err != nil {
 			return "", nil, bad("%v", err)
@@ -344,6 +360,9 @@ func ReadBundle(r io.Reader) (skill string, tree *SourceTree, err error) {
 			return "", nil, errs.Failed(errs.CodeTooLarge, "the bundle holds more than %d files; a skill holds at most %d", skilllint.MaxFiles, skilllint.MaxFiles)
 		}
 		data, err := io.ReadAll(io.LimitReader(tr, limit+1))
+		if errors.Is(err, io.ErrUnexpectedEOF) || (err == nil && int64(len(data)) < h.Size) {
+			return "", nil, truncatedBundle(er.n).WithHint("%s holds %d of its %d bytes; make the bundle again and copy it whole", rel, len(data), h.Size)
+		}
 		if err != nil {
 			return "", nil, bad("%s: %v", rel, err)
 		}
@@ -361,6 +380,43 @@ func ReadBundle(r io.Reader) (skill string, tree *SourceTree, err error) {
 	sort.Strings(tree.Disallowed)
 	sort.Slice(tree.Files, func(i, j int) bool { return tree.Files[i].Path < tree.Files[j].Path })
 	return skill, tree, nil
+}
+
+// truncatedBundle: the input ended before the bundle did.
+func truncatedBundle(n int64) *errs.Error {
+	return errs.Failed(CodeInvalidBundle, "the bundle is truncated: it ends after %d bytes, before the end-of-archive marker; nothing was written", n).
+		WithHint("the copy was cut short; make the bundle again ('clawkit skill bundle') and copy it whole")
+}
+
+// eofReader notes whether the reader under a tar reader ran out. Go's tar
+// reader reports io.EOF both for the end-of-archive marker (two zero
+// blocks read whole, after which it reads nothing more) and for an input
+// that simply stops at a block boundary or inside an entry's padding;
+// only in the second case did it see the input end. Data handed over
+// together with io.EOF is passed on first and the end reported on the next
+// call, so eof is set exactly when the tar reader was told "no more".
+type eofReader struct {
+	r   io.Reader
+	n   int64 // bytes handed to the tar reader
+	eof bool  // the tar reader was given (0, io.EOF)
+	end bool  // the input has ended; the next call reports it
+}
+
+func (e *eofReader) Read(p []byte) (int, error) {
+	if e.end {
+		e.eof = true
+		return 0, io.EOF
+	}
+	n, err := e.r.Read(p)
+	e.n += int64(n)
+	if err == io.EOF {
+		if n > 0 {
+			e.end = true
+			return n, nil
+		}
+		e.eof = true
+	}
+	return n, err
 }
 
 // checkBundleDir checks a folder entry's skill-relative path: no segment

@@ -17,6 +17,8 @@ const (
 	CodeNotAFolder errs.Code = "not_a_folder"
 	// CodeNotASkill: … is not a folder
 	CodeNotASkill errs.Code = "not_a_skill"
+	// CodeNotAFile: cannot write …: it is a folder of skill … holding … files (…); a file cannot replace it
+	CodeNotAFile errs.Code = "not_a_file"
 	// CodePluginUnavailable: (see the message)
 	CodePluginUnavailable errs.Code = "plugin_unavailable"
 	// CodeRemoveFailed: cannot remove skill …: …

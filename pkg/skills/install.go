@@ -43,8 +43,10 @@ type SourceTree struct {
 // contract does not allow are listed in Disallowed (not read); a link
 // anywhere, a non-regular file, or a file or tree over the size limits
 // refuses the whole folder. Nothing is read unboundedly: each file through
-// OpenInput (never blocking) and at most its limit plus one byte.
-func ReadSourceDir(dir string) (*SourceTree, error) {
+// OpenInput (never blocking) and at most its limit plus one byte. flag is
+// the command-line flag that named dir ("--from-dir", "--dir"), for the
+// messages.
+func ReadSourceDir(flag, dir string) (*SourceTree, error) {
 	// The walk below names each file by trimming the folder off its path;
 	// "DIR/", "./DIR" and "a/../DIR" must name the same folder as "DIR"
 	// (the walk's own paths are clean), so the folder is cleaned first.
@@ -54,12 +56,13 @@ func ReadSourceDir(dir string) (*SourceTree, error) {
 	st, err := os.Lstat(dir)
 	switch {
 	case err != nil:
-		return nil, errs.Usage(errs.CodeNotFound, "--from-dir %s: %v", shown, skilllint.UnwrapPathErr(err))
+		return nil, errs.Usage(errs.CodeNotFound, "%s %s: %v", flag, shown, skilllint.UnwrapPathErr(err))
 	case st.Mode()&fs.ModeSymlink != 0:
-		return nil, errs.Refused(errs.CodePathEscape, "--from-dir %s is a symbolic link; links are refused", shown).
+		return nil, errs.Refused(errs.CodePathEscape, "%s %s is a symbolic link; links are refused", flag, shown).
 			WithHint("pass the folder the link points to")
 	case !st.IsDir():
-		return nil, errs.Usage(errs.CodeInvalidPath, "--from-dir %s is not a folder", shown)
+		return nil, errs.Usage(errs.CodeInvalidPath, "%s %s is not a folder", flag, shown).
+			WithHint("pass the skill's folder (the one holding SKILL.md)")
 	}
 	out := &SourceTree{}
 	var total int64
@@ -134,12 +137,8 @@ func ReadSourceDir(dir string) (*SourceTree, error) {
 // DisallowedError is the up-front refusal of an install that holds files
 // the authoring contract does not allow.
 func DisallowedError(dir string, paths []string) error {
-	lines := make([]string, len(paths))
-	for i, p := range paths {
-		lines[i] = "  " + p
-	}
-	return errs.Usage(errs.CodeInvalidPath, "%s holds %d %s the skill authoring contract does not allow (nothing was written):\n%s",
-		dir, len(paths), pluralWord(len(paths), "path", "paths"), strings.Join(lines, "\n")).
+	return errs.Usage(errs.CodeInvalidPath, "%s holds %d %s the skill authoring contract does not allow (nothing was written): %s",
+		dir, len(paths), pluralWord(len(paths), "path", "paths"), strings.Join(paths, ", ")).
 		WithHint("skills hold SKILL.md and files below %s/; pass --skip-disallowed to install without them", strings.Join(skilllint.SupportDirs, "/, "))
 }
 

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/clawkit/clawkit/pkg/errs"
@@ -155,11 +156,11 @@ func Register(r *owner.Registry) {
 	owner.Register(r, owner.Op[FileParams, ReadResult]{Name: MethodRead, Check: checkRead, Run: opRead})
 	owner.Register(r, owner.Op[EventsParams, []EventRecord]{Name: MethodEvents, Check: checkEvents, Run: opEvents})
 	owner.Register(r, owner.Op[WriteParams, *CommitResult]{Name: MethodWrite, Write: true, Check: checkWrite,
-		Admit: func(pre owner.Pre, p WriteParams) error { return admitTarget(pre, p.Target) }, Run: opWrite})
+		Admit: func(pre owner.Pre, p WriteParams) error { return admitPlace(pre, p.Target, p.Skill, p.File) }, Run: opWrite})
 	owner.Register(r, owner.Op[FileParams, *CommitResult]{Name: MethodRemove, Write: true, Check: checkRemove,
 		Admit: func(pre owner.Pre, p FileParams) error { return admitTarget(pre, p.Target) }, Run: opRemove})
 	owner.Register(r, owner.Op[InstallParams, *CommitResult]{Name: MethodInstall, Write: true, Check: checkInstall,
-		Admit: func(pre owner.Pre, p InstallParams) error { return admitTarget(pre, p.Target) }, Run: opInstall})
+		Admit: func(pre owner.Pre, p InstallParams) error { return admitPlace(pre, p.Target, p.Skill, "") }, Run: opInstall})
 	owner.Register(r, owner.Op[BundleParams, *BundleResult]{Name: MethodBundle, Check: checkBundle, Run: opBundle})
 	owner.Register(r, owner.Op[Target, WatchPlan]{Name: MethodWatch, Check: checkTarget, Run: opWatch})
 }
@@ -232,12 +233,15 @@ func (c *call) rootResult() (RootResult, error) {
 			return r, err
 		}
 		return r, nil
+	case errors.Is(err, syscall.ENOTDIR):
+		return r, notAFolder(c.root, fileInTheWay(c.root))
 	case err != nil:
 		return r, errs.Failed(errs.CodeReadFailed, "cannot read %s: %v", c.root, skilllint.UnwrapPathErr(err))
 	case st.Mode()&fs.ModeSymlink != 0:
 		return r, linkRefused(c.root)
 	case !st.IsDir():
-		return r, errs.Failed(CodeNotAFolder, "the skills root %s is not a folder", c.root)
+		return r, errs.Failed(CodeNotAFolder, "the skills root %s is not a folder", c.root).
+			WithHint("move or remove the file %s: the agent's skills live in a folder there", c.root)
 	}
 	if err := rootWithin(c.env.Home, c.root); err != nil {
 		return r, err

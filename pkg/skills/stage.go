@@ -2,6 +2,7 @@ package skills
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -128,7 +129,8 @@ func buildStage(r *os.Root, skill string, keep []skilllint.FileEntry, add []Sour
 			return nil
 		}
 		if err := r.MkdirAll(d, 0o755); err != nil {
-			return err
+			// Name the folder: the bare cause ("file exists") says nothing.
+			return fmt.Errorf("%s: %w", strings.TrimPrefix(d, stage+"/"), skilllint.UnwrapPathErr(err))
 		}
 		for x := d; x != stage && !dirs[x]; x = path.Dir(x) {
 			dirs[x] = true

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
@@ -29,6 +30,12 @@ func checkNoLinks(base, rel string) error {
 		st, err := os.Lstat(cur)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
+		}
+		if errors.Is(err, syscall.ENOTDIR) {
+			// The component before cur (Lstat'ed just now: no link) is a file.
+			file := filepath.Dir(cur)
+			return errs.Failed(CodeNotAFolder, "%s is a file, where %s needs a folder", file, filepath.Join(base, filepath.FromSlash(rel))).
+				WithHint("move or remove %s (a skill's files are reached through folders only), or use another path", file)
 		}
 		if err != nil {
 			return errs.Failed(errs.CodeReadFailed, "cannot inspect %s: %v", cur, skilllint.UnwrapPathErr(err))

@@ -91,9 +91,15 @@ var SweepEvery = 2 * time.Second
 // (adopted at start) and river jobs discarded after their retries.
 var AdoptEvery = 30 * time.Second
 
-// PollArgs names the research job to poll.
+// PollArgs names the research job to poll, and the interaction (its
+// handle when the poll was queued): river keeps one poll job per
+// arguments, finished ones too, so the confirming turn of an approved
+// plan (a new interaction of the same job, docs/research.md "Plan
+// review") gets its own poll job instead of being taken for the plan
+// turn's finished one.
 type PollArgs struct {
-	Job string `json:"job"`
+	Job    string `json:"job"`
+	Handle string `json:"handle,omitempty"`
 }
 
 // Kind implements river.JobArgs.
@@ -187,7 +193,12 @@ func (s *Scheduler) EnqueuePollTx(ctx context.Context, env *owner.OpEnv, tx *sql
 	if err != nil {
 		return err
 	}
-	_, err = c.InsertTx(ctx, tx, PollArgs{Job: jobID}, insertOpts())
+	// The handle as the transaction sees it: the receipt it records.
+	var handle sql.NullString
+	if err := tx.QueryRowContext(ctx, `SELECT handle FROM research_jobs WHERE job_id = $1`, jobID).Scan(&handle); err != nil {
+		return fmt.Errorf("schedule the first poll: %w", err)
+	}
+	_, err = c.InsertTx(ctx, tx, PollArgs{Job: jobID, Handle: handle.String}, insertOpts())
 	if err != nil {
 		return fmt.Errorf("schedule the first poll: %w", err)
 	}
@@ -226,7 +237,9 @@ const pgNowMs = `(extract(epoch FROM clock_timestamp()) * 1000)::bigint`
 // CreatorGone implements research.SharedScheduler.
 func (s *Scheduler) CreatorGone(ctx context.Context, env *owner.OpEnv, jobID string, requestTimeout time.Duration) bool {
 	var gone bool
-	err := env.Store.DB().QueryRowContext(ctx, `SELECT r.created_at < $2 AND NOT EXISTS (
+	// updated_at: when the job became submitting (its insert, or an
+	// approve sending a plan's confirming turn).
+	err := env.Store.DB().QueryRowContext(ctx, `SELECT r.updated_at < $2 AND NOT EXISTS (
   SELECT 1 FROM owners o WHERE o.incarnation = r.owner_incarnation AND o.stopped_at IS NULL AND o.lease_expires_at > `+pgNowMs+`)
 FROM research_jobs r WHERE r.job_id = $1`, jobID, env.Now().Add(-requestTimeout).UnixMilli()).Scan(&gone)
 	return err == nil && gone
@@ -291,7 +304,12 @@ func (h *health) drain() {
 // that reaches the provider brings the full client back.
 func (s *Scheduler) Run(ctx context.Context, env *owner.OpEnv, w research.Worker) {
 	pg := env.Store.Engine().(*store.Postgres)
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	// The gateway's logger (its handler, format and redaction) when it
+	// gave one; river's own lines go through it too, from warn up.
+	logger := owner.LoggerFrom(ctx)
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
 	if rv, err := store.RiverVersion(ctx, env.Store); err != nil || rv == nil {
 		logger.Error("river's tables are missing: run 'clawkit state migrate'; research jobs are not polled by this gateway")
 		return
@@ -344,6 +362,27 @@ func (s *Scheduler) Run(ctx context.Context, env *owner.OpEnv, w research.Worker
 	}
 }
 
+// riverLogger is river's view of the gateway's logger: river logs each
+// job's routine events at info, so only its warnings and errors pass.
+func riverLogger(l *slog.Logger) *slog.Logger {
+	return slog.New(minLevel{h: l.With("component", "river").Handler(), min: slog.LevelWarn})
+}
+
+// minLevel drops records below min.
+type minLevel struct {
+	h   slog.Handler
+	min slog.Level
+}
+
+func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= m.min && m.h.Enabled(ctx, l)
+}
+func (m minLevel) Handle(ctx context.Context, r slog.Record) error { return m.h.Handle(ctx, r) }
+func (m minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{h: m.h.WithAttrs(as), min: m.min}
+}
+func (m minLevel) WithGroup(n string) slog.Handler { return minLevel{h: m.h.WithGroup(n), min: m.min} }
+
 // stopClient stops a river client: running jobs get a moment to finish,
 // then are cancelled (a cancelled poll releases its job at once).
 func stopClient(c *river.Client[pgx.Tx]) {
@@ -375,7 +414,7 @@ func (s *Scheduler) newClient(pg *store.Postgres, env *owner.OpEnv, w research.W
 		RescueStuckJobsAfter: timeout + 10*time.Second,
 		FetchCooldown:        20 * time.Millisecond,
 		FetchPollInterval:    250 * time.Millisecond,
-		Logger:               logger,
+		Logger:               riverLogger(logger),
 	})
 }
 
@@ -411,7 +450,8 @@ func (s *Scheduler) sweep(ctx context.Context, env *owner.OpEnv, w research.Work
 	// Running river jobs of gateways whose lease expired: available now.
 	_, _ = db.ExecContext(ctx, `UPDATE `+store.RiverSchema+`.river_job SET state = 'available', scheduled_at = now()
 WHERE state = 'running' AND kind = ANY($1) AND attempted_by[array_upper(attempted_by, 1)] IN (
-  SELECT 'clawkit-owner-' || incarnation FROM owners WHERE stopped_at IS NULL AND lease_expires_at > 0 AND lease_expires_at <= `+pgNowMs+`)`, kinds)
+  SELECT 'clawkit-owner-' || incarnation FROM owners WHERE (stopped_at IS NULL AND lease_expires_at > 0 AND lease_expires_at <= `+pgNowMs+`)
+    OR stopped_at IS NOT NULL)`, kinds)
 	// Backends of owners whose lease is gone: terminated, so whatever the
 	// expired owner still has queued on them (a partition healing) is
 	// never read, and the server does not keep them for its keepalive
@@ -504,8 +544,18 @@ func (p *pollWorker) Work(ctx context.Context, job *river.Job[PollArgs]) error {
 	defer cancel()
 	var stalled atomic.Bool
 	t := time.AfterFunc(PollStallAfter, func() { stalled.Store(true); cancel() })
+	t0 := time.Now()
 	next, pollable, err := p.w.Poll(pctx, p.env, job.Args.Job)
 	t.Stop()
+	// Poll latency for the gateway's metrics, and the poll at debug.
+	owner.TelemetryFrom(ctx).Poll(time.Since(t0), err)
+	if l := owner.LoggerFrom(ctx); l != nil {
+		args := []any{"job", job.Args.Job, "duration_ms", time.Since(t0).Milliseconds()}
+		if err != nil {
+			args = append(args, "error.code", errs.CodeOf(err), "error", err.Error())
+		}
+		l.Debug("research poll", args...)
+	}
 	switch {
 	case stalled.Load() || providerUnreachable(err) || (err != nil && ctx.Err() != nil):
 		if p.h != nil && ctx.Err() == nil {

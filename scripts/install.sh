@@ -1,0 +1,188 @@
+#!/bin/sh
+# Install one clawkit release, verified against its SHA256SUMS
+# (docs/release.md, "Install"). POSIX sh: runs under dash, bash, busybox
+# and macOS's sh.
+#
+#   install.sh --version v1.2.3 --from URL|DIR [--sums-sha256 HEX]
+#              [--bin-dir DIR] [--man-dir DIR] [--os linux|darwin] [--arch amd64|arm64]
+#
+# --from is the folder holding the release files (SHA256SUMS and the
+# clawkit_<version>_<os>_<arch>.tar.gz archives): an http(s) URL or a
+# local folder. The archive is installed only when SHA256SUMS names it and
+# its SHA-256 matches; a mismatch, a missing line or an unknown platform is
+# refused and nothing is installed. --sums-sha256 pins SHA256SUMS itself
+# (the GitHub action passes it): any other SHA256SUMS is refused. The
+# binary is put in place with one rename, so an interrupted install leaves
+# the previous clawkit.
+#
+# Exit codes as clawkit's: 1 failed (download, checksum), 2 usage.
+set -eu
+
+prog=install.sh
+die() { # code message hint
+	printf '%s: error: %s\n' "$prog" "$2" >&2
+	if [ -n "${3:-}" ]; then printf '%s: hint: %s\n' "$prog" "$3" >&2; fi
+	exit "$1"
+}
+usage() {
+	die 2 "$1" "usage: install.sh --version vX.Y.Z --from URL|DIR [--sums-sha256 HEX] [--bin-dir DIR] [--man-dir DIR] [--os OS] [--arch ARCH]"
+}
+
+version=""
+from=""
+bin_dir="${HOME:-}/.local/bin"
+man_dir=""
+sums_sha256=""
+os=""
+arch=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--version | --from | --sums-sha256 | --bin-dir | --man-dir | --os | --arch)
+		[ $# -ge 2 ] || usage "$1 needs a value"
+		case $1 in
+		--version) version=$2 ;;
+		--from) from=$2 ;;
+		--sums-sha256) sums_sha256=$2 ;;
+		--bin-dir) bin_dir=$2 ;;
+		--man-dir) man_dir=$2 ;;
+		--os) os=$2 ;;
+		--arch) arch=$2 ;;
+		esac
+		shift 2
+		;;
+	-h | --help)
+		sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
+		exit 0
+		;;
+	*) usage "unknown argument: $1" ;;
+	esac
+done
+[ -n "$version" ] || usage "--version is required (a release tag such as v1.2.3)"
+[ -n "$from" ] || usage "--from is required (the release folder: a URL or a local folder)"
+case $version in
+v[0-9]*) ;;
+*) usage "--version $version is not a release version (vX.Y.Z)" ;;
+esac
+case $version in
+*/* | *' '*) usage "--version $version is not a release version (vX.Y.Z)" ;;
+esac
+[ -n "$bin_dir" ] || usage "--bin-dir is required when HOME is not set"
+case $sums_sha256 in
+*[!0-9a-f]*) usage "--sums-sha256 must be a SHA-256 in lower-case hex" ;;
+esac
+if [ -n "$sums_sha256" ] && [ ${#sums_sha256} -ne 64 ]; then usage "--sums-sha256 must be a SHA-256 in lower-case hex"; fi
+
+# The platform, in Go's names.
+if [ -z "$os" ]; then os=$(uname -s); fi
+case $os in
+Linux | linux) os=linux ;;
+Darwin | darwin) os=darwin ;;
+*) die 1 "unknown platform: operating system '$os'" "clawkit releases exist for linux and darwin (amd64, arm64); elsewhere build from source: CGO_ENABLED=0 go install github.com/clawkit/clawkit/cmd/clawkit@$version" ;;
+esac
+if [ -z "$arch" ]; then arch=$(uname -m); fi
+case $arch in
+x86_64 | amd64) arch=amd64 ;;
+aarch64 | arm64) arch=arm64 ;;
+*) die 1 "unknown platform: architecture '$arch'" "clawkit releases exist for amd64 and arm64; elsewhere build from source: CGO_ENABLED=0 go install github.com/clawkit/clawkit/cmd/clawkit@$version" ;;
+esac
+name="clawkit_${version}_${os}_${arch}.tar.gz"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/clawkit-install.XXXXXX") || die 1 "cannot create a temporary folder"
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# fetch FILE: copy FILE of the release folder into $tmp.
+fetch() {
+	case $from in
+	http://* | https://*)
+		url="${from%/}/$1"
+		if command -v curl >/dev/null 2>&1; then
+			curl -fsSL --proto '=http,https' -o "$tmp/$1" "$url" || die 1 "cannot download $url" "check --from and --version"
+		elif command -v wget >/dev/null 2>&1; then
+			wget -q -O "$tmp/$1" "$url" || die 1 "cannot download $url" "check --from and --version"
+		else
+			die 1 "neither curl nor wget is installed" "install one, or download the release folder and pass it as --from DIR"
+		fi
+		;;
+	*)
+		src="${from#file://}/$1"
+		[ -f "$src" ] || die 1 "$src does not exist" "check --from and --version"
+		cp "$src" "$tmp/$1" || die 1 "cannot copy $src"
+		;;
+	esac
+}
+
+sha256() {
+	if command -v sha256sum >/dev/null 2>&1; then
+		sha256sum "$1" | cut -d' ' -f1
+	elif command -v shasum >/dev/null 2>&1; then
+		shasum -a 256 "$1" | cut -d' ' -f1
+	elif command -v openssl >/dev/null 2>&1; then
+		openssl dgst -sha256 -r "$1" | cut -d' ' -f1
+	else
+		die 1 "no SHA-256 tool (sha256sum, shasum or openssl) is installed" "install one; clawkit is never installed unverified"
+	fi
+}
+
+fetch SHA256SUMS
+if [ -n "$sums_sha256" ]; then
+	sums_got=$(sha256 "$tmp/SHA256SUMS")
+	if [ "$sums_got" != "$sums_sha256" ]; then
+		die 1 "SHA256SUMS does not match --sums-sha256: it is $sums_got, the pin is $sums_sha256" "the release folder does not hold the release pinned; nothing was installed"
+	fi
+fi
+# The one line naming the archive ("HASH  NAME", or "HASH *NAME").
+want=$(awk -v n="$name" '$2 == n || $2 == "*" n { print $1 }' "$tmp/SHA256SUMS")
+case $want in
+"") die 1 "SHA256SUMS has no line for $name" "the release folder does not hold $version for $os/$arch, or its SHA256SUMS is incomplete; nothing was installed" ;;
+*"
+"*) die 1 "SHA256SUMS has more than one line for $name" "the release folder is inconsistent; nothing was installed" ;;
+esac
+case $want in
+*[!0-9a-f]*) die 1 "SHA256SUMS's line for $name holds no SHA-256" "nothing was installed" ;;
+esac
+[ ${#want} -eq 64 ] || die 1 "SHA256SUMS's line for $name holds no SHA-256" "nothing was installed"
+
+fetch "$name"
+got=$(sha256 "$tmp/$name")
+if [ "$got" != "$want" ]; then
+	die 1 "checksum mismatch for $name: SHA256SUMS says $want, the archive is $got" "the archive is corrupt or was tampered with; nothing was installed"
+fi
+
+mkdir "$tmp/x"
+tar -xzf "$tmp/$name" -C "$tmp/x" || die 1 "cannot unpack $name"
+if [ ! -f "$tmp/x/clawkit" ] || [ -h "$tmp/x/clawkit" ]; then
+	die 1 "$name holds no clawkit binary" "nothing was installed"
+fi
+
+# The binary reports the version asked for (when it runs here).
+if [ "$os" = "$(uname -s | tr '[:upper:]' '[:lower:]')" ]; then
+	if out=$("$tmp/x/clawkit" --json version 2>/dev/null); then
+		case $out in
+		*"\"version\": \"$version\""*) ;;
+		*) die 1 "$name holds a clawkit that is not $version" "the release folder is inconsistent; nothing was installed" ;;
+		esac
+	fi
+fi
+
+mkdir -p "$bin_dir" || die 1 "cannot create $bin_dir" "pass --bin-dir DIR pointing at a writable folder"
+staged="$bin_dir/.clawkit.install-$$"
+if ! { cp "$tmp/x/clawkit" "$staged" && chmod 0755 "$staged"; }; then
+	rm -f "$staged"
+	die 1 "cannot write $bin_dir" "pass --bin-dir DIR pointing at a writable folder"
+fi
+mv -f "$staged" "$bin_dir/clawkit" || {
+	rm -f "$staged"
+	die 1 "cannot put clawkit in $bin_dir"
+}
+if [ -n "$man_dir" ] && [ -f "$tmp/x/man/clawkit.1" ]; then
+	if ! { mkdir -p "$man_dir/man1" && cp "$tmp/x/man/clawkit.1" "$man_dir/man1/clawkit.1"; }; then
+		die 1 "cannot write $man_dir/man1" "clawkit itself is installed at $bin_dir/clawkit"
+	fi
+fi
+printf 'installed clawkit %s (%s/%s, sha256 %s) at %s\n' "$version" "$os" "$arch" "$got" "$bin_dir/clawkit"
+case ":${PATH:-}:" in
+*":$bin_dir:"*) ;;
+*) printf '%s: note: %s is not on PATH\n' "$prog" "$bin_dir" >&2 ;;
+esac
