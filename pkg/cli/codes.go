@@ -21,6 +21,7 @@ const (
 	CodeVerificationFailed errs.Code = "verification_failed"
 )
 
+// More error codes of this package (docs/errors.md lists them all).
 const (
 	// CodeUsage: bad flags or arguments
 	CodeUsage errs.Code = "usage"

@@ -20,6 +20,7 @@ type GenDocsResult struct {
 	Written []string `json:"written"`
 }
 
+// Run runs `clawkit gen-docs`.
 func (c GenDocsCmd) Run(env *Env) error {
 	if c.Man == "" && c.Markdown == "" {
 		return errs.Usage(CodeUsage, "gen-docs needs --man DIR, --markdown DIR or both").

@@ -19,6 +19,7 @@ type PluginsInspectCmd struct {
 	ID string `arg:"" name:"id" help:"Plugin id (plugins.entries.<id> in config, or <home>/plugins/<id>/)."`
 }
 
+// Run runs `clawkit plugins inspect`.
 func (c *PluginsInspectCmd) Run(env *Env) error {
 	h, err := env.HomeDir()
 	if err != nil {

@@ -461,6 +461,7 @@ type ResearchApproveCmd struct {
 	Out     string        `help:"With --wait: also publish the report to FILE." placeholder:"FILE"`
 }
 
+// Run runs `clawkit research approve`.
 func (c *ResearchApproveCmd) Run(env *Env) error {
 	sw, err := startWait(c.Wait, c.Timeout, c.Out)
 	if err != nil {
@@ -477,6 +478,7 @@ type ResearchRejectCmd struct {
 	Job string `arg:"" help:"Job id (rj_…) of a plan-proposed job."`
 }
 
+// Run runs `clawkit research reject`.
 func (c *ResearchRejectCmd) Run(env *Env) error {
 	res, err := ops.ResearchReject.Call(env.Ctx, env, research.JobParams{Caller: c.caller(), Job: c.Job})
 	if err != nil {
@@ -497,6 +499,7 @@ type ResearchFollowUpCmd struct {
 	Out            string        `help:"With --wait: also publish the report to FILE." placeholder:"FILE"`
 }
 
+// Run runs `clawkit research follow-up`.
 func (c *ResearchFollowUpCmd) Run(env *Env) error {
 	sw, err := startWait(c.Wait, c.Timeout, c.Out)
 	if err != nil {

@@ -41,6 +41,7 @@ const (
 	CodeTargetNotFolder errs.Code = "target_not_folder"
 )
 
+// More error codes of this package (docs/errors.md lists them all).
 const (
 	// CodeInvalidLockWait: --lock-wait … is shorter than …
 	CodeInvalidLockWait errs.Code = "invalid_lock_wait"

@@ -206,13 +206,13 @@ func Install(req InstallRequest) (*Receipt, error) {
 			// Nothing of a failed install may stay, even when it failed
 			// for want of file descriptors (EMFILE): the archives are
 			// closed first, and the removal needs one descriptor at a time.
-			node.Close()
-			worker.Close()
+			fsx.CloseRead(node)
+			fsx.CloseRead(worker)
 			if fl != nil {
 				fl.close()
 			}
 			if err := removeTree(staging); err != nil {
-				fmt.Fprintf(logw, "clawkit: crabbox: could not remove the staging folder %s\n", termsafe.Text(fmt.Sprintf("%s: %v", staging, err)))
+				_, _ = fmt.Fprintf(logw, "clawkit: crabbox: could not remove the staging folder %s\n", termsafe.Text(fmt.Sprintf("%s: %v", staging, err)))
 			}
 		}
 	}()
@@ -360,11 +360,13 @@ func (t *target) mkdirs(dir string) error {
 // far as they are empty: a failed install leaves the target as it found
 // it. An install waiting on the removed lock file notices and locks again.
 func (t *target) release(undo bool) {
+	// The undo is best effort: the install already failed with its own
+	// error, and a lock file left behind is what a later install reuses.
 	if undo && t.lock != nil && t.lock.Created {
-		t.lock.Discard()
+		_ = t.lock.Discard()
 	}
 	if t.lock != nil {
-		t.lock.Unlock()
+		_ = t.lock.Unlock() // the lock file: nothing written through it
 		t.lock = nil
 	}
 	if undo {
@@ -725,7 +727,7 @@ func removeFewFDs(p string) error {
 			return err
 		}
 		names, err := f.Readdirnames(-1)
-		f.Close()
+		fsx.CloseRead(f) // a folder read
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/artifacts"
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 )
 
 // DefaultLockWait is how long an install waits for another install of the
@@ -123,13 +124,13 @@ func lockRuntime(ctx context.Context, l Layout, wait time.Duration, onWait func(
 		held, err1 := f.Stat()
 		now, err2 := os.Lstat(path)
 		if err1 == nil && !held.Mode().IsRegular() {
-			f.Close()
+			fsx.CloseRead(f) // the lock file: nothing written
 			return nil, unsafeLock(path, held.Mode())
 		}
 		if err1 == nil && err2 == nil && os.SameFile(held, now) {
 			return &RuntimeLock{f: f, path: path, Created: created}, nil
 		}
-		f.Close()
+		fsx.CloseRead(f) // the lock file: nothing written
 		if ctx.Err() != nil {
 			return nil, artifacts.Interrupted("install")
 		}
@@ -159,7 +160,7 @@ func lockWithin(ctx context.Context, path string, deadline time.Time, wait time.
 		defer mu.Unlock()
 		if gave {
 			if f != nil {
-				f.Close()
+				fsx.CloseRead(f) // the lock file: nothing written
 			}
 			return
 		}
@@ -177,7 +178,7 @@ func lockWithin(ctx context.Context, path string, deadline time.Time, wait time.
 				return r, true
 			}
 			if r.f != nil {
-				r.f.Close()
+				fsx.CloseRead(r.f) // the lock file: nothing written
 			}
 		default:
 		}

@@ -68,6 +68,8 @@ const (
 	CodeWriteFailed Code = "write_failed"
 )
 
+// More error codes raised by more than one package (docs/errors.md lists
+// them all).
 const (
 	// CodeInvalidSecret: the credential for … is … bytes; the limit is …
 	CodeInvalidSecret Code = "invalid_secret"

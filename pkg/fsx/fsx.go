@@ -409,7 +409,7 @@ func EditLocked(path string, edit func() error) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer CloseRead(f) // the lock file: nothing written through it
 	// Every writer of path holds this lock, so any temp sibling present now
 	// is a leftover of a write that was killed mid-way.
 	if err := RemoveStaleTemps(path); err != nil {

@@ -62,11 +62,11 @@ func OpenLockFile(path string, perm os.FileMode) (*lockedfile.File, error) {
 	}
 	st, err := f.Stat()
 	if err != nil {
-		f.Close()
+		CloseRead(f) // the lock file: nothing written yet
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		f.Close()
+		CloseRead(f) // not ours to write: refused
 		return nil, &NotRegularError{Path: path, Kind: describeMode(st.Mode())}
 	}
 	return f, nil

@@ -36,7 +36,8 @@ func renameNoReplacePortable(oldpath, newpath string) error {
 	if !fi.IsDir() {
 		if err := os.Link(oldpath, newpath); err == nil {
 			if err := os.Remove(oldpath); err != nil {
-				os.Remove(newpath)
+				// Undo the link; the remove's error is the one to report.
+				_ = os.Remove(newpath)
 				return underlying(err)
 			}
 			return nil
@@ -109,7 +110,7 @@ func syncPath(p string) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer CloseRead(f) // opened to fsync it: Sync reports its own error
 	return f.Sync()
 }
 

@@ -37,6 +37,7 @@ const (
 	CodeOwnerLeaseLost errs.Code = "owner_lease_lost"
 )
 
+// More error codes of this package (docs/errors.md lists them all).
 const (
 	// CodeGatewayNotReady: the gateway (pid …) serves but is not ready: …
 	CodeGatewayNotReady errs.Code = "gateway_not_ready"
@@ -50,6 +51,7 @@ const (
 	CodeMetricsListenFailed errs.Code = "metrics_listen_failed"
 )
 
+// More error codes of this package (docs/errors.md lists them all).
 const (
 	// CodeGatewayNotRunning: no gateway serves this home (or answers at --gateway)
 	CodeGatewayNotRunning errs.Code = "gateway_not_running"

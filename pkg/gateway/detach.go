@@ -47,7 +47,7 @@ func Detach(ctx context.Context, o DetachOptions) (*owner.Record, error) {
 	}
 	if err == nil {
 		if st, serr := logf.Stat(); serr != nil || !st.Mode().IsRegular() {
-			logf.Close()
+			fsx.CloseRead(logf) // refused before anything was written
 			err = fmt.Errorf("not a regular file")
 		}
 	}
@@ -122,7 +122,7 @@ func logTail(path string, from int64) string {
 	if err != nil {
 		return ""
 	}
-	defer f.Close()
+	defer fsx.CloseRead(f)
 	if _, err := f.Seek(from, io.SeekStart); err != nil {
 		return ""
 	}
@@ -210,7 +210,7 @@ func StatusOf(ctx context.Context, h owner.Home, explicit string) (*owner.Status
 		socket, where = rec.Socket, "for "+h.Dir
 	}
 	c := owner.NewClient(socket)
-	defer c.Close()
+	defer fsx.CloseRead(c) // a client connection
 	// Readiness pings the database (bounded at 2 s) and counts jobs.
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

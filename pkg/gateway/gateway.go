@@ -178,8 +178,9 @@ func Run(ctx context.Context, opts Options) error {
 		}
 		metricsSrv, g.metricsAddr = srv, mln.Addr().String()
 		go func() { _ = srv.Serve(mln) }()
-		// Closed last: /healthz answers until the process is gone.
-		defer srv.Close()
+		// Closed last: /healthz answers until the process is gone. Best
+		// effort: the process is exiting, a probe cut short changes nothing.
+		defer func() { _ = srv.Close() }()
 	}
 
 	sock, err := h.SocketPath()

@@ -92,16 +92,17 @@ func (g *Gateway) listenMetrics(addr string) (net.Listener, *http.Server, error)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintln(w, "ok")
+		// A probe's answer: a client that went away is no one's concern.
+		_, _ = fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if why := g.notReady(r.Context()); len(why) > 0 {
 			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintln(w, "not ready: "+strings.Join(why, "; "))
+			_, _ = fmt.Fprintln(w, "not ready: "+strings.Join(why, "; "))
 			return
 		}
-		fmt.Fprintln(w, "ready")
+		_, _ = fmt.Fprintln(w, "ready")
 	})
 	mux.Handle("GET /metrics", g.metrics.handler())
 	return ln, &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, nil

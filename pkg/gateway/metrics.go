@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/redact"
 	"github.com/clawkit/clawkit/pkg/store"
 )
@@ -210,7 +211,7 @@ func (g *Gateway) jobsByState(ctx context.Context) (map[string]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer fsx.CloseRead(rows)
 	out := map[string]int{}
 	for rows.Next() {
 		var st string
@@ -235,7 +236,7 @@ WHERE state IN ('available','running') GROUP BY queue, state`)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer fsx.CloseRead(rows)
 	var out []riverRow
 	for rows.Next() {
 		var r riverRow

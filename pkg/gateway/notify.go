@@ -36,7 +36,7 @@ func takeNotifier() *notifier {
 	usec := os.Getenv("WATCHDOG_USEC")
 	wpid := os.Getenv("WATCHDOG_PID")
 	for _, k := range []string{"NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"} {
-		os.Unsetenv(k)
+		_ = os.Unsetenv(k) // fails only for a name holding '=' or NUL
 	}
 	if addr == "" {
 		return nil
@@ -69,6 +69,6 @@ func (n *notifier) send(state string) {
 	if err != nil {
 		return
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }() // a datagram: sent or not by Write
 	_, _ = c.Write([]byte(state))
 }

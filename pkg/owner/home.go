@@ -147,7 +147,7 @@ func (h Home) SocketPath() (string, error) {
 		dirs = append(dirs, filepath.Join(rt, "clawkit"))
 	}
 	dirs = append(dirs, filepath.Join(os.TempDir(), fmt.Sprintf("clawkit-%d", uid)))
-	dirs = append(dirs, filepath.Join("/tmp", fmt.Sprintf("clawkit-%d", uid)))
+	dirs = append(dirs, fmt.Sprintf("/tmp/clawkit-%d", uid)) // /tmp itself, when TMPDIR is elsewhere
 	for _, dir := range dirs {
 		p := filepath.Join(dir, name)
 		if len(p) > maxSocketPath {

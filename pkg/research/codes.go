@@ -115,6 +115,7 @@ const (
 	CodeResponseTooLarge errs.Code = "response_too_large"
 )
 
+// More error codes of this package (docs/errors.md lists them all).
 const (
 	// CodeApproveInProgress: research job … is being submitted right now
 	CodeApproveInProgress errs.Code = "approve_in_progress"
@@ -144,8 +145,8 @@ const (
 	CodePlanProposed errs.Code = "plan_proposed"
 	// CodePollBudgetExceeded: research job … spent its poll budget (… polls) on its plan
 	CodePollBudgetExceeded errs.Code = "poll_budget_exceeded"
-	// CodeSecretInUrl: MCP server …: the URL carries a credential (…)
-	CodeSecretInUrl errs.Code = "secret_in_url"
+	// CodeSecretInURL: MCP server …: the URL carries a credential (…)
+	CodeSecretInURL errs.Code = "secret_in_url"
 	// CodeTooManyInputs: … input files; at most … may be sent
 	CodeTooManyInputs errs.Code = "too_many_inputs"
 	// CodeUnsupportedInputType: input … is not a PDF, a CSV table or an image of a type the provider accepts (by its content: …)

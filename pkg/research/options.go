@@ -174,17 +174,17 @@ func admitInputs(paths []string) error {
 		}
 		st, err := f.Stat()
 		if err != nil {
-			f.Close()
+			fsx.CloseRead(f)
 			return inputErr(p, err)
 		}
 		if st.Size() > MaxInputBytes {
-			f.Close()
+			fsx.CloseRead(f)
 			return errInputTooLarge(p, st.Size())
 		}
 		total += st.Size()
 		head := make([]byte, 512)
 		n, _ := io.ReadFull(f, head)
-		f.Close()
+		fsx.CloseRead(f)
 		if _, err := sniffInput(p, head[:n], int64(n) < st.Size()); err != nil {
 			return err
 		}
@@ -344,7 +344,7 @@ func checkTools(t *Tools) error {
 		if redact.URL(m.URL) != m.URL || u.User != nil {
 			// A credential in the URL would be stored and shown with the
 			// job: it belongs in a header profile.
-			return errs.Usage(CodeSecretInUrl, "MCP server %s: the URL carries a credential (%s)", m.Name, redact.URL(m.URL)).
+			return errs.Usage(CodeSecretInURL, "MCP server %s: the URL carries a credential (%s)", m.Name, redact.URL(m.URL)).
 				WithHint("put the credential in a header profile: clawkit auth add ID --provider mcp --kind header --api-key-env VAR, then --mcp-header %s:HEADER=@ID", m.Name)
 		}
 		if len(m.Headers) > MaxMCPHeaders {

@@ -9,6 +9,7 @@ package research
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 
 	"github.com/clawkit/clawkit/pkg/errs"
@@ -128,7 +129,7 @@ func notAwaiting(j *Job) error {
 // once. Two approves of one job make one create: the second finds the
 // job no longer plan-proposed.
 func (s *Service) Approve(ctx context.Context, env *owner.OpEnv, p ApproveParams) (*StartResult, error) {
-	if err := p.Caller.defaults(); err != nil {
+	if err := p.defaults(); err != nil {
 		return nil, err
 	}
 	j, err := s.lookup(ctx, env, p.JobParams)
@@ -189,7 +190,7 @@ func (s *Service) Approve(ctx context.Context, env *owner.OpEnv, p ApproveParams
 	opts.Revision = p.Revise
 	j.Options = &opts
 	if err := js.update(ctx, j, now); err != nil {
-		if err == errStale {
+		if errors.Is(err, errStale) {
 			return nil, errs.Unavailable(CodeApproveInProgress, "research job %s changed while approving", j.ID).
 				WithRetryAfter(1000).WithHint("look again: 'clawkit research show %s'", j.ID)
 		}
@@ -263,7 +264,7 @@ func (s *Service) ApproveAndWait(ctx context.Context, env *owner.OpEnv, p Approv
 // Reject ends a plan-proposed job cancelled, without a provider call (the
 // plan's interaction has already ended). Its owner only.
 func (s *Service) Reject(ctx context.Context, env *owner.OpEnv, p JobParams) (*PollResult, error) {
-	if err := p.Caller.defaults(); err != nil {
+	if err := p.defaults(); err != nil {
 		return nil, err
 	}
 	j, err := s.lookup(ctx, env, p)
@@ -298,7 +299,7 @@ func (s *Service) Reject(ctx context.Context, env *owner.OpEnv, p JobParams) (*P
 	j.State, j.FinishedAt = StateCancelled, ms(now)
 	j.ErrorCode, j.ErrorMessage = "plan_rejected", "the proposed plan was rejected; nothing more was sent"
 	if err := js.update(ctx, j, now); err != nil {
-		if err == errStale {
+		if errors.Is(err, errStale) {
 			return nil, errs.Unavailable(CodeApproveInProgress, "research job %s changed while rejecting", j.ID).
 				WithRetryAfter(1000).WithHint("look again: 'clawkit research show %s'", j.ID)
 		}
@@ -326,7 +327,7 @@ func (s *Service) proposePlan(ctx context.Context, env *owner.OpEnv, j *Job, tex
 	j.State, j.PlanHandle, j.PlanProposedAt, j.NextPollAt = StatePlanProposed, j.Handle, ms(now), 0
 	j.ErrorCode, j.ErrorMessage = "", ""
 	if err := js.update(context.WithoutCancel(ctx), j, now); err != nil {
-		if err == errStale {
+		if errors.Is(err, errStale) {
 			return js.get(context.WithoutCancel(ctx), j.ID)
 		}
 		return nil, err

@@ -202,7 +202,7 @@ func (s *Service) RPC(ctx context.Context, env *owner.OpEnv, rpc *RPC) Response 
 		if res != nil && res.Job != nil && res.State == StatePlanProposed && (err == nil || errs.CodeOf(err) == CodePlanProposed) {
 			// A proposed plan is a state of the job, answered with its
 			// plan text: the caller approves or rejects it next.
-			if plan, rerr := ReadPlan(env.Home, res.Job.ID); rerr == nil {
+			if plan, rerr := ReadPlan(env.Home, res.ID); rerr == nil {
 				res.Plan = plan
 			}
 			return OKResponse(res)

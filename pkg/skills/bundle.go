@@ -282,13 +282,13 @@ func ReadBundle(r io.Reader) (skill string, tree *SourceTree, err error) {
 		if lr.N <= 0 {
 			return "", nil, errs.Failed(errs.CodeTooLarge, "the bundle is larger than %d bytes; a skill holds at most %d bytes", maxBundleBytes, skilllint.MaxSkillBytes)
 		}
-		if err == io.EOF && !er.eof {
+		if errors.Is(err, io.EOF) && !er.eof {
 			break // the end-of-archive marker: two zero blocks, read whole
 		}
-		if (err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF)) && entries == 0 && er.n < 512 {
+		if (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) && entries == 0 && er.n < 512 {
 			return "", nil, bad("it is %d bytes, shorter than one tar header (a bundle is a tar archive)", er.n)
 		}
-		if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			return "", nil, truncatedBundle(er.n)
 		}
 		if err != nil {

@@ -57,7 +57,7 @@ func lockSkill(home string, t Target, skill string) (func(), error) {
 	if err != nil {
 		return nil, errs.Failed(errs.CodeLockFailed, "cannot lock skill %s: %v", skill, err)
 	}
-	return func() { f.Close() }, nil
+	return func() { fsx.CloseRead(f) }, nil // the lock file: nothing written
 }
 
 const codeUndelivered = "skill_committed_undelivered"
@@ -277,5 +277,5 @@ func stagePathErr(root, skill string, err error) error {
 	if first, rest, _ := strings.Cut(rel, "/"); strings.HasPrefix(first, skilllint.StagingPrefix) || first == skill {
 		rel = rest
 	}
-	return fmt.Errorf("%s: %v", filepath.Join(root, skill, filepath.FromSlash(rel)), pe.Err)
+	return fmt.Errorf("%s: %w", filepath.Join(root, skill, filepath.FromSlash(rel)), pe.Err)
 }

@@ -177,7 +177,9 @@ func run(out, sbomTool string, want []string) error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "release: %s in %s (%d files + SHA256SUMS)\n", f.version, out, len(published))
-	os.Stdout.Write(sums.Bytes())
+	if _, err := os.Stdout.Write(sums.Bytes()); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -200,7 +202,8 @@ func build(repo, target string, f facts, dst string) error {
 		}
 		env = append(env, kv)
 	}
-	cmd.Env = append(env, "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0", "GOAMD64=v1", "GOARM64=v8.0", "GOFLAGS=", "GOTOOLCHAIN=local")
+	env = append(env, "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0", "GOAMD64=v1", "GOARM64=v8.0", "GOFLAGS=", "GOTOOLCHAIN=local")
+	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("go build %s: %w", target, err)

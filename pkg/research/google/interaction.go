@@ -472,7 +472,7 @@ func ParseInteraction(body []byte) (*Interaction, error) {
 	if !exactNamesOnly(body) {
 		exact, err := decodeInteractionExact(body)
 		if err != nil {
-			return nil, fmt.Errorf("the response body is not an interaction: %v", err)
+			return nil, fmt.Errorf("the response body is not an interaction: %w", err)
 		}
 		return checked(exact)
 	}

@@ -1056,6 +1056,6 @@ func onePixelPNG(r, g, b byte) []byte {
 	img := image.NewRGBA(image.Rect(0, 0, 1, 1))
 	img.Set(0, 0, color.RGBA{R: r, G: g, B: b, A: 0xff})
 	var buf bytes.Buffer
-	png.Encode(&buf, img)
+	_ = png.Encode(&buf, img) // a valid 1×1 image into memory: cannot fail
 	return buf.Bytes()
 }
