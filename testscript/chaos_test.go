@@ -490,8 +490,16 @@ func (c *chaos) replaceTrial(i int, rng *rand.Rand) (bool, []string) {
 func (c *chaos) lockTrial(i int, rng *rand.Rand) (bool, []string) {
 	target := filepath.Join(c.dir, "locks", strconv.Itoa(i))
 	outside := filepath.Join(c.dir, "locks-outside", strconv.Itoa(i))
-	defer os.RemoveAll(target)
-	defer os.RemoveAll(outside)
+	defer func() {
+		if err := os.RemoveAll(target); err != nil {
+			c.t.Error(err)
+		}
+	}()
+	defer func() {
+		if err := os.RemoveAll(outside); err != nil {
+			c.t.Error(err)
+		}
+	}()
 	in, err := crabbox.LoadInputs(c.manifest, crabbox.Expect{})
 	if err != nil {
 		return false, []string{"setup: " + err.Error()}
@@ -500,10 +508,16 @@ func (c *chaos) lockTrial(i int, rng *rand.Rand) (bool, []string) {
 	if err != nil {
 		return false, []string{"setup: " + err.Error()}
 	}
-	os.MkdirAll(l.RuntimesDir, 0o755)
-	os.MkdirAll(outside, 0o755)
+	if err := os.MkdirAll(l.RuntimesDir, 0o755); err != nil {
+		return false, []string{"setup: " + err.Error()}
+	}
+	if err := os.MkdirAll(outside, 0o755); err != nil {
+		return false, []string{"setup: " + err.Error()}
+	}
 	victim := filepath.Join(outside, "victim")
-	os.WriteFile(victim, []byte("not a lock\n"), 0o644)
+	if err := os.WriteFile(victim, []byte("not a lock\n"), 0o644); err != nil {
+		return false, []string{"setup: " + err.Error()}
+	}
 	lp := crabbox.LockPath(l)
 	install := []string{"crabbox", "install", "--manifest", c.manifest, "--target-home", target}
 	var (
@@ -533,7 +547,11 @@ func (c *chaos) lockTrial(i int, rng *rand.Rand) (bool, []string) {
 		if held, err = crabbox.LockRuntime(context.Background(), l, time.Minute); err != nil {
 			return false, []string{"setup: " + err.Error()}
 		}
-		defer held.Unlock()
+		defer func() { // held is unlocked below; a second Unlock does nothing
+			if err := held.Unlock(); err != nil {
+				c.t.Error(err)
+			}
+		}()
 	}
 	delay := time.Duration(rng.Float64() * float64(600*time.Millisecond))
 	switch kind {
@@ -548,16 +566,18 @@ func (c *chaos) lockTrial(i int, rng *rand.Rand) (bool, []string) {
 		go func() { done <- cmd.Wait() }()
 		time.Sleep(delay)
 		if kind == "held-term" {
-			cmd.Process.Signal(syscall.SIGTERM)
+			_ = cmd.Process.Signal(syscall.SIGTERM) // it may have exited already: its exit code says
 			killed = true
 		} else {
-			held.Unlock()
+			if err := held.Unlock(); err != nil {
+				c.t.Fatal(err)
+			}
 			want = 0
 		}
 		select {
 		case err = <-done:
 		case <-time.After(2*time.Minute + 10*time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // it may have exited already: done says how it ended
 			err = <-done
 			p = append(p, fmt.Sprintf("%s: the install did not end (killed after the hang guard)", kind))
 		}
@@ -594,10 +614,14 @@ func (c *chaos) lockTrial(i int, rng *rand.Rand) (bool, []string) {
 	}
 	// Cleared, the next install succeeds and verifies.
 	if held != nil {
-		held.Unlock()
+		if err := held.Unlock(); err != nil {
+			c.t.Fatal(err)
+		}
 	}
 	if st, err := os.Lstat(lp); err == nil && !st.Mode().IsRegular() {
-		os.RemoveAll(lp)
+		if err := os.RemoveAll(lp); err != nil {
+			c.t.Fatal(err)
+		}
 	}
 	if rc, msg := c.run(nil, install...); rc != 0 {
 		p = append(p, kind+": next run failed: "+msg)
@@ -618,7 +642,11 @@ func (c *chaos) lockTrial(i int, rng *rand.Rand) (bool, []string) {
 // at most 0755 again.
 func (c *chaos) modesTrial(i int, rng *rand.Rand) (bool, []string) {
 	target := filepath.Join(c.dir, "modes", strconv.Itoa(i))
-	defer os.RemoveAll(target)
+	defer func() {
+		if err := os.RemoveAll(target); err != nil {
+			c.t.Error(err)
+		}
+	}()
 	install := []string{"crabbox", "install", "--manifest", c.modesManifest, "--target-home", target}
 	verify := []string{"crabbox", "verify", "--manifest", c.modesManifest, "--target-home", target}
 	deep := append(append([]string{}, verify...), "--deep")
@@ -632,7 +660,8 @@ func (c *chaos) modesTrial(i int, rng *rand.Rand) (bool, []string) {
 	runtime := dirs[0]
 	var p []string
 	atMost755 := func(when string) {
-		filepath.WalkDir(runtime, func(path string, d os.DirEntry, err error) error {
+		// The callback never fails: the walk never stops early.
+		_ = filepath.WalkDir(runtime, func(path string, d os.DirEntry, err error) error {
 			if err != nil {
 				return nil
 			}
@@ -645,7 +674,8 @@ func (c *chaos) modesTrial(i int, rng *rand.Rand) (bool, []string) {
 	}
 	atMost755("installed")
 	var victims []string
-	filepath.WalkDir(runtime, func(path string, d os.DirEntry, err error) error {
+	// As above: the callback never fails.
+	_ = filepath.WalkDir(runtime, func(path string, d os.DirEntry, err error) error {
 		if err == nil && path != runtime && d.Type()&os.ModeSymlink == 0 && !strings.HasPrefix(d.Name(), ".clawkit-runtime") {
 			victims = append(victims, path)
 		}

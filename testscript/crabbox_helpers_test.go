@@ -407,7 +407,7 @@ func crabboxLockWaitMain() {
 	if err != nil {
 		die("%v", err)
 	}
-	defer lock.Unlock()
+	defer func() { _ = lock.Unlock() }() // a helper process about to exit: the kernel drops the lock anyway
 	bin, err := exec.LookPath("clawkit")
 	if err != nil {
 		die("%v", err)
@@ -454,7 +454,7 @@ func crabboxLockWaitMain() {
 		for ln := range lines {
 			rest = append(rest, ln)
 		}
-		cmd.Wait()
+		_ = cmd.Wait() // its exit is judged from cmd.ProcessState below
 		close(exited)
 	}()
 	switch mode {
@@ -463,11 +463,13 @@ func crabboxLockWaitMain() {
 		if mode == "INT" {
 			sig = syscall.SIGINT
 		}
-		cmd.Process.Signal(sig)
+		if err := cmd.Process.Signal(sig); err != nil {
+			die("%v", err)
+		}
 		select {
 		case <-exited:
 		case <-time.After(2*time.Second + 8*time.Second):
-			cmd.Process.Kill()
+			_ = cmd.Process.Kill() // it may have exited already: exited says so
 			<-exited
 			die("the install waiting for the lock ignored %v", sig)
 		}
@@ -479,7 +481,7 @@ func crabboxLockWaitMain() {
 		select {
 		case <-exited:
 		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
+			_ = cmd.Process.Kill() // it may have exited already: exited says so
 			<-exited
 			die("the install with --lock-wait 1s did not give up")
 		}
@@ -488,11 +490,13 @@ func crabboxLockWaitMain() {
 		}
 		fmt.Println("gave up waiting for the lock")
 	case "release":
-		lock.Unlock()
+		if err := lock.Unlock(); err != nil {
+			die("%v", err)
+		}
 		select {
 		case <-exited:
 		case <-time.After(2 * time.Minute):
-			cmd.Process.Kill()
+			_ = cmd.Process.Kill() // it may have exited already: exited says so
 			<-exited
 			die("the install did not finish after the lock was released")
 		}
@@ -539,12 +543,15 @@ func crabboxFDLimitsMain() {
 				die("ulimit -n %d: the install succeeded but does not verify: %s", n, v)
 			}
 			installed++
-			os.RemoveAll(home)
+			if err := os.RemoveAll(home); err != nil {
+				die("%v", err)
+			}
 			continue
 		}
 		if _, err := os.Lstat(home); err == nil {
 			var left []string
-			filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
+			// What is left is listed; the walk never stops early.
+			_ = filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
 				left = append(left, p)
 				return nil
 			})

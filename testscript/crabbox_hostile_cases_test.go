@@ -134,7 +134,9 @@ func crabboxHostileCases() []hostileCase {
 		hostileCase{name: "termsafe/crabbox-verify-entry-name-mode", setup: func(t *testing.T, w string) {
 			controlName(t, w)
 			rts, _ := filepath.Glob(filepath.Join(w, "t", crabbox.RuntimesDir, "[0-9a-f]*"))
-			os.Chmod(filepath.Join(rts[0], filepath.FromSlash(crabboxtest.ControlName)), 0o777)
+			if err := os.Chmod(filepath.Join(rts[0], filepath.FromSlash(crabboxtest.ControlName)), 0o777); err != nil {
+				t.Fatal(err)
+			}
 		}, human: true, args: []string{"crabbox", "verify", "--manifest", "$W/x/manifest.json", "--target-home", "$W/t"}, exit: 1},
 	)
 
@@ -162,7 +164,9 @@ func crabboxHostileCases() []hostileCase {
 			if err != nil {
 				t.Fatal(err)
 			}
-			os.Rename(in.WorkerArchive, filepath.Join(w, "worker.tgz"))
+			if err := os.Rename(in.WorkerArchive, filepath.Join(w, "worker.tgz")); err != nil {
+				t.Fatal(err)
+			}
 			if err := os.Symlink(filepath.Join(w, "worker.tgz"), in.WorkerArchive); err != nil {
 				t.Fatal(err)
 			}
@@ -240,15 +244,20 @@ func crabboxTreeCases() []hostileCase {
 		}
 	}
 	grow := func(t *testing.T, rt string) {
-		f, err := os.OpenFile(filepath.Join(rt, "node_modules/openclaw/dist/index.js"), os.O_WRONLY|os.O_APPEND, 0)
+		f, err := os.OpenFile(filepath.Join(rt, "node_modules", "openclaw", "dist", "index.js"), os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.WriteString("// 11 bytes")
-		f.Close()
+		if _, err := f.WriteString("// 11 bytes"); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	atMost755 := func(t *testing.T, rt string) {
-		filepath.WalkDir(rt, func(p string, d fs.DirEntry, err error) error {
+		// The callback fails the test on a walk error itself.
+		_ = filepath.WalkDir(rt, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -303,7 +312,9 @@ func crabboxLockCases() []hostileCase {
 	lockAs := func(kind string) func(t *testing.T, w string) {
 		return func(t *testing.T, w string) {
 			lp := export(t, w)
-			os.MkdirAll(filepath.Join(w, "outside"), 0o755)
+			if err := os.MkdirAll(filepath.Join(w, "outside"), 0o755); err != nil {
+				t.Fatal(err)
+			}
 			var err error
 			switch kind {
 			case "symlink-missing":
@@ -336,7 +347,11 @@ func crabboxLockCases() []hostileCase {
 		if err != nil || k.Path() != lp {
 			t.Fatalf("lock %s: %v", lp, err)
 		}
-		t.Cleanup(func() { k.Unlock() })
+		t.Cleanup(func() {
+			if err := k.Unlock(); err != nil {
+				t.Error(err)
+			}
+		})
 	}
 	cs = append(cs,
 		hostileCase{name: "crabbox-lock/held-lock-wait-1s", setup: held, args: append(slices.Clone(install), "--lock-wait", "1s"), exit: 5, code: "runtime_lock_busy"},

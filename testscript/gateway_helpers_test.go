@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/clawkit/clawkit/pkg/fsx"
 )
 
 // Helpers for the gateway-as-a-service scripts (gateway_*.txtar).
@@ -40,8 +42,8 @@ func cmdHTTPGet(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil {
 		ts.Fatalf("http-get: %v", err)
 	}
-	fmt.Fprintf(ts.Stderr(), "HTTP %d\n", code)
-	fmt.Fprint(ts.Stdout(), body)
+	_, _ = fmt.Fprintf(ts.Stderr(), "HTTP %d\n", code) // the script's stderr buffer: cannot fail
+	_, _ = fmt.Fprint(ts.Stdout(), body)               // the script's stdout buffer: cannot fail
 }
 
 // await-http URL STATUS WITHIN: wait until GET URL answers STATUS, at most
@@ -68,8 +70,8 @@ func cmdAwaitHTTP(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		return code == want, fmt.Sprintf("GET %s answered %d (%q), not %d", args[0], code, body, want)
 	})
-	fmt.Fprintf(ts.Stderr(), "HTTP %d after %.1fs\n", code, time.Since(t0).Seconds())
-	fmt.Fprint(ts.Stdout(), body)
+	_, _ = fmt.Fprintf(ts.Stderr(), "HTTP %d after %.1fs\n", code, time.Since(t0).Seconds()) // the script's stderr buffer: cannot fail
+	_, _ = fmt.Fprint(ts.Stdout(), body)                                                     // the script's stdout buffer: cannot fail
 }
 
 func httpGet(url string) (int, string, error) {
@@ -78,7 +80,7 @@ func httpGet(url string) (int, string, error) {
 	if err != nil {
 		return 0, "", err
 	}
-	defer resp.Body.Close()
+	defer fsx.CloseRead(resp.Body)
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	return resp.StatusCode, string(b), err
 }

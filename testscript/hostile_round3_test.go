@@ -35,8 +35,12 @@ func researchReady(kv ...string) func(t *testing.T, w string) {
 	return func(t *testing.T, w string) {
 		write(t, filepath.Join(w, "home", "config.json"), `{"plugins":{"entries":{"google":{"config":{"research":{"enabled":true,"profileId":"g"}}}}}}`)
 		write(t, filepath.Join(w, "home", "credentials.json"), `{"version":1,"profiles":{"g":{"provider":"google","kind":"api-key","secret":"`+hostileKey+`","createdAt":"2026-01-01T00:00:00Z"}}}`)
-		os.Chmod(filepath.Join(w, "home"), 0o700)
-		os.Chmod(filepath.Join(w, "home", "credentials.json"), 0o600)
+		if err := os.Chmod(filepath.Join(w, "home"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(filepath.Join(w, "home", "credentials.json"), 0o600); err != nil {
+			t.Fatal(err)
+		}
 		files(kv...)(t, w)
 	}
 }
@@ -119,13 +123,17 @@ func round3HostileCases() []hostileCase {
 		{name: "r3/home-owner-lock-fifo", setup: files("home/owner.lock", "FIFO"),
 			args: []string{"session", "create", "s"}, exit: 1, code: "lock_failed"},
 		{name: "r3/home-owner-lock-link-outside", setup: func(t *testing.T, w string) {
-			os.MkdirAll(filepath.Join(w, "home"), 0o700)
+			if err := os.MkdirAll(filepath.Join(w, "home"), 0o700); err != nil {
+				t.Fatal(err)
+			}
 			symlink(t, filepath.Join(w, "outside"), filepath.Join(w, "home", "owner.lock"))
 		}, args: []string{"session", "create", "s"}, exit: 1, code: "lock_failed"},
 		{name: "r3/home-config-lock-fifo", setup: files("home/config.json", `{"a":1}`, "home/config.json.lock", "FIFO"),
 			args: []string{"config", "set", "a", "2"}, exit: 1, code: "config_write_failed"},
 		{name: "r3/home-credentials-lock-link-outside", setup: func(t *testing.T, w string) {
-			os.MkdirAll(filepath.Join(w, "home"), 0o700)
+			if err := os.MkdirAll(filepath.Join(w, "home"), 0o700); err != nil {
+				t.Fatal(err)
+			}
 			symlink(t, filepath.Join(w, "outside"), filepath.Join(w, "home", "credentials.json.lock"))
 		}, args: []string{"auth", "add", "p", "--provider", "google", "--api-key-stdin"}, stdin: "AIzaKey000001\n", exit: 1, code: "credentials_write_failed"},
 		{name: "r3/home-db-fifo", setup: files("home/owner.lock", "", "home/state.db", "FIFO"),

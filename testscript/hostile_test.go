@@ -137,13 +137,15 @@ func TestHostileInputs(t *testing.T) {
 					t.Errorf("stderr holds %d 'clawkit: error:' lines, want 1:\n%s", n, stderr.String())
 				}
 			} else if tc.exit != 0 {
-				if jerr := json.Unmarshal(stdout.Bytes(), &doc); jerr != nil || doc.OK == nil || *doc.OK {
+				jerr := json.Unmarshal(stdout.Bytes(), &doc)
+				switch {
+				case jerr != nil || doc.OK == nil || *doc.OK:
 					t.Errorf("stdout is not one JSON error document: %v\n%s", jerr, stdout.String())
-				} else if os.Getenv("HOSTILE_PRINT") != "" {
+				case os.Getenv("HOSTILE_PRINT") != "":
 					fmt.Printf("CASE %s exit=%d code=%s\n", tc.name, exitCode(err), doc.Code)
-				} else if tc.code != "" && doc.Code != tc.code {
+				case tc.code != "" && doc.Code != tc.code:
 					t.Errorf("code %q, want %q (message: %s)", doc.Code, tc.code, doc.Message)
-				} else if !catalogued[doc.Code] {
+				case !catalogued[doc.Code]:
 					// Every code a user can see is in the catalog (an
 					// unclassified error would show "failed").
 					t.Errorf("code %q is not in docs/errors.md (message: %s)", doc.Code, doc.Message)

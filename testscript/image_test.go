@@ -41,7 +41,11 @@ func TestContainerImage(t *testing.T) {
 		return string(out)
 	}
 	run("build", "--quiet", "--file", filepath.Join(repoRoot(), "Dockerfile"), "--tag", tag, ctx)
-	t.Cleanup(func() { exec.Command(docker, "rmi", "--force", tag).Run() })
+	t.Cleanup(func() {
+		if out, err := exec.Command(docker, "rmi", "--force", tag).CombinedOutput(); err != nil {
+			t.Errorf("docker rmi: %v: %s", err, out)
+		}
+	})
 	if out := run("run", "--rm", tag, "version"); !strings.HasPrefix(out, "clawkit ") {
 		t.Errorf("version in the image printed %q", out)
 	}
@@ -50,7 +54,11 @@ func TestContainerImage(t *testing.T) {
 	}
 	// The CA bundle Google's API needs is where Go looks for it.
 	id := strings.TrimSpace(run("create", tag))
-	t.Cleanup(func() { exec.Command(docker, "rm", "--force", id).Run() })
+	t.Cleanup(func() {
+		if out, err := exec.Command(docker, "rm", "--force", id).CombinedOutput(); err != nil {
+			t.Errorf("docker rm: %v: %s", err, out)
+		}
+	})
 	ca := filepath.Join(t.TempDir(), "ca.crt")
 	run("cp", id+":/etc/ssl/certs/ca-certificates.crt", ca)
 	if b, err := os.ReadFile(ca); err != nil || !strings.Contains(string(b), "BEGIN CERTIFICATE") {

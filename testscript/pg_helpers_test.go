@@ -281,8 +281,12 @@ func pgCutProxy() {
 	logLine := func(s string) {
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintln(logf, s)
-		logf.Sync()
+		if _, err := fmt.Fprintln(logf, s); err != nil {
+			die("%v", err)
+		}
+		if err := logf.Sync(); err != nil {
+			die("%v", err)
+		}
 	}
 	p, err := pgtest.StartCutProxy(u.Host, os.Args[2], tail)
 	if err != nil {

@@ -46,8 +46,9 @@ func cmdHTTPServe(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("http-serve: %v", err)
 	}
 	srv := &http.Server{Handler: http.FileServer(http.Dir(ts.MkAbs(args[0])))}
-	go srv.Serve(l)
-	ts.Defer(func() { srv.Close() })
+	go func() { _ = srv.Serve(l) }() // ends with ErrServerClosed at the Close below
+	// The script is over: a failed close changes none of its results.
+	ts.Defer(func() { _ = srv.Close() })
 	ts.Setenv(args[1], "http://"+l.Addr().String())
 }
 
@@ -69,6 +70,7 @@ func cmdFakeRelease(ts *testscript.TestScript, neg bool, args []string) {
 		reports = version
 	}
 	ts.Check(os.MkdirAll(dir, 0o755))
+	//nolint:gocritic // sprintfQuotedString: JSON text inside a shell script, which %q would change
 	bin := fmt.Sprintf("#!/bin/sh\n# fake clawkit\ncase \"$*\" in\n*--json*) printf '{\\n  \"version\": \"%s\"\\n}\\n' ;;\n*) echo 'clawkit %s' ;;\nesac\n", reports, reports)
 	var names []string
 	for _, p := range args[2:] {
@@ -226,8 +228,8 @@ func cmdActionRun(ts *testscript.TestScript, neg bool, args []string) {
 			break
 		}
 	}
-	fmt.Fprint(ts.Stdout(), stdout.String())
-	fmt.Fprint(ts.Stderr(), stderr.String())
+	_, _ = fmt.Fprint(ts.Stdout(), stdout.String()) // the script's stdout buffer: cannot fail
+	_, _ = fmt.Fprint(ts.Stderr(), stderr.String()) // the script's stderr buffer: cannot fail
 	if (runErr != nil) != neg {
 		ts.Fatalf("action-run: %v (negated: %v)", runErr, neg)
 	}

@@ -86,7 +86,7 @@ func cmdSarifValid(ts *testscript.TestScript, neg bool, args []string) {
 			}
 		}
 	}
-	fmt.Fprintf(ts.Stdout(), "valid SARIF 2.1.0: %d results, %d suppressed\n", results, suppressed)
+	_, _ = fmt.Fprintf(ts.Stdout(), "valid SARIF 2.1.0: %d results, %d suppressed\n", results, suppressed) // the script's stdout buffer: cannot fail
 }
 
 // skill-bigfile PATH SIZE [PREFIX-FILE]: write a file of exactly SIZE bytes:

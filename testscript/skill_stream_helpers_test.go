@@ -81,7 +81,7 @@ func cmdSkillTarCut(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("skill-tar-cut: %s has %d bytes; cannot keep %s", args[0], len(data), args[1])
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[2]), data[:n], 0o644))
-	fmt.Fprintf(ts.Stdout(), "%d bytes\n", n)
+	_, _ = fmt.Fprintf(ts.Stdout(), "%d bytes\n", n) // the script's stdout buffer: cannot fail
 }
 
 // writeTar writes a tar of entries (TYPE:NAME[=DATA], as for skill-tar) to
@@ -405,7 +405,9 @@ func skillStreamHostile() []hostileCase {
 		{name: "plugins/inspect-bidi-id", setup: withPlugin(), args: []string{"plugins", "inspect", "p\u202e"}, exit: 2, code: "invalid_plugin_id"},
 		{name: "plugins/inspect-fifo-manifest", setup: func(t *testing.T, w string) {
 			withPlugin()(t, w)
-			os.Remove(filepath.Join(w, "plugin", "openclaw.plugin.json"))
+			if err := os.Remove(filepath.Join(w, "plugin", "openclaw.plugin.json")); err != nil {
+				t.Fatal(err)
+			}
 			fifo(t, filepath.Join(w, "plugin", "openclaw.plugin.json"))
 		}, args: []string{"plugins", "inspect", "p"}, exit: 0, has: `"status": "error"`},
 		{name: "plugins/inspect-huge-manifest", setup: func(t *testing.T, w string) {

@@ -269,7 +269,7 @@ func TestExtractModesAtMost0755(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
-	filepath.WalkDir(dest, func(p string, d fs.DirEntry, err error) error {
+	if err := filepath.WalkDir(dest, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || p == dest {
 			return err
 		}
@@ -285,7 +285,9 @@ func TestExtractModesAtMost0755(t *testing.T) {
 			t.Errorf("%s has mode %v: the owner lost read/write", p, st.Mode())
 		}
 		return nil
-	})
+	}); err != nil {
+		t.Fatal(err)
+	}
 	if n != 16 {
 		t.Fatalf("%d entries extracted, want 16", n)
 	}

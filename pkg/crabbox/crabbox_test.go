@@ -203,8 +203,10 @@ func appendTo(t *testing.T, p, s string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
 	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -497,31 +499,35 @@ func TestVerifyProblems(t *testing.T) {
 		{"package-json", func(rc *crabbox.Receipt) {
 			must(os.WriteFile(filepath.Join(rc.PackageDir, "package.json"), []byte(`{"name":"openclaw","version":"9.9.9"}`), 0o644))
 		}, false, "openclaw@9.9.9"},
-		{"file-corrupt-deep", func(rc *crabbox.Receipt) { flipByte(t, filepath.Join(rc.PackageDir, "dist/index.js"), 7) }, true, "dist/index.js: content has been modified"},
+		{"file-corrupt-deep", func(rc *crabbox.Receipt) { flipByte(t, filepath.Join(rc.PackageDir, "dist", "index.js"), 7) }, true, "dist/index.js: content has been modified"},
 		{"file-missing-deep", func(rc *crabbox.Receipt) {
-			must(os.Remove(filepath.Join(rc.RuntimeDir, "node_modules/tiny-dep/index.js")))
+			must(os.Remove(filepath.Join(rc.RuntimeDir, "node_modules", "tiny-dep", "index.js")))
 		}, true, "tiny-dep/index.js: missing"},
 		{"file-added-deep", func(rc *crabbox.Receipt) {
 			must(os.WriteFile(filepath.Join(rc.PackageDir, "extra.js"), []byte("x"), 0o644))
 		}, true, "extra.js: unexpected file"},
 		// Plain verify compares every entry's type, size and mode with the
 		// index (issue 31, items 5 and 12), naming the first difference.
-		{"file-grew", func(rc *crabbox.Receipt) { appendTo(t, filepath.Join(rc.PackageDir, "dist/index.js"), "// 11 bytes") }, false, "dist/index.js: size is "},
-		{"file-grew-deep", func(rc *crabbox.Receipt) { appendTo(t, filepath.Join(rc.PackageDir, "dist/index.js"), "// 11 bytes") }, true, "dist/index.js: size is "},
+		{"file-grew", func(rc *crabbox.Receipt) {
+			appendTo(t, filepath.Join(rc.PackageDir, "dist", "index.js"), "// 11 bytes")
+		}, false, "dist/index.js: size is "},
+		{"file-grew-deep", func(rc *crabbox.Receipt) {
+			appendTo(t, filepath.Join(rc.PackageDir, "dist", "index.js"), "// 11 bytes")
+		}, true, "dist/index.js: size is "},
 		{"dir-777", func(rc *crabbox.Receipt) { must(os.Chmod(filepath.Join(rc.PackageDir, "dist"), 0o777)) }, false, "dist: mode is 0777, installed 0755"},
 		{"dir-777-deep", func(rc *crabbox.Receipt) { must(os.Chmod(filepath.Join(rc.PackageDir, "dist"), 0o777)) }, true, "dist: mode is 0777, installed 0755"},
 		{"implied-dir-777", func(rc *crabbox.Receipt) { must(os.Chmod(filepath.Join(rc.RuntimeDir, "node_modules"), 0o777)) }, false, "node_modules: mode is 0777, installed 0755"},
 		{"dir-sticky", func(rc *crabbox.Receipt) { must(os.Chmod(filepath.Join(rc.PackageDir, "dist"), 0o755|os.ModeSticky)) }, false, "dist: mode is 1755, installed 0755"},
-		{"file-exec", func(rc *crabbox.Receipt) { must(os.Chmod(filepath.Join(rc.PackageDir, "dist/index.js"), 0o755)) }, false, "dist/index.js: mode is 0755, installed 0644"},
+		{"file-exec", func(rc *crabbox.Receipt) { must(os.Chmod(filepath.Join(rc.PackageDir, "dist", "index.js"), 0o755)) }, false, "dist/index.js: mode is 0755, installed 0644"},
 		{"file-added", func(rc *crabbox.Receipt) {
 			must(os.WriteFile(filepath.Join(rc.PackageDir, "extra.js"), []byte("x"), 0o644))
 		}, false, "extra.js: unexpected file"},
-		{"dir-added", func(rc *crabbox.Receipt) { must(os.MkdirAll(filepath.Join(rc.PackageDir, "extra/x"), 0o755)) }, false, "openclaw/extra: unexpected folder"},
+		{"dir-added", func(rc *crabbox.Receipt) { must(os.MkdirAll(filepath.Join(rc.PackageDir, "extra", "x"), 0o755)) }, false, "openclaw/extra: unexpected folder"},
 		{"file-missing", func(rc *crabbox.Receipt) {
-			must(os.Remove(filepath.Join(rc.RuntimeDir, "node_modules/tiny-dep/index.js")))
+			must(os.Remove(filepath.Join(rc.RuntimeDir, "node_modules", "tiny-dep", "index.js")))
 		}, false, "tiny-dep/index.js: missing"},
 		{"file-to-link", func(rc *crabbox.Receipt) {
-			p := filepath.Join(rc.PackageDir, "dist/index.js")
+			p := filepath.Join(rc.PackageDir, "dist", "index.js")
 			must(os.Remove(p))
 			must(os.Symlink("elsewhere", p))
 		}, false, "dist/index.js: is a symlink, installed a file"},

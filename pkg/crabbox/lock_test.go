@@ -71,7 +71,9 @@ func TestRuntimeLockAPI(t *testing.T) {
 			if b.Created {
 				err = errors.New("the second holder says it created the file")
 			}
-			b.Unlock()
+			if uerr := b.Unlock(); uerr != nil && err == nil {
+				err = uerr
+			}
 		}
 		got <- err
 	}()
@@ -86,7 +88,9 @@ func TestRuntimeLockAPI(t *testing.T) {
 		t.Fatalf("Unlock removed the lock file: %v", err)
 	}
 	// Discard: removed while held; a waiter on the old file locks again.
-	os.Remove(crabbox.LockPath(l))
+	if err := os.Remove(crabbox.LockPath(l)); err != nil {
+		t.Fatal(err)
+	}
 	c, err := crabbox.LockRuntime(ctx, l, time.Minute)
 	if err != nil || !c.Created {
 		t.Fatalf("%v %v", c, err)
@@ -94,7 +98,7 @@ func TestRuntimeLockAPI(t *testing.T) {
 	go func() {
 		d, err := crabbox.LockRuntime(ctx, l, time.Minute)
 		if err == nil {
-			d.Unlock()
+			err = d.Unlock()
 		}
 		got <- err
 	}()
@@ -121,7 +125,9 @@ func TestRuntimeLockRefusesNonFiles(t *testing.T) {
 			case "dangling":
 				err = os.Symlink(outside, lp)
 			case "symlink":
-				os.WriteFile(outside, []byte("x"), 0o644)
+				if err := os.WriteFile(outside, []byte("x"), 0o644); err != nil {
+					t.Fatal(err)
+				}
 				err = os.Symlink(outside, lp)
 			case "fifo":
 				err = mkfifo(lp)

@@ -197,8 +197,8 @@ func FuzzReceipt(f *testing.F) {
 			}
 			return
 		}
-		switch {
-		case markers == 1:
+		switch markers {
+		case 1:
 			// The one marker line, wherever it is, is the receipt.
 			var line string
 			for l := range strings.SplitSeq(input, "\n") {
@@ -210,7 +210,7 @@ func FuzzReceipt(f *testing.F) {
 			if perr != nil || *want != *got {
 				t.Fatalf("accepted %+v, but the marker line says %+v (%v)", got, want, perr)
 			}
-		case markers == 0:
+		case 0:
 			// An already-decoded receipt: the whole input one object,
 			// bounded.
 			if trimmed := strings.TrimLeft(input, " \t\r\n"); !strings.HasPrefix(trimmed, "{") || len(input) > crabbox.MaxReceiptLine {

@@ -178,11 +178,16 @@ func TestInstallRecordsItsTree(t *testing.T) {
 			t.Errorf("%s: index mode %q, on disk %q", e.Path, e.Mode, want)
 		}
 	}
-	filepath.WalkDir(rc.RuntimeDir, func(p string, d fs.DirEntry, err error) error {
+	if err := filepath.WalkDir(rc.RuntimeDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
 		rel, _ := filepath.Rel(rc.RuntimeDir, p)
 		if rel != "." && !indexed[filepath.ToSlash(rel)] {
 			t.Errorf("%s is not in the index", rel)
 		}
 		return nil
-	})
+	}); err != nil {
+		t.Fatal(err)
+	}
 }

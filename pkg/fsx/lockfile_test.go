@@ -18,11 +18,11 @@ func TestOpenLockFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Close()
+	CloseRead(f) // the lock file: nothing written
 	if f, err = OpenLockFile(p, 0o600); err != nil {
 		t.Fatalf("existing regular lock file: %v", err)
 	}
-	f.Close()
+	CloseRead(f)
 
 	fifo := filepath.Join(dir, "fifo.lock")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
@@ -34,7 +34,9 @@ func TestOpenLockFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	folder := filepath.Join(dir, "dir.lock")
-	os.Mkdir(folder, 0o700)
+	if err := os.Mkdir(folder, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ path, kind string }{{fifo, "a FIFO"}, {link, "a symbolic link"}, {folder, "a folder"}} {
 		_, err := OpenLockFile(c.path, 0o600)
 		var nr *NotRegularError

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/owner"
 )
 
@@ -30,7 +31,11 @@ func startWith(t *testing.T, reg *owner.Registry, opts Options) (owner.Home, *ow
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Error(err)
+		}
+	})
 	h := owner.Home{Dir: filepath.Join(dir, "h")}
 	ready := make(chan owner.Record, 1)
 	done := make(chan error, 1)
@@ -75,13 +80,17 @@ func TestSystemdNotifyOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
+	defer func() {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Error(err)
+		}
+	}()
 	addr := filepath.Join(dir, "notify")
 	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: addr, Net: "unixgram"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer fsx.CloseRead(conn)
 	t.Setenv("NOTIFY_SOCKET", addr)
 	t.Setenv("WATCHDOG_USEC", "100000") // a ping every 50 ms
 	t.Setenv("WATCHDOG_PID", "")
@@ -228,8 +237,12 @@ func TestOneLogLinePerCall(t *testing.T) {
 	if err := call(t, rec, "t.fail.v1"); errs.CodeOf(err) != "t_refused" {
 		t.Fatal(err)
 	}
-	owner.NewClient(rec.Socket).Stop(context.Background())
-	<-done
+	if err := owner.NewClient(rec.Socket).Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 	var calls []map[string]any
 	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
 		var m map[string]any
@@ -265,7 +278,7 @@ func get(t *testing.T, url string) (int, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer fsx.CloseRead(resp.Body)
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
 }
@@ -310,8 +323,12 @@ func TestMetricsEndpoint(t *testing.T) {
 		}
 	}
 	promtool(t, body)
-	owner.NewClient(rec.Socket).Stop(context.Background())
-	<-done
+	if err := owner.NewClient(rec.Socket).Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 }
 
 // promtool checks an exposition; it comes from Debian's prometheus
@@ -357,8 +374,12 @@ func TestReadyzSchedulerStopped(t *testing.T) {
 	if code, _ := get(t, "http://"+st.MetricsAddr+"/healthz"); code != 200 {
 		t.Fatalf("/healthz: %d", code)
 	}
-	owner.NewClient(rec.Socket).Stop(context.Background())
-	<-done
+	if err := owner.NewClient(rec.Socket).Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 }
 
 // A bad --metrics-listen is a usage error, a busy port a failure; the
@@ -377,7 +398,7 @@ func TestMetricsListenRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	defer fsx.CloseRead(ln)
 	err = Run(context.Background(), Options{Home: h, Registry: echoRegistry(), LockTimeout: time.Second, MetricsListen: ln.Addr().String()})
 	if errs.CodeOf(err) != "metrics_listen_failed" || errs.KindOf(err) != errs.KindFailed {
 		t.Fatalf("busy port: %v", err)
@@ -401,7 +422,11 @@ func TestSignalDrainsInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
+	defer func() {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Error(err)
+		}
+	}()
 	h := owner.Home{Dir: filepath.Join(dir, "h")}
 	ctx, signal := context.WithCancel(context.Background())
 	ready := make(chan owner.Record, 1)

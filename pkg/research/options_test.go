@@ -132,11 +132,17 @@ func FuzzSniffMIME(f *testing.F) {
 func TestInputsReadOnceAndBounded(t *testing.T) {
 	dir := t.TempDir()
 	pdf := filepath.Join(dir, "report.csv") // a PDF whatever its name
-	os.WriteFile(pdf, []byte("%PDF-1.4\nbody\n"), 0o600)
+	if err := os.WriteFile(pdf, []byte("%PDF-1.4\nbody\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	link := filepath.Join(dir, "link.pdf")
-	os.Symlink(pdf, link)
+	if err := os.Symlink(pdf, link); err != nil {
+		t.Fatal(err)
+	}
 	big := filepath.Join(dir, "big.pdf")
-	os.WriteFile(big, append([]byte("%PDF-1.4\n"), make([]byte, MaxInputBytes)...), 0o600)
+	if err := os.WriteFile(big, append([]byte("%PDF-1.4\n"), make([]byte, MaxInputBytes)...), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if err := admitInputs([]string{pdf}); err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +165,9 @@ func TestInputsReadOnceAndBounded(t *testing.T) {
 	var many []string
 	for i := 0; i < 4; i++ {
 		p := filepath.Join(dir, "part"+string(rune('a'+i))+".pdf")
-		os.WriteFile(p, append([]byte("%PDF-1.4\n"), make([]byte, MaxInputBytes-100)...), 0o600)
+		if err := os.WriteFile(p, append([]byte("%PDF-1.4\n"), make([]byte, MaxInputBytes-100)...), 0o600); err != nil {
+			t.Fatal(err)
+		}
 		many = append(many, p)
 	}
 	if err := admitInputs(many); errs.CodeOf(err) != "inputs_too_large" {

@@ -189,7 +189,9 @@ func TestFollowUpCustody(t *testing.T) {
 	// The owner of the new incarnation has no custody of the parent; a
 	// job of its own can be followed up.
 	res2, _ := f.start("parent two")
-	f.svc.Wait(context.Background(), f.env(), WaitParams{JobParams: JobParams{Job: res2.Job}})
+	if _, err := f.svc.Wait(context.Background(), f.env(), WaitParams{JobParams: JobParams{Job: res2.Job}}); err != nil {
+		t.Fatal(err)
+	}
 	fu, err := f.startChecked(context.Background(), f.env(), StartParams{Question: "more", FollowUp: &JobRef{Job: res2.Job}})
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +213,9 @@ func TestReviewTimeIsNotBudget(t *testing.T) {
 	f := newFixture(t)
 	j := f.planJob("q")
 	review := 2 * time.Hour // longer than the 65 min wall clock
-	f.clk.Sleep(context.Background(), review)
+	if err := f.clk.Sleep(context.Background(), review); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := f.svc.Approve(context.Background(), f.env(), ApproveParams{JobParams: JobParams{Job: j.ID}}); err != nil {
 		t.Fatal(err)
 	}

@@ -48,12 +48,16 @@ func TestParseDirectives(t *testing.T) {
 // in the report; --strict counts only what is left.
 func TestSuppressionsInReport(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "api")
-	os.MkdirAll(dir, 0o755)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	md := "---\nname: api\ndescription: Call the API.\n# clawkit:ignore unknown-key -- a client key\nuser-tier: pro\n---\n" +
 		"<!-- clawkit:ignore prompt-injection -- how the system prompt is set -->\n" +
 		"Set the system prompt first.\n" +
 		"Then read the system prompt back.\n"
-	os.WriteFile(filepath.Join(dir, SkillFile), []byte(md), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, SkillFile), []byte(md), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	rep, err := ValidateDir(dir, Options{Profile: ProfileSpec, Strict: true})
 	if err != nil {
 		t.Fatal(err)

@@ -13,7 +13,9 @@ func TestInspectPlugin(t *testing.T) {
 	home := t.TempDir()
 	put := func(p, s string) {
 		t.Helper()
-		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
 			t.Fatal(err)
 		}

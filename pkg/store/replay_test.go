@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"testing"
 
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/store"
 	"github.com/clawkit/clawkit/pkg/store/pgtest"
 )
@@ -26,7 +27,7 @@ func TestStatementCutMidReplyIsNotReplayed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer fsx.CloseRead(db)
 	if _, err := db.ExecContext(ctx, `CREATE TABLE cut_probe (id TEXT)`); err != nil {
 		t.Fatal(err)
 	}
@@ -41,14 +42,14 @@ func TestStatementCutMidReplyIsNotReplayed(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				defer p.Close()
+				defer fsx.CloseRead(p)
 				purl, _ := p.URL(dbURL)
 				e := &store.Postgres{URL: purl}
 				pdb, err := e.Open(ctx)
 				if err != nil {
 					t.Fatal(err)
 				}
-				defer pdb.Close()
+				defer fsx.CloseRead(pdb)
 				if withArgs {
 					_, err = pdb.ExecContext(ctx, `INSERT INTO cut_probe (id) VALUES ($1)`, id)
 				} else {

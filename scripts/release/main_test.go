@@ -43,7 +43,7 @@ func TestArchiveIsNormalised(t *testing.T) {
 	a := filepath.Join(dir, "a.tar.gz")
 	b := filepath.Join(dir, "b.tar.gz")
 	fa := write(filepath.Join(dir, "one"), 0o600, time.Now())
-	fb := write(filepath.Join(dir, "two/deeper"), 0o666, time.Unix(0, 0))
+	fb := write(filepath.Join(dir, "two", "deeper"), 0o666, time.Unix(0, 0))
 	fb[0], fb[len(fb)-1] = fb[len(fb)-1], fb[0]
 	if err := writeArchive(a, fa, mtime); err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 
 	sdk "google.golang.org/genai/interactions/models/interactions"
 
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/research/google"
 	"github.com/clawkit/clawkit/pkg/research/google/fakeapi"
 )
@@ -97,7 +98,7 @@ func until(t *testing.T, rf *rawFake, id string) *google.Interaction {
 			t.Fatal(err)
 		}
 		body, _ := io.ReadAll(r.Body)
-		r.Body.Close()
+		fsx.CloseRead(r.Body)
 		compareWithSDK(t, body)
 		compareFiguresWithSDK(t, body)
 		it, err := google.ParseInteraction(body)
@@ -281,7 +282,7 @@ func TestPartsAndToolsAreTheSDKs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Body.Close()
+	fsx.CloseRead(r.Body)
 	if r.StatusCode != 400 {
 		t.Fatalf("the fake accepted a text/plain document: %d", r.StatusCode)
 	}

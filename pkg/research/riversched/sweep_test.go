@@ -27,7 +27,11 @@ func TestSweepFreesJobsOfAStoppedOwner(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { st.Close() })
+		t.Cleanup(func() {
+			if err := st.Close(); err != nil {
+				t.Error(err)
+			}
+		})
 		l, err := st.AcquireLease(ctx, id, "gateway", "test", "home", os.Getpid(), "test", time.Minute, time.Now())
 		if err != nil {
 			t.Fatal(err)
