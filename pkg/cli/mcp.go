@@ -7,10 +7,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/mcp"
+	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
 // MCPCmd is `clawkit mcp …` (docs/mcp.md).
@@ -83,7 +87,9 @@ func (f *MCPServerFlags) options(command []string, out *Output) (mcp.Options, er
 	}
 	if f.Notifications {
 		o.OnNotification = func(method string, params json.RawMessage) {
-			fmt.Fprintf(out.Stderr, "clawkit: notification: %s %s\n", method, params)
+			// Both come from the server: the method is escaped like any
+			// text from outside, the params stay JSON (docs/mcp.md).
+			fmt.Fprintf(out.Stderr, "clawkit: notification: %s %s\n", termsafe.Text(method), safeJSON(params))
 		}
 	}
 	return o, nil
@@ -192,10 +198,48 @@ func printIndented(w io.Writer, raw json.RawMessage) {
 	// json.Indent keeps the server's key order.
 	var b bytes.Buffer
 	if err := json.Indent(&b, raw, "", "  "); err != nil {
-		fmt.Fprintf(w, "%s\n", raw)
+		fmt.Fprintf(w, "%s\n", safeJSON(raw))
 		return
 	}
-	fmt.Fprintf(w, "%s\n", b.Bytes())
+	fmt.Fprintf(w, "%s\n", safeJSON(b.Bytes()))
+}
+
+// safeJSON makes a server's JSON safe for a terminal and keeps it JSON:
+// a valid message holds no raw control byte, but its strings may hold
+// C1 controls (U+009B is a CSI), bidirectional overrides and other
+// invisible formatting runes as UTF-8; each becomes its \uXXXX escape
+// (the same string to a JSON reader). Invalid UTF-8 becomes \ufffd.
+func safeJSON(b []byte) []byte {
+	if termsafe.Safe(strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' {
+			return ' '
+		}
+		return r
+	}, string(b))) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+16)
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		switch {
+		case r == '\n' || r == '\t' || r == ' ':
+			out = append(out, b[i])
+		case r == utf8.RuneError && n == 1, !termsafe.Safe(string(r)):
+			if r == utf8.RuneError && n == 1 {
+				r = utf8.RuneError
+			}
+			if r > 0xffff {
+				r1, r2 := utf16.EncodeRune(r)
+				out = fmt.Appendf(out, `\u%04x\u%04x`, r1, r2)
+			} else {
+				out = fmt.Appendf(out, `\u%04x`, r)
+			}
+		default:
+			out = append(out, b[i:i+n]...)
+		}
+		i += n
+	}
+	return out
 }
 
 // MCPSessionCmd is `clawkit mcp session`.
@@ -219,7 +263,9 @@ func (c *MCPSessionCmd) Run(ctx context.Context, env *Env, out *Output) error {
 			results = append(results, r)
 			return nil
 		}
-		if err := out.PrintJSONLine(r); err != nil {
+		var b bytes.Buffer
+		_ = writeJSON(&b, r, "", "")
+		if _, err := out.Stdout.Write(safeJSON(b.Bytes())); err != nil {
 			return errs.Failed("stdout_failed", "cannot write the result: %v", err)
 		}
 		return nil

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -274,13 +276,23 @@ func (c *Client) Err() error {
 // answer fails only this request (unless it is timeout-coded); a timeout
 // or ctx cancellation retires the whole connection.
 func (c *Client) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return c.RequestTimeout(ctx, method, params, 0)
+}
+
+// RequestTimeout is Request with its own deadline instead of
+// Options.RequestTimeout (when timeout > 0): a session line's timeoutMs.
+// It fails as request_timeout, like the default deadline, and retires the
+// connection the same way (docs/mcp.md, "mcp session").
+func (c *Client) RequestTimeout(ctx context.Context, method string, params json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
 	id := c.takeID()
 	if c.meta != nil {
 		if p := firstByte(params); p == 0 || p == '{' || p == 'n' {
 			params = c.withMeta(params)
 		}
 	}
-	timeout := c.opts.RequestTimeout
+	if timeout <= 0 {
+		timeout = c.opts.RequestTimeout
+	}
 	res, err := c.do(ctx, id, method, params, timeout, func() *Error {
 		return unavailable("request_timeout", "request %s timed out after %dms", method, timeout.Milliseconds())
 	})
@@ -306,6 +318,9 @@ func (c *Client) do(ctx context.Context, id int64, method string, params json.Ra
 	}
 	if err := ctx.Err(); err != nil {
 		// Nothing was sent: no reason to retire the connection.
+		if ctxTimedOut(ctx) {
+			return nil, ctxError(ctx, method, onTimeout)
+		}
 		return nil, unavailable("cancelled", "request %s was cancelled before it was sent: %v", method, context.Cause(ctx))
 	}
 	cl := &call{ch: make(chan reply, 1)}
@@ -369,7 +384,7 @@ func (c *Client) do(ctx context.Context, id int64, method string, params json.Ra
 	case <-tc:
 		c.retire(onTimeout().withDelivered(true))
 	case <-ctx.Done():
-		c.retire(unavailable("cancelled", "request %s was cancelled: %v", method, context.Cause(ctx)).withDelivered(true))
+		c.retire(ctxError(ctx, method, onTimeout).withDelivered(true))
 	}
 	// retire rejected every pending call, ours included, with the first
 	// fatal error; take it from our channel so the answer is consistent.
@@ -575,4 +590,20 @@ func (c *Client) replyLoop() {
 			return
 		}
 	}
+}
+
+// ctxTimedOut reports whether ctx ended by its own deadline rather than a
+// cancellation: a caller's deadline is a timeout and is reported as one
+// (request_timeout), never as "cancelled".
+func ctxTimedOut(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), context.DeadlineExceeded)
+}
+
+// ctxError is the error for a request whose ctx ended while it waited.
+func ctxError(ctx context.Context, method string, onTimeout func() *Error) *Error {
+	if ctxTimedOut(ctx) && onTimeout != nil {
+		e := onTimeout()
+		return &Error{Class: e.Class, Code: e.Code, Message: fmt.Sprintf("request %s timed out: the caller's deadline passed", method)}
+	}
+	return unavailable("cancelled", "request %s was cancelled: %v", method, context.Cause(ctx))
 }

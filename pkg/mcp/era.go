@@ -261,7 +261,9 @@ func (c *Client) probe(ctx context.Context, deadline time.Time) (json.RawMessage
 			r := <-cl.ch
 			return nil, r.err.withDelivered(false), true
 		case <-ctx.Done():
-			c.retire(unavailable("cancelled", "server/discover was cancelled: %v", context.Cause(ctx)))
+			c.retire(ctxError(ctx, "server/discover", func() *Error {
+				return unavailable("initialize_timeout", "server/discover timed out")
+			}))
 			r := <-cl.ch
 			return nil, r.err.withDelivered(false), true
 		}

@@ -110,6 +110,9 @@ func Call(ctx context.Context, opts Options, method string, params json.RawMessa
 type SessionLine struct {
 	Method string          `json:"method"`
 	Params json.RawMessage `json:"params,omitempty"`
+	// TimeoutMs, when set, replaces the session's request timeout for
+	// this request alone (docs/mcp.md, "mcp session").
+	TimeoutMs *int64 `json:"timeoutMs,omitempty"`
 }
 
 // SessionResult is one answer written by Session: exactly one of Result
@@ -136,6 +139,10 @@ type SessionReport struct {
 	CleanupResult *CleanupResult `json:"cleanupResult,omitempty"`
 }
 
+// maxTimeoutMs bounds a session line's timeoutMs (24 h): beyond it the
+// value is a mistake, not a deadline.
+const maxTimeoutMs = 24 * 60 * 60 * 1000
+
 // parseSessionLine decodes one stdin line of a session strictly: one JSON
 // object, a method, params an object or array, no other fields.
 func parseSessionLine(line []byte, n int) (*SessionLine, error) {
@@ -153,6 +160,10 @@ func parseSessionLine(line []byte, n int) (*SessionLine, error) {
 	if sl.Method == "" {
 		return nil, errs.Usage("invalid_session_line", "stdin line %d: \"method\" is required", n).
 			WithHint(`each line is one JSON object {"method":"…","params":{…}}`)
+	}
+	if t := sl.TimeoutMs; t != nil && (*t < 1 || *t > maxTimeoutMs) {
+		return nil, errs.Usage("invalid_session_line", "stdin line %d: \"timeoutMs\" must be between 1 and %d", n, maxTimeoutMs).
+			WithHint(`give a whole number of milliseconds, e.g. "timeoutMs":5000, or leave it out for --request-timeout`)
 	}
 	if p := sl.Params; len(p) > 0 && string(p) != "null" {
 		if c := firstByte(p); c != '{' && c != '[' {
@@ -190,7 +201,11 @@ func Session(ctx context.Context, opts Options, in io.Reader, emit func(SessionR
 				return err
 			}
 			rep.Requests++
-			res, rerr := c.Request(ctx, sl.Method, sl.Params)
+			var timeout time.Duration
+			if sl.TimeoutMs != nil {
+				timeout = time.Duration(*sl.TimeoutMs) * time.Millisecond
+			}
+			res, rerr := c.RequestTimeout(ctx, sl.Method, sl.Params, timeout)
 			if rerr != nil {
 				var me *Error
 				if errors.As(rerr, &me) && me.RPC != nil && me.Code == "rpc_error" {
