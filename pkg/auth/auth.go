@@ -28,6 +28,11 @@ const FileName = "credentials.json"
 const (
 	KindAPIKey = "api-key"
 	KindOAuth  = "oauth"
+	// KindHeader holds one HTTP header value, sent as is; KindBearer
+	// holds a token, sent as "Bearer TOKEN". MCP's --header NAME=@PROFILE
+	// reads both (docs/mcp.md, "Over HTTP").
+	KindHeader = "header"
+	KindBearer = "bearer"
 )
 
 // Profile is one credential. Secret is only ever read by the provider that
@@ -169,4 +174,23 @@ func (s *Store) Save() error {
 		return errs.Failed("credentials_write_failed", "cannot write %s: %v", s.path, err)
 	}
 	return nil
+}
+
+// HeaderValue is the HTTP header value a header or bearer profile stands
+// for. Other kinds are refused: an API key is not a header value.
+func HeaderValue(p Profile) (string, error) {
+	var v string
+	switch p.Kind {
+	case KindHeader:
+		v = p.Secret
+	case KindBearer:
+		v = "Bearer " + p.Secret
+	default:
+		return "", errs.Usage("invalid_header", "auth profile %s is of kind %s, not header or bearer", p.ID, p.Kind).
+			WithHint("add one with: clawkit auth add ID --provider mcp --kind bearer --api-key-stdin")
+	}
+	if strings.ContainsAny(v, "\r\n\x00") {
+		return "", errs.Usage("invalid_header", "auth profile %s holds a line break or NUL, which no header value may", p.ID)
+	}
+	return v, nil
 }

@@ -22,8 +22,8 @@ type AuthCmd struct {
 // AuthAddCmd adds a profile.
 type AuthAddCmd struct {
 	Profile     string `arg:"" help:"Profile id, e.g. google:default."`
-	Provider    string `help:"Provider: google, or postgres for the database password (profile id database)." required:"" enum:"google,postgres"`
-	Kind        string `help:"api-key or oauth." default:"api-key" enum:"api-key,oauth"`
+	Provider    string `help:"Provider: google, postgres for the database password (profile id database), or mcp for an MCP server's HTTP header (kind bearer or header)." required:"" enum:"google,postgres,mcp"`
+	Kind        string `help:"api-key or oauth; bearer (a token, sent as Bearer TOKEN) or header (one header value), read like an API key." default:"api-key" enum:"api-key,oauth,bearer,header"`
 	APIKeyEnv   string `name:"api-key-env" help:"Read the API key from this environment variable." placeholder:"VAR"`
 	APIKeyStdin bool   `name:"api-key-stdin" help:"Read the API key from standard input."`
 	TokenStdin  bool   `name:"token-stdin" help:"Read the OAuth token from standard input."`

@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strings"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/clawkit/clawkit/pkg/auth"
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/mcp"
 	"github.com/clawkit/clawkit/pkg/termsafe"
@@ -38,11 +40,92 @@ type MCPServerFlags struct {
 	Notifications   bool          `help:"Print server notifications (progress, logging) on stderr."`
 	Dir             string        `help:"Working directory of the server (default: clawkit's)." placeholder:"DIR" type:"existingdir"`
 	ServerStderr    bool          `help:"Copy the server's stderr to ours as it is written (its last 32 KiB are always kept for error messages)."`
+	MCPHTTPFlags
 }
 
-func (f *MCPServerFlags) options(command []string, out *Output) (mcp.Options, error) {
+// MCPHTTPFlags connect call and session to a remote server (docs/mcp.md,
+// "Over HTTP").
+type MCPHTTPFlags struct {
+	URL              string        `name:"url" help:"Connect to a remote server over HTTP instead of starting one (Streamable HTTP, or the legacy HTTP+SSE transport)." placeholder:"URL"`
+	Transport        string        `help:"With --url: auto (Streamable HTTP, else the legacy HTTP+SSE after the spec's probe), streamable, or sse." default:"auto" enum:"auto,streamable,sse"`
+	Header           []string      `help:"With --url: send header NAME with the value of auth profile PROFILE (kind header, or bearer: 'Bearer TOKEN'); repeatable. Values are never taken from the command line." placeholder:"NAME=@PROFILE" sep:"none"`
+	ConnectTimeout   time.Duration `help:"With --url: bound of a connection's TCP and TLS setup." default:"10s"`
+	HeaderTimeout    time.Duration `help:"With --url: how long to wait for a response's headers." default:"60s"`
+	IdleTimeout      time.Duration `help:"With --url: longest silence of a response stream." default:"60s"`
+	MaxResponseBytes int64         `help:"With --url: most bytes the server may send over the whole connection (default 1073741824 = 1 GiB)." default:"1073741824" placeholder:"BYTES"`
+	MaxLineBytes     int           `help:"With --url: longest SSE line (default: --max-frame-bytes + 64)." placeholder:"BYTES"`
+}
+
+// httpOptions builds the HTTP side of the options; nil without --url.
+func (f *MCPServerFlags) httpOptions(env *Env, command []string) (*mcp.HTTPOptions, error) {
+	h := f.MCPHTTPFlags
+	if h.URL == "" {
+		if len(h.Header) > 0 || h.Transport != "auto" {
+			return nil, errs.Usage("usage", "--header and --transport apply to --url only")
+		}
+		return nil, nil
+	}
+	if len(command) > 0 || len(f.Env) > 0 || len(f.EnvPass) > 0 || f.Dir != "" || f.ServerStderr {
+		return nil, errs.Usage("usage", "--url connects to a running server: a server command, --env, --env-pass, --dir and --server-stderr do not apply").
+			WithHint("use either --url URL or -- CMD…")
+	}
+	if _, err := mcp.ParseURL(h.URL); err != nil {
+		return nil, mcp.Coded(err)
+	}
+	for _, c := range []struct {
+		name string
+		v    int64
+	}{{"--connect-timeout", int64(h.ConnectTimeout)}, {"--header-timeout", int64(h.HeaderTimeout)}, {"--idle-timeout", int64(h.IdleTimeout)}, {"--max-response-bytes", h.MaxResponseBytes}} {
+		if err := positive(c.name, c.v); err != nil {
+			return nil, err
+		}
+	}
+	if h.MaxLineBytes < 0 {
+		return nil, errs.Usage("usage", "--max-line-bytes must be positive")
+	}
+	o := &mcp.HTTPOptions{URL: h.URL, Transport: h.Transport, ConnectTimeout: h.ConnectTimeout,
+		HeaderTimeout: h.HeaderTimeout, IdleTimeout: h.IdleTimeout, MaxResponseBytes: h.MaxResponseBytes,
+		MaxLineBytes: h.MaxLineBytes, Header: http.Header{}}
+	if len(h.Header) == 0 {
+		return o, nil
+	}
+	home, err := env.HomeDir()
+	if err != nil {
+		return nil, err
+	}
+	store, err := auth.Load(home.Dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, spec := range h.Header {
+		name, id, err := mcp.ParseHeaderSpec(spec)
+		if err != nil {
+			return nil, mcp.Coded(err)
+		}
+		p, ok := store.Get(id)
+		if !ok {
+			return nil, errs.Usage("profile_not_found", "--header %s: no auth profile %s", name, id).
+				WithHint("add it with: clawkit auth add %s --provider mcp --kind bearer --api-key-stdin", id)
+		}
+		v, err := auth.HeaderValue(p)
+		if err != nil {
+			return nil, err
+		}
+		o.Header.Add(name, v)
+	}
+	return o, nil
+}
+
+func (f *MCPServerFlags) options(env *Env, command []string, out *Output) (mcp.Options, error) {
 	var o mcp.Options
 	command = serverCommand(command)
+	hopts, err := f.httpOptions(env, command)
+	if err != nil {
+		return o, err
+	}
+	if hopts != nil {
+		command = []string{"(http)"}
+	}
 	if len(command) == 0 || command[0] == "" {
 		return o, errs.Usage("usage", "no server command given").WithHint("put the server command after --, e.g. clawkit mcp call --method tools/list -- node server.js")
 	}
@@ -63,12 +146,12 @@ func (f *MCPServerFlags) options(command []string, out *Output) (mcp.Options, er
 	if f.ProtocolVersion == "" {
 		return o, errs.Usage("usage", "--protocol-version must not be empty")
 	}
-	env, err := mcp.BuildEnv(f.Env, f.EnvPass, os.LookupEnv)
+	senv, err := mcp.BuildEnv(f.Env, f.EnvPass, os.LookupEnv)
 	if err != nil {
 		return o, err
 	}
 	o = mcp.Options{
-		Command: command[0], Args: command[1:], Env: env, Dir: f.Dir,
+		Command: command[0], Args: command[1:], Env: senv, Dir: f.Dir, HTTP: hopts,
 		ClientInfo:         mcp.Implementation{Name: "clawkit", Version: ReadBuildInfo().Version},
 		ProtocolVersion:    f.ProtocolVersion,
 		ProbeTimeout:       f.ProbeTimeout,
@@ -111,6 +194,9 @@ func positive(name string, v int64) error {
 }
 
 func warnCleanup(out *Output, cr *mcp.CleanupResult) {
+	if cr != nil && cr.Session != nil && cr.Session.Deleted {
+		return // an HTTP session the server confirmed ended: an ordinary close
+	}
 	if cr != nil {
 		out.Warnf("%s", mcp.FormatCleanup(cr))
 	}
@@ -121,11 +207,11 @@ type MCPCallCmd struct {
 	MCPServerFlags
 	Method  string   `help:"JSON-RPC method to call (e.g. tools/list, tools/call)." required:""`
 	Params  string   `help:"Params as a JSON object or array." placeholder:"JSON"`
-	Command []string `arg:"" passthrough:"" name:"command" help:"Server command and arguments (after --)."`
+	Command []string `arg:"" optional:"" passthrough:"" name:"command" help:"Server command and arguments (after --); none with --url."`
 }
 
-func (c *MCPCallCmd) Run(ctx context.Context, out *Output) error {
-	opts, err := c.options(c.Command, out)
+func (c *MCPCallCmd) Run(ctx context.Context, env *Env, out *Output) error {
+	opts, err := c.options(env, c.Command, out)
 	if err != nil {
 		return err
 	}
@@ -245,11 +331,11 @@ func safeJSON(b []byte) []byte {
 // MCPSessionCmd is `clawkit mcp session`.
 type MCPSessionCmd struct {
 	MCPServerFlags
-	Command []string `arg:"" passthrough:"" name:"command" help:"Server command and arguments (after --)."`
+	Command []string `arg:"" optional:"" passthrough:"" name:"command" help:"Server command and arguments (after --); none with --url."`
 }
 
 func (c *MCPSessionCmd) Run(ctx context.Context, env *Env, out *Output) error {
-	opts, err := c.options(c.Command, out)
+	opts, err := c.options(env, c.Command, out)
 	if err != nil {
 		return err
 	}

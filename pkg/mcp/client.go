@@ -70,6 +70,10 @@ type Options struct {
 	// the server's identity and the negotiated protocol.
 	OnConnected func(server Implementation, n Negotiated)
 
+	// HTTP, when set, connects to a remote server instead of spawning one
+	// (Connect, StartHTTP); Command and the process fields do not apply.
+	HTTP *HTTPOptions
+
 	// Stop timings; the defaults are 2 s, 2 s and 2 s.
 	EOFGrace, TermGrace, KillDeadline time.Duration
 }
@@ -144,12 +148,7 @@ type Client struct {
 	retired  chan struct{}
 	stopping sync.Once
 
-	initResult json.RawMessage
-	serverInfo Implementation
-	negotiated Negotiated
-	// meta is the _meta member stateless requests carry; nil in the
-	// legacy era.
-	meta []byte
+	eraState
 }
 
 type call struct {

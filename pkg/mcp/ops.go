@@ -85,12 +85,12 @@ type CallReport struct {
 // carries the result and the error says so.
 func Call(ctx context.Context, opts Options, method string, params json.RawMessage) (*CallReport, error) {
 	t0 := time.Now()
-	c, err := Start(ctx, opts)
+	c, err := Connect(ctx, opts)
 	if err != nil {
 		return nil, Coded(err)
 	}
 	t1 := time.Now()
-	res, rerr := c.Request(ctx, method, params)
+	res, rerr := c.RequestTimeout(ctx, method, params, 0)
 	t2 := time.Now()
 	cr, serr := c.Stop()
 	rep := &CallReport{
@@ -181,7 +181,7 @@ func parseSessionLine(line []byte, n int) (*SessionLine, error) {
 // connection error or a bad input line ends it. The returned error is nil
 // when every request succeeded.
 func Session(ctx context.Context, opts Options, in io.Reader, emit func(SessionResult) error) (*SessionReport, error) {
-	c, err := Start(ctx, opts)
+	c, err := Connect(ctx, opts)
 	if err != nil {
 		return nil, Coded(err)
 	}

@@ -88,8 +88,14 @@ func checkAuthAdd(p AuthAddParams) error {
 			return errs.Usage("bad_database_profile", "a postgres profile is the database password: its id is %q and its kind api-key", owner.DatabaseProfile).
 				WithHint("clawkit auth add %s --provider postgres --api-key-env PGPW", owner.DatabaseProfile)
 		}
+	case "mcp":
+		// An MCP server's HTTP header (docs/mcp.md, "Over HTTP").
+		if p.Kind != auth.KindBearer && p.Kind != auth.KindHeader {
+			return errs.Usage("unknown_kind", "an mcp profile is of kind bearer or header, not %q", p.Kind).WithHint("use --kind bearer for a token, --kind header for a whole header value")
+		}
+		return auth.CheckNew(p.ID, p.Secret)
 	default:
-		return errs.Usage("unknown_provider", "unknown provider %q", p.Provider).WithHint("supported: google, postgres (the database password)")
+		return errs.Usage("unknown_provider", "unknown provider %q", p.Provider).WithHint("supported: google, postgres (the database password), mcp (an MCP server's header)")
 	}
 	if p.Kind != auth.KindAPIKey && p.Kind != auth.KindOAuth {
 		return errs.Usage("unknown_kind", "unknown credential kind %q", p.Kind).WithHint("use api-key or oauth")
