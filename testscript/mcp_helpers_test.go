@@ -25,7 +25,9 @@ func mcpKit() scriptKit {
 	return scriptKit{
 		programs: map[string]func(){
 			// mcpfake MODE [ARG]: the well-behaved and hostile servers.
-			"mcpfake":      mcpfake.Main,
+			"mcpfake": mcpfake.Main,
+			// mcphttpfake MODE URLFILE: MCP servers over HTTP (go-sdk, hostile).
+			"mcphttpfake":  mcpfake.HTTPMain,
 			"mcpgone":      mcpGone,
 			"mcpsdkclient": mcpSDKClient,
 			"mcpfeed":      mcpFeed,

@@ -176,6 +176,16 @@ func (s *Store) Save() error {
 	return nil
 }
 
+// Header is the HTTP header value of profile id (HeaderValue).
+func (s *Store) Header(id string) (string, error) {
+	p, ok := s.profiles[id]
+	if !ok {
+		return "", errs.Failed("profile_not_found", "no auth profile %s", id).
+			WithHint("add it with: clawkit auth add %s --provider mcp --kind bearer --api-key-stdin", id)
+	}
+	return HeaderValue(p)
+}
+
 // HeaderValue is the HTTP header value a header or bearer profile stands
 // for. Other kinds are refused: an API key is not a header value.
 func HeaderValue(p Profile) (string, error) {

@@ -102,12 +102,7 @@ func (f *MCPServerFlags) httpOptions(env *Env, command []string) (*mcp.HTTPOptio
 		if err != nil {
 			return nil, mcp.Coded(err)
 		}
-		p, ok := store.Get(id)
-		if !ok {
-			return nil, errs.Usage("profile_not_found", "--header %s: no auth profile %s", name, id).
-				WithHint("add it with: clawkit auth add %s --provider mcp --kind bearer --api-key-stdin", id)
-		}
-		v, err := auth.HeaderValue(p)
+		v, err := store.Header(id)
 		if err != nil {
 			return nil, err
 		}

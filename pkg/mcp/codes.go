@@ -65,3 +65,34 @@ const (
 	// CodeWriteFailed: (see the message)
 	CodeWriteFailed errs.Code = "write_failed"
 )
+
+const (
+	// CodeBadContentType: (see the message)
+	CodeBadContentType errs.Code = "bad_content_type"
+	// CodeHeaderTimeout: (see the message)
+	CodeHeaderTimeout errs.Code = "header_timeout"
+	// CodeHttpStatus: (see the message)
+	CodeHttpStatus errs.Code = "http_status"
+	// CodeHttpUnauthorized: (see the message)
+	CodeHttpUnauthorized errs.Code = "http_unauthorized"
+	// CodeIdleTimeout: (see the message)
+	CodeIdleTimeout errs.Code = "idle_timeout"
+	// CodeInvalidEndpoint: (see the message)
+	CodeInvalidEndpoint errs.Code = "invalid_endpoint"
+	// CodeInvalidHeader: (see the message)
+	CodeInvalidHeader errs.Code = "invalid_header"
+	// CodeInvalidUrl: (see the message)
+	CodeInvalidUrl errs.Code = "invalid_url"
+	// CodeRedirectRefused: (see the message)
+	CodeRedirectRefused errs.Code = "redirect_refused"
+	// CodeResponseCapExceeded: (see the message)
+	CodeResponseCapExceeded errs.Code = "response_cap_exceeded"
+	// CodeSessionExpired: (see the message)
+	CodeSessionExpired errs.Code = "session_expired"
+	// CodeSessionIdChanged: (see the message)
+	CodeSessionIdChanged errs.Code = "session_id_changed"
+	// CodeSseLineTooLong: (see the message)
+	CodeSseLineTooLong errs.Code = "sse_line_too_long"
+	// CodeStreamEnded: (see the message)
+	CodeStreamEnded errs.Code = "stream_ended"
+)

@@ -118,7 +118,7 @@ var hints = map[string]string{
 	"session_expired":              "the server ended the session; start a new one",
 	"session_id_changed":           "the server changed its Mcp-Session-Id mid-session, which the spec forbids",
 	"bad_content_type":             "the server answered with something other than application/json or text/event-stream; check that the URL is an MCP endpoint",
-	"response_too_large":           "raise --max-response-bytes if so much data is expected",
+	"response_cap_exceeded":        "raise --max-response-bytes if so much data is expected",
 	"sse_line_too_long":            "raise --max-line-bytes if such long SSE lines are expected",
 	"idle_timeout":                 "the server's stream went silent; raise --idle-timeout for slow tools",
 	"header_timeout":               "the server took too long to answer; raise --header-timeout",

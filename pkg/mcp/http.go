@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,8 +24,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/mcp/sse"
 	"github.com/clawkit/clawkit/pkg/redact"
+	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
 // Transports of HTTPOptions.Transport.
@@ -127,14 +130,12 @@ func (o *HTTPOptions) setDefaults(frame int) {
 func ParseURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, &Error{Class: ClassProtocol, Code: "invalid_url", Definitive: true,
-			Message: fmt.Sprintf("--url %s: expected an http:// or https:// URL with a host", redact.URL(raw)),
-			Hint:    "e.g. --url http://127.0.0.1:8080/mcp"}
+		return nil, errs.Usage("invalid_url", "--url %s: expected an http:// or https:// URL with a host", redact.URL(raw)).
+			WithHint("e.g. --url http://127.0.0.1:8080/mcp")
 	}
 	if u.User != nil {
-		return nil, &Error{Class: ClassProtocol, Code: "invalid_url", Definitive: true,
-			Message: fmt.Sprintf("--url %s: credentials in the URL are refused", redact.URL(raw)),
-			Hint:    "store the credential in an auth profile and pass it with --header NAME=@PROFILE"}
+		return nil, errs.Usage("invalid_url", "--url %s: credentials in the URL are refused", redact.URL(raw)).
+			WithHint("store the credential in an auth profile and pass it with --header NAME=@PROFILE")
 	}
 	u.Fragment = ""
 	return u, nil
@@ -144,7 +145,7 @@ func ParseURL(raw string) (*url.URL, error) {
 // StartupTimeout.
 func StartHTTP(ctx context.Context, opts Options) (*HTTPClient, error) {
 	if opts.HTTP == nil {
-		return nil, &Error{Class: ClassProtocol, Code: "invalid_url", Message: "no server URL given", Definitive: true}
+		return nil, errs.Usage("invalid_url", "no server URL given")
 	}
 	opts.Command = "(http)"
 	if err := opts.setDefaults(); err != nil {
@@ -368,7 +369,7 @@ func (c *HTTPClient) do(ctx context.Context, id int64, method string, params jso
 	if c.Legacy() {
 		e, fatal = c.postLegacy(rctx, body, true)
 	} else {
-		e, fatal = c.postStream(rctx, body, id, ch)
+		e, fatal = c.postStreamMsg(rctx, body, id, ch, method, params)
 	}
 	if e == nil {
 		select {
@@ -446,6 +447,14 @@ func (c *HTTPClient) Notify(method string, params json.RawMessage) error {
 // newRequest builds a request to u with the caller's headers and the
 // transport's own.
 func (c *HTTPClient) newRequest(ctx context.Context, method string, u *url.URL, body []byte, accept string) *http.Request {
+	return c.newMessageRequest(ctx, method, u, body, accept, "", nil)
+}
+
+// newMessageRequest is newRequest for a JSON-RPC request to rpcMethod: in
+// the 2026-07-28 era the method, and the name a tools/call, prompts/get or
+// resources/read addresses, are repeated in Mcp-Method and Mcp-Name (the
+// Go SDK refuses requests without them).
+func (c *HTTPClient) newMessageRequest(ctx context.Context, method string, u *url.URL, body []byte, accept, rpcMethod string, params json.RawMessage) *http.Request {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -472,7 +481,44 @@ func (c *HTTPClient) newRequest(ctx context.Context, method string, u *url.URL, 
 	if v != "" {
 		req.Header.Set("MCP-Protocol-Version", v)
 	}
+	if rpcMethod != "" && IsModernVersion(v) {
+		req.Header.Set("Mcp-Method", headerSafe(rpcMethod))
+		if name := addressedName(rpcMethod, params); name != "" {
+			req.Header.Set("Mcp-Name", headerSafe(name))
+		}
+	}
 	return req
+}
+
+// addressedName is the tool, prompt or resource a request names.
+func addressedName(method string, params json.RawMessage) string {
+	var p struct {
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	}
+	switch method {
+	case "tools/call", "prompts/get":
+		_ = json.Unmarshal(params, &p)
+		return p.Name
+	case "resources/read":
+		_ = json.Unmarshal(params, &p)
+		return p.URI
+	}
+	return ""
+}
+
+// headerSafe is s as a header value: as is when it is printable ASCII
+// without edge blanks, else in the =?base64?…?= form the 2026-07-28
+// HTTP transport defines.
+func headerSafe(s string) string {
+	plain := s != "" && s[0] != ' ' && s[len(s)-1] != ' ' && !(strings.HasPrefix(s, "=?base64?") && strings.HasSuffix(s, "?="))
+	for i := 0; plain && i < len(s); i++ {
+		plain = s[i] >= 0x20 && s[i] <= 0x7e
+	}
+	if plain {
+		return s
+	}
+	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
 }
 
 // send performs req; a transport failure is classified (connect, header
@@ -495,8 +541,7 @@ func (c *HTTPClient) send(req *http.Request) (*http.Response, *Error, bool) {
 			Message: fmt.Sprintf("cannot connect to %s: %v", c.where(), oe.Err)}, true
 	}
 	if strings.Contains(err.Error(), "timeout awaiting response headers") {
-		return nil, &Error{Class: ClassUnavailable, Code: "header_timeout", Delivered: true,
-			Message: fmt.Sprintf("%s sent no response headers within %dms", c.where(), c.h.HeaderTimeout.Milliseconds())}, true
+		return nil, unavailable("header_timeout", "%s sent no response headers within %dms", c.where(), c.h.HeaderTimeout.Milliseconds()).withDelivered(true), true
 	}
 	var te interface{ Timeout() bool }
 	if errors.As(err, &te) && te.Timeout() {
@@ -534,14 +579,16 @@ func (c *HTTPClient) statusError(resp *http.Response, what string) (*Error, bool
 		return &Error{Class: ClassProtocol, Code: "redirect_refused", HTTPStatus: s, Delivered: true,
 			Message: fmt.Sprintf("%s answered %s with a redirect (%d) to %s; clawkit follows no redirect", c.where(), what, s, redact.URL(loc))}, true
 	case s == 404 && hadSession:
-		return &Error{Class: ClassUnavailable, Code: "session_expired", HTTPStatus: s, Delivered: true,
-			Message: fmt.Sprintf("the server no longer knows this session (404 to %s)%s", what, detail)}, true
+		e := unavailable("session_expired", "the server no longer knows this session (404 to %s)%s", what, detail).withDelivered(true)
+		e.HTTPStatus = s
+		return e, true
 	case s == 401 || s == 403:
 		return &Error{Class: ClassProtocol, Code: "http_unauthorized", HTTPStatus: s, Definitive: true,
 			Message: fmt.Sprintf("%s refused %s: HTTP %d%s", c.where(), what, s, detail)}, true
 	case s >= 500 || s == 429 || s == 408:
-		return &Error{Class: ClassUnavailable, Code: "http_status", HTTPStatus: s, Delivered: true,
-			Message: fmt.Sprintf("%s answered %s with HTTP %d%s", c.where(), what, s, detail)}, false
+		e := unavailable("http_status", "%s answered %s with HTTP %d%s", c.where(), what, s, detail).withDelivered(true)
+		e.HTTPStatus = s
+		return e, false
 	}
 	return &Error{Class: ClassProtocol, Code: "http_status", HTTPStatus: s,
 		Message: fmt.Sprintf("%s answered %s with HTTP %d%s", c.where(), what, s, detail)}, false
@@ -565,11 +612,15 @@ func rpcErrorMessage(b []byte) string {
 // messages are dispatched until ch holds the answer. The bool says
 // whether the failure retires the connection.
 func (c *HTTPClient) postStream(ctx context.Context, body []byte, id int64, ch chan reply) (*Error, bool) {
+	return c.postStreamMsg(ctx, body, id, ch, "", nil)
+}
+
+func (c *HTTPClient) postStreamMsg(ctx context.Context, body []byte, id int64, ch chan reply, rpcMethod string, params json.RawMessage) (*Error, bool) {
 	what := "a notification"
 	if id >= 0 {
 		what = "a request"
 	}
-	req := c.newRequest(ctx, http.MethodPost, c.base, body, "application/json, text/event-stream")
+	req := c.newMessageRequest(ctx, http.MethodPost, c.base, body, "application/json, text/event-stream", rpcMethod, params)
 	resp, e, fatal := c.send(req)
 	if e != nil {
 		if ctx.Err() != nil {
@@ -666,11 +717,10 @@ func (c *HTTPClient) readError(err error, ctx context.Context) *Error {
 	var le *sse.LimitError
 	switch {
 	case errors.Is(err, errTotalBytes):
-		return &Error{Class: ClassProtocol, Code: "response_too_large", Delivered: true,
+		return &Error{Class: ClassProtocol, Code: "response_cap_exceeded", Delivered: true,
 			Message: fmt.Sprintf("the server sent more than %d bytes on this connection (--max-response-bytes)", c.h.MaxResponseBytes)}
 	case errors.Is(err, errIdle):
-		return &Error{Class: ClassUnavailable, Code: "idle_timeout", Delivered: true,
-			Message: fmt.Sprintf("the server's stream was idle for %dms", c.h.IdleTimeout.Milliseconds())}
+		return unavailable("idle_timeout", "the server's stream was idle for %dms", c.h.IdleTimeout.Milliseconds()).withDelivered(true)
 	case errors.As(err, &le) && errors.Is(err, sse.ErrLineTooLong):
 		return &Error{Class: ClassProtocol, Code: "sse_line_too_long", Delivered: true,
 			Message: fmt.Sprintf("an SSE line exceeded %d bytes", le.Limit)}
@@ -678,10 +728,9 @@ func (c *HTTPClient) readError(err error, ctx context.Context) *Error {
 		return &Error{Class: ClassProtocol, Code: "frame_too_large", Delivered: true,
 			Message: fmt.Sprintf("an SSE event exceeded the frame-size limit (%d bytes)", le.Limit)}
 	case ctx != nil && ctx.Err() != nil:
-		return &Error{Class: ClassUnavailable, Code: "request_timeout", Delivered: true, Message: "interrupted"}
+		return unavailable("request_timeout", "interrupted").withDelivered(true)
 	}
-	return &Error{Class: ClassUnavailable, Code: "stream_ended", Delivered: true,
-		Message: fmt.Sprintf("the server's stream failed: %v", err)}
+	return unavailable("stream_ended", "the server's stream failed: %v", err).withDelivered(true)
 }
 
 var (
@@ -759,8 +808,7 @@ func (c *HTTPClient) readStream(ctx context.Context, body io.ReadCloser, ch chan
 				if ch == nil {
 					return nil, false
 				}
-				return &Error{Class: ClassUnavailable, Code: "stream_ended", Delivered: true,
-					Message: "the server ended its stream before it answered the request"}, false
+				return unavailable("stream_ended", "the server ended its stream before it answered the request").withDelivered(true), false
 			}
 			if ctx.Err() != nil && !errors.Is(err, errIdle) {
 				return nil, false
@@ -943,7 +991,7 @@ func (c *HTTPClient) openLegacy(ctx context.Context, deadline time.Time) *Error 
 				if c.bg.Err() == nil {
 					e := c.readError(err, nil)
 					if errors.Is(err, io.EOF) {
-						e = &Error{Class: ClassUnavailable, Code: "stream_ended", Delivered: true, Message: "the server closed its SSE stream"}
+						e = unavailable("stream_ended", "the server closed its SSE stream").withDelivered(true)
 					}
 					c.retire(e)
 				}
@@ -1096,7 +1144,7 @@ func (c *HTTPClient) probe(ctx context.Context, deadline time.Time) (json.RawMes
 	if c.Legacy() {
 		e, fatal = c.postLegacy(rctx, body, true)
 	} else {
-		e, fatal = c.postStream(rctx, body, id, ch)
+		e, fatal = c.postStreamMsg(rctx, body, id, ch, "server/discover", nil)
 	}
 	select {
 	case r := <-ch:
@@ -1138,7 +1186,20 @@ type Conn interface {
 	RequestTimeout(ctx context.Context, method string, params json.RawMessage, timeout time.Duration) (json.RawMessage, error)
 	ServerInfo() Implementation
 	Negotiated() Negotiated
+	// Transport is "stdio", "streamable" or "sse".
+	Transport() string
 	Stop() (*CleanupResult, error)
+}
+
+// Transport is "stdio".
+func (c *Client) Transport() string { return "stdio" }
+
+// Transport is TransportStreamable or TransportSSE (the legacy one).
+func (c *HTTPClient) Transport() string {
+	if c.Legacy() {
+		return TransportSSE
+	}
+	return TransportStreamable
 }
 
 // Connect starts a server over stdio, or connects to opts.HTTP.URL.
@@ -1164,19 +1225,16 @@ func Connect(ctx context.Context, opts Options) (Conn, error) {
 func ParseHeaderSpec(spec string) (name, profile string, err error) {
 	n, v, ok := strings.Cut(spec, "=")
 	if !ok || n == "" || !validToken(n) {
-		return "", "", &Error{Class: ClassProtocol, Code: "invalid_header", Definitive: true,
-			Message: fmt.Sprintf("--header %s: expected NAME=@PROFILE", redact.Values(spec, v)),
-			Hint:    "e.g. --header Authorization=@my-bearer-profile (clawkit auth add my-bearer-profile --provider mcp --kind bearer --api-key-stdin)"}
+		return "", "", errs.Usage("invalid_header", "--header %s: expected NAME=@PROFILE", termsafe.Text(redact.Values(spec, v))).
+			WithHint("e.g. --header Authorization=@my-bearer-profile (clawkit auth add my-bearer-profile --provider mcp --kind bearer --api-key-stdin)")
 	}
 	if !strings.HasPrefix(v, "@") || len(v) < 2 {
-		return "", "", &Error{Class: ClassProtocol, Code: "invalid_header", Definitive: true,
-			Message: fmt.Sprintf("--header %s: header values come from auth profiles (NAME=@PROFILE), never from the command line", n),
-			Hint:    "store the value: clawkit auth add PROFILE --provider mcp --kind header --api-key-stdin, then --header " + n + "=@PROFILE"}
+		return "", "", errs.Usage("invalid_header", "--header %s: header values come from auth profiles (NAME=@PROFILE), never from the command line", n).
+			WithHint("store the value: clawkit auth add PROFILE --provider mcp --kind header --api-key-stdin, then --header %s=@PROFILE", n)
 	}
 	switch http.CanonicalHeaderKey(n) {
 	case "Host", "Content-Type", "Content-Length", "Accept", "Mcp-Session-Id", "Mcp-Protocol-Version", "Connection", "Transfer-Encoding", "Last-Event-Id", "Te", "Upgrade":
-		return "", "", &Error{Class: ClassProtocol, Code: "invalid_header", Definitive: true,
-			Message: fmt.Sprintf("--header %s: the transport sets this header itself", n)}
+		return "", "", errs.Usage("invalid_header", "--header %s: the transport sets this header itself", n)
 	}
 	return n, v[1:], nil
 }

@@ -76,6 +76,7 @@ type CallReport struct {
 	Result        json.RawMessage `json:"result"`
 	ServerInfo    Implementation  `json:"serverInfo"`
 	Protocol      Negotiated      `json:"protocol"`
+	Transport     string          `json:"transport"`
 	CleanupResult *CleanupResult  `json:"cleanupResult,omitempty"`
 	Timings       Timings         `json:"timings"`
 }
@@ -94,7 +95,7 @@ func Call(ctx context.Context, opts Options, method string, params json.RawMessa
 	t2 := time.Now()
 	cr, serr := c.Stop()
 	rep := &CallReport{
-		Result: res, ServerInfo: c.ServerInfo(), Protocol: c.Negotiated(), CleanupResult: cr,
+		Result: res, ServerInfo: c.ServerInfo(), Protocol: c.Negotiated(), Transport: c.Transport(), CleanupResult: cr,
 		Timings: Timings{StartupMs: t1.Sub(t0).Milliseconds(), RequestMs: t2.Sub(t1).Milliseconds(), StopMs: time.Since(t2).Milliseconds()},
 	}
 	if rerr != nil {
@@ -134,6 +135,7 @@ type SessionError struct {
 type SessionReport struct {
 	ServerInfo    Implementation `json:"serverInfo"`
 	Protocol      Negotiated     `json:"protocol"`
+	Transport     string         `json:"transport"`
 	Requests      int            `json:"requests"`
 	Errors        int            `json:"errors"`
 	CleanupResult *CleanupResult `json:"cleanupResult,omitempty"`
@@ -185,7 +187,7 @@ func Session(ctx context.Context, opts Options, in io.Reader, emit func(SessionR
 	if err != nil {
 		return nil, Coded(err)
 	}
-	rep := &SessionReport{ServerInfo: c.ServerInfo(), Protocol: c.Negotiated()}
+	rep := &SessionReport{ServerInfo: c.ServerInfo(), Protocol: c.Negotiated(), Transport: c.Transport()}
 	runErr := func() error {
 		sc := bufio.NewScanner(in)
 		sc.Buffer(make([]byte, 64<<10), opts.MaxFrameBytes+1)

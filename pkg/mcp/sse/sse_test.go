@@ -28,7 +28,7 @@ func all(t testing.TB, in string, maxLine, maxData int) ([]ev, error) {
 func TestEvents(t *testing.T) {
 	for _, tc := range []struct {
 		name, in string
-		want []ev
+		want     []ev
 	}{
 		{"one", "data: {}\n\n", []ev{{"", "{}", ""}}},
 		{"typed with id", "event: endpoint\nid: 7\ndata: /messages?s=1\n\n", []ev{{"endpoint", "/messages?s=1", "7"}}},
