@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/clawkit/clawkit/pkg/mcp"
 	"github.com/clawkit/clawkit/pkg/mcp/mcpfake"
@@ -33,6 +35,10 @@ func mcpKit() scriptKit {
 			"mcpfeed":      mcpFeed,
 			"mcpclient":    mcpClient,
 			"mcpwithin":    mcpWithin,
+		},
+		cmds: map[string]scriptCmd{
+			"free-port":  cmdFreePort,
+			"await-port": cmdAwaitPort,
 		},
 		conditions: map[string]func() (bool, error){
 			// Real MCP servers from the npm registry (peers/package.json), one
@@ -304,4 +310,42 @@ func mcpSDKClient() {
 		os.Exit(1)
 	}
 	fmt.Println("closed")
+}
+
+// free-port VAR: sets VAR to a TCP port on 127.0.0.1 that was free a
+// moment ago, for a peer server that takes its port from the environment
+// (server-everything's PORT). The port is released before the command
+// returns, so another process may take it first: the peer then fails to
+// start and await-port says so.
+func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: free-port VAR")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	ts.Check(ln.Close())
+	ts.Setenv(args[0], port)
+}
+
+// await-port PORT TIMEOUT: waits until 127.0.0.1:PORT accepts a
+// connection (a background server is ready), or fails after TIMEOUT.
+func cmdAwaitPort(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: await-port PORT TIMEOUT")
+	}
+	d, err := time.ParseDuration(args[1])
+	ts.Check(err)
+	deadline := time.Now().Add(d)
+	for {
+		c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", args[0]), time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("nothing listens on 127.0.0.1:%s after %s: %v", args[0], d, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

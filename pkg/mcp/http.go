@@ -183,7 +183,13 @@ func StartHTTP(ctx context.Context, opts Options) (*HTTPClient, error) {
 		answers: make(chan struct{}, maxServerRequestsInFlight),
 	}
 	for _, vs := range h.Header {
-		c.secrets = append(c.secrets, vs...)
+		for _, v := range vs {
+			// A server may echo the token without its scheme.
+			c.secrets = append(c.secrets, v)
+			if _, tok, ok := strings.Cut(v, " "); ok {
+				c.secrets = append(c.secrets, tok)
+			}
+		}
 	}
 	c.bg, c.bgCancel = context.WithCancel(context.Background())
 	deadline := time.Now().Add(opts.StartupTimeout)

@@ -28,6 +28,7 @@ var HTTPModes = map[string]string{
 	"huge-event":      "tools/call: one SSE event of 1 GiB of data lines, streamed",
 	"huge-json":       "tools/call: a JSON body of 1 GiB, streamed",
 	"slowloris":       "tools/call: an SSE stream that trickles one comment byte every 50ms, forever",
+	"silent-stream":   "tools/call: SSE headers, then nothing, ever",
 	"slow-headers":    "tools/call: no response headers, ever",
 	"wrong-ctype":     "tools/call: 200 with Content-Type text/html",
 	"session-change":  "tools/call: answered under another Mcp-Session-Id",
@@ -273,6 +274,12 @@ func (f *hostileHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			flusher.Flush()
+		}
+	case "silent-stream":
+		sseStart()
+		select {
+		case <-ctx.Done():
+		case <-time.After(10 * time.Minute):
 		}
 	case "slow-headers":
 		select {
