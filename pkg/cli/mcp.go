@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf16"
@@ -15,6 +18,7 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/auth"
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/mcp"
 	"github.com/clawkit/clawkit/pkg/termsafe"
 )
@@ -403,7 +407,25 @@ type MCPProxyCmd struct {
 	ProtocolVersion string        `help:"auto: ask the server server/discover before relaying and report the era it speaks (2026-07-28, or legacy); a 2026-07-28-era version: the server must list it, else fail before relaying; a legacy version: no probe, the client's initialize negotiates." default:"auto"`
 	ProbeTimeout    time.Duration `help:"With --protocol-version auto: how long to wait for the answer to server/discover once the server has read it; then relay as legacy." default:"3s"`
 	StartupTimeout  time.Duration `help:"Bound of the whole probe, spawn included (auto: then relay as legacy)." default:"10s"`
-	Command         []string      `arg:"" optional:"" passthrough:"" name:"command" help:"Server command and arguments (after --)."`
+	MCPListenFlags
+	Command []string `arg:"" optional:"" passthrough:"" name:"command" help:"Server command and arguments (after --)."`
+}
+
+// MCPListenFlags serve the server over HTTP (docs/mcp.md, "mcp proxy
+// --listen").
+type MCPListenFlags struct {
+	Listen         string        `help:"Serve the server over Streamable HTTP on this address (e.g. 127.0.0.1:8080; port 0: any free port), one server process tree per MCP session." placeholder:"HOST:PORT"`
+	NoAuth         bool          `name:"no-auth" help:"With --listen on a loopback address only: serve without the bearer token."`
+	AllowOrigin    []string      `help:"With --listen: also accept requests whose Origin is this (repeatable); the proxy's own loopback origins are always accepted, any other is refused." placeholder:"ORIGIN" sep:"none"`
+	MaxSessions    int           `help:"With --listen: most MCP sessions (server processes) at once; one more is refused with 503." default:"16"`
+	IdleTimeout    time.Duration `help:"With --listen: end a session with no request and no open stream for this long." default:"10m"`
+	RequestTimeout time.Duration `help:"With --listen: longest wait for the server's answer to one request; then the client gets a timeout error (-32001)." default:"60s"`
+	MaxBodyBytes   int64         `help:"With --listen: largest request body (default: --max-frame-bytes)." placeholder:"BYTES"`
+	MaxHeaderBytes int           `help:"With --listen: largest request header block." default:"16384" placeholder:"BYTES"`
+	Rate           float64       `help:"With --listen: requests per second a session may make (a token bucket of --burst); more get 429." default:"100"`
+	Burst          int           `help:"With --listen: the rate limit's burst." default:"200"`
+	SSE            bool          `name:"sse" help:"With --listen: also serve the legacy HTTP+SSE transport of 2024-11-05 (GET /sse, POST /message)."`
+	ReadyFile      string        `help:"With --listen: once listening, write 'URL TOKENFILE' to this file (for scripts)." placeholder:"PATH"`
 }
 
 func (c *MCPProxyCmd) Run(ctx context.Context, env *Env, out *Output) error {
@@ -425,6 +447,12 @@ func (c *MCPProxyCmd) Run(ctx context.Context, env *Env, out *Output) error {
 		return errs.Usage("usage", "--protocol-version must not be empty")
 	}
 	c.Command = serverCommand(c.Command)
+	if c.Listen != "" {
+		return c.runListen(ctx, env, out)
+	}
+	if c.NoAuth || len(c.AllowOrigin) > 0 || c.SSE || c.ReadyFile != "" {
+		return errs.Usage("usage", "--no-auth, --allow-origin, --sse and --ready-file apply to --listen only")
+	}
 	if c.Connect != "" {
 		if len(c.Command) > 0 || len(c.Env) > 0 || len(c.EnvPass) > 0 || c.Dir != "" {
 			return errs.Usage("usage", "--connect relays to a running service: a server command, --env, --env-pass and --dir do not apply").
@@ -495,4 +523,124 @@ func proxyConnectedLine(s mcp.Implementation, n mcp.Negotiated) string {
 		how += " (--protocol-version " + n.Version + ", not probed)"
 	}
 	return how + "; relaying as is, the client's initialize negotiates the revision"
+}
+
+// runListen is mcp proxy --listen: the server behind an HTTP front.
+func (c *MCPProxyCmd) runListen(ctx context.Context, env *Env, out *Output) error {
+	if c.Connect != "" {
+		return errs.Usage("usage", "--listen starts a server per session: --connect does not apply").WithHint("use --listen ADDR -- CMD…")
+	}
+	if len(c.Command) == 0 || c.Command[0] == "" {
+		return errs.Usage("usage", "no server command given").WithHint("use clawkit mcp proxy --listen 127.0.0.1:8080 -- CMD…")
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return errs.Usage("invalid_listen", "--listen %s: expected HOST:PORT", termsafe.Text(c.Listen)).WithHint("e.g. --listen 127.0.0.1:8080")
+	}
+	loopback := mcp.IsLoopbackAddr(c.Listen)
+	if c.NoAuth && !loopback {
+		return errs.Usage("invalid_listen", "--no-auth is allowed only on a loopback address (127.0.0.1, ::1, localhost), not %s", termsafe.Text(c.Listen)).
+			WithHint("keep the bearer token, or listen on 127.0.0.1")
+	}
+	for _, p := range []struct {
+		name string
+		v    int64
+	}{{"--max-sessions", int64(c.MaxSessions)}, {"--idle-timeout", int64(c.IdleTimeout)}, {"--request-timeout", int64(c.RequestTimeout)}, {"--max-header-bytes", int64(c.MaxHeaderBytes)}, {"--burst", int64(c.Burst)}} {
+		if err := positive(p.name, p.v); err != nil {
+			return err
+		}
+	}
+	if c.Rate <= 0 || c.MaxBodyBytes < 0 {
+		return errs.Usage("usage", "--rate and --max-body-bytes must be positive")
+	}
+	menv, err := mcp.BuildEnv(c.Env, c.EnvPass, os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	o := mcp.ListenOptions{
+		Addr: c.Listen, NoAuth: c.NoAuth, AllowOrigins: c.AllowOrigin, MaxSessions: c.MaxSessions,
+		IdleTimeout: c.IdleTimeout, MaxBodyBytes: c.MaxBodyBytes, MaxHeaderBytes: c.MaxHeaderBytes,
+		RatePerSecond: c.Rate, RateBurst: c.Burst, MaxFrame: c.MaxFrameBytes, MaxPending: c.MaxPending,
+		RequestTimeout: c.RequestTimeout, LegacySSE: c.SSE,
+		OnEvent: func(format string, args ...any) { out.Warnf("proxy: "+format, args...) },
+	}
+	var tokenFile string
+	var listenErr error
+	if !c.NoAuth {
+		o.Token = mcp.NewToken()
+	}
+	o.OnListening = func(url string) {
+		if !c.NoAuth {
+			h, err := env.HomeDir()
+			if err == nil {
+				err = h.Ensure()
+			}
+			if err == nil {
+				port := "0"
+				if u, perr := neturl.Parse(url); perr == nil {
+					port = u.Port()
+				}
+				tokenFile = filepath.Join(h.Dir, "mcp-proxy-"+port+".token")
+				err = fsx.WriteFile(tokenFile, []byte(o.Token+"\n"), 0o600)
+			}
+			if err != nil {
+				listenErr = errs.Failed("token_write_failed", "cannot write the proxy's token file: %v", err)
+				tokenFile = ""
+			}
+		}
+		if out.JSON {
+			b, _ := json.Marshal(struct {
+				Event     string `json:"event"`
+				URL       string `json:"url"`
+				TokenFile string `json:"tokenFile,omitempty"`
+			}{"proxy_listening", url, tokenFile})
+			fmt.Fprintf(out.Stdout, "%s\n", b)
+		} else if tokenFile != "" {
+			out.Warnf("proxy: listening on %s; the bearer token is in %s", url, tokenFile)
+		} else {
+			out.Warnf("proxy: listening on %s without authentication (--no-auth, loopback only)", url)
+		}
+		if c.ReadyFile != "" {
+			line := url
+			if tokenFile != "" {
+				line += " " + tokenFile
+			}
+			_ = fsx.WriteFile(c.ReadyFile, []byte(line+"\n"), 0o644)
+		}
+	}
+	spec := mcp.ProcessSpec{
+		Command: c.Command[0], Args: c.Command[1:], Env: menv, Dir: c.Dir,
+		StderrTee: out.Stderr, Subreaper: true,
+		EOFGrace: c.StopGrace, TermGrace: c.StopGrace,
+	}
+	// A failure to publish the token ends the run before any session.
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	inner := o.OnListening
+	o.OnListening = func(url string) {
+		inner(url)
+		if listenErr != nil {
+			cancel()
+		}
+	}
+	rep, err := mcp.ServeHTTP(lctx, spec, o)
+	if tokenFile != "" {
+		// The token is good for this run only.
+		_ = os.Remove(tokenFile)
+	}
+	if listenErr != nil {
+		return listenErr
+	}
+	if err != nil {
+		return mcp.Coded(err)
+	}
+	if out.JSON {
+		b, _ := json.Marshal(struct {
+			Event string `json:"event"`
+			*mcp.ListenReport
+		}{"proxy_stopped", rep})
+		fmt.Fprintf(out.Stdout, "%s\n", b)
+	} else {
+		out.Warnf("proxy: stopped after %d sessions (%d refused at --max-sessions); every server process is gone", rep.Sessions, rep.Refused)
+	}
+	return nil
 }
