@@ -418,7 +418,7 @@ type MCPListenFlags struct {
 	NoAuth         bool          `name:"no-auth" help:"With --listen on a loopback address only: serve without the bearer token."`
 	AllowOrigin    []string      `help:"With --listen: also accept requests whose Origin is this (repeatable); the proxy's own loopback origins are always accepted, any other is refused." placeholder:"ORIGIN" sep:"none"`
 	MaxSessions    int           `help:"With --listen: most MCP sessions (server processes) at once; one more is refused with 503." default:"16"`
-	IdleTimeout    time.Duration `help:"With --listen: end a session with no request and no open stream for this long." default:"10m"`
+	IdleTimeout    time.Duration `help:"With --listen: end a session with no request in flight and none new for this long (an open GET stream does not keep it)." default:"10m"`
 	RequestTimeout time.Duration `help:"With --listen: longest wait for the server's answer to one request; then the client gets a timeout error (-32001)." default:"60s"`
 	MaxBodyBytes   int64         `help:"With --listen: largest request body (default: --max-frame-bytes)." placeholder:"BYTES"`
 	MaxHeaderBytes int           `help:"With --listen: largest request header block." default:"16384" placeholder:"BYTES"`

@@ -48,8 +48,8 @@ type ListenOptions struct {
 	// own loopback origins.
 	AllowOrigins []string
 	MaxSessions  int
-	// IdleTimeout ends a session that had no request and no open stream
-	// for this long.
+	// IdleTimeout ends a session that had no request in flight and none
+	// new for this long (an open GET stream does not count).
 	IdleTimeout time.Duration
 	// MaxBodyBytes bounds a request body (default MaxFrame).
 	MaxBodyBytes   int64
@@ -66,11 +66,16 @@ type ListenOptions struct {
 	// RequestTimeout bounds the child's answer to one request; past it the
 	// client gets a JSON-RPC timeout error (-32001).
 	RequestTimeout time.Duration
+	// HeaderTimeout bounds reading a request's headers (a slowloris
+	// client); default 10 s.
+	HeaderTimeout time.Duration
 	// LegacySSE also serves the 2024-11-05 transport (GET /sse, POST
 	// /message?sessionId=…).
 	LegacySSE bool
 	// OnListening is called once the listener accepts connections.
 	OnListening func(url string)
+	// inspect, set by this package's tests, sees the proxy as it starts.
+	inspect func(*httpProxy)
 	// OnEvent receives one line per session event (opened, closed, reaped,
 	// refused), for the operator's log; never a token.
 	OnEvent func(format string, args ...any)
@@ -112,6 +117,9 @@ func (o *ListenOptions) setDefaults() {
 	}
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.HeaderTimeout <= 0 {
+		o.HeaderTimeout = proxyReadHeaderTimeout
 	}
 }
 
@@ -188,6 +196,9 @@ func ServeHTTP(ctx context.Context, spec ProcessSpec, o ListenOptions) (*ListenR
 	}
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	p := &httpProxy{spec: spec, o: o, port: port, sessions: map[string]*proxySession{}}
+	if o.inspect != nil {
+		o.inspect(p)
+	}
 	// Connections beyond what the sessions can use wait in the kernel's
 	// backlog: a flood of idle (slowloris) connections cannot exhaust us.
 	ln = &limitListener{Listener: ln, sem: make(chan struct{}, 4*o.MaxSessions+32)}
@@ -199,8 +210,8 @@ func ServeHTTP(ctx context.Context, spec ProcessSpec, o ListenOptions) (*ListenR
 	}
 	srv := &http.Server{
 		Handler:           mux,
-		ReadHeaderTimeout: proxyReadHeaderTimeout,
-		ReadTimeout:       proxyReadTimeout,
+		ReadHeaderTimeout: o.HeaderTimeout,
+		ReadTimeout:       max(proxyReadTimeout, o.HeaderTimeout),
 		IdleTimeout:       90 * time.Second,
 		MaxHeaderBytes:    o.MaxHeaderBytes,
 		ErrorLog:          nil,
@@ -273,7 +284,9 @@ func (p *httpProxy) reap(stop <-chan struct{}) {
 		p.mu.Lock()
 		for _, s := range p.sessions {
 			s.mu.Lock()
-			if len(s.waiters) == 0 && len(s.streams) == 0 && s.get == nil && time.Since(s.lastActive) > p.o.IdleTimeout {
+			// An open GET stream alone does not keep a session: a client
+			// that went away without closing it must not pin a server.
+			if len(s.waiters) == 0 && len(s.streams) == 0 && time.Since(s.lastActive) > p.o.IdleTimeout {
 				idle = append(idle, s)
 			}
 			s.mu.Unlock()
@@ -873,9 +886,14 @@ func (c *limitConn) Close() error {
 	return err
 }
 
-// sessionCount is for tests: the sessions open now.
-func (p *httpProxy) sessionCount() int {
+// SessionPids is the pids (= process groups) of the sessions' servers
+// running now (for tests and diagnostics).
+func (p *httpProxy) SessionPids() []int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return len(p.sessions)
+	var out []int
+	for _, s := range p.sessions {
+		out = append(out, s.proc.Pid())
+	}
+	return out
 }
