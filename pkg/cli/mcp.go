@@ -2,15 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	neturl "net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf16"
@@ -425,7 +423,7 @@ type MCPListenFlags struct {
 	Rate           float64       `help:"With --listen: requests per second a session may make (a token bucket of --burst); more get 429." default:"100"`
 	Burst          int           `help:"With --listen: the rate limit's burst." default:"200"`
 	SSE            bool          `name:"sse" help:"With --listen: also serve the legacy HTTP+SSE transport of 2024-11-05 (GET /sse, POST /message)."`
-	ReadyFile      string        `help:"With --listen: once listening, write 'URL TOKENFILE' to this file (for scripts)." placeholder:"PATH"`
+	ReadyFile      string        `help:"With --listen: once listening, write 'URL TOKENFILE' to this file (TOKENFILE - with --no-auth; with --sse a third field, the legacy stream's URL), for scripts." placeholder:"PATH"`
 }
 
 func (c *MCPProxyCmd) Run(ctx context.Context, env *Env, out *Output) error {
@@ -533,13 +531,8 @@ func (c *MCPProxyCmd) runListen(ctx context.Context, env *Env, out *Output) erro
 	if len(c.Command) == 0 || c.Command[0] == "" {
 		return errs.Usage("usage", "no server command given").WithHint("use clawkit mcp proxy --listen 127.0.0.1:8080 -- CMD…")
 	}
-	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-		return errs.Usage("invalid_listen", "--listen %s: expected HOST:PORT", termsafe.Text(c.Listen)).WithHint("e.g. --listen 127.0.0.1:8080")
-	}
-	loopback := mcp.IsLoopbackAddr(c.Listen)
-	if c.NoAuth && !loopback {
-		return errs.Usage("invalid_listen", "--no-auth is allowed only on a loopback address (127.0.0.1, ::1, localhost), not %s", termsafe.Text(c.Listen)).
-			WithHint("keep the bearer token, or listen on 127.0.0.1")
+	if err := mcp.CheckListen(c.Listen, c.NoAuth); err != nil {
+		return err
 	}
 	for _, p := range []struct {
 		name string
@@ -575,15 +568,10 @@ func (c *MCPProxyCmd) runListen(ctx context.Context, env *Env, out *Output) erro
 				err = h.Ensure()
 			}
 			if err == nil {
-				port := "0"
-				if u, perr := neturl.Parse(url); perr == nil {
-					port = u.Port()
-				}
-				tokenFile = filepath.Join(h.Dir, "mcp-proxy-"+port+".token")
-				err = fsx.WriteFile(tokenFile, []byte(o.Token+"\n"), 0o600)
+				tokenFile, err = mcp.WriteTokenFile(h.Dir, url, o.Token)
 			}
 			if err != nil {
-				listenErr = errs.Failed("token_write_failed", "cannot write the proxy's token file: %v", err)
+				listenErr = err
 				tokenFile = ""
 			}
 		}
@@ -600,9 +588,11 @@ func (c *MCPProxyCmd) runListen(ctx context.Context, env *Env, out *Output) erro
 			out.Warnf("proxy: listening on %s without authentication (--no-auth, loopback only)", url)
 		}
 		if c.ReadyFile != "" {
-			line := url
-			if tokenFile != "" {
-				line += " " + tokenFile
+			// URL, the token file ("-" without one), and with --sse the
+			// legacy stream's URL.
+			line := url + " " + cmp.Or(tokenFile, "-")
+			if c.SSE {
+				line += " " + strings.TrimSuffix(url, "/mcp") + "/sse"
 			}
 			_ = fsx.WriteFile(c.ReadyFile, []byte(line+"\n"), 0o644)
 		}

@@ -96,3 +96,15 @@ const (
 	// CodeStreamEnded: (see the message)
 	CodeStreamEnded errs.Code = "stream_ended"
 )
+
+const (
+	// CodeListenFailed: (see the message)
+	CodeListenFailed errs.Code = "listen_failed"
+	// CodeTokenWriteFailed: cannot write the proxy's token file …: …
+	CodeTokenWriteFailed errs.Code = "token_write_failed"
+)
+
+const (
+	// CodeInvalidListen: --listen …: expected HOST:PORT
+	CodeInvalidListen errs.Code = "invalid_listen"
+)

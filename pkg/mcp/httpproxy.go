@@ -17,9 +17,14 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
+	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
 // Defaults of ListenOptions (docs/mcp.md, "Limits").
@@ -896,4 +901,33 @@ func (p *httpProxy) SessionPids() []int {
 		out = append(out, s.proc.Pid())
 	}
 	return out
+}
+
+// WriteTokenFile publishes the proxy's bearer token in home, mode 0600, as
+// mcp-proxy-PORT.token (PORT from the listening URL), and returns its
+// path. The token is printed nowhere: clients read the file.
+func WriteTokenFile(home, listenURL, token string) (string, error) {
+	port := "0"
+	if u, err := url.Parse(listenURL); err == nil && u.Port() != "" {
+		port = u.Port()
+	}
+	path := filepath.Join(home, "mcp-proxy-"+port+".token")
+	if err := fsx.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
+		return "", errs.Failed("token_write_failed", "cannot write the proxy's token file %s: %v", path, err)
+	}
+	return path, nil
+}
+
+// CheckListen checks --listen ADDR: HOST:PORT, and serving without the
+// token (noAuth) only on a loopback address, where no other machine can
+// reach the proxy.
+func CheckListen(addr string, noAuth bool) error {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return errs.Usage("invalid_listen", "--listen %s: expected HOST:PORT", termsafe.Text(addr)).WithHint("e.g. --listen 127.0.0.1:8080")
+	}
+	if noAuth && !IsLoopbackAddr(addr) {
+		return errs.Usage("invalid_listen", "--no-auth is allowed only on a loopback address (127.0.0.1, ::1, localhost), not %s", termsafe.Text(addr)).
+			WithHint("keep the bearer token, or listen on 127.0.0.1")
+	}
+	return nil
 }
