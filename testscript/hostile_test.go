@@ -355,6 +355,7 @@ func hostileCatalogue() []hostileCase {
 		// error message (mcp_hostile_text.txtar checks the escaping).
 		hostileCase{name: "mcp/forged-error-line", args: []string{"mcp", "call", "--method", "tools/call", "--params", `{"name":"notify"}`, "--", "mcpfake", "forge"}, exit: 1, code: "rpc_error"},
 	)
+	add(mcpHTTPHostileCases()...)
 
 	// 6. Configuration paths and session identifiers.
 	add(
