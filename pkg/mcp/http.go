@@ -461,15 +461,18 @@ func (c *HTTPClient) newRequest(ctx context.Context, method string, u *url.URL, 
 // resources/read addresses, are repeated in Mcp-Method and Mcp-Name (the
 // Go SDK refuses requests without them).
 func (c *HTTPClient) newMessageRequest(ctx context.Context, method string, u *url.URL, body []byte, accept, rpcMethod string, params json.RawMessage) *http.Request {
-	var rd io.Reader
+	// Built directly rather than from u.String(): no URL is parsed again
+	// for every message.
+	uc := *u
+	req := (&http.Request{Method: method, URL: &uc, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: make(http.Header, len(c.h.Header)+4), Host: u.Host}).WithContext(ctx)
 	if body != nil {
-		rd = bytes.NewReader(body)
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.ContentLength = int64(len(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	}
-	req, _ := http.NewRequestWithContext(ctx, method, u.String(), rd)
 	for k, vs := range c.h.Header {
-		for _, v := range vs {
-			req.Header.Add(k, v)
-		}
+		req.Header[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -670,11 +673,24 @@ func (c *HTTPClient) postStreamMsg(ctx context.Context, body []byte, id int64, c
 			return protocolErr("invalid_response_id", "the server's JSON answer is not the response to request %d", id).withDelivered(true), true
 		}
 	case "text/event-stream":
-		return c.readStream(ctx, resp.Body, ch, true)
+		e, fatal := c.readStream(ctx, resp.Body, ch, true)
+		if e == nil {
+			drain(resp.Body)
+		}
+		return e, fatal
 	default:
 		return &Error{Class: ClassProtocol, Code: "bad_content_type", Delivered: true,
 			Message: fmt.Sprintf("%s answered with Content-Type %q; expected application/json or text/event-stream", c.where(), clip([]byte(resp.Header.Get("Content-Type")), 80))}, true
 	}
+}
+
+// drain reads what is left of an answered stream, which servers end right
+// after the answer, so that the connection is kept for the next request;
+// a stream that goes on is closed after a short bound instead.
+func drain(body io.ReadCloser) {
+	t := time.AfterFunc(50*time.Millisecond, func() { _ = body.Close() })
+	_, _ = io.CopyN(io.Discard, body, maxSmallBody)
+	t.Stop()
 }
 
 func mediaType(resp *http.Response) string {

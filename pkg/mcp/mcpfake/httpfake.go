@@ -21,6 +21,7 @@ import (
 // opening is correct and whose answer to tools/call is not.
 var HTTPModes = map[string]string{
 	"gosdk":           "the Go SDK's Streamable HTTP handler serving tools echo, add and slow, a prompt greet and a resource mem://hello",
+	"gosdk-json":      "the same, answering each request with one JSON body instead of an SSE stream",
 	"gosdk-stateless": "the same, stateless (no Mcp-Session-Id, no GET stream)",
 	"gosdk-sse":       "the same over the Go SDK's legacy HTTP+SSE handler (2024-11-05 transport)",
 	"echo":            "a hand-written Streamable HTTP server: initialize assigns a session, tools/call echo answers as SSE with a notification first",
@@ -116,6 +117,9 @@ func HTTPHandler(mode, addr string) (http.Handler, string) {
 	case "gosdk":
 		s := SDKServer()
 		return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil), "/mcp"
+	case "gosdk-json":
+		s := SDKServer()
+		return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{JSONResponse: true}), "/mcp"
 	case "gosdk-stateless":
 		s := SDKServer()
 		return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{Stateless: true}), "/mcp"
