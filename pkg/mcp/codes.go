@@ -108,3 +108,8 @@ const (
 	// CodeInvalidListen: --listen …: expected HOST:PORT
 	CodeInvalidListen errs.Code = "invalid_listen"
 )
+
+const (
+	// CodeTlsFailed: (see the message)
+	CodeTlsFailed errs.Code = "tls_failed"
+)

@@ -123,6 +123,7 @@ var hints = map[string]string{
 	"idle_timeout":                 "the server's stream went silent; raise --idle-timeout for slow tools",
 	"header_timeout":               "the server took too long to answer; raise --header-timeout",
 	"stream_ended":                 "the server ended its stream before answering; the request may have taken effect",
+	"tls_failed":                   "the server's certificate is not trusted by this system; install its CA in the system store (there is no switch to skip the check)",
 	"invalid_endpoint":             "a legacy SSE server must name a message endpoint on its own origin",
 	"service_closed":               "the service closed the connection; a request in flight may have taken effect",
 }

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -548,6 +549,15 @@ func (c *HTTPClient) send(req *http.Request) (*http.Response, *Error, bool) {
 	if errors.As(err, &oe) && oe.Op == "dial" {
 		return nil, &Error{Class: ClassUnavailable, Code: "connect_failed",
 			Message: fmt.Sprintf("cannot connect to %s: %v", c.where(), oe.Err)}, true
+	}
+	var certErr *tls.CertificateVerificationError
+	var uaErr x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	if errors.As(err, &certErr) || errors.As(err, &uaErr) || errors.As(err, &hostErr) {
+		// A certificate that does not verify is a definite answer:
+		// retrying will not change it, and clawkit never skips the check.
+		return nil, &Error{Class: ClassProtocol, Code: "tls_failed", Definitive: true,
+			Message: fmt.Sprintf("the TLS certificate of %s does not verify: %v", c.where(), err)}, true
 	}
 	if strings.Contains(err.Error(), "timeout awaiting response headers") {
 		return nil, unavailable("header_timeout", "%s sent no response headers within %dms", c.where(), c.h.HeaderTimeout.Milliseconds()).withDelivered(true), true

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"testing"
 	"time"
@@ -84,4 +85,23 @@ func TestHTTPClientHostile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TLS is verified: a server whose certificate this system does not trust
+// is refused before any message is sent.
+func TestHTTPClientVerifiesTLS(t *testing.T) {
+	h, _ := mcpfake.HTTPHandler("echo", "")
+	srv := httptest.NewTLSServer(h)
+	defer srv.Close()
+	_, err := StartHTTP(context.Background(), Options{ProtocolVersion: AutoProtocolVersion, HTTP: &HTTPOptions{URL: srv.URL + "/mcp"}})
+	if me := mcpErr(t, err); me.Code != "tls_failed" || !me.Definitive {
+		t.Fatalf("%+v", me)
+	}
+	// With the server's CA trusted (a transport the caller builds), the
+	// same server answers.
+	c, err := StartHTTP(context.Background(), Options{ProtocolVersion: AutoProtocolVersion, HTTP: &HTTPOptions{URL: srv.URL + "/mcp", RoundTripper: srv.Client().Transport}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = c.Stop()
 }
