@@ -56,6 +56,7 @@ func mcpHTTPHostileCases() []hostileCase {
 		{name: "mcp-http/url-credentials", args: []string{"mcp", "call", "--url", "http://u:p4ssw0rd-x@127.0.0.1:9/mcp", "--method", "ping"}, exit: 2, code: "invalid_url"},
 		{name: "mcp-http/header-in-clear", args: []string{"mcp", "call", "--url", "http://127.0.0.1:9/mcp", "--header", "Authorization=Bearer xyz", "--method", "ping"}, exit: 2, code: "invalid_header"},
 		{name: "mcp-proxy/no-auth-off-loopback", args: []string{"mcp", "proxy", "--listen", "0.0.0.0:0", "--no-auth", "--", "mcpfake", "echo"}, exit: 2, code: "invalid_listen"},
+		{name: "mcp-proxy/missing-server", args: []string{"mcp", "proxy", "--listen", "127.0.0.1:0", "--no-auth", "--", "$W/no/such/server"}, exit: 1, code: "spawn_failed"},
 		{name: "mcp-proxy/bad-listen", args: []string{"mcp", "proxy", "--listen", "nonsense", "--", "mcpfake", "echo"}, exit: 2, code: "invalid_listen"},
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -190,6 +191,15 @@ func ServeHTTP(ctx context.Context, spec ProcessSpec, o ListenOptions) (*ListenR
 	o.setDefaults()
 	if o.Token == "" && !o.NoAuth {
 		return nil, protocolErr("invalid_params", "a bearer token is required")
+	}
+	// A command that cannot be found fails now, not at every session.
+	if path, err := lookPathIn(spec.Command, spec.Env); err != nil {
+		return nil, spawnError(spec, err)
+	} else if fi, err := os.Stat(resolveDir(path, spec.Dir)); err != nil || fi.IsDir() {
+		if err == nil {
+			err = errors.New("is a directory")
+		}
+		return nil, spawnError(spec, err)
 	}
 	ln := o.Listener
 	if ln == nil {
@@ -930,4 +940,13 @@ func CheckListen(addr string, noAuth bool) error {
 			WithHint("keep the bearer token, or listen on 127.0.0.1")
 	}
 	return nil
+}
+
+// resolveDir is path as the child will see it: relative to its working
+// directory.
+func resolveDir(path, dir string) string {
+	if dir == "" || filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(dir, path)
 }

@@ -286,3 +286,31 @@ func TestHTTPClientNoGoroutineLeft(t *testing.T) {
 		t.Fatalf("goroutines: %d before, %d after\n%s", before, n, buf[:runtime.Stack(buf, true)])
 	}
 }
+
+// The per-session rate limit answers 429 with Retry-After; a header block
+// over the limit is 431; both leave the session usable.
+func TestProxyListenRateAndHeaderLimits(t *testing.T) {
+	u, _, stop := startListen(t, ListenOptions{NoAuth: true, RatePerSecond: 0.001, RateBurst: 3, MaxHeaderBytes: 4096}, "echo")
+	defer stop()
+	resp := rawPost(t, u, nil, initBody)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != 200 || sid == "" {
+		t.Fatalf("initialize: %d", resp.StatusCode)
+	}
+	var codes []int
+	for i := 0; i < 4; i++ {
+		r := rawPost(t, u, map[string]string{"Mcp-Session-Id": sid}, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		codes = append(codes, r.StatusCode)
+		if r.StatusCode == 429 && r.Header.Get("Retry-After") == "" {
+			t.Error("429 without Retry-After")
+		}
+	}
+	// The burst of 3 was one initialize and two notifications.
+	if codes[0] != 202 || codes[1] != 202 || codes[2] != 429 || codes[3] != 429 {
+		t.Errorf("statuses %v, want 202 202 429 429", codes)
+	}
+	r := rawPost(t, u, map[string]string{"X-Big": strings.Repeat("x", 32<<10)}, initBody)
+	if r.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("big header block: %d", r.StatusCode)
+	}
+}
