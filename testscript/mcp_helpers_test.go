@@ -9,10 +9,13 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -37,8 +40,9 @@ func mcpKit() scriptKit {
 			"mcpwithin":    mcpWithin,
 		},
 		cmds: map[string]scriptCmd{
-			"free-port":  cmdFreePort,
-			"await-port": cmdAwaitPort,
+			"free-port":     cmdFreePort,
+			"await-port":    cmdAwaitPort,
+			"mcp-http-post": cmdMCPHTTPPost,
 		},
 		conditions: map[string]func() (bool, error){
 			// Real MCP servers from the npm registry (peers/package.json), one
@@ -348,4 +352,71 @@ func cmdAwaitPort(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// mcp-http-post [-session ID] [-n N] URL BODY: POSTs BODY to URL as an MCP
+// client would (JSON, accepting JSON and SSE), N times at once (default 1),
+// and prints how many answers had each status ("200=8 503=992"), sorted by
+// status. A hostile client's moves: guessing a session id, opening many
+// sessions at once.
+func cmdMCPHTTPPost(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! mcp-http-post")
+	}
+	session, n := "", 1
+	for len(args) > 2 && strings.HasPrefix(args[0], "-") {
+		switch args[0] {
+		case "-session":
+			session = args[1]
+		case "-n":
+			n = intArg(ts, "mcp-http-post", "count", args[1], 1)
+		default:
+			ts.Fatalf("mcp-http-post: unknown flag %s", args[0])
+		}
+		args = args[2:]
+	}
+	if len(args) != 2 {
+		ts.Fatalf("usage: mcp-http-post [-session ID] [-n N] URL BODY")
+	}
+	if n > 5000 {
+		ts.Fatalf("mcp-http-post: at most 5000 requests")
+	}
+	tr := &http.Transport{MaxConnsPerHost: 64}
+	defer tr.CloseIdleConnections()
+	cl := &http.Client{Transport: tr, Timeout: 2 * time.Minute}
+	var mu sync.Mutex
+	counts := map[int]int{}
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodPost, args[0], strings.NewReader(args[1]))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if session != "" {
+				req.Header.Set("Mcp-Session-Id", session)
+			}
+			status := -1
+			if resp, err := cl.Do(req); err == nil {
+				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+				resp.Body.Close()
+				status = resp.StatusCode
+			}
+			mu.Lock()
+			counts[status]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	var keys []int
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%d=%d", k, counts[k]))
+	}
+	fmt.Fprintln(ts.Stdout(), strings.Join(parts, " "))
 }
