@@ -48,6 +48,22 @@ func awaitURL(b *testing.B, f string) string {
 	return ""
 }
 
+// cpuRoundTrips is roundTrips plus the CPU this process spent per call
+// (user + system): with the server in another process that is the
+// client's own cost, which machine load hardly changes, where calls/s
+// and latency are mostly the server's and the scheduler's.
+func cpuRoundTrips(b *testing.B, call func() error) {
+	b.Helper()
+	var r0, r1 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
+	n0 := b.N
+	roundTrips(b, call)
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
+	cpu := time.Duration(r1.Utime.Nano()-r0.Utime.Nano()) + time.Duration(r1.Stime.Nano()-r0.Stime.Nano())
+	// roundTrips made 50 warm-up calls besides b.N.
+	b.ReportMetric(float64(cpu.Microseconds())/float64(n0+50), "cpu-µs/call")
+}
+
 // httpClients runs the same serial echo calls against url with this
 // package's HTTP client, the Go SDK's streamable client and mcp-go's.
 func httpClients(b *testing.B, url, token string) {
@@ -61,7 +77,7 @@ func httpClients(b *testing.B, url, token string) {
 			b.Fatal(err)
 		}
 		defer c.Stop()
-		roundTrips(b, func() error {
+		cpuRoundTrips(b, func() error {
 			params, _ := json.Marshal(map[string]any{"name": "echo", "arguments": map[string]any{"message": "hello"}})
 			raw, err := c.Request(context.Background(), "tools/call", params)
 			if err != nil {
@@ -78,7 +94,7 @@ func httpClients(b *testing.B, url, token string) {
 			b.Fatal(err)
 		}
 		defer cs.Close()
-		roundTrips(b, func() error {
+		cpuRoundTrips(b, func() error {
 			_, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hello"}})
 			return err
 		})
@@ -98,7 +114,7 @@ func httpClients(b *testing.B, url, token string) {
 		if _, err := c.Initialize(context.Background(), init); err != nil {
 			b.Fatal(err)
 		}
-		roundTrips(b, func() error {
+		cpuRoundTrips(b, func() error {
 			req := mcpgo.CallToolRequest{}
 			req.Params.Name = "echo"
 			req.Params.Arguments = map[string]any{"message": "hello"}
