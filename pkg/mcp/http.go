@@ -19,6 +19,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"sync"
@@ -321,8 +322,12 @@ func (c *HTTPClient) scrub(e *Error) *Error {
 	return &d
 }
 
-// errRequestDeadline is the cause of a request context that ran out.
-var errRequestDeadline = errors.New("request deadline")
+// errRequestDeadline is the cause of a request context that ran out;
+// errProbeBound that of an auto-mode probe left unanswered.
+var (
+	errRequestDeadline = errors.New("request deadline")
+	errProbeBound      = errors.New("probe bound")
+)
 
 func (c *HTTPClient) do(ctx context.Context, id int64, method string, params json.RawMessage, timeout time.Duration, onTimeout func() *Error) (json.RawMessage, *Error) {
 	if len(params) > 0 {
@@ -1166,10 +1171,30 @@ func (c *HTTPClient) probe(ctx context.Context, deadline time.Time) (json.RawMes
 		delete(c.pending, id)
 		c.mu.Unlock()
 	}()
-	d := min(c.opts.ProbeTimeout+c.h.ConnectTimeout, time.Until(deadline))
-	rctx, cancel := context.WithTimeoutCause(ctx, d, errRequestDeadline)
-	defer cancel()
-	stop := context.AfterFunc(c.bg, cancel)
+	// The probe bound counts from the moment the request was written, as
+	// on stdio from the moment the server read it: a slow connection is not
+	// taken for a legacy server.
+	sctx, scancel := context.WithDeadlineCause(ctx, deadline, errRequestDeadline)
+	defer scancel()
+	rctx, cancel := context.WithCancelCause(sctx)
+	defer cancel(nil)
+	var bound *time.Timer
+	var bmu sync.Mutex
+	defer func() {
+		bmu.Lock()
+		if bound != nil {
+			bound.Stop()
+		}
+		bmu.Unlock()
+	}()
+	rctx = httptrace.WithClientTrace(rctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
+		bmu.Lock()
+		if bound == nil {
+			bound = time.AfterFunc(c.opts.ProbeTimeout, func() { cancel(errProbeBound) })
+		}
+		bmu.Unlock()
+	}})
+	stop := context.AfterFunc(c.bg, func() { cancel(nil) })
 	defer stop()
 	var e *Error
 	var fatal bool
@@ -1199,6 +1224,8 @@ func (c *HTTPClient) probe(ctx context.Context, deadline time.Time) (json.RawMes
 	case <-rctx.Done():
 	}
 	switch {
+	case errors.Is(context.Cause(rctx), errProbeBound):
+		return nil, nil, false
 	case c.bg.Err() != nil:
 		return nil, c.retainedFatal().withDelivered(false), true
 	case ctx.Err() != nil && !errors.Is(context.Cause(rctx), errRequestDeadline):

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,4 +105,23 @@ func TestHTTPClientVerifiesTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _ = c.Stop()
+}
+
+// The auto mode's probe over HTTP: a server that never answers
+// server/discover is taken for a legacy one once the probe bound has
+// passed since the request was written, not failed.
+func TestHTTPClientSilentProbe(t *testing.T) {
+	u := serveFake(t, "silent-probe")
+	c, err := StartHTTP(context.Background(), Options{ProtocolVersion: AutoProtocolVersion, ProbeTimeout: 200 * time.Millisecond, HTTP: &HTTPOptions{URL: u}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	if n := c.Negotiated(); n.Era != EraLegacy || n.Probe != "discover-timeout" {
+		t.Fatalf("%+v", n)
+	}
+	res, err := c.Request(context.Background(), "tools/call", json.RawMessage(`{"name":"echo","arguments":{"message":"x"}}`))
+	if err != nil || !strings.Contains(string(res), "Echo: x") {
+		t.Fatalf("%s %v", res, err)
+	}
 }

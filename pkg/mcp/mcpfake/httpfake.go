@@ -25,6 +25,7 @@ var HTTPModes = map[string]string{
 	"gosdk-stateless": "the same, stateless (no Mcp-Session-Id, no GET stream)",
 	"gosdk-sse":       "the same over the Go SDK's legacy HTTP+SSE handler (2024-11-05 transport)",
 	"echo":            "a hand-written Streamable HTTP server: initialize assigns a session, tools/call echo answers as SSE with a notification first",
+	"silent-probe":    "echo, but server/discover is never answered (the request is held until the client gives up)",
 	"endless-line":    "tools/call: an SSE stream whose first line never ends",
 	"huge-event":      "tools/call: one SSE event of 1 GiB of data lines, streamed",
 	"huge-json":       "tools/call: a JSON body of 1 GiB, streamed",
@@ -182,6 +183,13 @@ func (f *hostileHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch m.Method {
 	case "server/discover":
+		if f.mode == "silent-probe" {
+			select {
+			case <-r.Context().Done():
+			case <-time.After(10 * time.Minute):
+			}
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}`, m.ID)
 		return
@@ -221,7 +229,7 @@ func (f *hostileHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	const gib = 1 << 30
 	switch f.mode {
-	case "echo", "delete-refused":
+	case "echo", "delete-refused", "silent-probe":
 		var p struct {
 			Arguments struct {
 				Message string `json:"message"`
