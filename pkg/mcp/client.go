@@ -60,7 +60,9 @@ type Options struct {
 	// logging, list changes) by the goroutine reading stdout at the time:
 	// the client's reader or a caller of Request waiting for its answer.
 	// It must not block for long (the server's next message waits for
-	// it) and must not call Request.
+	// it) and must not call Request. Over HTTP it is called by the
+	// goroutines reading the streams, possibly two at once (a request's
+	// stream and the GET stream).
 	OnNotification func(method string, params json.RawMessage)
 	// StderrTee receives a live copy of the server's stderr.
 	StderrTee io.Writer
