@@ -164,7 +164,10 @@ type httpProxy struct {
 }
 
 type proxySession struct {
-	id     string
+	id string
+	// n numbers the session in the log: its id is a credential of sorts
+	// (with the token, it addresses the session) and is never printed.
+	n      int
 	p      *httpProxy
 	proc   *Process
 	legacy bool
@@ -308,7 +311,7 @@ func (p *httpProxy) reap(stop <-chan struct{}) {
 		}
 		p.mu.Unlock()
 		for _, s := range idle {
-			p.event("session %s reaped after %s idle", s.id[:8], p.o.IdleTimeout)
+			p.event("session %d reaped after %s idle", s.n, p.o.IdleTimeout)
 			s.end("idle")
 		}
 	}
@@ -424,8 +427,9 @@ func (p *httpProxy) open(legacy bool) (*proxySession, int, string) {
 	}
 	p.sessions[s.id] = s
 	p.report.Sessions++
+	s.n = p.report.Sessions
 	p.mu.Unlock()
-	p.event("session %s opened (pid %d)", s.id[:8], proc.Pid())
+	p.event("session %d opened (pid %d)", s.n, proc.Pid())
 	go s.read()
 	go func() {
 		select {
@@ -456,10 +460,10 @@ func (s *proxySession) end(why string) {
 			_, err := s.proc.Stop(s.readerDone)
 			if err != nil {
 				p.mu.Lock()
-				p.report.Unconfirmed = append(p.report.Unconfirmed, fmt.Sprintf("session %s: %v", s.id[:8], err))
+				p.report.Unconfirmed = append(p.report.Unconfirmed, fmt.Sprintf("session %d: %v", s.n, err))
 				p.mu.Unlock()
 			}
-			p.event("session %s closed (%s)", s.id[:8], why)
+			p.event("session %d closed (%s)", s.n, why)
 		}()
 	})
 }
@@ -476,7 +480,7 @@ func (s *proxySession) read() {
 		n, err := out.Read(buf)
 		if n > 0 {
 			if ferr := fr.Push(buf[:n], s.route); ferr != nil {
-				s.p.event("session %s: the server wrote a message over the frame limit; ended", s.id[:8])
+				s.p.event("session %d: the server wrote a message over the frame limit; ended", s.n)
 				s.proc.TerminatePromptly()
 				s.end("frame limit")
 				return
