@@ -54,6 +54,8 @@ const (
 	// maxServerRequestsInFlight bounds the answers to server requests
 	// being posted at once; past it the server is flooding.
 	maxServerRequestsInFlight = 16
+	// deleteTimeout bounds the DELETE that ends a session.
+	deleteTimeout = 10 * time.Second
 )
 
 // HTTPOptions configure a connection to a remote server (Options.HTTP).
@@ -1114,10 +1116,9 @@ func (c *HTTPClient) Stop() (*CleanupResult, error) {
 	var res *CleanupResult
 	if sid != "" && !legacy {
 		sc := &SessionCleanup{Transport: TransportStreamable}
-		d := c.opts.KillDeadline
-		if d <= 0 {
-			d = 2 * time.Second
-		}
+		// A server may stop a whole process tree before it answers (as
+		// mcp proxy --listen does: EOF, SIGTERM and SIGKILL graces).
+		d := max(c.opts.KillDeadline, deleteTimeout)
 		ctx, cancel := context.WithTimeout(context.Background(), d)
 		req := c.newRequest(ctx, http.MethodDelete, c.base, nil, "application/json, text/event-stream")
 		resp, err := c.hc.Do(req)

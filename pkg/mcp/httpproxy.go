@@ -186,6 +186,10 @@ type proxySession struct {
 	done       chan struct{} // closed when the session ends
 	readerDone chan struct{}
 	endOnce    sync.Once
+	// stopped is closed once the server's tree is stopped; stopErr says
+	// whether that could be confirmed.
+	stopped chan struct{}
+	stopErr error
 }
 
 // ServeHTTP serves spec's server over HTTP until ctx ends, then drains:
@@ -419,7 +423,7 @@ func (p *httpProxy) open(legacy bool) (*proxySession, int, string) {
 	s := &proxySession{id: NewToken()[:32], p: p, proc: proc, legacy: legacy,
 		waiters: map[string]chan []byte{}, lastActive: time.Now(),
 		tokens: float64(p.o.RateBurst), tokensAt: time.Now(),
-		done: make(chan struct{}), readerDone: make(chan struct{})}
+		done: make(chan struct{}), readerDone: make(chan struct{}), stopped: make(chan struct{})}
 	if p.closing {
 		p.mu.Unlock()
 		s.end("the proxy is shutting down")
@@ -458,6 +462,8 @@ func (s *proxySession) end(why string) {
 		go func() {
 			defer p.stops.Done()
 			_, err := s.proc.Stop(s.readerDone)
+			s.stopErr = err
+			close(s.stopped)
 			if err != nil {
 				p.mu.Lock()
 				p.report.Unconfirmed = append(p.report.Unconfirmed, fmt.Sprintf("session %d: %v", s.n, err))
@@ -565,7 +571,14 @@ func (p *httpProxy) serveStreamable(w http.ResponseWriter, r *http.Request) {
 			httpError(w, http.StatusNotFound, "session not found")
 			return
 		}
+		// Answered once the session's server tree is confirmed gone: a
+		// client's DELETE that succeeded means nothing is left running.
 		s.end("the client ended it")
+		<-s.stopped
+		if s.stopErr != nil {
+			httpError(w, http.StatusInternalServerError, "the session's server could not be confirmed stopped")
+			return
+		}
 		w.WriteHeader(http.StatusNoContent)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
