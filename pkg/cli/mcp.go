@@ -18,6 +18,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/mcp"
+	"github.com/clawkit/clawkit/pkg/redact"
 	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
@@ -338,7 +339,11 @@ func (c *MCPSessionCmd) Run(ctx context.Context, env *Env, out *Output) error {
 	}
 	// The first diagnostic line says whom we talk to, and how.
 	opts.OnConnected = func(s mcp.Implementation, n mcp.Negotiated) {
-		out.Warnf("%s", connectedLine(s, n))
+		line := connectedLine(s, n)
+		if opts.HTTP != nil {
+			line += " over HTTP at " + redact.URL(opts.HTTP.URL)
+		}
+		out.Warnf("%s", line)
 	}
 	var results []mcp.SessionResult
 	emit := func(r mcp.SessionResult) error {
