@@ -323,3 +323,65 @@ func TestMCPHTTPClawkitClient(t *testing.T) {
 		}
 	}
 }
+
+// httpHostileDifferences are the hostile servers where the TypeScript
+// SDK's client ends otherwise than clawkit's, judged.
+var httpHostileDifferences = map[string]string{
+	"session-change": "the TypeScript client accepts an answer under another Mcp-Session-Id; clawkit refuses it (session_id_changed): stricter",
+}
+
+// Hostile HTTP servers (pkg/mcp/mcpfake's HTTP modes) through the
+// TypeScript SDK's client and clawkit's: both end in an error unless the
+// difference is listed. The endless line and the 1 GiB event are not run
+// through the TypeScript client here: it holds the stream in memory and
+// aborts (docs/conformance.md).
+func TestMCPHTTPHostileBesideTSClient(t *testing.T) {
+	node := node24(t)
+	sdkDir := filepath.Dir(needPeer(t, "@modelcontextprotocol/sdk/package.json"))
+	for _, mode := range []string{"wrong-ctype", "session-change", "redirect", "expire", "echo"} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, path := mcpfake.HTTPHandler(mode, ln.Addr().String())
+		srv := &http.Server{Handler: h}
+		go func() { _ = srv.Serve(ln) }()
+		u := "http://" + ln.Addr().String() + path
+
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		out, err := exec.CommandContext(ctx, node, filepath.Join(repoRoot(), "conformance", "drivers", "mcphttphostile.mjs"), sdkDir, u).Output()
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: TS client: %v", mode, err)
+		}
+		tsOK := strings.TrimSpace(string(out)) == "ok"
+
+		ours := true
+		c, err := mcp.StartHTTP(context.Background(), mcp.Options{ProtocolVersion: mcp.AutoProtocolVersion, RequestTimeout: 5 * time.Second, HTTP: &mcp.HTTPOptions{URL: u}})
+		if err != nil {
+			ours = false
+		} else {
+			if _, err := c.Request(context.Background(), "tools/call", json.RawMessage(`{"name":"echo","arguments":{"message":"x"}}`)); err != nil {
+				ours = false
+			}
+			_, _ = c.Stop()
+		}
+		_ = srv.Close()
+		if mode == "echo" {
+			if !tsOK || !ours {
+				t.Errorf("the well-behaved fake: TS %v, clawkit %v (%s)", tsOK, ours, out)
+			}
+			continue
+		}
+		if ours {
+			t.Errorf("%s: clawkit's client accepted a hostile answer", mode)
+		}
+		if why, listed := httpHostileDifferences[mode]; listed {
+			if !tsOK {
+				t.Errorf("%s: listed difference no longer happens (%s)", mode, why)
+			}
+		} else if tsOK {
+			t.Errorf("%s: the TypeScript client accepts what clawkit refuses, not listed", mode)
+		}
+	}
+}
