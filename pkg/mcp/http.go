@@ -306,7 +306,21 @@ func (c *HTTPClient) RequestTimeout(ctx context.Context, method string, params j
 	if err != nil {
 		return nil, c.scrub(err)
 	}
-	return res, nil
+	return c.scrubBytes(res), nil
+}
+
+// scrubBytes replaces the caller's header values in a server's message
+// (a result, a notification's params) with the mask: a server that echoes
+// a credential back does not get it printed or stored. Only the exact
+// values are replaced (the mask keeps JSON valid); nothing else of the
+// server's data changes.
+func (c *HTTPClient) scrubBytes(b []byte) []byte {
+	for _, sec := range c.secrets {
+		if len(sec) >= 6 && bytes.Contains(b, []byte(sec)) {
+			b = bytes.ReplaceAll(b, []byte(sec), []byte(redact.Mask))
+		}
+	}
+	return b
 }
 
 // scrub removes the caller's header values from a message: a server may
@@ -930,7 +944,7 @@ func (c *HTTPClient) dispatch(b []byte) *Error {
 		}()
 	case kindNotification:
 		if f := c.opts.OnNotification; f != nil {
-			f(m.Method, m.Params)
+			f(m.Method, c.scrubBytes(m.Params))
 		}
 	}
 	return nil

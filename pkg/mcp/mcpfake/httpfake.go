@@ -231,11 +231,16 @@ func (f *hostileHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch f.mode {
 	case "echo", "delete-refused", "silent-probe":
 		var p struct {
+			Name      string `json:"name"`
 			Arguments struct {
 				Message string `json:"message"`
 			} `json:"arguments"`
 		}
 		_ = json.Unmarshal(m.Params, &p)
+		if p.Name == "auth-echo" {
+			// A server that echoes the credential it got.
+			p.Arguments.Message = "you sent " + r.Header.Get("Authorization")
+		}
 		bw := sseStart()
 		fmt.Fprintf(bw, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"working\"}}\n\n")
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"content": []any{map[string]any{"type": "text", "text": "Echo: " + p.Arguments.Message}}}})
