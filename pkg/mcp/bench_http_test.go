@@ -142,6 +142,9 @@ func (a authRT) RoundTrip(r *http.Request) (*http.Response, error) {
 func BenchmarkToolsCallHTTP(b *testing.B) {
 	b.Run("server=sse", func(b *testing.B) { httpClients(b, startHTTPFake(b, "gosdk"), "") })
 	b.Run("server=json", func(b *testing.B) { httpClients(b, startHTTPFake(b, "gosdk-json"), "") })
+	// A light hand-written server (mcpfake's echo: an SSE answer with a
+	// notification before it), so that the clients' own costs weigh more.
+	b.Run("server=light", func(b *testing.B) { httpClients(b, startHTTPFake(b, "echo"), "") })
 }
 
 // BenchmarkRelayHTTP: the relay cost of `clawkit mcp proxy --listen` (the
