@@ -47,7 +47,7 @@ func mcpHTTPHostileCases() []hostileCase {
 		{name: "mcp-http/byte-cap", args: call("huge-event", "--max-response-bytes", "100000"), exit: 1, code: "response_cap_exceeded"},
 		{name: "mcp-http/slowloris-server", args: call("slowloris", "--request-timeout", "300ms"), exit: 4, code: "request_timeout"},
 		{name: "mcp-http/silent-stream", args: call("silent-stream", "--idle-timeout", "200ms"), exit: 4, code: "idle_timeout"},
-		{name: "mcp-http/no-headers", args: call("slow-headers", "--header-timeout", "200ms"), exit: 4, code: "header_timeout"},
+		{name: "mcp-http/no-headers", args: call("slow-headers", "--header-timeout", "2s"), exit: 4, code: "header_timeout"},
 		{name: "mcp-http/wrong-content-type", args: call("wrong-ctype"), exit: 1, code: "bad_content_type"},
 		{name: "mcp-http/session-id-changes", args: call("session-change"), exit: 1, code: "session_id_changed"},
 		{name: "mcp-http/redirect-other-host", args: call("redirect"), exit: 1, code: "redirect_refused"},

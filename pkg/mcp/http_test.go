@@ -41,7 +41,7 @@ func TestHTTPClientHostile(t *testing.T) {
 		{mode: "huge-json", code: "frame_too_large"},
 		{mode: "slowloris", code: "request_timeout", o: Options{RequestTimeout: 300 * time.Millisecond}},
 		{mode: "silent-stream", code: "idle_timeout", h: HTTPOptions{IdleTimeout: 200 * time.Millisecond}},
-		{mode: "slow-headers", code: "header_timeout", h: HTTPOptions{HeaderTimeout: 200 * time.Millisecond}},
+		{mode: "slow-headers", code: "header_timeout", h: HTTPOptions{HeaderTimeout: 2 * time.Second}}, // long enough for the opening on a loaded machine
 		{mode: "wrong-ctype", code: "bad_content_type"},
 		{mode: "session-change", code: "session_id_changed"},
 		{mode: "redirect", code: "redirect_refused"},
