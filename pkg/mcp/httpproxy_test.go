@@ -240,7 +240,7 @@ func TestProxyListenIdleReap(t *testing.T) {
 // A slowloris client (headers never finished) is disconnected after the
 // header timeout; the proxy goes on serving.
 func TestProxyListenSlowlorisClient(t *testing.T) {
-	u, _, stop := startListen(t, ListenOptions{NoAuth: true, HeaderTimeout: 200 * time.Millisecond}, "echo")
+	u, _, stop := startListen(t, ListenOptions{NoAuth: true, HeaderTimeout: time.Second}, "echo")
 	defer stop()
 	host := strings.TrimSuffix(strings.TrimPrefix(u, "http://"), "/mcp")
 	conn, err := net.Dial("tcp", host)
