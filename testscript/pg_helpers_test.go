@@ -122,7 +122,7 @@ func benchSeedResearch() {
 			// Env accumulates the session checks of what it bound, so
 			// sharing one made each start re-check every earlier session
 			// (quadratic: 10,000 SQLite starts slowed to ~1 per second).
-			env := owner.NewEnv(h.Dir, st, func() error { return nil }, time.Now, nil, false)
+			env := owner.NewOpEnv(h.Dir, st, func() error { return nil }, time.Now, nil, false)
 			if _, err := svc.Start(ctx, env, research.StartParams{Question: fmt.Sprintf("%s %d", os.Args[3], i)}); err != nil {
 				mu.Lock()
 				failed = err

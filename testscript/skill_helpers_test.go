@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // Helpers for the skill scripts (skill_*.txtar).
@@ -31,8 +32,60 @@ func skillKit() scriptKit {
 		cmds: map[string]scriptCmd{
 			"skill-bigfile": cmdSkillBigFile,
 			"skill-many":    cmdSkillMany,
+			"sarif-valid":   cmdSarifValid,
 		},
 	}
+}
+
+// sarif-valid FILE: check FILE against the SARIF 2.1.0 JSON schema
+// (pkg/skilllint/testdata, where its source and licence are noted) and
+// print the number of results and of suppressed results.
+func cmdSarifValid(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: sarif-valid FILE")
+	}
+	raw, err := os.ReadFile(filepath.Join(repoRoot(), "pkg", "skilllint", "testdata", "sarif-schema-2.1.0.json"))
+	ts.Check(err)
+	schemaDoc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	ts.Check(err)
+	c := jsonschema.NewCompiler()
+	ts.Check(c.AddResource("sarif-schema-2.1.0.json", schemaDoc))
+	schema, err := c.Compile("sarif-schema-2.1.0.json")
+	ts.Check(err)
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(ts.ReadFile(args[0])))
+	if err != nil {
+		if !neg {
+			ts.Fatalf("sarif-valid: %s is not JSON: %v", args[0], err)
+		}
+		return
+	}
+	err = schema.Validate(doc)
+	switch {
+	case err != nil && !neg:
+		ts.Fatalf("sarif-valid: %s is not valid SARIF 2.1.0: %v", args[0], err)
+	case err == nil && neg:
+		ts.Fatalf("sarif-valid: %s is valid SARIF 2.1.0", args[0])
+	case err != nil:
+		return
+	}
+	var log struct {
+		Runs []struct {
+			Results []struct {
+				Suppressions []json.RawMessage
+			}
+		}
+	}
+	ts.Check(json.Unmarshal([]byte(ts.ReadFile(args[0])), &log))
+	results, suppressed := 0, 0
+	for _, r := range log.Runs {
+		for _, res := range r.Results {
+			results++
+			if len(res.Suppressions) > 0 {
+				suppressed++
+			}
+		}
+	}
+	fmt.Fprintf(ts.Stdout(), "valid SARIF 2.1.0: %d results, %d suppressed\n", results, suppressed)
 }
 
 // skill-bigfile PATH SIZE [PREFIX-FILE]: write a file of exactly SIZE bytes:

@@ -34,6 +34,7 @@ func skillStreamKit() scriptKit {
 		},
 		cmds: map[string]scriptCmd{
 			"skill-tar":         cmdSkillTar,
+			"skill-tar-cut":     cmdSkillTarCut,
 			"skill-watch-check": cmdSkillWatchCheck,
 			"skill-exchange":    cmdSkillExchange,
 		},
@@ -60,6 +61,26 @@ func cmdSkillTar(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil {
 		ts.Fatalf("skill-tar: %v", err)
 	}
+}
+
+// skill-tar-cut IN N OUT: write the first N bytes of IN to OUT (N may be
+// negative: all but the last -N bytes), a bundle as a copy cut short
+// leaves it. Prints OUT's size.
+func cmdSkillTarCut(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: skill-tar-cut IN N OUT")
+	}
+	data, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	n := intArg(ts, "skill-tar-cut", "byte count", args[1], -len(data))
+	if n < 0 {
+		n += len(data)
+	}
+	if n < 0 || n > len(data) {
+		ts.Fatalf("skill-tar-cut: %s has %d bytes; cannot keep %s", args[0], len(data), args[1])
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[2]), data[:n], 0o644))
+	fmt.Fprintf(ts.Stdout(), "%d bytes\n", n)
 }
 
 // writeTar writes a tar of entries (TYPE:NAME[=DATA], as for skill-tar) to
@@ -298,7 +319,29 @@ func skillStreamHostile() []hostileCase {
 			write(t, filepath.Join(w, "home", "config.json"), fmt.Sprintf(`{"plugins":{"entries":{"p":{"path":%q}}},"skills":{"load":{"watch":%s}}}`, filepath.Join(w, "plugin"), v))
 		}
 	}
+	// Truncated bundles (issue 31 item 1): an installed skill with a
+	// reference, and a bundle of a 515-byte SKILL.md (data ends at byte
+	// 1,027, padding at 1,536) and that reference, cut short. The snapshot
+	// proves the installed skill is untouched.
+	longMD := md + strings.Repeat("x", 515-len(md)-1) + "\n"
+	whole := tarOf("f:s/SKILL.md="+longMD, "f:s/references/api.md=# API\n")
+	truncated := func(name string, n int) hostileCase {
+		if n < 0 {
+			n += len(whole)
+		}
+		return hostileCase{name: "bundle/truncated-" + name,
+			setup: withPlugin("b.tar", whole[:n], "home/agents/main/skills/s/SKILL.md", md, "home/agents/main/skills/s/references/api.md", "# API\n"),
+			args:  []string{"skill", "write", "s", "--plugin", "p", "--from-bundle", "$W/b.tar"}, exit: 1, code: "invalid_bundle"}
+	}
 	return []hostileCase{
+		truncated("1027", 1027),
+		truncated("1127", 1127),
+		truncated("1535", 1535),
+		truncated("1536", 1536),
+		truncated("data-block", 600),
+		truncated("header", 1600),
+		truncated("no-end-marker", -1024),
+		truncated("one-zero-block", -512),
 		{name: "skillpath/write-name-not-utf8", setup: withPlugin("in.md", md), args: []string{"skill", "write", "s\xff", "SKILL.md", "--plugin", "p", "--from", "$W/in.md"}, exit: 2, code: "invalid_path"},
 		{name: "skillpath/read-name-not-utf8", setup: withPlugin(), args: []string{"skill", "read", "s\xff", "SKILL.md", "--plugin", "p"}, exit: 2, code: "invalid_path"},
 		{name: "skillpath/read-file-not-utf8", setup: withPlugin(), args: []string{"skill", "read", "s", "references/\xff.md", "--plugin", "p"}, exit: 2, code: "invalid_path"},
@@ -326,5 +369,54 @@ func skillStreamHostile() []hostileCase {
 		{name: "watch/not-a-bool", setup: watchCfg(`"no"`), args: []string{"skill", "watch", "--plugin", "p"}, exit: 2, code: "invalid_config"},
 		{name: "watch/no-plugin-fresh-home", args: []string{"skill", "watch", "--plugin", "p"}, exit: 3, code: "plugin_unavailable"},
 		{name: "watch/missing-dir", args: []string{"skill", "watch", "--dir", "$W/nowhere"}, exit: 2, code: "not_found"},
+		// Issue 31 item 9: bounds and null config values.
+		{name: "watch/poll-1ns", setup: withPlugin(), args: []string{"skill", "watch", "--plugin", "p", "--poll", "1ns"}, exit: 2, code: "invalid_limit"},
+		{name: "watch/poll-99ms", setup: withPlugin(), args: []string{"skill", "watch", "--plugin", "p", "--poll", "99ms"}, exit: 2, code: "invalid_limit"},
+		{name: "watch/interval-1ns", setup: withPlugin(), args: []string{"skill", "watch", "--plugin", "p", "--interval", "1ns"}, exit: 2, code: "invalid_limit"},
+		{name: "watch/max-dirs-0", setup: withPlugin(), args: []string{"skill", "watch", "--plugin", "p", "--max-dirs", "0"}, exit: 2, code: "invalid_limit"},
+		{name: "watch/poll-1ns-dir", setup: files("s/SKILL.md", md), args: []string{"skill", "watch", "--dir", "$W/s", "--poll", "1ns"}, exit: 2, code: "invalid_limit"},
+		{name: "watch/null", setup: watchCfg("null"), args: []string{"skill", "watch", "--plugin", "p"}, exit: 2, code: "invalid_config_value"},
+		{name: "watch/null-dir", setup: func(t *testing.T, w string) {
+			watchCfg("null")(t, w)
+			files("s/SKILL.md", md)(t, w)
+		}, args: []string{"skill", "watch", "--dir", "$W/s"}, exit: 2, code: "invalid_config_value"},
+		{name: "watch/null-load", setup: func(t *testing.T, w string) {
+			withPlugin()(t, w)
+			write(t, filepath.Join(w, "home", "config.json"), fmt.Sprintf(`{"plugins":{"entries":{"p":{"path":%q}}},"skills":{"load":null}}`, filepath.Join(w, "plugin")))
+		}, args: []string{"skill", "watch", "--plugin", "p"}, exit: 2, code: "invalid_config_value"},
+		{name: "watch/skills-not-object", setup: func(t *testing.T, w string) {
+			withPlugin()(t, w)
+			write(t, filepath.Join(w, "home", "config.json"), fmt.Sprintf(`{"plugins":{"entries":{"p":{"path":%q}}},"skills":"off"}`, filepath.Join(w, "plugin")))
+		}, args: []string{"skill", "watch", "--plugin", "p"}, exit: 2, code: "invalid_config_value"},
+		// plugins inspect (issue 31 item 13): unknown and malformed ids
+		// refused; a hostile manifest reported (status error), never
+		// blocking, nothing created.
+		{name: "plugins/inspect-unknown", setup: withPlugin(), args: []string{"plugins", "inspect", "nope"}, exit: 1, code: "not_found"},
+		{name: "plugins/inspect-unknown-fresh-home", args: []string{"plugins", "inspect", "p"}, exit: 1, code: "not_found"},
+		{name: "plugins/inspect-bad-id", setup: withPlugin(), args: []string{"plugins", "inspect", "../p"}, exit: 2, code: "invalid_plugin_id"},
+		{name: "plugins/inspect-bidi-id", setup: withPlugin(), args: []string{"plugins", "inspect", "p\u202e"}, exit: 2, code: "invalid_plugin_id"},
+		{name: "plugins/inspect-fifo-manifest", setup: func(t *testing.T, w string) {
+			withPlugin()(t, w)
+			os.Remove(filepath.Join(w, "plugin", "openclaw.plugin.json"))
+			fifo(t, filepath.Join(w, "plugin", "openclaw.plugin.json"))
+		}, args: []string{"plugins", "inspect", "p"}, exit: 0, has: `"status": "error"`},
+		{name: "plugins/inspect-huge-manifest", setup: func(t *testing.T, w string) {
+			withPlugin()(t, w)
+			write(t, filepath.Join(w, "plugin", "openclaw.plugin.json"), `{"id":"p","x":"`+strings.Repeat("a", 300<<10)+`"}`)
+		}, args: []string{"plugins", "inspect", "p"}, exit: 0, has: `larger than 262144 bytes`},
+		// Issue 31 item 11: a file where a folder is needed, named.
+		{name: "bundle/out-is-folder", setup: files("s/SKILL.md", md, "out", "DIR"), args: []string{"skill", "bundle", "--dir", "$W/s", "--out", "$W/out"}, exit: 1, code: "write_failed", has: "it is a folder; the bundle is one file"},
+		{name: "bundle/out-below-file", setup: files("s/SKILL.md", md, "f", "x"), args: []string{"skill", "bundle", "--dir", "$W/s", "--out", "$W/f/x.tar"}, exit: 1, code: "write_failed", has: "is a file where a folder is needed"},
+		{name: "bundle/dir-missing-names-dir", args: []string{"skill", "bundle", "--dir", "$W/nowhere", "--out", "$W/x.tar"}, exit: 2, code: "not_found", has: "--dir "},
+		{name: "skillpath/write-over-folder", setup: withPlugin("in.md", "x\n", "home/agents/main/skills/s/SKILL.md", md, "home/agents/main/skills/s/references/d/a.md", "a\n"),
+			args: []string{"skill", "write", "s", "references/d", "--plugin", "p", "--from", "$W/in.md"}, exit: 1, code: "not_a_file", has: "it is a folder of skill s"},
+		{name: "skillpath/write-below-file", setup: withPlugin("in.md", "x\n", "home/agents/main/skills/s/SKILL.md", md, "home/agents/main/skills/s/references/a.md", "a\n"),
+			args: []string{"skill", "write", "s", "references/a.md/b.md", "--plugin", "p", "--from", "$W/in.md"}, exit: 1, code: "not_a_folder", has: "references/a.md is a file"},
+		{name: "skillpath/agents-is-file", setup: withPlugin("src/s/SKILL.md", md, "home/agents", "x"),
+			args: []string{"skill", "write", "s", "--plugin", "p", "--from-dir", "$W/src/s"}, exit: 1, code: "not_a_folder", has: "agents is a file where a folder is needed"},
+		{name: "skillpath/skill-is-file", setup: withPlugin("src/s/SKILL.md", md, "home/agents/main/skills/s", "x"),
+			args: []string{"skill", "write", "s", "--plugin", "p", "--from-dir", "$W/src/s"}, exit: 1, code: "not_a_skill"},
+		{name: "skillpath/root-is-file", setup: withPlugin("in.md", md, "home/agents/main/skills", "x"),
+			args: []string{"skill", "write", "s", "SKILL.md", "--plugin", "p", "--from", "$W/in.md"}, exit: 1, code: "not_a_folder", has: "the skills root"},
 	}
 }

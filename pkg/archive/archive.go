@@ -94,27 +94,13 @@ func (l Limits) withDefaults() Limits {
 	return d
 }
 
-// Error codes of refusals (all kind failed, exit 1).
-const (
-	CodeTooLarge       = "archive_too_large"        // compressed size over the limit
-	CodeTooManyEntries = "archive_too_many_entries" // entry count over the limit
-	CodeExpanded       = "archive_expanded_too_large"
-	CodeRatio          = "archive_expansion_ratio"
-	CodeInvalidPath    = "archive_invalid_path" // absolute, "..", "\", NUL, not normalised, too long
-	CodeDuplicate      = "archive_duplicate_entry"
-	CodeConflict       = "archive_path_conflict" // entry below a file or a link
-	CodeLinkEscape     = "archive_link_escape"   // symlink or hard link leaving the root
-	CodeUnsupported    = "archive_unsupported_entry"
-	CodeCorrupt        = "archive_corrupt" // not gzip, bad tar header, bad CRC, truncated, trailing data
-)
-
 // ErrUnsafe is wrapped by every refusal of this package, so callers can tell
 // "the archive is bad" from their own callback's errors with errors.Is.
 var ErrUnsafe = errors.New("unsafe or malformed archive")
 
 const unsafeHint = "the archive is refused as a whole; rebuild it with 'clawkit runtime-artifacts export' or obtain it again from its producer"
 
-func refuse(code, format string, args ...any) *errs.Error {
+func refuse(code errs.Code, format string, args ...any) *errs.Error {
 	return errs.Failed(code, format, args...).WithHint("%s", unsafeHint).Wrap(ErrUnsafe)
 }
 
@@ -189,7 +175,7 @@ func Walk(r io.Reader, opt Options, fn func(e *Entry, body io.Reader) error) (St
 	lim := opt.Limits.withDefaults()
 	var st Stats
 	if opt.Size > lim.MaxArchiveBytes {
-		return st, refuse(CodeTooLarge, "archive is %d bytes, over the limit of %d", opt.Size, lim.MaxArchiveBytes)
+		return st, refuse(errs.CodeArchiveTooLarge, "archive is %d bytes, over the limit of %d", opt.Size, lim.MaxArchiveBytes)
 	}
 	cr := &countingReader{r: r, max: lim.MaxArchiveBytes}
 	if !opt.SkipHash {
@@ -200,7 +186,7 @@ func Walk(r io.Reader, opt Options, fn func(e *Entry, body io.Reader) error) (St
 	zr, err := gzip.NewReader(br)
 	if err != nil {
 		if cr.over.Load() {
-			return st, refuse(CodeTooLarge, "archive is over the limit of %d bytes", lim.MaxArchiveBytes)
+			return st, refuse(errs.CodeArchiveTooLarge, "archive is over the limit of %d bytes", lim.MaxArchiveBytes)
 		}
 		return st, refuse(CodeCorrupt, "not a gzip stream: %v", err)
 	}
@@ -251,7 +237,7 @@ func Walk(r io.Reader, opt Options, fn func(e *Entry, body io.Reader) error) (St
 	}
 	if _, err := br.Peek(1); err != io.EOF {
 		if cr.over.Load() {
-			return st, refuse(CodeTooLarge, "archive is over the limit of %d bytes", lim.MaxArchiveBytes)
+			return st, refuse(errs.CodeArchiveTooLarge, "archive is over the limit of %d bytes", lim.MaxArchiveBytes)
 		}
 		return st, refuse(CodeCorrupt, "archive has bytes after the end of its gzip stream")
 	}
@@ -289,7 +275,7 @@ func (w *walker) streamErr(err error, what string) error {
 		return err
 	}
 	if w.cr.over.Load() {
-		return refuse(CodeTooLarge, "archive is over the limit of %d bytes", w.lim.MaxArchiveBytes)
+		return refuse(errs.CodeArchiveTooLarge, "archive is over the limit of %d bytes", w.lim.MaxArchiveBytes)
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return refuse(CodeCorrupt, "archive is truncated (%s)", what)

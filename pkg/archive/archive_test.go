@@ -133,11 +133,11 @@ func TestLimits(t *testing.T) {
 		name string
 		data []byte
 		lim  archive.Limits
-		code string
+		code errs.Code
 	}{
 		{"entries", archivetest.Build(many), archive.Limits{MaxEntries: 10}, archive.CodeTooManyEntries},
 		{"expanded", archivetest.Build([]archivetest.Entry{{Name: "a", Body: archivetest.Text(1, 5000)}}), archive.Limits{MaxExpandedBytes: 4096}, archive.CodeExpanded},
-		{"archive-size", archivetest.Build([]archivetest.Entry{{Name: "a", Body: archivetest.Text(1, 5000)}}), archive.Limits{MaxArchiveBytes: 100}, archive.CodeTooLarge},
+		{"archive-size", archivetest.Build([]archivetest.Entry{{Name: "a", Body: archivetest.Text(1, 5000)}}), archive.Limits{MaxArchiveBytes: 100}, errs.CodeArchiveTooLarge},
 		{"path", archivetest.Build([]archivetest.Entry{{Name: strings.Repeat("a", 40), Body: []byte("x")}}), archive.Limits{MaxPathBytes: 32}, archive.CodeInvalidPath},
 		{"ratio", archivetest.Build([]archivetest.Entry{{Name: "a", Body: archivetest.Text(1, 50000)}}), archive.Limits{MaxRatio: 2}, archive.CodeRatio},
 	}

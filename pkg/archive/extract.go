@@ -68,10 +68,10 @@ const (
 func ExtractDir(r io.Reader, dest string, opt ExtractOptions) (Stats, error) {
 	ents, err := os.ReadDir(dest)
 	if err != nil {
-		return Stats{}, errs.Failed("extract_dest", "cannot read extraction folder %s: %v", dest, err).Wrap(err)
+		return Stats{}, errs.Failed(CodeExtractDest, "cannot read extraction folder %s: %v", dest, err).Wrap(err)
 	}
 	if len(ents) > 0 {
-		return Stats{}, errs.Failed("extract_dest", "extraction folder %s is not empty", dest).
+		return Stats{}, errs.Failed(CodeExtractDest, "extraction folder %s is not empty", dest).
 			WithHint("extract into a new, empty folder")
 	}
 	workers := opt.Workers
@@ -205,7 +205,7 @@ func (x *extractor) done(e *Entry, sum [32]byte) error {
 }
 
 func writeErr(p string, err error) error {
-	return errs.Failed("extract_write", "cannot write %s: %v", p, err).
+	return errs.Failed(CodeExtractWrite, "cannot write %s: %v", p, err).
 		WithHint("check free space and permissions of the target folder").Wrap(err)
 }
 

@@ -118,7 +118,7 @@ func linkError(base, p string) error {
 	} else if !fsx.Within(base, real) {
 		where = "outside the installation"
 	}
-	return errs.Failed("symlink_refused", "%s is a symbolic link (-> %s) pointing %s; links are not exported", p, target, where).
+	return errs.Failed(CodeSymlinkRefused, "%s is a symbolic link (-> %s) pointing %s; links are not exported", p, target, where).
 		WithHint("replace the link with the files it points to (npm install without --install-links, or copy them), then export again")
 }
 
@@ -153,7 +153,7 @@ func resolveClosure(in *Installation, plugins []Plugin) ([]pkgDir, error) {
 		queue = queue[1:]
 		for _, d := range j.deps {
 			if !validPackageName(d.name) {
-				return nil, errs.Failed("package_json_invalid", "%s depends on %q, which is not a valid package name", j.by, d.name).
+				return nil, errs.Failed(CodePackageJsonInvalid, "%s depends on %q, which is not a valid package name", j.by, d.name).
 					WithHint("fix the dependency name in its package.json")
 			}
 			dir, err := resolveDep(j.from, base, d.name)
@@ -162,7 +162,7 @@ func resolveClosure(in *Installation, plugins []Plugin) ([]pkgDir, error) {
 			}
 			if dir == "" {
 				if d.required {
-					return nil, errs.Failed("dependency_missing", "%s needs %s, which is not installed under %s", j.by, d.name, base).
+					return nil, errs.Failed(CodeDependencyMissing, "%s needs %s, which is not installed under %s", j.by, d.name, base).
 						WithHint("run npm install (without --omit for production dependencies) in the installation, then export again")
 				}
 				continue
@@ -182,7 +182,7 @@ func resolveClosure(in *Installation, plugins []Plugin) ([]pkgDir, error) {
 			}
 			pj, err := readPackageJSON(dir)
 			if err != nil {
-				return nil, errs.Failed("package_json_invalid", "cannot read the package.json of dependency %s (%s): %v", d.name, dir, err).
+				return nil, errs.Failed(CodePackageJsonInvalid, "cannot read the package.json of dependency %s (%s): %v", d.name, dir, err).
 					WithHint("reinstall the dependency")
 			}
 			out = append(out, pkgDir{Name: d.name, Dir: dir, Prefix: prefix})
@@ -193,7 +193,7 @@ func resolveClosure(in *Installation, plugins []Plugin) ([]pkgDir, error) {
 	sort.Slice(out, func(i, j int) bool { return out[i].Prefix < out[j].Prefix })
 	for i := 1; i < len(out); i++ {
 		if out[i].Prefix == out[i-1].Prefix {
-			return nil, errs.Failed("layout_conflict", "%s and %s would both be archived at %s", out[i-1].Dir, out[i].Dir, out[i].Prefix).
+			return nil, errs.Failed(CodeLayoutConflict, "%s and %s would both be archived at %s", out[i-1].Dir, out[i].Dir, out[i].Prefix).
 				WithHint("reinstall so that each package has one folder")
 		}
 	}
@@ -250,7 +250,7 @@ func planFiles(base string, pkgs []pkgDir) ([]plannedFile, int64, error) {
 		var walk func(dir, rel string, depth int) error
 		walk = func(dir, rel string, depth int) error {
 			if depth > maxDepth {
-				return errs.Failed("too_deep", "%s is nested deeper than %d folders", dir, maxDepth).
+				return errs.Failed(CodeTooDeep, "%s is nested deeper than %d folders", dir, maxDepth).
 					WithHint("flatten the package; archive readers refuse deeper trees")
 			}
 			ents, err := os.ReadDir(dir)
@@ -281,7 +281,7 @@ func planFiles(base string, pkgs []pkgDir) ([]plannedFile, int64, error) {
 					}
 					arch := p.Prefix + "/" + childRel
 					if len(arch) > MaxPathBytes || fsx.CheckRel(arch) != nil || strings.ContainsRune(arch, '\\') {
-						return errs.Failed("unsafe_path", "%s cannot be archived: its path %q is longer than %d bytes or not a plain relative path", full, arch, MaxPathBytes).
+						return errs.Failed(CodeUnsafePath, "%s cannot be archived: its path %q is longer than %d bytes or not a plain relative path", full, arch, MaxPathBytes).
 							WithHint("rename the file")
 					}
 					info, err := e.Info()
@@ -291,7 +291,7 @@ func planFiles(base string, pkgs []pkgDir) ([]plannedFile, int64, error) {
 					total += info.Size()
 					files = append(files, plannedFile{Arch: arch, Src: full, Size: info.Size()})
 				default:
-					return errs.Failed("unsupported_file", "%s is not a regular file or folder (%s)", full, t.Type()).
+					return errs.Failed(CodeUnsupportedFile, "%s is not a regular file or folder (%s)", full, t.Type()).
 						WithHint("remove it from the installation; only regular files are exported")
 				}
 			}
@@ -301,18 +301,18 @@ func planFiles(base string, pkgs []pkgDir) ([]plannedFile, int64, error) {
 			return nil, 0, err
 		}
 		if len(files) > MaxEntries {
-			return nil, 0, errs.Failed("too_many_files", "the node bootstrap would hold more than %d files", MaxEntries).
+			return nil, 0, errs.Failed(CodeTooManyFiles, "the node bootstrap would hold more than %d files", MaxEntries).
 				WithHint("archive readers refuse more entries; remove unneeded packages")
 		}
 	}
 	if total > MaxExpandedBytes {
-		return nil, 0, errs.Failed("too_large", "the node bootstrap would expand to %d bytes, more than %d", total, int64(MaxExpandedBytes)).
+		return nil, 0, errs.Failed(errs.CodeTooLarge, "the node bootstrap would expand to %d bytes, more than %d", total, int64(MaxExpandedBytes)).
 			WithHint("archive readers refuse larger archives; remove unneeded packages")
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Arch < files[j].Arch })
 	for i := 1; i < len(files); i++ {
 		if files[i].Arch == files[i-1].Arch {
-			return nil, 0, errs.Failed("layout_conflict", "two files would be archived at %s", files[i].Arch).
+			return nil, 0, errs.Failed(CodeLayoutConflict, "two files would be archived at %s", files[i].Arch).
 				WithHint("reinstall so that each package has one folder")
 		}
 	}
@@ -348,9 +348,9 @@ func archiveOrder(files []plannedFile) {
 
 func unreadable(p string, err error) error {
 	if errors.Is(err, fs.ErrPermission) {
-		return errs.Failed("unreadable", "cannot read %s: permission denied", p).
+		return errs.Failed(CodeUnreadable, "cannot read %s: permission denied", p).
 			WithHint("give the exporting user read access to the whole installation").Wrap(err)
 	}
-	return errs.Failed("unreadable", "cannot read %s: %v", p, unwrapPathErr(err)).
+	return errs.Failed(CodeUnreadable, "cannot read %s: %v", p, unwrapPathErr(err)).
 		WithHint("check that the installation is complete and not changing during the export").Wrap(err)
 }

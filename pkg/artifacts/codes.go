@@ -8,20 +8,14 @@ import "github.com/clawkit/clawkit/pkg/errs"
 const (
 	// CodeConfigInvalid: config … is not valid: …
 	CodeConfigInvalid errs.Code = "config_invalid"
-	// CodeConfigUnreadable: cannot read config …: …
-	CodeConfigUnreadable errs.Code = "config_unreadable"
 	// CodeDependencyMissing: … needs …, which is not installed under …
 	CodeDependencyMissing errs.Code = "dependency_missing"
 	// CodeExpansionRatio: the … archive would expand to … bytes from …, more than … times its size, which archive readers refuse
 	CodeExpansionRatio errs.Code = "expansion_ratio"
 	// CodeExportMissing: … is not a folder
 	CodeExportMissing errs.Code = "export_missing"
-	// CodeInterrupted: export interrupted; the partial output was removed
-	CodeInterrupted errs.Code = "interrupted"
 	// CodeInvalidBuildId: build id … is not 1-128 characters of [A-Za-z0-9._:+-]
 	CodeInvalidBuildId errs.Code = "invalid_build_id"
-	// CodeInvalidManifest: (see the message)
-	CodeInvalidManifest errs.Code = "invalid_manifest"
 	// CodeInvalidPlatform: platform … / arch … are not Node names
 	CodeInvalidPlatform errs.Code = "invalid_platform"
 	// CodeInvalidSha256: … is not a SHA-256 digest
@@ -30,8 +24,6 @@ const (
 	CodeLayoutConflict errs.Code = "layout_conflict"
 	// CodeManifestMissing: … has no …: not a completed export
 	CodeManifestMissing errs.Code = "manifest_missing"
-	// CodeManifestUnreadable: cannot read manifest …: …
-	CodeManifestUnreadable errs.Code = "manifest_unreadable"
 	// CodeNotBuilt: … has no dist/ folder: not a built installation
 	CodeNotBuilt errs.Code = "not_built"
 	// CodeNotOpenclaw: … is package …, not openclaw
@@ -74,8 +66,6 @@ const (
 	CodeSymlinkRefused errs.Code = "symlink_refused"
 	// CodeTooDeep: … is nested deeper than … folders
 	CodeTooDeep errs.Code = "too_deep"
-	// CodeTooLarge: the node bootstrap would expand to … bytes, more than …
-	CodeTooLarge errs.Code = "too_large"
 	// CodeTooManyFiles: the node bootstrap would hold more than … files
 	CodeTooManyFiles errs.Code = "too_many_files"
 	// CodeUnreadable: cannot read …: permission denied
@@ -90,6 +80,4 @@ const (
 	CodeWorkerBundleUnsupported errs.Code = "worker_bundle_unsupported"
 	// CodeWorkerInventoryUnknown: openclaw …: cannot determine the worker bundle inventory: …
 	CodeWorkerInventoryUnknown errs.Code = "worker_inventory_unknown"
-	// CodeWriteFailed: writing … failed: …
-	CodeWriteFailed errs.Code = "write_failed"
 )

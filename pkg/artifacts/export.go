@@ -116,7 +116,7 @@ func Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
 		return nil, err
 	}
 	if opts.BuildID != "" && !ValidBuildID(opts.BuildID) {
-		return nil, errs.Usage("invalid_build_id", "build id %q is not 1-128 characters of [A-Za-z0-9._:+-]", opts.BuildID).
+		return nil, errs.Usage(CodeInvalidBuildId, "build id %q is not 1-128 characters of [A-Za-z0-9._:+-]", opts.BuildID).
 			WithHint("pass a simple identifier, e.g. --build-id 2026.9.6-ci-42")
 	}
 	platform, arch := opts.Platform, opts.Arch
@@ -127,7 +127,7 @@ func Export(ctx context.Context, opts ExportOptions) (*ExportResult, error) {
 		arch = NodeArch(runtime.GOARCH)
 	}
 	if !nodeNameRe().MatchString(platform) || !nodeNameRe().MatchString(arch) {
-		return nil, errs.Usage("invalid_platform", "platform %q / arch %q are not Node names", platform, arch).
+		return nil, errs.Usage(CodeInvalidPlatform, "platform %q / arch %q are not Node names", platform, arch).
 			WithHint("use Node's names, e.g. --platform linux --arch x64")
 	}
 	pkgs, err := resolveClosure(in, plugins)
@@ -282,15 +282,15 @@ func selectPlugins(in *Installation, ids []string) ([]Plugin, error) {
 	for _, id := range ids {
 		p, ok := byID[id]
 		if !ok {
-			return nil, errs.Usage("plugin_unknown", "plugin %q is not bundled in this installation", id).
+			return nil, errs.Usage(CodePluginUnknown, "plugin %q is not bundled in this installation", id).
 				WithHint("run 'clawkit runtime-artifacts qualify --package-root DIR' to list the bundled plugins")
 		}
 		if !p.Enabled {
-			return nil, errs.Refused("plugin_disabled", "plugin %q is disabled in the config", id).
+			return nil, errs.Refused(CodePluginDisabled, "plugin %q is disabled in the config", id).
 				WithHint("enable it in the config (plugins.entries.%s.enabled) or leave it out of --plugin", id)
 		}
 		if !p.Qualified {
-			return nil, errs.Failed("plugin_unqualified", "plugin %q does not qualify: %s", id, p.Reason).
+			return nil, errs.Failed(CodePluginUnqualified, "plugin %q does not qualify: %s", id, p.Reason).
 				WithHint("rebuild the plugin, or leave it out of --plugin")
 		}
 		if !seen[id] {
@@ -307,11 +307,11 @@ func writeFailed(name string, err error) error {
 		return err
 	}
 	if errors.Is(err, context.Canceled) {
-		return errs.Failed("interrupted", "export interrupted; the partial output was removed").Wrap(err)
+		return errs.Failed(errs.CodeInterrupted, "export interrupted; the partial output was removed").Wrap(err)
 	}
 	msg := unwrapPathErr(err)
 	hint := "check free space and permissions of the output's file system; the partial output was removed"
-	return errs.Failed("write_failed", "writing %s failed: %v", name, msg).WithHint("%s", hint).Wrap(err)
+	return errs.Failed(errs.CodeWriteFailed, "writing %s failed: %v", name, msg).WithHint("%s", hint).Wrap(err)
 }
 
 // archiveSink is a temporary archive file inside the output: it hashes and
@@ -354,7 +354,7 @@ func newArchiveSink(root *os.Root, dir string, wrap func(string, io.Writer) io.W
 
 func (s *archiveSink) Write(p []byte) (int, error) {
 	if s.n+int64(len(p)) > s.limit {
-		return 0, errs.Failed("too_large", "the %s archive would exceed %d bytes", s.dir, int64(MaxArchiveBytes)).
+		return 0, errs.Failed(errs.CodeTooLarge, "the %s archive would exceed %d bytes", s.dir, int64(MaxArchiveBytes)).
 			WithHint("archive readers refuse larger archives; remove unneeded packages")
 	}
 	n, err := s.w.Write(p)
@@ -430,7 +430,7 @@ func writeArchive(root *os.Root, dir string, level int, wrap func(string, io.Wri
 	}
 	// Never publish what every reader would refuse as a decompression bomb.
 	if t.content > MaxRatio*sink.n {
-		return Archive{}, errs.Failed("expansion_ratio", "the %s archive would expand to %d bytes from %d, more than %d times its size, which archive readers refuse", dir, t.content, sink.n, MaxRatio).
+		return Archive{}, errs.Failed(CodeExpansionRatio, "the %s archive would expand to %d bytes from %d, more than %d times its size, which archive readers refuse", dir, t.content, sink.n, MaxRatio).
 			WithHint("the installation holds extremely repetitive files; remove them from the package")
 	}
 	return sink.publish()
@@ -442,7 +442,7 @@ func openSource(p string) (*os.File, os.FileInfo, error) {
 	f, err := fsx.OpenNoFollow(p)
 	if err != nil {
 		if st, lerr := os.Lstat(p); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
-			return nil, nil, errs.Failed("symlink_refused", "%s became a symbolic link during the export", p).
+			return nil, nil, errs.Failed(CodeSymlinkRefused, "%s became a symbolic link during the export", p).
 				WithHint("make sure the installation does not change while it is exported")
 		}
 		return nil, nil, unreadable(p, err)
@@ -454,14 +454,14 @@ func openSource(p string) (*os.File, os.FileInfo, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, nil, errs.Failed("unsupported_file", "%s is not a regular file", p).
+		return nil, nil, errs.Failed(CodeUnsupportedFile, "%s is not a regular file", p).
 			WithHint("remove it from the installation; only regular files are exported")
 	}
 	return f, st, nil
 }
 
 func changedError(p string) error {
-	return errs.Failed("source_changed", "%s changed while it was being exported", p).
+	return errs.Failed(CodeSourceChanged, "%s changed while it was being exported", p).
 		WithHint("make sure nothing installs or builds into the package during the export, then export again")
 }
 

@@ -43,12 +43,12 @@ func walkArchive(r io.Reader, size int64, fn func(path string, typ archive.Type,
 func InspectContext(ctx context.Context, dir string) (*InspectReport, error) {
 	st, err := os.Stat(dir)
 	if err != nil || !st.IsDir() {
-		return nil, errs.Usage("export_missing", "%s is not a folder", dir).
+		return nil, errs.Usage(CodeExportMissing, "%s is not a folder", dir).
 			WithHint("pass the output folder of 'clawkit runtime-artifacts export'")
 	}
 	mp := filepath.Join(dir, ManifestName)
 	if _, err := os.Lstat(mp); errors.Is(err, fs.ErrNotExist) {
-		return nil, errs.Failed("manifest_missing", "%s has no %s: not a completed export", dir, ManifestName).
+		return nil, errs.Failed(CodeManifestMissing, "%s has no %s: not a completed export", dir, ManifestName).
 			WithHint("an export without its manifest was interrupted; export again")
 	}
 	m, _, err := LoadManifest(mp)
@@ -187,6 +187,6 @@ func checkArchiveFile(ctx context.Context, dir string, a Archive, problem func(s
 // Interrupted is the error of a command stopped by SIGINT/SIGTERM after it
 // removed what it had staged: nothing is half-done (exit 1).
 func Interrupted(what string) *errs.Error {
-	return errs.Failed("interrupted", "%s interrupted by a signal; nothing was left behind", what).
+	return errs.Failed(errs.CodeInterrupted, "%s interrupted by a signal; nothing was left behind", what).
 		WithHint("run the same command again")
 }

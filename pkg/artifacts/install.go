@@ -102,38 +102,38 @@ func readPackageJSON(dir string) (*PackageJSON, error) {
 // nothing and follows no configured external path.
 func OpenInstallation(root string) (*Installation, error) {
 	if root == "" {
-		return nil, errs.Usage("package_root_required", "no package root given").WithHint("pass --package-root DIR, e.g. node_modules/openclaw")
+		return nil, errs.Usage(CodePackageRootRequired, "no package root given").WithHint("pass --package-root DIR, e.g. node_modules/openclaw")
 	}
 	real, err := filepath.EvalSymlinks(root)
 	if err != nil {
-		return nil, errs.Usage("package_root_missing", "package root %s does not exist", root).
+		return nil, errs.Usage(CodePackageRootMissing, "package root %s does not exist", root).
 			WithHint("pass the folder of an installed OpenClaw package, e.g. node_modules/openclaw").Wrap(err)
 	}
 	real, _ = filepath.Abs(real)
 	if st, err := os.Stat(real); err != nil || !st.IsDir() {
-		return nil, errs.Usage("package_root_not_dir", "package root %s is not a folder", root).
+		return nil, errs.Usage(CodePackageRootNotDir, "package root %s is not a folder", root).
 			WithHint("pass the folder of an installed OpenClaw package, e.g. node_modules/openclaw")
 	}
 	pj, err := readPackageJSON(real)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, errs.Failed("package_json_missing", "%s has no package.json", root).
+			return nil, errs.Failed(CodePackageJsonMissing, "%s has no package.json", root).
 				WithHint("pass the folder of an installed OpenClaw package (it holds package.json and dist/)").Wrap(err)
 		}
-		return nil, errs.Failed("package_json_invalid", "cannot read %s/package.json: %v", root, err).
+		return nil, errs.Failed(CodePackageJsonInvalid, "cannot read %s/package.json: %v", root, err).
 			WithHint("reinstall the package; its package.json is damaged").Wrap(err)
 	}
 	if pj.Name != "openclaw" {
-		return nil, errs.Failed("not_openclaw", "%s is package %q, not openclaw", root, pj.Name).
+		return nil, errs.Failed(CodeNotOpenclaw, "%s is package %q, not openclaw", root, pj.Name).
 			WithHint("pass the folder of the openclaw package, e.g. node_modules/openclaw")
 	}
 	if !exactVersionRe().MatchString(pj.Version) {
-		return nil, errs.Failed("package_json_invalid", "%s/package.json has no exact version (%q)", root, pj.Version).
+		return nil, errs.Failed(CodePackageJsonInvalid, "%s/package.json has no exact version (%q)", root, pj.Version).
 			WithHint("export an installed release; its package.json names an exact version")
 	}
 	in := &Installation{Root: real, Package: *pj}
 	if st, err := os.Lstat(filepath.Join(real, "dist")); err != nil || !st.IsDir() {
-		return nil, errs.Failed("not_built", "%s has no dist/ folder: not a built installation", root).
+		return nil, errs.Failed(CodeNotBuilt, "%s has no dist/ folder: not a built installation", root).
 			WithHint("install a published release (npm install openclaw) or build the package first")
 	}
 	inv, err := ReadInventory(real, pj.Version)
@@ -169,7 +169,7 @@ func readPlugins(root string) ([]Plugin, error) {
 		return []Plugin{}, nil
 	}
 	if err != nil {
-		return nil, errs.Failed("unreadable", "cannot list dist/extensions: %v", err).Wrap(err)
+		return nil, errs.Failed(CodeUnreadable, "cannot list dist/extensions: %v", err).Wrap(err)
 	}
 	out := []Plugin{}
 	seen := map[string]string{}
@@ -184,16 +184,16 @@ func readPlugins(root string) ([]Plugin, error) {
 			continue // not a plugin (e.g. a shared helper folder)
 		}
 		if err != nil {
-			return nil, errs.Failed("plugin_manifest_invalid", "%s/openclaw.plugin.json: %v", rel, err).
+			return nil, errs.Failed(CodePluginManifestInvalid, "%s/openclaw.plugin.json: %v", rel, err).
 				WithHint("plugin manifests must be regular files of at most %d bytes", pluginmanifest.MaxBytes)
 		}
 		man, err := pluginmanifest.Parse(raw)
 		if err != nil {
-			return nil, errs.Failed("plugin_manifest_invalid", "%s/openclaw.plugin.json: %v", rel, err).
+			return nil, errs.Failed(CodePluginManifestInvalid, "%s/openclaw.plugin.json: %v", rel, err).
 				WithHint("fix or remove the plugin's manifest: it needs an \"id\" that is one plain name")
 		}
 		if prev, ok := seen[man.ID]; ok {
-			return nil, errs.Failed("plugin_manifest_invalid", "plugin id %q is declared by both %s and %s", man.ID, prev, rel).
+			return nil, errs.Failed(CodePluginManifestInvalid, "plugin id %q is declared by both %s and %s", man.ID, prev, rel).
 				WithHint("each bundled plugin needs a distinct id")
 		}
 		seen[man.ID] = rel
@@ -333,7 +333,7 @@ func applyConfig(plugins []Plugin, configPath string) ([]IgnoredPlugin, error) {
 	ignored := []IgnoredPlugin{}
 	raw, err := fsx.ReadRegular(configPath, maxConfigBytes)
 	if err != nil {
-		return nil, errs.Usage("config_unreadable", "cannot read config %s: %v", configPath, unwrapPathErr(err)).
+		return nil, errs.Usage(errs.CodeConfigUnreadable, "cannot read config %s: %v", configPath, unwrapPathErr(err)).
 			WithHint("pass an OpenClaw config file (JSON5) with --config, or omit it")
 	}
 	var cfg struct {
@@ -348,7 +348,7 @@ func applyConfig(plugins []Plugin, configPath string) ([]IgnoredPlugin, error) {
 		} `json:"plugins"`
 	}
 	if err := json5.Decode(raw, &cfg); err != nil {
-		return nil, errs.Usage("config_invalid", "config %s is not valid: %v", configPath, err).
+		return nil, errs.Usage(CodeConfigInvalid, "config %s is not valid: %v", configPath, err).
 			WithHint("fix the config's plugins section (JSON5)")
 	}
 	byID := map[string]*Plugin{}

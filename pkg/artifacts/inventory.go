@@ -75,7 +75,7 @@ type inventoryReader struct {
 }
 
 func (r *inventoryReader) uncertain(format string, args ...any) error {
-	return errs.Failed("worker_inventory_unknown", "openclaw %s: cannot determine the worker bundle inventory: %s", r.version, fmt.Sprintf(format, args...)).
+	return errs.Failed(CodeWorkerInventoryUnknown, "openclaw %s: cannot determine the worker bundle inventory: %s", r.version, fmt.Sprintf(format, args...)).
 		WithHint("this release's compiled code does not define the inventory in a form clawkit can read exactly; export from a published release (2026.8 or newer) or report the release")
 }
 
@@ -246,13 +246,13 @@ func ReadInventory(root, version string) (*Inventory, error) {
 		st, err := os.Lstat(p)
 		switch {
 		case err != nil:
-			return nil, errs.Failed("worker_artifact_missing", "openclaw %s: worker artifact dist/worker/%s is missing (named by %s in %s)", version, f, symbol, inv.Source).
+			return nil, errs.Failed(CodeWorkerArtifactMissing, "openclaw %s: worker artifact dist/worker/%s is missing (named by %s in %s)", version, f, symbol, inv.Source).
 				WithHint("the installation is incomplete; reinstall or rebuild the package")
 		case st.Mode()&fs.ModeSymlink != 0:
-			return nil, errs.Failed("symlink_refused", "worker artifact dist/worker/%s is a symbolic link", f).
+			return nil, errs.Failed(CodeSymlinkRefused, "worker artifact dist/worker/%s is a symbolic link", f).
 				WithHint("replace the link with the file itself; worker artifacts must be regular files")
 		case !st.Mode().IsRegular():
-			return nil, errs.Failed("worker_artifact_missing", "openclaw %s: worker artifact dist/worker/%s is not a regular file", version, f).
+			return nil, errs.Failed(CodeWorkerArtifactMissing, "openclaw %s: worker artifact dist/worker/%s is not a regular file", version, f).
 				WithHint("the installation is incomplete; reinstall or rebuild the package")
 		}
 	}
@@ -320,7 +320,7 @@ func (r *inventoryReader) findProducer() (string, error) {
 	switch len(found) {
 	case 0:
 		if _, err := os.Lstat(filepath.Join(r.root, "dist", "worker")); errors.Is(err, fs.ErrNotExist) {
-			return "", errs.Failed("worker_bundle_unsupported", "openclaw %s ships no worker bundle producer (no dist/worker/ and no %s in dist/)", r.version, producerFunc).
+			return "", errs.Failed(CodeWorkerBundleUnsupported, "openclaw %s ships no worker bundle producer (no dist/worker/ and no %s in dist/)", r.version, producerFunc).
 				WithHint("export from an OpenClaw release that ships a worker bundle producer (dist/worker/), such as 2026.8.1 or newer")
 		}
 		return "", r.uncertain("no module in dist/ defines %s", producerFunc)

@@ -83,7 +83,7 @@ func TestReadInventoryRefusals(t *testing.T) {
 		name    string
 		change  func(map[string][]byte)
 		workers []string
-		code    string
+		code    errs.Code
 		want    string
 	}{
 		{"named-file-absent", nil, []string{"a.mjs"}, "worker_artifact_missing", "dist/worker/b.mjs is missing (named by WORKER_DEPLOY_ARTIFACT_PATHS"},

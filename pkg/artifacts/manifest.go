@@ -175,7 +175,7 @@ func ValidBuildID(s string) bool { return len(s) <= 128 && buildIDRe().MatchStri
 // worker archive with the given tarball SHA-256.
 func WorkerPath(sha string) (string, error) {
 	if !ValidSHA256(sha) {
-		return "", errs.Usage("invalid_sha256", "%q is not a SHA-256 digest", sha).
+		return "", errs.Usage(CodeInvalidSha256, "%q is not a SHA-256 digest", sha).
 			WithHint("give 64 lower-case hexadecimal digits")
 	}
 	return WorkerDir + "/" + sha + ".tgz", nil
@@ -239,21 +239,21 @@ func (w *WorkerBundle) HashEntries() []BundleEntry {
 func LoadManifest(path string) (*Manifest, []byte, error) {
 	f, err := fsx.OpenNoFollow(path)
 	if err != nil {
-		return nil, nil, errs.Failed("manifest_unreadable", "cannot read manifest %s: %v", path, unwrapPathErr(err)).
+		return nil, nil, errs.Failed(errs.CodeManifestUnreadable, "cannot read manifest %s: %v", path, unwrapPathErr(err)).
 			WithHint("pass the manifest.json of a completed 'clawkit runtime-artifacts export'").Wrap(err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, nil, errs.Failed("manifest_unreadable", "cannot stat manifest %s: %v", path, err).Wrap(err)
+		return nil, nil, errs.Failed(errs.CodeManifestUnreadable, "cannot stat manifest %s: %v", path, err).Wrap(err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, nil, errs.Failed("manifest_unreadable", "manifest %s is not a regular file", path).
+		return nil, nil, errs.Failed(errs.CodeManifestUnreadable, "manifest %s is not a regular file", path).
 			WithHint("pass the manifest.json of a completed 'clawkit runtime-artifacts export'")
 	}
 	raw, err := io.ReadAll(io.LimitReader(f, MaxManifestBytes+1))
 	if err != nil {
-		return nil, nil, errs.Failed("manifest_unreadable", "cannot read manifest %s: %v", path, err).Wrap(err)
+		return nil, nil, errs.Failed(errs.CodeManifestUnreadable, "cannot read manifest %s: %v", path, err).Wrap(err)
 	}
 	m, err := ParseManifest(raw)
 	if err != nil {
@@ -279,7 +279,7 @@ func unwrapPathErr(err error) error {
 // ParseManifest decodes and validates manifest bytes (untrusted input).
 func ParseManifest(raw []byte) (*Manifest, error) {
 	bad := func(format string, args ...any) error {
-		return errs.Failed("invalid_manifest", "invalid manifest: "+format, args...).
+		return errs.Failed(errs.CodeInvalidManifest, "invalid manifest: "+format, args...).
 			WithHint("re-run 'clawkit runtime-artifacts export' to produce a fresh export")
 	}
 	if len(raw) > MaxManifestBytes {

@@ -29,34 +29,34 @@ type output struct {
 
 func prepareOutput(p string, pkgs []pkgDir) (*output, error) {
 	if p == "" {
-		return nil, errs.Usage("output_required", "no output folder given").WithHint("pass --output DIR (a folder that does not exist yet)")
+		return nil, errs.Usage(CodeOutputRequired, "no output folder given").WithHint("pass --output DIR (a folder that does not exist yet)")
 	}
 	abs, err := filepath.Abs(p)
 	if err != nil {
-		return nil, errs.Usage("output_invalid", "output %s: %v", p, err)
+		return nil, errs.Usage(CodeOutputInvalid, "output %s: %v", p, err)
 	}
 	base := filepath.Base(abs)
 	if base == "." || base == ".." || base == "/" {
-		return nil, errs.Usage("output_invalid", "output %s does not name a new folder", p).WithHint("pass --output DIR (a folder that does not exist yet)")
+		return nil, errs.Usage(CodeOutputInvalid, "output %s does not name a new folder", p).WithHint("pass --output DIR (a folder that does not exist yet)")
 	}
 	if _, err := os.Lstat(abs); err == nil {
-		return nil, errs.Refused("output_exists", "output %s already exists", p).
+		return nil, errs.Refused(CodeOutputExists, "output %s already exists", p).
 			WithHint("choose a new folder, or remove the old export first; exports never overwrite")
 	}
 	parent := filepath.Dir(abs)
 	st, err := os.Stat(parent)
 	if err != nil || !st.IsDir() {
-		return nil, errs.Usage("output_parent_missing", "the parent folder of output %s does not exist", p).
+		return nil, errs.Usage(CodeOutputParentMissing, "the parent folder of output %s does not exist", p).
 			WithHint("create %s first; export creates only the output folder itself", parent)
 	}
 	realParent, err := filepath.EvalSymlinks(parent)
 	if err != nil {
-		return nil, errs.Usage("output_parent_missing", "cannot resolve the parent folder of output %s: %v", p, err)
+		return nil, errs.Usage(CodeOutputParentMissing, "cannot resolve the parent folder of output %s: %v", p, err)
 	}
 	realOut := filepath.Join(realParent, base)
 	for _, pk := range pkgs {
 		if fsx.Within(pk.Dir, realOut) {
-			return nil, errs.Refused("output_inside_package", "output %s is inside the exported package %s (real path %s)", p, pk.Dir, realOut).
+			return nil, errs.Refused(CodeOutputInsidePackage, "output %s is inside the exported package %s (real path %s)", p, pk.Dir, realOut).
 				WithHint("write the export outside the installation, e.g. --output /tmp/openclaw-export")
 		}
 	}
@@ -67,30 +67,30 @@ func prepareOutput(p string, pkgs []pkgDir) (*output, error) {
 	removeStaleStaging(realParent, base)
 	staging, lock, err := createStaging(realParent, base)
 	if err != nil {
-		return nil, errs.Failed("output_create_failed", "cannot create a staging folder beside output %s: %v", p, unwrapPathErr(err)).
+		return nil, errs.Failed(CodeOutputCreateFailed, "cannot create a staging folder beside output %s: %v", p, unwrapPathErr(err)).
 			WithHint("check the permissions of %s", parent).Wrap(err)
 	}
 	o := &output{path: realOut, display: p, staging: staging, lock: lock}
 	lst, err := os.Lstat(staging)
 	if err != nil {
 		lock.Close()
-		return nil, errs.Failed("output_replaced", "staging folder %s vanished right after it was created", staging)
+		return nil, errs.Failed(CodeOutputReplaced, "staging folder %s vanished right after it was created", staging)
 	}
 	o.dev, o.ino = devIno(lst)
 	root, err := os.OpenRoot(staging)
 	if err != nil {
 		lock.Close()
-		return nil, errs.Failed("output_replaced", "cannot open staging folder %s right after creating it: %v", staging, err)
+		return nil, errs.Failed(CodeOutputReplaced, "cannot open staging folder %s right after creating it: %v", staging, err)
 	}
 	o.root = root
 	if rst, err := root.Stat("."); err != nil {
 		root.Close()
 		lock.Close()
-		return nil, errs.Failed("output_replaced", "staging folder %s: %v", staging, err)
+		return nil, errs.Failed(CodeOutputReplaced, "staging folder %s: %v", staging, err)
 	} else if d, i := devIno(rst); d != o.dev || i != o.ino {
 		root.Close()
 		lock.Close()
-		return nil, errs.Failed("output_replaced", "staging folder %s was replaced while it was being created", staging).
+		return nil, errs.Failed(CodeOutputReplaced, "staging folder %s was replaced while it was being created", staging).
 			WithHint("make sure no other process writes to %s, then export again", parent)
 	}
 	return o, nil
@@ -176,10 +176,10 @@ func (o *output) publish() error {
 	}
 	if err := unix.Renameat2(unix.AT_FDCWD, o.staging, unix.AT_FDCWD, o.path, unix.RENAME_NOREPLACE); err != nil {
 		if errors.Is(err, unix.EEXIST) || errors.Is(err, unix.ENOTEMPTY) {
-			return errs.Refused("output_exists", "output %s already exists", o.display).
+			return errs.Refused(CodeOutputExists, "output %s already exists", o.display).
 				WithHint("choose a new folder, or remove the old export first; exports never overwrite")
 		}
-		return errs.Failed("write_failed", "cannot rename the staged export to %s: %v", o.display, err).
+		return errs.Failed(errs.CodeWriteFailed, "cannot rename the staged export to %s: %v", o.display, err).
 			WithHint("check the permissions of the output's parent folder; the partial output was removed")
 	}
 	o.published = true
@@ -203,7 +203,7 @@ func (o *output) checkIdentity() error {
 			return nil
 		}
 	}
-	return errs.Failed("output_replaced", "staging folder %s of output %s was moved or replaced during the export", o.staging, o.display).
+	return errs.Failed(CodeOutputReplaced, "staging folder %s of output %s was moved or replaced during the export", o.staging, o.display).
 		WithHint("make sure no other process touches the output folder, then export again")
 }
 

@@ -89,12 +89,12 @@ func Load(home string) (*Store, error) {
 		return s, nil
 	}
 	if err != nil {
-		return nil, errs.Failed("credentials_unreadable", "cannot read %s: %v", path, err)
+		return nil, errs.Failed(CodeCredentialsUnreadable, "cannot read %s: %v", path, err)
 	}
 	var f file
 	if err := json.Unmarshal(data, &f); err != nil {
 		// The parse error could quote a secret's bytes; keep only its class.
-		return nil, errs.Failed("invalid_credentials", "%s is not a valid credentials file", path).
+		return nil, errs.Failed(CodeInvalidCredentials, "%s is not a valid credentials file", path).
 			WithHint("restore it from a backup or remove it and add the profiles again")
 	}
 	for id, p := range f.Profiles {
@@ -123,7 +123,7 @@ func (s *Store) List() []Profile {
 // ValidateID checks a profile id: printable, no whitespace, ≤ 128 bytes.
 func ValidateID(id string) error {
 	if id == "" || len(id) > 128 || strings.ContainsAny(id, " \t\r\n\x00/\\") {
-		return errs.Usage("invalid_profile_id", "invalid profile id %q", id).
+		return errs.Usage(CodeInvalidProfileId, "invalid profile id %q", id).
 			WithHint("use a short name without spaces or slashes, e.g. google:default")
 	}
 	return nil
@@ -135,7 +135,7 @@ func CheckNew(id, secret string) error {
 		return err
 	}
 	if strings.TrimSpace(secret) == "" {
-		return errs.Usage("empty_secret", "the credential for %s is empty", id).
+		return errs.Usage(errs.CodeEmptySecret, "the credential for %s is empty", id).
 			WithHint("pass a non-empty key with --api-key-env VAR or on stdin")
 	}
 	return nil
@@ -147,7 +147,7 @@ func (s *Store) Add(p Profile, replace bool) error {
 		return err
 	}
 	if _, ok := s.profiles[p.ID]; ok && !replace {
-		return errs.Failed("profile_exists", "auth profile %s already exists", p.ID).
+		return errs.Failed(CodeProfileExists, "auth profile %s already exists", p.ID).
 			WithHint("remove it first with 'clawkit auth remove %s', or pass --replace", p.ID)
 	}
 	s.profiles[p.ID] = p
@@ -157,7 +157,7 @@ func (s *Store) Add(p Profile, replace bool) error {
 // Remove deletes a profile.
 func (s *Store) Remove(id string) error {
 	if _, ok := s.profiles[id]; !ok {
-		return errs.Failed("profile_not_found", "no auth profile %s", id).WithHint("list profiles with 'clawkit auth list'")
+		return errs.Failed(CodeProfileNotFound, "no auth profile %s", id).WithHint("list profiles with 'clawkit auth list'")
 	}
 	delete(s.profiles, id)
 	return nil
@@ -171,7 +171,7 @@ func (s *Store) Save() error {
 		return err
 	}
 	if err := fsx.WriteFile(s.path, append(b, '\n'), 0o600); err != nil {
-		return errs.Failed("credentials_write_failed", "cannot write %s: %v", s.path, err)
+		return errs.Failed(CodeCredentialsWriteFailed, "cannot write %s: %v", s.path, err)
 	}
 	return nil
 }
@@ -180,7 +180,7 @@ func (s *Store) Save() error {
 func (s *Store) Header(id string) (string, error) {
 	p, ok := s.profiles[id]
 	if !ok {
-		return "", errs.Failed("profile_not_found", "no auth profile %s", id).
+		return "", errs.Failed(CodeProfileNotFound, "no auth profile %s", id).
 			WithHint("add it with: clawkit auth add %s --provider mcp --kind bearer --api-key-stdin", id)
 	}
 	return HeaderValue(p)
@@ -196,11 +196,11 @@ func HeaderValue(p Profile) (string, error) {
 	case KindBearer:
 		v = "Bearer " + p.Secret
 	default:
-		return "", errs.Usage("invalid_header", "auth profile %s is of kind %s, not header or bearer", p.ID, p.Kind).
+		return "", errs.Usage(errs.CodeInvalidHeader, "auth profile %s is of kind %s, not header or bearer", p.ID, p.Kind).
 			WithHint("add one with: clawkit auth add ID --provider mcp --kind bearer --api-key-stdin")
 	}
 	if strings.ContainsAny(v, "\r\n\x00") {
-		return "", errs.Usage("invalid_header", "auth profile %s holds a line break or NUL, which no header value may", p.ID)
+		return "", errs.Usage(errs.CodeInvalidHeader, "auth profile %s holds a line break or NUL, which no header value may", p.ID)
 	}
 	return v, nil
 }

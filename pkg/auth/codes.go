@@ -10,12 +10,8 @@ const (
 	CodeCredentialsUnreadable errs.Code = "credentials_unreadable"
 	// CodeCredentialsWriteFailed: cannot write …: …
 	CodeCredentialsWriteFailed errs.Code = "credentials_write_failed"
-	// CodeEmptySecret: the credential for … is empty
-	CodeEmptySecret errs.Code = "empty_secret"
 	// CodeInvalidCredentials: … is not a valid credentials file
 	CodeInvalidCredentials errs.Code = "invalid_credentials"
-	// CodeInvalidHeader: auth profile … is of kind …, not header or bearer
-	CodeInvalidHeader errs.Code = "invalid_header"
 	// CodeInvalidProfileId: invalid profile id …
 	CodeInvalidProfileId errs.Code = "invalid_profile_id"
 	// CodeProfileExists: auth profile … already exists

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -30,12 +29,13 @@ type AuthAddCmd struct {
 	Replace     bool   `help:"Replace an existing profile of the same id."`
 }
 
-func (c *AuthAddCmd) Run(ctx context.Context, env *Env) error {
+func (c *AuthAddCmd) Run(env *Env) error {
+	ctx := env.Ctx
 	var secret string
 	switch {
 	case c.Kind == auth.KindOAuth:
 		if !c.TokenStdin || c.APIKeyEnv != "" || c.APIKeyStdin {
-			return errs.Usage("usage", "an oauth profile takes its token from --token-stdin").
+			return errs.Usage(errs.CodeUsage, "an oauth profile takes its token from --token-stdin").
 				WithHint("clawkit auth add %s --provider %s --kind oauth --token-stdin < token", c.Profile, c.Provider)
 		}
 		s, err := readSecret(env.Stdin)
@@ -46,7 +46,7 @@ func (c *AuthAddCmd) Run(ctx context.Context, env *Env) error {
 	case c.APIKeyEnv != "" && !c.APIKeyStdin && !c.TokenStdin:
 		secret = env.Getenv(c.APIKeyEnv)
 		if secret == "" {
-			return errs.Usage("empty_secret", "environment variable %s is empty or unset", c.APIKeyEnv).
+			return errs.Usage(errs.CodeEmptySecret, "environment variable %s is empty or unset", c.APIKeyEnv).
 				WithHint("export %s=... first, or use --api-key-stdin", c.APIKeyEnv)
 		}
 	case c.APIKeyStdin && c.APIKeyEnv == "" && !c.TokenStdin:
@@ -56,11 +56,11 @@ func (c *AuthAddCmd) Run(ctx context.Context, env *Env) error {
 		}
 		secret = s
 	default:
-		return errs.Usage("usage", "give the API key with exactly one of --api-key-env VAR or --api-key-stdin").
+		return errs.Usage(errs.CodeUsage, "give the API key with exactly one of --api-key-env VAR or --api-key-stdin").
 			WithHint("clawkit auth add %s --provider %s --api-key-env GEMINI_API_KEY", c.Profile, c.Provider)
 	}
-	var pub auth.Public
-	if err := env.Call(ctx, ops.MethodAuthAdd, ops.AuthAddParams{ID: c.Profile, Provider: c.Provider, Kind: c.Kind, Secret: secret, Replace: c.Replace}, &pub); err != nil {
+	pub, err := ops.AuthAdd.Call(ctx, env, ops.AuthAddParams{ID: c.Profile, Provider: c.Provider, Kind: c.Kind, Secret: secret, Replace: c.Replace})
+	if err != nil {
 		return err
 	}
 	return env.Out.Result(pub, func(w io.Writer) {
@@ -73,11 +73,11 @@ func (c *AuthAddCmd) Run(ctx context.Context, env *Env) error {
 func readSecret(r io.Reader) (string, error) {
 	b, err := io.ReadAll(io.LimitReader(r, 64<<10))
 	if err != nil {
-		return "", errs.Failed("stdin_failed", "cannot read standard input: %v", err)
+		return "", errs.Failed(errs.CodeStdinFailed, "cannot read standard input: %v", err)
 	}
 	s := strings.TrimSpace(string(b))
 	if s == "" {
-		return "", errs.Usage("empty_secret", "no credential on standard input").WithHint("pipe the key or token into the command")
+		return "", errs.Usage(errs.CodeEmptySecret, "no credential on standard input").WithHint("pipe the key or token into the command")
 	}
 	return s, nil
 }
@@ -85,9 +85,10 @@ func readSecret(r io.Reader) (string, error) {
 // AuthListCmd lists profiles.
 type AuthListCmd struct{}
 
-func (c *AuthListCmd) Run(ctx context.Context, env *Env) error {
-	var out []auth.Public
-	if err := env.Call(ctx, ops.MethodAuthList, ops.None{}, &out); err != nil {
+func (c *AuthListCmd) Run(env *Env) error {
+	ctx := env.Ctx
+	out, err := ops.AuthList.Call(ctx, env, ops.None{})
+	if err != nil {
 		return err
 	}
 	if out == nil {
@@ -108,9 +109,10 @@ type AuthRemoveCmd struct {
 	Profile string `arg:"" help:"Profile id."`
 }
 
-func (c *AuthRemoveCmd) Run(ctx context.Context, env *Env) error {
-	var pub auth.Public
-	if err := env.Call(ctx, ops.MethodAuthRemove, ops.AuthRemoveParams{ID: c.Profile}, &pub); err != nil {
+func (c *AuthRemoveCmd) Run(env *Env) error {
+	ctx := env.Ctx
+	pub, err := ops.AuthRemove.Call(ctx, env, ops.AuthRemoveParams{ID: c.Profile})
+	if err != nil {
 		return err
 	}
 	return env.Out.Result(pub, func(w io.Writer) { fmt.Fprintf(w, "removed %s\n", pub.ID) })

@@ -63,6 +63,7 @@ func allGroups() []group {
 		{"runtime-artifacts", "Export offline worker archives from a built OpenClaw installation.", &RuntimeArtifactsCmd{}},
 		{"crabbox", "Install and verify offline runtime caches; read install receipts.", &CrabboxCmd{}},
 		{"skill", "Author and lint agent skills.", &SkillCmd{}},
+		{"plugins", "Inspect the plugins a home registers.", &PluginsCmd{}},
 		{"mcp", "Run and talk to MCP servers over stdio with hard limits.", &MCPCmd{}},
 	}
 }
@@ -162,10 +163,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		var pe *kong.ParseError
 		if errors.As(err, &pe) {
 			out.JSON = jsonRequested(args)
-			return out.Error(errs.Usage("usage", "%s", err.Error()).WithHint("run '%s' for usage", strings.TrimSpace("clawkit help "+commandPath(pe.Context))))
+			return out.Error(errs.Usage(errs.CodeUsage, "%s", err.Error()).WithHint("run '%s' for usage", strings.TrimSpace("clawkit help "+commandPath(pe.Context))))
 		}
 		out.JSON = jsonRequested(args)
-		return out.Error(errs.Usage("usage", "%s", err.Error()))
+		return out.Error(errs.Usage(errs.CodeUsage, "%s", err.Error()))
 	}
 	out.JSON = c.JSON
 	out.Progress = c.Progress
@@ -178,8 +179,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		Now:     time.Now,
 		Getenv:  os.Getenv,
 	}
-	kctx.BindTo(ctx, (*context.Context)(nil))
-	kctx.Bind(env, out, &c.Globals)
+	env.Kong = kctx
+	// Every leaf's Run takes the one bound Env (its context, output,
+	// globals and parsed command line).
+	kctx.Bind(env)
 	if err := kctx.Run(); err != nil {
 		return out.Error(signalled(ctx, err))
 	}
@@ -194,11 +197,11 @@ func signalled(ctx context.Context, err error) error {
 	if ctx.Err() == nil || !errors.Is(err, context.Canceled) {
 		return err
 	}
-	if e := errs.As(err); e != nil && e.Code == "interrupted" {
+	if e := errs.As(err); e != nil && e.Code == errs.CodeInterrupted {
 		return err
 	}
 	kind := errs.KindOf(err)
-	e := &errs.Error{Kind: kind, Code: "interrupted", Message: fmt.Sprintf("interrupted by a signal (%v)", err), Err: err}
+	e := &errs.Error{Kind: kind, Code: errs.CodeInterrupted, Message: fmt.Sprintf("interrupted by a signal (%v)", err), Err: err}
 	if old := errs.As(err); old != nil {
 		e.RetryAfterMs = old.RetryAfterMs
 	}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -42,7 +41,7 @@ func (c *ConfigGetCmd) Run(env *Env) error {
 		}
 		var ok bool
 		if v, ok = cfg.Get(c.Path); !ok {
-			return errs.Failed("config_not_set", "%s is not set", c.Path).WithHint("set it with 'clawkit config set %s VALUE'", c.Path)
+			return errs.Failed(CodeConfigNotSet, "%s is not set", c.Path).WithHint("set it with 'clawkit config set %s VALUE'", c.Path)
 		}
 	}
 	return env.Out.Result(v, func(w io.Writer) { fmt.Fprintln(w, config.Format(v)) })
@@ -54,7 +53,8 @@ type ConfigSetCmd struct {
 	Value string `arg:"" help:"Value (JSON if it parses, else a string)."`
 }
 
-func (c *ConfigSetCmd) Run(ctx context.Context, env *Env) error {
+func (c *ConfigSetCmd) Run(env *Env) error {
+	ctx := env.Ctx
 	if _, err := config.SplitPath(c.Path); err != nil {
 		return err
 	}
@@ -70,8 +70,8 @@ func (c *ConfigSetCmd) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	var res map[string]any
-	if err := env.Call(ctx, ops.MethodConfigSet, ops.ConfigParams{Path: c.Path, Value: raw}, &res); err != nil {
+	res, err := ops.ConfigSet.Call(ctx, env, ops.ConfigParams{Path: c.Path, Value: raw})
+	if err != nil {
 		return err
 	}
 	return env.Out.Result(res, func(w io.Writer) {})
@@ -82,12 +82,13 @@ type ConfigUnsetCmd struct {
 	Path string `arg:"" help:"Dotted path."`
 }
 
-func (c *ConfigUnsetCmd) Run(ctx context.Context, env *Env) error {
+func (c *ConfigUnsetCmd) Run(env *Env) error {
+	ctx := env.Ctx
 	if _, err := config.SplitPath(c.Path); err != nil {
 		return err
 	}
-	var res map[string]any
-	if err := env.Call(ctx, ops.MethodConfigUnset, ops.ConfigParams{Path: c.Path}, &res); err != nil {
+	res, err := ops.ConfigUnset.Call(ctx, env, ops.ConfigParams{Path: c.Path})
+	if err != nil {
 		return err
 	}
 	return env.Out.Result(res, func(w io.Writer) {

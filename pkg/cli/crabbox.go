@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -81,7 +80,8 @@ type CrabboxSetupCmd struct {
 	Execute    bool   `name:"run" help:"Execute the install command now, in this process."`
 }
 
-func (c *CrabboxSetupCmd) Run(ctx context.Context, env *Env, out *Output) error {
+func (c *CrabboxSetupCmd) Run(env *Env) error {
+	ctx, out := env.Ctx, env.Out
 	s, err := crabbox.SetupCommand(c.Manifest, c.TargetHome)
 	if err != nil {
 		return err
@@ -110,7 +110,8 @@ type CrabboxInstallCmd struct {
 	PlatformCheck string `name:"platform-check" enum:"enforce,skip" default:"enforce" help:"enforce: refuse an export made for another platform/arch; skip: install anyway (tests only)."`
 }
 
-func (c *CrabboxInstallCmd) Run(ctx context.Context, env *Env, out *Output) error {
+func (c *CrabboxInstallCmd) Run(env *Env) error {
+	ctx, out := env.Ctx, env.Out
 	c.announceDefault(out, env, "the runtime goes")
 	rc, err := crabbox.Install(crabbox.InstallRequest{
 		Ctx: ctx, ManifestPath: c.Manifest, TargetHome: c.home(env), Expect: c.expect(),
@@ -135,7 +136,8 @@ type CrabboxVerifyCmd struct {
 	PrintCommand bool `name:"print-command" help:"Print the credential-free verify command (pinned like setup's) for a CI job or a remote host, and verify nothing."`
 }
 
-func (c *CrabboxVerifyCmd) Run(ctx context.Context, env *Env, out *Output) error {
+func (c *CrabboxVerifyCmd) Run(env *Env) error {
+	ctx, out := env.Ctx, env.Out
 	if c.PrintCommand {
 		s, err := crabbox.VerifyCommand(c.Manifest, c.TargetHome, c.Deep)
 		if err != nil {
@@ -169,7 +171,8 @@ type CrabboxReceiptCmd struct {
 	TargetHome string `help:"Also require the runtime to be installed below this home." placeholder:"DIR"`
 }
 
-func (c *CrabboxReceiptCmd) Run(env *Env, out *Output) error {
+func (c *CrabboxReceiptCmd) Run(env *Env) error {
+	out := env.Out
 	in, err := crabbox.LoadInputs(c.Manifest, crabbox.Expect{})
 	if err != nil {
 		return err
@@ -180,11 +183,11 @@ func (c *CrabboxReceiptCmd) Run(env *Env, out *Output) error {
 		// here would otherwise wait for a writer forever.
 		f, err := fsx.OpenNoFollow(c.From)
 		if err != nil {
-			return errs.Usage("receipt_unreadable", "cannot open %s: %v", c.From, err).WithHint("pass the file holding the install or verify output")
+			return errs.Usage(errs.CodeReceiptUnreadable, "cannot open %s: %v", c.From, err).WithHint("pass the file holding the install or verify output")
 		}
 		defer f.Close()
 		if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-			return errs.Usage("receipt_unreadable", "%s is not a regular file", c.From).WithHint("pass the file holding the install or verify output, or pipe it on stdin")
+			return errs.Usage(errs.CodeReceiptUnreadable, "%s is not a regular file", c.From).WithHint("pass the file holding the install or verify output, or pipe it on stdin")
 		}
 		r = f
 	}

@@ -29,18 +29,18 @@ const maxExclusiveBytes = 64 << 20
 func (c *FSCreateExclusiveCmd) Run(env *Env) error {
 	data, err := io.ReadAll(io.LimitReader(env.Stdin, maxExclusiveBytes+1))
 	if err != nil {
-		return errs.Failed("stdin_failed", "cannot read standard input: %v", err)
+		return errs.Failed(errs.CodeStdinFailed, "cannot read standard input: %v", err)
 	}
 	if len(data) > maxExclusiveBytes {
-		return errs.Failed("too_large", "standard input exceeds %d bytes", maxExclusiveBytes)
+		return errs.Failed(errs.CodeTooLarge, "standard input exceeds %d bytes", maxExclusiveBytes)
 	}
 	mode, err := strconv.ParseUint(c.Mode, 8, 32)
 	if err != nil || mode > 0o777 {
-		return errs.Usage("usage", "invalid --mode %q", c.Mode).WithHint("give permission bits in octal, e.g. 0644")
+		return errs.Usage(errs.CodeUsage, "invalid --mode %q", c.Mode).WithHint("give permission bits in octal, e.g. 0644")
 	}
 	created, err := fsx.CreateExclusive(c.Path, data, os.FileMode(mode))
 	if err != nil {
-		return errs.Failed("create_failed", "cannot create %s: %v", c.Path, err).
+		return errs.Failed(CodeCreateFailed, "cannot create %s: %v", c.Path, err).
 			WithHint("check that %s exists and is writable", filepath.Dir(c.Path))
 	}
 	res := map[string]any{"path": c.Path, "created": created}

@@ -31,7 +31,8 @@ type GatewayRunCmd struct {
 	LeaseTTL     time.Duration `help:"On PostgreSQL: how long the gateway's owner lease lasts without a heartbeat." env:"CLAWKIT_LEASE_TTL" default:"10s"`
 }
 
-func (c *GatewayRunCmd) Run(ctx context.Context, env *Env) error {
+func (c *GatewayRunCmd) Run(env *Env) error {
+	ctx := env.Ctx
 	h, err := env.HomeDir()
 	if err != nil {
 		return err
@@ -75,7 +76,7 @@ func selfPath() (string, error) {
 func (c *GatewayRunCmd) detach(ctx context.Context, env *Env, h owner.Home) error {
 	exe, err := selfPath()
 	if err != nil {
-		return errs.Failed("detach_failed", "cannot find the clawkit binary: %v", err)
+		return errs.Failed(errs.CodeDetachFailed, "cannot find the clawkit binary: %v", err)
 	}
 	rec, err := gateway.Detach(ctx, gateway.DetachOptions{Home: h, StartTimeout: c.StartTimeout, Command: []string{exe,
 		"--home", h.Dir, "--lock-timeout", env.Globals.LockTimeout.String(),
@@ -91,7 +92,8 @@ func (c *GatewayRunCmd) detach(ctx context.Context, env *Env, h owner.Home) erro
 // GatewayStatusCmd reports the gateway.
 type GatewayStatusCmd struct{}
 
-func (c *GatewayStatusCmd) Run(ctx context.Context, env *Env) error {
+func (c *GatewayStatusCmd) Run(env *Env) error {
+	ctx := env.Ctx
 	h, err := env.HomeDir()
 	if err != nil {
 		return err
@@ -102,7 +104,7 @@ func (c *GatewayStatusCmd) Run(ctx context.Context, env *Env) error {
 		if rec != nil {
 			why += fmt.Sprintf(" (a stale record names pid %d)", rec.PID)
 		}
-		return errs.Failed("gateway_not_running", "%s", why).WithHint("start one with 'clawkit gateway run --detach'")
+		return errs.Failed(errs.CodeGatewayNotRunning, "%s", why).WithHint("start one with 'clawkit gateway run --detach'")
 	}
 	return env.Out.Result(st, func(w io.Writer) {
 		fmt.Fprintf(w, "owner:     %s\npid:       %d\nsocket:    %s\nengine:    %s\nschema:    %d\nversion:   %s\nstarted:   %s\nin-flight: %d\n",
@@ -115,7 +117,8 @@ type GatewayStopCmd struct {
 	Wait time.Duration `help:"How long to wait for it to exit." default:"40s"`
 }
 
-func (c *GatewayStopCmd) Run(ctx context.Context, env *Env) error {
+func (c *GatewayStopCmd) Run(env *Env) error {
+	ctx := env.Ctx
 	h, err := env.HomeDir()
 	if err != nil {
 		return err

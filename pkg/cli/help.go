@@ -16,7 +16,8 @@ type HelpCmd struct {
 	Command []string `arg:"" optional:"" help:"The command to describe."`
 }
 
-func (h HelpCmd) Run(kctx *kong.Context, out *Output) error {
+func (h HelpCmd) Run(env *Env) error {
+	kctx, out := env.Kong, env.Out
 	args := append(append([]string{}, h.Command...), "--help")
 	if out.JSON {
 		args = append(args, "--json")
@@ -28,7 +29,7 @@ func (h HelpCmd) Run(kctx *kong.Context, out *Output) error {
 	}
 	_, err = parser.Parse(args)
 	if err != nil {
-		return errs.Usage("usage", "%v", err).WithHint("run 'clawkit --help' for the list of commands")
+		return errs.Usage(errs.CodeUsage, "%v", err).WithHint("run 'clawkit --help' for the list of commands")
 	}
 	return nil
 }
@@ -39,7 +40,8 @@ type CompletionCmd struct {
 	Shell string `arg:"" enum:"bash,zsh,fish" help:"bash, zsh or fish."`
 }
 
-func (c CompletionCmd) Run(out *Output) error {
+func (c CompletionCmd) Run(env *Env) error {
+	out := env.Out
 	var s string
 	switch c.Shell {
 	case "bash":

@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/alecthomas/kong"
 	"golang.org/x/term"
 
 	"github.com/clawkit/clawkit/pkg/errs"
@@ -21,10 +22,12 @@ import (
 type Env struct {
 	Ctx     context.Context
 	Globals *Globals
-	Stdin   io.Reader
-	Out     *Output
-	Now     func() time.Time
-	Getenv  func(string) string
+	// Kong is the parsed command line (for help and completion leaves).
+	Kong   *kong.Context
+	Stdin  io.Reader
+	Out    *Output
+	Now    func() time.Time
+	Getenv func(string) string
 }
 
 // Output prints results in human or JSON form and errors in the documented
@@ -99,11 +102,11 @@ func (e *reportedError) Unwrap() error { return e.error }
 
 // jsonError is the documented machine form of a failure.
 type jsonError struct {
-	OK           bool   `json:"ok"`
-	Code         string `json:"code"`
-	Message      string `json:"message"`
-	Hint         string `json:"hint,omitempty"`
-	RetryAfterMs *int64 `json:"retryAfterMs,omitempty"`
+	OK           bool      `json:"ok"`
+	Code         errs.Code `json:"code"`
+	Message      string    `json:"message"`
+	Hint         string    `json:"hint,omitempty"`
+	RetryAfterMs *int64    `json:"retryAfterMs,omitempty"`
 }
 
 // jsonErrorOf is err's documented machine form.

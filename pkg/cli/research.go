@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/ops"
 	"github.com/clawkit/clawkit/pkg/research"
 )
 
@@ -43,9 +44,20 @@ func absOut(p string) (string, error) {
 	}
 	a, err := filepath.Abs(p)
 	if err != nil {
-		return "", errs.Usage("invalid_out", "cannot resolve --out %s: %v", p, err)
+		return "", errs.Usage(errs.CodeInvalidOut, "cannot resolve --out %s: %v", p, err)
 	}
 	return a, nil
+}
+
+// durationMs maps a --timeout to the milliseconds an operation takes,
+// keeping a negative duration negative (the operation's Check refuses it)
+// even when it is shorter than a millisecond.
+func durationMs(d time.Duration) int64 {
+	ms := d.Milliseconds()
+	if d < 0 && ms == 0 {
+		ms = -1
+	}
+	return ms
 }
 
 // ResearchDescribeCmd is `clawkit research describe`.
@@ -53,11 +65,12 @@ type ResearchDescribeCmd struct {
 	researchIdentity
 }
 
-func (c *ResearchDescribeCmd) Run(ctx context.Context, env *Env, out *Output) error {
+func (c *ResearchDescribeCmd) Run(env *Env) error {
+	ctx, out := env.Ctx, env.Out
 	// A read-only routed call: the session access policy applies, nothing
 	// is created, no credential is loaded and nothing is sent.
-	var d research.Describe
-	if err := env.Call(ctx, research.MethodDescribe, research.DescribeParams{Caller: c.caller()}, &d); err != nil {
+	d, err := ops.ResearchDescribe.Call(ctx, env, research.DescribeParams{Caller: c.caller()})
+	if err != nil {
 		return err
 	}
 	return out.Result(d, func(w io.Writer) {
@@ -88,22 +101,33 @@ type ResearchStartCmd struct {
 	Out            string        `help:"With --wait: also publish the report to FILE." placeholder:"FILE"`
 }
 
-func (c *ResearchStartCmd) Run(ctx context.Context, env *Env, out *Output) error {
+// params maps the flags to the operation's parameters (the rules on them
+// are the operation's Check).
+func (c *ResearchStartCmd) params() (research.StartParams, error) {
 	o, err := absOut(c.Out)
 	if err != nil {
-		return err
+		return research.StartParams{}, err
 	}
 	if o != "" && !c.Wait {
-		return errs.Usage("usage", "--out needs --wait (or use 'research wait JOB --out FILE')")
+		return research.StartParams{}, errs.Usage(errs.CodeUsage, "--out needs --wait (or use 'research wait JOB --out FILE')")
 	}
-	var res research.StartResult
 	p := research.StartParams{Caller: c.caller(), Question: c.Question, OutputFormat: c.OutputFormat,
 		MaxReportBytes: c.MaxReportBytes, AsOf: c.AsOf, IdempotencyKey: c.IdempotencyKey}
 	if c.Wait {
 		// One routed call: the start and its wait run under one owner.
-		p.Wait = &research.StartWait{TimeoutMs: c.Timeout.Milliseconds(), Out: o}
+		p.Wait = &research.StartWait{TimeoutMs: durationMs(c.Timeout), Out: o}
 	}
-	if err := env.Call(ctx, research.MethodStart, p, &res); err != nil {
+	return p, nil
+}
+
+func (c *ResearchStartCmd) Run(env *Env) error {
+	ctx, out := env.Ctx, env.Out
+	p, err := c.params()
+	if err != nil {
+		return err
+	}
+	res, err := ops.ResearchStart.Call(ctx, env, p)
+	if err != nil {
 		return err
 	}
 	if res.Waited != nil {
@@ -119,12 +143,12 @@ func (c *ResearchStartCmd) Run(ctx context.Context, env *Env, out *Output) error
 }
 
 func waitFor(ctx context.Context, env *Env, out *Output, id researchIdentity, job string, timeout time.Duration, o string) error {
-	var res research.PollResult
-	p := research.WaitParams{JobParams: research.JobParams{Caller: id.caller(), Job: job, Out: o}, TimeoutMs: timeout.Milliseconds()}
-	if err := env.Call(ctx, research.MethodWait, p, &res); err != nil {
+	p := research.WaitParams{JobParams: research.JobParams{Caller: id.caller(), Job: job, Out: o}, TimeoutMs: durationMs(timeout)}
+	res, err := ops.ResearchWait.Call(ctx, env, p)
+	if err != nil {
 		return err
 	}
-	return printJob(out, &res)
+	return printJob(out, res)
 }
 
 func printJob(out *Output, res *research.PollResult) error {
@@ -155,16 +179,17 @@ type ResearchPollCmd struct {
 	Out string `help:"When the job has ended, also publish the report to FILE." placeholder:"FILE"`
 }
 
-func (c *ResearchPollCmd) Run(ctx context.Context, env *Env, out *Output) error {
+func (c *ResearchPollCmd) Run(env *Env) error {
+	ctx, out := env.Ctx, env.Out
 	o, err := absOut(c.Out)
 	if err != nil {
 		return err
 	}
-	var res research.PollResult
-	if err := env.Call(ctx, research.MethodPoll, research.JobParams{Caller: c.caller(), Job: c.Job, Out: o}, &res); err != nil {
+	res, err := ops.ResearchPoll.Call(ctx, env, research.JobParams{Caller: c.caller(), Job: c.Job, Out: o})
+	if err != nil {
 		return err
 	}
-	return printJob(out, &res)
+	return printJob(out, res)
 }
 
 // ResearchWaitCmd is `clawkit research wait`.
@@ -175,10 +200,8 @@ type ResearchWaitCmd struct {
 	Out     string        `help:"Also publish the report to FILE." placeholder:"FILE"`
 }
 
-func (c *ResearchWaitCmd) Run(ctx context.Context, env *Env, out *Output) error {
-	if c.Timeout < 0 {
-		return errs.Usage("usage", "--timeout must not be negative")
-	}
+func (c *ResearchWaitCmd) Run(env *Env) error {
+	ctx, out := env.Ctx, env.Out
 	o, err := absOut(c.Out)
 	if err != nil {
 		return err
@@ -192,12 +215,13 @@ type ResearchCancelCmd struct {
 	Job string `arg:"" help:"Job id (rj_…)."`
 }
 
-func (c *ResearchCancelCmd) Run(ctx context.Context, env *Env, out *Output) error {
-	var res research.PollResult
-	if err := env.Call(ctx, research.MethodCancel, research.JobParams{Caller: c.caller(), Job: c.Job}, &res); err != nil {
+func (c *ResearchCancelCmd) Run(env *Env) error {
+	ctx, out := env.Ctx, env.Out
+	res, err := ops.ResearchCancel.Call(ctx, env, research.JobParams{Caller: c.caller(), Job: c.Job})
+	if err != nil {
 		return err
 	}
-	return printJob(out, &res)
+	return printJob(out, res)
 }
 
 // ResearchListCmd is `clawkit research list`.
@@ -207,9 +231,10 @@ type ResearchListCmd struct {
 	State   string `help:"Only jobs in this state." placeholder:"STATE"`
 }
 
-func (c *ResearchListCmd) Run(ctx context.Context, env *Env, out *Output) error {
-	var jobs []*research.Job
-	if err := env.Call(ctx, research.MethodList, research.ListParams{AgentID: c.Agent, SessionKey: c.Session, State: c.State}, &jobs); err != nil {
+func (c *ResearchListCmd) Run(env *Env) error {
+	ctx, out := env.Ctx, env.Out
+	jobs, err := ops.ResearchList.Call(ctx, env, research.ListParams{AgentID: c.Agent, SessionKey: c.Session, State: c.State})
+	if err != nil {
 		return err
 	}
 	if jobs == nil {
@@ -242,9 +267,10 @@ type ResearchShowCmd struct {
 	Job string `arg:"" help:"Job id (rj_…)."`
 }
 
-func (c *ResearchShowCmd) Run(ctx context.Context, env *Env, out *Output) error {
-	var res research.PollResult
-	if err := env.Call(ctx, research.MethodShow, research.JobParams{Job: c.Job}, &res); err != nil {
+func (c *ResearchShowCmd) Run(env *Env) error {
+	ctx, out := env.Ctx, env.Out
+	res, err := ops.ResearchShow.Call(ctx, env, research.JobParams{Job: c.Job})
+	if err != nil {
 		return err
 	}
 	return out.Result(res, func(w io.Writer) {
@@ -285,9 +311,10 @@ func (c *ResearchShowCmd) Run(ctx context.Context, env *Env, out *Output) error 
 // ResearchRecoverCmd is `clawkit research recover`.
 type ResearchRecoverCmd struct{}
 
-func (c *ResearchRecoverCmd) Run(ctx context.Context, env *Env, out *Output) error {
-	var res research.RecoverResult
-	if err := env.Call(ctx, research.MethodRecover, struct{}{}, &res); err != nil {
+func (c *ResearchRecoverCmd) Run(env *Env) error {
+	ctx, out := env.Ctx, env.Out
+	res, err := ops.ResearchRecover.Call(ctx, env, struct{}{})
+	if err != nil {
 		return err
 	}
 	return out.Result(res, func(w io.Writer) {
@@ -314,10 +341,11 @@ func (c *ResearchRecoverCmd) Run(ctx context.Context, env *Env, out *Output) err
 // the outcome is in the envelope (ok, state, reason).
 type ResearchRPCCmd struct{}
 
-func (c *ResearchRPCCmd) Run(ctx context.Context, env *Env, out *Output) error {
+func (c *ResearchRPCCmd) Run(env *Env) error {
+	ctx, out := env.Ctx, env.Out
 	data, err := io.ReadAll(io.LimitReader(env.Stdin, research.MaxEnvelopeBytes+1))
 	if err != nil {
-		return errs.Failed("stdin_unreadable", "cannot read the request from stdin: %v", err)
+		return errs.Failed(CodeStdinUnreadable, "cannot read the request from stdin: %v", err)
 	}
-	return out.PrintJSON(research.AnswerRPC(ctx, env.Call, data))
+	return out.PrintJSON(research.AnswerRPC(ctx, env, data))
 }

@@ -12,12 +12,13 @@ func (e *Env) HomeDir() (owner.Home, error) {
 	return owner.ResolveHome(e.Globals.Home, e.Getenv)
 }
 
-// Call runs a stateful operation through the owner router: to a live
-// gateway, else in-process under the owner lock.
-func (e *Env) Call(ctx context.Context, method string, params, result any) error {
+// Route makes Env an owner.Caller: a stateful operation's handle
+// (ops.SessionShow.Call(ctx, env, p)) runs through the owner router, to a
+// live gateway, else in-process under the owner lock.
+func (e *Env) Route(ctx context.Context, name string, p any, into owner.Reply) (any, error) {
 	h, err := e.HomeDir()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	r := &owner.Router{
 		Home:        h,
@@ -28,5 +29,5 @@ func (e *Env) Call(ctx context.Context, method string, params, result any) error
 		Progress:    e.Out.ProgressWriter(),
 		Version:     ReadBuildInfo().Version,
 	}
-	return r.Call(ctx, method, params, result)
+	return r.Route(ctx, name, p, into)
 }

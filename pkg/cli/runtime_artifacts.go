@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -25,7 +24,8 @@ type RAQualifyCmd struct {
 	Config      string `help:"OpenClaw config (JSON5) to read plugin enablement from; never written." placeholder:"FILE"`
 }
 
-func (c *RAQualifyCmd) Run(out *Output) error {
+func (c *RAQualifyCmd) Run(env *Env) error {
+	out := env.Out
 	rep, err := artifacts.Qualify(c.PackageRoot, c.Config)
 	if err != nil {
 		return err
@@ -77,7 +77,8 @@ type RAExportCmd struct {
 	Arch        string   `help:"Target arch in Node's names (default: this machine's)." placeholder:"NAME"`
 }
 
-func (c *RAExportCmd) Run(ctx context.Context, out *Output) error {
+func (c *RAExportCmd) Run(env *Env) error {
+	ctx, out := env.Ctx, env.Out
 	producer := ReadBuildInfo().Version
 	producer = strings.Trim(producer, "()")
 	res, err := artifacts.Export(ctx, artifacts.ExportOptions{
@@ -103,7 +104,8 @@ type RAInspectCmd struct {
 	Dir string `arg:"" help:"Export folder (holds manifest.json)." placeholder:"DIR"`
 }
 
-func (c *RAInspectCmd) Run(ctx context.Context, out *Output) error {
+func (c *RAInspectCmd) Run(env *Env) error {
+	ctx, out := env.Ctx, env.Out
 	rep, err := artifacts.InspectContext(ctx, c.Dir)
 	if err != nil {
 		return err
@@ -119,7 +121,7 @@ func (c *RAInspectCmd) Run(ctx context.Context, out *Output) error {
 				fmt.Fprintln(out.Stdout, p)
 			}
 		}
-		return errs.Failed("verification_failed", "export %s failed verification: %d problem(s)%s", c.Dir, len(rep.Problems), detail).
+		return errs.Failed(CodeVerificationFailed, "export %s failed verification: %d problem(s)%s", c.Dir, len(rep.Problems), detail).
 			WithHint("the export was changed or damaged after it was written; export again")
 	}
 	return out.Result(rep, func(w io.Writer) {
@@ -141,7 +143,8 @@ type RAWorkerPathCmd struct {
 	SHA256 string `arg:"" name:"sha256" help:"SHA-256 of the worker archive (64 lower-case hex digits)."`
 }
 
-func (c *RAWorkerPathCmd) Run(out *Output) error {
+func (c *RAWorkerPathCmd) Run(env *Env) error {
+	out := env.Out
 	p, err := artifacts.WorkerPath(c.SHA256)
 	if err != nil {
 		return err

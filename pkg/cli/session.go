@@ -1,14 +1,12 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"text/tabwriter"
 
-	"github.com/alecthomas/kong"
-
 	"github.com/clawkit/clawkit/pkg/ops"
+	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/store"
 )
 
@@ -30,15 +28,22 @@ type SessionActionCmd struct {
 	RetryAfterMs int64  `help:"For refreshing: the retry hint (ms) refused commands report." default:"1000"`
 }
 
+// sessionVerbs are the operations of SessionActionCmd's verbs.
+var sessionVerbs = map[string]owner.Handle[ops.SessionParams, store.Session]{
+	"create": ops.SessionCreate, "show": ops.SessionShow, "reset": ops.SessionReset,
+	"revoke": ops.SessionRevoke, "refreshing": ops.SessionRefreshing, "activate": ops.SessionActivate,
+}
+
 // Run performs the verb the user chose (create, show, reset, ...).
-func (c *SessionActionCmd) Run(ctx context.Context, env *Env, kctx *kong.Context) error {
+func (c *SessionActionCmd) Run(env *Env) error {
+	ctx, kctx := env.Ctx, env.Kong
 	verb := kctx.Selected().Name
 	p := ops.SessionParams{AgentID: c.Agent, SessionKey: c.Key}
 	if verb == "refreshing" {
 		p.RetryAfterMs = c.RetryAfterMs
 	}
-	var s store.Session
-	if err := env.Call(ctx, "session."+verb, p, &s); err != nil {
+	s, err := sessionVerbs[verb].Call(ctx, env, p)
+	if err != nil {
 		return err
 	}
 	return printSession(env, s)
@@ -49,9 +54,10 @@ type SessionListCmd struct {
 	Agent string `help:"Only this agent's sessions."`
 }
 
-func (c *SessionListCmd) Run(ctx context.Context, env *Env) error {
-	var out []store.Session
-	if err := env.Call(ctx, ops.MethodSessionList, ops.SessionParams{AgentID: c.Agent}, &out); err != nil {
+func (c *SessionListCmd) Run(env *Env) error {
+	ctx := env.Ctx
+	out, err := ops.SessionList.Call(ctx, env, ops.SessionParams{AgentID: c.Agent})
+	if err != nil {
 		return err
 	}
 	if out == nil {

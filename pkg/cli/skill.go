@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -18,9 +19,10 @@ import (
 	"golang.org/x/term"
 
 	"github.com/clawkit/clawkit/pkg/errs"
-	"github.com/clawkit/clawkit/pkg/fsx"
+	"github.com/clawkit/clawkit/pkg/ops"
 	"github.com/clawkit/clawkit/pkg/skilllint"
 	"github.com/clawkit/clawkit/pkg/skills"
+	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
 // SkillCmd is `clawkit skill …` (docs/skills.md).
@@ -49,12 +51,13 @@ func (t skillTarget) target() skills.Target {
 
 type SkillRootCmd struct{ skillTarget }
 
-func (c *SkillRootCmd) Run(ctx context.Context, env *Env) error {
-	var r skills.RootResult
-	if err := env.Call(ctx, skills.MethodRoot, c.target(), &r); err != nil {
+func (c *SkillRootCmd) Run(env *Env) error {
+	ctx := env.Ctx
+	r, err := ops.SkillRoot.Call(ctx, env, c.target())
+	if err != nil {
 		return err
 	}
-	return env.Out.Result(r, func(w io.Writer) { fmt.Fprintln(w, r.Root) })
+	return env.Out.Result(r, func(w io.Writer) { fmt.Fprintln(w, termsafe.Text(r.Root)) })
 }
 
 type SkillListCmd struct {
@@ -62,41 +65,44 @@ type SkillListCmd struct {
 	Skill string `arg:"" optional:"" help:"List the files of this skill (paths, sizes, digests) instead of the skills."`
 }
 
-func (c *SkillListCmd) Run(ctx context.Context, env *Env) error {
+func (c *SkillListCmd) Run(env *Env) error {
+	ctx := env.Ctx
 	if c.Skill != "" {
 		return c.files(ctx, env)
 	}
-	var r skills.ListResult
-	if err := env.Call(ctx, skills.MethodList, c.target(), &r); err != nil {
+	r, err := ops.SkillList.Call(ctx, env, c.target())
+	if err != nil {
 		return err
 	}
 	if r.Skills == nil {
 		r.Skills = []skills.SkillInfo{}
 	}
+	// Folder names come from disk (a refused one is listed too, with its
+	// problem): escaped, so a name cannot forge a line or move the cursor.
 	return env.Out.Result(r, func(w io.Writer) {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "SKILL\tFILES\tBYTES\tCONTENT\tTREE")
 		for _, s := range r.Skills {
 			if s.Revision == nil {
-				fmt.Fprintf(tw, "%s\t%d\t%d\t-\t-\t(%s)\n", s.Skill, s.Files, s.Bytes, s.Problem)
+				fmt.Fprintf(tw, "%s\t%d\t%d\t-\t-\t(%s)\n", termsafe.Text(s.Skill), s.Files, s.Bytes, termsafe.Text(s.Problem))
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", s.Skill, s.Files, s.Bytes, s.Revision.ContentSHA256, s.Revision.TreeSHA256)
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", termsafe.Text(s.Skill), s.Files, s.Bytes, s.Revision.ContentSHA256, s.Revision.TreeSHA256)
 		}
 		tw.Flush()
 	})
 }
 
 func (c *SkillListCmd) files(ctx context.Context, env *Env) error {
-	var r skills.FilesResult
-	if err := env.Call(ctx, skills.MethodFiles, skills.FilesParams{Target: c.target(), Skill: c.Skill}, &r); err != nil {
+	r, err := ops.SkillFiles.Call(ctx, env, skills.FilesParams{Target: c.target(), Skill: c.Skill})
+	if err != nil {
 		return err
 	}
 	return env.Out.Result(r, func(w io.Writer) {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "PATH\tBYTES\tSHA256")
 		for _, f := range r.Files {
-			fmt.Fprintf(tw, "%s\t%d\t%s\n", f.Path, f.SizeBytes, f.SHA256)
+			fmt.Fprintf(tw, "%s\t%d\t%s\n", termsafe.Text(f.Path), f.SizeBytes, f.SHA256)
 		}
 		tw.Flush()
 	})
@@ -109,10 +115,11 @@ type SkillReadCmd struct {
 	MaxBytes int64  `help:"Refuse files larger than this (default: the file limit)." placeholder:"N"`
 }
 
-func (c *SkillReadCmd) Run(ctx context.Context, env *Env) error {
-	var r skills.ReadResult
+func (c *SkillReadCmd) Run(env *Env) error {
+	ctx := env.Ctx
 	p := skills.FileParams{Target: c.target(), Skill: c.Skill, File: c.File, MaxBytes: c.MaxBytes}
-	if err := env.Call(ctx, skills.MethodRead, p, &r); err != nil {
+	r, err := ops.SkillRead.Call(ctx, env, p)
+	if err != nil {
 		return err
 	}
 	return env.Out.Result(r, func(w io.Writer) { _, _ = w.Write(r.Bytes()) })
@@ -129,23 +136,17 @@ type SkillWriteCmd struct {
 	Strict         bool   `help:"Treat warnings as errors."`
 }
 
-func (c *SkillWriteCmd) Run(ctx context.Context, env *Env) error {
+func (c *SkillWriteCmd) Run(env *Env) error {
+	ctx := env.Ctx
 	if c.FromDir != "" || c.FromBundle != "" {
 		return c.install(ctx, env)
 	}
 	if c.SkipDisallowed {
-		return errs.Usage("usage", "--skip-disallowed goes with --from-dir or --from-bundle")
+		return errs.Usage(errs.CodeUsage, "--skip-disallowed goes with --from-dir or --from-bundle")
 	}
-	// An empty FILE is refused as an empty path (--from-dir installs a
-	// whole skill).
-	rel, err := skilllint.NormalizeSkillFilePath(c.File)
-	if err != nil {
-		return err
-	}
-	limit := int64(skilllint.MaxSupportBytes)
-	if rel == skilllint.SkillFile {
-		limit = skilllint.MaxSkillMDBytes
-	}
+	// The path, the size and the content are the operation's Check (an
+	// empty FILE is refused as an empty path; --from-dir installs a whole
+	// skill): the command only reads at most what any write may carry.
 	var src io.Reader = env.Stdin
 	name := "stdin"
 	if c.From != "" && c.From != "-" {
@@ -154,42 +155,38 @@ func (c *SkillWriteCmd) Run(ctx context.Context, env *Env) error {
 		f, _, err := skilllint.OpenInput(c.From)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return errs.Usage("not_found", "--from %s: no such file", c.From)
+				return errs.Usage(errs.CodeNotFound, "--from %s: no such file", c.From)
 			}
 			if e := errs.As(err); e != nil {
 				return e
 			}
-			return errs.Failed("read_failed", "cannot read --from %s: %v", c.From, err)
+			return errs.Failed(errs.CodeReadFailed, "cannot read --from %s: %v", c.From, err)
 		}
 		defer f.Close()
 		src, name = f, c.From
 	}
 	if f, ok := src.(*os.File); src == nil || (ok && c.From == "" && term.IsTerminal(int(f.Fd()))) {
 		// Reading a terminal would wait for typing that nobody expects.
-		return errs.Usage("no_content", "no content for %s: stdin is a terminal", rel).
+		return errs.Usage(CodeNoContent, "no content for %s: stdin is a terminal", c.File).
 			WithHint("pass --from PATH or pipe the content on stdin")
 	}
-	content, err := io.ReadAll(io.LimitReader(src, limit+1))
+	content, err := io.ReadAll(io.LimitReader(src, skills.MaxWriteBytes+1))
 	if err != nil {
-		return errs.Failed("read_failed", "cannot read the content from %s: %v", name, err)
-	}
-	if int64(len(content)) > limit {
-		return errs.Failed("too_large", "the content for %s is larger than its limit of %d bytes", rel, limit).
-			WithHint("SKILL.md holds at most %d bytes and a support file at most %d; move detail into references/", skilllint.MaxSkillMDBytes, skilllint.MaxSupportBytes)
+		return errs.Failed(errs.CodeReadFailed, "cannot read the content from %s: %v", name, err)
 	}
 	p := skills.WriteParams{FileParams: skills.FileParams{Target: c.target(), Skill: c.Skill, File: c.File}, Content: content, Strict: c.Strict}
-	var r skills.CommitResult
-	if err := env.Call(ctx, skills.MethodWrite, p, &r); err != nil {
+	r, err := ops.SkillWrite.Call(ctx, env, p)
+	if err != nil {
 		return err
 	}
-	return printCommit(env, &r)
+	return printCommit(env, r)
 }
 
 // install is `skill write NAME --from-dir DIR`: every allowed file in one
 // commit; disallowed files refuse the install up front unless skipped.
 func (c *SkillWriteCmd) install(ctx context.Context, env *Env) error {
 	if c.File != "" || c.From != "" || (c.FromDir != "" && c.FromBundle != "") {
-		return errs.Usage("usage", "--from-dir and --from-bundle install a whole skill; do not name a file or --from with them, and pass only one of them")
+		return errs.Usage(errs.CodeUsage, "--from-dir and --from-bundle install a whole skill; do not name a file or --from with them, and pass only one of them")
 	}
 	if err := skilllint.CheckSkillName(c.Skill); err != nil {
 		return err
@@ -201,7 +198,7 @@ func (c *SkillWriteCmd) install(ctx context.Context, env *Env) error {
 		from = c.FromBundle
 		src, err = readBundleArg(env, c.FromBundle)
 	} else {
-		src, err = skills.ReadSourceDir(c.FromDir)
+		src, err = skills.ReadSourceDir("--from-dir", c.FromDir)
 	}
 	if err != nil {
 		return err
@@ -215,11 +212,11 @@ func (c *SkillWriteCmd) install(ctx context.Context, env *Env) error {
 		}
 	}
 	p := skills.InstallParams{Target: c.target(), Skill: c.Skill, Files: src.Files, Skipped: src.Disallowed, Strict: c.Strict}
-	var r skills.CommitResult
-	if err := env.Call(ctx, skills.MethodInstall, p, &r); err != nil {
+	r, err := ops.SkillInstall.Call(ctx, env, p)
+	if err != nil {
 		return err
 	}
-	return printCommit(env, &r)
+	return printCommit(env, r)
 }
 
 type SkillRemoveCmd struct {
@@ -228,13 +225,14 @@ type SkillRemoveCmd struct {
 	File  string `arg:"" optional:"" help:"The one file to remove (not SKILL.md); without it, the whole skill is removed."`
 }
 
-func (c *SkillRemoveCmd) Run(ctx context.Context, env *Env) error {
-	var r skills.CommitResult
+func (c *SkillRemoveCmd) Run(env *Env) error {
+	ctx := env.Ctx
 	p := skills.FileParams{Target: c.target(), Skill: c.Skill, File: c.File}
-	if err := env.Call(ctx, skills.MethodRemove, p, &r); err != nil {
+	r, err := ops.SkillRemove.Call(ctx, env, p)
+	if err != nil {
 		return err
 	}
-	return printCommit(env, &r)
+	return printCommit(env, r)
 }
 
 func short(r *skilllint.Revision) string {
@@ -260,15 +258,15 @@ func printCommit(env *Env, r *skills.CommitResult) error {
 		}
 		switch {
 		case !r.Changed && r.Action == "install":
-			fmt.Fprintf(w, "unchanged: skill %s already has this tree (no event)\n", r.Skill)
+			fmt.Fprintf(w, "unchanged: skill %s already has this tree (no event)\n", termsafe.Text(r.Skill))
 		case !r.Changed:
-			fmt.Fprintf(w, "unchanged: %s of skill %s already has this content (no event)\n", r.File, r.Skill)
+			fmt.Fprintf(w, "unchanged: %s of skill %s already has this content (no event)\n", termsafe.Text(r.File), termsafe.Text(r.Skill))
 		case r.Removed:
-			fmt.Fprintf(w, "%s skill %s\n", verb, r.Skill)
+			fmt.Fprintf(w, "%s skill %s\n", verb, termsafe.Text(r.Skill))
 		case r.Action == "install":
-			fmt.Fprintf(w, "installed skill %s\n", r.Skill)
+			fmt.Fprintf(w, "installed skill %s\n", termsafe.Text(r.Skill))
 		default:
-			fmt.Fprintf(w, "%s %s of skill %s\n", verb, r.File, r.Skill)
+			fmt.Fprintf(w, "%s %s of skill %s\n", verb, termsafe.Text(r.File), termsafe.Text(r.Skill))
 		}
 		if r.Changed {
 			fmt.Fprintf(w, "tree: %s -> %s\n", short(r.Before), short(r.After))
@@ -288,40 +286,52 @@ type SkillValidateCmd struct {
 	Agent     string   `help:"Agent id." default:"main" env:"CLAWKIT_AGENT"`
 	Session   string   `help:"Session key." default:"cli" env:"CLAWKIT_SESSION"`
 	Strict    bool     `help:"Treat warnings as errors."`
+	Format    string   `help:"Output: text (default), github (workflow annotations, ::error file=…,line=…,col=…::…) or sarif (SARIF 2.1.0 for code scanning)." enum:"text,github,sarif" default:"text" placeholder:"FORMAT"`
+	Disable   []string `help:"Suppress every finding of this rule for the run (repeatable; shown as suppressed in --json and SARIF)." placeholder:"RULE" sep:"none"`
 }
 
-func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
+func (c *SkillValidateCmd) Run(env *Env) error {
+	ctx := env.Ctx
 	dirs := c.Dir
 	profile := c.Profile
 	if profile != "" {
 		if _, err := skilllint.CheckProfile(profile); err != nil {
-			return errs.Usage("usage", "--profile: %v", err)
+			return errs.Usage(errs.CodeUsage, "--profile: %v", err)
 		}
 	}
+	if err := skilllint.CheckDisable(c.Disable); err != nil {
+		return err
+	}
+	if c.Format != skilllint.FormatText && env.Out.JSON {
+		return errs.Usage(errs.CodeUsage, "--json and --format %s are two output formats; pass one", c.Format)
+	}
 	if c.File != "" {
+		if c.Format != skilllint.FormatText {
+			return errs.Usage(errs.CodeUsage, "--format %s goes with --dir, --recursive or an installed skill, not --file", c.Format)
+		}
 		return c.validateFile(env, profile)
 	}
 	if c.MaxBytes != 0 {
-		return errs.Usage("usage", "--max-bytes goes with --file")
+		return errs.Usage(errs.CodeUsage, "--max-bytes goes with --file")
 	}
 	switch {
 	case (len(c.Dir) > 0 || len(c.Recursive) > 0) && c.Plugin != "":
-		return errs.Usage("usage", "pass either --dir/--recursive or SKILL --plugin ID, not both")
+		return errs.Usage(errs.CodeUsage, "pass either --dir/--recursive or SKILL --plugin ID, not both")
 	case len(c.Dir) > 0:
 		dirs = append(dirs, c.Args...)
 	case len(c.Recursive) > 0:
 		if len(c.Args) > 0 {
-			return errs.Usage("usage", "unexpected argument %q with --recursive", c.Args[0]).WithHint("pass more roots as --recursive ROOT")
+			return errs.Usage(errs.CodeUsage, "unexpected argument %q with --recursive", c.Args[0]).WithHint("pass more roots as --recursive ROOT")
 		}
 	default:
 		if len(c.Args) != 1 || c.Plugin == "" {
-			return errs.Usage("usage", "nothing to validate").WithHint("pass --dir DIR (a skill folder), --recursive ROOT, or SKILL --plugin ID for an installed skill")
+			return errs.Usage(errs.CodeUsage, "nothing to validate").WithHint("pass --dir DIR (a skill folder), --recursive ROOT, or SKILL --plugin ID for an installed skill")
 		}
 		if err := skilllint.CheckSkillName(c.Args[0]); err != nil {
 			return err
 		}
-		var r skills.RootResult
-		if err := env.Call(ctx, skills.MethodRoot, skills.Target{PluginID: c.Plugin, AgentID: c.Agent, SessionKey: c.Session}, &r); err != nil {
+		r, err := ops.SkillRoot.Call(ctx, env, skills.Target{PluginID: c.Plugin, AgentID: c.Agent, SessionKey: c.Session})
+		if err != nil {
 			return err
 		}
 		dir, err := skills.InstalledDir(r, c.Args[0])
@@ -333,8 +343,12 @@ func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
 			profile = skilllint.ProfileOpenClaw
 		}
 	}
-	opt := skilllint.Options{Profile: profile, Strict: c.Strict}
+	opt := skilllint.Options{Profile: profile, Strict: c.Strict, Disable: c.Disable}
 	out := env.Out.Stdout
+	var sarif *skilllint.SARIF
+	if c.Format == skilllint.FormatSARIF {
+		sarif = skilllint.NewSARIF(ReadBuildInfo().Version)
+	}
 	// Reports are printed as each skill is checked, in JSON too (the
 	// document is streamed: {"skills":[…],"summary":{…},"ok":…}), so memory
 	// stays flat however many skills a tree holds.
@@ -346,12 +360,25 @@ func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
 		}
 	}
 	sum, err := skilllint.Lint(dirs, c.Recursive, opt, func(r *skilllint.Report) error {
-		if stream == nil {
+		switch {
+		case stream != nil:
+			return stream.Item(r)
+		case sarif != nil:
+			sarif.Add(r, func(file string) string { return displayPath(r.Dir, file) })
+		case c.Format == skilllint.FormatGitHub:
+			printAnnotations(out, r)
+		default:
 			printLintReport(out, r)
-			return nil
 		}
-		return stream.Item(r)
+		return nil
 	})
+	// A --disable that matched nothing is said, as an unused directive is.
+	var unused []string
+	for _, d := range c.Disable {
+		if n, ok := sum.Disabled[d]; ok && n == 0 && !slices.Contains(unused, d) {
+			unused = append(unused, d)
+		}
+	}
 	if stream != nil {
 		if err != nil {
 			// The document is already open: it ends as the error document.
@@ -364,12 +391,37 @@ func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "%d %s checked (profile %s%s): %d passed, %d failed; %d %s, %d %s\n",
-			sum.Skills, plural(sum.Skills, "skill", "skills"), sum.Profile, map[bool]string{true: ", strict"}[sum.Strict],
-			sum.Passed, sum.Failed, sum.Errors, plural(sum.Errors, "error", "errors"), sum.Warnings, plural(sum.Warnings, "warning", "warnings"))
+		for _, d := range unused {
+			msg := fmt.Sprintf("--disable %s matched no finding; remove it", d)
+			switch c.Format {
+			case skilllint.FormatSARIF:
+				sarif.Notify("warning", msg)
+			case skilllint.FormatGitHub:
+				fmt.Fprintf(out, "::warning title=clawkit::%s\n", msg)
+			default:
+				env.Out.Warnf("warning: %s", msg)
+			}
+		}
+		if sarif != nil {
+			data, err := sarif.JSON()
+			if err != nil {
+				return errs.Failed(errs.CodeWriteFailed, "cannot encode the SARIF log: %v", err)
+			}
+			if _, err := out.Write(append(data, '\n')); err != nil {
+				return errs.Failed(errs.CodeWriteFailed, "cannot write the SARIF log: %v", err)
+			}
+		} else {
+			suppressed := ""
+			if sum.Suppressed > 0 {
+				suppressed = fmt.Sprintf(", %d suppressed", sum.Suppressed)
+			}
+			fmt.Fprintf(out, "%d %s checked (profile %s%s): %d passed, %d failed; %d %s, %d %s%s\n",
+				sum.Skills, plural(sum.Skills, "skill", "skills"), sum.Profile, map[bool]string{true: ", strict"}[sum.Strict],
+				sum.Passed, sum.Failed, sum.Errors, plural(sum.Errors, "error", "errors"), sum.Warnings, plural(sum.Warnings, "warning", "warnings"), suppressed)
+		}
 	}
 	if sum.Failed > 0 {
-		e := errs.Failed("validation_failed", "%d of %d %s failed validation (%s profile)", sum.Failed, sum.Skills, plural(sum.Skills, "skill", "skills"), sum.Profile).
+		e := errs.Failed(CodeValidationFailed, "%d of %d %s failed validation (%s profile)", sum.Failed, sum.Skills, plural(sum.Skills, "skill", "skills"), sum.Profile).
 			WithHint("fix the lines marked error above and run 'clawkit skill validate' again")
 		if sum.Hint != "" {
 			e = e.WithHint("%s", sum.Hint)
@@ -383,10 +435,10 @@ func (c *SkillValidateCmd) Run(ctx context.Context, env *Env) error {
 // and the description it declares.
 func (c *SkillValidateCmd) validateFile(env *Env, profile string) error {
 	if len(c.Dir) > 0 || len(c.Recursive) > 0 || c.Plugin != "" || len(c.Args) > 0 {
-		return errs.Usage("usage", "--file validates one file; do not combine it with --dir, --recursive or an installed skill")
+		return errs.Usage(errs.CodeUsage, "--file validates one file; do not combine it with --dir, --recursive or an installed skill")
 	}
 	if c.MaxBytes < 0 {
-		return errs.Usage("usage", "--max-bytes must be positive")
+		return errs.Usage(errs.CodeUsage, "--max-bytes must be positive")
 	}
 	r, err := skilllint.ValidateFile(c.File, skilllint.Options{Profile: profile, Strict: c.Strict}, c.MaxBytes)
 	if err != nil {
@@ -395,13 +447,13 @@ func (c *SkillValidateCmd) validateFile(env *Env, profile string) error {
 	if err := env.Out.Result(r, func(w io.Writer) {
 		printLintReport(w, &r.Report)
 		if r.Description != "" {
-			fmt.Fprintf(w, "description: %s\n", r.Description)
+			fmt.Fprintf(w, "description: %s\n", termsafe.Text(r.Description))
 		}
 	}); err != nil {
 		return err
 	}
 	if !r.OK {
-		return &reportedError{errs.Failed("validation_failed", "%s failed validation (%s profile)", c.File, r.Profile)}
+		return &reportedError{errs.Failed(CodeValidationFailed, "%s failed validation (%s profile)", c.File, r.Profile)}
 	}
 	return nil
 }
@@ -414,20 +466,42 @@ func plural(n int, one, many string) string {
 }
 
 // printLintReport prints one line per finding (path:line: severity
-// code[rule]: message, errors first) and the skill's verdict.
+// code[rule]: message, errors first) and the skill's verdict. File and
+// folder names come from disk and messages may quote a skill's text: each
+// line is escaped (termsafe), so none can forge another.
 func printLintReport(w io.Writer, r *skilllint.Report) {
 	for _, list := range [][]skilllint.Finding{r.Errors, r.Warnings} {
 		for _, f := range list {
 			f.File = displayPath(r.Dir, f.File)
-			fmt.Fprintln(w, f.String())
+			fmt.Fprintln(w, termsafe.Text(f.String()))
 		}
 	}
 	verdict := "ok"
 	if !r.OK {
 		verdict = "FAILED"
 	}
-	fmt.Fprintf(w, "%s: %s: skill %s (%d %s, %d bytes, %d %s, %d %s)\n", filepath.ToSlash(r.Dir), verdict, r.Skill, r.Files, plural(r.Files, "file", "files"), r.Bytes,
+	fmt.Fprintf(w, "%s: %s: skill %s (%d %s, %d bytes, %d %s, %d %s)\n", termsafe.Text(filepath.ToSlash(r.Dir)), verdict, termsafe.Text(r.Skill), r.Files, plural(r.Files, "file", "files"), r.Bytes,
 		len(r.Errors), plural(len(r.Errors), "error", "errors"), len(r.Warnings), plural(len(r.Warnings), "warning", "warnings"))
+}
+
+// printAnnotations prints a report as GitHub workflow commands, one per
+// error or warning (skilllint.GitHubAnnotation escapes them), then the
+// skill's verdict line as printLintReport does. Suppressed findings are
+// not annotated: they were accepted (--json and SARIF list them).
+func printAnnotations(w io.Writer, r *skilllint.Report) {
+	for _, list := range [][]skilllint.Finding{r.Errors, r.Warnings} {
+		for _, f := range list {
+			// The command escapes CR, LF and %; termsafe takes any other
+			// control character a name or quoted text may hold.
+			fmt.Fprintln(w, termsafe.Text(skilllint.GitHubAnnotation(displayPath(r.Dir, f.File), f)))
+		}
+	}
+	verdict := "ok"
+	if !r.OK {
+		verdict = "FAILED"
+	}
+	fmt.Fprintf(w, "%s: %s: skill %s (%d %s, %d %s, %d suppressed)\n", termsafe.Text(filepath.ToSlash(r.Dir)), verdict, termsafe.Text(r.Skill),
+		len(r.Errors), plural(len(r.Errors), "error", "errors"), len(r.Warnings), plural(len(r.Warnings), "warning", "warnings"), len(r.Suppressed))
 }
 
 type SkillEventsCmd struct {
@@ -437,10 +511,11 @@ type SkillEventsCmd struct {
 	Limit  int    `help:"Show the newest N events." default:"100"`
 }
 
-func (c *SkillEventsCmd) Run(ctx context.Context, env *Env) error {
-	var out []skills.EventRecord
+func (c *SkillEventsCmd) Run(env *Env) error {
+	ctx := env.Ctx
 	p := skills.EventsParams{Target: skills.Target{PluginID: c.Plugin, AgentID: c.Agent}, Skill: c.Skill, Limit: c.Limit}
-	if err := env.Call(ctx, skills.MethodEvents, p, &out); err != nil {
+	out, err := ops.SkillEvents.Call(ctx, env, p)
+	if err != nil {
 		return err
 	}
 	if out == nil {
@@ -450,7 +525,7 @@ func (c *SkillEventsCmd) Run(ctx context.Context, env *Env) error {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "EVENT\tPLUGIN\tSKILL\tACTION\tFILE\tDISPATCH\tAFTER")
 		for _, e := range out {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.EventID, e.Event.PluginID, e.Event.Skill, e.Action, e.File, e.Dispatch, short(e.Event.After))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.EventID, termsafe.Text(e.Event.PluginID), termsafe.Text(e.Event.Skill), e.Action, termsafe.Text(e.File), e.Dispatch, short(e.Event.After))
 		}
 		tw.Flush()
 	})
@@ -474,17 +549,17 @@ func readBundleArg(env *Env, p string) (*skills.SourceTree, error) {
 		f, _, err := skilllint.OpenInput(p)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil, errs.Usage("not_found", "--from-bundle %s: no such file", p)
+				return nil, errs.Usage(errs.CodeNotFound, "--from-bundle %s: no such file", p)
 			}
 			if e := errs.As(err); e != nil {
 				return nil, e
 			}
-			return nil, errs.Failed("read_failed", "cannot read --from-bundle %s: %v", p, err)
+			return nil, errs.Failed(errs.CodeReadFailed, "cannot read --from-bundle %s: %v", p, err)
 		}
 		defer f.Close()
 		r = f
 	} else if f, ok := r.(*os.File); r == nil || (ok && term.IsTerminal(int(f.Fd()))) {
-		return nil, errs.Usage("no_content", "no bundle on stdin: stdin is a terminal").WithHint("pass --from-bundle FILE or pipe the bundle on stdin")
+		return nil, errs.Usage(CodeNoContent, "no bundle on stdin: stdin is a terminal").WithHint("pass --from-bundle FILE or pipe the bundle on stdin")
 	}
 	_, tree, err := skills.ReadBundle(r)
 	return tree, err
@@ -511,19 +586,20 @@ type BundleOutput struct {
 	BundleBytes  int                   `json:"bundleBytes"`
 }
 
-func (c *SkillBundleCmd) Run(ctx context.Context, env *Env) error {
+func (c *SkillBundleCmd) Run(env *Env) error {
+	ctx := env.Ctx
 	switch {
 	case c.Dir != "" && (c.Plugin != "" || c.Skill != ""):
-		return errs.Usage("usage", "pass either --dir DIR or SKILL --plugin ID, not both")
+		return errs.Usage(errs.CodeUsage, "pass either --dir DIR or SKILL --plugin ID, not both")
 	case c.Dir == "" && (c.Skill == "" || c.Plugin == ""):
-		return errs.Usage("usage", "nothing to bundle").WithHint("pass SKILL --plugin ID for an installed skill, or --dir DIR for a skill folder")
+		return errs.Usage(errs.CodeUsage, "nothing to bundle").WithHint("pass SKILL --plugin ID for an installed skill, or --dir DIR for a skill folder")
 	}
 	if c.Out == "" {
 		if env.Out.JSON {
-			return errs.Usage("usage", "--json needs --out FILE: without it the bundle itself is what goes to stdout")
+			return errs.Usage(errs.CodeUsage, "--json needs --out FILE: without it the bundle itself is what goes to stdout")
 		}
 		if f, ok := env.Out.Stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-			return errs.Usage("usage", "refusing to write a tar to a terminal").WithHint("pass --out FILE or redirect stdout")
+			return errs.Usage(errs.CodeUsage, "refusing to write a tar to a terminal").WithHint("pass --out FILE or redirect stdout")
 		}
 	}
 	var b *skills.BundleResult
@@ -534,12 +610,9 @@ func (c *SkillBundleCmd) Run(ctx context.Context, env *Env) error {
 		}
 		b = r
 	} else {
-		if err := skilllint.CheckSkillName(c.Skill); err != nil {
-			return err
-		}
-		b = &skills.BundleResult{}
 		p := skills.BundleParams{Target: skills.Target{PluginID: c.Plugin, AgentID: c.Agent, SessionKey: c.Session}, Skill: c.Skill}
-		if err := env.Call(ctx, skills.MethodBundle, p, b); err != nil {
+		var err error
+		if b, err = ops.SkillBundle.Call(ctx, env, p); err != nil {
 			return err
 		}
 	}
@@ -548,22 +621,22 @@ func (c *SkillBundleCmd) Run(ctx context.Context, env *Env) error {
 	}
 	data, sum, err := skills.BundleBytes(b)
 	if err != nil {
-		return errs.Failed("write_failed", "cannot make the bundle: %v", err)
+		return errs.Failed(errs.CodeWriteFailed, "cannot make the bundle: %v", err)
 	}
 	if c.Out == "" {
 		if _, err := env.Out.Stdout.Write(data); err != nil {
-			return errs.Failed("write_failed", "cannot write the bundle to stdout: %v", err)
+			return errs.Failed(errs.CodeWriteFailed, "cannot write the bundle to stdout: %v", err)
 		}
 		return nil
 	}
-	if err := fsx.Publish(c.Out, 0o644, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
-		return errs.Failed("write_failed", "cannot publish --out %s: %v", c.Out, err)
+	if err := skills.PublishBundle(c.Out, b.Skill, data); err != nil {
+		return err
 	}
 	// The content is in the file; stdout lists the files with their digests.
 	res := BundleOutput{BundleResult: b, Files: b.Tree(), Out: c.Out, BundleSHA256: sum, BundleBytes: len(data)}
 	return env.Out.Result(res, func(w io.Writer) {
-		fmt.Fprintf(w, "bundled %s\n", b.String())
-		fmt.Fprintf(w, "out: %s (%d bytes, %s)\n", c.Out, len(data), sum)
+		fmt.Fprintf(w, "bundled %s\n", termsafe.Text(b.String()))
+		fmt.Fprintf(w, "out: %s (%d bytes, %s)\n", termsafe.Text(c.Out), len(data), sum)
 	})
 }
 
@@ -576,24 +649,32 @@ type SkillWatchCmd struct {
 	Agent    string        `help:"Agent id." default:"main" env:"CLAWKIT_AGENT"`
 	Session  string        `help:"Session key." default:"cli" env:"CLAWKIT_SESSION"`
 	Dir      []string      `help:"Watch this skill folder on disk instead (repeatable)." placeholder:"DIR" sep:"none"`
-	Interval time.Duration `help:"Coalesce the edits of this long into one change line." default:"100ms"`
-	Poll     time.Duration `help:"While watching is unavailable, rescan this often." default:"2s"`
-	MaxDirs  int           `help:"Watch at most this many folders; past it, poll." default:"1024"`
+	Interval time.Duration `help:"Coalesce the edits of this long into one change line (at least 1ms)." default:"100ms"`
+	Poll     time.Duration `help:"While watching is unavailable, rescan this often (at least 100ms)." default:"2s"`
+	MaxDirs  int           `help:"Watch at most this many folders; past it, poll (at least 1)." default:"1024"`
 }
 
-func (c *SkillWatchCmd) Run(ctx context.Context, env *Env) error {
+func (c *SkillWatchCmd) Run(env *Env) error {
+	ctx := env.Ctx
+	// SIGHUP (the terminal went away, or a supervisor's hangup) stops the
+	// watch as SIGINT and SIGTERM do: the final unavailable line, exit 0.
+	// There is nothing to reload: the plugin and its root are resolved
+	// once, at the start (docs/skills.md, "skill watch").
+	ctx, stopHUP := signal.NotifyContext(ctx, syscall.SIGHUP)
+	defer stopHUP()
 	switch {
 	case len(c.Dir) > 0 && c.Plugin != "":
-		return errs.Usage("usage", "pass either --dir DIR or --plugin ID, not both")
+		return errs.Usage(errs.CodeUsage, "pass either --dir DIR or --plugin ID, not both")
 	case len(c.Dir) == 0 && c.Plugin == "":
-		return errs.Usage("usage", "nothing to watch").WithHint("pass --plugin ID for a plugin's skills, or --dir DIR for a skill folder")
-	case c.Interval <= 0 || c.Poll <= 0 || c.MaxDirs <= 0:
-		return errs.Usage("usage", "--interval, --poll and --max-dirs must be positive")
+		return errs.Usage(errs.CodeUsage, "nothing to watch").WithHint("pass --plugin ID for a plugin's skills, or --dir DIR for a skill folder")
+	}
+	if err := skills.CheckWatchOptions(c.Interval, c.Poll, c.MaxDirs); err != nil {
+		return err
 	}
 	var sources []skills.WatchSource
 	if c.Plugin != "" {
-		var plan skills.WatchPlan
-		if err := env.Call(ctx, skills.MethodWatch, skills.Target{PluginID: c.Plugin, AgentID: c.Agent, SessionKey: c.Session}, &plan); err != nil {
+		plan, err := ops.SkillWatch.Call(ctx, env, skills.Target{PluginID: c.Plugin, AgentID: c.Agent, SessionKey: c.Session})
+		if err != nil {
 			return err
 		}
 		sources = append(sources, skills.WatchSource{Parent: plan.Root})
@@ -611,7 +692,7 @@ func (c *SkillWatchCmd) Run(ctx context.Context, env *Env) error {
 				return err
 			}
 			if st, err := os.Lstat(d); err != nil || !st.IsDir() {
-				return errs.Usage("not_found", "--dir %s is not a folder", d).WithHint("pass a skill folder (the folder holding SKILL.md)")
+				return errs.Usage(errs.CodeNotFound, "--dir %s is not a folder", d).WithHint("pass a skill folder (the folder holding SKILL.md)")
 			}
 			sources = append(sources, src)
 		}
@@ -632,7 +713,7 @@ func (c *SkillWatchCmd) Run(ctx context.Context, env *Env) error {
 		if env.Out.JSON {
 			b, err := json.Marshal(ev)
 			if err != nil {
-				return err
+				return errs.Failed(errs.CodeWriteFailed, "cannot encode the event: %v", err)
 			}
 			line = append(b, '\n')
 		} else {
@@ -642,7 +723,7 @@ func (c *SkillWatchCmd) Run(ctx context.Context, env *Env) error {
 			if errors.Is(err, syscall.EPIPE) {
 				return skills.ErrReaderGone
 			}
-			return errs.Failed("write_failed", "cannot write the event: %v", err)
+			return errs.Failed(errs.CodeWriteFailed, "cannot write the event: %v", err)
 		}
 		return nil
 	}
@@ -653,7 +734,10 @@ func (c *SkillWatchCmd) Run(ctx context.Context, env *Env) error {
 	return err
 }
 
-// watchLine is the human form of one watch event.
+// watchLine is the human form of one watch event. Skill folder names,
+// --dir paths, problems and reasons come from disk: each is escaped
+// (termsafe), so a folder named to hold a newline cannot forge a change
+// line, nor an escape sequence move the cursor.
 func watchLine(ev skills.WatchEvent) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %d %s", ev.Event, ev.Seq, ev.Revision)
@@ -661,7 +745,7 @@ func watchLine(ev skills.WatchEvent) string {
 		b.WriteString(" (initial)")
 	}
 	if ev.Reason != "" {
-		fmt.Fprintf(&b, ": %s", ev.Reason)
+		fmt.Fprintf(&b, ": %s", termsafe.Text(ev.Reason))
 	}
 	if ev.Polling {
 		fmt.Fprintf(&b, " (polling every %dms)", ev.PollMs)
@@ -675,11 +759,12 @@ func watchLine(ev skills.WatchEvent) string {
 		if s.Dir != "" {
 			name = s.Dir
 		}
+		name = termsafe.Text(name)
 		switch {
 		case s.After != nil:
 			fmt.Fprintf(&b, "%s%s %s", sep, name, s.After.TreeSHA256)
 		case s.Problem != "":
-			fmt.Fprintf(&b, "%s%s (%s)", sep, name, s.Problem)
+			fmt.Fprintf(&b, "%s%s (%s)", sep, name, termsafe.Text(s.Problem))
 		default:
 			fmt.Fprintf(&b, "%s%s removed", sep, name)
 		}

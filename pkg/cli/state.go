@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -23,7 +22,8 @@ type StateMigrateCmd struct {
 	To int `help:"Stop at this schema version (default: the newest)." default:"0"`
 }
 
-func (c *StateMigrateCmd) Run(ctx context.Context, env *Env) error {
+func (c *StateMigrateCmd) Run(env *Env) error {
+	ctx := env.Ctx
 	h, err := env.HomeDir()
 	if err != nil {
 		return err
@@ -52,13 +52,14 @@ type StateBackupCmd struct {
 	File string `arg:"" help:"Backup file to create (must not exist)." type:"path"`
 }
 
-func (c *StateBackupCmd) Run(ctx context.Context, env *Env) error {
+func (c *StateBackupCmd) Run(env *Env) error {
+	ctx := env.Ctx
 	abs, err := filepath.Abs(c.File)
 	if err != nil {
 		return err
 	}
-	var res ops.BackupResult
-	if err := env.Call(ctx, ops.MethodStateBackup, ops.BackupParams{Path: abs}, &res); err != nil {
+	res, err := ops.StateBackup.Call(ctx, env, ops.BackupParams{Path: abs})
+	if err != nil {
 		return err
 	}
 	return env.Out.Result(res, func(w io.Writer) {
@@ -69,9 +70,10 @@ func (c *StateBackupCmd) Run(ctx context.Context, env *Env) error {
 // StateStatusCmd reports the database's state.
 type StateStatusCmd struct{}
 
-func (c *StateStatusCmd) Run(ctx context.Context, env *Env) error {
-	var res store.Status
-	if err := env.Call(ctx, ops.MethodStateStatus, ops.None{}, &res); err != nil {
+func (c *StateStatusCmd) Run(env *Env) error {
+	ctx := env.Ctx
+	res, err := ops.StateStatus.Call(ctx, env, ops.None{})
+	if err != nil {
 		return err
 	}
 	return env.Out.Result(res, func(w io.Writer) {

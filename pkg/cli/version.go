@@ -60,6 +60,7 @@ func versionString() string {
 // VersionCmd prints the version.
 type VersionCmd struct{}
 
-func (VersionCmd) Run(out *Output) error {
+func (VersionCmd) Run(env *Env) error {
+	out := env.Out
 	return out.Result(ReadBuildInfo(), func(w io.Writer) { fmt.Fprintln(w, versionString()) })
 }

@@ -8,16 +8,10 @@ import "github.com/clawkit/clawkit/pkg/errs"
 const (
 	// CodeConfigNotObject: cannot set …: … is not an object
 	CodeConfigNotObject errs.Code = "config_not_object"
-	// CodeConfigUnreadable: cannot read …: …
-	CodeConfigUnreadable errs.Code = "config_unreadable"
 	// CodeConfigWriteFailed: cannot write …: …
 	CodeConfigWriteFailed errs.Code = "config_write_failed"
-	// CodeInvalidConfig: …: invalid UTF-8 at offset … (line …, column …)
-	CodeInvalidConfig errs.Code = "invalid_config"
 	// CodeInvalidConfigPath: empty config path
 	CodeInvalidConfigPath errs.Code = "invalid_config_path"
-	// CodeInvalidConfigValue: the value looks like JSON but does not parse at column …: …
-	CodeInvalidConfigValue errs.Code = "invalid_config_value"
 )
 
 const (

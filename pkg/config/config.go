@@ -46,7 +46,7 @@ func LoadFile(path string) (*Config, error) {
 		return c, nil
 	}
 	if err != nil {
-		return nil, errs.Failed("config_unreadable", "cannot read %s: %v", path, err).
+		return nil, errs.Failed(errs.CodeConfigUnreadable, "cannot read %s: %v", path, err).
 			WithHint("config.json must be a regular file of at most %d bytes", MaxBytes)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
@@ -65,7 +65,7 @@ func LoadFile(path string) (*Config, error) {
 			i += n
 		}
 		line, col := lineCol(data, off)
-		return nil, errs.Failed("invalid_config", "%s: invalid UTF-8 at offset %d (line %d, column %d)", path, off, line, col).
+		return nil, errs.Failed(errs.CodeInvalidConfig, "%s: invalid UTF-8 at offset %d (line %d, column %d)", path, off, line, col).
 			WithHint("fix the file by hand; clawkit never rewrites a config it cannot parse")
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -75,12 +75,12 @@ func LoadFile(path string) (*Config, error) {
 		return nil, invalid(path, data, err)
 	}
 	if dec.More() {
-		return nil, errs.Failed("invalid_config", "%s: invalid JSON at offset %d: trailing data after the document", path, dec.InputOffset()).
+		return nil, errs.Failed(errs.CodeInvalidConfig, "%s: invalid JSON at offset %d: trailing data after the document", path, dec.InputOffset()).
 			WithHint("fix the file by hand; clawkit never rewrites a config it cannot parse")
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, errs.Failed("invalid_config", "%s: the top level must be a JSON object", path).
+		return nil, errs.Failed(errs.CodeInvalidConfig, "%s: the top level must be a JSON object", path).
 			WithHint("fix the file by hand; clawkit never rewrites a config it cannot parse")
 	}
 	c.Root = m
@@ -100,7 +100,7 @@ func invalid(path string, data []byte, err error) error {
 		off = te.Offset
 	}
 	line, col := lineCol(data, off)
-	return errs.Failed("invalid_config", "%s: invalid JSON at offset %d (line %d, column %d): %v", path, off, line, col, err).
+	return errs.Failed(errs.CodeInvalidConfig, "%s: invalid JSON at offset %d (line %d, column %d): %v", path, off, line, col, err).
 		WithHint("fix the file by hand; clawkit never rewrites a config it cannot parse")
 }
 
@@ -123,12 +123,12 @@ func lineCol(data []byte, off int64) (int, int) {
 // SplitPath splits a dotted path, refusing empty segments.
 func SplitPath(path string) ([]string, error) {
 	if path == "" {
-		return nil, errs.Usage("invalid_config_path", "empty config path").WithHint("name a key, e.g. plugins.entries.google.enabled")
+		return nil, errs.Usage(CodeInvalidConfigPath, "empty config path").WithHint("name a key, e.g. plugins.entries.google.enabled")
 	}
 	parts := strings.Split(path, ".")
 	for _, p := range parts {
 		if p == "" {
-			return nil, errs.Usage("invalid_config_path", "config path %q has an empty segment", path).
+			return nil, errs.Usage(CodeInvalidConfigPath, "config path %q has an empty segment", path).
 				WithHint("separate keys with single dots, e.g. plugins.entries.google.enabled")
 		}
 	}
@@ -180,7 +180,7 @@ func (c *Config) Decode(path string, dst any) (bool, error) {
 		return true, err
 	}
 	if err := json.Unmarshal(b, dst); err != nil {
-		return true, errs.Failed("invalid_config", "%s: %s holds %s where %s was expected", c.Path, path, shapeOf(v), shapeOfType(dst)).
+		return true, errs.Failed(errs.CodeInvalidConfig, "%s: %s holds %s where %s was expected", c.Path, path, shapeOf(v), shapeOfType(dst)).
 			WithHint("fix it with 'clawkit config set %s VALUE'", path)
 	}
 	return true, nil
@@ -216,7 +216,7 @@ func ParseValue(s string) (any, error) {
 		err = errors.New("unexpected end of the value")
 	}
 	_, col := lineCol([]byte(s), off)
-	return nil, errs.Usage("invalid_config_value", "the value looks like JSON but does not parse at column %d: %v", col, err).
+	return nil, errs.Usage(errs.CodeInvalidConfigValue, "the value looks like JSON but does not parse at column %d: %v", col, err).
 		WithHint("fix the JSON, or quote it as a JSON string (e.g. '\"{x\"') to store the text itself")
 }
 
@@ -245,7 +245,7 @@ func (c *Config) set(path string, v any) error {
 		}
 		m, ok := next.(map[string]any)
 		if !ok {
-			return errs.Failed("config_not_object", "cannot set %s: %s is not an object", path, strings.Join(parts[:i+1], ".")).
+			return errs.Failed(CodeConfigNotObject, "cannot set %s: %s is not an object", path, strings.Join(parts[:i+1], ".")).
 				WithHint("unset %s first if you mean to replace it", strings.Join(parts[:i+1], "."))
 		}
 		cur = m
@@ -285,7 +285,7 @@ func (c *Config) Save() error {
 	}
 	b = append(b, '\n')
 	if err := fsx.WriteFile(c.Path, b, 0o600); err != nil {
-		return errs.Failed("config_write_failed", "cannot write %s: %v", c.Path, err)
+		return errs.Failed(CodeConfigWriteFailed, "cannot write %s: %v", c.Path, err)
 	}
 	return nil
 }

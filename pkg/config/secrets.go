@@ -48,7 +48,7 @@ func URLHasPassword(s string) bool {
 // ErrPasswordInConfig is the refusal for a database password bound for
 // config.json. It never quotes the value.
 func ErrPasswordInConfig() *errs.Error {
-	return errs.Refused("database_password_in_config", "%s must not carry a password: config.json is not a secret store", DatabaseURLKey).
+	return errs.Refused(CodeDatabasePasswordInConfig, "%s must not carry a password: config.json is not a secret store", DatabaseURLKey).
 		WithHint("set the URL without it (postgres://USER@HOST:5432/DBNAME) and store the password with 'clawkit auth add database --provider postgres --api-key-stdin', or in PGPASSFILE/~/.pgpass")
 }
 

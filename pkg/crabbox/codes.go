@@ -16,12 +16,8 @@ const (
 	CodeInstallUnsynced errs.Code = "install_unsynced"
 	// CodeIntegrityVerificationFailed: (see the message)
 	CodeIntegrityVerificationFailed errs.Code = "integrity_verification_failed"
-	// CodeInvalidManifest: nodeBootstrap.path: …
-	CodeInvalidManifest errs.Code = "invalid_manifest"
 	// CodeManifestMismatch: manifest … does not match the expected install: …
 	CodeManifestMismatch errs.Code = "manifest_mismatch"
-	// CodeManifestUnreadable: cannot resolve …: …
-	CodeManifestUnreadable errs.Code = "manifest_unreadable"
 	// CodePlatformMismatch: the export is for …-…, this machine is …-…
 	CodePlatformMismatch errs.Code = "platform_mismatch"
 	// CodeReceiptDuplicate: more than one … line (line … is another one)
@@ -36,8 +32,6 @@ const (
 	CodeReceiptOversized errs.Code = "receipt_oversized"
 	// CodeReceiptStatus: receipt status … is not … or …
 	CodeReceiptStatus errs.Code = "receipt_status"
-	// CodeReceiptUnreadable: cannot read the command output: …
-	CodeReceiptUnreadable errs.Code = "receipt_unreadable"
 	// CodeRuntimeCacheInvalid: runtime cache … failed verification (… problem(s))
 	CodeRuntimeCacheInvalid errs.Code = "runtime_cache_invalid"
 	// CodeTargetHomeInvalid: cannot resolve target home …: …
@@ -46,9 +40,4 @@ const (
 	CodeTargetHomeMissing errs.Code = "target_home_missing"
 	// CodeTargetNotFolder: … is not a folder
 	CodeTargetNotFolder errs.Code = "target_not_folder"
-)
-
-const (
-	// CodeArchiveTooLarge: … … refused: archive is recorded as … bytes, over the limit of …
-	CodeArchiveTooLarge errs.Code = "archive_too_large"
 )

@@ -74,7 +74,7 @@ type Layout struct {
 func LayoutFor(targetHome string, m *artifacts.Manifest) (Layout, error) {
 	home, err := filepath.Abs(targetHome)
 	if err != nil {
-		return Layout{}, errs.Usage("target_home_invalid", "cannot resolve target home %q: %v", targetHome, err)
+		return Layout{}, errs.Usage(CodeTargetHomeInvalid, "cannot resolve target home %q: %v", targetHome, err)
 	}
 	wp, err := artifacts.WorkerPath(m.WorkerBundle.SHA256)
 	if err != nil {
@@ -104,7 +104,7 @@ type Inputs struct {
 func LoadInputs(manifestPath string, pins Expect) (*Inputs, error) {
 	abs, err := filepath.Abs(manifestPath)
 	if err != nil {
-		return nil, errs.Usage("manifest_unreadable", "cannot resolve %q: %v", manifestPath, err)
+		return nil, errs.Usage(errs.CodeManifestUnreadable, "cannot resolve %q: %v", manifestPath, err)
 	}
 	m, raw, err := artifacts.LoadManifest(abs)
 	if err != nil {
@@ -113,10 +113,10 @@ func LoadInputs(manifestPath string, pins Expect) (*Inputs, error) {
 	sum := sha256.Sum256(raw)
 	in := &Inputs{ManifestPath: abs, Manifest: m, ManifestSHA256: hex.EncodeToString(sum[:]), ExportDir: filepath.Dir(abs)}
 	if in.NodeArchive, err = fsx.Join(in.ExportDir, m.NodeBootstrap.Path); err != nil {
-		return nil, errs.Failed("invalid_manifest", "nodeBootstrap.path: %v", err)
+		return nil, errs.Failed(errs.CodeInvalidManifest, "nodeBootstrap.path: %v", err)
 	}
 	if in.WorkerArchive, err = fsx.Join(in.ExportDir, m.WorkerBundle.Path); err != nil {
-		return nil, errs.Failed("invalid_manifest", "workerBundle.path: %v", err)
+		return nil, errs.Failed(errs.CodeInvalidManifest, "workerBundle.path: %v", err)
 	}
 	if err := checkPins(in, pins); err != nil {
 		return nil, err
@@ -148,14 +148,14 @@ func checkPins(in *Inputs, p Expect) error {
 	wp, _ := artifacts.WorkerPath(m.WorkerBundle.SHA256)
 	pin("worker archive path", p.WorkerPath, wp)
 	if len(bad) > 0 {
-		return errs.Failed("manifest_mismatch", "manifest %s does not match the expected install: %s", in.ManifestPath, strings.Join(bad, "; ")).
+		return errs.Failed(CodeManifestMismatch, "manifest %s does not match the expected install: %s", in.ManifestPath, strings.Join(bad, "; ")).
 			WithHint("the manifest differs from the one 'clawkit crabbox setup' printed the command for; re-run setup against the export you mean to install")
 	}
 	return nil
 }
 
 func integrityErr(format string, args ...any) *errs.Error {
-	return errs.Failed("integrity_verification_failed", "integrity verification failed: "+format, args...).
+	return errs.Failed(CodeIntegrityVerificationFailed, "integrity verification failed: "+format, args...).
 		WithHint("the archive differs from what the manifest records; copy the export again (or re-export) and retry; nothing was installed")
 }
 
@@ -185,9 +185,9 @@ func hashFile(path string, buf []byte) (int64, string, error) {
 
 func missingArchive(which, path string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
-		return errs.Failed("archive_missing", "%s archive %s is missing", which, path).
+		return errs.Failed(CodeArchiveMissing, "%s archive %s is missing", which, path).
 			WithHint("copy the whole export folder (manifest.json with node-bootstrap/ and worker-artifacts/) to this machine")
 	}
-	return errs.Failed("archive_unreadable", "cannot read %s archive %s: %v", which, path, err).
+	return errs.Failed(CodeArchiveUnreadable, "cannot read %s archive %s: %v", which, path, err).
 		WithHint("check that the export folder is readable by this user and holds regular files, then retry").Wrap(err)
 }

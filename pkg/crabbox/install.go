@@ -101,7 +101,7 @@ func Install(req InstallRequest) (*Receipt, error) {
 		return nil, err
 	}
 	if req.TargetHome == "" {
-		return nil, errs.Usage("target_home_missing", "no target home: HOME is not set").WithHint("pass --target-home DIR")
+		return nil, errs.Usage(CodeTargetHomeMissing, "no target home: HOME is not set").WithHint("pass --target-home DIR")
 	}
 	l, err := LayoutFor(req.TargetHome, m)
 	if err != nil {
@@ -230,14 +230,14 @@ func Install(req InstallRequest) (*Receipt, error) {
 		committed, ok = true, true
 	}
 	if err := fsx.SyncDir(l.RuntimesDir); err != nil {
-		return nil, errs.Unknown("install_unsynced", "installed %s but could not sync its folder: %v", l.RuntimeDir, err).
+		return nil, errs.Unknown(CodeInstallUnsynced, "installed %s but could not sync its folder: %v", l.RuntimeDir, err).
 			WithHint("run 'clawkit crabbox verify' before relying on it")
 	}
 	return NewReceipt(StatusInstalled, in, l, req.CLIVersion), nil
 }
 
 func installErr(format string, args ...any) *errs.Error {
-	return errs.Failed("install_failed", format, args...).
+	return errs.Failed(CodeInstallFailed, format, args...).
 		WithHint("nothing was installed at the final path; fix the cause and run the same command again")
 }
 
@@ -271,7 +271,7 @@ func holdTarget(l Layout, m *artifacts.Manifest) (*target, error) {
 		// caches to other disks.)
 		if st, err := os.Stat(l.RuntimesDir); err != nil || !st.IsDir() {
 			t.release(true)
-			return nil, errs.Failed("target_not_folder", "%s is not a folder", l.RuntimesDir).
+			return nil, errs.Failed(CodeTargetNotFolder, "%s is not a folder", l.RuntimesDir).
 				WithHint("remove the file in the way or choose another --target-home")
 		}
 		if _, err := os.Lstat(t.lockPath); errors.Is(err, fs.ErrNotExist) {
@@ -381,7 +381,7 @@ func idOf(f *os.File) (fileID, error) {
 // while it is extracted into the private staging folder.
 func openChecked(ctx context.Context, path, which string, want artifacts.Archive) (*os.File, fileID, error) {
 	if lim := archive.DefaultLimits().MaxArchiveBytes; want.Bytes > lim {
-		return nil, fileID{}, errs.Failed(archive.CodeTooLarge, "%s %s refused: archive is recorded as %d bytes, over the limit of %d", which, path, want.Bytes, lim).
+		return nil, fileID{}, errs.Failed(errs.CodeArchiveTooLarge, "%s %s refused: archive is recorded as %d bytes, over the limit of %d", which, path, want.Bytes, lim).
 			WithHint("the archive is refused as a whole; rebuild it with 'clawkit runtime-artifacts export'")
 	}
 	f, err := fsx.OpenNoFollow(path)
@@ -460,7 +460,7 @@ func checkBundle(r io.Reader, m *artifacts.Manifest) error {
 		return nil
 	})
 	if err != nil {
-		if errs.As(err) != nil && errs.CodeOf(err) == "integrity_verification_failed" {
+		if errs.As(err) != nil && errs.CodeOf(err) == CodeIntegrityVerificationFailed {
 			return err
 		}
 		return integrityErr("worker bundle archive is unreadable: %v", err)
@@ -783,7 +783,7 @@ func CheckPlatform(m *artifacts.Manifest, skip bool) error {
 	}
 	hp, ha := artifacts.NodePlatform(runtime.GOOS), artifacts.NodeArch(runtime.GOARCH)
 	if m.Platform != hp || m.Arch != ha {
-		return errs.Refused("platform_mismatch", "the export is for %s-%s, this machine is %s-%s", m.Platform, m.Arch, hp, ha).
+		return errs.Refused(CodePlatformMismatch, "the export is for %s-%s, this machine is %s-%s", m.Platform, m.Arch, hp, ha).
 			WithHint("install on a matching prepared machine, or export for this one (runtime-artifacts export --platform %s --arch %s)", hp, ha)
 	}
 	return nil

@@ -73,7 +73,7 @@ func (r *Receipt) Line() string {
 	return ReceiptMarker + " " + strings.TrimSuffix(b.String(), "\n")
 }
 
-func receiptErr(code, format string, args ...any) *errs.Error {
+func receiptErr(code errs.Code, format string, args ...any) *errs.Error {
 	return errs.Failed(code, format, args...).
 		WithHint("pass the standard output of 'clawkit crabbox install' or 'clawkit crabbox verify' for this manifest; run verify again rather than trusting an old receipt")
 }
@@ -117,15 +117,15 @@ func ReadReceipt(r io.Reader) (*Receipt, error) {
 		}
 		lineNo++
 		if err != nil && err != io.EOF {
-			return nil, receiptErr("receipt_unreadable", "cannot read the command output: %v", err)
+			return nil, receiptErr(errs.CodeReceiptUnreadable, "cannot read the command output: %v", err)
 		}
 		if bytes.HasPrefix(line, []byte(ReceiptMarker)) {
 			count++
 			if tooLong {
-				return nil, receiptErr("receipt_oversized", "receipt line %d is longer than %d bytes", lineNo, MaxReceiptLine)
+				return nil, receiptErr(CodeReceiptOversized, "receipt line %d is longer than %d bytes", lineNo, MaxReceiptLine)
 			}
 			if count > 1 {
-				return nil, receiptErr("receipt_duplicate", "more than one %s line (line %d is another one)", ReceiptMarker, lineNo)
+				return nil, receiptErr(CodeReceiptDuplicate, "more than one %s line (line %d is another one)", ReceiptMarker, lineNo)
 			}
 			found = append([]byte(nil), line...)
 		}
@@ -134,7 +134,7 @@ func ReadReceipt(r io.Reader) (*Receipt, error) {
 		}
 	}
 	if count == 0 {
-		return nil, receiptErr("receipt_missing", "no %s line in the command output", ReceiptMarker)
+		return nil, receiptErr(CodeReceiptMissing, "no %s line in the command output", ReceiptMarker)
 	}
 	return ParseReceiptLine(string(found))
 }
@@ -143,10 +143,10 @@ func ReadReceipt(r io.Reader) (*Receipt, error) {
 func readDecoded(r io.Reader) (*Receipt, error) {
 	b, err := io.ReadAll(io.LimitReader(r, MaxReceiptLine+1))
 	if err != nil {
-		return nil, receiptErr("receipt_unreadable", "cannot read the receipt: %v", err)
+		return nil, receiptErr(errs.CodeReceiptUnreadable, "cannot read the receipt: %v", err)
 	}
 	if len(b) > MaxReceiptLine {
-		return nil, receiptErr("receipt_oversized", "receipt JSON is longer than %d bytes", MaxReceiptLine)
+		return nil, receiptErr(CodeReceiptOversized, "receipt JSON is longer than %d bytes", MaxReceiptLine)
 	}
 	return decodeReceipt(b)
 }
@@ -184,11 +184,11 @@ func readBoundedLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err 
 // ParseReceiptLine decodes one receipt line (marker included).
 func ParseReceiptLine(line string) (*Receipt, error) {
 	if len(line) > MaxReceiptLine {
-		return nil, receiptErr("receipt_oversized", "receipt line is %d bytes, over the limit of %d", len(line), MaxReceiptLine)
+		return nil, receiptErr(CodeReceiptOversized, "receipt line is %d bytes, over the limit of %d", len(line), MaxReceiptLine)
 	}
 	rest, ok := strings.CutPrefix(line, ReceiptMarker)
 	if !ok {
-		return nil, receiptErr("receipt_invalid", "line does not start with %s", ReceiptMarker)
+		return nil, receiptErr(CodeReceiptInvalid, "line does not start with %s", ReceiptMarker)
 	}
 	return decodeReceipt([]byte(rest))
 }
@@ -197,16 +197,16 @@ func ParseReceiptLine(line string) (*Receipt, error) {
 // around it allowed).
 func decodeReceipt(rest []byte) (*Receipt, error) {
 	if err := artifacts.CheckStrictJSON(rest); err != nil {
-		return nil, receiptErr("receipt_invalid", "receipt JSON is invalid: %v", err)
+		return nil, receiptErr(CodeReceiptInvalid, "receipt JSON is invalid: %v", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(rest))
 	dec.DisallowUnknownFields()
 	var rc Receipt
 	if err := dec.Decode(&rc); err != nil {
-		return nil, receiptErr("receipt_invalid", "receipt JSON is invalid: %v", err)
+		return nil, receiptErr(CodeReceiptInvalid, "receipt JSON is invalid: %v", err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, receiptErr("receipt_invalid", "receipt has data after its JSON object")
+		return nil, receiptErr(CodeReceiptInvalid, "receipt has data after its JSON object")
 	}
 	return &rc, nil
 }
@@ -217,12 +217,12 @@ func decodeReceipt(rest []byte) (*Receipt, error) {
 // known, every identity field equal, paths consistent with the layout.
 func ValidateReceipt(rc *Receipt, m *artifacts.Manifest, manifestSHA256, targetHome string) error {
 	if rc == nil {
-		return receiptErr("receipt_missing", "no receipt")
+		return receiptErr(CodeReceiptMissing, "no receipt")
 	}
 	switch rc.Status {
 	case StatusInstalled, StatusExistingVerified:
 	default:
-		return receiptErr("receipt_status", "receipt status %q is not %q or %q", rc.Status, StatusInstalled, StatusExistingVerified)
+		return receiptErr(CodeReceiptStatus, "receipt status %q is not %q or %q", rc.Status, StatusInstalled, StatusExistingVerified)
 	}
 	var bad []string
 	cmp := func(what, got, want string) {
@@ -267,7 +267,7 @@ func ValidateReceipt(rc *Receipt, m *artifacts.Manifest, manifestSHA256, targetH
 		}
 	}
 	if len(bad) > 0 {
-		return receiptErr("receipt_mismatch", "receipt does not match the expected install: %s", strings.Join(bad, "; "))
+		return receiptErr(CodeReceiptMismatch, "receipt does not match the expected install: %s", strings.Join(bad, "; "))
 	}
 	return nil
 }

@@ -36,7 +36,8 @@ func TestReadReceipt(t *testing.T) {
 	decoded, _ := json.Marshal(rc)
 	indented, _ := json.MarshalIndent(rc, "", "  ")
 	cases := []struct {
-		name, input, code string
+		name, input string
+		code        errs.Code
 	}{
 		{"only", line + "\n", ""},
 		{"no-newline", line, ""},
@@ -116,7 +117,7 @@ func TestValidateReceipt(t *testing.T) {
 	cases := []struct {
 		name string
 		r    *crabbox.Receipt
-		code string
+		code errs.Code
 	}{
 		{"status", mut(func(r *crabbox.Receipt) { r.Status = "skipped" }), "receipt_status"},
 		{"version", mut(func(r *crabbox.Receipt) { r.PackageVersion = "1.0.0" }), "receipt_mismatch"},

@@ -85,7 +85,7 @@ func verify(req VerifyRequest) (*VerifyResult, error) {
 		return nil, err
 	}
 	if req.TargetHome == "" {
-		return nil, errs.Usage("target_home_missing", "no target home: HOME is not set").WithHint("pass --target-home DIR")
+		return nil, errs.Usage(CodeTargetHomeMissing, "no target home: HOME is not set").WithHint("pass --target-home DIR")
 	}
 	l, err := LayoutFor(req.TargetHome, in.Manifest)
 	if err != nil {
@@ -111,7 +111,7 @@ func verify(req VerifyRequest) (*VerifyResult, error) {
 
 // VerifyFailed is the error for a result with problems.
 func VerifyFailed(res *VerifyResult) error {
-	return errs.Failed("runtime_cache_invalid", "runtime cache %s failed verification (%d problem(s))", res.Layout.RuntimeDir, len(res.Problems)).
+	return errs.Failed(CodeRuntimeCacheInvalid, "runtime cache %s failed verification (%d problem(s))", res.Layout.RuntimeDir, len(res.Problems)).
 		WithHint("run 'clawkit crabbox install' with the same manifest to replace it")
 }
 

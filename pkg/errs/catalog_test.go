@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"go/ast"
+	"go/format"
 	"go/parser"
 	"go/token"
 	"os"
@@ -17,17 +18,21 @@ import (
 )
 
 // The error catalog. Codes are public (scripts match them), so each one is
-// declared, as an exported Code* constant of its package (codes.go, or
-// beside its hint), and documented in docs/errors.md with the exit codes
-// it is used with. This test reads the source: a code used with a literal
-// that is declared nowhere, a declared code no one uses, and a code
-// missing from (or wrongly described in) the docs table all fail it.
+// declared once, as an exported errs.Code constant in a codes.go, and
+// documented in docs/errors.md with the exit codes it is used with. A code
+// raised by one package is declared in that package's codes.go; a code
+// raised by several is declared in pkg/errs/codes.go. Every call site names
+// the constant. This test reads the source: a literal code at a call site,
+// a code declared in the wrong place (or twice, or not at all), a declared
+// code nothing references, and a code missing from (or wrongly described
+// in) the docs table all fail it, each with what to write instead.
 //
-// After a merge brings new codes, run
+// After a merge brings new codes or literal call sites, run
 //
 //	CLAWKIT_UPDATE_CATALOG=1 go test ./pkg/errs -run TestCatalog
 //
-// to add the missing constants to each package's codes.go and rows to
+// to move the declarations to their one place, add the missing constants,
+// replace each literal at a call site with its constant and add rows to
 // docs/errors.md (with the first use's message as the meaning, to be
 // edited), then review the diff: every new row is a new public code.
 
@@ -43,6 +48,14 @@ var exitWords = map[string]string{"1": "failed", "2": "usage", "3": "refused", "
 // use is one place a code is given.
 type use struct {
 	code, kind, msg, pos string
+	// file, start and end locate the code argument in the source; lit is
+	// set when it is written as a literal ("x" or errs.Code("x")), else
+	// from is the package whose constant it names.
+	file       string
+	start, end int
+	lit        bool
+	from       string
+	constName  string
 }
 
 // wrapper is a package function that passes its parameter codeArg on as an
@@ -60,6 +73,9 @@ type pkgInfo struct {
 	consts          map[string]string // const name → string value
 	codes           map[string]string // Code* const value → name
 	inCodesGo       map[string]bool   // Code* const values declared in codes.go
+	untyped         map[string]bool   // codes.go constants declared without the type errs.Code
+	refs            map[string]bool   // identifiers this package references (pkg.Name or Name)
+	paths           []string          // absolute paths of files
 	wrappers        map[string]wrapper
 }
 
@@ -68,7 +84,7 @@ func repoRoot(t *testing.T) string {
 	return filepath.Dir(filepath.Dir(filepath.Dir(file)))
 }
 
-func loadPackages(t *testing.T, root string) map[string]*pkgInfo {
+func loadPackages(t testing.TB, root string) (map[string]*pkgInfo, *token.FileSet) {
 	fset := token.NewFileSet()
 	pkgs := map[string]*pkgInfo{}
 	for _, top := range []string{"pkg", "cmd"} {
@@ -93,12 +109,13 @@ func loadPackages(t *testing.T, root string) map[string]*pkgInfo {
 			p := pkgs[dir]
 			if p == nil {
 				rel, _ := filepath.Rel(root, dir)
-				p = &pkgInfo{dir: rel, importPath: "github.com/clawkit/clawkit/" + filepath.ToSlash(rel), consts: map[string]string{}, codes: map[string]string{}, inCodesGo: map[string]bool{}, wrappers: map[string]wrapper{}}
+				p = &pkgInfo{dir: rel, importPath: "github.com/clawkit/clawkit/" + filepath.ToSlash(rel), consts: map[string]string{}, codes: map[string]string{}, inCodesGo: map[string]bool{}, untyped: map[string]bool{}, refs: map[string]bool{}, wrappers: map[string]wrapper{}}
 				pkgs[dir] = p
 			}
 			p.files = append(p.files, f)
 			rel, _ := filepath.Rel(root, path)
 			p.names = append(p.names, rel)
+			p.paths = append(p.paths, path)
 			return nil
 		})
 	}
@@ -122,6 +139,9 @@ func loadPackages(t *testing.T, root string) map[string]*pkgInfo {
 								p.codes[v] = name.Name
 								if isCodes {
 									p.inCodesGo[v] = true
+									if !isCodeType(vs.Type) {
+										p.untyped[name.Name] = true
+									}
 								}
 							}
 						}
@@ -130,8 +150,53 @@ func loadPackages(t *testing.T, root string) map[string]*pkgInfo {
 			}
 		}
 		findWrappers(p)
+		for fi, f := range p.files {
+			if filepath.Base(p.names[fi]) == "codes.go" {
+				continue
+			}
+			imports := importsOf(f)
+			ast.Inspect(f, func(n ast.Node) bool {
+				switch v := n.(type) {
+				case *ast.SelectorExpr:
+					if x, ok := v.X.(*ast.Ident); ok {
+						if path, ok := imports[x.Name]; ok {
+							p.refs[path+"."+v.Sel.Name] = true
+						}
+					}
+				case *ast.Ident:
+					p.refs[p.importPath+"."+v.Name] = true
+				}
+				return true
+			})
+		}
 	}
-	return pkgs
+	return pkgs, fset
+}
+
+// isCodeType reports whether a constant's declared type is errs.Code (or
+// Code, inside pkg/errs).
+func isCodeType(e ast.Expr) bool {
+	switch t := e.(type) {
+	case *ast.Ident:
+		return t.Name == "Code"
+	case *ast.SelectorExpr:
+		x, ok := t.X.(*ast.Ident)
+		return ok && x.Name == "errs" && t.Sel.Name == "Code"
+	}
+	return false
+}
+
+func importsOf(f *ast.File) map[string]string {
+	imports := map[string]string{}
+	for _, im := range f.Imports {
+		path, _ := strconv.Unquote(im.Path.Value)
+		name := filepath.Base(path)
+		if im.Name != nil {
+			name = im.Name.Name
+		}
+		imports[name] = path
+	}
+	return imports
 }
 
 var snake = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
@@ -270,55 +335,59 @@ func kindOf(e ast.Expr, params map[string]int) (string, int) {
 	return "", -1
 }
 
-// resolve reads a code argument: a literal, or a constant of this package
-// or an imported one.
-func resolve(e ast.Expr, p *pkgInfo, byImport map[string]*pkgInfo, imports map[string]string) (string, bool) {
+// ref is what a code argument names: the code, and either lit (a string
+// literal, or a conversion errs.Code("x")) or the package and name of the
+// constant.
+type ref struct {
+	code, from, name string
+	lit              bool
+}
+
+// resolveRef reads a code argument: a literal, or a constant of this
+// package or an imported one.
+func resolveRef(e ast.Expr, p *pkgInfo, byImport map[string]*pkgInfo, imports map[string]string) (ref, bool) {
+	if c, ok := e.(*ast.CallExpr); ok && len(c.Args) == 1 && isCodeType(c.Fun) {
+		e = c.Args[0]
+	}
 	if s, ok := stringLit(e); ok {
-		return s, true
+		return ref{code: s, lit: true}, true
 	}
 	switch v := e.(type) {
 	case *ast.Ident:
 		s, ok := p.consts[v.Name]
-		return s, ok
+		return ref{code: s, from: p.dir, name: v.Name}, ok
 	case *ast.SelectorExpr:
 		if x, ok := v.X.(*ast.Ident); ok {
 			if q := byImport[imports[x.Name]]; q != nil {
 				s, ok := q.consts[v.Sel.Name]
-				return s, ok
+				return ref{code: s, from: q.dir, name: v.Sel.Name}, ok
 			}
 		}
 	}
-	return "", false
+	return ref{}, false
 }
 
-func collectUses(t *testing.T, pkgs map[string]*pkgInfo) map[*pkgInfo][]use {
+func collectUses(t testing.TB, pkgs map[string]*pkgInfo, fset *token.FileSet) map[*pkgInfo][]use {
 	byImport := map[string]*pkgInfo{}
 	for _, p := range pkgs {
 		byImport[p.importPath] = p
 	}
-	fset := token.NewFileSet()
-	_ = fset
 	out := map[*pkgInfo][]use{}
 	for _, p := range pkgs {
 		if p.dir == "pkg/errs" {
 			continue
 		}
 		for fi, f := range p.files {
-			imports := map[string]string{}
-			for _, im := range f.Imports {
-				path, _ := strconv.Unquote(im.Path.Value)
-				name := filepath.Base(path)
-				if im.Name != nil {
-					name = im.Name.Name
-				}
-				imports[name] = path
-			}
+			imports := importsOf(f)
 			src := p.names[fi]
-			add := func(code, kind, msg string, n ast.Node) {
-				if !snake.MatchString(code) {
+			add := func(e ast.Expr, kind, msg string) {
+				r, ok := resolveRef(e, p, byImport, imports)
+				if !ok || !snake.MatchString(r.code) {
 					return
 				}
-				out[p] = append(out[p], use{code: code, kind: kind, msg: msg, pos: src})
+				pos := fset.Position(e.Pos())
+				out[p] = append(out[p], use{code: r.code, kind: kind, msg: msg, pos: fmt.Sprintf("%s:%d", src, pos.Line),
+					file: p.paths[fi], start: pos.Offset, end: fset.Position(e.End()).Offset, lit: r.lit, from: r.from, constName: r.name})
 			}
 			arg := func(call *ast.CallExpr, i int) ast.Expr {
 				if i >= 0 && i < len(call.Args) {
@@ -330,10 +399,8 @@ func collectUses(t *testing.T, pkgs map[string]*pkgInfo) map[*pkgInfo][]use {
 				switch n := n.(type) {
 				case *ast.CallExpr:
 					if k, ok := errsCall(n); ok && len(n.Args) >= 1 {
-						if code, ok := resolve(n.Args[0], p, byImport, imports); ok {
-							msg, _ := stringLit(arg(n, 1))
-							add(code, k, msg, n)
-						}
+						msg, _ := stringLit(arg(n, 1))
+						add(n.Args[0], k, msg)
 						return true
 					}
 					var w wrapper
@@ -355,16 +422,12 @@ func collectUses(t *testing.T, pkgs map[string]*pkgInfo) map[*pkgInfo][]use {
 					if e == nil {
 						return true
 					}
-					code, ok := resolve(e, p, byImport, imports)
-					if !ok {
-						return true
-					}
 					kind := w.kind
 					if kind == "" && w.kindArg >= 0 {
 						kind, _ = kindOf(arg(n, w.kindArg), nil)
 					}
 					msg, _ := stringLit(arg(n, w.msgArg))
-					add(code, kind, msg, n)
+					add(e, kind, msg)
 				case *ast.CompositeLit:
 					name := ""
 					switch t := n.Type.(type) {
@@ -376,7 +439,8 @@ func collectUses(t *testing.T, pkgs map[string]*pkgInfo) map[*pkgInfo][]use {
 					if name != "Error" && name != "CallError" {
 						return true
 					}
-					var code, kind, msg string
+					var code ast.Expr
+					var kind, msg string
 					for _, elt := range n.Elts {
 						kv, ok := elt.(*ast.KeyValueExpr)
 						if !ok {
@@ -388,15 +452,15 @@ func collectUses(t *testing.T, pkgs map[string]*pkgInfo) map[*pkgInfo][]use {
 						}
 						switch key.Name {
 						case "Code":
-							code, _ = resolve(kv.Value, p, byImport, imports)
+							code = kv.Value
 						case "Message":
 							msg, _ = stringLit(kv.Value)
 						case "Kind":
 							kind, _ = kindOf(kv.Value, nil)
 						}
 					}
-					if code != "" {
-						add(code, kind, msg, n)
+					if code != nil {
+						add(code, kind, msg)
 					}
 				}
 				return true
@@ -411,7 +475,7 @@ type docRow struct{ exit, meaning, where string }
 
 var rowRE = regexp.MustCompile("^\\| `([a-z0-9_]+)` \\| ([^|]*) \\| ([^|]*) \\| ([^|]*) \\|$")
 
-func readDocs(t *testing.T, path string) (map[string]docRow, []string) {
+func readDocs(t testing.TB, path string) (map[string]docRow, []string) {
 	b, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
@@ -484,13 +548,29 @@ func constName(code string) string {
 	return b.String()
 }
 
+// errsDir is the one place of the codes several packages raise.
+const errsDir = "pkg/errs"
+
+// qualified is how a file of package from names the constant name of
+// package home.
+func qualified(from, home, name string) string {
+	if from == home {
+		return name
+	}
+	return filepath.Base(home) + "." + name
+}
+
 func TestCatalog(t *testing.T) {
-	root := repoRoot(t)
-	pkgs := loadPackages(t, root)
-	uses := collectUses(t, pkgs)
+	checkCatalog(t, repoRoot(t), os.Getenv(updateEnv) == "1")
+}
+
+// checkCatalog reports every departure of the source under root from the
+// catalog's rules as t.Errorf; with update it makes the edits instead.
+func checkCatalog(t testing.TB, root string, update bool) {
+	pkgs, fset := loadPackages(t, root)
+	uses := collectUses(t, pkgs, fset)
 	docsPath := filepath.Join(root, "docs", "errors.md")
 	rows, head := readDocs(t, docsPath)
-	update := os.Getenv(updateEnv) == "1"
 
 	type codeInfo struct {
 		kinds map[string]bool
@@ -499,15 +579,14 @@ func TestCatalog(t *testing.T) {
 	}
 	all := map[string]*codeInfo{}
 	var dirs []*pkgInfo
+	byDir := map[string]*pkgInfo{}
 	for _, p := range pkgs {
 		dirs = append(dirs, p)
+		byDir[p.dir] = p
 	}
 	sort.Slice(dirs, func(i, j int) bool { return dirs[i].dir < dirs[j].dir })
 	for _, p := range dirs {
-		missing := map[string]use{}
-		used := map[string]bool{}
 		for _, u := range uses[p] {
-			used[u.code] = true
 			ci := all[u.code]
 			if ci == nil {
 				ci = &codeInfo{kinds: map[string]bool{}, where: map[string]bool{}, first: u}
@@ -520,46 +599,117 @@ func TestCatalog(t *testing.T) {
 			if ci.first.msg == "" {
 				ci.first = u
 			}
-			if _, ok := p.codes[u.code]; !ok {
-				if _, seen := missing[u.code]; !seen {
-					missing[u.code] = u
-				}
-			}
-		}
-		for code, name := range p.codes {
-			// Only codes.go is the catalog: other Code* constants may name
-			// another code space (skills' lint findings).
-			if !used[code] && p.inCodesGo[code] {
-				if update {
-					dropCode(t, root, p, name)
-					continue
-				}
-				t.Errorf("%s declares %s = %q but no error of %s uses it: remove the constant (or use it)", p.dir, name, code, p.dir)
-			}
-		}
-		if len(missing) == 0 {
-			continue
-		}
-		var codes []string
-		for c := range missing {
-			codes = append(codes, c)
-		}
-		sort.Strings(codes)
-		if update {
-			writeCodes(t, root, p, codes, missing)
-			continue
-		}
-		for _, c := range codes {
-			u := missing[c]
-			t.Errorf("code %q (used in %s, exit %s) is not declared: add\n\t%s errs.Code = %q\nto %s/codes.go (or run %s=1 go test ./pkg/errs -run TestCatalog)", c, u.pos, exitText(map[string]bool{u.kind: true}), constName(c), c, p.dir, updateEnv)
 		}
 	}
+	// home is the one codes.go a code belongs in: its package's, or
+	// pkg/errs's when several packages raise it.
+	home := func(code string) string {
+		ci := all[code]
+		if ci == nil {
+			return ""
+		}
+		if len(ci.where) > 1 {
+			return errsDir
+		}
+		for w := range ci.where {
+			return w
+		}
+		return ""
+	}
+	// name is the constant a code has (or is to have) in its home.
+	name := func(code string) string {
+		h := byDir[home(code)]
+		if n, ok := h.codes[code]; ok && h.inCodesGo[code] {
+			return n
+		}
+		n := constName(code)
+		if v, taken := h.consts[n]; taken && v != code {
+			n += "Code"
+		}
+		return n
+	}
 
+	// Declarations: once, in the code's home, typed, and referenced.
+	drop := map[*pkgInfo][]string{}
+	add := map[*pkgInfo]map[string]use{}
+	for _, p := range dirs {
+		var declared []string
+		for code := range p.inCodesGo {
+			declared = append(declared, code)
+		}
+		sort.Strings(declared)
+		for _, code := range declared {
+			n := p.codes[code]
+			h := home(code)
+			switch {
+			case h == "" && !referenced(pkgs, p, n):
+				if update {
+					drop[p] = append(drop[p], n)
+					continue
+				}
+				t.Errorf("%s declares %s = %q but nothing uses it: remove the constant (or use it)", p.dir, n, code)
+			case h != "" && h != p.dir:
+				if update {
+					drop[p] = append(drop[p], n)
+					continue
+				}
+				var where []string
+				for w := range all[code].where {
+					where = append(where, w)
+				}
+				sort.Strings(where)
+				t.Errorf("%s declares %s = %q, but the code is raised in %s: its one place is %s/codes.go (move the constant there)", p.dir, n, code, strings.Join(where, ", "), h)
+			case p.untyped[n]:
+				t.Errorf("%s/codes.go declares %s without its type: write %s errs.Code = %q", p.dir, n, n, code)
+			}
+		}
+	}
 	var codes []string
 	for c := range all {
 		codes = append(codes, c)
 	}
 	sort.Strings(codes)
+	for _, c := range codes {
+		h := byDir[home(c)]
+		if h.inCodesGo[c] {
+			continue
+		}
+		if update {
+			if add[h] == nil {
+				add[h] = map[string]use{}
+			}
+			add[h][c] = all[c].first
+			continue
+		}
+		typ := "errs.Code"
+		if h.dir == errsDir {
+			typ = "Code"
+		}
+		t.Errorf("code %q (used in %s, exit %s) is not declared: add\n\t%s %s = %q\nto %s/codes.go (or run %s=1 go test ./pkg/errs -run TestCatalog)", c, all[c].first.pos, exitText(all[c].kinds), name(c), typ, c, h.dir, updateEnv)
+	}
+
+	// Call sites: each names the constant in the code's home.
+	edits := map[string][]edit{}
+	for _, p := range dirs {
+		for _, u := range uses[p] {
+			h := home(u.code)
+			want := qualified(p.dir, h, name(u.code))
+			switch {
+			case u.lit:
+				if !update {
+					t.Errorf("%s: literal code %q: write %s (declared in %s/codes.go) instead", u.pos, u.code, want, h)
+				}
+			case u.from != h || u.constName != name(u.code):
+				if !update {
+					t.Errorf("%s: code %q names %s of %s: write %s (its one place is %s/codes.go)", u.pos, u.code, u.constName, u.from, want, h)
+				}
+			default:
+				continue
+			}
+			edits[u.file] = append(edits[u.file], edit{u.start, u.end, want})
+		}
+	}
+
 	for c := range rows {
 		if all[c] == nil {
 			if !update {
@@ -595,6 +745,22 @@ func TestCatalog(t *testing.T) {
 		}
 	}
 	if update {
+		for p, names := range drop {
+			for _, n := range names {
+				dropCode(t, root, p, n)
+			}
+		}
+		for p, first := range add {
+			var cs []string
+			for c := range first {
+				cs = append(cs, c)
+			}
+			sort.Strings(cs)
+			writeCodes(t, root, p, cs, first, name)
+		}
+		for file, es := range edits {
+			rewrite(t, file, es)
+		}
 		var doc bytes.Buffer
 		for len(head) > 0 && head[len(head)-1] == "" {
 			head = head[:len(head)-1]
@@ -615,14 +781,63 @@ func TestCatalog(t *testing.T) {
 	}())
 }
 
+// referenced reports whether any package's source (outside codes.go)
+// names p's constant n: a code compared against (errs.CodeOf(err) ==
+// CodeX) is in use even where no error is built with it.
+func referenced(pkgs map[string]*pkgInfo, p *pkgInfo, n string) bool {
+	for _, q := range pkgs {
+		if q.refs[p.importPath+"."+n] {
+			return true
+		}
+	}
+	return false
+}
+
+// edit replaces the source between two offsets with text.
+type edit struct {
+	start, end int
+	text       string
+}
+
+// rewrite replaces code arguments in file (offsets of the parsed source)
+// and adds the pkg/errs import when a replacement names errs.
+func rewrite(t testing.TB, file string, es []edit) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(es, func(i, j int) bool { return es[i].start > es[j].start })
+	needErrs := false
+	for _, e := range es {
+		b = append(b[:e.start:e.start], append([]byte(e.text), b[e.end:]...)...)
+		needErrs = needErrs || strings.HasPrefix(e.text, "errs.")
+	}
+	const imp = "\"github.com/clawkit/clawkit/pkg/errs\""
+	if needErrs && !bytes.Contains(b, []byte(imp)) {
+		if i := bytes.Index(b, []byte("\nimport (\n")); i >= 0 {
+			at := i + len("\nimport (\n")
+			b = append(b[:at:at], append([]byte("\t"+imp+"\n"), b[at:]...)...)
+		} else if i := bytes.Index(b, []byte("\nimport ")); i >= 0 {
+			b = append(b[:i+1:i+1], append([]byte("import "+imp+"\n"), b[i+1:]...)...)
+		}
+	}
+	out, err := format.Source(b)
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	if err := os.WriteFile(file, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // writeCodes appends the missing declarations to p's codes.go.
-func writeCodes(t *testing.T, root string, p *pkgInfo, codes []string, first map[string]use) {
+func writeCodes(t testing.TB, root string, p *pkgInfo, codes []string, first map[string]use, constOf func(string) string) {
 	path := filepath.Join(root, p.dir, "codes.go")
 	b, err := os.ReadFile(path)
 	pkgName := p.files[0].Name.Name
 	if os.IsNotExist(err) {
 		b = []byte(fmt.Sprintf("package %s\n\nimport \"github.com/clawkit/clawkit/pkg/errs\"\n\n// Error codes of this package: public and stable (docs/errors.md lists\n// them all with their exit codes).\n", pkgName))
-		if p.dir == "pkg/errs" {
+		if p.dir == errsDir {
 			b = []byte(fmt.Sprintf("package %s\n", pkgName))
 		}
 	} else if err != nil {
@@ -631,12 +846,13 @@ func writeCodes(t *testing.T, root string, p *pkgInfo, codes []string, first map
 	var buf bytes.Buffer
 	buf.Write(b)
 	buf.WriteString("\nconst (\n")
+	typ := "errs.Code"
+	if p.dir == errsDir {
+		typ = "Code"
+	}
 	for _, c := range codes {
-		name := constName(c)
-		if _, taken := p.consts[name]; taken {
-			name += "Code"
-		}
-		fmt.Fprintf(&buf, "\t// %s: %s\n\t%s errs.Code = %q\n", name, meaningOf(first[c].msg), name, c)
+		name := constOf(c)
+		fmt.Fprintf(&buf, "\t// %s: %s\n\t%s %s = %q\n", name, meaningOf(first[c].msg), name, typ, c)
 	}
 	buf.WriteString(")\n")
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
@@ -646,18 +862,20 @@ func writeCodes(t *testing.T, root string, p *pkgInfo, codes []string, first map
 
 // dropCode removes an unused declaration (and its comment line) from p's
 // codes.go.
-func dropCode(t *testing.T, root string, p *pkgInfo, name string) {
+func dropCode(t testing.TB, root string, p *pkgInfo, name string) {
 	path := filepath.Join(root, p.dir, "codes.go")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	re := regexp.MustCompile(`(?m)^\t// ` + regexp.QuoteMeta(name) + `:.*\n\t` + regexp.QuoteMeta(name) + ` errs\.Code = .*\n`)
+	re := regexp.MustCompile(`(?m)^(\t// ` + regexp.QuoteMeta(name) + `:.*\n)?\t` + regexp.QuoteMeta(name) + ` (errs\.)?Code = .*\n`)
 	if !re.Match(b) {
 		t.Errorf("%s declares %s but not in the generated form: remove it by hand", p.dir, name)
 		return
 	}
-	if err := os.WriteFile(path, re.ReplaceAll(b, nil), 0o644); err != nil {
+	b = re.ReplaceAll(b, nil)
+	b = regexp.MustCompile(`\n+const \(\n\)\n`).ReplaceAll(b, []byte("\n"))
+	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -48,7 +48,7 @@ func (k Kind) String() string {
 // says what happened and an optional hint that says what to do next.
 type Error struct {
 	Kind    Kind
-	Code    string
+	Code    Code
 	Message string
 	Hint    string
 	// RetryAfterMs is set only for temporary refusals when the wait is known.
@@ -82,35 +82,40 @@ func (e *Error) Wrap(err error) *Error {
 	return &c
 }
 
-// Code is a stable public error code: snake_case, declared as a constant
-// of the package that raises it (its codes.go) and listed in
-// docs/errors.md with its exit codes; TestCatalog keeps the three in step.
-// It is an alias, so a declared constant goes wherever a code string does
-// (and a wrapper such as research's invalid(code, ...) needs no change).
-type Code = string
+// Code is a stable public error code: snake_case, declared once as a
+// constant (the codes.go of the one package that raises it, or this
+// package's codes.go when several do) and listed in docs/errors.md with its
+// exit codes; TestCatalog keeps the three in step and refuses a literal
+// code at a call site. It is a distinct type, so a code cannot be mixed up
+// with a message or any other string (docs/errors.md).
+type Code string
 
-func newf(k Kind, code, format string, args ...any) *Error {
+func newf(k Kind, code Code, format string, args ...any) *Error {
 	return &Error{Kind: k, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
 // Failed builds a KindFailed error.
-func Failed(code, format string, args ...any) *Error { return newf(KindFailed, code, format, args...) }
+func Failed(code Code, format string, args ...any) *Error {
+	return newf(KindFailed, code, format, args...)
+}
 
 // Usage builds a KindUsage error.
-func Usage(code, format string, args ...any) *Error { return newf(KindUsage, code, format, args...) }
+func Usage(code Code, format string, args ...any) *Error {
+	return newf(KindUsage, code, format, args...)
+}
 
 // Refused builds a KindRefused error.
-func Refused(code, format string, args ...any) *Error {
+func Refused(code Code, format string, args ...any) *Error {
 	return newf(KindRefused, code, format, args...)
 }
 
 // Unknown builds a KindUnknown error (outcome unknown).
-func Unknown(code, format string, args ...any) *Error {
+func Unknown(code Code, format string, args ...any) *Error {
 	return newf(KindUnknown, code, format, args...)
 }
 
 // Unavailable builds a KindUnavailable error.
-func Unavailable(code, format string, args ...any) *Error {
+func Unavailable(code Code, format string, args ...any) *Error {
 	return newf(KindUnavailable, code, format, args...)
 }
 
@@ -131,10 +136,10 @@ func KindOf(err error) Kind {
 	return KindFailed
 }
 
-// CodeOf returns the stable code of err, "failed" when unclassified.
-func CodeOf(err error) string {
+// CodeOf returns the stable code of err, CodeFailed when unclassified.
+func CodeOf(err error) Code {
 	if e := As(err); e != nil && e.Code != "" {
 		return e.Code
 	}
-	return "failed"
+	return CodeFailed
 }

@@ -8,31 +8,21 @@ import "github.com/clawkit/clawkit/pkg/errs"
 const (
 	// CodeBadRequest: (see the message)
 	CodeBadRequest errs.Code = "bad_request"
-	// CodeGatewayNotRunning: no gateway is running for …
-	CodeGatewayNotRunning errs.Code = "gateway_not_running"
 	// CodeGatewayStopFailed: the gateway (pid …) did not accept the stop: …
 	CodeGatewayStopFailed errs.Code = "gateway_stop_failed"
 	// CodeGatewayStopTimeout: the gateway (pid …) is still draining after …
 	CodeGatewayStopTimeout errs.Code = "gateway_stop_timeout"
-	// CodeGatewayStopping: the gateway is stopping
-	CodeGatewayStopping errs.Code = "gateway_stopping"
 	// CodeInternal: (see the message)
 	CodeInternal errs.Code = "internal"
-	// CodeListenFailed: cannot listen on …: …
-	CodeListenFailed errs.Code = "listen_failed"
 	// CodeOwnerMismatch: (see the message)
 	CodeOwnerMismatch errs.Code = "owner_mismatch"
 	// CodeRecordFailed: cannot write …: …
 	CodeRecordFailed errs.Code = "record_failed"
 	// CodeScopeMissing: (see the message)
 	CodeScopeMissing errs.Code = "scope_missing"
-	// CodeUnknownMethod: (see the message)
-	CodeUnknownMethod errs.Code = "unknown_method"
 )
 
 const (
-	// CodeDetachFailed: cannot open …: …
-	CodeDetachFailed errs.Code = "detach_failed"
 	// CodeGatewayStartFailed: the gateway exited during start (…): …
 	CodeGatewayStartFailed errs.Code = "gateway_start_failed"
 	// CodeGatewayStartTimeout: the gateway did not start serving within …

@@ -38,7 +38,7 @@ func Detach(ctx context.Context, o DetachOptions) (*owner.Record, error) {
 	}
 	logf, err := os.OpenFile(h.Log(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, errs.Failed("detach_failed", "cannot open %s: %v", h.Log(), err)
+		return nil, errs.Failed(errs.CodeDetachFailed, "cannot open %s: %v", h.Log(), err)
 	}
 	defer logf.Close()
 	start, _ := logf.Seek(0, io.SeekEnd)
@@ -47,7 +47,7 @@ func Detach(ctx context.Context, o DetachOptions) (*owner.Record, error) {
 	// refuses the log's bytes too — still reaches the user.
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return nil, errs.Failed("detach_failed", "cannot create the start pipe: %v", err)
+		return nil, errs.Failed(errs.CodeDetachFailed, "cannot create the start pipe: %v", err)
 	}
 	defer pr.Close()
 	cmd := exec.Command(o.Command[0], o.Command[1:]...)
@@ -57,7 +57,7 @@ func Detach(ctx context.Context, o DetachOptions) (*owner.Record, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		pw.Close()
-		return nil, errs.Failed("detach_failed", "cannot start the gateway: %v", err)
+		return nil, errs.Failed(errs.CodeDetachFailed, "cannot start the gateway: %v", err)
 	}
 	pw.Close()
 	report := make(chan string, 1)
@@ -83,11 +83,11 @@ func Detach(ctx context.Context, o DetachOptions) (*owner.Record, error) {
 			if why == "" {
 				why = "it reported nothing"
 			}
-			return nil, errs.Failed("gateway_start_failed", "the gateway exited during start (%v): %s", err, why).
+			return nil, errs.Failed(CodeGatewayStartFailed, "the gateway exited during start (%v): %s", err, why).
 				WithHint("see %s", h.Log())
 		case <-deadline:
 			cmd.Process.Signal(syscall.SIGTERM)
-			return nil, errs.Unavailable("gateway_start_timeout", "the gateway did not start serving within %s", o.StartTimeout).
+			return nil, errs.Unavailable(CodeGatewayStartTimeout, "the gateway did not start serving within %s", o.StartTimeout).
 				WithHint("see %s", h.Log())
 		case <-time.After(20 * time.Millisecond):
 		}

@@ -126,12 +126,12 @@ func Run(ctx context.Context, opts Options) error {
 	os.Remove(sock) // a leftover from a killed gateway; we hold the lock
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
-		return errs.Failed("listen_failed", "cannot listen on %s: %v", sock, err)
+		return errs.Failed(errs.CodeListenFailed, "cannot listen on %s: %v", sock, err)
 	}
 	defer os.Remove(sock)
 	if err := os.Chmod(sock, 0o600); err != nil {
 		ln.Close()
-		return errs.Failed("listen_failed", "cannot restrict %s: %v", sock, err)
+		return errs.Failed(errs.CodeListenFailed, "cannot restrict %s: %v", sock, err)
 	}
 
 	mux := http.NewServeMux()
@@ -147,13 +147,13 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	if err := owner.WriteRecord(h, g.rec); err != nil {
 		ln.Close()
-		return errs.Failed("record_failed", "cannot write %s: %v", h.Record(), err)
+		return errs.Failed(CodeRecordFailed, "cannot write %s: %v", h.Record(), err)
 	}
 	defer owner.RemoveRecord(h, g.ownerID)
 
 	life, cancelLife := context.WithCancel(context.Background())
 	defer cancelLife()
-	genv := owner.NewEnv(h.Dir, st, g.fence, opts.Now, nil, true)
+	genv := owner.NewOpEnv(h.Dir, st, g.fence, opts.Now, nil, true)
 	var starters sync.WaitGroup
 	for _, start := range opts.Registry.Starters() {
 		starters.Add(1)
@@ -183,7 +183,7 @@ loop:
 		case <-leaseLost:
 			// Exit non-zero: a supervisor that restarts on failure brings
 			// the gateway back with a new lease (docs/scale-out.md).
-			exitErr = errs.Unavailable("owner_lease_lost", "gateway %s lost its owner lease (incarnation %d) and retired", g.ownerID, g.incarnation).
+			exitErr = errs.Unavailable(CodeOwnerLeaseLost, "gateway %s lost its owner lease (incarnation %d) and retired", g.ownerID, g.incarnation).
 				WithHint("start it again (a supervisor with Restart=on-failure does): it takes a new lease once the database is reachable")
 			break loop
 		case err := <-serveErr:
@@ -259,7 +259,7 @@ func (g *Gateway) handleStop(w http.ResponseWriter, r *http.Request) {
 
 var falseV = false
 
-func refusal(code, msg, hint string, kind errs.Kind) owner.CallReply {
+func refusal(code errs.Code, msg, hint string, kind errs.Kind) owner.CallReply {
 	return owner.CallReply{Error: &owner.CallError{Code: code, Message: msg, Hint: hint, Kind: int(kind), MutationAccepted: &falseV}}
 }
 
@@ -270,34 +270,34 @@ func (g *Gateway) handleCall(w http.ResponseWriter, r *http.Request) {
 	defer g.inflight.Done()
 	defer g.nflight.Add(-1)
 
-	var req owner.CallRequest
-	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<20))
-	if err := dec.Decode(&req); err != nil {
-		writeJSON(w, http.StatusBadRequest, refusal("bad_request", "malformed call: "+err.Error(), "", errs.KindUsage))
+	// One decode: the envelope, and the params straight into the
+	// operation's P (a params refusal is answered after the envelope's).
+	req, m, params, paramsErr, err := owner.ReadCall(io.LimitReader(r.Body, 64<<20), g.opts.Registry.LookupWire)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, refusal(CodeBadRequest, "malformed call: "+err.Error(), "", errs.KindUsage))
 		return
 	}
 	if g.retiring.Load() {
-		rep := refusal("gateway_stopping", "the gateway is stopping", "retry once it has stopped", errs.KindUnavailable)
+		rep := refusal(errs.CodeGatewayStopping, "the gateway is stopping", "retry once it has stopped", errs.KindUnavailable)
 		rep.Error.RetryAfterMs = 1000
 		writeJSON(w, http.StatusServiceUnavailable, rep)
 		return
 	}
 	if req.ExpectedOwnerID != g.ownerID {
-		writeJSON(w, http.StatusConflict, refusal("owner_mismatch",
+		writeJSON(w, http.StatusConflict, refusal(CodeOwnerMismatch,
 			fmt.Sprintf("the call expected owner %q but this gateway is %s", req.ExpectedOwnerID, g.ownerID),
 			"the state owner changed; run the command again", errs.KindRefused))
 		return
 	}
 	// Exact versioned name: a call for an operation version this gateway
 	// does not have is refused before any effect.
-	m, ok := g.opts.Registry.LookupWire(req.Method)
-	if !ok {
-		writeJSON(w, http.StatusNotFound, refusal("unknown_method", "unknown operation "+req.Method,
+	if m.Name == "" {
+		writeJSON(w, http.StatusNotFound, refusal(errs.CodeUnknownMethod, "unknown operation "+req.Method,
 			"the gateway may be an older clawkit; restart it with this version", errs.KindUsage))
 		return
 	}
 	if need := m.NeedScope(); !owner.ScopeGranted(req.Scopes, need) {
-		writeJSON(w, http.StatusForbidden, refusal("scope_missing", fmt.Sprintf("%s needs scope %s; the call carries %v", m.Name, need, req.Scopes),
+		writeJSON(w, http.StatusForbidden, refusal(CodeScopeMissing, fmt.Sprintf("%s needs scope %s; the call carries %v", m.Name, need, req.Scopes),
 			"call it with that scope (or operator.admin, the default when no scopes are given)", errs.KindRefused))
 		return
 	}
@@ -306,24 +306,41 @@ func (g *Gateway) handleCall(w http.ResponseWriter, r *http.Request) {
 	g.opts.Log.Printf("call %s", m.Name)
 	// The call's context ends if the client goes away; the operation's own
 	// fence keeps it from publishing after retirement.
-	env := owner.NewEnv(g.opts.Home.Dir, g.store, g.fence, g.opts.Now, nil, true)
+	env := owner.NewOpEnv(g.opts.Home.Dir, g.store, g.fence, g.opts.Now, nil, true)
 	env.WithCallerEnv(m, req.Env) // the variables it declares, as the caller has them
-	env.AdmitConfig()             // the config this call sees, read once at admission
-	res, err := invokeSafely(r.Context(), m, env, req.Params)
+	env.SnapshotConfig()          // the config this call sees, read once at admission
+	if paramsErr != nil {
+		writeJSON(w, http.StatusOK, errorReply(paramsErr, false))
+		return
+	}
+	res, err := invokeSafely(r.Context(), m, env, params)
 	if err != nil {
 		writeJSON(w, http.StatusOK, errorReply(store.ClassifyUnreachable(g.store, err, env.EffectBegun()), env.EffectBegun()))
 		return
 	}
-	writeJSON(w, http.StatusOK, owner.CallReply{OK: true, Result: res})
+	// One encode: the result value inside the reply.
+	writeJSON(w, http.StatusOK, resultReply{OK: true, Result: res})
 }
 
-func invokeSafely(ctx context.Context, m owner.Method, env *owner.Env, params json.RawMessage) (res json.RawMessage, err error) {
+// resultReply is a success as the gateway writes it: the operation's
+// result value, encoded with the envelope in one pass.
+type resultReply struct {
+	OK     bool `json:"ok"`
+	Result any  `json:"result"`
+}
+
+// invokeSafely checks the decoded params (the gateway trusts no client)
+// and runs the operation.
+func invokeSafely(ctx context.Context, m owner.Method, env *owner.OpEnv, params any) (res any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("operation %s panicked: %v", m.Name, p)
 		}
 	}()
-	return m.Serve(ctx, env, params)
+	if params, err = m.Check(params); err != nil {
+		return nil, err
+	}
+	return m.Run(ctx, env, params)
 }
 
 // errorReply reports a handler error. The gateway does not reclassify it:
@@ -336,7 +353,7 @@ func invokeSafely(ctx context.Context, m owner.Method, env *owner.Env, params js
 func errorReply(err error, effectBegun bool) owner.CallReply {
 	e := errs.As(err)
 	if e == nil {
-		return owner.CallReply{Error: &owner.CallError{Code: "internal", Message: err.Error()}}
+		return owner.CallReply{Error: &owner.CallError{Code: CodeInternal, Message: err.Error()}}
 	}
 	ce := &owner.CallError{Code: e.Code, Message: e.Message, Hint: e.Hint, Kind: int(e.Kind), RetryAfterMs: e.RetryAfterMs}
 	if e.Kind != errs.KindUnknown && !effectBegun {
@@ -359,14 +376,14 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 func Stop(ctx context.Context, h owner.Home, wait time.Duration) (*owner.Record, error) {
 	rec, st := owner.LiveGateway(ctx, h)
 	if st == nil {
-		return nil, errs.Failed("gateway_not_running", "no gateway is running for %s", h.Dir).
+		return nil, errs.Failed(errs.CodeGatewayNotRunning, "no gateway is running for %s", h.Dir).
 			WithHint("start one with 'clawkit gateway run --detach'")
 	}
 	c := owner.NewClient(rec.Socket)
 	err := c.Stop(ctx)
 	c.Close()
 	if err != nil {
-		return rec, errs.Unavailable("gateway_stop_failed", "the gateway (pid %d) did not accept the stop: %v", rec.PID, err)
+		return rec, errs.Unavailable(CodeGatewayStopFailed, "the gateway (pid %d) did not accept the stop: %v", rec.PID, err)
 	}
 	deadline := time.Now().Add(wait)
 	for time.Now().Before(deadline) {
@@ -385,7 +402,7 @@ func Stop(ctx context.Context, h owner.Home, wait time.Duration) (*owner.Record,
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return rec, errs.Unavailable("gateway_stop_timeout", "the gateway (pid %d) is still draining after %s", rec.PID, wait).
+	return rec, errs.Unavailable(CodeGatewayStopTimeout, "the gateway (pid %d) is still draining after %s", rec.PID, wait).
 		WithHint("check 'clawkit gateway status'; it exits once in-flight calls finish")
 }
 

@@ -47,14 +47,14 @@ func TestStopRetiresFenceBeforeDrain(t *testing.T) {
 	reg := owner.NewRegistry()
 	entered := make(chan struct{})
 	release := make(chan struct{})
-	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.slow", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
-		if err := env.Scope.AssertCurrent(); err != nil {
+	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.slow", Write: true, Run: func(ctx context.Context, env *owner.OpEnv, p json.RawMessage) (any, error) {
+		if err := env.Fence.AssertCurrent(); err != nil {
 			return nil, err
 		}
 		close(entered)
 		<-release
 		// About to publish: must be refused now.
-		return map[string]bool{"published": true}, env.Scope.AssertCurrent()
+		return map[string]bool{"published": true}, env.Fence.AssertCurrent()
 	}})
 	h, rec, done := startGateway(t, reg)
 	c := owner.NewClient(rec.Socket)
@@ -94,10 +94,10 @@ func TestStopRetiresFenceBeforeDrain(t *testing.T) {
 // unknown; a classified one keeps its kind.
 func TestErrorClassification(t *testing.T) {
 	reg := owner.NewRegistry()
-	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.plain", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.plain", Write: true, Run: func(ctx context.Context, env *owner.OpEnv, p json.RawMessage) (any, error) {
 		return nil, os.ErrInvalid
 	}})
-	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.busy", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.busy", Write: true, Run: func(ctx context.Context, env *owner.OpEnv, p json.RawMessage) (any, error) {
 		return nil, errs.Unavailable("busy", "busy").WithRetryAfter(1500)
 	}})
 	_, rec, done := startGateway(t, reg)
@@ -123,7 +123,7 @@ func TestErrorClassification(t *testing.T) {
 func TestOutdatedGatewayRefused(t *testing.T) {
 	ran := 0
 	old := owner.NewRegistry()
-	owner.Register(old, owner.Op[json.RawMessage, any]{Name: "t.echo", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+	owner.Register(old, owner.Op[json.RawMessage, any]{Name: "t.echo", Write: true, Run: func(ctx context.Context, env *owner.OpEnv, p json.RawMessage) (any, error) {
 		ran++
 		return map[string]int{"v": 1}, nil
 	}})
@@ -133,12 +133,12 @@ func TestOutdatedGatewayRefused(t *testing.T) {
 	}
 	ranLocal := 0
 	cur := owner.NewRegistry()
-	owner.Register(cur, owner.Op[json.RawMessage, any]{Name: "t.echo.v2", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+	owner.Register(cur, owner.Op[json.RawMessage, any]{Name: "t.echo.v2", Write: true, Run: func(ctx context.Context, env *owner.OpEnv, p json.RawMessage) (any, error) {
 		ranLocal++
 		return map[string]int{"v": 2}, nil
 	}})
 	r := &owner.Router{Home: h, Registry: cur, LockTimeout: time.Second}
-	err := r.Call(context.Background(), "t.echo.v2", map[string]any{}, nil)
+	_, err := (owner.Handle[json.RawMessage, any]{Name: "t.echo.v2"}).Call(context.Background(), r, json.RawMessage(`{}`))
 	e := errs.As(err)
 	if e == nil || e.Kind != errs.KindRefused || e.Code != "gateway_outdated" || !strings.Contains(e.Hint, "clawkit gateway stop") {
 		t.Fatalf("got %#v", err)
@@ -148,8 +148,8 @@ func TestOutdatedGatewayRefused(t *testing.T) {
 	}
 	// The version it has is still served.
 	r.Registry = old
-	var out map[string]int
-	if err := r.Call(context.Background(), "t.echo", map[string]any{}, &out); err != nil || out["v"] != 1 {
+	out, err := (owner.Handle[json.RawMessage, map[string]int]{Name: "t.echo"}).Call(context.Background(), r, json.RawMessage(`{}`))
+	if err != nil || out["v"] != 1 {
 		t.Fatalf("%v %v", err, out)
 	}
 	owner.NewClient(filepath.Join(h.Dir, "gateway.sock")).Stop(context.Background())
@@ -182,11 +182,11 @@ func rawCall(t *testing.T, socket string, req owner.CallRequest) owner.CallReply
 // effect is. The client keeps the handler's own classification either way.
 func TestNoMutationAcceptedFalseAfterAnEffect(t *testing.T) {
 	reg := owner.NewRegistry()
-	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.before", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.before", Write: true, Run: func(ctx context.Context, env *owner.OpEnv, p json.RawMessage) (any, error) {
 		return nil, errs.Refused("nope", "refused before any effect")
 	}})
-	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.after", Write: true, Run: func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
-		if err := env.Admit(); err != nil { // a write is about to happen
+	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.after", Write: true, Run: func(ctx context.Context, env *owner.OpEnv, p json.RawMessage) (any, error) {
+		if err := env.BeginWrite(); err != nil { // a write is about to happen
 			return nil, err
 		}
 		return nil, errs.Unavailable("busy", "the provider is busy").WithRetryAfter(100)
@@ -216,8 +216,8 @@ func TestNoMutationAcceptedFalseAfterAnEffect(t *testing.T) {
 func TestScopes(t *testing.T) {
 	reg := owner.NewRegistry()
 	ran := map[string]int{}
-	handler := func(name string) func(context.Context, *owner.Env, json.RawMessage) (any, error) {
-		return func(ctx context.Context, env *owner.Env, p json.RawMessage) (any, error) {
+	handler := func(name string) func(context.Context, *owner.OpEnv, json.RawMessage) (any, error) {
+		return func(ctx context.Context, env *owner.OpEnv, p json.RawMessage) (any, error) {
 			ran[name]++
 			return map[string]bool{"ok": true}, nil
 		}
@@ -279,13 +279,13 @@ func TestRoutedCallSeesCallerEnv(t *testing.T) {
 	}
 	reg := owner.NewRegistry()
 	owner.Register(reg, owner.Op[in, map[string]string]{Name: "t.env", Write: true, Env: []string{"CK_DECLARED", "CK_UNSET"},
-		Check: func(p in) error {
+		Check: owner.Refusals(func(p in) error {
 			if p.N < 0 {
 				return errs.Usage("negative", "n is negative")
 			}
 			return nil
-		},
-		Run: func(ctx context.Context, env *owner.Env, p in) (map[string]string, error) {
+		}),
+		Run: func(ctx context.Context, env *owner.OpEnv, p in) (map[string]string, error) {
 			return map[string]string{"declared": env.Getenv("CK_DECLARED"), "undeclared": env.Getenv("CK_UNDECLARED"), "unset": env.Getenv("CK_UNSET")}, nil
 		}})
 	h, rec, done := startGateway(t, reg)
@@ -294,15 +294,15 @@ func TestRoutedCallSeesCallerEnv(t *testing.T) {
 		v, ok := caller[k]
 		return v, ok
 	}}
-	var out map[string]string
-	if err := r.Call(context.Background(), "t.env", in{N: 1}, &out); err != nil {
+	out, err := (owner.Handle[in, map[string]string]{Name: "t.env"}).Call(context.Background(), r, in{N: 1})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if out["declared"] != "caller" || out["undeclared"] != "gateway" || out["unset"] != "" {
 		t.Fatalf("the operation saw %v", out)
 	}
 	rep := rawCall(t, rec.Socket, owner.CallRequest{Method: "t.env.v1", Params: json.RawMessage(`{"n":1,"x":2}`), ExpectedOwnerID: rec.OwnerID})
-	if rep.Error == nil || rep.Error.Code != owner.CodeInvalidParams || rep.Error.Kind != int(errs.KindUsage) {
+	if rep.Error == nil || rep.Error.Code != errs.CodeInvalidParams || rep.Error.Kind != int(errs.KindUsage) {
 		t.Fatalf("unknown field: %+v", rep.Error)
 	}
 	rep = rawCall(t, rec.Socket, owner.CallRequest{Method: "t.env.v1", Params: json.RawMessage(`{"n":-1}`), ExpectedOwnerID: rec.OwnerID})

@@ -206,12 +206,12 @@ func (c *Client) isClosed() bool {
 func (c *Client) readFailure(ferr error) *Error {
 	var fe *FrameError
 	if errors.As(ferr, &fe) {
-		return protocolErr("frame_too_large", "response exceeded the frame-size limit (%d bytes)", c.opts.MaxFrameBytes)
+		return protocolErr(CodeFrameTooLarge, "response exceeded the frame-size limit (%d bytes)", c.opts.MaxFrameBytes)
 	}
 	if me, ok := ferr.(*Error); ok {
 		return me
 	}
-	return protocolErr("malformed_message", "%v", ferr)
+	return protocolErr(CodeMalformedMessage, "%v", ferr)
 }
 
 // readLoop is the background reader: it reads while it holds the baton and

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/clawkit/clawkit/pkg/errs"
 	"io"
 	"strings"
 	"sync"
@@ -82,7 +83,7 @@ type Options struct {
 
 func (o *Options) setDefaults() error {
 	if o.Command == "" {
-		return &Error{Class: ClassUnavailable, Code: "spawn_failed", Message: "no server command given"}
+		return &Error{Class: ClassUnavailable, Code: CodeSpawnFailed, Message: "no server command given"}
 	}
 	if o.ProtocolVersion == "" {
 		o.ProtocolVersion = DefaultProtocolVersion
@@ -103,7 +104,7 @@ func (o *Options) setDefaults() error {
 		o.MaxFrameBytes = DefaultMaxFrameBytes
 	}
 	if o.MaxFrameBytes < 2 {
-		return &Error{Class: ClassProtocol, Code: "invalid_limit", Message: "the frame limit must be at least 2 bytes"}
+		return &Error{Class: ClassProtocol, Code: errs.CodeInvalidLimit, Message: "the frame limit must be at least 2 bytes"}
 	}
 	if o.ClientInfo.Name == "" {
 		o.ClientInfo = Implementation{Name: "clawkit", Version: "dev"}
@@ -219,7 +220,7 @@ func Start(ctx context.Context, opts Options) (*Client, error) {
 // /bin/true, or its launcher cannot find a program). The hint fits what it
 // left behind.
 func startupExit(e *Error) *Error {
-	if e.Code != "server_exited" {
+	if e.Code != CodeServerExited {
 		return e
 	}
 	c := *e
@@ -295,7 +296,7 @@ func (c *Client) RequestTimeout(ctx context.Context, method string, params json.
 		timeout = c.opts.RequestTimeout
 	}
 	res, err := c.do(ctx, id, method, params, timeout, func() *Error {
-		return unavailable("request_timeout", "request %s timed out after %dms", method, timeout.Milliseconds())
+		return unavailable(CodeRequestTimeout, "request %s timed out after %dms", method, timeout.Milliseconds())
 	})
 	if err != nil {
 		if err.RPC != nil && err.RPC.Code == codeMethodNotFound && c.negotiated.Era == EraModern &&
@@ -314,7 +315,7 @@ func (c *Client) do(ctx context.Context, id int64, method string, params json.Ra
 		// Params must be one JSON value on one line; compacting also
 		// validates it.
 		if c := firstByte(params); c != '{' && c != '[' {
-			return nil, protocolErr("invalid_params", "params must be a JSON object or array")
+			return nil, protocolErr(errs.CodeInvalidParams, "params must be a JSON object or array")
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -322,7 +323,7 @@ func (c *Client) do(ctx context.Context, id int64, method string, params json.Ra
 		if ctxTimedOut(ctx) {
 			return nil, ctxError(ctx, method, onTimeout)
 		}
-		return nil, unavailable("cancelled", "request %s was cancelled before it was sent: %v", method, context.Cause(ctx))
+		return nil, unavailable(CodeCancelled, "request %s was cancelled before it was sent: %v", method, context.Cause(ctx))
 	}
 	cl := &call{ch: make(chan reply, 1)}
 	c.mu.Lock()
@@ -333,7 +334,7 @@ func (c *Client) do(ctx context.Context, id int64, method string, params json.Ra
 	}
 	if len(c.pending) >= c.opts.MaxPendingRequests {
 		c.mu.Unlock()
-		return nil, unavailable("too_many_pending", "too many pending requests (limit %d)", c.opts.MaxPendingRequests)
+		return nil, unavailable(CodeTooManyPending, "too many pending requests (limit %d)", c.opts.MaxPendingRequests)
 	}
 	c.pending[id] = cl
 	c.mu.Unlock()
@@ -404,14 +405,14 @@ func (c *Client) Notify(method string, params json.RawMessage) error {
 	c.mu.Unlock()
 	line := appendNotification(nil, method, params)
 	if len(line) > c.opts.MaxFrameBytes {
-		return protocolErr("frame_too_large", "notification exceeded the frame-size limit")
+		return protocolErr(CodeFrameTooLarge, "notification exceeded the frame-size limit")
 	}
 	c.wmu.Lock()
 	_, err := c.writeLocked(context.Background(), line, c.opts.RequestTimeout)
 	c.wmu.Unlock()
 	if err != nil {
 		c.retire(c.writeError(context.Background(), method, err, func() *Error {
-			return unavailable("request_timeout", "notification %s timed out after %dms", method, c.opts.RequestTimeout.Milliseconds())
+			return unavailable(CodeRequestTimeout, "notification %s timed out after %dms", method, c.opts.RequestTimeout.Milliseconds())
 		}))
 		return c.retainedFatal()
 	}
@@ -468,7 +469,7 @@ func (c *Client) retire(e *Error) {
 // tree (EOF → SIGTERM → SIGKILL of the group), confirming it is gone. The
 // CleanupResult is nil after an ordinary close.
 func (c *Client) Stop() (*CleanupResult, error) {
-	c.retire(unavailable("client_stopped", "the client was stopped"))
+	c.retire(unavailable(CodeClientStopped, "the client was stopped"))
 	res, err := c.proc.Stop(c.readerDone)
 	if err != nil {
 		return res, err
@@ -484,7 +485,7 @@ func (c *Client) onStdoutEOF() {
 		c.retire(c.exitError())
 	case <-c.retired:
 	case <-t.C:
-		c.retire(unavailable("server_closed_stdout", "server closed its stdout"))
+		c.retire(unavailable(CodeServerClosedStdout, "server closed its stdout"))
 	}
 }
 
@@ -529,7 +530,7 @@ func (c *Client) handleLine(line []byte) error {
 		}
 		if m.Error != nil {
 			if m.Error.Code == codeRequestTimeout {
-				e := &Error{Class: ClassUnavailable, Code: "server_timeout", Message: "the server reported a timeout: " + m.Error.Message, RPC: m.Error, Delivered: true}
+				e := &Error{Class: ClassUnavailable, Code: CodeServerTimeout, Message: "the server reported a timeout: " + m.Error.Message, RPC: m.Error, Delivered: true}
 				// Put the call back so retire hands it the retained error.
 				c.mu.Lock()
 				if !c.closed {
@@ -543,7 +544,7 @@ func (c *Client) handleLine(line []byte) error {
 				return nil
 			}
 			c.answered = true
-			cl.ch <- reply{err: &Error{Class: ClassProtocol, Code: "rpc_error", Message: "the server answered with an error: " + m.Error.Message, RPC: m.Error, Delivered: true}}
+			cl.ch <- reply{err: &Error{Class: ClassProtocol, Code: CodeRpcError, Message: "the server answered with an error: " + m.Error.Message, RPC: m.Error, Delivered: true}}
 			return nil
 		}
 		c.answered = true
@@ -562,7 +563,7 @@ func (c *Client) handleLine(line []byte) error {
 		select {
 		case c.replies <- b:
 		default:
-			return protocolErr("malformed_message", "the server sent requests faster than it reads their answers")
+			return protocolErr(CodeMalformedMessage, "the server sent requests faster than it reads their answers")
 		}
 	case kindNotification:
 		if f := c.opts.OnNotification; f != nil {
@@ -583,7 +584,7 @@ func (c *Client) replyLoop() {
 			c.wmu.Unlock()
 			if err != nil {
 				c.retire(c.writeError(context.Background(), "(answer to a server request)", err, func() *Error {
-					return unavailable("request_timeout", "an answer to a server request timed out after %dms", c.opts.RequestTimeout.Milliseconds())
+					return unavailable(CodeRequestTimeout, "an answer to a server request timed out after %dms", c.opts.RequestTimeout.Milliseconds())
 				}))
 				return
 			}
@@ -595,7 +596,7 @@ func (c *Client) replyLoop() {
 
 // ctxTimedOut reports whether ctx ended by its own deadline rather than a
 // cancellation: a caller's deadline is a timeout and is reported as one
-// (request_timeout), never as "cancelled".
+// (request_timeout), never as CodeCancelled.
 func ctxTimedOut(ctx context.Context) bool {
 	return errors.Is(context.Cause(ctx), context.DeadlineExceeded)
 }
@@ -606,5 +607,5 @@ func ctxError(ctx context.Context, method string, onTimeout func() *Error) *Erro
 		e := onTimeout()
 		return &Error{Class: e.Class, Code: e.Code, Message: fmt.Sprintf("request %s timed out: the caller's deadline passed", method)}
 	}
-	return unavailable("cancelled", "request %s was cancelled: %v", method, context.Cause(ctx))
+	return unavailable(CodeCancelled, "request %s was cancelled: %v", method, context.Cause(ctx))
 }

@@ -236,7 +236,7 @@ func TestClientStartFailures(t *testing.T) {
 	o.StartupTimeout = 150 * time.Millisecond
 	o.EOFGrace = 100 * time.Millisecond
 	_, err := Start(context.Background(), o)
-	if me := mcpErr(t, err); me.Code != "initialize_timeout" || me.Message != "initialize timed out after 150ms" || me.Delivered {
+	if me := mcpErr(t, err); me.Code != CodeInitializeTimeout || me.Message != "initialize timed out after 150ms" || me.Delivered {
 		t.Fatalf("%+v", me)
 	}
 	_, err = Start(context.Background(), fakeOptions(t, "wrong-version"))
@@ -752,7 +752,7 @@ func TestDefinitiveStartFailures(t *testing.T) {
 	cases := []struct {
 		name string
 		o    Options
-		code string
+		code errs.Code
 		hint string
 	}{
 		{"missing path", Options{Command: filepath.Join(dir, "no", "server"), Env: []string{}}, "spawn_failed", "no such file"},

@@ -26,10 +26,6 @@ const (
 	CodeInvalidConnect errs.Code = "invalid_connect"
 	// CodeInvalidEnv: --env …: expected NAME=VALUE
 	CodeInvalidEnv errs.Code = "invalid_env"
-	// CodeInvalidLimit: the frame limit must be at least 2 bytes
-	CodeInvalidLimit errs.Code = "invalid_limit"
-	// CodeInvalidParams: (see the message)
-	CodeInvalidParams errs.Code = "invalid_params"
 	// CodeInvalidResponseId: (see the message)
 	CodeInvalidResponseId errs.Code = "invalid_response_id"
 	// CodeInvalidSessionLine: stdin line …: …
@@ -58,12 +54,8 @@ const (
 	CodeServiceClosed errs.Code = "service_closed"
 	// CodeSpawnFailed: no server command given
 	CodeSpawnFailed errs.Code = "spawn_failed"
-	// CodeStdinFailed: reading stdin: …
-	CodeStdinFailed errs.Code = "stdin_failed"
 	// CodeTooManyPending: (see the message)
 	CodeTooManyPending errs.Code = "too_many_pending"
-	// CodeWriteFailed: (see the message)
-	CodeWriteFailed errs.Code = "write_failed"
 )
 
 const (
@@ -79,8 +71,6 @@ const (
 	CodeIdleTimeout errs.Code = "idle_timeout"
 	// CodeInvalidEndpoint: (see the message)
 	CodeInvalidEndpoint errs.Code = "invalid_endpoint"
-	// CodeInvalidHeader: (see the message)
-	CodeInvalidHeader errs.Code = "invalid_header"
 	// CodeInvalidUrl: (see the message)
 	CodeInvalidUrl errs.Code = "invalid_url"
 	// CodeRedirectRefused: (see the message)
@@ -98,8 +88,6 @@ const (
 )
 
 const (
-	// CodeListenFailed: (see the message)
-	CodeListenFailed errs.Code = "listen_failed"
 	// CodeTokenWriteFailed: cannot write the proxy's token file …: …
 	CodeTokenWriteFailed errs.Code = "token_write_failed"
 )

@@ -106,7 +106,7 @@ func handshake(c eraConn, ctx context.Context, deadline time.Time) *Error {
 		if e == nil {
 			return nil
 		}
-		if e.Code != "probe_declined" {
+		if e.Code != CodeProbeDeclined {
 			return e
 		}
 		return initialize(c, ctx, deadline, LegacyProtocolVersions[0], LegacyProtocolVersions)
@@ -127,12 +127,12 @@ func initialize(c eraConn, ctx context.Context, deadline time.Time, v string, ac
 		ClientInfo      Implementation  `json:"clientInfo"`
 	}{v, o.Capabilities, o.ClientInfo})
 	timeoutMsg := func() *Error {
-		return unavailable("initialize_timeout", "initialize timed out after %dms", o.StartupTimeout.Milliseconds())
+		return unavailable(CodeInitializeTimeout, "initialize timed out after %dms", o.StartupTimeout.Milliseconds())
 	}
 	res, rerr := c.do(ctx, c.takeID(), "initialize", params, time.Until(deadline), timeoutMsg)
 	if rerr != nil {
 		if rerr.RPC != nil {
-			return &Error{Class: ClassProtocol, Code: "handshake_failed", Message: "the server refused initialize: " + rerr.RPC.Message, RPC: rerr.RPC}
+			return &Error{Class: ClassProtocol, Code: CodeHandshakeFailed, Message: "the server refused initialize: " + rerr.RPC.Message, RPC: rerr.RPC}
 		}
 		return rerr.withDelivered(false) // initialize has no effect worth protecting
 	}
@@ -141,13 +141,13 @@ func initialize(c eraConn, ctx context.Context, deadline time.Time, v string, ac
 		ServerInfo      Implementation `json:"serverInfo"`
 	}
 	if err := json.Unmarshal(res, &ir); err != nil || ir.ProtocolVersion == nil {
-		return protocolErr("handshake_failed", "the server's initialize result has no protocolVersion")
+		return protocolErr(CodeHandshakeFailed, "the server's initialize result has no protocolVersion")
 	}
 	if !slices.Contains(accept, *ir.ProtocolVersion) {
 		if len(accept) == 1 {
-			return protocolErr("protocol_version_mismatch", "server answered protocol version %q; requested %q", *ir.ProtocolVersion, v)
+			return protocolErr(CodeProtocolVersionMismatch, "server answered protocol version %q; requested %q", *ir.ProtocolVersion, v)
 		}
-		return protocolErr("protocol_version_mismatch", "server answered protocol version %q; clawkit speaks %s", *ir.ProtocolVersion, strings.Join(accept, ", "))
+		return protocolErr(CodeProtocolVersionMismatch, "server answered protocol version %q; clawkit speaks %s", *ir.ProtocolVersion, strings.Join(accept, ", "))
 	}
 	st.initResult, st.serverInfo = res, ir.ServerInfo
 	st.negotiated.Era, st.negotiated.Version = EraLegacy, *ir.ProtocolVersion
@@ -167,10 +167,10 @@ func discover(c eraConn, ctx context.Context, deadline time.Time, v string, prob
 	decline := func(how string) *Error {
 		st.meta, st.metaVersion = nil, ""
 		st.negotiated.Probe = how
-		return &Error{Class: ClassUnavailable, Code: "probe_declined", Message: "server/discover: " + how}
+		return &Error{Class: ClassUnavailable, Code: CodeProbeDeclined, Message: "server/discover: " + how}
 	}
 	timeoutMsg := func() *Error {
-		return unavailable("initialize_timeout", "server/discover timed out after %dms", o.StartupTimeout.Milliseconds())
+		return unavailable(CodeInitializeTimeout, "server/discover timed out after %dms", o.StartupTimeout.Milliseconds())
 	}
 	var res json.RawMessage
 	var rerr *Error
@@ -195,13 +195,13 @@ func discover(c eraConn, ctx context.Context, deadline time.Time, v string, prob
 			if probe && !slices.Contains(d.Supported, ModernProtocolVersion) {
 				return decline("discover-error")
 			}
-			return &Error{Class: ClassProtocol, Code: "protocol_version_unsupported", RPC: rerr.RPC,
+			return &Error{Class: ClassProtocol, Code: CodeProtocolVersionUnsupported, RPC: rerr.RPC,
 				Message: "the server does not speak protocol version " + quote(v) + "; it speaks " + listOrUnknown(d.Supported)}
 		}
 		if probe {
 			return decline("discover-error")
 		}
-		return &Error{Class: ClassProtocol, Code: "handshake_failed", RPC: rerr.RPC,
+		return &Error{Class: ClassProtocol, Code: CodeHandshakeFailed, RPC: rerr.RPC,
 			Message: "the server refused server/discover (" + rerr.RPC.Message + "): it does not speak the stateless protocol " + quote(v)}
 	}
 	var dr struct {
@@ -216,7 +216,7 @@ func discover(c eraConn, ctx context.Context, deadline time.Time, v string, prob
 		if probe {
 			return decline("discover-error")
 		}
-		return protocolErr("protocol_version_mismatch", "the server speaks %s; requested %q", listOrUnknown(dr.SupportedVersions), v)
+		return protocolErr(CodeProtocolVersionMismatch, "the server speaks %s; requested %q", listOrUnknown(dr.SupportedVersions), v)
 	}
 	_ = json.Unmarshal(dr.Meta[metaServerInfo], &st.serverInfo)
 	st.initResult = res
@@ -291,12 +291,12 @@ func (c *Client) probe(ctx context.Context, deadline time.Time) (json.RawMessage
 			c.mu.Unlock()
 			return nil, nil, false
 		case <-startup.C:
-			c.retire(unavailable("initialize_timeout", "server/discover timed out after %dms", c.opts.StartupTimeout.Milliseconds()))
+			c.retire(unavailable(CodeInitializeTimeout, "server/discover timed out after %dms", c.opts.StartupTimeout.Milliseconds()))
 			r := <-cl.ch
 			return nil, r.err.withDelivered(false), true
 		case <-ctx.Done():
 			c.retire(ctxError(ctx, "server/discover", func() *Error {
-				return unavailable("initialize_timeout", "server/discover timed out")
+				return unavailable(CodeInitializeTimeout, "server/discover timed out")
 			}))
 			r := <-cl.ch
 			return nil, r.err.withDelivered(false), true

@@ -32,7 +32,7 @@ type Error struct {
 	Class Class
 	// Code is a stable snake_case identifier (frame_too_large,
 	// server_exited, request_timeout, ...).
-	Code    string
+	Code    errs.Code
 	Message string
 	// Delivered is set when the failed request was (at least partly)
 	// written to the server, so it may have taken effect.
@@ -64,11 +64,11 @@ func (e *Error) withDelivered(d bool) *Error {
 	return &c
 }
 
-func unavailable(code, format string, args ...any) *Error {
+func unavailable(code errs.Code, format string, args ...any) *Error {
 	return &Error{Class: ClassUnavailable, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-func protocolErr(code, format string, args ...any) *Error {
+func protocolErr(code errs.Code, format string, args ...any) *Error {
 	return &Error{Class: ClassProtocol, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
@@ -91,7 +91,7 @@ const (
 )
 
 // hints say what to do next for each stable code.
-var hints = map[string]string{
+var hints = map[errs.Code]string{
 	"spawn_failed":                 "check the command and its arguments; the server's PATH is the one given with --env/--env-pass, else clawkit's own",
 	"initialize_timeout":           "the server did not finish the handshake in time; raise --startup-timeout or check its stderr",
 	"protocol_version_mismatch":    "--protocol-version auto (the default) accepts any version clawkit speaks; an explicit version must be answered exactly",
@@ -140,7 +140,7 @@ func Coded(err error) error {
 	}
 	var me *Error
 	if !errors.As(err, &me) {
-		return errs.Failed("mcp_failed", "%s", err.Error()).Wrap(err)
+		return errs.Failed(CodeMcpFailed, "%s", err.Error()).Wrap(err)
 	}
 	var ce *errs.Error
 	switch {

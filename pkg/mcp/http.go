@@ -134,11 +134,11 @@ func (o *HTTPOptions) setDefaults(frame int) {
 func ParseURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, errs.Usage("invalid_url", "--url %s: expected an http:// or https:// URL with a host", redact.URL(raw)).
+		return nil, errs.Usage(CodeInvalidUrl, "--url %s: expected an http:// or https:// URL with a host", redact.URL(raw)).
 			WithHint("e.g. --url http://127.0.0.1:8080/mcp")
 	}
 	if u.User != nil {
-		return nil, errs.Usage("invalid_url", "--url %s: credentials in the URL are refused", redact.URL(raw)).
+		return nil, errs.Usage(CodeInvalidUrl, "--url %s: credentials in the URL are refused", redact.URL(raw)).
 			WithHint("store the credential in an auth profile and pass it with --header NAME=@PROFILE")
 	}
 	u.Fragment = ""
@@ -149,7 +149,7 @@ func ParseURL(raw string) (*url.URL, error) {
 // StartupTimeout.
 func StartHTTP(ctx context.Context, opts Options) (*HTTPClient, error) {
 	if opts.HTTP == nil {
-		return nil, errs.Usage("invalid_url", "no server URL given")
+		return nil, errs.Usage(CodeInvalidUrl, "no server URL given")
 	}
 	opts.Command = "(http)"
 	if err := opts.setDefaults(); err != nil {
@@ -301,7 +301,7 @@ func (c *HTTPClient) RequestTimeout(ctx context.Context, method string, params j
 		timeout = c.opts.RequestTimeout
 	}
 	res, err := c.do(ctx, c.takeID(), method, params, timeout, func() *Error {
-		return unavailable("request_timeout", "request %s timed out after %dms", method, timeout.Milliseconds())
+		return unavailable(CodeRequestTimeout, "request %s timed out after %dms", method, timeout.Milliseconds())
 	})
 	if err != nil {
 		return nil, c.scrub(err)
@@ -348,11 +348,11 @@ var (
 func (c *HTTPClient) do(ctx context.Context, id int64, method string, params json.RawMessage, timeout time.Duration, onTimeout func() *Error) (json.RawMessage, *Error) {
 	if len(params) > 0 {
 		if b := firstByte(params); b != '{' && b != '[' {
-			return nil, protocolErr("invalid_params", "params must be a JSON object or array")
+			return nil, protocolErr(errs.CodeInvalidParams, "params must be a JSON object or array")
 		}
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, params); err != nil {
-			return nil, protocolErr("invalid_params", "params are not valid JSON: %v", err)
+			return nil, protocolErr(errs.CodeInvalidParams, "params are not valid JSON: %v", err)
 		}
 		params = buf.Bytes()
 	}
@@ -360,11 +360,11 @@ func (c *HTTPClient) do(ctx context.Context, id int64, method string, params jso
 		if ctxTimedOut(ctx) {
 			return nil, ctxError(ctx, method, onTimeout)
 		}
-		return nil, unavailable("cancelled", "request %s was cancelled before it was sent: %v", method, context.Cause(ctx))
+		return nil, unavailable(CodeCancelled, "request %s was cancelled before it was sent: %v", method, context.Cause(ctx))
 	}
 	body := appendRequest(nil, id, method, params)
 	if len(body) > c.opts.MaxFrameBytes {
-		return nil, protocolErr("frame_too_large", "request exceeded the frame-size limit (%d bytes > %d)", len(body), c.opts.MaxFrameBytes)
+		return nil, protocolErr(CodeFrameTooLarge, "request exceeded the frame-size limit (%d bytes > %d)", len(body), c.opts.MaxFrameBytes)
 	}
 	ch := make(chan reply, 1)
 	c.mu.Lock()
@@ -375,7 +375,7 @@ func (c *HTTPClient) do(ctx context.Context, id int64, method string, params jso
 	}
 	if len(c.pending) >= c.opts.MaxPendingRequests {
 		c.mu.Unlock()
-		return nil, unavailable("too_many_pending", "too many pending requests (limit %d)", c.opts.MaxPendingRequests)
+		return nil, unavailable(CodeTooManyPending, "too many pending requests (limit %d)", c.opts.MaxPendingRequests)
 	}
 	c.pending[id] = ch
 	c.mu.Unlock()
@@ -448,7 +448,7 @@ func (c *HTTPClient) Notify(method string, params json.RawMessage) error {
 	c.mu.Unlock()
 	body := appendNotification(nil, method, params)
 	if len(body) > c.opts.MaxFrameBytes {
-		return protocolErr("frame_too_large", "notification exceeded the frame-size limit")
+		return protocolErr(CodeFrameTooLarge, "notification exceeded the frame-size limit")
 	}
 	ctx, cancel := context.WithTimeoutCause(c.bg, c.opts.RequestTimeout, errRequestDeadline)
 	defer cancel()
@@ -463,7 +463,7 @@ func (c *HTTPClient) Notify(method string, params json.RawMessage) error {
 		return nil
 	}
 	if errors.Is(context.Cause(ctx), errRequestDeadline) {
-		e, fatal = unavailable("request_timeout", "notification %s timed out after %dms", method, c.opts.RequestTimeout.Milliseconds()), true
+		e, fatal = unavailable(CodeRequestTimeout, "notification %s timed out after %dms", method, c.opts.RequestTimeout.Milliseconds()), true
 	}
 	if fatal {
 		c.retire(e)
@@ -560,7 +560,7 @@ func (c *HTTPClient) send(req *http.Request) (*http.Response, *Error, bool) {
 		return resp, nil, false
 	}
 	if req.Context().Err() != nil {
-		return nil, unavailable("cancelled", "%s", "interrupted"), false // the caller classifies
+		return nil, unavailable(CodeCancelled, "%s", "interrupted"), false // the caller classifies
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -568,7 +568,7 @@ func (c *HTTPClient) send(req *http.Request) (*http.Response, *Error, bool) {
 	}
 	var oe *net.OpError
 	if errors.As(err, &oe) && oe.Op == "dial" {
-		return nil, &Error{Class: ClassUnavailable, Code: "connect_failed",
+		return nil, &Error{Class: ClassUnavailable, Code: CodeConnectFailed,
 			Message: fmt.Sprintf("cannot connect to %s: %v", c.where(), oe.Err)}, true
 	}
 	var certErr *tls.CertificateVerificationError
@@ -577,18 +577,18 @@ func (c *HTTPClient) send(req *http.Request) (*http.Response, *Error, bool) {
 	if errors.As(err, &certErr) || errors.As(err, &uaErr) || errors.As(err, &hostErr) {
 		// A certificate that does not verify is a definite answer:
 		// retrying will not change it, and clawkit never skips the check.
-		return nil, &Error{Class: ClassProtocol, Code: "tls_failed", Definitive: true,
+		return nil, &Error{Class: ClassProtocol, Code: CodeTlsFailed, Definitive: true,
 			Message: fmt.Sprintf("the TLS certificate of %s does not verify: %v", c.where(), err)}, true
 	}
 	if strings.Contains(err.Error(), "timeout awaiting response headers") {
-		return nil, unavailable("header_timeout", "%s sent no response headers within %dms", c.where(), c.h.HeaderTimeout.Milliseconds()).withDelivered(true), true
+		return nil, unavailable(CodeHeaderTimeout, "%s sent no response headers within %dms", c.where(), c.h.HeaderTimeout.Milliseconds()).withDelivered(true), true
 	}
 	var te interface{ Timeout() bool }
 	if errors.As(err, &te) && te.Timeout() {
-		return nil, &Error{Class: ClassUnavailable, Code: "connect_failed",
+		return nil, &Error{Class: ClassUnavailable, Code: CodeConnectFailed,
 			Message: fmt.Sprintf("cannot connect to %s: timed out after %dms", c.where(), c.h.ConnectTimeout.Milliseconds())}, true
 	}
-	return nil, &Error{Class: ClassUnavailable, Code: "connect_failed", Delivered: true,
+	return nil, &Error{Class: ClassUnavailable, Code: CodeConnectFailed, Delivered: true,
 		Message: fmt.Sprintf("HTTP request to %s failed: %v", c.where(), err)}, true
 }
 
@@ -616,21 +616,21 @@ func (c *HTTPClient) statusError(resp *http.Response, what string) (*Error, bool
 	switch {
 	case s >= 300 && s < 400:
 		loc := resp.Header.Get("Location")
-		return &Error{Class: ClassProtocol, Code: "redirect_refused", HTTPStatus: s, Delivered: true,
+		return &Error{Class: ClassProtocol, Code: CodeRedirectRefused, HTTPStatus: s, Delivered: true,
 			Message: fmt.Sprintf("%s answered %s with a redirect (%d) to %s; clawkit follows no redirect", c.where(), what, s, redact.URL(loc))}, true
 	case s == 404 && hadSession:
-		e := unavailable("session_expired", "the server no longer knows this session (404 to %s)%s", what, detail).withDelivered(true)
+		e := unavailable(CodeSessionExpired, "the server no longer knows this session (404 to %s)%s", what, detail).withDelivered(true)
 		e.HTTPStatus = s
 		return e, true
 	case s == 401 || s == 403:
-		return &Error{Class: ClassProtocol, Code: "http_unauthorized", HTTPStatus: s, Definitive: true,
+		return &Error{Class: ClassProtocol, Code: CodeHttpUnauthorized, HTTPStatus: s, Definitive: true,
 			Message: fmt.Sprintf("%s refused %s: HTTP %d%s", c.where(), what, s, detail)}, true
 	case s >= 500 || s == 429 || s == 408:
-		e := unavailable("http_status", "%s answered %s with HTTP %d%s", c.where(), what, s, detail).withDelivered(true)
+		e := unavailable(CodeHttpStatus, "%s answered %s with HTTP %d%s", c.where(), what, s, detail).withDelivered(true)
 		e.HTTPStatus = s
 		return e, false
 	}
-	return &Error{Class: ClassProtocol, Code: "http_status", HTTPStatus: s,
+	return &Error{Class: ClassProtocol, Code: CodeHttpStatus, HTTPStatus: s,
 		Message: fmt.Sprintf("%s answered %s with HTTP %d%s", c.where(), what, s, detail)}, false
 }
 
@@ -678,7 +678,7 @@ func (c *HTTPClient) postStreamMsg(ctx context.Context, body []byte, id int64, c
 	if id < 0 || resp.StatusCode == http.StatusAccepted {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxSmallBody))
 		if id >= 0 {
-			return &Error{Class: ClassProtocol, Code: "bad_content_type", Delivered: true,
+			return &Error{Class: ClassProtocol, Code: CodeBadContentType, Delivered: true,
 				Message: fmt.Sprintf("%s answered a request with %d and no message", c.where(), resp.StatusCode)}, true
 		}
 		return nil, false
@@ -690,7 +690,7 @@ func (c *HTTPClient) postStreamMsg(ctx context.Context, body []byte, id int64, c
 			return e, e.Code != "request_timeout"
 		}
 		if len(b) > c.opts.MaxFrameBytes {
-			return &Error{Class: ClassProtocol, Code: "frame_too_large", Delivered: true,
+			return &Error{Class: ClassProtocol, Code: CodeFrameTooLarge, Delivered: true,
 				Message: fmt.Sprintf("response exceeded the frame-size limit (more than %d bytes)", c.opts.MaxFrameBytes)}, true
 		}
 		if e := c.dispatch(b); e != nil {
@@ -701,7 +701,7 @@ func (c *HTTPClient) postStreamMsg(ctx context.Context, body []byte, id int64, c
 			ch <- r
 			return nil, false
 		default:
-			return protocolErr("invalid_response_id", "the server's JSON answer is not the response to request %d", id).withDelivered(true), true
+			return protocolErr(CodeInvalidResponseId, "the server's JSON answer is not the response to request %d", id).withDelivered(true), true
 		}
 	case "text/event-stream":
 		e, fatal := c.readStream(ctx, resp.Body, ch, true)
@@ -710,7 +710,7 @@ func (c *HTTPClient) postStreamMsg(ctx context.Context, body []byte, id int64, c
 		}
 		return e, fatal
 	default:
-		return &Error{Class: ClassProtocol, Code: "bad_content_type", Delivered: true,
+		return &Error{Class: ClassProtocol, Code: CodeBadContentType, Delivered: true,
 			Message: fmt.Sprintf("%s answered with Content-Type %q; expected application/json or text/event-stream", c.where(), clip([]byte(resp.Header.Get("Content-Type")), 80))}, true
 	}
 }
@@ -740,7 +740,7 @@ func (c *HTTPClient) takeSessionID(resp *http.Response) *Error {
 		return nil
 	}
 	if len(sid) > maxSessionIDBytes || !visibleASCII(sid) {
-		return protocolErr("malformed_message", "the server's Mcp-Session-Id is not visible ASCII of at most %d bytes", maxSessionIDBytes).withDelivered(true)
+		return protocolErr(CodeMalformedMessage, "the server's Mcp-Session-Id is not visible ASCII of at most %d bytes", maxSessionIDBytes).withDelivered(true)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -748,7 +748,7 @@ func (c *HTTPClient) takeSessionID(resp *http.Response) *Error {
 	case c.sessionID == "" && c.negotiated.Version == "":
 		c.sessionID = sid
 	case c.sessionID != sid:
-		return protocolErr("session_id_changed", "the server changed its Mcp-Session-Id mid-session").withDelivered(true)
+		return protocolErr(CodeSessionIdChanged, "the server changed its Mcp-Session-Id mid-session").withDelivered(true)
 	}
 	return nil
 }
@@ -770,20 +770,20 @@ func (c *HTTPClient) readError(err error, ctx context.Context) *Error {
 	var le *sse.LimitError
 	switch {
 	case errors.Is(err, errTotalBytes):
-		return &Error{Class: ClassProtocol, Code: "response_cap_exceeded", Delivered: true,
+		return &Error{Class: ClassProtocol, Code: CodeResponseCapExceeded, Delivered: true,
 			Message: fmt.Sprintf("the server sent more than %d bytes on this connection (--max-response-bytes)", c.h.MaxResponseBytes)}
 	case errors.Is(err, errIdle):
-		return unavailable("idle_timeout", "the server's stream was idle for %dms", c.h.IdleTimeout.Milliseconds()).withDelivered(true)
+		return unavailable(CodeIdleTimeout, "the server's stream was idle for %dms", c.h.IdleTimeout.Milliseconds()).withDelivered(true)
 	case errors.As(err, &le) && errors.Is(err, sse.ErrLineTooLong):
-		return &Error{Class: ClassProtocol, Code: "sse_line_too_long", Delivered: true,
+		return &Error{Class: ClassProtocol, Code: CodeSseLineTooLong, Delivered: true,
 			Message: fmt.Sprintf("an SSE line exceeded %d bytes", le.Limit)}
 	case errors.As(err, &le):
-		return &Error{Class: ClassProtocol, Code: "frame_too_large", Delivered: true,
+		return &Error{Class: ClassProtocol, Code: CodeFrameTooLarge, Delivered: true,
 			Message: fmt.Sprintf("an SSE event exceeded the frame-size limit (%d bytes)", le.Limit)}
 	case ctx != nil && ctx.Err() != nil:
-		return unavailable("request_timeout", "interrupted").withDelivered(true)
+		return unavailable(CodeRequestTimeout, "interrupted").withDelivered(true)
 	}
-	return unavailable("stream_ended", "the server's stream failed: %v", err).withDelivered(true)
+	return unavailable(CodeStreamEnded, "the server's stream failed: %v", err).withDelivered(true)
 }
 
 var (
@@ -861,7 +861,7 @@ func (c *HTTPClient) readStream(ctx context.Context, body io.ReadCloser, ch chan
 				if ch == nil {
 					return nil, false
 				}
-				return unavailable("stream_ended", "the server ended its stream before it answered the request").withDelivered(true), false
+				return unavailable(CodeStreamEnded, "the server ended its stream before it answered the request").withDelivered(true), false
 			}
 			if ctx.Err() != nil && !errors.Is(err, errIdle) {
 				return nil, false
@@ -907,12 +907,12 @@ func (c *HTTPClient) dispatch(b []byte) *Error {
 		}
 		if m.Error != nil {
 			if m.Error.Code == codeRequestTimeout {
-				e := &Error{Class: ClassUnavailable, Code: "server_timeout", Message: "the server reported a timeout: " + m.Error.Message, RPC: m.Error, Delivered: true}
+				e := &Error{Class: ClassUnavailable, Code: CodeServerTimeout, Message: "the server reported a timeout: " + m.Error.Message, RPC: m.Error, Delivered: true}
 				c.retire(e)
 				ch <- reply{err: c.retainedFatal().withDelivered(true)}
 				return nil
 			}
-			ch <- reply{err: &Error{Class: ClassProtocol, Code: "rpc_error", Message: "the server answered with an error: " + m.Error.Message, RPC: m.Error, Delivered: true}}
+			ch <- reply{err: &Error{Class: ClassProtocol, Code: CodeRpcError, Message: "the server answered with an error: " + m.Error.Message, RPC: m.Error, Delivered: true}}
 			return nil
 		}
 		ch <- reply{result: m.Result}
@@ -928,7 +928,7 @@ func (c *HTTPClient) dispatch(b []byte) *Error {
 		select {
 		case c.answers <- struct{}{}:
 		default:
-			return protocolErr("malformed_message", "the server sent requests faster than it reads their answers")
+			return protocolErr(CodeMalformedMessage, "the server sent requests faster than it reads their answers")
 		}
 		c.wg.Add(1)
 		go func() {
@@ -991,7 +991,7 @@ func (c *HTTPClient) openLegacy(ctx context.Context, deadline time.Time) *Error 
 		t.Stop()
 		stopCtx()
 		if c.bg.Err() != nil {
-			return unavailable("initialize_timeout", "the legacy SSE stream did not open within %dms", c.opts.StartupTimeout.Milliseconds())
+			return unavailable(CodeInitializeTimeout, "the legacy SSE stream did not open within %dms", c.opts.StartupTimeout.Milliseconds())
 		}
 		return e
 	}
@@ -1006,7 +1006,7 @@ func (c *HTTPClient) openLegacy(ctx context.Context, deadline time.Time) *Error 
 		return fail(e)
 	}
 	if mediaType(resp) != "text/event-stream" {
-		return fail(&Error{Class: ClassProtocol, Code: "bad_content_type",
+		return fail(&Error{Class: ClassProtocol, Code: CodeBadContentType,
 			Message: fmt.Sprintf("%s answered the SSE stream request with Content-Type %q", c.where(), clip([]byte(resp.Header.Get("Content-Type")), 80))})
 	}
 	rd := sse.NewReader(c.counted(resp.Body), c.h.MaxLineBytes, c.opts.MaxFrameBytes)
@@ -1020,7 +1020,7 @@ func (c *HTTPClient) openLegacy(ctx context.Context, deadline time.Time) *Error 
 	}
 	if err != nil {
 		if c.bg.Err() != nil {
-			return fail(unavailable("initialize_timeout", "the legacy SSE stream sent no endpoint within %dms", c.opts.StartupTimeout.Milliseconds()))
+			return fail(unavailable(CodeInitializeTimeout, "the legacy SSE stream sent no endpoint within %dms", c.opts.StartupTimeout.Milliseconds()))
 		}
 		return fail(c.readError(err, nil))
 	}
@@ -1029,7 +1029,7 @@ func (c *HTTPClient) openLegacy(ctx context.Context, deadline time.Time) *Error 
 	ep, perr := c.base.Parse(strings.TrimSpace(string(ev.Data)))
 	if perr != nil || ep.Scheme != c.base.Scheme || ep.Host != c.base.Host || ep.User != nil {
 		resp.Body.Close()
-		return protocolErr("invalid_endpoint", "the legacy SSE stream named a message endpoint off the server's origin (%s); refused", redact.URL(string(clip(ev.Data, 200))))
+		return protocolErr(CodeInvalidEndpoint, "the legacy SSE stream named a message endpoint off the server's origin (%s); refused", redact.URL(string(clip(ev.Data, 200))))
 	}
 	c.mu.Lock()
 	c.legacy, c.endpoint = true, ep
@@ -1044,7 +1044,7 @@ func (c *HTTPClient) openLegacy(ctx context.Context, deadline time.Time) *Error 
 				if c.bg.Err() == nil {
 					e := c.readError(err, nil)
 					if errors.Is(err, io.EOF) {
-						e = unavailable("stream_ended", "the server closed its SSE stream").withDelivered(true)
+						e = unavailable(CodeStreamEnded, "the server closed its SSE stream").withDelivered(true)
 					}
 					c.retire(e)
 				}
@@ -1123,7 +1123,7 @@ type SessionCleanup struct {
 // no session to end.
 func (c *HTTPClient) Stop() (*CleanupResult, error) {
 	t0 := time.Now()
-	c.retire(unavailable("client_stopped", "the client was stopped"))
+	c.retire(unavailable(CodeClientStopped, "the client was stopped"))
 	c.mu.Lock()
 	sid, legacy := c.sessionID, c.legacy
 	c.mu.Unlock()
@@ -1225,7 +1225,7 @@ func (c *HTTPClient) probe(ctx context.Context, deadline time.Time) (json.RawMes
 	}
 	if e != nil {
 		if e.HTTPStatus != 0 && e.Code == "http_status" {
-			return nil, &Error{Class: ClassProtocol, Code: "rpc_error", Message: e.Message, HTTPStatus: e.HTTPStatus,
+			return nil, &Error{Class: ClassProtocol, Code: CodeRpcError, Message: e.Message, HTTPStatus: e.HTTPStatus,
 				RPC: &RPCError{Code: -32600, Message: e.Message}}, true
 		}
 		if fatal {
@@ -1244,11 +1244,11 @@ func (c *HTTPClient) probe(ctx context.Context, deadline time.Time) (json.RawMes
 	case c.bg.Err() != nil:
 		return nil, c.retainedFatal().withDelivered(false), true
 	case ctx.Err() != nil && !errors.Is(context.Cause(rctx), errRequestDeadline):
-		e := ctxError(ctx, "server/discover", func() *Error { return unavailable("initialize_timeout", "server/discover timed out") })
+		e := ctxError(ctx, "server/discover", func() *Error { return unavailable(CodeInitializeTimeout, "server/discover timed out") })
 		c.retire(e)
 		return nil, e, true
 	case time.Now().After(deadline):
-		e := unavailable("initialize_timeout", "server/discover timed out after %dms", c.opts.StartupTimeout.Milliseconds())
+		e := unavailable(CodeInitializeTimeout, "server/discover timed out after %dms", c.opts.StartupTimeout.Milliseconds())
 		c.retire(e)
 		return nil, e, true
 	}
@@ -1299,16 +1299,16 @@ func Connect(ctx context.Context, opts Options) (Conn, error) {
 func ParseHeaderSpec(spec string) (name, profile string, err error) {
 	n, v, ok := strings.Cut(spec, "=")
 	if !ok || n == "" || !validToken(n) {
-		return "", "", errs.Usage("invalid_header", "--header %s: expected NAME=@PROFILE", termsafe.Text(redact.Values(spec, v))).
+		return "", "", errs.Usage(errs.CodeInvalidHeader, "--header %s: expected NAME=@PROFILE", termsafe.Text(redact.Values(spec, v))).
 			WithHint("e.g. --header Authorization=@my-bearer-profile (clawkit auth add my-bearer-profile --provider mcp --kind bearer --api-key-stdin)")
 	}
 	if !strings.HasPrefix(v, "@") || len(v) < 2 {
-		return "", "", errs.Usage("invalid_header", "--header %s: header values come from auth profiles (NAME=@PROFILE), never from the command line", n).
+		return "", "", errs.Usage(errs.CodeInvalidHeader, "--header %s: header values come from auth profiles (NAME=@PROFILE), never from the command line", n).
 			WithHint("store the value: clawkit auth add PROFILE --provider mcp --kind header --api-key-stdin, then --header %s=@PROFILE", n)
 	}
 	switch http.CanonicalHeaderKey(n) {
 	case "Host", "Content-Type", "Content-Length", "Accept", "Mcp-Session-Id", "Mcp-Protocol-Version", "Connection", "Transfer-Encoding", "Last-Event-Id", "Te", "Upgrade":
-		return "", "", errs.Usage("invalid_header", "--header %s: the transport sets this header itself", n)
+		return "", "", errs.Usage(errs.CodeInvalidHeader, "--header %s: the transport sets this header itself", n)
 	}
 	return n, v[1:], nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/mcp/mcpfake"
 )
 
@@ -32,9 +33,10 @@ func serveFake(t *testing.T, mode string) string {
 // goroutine behind.
 func TestHTTPClientHostile(t *testing.T) {
 	for _, tc := range []struct {
-		mode, code string
-		h          HTTPOptions
-		o          Options
+		mode string
+		code errs.Code
+		h    HTTPOptions
+		o    Options
 	}{
 		{mode: "endless-line", code: "sse_line_too_long"},
 		{mode: "huge-event", code: "frame_too_large"},

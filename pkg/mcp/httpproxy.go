@@ -197,7 +197,7 @@ type proxySession struct {
 func ServeHTTP(ctx context.Context, spec ProcessSpec, o ListenOptions) (*ListenReport, error) {
 	o.setDefaults()
 	if o.Token == "" && !o.NoAuth {
-		return nil, protocolErr("invalid_params", "a bearer token is required")
+		return nil, protocolErr(errs.CodeInvalidParams, "a bearer token is required")
 	}
 	// A command that cannot be found fails now, not at every session.
 	if path, err := lookPathIn(spec.Command, spec.Env); err != nil {
@@ -213,7 +213,7 @@ func ServeHTTP(ctx context.Context, spec ProcessSpec, o ListenOptions) (*ListenR
 		var err error
 		ln, err = net.Listen("tcp", o.Addr)
 		if err != nil {
-			return nil, &Error{Class: ClassUnavailable, Code: "listen_failed", Message: fmt.Sprintf("cannot listen on %s: %v", o.Addr, err), Definitive: true}
+			return nil, &Error{Class: ClassUnavailable, Code: errs.CodeListenFailed, Message: fmt.Sprintf("cannot listen on %s: %v", o.Addr, err), Definitive: true}
 		}
 	}
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
@@ -276,11 +276,11 @@ func ServeHTTP(ctx context.Context, spec ProcessSpec, o ListenOptions) (*ListenR
 	rep := p.report
 	p.mu.Unlock()
 	if len(rep.Unconfirmed) > 0 {
-		return &rep, &Error{Class: ClassUnavailable, Code: "cleanup_unconfirmed",
+		return &rep, &Error{Class: ClassUnavailable, Code: CodeCleanupUnconfirmed,
 			Message: "cleanup could not be confirmed for " + strings.Join(rep.Unconfirmed, "; ")}
 	}
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
-		return &rep, &Error{Class: ClassUnavailable, Code: "listen_failed", Message: "the listener failed: " + serveErr.Error()}
+		return &rep, &Error{Class: ClassUnavailable, Code: errs.CodeListenFailed, Message: "the listener failed: " + serveErr.Error()}
 	}
 	return &rep, nil
 }
@@ -940,7 +940,7 @@ func WriteTokenFile(home, listenURL, token string) (string, error) {
 	}
 	path := filepath.Join(home, "mcp-proxy-"+port+".token")
 	if err := fsx.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
-		return "", errs.Failed("token_write_failed", "cannot write the proxy's token file %s: %v", path, err)
+		return "", errs.Failed(CodeTokenWriteFailed, "cannot write the proxy's token file %s: %v", path, err)
 	}
 	return path, nil
 }
@@ -950,10 +950,10 @@ func WriteTokenFile(home, listenURL, token string) (string, error) {
 // reach the proxy.
 func CheckListen(addr string, noAuth bool) error {
 	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return errs.Usage("invalid_listen", "--listen %s: expected HOST:PORT", termsafe.Text(addr)).WithHint("e.g. --listen 127.0.0.1:8080")
+		return errs.Usage(CodeInvalidListen, "--listen %s: expected HOST:PORT", termsafe.Text(addr)).WithHint("e.g. --listen 127.0.0.1:8080")
 	}
 	if noAuth && !IsLoopbackAddr(addr) {
-		return errs.Usage("invalid_listen", "--no-auth is allowed only on a loopback address (127.0.0.1, ::1, localhost), not %s", termsafe.Text(addr)).
+		return errs.Usage(CodeInvalidListen, "--no-auth is allowed only on a loopback address (127.0.0.1, ::1, localhost), not %s", termsafe.Text(addr)).
 			WithHint("keep the bearer token, or listen on 127.0.0.1")
 	}
 	return nil

@@ -54,12 +54,12 @@ func ParseMessage(line []byte) (*Message, error) {
 // client's reader parses every line, and the message need not outlive it.
 func parseMessage(line []byte) (Message, error) {
 	if !utf8.Valid(line) {
-		return Message{}, protocolErr("malformed_message", "malformed message from server: invalid UTF-8")
+		return Message{}, protocolErr(CodeMalformedMessage, "malformed message from server: invalid UTF-8")
 	}
 	if !json.Valid(line) {
 		var v any
 		err := json.Unmarshal(line, &v) // only to name the syntax error
-		return Message{}, protocolErr("malformed_message", "malformed message from server: %s", shortErr(err))
+		return Message{}, protocolErr(CodeMalformedMessage, "malformed message from server: %s", shortErr(err))
 	}
 	// The values below are sub-slices of line, which callers (the reader)
 	// reuse for the next read: one copy makes them the message's own.
@@ -84,7 +84,7 @@ func parseMessage(line []byte) (Message, error) {
 			return nil // other members are tolerated and ignored
 		}
 		if *dst != nil {
-			return protocolErr("malformed_message", "malformed message from server: member %q appears twice", key)
+			return protocolErr(CodeMalformedMessage, "malformed message from server: member %q appears twice", key)
 		}
 		*dst = val
 		return nil
@@ -93,20 +93,20 @@ func parseMessage(line []byte) (Message, error) {
 		return Message{}, err
 	}
 	if v, ok := jsonString(jsonrpc); !ok || v != "2.0" {
-		return Message{}, protocolErr("malformed_message", `malformed message from server: "jsonrpc" must be "2.0"`)
+		return Message{}, protocolErr(CodeMalformedMessage, `malformed message from server: "jsonrpc" must be "2.0"`)
 	}
 	present := func(r json.RawMessage) bool { return r != nil }
 	if present(method) {
 		name, ok := jsonString(method)
 		if !ok {
-			return Message{}, protocolErr("malformed_message", "malformed message from server: method must be a string")
+			return Message{}, protocolErr(CodeMalformedMessage, "malformed message from server: method must be a string")
 		}
 		m := Message{Method: name, Params: params}
 		if m.Method == "" {
-			return Message{}, protocolErr("malformed_message", "malformed message from server: empty method")
+			return Message{}, protocolErr(CodeMalformedMessage, "malformed message from server: empty method")
 		}
 		if present(result) || present(rpcErr) {
-			return Message{}, protocolErr("malformed_message", "malformed message from server: a request must not carry result or error")
+			return Message{}, protocolErr(CodeMalformedMessage, "malformed message from server: a request must not carry result or error")
 		}
 		if !present(id) {
 			m.kind = kindNotification
@@ -117,24 +117,24 @@ func parseMessage(line []byte) (Message, error) {
 			m.kind, m.RawID = kindRequest, id
 			return m, nil
 		default:
-			return Message{}, protocolErr("malformed_message", "malformed request from server: id must be a string or a number")
+			return Message{}, protocolErr(CodeMalformedMessage, "malformed request from server: id must be a string or a number")
 		}
 	}
 	if present(result) == present(rpcErr) {
-		return Message{}, protocolErr("malformed_message", "malformed response from server: exactly one of result and error is required")
+		return Message{}, protocolErr(CodeMalformedMessage, "malformed response from server: exactly one of result and error is required")
 	}
 	n, ok := safeIntegerID(id)
 	if !ok {
-		return Message{}, protocolErr("invalid_response_id", "invalid response id %s: responses must carry a safe integer id", clip(id, 64))
+		return Message{}, protocolErr(CodeInvalidResponseId, "invalid response id %s: responses must carry a safe integer id", clip(id, 64))
 	}
 	if present(result) && result[0] != '{' {
-		return Message{}, protocolErr("malformed_message", "malformed response %d from server: result must be an object, got %s", n, clip(result, 32))
+		return Message{}, protocolErr(CodeMalformedMessage, "malformed response %d from server: result must be an object, got %s", n, clip(result, 32))
 	}
 	m := Message{kind: kindResponse, ID: n, Result: result}
 	if present(rpcErr) {
 		var re RPCError
 		if rpcErr[0] != '{' || json.Unmarshal(rpcErr, &re) != nil {
-			return Message{}, protocolErr("malformed_message", "malformed error object in response %d", n)
+			return Message{}, protocolErr(CodeMalformedMessage, "malformed error object in response %d", n)
 		}
 		m.Error = &re
 	}
@@ -172,7 +172,7 @@ func topLevelMembers(b []byte, visit func(key string, val []byte) error) error {
 func topLevelMembersRaw(b []byte, visit func(key, val []byte) error) error {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return protocolErr("malformed_message", "malformed message from server: not a JSON object")
+		return protocolErr(CodeMalformedMessage, "malformed message from server: not a JSON object")
 	}
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {

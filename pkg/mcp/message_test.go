@@ -72,7 +72,7 @@ func TestParseMessage(t *testing.T) {
 	for _, c := range bad {
 		_, err := ParseMessage([]byte(c.line))
 		var me *Error
-		if !errors.As(err, &me) || me.Class != ClassProtocol || me.Code != c.code {
+		if !errors.As(err, &me) || me.Class != ClassProtocol || string(me.Code) != c.code {
 			t.Errorf("%s: err = %v, want protocol %s", c.line, err, c.code)
 		}
 	}

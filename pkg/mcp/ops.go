@@ -33,7 +33,7 @@ func BuildEnv(pairs, pass []string, lookup func(string) (string, bool)) ([]strin
 		}
 		v, ok := lookup(name)
 		if !ok {
-			return nil, errs.Usage("env_pass_unset", "--env-pass %s: the variable is not set in clawkit's environment", name).
+			return nil, errs.Usage(CodeEnvPassUnset, "--env-pass %s: the variable is not set in clawkit's environment", name).
 				WithHint("set it, or give the value explicitly with --env %s=VALUE", name)
 		}
 		add(name, v)
@@ -41,13 +41,13 @@ func BuildEnv(pairs, pass []string, lookup func(string) (string, bool)) ([]strin
 	for _, kv := range pairs {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
-			return nil, errs.Usage("invalid_env", "--env %q: expected NAME=VALUE", kv).WithHint("write --env NAME=VALUE (an empty value is NAME=)")
+			return nil, errs.Usage(CodeInvalidEnv, "--env %q: expected NAME=VALUE", kv).WithHint("write --env NAME=VALUE (an empty value is NAME=)")
 		}
 		if err := checkEnvName(k); err != nil {
 			return nil, err
 		}
 		if strings.IndexByte(v, 0) >= 0 {
-			return nil, errs.Usage("invalid_env", "--env %s: the value contains a NUL byte", k)
+			return nil, errs.Usage(CodeInvalidEnv, "--env %s: the value contains a NUL byte", k)
 		}
 		add(k, v)
 	}
@@ -59,7 +59,7 @@ func BuildEnv(pairs, pass []string, lookup func(string) (string, bool)) ([]strin
 
 func checkEnvName(k string) error {
 	if k == "" || strings.ContainsAny(k, "=\x00") {
-		return errs.Usage("invalid_env", "invalid environment variable name %q", k).WithHint("names are non-empty and contain no '=' or NUL")
+		return errs.Usage(CodeInvalidEnv, "invalid environment variable name %q", k).WithHint("names are non-empty and contain no '=' or NUL")
 	}
 	return nil
 }
@@ -152,24 +152,24 @@ func parseSessionLine(line []byte, n int) (*SessionLine, error) {
 	dec.DisallowUnknownFields()
 	var sl SessionLine
 	if err := dec.Decode(&sl); err != nil {
-		return nil, errs.Usage("invalid_session_line", "stdin line %d: %s", n, shortErr(err)).
+		return nil, errs.Usage(CodeInvalidSessionLine, "stdin line %d: %s", n, shortErr(err)).
 			WithHint(`each line is one JSON object {"method":"…","params":{…}}`)
 	}
 	if dec.More() {
-		return nil, errs.Usage("invalid_session_line", "stdin line %d: more than one JSON value", n).
+		return nil, errs.Usage(CodeInvalidSessionLine, "stdin line %d: more than one JSON value", n).
 			WithHint(`each line is one JSON object {"method":"…","params":{…}}`)
 	}
 	if sl.Method == "" {
-		return nil, errs.Usage("invalid_session_line", "stdin line %d: \"method\" is required", n).
+		return nil, errs.Usage(CodeInvalidSessionLine, "stdin line %d: \"method\" is required", n).
 			WithHint(`each line is one JSON object {"method":"…","params":{…}}`)
 	}
 	if t := sl.TimeoutMs; t != nil && (*t < 1 || *t > maxTimeoutMs) {
-		return nil, errs.Usage("invalid_session_line", "stdin line %d: \"timeoutMs\" must be between 1 and %d", n, maxTimeoutMs).
+		return nil, errs.Usage(CodeInvalidSessionLine, "stdin line %d: \"timeoutMs\" must be between 1 and %d", n, maxTimeoutMs).
 			WithHint(`give a whole number of milliseconds, e.g. "timeoutMs":5000, or leave it out for --request-timeout`)
 	}
 	if p := sl.Params; len(p) > 0 && string(p) != "null" {
 		if c := firstByte(p); c != '{' && c != '[' {
-			return nil, errs.Usage("invalid_session_line", "stdin line %d: \"params\" must be an object or an array", n)
+			return nil, errs.Usage(CodeInvalidSessionLine, "stdin line %d: \"params\" must be an object or an array", n)
 		}
 	} else {
 		sl.Params = nil
@@ -210,7 +210,7 @@ func Session(ctx context.Context, opts Options, in io.Reader, emit func(SessionR
 			res, rerr := c.RequestTimeout(ctx, sl.Method, sl.Params, timeout)
 			if rerr != nil {
 				var me *Error
-				if errors.As(rerr, &me) && me.RPC != nil && me.Code == "rpc_error" {
+				if errors.As(rerr, &me) && me.RPC != nil && me.Code == CodeRpcError {
 					rep.Errors++
 					if err := emit(SessionResult{Error: &SessionError{Code: me.RPC.Code, Message: me.RPC.Message, Data: me.RPC.Data}}); err != nil {
 						return err
@@ -225,9 +225,9 @@ func Session(ctx context.Context, opts Options, in io.Reader, emit func(SessionR
 		}
 		if err := sc.Err(); err != nil {
 			if errors.Is(err, bufio.ErrTooLong) {
-				return errs.Usage("invalid_session_line", "stdin line %d is longer than the frame limit (%d bytes)", n+1, opts.MaxFrameBytes)
+				return errs.Usage(CodeInvalidSessionLine, "stdin line %d is longer than the frame limit (%d bytes)", n+1, opts.MaxFrameBytes)
 			}
-			return errs.Failed("stdin_failed", "reading stdin: %v", err)
+			return errs.Failed(errs.CodeStdinFailed, "reading stdin: %v", err)
 		}
 		return nil
 	}()
@@ -240,7 +240,7 @@ func Session(ctx context.Context, opts Options, in io.Reader, emit func(SessionR
 		return rep, Coded(serr)
 	}
 	if rep.Errors > 0 {
-		return rep, errs.Failed("rpc_error", "%d of %d requests were answered with an error", rep.Errors, rep.Requests).
+		return rep, errs.Failed(CodeRpcError, "%d of %d requests were answered with an error", rep.Errors, rep.Requests).
 			WithHint("the error lines on stdout carry the server's code and message")
 	}
 	return rep, nil

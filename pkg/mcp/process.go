@@ -215,7 +215,7 @@ func StartProcess(spec ProcessSpec) (*Process, error) {
 	errR, errW, err3 := pipe()
 	if err := errors.Join(err1, err2, err3); err != nil {
 		closeAll()
-		return nil, unavailable("spawn_failed", "cannot create pipes: %v", err)
+		return nil, unavailable(CodeSpawnFailed, "cannot create pipes: %v", err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	if err := cmd.Start(); err != nil {
@@ -245,7 +245,7 @@ func StartProcess(spec ProcessSpec) (*Process, error) {
 // not executable or is not a program is definitive (retrying cannot help,
 // exit 1); anything else (no pipes, no processes left) may pass (exit 5).
 func spawnError(spec ProcessSpec, err error) *Error {
-	e := unavailable("spawn_failed", "cannot start %q: %v", spec.Command, err)
+	e := unavailable(CodeSpawnFailed, "cannot start %q: %v", spec.Command, err)
 	e.Err = err
 	hasPath := slices.ContainsFunc(spec.Env, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") })
 	switch {
@@ -346,9 +346,9 @@ func (p *Process) exitedError(tail string) *Error {
 	x := p.Exit()
 	var e *Error
 	if tail == "" {
-		e = unavailable("server_exited", "server exited (%s)", x)
+		e = unavailable(CodeServerExited, "server exited (%s)", x)
 	} else {
-		e = unavailable("server_exited", "server exited (%s): %s", x, tail)
+		e = unavailable(CodeServerExited, "server exited (%s): %s", x, tail)
 	}
 	if (x.Code != nil && *x.Code == 127) || strings.Contains(strings.ToLower(tail), "not found") {
 		hasPath := slices.ContainsFunc(p.spec.Env, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") })

@@ -309,7 +309,7 @@ func RunProxy(ctx context.Context, spec ProcessSpec, o ProxyOptions, stdin io.Re
 		o.MaxFrame = DefaultMaxFrameBytes
 	}
 	if o.MaxFrame < 2 {
-		return nil, errs.Usage("invalid_limit", "the frame limit must be at least 2 bytes")
+		return nil, errs.Usage(errs.CodeInvalidLimit, "the frame limit must be at least 2 bytes")
 	}
 	if o.MaxPending <= 0 {
 		o.MaxPending = DefaultMaxPendingRequests
@@ -399,7 +399,7 @@ func RunProxy(ctx context.Context, spec ProcessSpec, o ProxyOptions, stdin io.Re
 	case err := <-up:
 		switch {
 		case isFrameErr(err):
-			result = protocolErr("frame_too_large", "the client sent a message over the frame-size limit (%d bytes); the relay was closed", maxFrame)
+			result = protocolErr(CodeFrameTooLarge, "the client sent a message over the frame-size limit (%d bytes); the relay was closed", maxFrame)
 		case err != nil && isWriteErr(err):
 			// The server stopped reading: it is ending; see below.
 			result = waitExitErr(proc, downDone)
@@ -408,7 +408,7 @@ func RunProxy(ctx context.Context, spec ProcessSpec, o ProxyOptions, stdin io.Re
 	case <-downDone:
 		switch {
 		case isFrameErr(down.err):
-			result = protocolErr("frame_too_large", "the server sent a message over the frame-size limit (%d bytes); the relay was closed", maxFrame)
+			result = protocolErr(CodeFrameTooLarge, "the server sent a message over the frame-size limit (%d bytes); the relay was closed", maxFrame)
 		case isWriteErr(down.err):
 			// Our stdout is gone: the client went away.
 		default:
@@ -426,7 +426,7 @@ func RunProxy(ctx context.Context, spec ProcessSpec, o ProxyOptions, stdin io.Re
 		select {
 		case <-downDone:
 			if isFrameErr(down.err) {
-				result = protocolErr("frame_too_large", "the server sent a message over the frame-size limit (%d bytes); the relay was closed", maxFrame)
+				result = protocolErr(CodeFrameTooLarge, "the server sent a message over the frame-size limit (%d bytes); the relay was closed", maxFrame)
 			}
 		default:
 		}
@@ -465,7 +465,7 @@ func waitExitErr(proc *Process, downDone <-chan struct{}) *Error {
 	select {
 	case <-proc.Exited():
 	case <-t.C:
-		return unavailable("server_closed_stdout", "server closed its stdout")
+		return unavailable(CodeServerClosedStdout, "server closed its stdout")
 	}
 	select {
 	case <-downDone:
@@ -478,7 +478,7 @@ func waitExitErr(proc *Process, downDone <-chan struct{}) *Error {
 func ParseConnect(addr string) (string, error) {
 	p, ok := strings.CutPrefix(addr, "unix:")
 	if !ok || p == "" {
-		return "", errs.Usage("invalid_connect", "--connect %q: expected unix:PATH", addr).WithHint("give the service's socket as unix:/path/to/socket")
+		return "", errs.Usage(CodeInvalidConnect, "--connect %q: expected unix:PATH", addr).WithHint("give the service's socket as unix:/path/to/socket")
 	}
 	return p, nil
 }
@@ -492,13 +492,13 @@ const ConnectDrain = 2 * time.Second
 // the socket, reads the remaining answers (up to ConnectDrain) and closes.
 func RunConnect(ctx context.Context, path string, maxFrame int, stdin io.Reader, stdout io.Writer) error {
 	if maxFrame < 2 {
-		return errs.Usage("invalid_limit", "the frame limit must be at least 2 bytes")
+		return errs.Usage(errs.CodeInvalidLimit, "the frame limit must be at least 2 bytes")
 	}
 	survivePipeErrors() // a vanished client is EPIPE, not a SIGPIPE death
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
-		return Coded(&Error{Class: ClassUnavailable, Code: "connect_failed", Message: "cannot connect to " + path + ": " + errText(err), Err: err})
+		return Coded(&Error{Class: ClassUnavailable, Code: CodeConnectFailed, Message: "cannot connect to " + path + ": " + errText(err), Err: err})
 	}
 	uc := conn.(*net.UnixConn)
 	defer uc.Close()
@@ -513,10 +513,10 @@ func RunConnect(ctx context.Context, path string, maxFrame int, stdin io.Reader,
 		return nil // the client went away
 	case err := <-up:
 		if isFrameErr(err) {
-			return Coded(protocolErr("frame_too_large", "the client sent a message over the frame-size limit (%d bytes); the connection was closed", maxFrame))
+			return Coded(protocolErr(CodeFrameTooLarge, "the client sent a message over the frame-size limit (%d bytes); the connection was closed", maxFrame))
 		}
 		if err != nil && isWriteErr(err) {
-			return Coded(unavailable("service_closed", "the service closed the connection"))
+			return Coded(unavailable(CodeServiceClosed, "the service closed the connection"))
 		}
 		_ = uc.CloseWrite()
 		t := time.NewTimer(ConnectDrain)
@@ -524,7 +524,7 @@ func RunConnect(ctx context.Context, path string, maxFrame int, stdin io.Reader,
 		select {
 		case derr := <-down:
 			if isFrameErr(derr) {
-				return Coded(protocolErr("frame_too_large", "the service sent a message over the frame-size limit (%d bytes); the connection was closed", maxFrame))
+				return Coded(protocolErr(CodeFrameTooLarge, "the service sent a message over the frame-size limit (%d bytes); the connection was closed", maxFrame))
 			}
 		case <-t.C:
 		case <-ctx.Done():
@@ -533,11 +533,11 @@ func RunConnect(ctx context.Context, path string, maxFrame int, stdin io.Reader,
 	case derr := <-down:
 		switch {
 		case isFrameErr(derr):
-			return Coded(protocolErr("frame_too_large", "the service sent a message over the frame-size limit (%d bytes); the connection was closed", maxFrame))
+			return Coded(protocolErr(CodeFrameTooLarge, "the service sent a message over the frame-size limit (%d bytes); the connection was closed", maxFrame))
 		case isWriteErr(derr):
 			return nil // the client went away
 		}
-		return Coded(unavailable("service_closed", "the service closed the connection"))
+		return Coded(unavailable(CodeServiceClosed, "the service closed the connection"))
 	case <-ctx.Done():
 		return nil
 	}

@@ -113,7 +113,7 @@ func (p *proxyProbe) run(ctx context.Context, proc *Process, o ProxyOptions, sto
 	timedOut := func() (Implementation, Negotiated, *Error, bool) {
 		// Still watching: a late answer is swallowed when it comes.
 		if !probe {
-			return none, Negotiated{}, unavailable("initialize_timeout", "server/discover timed out after %dms", o.StartupTimeout.Milliseconds()), true
+			return none, Negotiated{}, unavailable(CodeInitializeTimeout, "server/discover timed out after %dms", o.StartupTimeout.Milliseconds()), true
 		}
 		return none, Negotiated{Era: EraLegacy, Probe: "discover-timeout"}, nil, true
 	}
@@ -160,10 +160,10 @@ func discoverOutcome(line []byte, v string, probe bool) (Implementation, Negotia
 		case probe:
 			return none, Negotiated{Era: EraLegacy, Probe: "discover-error", SupportedVersions: d.Supported}, nil, true
 		case m.Error.Code == codeUnsupportedProtocolVersion:
-			return none, Negotiated{}, &Error{Class: ClassProtocol, Code: "protocol_version_unsupported", RPC: m.Error,
+			return none, Negotiated{}, &Error{Class: ClassProtocol, Code: CodeProtocolVersionUnsupported, RPC: m.Error,
 				Message: "the server does not speak protocol version " + quote(v) + "; it speaks " + listOrUnknown(d.Supported)}, true
 		default:
-			return none, Negotiated{}, &Error{Class: ClassProtocol, Code: "handshake_failed", RPC: m.Error,
+			return none, Negotiated{}, &Error{Class: ClassProtocol, Code: CodeHandshakeFailed, RPC: m.Error,
 				Message: "the server refused server/discover (" + m.Error.Message + "): it does not speak the stateless protocol " + quote(v)}, true
 		}
 	}
@@ -176,7 +176,7 @@ func discoverOutcome(line []byte, v string, probe bool) (Implementation, Negotia
 		if probe {
 			return none, Negotiated{Era: EraLegacy, Probe: "discover-error", SupportedVersions: dr.SupportedVersions}, nil, true
 		}
-		return none, Negotiated{}, protocolErr("protocol_version_mismatch", "the server speaks %s; requested %q", listOrUnknown(dr.SupportedVersions), v), true
+		return none, Negotiated{}, protocolErr(CodeProtocolVersionMismatch, "the server speaks %s; requested %q", listOrUnknown(dr.SupportedVersions), v), true
 	}
 	var info Implementation
 	_ = json.Unmarshal(dr.Meta[metaServerInfo], &info)

@@ -64,7 +64,7 @@ func (p *Process) stop(readerDone <-chan struct{}) (*CleanupResult, error) {
 			causes = append(causes, fmt.Sprintf("still alive %dms after the start of the stop: %s", since(), strings.Join(left, ", ")))
 			res.Causes = causes
 			res.DurationMs = since()
-			e := unavailable("cleanup_unconfirmed", "cleanup could not be confirmed: %s", strings.Join(causes, "; "))
+			e := unavailable(CodeCleanupUnconfirmed, "cleanup could not be confirmed: %s", strings.Join(causes, "; "))
 			e.Err = &CleanupError{Result: res}
 			return res, e
 		}

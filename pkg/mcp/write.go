@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/clawkit/clawkit/pkg/errs"
 	"os"
 	"syscall"
 	"time"
@@ -19,16 +20,16 @@ func (c *Client) writeRequest(ctx context.Context, id int64, method string, para
 	if len(params) > 0 && bytes.ContainsAny(params, "\r\n") {
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, params); err != nil {
-			return false, protocolErr("invalid_params", "params are not valid JSON: %v", err)
+			return false, protocolErr(errs.CodeInvalidParams, "params are not valid JSON: %v", err)
 		}
 		params = buf.Bytes()
 	} else if len(params) > 0 && !json.Valid(params) {
-		return false, protocolErr("invalid_params", "params are not valid JSON")
+		return false, protocolErr(errs.CodeInvalidParams, "params are not valid JSON")
 	}
 	b = appendRequest(b, id, method, params)
 	c.wbuf = b
 	if len(b) > c.opts.MaxFrameBytes {
-		return false, protocolErr("frame_too_large", "request exceeded the frame-size limit (%d bytes > %d)", len(b), c.opts.MaxFrameBytes)
+		return false, protocolErr(CodeFrameTooLarge, "request exceeded the frame-size limit (%d bytes > %d)", len(b), c.opts.MaxFrameBytes)
 	}
 	n, err := c.writeLocked(ctx, b, timeout)
 	if err != nil {
@@ -60,7 +61,7 @@ func (c *Client) writeError(ctx context.Context, method string, err error, onTim
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		switch {
 		case ctx != nil && ctx.Err() != nil && !(ctxTimedOut(ctx) && onTimeout != nil):
-			return unavailable("cancelled", "request %s was cancelled while it was being written: %v", method, context.Cause(ctx))
+			return unavailable(CodeCancelled, "request %s was cancelled while it was being written: %v", method, context.Cause(ctx))
 		case ctx != nil && ctx.Err() != nil:
 			e := ctxError(ctx, method, onTimeout)
 			e.Message += " while writing it: the server is not reading its stdin"
@@ -87,7 +88,7 @@ func (c *Client) writeError(ctx context.Context, method string, err error, onTim
 		case <-t.C:
 		}
 	}
-	e := unavailable("write_failed", "cannot write to the server: %v", err)
+	e := unavailable(errs.CodeWriteFailed, "cannot write to the server: %v", err)
 	e.Err = err
 	return e
 }

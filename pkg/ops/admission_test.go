@@ -15,7 +15,7 @@ import (
 
 // run invokes a core operation as the executors do (config admitted after
 // ownership) with a fence the test controls, and returns its Env.
-func run(t *testing.T, home string, st *store.Store, fence func() error, method string, params any) (*owner.Env, error) {
+func run(t *testing.T, home string, st *store.Store, fence func() error, method string, params any) (*owner.OpEnv, error) {
 	t.Helper()
 	m, ok := Registry().Lookup(method)
 	if !ok {
@@ -24,8 +24,8 @@ func run(t *testing.T, home string, st *store.Store, fence func() error, method 
 	if fence == nil {
 		fence = func() error { return nil }
 	}
-	env := owner.NewEnv(home, st, fence, time.Now, nil, false)
-	env.AdmitConfig()
+	env := owner.NewOpEnv(home, st, fence, time.Now, nil, false)
+	env.SnapshotConfig()
 	_, err := owner.Invoke(context.Background(), m, env, params)
 	return env, err
 }

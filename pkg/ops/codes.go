@@ -8,12 +8,8 @@ import "github.com/clawkit/clawkit/pkg/errs"
 const (
 	// CodeBackupDirMissing: the folder of … does not exist
 	CodeBackupDirMissing errs.Code = "backup_dir_missing"
-	// CodeBackupFailed: backup vanished: …
-	CodeBackupFailed errs.Code = "backup_failed"
 	// CodeBadDatabaseProfile: a postgres profile is the database password: its id is … and its kind api-key
 	CodeBadDatabaseProfile errs.Code = "bad_database_profile"
-	// CodeInvalidParams: backup path must be absolute
-	CodeInvalidParams errs.Code = "invalid_params"
 	// CodeUnknownKind: unknown credential kind …
 	CodeUnknownKind errs.Code = "unknown_kind"
 	// CodeUnknownProvider: unknown provider …

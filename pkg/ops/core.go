@@ -85,27 +85,27 @@ func checkAuthAdd(p AuthAddParams) error {
 		// The PostgreSQL engine's password: one profile, the one the
 		// engine reads, and only a password (an api-key kind secret).
 		if p.ID != owner.DatabaseProfile || p.Kind != auth.KindAPIKey {
-			return errs.Usage("bad_database_profile", "a postgres profile is the database password: its id is %q and its kind api-key", owner.DatabaseProfile).
+			return errs.Usage(CodeBadDatabaseProfile, "a postgres profile is the database password: its id is %q and its kind api-key", owner.DatabaseProfile).
 				WithHint("clawkit auth add %s --provider postgres --api-key-env PGPW", owner.DatabaseProfile)
 		}
 	case "mcp":
 		// An MCP server's HTTP header (docs/mcp.md, "Over HTTP").
 		if p.Kind != auth.KindBearer && p.Kind != auth.KindHeader {
-			return errs.Usage("unknown_kind", "an mcp profile is of kind bearer or header, not %q", p.Kind).WithHint("use --kind bearer for a token, --kind header for a whole header value")
+			return errs.Usage(CodeUnknownKind, "an mcp profile is of kind bearer or header, not %q", p.Kind).WithHint("use --kind bearer for a token, --kind header for a whole header value")
 		}
 		return auth.CheckNew(p.ID, p.Secret)
 	default:
-		return errs.Usage("unknown_provider", "unknown provider %q", p.Provider).WithHint("supported: google, postgres (the database password), mcp (an MCP server's header)")
+		return errs.Usage(CodeUnknownProvider, "unknown provider %q", p.Provider).WithHint("supported: google, postgres (the database password), mcp (an MCP server's header)")
 	}
 	if p.Kind != auth.KindAPIKey && p.Kind != auth.KindOAuth {
-		return errs.Usage("unknown_kind", "unknown credential kind %q", p.Kind).WithHint("use api-key or oauth")
+		return errs.Usage(CodeUnknownKind, "unknown credential kind %q", p.Kind).WithHint("use api-key or oauth")
 	}
 	return auth.CheckNew(p.ID, p.Secret)
 }
 
 func checkBackup(p BackupParams) error {
 	if !filepath.IsAbs(p.Path) {
-		return errs.Usage(owner.CodeInvalidParams, "backup path must be absolute")
+		return errs.Usage(errs.CodeInvalidParams, "backup path must be absolute")
 	}
 	return nil
 }
@@ -114,7 +114,7 @@ func checkBackup(p BackupParams) error {
 // the file system and changes nothing, so it runs before the home exists.
 func admitBackup(_ owner.Pre, p BackupParams) error {
 	if fi, err := os.Stat(filepath.Dir(p.Path)); err != nil || !fi.IsDir() {
-		return errs.Failed("backup_dir_missing", "the folder of %s does not exist", p.Path).WithHint("create it first")
+		return errs.Failed(CodeBackupDirMissing, "the folder of %s does not exist", p.Path).WithHint("create it first")
 	}
 	return nil
 }
@@ -136,7 +136,7 @@ func checkConfigSet(p ConfigParams) error {
 func configValue(p ConfigParams) (any, error) {
 	var v any
 	if err := json.Unmarshal(p.Value, &v); err != nil {
-		return nil, errs.Usage(owner.CodeInvalidParams, "malformed value: %v", err)
+		return nil, errs.Usage(errs.CodeInvalidParams, "malformed value: %v", err)
 	}
 	return v, nil
 }
@@ -173,40 +173,40 @@ func cloneJSON(m map[string]any) map[string]any {
 func checkSession(p SessionParams) error { return store.ValidateIDs(p.AgentID, p.SessionKey) }
 
 func registerCore(r *owner.Registry) {
-	owner.Register(r, owner.Op[SessionParams, store.Session]{Name: MethodSessionCreate, Write: true, Check: checkSession,
-		Run: func(ctx context.Context, env *owner.Env, p SessionParams) (store.Session, error) {
-			if err := env.Scope.AssertCurrent(); err != nil {
+	owner.Register(r, owner.Op[SessionParams, store.Session]{Name: MethodSessionCreate, Write: true, Check: owner.Refusals(checkSession),
+		Run: func(ctx context.Context, env *owner.OpEnv, p SessionParams) (store.Session, error) {
+			if err := env.Fence.AssertCurrent(); err != nil {
 				return store.Session{}, err
 			}
 			return env.Writer().CreateSession(ctx, p.AgentID, p.SessionKey, env.Now())
 		}})
-	owner.Register(r, owner.Op[SessionParams, store.Session]{Name: MethodSessionShow, Check: checkSession,
-		Run: func(ctx context.Context, env *owner.Env, p SessionParams) (store.Session, error) {
+	owner.Register(r, owner.Op[SessionParams, store.Session]{Name: MethodSessionShow, Check: owner.Refusals(checkSession),
+		Run: func(ctx context.Context, env *owner.OpEnv, p SessionParams) (store.Session, error) {
 			return env.Store.GetSession(ctx, p.AgentID, p.SessionKey)
 		}})
 	owner.Register(r, owner.Op[SessionParams, []store.Session]{Name: MethodSessionList,
-		Run: func(ctx context.Context, env *owner.Env, p SessionParams) ([]store.Session, error) {
+		Run: func(ctx context.Context, env *owner.OpEnv, p SessionParams) ([]store.Session, error) {
 			return env.Store.ListSessions(ctx, p.AgentID)
 		}})
 	for name, action := range map[string]string{MethodSessionReset: "reset", MethodSessionRevoke: "revoke", MethodSessionRefreshing: "refreshing", MethodSessionActivate: "activate"} {
-		owner.Register(r, owner.Op[SessionParams, store.Session]{Name: name, Write: true, Check: checkSession,
-			Run: func(ctx context.Context, env *owner.Env, p SessionParams) (store.Session, error) {
-				if err := env.Scope.AssertCurrent(); err != nil {
+		owner.Register(r, owner.Op[SessionParams, store.Session]{Name: name, Write: true, Check: owner.Refusals(checkSession),
+			Run: func(ctx context.Context, env *owner.OpEnv, p SessionParams) (store.Session, error) {
+				if err := env.Fence.AssertCurrent(); err != nil {
 					return store.Session{}, err
 				}
 				return env.Writer().UpdateSession(ctx, p.AgentID, p.SessionKey, action, p.RetryAfterMs, env.Now())
 			}})
 	}
 
-	owner.Register(r, owner.Op[AuthAddParams, auth.Public]{Name: MethodAuthAdd, Write: true, FilesOnly: true, Check: checkAuthAdd,
-		Run: func(ctx context.Context, env *owner.Env, p AuthAddParams) (auth.Public, error) {
+	owner.Register(r, owner.Op[AuthAddParams, auth.Public]{Name: MethodAuthAdd, Write: true, FilesOnly: true, Check: owner.Refusals(checkAuthAdd),
+		Run: func(ctx context.Context, env *owner.OpEnv, p AuthAddParams) (auth.Public, error) {
 			prof := auth.Profile{ID: p.ID, Provider: p.Provider, Kind: p.Kind, Secret: p.Secret, CreatedAt: env.Now().UTC().Truncate(time.Second)}
 			return editCredentials(env, func(s *auth.Store) (auth.Public, error) {
 				return prof.Public(), s.Add(prof, p.Replace)
 			})
 		}})
 	owner.Register(r, owner.Op[None, []auth.Public]{Name: MethodAuthList, FilesOnly: true,
-		Run: func(ctx context.Context, env *owner.Env, _ None) ([]auth.Public, error) {
+		Run: func(ctx context.Context, env *owner.OpEnv, _ None) ([]auth.Public, error) {
 			s, err := auth.Load(env.Home)
 			if err != nil {
 				return nil, err
@@ -218,22 +218,22 @@ func registerCore(r *owner.Registry) {
 			return out, nil
 		}})
 	owner.Register(r, owner.Op[AuthRemoveParams, auth.Public]{Name: MethodAuthRemove, Write: true, FilesOnly: true,
-		Check: func(p AuthRemoveParams) error {
+		Check: owner.Refusals(func(p AuthRemoveParams) error {
 			if p.ID == "" {
-				return errs.Usage(owner.CodeInvalidParams, "no profile id given")
+				return errs.Usage(errs.CodeInvalidParams, "no profile id given")
 			}
 			return nil
-		},
+		}),
 		Admit: admitAuthRemove,
-		Run: func(ctx context.Context, env *owner.Env, p AuthRemoveParams) (auth.Public, error) {
+		Run: func(ctx context.Context, env *owner.OpEnv, p AuthRemoveParams) (auth.Public, error) {
 			return editCredentials(env, func(s *auth.Store) (auth.Public, error) {
 				prof, _ := s.Get(p.ID)
 				return prof.Public(), s.Remove(p.ID)
 			})
 		}})
 
-	owner.Register(r, owner.Op[ConfigParams, map[string]any]{Name: MethodConfigSet, Write: true, FilesOnly: true, Check: checkConfigSet, Admit: admitConfigSet,
-		Run: func(ctx context.Context, env *owner.Env, p ConfigParams) (map[string]any, error) {
+	owner.Register(r, owner.Op[ConfigParams, map[string]any]{Name: MethodConfigSet, Write: true, FilesOnly: true, Check: owner.Refusals(checkConfigSet), Admit: admitConfigSet,
+		Run: func(ctx context.Context, env *owner.OpEnv, p ConfigParams) (map[string]any, error) {
 			v, err := configValue(p)
 			if err != nil {
 				return nil, err
@@ -242,31 +242,31 @@ func registerCore(r *owner.Registry) {
 				return map[string]any{"path": p.Path, "value": v}, true, cfg.Set(p.Path, v)
 			})
 		}})
-	owner.Register(r, owner.Op[ConfigParams, map[string]any]{Name: MethodConfigUnset, Write: true, FilesOnly: true, Check: checkConfigPath,
-		Run: func(ctx context.Context, env *owner.Env, p ConfigParams) (map[string]any, error) {
+	owner.Register(r, owner.Op[ConfigParams, map[string]any]{Name: MethodConfigUnset, Write: true, FilesOnly: true, Check: owner.Refusals(checkConfigPath),
+		Run: func(ctx context.Context, env *owner.OpEnv, p ConfigParams) (map[string]any, error) {
 			return editConfig(env, func(cfg *config.Config) (map[string]any, bool, error) {
 				removed, err := cfg.Unset(p.Path)
 				return map[string]any{"path": p.Path, "removed": removed}, removed, err
 			})
 		}})
 
-	owner.Register(r, owner.Op[BackupParams, BackupResult]{Name: MethodStateBackup, Write: true, Check: checkBackup, Admit: admitBackup,
-		Run: func(ctx context.Context, env *owner.Env, p BackupParams) (BackupResult, error) {
+	owner.Register(r, owner.Op[BackupParams, BackupResult]{Name: MethodStateBackup, Write: true, Check: owner.Refusals(checkBackup), Admit: admitBackup,
+		Run: func(ctx context.Context, env *owner.OpEnv, p BackupParams) (BackupResult, error) {
 			if err := admitBackup(owner.Pre{}, p); err != nil {
 				return BackupResult{}, err
 			}
-			if err := env.Scope.AssertCurrent(); err != nil {
+			if err := env.Fence.AssertCurrent(); err != nil {
 				return BackupResult{}, err
 			}
 			// Writer admission runs inside Backup, immediately before the copy
 			// is published (its checks before that are refusals before any
 			// effect).
-			if err := env.Store.Engine().Backup(ctx, env.Store.DB(), p.Path, env.Admit); err != nil {
+			if err := env.Store.Engine().Backup(ctx, env.Store.DB(), p.Path, env.BeginWrite); err != nil {
 				return BackupResult{}, err
 			}
 			fi, err := os.Stat(p.Path)
 			if err != nil {
-				return BackupResult{}, errs.Failed("backup_failed", "backup vanished: %v", err)
+				return BackupResult{}, errs.Failed(errs.CodeBackupFailed, "backup vanished: %v", err)
 			}
 			v, _ := env.Store.SchemaVersion(ctx)
 			return BackupResult{Path: p.Path, Bytes: fi.Size(), SchemaVersion: v, Engine: env.Store.Engine().Name()}, nil
@@ -275,7 +275,7 @@ func registerCore(r *owner.Registry) {
 	// state.status: the schema, river's migration version and the live
 	// owner leases, read through whoever owns the state (read-only).
 	owner.Register(r, owner.Op[None, *store.Status]{Name: MethodStateStatus,
-		Run: func(ctx context.Context, env *owner.Env, _ None) (*store.Status, error) {
+		Run: func(ctx context.Context, env *owner.OpEnv, _ None) (*store.Status, error) {
 			return env.Store.Status(ctx)
 		}})
 }
@@ -297,7 +297,7 @@ func admitAuthRemove(pre owner.Pre, p AuthRemoveParams) error {
 // owner fence right before the file is replaced, and saves it — all under
 // the file's edit lock, so concurrent handlers never lose each other's
 // profiles.
-func editCredentials(env *owner.Env, change func(*auth.Store) (auth.Public, error)) (res auth.Public, err error) {
+func editCredentials(env *owner.OpEnv, change func(*auth.Store) (auth.Public, error)) (res auth.Public, err error) {
 	err = fsx.EditLocked(filepath.Join(env.Home, auth.FileName), func() error {
 		s, err := auth.Load(env.Home)
 		if err != nil {
@@ -307,10 +307,10 @@ func editCredentials(env *owner.Env, change func(*auth.Store) (auth.Public, erro
 		if err != nil {
 			return err
 		}
-		if err := env.Scope.AssertCurrent(); err != nil {
+		if err := env.Fence.AssertCurrent(); err != nil {
 			return err
 		}
-		if err := env.Admit(); err != nil { // writer admission, right before the file is replaced
+		if err := env.BeginWrite(); err != nil { // writer admission, right before the file is replaced
 			return err
 		}
 		if err := s.Save(); err != nil {
@@ -327,7 +327,7 @@ func editCredentials(env *owner.Env, change func(*auth.Store) (auth.Public, erro
 // The whole load-change-save runs under the config's edit lock: without
 // it, 20 concurrent `config set` calls through one gateway kept only some
 // of their keys while all of them exited 0.
-func editConfig(env *owner.Env, change func(*config.Config) (res map[string]any, changed bool, err error)) (res map[string]any, err error) {
+func editConfig(env *owner.OpEnv, change func(*config.Config) (res map[string]any, changed bool, err error)) (res map[string]any, err error) {
 	err = fsx.EditLocked(filepath.Join(env.Home, config.FileName), func() error {
 		cfg, err := config.Load(env.Home)
 		if err != nil {
@@ -341,11 +341,11 @@ func editConfig(env *owner.Env, change func(*config.Config) (res map[string]any,
 		if !changed {
 			return nil
 		}
-		if err := env.Scope.AssertCurrent(); err != nil {
+		if err := env.Fence.AssertCurrent(); err != nil {
 			res = nil
 			return err
 		}
-		if err := env.Admit(); err != nil { // writer admission, right before the file is replaced
+		if err := env.BeginWrite(); err != nil { // writer admission, right before the file is replaced
 			res = nil
 			return err
 		}

@@ -131,8 +131,7 @@ func TestRefusedWritesCreateNothing(t *testing.T) {
 				}
 				r := &owner.Router{Home: owner.Home{Dir: home}, Registry: reg, LockTimeout: time.Second}
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				var res any
-				err := r.Call(ctx, name, in, &res)
+				res, err := r.Route(ctx, name, in, &owner.CallReply{})
 				cancel()
 				if m.Write && name != research.MethodRPC && err == nil {
 					t.Errorf("%s #%d (empty home %v): accepted %+v", name, i, empty, in)

@@ -12,8 +12,6 @@ const (
 	CodeGatewayOutdated errs.Code = "gateway_outdated"
 	// CodeGatewayRunning: a gateway (pid …) owns the state in …
 	CodeGatewayRunning errs.Code = "gateway_running"
-	// CodeGatewayStopping: the gateway (pid …) is stopping
-	CodeGatewayStopping errs.Code = "gateway_stopping"
 	// CodeGatewayUnavailable: the gateway went away before the call was sent: …
 	CodeGatewayUnavailable errs.Code = "gateway_unavailable"
 	// CodeHomeNotDir: home … is not a folder
@@ -22,12 +20,8 @@ const (
 	CodeHomeParentMissing errs.Code = "home_parent_missing"
 	// CodeHomeUnusable: cannot use home …: …
 	CodeHomeUnusable errs.Code = "home_unusable"
-	// CodeInterrupted: interrupted while waiting for the state-owner lock
-	CodeInterrupted errs.Code = "interrupted"
 	// CodeInvalidGateway: invalid gateway address …
 	CodeInvalidGateway errs.Code = "invalid_gateway"
-	// CodeLockFailed: cannot lock …: …
-	CodeLockFailed errs.Code = "lock_failed"
 	// CodeNoHome: cannot find a home folder for clawkit
 	CodeNoHome errs.Code = "no_home"
 	// CodeOutcomeUnknown: …: outcome unknown: …
@@ -38,14 +32,8 @@ const (
 	CodeOwnerChanged errs.Code = "owner_changed"
 	// CodeOwnerRetired: … no longer holds its owner lease (incarnation …): …
 	CodeOwnerRetired errs.Code = "owner_retired"
-	// CodeSessionGone: session … of agent … no longer exists
-	CodeSessionGone errs.Code = "session_gone"
 	// CodeSessionStale: session … of agent … was reset (incarnation …, now …)
 	CodeSessionStale errs.Code = "session_stale"
 	// CodeSocketPath: cannot create … for the gateway socket: …
 	CodeSocketPath errs.Code = "socket_path"
-	// CodeStoreUnreadable: cannot read the database: …
-	CodeStoreUnreadable errs.Code = "store_unreadable"
-	// CodeUnknownMethod: unknown operation …
-	CodeUnknownMethod errs.Code = "unknown_method"
 )

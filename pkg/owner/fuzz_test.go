@@ -26,7 +26,7 @@ func FuzzDecodeParams(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := DecodeParams[fuzzParams](b)
 		if err != nil {
-			if e := errs.As(err); e == nil || e.Code != CodeInvalidParams || e.Kind != errs.KindUsage {
+			if e := errs.As(err); e == nil || e.Code != errs.CodeInvalidParams || e.Kind != errs.KindUsage {
 				t.Fatalf("refusal %v is not invalid_params", err)
 			}
 			return

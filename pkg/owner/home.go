@@ -60,7 +60,7 @@ func ResolveHome(flag string, getenv func(string) string) (Home, error) {
 			if hd == "" {
 				var err error
 				if hd, err = os.UserHomeDir(); err != nil {
-					return Home{}, errs.Usage("no_home", "cannot find a home folder for clawkit").
+					return Home{}, errs.Usage(CodeNoHome, "cannot find a home folder for clawkit").
 						WithHint("pass --home DIR or set CLAWKIT_HOME")
 				}
 			}
@@ -69,7 +69,7 @@ func ResolveHome(flag string, getenv func(string) string) (Home, error) {
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return Home{}, errs.Usage("bad_home", "invalid home %q: %v", dir, err)
+		return Home{}, errs.Usage(CodeBadHome, "invalid home %q: %v", dir, err)
 	}
 	return Home{Dir: abs, Default: def}, nil
 }
@@ -81,10 +81,10 @@ func (h Home) Exists() (bool, error) {
 		return false, nil
 	}
 	if err != nil {
-		return false, errs.Failed("home_unusable", "cannot use home %s: %v", h.Dir, err)
+		return false, errs.Failed(CodeHomeUnusable, "cannot use home %s: %v", h.Dir, err)
 	}
 	if !fi.IsDir() {
-		return false, errs.Failed("home_not_dir", "home %s is not a folder", h.Dir).
+		return false, errs.Failed(CodeHomeNotDir, "home %s is not a folder", h.Dir).
 			WithHint("point --home (or CLAWKIT_HOME) at a folder, or remove that file")
 	}
 	return true, nil
@@ -103,18 +103,18 @@ func (h Home) Ensure() error {
 	parent := filepath.Dir(h.Dir)
 	if h.Default {
 		if err := os.MkdirAll(parent, 0o700); err != nil {
-			return errs.Failed("home_unusable", "cannot create home %s: %v", h.Dir, err).
+			return errs.Failed(CodeHomeUnusable, "cannot create home %s: %v", h.Dir, err).
 				WithHint("pass --home DIR pointing at a writable place")
 		}
 	} else if fi, err := os.Stat(parent); errors.Is(err, fs.ErrNotExist) {
-		return errs.Usage("home_parent_missing", "cannot create home %s: its parent folder %s does not exist", h.Dir, parent).
+		return errs.Usage(CodeHomeParentMissing, "cannot create home %s: its parent folder %s does not exist", h.Dir, parent).
 			WithHint("create the parent first (mkdir -p %s), or pass --home a folder inside an existing one", parent)
 	} else if err != nil || !fi.IsDir() {
-		return errs.Failed("home_unusable", "cannot create home %s: %s is not a usable folder", h.Dir, parent).
+		return errs.Failed(CodeHomeUnusable, "cannot create home %s: %s is not a usable folder", h.Dir, parent).
 			WithHint("pass --home DIR pointing at a writable place")
 	}
 	if err := os.Mkdir(h.Dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return errs.Failed("home_unusable", "cannot create home %s: %v", h.Dir, err).
+		return errs.Failed(CodeHomeUnusable, "cannot create home %s: %v", h.Dir, err).
 			WithHint("pass --home DIR pointing at a writable place")
 	}
 	return nil
@@ -135,16 +135,16 @@ func (h Home) SocketPath() (string, error) {
 	sum := sha256.Sum256([]byte(h.Dir))
 	dir := filepath.Join(os.TempDir(), fmt.Sprintf("clawkit-%d", os.Getuid()))
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return "", errs.Failed("socket_path", "cannot create %s for the gateway socket: %v", dir, err)
+		return "", errs.Failed(CodeSocketPath, "cannot create %s for the gateway socket: %v", dir, err)
 	}
 	fi, err := os.Lstat(dir)
 	if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
-		return "", errs.Failed("socket_path", "%s must be a private (0700) folder for the gateway socket", dir).
+		return "", errs.Failed(CodeSocketPath, "%s must be a private (0700) folder for the gateway socket", dir).
 			WithHint("use a shorter --home path so the socket fits inside it")
 	}
 	p := filepath.Join(dir, hex.EncodeToString(sum[:8])+".sock")
 	if len(p) > maxSocketPath {
-		return "", errs.Failed("socket_path", "no socket path short enough for home %s", h.Dir).WithHint("use a shorter --home path")
+		return "", errs.Failed(CodeSocketPath, "no socket path short enough for home %s", h.Dir).WithHint("use a shorter --home path")
 	}
 	return p, nil
 }

@@ -143,7 +143,7 @@ func (k *LeaseKeeper) Check() error {
 		why = "lease expired"
 	}
 	if why != "" {
-		return errs.Refused("owner_retired", "%s no longer holds its owner lease (incarnation %d): %s", k.who, k.lease.Incarnation, why).
+		return errs.Refused(CodeOwnerRetired, "%s no longer holds its owner lease (incarnation %d): %s", k.who, k.lease.Incarnation, why).
 			WithHint("another owner took over its work; nothing further was written or published")
 	}
 	return nil

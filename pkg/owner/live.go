@@ -34,6 +34,6 @@ func LiveGateway(ctx context.Context, h Home) (*Record, *Status) {
 // ErrGatewayRunning is the one refusal of a command that needs the home to
 // itself while a gateway owns it (exit 3).
 func ErrGatewayRunning(h Home, rec *Record) error {
-	return errs.Refused("gateway_running", "a gateway (pid %d) already owns the state in %s", rec.PID, h.Dir).
+	return errs.Refused(CodeGatewayRunning, "a gateway (pid %d) already owns the state in %s", rec.PID, h.Dir).
 		WithHint("stop it first with 'clawkit gateway stop' if this command needs the state to itself; every other command uses it as is")
 }

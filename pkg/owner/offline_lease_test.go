@@ -33,7 +33,7 @@ func TestOfflineWriteHoldsAFencedLease(t *testing.T) {
 	}
 	var got seen
 	reg := NewRegistry()
-	Register(reg, Op[json.RawMessage, any]{Name: "t.write", Write: true, Run: func(ctx context.Context, env *Env, _ json.RawMessage) (any, error) {
+	Register(reg, Op[json.RawMessage, any]{Name: "t.write", Write: true, Run: func(ctx context.Context, env *OpEnv, _ json.RawMessage) (any, error) {
 		db := env.Store.DB()
 		got.Leases, _ = env.Store.LiveLeases(ctx)
 		got.Inc = env.Store.Engine().(*store.Postgres).Incarnation()
@@ -52,11 +52,11 @@ func TestOfflineWriteHoldsAFencedLease(t *testing.T) {
 		_, got.LateWrite = db.ExecContext(ctx, `UPDATE sessions SET status = 'revoked'`)
 		return map[string]bool{"ok": true}, nil
 	}})
-	Register(reg, Op[json.RawMessage, any]{Name: "t.read", Run: func(ctx context.Context, env *Env, _ json.RawMessage) (any, error) {
+	Register(reg, Op[json.RawMessage, any]{Name: "t.read", Run: func(ctx context.Context, env *OpEnv, _ json.RawMessage) (any, error) {
 		return map[string]int64{"inc": env.Store.Engine().(*store.Postgres).Incarnation()}, nil
 	}})
 	r := &Router{Home: h, Registry: reg, LockTimeout: 0, Version: "test"}
-	if err := r.Call(context.Background(), "t.write", nil, nil); err != nil {
+	if _, err := (Handle[json.RawMessage, any]{Name: "t.write"}).Call(context.Background(), r, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got.Inc == 0 || len(got.Leases) != 1 || got.Leases[0].Kind != "offline" || got.Leases[0].Incarnation != got.Inc || got.Leases[0].PID != os.Getpid() {
@@ -65,11 +65,11 @@ func TestOfflineWriteHoldsAFencedLease(t *testing.T) {
 	if !store.FenceError(got.LateWrite) {
 		t.Fatalf("a write after the lease ran out: %v, want the fence error", got.LateWrite)
 	}
-	var read map[string]int64
-	if err := r.Call(context.Background(), "t.read", nil, &read); err != nil {
+	res, err := (Handle[json.RawMessage, any]{Name: "t.read"}).Call(context.Background(), r, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if read["inc"] != 0 {
+	if read := res.(map[string]int64); read["inc"] != 0 {
 		t.Fatalf("a read-only call took lease %d", read["inc"])
 	}
 	st, err := OpenStore(context.Background(), h, true)

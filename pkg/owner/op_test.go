@@ -22,31 +22,38 @@ func TestOfflineCallPassesValues(t *testing.T) {
 	ran := 0
 	reg := NewRegistry()
 	Register(reg, Op[params, result]{Name: "t.values", Write: true,
-		Check: func(p params) error {
+		Check: func(p params) (params, error) {
 			if p.N < 0 {
-				return errs.Usage("negative", "n is negative")
+				return p, errs.Usage("negative", "n is negative")
 			}
-			return nil
+			p.N *= 10 // normalised: Run sees what Check returned
+			return p, nil
 		},
-		Run: func(ctx context.Context, env *Env, p params) (result, error) {
+		Run: func(ctx context.Context, env *OpEnv, p params) (result, error) {
 			ran++
+			if p.N != 10 {
+				return result{}, errs.Usage("not_normalised", "Run saw n=%d, not Check's 10", p.N)
+			}
 			return result{Local: p.Local}, nil
 		}})
 	h := shortHome(t)
 	r := &Router{Home: h, Registry: reg, LockTimeout: time.Second}
 	x := 7
-	var out result
-	if err := r.Call(context.Background(), "t.values", params{N: 1, Local: &x}, &out); err != nil {
+	h1 := Handle[params, result]{Name: "t.values"}
+	out, err := h1.Call(context.Background(), r, params{N: 1, Local: &x})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if out.Local != &x {
 		t.Fatalf("the values crossed as JSON: %+v", out)
 	}
-	if err := r.Call(context.Background(), "t.values", params{N: -1}, &out); errs.CodeOf(err) != "negative" || ran != 1 {
+	if _, err := h1.Call(context.Background(), r, params{N: -1}); errs.CodeOf(err) != "negative" || ran != 1 {
 		t.Fatalf("check: %v (ran %d)", err, ran)
 	}
-	// Anything else with the same JSON form is decoded strictly.
-	if err := r.Call(context.Background(), "t.values", map[string]any{"n": 1, "x": 1}, nil); errs.CodeOf(err) != CodeInvalidParams {
-		t.Fatalf("unknown field: %v", err)
+	// Parameters of another type are refused before anything is done:
+	// there is no JSON fallback in this process.
+	wrong := Handle[map[string]any, result]{Name: "t.values"}
+	if _, err := wrong.Call(context.Background(), r, map[string]any{"n": 1}); errs.CodeOf(err) != errs.CodeInvalidParams || ran != 1 {
+		t.Fatalf("mistyped params: %v (ran %d)", err, ran)
 	}
 }

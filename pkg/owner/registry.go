@@ -5,35 +5,21 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"reflect"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/clawkit/clawkit/pkg/config"
 	"github.com/clawkit/clawkit/pkg/errs"
-	"github.com/clawkit/clawkit/pkg/store"
 )
 
-// Scope is the authority an operation runs under.
-type Scope interface {
-	// AssertCurrent returns nil while this process still owns the state
-	// (lock held, gateway not retiring) and, when a session was bound, that
-	// session is still active at the same incarnation. Operations call it
-	// after every await and immediately before every external effect.
-	AssertCurrent() error
-}
-
 // Op is one operation: its parameters P and result R are Go values. The
-// router decodes P once, strictly (DecodeParams), so a domain never sees
-// JSON; offline the value itself is handed over, and only a call routed to
-// a gateway crosses the socket as JSON. docs/architecture.md describes the
-// seam.
+// caller names it through its Handle (a typed name, ops.ResearchStart);
+// offline the value itself is handed over, and only a call routed to a
+// gateway crosses the socket as JSON, encoded once and decoded once each
+// way. docs/architecture.md describes the seam.
 type Op[P, R any] struct {
 	Name string
 	// Write is true for operations that change state; read-only ones never
@@ -51,24 +37,26 @@ type Op[P, R any] struct {
 	// database is incomplete or unreachable.
 	FilesOnly bool
 	// Env names the environment variables the operation reads. The
-	// caller's values travel with the call (Env.Getenv), so an operation
+	// caller's values travel with the call (OpEnv.Getenv), so an operation
 	// routed to a gateway sees the caller's environment, not the
 	// gateway's.
 	Env []string
-	// Check holds every refusal that needs no state: it sees only the
-	// parameters. It runs first, in the caller, before the home, its lock
-	// or the database exist (and again in a gateway, which trusts no
-	// client), so a write it refuses creates nothing.
-	Check func(P) error
-	// Admit, for a write, holds the refusals that read the home's files
-	// without changing them (config.json, credentials.json, a plugin's
-	// manifest): the offline executor runs it after Check and before it
-	// takes the owner lock or creates anything. Run still checks
-	// everything itself with the config admitted after ownership: Admit
-	// only moves the refusal earlier.
+	// Check holds every refusal that needs only the parameters, and
+	// returns them normalised (a path cleaned, a default filled in): Admit
+	// and Run see only what Check returned. It runs once on each side of
+	// the socket: in the caller, before the home, its lock or the database
+	// exist (so a write it refuses creates nothing), and again in a
+	// gateway, which trusts no client.
+	Check func(P) (P, error)
+	// Admit, for a write, holds the refusals that read the home's config
+	// and credentials without changing anything (is research enabled, is
+	// the plugin installed): the offline executor runs it after Check and
+	// before it takes the owner lock or creates anything. Run re-checks
+	// only what can change under the lock (config, session, authority).
 	Admit func(pre Pre, p P) error
-	// Run does the work. It is called only with parameters Check accepted.
-	Run func(ctx context.Context, env *Env, p P) (R, error)
+	// Run does the work. It trusts its P: it is called only with
+	// parameters Check returned.
+	Run func(ctx context.Context, env *OpEnv, p P) (R, error)
 }
 
 // Pre is what an Admit check may read: the home (which may not exist yet),
@@ -88,12 +76,15 @@ type Method struct {
 	Scope     string
 	FilesOnly bool
 	Env       []string
+	// Params and Result are P and R (TestHandles compares them with the
+	// handles').
+	Params, Result reflect.Type
 
-	decode func(raw json.RawMessage) (any, error)
+	decode func(dec *json.Decoder) (any, error)
 	value  func(params any) (any, bool)
-	check  func(p any) error
+	check  func(p any) (any, error)
 	admit  func(pre Pre, p any) error
-	run    func(ctx context.Context, env *Env, p any) (any, error)
+	run    func(ctx context.Context, env *OpEnv, p any) (any, error)
 }
 
 // Register adds op to r under its versioned name (VersionedName);
@@ -102,8 +93,9 @@ func Register[P, R any](r *Registry, op Op[P, R]) {
 	if op.Run == nil {
 		panic(fmt.Sprintf("owner: operation %s has no Run", op.Name))
 	}
-	m := Method{Name: op.Name, Write: op.Write, Scope: op.Scope, FilesOnly: op.FilesOnly, Env: append([]string(nil), op.Env...)}
-	m.decode = func(raw json.RawMessage) (any, error) { return DecodeParams[P](raw) }
+	m := Method{Name: op.Name, Write: op.Write, Scope: op.Scope, FilesOnly: op.FilesOnly, Env: append([]string(nil), op.Env...),
+		Params: reflect.TypeFor[P](), Result: reflect.TypeFor[R]()}
+	m.decode = func(dec *json.Decoder) (any, error) { return decodeParams[P](dec) }
 	m.value = func(params any) (any, bool) {
 		switch v := params.(type) {
 		case P:
@@ -115,16 +107,16 @@ func Register[P, R any](r *Registry, op Op[P, R]) {
 		}
 		return nil, false
 	}
-	m.check = func(p any) error {
+	m.check = func(p any) (any, error) {
 		if op.Check == nil {
-			return nil
+			return p, nil
 		}
 		return op.Check(p.(P))
 	}
 	if op.Admit != nil {
 		m.admit = func(pre Pre, p any) error { return op.Admit(pre, p.(P)) }
 	}
-	m.run = func(ctx context.Context, env *Env, p any) (any, error) {
+	m.run = func(ctx context.Context, env *OpEnv, p any) (any, error) {
 		res, err := op.Run(ctx, env, p.(P))
 		if err != nil {
 			return nil, err
@@ -134,66 +126,63 @@ func Register[P, R any](r *Registry, op Op[P, R]) {
 	r.register(m)
 }
 
-// CodeInvalidParams is the one refusal for parameters that do not decode:
-// the same whether they came from this process or through a gateway.
-const CodeInvalidParams = "invalid_params"
-
 // DecodeParams reads an operation's parameters strictly: one JSON object
 // (or null, for an operation without parameters), no unknown fields,
 // nothing after it. Neither a local caller nor a gateway's client is
 // trusted more than the other.
 func DecodeParams[P any](raw json.RawMessage) (P, error) {
-	var v P
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage("{}")
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
+	v, err := decodeParams[P](dec)
+	if err == nil && dec.More() {
+		return v, errs.Usage(errs.CodeInvalidParams, "invalid parameters: data after the object")
+	}
+	return v, err
+}
+
+// decodeParams decodes one parameters value from dec, strictly: what a
+// gateway does in the same pass as the call's envelope (ReadCall).
+func decodeParams[P any](dec *json.Decoder) (P, error) {
+	var v P
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&v); err != nil {
-		return v, errs.Usage(CodeInvalidParams, "invalid parameters: %v", err)
-	}
-	if dec.More() {
-		return v, errs.Usage(CodeInvalidParams, "invalid parameters: data after the object")
+		return v, errs.Usage(errs.CodeInvalidParams, "invalid parameters: %v", err)
 	}
 	return v, nil
 }
 
-// params turns what a caller in this process passed into the operation's
-// P: the value itself when it has that type, else through its JSON form,
-// decoded as strictly as a gateway would.
-func (m Method) params(params any) (any, error) {
-	if p, ok := m.value(params); ok {
-		return p, nil
+// Decode reads m's parameters from JSON, strictly (DecodeParams).
+func (m Method) Decode(raw json.RawMessage) (any, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = json.RawMessage("{}")
 	}
-	var raw json.RawMessage
-	switch v := params.(type) {
-	case json.RawMessage:
-		raw = v
-	case nil:
-	default:
-		b, err := json.Marshal(params)
-		if err != nil {
-			return nil, fmt.Errorf("encode %s params: %w", m.Name, err)
-		}
-		raw = b
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	p, err := m.decode(dec)
+	if err == nil && dec.More() {
+		return nil, errs.Usage(errs.CodeInvalidParams, "invalid parameters: data after the object")
 	}
-	return m.decode(raw)
+	return p, err
 }
 
-// Check runs the operation's stateless checks on decoded parameters.
-func (m Method) Check(p any) error { return m.check(p) }
+// Check runs the operation's parameter checks and returns the normalised
+// parameters.
+func (m Method) Check(p any) (any, error) { return m.check(p) }
 
-// Serve is the gateway's executor step: decode the call's JSON, check it,
-// run it and encode the result.
-func (m Method) Serve(ctx context.Context, env *Env, raw json.RawMessage) (json.RawMessage, error) {
-	p, err := m.decode(raw)
+// Run runs the operation on parameters Check returned (the gateway's
+// executor step).
+func (m Method) Run(ctx context.Context, env *OpEnv, p any) (any, error) { return m.run(ctx, env, p) }
+
+// Serve decodes JSON parameters, checks them, runs the operation and
+// encodes its result: the gateway's steps on a raw body, for tests that
+// drive an operation as a gateway would.
+func (m Method) Serve(ctx context.Context, env *OpEnv, raw json.RawMessage) (json.RawMessage, error) {
+	p, err := m.Decode(raw)
 	if err != nil {
 		return nil, err
 	}
-	if err := m.check(p); err != nil {
-		return nil, err
-	}
-	res, err := m.run(ctx, env, p)
+	res, err := Invoke(ctx, m, env, p)
 	if err != nil {
 		return nil, err
 	}
@@ -204,54 +193,25 @@ func (m Method) Serve(ctx context.Context, env *Env, raw json.RawMessage) (json.
 	return b, nil
 }
 
-// Invoke runs an operation in this process on parameters given as a value
-// (or JSON, decoded strictly) and returns its result as a value.
-func Invoke(ctx context.Context, m Method, env *Env, params any) (any, error) {
-	p, err := m.params(params)
-	if err != nil {
-		return nil, err
+// Invoke checks and runs an operation in this process on its parameter
+// value (P) and returns its result as a value.
+func Invoke(ctx context.Context, m Method, env *OpEnv, params any) (any, error) {
+	p, ok := m.value(params)
+	if !ok {
+		return nil, m.mistyped(params)
 	}
-	if err := m.check(p); err != nil {
+	p, err := m.check(p)
+	if err != nil {
 		return nil, err
 	}
 	return m.run(ctx, env, p)
 }
 
-// assign stores an operation's result into the caller's result pointer:
-// directly when the types fit (the offline executor passes values), else
-// through JSON (a caller decoding into a shape of its own).
-func assign(method string, result, res any) error {
-	if result == nil || res == nil {
-		return nil
-	}
-	dst := reflect.ValueOf(result)
-	if dst.Kind() == reflect.Pointer && !dst.IsNil() {
-		src := reflect.ValueOf(res)
-		t := dst.Elem().Type()
-		switch {
-		case src.Type().AssignableTo(t):
-			dst.Elem().Set(src)
-			return nil
-		case src.Kind() == reflect.Pointer && !src.IsNil() && src.Elem().Type().AssignableTo(t):
-			dst.Elem().Set(src.Elem())
-			return nil
-		}
-	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		return fmt.Errorf("encode %s result: %w", method, err)
-	}
-	return decodeResult(method, b, result)
-}
-
-func decodeResult(method string, b []byte, result any) error {
-	if result == nil || len(b) == 0 {
-		return nil
-	}
-	if err := json.Unmarshal(b, result); err != nil {
-		return fmt.Errorf("decode %s result: %w", method, err)
-	}
-	return nil
+// mistyped is the error for parameters of another type than the
+// operation's P: a programming error (the handles are typed), reported
+// before anything is done.
+func (m Method) mistyped(params any) error {
+	return errs.Usage(errs.CodeInvalidParams, "operation %s takes %v, not %T", m.Name, m.Params, params)
 }
 
 // Authorization scopes of calls (the gateway checks them). A call that
@@ -297,7 +257,7 @@ type Registry struct {
 	methods map[string]Method
 	// Starters run inside a gateway once it owns the state (recovery,
 	// background pollers). They get the gateway's Env and its life's ctx.
-	starters []func(ctx context.Context, env *Env)
+	starters []func(ctx context.Context, env *OpEnv)
 }
 
 // NewRegistry returns an empty registry.
@@ -332,17 +292,17 @@ func (r *Registry) register(m Method) {
 
 // OnGatewayStart adds a function the gateway runs (in its own goroutine)
 // once it owns the state.
-func (r *Registry) OnGatewayStart(f func(ctx context.Context, env *Env)) {
+func (r *Registry) OnGatewayStart(f func(ctx context.Context, env *OpEnv)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.starters = append(r.starters, f)
 }
 
 // Starters returns the gateway start hooks.
-func (r *Registry) Starters() []func(ctx context.Context, env *Env) {
+func (r *Registry) Starters() []func(ctx context.Context, env *OpEnv) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return append([]func(context.Context, *Env){}, r.starters...)
+	return append([]func(context.Context, *OpEnv){}, r.starters...)
 }
 
 // Lookup finds a method by name, with or without its version suffix
@@ -372,199 +332,8 @@ func (r *Registry) Names() []string {
 	return out
 }
 
-// Env is what an operation gets.
-type Env struct {
-	Home     string
-	Store    *store.Store
-	Scope    Scope
-	Now      func() time.Time
-	Progress io.Writer // nil inside the gateway
-	// Gateway is true when the operation runs inside a gateway.
-	Gateway bool
-
-	// getenv is the caller's admitted environment (WithCallerEnv); nil
-	// means this process's own (offline, or a gateway's background work).
-	getenv func(string) string
-
-	scope *scope
-	// config is the config admitted with the call (AdmitConfig): read once,
-	// after ownership, so a change during the call does not change what it
-	// sees.
-	config         *config.Config
-	configErr      error
-	configAdmitted bool
-
-	// effect is set once the operation admitted a write or an external
-	// effect (Admit, MarkEffect): from then on its errors are no longer
-	// refusals before any effect.
-	effect atomic.Bool
-}
-
-// Getenv reads an environment variable as the caller of the operation has
-// it: in a gateway, a variable the operation declared (Op.Env) comes from
-// the call, never from the gateway's own environment.
-func (e *Env) Getenv(k string) string {
-	if e.getenv != nil {
-		return e.getenv(k)
-	}
-	return os.Getenv(k)
-}
-
-// WithCallerEnv makes Getenv answer the names m declares from vals (the
-// call's environment; an absent name is unset) and every other name from
-// this process.
-func (e *Env) WithCallerEnv(m Method, vals map[string]string) {
-	declared := make(map[string]bool, len(m.Env))
-	for _, k := range m.Env {
-		declared[k] = true
-	}
-	e.getenv = func(k string) string {
-		if declared[k] {
-			return vals[k]
-		}
-		return os.Getenv(k)
-	}
-}
-
-// CallerEnv collects the variables m declares from getenv: what a routed
-// call carries.
-func CallerEnv(m Method, lookup func(string) (string, bool)) map[string]string {
-	if len(m.Env) == 0 {
-		return nil
-	}
-	out := map[string]string{}
-	for _, k := range m.Env {
-		if v, ok := lookup(k); ok {
-			out[k] = v
-		}
-	}
-	return out
-}
-
-// AdmitConfig reads the home's config once, as the snapshot the operation
-// sees (AdmittedConfig). Executors call it after they own the state and
-// before the operation runs.
-func (e *Env) AdmitConfig() {
-	e.admitConfig(config.Load(e.Home))
-}
-
-// admitConfig admits a config the executor has just read (the offline
-// executor reads it once, for the engine and the call).
-func (e *Env) admitConfig(cfg *config.Config, err error) {
-	e.config, e.configErr = cfg, err
-	e.configAdmitted = true
-}
-
-// AdmittedConfig returns the config admitted with the call. An Env built
-// without admission (a gateway's long-lived background Env, tests) reads
-// the current config instead: a background pass has no call to admit with.
-func (e *Env) AdmittedConfig() (*config.Config, error) {
-	if e.configAdmitted {
-		return e.config, e.configErr
-	}
-	return config.Load(e.Home)
-}
-
-// Admit is writer admission: the owner fence, checked immediately before a
-// database write or file publication, which it then counts as an effect.
-func (e *Env) Admit() error {
-	if err := e.Fence(); err != nil {
-		return err
-	}
-	e.effect.Store(true)
-	return nil
-}
-
-// Writer is the operation's store with writer admission (Admit) in front
-// of each of the store's own writes (sessions): what write operations use.
-func (e *Env) Writer() *store.Store { return e.Store.Gated(e.Admit) }
-
-// MarkEffect records that an external effect (an HTTP request that may
-// change provider state) is about to be made.
-func (e *Env) MarkEffect() { e.effect.Store(true) }
-
-// EffectBegun reports whether the operation admitted any write or effect.
-func (e *Env) EffectBegun() bool { return e.effect.Load() }
-
-// BindSession loads agentID/sessionKey (creating the default main/cli
-// session on first use; any other must exist), refuses a revoked (exit 3) or
-// refreshing (exit 5) session, and makes Scope.AssertCurrent fail as soon as
-// the session is reset, revoked or starts refreshing.
-func (e *Env) BindSession(ctx context.Context, agentID, sessionKey string) (store.Session, error) {
-	// The default session's first use creates it: that write alone passes
-	// writer admission (an existing session is only read).
-	sess, err := e.Writer().EnsureSession(ctx, agentID, sessionKey, e.Now())
-	if err != nil {
-		return sess, err
-	}
-	if err := store.CheckSessionUsable(sess); err != nil {
-		return sess, err
-	}
-	inc := sess.Incarnation
-	st := e.Store
-	e.scope.add(func() error {
-		cur, err := st.GetSession(context.Background(), agentID, sessionKey)
-		if err != nil {
-			return errs.Refused("session_gone", "session %s of agent %s no longer exists", sessionKey, agentID)
-		}
-		if err := store.CheckSessionUsable(cur); err != nil {
-			return err
-		}
-		if cur.Incarnation != inc {
-			return errs.Refused("session_stale", "session %s of agent %s was reset (incarnation %d, now %d)", sessionKey, agentID, inc, cur.Incarnation).
-				WithHint("start the operation again in the current session")
-		}
-		return nil
-	})
-	return sess, nil
-}
-
-// Fence is the owner fence alone (lock held, owner not retiring), without
-// session checks: writer admission for the operation's database writes and
-// file publications, which must stop the moment ownership ends.
-func (e *Env) Fence() error {
-	if e.scope == nil || e.scope.fence == nil {
-		return nil
-	}
-	return e.scope.fence()
-}
-
-// scope combines the owner fence with any bound session checks.
-type scope struct {
-	fence  func() error
-	mu     sync.Mutex
-	checks []func() error
-}
-
-func (s *scope) add(f func() error) {
-	s.mu.Lock()
-	s.checks = append(s.checks, f)
-	s.mu.Unlock()
-}
-
-func (s *scope) AssertCurrent() error {
-	if err := s.fence(); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	checks := append([]func() error{}, s.checks...)
-	s.mu.Unlock()
-	for _, c := range checks {
-		if err := c(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// NewEnv builds an operation Env whose Scope checks fence first.
-func NewEnv(home string, st *store.Store, fence func() error, now func() time.Time, progress io.Writer, gateway bool) *Env {
-	sc := &scope{fence: fence}
-	return &Env{Home: home, Store: st, Scope: sc, Now: now, Progress: progress, Gateway: gateway, scope: sc}
-}
-
-// ErrRetired is the fence's refusal once ownership is gone.
-func ErrRetired(why string) error {
-	return errs.Refused("owner_retired", "this process no longer owns the clawkit state: %s", why).
-		WithHint("nothing further was published; run the command again")
+// Refusals is a Check for an operation whose parameters need no
+// normalising: f's refusals, the parameters unchanged.
+func Refusals[P any](f func(P) error) func(P) (P, error) {
+	return func(p P) (P, error) { return p, f(p) }
 }

@@ -15,27 +15,30 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 )
 
-// CallRequest is the body of POST /v1/call.
+// CallRequest is the body of POST /v1/call. Params is the operation's
+// parameter value, encoded in the same pass as the envelope; it comes last
+// so that a gateway knows the method before it reads them and decodes them
+// straight into the operation's P (ReadCall).
 type CallRequest struct {
-	Method          string          `json:"method"`
-	Params          json.RawMessage `json:"params"`
-	ExpectedOwnerID string          `json:"expectedOwnerId"`
-	Scopes          []string        `json:"scopes"`
+	Method          string   `json:"method"`
+	ExpectedOwnerID string   `json:"expectedOwnerId"`
+	Scopes          []string `json:"scopes"`
 	// Env is the caller's value of each variable the operation declares
 	// (Op.Env) that is set in the caller: a gateway answers the call
 	// with these, not its own environment.
-	Env map[string]string `json:"env,omitempty"`
+	Env    map[string]string `json:"env,omitempty"`
+	Params any               `json:"params"`
 }
 
 // CallError is a gateway's refusal or failure. MutationAccepted is a
 // pointer because its absence means "unknown".
 type CallError struct {
-	Code             string `json:"code"`
-	Message          string `json:"message"`
-	Hint             string `json:"hint,omitempty"`
-	Kind             int    `json:"kind,omitempty"`
-	MutationAccepted *bool  `json:"mutationAccepted,omitempty"`
-	RetryAfterMs     int64  `json:"retryAfterMs,omitempty"`
+	Code             errs.Code `json:"code"`
+	Message          string    `json:"message"`
+	Hint             string    `json:"hint,omitempty"`
+	Kind             int       `json:"kind,omitempty"`
+	MutationAccepted *bool     `json:"mutationAccepted,omitempty"`
+	RetryAfterMs     int64     `json:"retryAfterMs,omitempty"`
 }
 
 // CallReply is the body the gateway answers.
@@ -182,47 +185,57 @@ func (c *Client) Stop(ctx context.Context) error {
 	return nil
 }
 
-// Call dispatches one call. Once the request may have been written, every
-// failure that the gateway did not classify as "mutation not accepted" is
-// outcome-unknown: the caller must not replay it locally.
+// Call dispatches one call and answers its result as JSON.
 func (c *Client) Call(ctx context.Context, creq CallRequest) (json.RawMessage, error) {
+	var rep CallReply
+	if err := c.CallInto(ctx, creq, &rep); err != nil {
+		return nil, err
+	}
+	return rep.Result, nil
+}
+
+// CallInto dispatches one call: the request is encoded once (its params
+// inside it) and the answer decoded once, into into. Once the request may
+// have been written, every failure that the gateway did not classify as
+// "mutation not accepted" is outcome-unknown: the caller must not replay
+// it locally.
+func (c *Client) CallInto(ctx context.Context, creq CallRequest, into Reply) error {
 	body, err := json.Marshal(creq)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("encode %s params: %w", creq.Method, err)
 	}
 	code, data, err := c.roundTrip(ctx, http.MethodPost, "/v1/call", body, 256<<20)
 	if err != nil {
 		var rt *roundTripError
 		if errors.As(err, &rt) && rt.stage == "dial" {
 			// Nothing was sent: the gateway went away before the call.
-			return nil, errs.Unavailable("gateway_unavailable", "the gateway went away before the call was sent: %v", rt.err).
+			return errs.Unavailable(CodeGatewayUnavailable, "the gateway went away before the call was sent: %v", rt.err).
 				WithRetryAfter(100).WithHint("nothing was sent; run the command again")
 		}
-		return nil, unknown(creq.Method, fmt.Sprintf("the connection to the gateway failed after dispatch: %v", err))
+		return unknown(creq.Method, fmt.Sprintf("the connection to the gateway failed after dispatch: %v", err))
 	}
-	return decodeReply(creq.Method, code, data)
+	return decodeReply(creq.Method, code, data, into)
 }
 
 // decodeReply classifies a gateway reply body. Only an explicit
 // mutationAccepted:false lets an error keep its own kind; anything else that
 // is not a success is outcome-unknown.
-func decodeReply(method string, code int, data []byte) (json.RawMessage, error) {
-	var rep CallReply
-	if err := json.Unmarshal(data, &rep); err != nil {
-		return nil, unknown(method, fmt.Sprintf("the gateway's reply could not be read (HTTP %d): %v", code, err))
+func decodeReply(method string, code int, data []byte, into Reply) error {
+	if err := json.Unmarshal(data, into); err != nil {
+		return unknown(method, fmt.Sprintf("the gateway's reply could not be read (HTTP %d): %v", code, err))
 	}
-	if rep.OK {
-		return rep.Result, nil
+	ok, e := into.head()
+	if ok {
+		return nil
 	}
-	if rep.Error == nil {
-		return nil, unknown(method, fmt.Sprintf("the gateway failed without saying why (HTTP %d)", code))
+	if e == nil {
+		return unknown(method, fmt.Sprintf("the gateway failed without saying why (HTTP %d)", code))
 	}
-	e := rep.Error
 	if e.MutationAccepted == nil {
 		if errs.Kind(e.Kind) == errs.KindUnknown {
-			return nil, &errs.Error{Kind: errs.KindUnknown, Code: e.Code, Message: e.Message, Hint: e.Hint}
+			return &errs.Error{Kind: errs.KindUnknown, Code: e.Code, Message: e.Message, Hint: e.Hint}
 		}
-		return nil, unknown(method, fmt.Sprintf("the gateway reported %s: %s", orDefault(e.Code, "an error"), e.Message))
+		return unknown(method, fmt.Sprintf("the gateway reported %s: %s", orDefault(e.Code, "an error"), e.Message))
 	}
 	if *e.MutationAccepted {
 		// The operation ran and classified its own outcome after an effect
@@ -230,32 +243,97 @@ func decodeReply(method string, code int, data []byte) (json.RawMessage, error) 
 		// unknown outcome stays unknown); without a kind it is unknown.
 		kind := errs.Kind(e.Kind)
 		if kind < errs.KindFailed || kind > errs.KindUnavailable {
-			return nil, unknown(method, fmt.Sprintf("the gateway reported %s: %s", orDefault(e.Code, "an error"), e.Message))
+			return unknown(method, fmt.Sprintf("the gateway reported %s: %s", orDefault(e.Code, "an error"), e.Message))
 		}
-		return nil, &errs.Error{Kind: kind, Code: orDefault(e.Code, "failed"), Message: e.Message, Hint: e.Hint, RetryAfterMs: e.RetryAfterMs}
+		return &errs.Error{Kind: kind, Code: orDefault(e.Code, "failed"), Message: e.Message, Hint: e.Hint, RetryAfterMs: e.RetryAfterMs}
 	}
-	if e.Code == "unknown_method" {
+	if e.Code == errs.CodeUnknownMethod {
 		// The gateway lacks this operation version: it runs an older (or
 		// newer) clawkit. Nothing was done; the call must not be retried
 		// against it, nor run locally while it owns the state.
-		return nil, errs.Refused("gateway_outdated", "the running gateway does not offer operation %s that this clawkit needs", method).
+		return errs.Refused(CodeGatewayOutdated, "the running gateway does not offer operation %s that this clawkit needs", method).
 			WithHint("restart the gateway with this clawkit: 'clawkit gateway stop', then 'clawkit gateway run --detach'")
 	}
 	kind := errs.Kind(e.Kind)
 	if kind < errs.KindFailed || kind > errs.KindUnavailable {
 		kind = errs.KindFailed
 	}
-	return nil, &errs.Error{Kind: kind, Code: orDefault(e.Code, "failed"), Message: e.Message, Hint: e.Hint, RetryAfterMs: e.RetryAfterMs}
+	return &errs.Error{Kind: kind, Code: orDefault(e.Code, "failed"), Message: e.Message, Hint: e.Hint, RetryAfterMs: e.RetryAfterMs}
 }
 
 func unknown(method, msg string) error {
-	return errs.Unknown("outcome_unknown", "%s: outcome unknown: %s", method, msg).
+	return errs.Unknown(CodeOutcomeUnknown, "%s: outcome unknown: %s", method, msg).
 		WithHint("the operation may have taken effect; inspect the state before retrying (it is never replayed automatically)")
 }
 
-func orDefault(s, d string) string {
+func orDefault(s, d errs.Code) errs.Code {
 	if s == "" {
 		return d
 	}
 	return s
+}
+
+// ReadCall decodes a call's body in one pass: the envelope, and its params
+// straight into the operation's P once the method is known (Router's
+// calls write "method" first and "params" last). A body whose params come
+// before its method keeps them raw and decodes them after. m is the zero
+// Method when the gateway has no operation of that exact name; paramsErr
+// is a refusal of the params alone (invalid_params), reported after the
+// envelope's own checks.
+func ReadCall(body io.Reader, lookup func(name string) (Method, bool)) (req CallRequest, m Method, p any, paramsErr, err error) {
+	dec := json.NewDecoder(body)
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		if err == nil {
+			err = fmt.Errorf("the call is not a JSON object")
+		}
+		return req, m, nil, nil, err
+	}
+	var raw json.RawMessage
+	seen, known := false, false
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return req, m, nil, nil, err
+		}
+		key, _ := t.(string)
+		switch key {
+		case "method":
+			err = dec.Decode(&req.Method)
+			m, known = lookup(req.Method)
+		case "expectedOwnerId":
+			err = dec.Decode(&req.ExpectedOwnerID)
+		case "scopes":
+			err = dec.Decode(&req.Scopes)
+		case "env":
+			err = dec.Decode(&req.Env)
+		case "params":
+			seen = true
+			if !known {
+				err = dec.Decode(&raw)
+				break
+			}
+			// The params are the operation's: decoded strictly, once.
+			// A refusal ends the read (the decoder cannot go on), and
+			// the params come last.
+			if p, paramsErr = m.decode(dec); paramsErr != nil {
+				return req, m, nil, paramsErr, nil
+			}
+		default:
+			var skip json.RawMessage
+			err = dec.Decode(&skip)
+		}
+		if err != nil {
+			return req, m, nil, nil, err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return req, m, nil, nil, err
+	}
+	if !known {
+		return req, Method{}, nil, nil, nil
+	}
+	if !seen || raw != nil {
+		p, paramsErr = m.Decode(raw)
+	}
+	return req, m, p, paramsErr, nil
 }

@@ -24,7 +24,9 @@ func FuzzDecodeReply(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		res, err := decodeReply("t.m", 200, data)
+		var got CallReply
+		err := decodeReply("t.m", 200, data, &got)
+		res := got.Result
 		var rep CallReply
 		jsonErr := json.Unmarshal(data, &rep)
 		if err == nil {

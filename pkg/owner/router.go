@@ -2,7 +2,6 @@ package owner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -48,36 +47,32 @@ type Router struct {
 // pollEvery is how often a waiting router re-checks for a gateway.
 const pollEvery = 25 * time.Millisecond
 
-// Call runs method with params and stores its result into result (if not
-// nil). params is the operation's parameter value (or anything with the
-// same JSON form); offline the value is handed over as it is.
+// Route runs the operation named name (with or without its version
+// suffix) on p, its parameter value (a handle's P); Handle.Call is how a
+// call site uses it. The answer of a call run in this process is the
+// result value; a gateway's is decoded into into, once, and Route answers
+// nil.
 //
 // Order, so that a refused call creates nothing: the parameters are
-// decoded and checked (Op.Check) first; a write's Admit reads the home's
-// files next; only then is the home created or its lock taken. A
+// checked and normalised (Op.Check) first; a write's Admit reads the
+// home's files next; only then is the home created or its lock taken. A
 // read-only call on a home nobody ever owned (no lock file, no database)
 // takes no lock: there is nothing to own, and the lock file itself would
 // be something created.
-func (r *Router) Call(ctx context.Context, method string, params, result any) error {
-	m, ok := r.Registry.Lookup(method)
+func (r *Router) Route(ctx context.Context, name string, params any, into Reply) (any, error) {
+	m, ok := r.Registry.Lookup(name)
 	if !ok {
-		return errs.Usage("unknown_method", "unknown operation %q", method)
+		return nil, errs.Usage(errs.CodeUnknownMethod, "unknown operation %q", name)
 	}
-	p, err := m.params(params)
+	p, ok := m.value(params)
+	if !ok {
+		return nil, m.mistyped(params)
+	}
+	p, err := m.check(p)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := m.check(p); err != nil {
-		return err
-	}
-	res, raw, err := r.call(ctx, m, p)
-	if err != nil {
-		return err
-	}
-	if raw != nil {
-		return decodeResult(m.Name, raw, result)
-	}
-	return assign(m.Name, result, res)
+	return r.call(ctx, m, p, into)
 }
 
 func (r *Router) lookupEnv(k string) (string, bool) {
@@ -92,15 +87,15 @@ func (r *Router) getenv(k string) string {
 	return v
 }
 
-// call routes a checked call. A gateway answers JSON (raw); the offline
-// executor answers the value (res).
-func (r *Router) call(ctx context.Context, m Method, p any) (res any, raw json.RawMessage, err error) {
+// call routes a checked call. A gateway's answer is decoded into into; the
+// offline executor answers the value (res).
+func (r *Router) call(ctx context.Context, m Method, p any, into Reply) (res any, err error) {
 	if r.Now == nil {
 		r.Now = time.Now
 	}
 	exists, err := r.Home.Exists()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	// The routing read of config.json (gateway.remote), before ownership;
 	// a write's Admit sees the same read. The operation itself sees the
@@ -114,22 +109,20 @@ func (r *Router) call(ctx context.Context, m Method, p any) (res any, raw json.R
 		explicit = pre.Config.String("gateway.remote")
 	}
 	if explicit != "" {
-		raw, err := r.callExplicit(ctx, m, p, explicit)
-		return nil, raw, err
+		return nil, r.callExplicit(ctx, m, p, explicit, into)
 	}
 	if !m.Write && (!exists || r.neverOwned()) {
 		// Read-only on a home nobody owns: nothing to own, nothing to create.
-		res, err := r.runLocal(ctx, m, p, nil)
-		return res, nil, err
+		return r.runLocal(ctx, m, p, nil)
 	}
 	if m.Write && m.admit != nil {
 		if err := m.admit(pre, p); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	if m.Write && !exists {
 		if err := r.Home.Ensure(); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 
@@ -141,8 +134,8 @@ func (r *Router) call(ctx context.Context, m Method, p any) (res any, raw json.R
 		}
 	}()
 	for {
-		if raw, dispatched, err := r.tryGateway(ctx, m, p); dispatched {
-			return nil, raw, err
+		if dispatched, err := r.tryGateway(ctx, m, p, into); dispatched {
+			return nil, err
 		}
 		if attempt == nil {
 			// About to own the state: a database setting that cannot work
@@ -152,7 +145,7 @@ func (r *Router) call(ctx context.Context, m Method, p any) (res any, raw json.R
 			// database settings.
 			if !m.FilesOnly && pre.ConfigErr == nil {
 				if _, err := store.EngineForEnv(r.Home.Dir, pre.Config, r.getenv, nil); err != nil {
-					return nil, nil, err
+					return nil, err
 				}
 			}
 			attempt = startLockAttempt(r.Home.Lock())
@@ -160,7 +153,7 @@ func (r *Router) call(ctx context.Context, m Method, p any) (res any, raw json.R
 		select {
 		case <-attempt.done:
 			if attempt.err != nil {
-				return nil, nil, errs.Failed("lock_failed", "cannot lock %s: %v", r.Home.Lock(), attempt.err).
+				return nil, errs.Failed(errs.CodeLockFailed, "cannot lock %s: %v", r.Home.Lock(), attempt.err).
 					WithHint("check that the home is a writable folder")
 			}
 			lock := attempt.lock
@@ -171,14 +164,13 @@ func (r *Router) call(ctx context.Context, m Method, p any) (res any, raw json.R
 			if rec, _ := ReadRecord(r.Home); rec != nil {
 				RemoveRecord(r.Home, rec.OwnerID)
 			}
-			res, err := r.runLocal(ctx, m, p, lock)
-			return res, nil, err
+			return r.runLocal(ctx, m, p, lock)
 		case <-ctx.Done():
-			return nil, nil, errs.Unavailable("interrupted", "interrupted while waiting for the state-owner lock")
+			return nil, errs.Unavailable(errs.CodeInterrupted, "interrupted while waiting for the state-owner lock")
 		case <-time.After(pollEvery):
 		}
 		if time.Now().After(deadline) {
-			return nil, nil, r.busy()
+			return nil, r.busy()
 		}
 	}
 }
@@ -195,12 +187,8 @@ func (r *Router) neverOwned() bool {
 }
 
 // wire is a checked call as it crosses the socket.
-func (r *Router) wire(m Method, p any, owner string) (CallRequest, error) {
-	b, err := json.Marshal(p)
-	if err != nil {
-		return CallRequest{}, fmt.Errorf("encode %s params: %w", m.Name, err)
-	}
-	return CallRequest{Method: m.Name, Params: b, ExpectedOwnerID: owner, Scopes: scopesOf(m), Env: CallerEnv(m, r.lookupEnv)}, nil
+func (r *Router) wire(m Method, p any, owner string) CallRequest {
+	return CallRequest{Method: m.Name, ExpectedOwnerID: owner, Scopes: scopesOf(m), Env: CallerEnv(m, r.lookupEnv), Params: p}
 }
 
 func (r *Router) busy() error {
@@ -209,43 +197,38 @@ func (r *Router) busy() error {
 	if pid > 0 {
 		who = fmt.Sprintf("pid %d", pid)
 	}
-	return errs.Unavailable("owner_busy", "the clawkit state in %s is owned by %s (waited %s for the owner lock)", r.Home.Dir, who, r.LockTimeout).
+	return errs.Unavailable(CodeOwnerBusy, "the clawkit state in %s is owned by %s (waited %s for the owner lock)", r.Home.Dir, who, r.LockTimeout).
 		WithHint("wait for that command to finish, start a gateway to share the state, or raise --lock-timeout")
 }
 
 // tryGateway dispatches to a live gateway if there is one. dispatched
 // reports whether the request was sent (or definitively refused before
 // sending because the owner changed).
-func (r *Router) tryGateway(ctx context.Context, m Method, p any) (json.RawMessage, bool, error) {
+func (r *Router) tryGateway(ctx context.Context, m Method, p any, into Reply) (bool, error) {
 	rec, st := LiveGateway(ctx, r.Home)
 	if st == nil || st.OwnerID != rec.OwnerID {
-		return nil, false, nil
+		return false, nil
 	}
 	if st.Retiring {
-		return nil, true, errs.Unavailable("gateway_stopping", "the gateway (pid %d) is stopping", rec.PID).
+		return true, errs.Unavailable(errs.CodeGatewayStopping, "the gateway (pid %d) is stopping", rec.PID).
 			WithRetryAfter(1000).WithHint("retry once it has stopped")
 	}
 	// Re-read the record right before dispatch: the owner must not have
 	// changed between the status check and the call.
 	again, _ := ReadRecord(r.Home)
 	if again == nil || again.PID != rec.PID || again.OwnerID != rec.OwnerID {
-		return nil, true, errs.Refused("owner_changed", "the state owner changed before dispatch").
+		return true, errs.Refused(CodeOwnerChanged, "the state owner changed before dispatch").
 			WithHint("nothing was sent; run the command again")
-	}
-	req, err := r.wire(m, p, rec.OwnerID)
-	if err != nil {
-		return nil, true, err
 	}
 	c := NewClient(rec.Socket)
 	defer c.Close()
-	out, err := c.Call(ctx, req)
-	return out, true, err
+	return true, c.CallInto(ctx, r.wire(m, p, rec.OwnerID), into)
 }
 
-func (r *Router) callExplicit(ctx context.Context, m Method, p any, target string) (json.RawMessage, error) {
+func (r *Router) callExplicit(ctx context.Context, m Method, p any, target string, into Reply) error {
 	path, ok := strings.CutPrefix(target, "unix:")
 	if !ok || path == "" {
-		return nil, errs.Usage("invalid_gateway", "invalid gateway address %q", target).WithHint("use unix:PATH")
+		return errs.Usage(CodeInvalidGateway, "invalid gateway address %q", target).WithHint("use unix:PATH")
 	}
 	c := NewClient(path)
 	defer c.Close()
@@ -253,14 +236,10 @@ func (r *Router) callExplicit(ctx context.Context, m Method, p any, target strin
 	st, err := c.Status(sctx)
 	cancel()
 	if err != nil {
-		return nil, errs.Unavailable("gateway_unavailable", "the gateway at %s does not answer: %v", target, err).
+		return errs.Unavailable(CodeGatewayUnavailable, "the gateway at %s does not answer: %v", target, err).
 			WithHint("start it, or drop --gateway/gateway.remote to run locally; an explicit gateway is never replaced by a local run")
 	}
-	req, err := r.wire(m, p, st.OwnerID)
-	if err != nil {
-		return nil, err
-	}
-	return c.Call(ctx, req)
+	return c.CallInto(ctx, r.wire(m, p, st.OwnerID), into)
 }
 
 // scopesOf is what a call asks for: only the scope its operation needs.
@@ -280,14 +259,14 @@ func (r *Router) runLocal(ctx context.Context, m Method, p any, lock *Lock) (res
 		return nil
 	}
 	// The call's one read of config.json after ownership: it selects the
-	// engine and is the snapshot the operation sees (AdmittedConfig).
+	// engine and is the snapshot the operation sees (OpEnv.Config).
 	cfg, cfgErr := config.Load(r.Home.Dir)
 	if m.FilesOnly {
 		// The home's files only: the owner lock is the whole fence, and
 		// no engine is resolved.
-		env := NewEnv(r.Home.Dir, nil, fence, r.Now, r.Progress, false)
+		env := NewOpEnv(r.Home.Dir, nil, fence, r.Now, r.Progress, false)
 		env.getenv = r.getenv
-		env.admitConfig(cfg, cfgErr)
+		env.snapshotConfig(cfg, cfgErr)
 		return m.run(ctx, env, p)
 	}
 	_, statErr := os.Stat(r.Home.DB())
@@ -343,9 +322,9 @@ func (r *Router) runLocal(ctx context.Context, m Method, p any, lock *Lock) (res
 			return lease.Check()
 		}
 	}
-	env := NewEnv(r.Home.Dir, st, leased, r.Now, r.Progress, false)
+	env := NewOpEnv(r.Home.Dir, st, leased, r.Now, r.Progress, false)
 	env.getenv = r.getenv
-	env.admitConfig(cfg, cfgErr) // the call's config snapshot
+	env.snapshotConfig(cfg, cfgErr) // the call's config snapshot
 	res, err = m.run(ctx, env, p)
 	// A server lost mid-operation is exit 5 (or 4 after a write), as
 	// through a gateway.
@@ -377,7 +356,7 @@ func openStore(ctx context.Context, h Home, readOnly bool, cfg *config.Config, c
 				if errs.As(err) != nil {
 					return nil, err // e.g. PostgreSQL down: exit 5, the server's message
 				}
-				return nil, errs.Failed("store_unreadable", "cannot read the database: %v", err)
+				return nil, errs.Failed(errs.CodeStoreUnreadable, "cannot read the database: %v", err)
 			} else if !ok {
 				e = store.SQLite{Path: ":memory:"}
 			}
@@ -404,7 +383,7 @@ func AcquireExclusive(ctx context.Context, h Home, timeout time.Duration) (*Lock
 			r := &Router{Home: h, LockTimeout: timeout}
 			return nil, r.busy()
 		}
-		return nil, errs.Failed("lock_failed", "cannot lock %s: %v", h.Lock(), err)
+		return nil, errs.Failed(errs.CodeLockFailed, "cannot lock %s: %v", h.Lock(), err)
 	}
 	if rec, _ := ReadRecord(h); rec != nil {
 		RemoveRecord(h, rec.OwnerID)

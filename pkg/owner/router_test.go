@@ -14,11 +14,14 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 )
 
+// writeOp is the handle of the test registry's t.write.
+var writeOp = Handle[json.RawMessage, any]{Name: "t.write"}
+
 func testRegistry(calls *atomic.Int32) *Registry {
 	r := NewRegistry()
-	Register(r, Op[json.RawMessage, any]{Name: "t.write", Write: true, Run: func(ctx context.Context, env *Env, p json.RawMessage) (any, error) {
+	Register(r, Op[json.RawMessage, any]{Name: "t.write", Write: true, Run: func(ctx context.Context, env *OpEnv, p json.RawMessage) (any, error) {
 		calls.Add(1)
-		return map[string]bool{"ok": true}, env.Scope.AssertCurrent()
+		return map[string]bool{"ok": true}, env.Fence.AssertCurrent()
 	}})
 	return r
 }
@@ -64,7 +67,7 @@ func TestOwnerChangedBeforeDispatch(t *testing.T) {
 	}
 	var calls atomic.Int32
 	r := &Router{Home: h, Registry: testRegistry(&calls), LockTimeout: time.Second}
-	err = r.Call(context.Background(), "t.write", map[string]int{}, nil)
+	_, err = writeOp.Call(context.Background(), r, json.RawMessage(`{}`))
 	if e := errs.As(err); e == nil || e.Code != "owner_changed" || e.Kind != errs.KindRefused {
 		t.Fatalf("err = %v, want owner_changed refusal", err)
 	}
@@ -80,7 +83,7 @@ func TestStaleRecordIgnored(t *testing.T) {
 	WriteRecord(h, Record{OwnerID: "dead", PID: 1 << 22, Socket: h.Socket()})
 	var calls atomic.Int32
 	r := &Router{Home: h, Registry: testRegistry(&calls), LockTimeout: time.Second}
-	if err := r.Call(context.Background(), "t.write", map[string]int{}, nil); err != nil {
+	if _, err := writeOp.Call(context.Background(), r, json.RawMessage(`{}`)); err != nil {
 		t.Fatal(err)
 	}
 	if calls.Load() != 1 {
@@ -95,15 +98,15 @@ func TestStaleRecordIgnored(t *testing.T) {
 func TestFenceFailsWhenLockReplaced(t *testing.T) {
 	h := shortHome(t)
 	r := NewRegistry()
-	Register(r, Op[json.RawMessage, any]{Name: "t.replace", Write: true, Run: func(ctx context.Context, env *Env, p json.RawMessage) (any, error) {
-		if err := env.Scope.AssertCurrent(); err != nil {
+	Register(r, Op[json.RawMessage, any]{Name: "t.replace", Write: true, Run: func(ctx context.Context, env *OpEnv, p json.RawMessage) (any, error) {
+		if err := env.Fence.AssertCurrent(); err != nil {
 			t.Errorf("fence failed before replacement: %v", err)
 		}
 		os.Remove(h.Lock())
 		os.WriteFile(h.Lock(), nil, 0o600)
-		return nil, env.Scope.AssertCurrent()
+		return nil, env.Fence.AssertCurrent()
 	}})
-	err := (&Router{Home: h, Registry: r, LockTimeout: time.Second}).Call(context.Background(), "t.replace", struct{}{}, nil)
+	_, err := (Handle[json.RawMessage, any]{Name: "t.replace"}).Call(context.Background(), &Router{Home: h, Registry: r, LockTimeout: time.Second}, json.RawMessage(`{}`))
 	if errs.CodeOf(err) != "owner_retired" {
 		t.Fatalf("err = %v, want owner_retired", err)
 	}

@@ -3,6 +3,7 @@ package owner
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -16,8 +17,8 @@ func TestBindSession(t *testing.T) {
 	h := shortHome(t)
 	ctx := context.Background()
 	reg := NewRegistry()
-	var step func(env *Env) error
-	Register(reg, Op[json.RawMessage, any]{Name: "t.bound", Write: true, Run: func(ctx context.Context, env *Env, p json.RawMessage) (any, error) {
+	var step func(env *OpEnv) error
+	Register(reg, Op[json.RawMessage, any]{Name: "t.bound", Write: true, Run: func(ctx context.Context, env *OpEnv, p json.RawMessage) (any, error) {
 		var in struct{ Key string }
 		json.Unmarshal(p, &in)
 		if _, err := env.BindSession(ctx, "main", in.Key); err != nil {
@@ -28,10 +29,13 @@ func TestBindSession(t *testing.T) {
 				return nil, err
 			}
 		}
-		return nil, env.Scope.AssertCurrent()
+		return nil, env.Fence.AssertCurrent()
 	}})
 	r := &Router{Home: h, Registry: reg, LockTimeout: time.Second}
-	call := func(key string) error { return r.Call(ctx, "t.bound", map[string]string{"Key": key}, nil) }
+	call := func(key string) error {
+		_, err := (Handle[json.RawMessage, any]{Name: "t.bound"}).Call(ctx, r, json.RawMessage(fmt.Sprintf(`{"Key":%q}`, key)))
+		return err
+	}
 
 	// The default session is created on first use; others must exist.
 	if err := call("cli"); err != nil {
@@ -56,7 +60,7 @@ func TestBindSession(t *testing.T) {
 	}
 	st.UpdateSession(ctx, "main", "cli", "reset", 0, now)
 	// Reset while the operation runs: the scope goes stale.
-	step = func(env *Env) error {
+	step = func(env *OpEnv) error {
 		_, err := env.Store.UpdateSession(ctx, "main", "cli", "reset", 0, now)
 		return err
 	}

@@ -17,7 +17,7 @@ func TestOfflineStoreClosedBeforeLockReleased(t *testing.T) {
 	next := make(chan bool, 1)
 	reg := NewRegistry()
 	Register(reg, Op[struct{}, bool]{Name: "t.settle", Write: true,
-		Run: func(ctx context.Context, env *Env, _ struct{}) (bool, error) {
+		Run: func(ctx context.Context, env *OpEnv, _ struct{}) (bool, error) {
 			if _, err := env.Writer().CreateSession(ctx, "main", "settle", env.Now()); err != nil {
 				return false, err
 			}
@@ -42,8 +42,7 @@ func TestOfflineStoreClosedBeforeLockReleased(t *testing.T) {
 			return true, nil
 		}})
 	r := &Router{Home: h, Registry: reg, LockTimeout: time.Second}
-	var ok bool
-	if err := r.Call(context.Background(), "t.settle", struct{}{}, &ok); err != nil || !ok {
+	if ok, err := (Handle[struct{}, bool]{Name: "t.settle"}).Call(context.Background(), r, struct{}{}); err != nil || !ok {
 		t.Fatalf("call: %v %v", ok, err)
 	}
 	select {

@@ -26,6 +26,19 @@ type Manifest struct {
 	Name           string // "" when absent
 	Version        string // "" when absent
 	AgentSkillsDir string // "" when the plugin does not author skills
+	// Kinds are the exclusive plugin kinds the manifest declares ("kind":
+	// a string or a list, e.g. "memory", "context-engine"); empty when
+	// absent.
+	Kinds []string
+	// Contracts is the manifest's static capability-ownership snapshot
+	// ("contracts": each key a list of ids, e.g. tools, speechProviders),
+	// keys sorted by the caller. Only `plugins inspect` shows it; the
+	// rest of clawkit acts on none of it.
+	Contracts map[string][]string
+	// Problems are parts of "kind" and "contracts" that are not of the
+	// documented shape: reported by `plugins inspect`, never fatal (they
+	// are OpenClaw's business, and a skill command must not fail on them).
+	Problems []string
 }
 
 // ValidID is the one plugin id rule, for a manifest's "id" and for an id
@@ -86,5 +99,43 @@ func Parse(data []byte) (*Manifest, error) {
 		}
 		m.AgentSkillsDir = dir
 	}
+	m.Kinds = stringList(obj["kind"], "kind", &m.Problems)
+	if raw, present := obj["contracts"]; present && raw != nil {
+		cs, ok := raw.(map[string]any)
+		if !ok {
+			m.Problems = append(m.Problems, "\"contracts\" is not an object")
+		} else {
+			m.Contracts = map[string][]string{}
+			for k, v := range cs {
+				if l := stringList(v, "contracts."+k, &m.Problems); l != nil {
+					m.Contracts[k] = l
+				}
+			}
+		}
+	}
 	return m, nil
+}
+
+// stringList reads a string or a list of strings; anything else is noted
+// in problems and read as nothing.
+func stringList(v any, key string, problems *[]string) []string {
+	switch t := v.(type) {
+	case nil:
+		return nil
+	case string:
+		return []string{t}
+	case []any:
+		out := make([]string, 0, len(t))
+		for _, e := range t {
+			s, ok := e.(string)
+			if !ok {
+				*problems = append(*problems, fmt.Sprintf("%q holds a value that is not a string", key))
+				return nil
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	*problems = append(*problems, fmt.Sprintf("%q is not a string or a list of strings", key))
+	return nil
 }

@@ -1,6 +1,7 @@
 package pluginmanifest
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -25,6 +26,32 @@ func TestParse(t *testing.T) {
 		`{"id":"a/b"}`, `{"id":".."}`, `{"id":" x"}`, `{"id":"x\u202e"}`, `{"id":"x","name":1}`, `{"id":"x","version":[]}`, `{"id":"x",}` + strings.Repeat(" ", MaxBytes)} {
 		if _, err := Parse([]byte(in)); err == nil {
 			t.Errorf("Parse(%.40q) accepted", in)
+		}
+	}
+}
+
+// kind and contracts: read when of the documented shape, otherwise noted
+// as problems and never fatal.
+func TestParseKindsContracts(t *testing.T) {
+	m, err := Parse([]byte(`{id: 'mem', kind: ['memory', 'context-engine'], contracts: {tools: ['recall'], embeddingProviders: []}}`))
+	if err != nil || !reflect.DeepEqual(m.Kinds, []string{"memory", "context-engine"}) ||
+		!reflect.DeepEqual(m.Contracts, map[string][]string{"tools": {"recall"}, "embeddingProviders": {}}) || len(m.Problems) != 0 {
+		t.Fatalf("%+v %v", m, err)
+	}
+	m, err = Parse([]byte(`{id: 'one', kind: 'memory'}`))
+	if err != nil || !reflect.DeepEqual(m.Kinds, []string{"memory"}) || m.Contracts != nil {
+		t.Fatalf("%+v %v", m, err)
+	}
+	for in, want := range map[string]string{
+		`{id: 'x', kind: 3}`:                         `"kind" is not a string or a list of strings`,
+		`{id: 'x', kind: ['a', 1]}`:                  `"kind" holds a value that is not a string`,
+		`{id: 'x', contracts: []}`:                   `"contracts" is not an object`,
+		`{id: 'x', contracts: {tools: {a: 1}}}`:      `"contracts.tools" is not a string or a list of strings`,
+		`{id: 'x', contracts: {tools: ['a', null]}}`: `"contracts.tools" holds a value that is not a string`,
+	} {
+		m, err := Parse([]byte(in))
+		if err != nil || len(m.Problems) != 1 || m.Problems[0] != want {
+			t.Errorf("%s: %+v %v; want problem %s", in, m, err, want)
 		}
 	}
 }

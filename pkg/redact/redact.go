@@ -41,40 +41,53 @@ func IsSecretParam(name string) bool {
 	return secretParams[strings.ReplaceAll(strings.ToLower(name), "-", "_")]
 }
 
-// URL returns raw with its userinfo password (or a lone user name that
-// carries a token) and every secret query value replaced by Mask. Text
-// that does not parse as a URL with a scheme is returned by URLsIn's rules
-// so that nothing credential-shaped survives a parse failure.
+// URL returns raw with its userinfo (a password, or a lone user name,
+// which often is a token) and every secret query value replaced by Mask.
+// It edits the text in place rather than re-serialising a parsed URL, so
+// nothing else about the URL changes and redacting twice changes nothing.
 func URL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" || u.Opaque != "" {
-		return scrubUnparsed(raw)
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok || scheme == "" {
+		return scrubParams(raw)
 	}
-	changed := false
-	if u.User != nil {
-		if _, ok := u.User.Password(); ok {
-			u.User = url.UserPassword(u.User.Username(), Mask)
-		} else {
-			u.User = url.User(Mask)
+	authEnd := strings.IndexAny(rest, "/?#")
+	if authEnd < 0 {
+		authEnd = len(rest)
+	}
+	if at := strings.LastIndex(rest[:authEnd], "@"); at >= 0 {
+		user, _, hasPass := strings.Cut(rest[:at], ":")
+		if hasPass {
+			rest = user + ":" + Mask + rest[at:]
+		} else if rest[:at] != Mask {
+			rest = Mask + rest[at:]
 		}
-		changed = true
-	}
-	if u.RawQuery != "" {
-		parts := strings.Split(u.RawQuery, "&")
-		for i, p := range parts {
-			name, _, hasValue := strings.Cut(p, "=")
-			dn, _ := url.QueryUnescape(name)
-			if hasValue && IsSecretParam(dn) {
-				parts[i] = name + "=" + Mask
-				changed = true
-			}
+		authEnd = strings.IndexAny(rest, "/?#")
+		if authEnd < 0 {
+			authEnd = len(rest)
 		}
-		u.RawQuery = strings.Join(parts, "&")
 	}
-	if !changed {
-		return raw
+	path := rest[authEnd:]
+	q := strings.IndexByte(path, '?')
+	if q < 0 {
+		return scheme + "://" + rest
 	}
-	return u.String()
+	frag := ""
+	query := path[q+1:]
+	if h := strings.IndexByte(query, '#'); h >= 0 {
+		query, frag = query[:h], query[h:]
+	}
+	parts := strings.Split(query, "&")
+	for i, p := range parts {
+		name, _, hasValue := strings.Cut(p, "=")
+		dn, err := url.QueryUnescape(name)
+		if err != nil {
+			dn = name
+		}
+		if hasValue && IsSecretParam(dn) {
+			parts[i] = name + "=" + Mask
+		}
+	}
+	return scheme + "://" + rest[:authEnd] + path[:q+1] + strings.Join(parts, "&") + frag
 }
 
 var urlInText = sync.OnceValue(func() *regexp.Regexp {
@@ -93,15 +106,6 @@ func URLsIn(s string) string {
 		return s
 	}
 	s = urlInText().ReplaceAllStringFunc(s, URL)
-	return scrubParams(s)
-}
-
-func scrubUnparsed(s string) string {
-	if scheme, rest, ok := strings.Cut(s, "://"); ok {
-		if at := strings.LastIndex(rest, "@"); at >= 0 && !strings.ContainsAny(rest[:at], "/?#") {
-			s = scheme + "://" + Mask + "@" + rest[at+1:]
-		}
-	}
 	return scrubParams(s)
 }
 

@@ -23,7 +23,7 @@ func (s *Service) admitStart(pre owner.Pre, p StartParams) error {
 	if s.Getenv != nil || getenv == nil {
 		getenv = s.getenv
 	}
-	_, _, _, err := s.checkStart(pre.Home, &p, func() (Settings, error) {
+	_, _, err := s.authority(pre.Home, func() (Settings, error) {
 		if pre.ConfigErr != nil {
 			return Settings{}, pre.ConfigErr
 		}
@@ -55,24 +55,38 @@ func (s *Service) admitRPC(pre owner.Pre, raw json.RawMessage) error {
 	case ActionStart:
 		return s.admitStart(pre, rpcStart(c, rpc.Request))
 	case ActionPoll, ActionCancel:
-		return checkJobRef(JobParams{Caller: c, Handle: rpc.Request.Handle})
+		_, err := checkJobRef(JobParams{Caller: c, Handle: rpc.Request.Handle})
+		return err
 	}
 	return nil
 }
 
-// checkJobRef validates the caller and the job id or handle of a call.
-func checkJobRef(p JobParams) error {
+// checkJobRef validates the caller, the job id or handle and the report
+// destination of a call, and returns them with the caller's defaults.
+func checkJobRef(p JobParams) (JobParams, error) {
 	if err := p.Caller.defaults(); err != nil {
-		return err
+		return p, err
+	}
+	if err := checkOut(p.Out); err != nil {
+		return p, err
 	}
 	if p.Job != "" {
 		if !ValidJobID(p.Job) {
-			return errInvalidJobID(p.Job)
+			return p, errInvalidJobID(p.Job)
 		}
-		return nil
+		return p, nil
 	}
 	if err := google.CheckHandle(p.Handle); err != nil {
-		return errs.Usage("invalid_handle", "invalid handle: %v", err)
+		return p, errs.Usage(CodeInvalidHandle, "invalid handle: %v", err)
 	}
-	return nil
+	return p, nil
+}
+
+// checkWait is a wait's checkJobRef and its timeout.
+func checkWait(p WaitParams) (WaitParams, error) {
+	var err error
+	if p.JobParams, err = checkJobRef(p.JobParams); err != nil {
+		return p, err
+	}
+	return p, checkWaitTimeout(p.TimeoutMs)
 }

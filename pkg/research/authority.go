@@ -37,7 +37,7 @@ func (c *Caller) defaults() error {
 // bind binds the caller's session to env's scope, waiting a bounded number
 // of times while it is refreshing (reacquiring authority each time). A
 // revoked session is refused at once.
-func (s *Service) bind(ctx context.Context, env *owner.Env, c Caller) (store.Session, error) {
+func (s *Service) bind(ctx context.Context, env *owner.OpEnv, c Caller) (store.Session, error) {
 	b := s.budgets()
 	for attempt := 0; ; attempt++ {
 		sess, err := env.BindSession(ctx, c.AgentID, c.SessionKey)
@@ -45,7 +45,7 @@ func (s *Service) bind(ctx context.Context, env *owner.Env, c Caller) (store.Ses
 			return sess, nil
 		}
 		e := errs.As(err)
-		if e == nil || e.Code != "session_refreshing" || attempt >= b.RefreshRetries {
+		if e == nil || e.Code != store.CodeSessionRefreshing || attempt >= b.RefreshRetries {
 			return sess, err
 		}
 		if err := s.sleep(ctx, refreshWait(e, b)); err != nil {
@@ -72,7 +72,7 @@ func (s *Service) assertWithRefresh(ctx context.Context, assert func() error) er
 	for attempt := 0; ; attempt++ {
 		err := assert()
 		e := errs.As(err)
-		if err == nil || e == nil || e.Code != "session_refreshing" || attempt >= b.RefreshRetries {
+		if err == nil || e == nil || e.Code != store.CodeSessionRefreshing || attempt >= b.RefreshRetries {
 			return err
 		}
 		if err := s.sleep(ctx, refreshWait(e, b)); err != nil {
@@ -85,7 +85,7 @@ func (s *Service) assertWithRefresh(ctx context.Context, assert func() error) er
 // same agent and session, the session's incarnation unchanged since the
 // job was bound, research still enabled, and the same profile, credential
 // account and endpoint as at submission. It returns the pinned credential.
-func (s *Service) custody(ctx context.Context, env *owner.Env, j *Job, c Caller) (credential, error) {
+func (s *Service) custody(ctx context.Context, env *owner.OpEnv, j *Job, c Caller) (credential, error) {
 	if err := checkCaller(j, c); err != nil {
 		return credential{}, err
 	}
@@ -101,7 +101,7 @@ func (s *Service) custody(ctx context.Context, env *owner.Env, j *Job, c Caller)
 // report, and needs no HTTP.
 func checkCaller(j *Job, c Caller) error {
 	if c.AgentID != j.AgentID || c.SessionKey != j.SessionKey {
-		return errs.Refused("foreign_owner", "research job %s belongs to session %s of agent %s, not %s of %s", j.ID, j.SessionKey, j.AgentID, c.SessionKey, c.AgentID).
+		return errs.Refused(CodeForeignOwner, "research job %s belongs to session %s of agent %s, not %s of %s", j.ID, j.SessionKey, j.AgentID, c.SessionKey, c.AgentID).
 			WithHint("use --agent %s --session %s, the identity that started it", j.AgentID, j.SessionKey)
 	}
 	return nil
@@ -109,9 +109,9 @@ func checkCaller(j *Job, c Caller) error {
 
 // jobAuthority is the part of custody that does not depend on the caller:
 // the session's incarnation, then the pinned credential (credentialFor).
-func (s *Service) jobAuthority(env *owner.Env, j *Job, sess store.Session) (credential, error) {
+func (s *Service) jobAuthority(env *owner.OpEnv, j *Job, sess store.Session) (credential, error) {
 	if sess.Incarnation != j.SessionIncarnation {
-		return credential{}, errs.Refused("stale_owner", "research job %s was started in incarnation %d of session %s; the session is now at %d", j.ID, j.SessionIncarnation, j.SessionKey, sess.Incarnation).
+		return credential{}, errs.Refused(CodeStaleOwner, "research job %s was started in incarnation %d of session %s; the session is now at %d", j.ID, j.SessionIncarnation, j.SessionKey, sess.Incarnation).
 			WithHint("the session was reset; the job can no longer be polled or cancelled from it")
 	}
 	return credentialFor(j, s.loadAuthView(env))
@@ -133,7 +133,7 @@ type authView struct {
 // credentials.json and the base URL override: both files are only ever
 // replaced by atomic renames, so any change gives a new identity and a
 // fresh read, while the poller's batches cost two stat calls.
-func (s *Service) loadAuthView(env *owner.Env) *authView {
+func (s *Service) loadAuthView(env *owner.OpEnv) *authView {
 	home, getenv := env.Home, s.callEnv(env)
 	key := fileIdentity(filepath.Join(home, config.FileName)) + "|" + fileIdentity(filepath.Join(home, auth.FileName)) + "|" + getenv(EnvBaseURL)
 	s.authMu.Lock()
@@ -176,18 +176,18 @@ func credentialFor(j *Job, v *authView) (credential, error) {
 		return credential{}, v.setErr
 	}
 	if v.set.ProfileID != j.ProfileID {
-		return credential{}, errs.Refused("profile_substituted", "research job %s is pinned to profile %q; the configured profile is now %q", j.ID, j.ProfileID, v.set.ProfileID).
+		return credential{}, errs.Refused(CodeProfileSubstituted, "research job %s is pinned to profile %q; the configured profile is now %q", j.ID, j.ProfileID, v.set.ProfileID).
 			WithHint("set %s.profileId back to %q to poll or cancel it", ConfigPath, j.ProfileID)
 	}
 	if v.set.BaseURL != j.BaseURL {
-		return credential{}, errs.Refused("endpoint_changed", "research job %s was submitted to %s; the configured endpoint is now %s", j.ID, j.BaseURL, v.set.BaseURL).
+		return credential{}, errs.Refused(CodeEndpointChanged, "research job %s was submitted to %s; the configured endpoint is now %s", j.ID, j.BaseURL, v.set.BaseURL).
 			WithHint("restore the endpoint (%s.baseUrl, %s.apiVersion or %s) the job was submitted to", ConfigPath, ConfigPath, EnvBaseURL)
 	}
 	if v.credErr != nil {
 		return credential{}, v.credErr
 	}
 	if v.cred.Account != j.CredentialAccount {
-		return credential{}, errs.Refused("credential_substituted", "profile %q now holds a different credential (account %s) than the one research job %s was submitted with (%s)", j.ProfileID, v.cred.Account, j.ID, j.CredentialAccount).
+		return credential{}, errs.Refused(CodeCredentialSubstituted, "profile %q now holds a different credential (account %s) than the one research job %s was submitted with (%s)", j.ProfileID, v.cred.Account, j.ID, j.CredentialAccount).
 			WithHint("restore the original API key in profile %q; a job is only polled with the key that created it", j.ProfileID)
 	}
 	return v.cred, nil
@@ -197,13 +197,13 @@ func credentialFor(j *Job, v *authView) (credential, error) {
 // a finished job's report: its session is usable and still at the
 // incarnation the job was bound to. The session is bound to the scope, so
 // AssertCurrent right before delivery re-checks it.
-func (s *Service) deliveryAuthority(ctx context.Context, env *owner.Env, j *Job, c Caller) error {
+func (s *Service) deliveryAuthority(ctx context.Context, env *owner.OpEnv, j *Job, c Caller) error {
 	sess, err := s.bind(ctx, env, c)
 	if err != nil {
 		return err
 	}
 	if sess.Incarnation != j.SessionIncarnation {
-		return errs.Refused("stale_owner", "research job %s was started in incarnation %d of session %s; the session is now at %d", j.ID, j.SessionIncarnation, j.SessionKey, sess.Incarnation).
+		return errs.Refused(CodeStaleOwner, "research job %s was started in incarnation %d of session %s; the session is now at %d", j.ID, j.SessionIncarnation, j.SessionKey, sess.Incarnation).
 			WithHint("the session was reset; the job's report is not delivered to it (it stays under %s)", jobDir(env.Home, j.ID))
 	}
 	return nil
@@ -213,14 +213,14 @@ func (s *Service) deliveryAuthority(ctx context.Context, env *owner.Env, j *Job,
 // the job's pinned profile, endpoint and credential account) and returns
 // the credential. It is called immediately before every provider effect,
 // after any wait, so a change made meanwhile refuses the effect.
-func (s *Service) providerAuthority(env *owner.Env, j *Job) (credential, error) {
+func (s *Service) providerAuthority(env *owner.OpEnv, j *Job) (credential, error) {
 	return credentialFor(j, s.loadAuthView(env))
 }
 
 // effectAuthority is the check right before an external effect: the owner
 // fence and bound session (AssertCurrent), then the provider authority.
-func (s *Service) effectAuthority(env *owner.Env, j *Job) (credential, error) {
-	if err := env.Scope.AssertCurrent(); err != nil {
+func (s *Service) effectAuthority(env *owner.OpEnv, j *Job) (credential, error) {
+	if err := env.Fence.AssertCurrent(); err != nil {
 		return credential{}, err
 	}
 	cred, err := s.providerAuthority(env, j)
@@ -238,23 +238,23 @@ func (s *Service) effectAuthority(env *owner.Env, j *Job) (credential, error) {
 // does not exist is refused unless it is the default one (created on first
 // use), and a refreshing session is waited for a bounded number of times,
 // re-read each time, then reported as temporarily unavailable (exit 5).
-func (s *Service) describeAccess(ctx context.Context, env *owner.Env, c Caller) error {
+func (s *Service) describeAccess(ctx context.Context, env *owner.OpEnv, c Caller) error {
 	b := s.budgets()
 	for attempt := 0; ; attempt++ {
 		sess, err := env.Store.GetSession(ctx, c.AgentID, c.SessionKey)
 		if err != nil {
-			if errs.CodeOf(err) != "session_not_found" {
+			if errs.CodeOf(err) != errs.CodeSessionNotFound {
 				return err
 			}
 			if c.AgentID == store.DefaultAgent && c.SessionKey == store.DefaultSession {
 				return nil
 			}
 			e := errs.As(err)
-			return errs.Refused("session_not_found", "%s", e.Message).WithHint("%s", e.Hint)
+			return errs.Refused(errs.CodeSessionNotFound, "%s", e.Message).WithHint("%s", e.Hint)
 		}
 		err = store.CheckSessionUsable(sess)
 		e := errs.As(err)
-		if err == nil || e == nil || e.Code != "session_refreshing" || attempt >= b.RefreshRetries {
+		if err == nil || e == nil || e.Code != store.CodeSessionRefreshing || attempt >= b.RefreshRetries {
 			return err
 		}
 		if err := s.sleep(ctx, refreshWait(e, b)); err != nil {
@@ -264,13 +264,13 @@ func (s *Service) describeAccess(ctx context.Context, env *owner.Env, c Caller) 
 }
 
 // settings reads the activation from the config admitted with the call
-// (owner.Env.AdmittedConfig): what the operation uses (endpoint, agent,
+// (owner.OpEnv.AdmittedConfig): what the operation uses (endpoint, agent,
 // profile) does not change if config.json changes during the call. The
 // provider authority checks before each effect (providerAuthority) read
 // the current files instead: a change can refuse an effect, never alter
 // what the call uses.
-func (s *Service) settings(env *owner.Env) (Settings, error) {
-	cfg, err := env.AdmittedConfig()
+func (s *Service) settings(env *owner.OpEnv) (Settings, error) {
+	cfg, err := env.Config()
 	if err != nil {
 		return Settings{}, err
 	}

@@ -74,7 +74,7 @@ func BenchmarkRunPollerRealTime(b *testing.B) {
 	f.fake.NoLog = true
 	f.svc = &Service{Getenv: func(string) string { return "" }, Budgets: Budgets{MaxPolls: 1 << 30}}
 	ctx := context.Background()
-	env := owner.NewEnv(f.home, f.st, func() error { return nil }, time.Now, nil, true)
+	env := owner.NewOpEnv(f.home, f.st, func() error { return nil }, time.Now, nil, true)
 	if _, err := env.BindSession(ctx, "main", "cli"); err != nil {
 		b.Fatal(err)
 	}

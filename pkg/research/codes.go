@@ -24,8 +24,6 @@ const (
 	CodeIdempotencyKeyReused errs.Code = "idempotency_key_reused"
 	// CodeInteractionNotFound: (see the message)
 	CodeInteractionNotFound errs.Code = "interaction_not_found"
-	// CodeInvalidConfig: unknown key ….…
-	CodeInvalidConfig errs.Code = "invalid_config"
 	// CodeInvalidField: output.format must be a string
 	CodeInvalidField errs.Code = "invalid_field"
 	// CodeInvalidHandle: invalid handle: …
@@ -36,8 +34,6 @@ const (
 	CodeInvalidJobId errs.Code = "invalid_job_id"
 	// CodeInvalidJson: invalid JSON: …
 	CodeInvalidJson errs.Code = "invalid_json"
-	// CodeInvalidOut: --out must be an absolute path (got …)
-	CodeInvalidOut errs.Code = "invalid_out"
 	// CodeInvalidQuestion: the question is empty
 	CodeInvalidQuestion errs.Code = "invalid_question"
 	// CodeInvalidShape: expected a JSON object
@@ -90,14 +86,8 @@ const (
 	CodeReportMissing errs.Code = "report_missing"
 	// CodeResearchDisabled: Google research is not enabled
 	CodeResearchDisabled errs.Code = "research_disabled"
-	// CodeSessionGone: session … of agent … no longer exists
-	CodeSessionGone errs.Code = "session_gone"
-	// CodeSessionNotFound: (see the message)
-	CodeSessionNotFound errs.Code = "session_not_found"
 	// CodeStaleOwner: research job … was started in incarnation … of session …; the session is now at …
 	CodeStaleOwner errs.Code = "stale_owner"
-	// CodeStoreError: cannot …: …
-	CodeStoreError errs.Code = "store_error"
 	// CodeSubmissionInProgress: research job … is being submitted right now; it has no receipt yet
 	CodeSubmissionInProgress errs.Code = "submission_in_progress"
 	// CodeSubmissionInterrupted: research job … was being submitted by an owner that is gone; no receipt was recorded, so whether the provider accepted it is unknown

@@ -95,7 +95,7 @@ func ErrorResponse(err error) Response {
 	if e == nil {
 		return r
 	}
-	r.Reason = e.Code
+	r.Reason = string(e.Code)
 	switch e.Kind {
 	case errs.KindUsage:
 		r.State = "invalid"
@@ -124,7 +124,7 @@ type JobStateError struct {
 func (e *JobStateError) Error() string { return e.Err.Error() }
 func (e *JobStateError) Unwrap() error { return e.Err }
 
-func invalid(code, format string, args ...any) *errs.Error {
+func invalid(code errs.Code, format string, args ...any) *errs.Error {
 	return errs.Usage(code, format, args...).WithHint("see 'clawkit research rpc --help' and docs/research.md for the google.research.v1 envelope")
 }
 
@@ -134,7 +134,7 @@ func invalid(code, format string, args ...any) *errs.Error {
 // with a stable code; nothing is silently ignored.
 func DecodeRPC(data []byte) (*RPC, error) {
 	if len(data) > MaxEnvelopeBytes {
-		return nil, invalid("envelope_too_large", "request is %d bytes; the limit is %d", len(data), MaxEnvelopeBytes)
+		return nil, invalid(CodeEnvelopeTooLarge, "request is %d bytes; the limit is %d", len(data), MaxEnvelopeBytes)
 	}
 	obj, err := strictObject(data)
 	if err != nil {
@@ -145,12 +145,12 @@ func DecodeRPC(data []byte) (*RPC, error) {
 		switch k {
 		case "request", "sessionKey", "agentId":
 		default:
-			return nil, invalid("unknown_field", "unknown field %q in the RPC wrapper", k)
+			return nil, invalid(CodeUnknownField, "unknown field %q in the RPC wrapper", k)
 		}
 	}
 	raw, ok := obj["request"]
 	if !ok {
-		return nil, invalid("missing_field", "the RPC wrapper has no \"request\"")
+		return nil, invalid(CodeMissingField, "the RPC wrapper has no \"request\"")
 	}
 	if rpc.SessionKey, err = stringField(obj, "sessionKey", true, MaxIDBytes); err != nil {
 		return nil, err
@@ -175,10 +175,10 @@ func DecodeRequest(data []byte) (*Request, error) {
 	var req Request
 	vraw, ok := obj["version"]
 	if !ok {
-		return nil, invalid("missing_field", "the request has no \"version\"")
+		return nil, invalid(CodeMissingField, "the request has no \"version\"")
 	}
 	if string(bytes.TrimSpace(vraw)) != "1" {
-		return nil, invalid("unsupported_version", "unsupported request version %s; this clawkit speaks version 1", string(bytes.TrimSpace(vraw)))
+		return nil, invalid(CodeUnsupportedVersion, "unsupported request version %s; this clawkit speaks version 1", string(bytes.TrimSpace(vraw)))
 	}
 	req.Version = 1
 	if req.Action, err = stringField(obj, "action", true, 32); err != nil {
@@ -188,7 +188,7 @@ func DecodeRequest(data []byte) (*Request, error) {
 		return nil, err
 	}
 	if req.Service != "" && req.Service != ServiceID {
-		return nil, invalid("unsupported_service", "unsupported service %q; this is %s", req.Service, ServiceID)
+		return nil, invalid(CodeUnsupportedService, "unsupported service %q; this is %s", req.Service, ServiceID)
 	}
 	allowed := map[string]bool{"version": true, "action": true, "service": true}
 	switch req.Action {
@@ -198,11 +198,11 @@ func DecodeRequest(data []byte) (*Request, error) {
 	case ActionPoll, ActionCancel:
 		allowed["handle"] = true
 	default:
-		return nil, invalid("unsupported_action", "unsupported action %q; expected describe, start, poll or cancel", req.Action)
+		return nil, invalid(CodeUnsupportedAction, "unsupported action %q; expected describe, start, poll or cancel", req.Action)
 	}
 	for k := range obj {
 		if !allowed[k] {
-			return nil, invalid("unknown_field", "field %q is not part of a %s request", k, req.Action)
+			return nil, invalid(CodeUnknownField, "field %q is not part of a %s request", k, req.Action)
 		}
 	}
 	switch req.Action {
@@ -211,7 +211,7 @@ func DecodeRequest(data []byte) (*Request, error) {
 			return nil, err
 		}
 		if strings.TrimSpace(req.Question) == "" {
-			return nil, invalid("invalid_question", "the question is empty")
+			return nil, invalid(CodeInvalidQuestion, "the question is empty")
 		}
 		if raw, ok := obj["output"]; ok {
 			out, err := decodeOutput(raw)
@@ -243,20 +243,20 @@ func decodeOutput(raw json.RawMessage) (*Output, error) {
 		switch k {
 		case "format":
 			if err := unmarshalStrict(v, &out.Format); err != nil {
-				return nil, invalid("invalid_field", "output.format must be a string")
+				return nil, invalid(CodeInvalidField, "output.format must be a string")
 			}
 		case "maxReportBytes":
 			var n json.Number
 			if err := unmarshalStrict(v, &n); err != nil {
-				return nil, invalid("invalid_field", "output.maxReportBytes must be a number")
+				return nil, invalid(CodeInvalidField, "output.maxReportBytes must be a number")
 			}
 			i, err := n.Int64()
 			if err != nil {
-				return nil, invalid("invalid_field", "output.maxReportBytes must be an integer")
+				return nil, invalid(CodeInvalidField, "output.maxReportBytes must be an integer")
 			}
 			out.MaxReportBytes = i
 		default:
-			return nil, invalid("unsupported_constraint", "unsupported output constraint %q; supported: format, maxReportBytes", k)
+			return nil, invalid(CodeUnsupportedConstraint, "unsupported output constraint %q; supported: format, maxReportBytes", k)
 		}
 	}
 	if err := out.Validate(); err != nil {
@@ -268,10 +268,10 @@ func decodeOutput(raw json.RawMessage) (*Output, error) {
 // Validate checks the output constraints against what the service supports.
 func (o *Output) Validate() error {
 	if o.Format != "" && o.Format != "markdown" {
-		return invalid("unsupported_constraint", "unsupported output format %q; only markdown is supported", o.Format)
+		return invalid(CodeUnsupportedConstraint, "unsupported output format %q; only markdown is supported", o.Format)
 	}
 	if o.MaxReportBytes < 0 || o.MaxReportBytes > HardReportMax || (o.MaxReportBytes > 0 && o.MaxReportBytes < 64) {
-		return invalid("invalid_field", "maxReportBytes %d is out of range (64..%d)", o.MaxReportBytes, HardReportMax)
+		return invalid(CodeInvalidField, "maxReportBytes %d is out of range (64..%d)", o.MaxReportBytes, HardReportMax)
 	}
 	return nil
 }
@@ -284,11 +284,11 @@ func strictObject(data []byte) (map[string]json.RawMessage, error) {
 	}
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return nil, invalid("invalid_shape", "expected a JSON object")
+		return nil, invalid(CodeInvalidShape, "expected a JSON object")
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(trimmed, &obj); err != nil {
-		return nil, invalid("invalid_json", "invalid JSON: %v", err)
+		return nil, invalid(CodeInvalidJson, "invalid JSON: %v", err)
 	}
 	return obj, nil
 }
@@ -305,15 +305,15 @@ func checkJSON(data []byte) error {
 	}
 	switch e.Kind {
 	case strictjson.InvalidUTF8:
-		return invalid("invalid_json", "the request is not valid UTF-8")
+		return invalid(CodeInvalidJson, "the request is not valid UTF-8")
 	case strictjson.DuplicateKey:
-		return invalid("duplicate_field", "duplicate field %q", e.Key)
+		return invalid(CodeDuplicateField, "duplicate field %q", e.Key)
 	case strictjson.TooDeep:
-		return invalid("invalid_json", "JSON nested deeper than %d levels", maxDepth)
+		return invalid(CodeInvalidJson, "JSON nested deeper than %d levels", maxDepth)
 	case strictjson.Trailing:
-		return invalid("invalid_json", "unexpected data after the JSON value")
+		return invalid(CodeInvalidJson, "unexpected data after the JSON value")
 	}
-	return invalid("invalid_json", "invalid JSON: %v", e.Err)
+	return invalid(CodeInvalidJson, "invalid JSON: %v", e.Err)
 }
 
 const maxDepth = 32
@@ -329,22 +329,22 @@ func stringField(obj map[string]json.RawMessage, name string, required bool, max
 	raw, ok := obj[name]
 	if !ok {
 		if required {
-			return "", invalid("missing_field", "the request has no %q", name)
+			return "", invalid(CodeMissingField, "the request has no %q", name)
 		}
 		return "", nil
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", invalid("invalid_field", "field %q must be a string", name)
+		return "", invalid(CodeInvalidField, "field %q must be a string", name)
 	}
 	if required && s == "" {
-		return "", invalid("invalid_field", "field %q is empty", name)
+		return "", invalid(CodeInvalidField, "field %q is empty", name)
 	}
 	if len(s) > max {
-		return "", invalid("invalid_field", "field %q is %d bytes; the limit is %d", name, len(s), max)
+		return "", invalid(CodeInvalidField, "field %q is %d bytes; the limit is %d", name, len(s), max)
 	}
 	if strings.ContainsRune(s, 0) {
-		return "", invalid("invalid_field", "field %q contains NUL", name)
+		return "", invalid(CodeInvalidField, "field %q contains NUL", name)
 	}
 	return s, nil
 }
@@ -374,6 +374,6 @@ type DescribeConstraints struct {
 // errAsOf is returned for start requests carrying asOf: the Interactions API
 // has no as-of-date control, so honouring it silently would be a lie.
 func errAsOf() error {
-	return errs.Usage("unsupported_constraint", "asOf is not supported by the managed Google research service (it has no as-of-date control)").
+	return errs.Usage(CodeUnsupportedConstraint, "asOf is not supported by the managed Google research service (it has no as-of-date control)").
 		WithHint("remove --as-of / \"asOf\"; state the date in the question if it matters")
 }

@@ -31,7 +31,7 @@ func TestDecodeRPCAccepts(t *testing.T) {
 }
 
 func TestDecodeRPCRejects(t *testing.T) {
-	cases := map[string]string{
+	cases := map[string]errs.Code{
 		``:               "invalid_json",
 		`[]`:             "invalid_shape",
 		`{"request":{}}`: "missing_field",
@@ -62,7 +62,7 @@ func TestDecodeRPCRejects(t *testing.T) {
 			t.Errorf("%s: got %s/%s (%v), want usage/%s", in, errs.KindOf(err), errs.CodeOf(err), err, code)
 		}
 		r := ErrorResponse(err)
-		if r.OK || r.Version != 1 || r.State != "invalid" || r.Reason != code {
+		if r.OK || r.Version != 1 || r.State != "invalid" || r.Reason != string(code) {
 			t.Errorf("%s: envelope %+v", in, r)
 		}
 	}

@@ -95,7 +95,7 @@ func scanJob(row interface{ Scan(...any) error }, extra ...any) (*Job, error) {
 }
 
 func storeErr(what string, err error) error {
-	return errs.Failed("store_error", "cannot %s: %v", what, err).Wrap(err)
+	return errs.Failed(errs.CodeStoreError, "cannot %s: %v", what, err).Wrap(err)
 }
 
 func nullable(s string) any {
@@ -122,7 +122,7 @@ type jobStore struct {
 }
 
 // jobsOf is the job table of an operation, admitted by its owner fence.
-func jobsOf(env *owner.Env) jobStore { return jobStore{st: env.Store, fence: env.Admit} }
+func jobsOf(env *owner.OpEnv) jobStore { return jobStore{st: env.Store, fence: env.BeginWrite} }
 
 func (s jobStore) admit() error {
 	if s.fence == nil {
@@ -162,7 +162,7 @@ func (s jobStore) get(ctx context.Context, id string) (*Job, error) {
 	}
 	j, err := scanJob(st.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, errs.Failed("job_not_found", "no research job %s", id).WithHint("'clawkit research list' shows the jobs of this home")
+		return nil, errs.Failed(CodeJobNotFound, "no research job %s", id).WithHint("'clawkit research list' shows the jobs of this home")
 	}
 	if err != nil {
 		return nil, storeErr("read the research job", err)
@@ -197,7 +197,7 @@ func (s jobStore) getWithSession(ctx context.Context, id string) (*Job, *store.S
 	var status sql.NullString
 	j, err := scanJob(st.QueryRowContext(ctx, id), &inc, &status, &retry)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil, errs.Failed("job_not_found", "no research job %s", id).WithHint("'clawkit research list' shows the jobs of this home")
+		return nil, nil, errs.Failed(CodeJobNotFound, "no research job %s", id).WithHint("'clawkit research list' shows the jobs of this home")
 	}
 	if err != nil {
 		return nil, nil, storeErr("read the research job", err)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"database/sql"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -64,8 +65,11 @@ func validIdempotencyKey(k string) bool {
 // Start submits a research job. The create request is sent at most once:
 // whatever happens after it may have left, it is never sent again for this
 // job.
-func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*StartResult, error) {
-	out, set, cred, err := s.checkStart(env.Home, &p, func() (Settings, error) { return s.settings(env) })
+func (s *Service) Start(ctx context.Context, env *owner.OpEnv, p StartParams) (*StartResult, error) {
+	// Check normalised p (caller, output); what can change under the lock
+	// (settings, credential) is read again here.
+	out := Output{Format: p.OutputFormat, MaxReportBytes: p.MaxReportBytes}
+	set, cred, err := s.authority(env.Home, func() (Settings, error) { return s.settings(env) })
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +91,7 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 			return nil, false, nil
 		}
 		if old.Question != p.Question {
-			return nil, true, errs.Usage("idempotency_key_reused", "idempotency key %q was used for research job %s with a different question", p.IdempotencyKey, old.ID).
+			return nil, true, errs.Usage(CodeIdempotencyKeyReused, "idempotency key %q was used for research job %s with a different question", p.IdempotencyKey, old.ID).
 				WithHint("use a new key for a new question")
 		}
 		if _, err := s.jobAuthority(env, old, sess); err != nil {
@@ -144,7 +148,7 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 	// provider authority read again (research may have been disabled, or
 	// the profile or key replaced, while the session was refreshing).
 	if cred, err = s.effectAuthority(env, j); err != nil {
-		j.State, j.ErrorCode, j.ErrorMessage = StateNotSent, errs.CodeOf(err), err.Error()
+		j.State, j.ErrorCode, j.ErrorMessage = StateNotSent, string(errs.CodeOf(err)), err.Error()
 		j.FinishedAt = ms(env.Now())
 		_ = js.update(context.WithoutCancel(ctx), j, env.Now())
 		return nil, err
@@ -163,7 +167,7 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 	j.SubmittedAt = ms(env.Now())
 	j.NextPollAt = ms(env.Now().Add(s.interval(env.Now(), j.SubmittedAt, 0)))
 	if err := s.recordReceipt(wctx, env, js, j); err != nil {
-		return nil, errs.Unknown("receipt_not_recorded", "the provider accepted research job %s as interaction %s, but recording the receipt failed: %v", j.ID, it.ID, err).
+		return nil, errs.Unknown(CodeReceiptNotRecorded, "the provider accepted research job %s as interaction %s, but recording the receipt failed: %v", j.ID, it.ID, err).
 			WithHint("do not start it again; inspect the provider account for interaction %s", it.ID)
 	}
 	return &StartResult{Job: j.ID, Handle: j.Handle, State: j.State, Status: j.ProviderStatus}, nil
@@ -172,39 +176,39 @@ func (s *Service) Start(ctx context.Context, env *owner.Env, p StartParams) (*St
 // createFailed records a failed create as not-sent (proved not accepted)
 // or indeterminate (may have been accepted) and returns the classified
 // error.
-func (s *Service) createFailed(ctx context.Context, env *owner.Env, js jobStore, j *Job, err error) error {
+func (s *Service) createFailed(ctx context.Context, env *owner.OpEnv, js jobStore, j *Job, err error) error {
 	ge := google.AsError(err)
 	var out *errs.Error
 	state := StateIndeterminate
 	switch {
 	case ge != nil && ge.NotSent && ge.Auth:
 		state = StateNotSent
-		out = errs.Refused("provider_refused_credential", "%s", ge.Msg).
+		out = errs.Refused(CodeProviderRefusedCredential, "%s", ge.Msg).
 			WithHint("check the API key of profile %q (clawkit auth add %s --provider google --api-key-env GEMINI_API_KEY)", j.ProfileID, j.ProfileID)
 	case ge != nil && ge.NotSent && ge.Temporary:
 		state = StateNotSent
-		out = errs.Unavailable("provider_busy", "%s; research job %s was not submitted", ge.Msg, j.ID).
+		out = errs.Unavailable(CodeProviderBusy, "%s; research job %s was not submitted", ge.Msg, j.ID).
 			WithHint("start it again later")
 		if ge.RetryAfter > 0 {
 			out = out.WithRetryAfter(ge.RetryAfter.Milliseconds())
 		}
 	case ge != nil && ge.NotSent:
 		state = StateNotSent
-		out = errs.Failed("not_sent", "%s; research job %s was not submitted", ge.Msg, j.ID).
+		out = errs.Failed(CodeNotSent, "%s; research job %s was not submitted", ge.Msg, j.ID).
 			WithHint("fix the cause and start it again; nothing was submitted")
 	default:
 		msg := err.Error()
 		if ge != nil {
 			msg = ge.Msg
 		}
-		out = errs.Unknown("create_outcome_unknown", "%s; research job %s may or may not have been submitted", msg, j.ID).
+		out = errs.Unknown(CodeCreateOutcomeUnknown, "%s; research job %s may or may not have been submitted", msg, j.ID).
 			WithHint("it is never resubmitted automatically: inspect the Interactions of your provider account before starting it again")
 	}
 	out = out.Wrap(err)
-	j.State, j.ErrorCode, j.ErrorMessage = state, out.Code, out.Message
+	j.State, j.ErrorCode, j.ErrorMessage = state, string(out.Code), out.Message
 	j.FinishedAt = ms(env.Now())
 	if uerr := js.update(ctx, j, env.Now()); uerr != nil {
-		return errs.Unknown("create_outcome_unknown", "%s; recording it also failed: %v", out.Message, uerr).
+		return errs.Unknown(CodeCreateOutcomeUnknown, "%s; recording it also failed: %v", out.Message, uerr).
 			WithHint("inspect the provider account before starting it again")
 	}
 	return &JobStateError{State: state, Err: out}
@@ -220,20 +224,20 @@ func (s *Service) jobOutcomeErr(j *Job) error {
 	switch j.State {
 	case StateSubmitting:
 		if _, inFlight := s.pending.Load(j.ID); inFlight {
-			return errs.Unavailable("submission_in_progress", "research job %s is being submitted right now; it has no receipt yet", j.ID).
+			return errs.Unavailable(CodeSubmissionInProgress, "research job %s is being submitted right now; it has no receipt yet", j.ID).
 				WithRetryAfter(1000).WithHint("look again in a moment: 'clawkit research show %s'", j.ID)
 		}
-		return &JobStateError{State: j.State, Err: errs.Unknown("submission_interrupted", "research job %s was being submitted by an owner that is gone; no receipt was recorded, so whether the provider accepted it is unknown", j.ID).
+		return &JobStateError{State: j.State, Err: errs.Unknown(CodeSubmissionInterrupted, "research job %s was being submitted by an owner that is gone; no receipt was recorded, so whether the provider accepted it is unknown", j.ID).
 			WithHint("run 'clawkit research recover' to classify it (it is never resubmitted), then inspect the provider account")}
 	case StateIndeterminate:
-		return &JobStateError{State: j.State, Err: errs.Unknown("create_outcome_unknown", "research job %s has an unknown submission outcome: %s", j.ID, j.ErrorMessage).
+		return &JobStateError{State: j.State, Err: errs.Unknown(CodeCreateOutcomeUnknown, "research job %s has an unknown submission outcome: %s", j.ID, j.ErrorMessage).
 			WithHint("inspect the provider account; clawkit never resubmits it")}
 	case StateNotSent:
 		hint := "nothing was submitted; 'clawkit research start' submits the question again as a new job"
 		if j.IdempotencyKey != "" {
 			hint = "nothing was submitted; use a new idempotency key to submit the question again"
 		}
-		return &JobStateError{State: j.State, Err: errs.Failed("not_sent", "research job %s was never submitted: %s", j.ID, j.ErrorMessage).
+		return &JobStateError{State: j.State, Err: errs.Failed(CodeNotSent, "research job %s was never submitted: %s", j.ID, j.ErrorMessage).
 			WithHint("%s", hint)}
 	}
 	return nil
@@ -276,7 +280,7 @@ type PollResult struct {
 	Citations []google.Citation `json:"citations,omitempty"`
 }
 
-func (s *Service) lookup(ctx context.Context, env *owner.Env, p JobParams) (*Job, error) {
+func (s *Service) lookup(ctx context.Context, env *owner.OpEnv, p JobParams) (*Job, error) {
 	js := jobsOf(env)
 	if p.Job != "" {
 		if !ValidJobID(p.Job) {
@@ -290,7 +294,7 @@ func (s *Service) lookup(ctx context.Context, env *owner.Env, p JobParams) (*Job
 		return j, err
 	}
 	if err := google.CheckHandle(p.Handle); err != nil {
-		return nil, errs.Usage("invalid_handle", "invalid handle: %v", err)
+		return nil, errs.Usage(CodeInvalidHandle, "invalid handle: %v", err)
 	}
 	j, err := js.byHandle(ctx, p.Handle)
 	if err != nil {
@@ -299,14 +303,14 @@ func (s *Service) lookup(ctx context.Context, env *owner.Env, p JobParams) (*Job
 	if j == nil {
 		// An unknown handle is someone else's interaction as far as this
 		// home knows: it is never sent to the provider.
-		return nil, errs.Refused("unknown_handle", "no research job of this home has handle %q", p.Handle).
+		return nil, errs.Refused(CodeUnknownHandle, "no research job of this home has handle %q", p.Handle).
 			WithHint("a handle is only an identifier; poll jobs started from this home")
 	}
 	return j, nil
 }
 
 // Poll polls a job once (after custody checks) and applies the result.
-func (s *Service) Poll(ctx context.Context, env *owner.Env, p JobParams) (*PollResult, error) {
+func (s *Service) Poll(ctx context.Context, env *owner.OpEnv, p JobParams) (*PollResult, error) {
 	if err := p.Caller.defaults(); err != nil {
 		return nil, err
 	}
@@ -323,7 +327,7 @@ func (s *Service) Poll(ctx context.Context, env *owner.Env, p JobParams) (*PollR
 				return nil, err
 			}
 		}
-		if err := s.deliver(ctx, env, j, p.Out, env.Scope.AssertCurrent); err != nil {
+		if err := s.deliver(ctx, env, j, p.Out, env.Fence.AssertCurrent); err != nil {
 			return nil, err
 		}
 		return s.view(env, j), s.jobOutcomeErr(j)
@@ -332,17 +336,17 @@ func (s *Service) Poll(ctx context.Context, env *owner.Env, p JobParams) (*PollR
 	if err != nil {
 		return nil, err
 	}
-	j, err = s.pollOnce(ctx, env, j.ID, cred, env.Scope.AssertCurrent, false)
+	j, err = s.pollOnce(ctx, env, j.ID, cred, env.Fence.AssertCurrent, false)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.deliver(ctx, env, j, p.Out, env.Scope.AssertCurrent); err != nil {
+	if err := s.deliver(ctx, env, j, p.Out, env.Fence.AssertCurrent); err != nil {
 		return nil, err
 	}
 	return s.view(env, j), nil
 }
 
-func (s *Service) view(env *owner.Env, j *Job) *PollResult {
+func (s *Service) view(env *owner.OpEnv, j *Job) *PollResult {
 	r := &PollResult{Job: j, Done: TerminalState(j.State)}
 	if j.Published {
 		r.ReportDir = jobDir(env.Home, j.ID)
@@ -354,29 +358,29 @@ func classifyPollErr(j *Job, err error) *errs.Error {
 	ge := google.AsError(err)
 	switch {
 	case ge == nil:
-		return errs.Unavailable("poll_failed", "poll of research job %s failed: %v", j.ID, err).Wrap(err)
+		return errs.Unavailable(CodePollFailed, "poll of research job %s failed: %v", j.ID, err).Wrap(err)
 	case ge.Auth:
-		return errs.Refused("provider_refused_credential", "%s", ge.Msg).
+		return errs.Refused(CodeProviderRefusedCredential, "%s", ge.Msg).
 			WithHint("the API key of profile %q no longer has access to interaction %s", j.ProfileID, j.Handle).Wrap(err)
 	case ge.TooLarge:
-		return errs.Failed("response_too_large", "%s; research job %s ends failed and is not polled again", ge.Msg, j.ID).
+		return errs.Failed(CodeResponseTooLarge, "%s; research job %s ends failed and is not polled again", ge.Msg, j.ID).
 			WithHint("the handle %s is kept: inspect the interaction in the provider account", j.Handle).Wrap(err)
 	case ge.Temporary:
-		e := errs.Unavailable("provider_unavailable", "%s", ge.Msg).WithHint("the job keeps its state; poll again later")
+		e := errs.Unavailable(CodeProviderUnavailable, "%s", ge.Msg).WithHint("the job keeps its state; poll again later")
 		if ge.RetryAfter > 0 {
 			e = e.WithRetryAfter(ge.RetryAfter.Milliseconds())
 		}
 		return e.Wrap(err)
 	case ge.HTTPStatus == http.StatusNotFound:
-		return errs.Failed("interaction_not_found", "%s", ge.Msg).
+		return errs.Failed(CodeInteractionNotFound, "%s", ge.Msg).
 			WithHint("the provider does not know interaction %s for this key", j.Handle).Wrap(err)
 	}
-	return errs.Failed("poll_failed", "%s", ge.Msg).Wrap(err)
+	return errs.Failed(CodePollFailed, "%s", ge.Msg).Wrap(err)
 }
 
 // Cancel records the intent, asks the provider, and polls once: the job is
 // cancelled only when a poll shows status cancelled.
-func (s *Service) Cancel(ctx context.Context, env *owner.Env, p JobParams) (*PollResult, error) {
+func (s *Service) Cancel(ctx context.Context, env *owner.OpEnv, p JobParams) (*PollResult, error) {
 	if err := p.Caller.defaults(); err != nil {
 		return nil, err
 	}
@@ -391,10 +395,10 @@ func (s *Service) Cancel(ctx context.Context, env *owner.Env, p JobParams) (*Pol
 	case j.State == StateCancelled:
 		return s.view(env, j), nil
 	case TerminalState(j.State) && j.Handle != "":
-		return nil, errs.Failed("job_finished", "research job %s already ended (%s)", j.ID, j.State).
+		return nil, errs.Failed(CodeJobFinished, "research job %s already ended (%s)", j.ID, j.State).
 			WithHint("'clawkit research show %s' shows its result", j.ID)
 	case j.Handle == "":
-		return nil, errs.Failed("no_handle", "research job %s has no provider handle (state %s); there is nothing to cancel", j.ID, j.State).
+		return nil, errs.Failed(CodeNoHandle, "research job %s has no provider handle (state %s); there is nothing to cancel", j.ID, j.State).
 			WithHint("for an indeterminate job, inspect the provider account")
 	}
 	// Custody is checked before the lock; the credential used is the one
@@ -426,7 +430,7 @@ func (s *Service) Cancel(ctx context.Context, env *owner.Env, p JobParams) (*Pol
 	}); err != nil {
 		unlock()
 		if err == errStale {
-			return nil, errs.Unavailable("job_busy", "research job %s changed while cancelling", j.ID).WithHint("run the cancel again")
+			return nil, errs.Unavailable(CodeJobBusy, "research job %s changed while cancelling", j.ID).WithHint("run the cancel again")
 		}
 		return nil, err
 	}
@@ -444,14 +448,14 @@ func (s *Service) Cancel(ctx context.Context, env *owner.Env, p JobParams) (*Pol
 		if ge := google.AsError(cerr); ge == nil || (!ge.NotSent && ge.HTTPStatus == 0) {
 			// The request may have reached the provider and taken effect:
 			// that is not "try again later" but an unknown outcome.
-			return nil, errs.Unknown("cancel_outcome_unknown", "%s; the provider may or may not have received the cancellation of research job %s", nonEmpty(errMsg(ge), cerr.Error()), j.ID).
+			return nil, errs.Unknown(CodeCancelOutcomeUnknown, "%s; the provider may or may not have received the cancellation of research job %s", nonEmpty(errMsg(ge), cerr.Error()), j.ID).
 				WithHint("the intent is recorded (cancel-requested); 'clawkit research poll %s' shows whether it took effect, and 'clawkit research cancel %s' may be repeated safely", j.ID, j.ID).Wrap(cerr)
 		}
 		out := classifyPollErr(j, cerr)
 		return nil, out.WithHint("the cancellation intent is recorded; run 'clawkit research cancel %s' again", j.ID)
 	}
 	// A 200 only says "asked". Look once; confirmation may come later.
-	if j2, err := s.pollOnce(ctx, env, j.ID, cred, env.Scope.AssertCurrent, false); err == nil {
+	if j2, err := s.pollOnce(ctx, env, j.ID, cred, env.Fence.AssertCurrent, false); err == nil {
 		j = j2
 	}
 	return s.view(env, j), nil
@@ -465,7 +469,7 @@ type ListParams struct {
 }
 
 // List returns jobs, newest first.
-func (s *Service) List(ctx context.Context, env *owner.Env, p ListParams) ([]*Job, error) {
+func (s *Service) List(ctx context.Context, env *owner.OpEnv, p ListParams) ([]*Job, error) {
 	where := []string{}
 	var args []any
 	if p.AgentID != "" {
@@ -478,7 +482,7 @@ func (s *Service) List(ctx context.Context, env *owner.Env, p ListParams) ([]*Jo
 		switch p.State {
 		case StateSubmitting, StateRunning, StateCancelRequested, StateCompleted, StateFailed, StateCancelled, StateIncomplete, StateNotSent, StateIndeterminate:
 		default:
-			return nil, errs.Usage("invalid_state", "unknown job state %q", p.State).
+			return nil, errs.Usage(CodeInvalidState, "unknown job state %q", p.State).
 				WithHint("one of submitting, running, cancel-requested, completed, failed, cancelled, incomplete, not-sent, indeterminate")
 		}
 		where, args = append(where, "state = ?"), append(args, p.State)
@@ -495,7 +499,7 @@ func (s *Service) List(ctx context.Context, env *owner.Env, p ListParams) ([]*Jo
 }
 
 // Show returns one job and its published result, if any. It reads only.
-func (s *Service) Show(ctx context.Context, env *owner.Env, p JobParams) (*PollResult, error) {
+func (s *Service) Show(ctx context.Context, env *owner.OpEnv, p JobParams) (*PollResult, error) {
 	if !ValidJobID(p.Job) {
 		return nil, errInvalidJobID(p.Job)
 	}
@@ -504,43 +508,74 @@ func (s *Service) Show(ctx context.Context, env *owner.Env, p JobParams) (*PollR
 		return nil, err
 	}
 	if len(jobs) == 0 {
-		return nil, errs.Failed("job_not_found", "no research job %s", p.Job).WithHint("'clawkit research list' shows the jobs of this home")
+		return nil, errs.Failed(CodeJobNotFound, "no research job %s", p.Job).WithHint("'clawkit research list' shows the jobs of this home")
 	}
 	return s.view(env, jobs[0]), nil
 }
 
 // errInvalidJobID refuses a malformed job id before any lookup.
 func errInvalidJobID(id string) error {
-	return errs.Usage("invalid_job_id", "%q is not a research job id (rj_ and 16 letters or digits 2-7)", id).
+	return errs.Usage(CodeInvalidJobId, "%q is not a research job id (rj_ and 16 letters or digits 2-7)", id).
 		WithHint("'clawkit research list' shows the jobs of this home and their ids")
 }
 
-// checkStart validates a start's parameters and the provider authority
-// (research enabled, an API-key profile) without touching state. Start
-// runs it first; Admit runs it before the offline executor creates the
-// home or the database, so a refused start leaves nothing behind.
-func (s *Service) checkStart(home string, p *StartParams, settings func() (Settings, error)) (out Output, set Settings, cred credential, err error) {
-	if out, err = startOutput(p); err != nil {
-		return out, set, cred, err
-	}
+// authority reads a start's provider authority (research enabled, an
+// API-key profile) without touching state: Admit runs it before the
+// offline executor creates the home or the database, so a refused start
+// leaves nothing behind, and Start again under the lock (config and
+// credentials can change in between).
+func (s *Service) authority(home string, settings func() (Settings, error)) (set Settings, cred credential, err error) {
 	set, err = settings()
 	if err != nil {
-		return out, set, cred, err
+		return set, cred, err
 	}
 	if err := set.requireEnabled(); err != nil {
-		return out, set, cred, err
+		return set, cred, err
 	}
 	cred, err = loadCredential(home, set)
-	if err != nil {
-		return out, set, cred, err
-	}
-	return out, set, cred, nil
+	return set, cred, err
 }
 
-// checkStartParams is the stateless part of checkStart (owner.Op.Check).
-func checkStartParams(p StartParams) error {
-	_, err := startOutput(&p)
-	return err
+// CheckStart is the start operation's Check, for callers of Start in
+// other packages (the operation runs it itself).
+func CheckStart(p StartParams) (StartParams, error) { return checkStartParams(p) }
+
+// checkStartParams is every rule of a start that needs only its
+// parameters (owner.Op.Check): it returns them with the caller's and the
+// output's defaults filled in, so Start takes them as they are.
+func checkStartParams(p StartParams) (StartParams, error) {
+	out, err := startOutput(&p)
+	if err != nil {
+		return p, err
+	}
+	p.OutputFormat, p.MaxReportBytes = out.Format, out.MaxReportBytes
+	if p.Wait != nil {
+		if err := checkWaitTimeout(p.Wait.TimeoutMs); err != nil {
+			return p, err
+		}
+		if err := checkOut(p.Wait.Out); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// checkWaitTimeout refuses a negative wait (0 waits for the job's own
+// budget).
+func checkWaitTimeout(ms int64) error {
+	if ms < 0 {
+		return errs.Usage(errs.CodeUsage, "--timeout must not be negative")
+	}
+	return nil
+}
+
+// checkOut refuses a report destination that is not absolute: before the
+// billable create, not at delivery.
+func checkOut(out string) error {
+	if out != "" && !filepath.IsAbs(out) {
+		return errs.Usage(errs.CodeInvalidOut, "--out must be an absolute path (got %q)", out)
+	}
+	return nil
 }
 
 // startOutput checks a start's own parameters and returns its output
@@ -550,10 +585,10 @@ func startOutput(p *StartParams) (out Output, err error) {
 		return out, err
 	}
 	if strings.TrimSpace(p.Question) == "" {
-		return out, errs.Usage("invalid_question", "the question is empty").WithHint("clawkit research start \"QUESTION\"")
+		return out, errs.Usage(CodeInvalidQuestion, "the question is empty").WithHint("clawkit research start \"QUESTION\"")
 	}
 	if len(p.Question) > MaxQuestionBytes || strings.ContainsRune(p.Question, 0) {
-		return out, errs.Usage("invalid_question", "the question is longer than %d bytes or contains NUL", MaxQuestionBytes)
+		return out, errs.Usage(CodeInvalidQuestion, "the question is longer than %d bytes or contains NUL", MaxQuestionBytes)
 	}
 	if p.AsOf != "" {
 		return out, errAsOf()
@@ -569,7 +604,7 @@ func startOutput(p *StartParams) (out Output, err error) {
 		out.MaxReportBytes = DefaultReportMax
 	}
 	if p.IdempotencyKey != "" && !validIdempotencyKey(p.IdempotencyKey) {
-		return out, errs.Usage("invalid_idempotency_key", "the idempotency key must be 1–128 printable characters without spaces")
+		return out, errs.Usage(CodeInvalidIdempotencyKey, "the idempotency key must be 1–128 printable characters without spaces")
 	}
 	return out, nil
 }
@@ -587,7 +622,7 @@ func errMsg(ge *google.Error) string {
 // PostgreSQL scheduler stops claiming polls while this holds
 // (docs/scale-out.md, "A provider partition").
 func ProviderUnreachable(err error) bool {
-	return err != nil && errs.CodeOf(err) == string(CodePollFailed) && google.AsError(err) == nil && !store.Unreachable(err)
+	return err != nil && errs.CodeOf(err) == CodePollFailed && google.AsError(err) == nil && !store.Unreachable(err)
 }
 
 // CreateGrace is how long a create already on its way is still awaited

@@ -18,7 +18,7 @@ import (
 // running one, publication and the terminal state for a finished one, and
 // budget enforcement. An observation older than the recorded one is
 // ignored, and a job that changed meanwhile is never overwritten.
-func (s *Service) apply(ctx context.Context, env *owner.Env, j *Job, it *google.Interaction, cred credential, assert func() error) (*Job, error) {
+func (s *Service) apply(ctx context.Context, env *owner.OpEnv, j *Job, it *google.Interaction, cred credential, assert func() error) (*Job, error) {
 	js := jobsOf(env)
 	now := env.Now()
 	wctx := context.WithoutCancel(ctx)

@@ -13,6 +13,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/research/google"
+	"github.com/clawkit/clawkit/pkg/store"
 )
 
 // deferAuthority is how long queued work without authority (refused,
@@ -27,9 +28,9 @@ const deferAuthority = 5 * time.Minute
 func (w Worker) queuedOutcome(err error) (time.Duration, error) {
 	e := errs.As(err)
 	switch {
-	case e == nil || e.Code == "owner_retired":
+	case e == nil || e.Code == owner.CodeOwnerRetired:
 		return 0, err
-	case e.Code == "session_refreshing":
+	case e.Code == store.CodeSessionRefreshing:
 		if d := time.Duration(e.RetryAfterMs) * time.Millisecond; d > 0 {
 			return d, nil
 		}
@@ -43,7 +44,7 @@ func (w Worker) queuedOutcome(err error) (time.Duration, error) {
 // bindingCheck returns the check run right before each effect of queued
 // work on j: the binding's authority, then the provider credential (set
 // into *cred).
-func (s *Service) bindingCheck(ctx context.Context, env *owner.Env, j *Job, cred *credential) func() error {
+func (s *Service) bindingCheck(ctx context.Context, env *owner.OpEnv, j *Job, cred *credential) func() error {
 	assert := bindingAssert(ctx, env, j)
 	return func() error {
 		if err := assert(); err != nil {
@@ -60,7 +61,7 @@ func (s *Service) bindingCheck(ctx context.Context, env *owner.Env, j *Job, cred
 // before running again (0 and nil: done); an error is retried with
 // backoff — asking again is harmless, so even a request whose outcome is
 // unknown is repeated. Confirmation is a poll's business.
-func (w Worker) Cancel(ctx context.Context, env *owner.Env, id string) (time.Duration, error) {
+func (w Worker) Cancel(ctx context.Context, env *owner.OpEnv, id string) (time.Duration, error) {
 	s := w.s
 	j, unlock, err := s.queuedJob(ctx, env, id)
 	if j == nil {
@@ -95,7 +96,7 @@ func (w Worker) Cancel(ctx context.Context, env *owner.Env, id string) (time.Dur
 // database) and applies it, which publishes the files and records the
 // terminal state, under the binding's authority checked right before the
 // request and before publication. It answers as Cancel does.
-func (w Worker) Publish(ctx context.Context, env *owner.Env, id string) (time.Duration, error) {
+func (w Worker) Publish(ctx context.Context, env *owner.OpEnv, id string) (time.Duration, error) {
 	s := w.s
 	j, unlock, err := s.queuedJob(ctx, env, id)
 	if j == nil {
@@ -126,12 +127,12 @@ func (w Worker) Publish(ctx context.Context, env *owner.Env, id string) (time.Du
 
 // queuedJob locks and reads job id for a queued job's worker. A job that
 // no longer exists (nil, nil) needs nothing more: the queued job ends.
-func (s *Service) queuedJob(ctx context.Context, env *owner.Env, id string) (*Job, func(), error) {
+func (s *Service) queuedJob(ctx context.Context, env *owner.OpEnv, id string) (*Job, func(), error) {
 	unlock := s.lockJob(id)
 	j, err := jobsOf(env).get(ctx, id)
 	if err != nil {
 		unlock()
-		if errs.CodeOf(err) == "job_not_found" {
+		if errs.CodeOf(err) == CodeJobNotFound {
 			return nil, nil, nil
 		}
 		return nil, nil, err

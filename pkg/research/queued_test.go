@@ -18,22 +18,22 @@ import (
 // rolled-back transaction leaves none).
 type recordingScheduler struct{}
 
-func (recordingScheduler) Serves(*owner.Env) bool { return true }
+func (recordingScheduler) Serves(*owner.OpEnv) bool { return true }
 func (recordingScheduler) queue(ctx context.Context, tx *sql.Tx, kind, id string) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO test_queue (kind, job) VALUES (?, ?)`, kind, id)
 	return err
 }
-func (r recordingScheduler) EnqueuePollTx(ctx context.Context, _ *owner.Env, tx *sql.Tx, id string, _ time.Time) error {
+func (r recordingScheduler) EnqueuePollTx(ctx context.Context, _ *owner.OpEnv, tx *sql.Tx, id string, _ time.Time) error {
 	return r.queue(ctx, tx, "poll", id)
 }
-func (r recordingScheduler) EnqueueCancelTx(ctx context.Context, _ *owner.Env, tx *sql.Tx, id string, _ time.Time) error {
+func (r recordingScheduler) EnqueueCancelTx(ctx context.Context, _ *owner.OpEnv, tx *sql.Tx, id string, _ time.Time) error {
 	return r.queue(ctx, tx, "cancel", id)
 }
-func (r recordingScheduler) EnqueuePublishTx(ctx context.Context, _ *owner.Env, tx *sql.Tx, id string) error {
+func (r recordingScheduler) EnqueuePublishTx(ctx context.Context, _ *owner.OpEnv, tx *sql.Tx, id string) error {
 	return r.queue(ctx, tx, "publish", id)
 }
-func (recordingScheduler) Run(context.Context, *owner.Env, Worker) {}
-func (recordingScheduler) CreatorGone(context.Context, *owner.Env, string, time.Duration) bool {
+func (recordingScheduler) Run(context.Context, *owner.OpEnv, Worker) {}
+func (recordingScheduler) CreatorGone(context.Context, *owner.OpEnv, string, time.Duration) bool {
 	return false
 }
 

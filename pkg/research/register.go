@@ -8,6 +8,7 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/store"
 )
 
 // Method names, versioned (owner.VersionedName): a CLI needing a version
@@ -34,14 +35,14 @@ type DescribeParams struct {
 
 // Describe applies the caller's session access policy (describeAccess),
 // then describes the service from config alone.
-func (s *Service) Describe(ctx context.Context, env *owner.Env, p DescribeParams) (*Describe, error) {
+func (s *Service) Describe(ctx context.Context, env *owner.OpEnv, p DescribeParams) (*Describe, error) {
 	if err := p.Caller.defaults(); err != nil {
 		return nil, err
 	}
 	if err := s.describeAccess(ctx, env, p.Caller); err != nil {
 		return nil, err
 	}
-	cfg, err := env.AdmittedConfig()
+	cfg, err := env.Config()
 	if err != nil {
 		return nil, err
 	}
@@ -73,26 +74,29 @@ func (s *Service) Register(r *owner.Registry) {
 	owner.Register(r, owner.Op[JobParams, *PollResult]{Name: MethodPoll, Write: true, Scope: owner.ScopeWrite, Env: callEnv,
 		Check: checkJobRef, Run: s.Poll})
 	owner.Register(r, owner.Op[WaitParams, *PollResult]{Name: MethodWait, Write: true, Scope: owner.ScopeWrite, Env: callEnv,
-		Check: func(p WaitParams) error { return checkJobRef(p.JobParams) }, Run: s.Wait})
+		Check: checkWait, Run: s.Wait})
 	owner.Register(r, owner.Op[JobParams, *PollResult]{Name: MethodCancel, Write: true, Scope: owner.ScopeWrite, Env: callEnv,
 		Check: checkJobRef, Run: s.Cancel})
 	owner.Register(r, owner.Op[ListParams, []*Job]{Name: MethodList, Env: callEnv,
 		Run: s.List})
 	owner.Register(r, owner.Op[JobParams, *PollResult]{Name: MethodShow, Env: callEnv,
-		Check: func(p JobParams) error {
+		Check: func(p JobParams) (JobParams, error) {
 			if !ValidJobID(p.Job) {
-				return errInvalidJobID(p.Job)
+				return p, errInvalidJobID(p.Job)
 			}
-			return nil
+			return p, nil
 		}, Run: s.Show})
 	owner.Register(r, owner.Op[DescribeParams, *Describe]{Name: MethodDescribe, Env: callEnv,
-		Check: func(p DescribeParams) error { return p.Caller.defaults() }, Run: s.Describe})
+		Check: func(p DescribeParams) (DescribeParams, error) {
+			err := p.Caller.defaults()
+			return p, err
+		}, Run: s.Describe})
 	owner.Register(r, owner.Op[RecoverParams, *RecoverResult]{Name: MethodRecover, Write: true, Env: callEnv,
-		Run: func(ctx context.Context, env *owner.Env, _ RecoverParams) (*RecoverResult, error) {
+		Run: func(ctx context.Context, env *owner.OpEnv, _ RecoverParams) (*RecoverResult, error) {
 			return s.Recover(ctx, env, true)
 		}})
 	owner.Register(r, owner.Op[json.RawMessage, Response]{Name: MethodRPC, Write: true, Scope: owner.ScopeWrite, Env: callEnv, Admit: s.admitRPC,
-		Run: func(ctx context.Context, env *owner.Env, raw json.RawMessage) (Response, error) {
+		Run: func(ctx context.Context, env *owner.OpEnv, raw json.RawMessage) (Response, error) {
 			// The params are the raw envelope, decoded here exactly as
 			// strictly as the CLI does (DecodeRPC), whoever sent them.
 			rpc, err := DecodeRPC(raw)
@@ -101,7 +105,7 @@ func (s *Service) Register(r *owner.Registry) {
 			}
 			return s.RPC(ctx, env, rpc), nil
 		}})
-	r.OnGatewayStart(func(ctx context.Context, env *owner.Env) {
+	r.OnGatewayStart(func(ctx context.Context, env *owner.OpEnv) {
 		s.RunGateway(ctx, env)
 	})
 }
@@ -111,7 +115,7 @@ type RecoverParams struct{}
 
 // StartAndWait starts a job and, when p.Wait is set, waits for it in the
 // same operation (see StartParams.Wait).
-func (s *Service) StartAndWait(ctx context.Context, env *owner.Env, p StartParams) (*StartResult, error) {
+func (s *Service) StartAndWait(ctx context.Context, env *owner.OpEnv, p StartParams) (*StartResult, error) {
 	res, err := s.Start(ctx, env, p)
 	if err != nil || p.Wait == nil {
 		return res, err
@@ -125,34 +129,33 @@ func (s *Service) StartAndWait(ctx context.Context, env *owner.Env, p StartParam
 	return res, nil
 }
 
-// AnswerRPC answers one google.research.v1 envelope through call (the
-// owner router's Call): describe, which is read-only and must not create
-// the home, runs as research.describe with the session access policy;
-// every other action runs as research.rpc with the envelope as read (the
-// operation decodes it again, as strictly, on whichever side of a gateway
-// it runs).
-func AnswerRPC(ctx context.Context, call func(ctx context.Context, method string, params, result any) error, data []byte) Response {
+// AnswerRPC answers one google.research.v1 envelope through c (the owner
+// router): describe, which is read-only and must not create the home,
+// runs as research.describe with the session access policy; every other
+// action runs as research.rpc with the envelope as read (the operation
+// decodes it again, as strictly, on whichever side of a gateway it runs).
+func AnswerRPC(ctx context.Context, c owner.Caller, data []byte) Response {
 	rpc, err := DecodeRPC(data)
 	if err != nil {
 		return ErrorResponse(err)
 	}
 	if rpc.Request.Action == ActionDescribe {
-		var d Describe
 		p := DescribeParams{Caller: Caller{AgentID: rpc.AgentID, SessionKey: rpc.SessionKey}}
-		if err := call(ctx, MethodDescribe, p, &d); err != nil {
+		d, err := (owner.Handle[DescribeParams, *Describe]{Name: MethodDescribe}).Call(ctx, c, p)
+		if err != nil {
 			return ErrorResponse(err)
 		}
 		return OKResponse(d)
 	}
-	var resp Response
-	if err := call(ctx, MethodRPC, json.RawMessage(data), &resp); err != nil {
+	resp, err := (owner.Handle[json.RawMessage, Response]{Name: MethodRPC}).Call(ctx, c, json.RawMessage(data))
+	if err != nil {
 		return ErrorResponse(err)
 	}
 	return resp
 }
 
 // RPC answers one decoded google.research.v1 request with its envelope.
-func (s *Service) RPC(ctx context.Context, env *owner.Env, rpc *RPC) Response {
+func (s *Service) RPC(ctx context.Context, env *owner.OpEnv, rpc *RPC) Response {
 	c := Caller{AgentID: rpc.AgentID, SessionKey: rpc.SessionKey}
 	req := rpc.Request
 	switch req.Action {
@@ -163,7 +166,13 @@ func (s *Service) RPC(ctx context.Context, env *owner.Env, rpc *RPC) Response {
 		}
 		return OKResponse(d)
 	case ActionStart:
-		res, err := s.Start(ctx, env, rpcStart(c, req))
+		// The envelope's start is checked here, once (Start trusts its
+		// parameters).
+		p, err := checkStartParams(rpcStart(c, req))
+		if err != nil {
+			return ErrorResponse(err)
+		}
+		res, err := s.Start(ctx, env, p)
 		if err != nil {
 			return ErrorResponse(err)
 		}
@@ -181,7 +190,7 @@ func (s *Service) RPC(ctx context.Context, env *owner.Env, rpc *RPC) Response {
 			return ErrorResponse(err)
 		}
 		if res.Job.Published {
-			if err := env.Scope.AssertCurrent(); err != nil {
+			if err := env.Fence.AssertCurrent(); err != nil {
 				return ErrorResponse(err)
 			}
 			if text, cites, rerr := ReadReport(env.Home, res.Job.ID); rerr == nil {
@@ -190,11 +199,11 @@ func (s *Service) RPC(ctx context.Context, env *owner.Env, rpc *RPC) Response {
 		}
 		return OKResponse(res)
 	}
-	return ErrorResponse(invalid("unsupported_action", "unsupported action %q", req.Action))
+	return ErrorResponse(invalid(CodeUnsupportedAction, "unsupported action %q", req.Action))
 }
 
 // RunGateway runs recovery then the poller until ctx ends.
-func (s *Service) RunGateway(ctx context.Context, env *owner.Env) {
+func (s *Service) RunGateway(ctx context.Context, env *owner.OpEnv) {
 	if sc := s.sharedFor(env); sc != nil {
 		// Several gateways share the jobs: river schedules them (shared.go).
 		sc.Run(ctx, env, Worker{s})
@@ -221,7 +230,7 @@ const (
 // authority, with at most PollerConcurrency requests in flight. Jobs whose
 // authority is gone are skipped and looked at again later; nothing is
 // cancelled or resubmitted without it.
-func (s *Service) RunPoller(ctx context.Context, env *owner.Env) {
+func (s *Service) RunPoller(ctx context.Context, env *owner.OpEnv) {
 	for ctx.Err() == nil {
 		n, next := s.PollDue(ctx, env, pollBatch)
 		// A full batch means more are due: go on at once. Otherwise pause
@@ -248,7 +257,7 @@ func (s *Service) RunPoller(ctx context.Context, env *owner.Env) {
 
 // PollDue polls up to limit due jobs once each and returns how many were
 // polled and when the next one is due.
-func (s *Service) PollDue(ctx context.Context, env *owner.Env, limit int) (int, time.Time) {
+func (s *Service) PollDue(ctx context.Context, env *owner.OpEnv, limit int) (int, time.Time) {
 	js := jobsOf(env)
 	now := env.Now()
 	due, err := js.list(ctx, `WHERE state IN ('running','cancel-requested') AND next_poll_at <= ? AND poll_count < ? ORDER BY next_poll_at LIMIT ?`,
@@ -266,7 +275,7 @@ func (s *Service) PollDue(ctx context.Context, env *owner.Env, limit int) (int, 
 	sem := make(chan struct{}, PollerConcurrency)
 	var wg sync.WaitGroup
 	for _, j := range due {
-		if env.Scope.AssertCurrent() != nil {
+		if env.Fence.AssertCurrent() != nil {
 			break
 		}
 		sem <- struct{}{}
@@ -288,12 +297,12 @@ func (s *Service) PollDue(ctx context.Context, env *owner.Env, limit int) (int, 
 // failure) for five minutes rather than hammering; the job keeps its
 // state. It returns false when ownership is ending (owner_retired, or an
 // unclassified error): the job is left as it is for the next owner.
-func (s *Service) deferRefused(ctx context.Context, env *owner.Env, id string, err error) bool {
+func (s *Service) deferRefused(ctx context.Context, env *owner.OpEnv, id string, err error) bool {
 	e := errs.As(err)
 	switch {
-	case e == nil || e.Code == "owner_retired":
+	case e == nil || e.Code == owner.CodeOwnerRetired:
 		return false
-	case e.Code == "session_refreshing":
+	case e.Code == store.CodeSessionRefreshing:
 		d := time.Duration(e.RetryAfterMs) * time.Millisecond
 		if d <= 0 {
 			d = s.budgets().FastInterval
@@ -305,7 +314,7 @@ func (s *Service) deferRefused(ctx context.Context, env *owner.Env, id string, e
 	return true
 }
 
-func (s *Service) deferJob(ctx context.Context, env *owner.Env, id string, d time.Duration, e *errs.Error) {
+func (s *Service) deferJob(ctx context.Context, env *owner.OpEnv, id string, d time.Duration, e *errs.Error) {
 	unlock := s.lockJob(id)
 	defer unlock()
 	js := jobsOf(env)
@@ -315,6 +324,6 @@ func (s *Service) deferJob(ctx context.Context, env *owner.Env, id string, d tim
 	}
 	now := env.Now()
 	j.NextPollAt = ms(now.Add(d))
-	j.ErrorCode, j.ErrorMessage = e.Code, e.Message
+	j.ErrorCode, j.ErrorMessage = string(e.Code), e.Message
 	_ = js.update(ctx, j, now)
 }

@@ -73,7 +73,7 @@ const maxProviderErrors = 32
 func publish(home string, j *Job, rep *google.Report, it *google.Interaction, reasons []google.ProviderError) error {
 	dir := jobDir(home, j.ID)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return errs.Failed("publish_failed", "cannot create %s: %v", dir, err)
+		return errs.Failed(CodePublishFailed, "cannot create %s: %v", dir, err)
 	}
 	res := Result{
 		Job: j.ID, Handle: j.Handle, Status: it.Status, State: j.State, Partial: j.Partial,
@@ -101,7 +101,7 @@ func publish(home string, j *Job, rep *google.Report, it *google.Interaction, re
 		data []byte
 	}{{ReportFile, []byte(rep.Text)}, {CitationsFile, append(cit, '\n')}, {ResultFile, append(resb, '\n')}} {
 		if err := fsx.WriteFile(filepath.Join(dir, f.name), f.data, 0o600); err != nil {
-			return errs.Failed("publish_failed", "cannot publish %s: %v", filepath.Join(dir, f.name), err)
+			return errs.Failed(CodePublishFailed, "cannot publish %s: %v", filepath.Join(dir, f.name), err)
 		}
 	}
 	return nil

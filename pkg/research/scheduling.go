@@ -38,7 +38,7 @@ func (s *Service) interval(now time.Time, submitted int64, retryAfter time.Durat
 // poller) call: poll the provider once and apply what it says. The caller
 // has checked custody; assert is checked right before the request and
 // before publication.
-func (s *Service) pollOnce(ctx context.Context, env *owner.Env, id string, cred credential, assert func() error, dueOnly bool) (*Job, error) {
+func (s *Service) pollOnce(ctx context.Context, env *owner.OpEnv, id string, cred credential, assert func() error, dueOnly bool) (*Job, error) {
 	unlock := s.lockJob(id)
 	defer unlock()
 	j, err := jobsOf(env).get(ctx, id)
@@ -50,7 +50,7 @@ func (s *Service) pollOnce(ctx context.Context, env *owner.Env, id string, cred 
 
 // pollLocked is pollOnce for a caller that holds the job's lock and has
 // just read j under it (a queued poll: one read of the row per poll).
-func (s *Service) pollLocked(ctx context.Context, env *owner.Env, j *Job, cred credential, assert func() error, dueOnly bool) (*Job, error) {
+func (s *Service) pollLocked(ctx context.Context, env *owner.OpEnv, j *Job, cred credential, assert func() error, dueOnly bool) (*Job, error) {
 	js := jobsOf(env)
 	if !Pollable(j.State) {
 		return j, nil
@@ -62,7 +62,7 @@ func (s *Service) pollLocked(ctx context.Context, env *owner.Env, j *Job, cred c
 	}
 	b := s.budgets()
 	if j.PollCount >= b.MaxPolls+cancelGracePolls {
-		return j, errs.Failed("poll_budget_exhausted", "research job %s reached its poll budget (%d polls) without a confirmed end", j.ID, j.PollCount).
+		return j, errs.Failed(CodePollBudgetExhausted, "research job %s reached its poll budget (%d polls) without a confirmed end", j.ID, j.PollCount).
 			WithHint("inspect the interaction %s in the provider account", j.Handle)
 	}
 	// Every effect of this poll (the request, publication, a budget
@@ -96,7 +96,7 @@ func (s *Service) pollLocked(ctx context.Context, env *owner.Env, j *Job, cred c
 			// again: the job ends here, keeping its handle.
 			j.State, j.FinishedAt, j.NextPollAt = StateFailed, ms(now), 0
 		}
-		j.ErrorCode, j.ErrorMessage = out.Code, out.Message
+		j.ErrorCode, j.ErrorMessage = string(out.Code), out.Message
 		if uerr := js.update(wctx, j, now); uerr != nil && uerr != errStale {
 			return nil, uerr
 		}
@@ -107,7 +107,7 @@ func (s *Service) pollLocked(ctx context.Context, env *owner.Env, j *Job, cred c
 
 // budgetCancel records cancellation intent for a job over its budget and
 // asks the provider; the job stays cancel-requested until a poll confirms.
-func (s *Service) budgetCancel(ctx context.Context, env *owner.Env, j *Job, cred credential, assert func() error, code string) (*Job, error) {
+func (s *Service) budgetCancel(ctx context.Context, env *owner.OpEnv, j *Job, cred credential, assert func() error, code string) (*Job, error) {
 	js := jobsOf(env)
 	now := env.Now()
 	wctx := context.WithoutCancel(ctx)
@@ -150,7 +150,7 @@ func (s *Service) cancelBackstop() time.Duration { return 2 * s.budgets().Reques
 // markCancelSent records that the provider accepted a cancellation request
 // for j (so a queued cancellation does not ask again). It changes nothing
 // else of the job; a row that moved on meanwhile is read again once.
-func (s *Service) markCancelSent(ctx context.Context, env *owner.Env, j *Job) {
+func (s *Service) markCancelSent(ctx context.Context, env *owner.OpEnv, j *Job) {
 	js := jobsOf(env)
 	sent := ms(env.Now())
 	for range 3 {
@@ -180,7 +180,7 @@ type WaitParams struct {
 
 // Wait polls with backoff until the job ends, its budget is spent or the
 // wait times out. Progress goes to env.Progress when set.
-func (s *Service) Wait(ctx context.Context, env *owner.Env, p WaitParams) (*PollResult, error) {
+func (s *Service) Wait(ctx context.Context, env *owner.OpEnv, p WaitParams) (*PollResult, error) {
 	if err := p.Caller.defaults(); err != nil {
 		return nil, err
 	}
@@ -212,14 +212,14 @@ func (s *Service) Wait(ctx context.Context, env *owner.Env, p WaitParams) (*Poll
 			if env.Progress != nil {
 				fmt.Fprintln(env.Progress)
 			}
-			if err := s.deliver(ctx, env, j, p.Out, env.Scope.AssertCurrent); err != nil {
+			if err := s.deliver(ctx, env, j, p.Out, env.Fence.AssertCurrent); err != nil {
 				return nil, err
 			}
 			return s.view(env, j), s.jobOutcomeErr(j)
 		}
 		now := env.Now()
 		if p.TimeoutMs > 0 && now.Sub(start) >= time.Duration(p.TimeoutMs)*time.Millisecond {
-			return s.view(env, j), errs.Unavailable("wait_timeout", "research job %s is still %s after %s", j.ID, j.State, now.Sub(start).Round(time.Second)).
+			return s.view(env, j), errs.Unavailable(CodeWaitTimeout, "research job %s is still %s after %s", j.ID, j.State, now.Sub(start).Round(time.Second)).
 				WithHint("the job keeps running; 'clawkit research wait %s' again later", j.ID)
 		}
 		d := time.Duration(j.NextPollAt-now.UnixMilli()) * time.Millisecond
@@ -235,15 +235,15 @@ func (s *Service) Wait(ctx context.Context, env *owner.Env, p WaitParams) (*Poll
 				d = time.Second
 			}
 			if err := s.sleep(ctx, d); err != nil {
-				return s.view(env, j), errs.Unavailable("wait_interrupted", "waiting for research job %s was interrupted", j.ID).
+				return s.view(env, j), errs.Unavailable(CodeWaitInterrupted, "waiting for research job %s was interrupted", j.ID).
 					WithHint("the job keeps running; 'clawkit research wait %s' resumes", j.ID)
 			}
-			if err := env.Scope.AssertCurrent(); err != nil {
-				if errs.CodeOf(err) == "owner_retired" {
-					return nil, errs.Unavailable("wait_interrupted", "the state owner stopped while waiting for research job %s", j.ID).
+			if err := env.Fence.AssertCurrent(); err != nil {
+				if errs.CodeOf(err) == owner.CodeOwnerRetired {
+					return nil, errs.Unavailable(CodeWaitInterrupted, "the state owner stopped while waiting for research job %s", j.ID).
 						WithHint("the job keeps running; 'clawkit research wait %s' resumes", j.ID).Wrap(err)
 				}
-				if errs.CodeOf(err) != "session_refreshing" {
+				if errs.CodeOf(err) != store.CodeSessionRefreshing {
 					return nil, err
 				}
 			}
@@ -252,9 +252,9 @@ func (s *Service) Wait(ctx context.Context, env *owner.Env, p WaitParams) (*Poll
 			}
 		}
 		// After the await: authority must still be current.
-		if _, err := s.pollOnce(ctx, env, j.ID, cred, env.Scope.AssertCurrent, true); err != nil {
+		if _, err := s.pollOnce(ctx, env, j.ID, cred, env.Fence.AssertCurrent, true); err != nil {
 			e := errs.As(err)
-			if e != nil && e.Kind == errs.KindUnavailable && e.Code != "session_refreshing" {
+			if e != nil && e.Kind == errs.KindUnavailable && e.Code != store.CodeSessionRefreshing {
 				continue // temporary provider trouble: next_poll_at honours Retry-After
 			}
 			return nil, err
@@ -292,7 +292,7 @@ type Skip struct {
 // become indeterminate (never resubmitted); running jobs are polled once
 // under their own binding's authority when it is still current, and left
 // alone otherwise. Nothing is cancelled or resubmitted.
-func (s *Service) Recover(ctx context.Context, env *owner.Env, poll bool) (*RecoverResult, error) {
+func (s *Service) Recover(ctx context.Context, env *owner.OpEnv, poll bool) (*RecoverResult, error) {
 	js := jobsOf(env)
 	res := &RecoverResult{Indeterminate: []string{}, Resumed: []string{}, Finished: []string{}, Skipped: []Skip{}}
 	jobs, err := js.list(ctx, `WHERE state IN ('submitting','running','cancel-requested') ORDER BY created_at, job_id`)
@@ -312,7 +312,7 @@ func (s *Service) Recover(ctx context.Context, env *owner.Env, poll bool) (*Reco
 			if inFlight || j.State != StateSubmitting {
 				continue
 			}
-			if err := env.Scope.AssertCurrent(); err != nil {
+			if err := env.Fence.AssertCurrent(); err != nil {
 				return nil, err
 			}
 			if err := s.markIndeterminate(ctx, env, js, j); err != nil {
@@ -327,8 +327,8 @@ func (s *Service) Recover(ctx context.Context, env *owner.Env, poll bool) (*Reco
 		}
 		j2, err := s.pollUnderBinding(ctx, env, j, view)
 		if err != nil {
-			res.Skipped = append(res.Skipped, Skip{Job: j.ID, Code: errs.CodeOf(err), Reason: err.Error()})
-			if errs.KindOf(err) == errs.KindRefused && errs.CodeOf(err) == "owner_retired" {
+			res.Skipped = append(res.Skipped, Skip{Job: j.ID, Code: string(errs.CodeOf(err)), Reason: err.Error()})
+			if errs.KindOf(err) == errs.KindRefused && errs.CodeOf(err) == owner.CodeOwnerRetired {
 				return res, err
 			}
 			continue
@@ -346,7 +346,7 @@ func (s *Service) Recover(ctx context.Context, env *owner.Env, poll bool) (*Reco
 // gateway poller and recovery have no caller): the session must still be
 // usable at the bound incarnation, and that is re-checked right before the
 // request and before publication, together with the owner fence.
-func (s *Service) pollUnderBinding(ctx context.Context, env *owner.Env, j *Job, view *authView) (*Job, error) {
+func (s *Service) pollUnderBinding(ctx context.Context, env *owner.OpEnv, j *Job, view *authView) (*Job, error) {
 	if view == nil {
 		view = s.loadAuthView(env)
 	}
@@ -361,16 +361,16 @@ func (s *Service) pollUnderBinding(ctx context.Context, env *owner.Env, j *Job, 
 // (no caller): the owner fence, and the bound session still usable at the
 // bound incarnation, read fresh from the store each time (not from a
 // cached view) right before each request and publication.
-func bindingAssert(ctx context.Context, env *owner.Env, j *Job) func() error {
+func bindingAssert(ctx context.Context, env *owner.OpEnv, j *Job) func() error {
 	return bindingAssertFrom(ctx, env, j, nil, false)
 }
 
 // bindingAssertFrom is bindingAssert whose first check uses the session
 // as read together with the job a moment ago (sess; nil: it no longer
 // existed) instead of reading it again; every later check reads it fresh.
-func bindingAssertFrom(ctx context.Context, env *owner.Env, j *Job, sess *store.Session, haveSnapshot bool) func() error {
+func bindingAssertFrom(ctx context.Context, env *owner.OpEnv, j *Job, sess *store.Session, haveSnapshot bool) func() error {
 	return func() error {
-		if err := env.Scope.AssertCurrent(); err != nil {
+		if err := env.Fence.AssertCurrent(); err != nil {
 			return err
 		}
 		var cur store.Session
@@ -378,7 +378,7 @@ func bindingAssertFrom(ctx context.Context, env *owner.Env, j *Job, sess *store.
 		if haveSnapshot {
 			haveSnapshot = false
 			if sess == nil {
-				err = errs.Failed("session_not_found", "no session")
+				err = errs.Failed(errs.CodeSessionNotFound, "no session")
 			} else {
 				cur = *sess
 			}
@@ -386,13 +386,13 @@ func bindingAssertFrom(ctx context.Context, env *owner.Env, j *Job, sess *store.
 			cur, err = env.Store.GetSession(ctx, j.AgentID, j.SessionKey)
 		}
 		if err != nil {
-			return errs.Refused("session_gone", "session %s of agent %s no longer exists", j.SessionKey, j.AgentID)
+			return errs.Refused(errs.CodeSessionGone, "session %s of agent %s no longer exists", j.SessionKey, j.AgentID)
 		}
 		if err := store.CheckSessionUsable(cur); err != nil {
 			return err
 		}
 		if cur.Incarnation != j.SessionIncarnation {
-			return errs.Refused("stale_owner", "research job %s was started in incarnation %d of session %s; the session is now at %d", j.ID, j.SessionIncarnation, j.SessionKey, cur.Incarnation).
+			return errs.Refused(CodeStaleOwner, "research job %s was started in incarnation %d of session %s; the session is now at %d", j.ID, j.SessionIncarnation, j.SessionKey, cur.Incarnation).
 				WithHint("the session was reset; the job can no longer be polled or cancelled from it")
 		}
 		return nil

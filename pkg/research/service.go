@@ -146,9 +146,9 @@ func (s *Service) getenv(k string) string {
 }
 
 // callEnv is the environment a call's reads see: the injected one in
-// tests, else the caller's (owner.Env.Getenv: in a gateway, the variables
+// tests, else the caller's (owner.OpEnv.Getenv: in a gateway, the variables
 // the operation declares come from the call).
-func (s *Service) callEnv(env *owner.Env) func(string) string {
+func (s *Service) callEnv(env *owner.OpEnv) func(string) string {
 	if s.Getenv != nil || env == nil {
 		return s.getenv
 	}

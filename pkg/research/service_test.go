@@ -94,12 +94,12 @@ func (f *fixture) addProfile(id, kind, secret string) {
 	}
 }
 
-func (f *fixture) env() *owner.Env {
-	return owner.NewEnv(f.home, f.st, func() error { return f.fence }, f.clk.Now, nil, false)
+func (f *fixture) env() *owner.OpEnv {
+	return owner.NewOpEnv(f.home, f.st, func() error { return f.fence }, f.clk.Now, nil, false)
 }
 
 func (f *fixture) start(q string) (*StartResult, error) {
-	return f.svc.Start(context.Background(), f.env(), StartParams{Question: q})
+	return f.startChecked(context.Background(), f.env(), StartParams{Question: q})
 }
 
 func (f *fixture) job(id string) *Job {
@@ -110,7 +110,7 @@ func (f *fixture) job(id string) *Job {
 	return j
 }
 
-func wantCode(t *testing.T, err error, kind errs.Kind, code string) {
+func wantCode(t *testing.T, err error, kind errs.Kind, code errs.Code) {
 	t.Helper()
 	if err == nil {
 		t.Fatalf("no error, want %s/%s", kind, code)
@@ -240,7 +240,7 @@ func TestRefusalsMakeNoHTTP(t *testing.T) {
 	_, err = f.start("q")
 	wantCode(t, err, errs.KindRefused, "session_revoked")
 	// asOf is an unsupported constraint.
-	_, err = f.svc.Start(ctx, f.env(), StartParams{Question: "q", AsOf: "2025-01-01", Caller: Caller{SessionKey: "cli"}})
+	_, err = f.startChecked(ctx, f.env(), StartParams{Question: "q", AsOf: "2025-01-01", Caller: Caller{SessionKey: "cli"}})
 	wantCode(t, err, errs.KindUsage, "unsupported_constraint")
 	noHTTP("all refusals")
 }
@@ -265,7 +265,7 @@ func TestCreateOutcomes(t *testing.T) {
 	cases := []struct {
 		q     string
 		kind  errs.Kind
-		code  string
+		code  errs.Code
 		state string
 		retry int64
 	}{
@@ -305,23 +305,23 @@ func TestIdempotencyKeyReusesInteraction(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	p := StartParams{Question: "q1", IdempotencyKey: "k1"}
-	a, err := f.svc.Start(ctx, f.env(), p)
+	a, err := f.startChecked(ctx, f.env(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := f.svc.Start(ctx, f.env(), p)
+	b, err := f.startChecked(ctx, f.env(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a.Job != b.Job || a.Handle != b.Handle || !b.Existing {
 		t.Fatalf("%+v %+v", a, b)
 	}
-	_, err = f.svc.Start(ctx, f.env(), StartParams{Question: "other", IdempotencyKey: "k1"})
+	_, err = f.startChecked(ctx, f.env(), StartParams{Question: "other", IdempotencyKey: "k1"})
 	wantCode(t, err, errs.KindUsage, "idempotency_key_reused")
 	// An indeterminate create stays indeterminate under the same key.
-	_, err = f.svc.Start(ctx, f.env(), StartParams{Question: "fake:create-drop", IdempotencyKey: "k2"})
+	_, err = f.startChecked(ctx, f.env(), StartParams{Question: "fake:create-drop", IdempotencyKey: "k2"})
 	wantCode(t, err, errs.KindUnknown, "create_outcome_unknown")
-	_, err = f.svc.Start(ctx, f.env(), StartParams{Question: "fake:create-drop", IdempotencyKey: "k2"})
+	_, err = f.startChecked(ctx, f.env(), StartParams{Question: "fake:create-drop", IdempotencyKey: "k2"})
 	wantCode(t, err, errs.KindUnknown, "create_outcome_unknown")
 	if n := f.fake.Count("POST /interactions"); n != 2 {
 		t.Fatalf("creates %d, want 2", n)
@@ -546,7 +546,7 @@ func TestPollerUnderBinding(t *testing.T) {
 	}
 	// A job whose session was reset is skipped without HTTP.
 	f.st.CreateSession(ctx, "main", "other", f.clk.Now())
-	other, err := f.svc.Start(ctx, f.env(), StartParams{Question: "q", Caller: Caller{SessionKey: "other"}})
+	other, err := f.startChecked(ctx, f.env(), StartParams{Question: "q", Caller: Caller{SessionKey: "other"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -656,7 +656,7 @@ func TestConcurrentStartsWithOneKeySubmitOnce(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			r, err := f.svc.Start(ctx, f.env(), StartParams{Question: "fake:slow same", IdempotencyKey: "race"})
+			r, err := f.startChecked(ctx, f.env(), StartParams{Question: "fake:slow same", IdempotencyKey: "race"})
 			errsSeen[i] = err
 			if r != nil {
 				jobs[i] = r.Job
@@ -684,7 +684,7 @@ func TestProviderAuthorityRecheckedAfterRefreshWait(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		change func(f *fixture)
-		code   string
+		code   errs.Code
 	}{
 		{"disabled", func(f *fixture) {
 			f.setConfig(map[string]any{"enabled": false, "profileId": "google:default", "baseUrl": f.fake.URL})
@@ -737,7 +737,7 @@ func TestPollRechecksProviderAuthorityAfterRefreshWait(t *testing.T) {
 		f.st.UpdateSession(ctx, "main", "cli", "activate", 0, f.clk.Now())
 		return f.clk.Sleep(ctx, d)
 	}
-	_, err = f.svc.pollOnce(ctx, env, res.Job, cred, env.Scope.AssertCurrent, false)
+	_, err = f.svc.pollOnce(ctx, env, res.Job, cred, env.Fence.AssertCurrent, false)
 	wantCode(t, err, errs.KindRefused, "research_disabled")
 	if n := len(f.fake.Requests()) - base; n != 0 {
 		t.Fatalf("%d HTTP requests after research was disabled", n)
@@ -775,8 +775,8 @@ func TestReceiptNotRecordedWhenOwnershipEndsDuringCreate(t *testing.T) {
 		}
 		return resp, err
 	})}
-	env := owner.NewEnv(f.home, f.st, fence, f.clk.Now, nil, false)
-	_, err := f.svc.Start(ctx, env, StartParams{Question: "fake:never q", IdempotencyKey: "k"})
+	env := owner.NewOpEnv(f.home, f.st, fence, f.clk.Now, nil, false)
+	_, err := f.startChecked(ctx, env, StartParams{Question: "fake:never q", IdempotencyKey: "k"})
 	wantCode(t, err, errs.KindUnknown, "receipt_not_recorded")
 	if !strings.Contains(errs.As(err).Hint, "do not start it again") {
 		t.Fatalf("hint %q", errs.As(err).Hint)
@@ -796,7 +796,7 @@ func TestReceiptNotRecordedWhenOwnershipEndsDuringCreate(t *testing.T) {
 	if err != nil || len(rr.Indeterminate) != 1 {
 		t.Fatalf("%v %+v", err, rr)
 	}
-	_, err = f.svc.Start(ctx, f.env(), StartParams{Question: "fake:never q", IdempotencyKey: "k"})
+	_, err = f.startChecked(ctx, f.env(), StartParams{Question: "fake:never q", IdempotencyKey: "k"})
 	wantCode(t, err, errs.KindUnknown, "create_outcome_unknown")
 	if n := f.fake.Count("POST /interactions"); n != 1 {
 		t.Fatalf("creates %d after recovery", n)
@@ -826,9 +826,9 @@ func TestStartUsesAdmittedConfig(t *testing.T) {
 	f := newFixture(t)
 	f.setConfig(map[string]any{"enabled": true, "profileId": "google:default", "baseUrl": f.fake.URL, "agent": "agent-admitted"})
 	env := f.env()
-	env.AdmitConfig()
+	env.SnapshotConfig()
 	f.setConfig(map[string]any{"enabled": true, "profileId": "google:default", "baseUrl": f.fake.URL, "agent": "agent-changed-later"})
-	res, err := f.svc.Start(context.Background(), env, StartParams{Question: "fake:never q"})
+	res, err := f.startChecked(context.Background(), env, StartParams{Question: "fake:never q"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -889,4 +889,14 @@ func TestOversizedPollEndsTheJobOnce(t *testing.T) {
 	if n := f.fake.Count("GET /interactions/" + res.Handle); n != 1 {
 		t.Fatalf("%d GETs of the oversized interaction", n)
 	}
+}
+
+// startChecked runs a start as the operation does: Check (checkStartParams)
+// normalises the parameters, and Start trusts what it returned.
+func (f *fixture) startChecked(ctx context.Context, env *owner.OpEnv, p StartParams) (*StartResult, error) {
+	p, err := checkStartParams(p)
+	if err != nil {
+		return nil, err
+	}
+	return f.svc.Start(ctx, env, p)
 }

@@ -72,11 +72,11 @@ func SettingsFrom(cfg *config.Config, getenv func(string) string) (Settings, err
 			str, ok := v.(string)
 			s.APIVersion, bad = str, !ok
 		default:
-			return s, errs.Failed("invalid_config", "unknown key %s.%s", ConfigPath, k).
+			return s, errs.Failed(errs.CodeInvalidConfig, "unknown key %s.%s", ConfigPath, k).
 				WithHint("supported keys: enabled, profileId, agent, baseUrl, apiVersion; remove it with clawkit config unset %s.%s", ConfigPath, k)
 		}
 		if bad {
-			return s, errs.Failed("invalid_config", "%s.%s has the wrong type", ConfigPath, k).
+			return s, errs.Failed(errs.CodeInvalidConfig, "%s.%s has the wrong type", ConfigPath, k).
 				WithHint("fix it with clawkit config set %s.%s VALUE", ConfigPath, k)
 		}
 	}
@@ -91,7 +91,7 @@ func SettingsFrom(cfg *config.Config, getenv func(string) string) (Settings, err
 	}
 	s.BaseURL = strings.TrimRight(s.BaseURL, "/")
 	if err := google.CheckBaseURL(s.BaseURL); err != nil {
-		return s, errs.Failed("invalid_config", "%v", err).WithHint("fix %s.baseUrl or %s", ConfigPath, EnvBaseURL)
+		return s, errs.Failed(errs.CodeInvalidConfig, "%v", err).WithHint("fix %s.baseUrl or %s", ConfigPath, EnvBaseURL)
 	}
 	if err := s.resolveVersion(); err != nil {
 		return s, err
@@ -109,14 +109,14 @@ func SettingsFrom(cfg *config.Config, getenv func(string) string) (Settings, err
 // the SDKs join their base URL and API version.
 func (s *Settings) resolveVersion() error {
 	if s.APIVersion != "" && !apiVersionRE().MatchString(s.APIVersion) {
-		return errs.Failed("invalid_config", "%s.apiVersion %q is not an API version (v1, v1beta, …)", ConfigPath, s.APIVersion).
+		return errs.Failed(errs.CodeInvalidConfig, "%s.apiVersion %q is not an API version (v1, v1beta, …)", ConfigPath, s.APIVersion).
 			WithHint("clawkit config set %s.apiVersion v1 (or unset it for the default %s)", ConfigPath, google.DefaultAPIVersion)
 	}
 	u, _ := url.Parse(s.BaseURL)
 	last := path.Base(u.Path)
 	if apiVersionRE().MatchString(last) {
 		if s.APIVersion != "" && s.APIVersion != last {
-			return errs.Failed("invalid_config", "the base URL %s ends in API version %s but %s.apiVersion is %s", s.BaseURL, last, ConfigPath, s.APIVersion).
+			return errs.Failed(errs.CodeInvalidConfig, "the base URL %s ends in API version %s but %s.apiVersion is %s", s.BaseURL, last, ConfigPath, s.APIVersion).
 				WithHint("give the version once: a base URL without it, or no %s.apiVersion", ConfigPath)
 		}
 		s.APIVersion = last
@@ -132,11 +132,11 @@ func (s *Settings) resolveVersion() error {
 // requireEnabled refuses when research is not activated.
 func (s Settings) requireEnabled() error {
 	if !s.Enabled {
-		return errs.Refused("research_disabled", "Google research is not enabled").
+		return errs.Refused(CodeResearchDisabled, "Google research is not enabled").
 			WithHint("clawkit config set %s.enabled true and set %s.profileId to an API-key profile", ConfigPath, ConfigPath)
 	}
 	if s.ProfileID == "" {
-		return errs.Refused("profile_not_configured", "no auth profile is configured for Google research").
+		return errs.Refused(CodeProfileNotConfigured, "no auth profile is configured for Google research").
 			WithHint("clawkit config set %s.profileId PROFILE (an API-key profile added with 'clawkit auth add')", ConfigPath)
 	}
 	return nil
@@ -158,15 +158,15 @@ func loadCredential(home string, s Settings) (credential, error) {
 	}
 	p, ok := as.Get(s.ProfileID)
 	if !ok {
-		return credential{}, errs.Refused("profile_missing", "auth profile %q does not exist", s.ProfileID).
+		return credential{}, errs.Refused(CodeProfileMissing, "auth profile %q does not exist", s.ProfileID).
 			WithHint("add it: clawkit auth add %s --provider google --api-key-env GEMINI_API_KEY", s.ProfileID)
 	}
 	if p.Provider != "google" {
-		return credential{}, errs.Refused("profile_wrong_provider", "auth profile %q is for provider %q, not google", s.ProfileID, p.Provider).
+		return credential{}, errs.Refused(CodeProfileWrongProvider, "auth profile %q is for provider %q, not google", s.ProfileID, p.Provider).
 			WithHint("configure a google API-key profile in %s.profileId", ConfigPath)
 	}
 	if p.Kind != auth.KindAPIKey {
-		return credential{}, errs.Refused("oauth_profile_rejected", "auth profile %q is a %s credential; managed research needs an API key", s.ProfileID, p.Kind).
+		return credential{}, errs.Refused(CodeOauthProfileRejected, "auth profile %q is a %s credential; managed research needs an API key", s.ProfileID, p.Kind).
 			WithHint("add an API-key profile: clawkit auth add PROFILE --provider google --api-key-env GEMINI_API_KEY")
 	}
 	return credential{ProfileID: s.ProfileID, Account: p.Account(), secret: p.Secret}, nil

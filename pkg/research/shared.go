@@ -22,30 +22,30 @@ import (
 // database shared by several gateways.
 type SharedScheduler interface {
 	// Serves reports whether env's store is one this scheduler serves.
-	Serves(env *owner.Env) bool
+	Serves(env *owner.OpEnv) bool
 	// EnqueuePollTx schedules the polling of job (first due at `at`; a
 	// scheduler may start it earlier and wait for the due time) inside tx:
 	// the transaction that records the job's receipt, so a job is never
 	// running without a scheduled poll, nor a poll scheduled for a job
 	// whose receipt was not recorded.
-	EnqueuePollTx(ctx context.Context, env *owner.Env, tx *sql.Tx, jobID string, at time.Time) error
+	EnqueuePollTx(ctx context.Context, env *owner.OpEnv, tx *sql.Tx, jobID string, at time.Time) error
 	// EnqueueCancelTx schedules the provider cancellation of job (due at
 	// `at`) inside tx, the transaction that records its cancel-request.
-	EnqueueCancelTx(ctx context.Context, env *owner.Env, tx *sql.Tx, jobID string, at time.Time) error
+	EnqueueCancelTx(ctx context.Context, env *owner.OpEnv, tx *sql.Tx, jobID string, at time.Time) error
 	// EnqueuePublishTx schedules the publication of job inside tx, the
 	// transaction that records the provider's terminal status.
-	EnqueuePublishTx(ctx context.Context, env *owner.Env, tx *sql.Tx, jobID string) error
+	EnqueuePublishTx(ctx context.Context, env *owner.OpEnv, tx *sql.Tx, jobID string) error
 	// Run replaces the gateway's recovery and poller for its life.
-	Run(ctx context.Context, env *owner.Env, w Worker)
+	Run(ctx context.Context, env *owner.OpEnv, w Worker)
 	// CreatorGone reports whether a submitting job's creator can no
 	// longer record its receipt (its lease is gone and the create's
 	// request timeout has passed): only then may recovery give up on it.
-	CreatorGone(ctx context.Context, env *owner.Env, jobID string, requestTimeout time.Duration) bool
+	CreatorGone(ctx context.Context, env *owner.OpEnv, jobID string, requestTimeout time.Duration) bool
 }
 
 // sharedFor is the service's shared scheduler (Service.Shared) when it
 // serves env's store, else nil (research's own poller).
-func (s *Service) sharedFor(env *owner.Env) SharedScheduler {
+func (s *Service) sharedFor(env *owner.OpEnv) SharedScheduler {
 	if s.Shared != nil && s.Shared.Serves(env) {
 		return s.Shared
 	}
@@ -54,7 +54,7 @@ func (s *Service) sharedFor(env *owner.Env) SharedScheduler {
 
 // recordReceipt stores a created job's receipt (running, with its handle),
 // and with a shared scheduler its first poll, in one transaction.
-func (s *Service) recordReceipt(ctx context.Context, env *owner.Env, js jobStore, j *Job) error {
+func (s *Service) recordReceipt(ctx context.Context, env *owner.OpEnv, js jobStore, j *Job) error {
 	sc := s.sharedFor(env)
 	if sc == nil {
 		return js.update(ctx, j, env.Now())
@@ -76,7 +76,7 @@ func (s *Service) recordReceipt(ctx context.Context, env *owner.Env, js jobStore
 // updateWith writes j and, with a shared scheduler, the queued job that
 // change calls for (enqueue), in one transaction: a state change and the
 // work it calls for are recorded together or not at all.
-func (s *Service) updateWith(ctx context.Context, env *owner.Env, js jobStore, j *Job, enqueue func(SharedScheduler, *sql.Tx) error) error {
+func (s *Service) updateWith(ctx context.Context, env *owner.OpEnv, js jobStore, j *Job, enqueue func(SharedScheduler, *sql.Tx) error) error {
 	sc := s.sharedFor(env)
 	if sc == nil || enqueue == nil {
 		return js.update(ctx, j, env.Now())
@@ -125,7 +125,7 @@ func PublishPending(j *Job) bool { return Pollable(j.State) && google.Terminal(j
 
 // markIndeterminate gives up on a submitting job whose creator is gone:
 // the create may have been sent, so it is never resubmitted.
-func (s *Service) markIndeterminate(ctx context.Context, env *owner.Env, js jobStore, j *Job) error {
+func (s *Service) markIndeterminate(ctx context.Context, env *owner.OpEnv, js jobStore, j *Job) error {
 	j.State, j.ErrorCode = StateIndeterminate, "create_outcome_unknown"
 	j.ErrorMessage = "the create request of this job may have been sent, but no receipt was recorded (interrupted); it is never resubmitted: inspect the provider account"
 	j.FinishedAt = ms(env.Now())
@@ -147,7 +147,7 @@ func (w Worker) RequestTimeout() time.Duration { return w.s.budgets().RequestTim
 // whose authority is refused or that failed definitively is looked at
 // again later (as the built-in poller does); owner_retired is returned so
 // the scheduler leaves the job to another gateway.
-func (w Worker) Poll(ctx context.Context, env *owner.Env, id string) (next time.Time, pollable bool, err error) {
+func (w Worker) Poll(ctx context.Context, env *owner.OpEnv, id string) (next time.Time, pollable bool, err error) {
 	s := w.s
 	js := jobsOf(env)
 	// One read of the row per poll, under the job's lock (as pollOnce),
@@ -157,7 +157,7 @@ func (w Worker) Poll(ctx context.Context, env *owner.Env, id string) (next time.
 	j, sess, err := js.getWithSession(ctx, id)
 	if err != nil {
 		unlock()
-		if errs.CodeOf(err) == "job_not_found" {
+		if errs.CodeOf(err) == CodeJobNotFound {
 			return time.Time{}, false, nil
 		}
 		return time.Time{}, true, err
@@ -190,13 +190,13 @@ func (w Worker) Poll(ctx context.Context, env *owner.Env, id string) (next time.
 
 // AbandonSubmitting makes a submitting job indeterminate (its creator's
 // lease is gone); a job that moved on meanwhile is left alone.
-func (w Worker) AbandonSubmitting(ctx context.Context, env *owner.Env, id string) error {
+func (w Worker) AbandonSubmitting(ctx context.Context, env *owner.OpEnv, id string) error {
 	js := jobsOf(env)
 	j, err := js.get(ctx, id)
 	if err != nil || j.State != StateSubmitting {
 		return err
 	}
-	if err := env.Scope.AssertCurrent(); err != nil {
+	if err := env.Fence.AssertCurrent(); err != nil {
 		return err
 	}
 	return w.s.markIndeterminate(ctx, env, js, j)

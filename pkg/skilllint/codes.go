@@ -8,10 +8,6 @@ import "github.com/clawkit/clawkit/pkg/errs"
 const (
 	// CodeNoSkills: no SKILL.md found below …
 	CodeNoSkills errs.Code = "no_skills"
-	// CodeNotFound: cannot read …: …
-	CodeNotFound errs.Code = "not_found"
-	// CodeNotRegularFile: …; only regular files (or - for stdin) are read
-	CodeNotRegularFile errs.Code = "not_regular_file"
-	// CodeReadFailed: cannot read …: …
-	CodeReadFailed errs.Code = "read_failed"
+	// CodeUnknownRule: --disable …: not a rule that can be disabled
+	CodeUnknownRule errs.Code = "unknown_rule"
 )

@@ -20,7 +20,12 @@ type LintSummary struct {
 	Failed   int    `json:"failed"`
 	Errors   int    `json:"errors"`
 	Warnings int    `json:"warnings"`
-	Files    int    `json:"files"`
+	// Suppressed counts the findings suppressions accepted.
+	Suppressed int `json:"suppressed"`
+	Files      int `json:"files"`
+	// Disabled are the --disable rules with how many findings each
+	// accepted over the run (0: it matched nothing, which is reported).
+	Disabled map[string]int `json:"disabled,omitempty"`
 	// Hint is the first failed report's hint (e.g. --recursive for a
 	// folder of skills).
 	Hint string `json:"hint,omitempty"`
@@ -34,6 +39,12 @@ func (s *LintSummary) count(r *Report) {
 	s.Files += r.Files
 	s.Errors += len(r.Errors)
 	s.Warnings += len(r.Warnings)
+	s.Suppressed += len(r.Suppressed)
+	for _, f := range r.Suppressed {
+		if f.Suppression != nil && f.Suppression.Kind == SuppressExternal {
+			s.Disabled[f.Rule]++
+		}
+	}
 	if r.OK {
 		s.Passed++
 	} else {
@@ -50,6 +61,12 @@ func Lint(dirs, roots []string, opt Options, fn func(*Report) error) (LintSummar
 		opt.Profile = ProfileSpec
 	}
 	sum := LintSummary{Profile: opt.Profile, Strict: opt.Strict}
+	if len(opt.Disable) > 0 {
+		sum.Disabled = map[string]int{}
+		for _, d := range opt.Disable {
+			sum.Disabled[d] = 0
+		}
+	}
 	one := func(dir string) error {
 		rep, err := ValidateDir(dir, opt)
 		if err != nil {
@@ -74,7 +91,7 @@ func Lint(dirs, roots []string, opt Options, fn func(*Report) error) (LintSummar
 			return sum, err
 		}
 		if found == 0 {
-			return sum, errs.Failed("no_skills", "no SKILL.md found below %s", root).
+			return sum, errs.Failed(CodeNoSkills, "no SKILL.md found below %s", root).
 				WithHint("pass the folder that holds the skill folders")
 		}
 	}
@@ -93,10 +110,10 @@ var skipDirs = map[string]bool{"node_modules": true, "vendor": true, "__pycache_
 func FindSkills(root string, fn func(dir string) error) error {
 	st, err := os.Stat(root)
 	if err != nil {
-		return errs.Failed("not_found", "cannot read %s: %v", root, UnwrapPathErr(err))
+		return errs.Failed(errs.CodeNotFound, "cannot read %s: %v", root, UnwrapPathErr(err))
 	}
 	if !st.IsDir() {
-		return errs.Usage("invalid_path", "%s is not a folder", root)
+		return errs.Usage(errs.CodeInvalidPath, "%s is not a folder", root)
 	}
 	var walk func(dir string, top bool) error
 	walk = func(dir string, top bool) error {
@@ -106,7 +123,7 @@ func FindSkills(root string, fn func(dir string) error) error {
 		ents, err := os.ReadDir(dir)
 		if err != nil {
 			if top {
-				return errs.Failed("read_failed", "cannot read %s: %v", dir, UnwrapPathErr(err))
+				return errs.Failed(errs.CodeReadFailed, "cannot read %s: %v", dir, UnwrapPathErr(err))
 			}
 			return nil // an unreadable folder below the root holds nothing we can check
 		}
@@ -167,26 +184,26 @@ func ValidateFile(p string, opt Options, maxBytes int64) (*FileReport, error) {
 	}
 	abs, err := filepath.Abs(p)
 	if err != nil {
-		return nil, errs.Usage("invalid_path", "cannot resolve %s: %v", p, err)
+		return nil, errs.Usage(errs.CodeInvalidPath, "cannot resolve %s: %v", p, err)
 	}
 	f, st, err := OpenInput(abs)
 	if err != nil {
 		if e := errs.As(err); e != nil {
 			return nil, e
 		}
-		return nil, errs.Failed("not_found", "cannot read %s: %v", p, UnwrapPathErr(err))
+		return nil, errs.Failed(errs.CodeNotFound, "cannot read %s: %v", p, UnwrapPathErr(err))
 	}
 	defer f.Close()
 	if st.Size() > maxBytes {
-		return nil, errs.Failed(CodeTooLarge, "%s is %d bytes; the limit is %d bytes", p, st.Size(), maxBytes).
+		return nil, errs.Failed(errs.CodeTooLarge, "%s is %d bytes; the limit is %d bytes", p, st.Size(), maxBytes).
 			WithHint("raise --max-bytes (up to %d)", MaxSkillMDBytes)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxBytes+1))
 	if err != nil {
-		return nil, errs.Failed("read_failed", "cannot read %s: %v", p, err)
+		return nil, errs.Failed(errs.CodeReadFailed, "cannot read %s: %v", p, err)
 	}
 	if int64(len(data)) > maxBytes {
-		return nil, errs.Failed(CodeTooLarge, "%s grew past %d bytes while being read", p, maxBytes)
+		return nil, errs.Failed(errs.CodeTooLarge, "%s grew past %d bytes while being read", p, maxBytes)
 	}
 	name := filepath.Base(filepath.Dir(abs))
 	r := &FileReport{Report: Report{Skill: name, Dir: p, Profile: opt.Profile, Strict: opt.Strict, Files: 1, Bytes: int64(len(data))}}
@@ -195,6 +212,7 @@ func ValidateFile(p string, opt Options, maxBytes int64) (*FileReport, error) {
 		fs[i].File = ""
 	}
 	r.Add(fs...)
+	r.applySuppressions(ParseDirectives("", data), opt.Disable)
 	r.Finish()
 	if fm, err := ParseFrontmatter(SplitFrontmatter(data)); err == nil {
 		r.Name, _ = fm.scalarText("name")

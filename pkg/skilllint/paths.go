@@ -137,24 +137,24 @@ func CheckSkillName(name string) error {
 	switch {
 	case name == "", name == ".", name == "..",
 		strings.ContainsAny(name, "/\\\x00"):
-		return errs.Refused("path_escape", "skill name %q is not one plain folder name", name).
+		return errs.Refused(errs.CodePathEscape, "skill name %q is not one plain folder name", name).
 			WithHint("name a skill by its folder name only, e.g. 'pdf-tools'")
 	}
 	if r := SuspiciousRune(name); r != 0 {
-		return errs.Refused("path_escape", "skill name %q contains the character U+%04X", name, r).
+		return errs.Refused(errs.CodePathEscape, "skill name %q contains the character U+%04X", name, r).
 			WithHint("name a skill by its folder name only, e.g. 'pdf-tools'")
 	}
 	switch {
 	case !utf8.ValidString(name), strings.ContainsRune(name, utf8.RuneError):
 		// U+FFFD is what undecodable bytes become on the way through JSON
 		// (a call routed to the owner): a name that holds it was not UTF-8.
-		return errs.Usage("invalid_path", "skill name %q is not valid UTF-8", name).
+		return errs.Usage(errs.CodeInvalidPath, "skill name %q is not valid UTF-8", name).
 			WithHint("name a skill with UTF-8 text, e.g. 'pdf-tools'")
 	case strings.HasPrefix(name, "."):
-		return errs.Usage("invalid_path", "skill name %q starts with '.'; hidden folders are not skills", name).
+		return errs.Usage(errs.CodeInvalidPath, "skill name %q starts with '.'; hidden folders are not skills", name).
 			WithHint("use a name such as 'pdf-tools'")
 	case len(name) > 255:
-		return errs.Usage("invalid_path", "skill name is %d bytes; a folder name holds at most 255", len(name))
+		return errs.Usage(errs.CodeInvalidPath, "skill name is %d bytes; a folder name holds at most 255", len(name))
 	}
 	return nil
 }
@@ -178,12 +178,12 @@ func ValidName(s string) bool {
 }
 
 func invalidPath(p, format string, args ...any) *errs.Error {
-	return errs.Usage("invalid_path", "invalid skill file path %q: "+format, append([]any{p}, args...)...).
+	return errs.Usage(errs.CodeInvalidPath, "invalid skill file path %q: "+format, append([]any{p}, args...)...).
 		WithHint("use SKILL.md or a relative path below assets/, examples/, references/, scripts/ or templates/, with '/' separators and no '.', '..' or empty segments")
 }
 
 // PathEscape is the path_escape refusal for path p.
 func PathEscape(p, format string, args ...any) *errs.Error {
-	return errs.Refused("path_escape", "skill file path %q leaves the skill: "+format, append([]any{p}, args...)...).
+	return errs.Refused(errs.CodePathEscape, "skill file path %q leaves the skill: "+format, append([]any{p}, args...)...).
 		WithHint("name a file relative to the skill folder, e.g. references/notes.md")
 }

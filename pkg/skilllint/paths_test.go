@@ -16,7 +16,7 @@ func TestNormalizeSkillFilePath(t *testing.T) {
 			t.Errorf("NormalizeSkillFilePath(%q) = %q, %v; want accepted unchanged", p, got, err)
 		}
 	}
-	bad := map[string]string{
+	bad := map[string]errs.Code{
 		"":                                       "invalid_path",
 		"../SKILL.md":                            "path_escape",
 		"references/../SKILL.md":                 "path_escape",
@@ -99,7 +99,7 @@ func TestCheckSkillName(t *testing.T) {
 			}
 			continue
 		}
-		if got := errs.CodeOf(err); err == nil || got != code {
+		if got := errs.CodeOf(err); err == nil || string(got) != code {
 			t.Errorf("CheckSkillName(%q) = %v (%s); want %s", n, err, got, code)
 		}
 	}

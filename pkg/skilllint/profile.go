@@ -70,6 +70,9 @@ type Options struct {
 	Profile string `json:"profile"`
 	// Strict turns every warning into an error.
 	Strict bool `json:"strict"`
+	// Disable lists rules whose findings are suppressed for the run
+	// (--disable; suppress.go). Validation only: writes ignore it.
+	Disable []string `json:"disable,omitempty"`
 }
 
 func (o Options) spec() bool { return o.Profile != ProfileOpenClaw }

@@ -175,12 +175,14 @@ func scanOwn(file string, content []byte) []Finding {
 	var out []Finding
 	md := isMarkdown(file)
 	inFence := false
-	add := func(sev, rule string, line int, format string, args ...any) {
+	var s string // the line being scanned
+	// add reports a finding at byte at of the line (-1: no column).
+	add := func(sev, rule string, line, at int, format string, args ...any) {
 		msg := fmt.Sprintf(format, args...)
 		if inFence {
 			msg += " (in a fenced code block)"
 		}
-		out = append(out, Finding{Severity: sev, Code: "unsafe_content", Rule: rule, File: file, Line: line, Message: msg})
+		out = append(out, Finding{Severity: sev, Code: "unsafe_content", Rule: rule, File: file, Line: line, Column: column(s, at), Message: msg})
 	}
 	content = bytes.TrimPrefix(content, bom)
 	line := 0
@@ -192,22 +194,23 @@ func scanOwn(file string, content []byte) []Finding {
 		} else {
 			l, content = content, nil
 		}
-		if bytes.IndexByte(l, 0) >= 0 {
-			add(SeverityError, RuleBinary, line, "NUL byte in a text file")
+		s = ""
+		if i := bytes.IndexByte(l, 0); i >= 0 {
+			add(SeverityError, RuleBinary, line, -1, "NUL byte in a text file")
 			continue // the rest of a binary line is noise
 		}
 		if !utf8.Valid(l) {
-			add(SeverityError, RuleBinary, line, "invalid UTF-8 in a text file")
+			add(SeverityError, RuleBinary, line, -1, "invalid UTF-8 in a text file")
 			continue
 		}
-		s := string(l)
+		s = string(l)
 		if md && isFenceLine(s) {
 			inFence = !inFence
 			continue
 		}
 		if !isASCII(l) {
 			if r, ok := hiddenRune(s); ok {
-				add(SeverityError, RuleHiddenUnicode, line, "hidden character U+%04X (bidi control or zero-width) can make text read differently than it runs", r)
+				add(SeverityError, RuleHiddenUnicode, line, strings.IndexRune(s, r), "hidden character U+%04X (bidi control or zero-width) can make text read differently than it runs", r)
 			}
 		}
 		for _, sh := range secretShapes {
@@ -223,28 +226,29 @@ func scanOwn(file string, content []byte) []Finding {
 					}
 				}
 				if real != "" {
-					add(SeverityError, RuleSecretLiteral, line, "literal %s (%s…); keep secrets out of skills and read them from the environment", sh.name, redact(real))
+					add(SeverityError, RuleSecretLiteral, line, strings.Index(s, real), "literal %s (%s…); keep secrets out of skills and read them from the environment", sh.name, redact(real))
 				} else {
-					add(SeverityWarning, RuleSecretLiteral, line, "placeholder-shaped %s (%s…); if it is a real key, remove it and rotate it", sh.name, redact(ms[0]))
+					add(SeverityWarning, RuleSecretLiteral, line, strings.Index(s, ms[0]), "placeholder-shaped %s (%s…); if it is a real key, remove it and rotate it", sh.name, redact(ms[0]))
 				}
 				break
 			}
 		}
 		if strings.Contains(s, "PRIVATE KEY") && privateKeyRe.MatchString(s) {
 			if keyBodyFollows(content) {
-				add(SeverityError, RulePrivateKey, line, "private key block; never ship keys in a skill")
+				add(SeverityError, RulePrivateKey, line, strings.Index(s, "-----BEGIN"), "private key block; never ship keys in a skill")
 			} else {
-				add(SeverityWarning, RulePrivateKey, line, "private key header without a key body (documentation?); never ship keys in a skill")
+				add(SeverityWarning, RulePrivateKey, line, strings.Index(s, "-----BEGIN"), "private key header without a key body (documentation?); never ship keys in a skill")
 			}
 		}
 		if strings.Contains(s, "curl") || strings.Contains(s, "wget") {
 			// Each pipe-to-shell form needs its own operator on the line.
 			for i, op := range pipeOps {
 				if containsAny(s, op) && pipeRes[i].MatchString(s) {
+					at := pipeRes[i].index(s)
 					if md {
-						add(SeverityWarning, RulePipeToShell, line, "an installer line pipes downloaded code into a shell; prefer download, verify, then run")
+						add(SeverityWarning, RulePipeToShell, line, at, "an installer line pipes downloaded code into a shell; prefer download, verify, then run")
 					} else {
-						add(SeverityError, RulePipeToShell, line, "downloaded code is piped into a shell; download, verify and then run it, or use a package manager")
+						add(SeverityError, RulePipeToShell, line, at, "downloaded code is piped into a shell; download, verify and then run it, or use a package manager")
 					}
 					break
 				}
@@ -253,19 +257,19 @@ func scanOwn(file string, content []byte) []Finding {
 		if containsAny(s, netTriggers) && containsAny(s, exfilTriggers) {
 			for _, re := range exfilRes {
 				if re.MatchString(s) {
-					add(SeverityError, RuleExfiltration, line, "environment or key files are sent over the network")
+					add(SeverityError, RuleExfiltration, line, re.index(s), "environment or key files are sent over the network")
 					break
 				}
 			}
 		}
 		if strings.Contains(s, "rm") {
 			if t, ok := destructiveRm(s); ok {
-				add(SeverityError, RuleDestructive, line, "recursive delete of %s", t)
+				add(SeverityError, RuleDestructive, line, strings.Index(s, "rm"), "recursive delete of %s", t)
 			}
 		}
 		if strings.Contains(s, "chmod") {
 			if m, ok := worldWritable(s); ok {
-				add(SeverityError, RuleWorldWritable, line, "chmod %s makes files writable by every user", m)
+				add(SeverityError, RuleWorldWritable, line, strings.Index(s, "chmod"), "chmod %s makes files writable by every user", m)
 			}
 		}
 	}
@@ -542,3 +546,20 @@ func (l *lazyRe) get() *regexp.Regexp {
 func (l *lazyRe) MatchString(s string) bool { return l.get().MatchString(s) }
 
 func (l *lazyRe) FindAllString(s string, n int) []string { return l.get().FindAllString(s, n) }
+
+// index is the byte offset of the first match in s, or -1.
+func (l *lazyRe) index(s string) int {
+	if m := l.get().FindStringIndex(s); m != nil {
+		return m[0]
+	}
+	return -1
+}
+
+// column turns a byte offset into line s into a 1-based column counted
+// in characters (0 when unknown).
+func column(s string, at int) int {
+	if at < 0 || at > len(s) {
+		return 0
+	}
+	return utf8.RuneCountInString(s[:at]) + 1
+}

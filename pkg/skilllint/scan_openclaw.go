@@ -219,7 +219,11 @@ func applyFloor(file string, content []byte, fs []Finding) []Finding {
 				}
 			}
 			if !found {
-				fs = append(fs, Finding{Severity: r.severity, Code: "unsafe_content", Rule: r.rule, File: file, Line: ln,
+				col := 0
+				if r.lineRe != nil && ln <= len(lines) {
+					col = column(lines[ln-1], r.lineRe.index(lines[ln-1]))
+				}
+				fs = append(fs, Finding{Severity: r.severity, Code: "unsafe_content", Rule: r.rule, File: file, Line: ln, Column: col,
 					Message: fmt.Sprintf("%s; OpenClaw's own scanner flags this", r.why)})
 			}
 		}

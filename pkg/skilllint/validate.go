@@ -42,7 +42,13 @@ type Finding struct {
 	Rule     string `json:"rule,omitempty"`
 	File     string `json:"file"`
 	Line     int    `json:"line,omitempty"`
-	Message  string `json:"message"`
+	// Column is the 1-based column (in characters) where the match
+	// starts, when the rule knows it (the security scan does).
+	Column  int    `json:"column,omitempty"`
+	Message string `json:"message"`
+	// Suppression is set on a finding a suppression accepted
+	// (Report.Suppressed): how, and why.
+	Suppression *Suppression `json:"suppression,omitempty"`
 }
 
 func (f Finding) String() string {
@@ -331,7 +337,12 @@ type Report struct {
 	Bytes    int64     `json:"bytes"`
 	Errors   []Finding `json:"errors"`
 	Warnings []Finding `json:"warnings"`
-	Revision *Revision `json:"revision,omitempty"`
+	// Suppressed are the findings --disable or an inline directive
+	// accepted, each with its suppression; Directives are the inline
+	// directives read, with how many findings each accepted (suppress.go).
+	Suppressed []Finding   `json:"suppressed"`
+	Directives []Directive `json:"directives"`
+	Revision   *Revision   `json:"revision,omitempty"`
 	// Hint says what to do when the folder was not what was meant (a
 	// folder of skills passed as one skill).
 	Hint string      `json:"hint,omitempty"`
@@ -358,6 +369,13 @@ func (r *Report) Finish() {
 	}
 	sortFindings(r.Errors)
 	sortFindings(r.Warnings)
+	sortFindings(r.Suppressed)
+	if r.Suppressed == nil {
+		r.Suppressed = []Finding{}
+	}
+	if r.Directives == nil {
+		r.Directives = []Directive{}
+	}
 	if r.Errors == nil {
 		r.Errors = []Finding{}
 	}
@@ -380,22 +398,24 @@ func sortFindings(fs []Finding) {
 }
 
 // Err turns a failed report into the coded error the CLI prints: the code of
-// the first error (all findings are listed in the message, one per line, so
-// the single JSON error document still carries them).
+// the first error (all findings are listed in the message, separated by
+// "; ", so the single JSON error document still carries them). The message
+// is one line: the error printer escapes a newline, as it would one that
+// came from outside, so a list over several lines would print as "\n".
 func (r *Report) Err() error {
 	if r.OK {
 		return nil
 	}
 	lines := make([]string, 0, len(r.Errors))
 	for _, f := range r.Errors {
-		lines = append(lines, "  "+f.String())
+		lines = append(lines, f.String())
 	}
 	n := len(r.Errors)
 	plural := "s"
 	if n == 1 {
 		plural = ""
 	}
-	return errs.Failed(r.Errors[0].Code, "skill %q is invalid (%d error%s):\n%s", r.Skill, n, plural, strings.Join(lines, "\n")).
+	return errs.Failed(errs.Code(r.Errors[0].Code), "skill %q is invalid (%d error%s): %s", r.Skill, n, plural, strings.Join(lines, "; ")).
 		WithHint("fix the listed lines and run 'clawkit skill validate' again")
 }
 
@@ -413,13 +433,13 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, errs.Usage("invalid_path", "cannot resolve %s: %v", dir, err)
+		return nil, errs.Usage(errs.CodeInvalidPath, "cannot resolve %s: %v", dir, err)
 	}
 	name := filepath.Base(abs)
 	rep := &Report{Skill: name, Dir: dir, Profile: opt.Profile, Strict: opt.Strict}
 	lst, err := os.Lstat(abs)
 	if err != nil {
-		return nil, errs.Failed("not_found", "cannot read skill folder %s: %v", dir, UnwrapPathErr(err)).
+		return nil, errs.Failed(errs.CodeNotFound, "cannot read skill folder %s: %v", dir, UnwrapPathErr(err)).
 			WithHint("pass the folder that holds SKILL.md")
 	}
 	if lst.Mode()&fs.ModeSymlink != 0 {
@@ -429,10 +449,11 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 		return rep, nil
 	}
 	if !lst.IsDir() {
-		return nil, errs.Usage("invalid_path", "%s is not a folder", dir).
+		return nil, errs.Usage(errs.CodeInvalidPath, "%s is not a folder", dir).
 			WithHint("pass the folder that holds SKILL.md, not the file")
 	}
 	spec := opt.spec()
+	var dirs []Directive
 	var tree []FileEntry
 	var skillMD []byte
 	mdName := ""
@@ -480,7 +501,7 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 		isMD := rel == SkillFile || (spec && rel == "skill.md" && mdName == "")
 		if !spec {
 			if _, err := NormalizeSkillFilePath(rel); err != nil {
-				rep.Add(Finding{Severity: SeverityError, Code: errs.CodeOf(err), Rule: RuleFileLocation, File: rel, Message: err.Error()})
+				rep.Add(Finding{Severity: SeverityError, Code: string(errs.CodeOf(err)), Rule: RuleFileLocation, File: rel, Message: err.Error()})
 				return nil
 			}
 		}
@@ -491,7 +512,7 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 		data, size, err := readLimited(p, limit)
 		if err != nil {
 			if e := errs.As(err); e != nil {
-				rep.Add(Finding{Severity: SeverityError, Code: e.Code, Rule: RuleNotRegular, File: rel, Message: e.Message})
+				rep.Add(Finding{Severity: SeverityError, Code: string(e.Code), Rule: RuleNotRegular, File: rel, Message: e.Message})
 				return nil
 			}
 			return err
@@ -511,6 +532,9 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 				return nil
 			}
 		}
+		if isMD || IsTextFile(rel) {
+			dirs = append(dirs, ParseDirectives(rel, data)...)
+		}
 		if isMD {
 			skillMD, mdName = data, rel
 			return nil
@@ -527,7 +551,7 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 		}
 		rep.Add(f)
 	} else if walkErr != nil {
-		return nil, errs.Failed("read_failed", "cannot read skill folder %s: %v", dir, UnwrapPathErr(walkErr))
+		return nil, errs.Failed(errs.CodeReadFailed, "cannot read skill folder %s: %v", dir, UnwrapPathErr(walkErr))
 	}
 	if mdName != "" {
 		fs := CheckSkillMDAs(name, skillMD, opt)
@@ -555,6 +579,7 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 		}
 	}
 	rep.Add(limits...)
+	rep.applySuppressions(dirs, opt.Disable)
 	SortTree(tree)
 	rep.Files = len(tree)
 	for _, f := range tree {

@@ -1,6 +1,11 @@
 package skills
 
 import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/skilllint"
@@ -22,8 +27,9 @@ import (
 // The operations check everything again after ownership (begin), against
 // the config admitted with the call.
 
-// checkTarget is begin's stateless part, in begin's order.
-func checkTarget(t Target) error {
+// checkTarget is begin's stateless part, in begin's order; it returns the
+// target with the default agent and session filled in.
+func checkTarget(t Target) (Target, error) {
 	if t.AgentID == "" {
 		t.AgentID = store.DefaultAgent
 	}
@@ -31,12 +37,12 @@ func checkTarget(t Target) error {
 		t.SessionKey = store.DefaultSession
 	}
 	if t.PluginID == "" {
-		return errs.Usage("missing_plugin", "no plugin named").WithHint("pass --plugin ID")
+		return t, errs.Usage(CodeMissingPlugin, "no plugin named").WithHint("pass --plugin ID")
 	}
 	if err := store.ValidateIDs(t.AgentID, t.SessionKey); err != nil {
-		return err
+		return t, err
 	}
-	return checkPluginID(t.PluginID)
+	return t, checkPluginID(t.PluginID)
 }
 
 // admitTarget resolves the plugin and its skills root against the config
@@ -56,37 +62,119 @@ func admitTarget(pre owner.Pre, t Target) error {
 	return err
 }
 
-func checkFiles(p FilesParams) error {
-	if err := skilllint.CheckSkillName(p.Skill); err != nil {
+// admitPlace refuses, before anything is created, a write whose place on
+// disk is taken by the wrong kind of entry: a file where the skills root,
+// the skill folder or a folder of rel must be (not_a_folder), or a folder
+// where rel is to be a file (not_a_file). It only reads (Lstat, never
+// following a link). The commit checks again under the skill's lock, where
+// the answer is final; this early look keeps a refusal from creating the
+// home's lock folders.
+func admitPlace(pre owner.Pre, t Target, skill, rel string) error {
+	if pre.ConfigErr != nil {
+		return pre.ConfigErr
+	}
+	if t.AgentID == "" {
+		t.AgentID = store.DefaultAgent
+	}
+	pl, err := resolvePlugin(pre.Home, pre.Config, t.PluginID)
+	if err != nil {
 		return err
 	}
-	return checkTarget(p.Target)
-}
-
-func checkRead(p FileParams) error {
-	if err := skilllint.CheckSkillName(p.Skill); err != nil {
+	root, err := pl.SkillsRoot(pre.Home, t.AgentID)
+	if err != nil {
 		return err
 	}
-	return checkTarget(p.Target)
-}
-
-// checkEvents: events take no plugin (all plugins) and bind no session.
-func checkEvents(p EventsParams) error {
-	if p.Skill != "" {
-		return skilllint.CheckSkillName(p.Skill)
+	if file := fileInTheWay(filepath.Dir(root)); file != "" {
+		return notAFolder(root, file)
+	}
+	target := filepath.Join(root, skill)
+	if rel != "" {
+		target = filepath.Join(target, filepath.FromSlash(rel))
+	}
+	// Walk down from the root: the first entry that is not a folder (a
+	// link is left to the commit's own refusal, path_escape).
+	cur := root
+	for _, seg := range strings.Split(filepath.ToSlash(strings.TrimPrefix(target, root+string(filepath.Separator))), "/") {
+		st, err := os.Lstat(cur)
+		if err != nil || st.Mode()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		if !st.IsDir() {
+			if cur == root {
+				return errs.Failed(CodeNotAFolder, "the skills root %s is not a folder", root).
+					WithHint("move or remove the file %s: the agent's skills live in a folder there", root)
+			}
+			return errs.Failed(CodeNotAFolder, "%s is a file, where %s needs a folder", cur, target).
+				WithHint("move or remove %s (a skill's files are reached through folders only), or use another path", cur)
+		}
+		cur = filepath.Join(cur, seg)
+	}
+	if st, err := os.Lstat(cur); rel == "" && err == nil && st.Mode().IsRegular() {
+		return errs.Failed(CodeNotASkill, "%s is not a folder", cur).
+			WithHint("move the file away; a skill is a folder holding SKILL.md")
+	}
+	if rel != "" {
+		if st, err := os.Lstat(cur); err == nil && st.IsDir() {
+			return errs.Failed(CodeNotAFile, "cannot write %s: it is a folder of skill %s; a file cannot replace it", rel, skill).
+				WithHint("remove the files below %s/ first ('clawkit skill remove %s %s/…'), or write another path", rel, skill, rel)
+		}
 	}
 	return nil
 }
 
-// checkWrite is opWrite's stateless part: name, path, content.
-func checkWrite(p WriteParams) error {
-	if _, _, err := writeReport(p); err != nil {
-		return err
+func checkFiles(p FilesParams) (FilesParams, error) {
+	if err := skilllint.CheckSkillName(p.Skill); err != nil {
+		return p, err
 	}
-	return checkTarget(p.Target)
+	var err error
+	p.Target, err = checkTarget(p.Target)
+	return p, err
 }
 
-// writeReport checks a write's skill name, file path and content, and
+func checkRead(p FileParams) (FileParams, error) {
+	if err := skilllint.CheckSkillName(p.Skill); err != nil {
+		return p, err
+	}
+	var err error
+	p.Target, err = checkTarget(p.Target)
+	return p, err
+}
+
+// checkEvents: events take no plugin (all plugins) and bind no session.
+func checkEvents(p EventsParams) (EventsParams, error) {
+	if p.Skill != "" {
+		return p, skilllint.CheckSkillName(p.Skill)
+	}
+	return p, nil
+}
+
+// checkWrite is every rule of a write that needs only its parameters:
+// name, path (returned normalised), size, content (linted once; the
+// report rides along in this process for Run's warnings), target.
+func checkWrite(p WriteParams) (WriteParams, error) {
+	rel, rep, err := writeReport(p)
+	if err != nil {
+		return p, err
+	}
+	p.File, p.report = rel, rep
+	p.Target, err = checkTarget(p.Target)
+	return p, err
+}
+
+// WriteLimit is the most content a write to file may carry: SKILL.md's
+// limit, or a support file's.
+func WriteLimit(rel string) int64 {
+	if rel == skilllint.SkillFile {
+		return skilllint.MaxSkillMDBytes
+	}
+	return skilllint.MaxSupportBytes
+}
+
+// MaxWriteBytes is the largest content any write may carry: what a caller
+// reads at most before Check refuses more.
+const MaxWriteBytes = max(skilllint.MaxSkillMDBytes, skilllint.MaxSupportBytes)
+
+// writeReport checks a write's skill name, file path, size and content, and
 // returns the normalised path and the report (its warnings go with the
 // result).
 func writeReport(p WriteParams) (rel string, rep *skilllint.Report, err error) {
@@ -95,6 +183,10 @@ func writeReport(p WriteParams) (rel string, rep *skilllint.Report, err error) {
 	}
 	if rel, err = skilllint.NormalizeSkillFilePath(p.File); err != nil {
 		return "", nil, err
+	}
+	if limit := WriteLimit(rel); int64(len(p.Content)) > limit {
+		return "", nil, errs.Failed(errs.CodeTooLarge, "the content for %s is larger than its limit of %d bytes", rel, limit).
+			WithHint("SKILL.md holds at most %d bytes and a support file at most %d; move detail into references/", skilllint.MaxSkillMDBytes, skilllint.MaxSupportBytes)
 	}
 	var findings []skilllint.Finding
 	if rel == skilllint.SkillFile {
@@ -111,26 +203,32 @@ func writeReport(p WriteParams) (rel string, rep *skilllint.Report, err error) {
 	return rel, rep, nil
 }
 
-// checkRemove is opRemove's stateless part.
-func checkRemove(p FileParams) error {
+// checkRemove is opRemove's stateless part; it returns the file path
+// normalised.
+func checkRemove(p FileParams) (FileParams, error) {
 	if err := skilllint.CheckSkillName(p.Skill); err != nil {
-		return err
+		return p, err
 	}
 	if p.File != "" {
 		rel, err := skilllint.NormalizeSkillFilePath(p.File)
 		if err != nil {
-			return err
+			return p, err
 		}
 		if rel == skilllint.SkillFile {
-			return errSkillMDRequired(p)
+			return p, errSkillMDRequired(p)
 		}
+		p.File = rel
 	}
-	return checkTarget(p.Target)
+	var err error
+	p.Target, err = checkTarget(p.Target)
+	return p, err
 }
 
-func checkInstall(p InstallParams) error {
+func checkInstall(p InstallParams) (InstallParams, error) {
 	if err := skilllint.CheckSkillName(p.Skill); err != nil {
-		return err
+		return p, err
 	}
-	return checkTarget(p.Target)
+	var err error
+	p.Target, err = checkTarget(p.Target)
+	return p, err
 }

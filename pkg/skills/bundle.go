@@ -29,12 +29,6 @@ import (
 // and `tar -xf` unpacks it into a folder that `skill validate --dir` and
 // `skill write --from-dir` take as it is. docs/skills.md says why tar.
 
-// Bundle error codes.
-const (
-	CodeInvalidBundle = "invalid_bundle"
-	CodeChangedDuring = "skill_changed_during_read"
-)
-
 // maxBundleBytes bounds a bundle read back: the skill limit plus room for
 // the headers of the most files a skill may hold (a header, a PAX record
 // for a long name, and block padding each).
@@ -59,11 +53,13 @@ type BundleResult struct {
 }
 
 // checkBundle: the refusals a bundle request's parameters alone decide.
-func checkBundle(p BundleParams) error {
+func checkBundle(p BundleParams) (BundleParams, error) {
 	if err := skilllint.CheckSkillName(p.Skill); err != nil {
-		return err
+		return p, err
 	}
-	return checkTarget(p.Target)
+	var err error
+	p.Target, err = checkTarget(p.Target)
+	return p, err
 }
 
 // opBundle reads one installed skill for a bundle, read-only: the skill
@@ -72,7 +68,7 @@ func checkBundle(p BundleParams) error {
 // checks on every component), each file's requested path must be one the
 // authoring contract allows and its resolved path must lie inside the
 // skill folder, and the content read must be the content listed.
-func opBundle(ctx context.Context, env *owner.Env, p BundleParams) (any, error) {
+func opBundle(ctx context.Context, env *owner.OpEnv, p BundleParams) (*BundleResult, error) {
 	c, r, tree, _, err := openInstalled(ctx, env, p.Target, p.Skill)
 	if err != nil {
 		return nil, err
@@ -92,7 +88,7 @@ func opBundle(ctx context.Context, env *owner.Env, p BundleParams) (any, error) 
 		}
 		full := filepath.Join(skillDir, filepath.FromSlash(rel))
 		if ok, err := fsx.RealWithin(skillDir, full); err != nil {
-			return nil, errs.Failed("read_failed", "cannot resolve %s: %v", full, err)
+			return nil, errs.Failed(errs.CodeReadFailed, "cannot resolve %s: %v", full, err)
 		} else if !ok {
 			return nil, linkRefused(full)
 		}
@@ -104,13 +100,13 @@ func opBundle(ctx context.Context, env *owner.Env, p BundleParams) (any, error) 
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, changedDuring(p.Skill, rel)
 			}
-			return nil, errs.Failed("read_failed", "cannot read %s: %v", rel, skilllint.UnwrapPathErr(err))
+			return nil, errs.Failed(errs.CodeReadFailed, "cannot read %s: %v", rel, skilllint.UnwrapPathErr(err))
 		}
 		limit := fileLimit(rel)
 		data, rerr := io.ReadAll(io.LimitReader(f, limit+1))
 		f.Close()
 		if rerr != nil {
-			return nil, errs.Failed("read_failed", "cannot read %s: %v", rel, rerr)
+			return nil, errs.Failed(errs.CodeReadFailed, "cannot read %s: %v", rel, rerr)
 		}
 		sum := sha256.Sum256(data)
 		if int64(len(data)) != e.SizeBytes || hex.EncodeToString(sum[:]) != e.SHA256 {
@@ -119,11 +115,11 @@ func opBundle(ctx context.Context, env *owner.Env, p BundleParams) (any, error) 
 		files = append(files, SourceFile{Path: rel, Content: data, Executable: st.Mode().Perm()&0o111 != 0})
 	}
 	if len(disallowed) > 0 {
-		return nil, errs.Failed(CodeInvalidPath, "skill %s holds %d %s the skill authoring contract does not allow (nothing was bundled):\n  %s",
-			p.Skill, len(disallowed), pluralWord(len(disallowed), "file", "files"), strings.Join(disallowed, "\n  ")).
+		return nil, errs.Failed(errs.CodeInvalidPath, "skill %s holds %d %s the skill authoring contract does not allow (nothing was bundled): %s",
+			p.Skill, len(disallowed), pluralWord(len(disallowed), "file", "files"), strings.Join(disallowed, ", ")).
 			WithHint("the files were put there by hand; move them below %s/ or delete them", strings.Join(skilllint.SupportDirs, "/, "))
 	}
-	if err := env.Scope.AssertCurrent(); err != nil {
+	if err := env.Fence.AssertCurrent(); err != nil {
 		return nil, err
 	}
 	res, err := CheckBundle(p.Skill, files, false)
@@ -147,25 +143,27 @@ func BundleDir(dir string) (*BundleResult, error) {
 	clean := filepath.Clean(dir)
 	abs, err := filepath.Abs(clean)
 	if err != nil {
-		return nil, errs.Usage("invalid_path", "cannot resolve %s: %v", dir, err)
+		return nil, errs.Usage(errs.CodeInvalidPath, "cannot resolve %s: %v", dir, err)
 	}
 	skill := filepath.Base(abs)
 	if err := skilllint.CheckSkillName(skill); err != nil {
 		return nil, err
 	}
-	src, err := ReadSourceDir(dir)
+	src, err := ReadSourceDir("--dir", dir)
 	if err != nil {
 		return nil, err
 	}
 	if len(src.Disallowed) > 0 {
-		return nil, DisallowedError(dir, src.Disallowed)
+		return nil, errs.Usage(errs.CodeInvalidPath, "%s holds %d %s the skill authoring contract does not allow (nothing was bundled): %s",
+			dir, len(src.Disallowed), pluralWord(len(src.Disallowed), "path", "paths"), strings.Join(src.Disallowed, ", ")).
+			WithHint("a bundle holds only what 'skill write' accepts: SKILL.md and files below %s/; move the others there or delete them", strings.Join(skilllint.SupportDirs, "/, "))
 	}
 	for _, f := range src.Files {
 		full := filepath.Join(abs, filepath.FromSlash(f.Path))
 		if ok, err := fsx.RealWithin(abs, full); err != nil {
-			return nil, errs.Failed("read_failed", "cannot resolve %s: %v", full, err)
+			return nil, errs.Failed(errs.CodeReadFailed, "cannot resolve %s: %v", full, err)
 		} else if !ok {
-			return nil, errs.Refused(CodePathEscape, "%s leads outside %s through a link; links are refused", full, dir)
+			return nil, errs.Refused(errs.CodePathEscape, "%s leads outside %s through a link; links are refused", full, dir)
 		}
 	}
 	return CheckBundle(skill, src.Files, false)
@@ -260,9 +258,17 @@ func BundleBytes(b *BundleResult) ([]byte, string, error) {
 // a path that leaves the folder, duplicates, and anything over the skill
 // limits, reading at most maxBundleBytes. Files the authoring contract does
 // not allow are listed in Disallowed (not kept), as --from-dir does.
+//
+// A bundle must be whole: every entry's data read to its size, and the
+// end-of-archive marker (two zero blocks) present. A tar cut short at a
+// block boundary or inside an entry's padding reads, to Go's tar reader,
+// like a shorter archive; installing it would replace the skill with the
+// files that happened to arrive (docs/skills.md, "skill bundle"), so it is
+// refused (invalid_bundle) and nothing is written.
 func ReadBundle(r io.Reader) (skill string, tree *SourceTree, err error) {
 	lr := &io.LimitedReader{R: r, N: maxBundleBytes + 1}
-	tr := tar.NewReader(lr)
+	er := &eofReader{r: lr}
+	tr := tar.NewReader(er)
 	tree = &SourceTree{}
 	seen := map[string]bool{}
 	var total int64
@@ -273,17 +279,23 @@ func ReadBundle(r io.Reader) (skill string, tree *SourceTree, err error) {
 	}
 	for {
 		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
 		if lr.N <= 0 {
-			return "", nil, errs.Failed(CodeTooLarge, "the bundle is larger than %d bytes; a skill holds at most %d bytes", maxBundleBytes, skilllint.MaxSkillBytes)
+			return "", nil, errs.Failed(errs.CodeTooLarge, "the bundle is larger than %d bytes; a skill holds at most %d bytes", maxBundleBytes, skilllint.MaxSkillBytes)
+		}
+		if err == io.EOF && !er.eof {
+			break // the end-of-archive marker: two zero blocks, read whole
+		}
+		if (err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF)) && entries == 0 && er.n < 512 {
+			return "", nil, bad("it is %d bytes, shorter than one tar header (a bundle is a tar archive)", er.n)
+		}
+		if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
+			return "", nil, truncatedBundle(er.n)
 		}
 		if err != nil {
 			return "", nil, bad("%v", err)
 		}
 		if entries++; entries > skilllint.MaxWalkEntries {
-			return "", nil, errs.Failed(CodeTooLarge, "the bundle holds more than %d entries; a skill holds at most %d files", skilllint.MaxWalkEntries, skilllint.MaxFiles)
+			return "", nil, errs.Failed(errs.CodeTooLarge, "the bundle holds more than %d entries; a skill holds at most %d files", skilllint.MaxWalkEntries, skilllint.MaxFiles)
 		}
 		if h.Typeflag == tar.TypeXGlobalHeader {
 			continue // metadata only (e.g. a commit id); never a file
@@ -294,8 +306,8 @@ func ReadBundle(r io.Reader) (skill string, tree *SourceTree, err error) {
 		}
 		top, rel, _ := strings.Cut(name, "/")
 		if err := skilllint.CheckSkillName(top); err != nil {
-			if errs.CodeOf(err) == CodePathEscape {
-				return "", nil, errs.Refused(CodePathEscape, "bundle entry %q does not lie in one skill folder", h.Name)
+			if errs.CodeOf(err) == errs.CodePathEscape {
+				return "", nil, errs.Refused(errs.CodePathEscape, "bundle entry %q does not lie in one skill folder", h.Name)
 			}
 			return "", nil, err
 		}
@@ -313,17 +325,17 @@ func ReadBundle(r io.Reader) (skill string, tree *SourceTree, err error) {
 			}
 			continue
 		case tar.TypeSymlink, tar.TypeLink:
-			return "", nil, errs.Refused(CodePathEscape, "bundle entry %s is a link; links are refused in skills", h.Name).
+			return "", nil, errs.Refused(errs.CodePathEscape, "bundle entry %s is a link; links are refused in skills", h.Name).
 				WithHint("bundle the file the link points to instead")
 		case tar.TypeReg, tar.TypeRegA: //lint:ignore SA1019 a tar -cf of a skill folder from an old writer marks regular files '\x00'; accepting it is the point
 		default:
-			return "", nil, errs.Usage("not_regular_file", "bundle entry %s is not a regular file (type %q); a skill holds regular files only", h.Name, string(h.Typeflag))
+			return "", nil, errs.Usage(errs.CodeNotRegularFile, "bundle entry %s is not a regular file (type %q); a skill holds regular files only", h.Name, string(h.Typeflag))
 		}
 		if rel == "" {
 			return "", nil, bad("entry %q is a file where the skill folder should be", h.Name)
 		}
 		if _, err := skilllint.NormalizeSkillFilePath(rel); err != nil {
-			if errs.CodeOf(err) == CodePathEscape {
+			if errs.CodeOf(err) == errs.CodePathEscape {
 				return "", nil, err
 			}
 			if seen[rel] {
@@ -339,15 +351,18 @@ func ReadBundle(r io.Reader) (skill string, tree *SourceTree, err error) {
 		seen[rel] = true
 		limit := fileLimit(rel)
 		if h.Size > limit {
-			return "", nil, errs.Failed(CodeTooLarge, "%s is %d bytes; the limit is %d bytes", rel, h.Size, limit)
+			return "", nil, errs.Failed(errs.CodeTooLarge, "%s is %d bytes; the limit is %d bytes", rel, h.Size, limit)
 		}
 		if total += h.Size; total > skilllint.MaxSkillBytes {
-			return "", nil, errs.Failed(CodeTooLarge, "the bundle holds more than %d bytes; a skill holds at most %d bytes", skilllint.MaxSkillBytes, skilllint.MaxSkillBytes)
+			return "", nil, errs.Failed(errs.CodeTooLarge, "the bundle holds more than %d bytes; a skill holds at most %d bytes", skilllint.MaxSkillBytes, skilllint.MaxSkillBytes)
 		}
 		if len(tree.Files) >= skilllint.MaxFiles {
-			return "", nil, errs.Failed(CodeTooLarge, "the bundle holds more than %d files; a skill holds at most %d", skilllint.MaxFiles, skilllint.MaxFiles)
+			return "", nil, errs.Failed(errs.CodeTooLarge, "the bundle holds more than %d files; a skill holds at most %d", skilllint.MaxFiles, skilllint.MaxFiles)
 		}
 		data, err := io.ReadAll(io.LimitReader(tr, limit+1))
+		if errors.Is(err, io.ErrUnexpectedEOF) || (err == nil && int64(len(data)) < h.Size) {
+			return "", nil, truncatedBundle(er.n).WithHint("%s holds %d of its %d bytes; make the bundle again and copy it whole", rel, len(data), h.Size)
+		}
 		if err != nil {
 			return "", nil, bad("%s: %v", rel, err)
 		}
@@ -357,7 +372,7 @@ func ReadBundle(r io.Reader) (skill string, tree *SourceTree, err error) {
 		tree.Files = append(tree.Files, SourceFile{Path: rel, Content: data, Executable: h.Mode&0o111 != 0})
 	}
 	if lr.N <= 0 {
-		return "", nil, errs.Failed(CodeTooLarge, "the bundle is larger than %d bytes; a skill holds at most %d bytes", maxBundleBytes, skilllint.MaxSkillBytes)
+		return "", nil, errs.Failed(errs.CodeTooLarge, "the bundle is larger than %d bytes; a skill holds at most %d bytes", maxBundleBytes, skilllint.MaxSkillBytes)
 	}
 	if skill == "" {
 		return "", nil, bad("it holds no files")
@@ -365,6 +380,43 @@ func ReadBundle(r io.Reader) (skill string, tree *SourceTree, err error) {
 	sort.Strings(tree.Disallowed)
 	sort.Slice(tree.Files, func(i, j int) bool { return tree.Files[i].Path < tree.Files[j].Path })
 	return skill, tree, nil
+}
+
+// truncatedBundle: the input ended before the bundle did.
+func truncatedBundle(n int64) *errs.Error {
+	return errs.Failed(CodeInvalidBundle, "the bundle is truncated: it ends after %d bytes, before the end-of-archive marker; nothing was written", n).
+		WithHint("the copy was cut short; make the bundle again ('clawkit skill bundle') and copy it whole")
+}
+
+// eofReader notes whether the reader under a tar reader ran out. Go's tar
+// reader reports io.EOF both for the end-of-archive marker (two zero
+// blocks read whole, after which it reads nothing more) and for an input
+// that simply stops at a block boundary or inside an entry's padding;
+// only in the second case did it see the input end. Data handed over
+// together with io.EOF is passed on first and the end reported on the next
+// call, so eof is set exactly when the tar reader was told "no more".
+type eofReader struct {
+	r   io.Reader
+	n   int64 // bytes handed to the tar reader
+	eof bool  // the tar reader was given (0, io.EOF)
+	end bool  // the input has ended; the next call reports it
+}
+
+func (e *eofReader) Read(p []byte) (int, error) {
+	if e.end {
+		e.eof = true
+		return 0, io.EOF
+	}
+	n, err := e.r.Read(p)
+	e.n += int64(n)
+	if err == io.EOF {
+		if n > 0 {
+			e.end = true
+			return n, nil
+		}
+		e.eof = true
+	}
+	return n, err
 }
 
 // checkBundleDir checks a folder entry's skill-relative path: no segment

@@ -6,18 +6,10 @@ import "github.com/clawkit/clawkit/pkg/errs"
 // them all with their exit codes).
 
 const (
-	// CodeInvalidConfig: config hooks.skill_changed must be a list of commands, each a list of strings (argv, run without a shell)
-	CodeInvalidConfig errs.Code = "invalid_config"
 	// CodeInvalidFrontmatter: skill … has no SKILL.md; every skill starts with one
 	CodeInvalidFrontmatter errs.Code = "invalid_frontmatter"
-	// CodeInvalidParams: file … is given twice
-	CodeInvalidParams errs.Code = "invalid_params"
-	// CodeInvalidPath: skill … holds … the skill authoring contract does not allow (nothing was bundled)
-	CodeInvalidPath errs.Code = "invalid_path"
 	// CodeInvalidPluginId: plugin id … is not a plain name
 	CodeInvalidPluginId errs.Code = "invalid_plugin_id"
-	// CodeLockFailed: cannot create …: …
-	CodeLockFailed errs.Code = "lock_failed"
 	// CodeMissingPlugin: no plugin named
 	CodeMissingPlugin errs.Code = "missing_plugin"
 	// CodeNoSkillsRoot: plugin … declares no agentSkillsDir, so it has no skills folder
@@ -26,16 +18,10 @@ const (
 	CodeNotAFolder errs.Code = "not_a_folder"
 	// CodeNotASkill: … is not a folder
 	CodeNotASkill errs.Code = "not_a_skill"
-	// CodeNotFound: --from-dir …: …
-	CodeNotFound errs.Code = "not_found"
-	// CodeNotRegularFile: …; only regular files (or - for stdin) are read
-	CodeNotRegularFile errs.Code = "not_regular_file"
-	// CodePathEscape: … leads outside … through a link; links are refused
-	CodePathEscape errs.Code = "path_escape"
+	// CodeNotAFile: cannot write …: it is a folder of skill … holding … files (…); a file cannot replace it
+	CodeNotAFile errs.Code = "not_a_file"
 	// CodePluginUnavailable: (see the message)
 	CodePluginUnavailable errs.Code = "plugin_unavailable"
-	// CodeReadFailed: cannot read …: …
-	CodeReadFailed errs.Code = "read_failed"
 	// CodeRemoveFailed: cannot remove skill …: …
 	CodeRemoveFailed errs.Code = "remove_failed"
 	// CodeSkillCommittedUndelivered: the skill change was applied but authority was lost before its skill_changed event could be dispatched: …
@@ -48,10 +34,17 @@ const (
 	CodeSkillMdRequired errs.Code = "skill_md_required"
 	// CodeSkillsRootConflict: plugin …'s skills folder … overlaps plugin …'s (…); a plugin may name only its own skills
 	CodeSkillsRootConflict errs.Code = "skills_root_conflict"
-	// CodeStoreError: cannot read skill events: …
-	CodeStoreError errs.Code = "store_error"
-	// CodeTooLarge: the bundle is larger than … bytes; a skill holds at most … bytes
-	CodeTooLarge errs.Code = "too_large"
-	// CodeWriteFailed: cannot create the skills root …: …
-	CodeWriteFailed errs.Code = "write_failed"
+)
+
+// Bundle error codes.
+const (
+	// CodeInvalidBundle: the bundle is not a tar this package reads
+	CodeInvalidBundle errs.Code = "invalid_bundle"
+	// CodeChangedDuring: a skill changed while it was read
+	CodeChangedDuring errs.Code = "skill_changed_during_read"
+)
+
+const (
+	// CodeWatchDisabled: watching skills is turned off (config skills.load.watch is false): no subscription and no polling
+	CodeWatchDisabled errs.Code = "watch_disabled"
 )

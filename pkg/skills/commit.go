@@ -14,7 +14,7 @@ import (
 // step and right before the file change (inside apply) and the dispatch.
 // A failed or no-op apply dispatches nothing.
 func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]string, warnings []skilllint.Finding,
-	apply func(tree []skilllint.FileEntry, md []byte, exists bool) (bool, error)) (any, error) {
+	apply func(tree []skilllint.FileEntry, md []byte, exists bool) (bool, error)) (*CommitResult, error) {
 	env := c.env
 	if _, err := c.skillDir(skill); err != nil {
 		return nil, err
@@ -37,7 +37,7 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 		return nil, err
 	}
 	defer unlock()
-	if err := env.Scope.AssertCurrent(); err != nil {
+	if err := env.Fence.AssertCurrent(); err != nil {
 		return nil, err
 	}
 	// Whatever an interrupted command left for this skill goes first: it
@@ -75,7 +75,7 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 	applyErr := err // a removal that left debris still changed the skill
 
 	// Refresh discovery: the index row follows the folder.
-	if err := afterApply(env.Scope.AssertCurrent()); err != nil {
+	if err := afterApply(env.Fence.AssertCurrent()); err != nil {
 		return nil, err
 	}
 	after, err := c.refreshIndex(ctx, skill)
@@ -83,7 +83,7 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 		return nil, err
 	}
 	if err != nil {
-		return nil, errs.Unknown("skill_index_failed", "the skill change was applied but the skill index could not be refreshed: %v", err).
+		return nil, errs.Unknown(CodeSkillIndexFailed, "the skill change was applied but the skill index could not be refreshed: %v", err).
 			WithHint("run 'clawkit skill list' to inspect; the next change to this skill refreshes the index")
 	}
 	res.After = after
@@ -97,7 +97,7 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 	if len(hooks) == 0 {
 		dispatch = "no-hooks"
 	}
-	if err := afterApply(env.Scope.AssertCurrent()); err != nil {
+	if err := afterApply(env.Fence.AssertCurrent()); err != nil {
 		return nil, err
 	}
 	// The events table knows write and remove; an install is a write of the
@@ -109,14 +109,14 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 	if err := c.recordEvent(ctx, id, skill, recAction, rel, evJSON, dispatch); errs.CodeOf(err) == codeUndelivered {
 		return nil, err
 	} else if err != nil {
-		return nil, errs.Unknown("skill_event_unrecorded", "the skill change was applied but its event could not be recorded: %v", err).
+		return nil, errs.Unknown(CodeSkillEventUnrecorded, "the skill change was applied but its event could not be recorded: %v", err).
 			WithHint("inspect with 'clawkit skill list'; hooks were not run")
 	}
 	if len(hooks) > 0 {
 		// The last checks before the external effect: the owner and session
 		// (Scope) and the plugin's own authority (still enabled, same
 		// manifest), as before the file change.
-		if err := env.Scope.AssertCurrent(); err != nil {
+		if err := env.Fence.AssertCurrent(); err != nil {
 			_ = c.finishEvent(ctx, id, "undelivered", nil)
 			return nil, afterApply(err)
 		}
@@ -126,7 +126,7 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 		}
 		// The dispatch is an external effect: writer admission (the owner
 		// fence) immediately before it, as for a file change.
-		if err := env.Admit(); err != nil {
+		if err := env.BeginWrite(); err != nil {
 			_ = c.finishEvent(ctx, id, "undelivered", nil)
 			return nil, afterApply(err)
 		}
@@ -139,7 +139,7 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 			res.Hooks = append(res.Hooks, hr)
 		}
 		if err := c.finishEvent(ctx, id, dispatch, res.Hooks); err != nil {
-			return nil, errs.Unknown("skill_event_unrecorded", "hooks ran but their outcome could not be recorded: %v", err)
+			return nil, errs.Unknown(CodeSkillEventUnrecorded, "hooks ran but their outcome could not be recorded: %v", err)
 		}
 	}
 	res.Dispatch = dispatch
@@ -161,7 +161,7 @@ func (c *call) refreshIndex(ctx context.Context, skill string) (*skilllint.Revis
 	db := st.DB()
 	// Writer admission immediately before the index write; losing it now
 	// leaves the change on disk without its event.
-	if err := c.env.Admit(); err != nil {
+	if err := c.env.BeginWrite(); err != nil {
 		return nil, afterApply(err)
 	}
 	if md == nil {
@@ -186,7 +186,7 @@ ON CONFLICT (plugin_id, agent_id, skill) DO UPDATE SET content_sha256 = excluded
 }
 
 func (c *call) recordEvent(ctx context.Context, id, skill, action, file string, ev []byte, dispatch string) error {
-	if err := c.env.Admit(); err != nil {
+	if err := c.env.BeginWrite(); err != nil {
 		return afterApply(err)
 	}
 	st := c.env.Store
@@ -207,7 +207,7 @@ func (c *call) finishEvent(ctx context.Context, id, dispatch string, hooks []Hoo
 	// that was refused, recording that no hook ran, and cleanup may run
 	// after the fence retires (docs/architecture.md) — it publishes nothing.
 	if dispatch != "undelivered" {
-		if err := c.env.Admit(); err != nil {
+		if err := c.env.BeginWrite(); err != nil {
 			return err
 		}
 	}

@@ -18,7 +18,7 @@ import (
 // The skill_changed event log: what each commit recorded and whether its
 // hooks were delivered.
 
-func opEvents(ctx context.Context, env *owner.Env, p EventsParams) (any, error) {
+func opEvents(ctx context.Context, env *owner.OpEnv, p EventsParams) ([]EventRecord, error) {
 	if p.Skill != "" {
 		if err := skilllint.CheckSkillName(p.Skill); err != nil {
 			return nil, err
@@ -48,7 +48,7 @@ func opEvents(ctx context.Context, env *owner.Env, p EventsParams) (any, error) 
 		if strings.Contains(err.Error(), "no such table") {
 			return []EventRecord{}, nil // a read-only call on a home without a database
 		}
-		return nil, errs.Failed("store_error", "cannot read skill events: %v", err)
+		return nil, errs.Failed(errs.CodeStoreError, "cannot read skill events: %v", err)
 	}
 	defer rows.Close()
 	out := []EventRecord{}
@@ -56,7 +56,7 @@ func opEvents(ctx context.Context, env *owner.Env, p EventsParams) (any, error) 
 		var r EventRecord
 		var ev, hooks string
 		if err := rows.Scan(&r.EventID, &r.Action, &r.File, &ev, &r.Dispatch, &hooks, &r.CreatedAt); err != nil {
-			return nil, errs.Failed("store_error", "cannot read skill events: %v", err)
+			return nil, errs.Failed(errs.CodeStoreError, "cannot read skill events: %v", err)
 		}
 		_ = json.Unmarshal([]byte(ev), &r.Event)
 		_ = json.Unmarshal([]byte(hooks), &r.Hooks)

@@ -58,7 +58,7 @@ func hooksFrom(cfg *config.Config) ([][]string, error) {
 	if !ok || raw == nil {
 		return nil, nil
 	}
-	bad := errs.Failed("invalid_config", "config hooks.skill_changed must be a list of commands, each a list of strings (argv, run without a shell)").
+	bad := errs.Failed(errs.CodeInvalidConfig, "config hooks.skill_changed must be a list of commands, each a list of strings (argv, run without a shell)").
 		WithHint(`e.g. clawkit config set hooks.skill_changed '[["/usr/local/bin/reindex","--skills"]]'`)
 	list, ok := raw.([]any)
 	if !ok {

@@ -42,8 +42,10 @@ type SourceTree struct {
 // contract does not allow are listed in Disallowed (not read); a link
 // anywhere, a non-regular file, or a file or tree over the size limits
 // refuses the whole folder. Nothing is read unboundedly: each file through
-// OpenInput (never blocking) and at most its limit plus one byte.
-func ReadSourceDir(dir string) (*SourceTree, error) {
+// OpenInput (never blocking) and at most its limit plus one byte. flag is
+// the command-line flag that named dir ("--from-dir", "--dir"), for the
+// messages.
+func ReadSourceDir(flag, dir string) (*SourceTree, error) {
 	// The walk below names each file by trimming the folder off its path;
 	// "DIR/", "./DIR" and "a/../DIR" must name the same folder as "DIR"
 	// (the walk's own paths are clean), so the folder is cleaned first.
@@ -53,12 +55,13 @@ func ReadSourceDir(dir string) (*SourceTree, error) {
 	st, err := os.Lstat(dir)
 	switch {
 	case err != nil:
-		return nil, errs.Usage("not_found", "--from-dir %s: %v", shown, skilllint.UnwrapPathErr(err))
+		return nil, errs.Usage(errs.CodeNotFound, "%s %s: %v", flag, shown, skilllint.UnwrapPathErr(err))
 	case st.Mode()&fs.ModeSymlink != 0:
-		return nil, errs.Refused(CodePathEscape, "--from-dir %s is a symbolic link; links are refused", shown).
+		return nil, errs.Refused(errs.CodePathEscape, "%s %s is a symbolic link; links are refused", flag, shown).
 			WithHint("pass the folder the link points to")
 	case !st.IsDir():
-		return nil, errs.Usage("invalid_path", "--from-dir %s is not a folder", shown)
+		return nil, errs.Usage(errs.CodeInvalidPath, "%s %s is not a folder", flag, shown).
+			WithHint("pass the skill's folder (the one holding SKILL.md)")
 	}
 	out := &SourceTree{}
 	var total int64
@@ -77,11 +80,11 @@ func ReadSourceDir(dir string) (*SourceTree, error) {
 			return nil
 		}
 		if entries++; entries > skilllint.MaxWalkEntries {
-			return errs.Failed(CodeTooLarge, "%s holds more than %d entries; a skill holds at most %d files", dir, skilllint.MaxWalkEntries, skilllint.MaxFiles)
+			return errs.Failed(errs.CodeTooLarge, "%s holds more than %d entries; a skill holds at most %d files", dir, skilllint.MaxWalkEntries, skilllint.MaxFiles)
 		}
 		rel := filepath.ToSlash(strings.TrimPrefix(p, dir+string(filepath.Separator)))
 		if d.Type()&fs.ModeSymlink != 0 {
-			return errs.Refused(CodePathEscape, "%s is a symbolic link; links are refused in skills", filepath.Join(dir, rel)).
+			return errs.Refused(errs.CodePathEscape, "%s is a symbolic link; links are refused in skills", filepath.Join(dir, rel)).
 				WithHint("replace the link with the file or folder it points to")
 		}
 		if d.IsDir() {
@@ -92,7 +95,7 @@ func ReadSourceDir(dir string) (*SourceTree, error) {
 			return nil
 		}
 		if !d.Type().IsRegular() {
-			return errs.Usage("not_regular_file", "%s is not a regular file; a skill holds regular files only", filepath.Join(dir, rel))
+			return errs.Usage(errs.CodeNotRegularFile, "%s is not a regular file; a skill holds regular files only", filepath.Join(dir, rel))
 		}
 		if _, err := skilllint.NormalizeSkillFilePath(rel); err != nil {
 			out.Disallowed = append(out.Disallowed, rel)
@@ -105,17 +108,17 @@ func ReadSourceDir(dir string) (*SourceTree, error) {
 		}
 		defer f.Close()
 		if fst.Size() > limit {
-			return errs.Failed(CodeTooLarge, "%s is %d bytes; the limit is %d bytes", rel, fst.Size(), limit)
+			return errs.Failed(errs.CodeTooLarge, "%s is %d bytes; the limit is %d bytes", rel, fst.Size(), limit)
 		}
 		data, err := io.ReadAll(io.LimitReader(f, limit+1))
 		if err != nil {
 			return err
 		}
 		if int64(len(data)) > limit {
-			return errs.Failed(CodeTooLarge, "%s grew past its limit of %d bytes while being read", rel, limit)
+			return errs.Failed(errs.CodeTooLarge, "%s grew past its limit of %d bytes while being read", rel, limit)
 		}
 		if total += int64(len(data)); total > skilllint.MaxSkillBytes {
-			return errs.Failed(CodeTooLarge, "%s holds more than %d bytes; a skill holds at most %d bytes", dir, skilllint.MaxSkillBytes, skilllint.MaxSkillBytes)
+			return errs.Failed(errs.CodeTooLarge, "%s holds more than %d bytes; a skill holds at most %d bytes", dir, skilllint.MaxSkillBytes, skilllint.MaxSkillBytes)
 		}
 		out.Files = append(out.Files, SourceFile{Path: rel, Content: data, Executable: fst.Mode().Perm()&0o111 != 0})
 		return nil
@@ -124,7 +127,7 @@ func ReadSourceDir(dir string) (*SourceTree, error) {
 		if e := errs.As(err); e != nil {
 			return nil, e
 		}
-		return nil, errs.Failed("read_failed", "cannot read %s: %v", dir, skilllint.UnwrapPathErr(err))
+		return nil, errs.Failed(errs.CodeReadFailed, "cannot read %s: %v", dir, skilllint.UnwrapPathErr(err))
 	}
 	sort.Strings(out.Disallowed)
 	return out, nil
@@ -133,12 +136,8 @@ func ReadSourceDir(dir string) (*SourceTree, error) {
 // DisallowedError is the up-front refusal of an install that holds files
 // the authoring contract does not allow.
 func DisallowedError(dir string, paths []string) error {
-	lines := make([]string, len(paths))
-	for i, p := range paths {
-		lines[i] = "  " + p
-	}
-	return errs.Usage(CodeInvalidPath, "%s holds %d %s the skill authoring contract does not allow (nothing was written):\n%s",
-		dir, len(paths), pluralWord(len(paths), "path", "paths"), strings.Join(lines, "\n")).
+	return errs.Usage(errs.CodeInvalidPath, "%s holds %d %s the skill authoring contract does not allow (nothing was written): %s",
+		dir, len(paths), pluralWord(len(paths), "path", "paths"), strings.Join(paths, ", ")).
 		WithHint("skills hold SKILL.md and files below %s/; pass --skip-disallowed to install without them", strings.Join(skilllint.SupportDirs, "/, "))
 }
 
@@ -165,7 +164,7 @@ func skippedRefs(md []byte, skipped []string) []skilllint.Finding {
 	return out
 }
 
-func opInstall(ctx context.Context, env *owner.Env, p InstallParams) (any, error) {
+func opInstall(ctx context.Context, env *owner.OpEnv, p InstallParams) (*CommitResult, error) {
 	if err := skilllint.CheckSkillName(p.Skill); err != nil {
 		return nil, err
 	}
@@ -179,7 +178,7 @@ func opInstall(ctx context.Context, env *owner.Env, p InstallParams) (any, error
 			return nil, err
 		}
 		if seen[rel] {
-			return nil, errs.Usage(owner.CodeInvalidParams, "file %s is given twice", rel)
+			return nil, errs.Usage(errs.CodeInvalidParams, "file %s is given twice", rel)
 		}
 		seen[rel] = true
 		if rel == skilllint.SkillFile {

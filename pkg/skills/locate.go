@@ -19,10 +19,10 @@ func InstalledDir(r RootResult, skill string) (string, error) {
 	dir := filepath.Join(r.Root, skill)
 	st, err := os.Lstat(dir)
 	if err != nil {
-		return "", errs.Failed("not_found", "agent %s has no skill %q in plugin %s's skills folder", r.AgentID, skill, r.PluginID)
+		return "", errs.Failed(errs.CodeNotFound, "agent %s has no skill %q in plugin %s's skills folder", r.AgentID, skill, r.PluginID)
 	}
 	if st.Mode()&fs.ModeSymlink != 0 {
-		return "", errs.Refused("path_escape", "skill folder %s is a symbolic link; links are refused", dir)
+		return "", errs.Refused(errs.CodePathEscape, "skill folder %s is a symbolic link; links are refused", dir)
 	}
 	return dir, nil
 }

@@ -50,7 +50,7 @@ func ResolvePlugin(home, id string) (*Plugin, error) {
 
 func checkPluginID(id string) error {
 	if !pluginmanifest.ValidID(id) {
-		return errs.Usage("invalid_plugin_id", "plugin id %q is not a plain name", id).
+		return errs.Usage(CodeInvalidPluginId, "plugin id %q is not a plain name", id).
 			WithHint("pass the plugin's id as in its openclaw.plugin.json, e.g. --plugin my-plugin")
 	}
 	return nil
@@ -104,7 +104,7 @@ func resolvePlugin(home string, cfg *config.Config, id string) (*Plugin, error) 
 // SkillsRoot is <home>/agents/<agent>/<agentSkillsDir>, or no_skills_root.
 func (p *Plugin) SkillsRoot(home, agent string) (string, error) {
 	if p.Manifest.AgentSkillsDir == "" {
-		return "", errs.Refused("no_skills_root", "plugin %s declares no agentSkillsDir, so it has no skills folder", p.ID).
+		return "", errs.Refused(CodeNoSkillsRoot, "plugin %s declares no agentSkillsDir, so it has no skills folder", p.ID).
 			WithHint("add \"agentSkillsDir\": \"skills\" to %s if the plugin authors skills", filepath.Join(p.Dir, pluginmanifest.File))
 	}
 	return filepath.Join(home, "agents", agent, filepath.FromSlash(p.Manifest.AgentSkillsDir)), nil
@@ -128,7 +128,7 @@ func (p *Plugin) Recheck(home string) error {
 }
 
 func unavailable(id, format string, args ...any) *errs.Error {
-	return errs.Refused("plugin_unavailable", "plugin %s "+format, append([]any{id}, args...)...)
+	return errs.Refused(CodePluginUnavailable, "plugin %s "+format, append([]any{id}, args...)...)
 }
 
 func readManifest(dir string) (*pluginmanifest.Manifest, manifestIdent, error) {

@@ -16,12 +16,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/skilllint"
-	"github.com/clawkit/clawkit/pkg/store"
 )
 
 // Target names whose skills a call is about. Calls name a plugin, an agent
@@ -46,6 +46,10 @@ type WriteParams struct {
 	FileParams
 	Content []byte `json:"content"`
 	Strict  bool   `json:"strict,omitempty"`
+	// report is checkWrite's lint of Content, handed to Run in this
+	// process (it never crosses the socket: a gateway's Check lints
+	// again, once).
+	report *skilllint.Report
 }
 
 // EventsParams filters the recorded events.
@@ -145,24 +149,24 @@ const (
 // Register adds the skill operations to the owner registry. Their
 // admission (Check, Admit) is in admit.go.
 func Register(r *owner.Registry) {
-	owner.Register(r, owner.Op[Target, any]{Name: MethodRoot, Check: checkTarget, Run: opRoot})
-	owner.Register(r, owner.Op[Target, any]{Name: MethodList, Check: checkTarget, Run: opList})
-	owner.Register(r, owner.Op[FilesParams, any]{Name: MethodFiles, Check: checkFiles, Run: opFiles})
-	owner.Register(r, owner.Op[FileParams, any]{Name: MethodRead, Check: checkRead, Run: opRead})
-	owner.Register(r, owner.Op[EventsParams, any]{Name: MethodEvents, Check: checkEvents, Run: opEvents})
-	owner.Register(r, owner.Op[WriteParams, any]{Name: MethodWrite, Write: true, Check: checkWrite,
-		Admit: func(pre owner.Pre, p WriteParams) error { return admitTarget(pre, p.Target) }, Run: opWrite})
-	owner.Register(r, owner.Op[FileParams, any]{Name: MethodRemove, Write: true, Check: checkRemove,
+	owner.Register(r, owner.Op[Target, RootResult]{Name: MethodRoot, Check: checkTarget, Run: opRoot})
+	owner.Register(r, owner.Op[Target, ListResult]{Name: MethodList, Check: checkTarget, Run: opList})
+	owner.Register(r, owner.Op[FilesParams, FilesResult]{Name: MethodFiles, Check: checkFiles, Run: opFiles})
+	owner.Register(r, owner.Op[FileParams, ReadResult]{Name: MethodRead, Check: checkRead, Run: opRead})
+	owner.Register(r, owner.Op[EventsParams, []EventRecord]{Name: MethodEvents, Check: checkEvents, Run: opEvents})
+	owner.Register(r, owner.Op[WriteParams, *CommitResult]{Name: MethodWrite, Write: true, Check: checkWrite,
+		Admit: func(pre owner.Pre, p WriteParams) error { return admitPlace(pre, p.Target, p.Skill, p.File) }, Run: opWrite})
+	owner.Register(r, owner.Op[FileParams, *CommitResult]{Name: MethodRemove, Write: true, Check: checkRemove,
 		Admit: func(pre owner.Pre, p FileParams) error { return admitTarget(pre, p.Target) }, Run: opRemove})
-	owner.Register(r, owner.Op[InstallParams, any]{Name: MethodInstall, Write: true, Check: checkInstall,
-		Admit: func(pre owner.Pre, p InstallParams) error { return admitTarget(pre, p.Target) }, Run: opInstall})
-	owner.Register(r, owner.Op[BundleParams, any]{Name: MethodBundle, Check: checkBundle, Run: opBundle})
-	owner.Register(r, owner.Op[Target, any]{Name: MethodWatch, Check: checkTarget, Run: opWatch})
+	owner.Register(r, owner.Op[InstallParams, *CommitResult]{Name: MethodInstall, Write: true, Check: checkInstall,
+		Admit: func(pre owner.Pre, p InstallParams) error { return admitPlace(pre, p.Target, p.Skill, "") }, Run: opInstall})
+	owner.Register(r, owner.Op[BundleParams, *BundleResult]{Name: MethodBundle, Check: checkBundle, Run: opBundle})
+	owner.Register(r, owner.Op[Target, WatchPlan]{Name: MethodWatch, Check: checkTarget, Run: opWatch})
 }
 
 // call is the resolved context every operation starts from.
 type call struct {
-	env    *owner.Env
+	env    *owner.OpEnv
 	plugin *Plugin
 	root   string
 	t      Target
@@ -174,8 +178,8 @@ type call struct {
 // admittedHooks is hooks.skill_changed from the config admitted with the
 // call: a config change during the call does not change which hooks its
 // event is dispatched to.
-func admittedHooks(env *owner.Env) ([][]string, error) {
-	cfg, err := env.AdmittedConfig()
+func admittedHooks(env *owner.OpEnv) ([][]string, error) {
+	cfg, err := env.Config()
 	if err != nil {
 		return nil, err
 	}
@@ -185,26 +189,19 @@ func admittedHooks(env *owner.Env) ([][]string, error) {
 // begin binds the session, resolves the plugin and the skills root, and
 // checks authority after each step. What the call uses (the plugin
 // registry, the plugin's folder and agentSkillsDir, the hooks) comes from
-// the config admitted with the call (owner.Env.AdmittedConfig), read once
+// the config admitted with the call (owner.OpEnv.AdmittedConfig), read once
 // after ownership; the authority re-checks (Plugin.Recheck) read the
 // current files and can only refuse.
-func begin(ctx context.Context, env *owner.Env, t Target) (*call, error) {
-	if t.AgentID == "" {
-		t.AgentID = store.DefaultAgent
-	}
-	if t.SessionKey == "" {
-		t.SessionKey = store.DefaultSession
-	}
-	if t.PluginID == "" {
-		return nil, errs.Usage("missing_plugin", "no plugin named").WithHint("pass --plugin ID")
-	}
+func begin(ctx context.Context, env *owner.OpEnv, t Target) (*call, error) {
+	// t is as checkTarget returned it (defaults filled in, ids and plugin
+	// id valid): what can change under the lock is checked here.
 	if _, err := env.BindSession(ctx, t.AgentID, t.SessionKey); err != nil {
 		return nil, err
 	}
-	if err := env.Scope.AssertCurrent(); err != nil {
+	if err := env.Fence.AssertCurrent(); err != nil {
 		return nil, err
 	}
-	cfg, err := env.AdmittedConfig()
+	cfg, err := env.Config()
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +216,7 @@ func begin(ctx context.Context, env *owner.Env, t Target) (*call, error) {
 	if err := checkRootOwner(env.Home, cfg, pl, t.AgentID, root); err != nil {
 		return nil, err
 	}
-	if err := env.Scope.AssertCurrent(); err != nil {
+	if err := env.Fence.AssertCurrent(); err != nil {
 		return nil, err
 	}
 	return &call{env: env, plugin: pl, root: root, t: t}, nil
@@ -235,12 +232,15 @@ func (c *call) rootResult() (RootResult, error) {
 			return r, err
 		}
 		return r, nil
+	case errors.Is(err, syscall.ENOTDIR):
+		return r, notAFolder(c.root, fileInTheWay(c.root))
 	case err != nil:
-		return r, errs.Failed("read_failed", "cannot read %s: %v", c.root, skilllint.UnwrapPathErr(err))
+		return r, errs.Failed(errs.CodeReadFailed, "cannot read %s: %v", c.root, skilllint.UnwrapPathErr(err))
 	case st.Mode()&fs.ModeSymlink != 0:
 		return r, linkRefused(c.root)
 	case !st.IsDir():
-		return r, errs.Failed("not_a_folder", "the skills root %s is not a folder", c.root)
+		return r, errs.Failed(CodeNotAFolder, "the skills root %s is not a folder", c.root).
+			WithHint("move or remove the file %s: the agent's skills live in a folder there", c.root)
 	}
 	if err := rootWithin(c.env.Home, c.root); err != nil {
 		return r, err
@@ -249,22 +249,22 @@ func (c *call) rootResult() (RootResult, error) {
 	return r, nil
 }
 
-func opRoot(ctx context.Context, env *owner.Env, t Target) (any, error) {
+func opRoot(ctx context.Context, env *owner.OpEnv, t Target) (RootResult, error) {
 	c, err := begin(ctx, env, t)
 	if err != nil {
-		return nil, err
+		return RootResult{}, err
 	}
 	return c.rootResult()
 }
 
-func opList(ctx context.Context, env *owner.Env, t Target) (any, error) {
+func opList(ctx context.Context, env *owner.OpEnv, t Target) (ListResult, error) {
 	c, err := begin(ctx, env, t)
 	if err != nil {
-		return nil, err
+		return ListResult{}, err
 	}
 	rr, err := c.rootResult()
 	if err != nil {
-		return nil, err
+		return ListResult{}, err
 	}
 	res := ListResult{RootResult: rr, Skills: []SkillInfo{}}
 	if !rr.Exists {
@@ -272,7 +272,7 @@ func opList(ctx context.Context, env *owner.Env, t Target) (any, error) {
 	}
 	r, err := openSkillsRoot(c.root)
 	if err != nil {
-		return nil, err
+		return ListResult{}, err
 	}
 	if r == nil {
 		return res, nil
@@ -280,7 +280,7 @@ func opList(ctx context.Context, env *owner.Env, t Target) (any, error) {
 	defer r.Close()
 	ents, err := fs.ReadDir(r.FS(), ".")
 	if err != nil {
-		return nil, errs.Failed("read_failed", "cannot list %s: %v", c.root, skilllint.UnwrapPathErr(err))
+		return ListResult{}, errs.Failed(errs.CodeReadFailed, "cannot list %s: %v", c.root, skilllint.UnwrapPathErr(err))
 	}
 	for _, e := range ents {
 		name := e.Name()
@@ -294,11 +294,11 @@ func opList(ctx context.Context, env *owner.Env, t Target) (any, error) {
 		case !e.IsDir():
 			continue
 		case skilllint.CheckSkillName(name) != nil:
-			info.Problem = errs.CodeOf(skilllint.CheckSkillName(name)) + ": the folder name is not a safe skill name"
+			info.Problem = string(errs.CodeOf(skilllint.CheckSkillName(name))) + ": the folder name is not a safe skill name"
 		default:
 			tree, md, _, err := readTree(r, c.root, name)
 			if err != nil {
-				info.Problem = errs.CodeOf(err) + ": " + err.Error()
+				info.Problem = string(errs.CodeOf(err)) + ": " + err.Error()
 				break
 			}
 			info.Files = len(tree)
@@ -337,7 +337,7 @@ type FilesParams struct {
 // files (files, bundle): resolve the call, refuse a skill folder that is a
 // link, open the skills root without following links and list the skill's
 // files through it. The caller closes the returned root.
-func openInstalled(ctx context.Context, env *owner.Env, t Target, skill string) (c *call, r *os.Root, tree []skilllint.FileEntry, md []byte, err error) {
+func openInstalled(ctx context.Context, env *owner.OpEnv, t Target, skill string) (c *call, r *os.Root, tree []skilllint.FileEntry, md []byte, err error) {
 	if err := skilllint.CheckSkillName(skill); err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -371,10 +371,10 @@ func openInstalled(ctx context.Context, env *owner.Env, t Target, skill string) 
 	return c, r, tree, md, nil
 }
 
-func opFiles(ctx context.Context, env *owner.Env, p FilesParams) (any, error) {
+func opFiles(ctx context.Context, env *owner.OpEnv, p FilesParams) (FilesResult, error) {
 	_, r, tree, md, err := openInstalled(ctx, env, p.Target, p.Skill)
 	if err != nil {
-		return nil, err
+		return FilesResult{}, err
 	}
 	r.Close()
 	res := FilesResult{Skill: p.Skill, Files: tree}
@@ -398,49 +398,49 @@ func (c *call) skillDir(skill string) (string, error) {
 	return filepath.Join(c.root, skill), nil
 }
 
-func opRead(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
+func opRead(ctx context.Context, env *owner.OpEnv, p FileParams) (ReadResult, error) {
 	if err := skilllint.CheckSkillName(p.Skill); err != nil {
-		return nil, err
+		return ReadResult{}, err
 	}
 	rel, err := skilllint.NormalizeSkillFilePath(p.File)
 	if err != nil {
-		return nil, err
+		return ReadResult{}, err
 	}
 	limit := fileLimit(rel)
 	if p.MaxBytes < 0 {
-		return nil, errs.Usage(owner.CodeInvalidParams, "--max-bytes must be positive")
+		return ReadResult{}, errs.Usage(errs.CodeInvalidParams, "--max-bytes must be positive")
 	}
 	if p.MaxBytes > 0 && p.MaxBytes < limit {
 		limit = p.MaxBytes
 	}
 	c, err := begin(ctx, env, p.Target)
 	if err != nil {
-		return nil, err
+		return ReadResult{}, err
 	}
 	rr, err := c.rootResult()
 	if err != nil {
-		return nil, err
+		return ReadResult{}, err
 	}
 	if !rr.Exists {
-		return nil, noSkill(p.Skill, c)
+		return ReadResult{}, noSkill(p.Skill, c)
 	}
 	if err := checkNoLinks(c.root, p.Skill+"/"+rel); err != nil {
-		return nil, err
+		return ReadResult{}, err
 	}
 	r, err := openSkillsRoot(c.root)
 	if err != nil {
-		return nil, err
+		return ReadResult{}, err
 	}
 	if r == nil {
-		return nil, noSkill(p.Skill, c)
+		return ReadResult{}, noSkill(p.Skill, c)
 	}
 	defer r.Close()
 	if _, err := r.Lstat(p.Skill); errors.Is(err, fs.ErrNotExist) {
-		return nil, noSkill(p.Skill, c)
+		return ReadResult{}, noSkill(p.Skill, c)
 	}
 	data, err := readFileLimited(r, p.Skill+"/"+rel, rel, limit)
 	if err != nil {
-		return nil, err
+		return ReadResult{}, err
 	}
 	sum := sha256.Sum256(data)
 	res := ReadResult{Skill: p.Skill, File: rel, SizeBytes: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}

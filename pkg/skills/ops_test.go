@@ -26,7 +26,7 @@ type fixture struct {
 	reg   *owner.Registry
 	fence func() error
 	// env is the last call's Env (EffectBegun after an error).
-	env atomic.Pointer[owner.Env]
+	env atomic.Pointer[owner.OpEnv]
 }
 
 func newFixture(t testing.TB) *fixture {
@@ -55,8 +55,8 @@ func (f *fixture) call(method string, params any) (json.RawMessage, error) {
 		}
 		return nil
 	}
-	env := owner.NewEnv(f.home, f.st, fence, time.Now, nil, false)
-	env.AdmitConfig() // as both executors do, after ownership
+	env := owner.NewOpEnv(f.home, f.st, fence, time.Now, nil, false)
+	env.SnapshotConfig() // as both executors do, after ownership
 	f.env.Store(env)
 	return m.Serve(context.Background(), env, raw)
 }

@@ -24,7 +24,7 @@ import (
 // beginCommit starts a call that will commit: the admitted skill_changed
 // hooks and the call's authority, in that order (a hook config that does
 // not parse refuses before any authority check or write).
-func beginCommit(ctx context.Context, env *owner.Env, t Target) (*call, [][]string, error) {
+func beginCommit(ctx context.Context, env *owner.OpEnv, t Target) (*call, [][]string, error) {
 	hooks, err := admittedHooks(env)
 	if err != nil {
 		return nil, nil, err
@@ -37,7 +37,7 @@ func beginCommit(ctx context.Context, env *owner.Env, t Target) (*call, [][]stri
 }
 
 func noSkill(skill string, c *call) error {
-	return errs.Failed("not_found", "agent %s has no skill %q in plugin %s's skills folder", c.t.AgentID, skill, c.t.PluginID).
+	return errs.Failed(errs.CodeNotFound, "agent %s has no skill %q in plugin %s's skills folder", c.t.AgentID, skill, c.t.PluginID).
 		WithHint("list skills with 'clawkit skill list --plugin %s --agent %s'", c.t.PluginID, c.t.AgentID)
 }
 
@@ -47,13 +47,13 @@ func noSkill(skill string, c *call) error {
 func lockSkill(home string, t Target, skill string) (func(), error) {
 	dir := filepath.Join(home, "locks", "skills")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, errs.Failed("lock_failed", "cannot create %s: %v", dir, err)
+		return nil, mkdirFailed(errs.CodeLockFailed, dir, err)
 	}
 	h := sha256.Sum256([]byte(t.PluginID + "\x00" + t.AgentID + "\x00" + skill))
 	mu := lockedfile.MutexAt(filepath.Join(dir, hex.EncodeToString(h[:16])+".lock"))
 	unlock, err := mu.Lock()
 	if err != nil {
-		return nil, errs.Failed("lock_failed", "cannot lock skill %s: %v", skill, err)
+		return nil, errs.Failed(errs.CodeLockFailed, "cannot lock skill %s: %v", skill, err)
 	}
 	return unlock, nil
 }
@@ -66,15 +66,19 @@ func afterApply(err error) error {
 	if err == nil {
 		return nil
 	}
-	return errs.Unknown(codeUndelivered, "the skill change was applied but authority was lost before its skill_changed event could be dispatched: %v", err).
+	return errs.Unknown(CodeSkillCommittedUndelivered, "the skill change was applied but authority was lost before its skill_changed event could be dispatched: %v", err).
 		WithHint("inspect the skill with 'clawkit skill list' and 'clawkit skill events'; do not repeat the change blindly").Wrap(err)
 }
 
-func opWrite(ctx context.Context, env *owner.Env, p WriteParams) (any, error) {
-	// Validate the content first: invalid content never needs the lock.
-	rel, rep, err := writeReport(p)
-	if err != nil {
-		return nil, err
+func opWrite(ctx context.Context, env *owner.OpEnv, p WriteParams) (*CommitResult, error) {
+	// Check linted the content and normalised the path: invalid content
+	// never reached the lock.
+	rel, rep := p.File, p.report
+	if rep == nil { // called without Check (a test driving Run alone)
+		var err error
+		if rel, rep, err = writeReport(p); err != nil {
+			return nil, err
+		}
 	}
 	c, hooks, err := beginCommit(ctx, env, p.Target)
 	if err != nil {
@@ -82,20 +86,23 @@ func opWrite(ctx context.Context, env *owner.Env, p WriteParams) (any, error) {
 	}
 	return c.commit(ctx, p.Skill, rel, "write", hooks, rep.Warnings, func(tree []skilllint.FileEntry, md []byte, exists bool) (bool, error) {
 		if rel != skilllint.SkillFile && md == nil {
-			return false, errs.Failed("not_found", "skill %q has no SKILL.md yet", p.Skill).
+			return false, errs.Failed(errs.CodeNotFound, "skill %q has no SKILL.md yet", p.Skill).
 				WithHint("write SKILL.md first: clawkit skill write %s SKILL.md --plugin %s", p.Skill, p.Plugin())
 		}
 		sum := sha256.Sum256(p.Content)
 		entry := skilllint.FileEntry{Path: rel, SHA256: hex.EncodeToString(sum[:]), SizeBytes: int64(len(p.Content))}
 		next := replaceEntry(tree, entry)
 		if fs := skilllint.TreeLimits(next); len(fs) > 0 {
-			return false, errs.Failed(CodeTooLarge, "writing %s would make skill %q too large: %s", rel, p.Skill, fs[0].Message).
+			return false, errs.Failed(errs.CodeTooLarge, "writing %s would make skill %q too large: %s", rel, p.Skill, fs[0].Message).
 				WithHint("a skill holds at most %d files and %d bytes", skilllint.MaxFiles, skilllint.MaxSkillBytes)
 		}
 		for _, e := range tree {
 			if e == entry {
 				return false, nil // identical content: nothing to commit
 			}
+		}
+		if err := folderInTheWay(p.Skill, rel, tree); err != nil {
+			return false, err
 		}
 		keep := make([]skilllint.FileEntry, 0, len(tree))
 		for _, e := range tree {
@@ -121,18 +128,18 @@ func (c *call) publish(skill string, exists bool, keep []skilllint.FileEntry, ad
 		// Creating the root is the first change on disk: writer admission
 		// (the owner fence) first, and from here on an error is no longer
 		// a refusal before any effect.
-		if err := env.Admit(); err != nil {
+		if err := env.BeginWrite(); err != nil {
 			return false, err
 		}
 		if err := os.MkdirAll(c.root, 0o755); err != nil {
-			return false, errs.Failed("write_failed", "cannot create the skills root %s: %v", c.root, skilllint.UnwrapPathErr(err))
+			return false, mkdirFailed(errs.CodeWriteFailed, c.root, err)
 		}
 		if _, err := c.rootResult(); err != nil { // MkdirAll follows links
 			return false, err
 		}
 		r, err := openSkillsRoot(c.root)
 		if err != nil || r == nil {
-			return false, errs.Failed("write_failed", "cannot open the skills root %s: %v", c.root, err)
+			return false, errs.Failed(errs.CodeWriteFailed, "cannot open the skills root %s: %v", c.root, err)
 		}
 		c.r = r
 	}
@@ -141,14 +148,14 @@ func (c *call) publish(skill string, exists bool, keep []skilllint.FileEntry, ad
 		if e := errs.As(err); e != nil {
 			return false, e
 		}
-		return false, errs.Failed("write_failed", "cannot stage skill %s: %v", skill, skilllint.UnwrapPathErr(err))
+		return false, errs.Failed(errs.CodeWriteFailed, "cannot stage skill %s: %v", skill, skilllint.UnwrapPathErr(err))
 	}
 	// The last checks before the file change.
 	if err := c.plugin.Recheck(env.Home); err != nil {
 		_ = c.r.RemoveAll(stage)
 		return false, err
 	}
-	if err := env.Scope.AssertCurrent(); err != nil {
+	if err := env.Fence.AssertCurrent(); err != nil {
 		_ = c.r.RemoveAll(stage)
 		return false, err
 	}
@@ -156,13 +163,13 @@ func (c *call) publish(skill string, exists bool, keep []skilllint.FileEntry, ad
 		_ = c.r.RemoveAll(stage)
 		return false, err
 	}
-	if err := env.Admit(); err != nil { // writer admission, right before the swap
+	if err := env.BeginWrite(); err != nil { // writer admission, right before the swap
 		_ = c.r.RemoveAll(stage)
 		return false, err
 	}
 	if err := swapIn(c.r, stage, skill, exists); err != nil {
 		_ = c.r.RemoveAll(stage)
-		return false, errs.Failed("write_failed", "cannot publish skill %s: %v", skill, skilllint.UnwrapPathErr(err))
+		return false, errs.Failed(errs.CodeWriteFailed, "cannot publish skill %s: %v", skill, skilllint.UnwrapPathErr(err))
 	}
 	return true, nil
 }
@@ -188,22 +195,11 @@ func replaceEntry(tree []skilllint.FileEntry, e skilllint.FileEntry) []skilllint
 	return out
 }
 
-func opRemove(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
-	if err := skilllint.CheckSkillName(p.Skill); err != nil {
-		return nil, err
-	}
-	rel := ""
-	if p.File != "" {
-		var err error
-		if rel, err = skilllint.NormalizeSkillFilePath(p.File); err != nil {
-			return nil, err
-		}
-		if rel == skilllint.SkillFile {
-			// A skill without SKILL.md is not a skill: removing it alone
-			// would leave files no client can discover.
-			return nil, errSkillMDRequired(p)
-		}
-	}
+func opRemove(ctx context.Context, env *owner.OpEnv, p FileParams) (*CommitResult, error) {
+	// Check normalised the path and refused SKILL.md alone (a skill
+	// without SKILL.md is not a skill: removing it alone would leave files
+	// no client can discover).
+	rel := p.File
 	c, hooks, err := beginCommit(ctx, env, p.Target)
 	if err != nil {
 		return nil, err
@@ -218,17 +214,17 @@ func opRemove(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
 				found = found || e.Path == rel
 			}
 			if !found {
-				return false, errs.Failed("not_found", "skill %q has no file %s", p.Skill, rel).
+				return false, errs.Failed(errs.CodeNotFound, "skill %q has no file %s", p.Skill, rel).
 					WithHint("list the skill's files with 'clawkit skill list %s --plugin %s'", p.Skill, p.PluginID)
 			}
 		}
 		if err := c.plugin.Recheck(env.Home); err != nil {
 			return false, err
 		}
-		if err := env.Scope.AssertCurrent(); err != nil {
+		if err := env.Fence.AssertCurrent(); err != nil {
 			return false, err
 		}
-		if err := env.Admit(); err != nil { // writer admission, right before the removal
+		if err := env.BeginWrite(); err != nil { // writer admission, right before the removal
 			return false, err
 		}
 		if rel == "" {
@@ -236,14 +232,14 @@ func opRemove(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
 				if e := errs.As(err); e != nil {
 					return true, e
 				}
-				return false, errs.Failed("remove_failed", "cannot remove skill %s: %v", p.Skill, skilllint.UnwrapPathErr(err))
+				return false, errs.Failed(CodeRemoveFailed, "cannot remove skill %s: %v", p.Skill, skilllint.UnwrapPathErr(err))
 			}
 			return true, nil
 		}
 		// One file: unlink is atomic by itself.
 		name := p.Skill + "/" + rel
 		if err := c.r.Remove(name); err != nil {
-			return false, errs.Failed("remove_failed", "cannot remove %s: %v", rel, skilllint.UnwrapPathErr(err))
+			return false, errs.Failed(CodeRemoveFailed, "cannot remove %s: %v", rel, skilllint.UnwrapPathErr(err))
 		}
 		// Drop folders the removal left empty (never the skill folder).
 		for d := path.Dir(name); d != p.Skill && strings.HasPrefix(d, p.Skill+"/"); d = path.Dir(d) {
@@ -257,6 +253,6 @@ func opRemove(ctx context.Context, env *owner.Env, p FileParams) (any, error) {
 }
 
 func errSkillMDRequired(p FileParams) error {
-	return errs.Refused("skill_md_required", "SKILL.md is not removed on its own: a skill without SKILL.md is not a skill").
+	return errs.Refused(CodeSkillMdRequired, "SKILL.md is not removed on its own: a skill without SKILL.md is not a skill").
 		WithHint("remove the whole skill with 'clawkit skill remove %s --plugin %s', or replace SKILL.md with 'clawkit skill write %s SKILL.md'", p.Skill, p.PluginID, p.Skill)
 }

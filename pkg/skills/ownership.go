@@ -72,7 +72,7 @@ func checkRootOwner(home string, cfg *config.Config, pl *Plugin, agent, root str
 		}
 		theirs = filepath.Clean(theirs)
 		if mine == theirs || strings.HasPrefix(mine, theirs+string(filepath.Separator)) || strings.HasPrefix(theirs, mine+string(filepath.Separator)) {
-			return errs.Refused("skills_root_conflict", "plugin %s's skills folder %s overlaps plugin %s's (%s); a plugin may name only its own skills", pl.ID, mine, id, theirs).
+			return errs.Refused(CodeSkillsRootConflict, "plugin %s's skills folder %s overlaps plugin %s's (%s); a plugin may name only its own skills", pl.ID, mine, id, theirs).
 				WithHint("give each plugin its own agentSkillsDir in its %s", pluginmanifest.File)
 		}
 	}

@@ -2,6 +2,7 @@ package skills
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -128,7 +129,8 @@ func buildStage(r *os.Root, skill string, keep []skilllint.FileEntry, add []Sour
 			return nil
 		}
 		if err := r.MkdirAll(d, 0o755); err != nil {
-			return err
+			// Name the folder: the bare cause ("file exists") says nothing.
+			return fmt.Errorf("%s: %w", strings.TrimPrefix(d, stage+"/"), skilllint.UnwrapPathErr(err))
 		}
 		for x := d; x != stage && !dirs[x]; x = path.Dir(x) {
 			dirs[x] = true
@@ -234,7 +236,7 @@ func removeSkillTree(r *os.Root, skill string) error {
 	}
 	_ = syncRootDir(r, ".")
 	if err := r.RemoveAll(trash); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return errs.Failed("remove_failed", "skill %s was removed but its old files remain in %s (the next change to the skill removes them): %v", skill, trash, err)
+		return errs.Failed(CodeRemoveFailed, "skill %s was removed but its old files remain in %s (the next change to the skill removes them): %v", skill, trash, err)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
@@ -30,8 +31,14 @@ func checkNoLinks(base, rel string) error {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
+		if errors.Is(err, syscall.ENOTDIR) {
+			// The component before cur (Lstat'ed just now: no link) is a file.
+			file := filepath.Dir(cur)
+			return errs.Failed(CodeNotAFolder, "%s is a file, where %s needs a folder", file, filepath.Join(base, filepath.FromSlash(rel))).
+				WithHint("move or remove %s (a skill's files are reached through folders only), or use another path", file)
+		}
 		if err != nil {
-			return errs.Failed("read_failed", "cannot inspect %s: %v", cur, skilllint.UnwrapPathErr(err))
+			return errs.Failed(errs.CodeReadFailed, "cannot inspect %s: %v", cur, skilllint.UnwrapPathErr(err))
 		}
 		if st.Mode()&fs.ModeSymlink != 0 {
 			return linkRefused(cur)
@@ -41,7 +48,7 @@ func checkNoLinks(base, rel string) error {
 }
 
 func linkRefused(p string) *errs.Error {
-	return errs.Refused("path_escape", "%s is a symbolic link; links in skills folders are refused (one could move the skill outside its root)", p).
+	return errs.Refused(errs.CodePathEscape, "%s is a symbolic link; links in skills folders are refused (one could move the skill outside its root)", p).
 		WithHint("replace the link with a real folder or file")
 }
 
@@ -52,10 +59,10 @@ func rootWithin(home, root string) error {
 	agents := filepath.Join(home, "agents")
 	ok, err := fsx.RealWithin(agents, root)
 	if err != nil {
-		return errs.Failed("read_failed", "cannot resolve %s: %v", root, err)
+		return errs.Failed(errs.CodeReadFailed, "cannot resolve %s: %v", root, err)
 	}
 	if !ok {
-		return errs.Refused("path_escape", "the skills root %s leads outside %s through a link", root, agents).
+		return errs.Refused(errs.CodePathEscape, "the skills root %s leads outside %s through a link", root, agents).
 			WithHint("make %s a real folder", root)
 	}
 	return nil
@@ -71,7 +78,7 @@ func openSkillsRoot(root string) (*os.Root, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, errs.Failed("read_failed", "cannot open the skills root %s: %v", root, skilllint.UnwrapPathErr(err))
+		return nil, errs.Failed(errs.CodeReadFailed, "cannot open the skills root %s: %v", root, skilllint.UnwrapPathErr(err))
 	}
 	return r, nil
 }
@@ -90,13 +97,13 @@ func readTree(r *os.Root, display, skill string) (tree []skilllint.FileEntry, sk
 		return nil, nil, false, nil
 	}
 	if err != nil {
-		return nil, nil, false, errs.Failed("read_failed", "cannot read %s: %v", dir, skilllint.UnwrapPathErr(err))
+		return nil, nil, false, errs.Failed(errs.CodeReadFailed, "cannot read %s: %v", dir, skilllint.UnwrapPathErr(err))
 	}
 	if st.Mode()&fs.ModeSymlink != 0 {
 		return nil, nil, false, linkRefused(dir)
 	}
 	if !st.IsDir() {
-		return nil, nil, false, errs.Failed("not_a_skill", "%s is not a folder", dir).
+		return nil, nil, false, errs.Failed(CodeNotASkill, "%s is not a folder", dir).
 			WithHint("move the file away; a skill is a folder holding SKILL.md")
 	}
 	count := 0
@@ -122,11 +129,11 @@ func readTree(r *os.Root, display, skill string) (tree []skilllint.FileEntry, sk
 			return nil
 		}
 		if !d.Type().IsRegular() {
-			return errs.Failed("not_a_skill", "%s is not a regular file", full)
+			return errs.Failed(CodeNotASkill, "%s is not a regular file", full)
 		}
 		count++
 		if count > skilllint.MaxWalkEntries {
-			return errs.Failed(CodeTooLarge, "%s holds more than %d files", dir, skilllint.MaxWalkEntries)
+			return errs.Failed(errs.CodeTooLarge, "%s holds more than %d files", dir, skilllint.MaxWalkEntries)
 		}
 		rel := strings.TrimPrefix(p, skill+"/")
 		e, data, err := hashFile(r, p, rel)
@@ -144,7 +151,7 @@ func readTree(r *os.Root, display, skill string) (tree []skilllint.FileEntry, sk
 		if e := errs.As(err); e != nil {
 			return nil, nil, true, e
 		}
-		return nil, nil, true, errs.Failed("read_failed", "cannot read skill folder %s: %v", dir, skilllint.UnwrapPathErr(err))
+		return nil, nil, true, errs.Failed(errs.CodeReadFailed, "cannot read skill folder %s: %v", dir, skilllint.UnwrapPathErr(err))
 	}
 	skilllint.SortTree(tree)
 	return tree, skillMD, true, nil
@@ -171,7 +178,7 @@ func openRegular(r *os.Root, name, display string) (*os.File, fs.FileInfo, error
 	}
 	if !st.Mode().IsRegular() || !os.SameFile(st, lst) {
 		f.Close()
-		return nil, nil, errs.Failed("not_found", "%s is not a regular file (or changed while being opened)", display)
+		return nil, nil, errs.Failed(errs.CodeNotFound, "%s is not a regular file (or changed while being opened)", display)
 	}
 	return f, st, nil
 }
@@ -188,7 +195,7 @@ func hashFile(r *os.Root, name, rel string) (skilllint.FileEntry, []byte, error)
 	defer f.Close()
 	limit := fileLimit(rel)
 	if st.Size() > limit {
-		return skilllint.FileEntry{}, nil, errs.Failed(CodeTooLarge, "%s is %d bytes; the limit is %d bytes", rel, st.Size(), limit).
+		return skilllint.FileEntry{}, nil, errs.Failed(errs.CodeTooLarge, "%s is %d bytes; the limit is %d bytes", rel, st.Size(), limit).
 			WithHint("the file was put there by hand; shrink or delete it by hand (clawkit never wrote it)")
 	}
 	h := sha256.New()
@@ -202,7 +209,7 @@ func hashFile(r *os.Root, name, rel string) (skilllint.FileEntry, []byte, error)
 		return skilllint.FileEntry{}, nil, err
 	}
 	if n > limit {
-		return skilllint.FileEntry{}, nil, errs.Failed(CodeTooLarge, "%s grew past its limit while being read", rel)
+		return skilllint.FileEntry{}, nil, errs.Failed(errs.CodeTooLarge, "%s grew past its limit while being read", rel)
 	}
 	var data []byte
 	if keep {
@@ -221,22 +228,22 @@ func readFileLimited(r *os.Root, name, rel string, limit int64) ([]byte, error) 
 			return nil, e
 		}
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, errs.Failed("not_found", "the skill has no file %s", rel).
+			return nil, errs.Failed(errs.CodeNotFound, "the skill has no file %s", rel).
 				WithHint("list the skill's files with 'clawkit skill list'")
 		}
-		return nil, errs.Failed("read_failed", "cannot read %s: %v", rel, skilllint.UnwrapPathErr(err))
+		return nil, errs.Failed(errs.CodeReadFailed, "cannot read %s: %v", rel, skilllint.UnwrapPathErr(err))
 	}
 	defer f.Close()
 	if st.Size() > limit {
-		return nil, errs.Failed(CodeTooLarge, "%s is %d bytes; the read limit is %d bytes", rel, st.Size(), limit).
+		return nil, errs.Failed(errs.CodeTooLarge, "%s is %d bytes; the read limit is %d bytes", rel, st.Size(), limit).
 			WithHint("raise --max-bytes (up to the file limit) or read the file from disk")
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
-		return nil, errs.Failed("read_failed", "cannot read %s: %v", rel, err)
+		return nil, errs.Failed(errs.CodeReadFailed, "cannot read %s: %v", rel, err)
 	}
 	if int64(len(data)) > limit {
-		return nil, errs.Failed(CodeTooLarge, "%s grew past the read limit of %d bytes while being read", rel, limit)
+		return nil, errs.Failed(errs.CodeTooLarge, "%s grew past the read limit of %d bytes while being read", rel, limit)
 	}
 	return data, nil
 }

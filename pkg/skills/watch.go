@@ -60,8 +60,31 @@ const (
 	maxDirtySkills = 4096
 )
 
-// CodeWatchDisabled refuses a watch that config turns off.
-const CodeWatchDisabled = "watch_disabled"
+// The smallest --interval and --poll a watch takes: below them the
+// command would rescan in a tight loop (--poll 1ns kept a core busy) for
+// no fresher news than a filesystem event gives. docs/skills.md.
+const (
+	MinWatchInterval = time.Millisecond
+	MinWatchPoll     = 100 * time.Millisecond
+)
+
+// CheckWatchOptions refuses flags a watch cannot honour: an interval or
+// poll period below its minimum, or no folders to watch (invalid_limit,
+// exit 2). Nothing is rounded silently.
+func CheckWatchOptions(interval, poll time.Duration, maxDirs int) error {
+	switch {
+	case interval < MinWatchInterval:
+		return errs.Usage(errs.CodeInvalidLimit, "--interval %s is below the minimum of %s", interval, MinWatchInterval).
+			WithHint("pass --interval %s or more (default %s): the edits of one interval become one change line", MinWatchInterval, DefaultWatchInterval)
+	case poll < MinWatchPoll:
+		return errs.Usage(errs.CodeInvalidLimit, "--poll %s is below the minimum of %s", poll, MinWatchPoll).
+			WithHint("pass --poll %s or more (default %s): each poll rescans every skill, so a shorter period only keeps a core busy", MinWatchPoll, DefaultWatchPoll)
+	case maxDirs < 1:
+		return errs.Usage(errs.CodeInvalidLimit, "--max-dirs %d is below the minimum of 1", maxDirs).
+			WithHint("pass --max-dirs 1 or more (default %d)", DefaultWatchMaxDirs)
+	}
+	return nil
+}
 
 // ErrReaderGone is returned when the consumer of the events went away
 // (stdout closed): a clean end of the stream.
@@ -646,7 +669,7 @@ func scanSkillOnce(r *os.Root, parent, name string) (state skillState, has, stab
 	case !lst.IsDir():
 		return skillState{}, false, true
 	case skilllint.CheckSkillName(name) != nil:
-		return skillState{problem: errs.CodeOf(skilllint.CheckSkillName(name)) + ": the folder name is not a safe skill name"}, true, true
+		return skillState{problem: string(errs.CodeOf(skilllint.CheckSkillName(name))) + ": the folder name is not a safe skill name"}, true, true
 	}
 	sub, err := r.OpenRoot(name)
 	if err != nil {
@@ -660,7 +683,7 @@ func scanSkillOnce(r *os.Root, parent, name string) (state skillState, has, stab
 	stable = nerr == nil && herr == nil && os.SameFile(now, held) && os.SameFile(lst, held)
 	switch {
 	case err != nil:
-		return skillState{problem: errs.CodeOf(err) + ": " + err.Error()}, true, stable
+		return skillState{problem: string(errs.CodeOf(err)) + ": " + err.Error()}, true, stable
 	case md == nil:
 		return skillState{problem: "no SKILL.md"}, true, stable
 	}
@@ -721,20 +744,20 @@ type WatchPlan struct {
 
 // opWatch resolves the plugin's skills root for a watch (read-only) and
 // refuses when config turns watching off (skills.load.watch: false).
-func opWatch(ctx context.Context, env *owner.Env, t Target) (any, error) {
+func opWatch(ctx context.Context, env *owner.OpEnv, t Target) (WatchPlan, error) {
 	c, err := begin(ctx, env, t)
 	if err != nil {
-		return nil, err
+		return WatchPlan{}, err
 	}
-	cfg, err := env.AdmittedConfig()
+	cfg, err := env.Config()
 	if err != nil {
-		return nil, err
+		return WatchPlan{}, err
 	}
 	if err := CheckWatchEnabled(cfg); err != nil {
-		return nil, err
+		return WatchPlan{}, err
 	}
 	if _, err := c.rootResult(); err != nil {
-		return nil, err
+		return WatchPlan{}, err
 	}
 	return WatchPlan{PluginID: c.t.PluginID, AgentID: c.t.AgentID, Root: c.root}, nil
 }
@@ -742,14 +765,37 @@ func opWatch(ctx context.Context, env *owner.Env, t Target) (any, error) {
 // CheckWatchEnabled refuses a watch when config skills.load.watch is
 // false: that turns off both the subscription and the polling fallback,
 // so there is nothing the command could honestly stream.
+//
+// An absent key means the default (watching on). A null value anywhere on
+// the key's path ("skills", "skills.load" or "skills.load.watch"), or a
+// "skills" or "skills.load" that is not an object, is not taken as absent:
+// the user wrote something, and guessing what they meant could stream
+// (or refuse) against their intent, so it is invalid_config_value (exit 2).
 func CheckWatchEnabled(cfg *config.Config) error {
-	v, ok := cfg.Get("skills.load.watch")
-	if !ok || v == nil {
-		return nil
+	segs := []string{"skills", "load", "watch"}
+	var cur any = cfg.Root
+	for i, seg := range segs {
+		m, isObj := cur.(map[string]any)
+		if !isObj {
+			parent := strings.Join(segs[:i], ".")
+			return errs.Usage(errs.CodeInvalidConfigValue, "config %s is %s; it must be an object", parent, describeConfigValue(cur)).
+				WithHint("clawkit config unset %s, or clawkit config set skills.load.watch true", parent)
+		}
+		next, present := m[seg]
+		if !present {
+			return nil // unset: the default, watching on
+		}
+		if next == nil {
+			path := strings.Join(segs[:i+1], ".")
+			return errs.Usage(errs.CodeInvalidConfigValue, "config %s is null; null is not taken as unset", path).
+				WithHint("clawkit config unset %s (the default: watching on), or clawkit config set skills.load.watch true|false", path)
+		}
+		cur = next
 	}
+	v := cur
 	b, isBool := v.(bool)
 	if !isBool {
-		return errs.Usage("invalid_config", "config skills.load.watch is %v; it must be true or false", v).
+		return errs.Usage(errs.CodeInvalidConfig, "config skills.load.watch is %v; it must be true or false", v).
 			WithHint("clawkit config set skills.load.watch true")
 	}
 	if !b {
@@ -757,6 +803,23 @@ func CheckWatchEnabled(cfg *config.Config) error {
 			WithHint("turn it on with 'clawkit config set skills.load.watch true', or read the skills on each use with 'clawkit skill list'")
 	}
 	return nil
+}
+
+// describeConfigValue names a config value's JSON type for a message.
+func describeConfigValue(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case string:
+		return "a string"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return "a number"
 }
 
 // CheckWatchEnabledIn is CheckWatchEnabled for the config of a home (a
@@ -774,7 +837,7 @@ func CheckWatchEnabledIn(home string) error {
 func DirSource(dir string) (WatchSource, error) {
 	abs, err := filepath.Abs(filepath.Clean(dir))
 	if err != nil {
-		return WatchSource{}, errs.Usage("invalid_path", "cannot resolve %s: %v", dir, err)
+		return WatchSource{}, errs.Usage(errs.CodeInvalidPath, "cannot resolve %s: %v", dir, err)
 	}
 	name := filepath.Base(abs)
 	if err := skilllint.CheckSkillName(name); err != nil {

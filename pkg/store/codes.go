@@ -8,8 +8,6 @@ import "github.com/clawkit/clawkit/pkg/errs"
 const (
 	// CodeBackupExists: … already exists
 	CodeBackupExists errs.Code = "backup_exists"
-	// CodeBackupFailed: cannot create a backup next to …: …
-	CodeBackupFailed errs.Code = "backup_failed"
 	// CodeBackupUnsupported: state backup writes SQLite copies; this home uses PostgreSQL
 	CodeBackupUnsupported errs.Code = "backup_unsupported"
 	// CodeDatabaseAuthFailed: PostgreSQL refused the connection: …
@@ -48,18 +46,12 @@ const (
 	CodeSchemaTooNew errs.Code = "schema_too_new"
 	// CodeSessionExists: session … of agent … already exists
 	CodeSessionExists errs.Code = "session_exists"
-	// CodeSessionNotFound: no session … for agent …
-	CodeSessionNotFound errs.Code = "session_not_found"
 	// CodeSessionRefreshing: session … of agent … is refreshing its authority
 	CodeSessionRefreshing errs.Code = "session_refreshing"
 	// CodeSessionRevoked: session … of agent … is revoked
 	CodeSessionRevoked errs.Code = "session_revoked"
-	// CodeStoreError: cannot read owner leases: …
-	CodeStoreError errs.Code = "store_error"
 	// CodeStoreOpenFailed: cannot open …: …
 	CodeStoreOpenFailed errs.Code = "store_open_failed"
-	// CodeStoreUnreadable: cannot read the database: …
-	CodeStoreUnreadable errs.Code = "store_unreadable"
 	// CodeUnknownSchemaVersion: there is no schema version …
 	CodeUnknownSchemaVersion errs.Code = "unknown_schema_version"
 )

@@ -31,7 +31,7 @@ func EngineForEnv(home string, cfg *config.Config, getenv func(string) string, p
 			u = v
 		}
 		if u == "" {
-			return nil, errs.Usage("database_url_missing", "database.engine is postgres but no database.url is configured").
+			return nil, errs.Usage(CodeDatabaseUrlMissing, "database.engine is postgres but no database.url is configured").
 				WithHint("set it with 'clawkit config set database.url postgres://USER@HOST:5432/DBNAME' or export %s", EnvDatabaseURL)
 		}
 		pg := &Postgres{URL: u}
@@ -44,7 +44,7 @@ func EngineForEnv(home string, cfg *config.Config, getenv func(string) string, p
 		}
 		return pg, nil
 	default:
-		return nil, errs.Failed("engine_unsupported", "unknown database.engine %q", name).
+		return nil, errs.Failed(CodeEngineUnsupported, "unknown database.engine %q", name).
 			WithHint("use sqlite (the default) or postgres")
 	}
 }

@@ -47,14 +47,14 @@ type LeaseInfo struct {
 func (s *Store) AcquireLease(ctx context.Context, ownerID, kind, host, home string, pid int, version string, ttl time.Duration, now time.Time) (Lease, error) {
 	pg, ok := s.engine.(*Postgres)
 	if !ok {
-		return Lease{}, errs.Failed("lease_unsupported", "owner leases need PostgreSQL")
+		return Lease{}, errs.Failed(CodeLeaseUnsupported, "owner leases need PostgreSQL")
 	}
 	var inc int64
 	err := s.db.QueryRowContext(ctx, `INSERT INTO owners (owner_id, kind, pid, version, started_at, host, home, lease_expires_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, `+pgNowMs+` + $8) RETURNING incarnation`,
 		ownerID, kind, pid, version, now.UTC().Format(time.RFC3339Nano), host, home, ttl.Milliseconds()).Scan(&inc)
 	if err != nil {
-		return Lease{}, errs.Unavailable("lease_failed", "cannot take an owner lease: %v", err)
+		return Lease{}, errs.Unavailable(CodeLeaseFailed, "cannot take an owner lease: %v", err)
 	}
 	pg.setIncarnation(inc)
 	// database/sql keeps idle connections of its own (each holding a pool
@@ -98,14 +98,14 @@ func liveLeases(ctx context.Context, db *sql.DB) ([]LeaseInfo, error) {
 	rows, err := db.QueryContext(ctx, `SELECT incarnation, owner_id, kind, host, home, pid, started_at, lease_expires_at, lease_expires_at - `+pgNowMs+`
 FROM owners WHERE stopped_at IS NULL AND lease_expires_at > `+pgNowMs+` ORDER BY incarnation`)
 	if err != nil {
-		return nil, errs.Failed("store_error", "cannot read owner leases: %v", err).Wrap(err)
+		return nil, errs.Failed(errs.CodeStoreError, "cannot read owner leases: %v", err).Wrap(err)
 	}
 	defer rows.Close()
 	out := []LeaseInfo{}
 	for rows.Next() {
 		var l LeaseInfo
 		if err := rows.Scan(&l.Incarnation, &l.OwnerID, &l.Kind, &l.Host, &l.Home, &l.PID, &l.StartedAt, &l.LeaseExpiresAt, &l.ExpiresInMs); err != nil {
-			return nil, errs.Failed("store_error", "cannot read owner leases: %v", err).Wrap(err)
+			return nil, errs.Failed(errs.CodeStoreError, "cannot read owner leases: %v", err).Wrap(err)
 		}
 		out = append(out, l)
 	}

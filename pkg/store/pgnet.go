@@ -339,10 +339,10 @@ const UnavailableRetryMs = 5000
 // (exit 5, retryAfterMs).
 func UnreachableError(err error, effect bool) *errs.Error {
 	if effect {
-		return errs.Unknown("database_unavailable", "the connection to PostgreSQL failed after a write was sent; it may have been applied: %v", err).Wrap(err).
+		return errs.Unknown(CodeDatabaseUnavailable, "the connection to PostgreSQL failed after a write was sent; it may have been applied: %v", err).Wrap(err).
 			WithHint("check the result (for example with a show or list command) before running it again")
 	}
-	return errs.Unavailable("database_unavailable", "cannot reach PostgreSQL: %v", err).Wrap(err).
+	return errs.Unavailable(CodeDatabaseUnavailable, "cannot reach PostgreSQL: %v", err).Wrap(err).
 		WithRetryAfter(UnavailableRetryMs).
 		WithHint("nothing was changed; retry once the database server is reachable again")
 }

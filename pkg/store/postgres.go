@@ -105,7 +105,7 @@ func (e *Postgres) poolConfig() (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(e.URL)
 	if err != nil {
 		// The parse error may quote the URL; say only what is wrong.
-		return nil, errs.Usage("invalid_database_url", "database.url is not a valid PostgreSQL URL: %s", redact(err.Error(), e.URL, e.Password)).
+		return nil, errs.Usage(CodeInvalidDatabaseUrl, "database.url is not a valid PostgreSQL URL: %s", redact(err.Error(), e.URL, e.Password)).
 			WithHint("use postgres://USER@HOST:PORT/DBNAME?sslmode=… (the password goes in PGPASSWORD, ~/.pgpass or credentials.json)")
 	}
 	if cfg.ConnConfig.Password == "" && e.Password != "" {
@@ -172,13 +172,13 @@ func (e *Postgres) connErr(err error) error {
 	msg := redact(err.Error(), e.URL, e.Password)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && (pe.Code == "28P01" || pe.Code == "28000") {
-		return errs.Refused("database_auth_failed", "PostgreSQL refused the connection: %s", msg).
+		return errs.Refused(CodeDatabaseAuthFailed, "PostgreSQL refused the connection: %s", msg).
 			WithHint("supply the password through PGPASSWORD, PGPASSFILE/~/.pgpass or a database entry in credentials.json (never in config.json)")
 	}
 	if errors.As(err, &pe) && pe.Code == "3D000" {
-		return errs.Failed("database_missing", "PostgreSQL: %s", msg).WithHint("create the database first (createdb), then run 'clawkit state migrate'")
+		return errs.Failed(CodeDatabaseMissing, "PostgreSQL: %s", msg).WithHint("create the database first (createdb), then run 'clawkit state migrate'")
 	}
-	return errs.Unavailable("database_unavailable", "cannot connect to PostgreSQL: %s", msg).
+	return errs.Unavailable(CodeDatabaseUnavailable, "cannot connect to PostgreSQL: %s", msg).
 		WithRetryAfter(5000).WithHint("check that the server at database.url (or CLAWKIT_DATABASE_URL) is running and reachable")
 }
 
@@ -209,7 +209,7 @@ func (e *Postgres) Exists(ctx context.Context) (bool, error) {
 // Backup implements Engine: a PostgreSQL database is backed up with the
 // server's own tools.
 func (e *Postgres) Backup(ctx context.Context, db *sql.DB, path string, _ func() error) error {
-	return errs.Refused("backup_unsupported", "state backup writes SQLite copies; this home uses PostgreSQL").
+	return errs.Refused(CodeBackupUnsupported, "state backup writes SQLite copies; this home uses PostgreSQL").
 		WithHint("back PostgreSQL up with pg_dump (e.g. pg_dump --format=custom --file=FILE DBNAME) or your server's backup tooling")
 }
 
@@ -241,11 +241,11 @@ func withMigrationLock(ctx context.Context, db *sql.DB, e Engine, f func() error
 	}
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return errs.Unavailable("database_unavailable", "cannot connect to PostgreSQL: %v", err)
+		return errs.Unavailable(CodeDatabaseUnavailable, "cannot connect to PostgreSQL: %v", err)
 	}
 	defer conn.Close()
 	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, int64(advisoryKey)); err != nil {
-		return errs.Unavailable("migration_lock_failed", "cannot take the migration lock: %v", err)
+		return errs.Unavailable(CodeMigrationLockFailed, "cannot take the migration lock: %v", err)
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(advisoryKey))
 	return f()

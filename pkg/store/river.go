@@ -21,18 +21,18 @@ func (s *Store) migrateRiver(ctx context.Context) ([]int, error) {
 		return nil, nil
 	}
 	if _, err := s.db.ExecContext(ctx, `CREATE SCHEMA IF NOT EXISTS `+RiverSchema); err != nil {
-		return nil, errs.Failed("migration_failed", "create schema %s: %v", RiverSchema, err)
+		return nil, errs.Failed(CodeMigrationFailed, "create schema %s: %v", RiverSchema, err)
 	}
 	m, err := rivermigrate.New(riverpgxv5.New(pg.pool), &rivermigrate.Config{
 		Schema: RiverSchema,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
-		return nil, errs.Failed("migration_failed", "river migrations: %v", err)
+		return nil, errs.Failed(CodeMigrationFailed, "river migrations: %v", err)
 	}
 	res, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil)
 	if err != nil {
-		return nil, errs.Failed("migration_failed", "river migrations: %v", err)
+		return nil, errs.Failed(CodeMigrationFailed, "river migrations: %v", err)
 	}
 	var applied []int
 	for _, v := range res.Versions {
@@ -41,7 +41,7 @@ func (s *Store) migrateRiver(ctx context.Context) ([]int, error) {
 	// After river's own steps (which may add or recreate tables), every
 	// river table gets the lease trigger again.
 	if _, err := s.db.ExecContext(ctx, riverFenceSQL); err != nil {
-		return nil, errs.Failed("migration_failed", "fence river's tables: %v", err)
+		return nil, errs.Failed(CodeMigrationFailed, "fence river's tables: %v", err)
 	}
 	return applied, nil
 }

@@ -45,11 +45,11 @@ func validID(s string) bool { return len(s) <= 128 && idRE().MatchString(s) }
 // ValidateIDs checks an agent id and a session key.
 func ValidateIDs(agentID, key string) error {
 	if !validID(agentID) {
-		return errs.Usage("invalid_agent_id", "invalid agent id %q", agentID).
+		return errs.Usage(CodeInvalidAgentId, "invalid agent id %q", agentID).
 			WithHint("use letters, digits and . _ : @ - (at most 128), starting with a letter or digit")
 	}
 	if !validID(key) {
-		return errs.Usage("invalid_session_key", "invalid session key %q", key).
+		return errs.Usage(CodeInvalidSessionKey, "invalid session key %q", key).
 			WithHint("use letters, digits and . _ : @ - (at most 128), starting with a letter or digit")
 	}
 	return nil
@@ -77,10 +77,10 @@ func (s *Store) GetSession(ctx context.Context, agentID, key string) (Session, e
 		if agentID == DefaultAgent && key == DefaultSession {
 			hint = "the default session is created on first use by a stateful command, or with 'clawkit session create cli'"
 		}
-		return sess, errs.Failed("session_not_found", "no session %s for agent %s", key, agentID).WithHint("%s", hint)
+		return sess, errs.Failed(errs.CodeSessionNotFound, "no session %s for agent %s", key, agentID).WithHint("%s", hint)
 	}
 	if err != nil {
-		return sess, errs.Failed("store_error", "cannot read session: %v", err).Wrap(err)
+		return sess, errs.Failed(errs.CodeStoreError, "cannot read session: %v", err).Wrap(err)
 	}
 	return sess, nil
 }
@@ -96,14 +96,14 @@ func (s *Store) ListSessions(ctx context.Context, agentID string) ([]Session, er
 	q += ` ORDER BY agent_id, session_key`
 	rows, err := s.db.QueryContext(ctx, s.Rebind(q), args...)
 	if err != nil {
-		return nil, errs.Failed("store_error", "cannot list sessions: %v", err).Wrap(err)
+		return nil, errs.Failed(errs.CodeStoreError, "cannot list sessions: %v", err).Wrap(err)
 	}
 	defer rows.Close()
 	out := []Session{}
 	for rows.Next() {
 		sess, err := scanSession(rows)
 		if err != nil {
-			return nil, errs.Failed("store_error", "cannot list sessions: %v", err).Wrap(err)
+			return nil, errs.Failed(errs.CodeStoreError, "cannot list sessions: %v", err).Wrap(err)
 		}
 		out = append(out, sess)
 	}
@@ -119,7 +119,7 @@ func (s *Store) CreateSession(ctx context.Context, agentID, key string, now time
 	// INSERT below refuses only one created meanwhile.
 	if _, err := s.GetSession(ctx, agentID, key); err == nil {
 		return Session{}, sessionExists(agentID, key)
-	} else if errs.CodeOf(err) != "session_not_found" {
+	} else if errs.CodeOf(err) != errs.CodeSessionNotFound {
 		// The read failed (a server that cannot be reached): write nothing.
 		return Session{}, err
 	}
@@ -129,7 +129,7 @@ func (s *Store) CreateSession(ctx context.Context, agentID, key string, now time
 	}
 	res, err := s.db.ExecContext(ctx, s.Rebind(`INSERT INTO sessions (agent_id, session_key, incarnation, status, created_at, updated_at) VALUES (?, ?, 1, 'active', ?, ?) ON CONFLICT DO NOTHING`), agentID, key, ts, ts)
 	if err != nil {
-		return Session{}, errs.Failed("store_error", "cannot create session: %v", err).Wrap(err)
+		return Session{}, errs.Failed(errs.CodeStoreError, "cannot create session: %v", err).Wrap(err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return Session{}, sessionExists(agentID, key)
@@ -138,22 +138,22 @@ func (s *Store) CreateSession(ctx context.Context, agentID, key string, now time
 }
 
 func sessionExists(agentID, key string) error {
-	return errs.Failed("session_exists", "session %s of agent %s already exists", key, agentID).
+	return errs.Failed(CodeSessionExists, "session %s of agent %s already exists", key, agentID).
 		WithHint("use 'clawkit session reset %s --agent %s' to start it over", key, agentID)
 }
 
 // EnsureSession returns a session, creating it only when it is the default
 // main/cli session (any other must be created explicitly).
 func (s *Store) EnsureSession(ctx context.Context, agentID, key string, now time.Time) (Session, error) {
-	if err := ValidateIDs(agentID, key); err != nil {
-		return Session{}, err
-	}
+	// The ids were checked with the call's parameters (ValidateIDs in the
+	// operation's Check): only the default session, whose ids are valid,
+	// is ever created here.
 	sess, err := s.GetSession(ctx, agentID, key)
-	if err == nil || errs.CodeOf(err) != "session_not_found" || agentID != DefaultAgent || key != DefaultSession {
+	if err == nil || errs.CodeOf(err) != errs.CodeSessionNotFound || agentID != DefaultAgent || key != DefaultSession {
 		return sess, err
 	}
 	sess, err = s.CreateSession(ctx, agentID, key, now)
-	if errs.CodeOf(err) == "session_exists" { // lost a race with another creator
+	if errs.CodeOf(err) == CodeSessionExists { // lost a race with another creator
 		return s.GetSession(ctx, agentID, key)
 	}
 	return sess, err
@@ -177,7 +177,7 @@ func (s *Store) UpdateSession(ctx context.Context, agentID, key, action string, 
 		q, args = `UPDATE sessions SET status = 'revoked', retry_after_ms = 0, updated_at = ? WHERE agent_id = ? AND session_key = ?`, []any{ts, agentID, key}
 	case "refreshing", "activate":
 		if cur.Status == SessionRevoked {
-			return cur, errs.Refused("session_revoked", "session %s of agent %s is revoked", key, agentID).
+			return cur, errs.Refused(CodeSessionRevoked, "session %s of agent %s is revoked", key, agentID).
 				WithHint("revocation is permanent; create a new session")
 		}
 		status := SessionActive
@@ -190,17 +190,17 @@ func (s *Store) UpdateSession(ctx context.Context, agentID, key, action string, 
 		// lands between the read above and this write must not be undone.
 		q, args = `UPDATE sessions SET status = ?, retry_after_ms = ?, updated_at = ? WHERE agent_id = ? AND session_key = ? AND status <> 'revoked'`, []any{status, retryAfterMs, ts, agentID, key}
 	default:
-		return cur, errs.Usage("invalid_action", "unknown session action %q", action)
+		return cur, errs.Usage(CodeInvalidAction, "unknown session action %q", action)
 	}
 	if err := s.admitWrite(); err != nil {
 		return cur, err
 	}
 	res, err := s.db.ExecContext(ctx, s.Rebind(q), args...)
 	if err != nil {
-		return cur, errs.Failed("store_error", "cannot update session: %v", err).Wrap(err)
+		return cur, errs.Failed(errs.CodeStoreError, "cannot update session: %v", err).Wrap(err)
 	}
 	if n, err := res.RowsAffected(); err == nil && n == 0 {
-		return cur, errs.Refused("session_revoked", "session %s of agent %s is revoked", key, agentID).
+		return cur, errs.Refused(CodeSessionRevoked, "session %s of agent %s is revoked", key, agentID).
 			WithHint("revocation is permanent; create a new session")
 	}
 	return s.GetSession(ctx, agentID, key)
@@ -211,14 +211,14 @@ func (s *Store) UpdateSession(ctx context.Context, agentID, key, action string, 
 func CheckSessionUsable(sess Session) error {
 	switch sess.Status {
 	case SessionRevoked:
-		return errs.Refused("session_revoked", "session %s of agent %s is revoked", sess.SessionKey, sess.AgentID).
+		return errs.Refused(CodeSessionRevoked, "session %s of agent %s is revoked", sess.SessionKey, sess.AgentID).
 			WithHint("revocation is permanent; create a new session with 'clawkit session create'")
 	case SessionRefreshing:
 		ms := sess.RetryAfterMs
 		if ms <= 0 {
 			ms = 1000
 		}
-		return errs.Unavailable("session_refreshing", "session %s of agent %s is refreshing its authority", sess.SessionKey, sess.AgentID).
+		return errs.Unavailable(CodeSessionRefreshing, "session %s of agent %s is refreshing its authority", sess.SessionKey, sess.AgentID).
 			WithRetryAfter(ms).WithHint("retry shortly; 'clawkit session activate %s --agent %s' ends the refresh", sess.SessionKey, sess.AgentID)
 	}
 	return nil
@@ -230,7 +230,7 @@ func (s *Store) RecordOwner(ctx context.Context, ownerID, kind string, pid int, 
 	err := s.db.QueryRowContext(ctx, s.Rebind(`INSERT INTO owners (owner_id, kind, pid, version, started_at) VALUES (?, ?, ?, ?, ?) RETURNING incarnation`),
 		ownerID, kind, pid, version, now.UTC().Format(time.RFC3339Nano)).Scan(&inc)
 	if err != nil {
-		return 0, errs.Failed("store_error", "cannot record owner: %v", err).Wrap(err)
+		return 0, errs.Failed(errs.CodeStoreError, "cannot record owner: %v", err).Wrap(err)
 	}
 	return inc, nil
 }

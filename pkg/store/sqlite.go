@@ -52,7 +52,7 @@ func (e SQLite) Open(ctx context.Context) (*sql.DB, error) {
 	}
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
-		return nil, errs.Failed("store_open_failed", "cannot open %s: %v", e.Path, err)
+		return nil, errs.Failed(CodeStoreOpenFailed, "cannot open %s: %v", e.Path, err)
 	}
 	if e.Path == ":memory:" {
 		// Each connection of :memory: is its own database: keep one.
@@ -60,7 +60,7 @@ func (e SQLite) Open(ctx context.Context) (*sql.DB, error) {
 	}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, errs.Failed("store_open_failed", "cannot open %s: %v", e.Path, err)
+		return nil, errs.Failed(CodeStoreOpenFailed, "cannot open %s: %v", e.Path, err)
 	}
 	return db, nil
 }
@@ -70,21 +70,21 @@ func (e SQLite) Open(ctx context.Context) (*sql.DB, error) {
 // leaves a partial file at path.
 func (e SQLite) Backup(ctx context.Context, db *sql.DB, path string, admit func() error) error {
 	if _, err := os.Lstat(path); err == nil {
-		return errs.Failed("backup_exists", "%s already exists", path).WithHint("choose a new file name or remove the old backup")
+		return errs.Failed(CodeBackupExists, "%s already exists", path).WithHint("choose a new file name or remove the old backup")
 	}
 	tmp, err := fsx.TempSibling(path, 0o600)
 	if err != nil {
-		return errs.Failed("backup_failed", "cannot create a backup next to %s: %v", path, err)
+		return errs.Failed(errs.CodeBackupFailed, "cannot create a backup next to %s: %v", path, err)
 	}
 	name := tmp.Name()
 	tmp.Close()
 	os.Remove(name) // VACUUM INTO wants to create the file itself
 	defer os.Remove(name)
 	if _, err := db.ExecContext(ctx, `VACUUM INTO ?`, name); err != nil {
-		return errs.Failed("backup_failed", "backup failed: %v", err)
+		return errs.Failed(errs.CodeBackupFailed, "backup failed: %v", err)
 	}
 	if err := os.Chmod(name, 0o600); err != nil {
-		return errs.Failed("backup_failed", "backup failed: %v", err)
+		return errs.Failed(errs.CodeBackupFailed, "backup failed: %v", err)
 	}
 	// Writer admission (nil: none) immediately before the publication.
 	if admit != nil {
@@ -95,9 +95,9 @@ func (e SQLite) Backup(ctx context.Context, db *sql.DB, path string, admit func(
 	// Link, not rename: refuses to replace a file created meanwhile.
 	if err := os.Link(name, path); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return errs.Failed("backup_exists", "%s already exists", path).WithHint("choose a new file name or remove the old backup")
+			return errs.Failed(CodeBackupExists, "%s already exists", path).WithHint("choose a new file name or remove the old backup")
 		}
-		return errs.Failed("backup_failed", "cannot publish %s: %v", path, err)
+		return errs.Failed(errs.CodeBackupFailed, "cannot publish %s: %v", path, err)
 	}
 	return fsx.SyncDir(filepath.Dir(path))
 }

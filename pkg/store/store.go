@@ -163,11 +163,11 @@ func Open(ctx context.Context, e Engine) (*Store, error) {
 		}
 	case v > latest:
 		db.Close()
-		return nil, errs.Refused("schema_too_new", "the database schema is version %d but this clawkit knows only up to %d", v, latest).
+		return nil, errs.Refused(CodeSchemaTooNew, "the database schema is version %d but this clawkit knows only up to %d", v, latest).
 			WithHint("use a newer clawkit; databases are never downgraded")
 	case v < latest:
 		db.Close()
-		return nil, errs.Refused("schema_outdated", "the database schema is version %d; this clawkit needs %d", v, latest).
+		return nil, errs.Refused(CodeSchemaOutdated, "the database schema is version %d; this clawkit needs %d", v, latest).
 			WithHint("run 'clawkit state migrate' (stop the gateway first)")
 	}
 	return s, nil
@@ -177,7 +177,7 @@ func Open(ctx context.Context, e Engine) (*Store, error) {
 func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 	ok, err := tableExists(ctx, s.db, s.engine, "meta")
 	if err != nil {
-		return 0, errs.Failed("store_unreadable", "cannot read the database: %v", err).Wrap(err)
+		return 0, errs.Failed(errs.CodeStoreUnreadable, "cannot read the database: %v", err).Wrap(err)
 	}
 	if !ok {
 		return 0, nil
@@ -188,7 +188,7 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	if err != nil {
-		return 0, errs.Failed("store_unreadable", "cannot read the schema version: %v", err).Wrap(err)
+		return 0, errs.Failed(errs.CodeStoreUnreadable, "cannot read the schema version: %v", err).Wrap(err)
 	}
 	return v, nil
 }
@@ -221,7 +221,7 @@ func Migrate(ctx context.Context, e Engine, target int) (MigrateResult, error) {
 		}
 	}
 	if !known {
-		return MigrateResult{}, errs.Usage("unknown_schema_version", "there is no schema version %d", target).
+		return MigrateResult{}, errs.Usage(CodeUnknownSchemaVersion, "there is no schema version %d", target).
 			WithHint("known versions: %s", versionList())
 	}
 	var res MigrateResult
@@ -260,7 +260,7 @@ func (s *Store) refuseLeased(ctx context.Context) error {
 	if len(leases) > 1 {
 		more = fmt.Sprintf(" (and %d more)", len(leases)-1)
 	}
-	return errs.Refused("database_leased", "gateway %s (pid %d on host %s, home %s) holds an owner lease on this database%s", l.OwnerID, l.PID, l.Host, l.Home, more).
+	return errs.Refused(CodeDatabaseLeased, "gateway %s (pid %d on host %s, home %s) holds an owner lease on this database%s", l.OwnerID, l.PID, l.Host, l.Home, more).
 		WithHint("stop every gateway on this database first ('clawkit gateway stop' on each host); a killed gateway's lease expires within %s", time.Duration(l.ExpiresInMs)*time.Millisecond)
 }
 
@@ -299,11 +299,11 @@ func (s *Store) migrateLocked(ctx context.Context, target int) (MigrateResult, e
 	}
 	res := MigrateResult{From: from, To: from, Applied: []string{}}
 	if from > LatestVersion() {
-		return res, errs.Refused("schema_too_new", "the database schema is version %d but this clawkit knows only up to %d", from, LatestVersion()).
+		return res, errs.Refused(CodeSchemaTooNew, "the database schema is version %d but this clawkit knows only up to %d", from, LatestVersion()).
 			WithHint("use a newer clawkit; databases are never downgraded")
 	}
 	if target < from {
-		return res, errs.Refused("schema_downgrade", "the database is at schema %d; refusing to go down to %d", from, target).
+		return res, errs.Refused(CodeSchemaDowngrade, "the database is at schema %d; refusing to go down to %d", from, target).
 			WithHint("databases are never downgraded")
 	}
 	for _, m := range migrations() {
@@ -324,20 +324,20 @@ func (s *Store) migrateLocked(ctx context.Context, target int) (MigrateResult, e
 func (s *Store) apply(ctx context.Context, m Migration) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return errs.Failed("migration_failed", "migration %d (%s): %v", m.Version, m.Name, err)
+		return errs.Failed(CodeMigrationFailed, "migration %d (%s): %v", m.Version, m.Name, err)
 	}
 	defer tx.Rollback()
 	// A migration for the other engine only is a version step here.
 	if q := m.sqlFor(s.engine); q != "" {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
-			return errs.Failed("migration_failed", "migration %d (%s): %v", m.Version, m.Name, err)
+			return errs.Failed(CodeMigrationFailed, "migration %d (%s): %v", m.Version, m.Name, err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, s.Rebind(`INSERT INTO meta (id, schema_version) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET schema_version = excluded.schema_version`), m.Version); err != nil {
-		return errs.Failed("migration_failed", "migration %d (%s): %v", m.Version, m.Name, err)
+		return errs.Failed(CodeMigrationFailed, "migration %d (%s): %v", m.Version, m.Name, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return errs.Failed("migration_failed", "migration %d (%s): %v", m.Version, m.Name, err)
+		return errs.Failed(CodeMigrationFailed, "migration %d (%s): %v", m.Version, m.Name, err)
 	}
 	return nil
 }

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+
+	"github.com/clawkit/clawkit/pkg/errs"
 )
 
 // Entry is one raw archive member.
@@ -103,7 +105,7 @@ func Good() []byte {
 
 // HostileKinds names every hostile archive Hostile can build, with the
 // refusal code pkg/archive must give it.
-var HostileKinds = map[string]string{
+var HostileKinds = map[string]errs.Code{
 	"slip":             "archive_invalid_path",
 	"absolute":         "archive_invalid_path",
 	"backslash":        "archive_invalid_path",

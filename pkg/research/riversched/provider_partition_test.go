@@ -52,7 +52,7 @@ func TestProviderPartitionedGatewayStopsClaiming(t *testing.T) {
 	ctx := context.Background()
 	const jobs = 24
 	for i := range jobs {
-		if _, err := healthy.svc.Start(ctx, healthy.env(), research.StartParams{Question: fmt.Sprintf("fake-polls:4 partitioned %d", i)}); err != nil {
+		if _, err := healthy.svc.Start(ctx, healthy.env(), checked(t, research.StartParams{Question: fmt.Sprintf("fake-polls:4 partitioned %d", i)})); err != nil {
 			t.Fatal(err)
 		}
 	}

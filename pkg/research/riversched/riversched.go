@@ -162,7 +162,7 @@ func New() *Scheduler { return &Scheduler{inserters: map[*sql.DB]*river.Client[*
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // Serves implements research.SharedScheduler.
-func (s *Scheduler) Serves(env *owner.Env) bool { return store.IsPostgres(env.Store.Engine()) }
+func (s *Scheduler) Serves(env *owner.OpEnv) bool { return store.IsPostgres(env.Store.Engine()) }
 
 // inserter is an insert-only river client on the store's database/sql
 // pool, so the poll job joins the research code's own transaction (also
@@ -182,7 +182,7 @@ func (s *Scheduler) inserter(db *sql.DB) (*river.Client[*sql.Tx], error) {
 }
 
 // EnqueuePollTx implements research.SharedScheduler.
-func (s *Scheduler) EnqueuePollTx(ctx context.Context, env *owner.Env, tx *sql.Tx, jobID string, at time.Time) error {
+func (s *Scheduler) EnqueuePollTx(ctx context.Context, env *owner.OpEnv, tx *sql.Tx, jobID string, at time.Time) error {
 	c, err := s.inserter(env.Store.DB())
 	if err != nil {
 		return err
@@ -195,7 +195,7 @@ func (s *Scheduler) EnqueuePollTx(ctx context.Context, env *owner.Env, tx *sql.T
 }
 
 // EnqueueCancelTx implements research.SharedScheduler.
-func (s *Scheduler) EnqueueCancelTx(ctx context.Context, env *owner.Env, tx *sql.Tx, jobID string, at time.Time) error {
+func (s *Scheduler) EnqueueCancelTx(ctx context.Context, env *owner.OpEnv, tx *sql.Tx, jobID string, at time.Time) error {
 	c, err := s.inserter(env.Store.DB())
 	if err != nil {
 		return err
@@ -210,7 +210,7 @@ func (s *Scheduler) EnqueueCancelTx(ctx context.Context, env *owner.Env, tx *sql
 }
 
 // EnqueuePublishTx implements research.SharedScheduler.
-func (s *Scheduler) EnqueuePublishTx(ctx context.Context, env *owner.Env, tx *sql.Tx, jobID string) error {
+func (s *Scheduler) EnqueuePublishTx(ctx context.Context, env *owner.OpEnv, tx *sql.Tx, jobID string) error {
 	c, err := s.inserter(env.Store.DB())
 	if err != nil {
 		return err
@@ -224,7 +224,7 @@ func (s *Scheduler) EnqueuePublishTx(ctx context.Context, env *owner.Env, tx *sq
 const pgNowMs = `(extract(epoch FROM clock_timestamp()) * 1000)::bigint`
 
 // CreatorGone implements research.SharedScheduler.
-func (s *Scheduler) CreatorGone(ctx context.Context, env *owner.Env, jobID string, requestTimeout time.Duration) bool {
+func (s *Scheduler) CreatorGone(ctx context.Context, env *owner.OpEnv, jobID string, requestTimeout time.Duration) bool {
 	var gone bool
 	err := env.Store.DB().QueryRowContext(ctx, `SELECT r.created_at < $2 AND NOT EXISTS (
   SELECT 1 FROM owners o WHERE o.incarnation = r.owner_incarnation AND o.stopped_at IS NULL AND o.lease_expires_at > `+pgNowMs+`)
@@ -289,7 +289,7 @@ func (h *health) drain() {
 // while the others, which may still reach the provider, take the jobs
 // over; after a back-off a client with one worker probes, and one poll
 // that reaches the provider brings the full client back.
-func (s *Scheduler) Run(ctx context.Context, env *owner.Env, w research.Worker) {
+func (s *Scheduler) Run(ctx context.Context, env *owner.OpEnv, w research.Worker) {
 	pg := env.Store.Engine().(*store.Postgres)
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if rv, err := store.RiverVersion(ctx, env.Store); err != nil || rv == nil {
@@ -356,7 +356,7 @@ func stopClient(c *river.Client[pgx.Tx]) {
 	}
 }
 
-func (s *Scheduler) newClient(pg *store.Postgres, env *owner.Env, w research.Worker, h *health, probe bool, logger *slog.Logger) (*river.Client[pgx.Tx], error) {
+func (s *Scheduler) newClient(pg *store.Postgres, env *owner.OpEnv, w research.Worker, h *health, probe bool, logger *slog.Logger) (*river.Client[pgx.Tx], error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &pollWorker{env: env, w: w, h: h})
 	river.AddWorker(workers, &cancelWorker{env: env, w: w})
@@ -379,7 +379,7 @@ func (s *Scheduler) newClient(pg *store.Postgres, env *owner.Env, w research.Wor
 	})
 }
 
-func (s *Scheduler) sweepLoop(ctx context.Context, env *owner.Env, w research.Worker) {
+func (s *Scheduler) sweepLoop(ctx context.Context, env *owner.OpEnv, w research.Worker) {
 	t := time.NewTicker(SweepEvery)
 	defer t.Stop()
 	// The cadence runs on the process clock, like the ticker and river
@@ -388,7 +388,7 @@ func (s *Scheduler) sweepLoop(ctx context.Context, env *owner.Env, w research.Wo
 	// make it costlier.
 	var adopted time.Time
 	for {
-		if env.Scope.AssertCurrent() == nil {
+		if env.Fence.AssertCurrent() == nil {
 			adopt := adopted.IsZero() || time.Since(adopted) >= AdoptEvery
 			// A full batch adopted may have left more: the next sweep
 			// adopts again.
@@ -406,7 +406,7 @@ func (s *Scheduler) sweepLoop(ctx context.Context, env *owner.Env, w research.Wo
 
 // sweep rescues and recovers; with adopt it also adopts (AdoptEvery), and
 // answers whether more jobs may be left to adopt.
-func (s *Scheduler) sweep(ctx context.Context, env *owner.Env, w research.Worker, adopt bool) (more bool) {
+func (s *Scheduler) sweep(ctx context.Context, env *owner.OpEnv, w research.Worker, adopt bool) (more bool) {
 	db := env.Store.DB()
 	// Running river jobs of gateways whose lease expired: available now.
 	_, _ = db.ExecContext(ctx, `UPDATE `+store.RiverSchema+`.river_job SET state = 'available', scheduled_at = now()
@@ -435,7 +435,7 @@ LIMIT 1000`, env.Now().Add(-w.RequestTimeout()).UnixMilli())
 
 // adopt queues the river jobs that pollable research jobs lack, a batch
 // of each kind at most; it answers whether a batch was full.
-func (s *Scheduler) adopt(ctx context.Context, env *owner.Env) (full bool) {
+func (s *Scheduler) adopt(ctx context.Context, env *owner.OpEnv) (full bool) {
 	db := env.Store.DB()
 	// Finished research jobs whose publication is not queued (its river
 	// job was discarded after its retries): queue it again.
@@ -490,7 +490,7 @@ func jobIDs(ctx context.Context, db *sql.DB, q string, args ...any) []string {
 
 type pollWorker struct {
 	river.WorkerDefaults[PollArgs]
-	env *owner.Env
+	env *owner.OpEnv
 	w   research.Worker
 	h   *health
 }
@@ -529,7 +529,7 @@ func providerUnreachable(err error) bool { return research.ProviderUnreachable(e
 // pollable job with one of them is waiting for its publication.
 const terminalStatuses = `'completed','failed','cancelled','incomplete','budget_exceeded'`
 
-func (s *Scheduler) adoptPublications(ctx context.Context, env *owner.Env) (full bool) {
+func (s *Scheduler) adoptPublications(ctx context.Context, env *owner.OpEnv) (full bool) {
 	db := env.Store.DB()
 	ids := jobIDs(ctx, db, `SELECT r.job_id FROM research_jobs r
 WHERE r.state IN ('running','cancel-requested') AND r.provider_status IN (`+terminalStatuses+`) AND NOT EXISTS (
@@ -562,7 +562,7 @@ func inTx(ctx context.Context, db *sql.DB, f func(*sql.Tx) error) error {
 // gateway at once), or an error retried with backoff.
 func workResult(again time.Duration, err error) error {
 	if err != nil {
-		if errs.CodeOf(err) == "owner_retired" {
+		if errs.CodeOf(err) == owner.CodeOwnerRetired {
 			return river.JobSnooze(0)
 		}
 		return err
@@ -575,7 +575,7 @@ func workResult(again time.Duration, err error) error {
 
 type cancelWorker struct {
 	river.WorkerDefaults[CancelArgs]
-	env *owner.Env
+	env *owner.OpEnv
 	w   research.Worker
 }
 
@@ -586,7 +586,7 @@ func (c *cancelWorker) Work(ctx context.Context, job *river.Job[CancelArgs]) err
 
 type publishWorker struct {
 	river.WorkerDefaults[PublishArgs]
-	env *owner.Env
+	env *owner.OpEnv
 	w   research.Worker
 }
 

@@ -80,8 +80,8 @@ func newRigOn(t *testing.T, u string, fake *fakeapi.Listener, ownerID string) *r
 	return &rig{t: t, home: home, st: st, fake: fake, svc: svc}
 }
 
-func (r *rig) env() *owner.Env {
-	return owner.NewEnv(r.home, r.st, func() error { return nil }, time.Now, nil, true)
+func (r *rig) env() *owner.OpEnv {
+	return owner.NewOpEnv(r.home, r.st, func() error { return nil }, time.Now, nil, true)
 }
 
 // runGateway runs the river scheduler until the test ends.
@@ -135,7 +135,7 @@ func (r *rig) riverJobs(kind, state string) int {
 func TestPublicationIsAQueuedJob(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
-	res, err := r.svc.Start(ctx, r.env(), research.StartParams{Question: "fake-polls:2 publish me"})
+	res, err := r.svc.Start(ctx, r.env(), checked(t, research.StartParams{Question: "fake-polls:2 publish me"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestBudgetCancelIsAQueuedJob(t *testing.T) {
 	r := newRig(t)
 	r.svc.Budgets.MaxPolls = 2
 	ctx := context.Background()
-	res, err := r.svc.Start(ctx, r.env(), research.StartParams{Question: "fake:never cancel me"})
+	res, err := r.svc.Start(ctx, r.env(), checked(t, research.StartParams{Question: "fake:never cancel me"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestBudgetCancelIsAQueuedJob(t *testing.T) {
 func TestForegroundCancelLeavesABackstop(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
-	res, err := r.svc.Start(ctx, r.env(), research.StartParams{Question: "fake:never cancel now"})
+	res, err := r.svc.Start(ctx, r.env(), checked(t, research.StartParams{Question: "fake:never cancel now"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,4 +208,15 @@ func TestForegroundCancelLeavesABackstop(t *testing.T) {
 	if n := r.requests("POST /interactions/" + res.Handle + "/cancel"); n != 1 {
 		t.Fatalf("%d cancel requests, want 1", n)
 	}
+}
+
+// checked is p as the start operation's Check returns it (Start trusts
+// its parameters).
+func checked(t *testing.T, p research.StartParams) research.StartParams {
+	t.Helper()
+	p, err := research.CheckStart(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

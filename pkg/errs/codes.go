@@ -1,0 +1,79 @@
+package errs
+
+// Error codes raised by more than one package: each is declared here, once
+// (a code raised by one package alone is declared in that package's
+// codes.go). docs/errors.md lists them all with their exit codes.
+
+const (
+	// CodeFailed: the code of an error that carries none of its own (CodeOf)
+	CodeFailed Code = "failed"
+	// CodeUsage: bad flags or arguments
+	CodeUsage Code = "usage"
+	// CodeArchiveTooLarge: archive is … bytes, over the limit of …
+	CodeArchiveTooLarge Code = "archive_too_large"
+	// CodeBackupFailed: backup vanished: …
+	CodeBackupFailed Code = "backup_failed"
+	// CodeConfigUnreadable: cannot read config …: …
+	CodeConfigUnreadable Code = "config_unreadable"
+	// CodeDetachFailed: cannot find the clawkit binary: …
+	CodeDetachFailed Code = "detach_failed"
+	// CodeEmptySecret: the credential for … is empty
+	CodeEmptySecret Code = "empty_secret"
+	// CodeGatewayNotRunning: (see the message)
+	CodeGatewayNotRunning Code = "gateway_not_running"
+	// CodeGatewayStopping: the gateway is stopping
+	CodeGatewayStopping Code = "gateway_stopping"
+	// CodeInterrupted: export interrupted; the partial output was removed
+	CodeInterrupted Code = "interrupted"
+	// CodeInvalidConfig: …: invalid UTF-8 at offset … (line …, column …)
+	CodeInvalidConfig Code = "invalid_config"
+	// CodeInvalidConfigValue: the value looks like JSON but does not parse at column …: …
+	CodeInvalidConfigValue Code = "invalid_config_value"
+	// CodeInvalidLimit: the frame limit must be at least 2 bytes
+	CodeInvalidLimit Code = "invalid_limit"
+	// CodeInvalidManifest: nodeBootstrap.path: …
+	CodeInvalidManifest Code = "invalid_manifest"
+	// CodeInvalidOut: cannot resolve --out …: …
+	CodeInvalidOut Code = "invalid_out"
+	// CodeInvalidParams: --params is not valid JSON
+	CodeInvalidParams Code = "invalid_params"
+	// CodeInvalidPath: … is not a folder
+	CodeInvalidPath Code = "invalid_path"
+	// CodeLockFailed: cannot lock …: …
+	CodeLockFailed Code = "lock_failed"
+	// CodeManifestUnreadable: cannot read manifest …: …
+	CodeManifestUnreadable Code = "manifest_unreadable"
+	// CodeNotFound: --from …: no such file
+	CodeNotFound Code = "not_found"
+	// CodeNotRegularFile: …; only regular files (or - for stdin) are read
+	CodeNotRegularFile Code = "not_regular_file"
+	// CodePathEscape: … is a symbolic link; links are refused
+	CodePathEscape Code = "path_escape"
+	// CodeReadFailed: cannot read --from …: …
+	CodeReadFailed Code = "read_failed"
+	// CodeReceiptUnreadable: cannot open …: …
+	CodeReceiptUnreadable Code = "receipt_unreadable"
+	// CodeSessionGone: session … of agent … no longer exists
+	CodeSessionGone Code = "session_gone"
+	// CodeSessionNotFound: (see the message)
+	CodeSessionNotFound Code = "session_not_found"
+	// CodeStdinFailed: cannot read standard input: …
+	CodeStdinFailed Code = "stdin_failed"
+	// CodeStoreError: cannot …: …
+	CodeStoreError Code = "store_error"
+	// CodeStoreUnreadable: cannot read the database: …
+	CodeStoreUnreadable Code = "store_unreadable"
+	// CodeTooLarge: the node bootstrap would expand to … bytes, more than …
+	CodeTooLarge Code = "too_large"
+	// CodeUnknownMethod: unknown operation …
+	CodeUnknownMethod Code = "unknown_method"
+	// CodeWriteFailed: writing … failed: …
+	CodeWriteFailed Code = "write_failed"
+)
+
+const (
+	// CodeInvalidHeader: auth profile … is of kind …, not header or bearer
+	CodeInvalidHeader Code = "invalid_header"
+	// CodeListenFailed: cannot listen on …: …
+	CodeListenFailed Code = "listen_failed"
+)
