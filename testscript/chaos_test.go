@@ -2,8 +2,10 @@ package testscript
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/archive/archivetest"
+	"github.com/clawkit/clawkit/pkg/crabbox"
 	"github.com/clawkit/clawkit/pkg/crabbox/crabboxtest"
 	"github.com/clawkit/clawkit/pkg/research/google/fakeapi"
 )
@@ -64,6 +67,8 @@ func TestChaos(t *testing.T) {
 		{"artifacts export", c.exportTrial},
 		{"crabbox install", c.installTrial},
 		{"crabbox replace", c.replaceTrial},
+		{"crabbox lock", c.lockTrial},
+		{"crabbox modes", c.modesTrial},
 	}
 	// CLAWKIT_CHAOS_SCENARIOS=crabbox runs only the scenarios whose name
 	// contains it (a longer campaign for one area).
@@ -144,9 +149,12 @@ type chaos struct {
 	// bigManifest is an export of a few thousand files, whose install
 	// runs long enough on the parallel writers for kills to land inside.
 	bigManifest string
-	installs    int // install trials so far (they alternate exports)
-	skillMD     [2][]byte
-	baseline    map[string]time.Duration
+	// modesManifest is an export whose archive asks for world-writable,
+	// sticky and set-id modes (crabboxtest.ModesArchive).
+	modesManifest string
+	installs      int // install trials so far (they alternate exports)
+	skillMD       [2][]byte
+	baseline      map[string]time.Duration
 }
 
 func newChaos(t *testing.T) *chaos {
@@ -196,6 +204,9 @@ func newChaos(t *testing.T) *chaos {
 	}
 	c.must(nil, "runtime-artifacts", "export", "--package-root", big, "--output", filepath.Join(dir, "bigexport"))
 	c.bigManifest = filepath.Join(dir, "bigexport", "manifest.json")
+	if c.modesManifest, err = crabboxtest.HandExport(filepath.Join(dir, "modesexport"), crabboxtest.ModesArchive()); err != nil {
+		t.Fatal(err)
+	}
 	return c
 }
 
@@ -446,6 +457,219 @@ func (c *chaos) replaceTrial(i int, rng *rand.Rand) (bool, []string) {
 	if rc, msg := c.run(nil, "crabbox", "verify", "--deep", "--manifest", c.bigManifest, "--target-home", target); rc != 0 {
 		p = append(p, "after the next run: "+msg)
 	}
+	return killed, p
+}
+
+// lockTrial: an install meets a hostile or held per-runtime lock, drawn at
+// random: a symlink to a missing file, to an existing one, a FIFO or a
+// folder in its place (refused, exit 1, nothing created outside the target
+// and nothing changed there); a lock held by another holder and SIGTERM
+// at a random point of the wait (exit 1, or death by the signal when it
+// lands before the handler is installed); the holder releasing it at a
+// random point (the install then succeeds); --lock-wait 1s while held
+// (exit 5). Nothing of the install may be left (no staging folder, no
+// runtime unless it succeeded), and once the lock is cleared the next
+// install succeeds and verifies.
+func (c *chaos) lockTrial(i int, rng *rand.Rand) (bool, []string) {
+	target := filepath.Join(c.dir, "locks", strconv.Itoa(i))
+	outside := filepath.Join(c.dir, "locks-outside", strconv.Itoa(i))
+	defer os.RemoveAll(target)
+	defer os.RemoveAll(outside)
+	in, err := crabbox.LoadInputs(c.manifest, crabbox.Expect{})
+	if err != nil {
+		return false, []string{"setup: " + err.Error()}
+	}
+	l, err := crabbox.LayoutFor(target, in.Manifest)
+	if err != nil {
+		return false, []string{"setup: " + err.Error()}
+	}
+	os.MkdirAll(l.RuntimesDir, 0o755)
+	os.MkdirAll(outside, 0o755)
+	victim := filepath.Join(outside, "victim")
+	os.WriteFile(victim, []byte("not a lock\n"), 0o644)
+	lp := crabbox.LockPath(l)
+	install := []string{"crabbox", "install", "--manifest", c.manifest, "--target-home", target}
+	var (
+		p      []string
+		killed bool
+		want   = 1
+		code   int
+		out    string
+	)
+	kinds := []string{"symlink-missing", "symlink-existing", "fifo", "dir", "held-term", "held-release", "held-timeout"}
+	kind := kinds[rng.IntN(len(kinds))]
+	switch kind {
+	case "symlink-missing":
+		err = os.Symlink(filepath.Join(outside, "made"), lp)
+	case "symlink-existing":
+		err = os.Symlink(victim, lp)
+	case "fifo":
+		err = syscall.Mkfifo(lp, 0o644)
+	case "dir":
+		err = os.Mkdir(lp, 0o755)
+	}
+	if err != nil {
+		return false, []string{"setup: " + err.Error()}
+	}
+	var held *crabbox.RuntimeLock
+	if strings.HasPrefix(kind, "held-") {
+		if held, err = crabbox.LockRuntime(context.Background(), l, time.Minute); err != nil {
+			return false, []string{"setup: " + err.Error()}
+		}
+		defer held.Unlock()
+	}
+	delay := time.Duration(rng.Float64() * float64(600*time.Millisecond))
+	switch kind {
+	case "held-term", "held-release":
+		cmd := c.cmd(nil, install...)
+		var buf bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &buf, &buf
+		if err := cmd.Start(); err != nil {
+			c.t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		time.Sleep(delay)
+		if kind == "held-term" {
+			cmd.Process.Signal(syscall.SIGTERM)
+			killed = true
+		} else {
+			held.Unlock()
+			want = 0
+		}
+		select {
+		case err = <-done:
+		case <-time.After(2*time.Minute + 10*time.Second):
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			err = <-done
+			p = append(p, fmt.Sprintf("%s: the install did not end (killed after the hang guard)", kind))
+		}
+		code, out = exitCode(err), buf.String()
+		var ee *exec.ExitError
+		if kind == "held-term" && errors.As(err, &ee) {
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGTERM {
+				code = 1 // the signal landed before the handler was installed
+			}
+		}
+	case "held-timeout":
+		want = 5
+		code, out = c.run(nil, append(install, "--lock-wait", "1s")...)
+	default:
+		code, out = c.run(nil, install...)
+	}
+	if code != want {
+		p = append(p, fmt.Sprintf("%s: exit %d, want %d: %s", kind, code, want, out))
+	}
+	if exists(filepath.Join(outside, "made")) {
+		p = append(p, kind+": the install created a file outside the target through the lock's link")
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "not a lock\n" {
+		p = append(p, kind+": the file the lock's link names was changed")
+	}
+	ents, _ := os.ReadDir(l.RuntimesDir)
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".staging-") {
+			p = append(p, kind+": left "+e.Name())
+		}
+	}
+	if want != 0 && exists(l.RuntimeDir) {
+		p = append(p, kind+": a refused install left the runtime folder")
+	}
+	// Cleared, the next install succeeds and verifies.
+	if held != nil {
+		held.Unlock()
+	}
+	if st, err := os.Lstat(lp); err == nil && !st.Mode().IsRegular() {
+		os.RemoveAll(lp)
+	}
+	if rc, msg := c.run(nil, install...); rc != 0 {
+		p = append(p, kind+": next run failed: "+msg)
+	}
+	if rc, msg := c.run(nil, "crabbox", "verify", "--deep", "--manifest", c.manifest, "--target-home", target); rc != 0 {
+		p = append(p, kind+": after the next run: "+msg)
+	}
+	return killed, p
+}
+
+// modesTrial: the export whose archive asks for world-writable, sticky and
+// set-id modes is installed (nothing above 0755), then a random entry of
+// the runtime is given a random other mode. Plain verify and verify --deep
+// must fail naming it; the install that follows (killed at a random
+// point) must replace the install, never keep it as existing-verified:
+// afterwards the runtime verifies deeply, or it is the old one with the
+// changed mode still seen. The next install succeeds, and every mode is
+// at most 0755 again.
+func (c *chaos) modesTrial(i int, rng *rand.Rand) (bool, []string) {
+	target := filepath.Join(c.dir, "modes", strconv.Itoa(i))
+	defer os.RemoveAll(target)
+	install := []string{"crabbox", "install", "--manifest", c.modesManifest, "--target-home", target}
+	verify := []string{"crabbox", "verify", "--manifest", c.modesManifest, "--target-home", target}
+	deep := append(append([]string{}, verify...), "--deep")
+	if rc, msg := c.run(nil, install...); rc != 0 {
+		return false, []string{"setup install failed: " + msg}
+	}
+	dirs, _ := filepath.Glob(filepath.Join(target, ".openclaw-worker", "node-runtimes", "[0-9a-f]*"))
+	if len(dirs) != 1 {
+		return false, []string{fmt.Sprintf("setup: runtimes %v", dirs)}
+	}
+	runtime := dirs[0]
+	var p []string
+	atMost755 := func(when string) {
+		filepath.WalkDir(runtime, func(path string, d os.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			st, err := os.Lstat(path)
+			if err == nil && st.Mode()&os.ModeSymlink == 0 && (st.Mode()&(os.ModeSetuid|os.ModeSetgid|os.ModeSticky) != 0 || st.Mode().Perm()&^0o755 != 0) {
+				p = append(p, fmt.Sprintf("%s: %s has mode %v", when, path, st.Mode()))
+			}
+			return nil
+		})
+	}
+	atMost755("installed")
+	var victims []string
+	filepath.WalkDir(runtime, func(path string, d os.DirEntry, err error) error {
+		if err == nil && path != runtime && d.Type()&os.ModeSymlink == 0 && !strings.HasPrefix(d.Name(), ".clawkit-runtime") {
+			victims = append(victims, path)
+		}
+		return nil
+	})
+	victim := victims[rng.IntN(len(victims))]
+	st, err := os.Lstat(victim)
+	if err != nil {
+		return false, []string{"setup: " + err.Error()}
+	}
+	modes := []os.FileMode{0o777, 0o775, 0o757, 0o711, 0o755 | os.ModeSticky, 0o755 | os.ModeSetgid, 0o755 | os.ModeSetuid, 0o700}
+	mode := modes[rng.IntN(len(modes))]
+	if mode == st.Mode()&(os.ModePerm|os.ModeSetuid|os.ModeSetgid|os.ModeSticky) {
+		mode = 0o777
+	}
+	if err := os.Chmod(victim, mode); err != nil {
+		return false, []string{"setup: " + err.Error()}
+	}
+	for _, args := range [][]string{verify, deep} {
+		if rc, msg := c.run(nil, args...); rc != 1 || !strings.Contains(msg, victim+": mode is ") {
+			p = append(p, fmt.Sprintf("%s after chmod %v of %s: exit %d: %s", strings.Join(args[:2], " "), mode, victim, rc, msg))
+		}
+	}
+	killed, code := c.killAt("modes", rng, nil, install...)
+	rc, msg := c.run(nil, deep...)
+	switch {
+	case rc == 0: // replaced
+	case strings.Contains(msg, victim+": mode is "): // the old install, still refused
+		if !killed && code == 0 {
+			p = append(p, "an exit-0 install kept the install with the changed mode: "+msg)
+		}
+	default:
+		p = append(p, "after the install: "+msg)
+	}
+	if rc, msg := c.run(nil, install...); rc != 0 {
+		p = append(p, "next run failed: "+msg)
+	}
+	if rc, msg := c.run(nil, deep...); rc != 0 {
+		p = append(p, "after the next run: "+msg)
+	}
+	atMost755("reinstalled")
 	return killed, p
 }
 

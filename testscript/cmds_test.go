@@ -25,6 +25,8 @@ var scriptCmds = map[string]scriptCmd{
 	"await-file": cmdAwaitFile,
 	"jobid":      cmdJobID,
 	"tarlist":    cmdTarList,
+	"grep-tree":  cmdGrepTree,
+	"nest":       cmdNest,
 
 	// cmds_shell_test.go: stand-ins for shell idioms.
 	"setenv-file":    cmdSetenvFile,

@@ -7,6 +7,7 @@ package testscript
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"io/fs"
@@ -33,11 +34,14 @@ func crabboxKit() scriptKit {
 		programs: map[string]func(){
 			"crabbox-kill-install":  crabboxKillInstallMain,
 			"crabbox-signal-verify": crabboxSignalVerifyMain,
+			"crabbox-lock-wait":     crabboxLockWaitMain,
+			"crabbox-fd-limits":     crabboxFDLimitsMain,
 		},
 		cmds: map[string]scriptCmd{
 			"crabbox-hostile-export": cmdCrabboxHostileExport,
 			"crabbox-hand-export":    cmdCrabboxHandExport,
 			"crabbox-layout-export":  cmdCrabboxLayoutExport,
+			"crabbox-modes-export":   cmdCrabboxModesExport,
 			"crabbox-many-export":    cmdCrabboxManyExport,
 			"crabbox-flip":           cmdCrabboxFlip,
 			"crabbox-snapshot":       cmdCrabboxSnapshot,
@@ -73,6 +77,16 @@ func cmdCrabboxLayoutExport(ts *testscript.TestScript, neg bool, args []string) 
 		ts.Fatalf("crabbox-layout-export: unknown kind %q (kinds: %s)", args[0], strings.Join(crabboxtest.SortedLayoutKinds(), ", "))
 	}
 	handExport(ts, args[1], crabboxtest.LayoutArchive(args[0]))
+}
+
+// crabbox-modes-export DIR: an export whose node bootstrap asks for
+// world-writable, sticky and set-id folders and files
+// (crabboxtest.ModesArchive), under a correct manifest.
+func cmdCrabboxModesExport(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: crabbox-modes-export DIR")
+	}
+	handExport(ts, args[0], crabboxtest.ModesArchive())
 }
 
 // crabbox-many-export DIR N: a hand-made export whose node bootstrap holds
@@ -359,4 +373,190 @@ func crabboxKillInstallMain() {
 		die("killed, but the staging folder %s is gone: the kill did not land mid-install", staging)
 	}
 	fmt.Println("killed mid-install")
+}
+
+// crabbox-lock-wait MANIFEST HOME TERM|INT|busy|release: holds the runtime's
+// lock through the package's own API (crabbox.LockRuntime, as another
+// command of this runtime would) and runs a real install meanwhile.
+// TERM/INT: once the install says it is waiting for the lock, send the
+// signal; it must exit 1 (interrupted) within the 2 s grace plus slack.
+// busy: the install, with --lock-wait 1s, must give up with exit 5
+// (runtime_lock_busy). release: once it waits, the lock is released, and
+// the install must then succeed. An install that never says it waits is
+// signalled anyway after 20 s (an install that ignores the lock's wait
+// then shows as ignoring the signal).
+func crabboxLockWaitMain() {
+	if len(os.Args) != 4 {
+		die("usage: crabbox-lock-wait MANIFEST HOME TERM|INT|busy|release")
+	}
+	mode := os.Args[3]
+	in, err := crabbox.LoadInputs(os.Args[1], crabbox.Expect{})
+	if err != nil {
+		die("%v", err)
+	}
+	l, err := crabbox.LayoutFor(os.Args[2], in.Manifest)
+	if err != nil {
+		die("%v", err)
+	}
+	if err := os.MkdirAll(l.RuntimesDir, 0o755); err != nil {
+		die("%v", err)
+	}
+	lock, err := crabbox.LockRuntime(context.Background(), l, time.Minute)
+	if err != nil {
+		die("%v", err)
+	}
+	defer lock.Unlock()
+	bin, err := exec.LookPath("clawkit")
+	if err != nil {
+		die("%v", err)
+	}
+	args := []string{"--progress=always", "crabbox", "install", "--manifest", os.Args[1], "--target-home", os.Args[2]}
+	if mode == "busy" {
+		args = append(args, "--lock-wait", "1s")
+	}
+	cmd := exec.Command(bin, args...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		die("%v", err)
+	}
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		die("%v", err)
+	}
+	lines := make(chan string, 64)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var rest []string
+	waiting := false
+	for hang := time.After(20 * time.Second); !waiting; {
+		select {
+		case ln, ok := <-lines:
+			if !ok {
+				waiting = true // ended: judged below
+				break
+			}
+			rest = append(rest, ln)
+			waiting = strings.Contains(ln, "waiting for another install of this runtime")
+		case <-hang:
+			waiting = true
+		}
+	}
+	exited := make(chan struct{})
+	go func() {
+		for ln := range lines {
+			rest = append(rest, ln)
+		}
+		cmd.Wait()
+		close(exited)
+	}()
+	switch mode {
+	case "TERM", "INT":
+		sig := syscall.SIGTERM
+		if mode == "INT" {
+			sig = syscall.SIGINT
+		}
+		cmd.Process.Signal(sig)
+		select {
+		case <-exited:
+		case <-time.After(2*time.Second + 8*time.Second):
+			cmd.Process.Kill()
+			<-exited
+			die("the install waiting for the lock ignored %v", sig)
+		}
+		if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(strings.Join(rest, "\n"), "install interrupted by a signal") {
+			die("after %v the waiting install ended with %v: %s", sig, cmd.ProcessState, strings.Join(rest, "\n"))
+		}
+		fmt.Println("stopped while waiting for the lock")
+	case "busy":
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+			die("the install with --lock-wait 1s did not give up")
+		}
+		if cmd.ProcessState.ExitCode() != 5 || !strings.Contains(strings.Join(rest, "\n"), "gave up waiting") {
+			die("the install ended with %v: %s", cmd.ProcessState, strings.Join(rest, "\n"))
+		}
+		fmt.Println("gave up waiting for the lock")
+	case "release":
+		lock.Unlock()
+		select {
+		case <-exited:
+		case <-time.After(2 * time.Minute):
+			cmd.Process.Kill()
+			<-exited
+			die("the install did not finish after the lock was released")
+		}
+		if cmd.ProcessState.ExitCode() != 0 || !strings.Contains(stdout.String(), `"status":"installed"`) {
+			die("the install ended with %v: %s%s", cmd.ProcessState, stdout.String(), strings.Join(rest, "\n"))
+		}
+		fmt.Println("installed once the lock was released")
+	default:
+		die("unknown mode %s", mode)
+	}
+}
+
+// crabbox-fd-limits MANIFEST HOME FROM TO: runs `clawkit crabbox install`
+// into HOME (which must not exist) under each open-file limit from FROM to
+// TO (`ulimit -n`, through sh), so that it fails for want of descriptors
+// (EMFILE) at every point of the install in turn. A failed run must leave
+// nothing: HOME still does not exist. A successful one must verify; its
+// HOME is then removed for the next limit. It fails unless at least one
+// run failed on EMFILE and one succeeded, and prints the tally.
+func crabboxFDLimitsMain() {
+	if len(os.Args) != 5 {
+		die("usage: crabbox-fd-limits MANIFEST HOME FROM TO")
+	}
+	from, err1 := strconv.Atoi(os.Args[3])
+	to, err2 := strconv.Atoi(os.Args[4])
+	if err1 != nil || err2 != nil || from < 1 || to < from {
+		die("crabbox-fd-limits: bad limits %s %s", os.Args[3], os.Args[4])
+	}
+	mp, home := os.Args[1], os.Args[2]
+	if _, err := os.Lstat(home); err == nil {
+		die("crabbox-fd-limits: %s exists", home)
+	}
+	bin, err := exec.LookPath("clawkit")
+	if err != nil {
+		die("%v", err)
+	}
+	failed, installed := 0, 0
+	for n := from; n <= to; n++ {
+		cmd := exec.Command("sh", "-c", `ulimit -n "$1" && exec "$2" crabbox install --manifest "$3" --target-home "$4"`, "sh", strconv.Itoa(n), bin, mp, home)
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			v, verr := exec.Command(bin, "crabbox", "verify", "--deep", "--manifest", mp, "--target-home", home).CombinedOutput()
+			if verr != nil {
+				die("ulimit -n %d: the install succeeded but does not verify: %s", n, v)
+			}
+			installed++
+			os.RemoveAll(home)
+			continue
+		}
+		if _, err := os.Lstat(home); err == nil {
+			var left []string
+			filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
+				left = append(left, p)
+				return nil
+			})
+			die("ulimit -n %d: the failed install left %d paths (%s ...):\n%s", n, len(left), strings.Join(left[:min(len(left), 5)], " "), out)
+		}
+		if strings.Contains(string(out), "too many open files") {
+			if !strings.Contains(string(out), "clawkit: error:") {
+				die("ulimit -n %d: no error line: %s", n, out)
+			}
+			failed++
+		}
+	}
+	if failed == 0 || installed == 0 {
+		die("crabbox-fd-limits: %d runs failed on EMFILE, %d installed: widen the range", failed, installed)
+	}
+	fmt.Printf("EMFILE failures left nothing; %d failed, %d installed\n", failed, installed)
 }

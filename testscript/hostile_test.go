@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -34,6 +35,25 @@ type hostileCase struct {
 	has string
 	// home: the case needs an existing home (created by setup); its files
 	// are part of the snapshot, so they must not change either.
+	// nofile, when set, is the command's open-file limit (ulimit -n,
+	// through sh): a run out of descriptors must leave nothing either.
+	nofile int
+	// fake: the case runs against its own fake Interactions API (1000x
+	// time scale) whose URL setup and the command see as $FAKE; env adds
+	// variables (GEMINI_API_KEY is set for fake cases).
+	fake bool
+	env  []string
+	// homeRecords: the call is accepted and records its outcome in the home
+	// (a research job that ended without a report), so the home is left
+	// out of the snapshot; everything else (an --out file) must not change.
+	homeRecords bool
+	// lacks: text neither stdout nor stderr may contain (a secret).
+	lacks string
+	// human runs the command without --json: stdout and stderr must then
+	// hold no raw control byte (but newlines), stdout no "clawkit: error:"
+	// line and, on failure, stderr exactly one (text from outside cannot
+	// forge another).
+	human bool
 }
 
 // TestHostileInputs runs the catalogue. Each class of defect from the
@@ -45,6 +65,7 @@ func TestHostileInputs(t *testing.T) {
 	if len(cases) < 100 {
 		t.Fatalf("catalogue has %d cases; the campaign asks for at least 100", len(cases))
 	}
+	catalogued := catalogCodes(t)
 	seen := map[string]bool{}
 	for _, tc := range cases {
 		if seen[tc.name] {
@@ -54,18 +75,32 @@ func TestHostileInputs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			w := t.TempDir()
+			caseEnv := append([]string{"HOME=" + filepath.Join(w, "userhome"), "CLAWKIT_GOOGLE_BASE_URL=http://127.0.0.1:9"}, tc.env...)
+			if tc.fake {
+				caseEnv = append(caseEnv, startHostileFake(t, w)...)
+			}
 			if tc.setup != nil {
 				tc.setup(t, w)
 			}
-			before := snapshot(t, w)
+			snap := snapshot
+			if tc.homeRecords {
+				snap = snapshotOutsideHome
+			}
+			before := snap(t, w)
 			homeExisted := exists(filepath.Join(w, "home"))
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			args := append([]string{"--json", "--home", filepath.Join(w, "home"), "--lock-timeout", "5s"}, expand(tc.args, w)...)
+			if tc.human {
+				args = args[1:]
+			}
 			cmd := exec.CommandContext(ctx, "clawkit", args...)
+			if tc.nofile > 0 {
+				cmd = exec.CommandContext(ctx, "sh", append([]string{"-c", `ulimit -n "$0" && exec clawkit "$@"`, strconv.Itoa(tc.nofile)}, args...)...)
+			}
 			cmd.Dir = w
 			cmd.Stdin = strings.NewReader(tc.stdin)
-			cmd.Env = append(os.Environ(), "HOME="+filepath.Join(w, "userhome"), "CLAWKIT_GOOGLE_BASE_URL=http://127.0.0.1:9")
+			cmd.Env = append(os.Environ(), caseEnv...)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := cmd.Run()
@@ -83,19 +118,41 @@ func TestHostileInputs(t *testing.T) {
 			if tc.has != "" && !strings.Contains(stdout.String(), tc.has) {
 				t.Errorf("stdout lacks %q:\n%s", tc.has, stdout.String())
 			}
-			if tc.exit != 0 {
+			if tc.lacks != "" && strings.Contains(stdout.String()+stderr.String(), tc.lacks) {
+				t.Errorf("the output shows %q:\nstdout: %s\nstderr: %s", tc.lacks, stdout.String(), stderr.String())
+			}
+			if tc.human {
+				for name, b := range map[string][]byte{"stdout": stdout.Bytes(), "stderr": stderr.Bytes()} {
+					for _, c := range b {
+						if (c < 0x20 && c != '\n') || c == 0x7f {
+							t.Errorf("%s holds the raw control byte %#x:\n%q", name, c, b)
+							break
+						}
+					}
+				}
+				if strings.Contains("\n"+stdout.String(), "\nclawkit: error: ") {
+					t.Errorf("stdout holds a 'clawkit: error:' line:\n%s", stdout.String())
+				}
+				if n := strings.Count("\n"+stderr.String(), "\nclawkit: error: "); tc.exit != 0 && n != 1 {
+					t.Errorf("stderr holds %d 'clawkit: error:' lines, want 1:\n%s", n, stderr.String())
+				}
+			} else if tc.exit != 0 {
 				if jerr := json.Unmarshal(stdout.Bytes(), &doc); jerr != nil || doc.OK == nil || *doc.OK {
 					t.Errorf("stdout is not one JSON error document: %v\n%s", jerr, stdout.String())
 				} else if os.Getenv("HOSTILE_PRINT") != "" {
 					fmt.Printf("CASE %s exit=%d code=%s\n", tc.name, exitCode(err), doc.Code)
 				} else if tc.code != "" && doc.Code != tc.code {
 					t.Errorf("code %q, want %q (message: %s)", doc.Code, tc.code, doc.Message)
+				} else if !catalogued[doc.Code] {
+					// Every code a user can see is in the catalog (an
+					// unclassified error would show "failed").
+					t.Errorf("code %q is not in docs/errors.md (message: %s)", doc.Code, doc.Message)
 				}
 			}
-			if !homeExisted && exists(filepath.Join(w, "home")) {
+			if !homeExisted && !tc.homeRecords && exists(filepath.Join(w, "home")) {
 				t.Errorf("a refused command created the home")
 			}
-			if after := snapshot(t, w); after != before {
+			if after := snap(t, w); after != before {
 				t.Errorf("the work folder changed:\nbefore:\n%s\nafter:\n%s", before, after)
 			}
 		})
@@ -404,6 +461,17 @@ func hostileCatalogue() []hostileCase {
 		hostileCase{name: "research/start-as-of", setup: files("home/config.json", `{"plugins":{"entries":{"google":{"config":{"research":{"enabled":true,"profileId":"g"}}}}}}`), args: []string{"research", "start", "why?", "--as-of", "2026-01-01"}, exit: 2},
 		hostileCase{name: "research/start-format", args: []string{"research", "start", "why?", "--output-format", "html"}, exit: 2},
 		hostileCase{name: "research/start-out-without-wait", args: []string{"research", "start", "why?", "--out", "r.md"}, exit: 2},
+		// Start options: a FIFO as an input never blocks, a header value
+		// on the command line is refused; neither creates a database.
+		hostileCase{name: "research/start-file-fifo", setup: researchHome("in.pdf", "FIFO"), args: []string{"research", "start", "why?", "--file", "$W/in.pdf"}, exit: 2, code: "input_unreadable"},
+		hostileCase{name: "research/start-file-text", setup: researchHome("in.pdf", "plain text"), args: []string{"research", "start", "why?", "--file", "$W/in.pdf"}, exit: 2, code: "unsupported_input_type"},
+		hostileCase{name: "research/start-header-literal", args: []string{"research", "start", "why?", "--mcp-server", "m=https://x", "--mcp-header", "m:Authorization=Bearer-x"}, exit: 2, code: "header_value_literal"},
+		hostileCase{name: "research/start-visualization", args: []string{"research", "start", "why?", "--visualization", "maybe"}, exit: 2, code: "invalid_visualization"},
+		hostileCase{name: "research/approve-bad-id", args: []string{"research", "approve", "../x"}, exit: 2, code: "invalid_job_id"},
+		hostileCase{name: "research/reject-bad-id", args: []string{"research", "reject", "x"}, exit: 2, code: "invalid_job_id"},
+		hostileCase{name: "research/follow-up-bad-id", args: []string{"research", "follow-up", "rj_NOPE", "more?"}, exit: 2, code: "invalid_job_id"},
+		rpc("approve-extra", `{"request":{"version":1,"action":"approve","handle":"h","plan":true},"sessionKey":"cli","agentId":"main"}`, "unknown_field"),
+		rpc("start-header-value", `{"request":{"version":1,"action":"start","question":"q","tools":{"mcpServers":[{"name":"m","url":"https://x","headers":[{"header":"A","value":"v"}]}]}},"sessionKey":"cli","agentId":"main"}`, "unknown_field"),
 		rpc("empty", "", "invalid_json"),
 		rpc("garbage", "not json", "invalid_json"),
 		rpc("array", "[]", "invalid_shape"),
@@ -441,5 +509,18 @@ func hostileCatalogue() []hostileCase {
 	// 9. crabbox layouts, decoded receipts, verify's lookups
 	// (crabbox_hostile_cases_test.go).
 	add(crabboxHostileCases()...)
+
+	// 10. Round 3: home files, config bounds, input bounds, secrets and
+	// terminal text in research (hostile_round3_test.go).
+	add(round3HostileCases()...)
 	return cs
+}
+
+// researchHome is files() with a home where research is enabled with an
+// API-key profile, so a start's own inputs are what is refused.
+func researchHome(kv ...string) func(t *testing.T, w string) {
+	return files(append([]string{
+		"home/config.json", `{"plugins":{"entries":{"google":{"config":{"research":{"enabled":true,"profileId":"g"}}}}}}`,
+		"home/credentials.json", `{"version":1,"profiles":{"g":{"provider":"google","kind":"api-key","secret":"k","createdAt":"2026-01-01T00:00:00Z"}}}`,
+	}, kv...)...)
 }

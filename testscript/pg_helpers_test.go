@@ -34,6 +34,7 @@ func pgKit() scriptKit {
 			"signal-gateway":      signalGateway,
 			"bench-seed-research": benchSeedResearch,
 			"pg-proxy":            pgProxy,
+			"pg-cut-proxy":        pgCutProxy,
 		},
 		conditions: map[string]func() (bool, error){
 			"pg": func() (bool, error) {
@@ -209,4 +210,50 @@ func pgProxy() {
 			io.Copy(c, s)
 		}()
 	}
+}
+
+// pg-cut-proxy URLFILE PATTERN LOGFILE CUT: forwards a loopback port to
+// $PGURL's server (pgtest.CutProxy) and writes $PGURL with the proxy's
+// address to URLFILE. The first client message holding PATTERN reaches
+// the server, and its answer is cut as CUT says (no-reply,
+// fatal-mid-reply); LOGFILE gets a line "seen" for every message holding
+// PATTERN (a replayed statement is a second one) and "cut" at the cut.
+// A real process: clawkit's connections to it are real TCP connections.
+func pgCutProxy() {
+	if len(os.Args) != 5 {
+		die("usage: pg-cut-proxy URLFILE PATTERN LOGFILE CUT")
+	}
+	tail := pgtest.Cuts[os.Args[4]]
+	if tail == nil {
+		die("pg-cut-proxy: unknown cut %q", os.Args[4])
+	}
+	u, err := url.Parse(os.Getenv("PGURL"))
+	if err != nil {
+		die("%v", err)
+	}
+	logf, err := os.OpenFile(os.Args[3], os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		die("%v", err)
+	}
+	var mu sync.Mutex
+	logLine := func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintln(logf, s)
+		logf.Sync()
+	}
+	p, err := pgtest.StartCutProxy(u.Host, os.Args[2], tail)
+	if err != nil {
+		die("%v", err)
+	}
+	p.OnSeen = func() { logLine("seen") }
+	p.OnCut = func() { logLine("cut") }
+	purl, err := p.URL(os.Getenv("PGURL"))
+	if err != nil {
+		die("%v", err)
+	}
+	if err := os.WriteFile(os.Args[1], []byte(purl+"\n"), 0o644); err != nil {
+		die("%v", err)
+	}
+	select {} // until killed
 }

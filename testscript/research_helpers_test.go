@@ -28,6 +28,9 @@ func researchKit() scriptKit {
 		programs: map[string]func(){
 			"fakegoogle": fakeGoogleMain,
 		},
+		cmds: map[string]scriptCmd{
+			"figure-is": cmdFigureIs,
+		},
 		conditions: map[string]func() (bool, error){
 			"genai": genaiPeer,
 		},
@@ -141,5 +144,21 @@ func TestOperationScopesDocumented(t *testing.T) {
 	}
 	for name := range listed {
 		t.Errorf("docs/research.md lists %s, which is not registered", name)
+	}
+}
+
+// figure-is FILE N: FILE holds exactly the fake's figure N (fakeapi.FigurePNGs,
+// 0 the red pixel, 1 the blue one), byte for byte.
+func cmdFigureIs(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: figure-is FILE N")
+	}
+	n := intArg(ts, "figure-is", "N", args[1], 0)
+	figs := fakeapi.FigurePNGs()
+	if n >= len(figs) {
+		ts.Fatalf("figure-is: the fake has %d figures", len(figs))
+	}
+	if got := ts.ReadFile(args[0]); got != string(figs[n]) {
+		ts.Fatalf("figure-is: %s is not the fake's figure %d (%d bytes)", args[0], n, len(got))
 	}
 }

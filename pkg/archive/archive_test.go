@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -242,6 +243,51 @@ func TestExtractDir(t *testing.T) {
 	// Not empty any more: a second extraction is refused.
 	if _, err := archive.ExtractDir(bytes.NewReader(data), dest, archive.ExtractOptions{}); errs.CodeOf(err) != "extract_dest" {
 		t.Fatalf("non-empty dest: %v", err)
+	}
+}
+
+// Modes from an archive never make anything writable by group or others,
+// nor setuid, setgid or sticky: folders follow the files' rule (issue 31,
+// item 5: a 0777 or sticky folder in the archive became one on disk).
+func TestExtractModesAtMost0755(t *testing.T) {
+	ents := []archivetest.Entry{}
+	for _, m := range []int64{0o777, 0o1777, 0o2775, 0o6755, 0o4777, 0o700, 0o500} {
+		d := fmt.Sprintf("d%o/", m)
+		ents = append(ents,
+			archivetest.Entry{Name: d, Type: tar.TypeDir, Mode: m},
+			archivetest.Entry{Name: d + "f", Mode: m, Body: []byte("x")},
+		)
+	}
+	// A folder made implicitly first, then given a mode by its entry.
+	ents = append(ents,
+		archivetest.Entry{Name: "late/f", Mode: 0o666, Body: []byte("y")},
+		archivetest.Entry{Name: "late/", Type: tar.TypeDir, Mode: 0o777},
+	)
+	data := archivetest.Build(ents)
+	dest := t.TempDir()
+	if _, err := archive.ExtractDir(bytes.NewReader(data), dest, archive.ExtractOptions{Options: archive.Options{Size: int64(len(data))}}); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	filepath.WalkDir(dest, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dest {
+			return err
+		}
+		st, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if m := st.Mode(); m&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != 0 || m.Perm()&^archive.MaxMode != 0 {
+			t.Errorf("%s has mode %v, more than %v", p, m, archive.MaxMode)
+		}
+		if st.Mode().Perm()&0o700 != 0o700 && st.IsDir() || st.Mode().Perm()&0o600 != 0o600 {
+			t.Errorf("%s has mode %v: the owner lost read/write", p, st.Mode())
+		}
+		return nil
+	})
+	if n != 16 {
+		t.Fatalf("%d entries extracted, want 16", n)
 	}
 }
 

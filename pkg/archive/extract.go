@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -60,15 +62,17 @@ const (
 // files). Every file is created with O_EXCL|O_NOFOLLOW in a folder this
 // extraction created, so nothing is written through a link.
 //
-// Modes: permission bits come from the headers (setuid, setgid and sticky
-// bits are dropped) and the process umask applies, as with `tar -x` run by
-// an ordinary user; the owner always keeps read and write (and search on
-// folders) so the tree can be verified and removed. Owners and times are
-// not restored: files get the extraction time.
+// Modes: permission bits come from the headers, at most MaxMode (0755:
+// nothing writable by group or others; setuid, setgid and sticky bits are
+// dropped), and the process umask applies, to files and folders alike, as
+// with `tar -x` run by an ordinary user; the owner always keeps read and
+// write (and search on folders) so the tree can be verified and removed.
+// Owners and times are not restored: files get the extraction time.
 func ExtractDir(r io.Reader, dest string, opt ExtractOptions) (Stats, error) {
 	ents, err := os.ReadDir(dest)
 	if err != nil {
-		return Stats{}, errs.Failed(CodeExtractDest, "cannot read extraction folder %s: %v", dest, err).Wrap(err)
+		return Stats{}, errs.Failed(CodeExtractDest, "cannot read extraction folder %s: %v", dest, err).
+			WithHint("check that the folder exists and is readable by this user").Wrap(err)
 	}
 	if len(ents) > 0 {
 		return Stats{}, errs.Failed(CodeExtractDest, "extraction folder %s is not empty", dest).
@@ -79,7 +83,7 @@ func ExtractDir(r io.Reader, dest string, opt ExtractOptions) (Stats, error) {
 		workers = 3
 	}
 	x := &extractor{
-		dest: dest, opt: opt, made: map[string]bool{"": true},
+		dest: dest, opt: opt, made: map[string]bool{"": true}, umask: processUmask(),
 		jobs: make(chan *job, 64),
 		pool: make(chan *slab, slabCount),
 	}
@@ -127,6 +131,39 @@ func ExtractDir(r io.Reader, dest string, opt ExtractOptions) (Stats, error) {
 	return st, nil
 }
 
+// MaxMode bounds every extracted file's and folder's permission bits:
+// nothing from an archive is writable by group or others, nothing is
+// setuid, setgid or sticky.
+const MaxMode fs.FileMode = 0o755
+
+// FileMode is the mode a file entry is created with (the umask then
+// applies): the header's permission bits within MaxMode, owner read and
+// write always.
+func FileMode(header fs.FileMode) fs.FileMode { return header&MaxMode | 0o600 }
+
+// DirMode is the mode a folder entry is given (by chmod, which ignores the
+// umask, so it is applied here): the header's permission bits within
+// MaxMode less umask, owner read, write and search always.
+func DirMode(header, umask fs.FileMode) fs.FileMode { return header&MaxMode&^umask | 0o700 }
+
+// processUmask reads the process umask without changing it (umask(2) can
+// only be read by setting it, which would race with files being created
+// on other goroutines). Linux reports it in /proc/self/status; elsewhere
+// the common 022 is assumed, which MaxMode already implies.
+func processUmask() fs.FileMode {
+	b, err := os.ReadFile("/proc/self/status")
+	if err == nil {
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+				if n, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
+					return fs.FileMode(n) & fs.ModePerm
+				}
+			}
+		}
+	}
+	return 0o022
+}
+
 type dirMode struct {
 	path string
 	mode fs.FileMode
@@ -166,6 +203,7 @@ type extractor struct {
 	opt  ExtractOptions
 	// Reading goroutine only.
 	made     map[string]bool // folders known to exist (relative paths)
+	umask    fs.FileMode     // applied to folder modes (chmod ignores it)
 	dirModes []dirMode
 	links    []*Entry
 	cur      *slab // slab small files are being copied into
@@ -284,7 +322,7 @@ func (x *extractor) entry(e *Entry, body io.Reader) error {
 			}
 			x.made[e.Path] = true
 		}
-		x.dirModes = append(x.dirModes, dirMode{p, e.Mode | 0o700})
+		x.dirModes = append(x.dirModes, dirMode{p, DirMode(e.Mode, x.umask)})
 		return x.done(e, [32]byte{})
 	case TypeSymlink:
 		x.jobs <- &job{e: e, abs: p}
@@ -385,7 +423,7 @@ func (x *extractor) writeFile(j *job, h interface {
 	Reset()
 	Sum([]byte) []byte
 }) (sum [32]byte, err error) {
-	fd, err := unix.Open(j.abs, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(j.e.Mode|0o600))
+	fd, err := unix.Open(j.abs, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(FileMode(j.e.Mode)))
 	if err != nil {
 		j.discard()
 		return sum, writeErr(j.abs, err)

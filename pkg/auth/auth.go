@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
@@ -28,9 +30,13 @@ const FileName = "credentials.json"
 const (
 	KindAPIKey = "api-key"
 	KindOAuth  = "oauth"
-	// KindHeader holds one HTTP header value, sent as is; KindBearer
-	// holds a token, sent as "Bearer TOKEN". MCP's --header NAME=@PROFILE
-	// reads both (docs/mcp.md, "Over HTTP").
+	// KindHeader and KindBearer hold an HTTP header's value for an MCP
+	// server (provider "mcp"): a header profile's secret is the value as
+	// is, a bearer profile's a token sent as "Bearer TOKEN" (HeaderValue).
+	// Such a value comes only from a profile, never from a command line
+	// or config.json: mcp's --header NAME=@PROFILE (docs/mcp.md, "Over
+	// HTTP") and a research job's --mcp-header (docs/research.md, "Tools")
+	// both read them.
 	KindHeader = "header"
 	KindBearer = "bearer"
 )
@@ -129,6 +135,12 @@ func ValidateID(id string) error {
 	return nil
 }
 
+// MaxSecretBytes bounds a credential: API keys are about 40 bytes and
+// OAuth access tokens a few kilobytes. A longer one is refused whole,
+// never cut to fit (a cut key would be stored and fail later, far from
+// its cause).
+const MaxSecretBytes = 16 << 10
+
 // CheckNew validates a new profile's id and secret without a store.
 func CheckNew(id, secret string) error {
 	if err := ValidateID(id); err != nil {
@@ -137,6 +149,34 @@ func CheckNew(id, secret string) error {
 	if strings.TrimSpace(secret) == "" {
 		return errs.Usage(errs.CodeEmptySecret, "the credential for %s is empty", id).
 			WithHint("pass a non-empty key with --api-key-env VAR or on stdin")
+	}
+	return CheckSecret(id, secret)
+}
+
+// CheckSecret refuses a credential that cannot be one: longer than
+// MaxSecretBytes, not valid UTF-8, or holding a NUL or another control
+// character (an API key or token is sent in an HTTP header, where such
+// bytes are not allowed). The message never quotes the secret.
+func CheckSecret(id, secret string) error {
+	if len(secret) > MaxSecretBytes {
+		return errs.Usage(errs.CodeInvalidSecret, "the credential for %s is %d bytes; the limit is %d", id, len(secret), MaxSecretBytes).
+			WithHint("pass the key or token itself, not a file that holds more")
+	}
+	if !utf8.ValidString(secret) {
+		return errs.Usage(errs.CodeInvalidSecret, "the credential for %s is not valid UTF-8", id).
+			WithHint("pass the key or token as text")
+	}
+	for i, r := range secret {
+		// U+FFFD is an invalid byte once the parameters were JSON (a
+		// routed call): no key or token holds it.
+		if r == utf8.RuneError {
+			return errs.Usage(errs.CodeInvalidSecret, "the credential for %s is not valid UTF-8 (byte %d)", id, i).
+				WithHint("pass the key or token as text")
+		}
+		if unicode.IsControl(r) {
+			return errs.Usage(errs.CodeInvalidSecret, "the credential for %s holds control character %U at byte %d", id, r, i).
+				WithHint("a key or token is one line of printable text; check what was piped in")
+		}
 	}
 	return nil
 }
@@ -176,6 +216,13 @@ func (s *Store) Save() error {
 	return nil
 }
 
+// WriteFailed is credentials_write_failed for path: an edit that could not
+// be made (its edit lock cannot be taken, the file cannot be replaced).
+func WriteFailed(path string, err error) error {
+	return errs.Failed(CodeCredentialsWriteFailed, "cannot write %s: %v", path, err).
+		WithHint("credentials.json and its edit lock %s must be regular files in a writable home", filepath.Base(path)+fsx.LockSuffix)
+}
+
 // Header is the HTTP header value of profile id (HeaderValue).
 func (s *Store) Header(id string) (string, error) {
 	p, ok := s.profiles[id]
@@ -186,18 +233,23 @@ func (s *Store) Header(id string) (string, error) {
 	return HeaderValue(p)
 }
 
+// IsHeaderKind reports whether kind is one whose secret stands for an
+// HTTP header's value (KindHeader, KindBearer): the one test behind auth
+// add --provider mcp, mcp's --header and research's --mcp-header.
+func IsHeaderKind(kind string) bool {
+	return kind == KindHeader || kind == KindBearer
+}
+
 // HeaderValue is the HTTP header value a header or bearer profile stands
 // for. Other kinds are refused: an API key is not a header value.
 func HeaderValue(p Profile) (string, error) {
-	var v string
-	switch p.Kind {
-	case KindHeader:
-		v = p.Secret
-	case KindBearer:
-		v = "Bearer " + p.Secret
-	default:
+	if !IsHeaderKind(p.Kind) {
 		return "", errs.Usage(errs.CodeInvalidHeader, "auth profile %s is of kind %s, not header or bearer", p.ID, p.Kind).
 			WithHint("add one with: clawkit auth add ID --provider mcp --kind bearer --api-key-stdin")
+	}
+	v := p.Secret
+	if p.Kind == KindBearer {
+		v = "Bearer " + p.Secret
 	}
 	if strings.ContainsAny(v, "\r\n\x00") {
 		return "", errs.Usage(errs.CodeInvalidHeader, "auth profile %s holds a line break or NUL, which no header value may", p.ID)

@@ -21,8 +21,8 @@ type AuthCmd struct {
 // AuthAddCmd adds a profile.
 type AuthAddCmd struct {
 	Profile     string `arg:"" help:"Profile id, e.g. google:default."`
-	Provider    string `help:"Provider: google, postgres for the database password (profile id database), or mcp for an MCP server's HTTP header (kind bearer or header)." required:"" enum:"google,postgres,mcp"`
-	Kind        string `help:"api-key or oauth; bearer (a token, sent as Bearer TOKEN) or header (one header value), read like an API key." default:"api-key" enum:"api-key,oauth,bearer,header"`
+	Provider    string `help:"Provider: google, postgres for the database password (profile id database), or mcp for an MCP server's HTTP header value (kind header or bearer; mcp --header, research --mcp-header)." required:"" enum:"google,postgres,mcp"`
+	Kind        string `help:"api-key or oauth; header (one header value) or bearer (a token, sent as Bearer TOKEN), read like an API key." default:"api-key" enum:"api-key,oauth,header,bearer"`
 	APIKeyEnv   string `name:"api-key-env" help:"Read the API key from this environment variable." placeholder:"VAR"`
 	APIKeyStdin bool   `name:"api-key-stdin" help:"Read the API key from standard input."`
 	TokenStdin  bool   `name:"token-stdin" help:"Read the OAuth token from standard input."`
@@ -35,7 +35,7 @@ func (c *AuthAddCmd) Run(env *Env) error {
 	switch {
 	case c.Kind == auth.KindOAuth:
 		if !c.TokenStdin || c.APIKeyEnv != "" || c.APIKeyStdin {
-			return errs.Usage(errs.CodeUsage, "an oauth profile takes its token from --token-stdin").
+			return errs.Usage(CodeUsage, "an oauth profile takes its token from --token-stdin").
 				WithHint("clawkit auth add %s --provider %s --kind oauth --token-stdin < token", c.Profile, c.Provider)
 		}
 		s, err := readSecret(env.Stdin)
@@ -56,7 +56,7 @@ func (c *AuthAddCmd) Run(env *Env) error {
 		}
 		secret = s
 	default:
-		return errs.Usage(errs.CodeUsage, "give the API key with exactly one of --api-key-env VAR or --api-key-stdin").
+		return errs.Usage(CodeUsage, "give the API key with exactly one of --api-key-env VAR or --api-key-stdin").
 			WithHint("clawkit auth add %s --provider %s --api-key-env GEMINI_API_KEY", c.Profile, c.Provider)
 	}
 	pub, err := ops.AuthAdd.Call(ctx, env, ops.AuthAddParams{ID: c.Profile, Provider: c.Provider, Kind: c.Kind, Secret: secret, Replace: c.Replace})
@@ -69,11 +69,17 @@ func (c *AuthAddCmd) Run(env *Env) error {
 }
 
 // readSecret reads one secret from stdin: surrounding white space (the
-// trailing newline of `echo`) is not part of it.
+// trailing newline of `echo`) is not part of it. More than the bound is
+// refused whole, never cut to fit; what it holds is auth.CheckSecret's.
 func readSecret(r io.Reader) (string, error) {
-	b, err := io.ReadAll(io.LimitReader(r, 64<<10))
+	const max = auth.MaxSecretBytes + 4<<10 // room for surrounding white space
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
 		return "", errs.Failed(errs.CodeStdinFailed, "cannot read standard input: %v", err)
+	}
+	if len(b) > max {
+		return "", errs.Usage(errs.CodeInvalidSecret, "standard input holds more than %d bytes; a credential is at most %d", max, auth.MaxSecretBytes).
+			WithHint("pipe the key or token itself, not a file that holds more")
 	}
 	s := strings.TrimSpace(string(b))
 	if s == "" {

@@ -163,10 +163,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		var pe *kong.ParseError
 		if errors.As(err, &pe) {
 			out.JSON = jsonRequested(args)
-			return out.Error(errs.Usage(errs.CodeUsage, "%s", err.Error()).WithHint("run '%s' for usage", strings.TrimSpace("clawkit help "+commandPath(pe.Context))))
+			return out.Error(errs.Usage(CodeUsage, "%s", err.Error()).WithHint("run '%s' for usage", strings.TrimSpace("clawkit help "+commandPath(pe.Context))))
 		}
 		out.JSON = jsonRequested(args)
-		return out.Error(errs.Usage(errs.CodeUsage, "%s", err.Error()))
+		return out.Error(errs.Usage(CodeUsage, "%s", err.Error()))
 	}
 	out.JSON = c.JSON
 	out.Progress = c.Progress

@@ -97,23 +97,6 @@ func TestJSONRequested(t *testing.T) {
 	}
 }
 
-// Flag mapping: a duration becomes milliseconds and a negative one stays
-// negative (the operation's Check refuses it), even below a millisecond.
-func TestDurationMs(t *testing.T) {
-	for d, want := range map[time.Duration]int64{
-		0:                        0,
-		2500 * time.Millisecond:  2500,
-		time.Microsecond:         0,
-		-time.Nanosecond:         -1,
-		-1500 * time.Microsecond: -1,
-		-2 * time.Second:         -2000,
-	} {
-		if got := durationMs(d); got != want {
-			t.Errorf("durationMs(%v) = %d, want %d", d, got, want)
-		}
-	}
-}
-
 // Flag mapping: `research start` hands the flags to the operation as they
 // are, --out made absolute and carried only with --wait.
 func TestResearchStartParams(t *testing.T) {
@@ -134,14 +117,18 @@ func TestResearchStartParams(t *testing.T) {
 	}
 	// The operation's Check refuses the negative timeout; the command
 	// itself does not (one place for the rule).
-	if _, err := research.CheckStart(p); errs.CodeOf(err) != errs.CodeUsage || !strings.Contains(err.Error(), "--timeout") {
+	if _, err := research.CheckStart(p); errs.CodeOf(err) != errs.CodeInvalidTimeout || !strings.Contains(err.Error(), "--timeout") {
 		t.Fatalf("Check on a negative --timeout: %v", err)
 	}
 	c.Wait = false
-	if _, err := c.params(); errs.CodeOf(err) != errs.CodeUsage || errs.KindOf(err) != errs.KindUsage {
+	if _, err := c.params(); errs.CodeOf(err) != CodeUsage || errs.KindOf(err) != errs.KindUsage {
 		t.Fatalf("--out without --wait: %v", err)
 	}
 	c.Out = ""
+	if _, err := c.params(); errs.CodeOf(err) != errs.CodeInvalidTimeout || errs.KindOf(err) != errs.KindUsage {
+		t.Fatalf("--timeout without --wait: %v", err)
+	}
+	c.Timeout = 0
 	if p, err := c.params(); err != nil || p.Wait != nil {
 		t.Fatalf("without --wait: %+v %v", p, err)
 	}
@@ -282,9 +269,9 @@ func TestJSONStream(t *testing.T) {
 // ExitCode is the error's kind; nil is 0 and an unclassified error 1.
 func TestExitCode(t *testing.T) {
 	for err, want := range map[error]int{
-		nil:                             0,
-		errors.New("x"):                 1,
-		errs.Usage(errs.CodeUsage, "u"): 2,
+		nil:                        0,
+		errors.New("x"):            1,
+		errs.Usage(CodeUsage, "u"): 2,
 		errs.Refused(owner.CodeOwnerRetired, "r"):                              3,
 		fmt.Errorf("wrapped: %w", errs.Unknown(owner.CodeOutcomeUnknown, "u")): 4,
 	} {

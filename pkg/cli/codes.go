@@ -21,3 +21,8 @@ const (
 	// CodeVerificationFailed: export … failed verification: … problem(s)…
 	CodeVerificationFailed errs.Code = "verification_failed"
 )
+
+const (
+	// CodeUsage: bad flags or arguments
+	CodeUsage errs.Code = "usage"
+)

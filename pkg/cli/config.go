@@ -66,6 +66,9 @@ func (c *ConfigSetCmd) Run(env *Env) error {
 	if err := config.CheckSet(c.Path, v); err != nil {
 		return err
 	}
+	if err := config.CheckValue(c.Path, v); err != nil {
+		return err
+	}
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return err

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/clawkit/clawkit/pkg/crabbox"
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
+	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
 // CrabboxCmd is `clawkit crabbox …` (docs/crabbox.md). Stateless: no home, no
@@ -70,6 +72,7 @@ func cliVersion() string { return versionString() }
 // printReceipt prints the one receipt line (or, with --json, the receipt
 // as one JSON document).
 func printReceipt(out *Output, rc *crabbox.Receipt) error {
+	// The line is JSON (its strings already escape control characters).
 	return out.Result(rc, func(w io.Writer) { fmt.Fprintln(w, rc.Line()) })
 }
 
@@ -86,8 +89,15 @@ func (c *CrabboxSetupCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	// What to copy to the target, by absolute local path (stderr: stdout
+	// stays the one command line).
+	if !out.JSON {
+		for _, t := range s.Transfer {
+			out.Warnf("crabbox: transfer %s (%d bytes, sha256 %s) to <export>/%s", t.Path, t.Bytes, t.SHA256, t.Rel)
+		}
+	}
 	if !c.Execute {
-		return out.Result(s, func(w io.Writer) { fmt.Fprintln(w, s.Command) })
+		return out.Result(s, func(w io.Writer) { safeLine(w, "%s", s.Command) })
 	}
 	out.Warnf("crabbox: running: %s", s.Command)
 	req := s.Request
@@ -106,16 +116,22 @@ func (c *CrabboxSetupCmd) Run(env *Env) error {
 type CrabboxInstallCmd struct {
 	crabboxTarget
 	crabboxPins
-	NoSync        bool   `help:"Do not flush the staged install to disk before renaming it into place (faster; still safe against a killed process, not against power loss)."`
-	PlatformCheck string `name:"platform-check" enum:"enforce,skip" default:"enforce" help:"enforce: refuse an export made for another platform/arch; skip: install anyway (tests only)."`
+	NoSync        bool          `help:"Do not flush the staged install to disk before renaming it into place (faster; still safe against a killed process, not against power loss)."`
+	PlatformCheck string        `name:"platform-check" enum:"enforce,skip" default:"enforce" help:"enforce: refuse an export made for another platform/arch; skip: install anyway (tests only)."`
+	LockWait      time.Duration `name:"lock-wait" default:"10m" help:"How long to wait for another install of the same runtime to finish (at least 1s); then exit 5 (runtime_lock_busy)."`
 }
 
 func (c *CrabboxInstallCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
+	// Zero means "the default" to the package; here it was typed.
+	if err := crabbox.CheckLockWait(c.LockWait); err != nil {
+		return err
+	}
 	c.announceDefault(out, env, "the runtime goes")
 	rc, err := crabbox.Install(crabbox.InstallRequest{
 		Ctx: ctx, ManifestPath: c.Manifest, TargetHome: c.home(env), Expect: c.expect(),
 		CLIVersion: cliVersion(), NoSync: c.NoSync, SkipPlatformCheck: c.PlatformCheck == "skip", Log: out.Stderr, Progress: out.ProgressWriter(), Now: env.Now,
+		LockWait: c.LockWait,
 	})
 	if err != nil {
 		return err
@@ -143,21 +159,38 @@ func (c *CrabboxVerifyCmd) Run(env *Env) error {
 		if err != nil {
 			return err
 		}
-		return out.Result(s, func(w io.Writer) { fmt.Fprintln(w, s.Command) })
+		return out.Result(s, func(w io.Writer) { safeLine(w, "%s", s.Command) })
 	}
 	c.announceDefault(out, env, "looking for the runtime")
-	res, err := crabbox.Verify(crabbox.VerifyRequest{
+	req := crabbox.VerifyRequest{
 		Ctx: ctx, ManifestPath: c.Manifest, TargetHome: c.home(env), Expect: c.expect(),
 		CLIVersion: cliVersion(), Deep: c.Deep, Progress: out.ProgressWriter(),
-	})
+	}
+	res, err := crabbox.Verify(req)
+	if out.JSON {
+		// One document on every path, success or not, for a CI workflow
+		// to branch on (docs/crabbox.md, "verify --json").
+		rep := crabbox.NewVerifyReport(req, res, err)
+		if perr := out.PrintJSON(rep); perr != nil {
+			return perr
+		}
+		if rep.OK {
+			return nil
+		}
+		if err == nil {
+			err = crabbox.VerifyFailed(res)
+		}
+		return &reportedError{err}
+	}
 	if err != nil {
 		return err
 	}
 	if len(res.Problems) > 0 {
 		// One line per problem, like `go mod verify`, on stderr; the
-		// error (and its exit code 1) follows.
+		// error (and its exit code 1) follows. Paths and messages may
+		// carry names from the archive: escaped.
 		for _, p := range res.Problems {
-			fmt.Fprintln(out.Stderr, p)
+			fmt.Fprintln(out.Stderr, termsafe.Text(p))
 		}
 		return crabbox.VerifyFailed(res)
 	}
@@ -199,7 +232,8 @@ func (c *CrabboxReceiptCmd) Run(env *Env) error {
 		return err
 	}
 	return out.Result(rc, func(w io.Writer) {
-		fmt.Fprintf(w, "receipt ok: %s %s@%s build %s at %s\n", rc.Status, rc.PackageName, rc.PackageVersion, rc.BuildID, rc.RuntimeDir)
+		// The receipt is input from outside: escaped.
+		safeLine(w, "receipt ok: %s %s@%s build %s at %s", rc.Status, rc.PackageName, rc.PackageVersion, rc.BuildID, rc.RuntimeDir)
 		fmt.Fprintln(w, strings.TrimSpace("(evidence of a completed check, not a reason to skip the next verification)"))
 	})
 }

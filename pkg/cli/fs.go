@@ -36,7 +36,7 @@ func (c *FSCreateExclusiveCmd) Run(env *Env) error {
 	}
 	mode, err := strconv.ParseUint(c.Mode, 8, 32)
 	if err != nil || mode > 0o777 {
-		return errs.Usage(errs.CodeUsage, "invalid --mode %q", c.Mode).WithHint("give permission bits in octal, e.g. 0644")
+		return errs.Usage(CodeUsage, "invalid --mode %q", c.Mode).WithHint("give permission bits in octal, e.g. 0644")
 	}
 	created, err := fsx.CreateExclusive(c.Path, data, os.FileMode(mode))
 	if err != nil {

@@ -29,7 +29,7 @@ func (h HelpCmd) Run(env *Env) error {
 	}
 	_, err = parser.Parse(args)
 	if err != nil {
-		return errs.Usage(errs.CodeUsage, "%v", err).WithHint("run 'clawkit --help' for the list of commands")
+		return errs.Usage(CodeUsage, "%v", err).WithHint("run 'clawkit --help' for the list of commands")
 	}
 	return nil
 }

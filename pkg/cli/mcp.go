@@ -64,12 +64,12 @@ func (f *MCPServerFlags) httpOptions(env *Env, command []string) (*mcp.HTTPOptio
 	h := f.MCPHTTPFlags
 	if h.URL == "" {
 		if len(h.Header) > 0 || h.Transport != "auto" {
-			return nil, errs.Usage(errs.CodeUsage, "--header and --transport apply to --url only")
+			return nil, errs.Usage(CodeUsage, "--header and --transport apply to --url only")
 		}
 		return nil, nil
 	}
 	if len(command) > 0 || len(f.Env) > 0 || len(f.EnvPass) > 0 || f.Dir != "" || f.ServerStderr {
-		return nil, errs.Usage(errs.CodeUsage, "--url connects to a running server: a server command, --env, --env-pass, --dir and --server-stderr do not apply").
+		return nil, errs.Usage(CodeUsage, "--url connects to a running server: a server command, --env, --env-pass, --dir and --server-stderr do not apply").
 			WithHint("use either --url URL or -- CMD…")
 	}
 	if _, err := mcp.ParseURL(h.URL); err != nil {
@@ -84,7 +84,7 @@ func (f *MCPServerFlags) httpOptions(env *Env, command []string) (*mcp.HTTPOptio
 		}
 	}
 	if h.MaxLineBytes < 0 {
-		return nil, errs.Usage(errs.CodeUsage, "--max-line-bytes must be positive")
+		return nil, errs.Usage(CodeUsage, "--max-line-bytes must be positive")
 	}
 	o := &mcp.HTTPOptions{URL: h.URL, Transport: h.Transport, ConnectTimeout: h.ConnectTimeout,
 		HeaderTimeout: h.HeaderTimeout, IdleTimeout: h.IdleTimeout, MaxResponseBytes: h.MaxResponseBytes,
@@ -125,13 +125,13 @@ func (f *MCPServerFlags) options(env *Env, command []string, out *Output) (mcp.O
 		command = []string{"(http)"}
 	}
 	if len(command) == 0 || command[0] == "" {
-		return o, errs.Usage(errs.CodeUsage, "no server command given").WithHint("put the server command after --, e.g. clawkit mcp call --method tools/list -- node server.js")
+		return o, errs.Usage(CodeUsage, "no server command given").WithHint("put the server command after --, e.g. clawkit mcp call --method tools/list -- node server.js")
 	}
 	if err := positive("--max-frame-bytes", int64(f.MaxFrameBytes)); err != nil {
 		return o, err
 	}
 	if f.MaxFrameBytes < 2 {
-		return o, errs.Usage(errs.CodeUsage, "--max-frame-bytes must be at least 2").WithHint("the limit counts the message and its newline")
+		return o, errs.Usage(errs.CodeInvalidLimit, "--max-frame-bytes must be at least 2").WithHint("the limit counts the message and its newline")
 	}
 	for _, c := range []struct {
 		name string
@@ -142,7 +142,7 @@ func (f *MCPServerFlags) options(env *Env, command []string, out *Output) (mcp.O
 		}
 	}
 	if f.ProtocolVersion == "" {
-		return o, errs.Usage(errs.CodeUsage, "--protocol-version must not be empty")
+		return o, errs.Usage(CodeUsage, "--protocol-version must not be empty")
 	}
 	senv, err := mcp.BuildEnv(f.Env, f.EnvPass, os.LookupEnv)
 	if err != nil {
@@ -186,7 +186,7 @@ func serverCommand(args []string) []string {
 
 func positive(name string, v int64) error {
 	if v <= 0 {
-		return errs.Usage(errs.CodeUsage, "%s must be positive", name)
+		return errs.Usage(CodeUsage, "%s must be positive", name)
 	}
 	return nil
 }
@@ -436,10 +436,10 @@ type MCPListenFlags struct {
 func (c *MCPProxyCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
 	if c.MaxFrameBytes < 2 {
-		return errs.Usage(errs.CodeUsage, "--max-frame-bytes must be at least 2").WithHint("the limit counts the message and its newline")
+		return errs.Usage(errs.CodeInvalidLimit, "--max-frame-bytes must be at least 2").WithHint("the limit counts the message and its newline")
 	}
 	if c.StopGrace <= 0 {
-		return errs.Usage(errs.CodeUsage, "--stop-grace must be positive")
+		return errs.Usage(CodeUsage, "--stop-grace must be positive")
 	}
 	for _, p := range []struct {
 		name string
@@ -450,18 +450,18 @@ func (c *MCPProxyCmd) Run(env *Env) error {
 		}
 	}
 	if c.ProtocolVersion == "" {
-		return errs.Usage(errs.CodeUsage, "--protocol-version must not be empty")
+		return errs.Usage(CodeUsage, "--protocol-version must not be empty")
 	}
 	c.Command = serverCommand(c.Command)
 	if c.Listen != "" {
 		return c.runListen(ctx, env, out)
 	}
 	if c.NoAuth || len(c.AllowOrigin) > 0 || c.SSE || c.ReadyFile != "" {
-		return errs.Usage(errs.CodeUsage, "--no-auth, --allow-origin, --sse and --ready-file apply to --listen only")
+		return errs.Usage(CodeUsage, "--no-auth, --allow-origin, --sse and --ready-file apply to --listen only")
 	}
 	if c.Connect != "" {
 		if len(c.Command) > 0 || len(c.Env) > 0 || len(c.EnvPass) > 0 || c.Dir != "" {
-			return errs.Usage(errs.CodeUsage, "--connect relays to a running service: a server command, --env, --env-pass and --dir do not apply").
+			return errs.Usage(CodeUsage, "--connect relays to a running service: a server command, --env, --env-pass and --dir do not apply").
 				WithHint("use either --connect unix:PATH or -- CMD…")
 		}
 		path, err := mcp.ParseConnect(c.Connect)
@@ -471,7 +471,7 @@ func (c *MCPProxyCmd) Run(env *Env) error {
 		return mcp.RunConnect(ctx, path, c.MaxFrameBytes, env.Stdin, out.Stdout)
 	}
 	if len(c.Command) == 0 || c.Command[0] == "" {
-		return errs.Usage(errs.CodeUsage, "no server command given").WithHint("use clawkit mcp proxy -- CMD… or --connect unix:PATH")
+		return errs.Usage(CodeUsage, "no server command given").WithHint("use clawkit mcp proxy -- CMD… or --connect unix:PATH")
 	}
 	menv, err := mcp.BuildEnv(c.Env, c.EnvPass, os.LookupEnv)
 	if err != nil {
@@ -534,10 +534,10 @@ func proxyConnectedLine(s mcp.Implementation, n mcp.Negotiated) string {
 // runListen is mcp proxy --listen: the server behind an HTTP front.
 func (c *MCPProxyCmd) runListen(ctx context.Context, env *Env, out *Output) error {
 	if c.Connect != "" {
-		return errs.Usage(errs.CodeUsage, "--listen starts a server per session: --connect does not apply").WithHint("use --listen ADDR -- CMD…")
+		return errs.Usage(CodeUsage, "--listen starts a server per session: --connect does not apply").WithHint("use --listen ADDR -- CMD…")
 	}
 	if len(c.Command) == 0 || c.Command[0] == "" {
-		return errs.Usage(errs.CodeUsage, "no server command given").WithHint("use clawkit mcp proxy --listen 127.0.0.1:8080 -- CMD…")
+		return errs.Usage(CodeUsage, "no server command given").WithHint("use clawkit mcp proxy --listen 127.0.0.1:8080 -- CMD…")
 	}
 	if err := mcp.CheckListen(c.Listen, c.NoAuth); err != nil {
 		return err
@@ -551,7 +551,7 @@ func (c *MCPProxyCmd) runListen(ctx context.Context, env *Env, out *Output) erro
 		}
 	}
 	if c.Rate <= 0 || c.MaxBodyBytes < 0 {
-		return errs.Usage(errs.CodeUsage, "--rate and --max-body-bytes must be positive")
+		return errs.Usage(CodeUsage, "--rate and --max-body-bytes must be positive")
 	}
 	menv, err := mcp.BuildEnv(c.Env, c.EnvPass, os.LookupEnv)
 	if err != nil {

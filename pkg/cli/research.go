@@ -12,6 +12,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/ops"
 	"github.com/clawkit/clawkit/pkg/research"
+	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
 // ResearchCmd is `clawkit research …` (google.research.v1, docs/research.md).
@@ -21,6 +22,9 @@ type ResearchCmd struct {
 	Poll     ResearchPollCmd     `cmd:"" help:"Poll a job once; publishes the report when it has ended."`
 	Wait     ResearchWaitCmd     `cmd:"" help:"Poll a job with backoff until it ends (or --timeout)."`
 	Cancel   ResearchCancelCmd   `cmd:"" help:"Ask the provider to cancel a job; confirmed only by a later status."`
+	Approve  ResearchApproveCmd  `cmd:"" help:"Approve a proposed research plan (a new billed turn, sent once)."`
+	Reject   ResearchRejectCmd   `cmd:"" help:"Reject a proposed research plan; the job ends cancelled without a provider call."`
+	FollowUp ResearchFollowUpCmd `cmd:"" name:"follow-up" help:"Ask a follow-up question on a completed job, in its context (a new job)."`
 	List     ResearchListCmd     `cmd:"" help:"List research jobs, newest first."`
 	Show     ResearchShowCmd     `cmd:"" help:"Show one research job."`
 	Recover  ResearchRecoverCmd  `cmd:"" help:"Recover after a crash: unreceipted submissions become indeterminate, running jobs are polled."`
@@ -49,17 +53,6 @@ func absOut(p string) (string, error) {
 	return a, nil
 }
 
-// durationMs maps a --timeout to the milliseconds an operation takes,
-// keeping a negative duration negative (the operation's Check refuses it)
-// even when it is shorter than a millisecond.
-func durationMs(d time.Duration) int64 {
-	ms := d.Milliseconds()
-	if d < 0 && ms == 0 {
-		ms = -1
-	}
-	return ms
-}
-
 // ResearchDescribeCmd is `clawkit research describe`.
 type ResearchDescribeCmd struct {
 	researchIdentity
@@ -81,6 +74,12 @@ func (c *ResearchDescribeCmd) Run(env *Env) error {
 			fmt.Fprintf(w, "profile:     %s\n", d.ProfileID)
 		}
 		fmt.Fprintf(w, "constraints: outputFormat=%s maxReportBytes<=%d\n", strings.Join(d.Constraints.OutputFormats, ","), d.Constraints.MaxReportBytes)
+		c := d.Constraints
+		fmt.Fprintf(w, "plan:        %v (research start --plan, then approve or reject)\n", c.Plan)
+		fmt.Fprintf(w, "follow-up:   %v (research follow-up JOB QUESTION)\n", c.FollowUp)
+		fmt.Fprintf(w, "inputs:      %s; at most %d files, %d bytes each, %d in all\n", strings.Join(c.Inputs.MimeTypes, ","), c.Inputs.MaxFiles, c.Inputs.MaxFileBytes, c.Inputs.MaxTotalBytes)
+		fmt.Fprintf(w, "tools:       %s\n", strings.Join(c.Tools, ","))
+		fmt.Fprintf(w, "charts:      visualization=%s; at most %d figures (%s)\n", strings.Join(c.Visualization, "|"), c.Figures.MaxCount, strings.Join(c.Figures.MimeTypes, ","))
 		fmt.Fprintf(w, "unsupported: %s\n", strings.Join(d.Unsupported, ", "))
 		for _, p := range d.Problems {
 			fmt.Fprintf(w, "problem:     %s\n", p)
@@ -99,6 +98,13 @@ type ResearchStartCmd struct {
 	Wait           bool          `help:"Wait for the job to end after starting it."`
 	Timeout        time.Duration `help:"With --wait: how long to wait (0 = the job's own budget)."`
 	Out            string        `help:"With --wait: also publish the report to FILE." placeholder:"FILE"`
+	Plan           bool          `help:"Ask for a research plan first: the job stops plan-proposed (plan.md) until 'research approve' or 'research reject'."`
+	File           []string      `help:"Send a document (PDF, CSV) or image inline; its type is read from its content. Repeatable." placeholder:"PATH"`
+	FileSearch     []string      `name:"file-search" help:"Let the agent search this file search store. Repeatable." placeholder:"STORE"`
+	URLContext     bool          `name:"url-context" help:"Let the agent read the URLs the question names."`
+	MCPServer      []string      `name:"mcp-server" help:"Let the agent call this MCP server. Repeatable." placeholder:"NAME=URL"`
+	MCPHeader      []string      `name:"mcp-header" help:"A header for an MCP server, its value from an auth profile of kind header. Repeatable." placeholder:"NAME:HEADER=@PROFILE"`
+	Visualization  string        `help:"auto: save the report's charts and images under figures/ (off: none)." placeholder:"auto|off"`
 }
 
 // params maps the flags to the operation's parameters (the rules on them
@@ -109,24 +115,49 @@ func (c *ResearchStartCmd) params() (research.StartParams, error) {
 		return research.StartParams{}, err
 	}
 	if o != "" && !c.Wait {
-		return research.StartParams{}, errs.Usage(errs.CodeUsage, "--out needs --wait (or use 'research wait JOB --out FILE')")
+		return research.StartParams{}, errs.Usage(CodeUsage, "--out needs --wait (or use 'research wait JOB --out FILE')")
+	}
+	if c.Timeout != 0 && !c.Wait {
+		return research.StartParams{}, errs.Usage(errs.CodeInvalidTimeout, "--timeout needs --wait").WithHint("'clawkit research start --wait --timeout D QUESTION'")
+	}
+	tools, err := research.ToolsFromFlags(c.FileSearch, c.URLContext, c.MCPServer, c.MCPHeader)
+	if err != nil {
+		return research.StartParams{}, err
+	}
+	var files []string
+	for _, f := range c.File {
+		a, err := filepath.Abs(f)
+		if err != nil {
+			return research.StartParams{}, errs.Usage(errs.CodeInvalidInput, "cannot resolve --file %s: %v", f, err)
+		}
+		files = append(files, a)
 	}
 	p := research.StartParams{Caller: c.caller(), Question: c.Question, OutputFormat: c.OutputFormat,
-		MaxReportBytes: c.MaxReportBytes, AsOf: c.AsOf, IdempotencyKey: c.IdempotencyKey}
+		MaxReportBytes: c.MaxReportBytes, AsOf: c.AsOf, IdempotencyKey: c.IdempotencyKey,
+		Plan: c.Plan, Inputs: files, Tools: tools, Visualization: c.Visualization}
 	if c.Wait {
 		// One routed call: the start and its wait run under one owner.
-		p.Wait = &research.StartWait{TimeoutMs: durationMs(c.Timeout), Out: o}
+		ms, err := research.WaitTimeoutMs(c.Timeout)
+		if err != nil {
+			return research.StartParams{}, err
+		}
+		p.Wait = &research.StartWait{TimeoutMs: ms, Out: o}
 	}
 	return p, nil
 }
 
 func (c *ResearchStartCmd) Run(env *Env) error {
-	ctx, out := env.Ctx, env.Out
 	p, err := c.params()
 	if err != nil {
 		return err
 	}
-	res, err := ops.ResearchStart.Call(ctx, env, p)
+	res, err := ops.ResearchStart.Call(env.Ctx, env, p)
+	return printStarted(env.Out, res, err)
+}
+
+// printStarted prints a start's (or an approve's) job: the waited-for
+// outcome when the call waited, the job and its handle otherwise.
+func printStarted(out *Output, res *research.StartResult, err error) error {
 	if err != nil {
 		return err
 	}
@@ -138,12 +169,16 @@ func (c *ResearchStartCmd) Run(env *Env) error {
 		if res.Existing {
 			existing = " (existing job for this idempotency key)"
 		}
-		fmt.Fprintf(w, "%s %s handle %s%s\n", res.Job, res.State, res.Handle, existing)
+		fmt.Fprintf(w, "%s %s handle %s%s\n", res.Job, res.State, termsafe.Text(res.Handle), existing)
 	})
 }
 
 func waitFor(ctx context.Context, env *Env, out *Output, id researchIdentity, job string, timeout time.Duration, o string) error {
-	p := research.WaitParams{JobParams: research.JobParams{Caller: id.caller(), Job: job, Out: o}, TimeoutMs: durationMs(timeout)}
+	ms, err := research.WaitTimeoutMs(timeout)
+	if err != nil {
+		return err
+	}
+	p := research.WaitParams{JobParams: research.JobParams{Caller: id.caller(), Job: job, Out: o}, TimeoutMs: ms}
 	res, err := ops.ResearchWait.Call(ctx, env, p)
 	if err != nil {
 		return err
@@ -158,9 +193,11 @@ func printJob(out *Output, res *research.PollResult) error {
 		if status == "" {
 			status = "-"
 		}
-		fmt.Fprintf(w, "%s %s (provider status %s, %d polls)\n", j.ID, j.State, status, j.PollCount)
+		// Status and reason are the provider's text: escaped for the
+		// terminal (docs/research.md, "Text from outside").
+		fmt.Fprintf(w, "%s %s (provider status %s, %d polls)\n", j.ID, j.State, termsafe.Text(status), j.PollCount)
 		if j.ErrorCode != "" {
-			fmt.Fprintf(w, "reason: %s: %s\n", j.ErrorCode, j.ErrorMessage)
+			fmt.Fprintf(w, "reason: %s: %s\n", j.ErrorCode, termsafe.Text(j.ErrorMessage))
 		}
 		if res.ReportDir != "" {
 			flags := ""
@@ -168,6 +205,9 @@ func printJob(out *Output, res *research.PollResult) error {
 				flags += " partial"
 			}
 			fmt.Fprintf(w, "report: %s (%d bytes, %d citations, %d dropped)%s\n", filepath.Join(res.ReportDir, research.ReportFile), j.ReportBytes, j.CitationCount, j.DroppedCitations, flags)
+		}
+		if res.PlanFile != "" {
+			fmt.Fprintf(w, "plan: %s\n", res.PlanFile)
 		}
 	})
 }
@@ -248,8 +288,8 @@ func (c *ResearchListCmd) Run(env *Env) error {
 			if len(q) > 48 {
 				q = strings.ToValidUTF8(q[:48], "") + "…"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s/%s\t%s\t%s\n", j.ID, j.State, dash(j.ProviderStatus), j.PollCount, j.AgentID, j.SessionKey,
-				time.UnixMilli(j.CreatedAt).UTC().Format(time.RFC3339), q)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s/%s\t%s\t%s\n", j.ID, j.State, termsafe.Text(dash(j.ProviderStatus)), j.PollCount, j.AgentID, j.SessionKey,
+				time.UnixMilli(j.CreatedAt).UTC().Format(time.RFC3339), termsafe.Text(q))
 		}
 		tw.Flush()
 	})
@@ -278,7 +318,8 @@ func (c *ResearchShowCmd) Run(env *Env) error {
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 		row := func(k, v string) {
 			if v != "" {
-				fmt.Fprintf(tw, "%s:\t%s\n", k, v)
+				// Status, handle, reason and question may be outside text.
+				fmt.Fprintf(tw, "%s:\t%s\n", k, termsafe.Text(v))
 			}
 		}
 		row("job", j.ID)
@@ -288,7 +329,35 @@ func (c *ResearchShowCmd) Run(env *Env) error {
 		row("agent/session", fmt.Sprintf("%s/%s (incarnation %d)", j.AgentID, j.SessionKey, j.SessionIncarnation))
 		row("profile", fmt.Sprintf("%s (account %s)", j.ProfileID, j.CredentialAccount))
 		row("endpoint", j.BaseURL)
-		row("question", j.Question)
+		row("question", termsafe.Text(j.Question))
+		row("parent job", j.ParentJob)
+		row("plan handle", j.PlanHandle)
+		row("plan", res.PlanFile)
+		if o := j.Options; o != nil {
+			if o.Plan {
+				row("review", "plan first (collaborative planning)")
+			}
+			row("revision", termsafe.Text(o.Revision))
+			row("visualization", o.Visualization)
+			for _, in := range o.Inputs {
+				row("input", fmt.Sprintf("%s (%s, %d bytes, sha256 %s)", termsafe.Text(in.Name), in.MimeType, in.Size, in.SHA256))
+			}
+			if t := o.Tools; t != nil {
+				for _, st := range t.FileSearch {
+					row("tool", "file_search "+termsafe.Text(st))
+				}
+				if t.URLContext {
+					row("tool", "url_context")
+				}
+				for _, m := range t.MCPServers {
+					hs := ""
+					for _, h := range m.Headers {
+						hs += fmt.Sprintf(" %s=@%s", h.Header, h.Profile)
+					}
+					row("tool", termsafe.Text(fmt.Sprintf("mcp_server %s %s%s", m.Name, m.URL, hs)))
+				}
+			}
+		}
 		row("polls", fmt.Sprint(j.PollCount))
 		row("created", time.UnixMilli(j.CreatedAt).UTC().Format(time.RFC3339))
 		if j.FinishedAt != 0 {
@@ -328,7 +397,7 @@ func (c *ResearchRecoverCmd) Run(env *Env) error {
 			fmt.Fprintf(w, "%s ended: report published\n", id)
 		}
 		for _, s := range res.Skipped {
-			fmt.Fprintf(w, "%s skipped: %s: %s\n", s.Job, s.Code, s.Reason)
+			fmt.Fprintf(w, "%s skipped: %s: %s\n", s.Job, s.Code, termsafe.Text(s.Reason))
 		}
 		if len(res.Indeterminate)+len(res.Resumed)+len(res.Finished)+len(res.Skipped) == 0 {
 			fmt.Fprintln(w, "nothing to recover")
@@ -348,4 +417,85 @@ func (c *ResearchRPCCmd) Run(env *Env) error {
 		return errs.Failed(CodeStdinUnreadable, "cannot read the request from stdin: %v", err)
 	}
 	return out.PrintJSON(research.AnswerRPC(ctx, env, data))
+}
+
+// startWait is the wait of an approve or a follow-up run in the same call
+// (nil without --wait), with the rules of start's --wait, --timeout and
+// --out (ResearchStartCmd.params).
+func startWait(wait bool, timeout time.Duration, out string) (*research.StartWait, error) {
+	o, err := absOut(out)
+	if err != nil {
+		return nil, err
+	}
+	if o != "" && !wait {
+		return nil, errs.Usage(CodeUsage, "--out needs --wait (or use 'research wait JOB --out FILE')")
+	}
+	if timeout != 0 && !wait {
+		return nil, errs.Usage(errs.CodeInvalidTimeout, "--timeout needs --wait")
+	}
+	if !wait {
+		return nil, nil
+	}
+	ms, err := research.WaitTimeoutMs(timeout)
+	if err != nil {
+		return nil, err
+	}
+	return &research.StartWait{TimeoutMs: ms, Out: o}, nil
+}
+
+// ResearchApproveCmd is `clawkit research approve`.
+type ResearchApproveCmd struct {
+	researchIdentity
+	Job     string        `arg:"" help:"Job id (rj_…) of a plan-proposed job."`
+	Revise  string        `help:"Approve with these changes: sent as the confirming turn instead of a plain approval." placeholder:"TEXT"`
+	Wait    bool          `help:"Wait for the research to end after approving."`
+	Timeout time.Duration `help:"With --wait: how long to wait (0 = the job's own budget)."`
+	Out     string        `help:"With --wait: also publish the report to FILE." placeholder:"FILE"`
+}
+
+func (c *ResearchApproveCmd) Run(env *Env) error {
+	sw, err := startWait(c.Wait, c.Timeout, c.Out)
+	if err != nil {
+		return err
+	}
+	p := research.ApproveParams{JobParams: research.JobParams{Caller: c.caller(), Job: c.Job}, Revise: c.Revise, Wait: sw}
+	res, err := ops.ResearchApprove.Call(env.Ctx, env, p)
+	return printStarted(env.Out, res, err)
+}
+
+// ResearchRejectCmd is `clawkit research reject`.
+type ResearchRejectCmd struct {
+	researchIdentity
+	Job string `arg:"" help:"Job id (rj_…) of a plan-proposed job."`
+}
+
+func (c *ResearchRejectCmd) Run(env *Env) error {
+	res, err := ops.ResearchReject.Call(env.Ctx, env, research.JobParams{Caller: c.caller(), Job: c.Job})
+	if err != nil {
+		return err
+	}
+	return printJob(env.Out, res)
+}
+
+// ResearchFollowUpCmd is `clawkit research follow-up`.
+type ResearchFollowUpCmd struct {
+	researchIdentity
+	Job            string        `arg:"" help:"Job id (rj_…) of the completed job to follow up."`
+	Question       string        `arg:"" help:"The follow-up question."`
+	MaxReportBytes int64         `help:"Bound the published report." placeholder:"N"`
+	IdempotencyKey string        `help:"Return the recorded job when this key was used before (per agent and session)." placeholder:"KEY"`
+	Wait           bool          `help:"Wait for the follow-up to end."`
+	Timeout        time.Duration `help:"With --wait: how long to wait (0 = the job's own budget)."`
+	Out            string        `help:"With --wait: also publish the report to FILE." placeholder:"FILE"`
+}
+
+func (c *ResearchFollowUpCmd) Run(env *Env) error {
+	sw, err := startWait(c.Wait, c.Timeout, c.Out)
+	if err != nil {
+		return err
+	}
+	p := research.StartParams{Caller: c.caller(), Question: c.Question, MaxReportBytes: c.MaxReportBytes,
+		IdempotencyKey: c.IdempotencyKey, FollowUp: &research.JobRef{Job: c.Job}, Wait: sw}
+	res, err := ops.ResearchStart.Call(env.Ctx, env, p)
+	return printStarted(env.Out, res, err)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/artifacts"
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
 // RuntimeArtifactsCmd is `clawkit runtime-artifacts …` (docs/runtime-artifacts.md).
@@ -31,13 +32,13 @@ func (c *RAQualifyCmd) Run(env *Env) error {
 		return err
 	}
 	return out.Result(rep, func(w io.Writer) {
-		fmt.Fprintf(w, "%s %s at %s\n", rep.Name, rep.Version, rep.PackageRoot)
+		safeLine(w, "%s %s at %s", rep.Name, rep.Version, rep.PackageRoot)
 		if rep.BuildID != "" {
-			fmt.Fprintf(w, "build %s\n", rep.BuildID)
+			safeLine(w, "build %s", rep.BuildID)
 		}
-		fmt.Fprintf(w, "worker artifacts: %d (%s)\n", len(rep.Worker), rep.WorkerInventory)
+		safeLine(w, "worker artifacts: %d (%s)", len(rep.Worker), rep.WorkerInventory)
 		for _, f := range rep.Worker {
-			fmt.Fprintf(w, "  dist/worker/%s\n", f)
+			safeLine(w, "  dist/worker/%s", f)
 		}
 		q := 0
 		for _, p := range rep.Plugins {
@@ -45,7 +46,7 @@ func (c *RAQualifyCmd) Run(env *Env) error {
 				q++
 			}
 		}
-		fmt.Fprintf(w, "plugins: %d bundled, %d qualified\n", len(rep.Plugins), q)
+		safeLine(w, "plugins: %d bundled, %d qualified", len(rep.Plugins), q)
 		for _, p := range rep.Plugins {
 			state := "qualified"
 			if !p.Qualified {
@@ -58,10 +59,10 @@ func (c *RAQualifyCmd) Run(env *Env) error {
 			if len(p.Entries) > 0 {
 				entry = " " + strings.Join(p.Entries, ",")
 			}
-			fmt.Fprintf(w, "  %-24s %s%s\n", p.ID, state, entry)
+			safeLine(w, "  %-24s %s%s", p.ID, state, entry)
 		}
 		for _, ig := range rep.Ignored {
-			fmt.Fprintf(w, "ignored external plugin %s %s: %s\n", ig.ID, ig.Path, ig.Reason)
+			safeLine(w, "ignored external plugin %s %s: %s", ig.ID, ig.Path, ig.Reason)
 		}
 	})
 }
@@ -90,12 +91,12 @@ func (c *RAExportCmd) Run(env *Env) error {
 	}
 	m := res.Manifest
 	return out.Result(res, func(w io.Writer) {
-		fmt.Fprintf(w, "exported %s %s (build %s) to %s\n", m.Package.Name, m.Package.Version, m.BuildID, res.Output)
-		fmt.Fprintf(w, "node bootstrap  %s  %d bytes\n", m.NodeBootstrap.Path, m.NodeBootstrap.Bytes)
-		fmt.Fprintf(w, "worker bundle   %s  %d bytes\n", m.WorkerBundle.Path, m.WorkerBundle.Bytes)
-		fmt.Fprintf(w, "bundle hash     %s\n", m.WorkerBundle.BundleHash)
-		fmt.Fprintf(w, "plugins         %d selected\n", len(m.Plugins))
-		fmt.Fprintf(w, "manifest        %s/%s\n", res.Output, artifacts.ManifestName)
+		safeLine(w, "exported %s %s (build %s) to %s", m.Package.Name, m.Package.Version, m.BuildID, res.Output)
+		safeLine(w, "node bootstrap  %s  %d bytes", m.NodeBootstrap.Path, m.NodeBootstrap.Bytes)
+		safeLine(w, "worker bundle   %s  %d bytes", m.WorkerBundle.Path, m.WorkerBundle.Bytes)
+		safeLine(w, "bundle hash     %s", m.WorkerBundle.BundleHash)
+		safeLine(w, "plugins         %d selected", len(m.Plugins))
+		safeLine(w, "manifest        %s/%s", res.Output, artifacts.ManifestName)
 	})
 }
 
@@ -118,7 +119,7 @@ func (c *RAInspectCmd) Run(env *Env) error {
 			detail = ": " + strings.Join(rep.Problems, "; ")
 		} else {
 			for _, p := range rep.Problems {
-				fmt.Fprintln(out.Stdout, p)
+				fmt.Fprintln(out.Stdout, termsafe.Text(p))
 			}
 		}
 		return errs.Failed(CodeVerificationFailed, "export %s failed verification: %d problem(s)%s", c.Dir, len(rep.Problems), detail).
@@ -126,14 +127,14 @@ func (c *RAInspectCmd) Run(env *Env) error {
 	}
 	return out.Result(rep, func(w io.Writer) {
 		wb := &rep.Manifest.WorkerBundle
-		fmt.Fprintf(w, "all artifacts verified (%s %s, bundle hash %s)\n", rep.Manifest.Package.Name, rep.Manifest.Package.Version, wb.BundleHash)
+		safeLine(w, "all artifacts verified (%s %s, bundle hash %s)", rep.Manifest.Package.Name, rep.Manifest.Package.Version, wb.BundleHash)
 		from := "not recorded by the exporter"
 		if wb.Inventory != nil {
 			from = wb.Inventory.Symbol + " in " + wb.Inventory.Source
 		}
-		fmt.Fprintf(w, "worker inventory: %d files (%s)\n", len(wb.Entries), from)
+		safeLine(w, "worker inventory: %d files (%s)", len(wb.Entries), from)
 		for _, e := range wb.Entries {
-			fmt.Fprintf(w, "  %s %s %d\n", e.Path, e.Mode, e.Bytes)
+			safeLine(w, "  %s %s %d", e.Path, e.Mode, e.Bytes)
 		}
 	})
 }
@@ -149,5 +150,13 @@ func (c *RAWorkerPathCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	return out.Result(map[string]string{"path": p}, func(w io.Writer) { fmt.Fprintln(w, p) })
+	return out.Result(map[string]string{"path": p}, func(w io.Writer) { safeLine(w, "%s", p) })
+}
+
+// safeLine prints one human line whose values may quote text from outside
+// (an archive's entry names, a package's name, version and plugin ids, a
+// manifest's paths): escaped, so it cannot forge a line or move the cursor
+// (pkg/termsafe).
+func safeLine(w io.Writer, format string, args ...any) {
+	fmt.Fprintln(w, termsafe.Text(fmt.Sprintf(format, args...)))
 }

@@ -142,7 +142,7 @@ func (c *SkillWriteCmd) Run(env *Env) error {
 		return c.install(ctx, env)
 	}
 	if c.SkipDisallowed {
-		return errs.Usage(errs.CodeUsage, "--skip-disallowed goes with --from-dir or --from-bundle")
+		return errs.Usage(CodeUsage, "--skip-disallowed goes with --from-dir or --from-bundle")
 	}
 	// The path, the size and the content are the operation's Check (an
 	// empty FILE is refused as an empty path; --from-dir installs a whole
@@ -186,7 +186,7 @@ func (c *SkillWriteCmd) Run(env *Env) error {
 // commit; disallowed files refuse the install up front unless skipped.
 func (c *SkillWriteCmd) install(ctx context.Context, env *Env) error {
 	if c.File != "" || c.From != "" || (c.FromDir != "" && c.FromBundle != "") {
-		return errs.Usage(errs.CodeUsage, "--from-dir and --from-bundle install a whole skill; do not name a file or --from with them, and pass only one of them")
+		return errs.Usage(CodeUsage, "--from-dir and --from-bundle install a whole skill; do not name a file or --from with them, and pass only one of them")
 	}
 	if err := skilllint.CheckSkillName(c.Skill); err != nil {
 		return err
@@ -296,36 +296,36 @@ func (c *SkillValidateCmd) Run(env *Env) error {
 	profile := c.Profile
 	if profile != "" {
 		if _, err := skilllint.CheckProfile(profile); err != nil {
-			return errs.Usage(errs.CodeUsage, "--profile: %v", err)
+			return errs.Usage(CodeUsage, "--profile: %v", err)
 		}
 	}
 	if err := skilllint.CheckDisable(c.Disable); err != nil {
 		return err
 	}
 	if c.Format != skilllint.FormatText && env.Out.JSON {
-		return errs.Usage(errs.CodeUsage, "--json and --format %s are two output formats; pass one", c.Format)
+		return errs.Usage(CodeUsage, "--json and --format %s are two output formats; pass one", c.Format)
 	}
 	if c.File != "" {
 		if c.Format != skilllint.FormatText {
-			return errs.Usage(errs.CodeUsage, "--format %s goes with --dir, --recursive or an installed skill, not --file", c.Format)
+			return errs.Usage(CodeUsage, "--format %s goes with --dir, --recursive or an installed skill, not --file", c.Format)
 		}
 		return c.validateFile(env, profile)
 	}
 	if c.MaxBytes != 0 {
-		return errs.Usage(errs.CodeUsage, "--max-bytes goes with --file")
+		return errs.Usage(CodeUsage, "--max-bytes goes with --file")
 	}
 	switch {
 	case (len(c.Dir) > 0 || len(c.Recursive) > 0) && c.Plugin != "":
-		return errs.Usage(errs.CodeUsage, "pass either --dir/--recursive or SKILL --plugin ID, not both")
+		return errs.Usage(CodeUsage, "pass either --dir/--recursive or SKILL --plugin ID, not both")
 	case len(c.Dir) > 0:
 		dirs = append(dirs, c.Args...)
 	case len(c.Recursive) > 0:
 		if len(c.Args) > 0 {
-			return errs.Usage(errs.CodeUsage, "unexpected argument %q with --recursive", c.Args[0]).WithHint("pass more roots as --recursive ROOT")
+			return errs.Usage(CodeUsage, "unexpected argument %q with --recursive", c.Args[0]).WithHint("pass more roots as --recursive ROOT")
 		}
 	default:
 		if len(c.Args) != 1 || c.Plugin == "" {
-			return errs.Usage(errs.CodeUsage, "nothing to validate").WithHint("pass --dir DIR (a skill folder), --recursive ROOT, or SKILL --plugin ID for an installed skill")
+			return errs.Usage(CodeUsage, "nothing to validate").WithHint("pass --dir DIR (a skill folder), --recursive ROOT, or SKILL --plugin ID for an installed skill")
 		}
 		if err := skilllint.CheckSkillName(c.Args[0]); err != nil {
 			return err
@@ -435,10 +435,10 @@ func (c *SkillValidateCmd) Run(env *Env) error {
 // and the description it declares.
 func (c *SkillValidateCmd) validateFile(env *Env, profile string) error {
 	if len(c.Dir) > 0 || len(c.Recursive) > 0 || c.Plugin != "" || len(c.Args) > 0 {
-		return errs.Usage(errs.CodeUsage, "--file validates one file; do not combine it with --dir, --recursive or an installed skill")
+		return errs.Usage(CodeUsage, "--file validates one file; do not combine it with --dir, --recursive or an installed skill")
 	}
 	if c.MaxBytes < 0 {
-		return errs.Usage(errs.CodeUsage, "--max-bytes must be positive")
+		return errs.Usage(CodeUsage, "--max-bytes must be positive")
 	}
 	r, err := skilllint.ValidateFile(c.File, skilllint.Options{Profile: profile, Strict: c.Strict}, c.MaxBytes)
 	if err != nil {
@@ -590,16 +590,16 @@ func (c *SkillBundleCmd) Run(env *Env) error {
 	ctx := env.Ctx
 	switch {
 	case c.Dir != "" && (c.Plugin != "" || c.Skill != ""):
-		return errs.Usage(errs.CodeUsage, "pass either --dir DIR or SKILL --plugin ID, not both")
+		return errs.Usage(CodeUsage, "pass either --dir DIR or SKILL --plugin ID, not both")
 	case c.Dir == "" && (c.Skill == "" || c.Plugin == ""):
-		return errs.Usage(errs.CodeUsage, "nothing to bundle").WithHint("pass SKILL --plugin ID for an installed skill, or --dir DIR for a skill folder")
+		return errs.Usage(CodeUsage, "nothing to bundle").WithHint("pass SKILL --plugin ID for an installed skill, or --dir DIR for a skill folder")
 	}
 	if c.Out == "" {
 		if env.Out.JSON {
-			return errs.Usage(errs.CodeUsage, "--json needs --out FILE: without it the bundle itself is what goes to stdout")
+			return errs.Usage(CodeUsage, "--json needs --out FILE: without it the bundle itself is what goes to stdout")
 		}
 		if f, ok := env.Out.Stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-			return errs.Usage(errs.CodeUsage, "refusing to write a tar to a terminal").WithHint("pass --out FILE or redirect stdout")
+			return errs.Usage(CodeUsage, "refusing to write a tar to a terminal").WithHint("pass --out FILE or redirect stdout")
 		}
 	}
 	var b *skills.BundleResult
@@ -664,9 +664,9 @@ func (c *SkillWatchCmd) Run(env *Env) error {
 	defer stopHUP()
 	switch {
 	case len(c.Dir) > 0 && c.Plugin != "":
-		return errs.Usage(errs.CodeUsage, "pass either --dir DIR or --plugin ID, not both")
+		return errs.Usage(CodeUsage, "pass either --dir DIR or --plugin ID, not both")
 	case len(c.Dir) == 0 && c.Plugin == "":
-		return errs.Usage(errs.CodeUsage, "nothing to watch").WithHint("pass --plugin ID for a plugin's skills, or --dir DIR for a skill folder")
+		return errs.Usage(CodeUsage, "nothing to watch").WithHint("pass --plugin ID for a plugin's skills, or --dir DIR for a skill folder")
 	}
 	if err := skills.CheckWatchOptions(c.Interval, c.Poll, c.MaxDirs); err != nil {
 		return err

@@ -24,9 +24,6 @@ import (
 // FileName is the config file's name inside the home.
 const FileName = "config.json"
 
-// MaxBytes bounds config.json: it is read whole on every stateful command.
-const MaxBytes = 16 << 20
-
 // Config is the decoded document. The root is always a JSON object.
 type Config struct {
 	Path string
@@ -39,15 +36,32 @@ func Load(home string) (*Config, error) {
 }
 
 // LoadFile reads a config file at path. A missing file is an empty config.
-func LoadFile(path string) (*Config, error) {
+func LoadFile(path string) (*Config, error) { return loadFile(path, false) }
+
+// LoadForRepair reads home's config as `config unset` does: up to
+// RepairMaxBytes and at any depth encoding/json reads, so a file over the
+// bounds can have its offending key removed (Save then checks the bounds).
+func LoadForRepair(home string) (*Config, error) {
+	return loadFile(filepath.Join(home, FileName), true)
+}
+
+func loadFile(path string, repair bool) (*Config, error) {
 	c := &Config{Path: path, Root: map[string]any{}}
-	data, err := fsx.ReadRegular(path, MaxBytes)
+	limit := int64(MaxBytes)
+	if repair {
+		limit = RepairMaxBytes
+	}
+	data, err := fsx.ReadRegular(path, limit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return c, nil
 	}
 	if err != nil {
-		return nil, errs.Failed(errs.CodeConfigUnreadable, "cannot read %s: %v", path, err).
+		e := errs.Failed(errs.CodeConfigUnreadable, "cannot read %s: %v", path, err).
 			WithHint("config.json must be a regular file of at most %d bytes", MaxBytes)
+		if errors.Is(err, fsx.ErrTooLarge) && !repair {
+			e = e.WithHint("remove the key that made it so large with 'clawkit config unset PATH' (it reads up to %d bytes to repair the file)", RepairMaxBytes)
+		}
+		return nil, e
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return c, nil
@@ -82,6 +96,10 @@ func LoadFile(path string) (*Config, error) {
 	if !ok {
 		return nil, errs.Failed(errs.CodeInvalidConfig, "%s: the top level must be a JSON object", path).
 			WithHint("fix the file by hand; clawkit never rewrites a config it cannot parse")
+	}
+	if d := depthOf(m); d > MaxDepth && !repair {
+		return nil, errs.Failed(errs.CodeInvalidConfig, "%s nests %d levels deep; the limit is %d", path, d, MaxDepth).
+			WithHint("remove the deeply nested key with 'clawkit config unset PATH'")
 	}
 	c.Root = m
 	return c, nil
@@ -226,6 +244,9 @@ func (c *Config) Set(path string, v any) error {
 	if err := CheckSet(path, v); err != nil {
 		return err
 	}
+	if err := CheckValue(path, v); err != nil {
+		return err
+	}
 	return c.set(path, v)
 }
 
@@ -279,11 +300,10 @@ func (c *Config) Unset(path string) (bool, error) {
 // Save writes the config atomically (0600: it may name credentials' ids and
 // hook commands).
 func (c *Config) Save() error {
-	b, err := json.MarshalIndent(c.Root, "", "  ")
+	b, err := c.Encode()
 	if err != nil {
 		return err
 	}
-	b = append(b, '\n')
 	if err := fsx.WriteFile(c.Path, b, 0o600); err != nil {
 		return errs.Failed(CodeConfigWriteFailed, "cannot write %s: %v", c.Path, err)
 	}
@@ -346,4 +366,11 @@ func shapeOfType(dst any) string {
 		return "a number"
 	}
 	return "a value of another shape"
+}
+
+// WriteFailed is config_write_failed for path: an edit that could not be
+// made (its edit lock cannot be taken, the file cannot be replaced).
+func WriteFailed(path string, err error) error {
+	return errs.Failed(CodeConfigWriteFailed, "cannot write %s: %v", path, err).
+		WithHint("config.json and its edit lock %s must be regular files in a writable home", filepath.Base(path)+fsx.LockSuffix)
 }

@@ -41,3 +41,12 @@ const (
 	// CodeTargetNotFolder: … is not a folder
 	CodeTargetNotFolder errs.Code = "target_not_folder"
 )
+
+const (
+	// CodeInvalidLockWait: --lock-wait … is shorter than …
+	CodeInvalidLockWait errs.Code = "invalid_lock_wait"
+	// CodeRuntimeLockBusy: another install of this runtime has held its lock … for …; gave up waiting, nothing was installed
+	CodeRuntimeLockBusy errs.Code = "runtime_lock_busy"
+	// CodeRuntimeLockUnsafe: the runtime lock … is …, not a regular file; nothing was installed
+	CodeRuntimeLockUnsafe errs.Code = "runtime_lock_unsafe"
+)

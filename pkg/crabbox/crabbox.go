@@ -5,11 +5,11 @@
 // Layout on the target (the runtime user's home, or --target-home):
 //
 //	<home>/.openclaw-worker/node-runtimes/
-//	  .<node sha256>.lock                      lockedfile mutex serialising installs
+//	  .<node sha256>.lock                      per-runtime lock (LockRuntime; lock.go)
 //	  .<node sha256>.staging-<random>/         an install in progress (removed on failure)
 //	  <node sha256>/                           the installed runtime (renamed into place)
 //	    .clawkit-runtime.json                  install record: identity, CLI version, index digest
-//	    .clawkit-runtime-index.json            every extracted entry with size and SHA-256 (--deep)
+//	    .clawkit-runtime-index.json            every entry: type, mode, size, SHA-256 (verify)
 //	    node_modules/openclaw/...              the package (manifest nodeBootstrap.packagePath)
 //	    node_modules/openclaw/worker-artifacts/<worker sha256>.tgz
 //	    node_modules/<hoisted deps>/...
@@ -41,8 +41,9 @@ const (
 	IndexName  = ".clawkit-runtime-index.json"
 	// RecordSchema identifies the install record format.
 	RecordSchema = "clawkit.crabbox.runtime.v1"
-	// IndexSchema identifies the install index format.
-	IndexSchema = "clawkit.crabbox.index.v1"
+	// IndexSchema identifies the install index format (v2: entries carry
+	// their mode as installed; an index without modes is replaced).
+	IndexSchema = "clawkit.crabbox.index.v2"
 )
 
 // Expect pins what the caller expects the manifest to say (from `crabbox

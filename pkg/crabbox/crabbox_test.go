@@ -195,6 +195,18 @@ func TestIdempotentKeepsInodes(t *testing.T) {
 	sameSnapshot(t, before, snapshot(t, rc.RuntimeDir))
 }
 
+func appendTo(t *testing.T, p, s string) {
+	t.Helper()
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func flipByte(t *testing.T, p string, off int64) {
 	t.Helper()
 	f, err := os.OpenFile(p, os.O_RDWR, 0)
@@ -464,8 +476,25 @@ func TestVerifyProblems(t *testing.T) {
 		{"file-corrupt-deep", func(rc *crabbox.Receipt) { flipByte(t, filepath.Join(rc.PackageDir, "dist/index.js"), 7) }, true, "dist/index.js: content has been modified"},
 		{"file-missing-deep", func(rc *crabbox.Receipt) { os.Remove(filepath.Join(rc.RuntimeDir, "node_modules/tiny-dep/index.js")) }, true, "tiny-dep/index.js: missing"},
 		{"file-added-deep", func(rc *crabbox.Receipt) { os.WriteFile(filepath.Join(rc.PackageDir, "extra.js"), []byte("x"), 0o644) }, true, "extra.js: unexpected file"},
+		// Plain verify compares every entry's type, size and mode with the
+		// index (issue 31, items 5 and 12), naming the first difference.
+		{"file-grew", func(rc *crabbox.Receipt) { appendTo(t, filepath.Join(rc.PackageDir, "dist/index.js"), "// 11 bytes") }, false, "dist/index.js: size is "},
+		{"file-grew-deep", func(rc *crabbox.Receipt) { appendTo(t, filepath.Join(rc.PackageDir, "dist/index.js"), "// 11 bytes") }, true, "dist/index.js: size is "},
+		{"dir-777", func(rc *crabbox.Receipt) { os.Chmod(filepath.Join(rc.PackageDir, "dist"), 0o777) }, false, "dist: mode is 0777, installed 0755"},
+		{"dir-777-deep", func(rc *crabbox.Receipt) { os.Chmod(filepath.Join(rc.PackageDir, "dist"), 0o777) }, true, "dist: mode is 0777, installed 0755"},
+		{"implied-dir-777", func(rc *crabbox.Receipt) { os.Chmod(filepath.Join(rc.RuntimeDir, "node_modules"), 0o777) }, false, "node_modules: mode is 0777, installed 0755"},
+		{"dir-sticky", func(rc *crabbox.Receipt) { os.Chmod(filepath.Join(rc.PackageDir, "dist"), 0o755|os.ModeSticky) }, false, "dist: mode is 1755, installed 0755"},
+		{"file-exec", func(rc *crabbox.Receipt) { os.Chmod(filepath.Join(rc.PackageDir, "dist/index.js"), 0o755) }, false, "dist/index.js: mode is 0755, installed 0644"},
+		{"file-added", func(rc *crabbox.Receipt) { os.WriteFile(filepath.Join(rc.PackageDir, "extra.js"), []byte("x"), 0o644) }, false, "extra.js: unexpected file"},
+		{"dir-added", func(rc *crabbox.Receipt) { os.MkdirAll(filepath.Join(rc.PackageDir, "extra/x"), 0o755) }, false, "openclaw/extra: unexpected folder"},
+		{"file-missing", func(rc *crabbox.Receipt) { os.Remove(filepath.Join(rc.RuntimeDir, "node_modules/tiny-dep/index.js")) }, false, "tiny-dep/index.js: missing"},
+		{"file-to-link", func(rc *crabbox.Receipt) {
+			p := filepath.Join(rc.PackageDir, "dist/index.js")
+			os.Remove(p)
+			os.Symlink("elsewhere", p)
+		}, false, "dist/index.js: is a symlink, installed a file"},
 		{"index-tampered-deep", func(rc *crabbox.Receipt) {
-			os.WriteFile(filepath.Join(rc.RuntimeDir, crabbox.IndexName), []byte(`{"schema":"clawkit.crabbox.index.v1","entries":[]}`), 0o644)
+			os.WriteFile(filepath.Join(rc.RuntimeDir, crabbox.IndexName), []byte(`{"schema":"clawkit.crabbox.index.v2","entries":[]}`), 0o644)
 		}, true, "install index has SHA-256"},
 	}
 	for _, c := range cases {
@@ -479,6 +508,10 @@ func TestVerifyProblems(t *testing.T) {
 			}
 			if !strings.Contains(strings.Join(res.Problems, "\n"), c.want) {
 				t.Fatalf("problems %q lack %q", res.Problems, c.want)
+			}
+			// The first problem names the first difference.
+			if !strings.Contains(res.Problems[0], c.want) {
+				t.Fatalf("first problem %q, want %q", res.Problems[0], c.want)
 			}
 			if res.Receipt != nil {
 				t.Fatal("receipt despite problems")

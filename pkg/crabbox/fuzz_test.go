@@ -32,7 +32,7 @@ func FuzzCacheFiles(f *testing.F) {
 	f.Add(false, rec)
 	f.Add(true, idx)
 	f.Add(false, []byte(`{"schema":"clawkit.crabbox.runtime.v1"}`))
-	f.Add(true, []byte(`{"schema":"clawkit.crabbox.index.v1","entries":[{"path":"../x","type":"file"}]}`))
+	f.Add(true, []byte(`{"schema":"clawkit.crabbox.index.v2","entries":[{"path":"../x","type":"file"}]}`))
 	f.Fuzz(func(t *testing.T, index bool, data []byte) {
 		target, genuine := recPath, rec
 		if index {

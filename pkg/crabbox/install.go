@@ -18,13 +18,13 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rogpeppe/go-internal/lockedfile"
 	"golang.org/x/sys/unix"
 
 	"github.com/clawkit/clawkit/pkg/archive"
 	"github.com/clawkit/clawkit/pkg/artifacts"
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
+	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
 // InstallRequest is what `clawkit crabbox install` asks for.
@@ -48,8 +48,12 @@ type InstallRequest struct {
 	// architecture (tests only: such a runtime cannot run here).
 	SkipPlatformCheck bool
 	// Ctx, when done (SIGINT/SIGTERM), stops the install: the staging
-	// folder is removed and nothing is renamed into place.
+	// folder is removed and nothing is renamed into place. It also ends a
+	// wait for the runtime lock.
 	Ctx context.Context
+	// LockWait bounds the wait for another install of the same runtime
+	// (0: DefaultLockWait; at least MinLockWait).
+	LockWait time.Duration
 }
 
 // testHookEntry, when set (tests only), runs after each extracted entry.
@@ -81,7 +85,7 @@ func Install(req InstallRequest) (*Receipt, error) {
 	}
 	progress := func(format string, args ...any) {
 		if req.Progress != nil {
-			fmt.Fprintf(req.Progress, "clawkit: crabbox: "+format+"\n", args...)
+			fmt.Fprintf(req.Progress, "clawkit: crabbox: %s\n", termsafe.Text(fmt.Sprintf(format, args...)))
 		}
 	}
 	now := req.Now
@@ -91,6 +95,13 @@ func Install(req InstallRequest) (*Receipt, error) {
 	ctx := req.Ctx
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	wait := req.LockWait
+	if wait == 0 {
+		wait = DefaultLockWait
+	}
+	if err := CheckLockWait(wait); err != nil {
+		return nil, err
 	}
 	in, err := LoadInputs(req.ManifestPath, req.Expect)
 	if err != nil {
@@ -142,7 +153,9 @@ func Install(req InstallRequest) (*Receipt, error) {
 
 	// 2. The target: cache folder, lock, stale staging. Everything this
 	// run creates is undone on failure.
-	t, err := holdTarget(l, m)
+	t, err := holdTarget(ctx, l, wait, func() {
+		progress("waiting for another install of this runtime (lock %s, at most %v)", LockPath(l), wait)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -163,9 +176,11 @@ func Install(req InstallRequest) (*Receipt, error) {
 			return NewReceipt(StatusExistingVerified, in, l, req.CLIVersion), nil
 		}
 		for _, p := range probs {
-			fmt.Fprintf(logw, "clawkit: crabbox: existing install: %s\n", p)
+			// Paths below the runtime are names from the archive (or
+			// whatever was put there): escaped for the terminal.
+			fmt.Fprintf(logw, "clawkit: crabbox: existing install: %s\n", termsafe.Text(p.String()))
 		}
-		fmt.Fprintf(logw, "clawkit: crabbox: replacing the existing install at %s\n", l.RuntimeDir)
+		fmt.Fprintf(logw, "clawkit: crabbox: replacing the existing install at %s\n", termsafe.Text(l.RuntimeDir))
 		replace = true
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, installErr("cannot inspect %s: %v", l.RuntimeDir, err)
@@ -181,15 +196,25 @@ func Install(req InstallRequest) (*Receipt, error) {
 	// it is renamed into the staged package.
 	workerCopy := staging + ".worker"
 	committed := false
+	var fl *flusher
 	defer func() {
 		os.Remove(workerCopy)
 		if !committed {
-			os.RemoveAll(staging)
+			// Nothing of a failed install may stay, even when it failed
+			// for want of file descriptors (EMFILE): the archives are
+			// closed first, and the removal needs one descriptor at a time.
+			node.Close()
+			worker.Close()
+			if fl != nil {
+				fl.close()
+			}
+			if err := removeTree(staging); err != nil {
+				fmt.Fprintf(logw, "clawkit: crabbox: could not remove the staging folder %s\n", termsafe.Text(fmt.Sprintf("%s: %v", staging, err)))
+			}
 		}
 	}()
 	// Durability: the staged tree's data starts for the disk while it is
 	// still being written, and is flushed before the rename.
-	var fl *flusher
 	if !req.NoSync {
 		if fl, err = startFlusher(staging); err != nil {
 			return nil, installErr("cannot open the staging folder %s: %v", staging, err)
@@ -221,7 +246,7 @@ func Install(req InstallRequest) (*Receipt, error) {
 		committed, ok = true, true
 		// staging now holds the old install.
 		if err := os.RemoveAll(staging); err != nil {
-			fmt.Fprintf(logw, "clawkit: crabbox: could not remove the replaced install %s: %v\n", staging, err)
+			fmt.Fprintf(logw, "clawkit: crabbox: could not remove the replaced install %s\n", termsafe.Text(fmt.Sprintf("%s: %v", staging, err)))
 		}
 	} else {
 		if err := os.Rename(staging, l.RuntimeDir); err != nil {
@@ -236,7 +261,16 @@ func Install(req InstallRequest) (*Receipt, error) {
 	return NewReceipt(StatusInstalled, in, l, req.CLIVersion), nil
 }
 
+// emfileHint is the hint of any install failure for want of file
+// descriptors.
+const emfileHint = "the process ran out of file descriptors (EMFILE); nothing was installed and nothing was left: raise the limit (ulimit -n) and run the same command again"
+
 func installErr(format string, args ...any) *errs.Error {
+	for _, a := range args {
+		if err, ok := a.(error); ok && errors.Is(err, syscall.EMFILE) {
+			return errs.Failed(CodeInstallFailed, format, args...).WithHint(emfileHint)
+		}
+	}
 	return errs.Failed(CodeInstallFailed, format, args...).
 		WithHint("nothing was installed at the final path; fix the cause and run the same command again")
 }
@@ -244,10 +278,8 @@ func installErr(format string, args ...any) *errs.Error {
 // target is the runtime cache held by one install: the folders it had to
 // create and the per-runtime lock.
 type target struct {
-	created     []string // folders this run created, outermost first
-	lockPath    string
-	lockCreated bool
-	lock        *lockedfile.File
+	created []string // folders this run created, outermost first
+	lock    *RuntimeLock
 	// touched is the deepest folder that existed before, whose times are
 	// put back on undo (entries were added to it and removed again).
 	touched      string
@@ -255,42 +287,29 @@ type target struct {
 }
 
 // holdTarget creates the runtime cache folder (recording which folders did
-// not exist) and takes the per-runtime lock. The lock file may be removed
-// by a failed install that created it (see release), so after locking the
-// file is checked to still be the one at the path; if not, it is taken
-// again.
-func holdTarget(l Layout, m *artifacts.Manifest) (*target, error) {
-	t := &target{lockPath: filepath.Join(l.RuntimesDir, "."+m.NodeBootstrap.SHA256+".lock")}
-	for {
-		if err := t.mkdirs(l.RuntimesDir); err != nil {
-			t.release(true)
-			return nil, err
-		}
-		// MkdirAll-like creation succeeds on an existing non-folder in a
-		// race; check. (A symlink to a folder is accepted: users move
-		// caches to other disks.)
-		if st, err := os.Stat(l.RuntimesDir); err != nil || !st.IsDir() {
-			t.release(true)
-			return nil, errs.Failed(CodeTargetNotFolder, "%s is not a folder", l.RuntimesDir).
-				WithHint("remove the file in the way or choose another --target-home")
-		}
-		if _, err := os.Lstat(t.lockPath); errors.Is(err, fs.ErrNotExist) {
-			t.lockCreated = true
-		}
-		f, err := lockedfile.OpenFile(t.lockPath, os.O_RDWR|os.O_CREATE, 0o666)
-		if err != nil {
-			t.release(true)
-			return nil, installErr("cannot lock the runtime cache: %v", err)
-		}
-		held, err1 := f.Stat()
-		now, err2 := os.Lstat(t.lockPath)
-		if err1 == nil && err2 == nil && os.SameFile(held, now) {
-			t.lock = f
-			return t, nil
-		}
-		// Removed (and perhaps re-created) while we waited: try again.
-		f.Close()
+// not exist) and takes the per-runtime lock (LockRuntime: never through a
+// link, bounded by wait, ended by ctx).
+func holdTarget(ctx context.Context, l Layout, wait time.Duration, onWait func()) (*target, error) {
+	t := &target{}
+	if err := t.mkdirs(l.RuntimesDir); err != nil {
+		t.release(true)
+		return nil, err
 	}
+	// MkdirAll-like creation succeeds on an existing non-folder in a
+	// race; check. (A symlink to a folder is accepted: users move
+	// caches to other disks.)
+	if st, err := os.Stat(l.RuntimesDir); err != nil || !st.IsDir() {
+		t.release(true)
+		return nil, errs.Failed(CodeTargetNotFolder, "%s is not a folder", l.RuntimesDir).
+			WithHint("remove the file in the way or choose another --target-home")
+	}
+	k, err := lockRuntime(ctx, l, wait, onWait)
+	if err != nil {
+		t.release(true)
+		return nil, err
+	}
+	t.lock = k
+	return t, nil
 }
 
 // mkdirs creates dir and its missing parents, recording the ones created.
@@ -338,11 +357,11 @@ func (t *target) mkdirs(dir string) error {
 // far as they are empty: a failed install leaves the target as it found
 // it. An install waiting on the removed lock file notices and locks again.
 func (t *target) release(undo bool) {
-	if undo && t.lockCreated && t.lock != nil {
-		os.Remove(t.lockPath)
+	if undo && t.lock != nil && t.lock.Created {
+		t.lock.Discard()
 	}
 	if t.lock != nil {
-		t.lock.Close()
+		t.lock.Unlock()
 		t.lock = nil
 	}
 	if undo {
@@ -549,6 +568,9 @@ func stage(ctx context.Context, staging, workerCopy string, node *os.File, nodeI
 			return errs.Failed(e.Code, "node bootstrap %s refused: %s", in.NodeArchive, e.Message).WithHint("%s", e.Hint).Wrap(err)
 		}
 		if e := errs.As(err); e != nil {
+			if errors.Is(err, syscall.EMFILE) {
+				return e.WithHint("%s", emfileHint)
+			}
 			return err
 		}
 		return installErr("extracting %s: %v", in.NodeArchive, err)
@@ -589,15 +611,21 @@ func stage(ctx context.Context, staging, workerCopy string, node *os.File, nodeI
 	if err := os.Chmod(staging, 0o755); err != nil {
 		return installErr("cannot set the mode of %s: %v", staging, err)
 	}
-	isum, count, err := writeIndex(filepath.Join(staging, IndexName), &ents, extra...)
+	// What the kernel says of the staged tree: the modes for the index,
+	// and (with the index added) the stamp.
+	tree, err := readTree(staging)
+	if err != nil {
+		return installErr("cannot stat the staged install: %v", err)
+	}
+	isum, count, err := writeIndex(filepath.Join(staging, IndexName), &ents, tree, extra...)
 	if err != nil {
 		return installErr("cannot write the install index: %v", err)
 	}
 	// The tree as verified and written, for a quick re-install check.
-	stamp, err := treeStamp(staging)
-	if err != nil {
+	if err := tree.add(staging, IndexName); err != nil {
 		return installErr("cannot stat the staged install: %v", err)
 	}
+	stamp := tree.stamp()
 	rec := Record{
 		Schema:         RecordSchema,
 		PackageName:    m.Package.Name,
@@ -666,6 +694,46 @@ func checkPackageJSON(pkgDir string, m *artifacts.Manifest) error {
 	return nil
 }
 
+// removeTree removes root and everything below it. os.RemoveAll holds a
+// descriptor for every level of the tree; when that fails (EMFILE, say),
+// the tree is removed again holding at most one descriptor at a time.
+func removeTree(root string) error {
+	if err := os.RemoveAll(root); err == nil {
+		return nil
+	}
+	return removeFewFDs(root)
+}
+
+func removeFewFDs(p string) error {
+	st, err := os.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if st.IsDir() {
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		names, err := f.Readdirnames(-1)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			if err := removeFewFDs(filepath.Join(p, n)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
 // removeStaleStaging removes staging folders left by a killed install of
 // the same runtime. Only called with the runtime's lock held, so no live
 // install owns them.
@@ -679,7 +747,7 @@ func removeStaleStaging(l Layout, logw io.Writer) {
 		if strings.HasPrefix(e.Name(), "."+base+".staging-") {
 			p := filepath.Join(l.RuntimesDir, e.Name())
 			if err := os.RemoveAll(p); err == nil {
-				fmt.Fprintf(logw, "clawkit: crabbox: removed an interrupted install %s\n", p)
+				fmt.Fprintf(logw, "clawkit: crabbox: removed an interrupted install %s\n", termsafe.Text(p))
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -56,7 +57,15 @@ func TestReadReceipt(t *testing.T) {
 		{"decoded", string(decoded), ""},
 		{"decoded-indented", "\n  " + string(indented) + "\n\n", ""},
 		{"decoded-trailing", string(decoded) + "\n{}\n", "receipt_invalid"},
-		{"decoded-then-line", string(decoded) + "\n" + line + "\n", "receipt_invalid"},
+		// The marker line wherever it is: after a JSON log line too
+		// (issue 31, item 12), and the JSON before it is not read as a
+		// receipt.
+		{"decoded-then-line", string(decoded) + "\n" + line + "\n", ""},
+		{"json-log-then-line", `{"level":"info","msg":"installing"}` + "\n" + line + "\n", ""},
+		{"json-log-around-line", `{"level":"info"}` + "\n" + line + "\n" + `{"level":"info","msg":"done"}` + "\n", ""},
+		{"json-log-only", `{"level":"info","msg":"installing"}` + "\n", "receipt_invalid"},
+		{"json-log-then-two-lines", `{"level":"info"}` + "\n" + line + "\n" + line + "\n", "receipt_duplicate"},
+		{"decoded-then-noise", string(decoded) + "\nnoise\n", "receipt_invalid"},
 		{"decoded-unknown-field", strings.Replace(string(decoded), `{"status"`, `{"extra":1,"status"`, 1), "receipt_invalid"},
 		{"decoded-oversized", "{" + strings.Repeat(" ", crabbox.MaxReceiptLine) + "}", "receipt_oversized"},
 		{"decoded-array", "[" + string(decoded) + "]", "receipt_missing"},
@@ -169,6 +178,8 @@ func FuzzReceipt(f *testing.F) {
 	decoded, _ := json.Marshal(rc)
 	f.Add(string(decoded))
 	f.Add(" \n" + string(decoded) + "\n" + line + "\n")
+	f.Add(`{"level":"info","msg":"x"}` + "\n" + line + "\n")
+	f.Add(`{"level":"info"}` + "\n" + line + "\n" + `{}` + "\n")
 	f.Fuzz(func(t *testing.T, input string) {
 		got, err := crabbox.ReadReceipt(strings.NewReader(input))
 		markers := 0
@@ -186,12 +197,29 @@ func FuzzReceipt(f *testing.F) {
 			}
 			return
 		}
-		if trimmed := strings.TrimLeft(input, " \t\r\n"); strings.HasPrefix(trimmed, "{") {
-			// An already-decoded receipt: the object alone, bounded.
-			if markers != 0 || len(input) > crabbox.MaxReceiptLine {
-				t.Fatalf("accepted a decoded receipt with %d marker lines, %d bytes", markers, len(input))
+		switch {
+		case markers == 1:
+			// The one marker line, wherever it is, is the receipt.
+			var line string
+			for l := range strings.SplitSeq(input, "\n") {
+				if strings.HasPrefix(l, crabbox.ReceiptMarker) {
+					line = strings.TrimSuffix(l, "\r")
+				}
 			}
-		} else if markers != 1 {
+			want, perr := crabbox.ParseReceiptLine(line)
+			if perr != nil || *want != *got {
+				t.Fatalf("accepted %+v, but the marker line says %+v (%v)", got, want, perr)
+			}
+		case markers == 0:
+			// An already-decoded receipt: the whole input one object,
+			// bounded.
+			if trimmed := strings.TrimLeft(input, " \t\r\n"); !strings.HasPrefix(trimmed, "{") || len(input) > crabbox.MaxReceiptLine {
+				t.Fatalf("accepted %d bytes without a marker line", len(input))
+			}
+			if !json.Valid([]byte(input)) {
+				t.Fatalf("accepted an input that is not one JSON document as a decoded receipt")
+			}
+		default:
 			t.Fatalf("accepted with %d marker lines", markers)
 		}
 		back, err := crabbox.ParseReceiptLine(got.Line())
@@ -230,5 +258,26 @@ func TestParseReceiptLineStrict(t *testing.T) {
 	}
 	if _, err := crabbox.ParseReceiptLine(bad); err == nil || !strings.Contains(err.Error(), "UTF-8") {
 		t.Fatalf("invalid UTF-8: %v", err)
+	}
+}
+
+// TestVerifyReportDocumented: every field of verify --json's document is
+// in docs/crabbox.md's table, so the documented shape cannot drift.
+func TestVerifyReportDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "crabbox.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(crabbox.VerifyReport{FirstDifference: &crabbox.Problem{}, Receipt: &crabbox.Receipt{}, Code: "x", Message: "x", Hint: "x", RuntimeDir: "x"})
+	var fields map[string]any
+	if err := json.Unmarshal(b, &fields); err != nil {
+		t.Fatal(err)
+	}
+	_, table, _ := strings.Cut(string(doc), "### `verify --json`")
+	table, _, _ = strings.Cut(table, "A cache whose")
+	for f := range fields {
+		if !strings.Contains(table, "`"+f+"`") {
+			t.Errorf("field %q is not in docs/crabbox.md's verify --json table", f)
+		}
 	}
 }

@@ -75,6 +75,9 @@ type IndexEntry struct {
 	Path    string `json:"path"`
 	PathHex string `json:"pathHex,omitempty"`
 	Type    string `json:"type"` // file, dir, symlink, hardlink
+	// Mode is the permission bits as installed, in octal ("0644"); none
+	// for a symlink.
+	Mode    string `json:"mode,omitempty"`
 	Size    int64  `json:"size,omitempty"`
 	SHA256  string `json:"sha256,omitempty"`
 	Link    string `json:"link,omitempty"`

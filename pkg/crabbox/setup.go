@@ -1,12 +1,14 @@
 package crabbox
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/clawkit/clawkit/pkg/artifacts"
+	"github.com/clawkit/clawkit/pkg/errs"
 )
 
 // Setup is the credential-free install command for a manifest.
@@ -15,8 +17,25 @@ type Setup struct {
 	Argv []string `json:"argv"`
 	// Command is Argv quoted for a POSIX shell.
 	Command string `json:"command"`
+	// Transfer names, by absolute local path, the files the target needs
+	// (install only): the manifest and both archives, each with the path
+	// it must have relative to the manifest's folder there.
+	Transfer []Transfer `json:"transfer,omitempty"`
 	// Request is the same install as a library call (what --run executes).
 	Request InstallRequest `json:"-"`
+}
+
+// Transfer is one file to copy to the target for an install.
+type Transfer struct {
+	Role string `json:"role"` // manifest, node-bootstrap, worker-bundle
+	// Path is the file's absolute local path (symlinks in the folders
+	// above it resolved as given; the file itself is checked to be a
+	// regular file, as install requires).
+	Path string `json:"path"`
+	// Rel is where it goes, relative to the export folder on the target.
+	Rel    string `json:"rel"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
 }
 
 // SetupCommand reads the manifest (and checks that both archives are
@@ -50,20 +69,33 @@ func commandFor(sub, manifestPath, targetHome string, deep bool) (*Setup, error)
 	// Verification takes the export's identity from the manifest alone
 	// (it never reads the archives), so only an install command needs
 	// them beside it.
+	var transfer []Transfer
 	for _, a := range []struct {
-		which, path string
-		bytes       int64
-	}{{"node bootstrap", in.NodeArchive, m.NodeBootstrap.Bytes}, {"worker bundle", in.WorkerArchive, m.WorkerBundle.Bytes}} {
+		which, role, path string
+		archive           artifacts.Archive
+	}{{"node bootstrap", "node-bootstrap", in.NodeArchive, m.NodeBootstrap.Archive}, {"worker bundle", "worker-bundle", in.WorkerArchive, m.WorkerBundle.Archive}} {
 		if sub != "install" {
 			break
 		}
-		st, err := os.Stat(a.path)
+		// As install will: a regular file, not a link, of the recorded size.
+		st, err := os.Lstat(a.path)
 		if err != nil {
 			return nil, missingArchive(a.which, a.path, err)
 		}
-		if st.Size() != a.bytes {
-			return nil, integrityErr("%s archive %s is %d bytes, the manifest records %d", a.which, a.path, st.Size(), a.bytes)
+		if !st.Mode().IsRegular() {
+			return nil, missingArchive(a.which, a.path, fmt.Errorf("not a regular file"))
 		}
+		if st.Size() != a.archive.Bytes {
+			return nil, integrityErr("%s archive %s is %d bytes, the manifest records %d", a.which, a.path, st.Size(), a.archive.Bytes)
+		}
+		transfer = append(transfer, Transfer{Role: a.role, Path: a.path, Rel: a.archive.Path, Bytes: a.archive.Bytes, SHA256: a.archive.SHA256})
+	}
+	if sub == "install" {
+		mst, err := os.Stat(in.ManifestPath)
+		if err != nil {
+			return nil, errs.Failed(errs.CodeManifestUnreadable, "cannot stat %s: %v", in.ManifestPath, err)
+		}
+		transfer = append([]Transfer{{Role: "manifest", Path: in.ManifestPath, Rel: artifacts.ManifestName, Bytes: mst.Size(), SHA256: in.ManifestSHA256}}, transfer...)
 	}
 	wp, _ := artifacts.WorkerPath(m.WorkerBundle.SHA256)
 	pins := Expect{
@@ -91,9 +123,10 @@ func commandFor(sub, manifestPath, targetHome string, deep bool) (*Setup, error)
 	}
 	argv = append(argv, PinFlags(pins)...)
 	return &Setup{
-		Argv:    argv,
-		Command: ShellQuote(argv),
-		Request: InstallRequest{ManifestPath: in.ManifestPath, TargetHome: targetHome, Expect: pins},
+		Argv:     argv,
+		Command:  ShellQuote(argv),
+		Transfer: transfer,
+		Request:  InstallRequest{ManifestPath: in.ManifestPath, TargetHome: targetHome, Expect: pins},
 	}, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -74,8 +75,9 @@ func (r *indexRec) entry() IndexEntry {
 
 // writeIndex streams the index to a new file at path (the bytes are those
 // json.Marshal gives for the whole Index) and returns its SHA-256 and the
-// number of entries. extra entries follow the extracted ones.
-func writeIndex(path string, l *indexList, extra ...IndexEntry) (string, int, error) {
+// number of entries. extra entries follow the extracted ones. Each entry's
+// mode is what tree (the staged tree as read before) says of its path.
+func writeIndex(path string, l *indexList, tree *stampDir, extra ...IndexEntry) (string, int, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return "", 0, err
@@ -87,6 +89,18 @@ func writeIndex(path string, l *indexList, extra ...IndexEntry) (string, int, er
 	fmt.Fprintf(bw, `{"schema":%s,"entries":[`, head)
 	n := 0
 	put := func(ie IndexEntry) error {
+		if ie.Type != "symlink" {
+			name, err := ie.name()
+			if err != nil {
+				return err
+			}
+			e := tree.lookup(name)
+			if e == nil {
+				return fmt.Errorf("internal: %q was extracted but is not in the staged tree", name)
+			}
+			ie.Mode = modeString(e.mode)
+			e.seen = true
+		}
 		b, err := json.Marshal(ie)
 		if err != nil {
 			return err
@@ -106,6 +120,23 @@ func writeIndex(path string, l *indexList, extra ...IndexEntry) (string, int, er
 			return "", 0, err
 		}
 	}
+	// Folders the archive implied but did not list (and the worker
+	// archive's): indexed too, so verify knows every folder's mode.
+	var implied []IndexEntry
+	tree.walk(func(rel []byte, e *stampEnt) bool {
+		if !e.seen && e.mode&unix.S_IFMT == unix.S_IFDIR {
+			ie := indexEntry(string(rel), "dir")
+			implied = append(implied, ie)
+		}
+		e.seen = false
+		return true
+	})
+	for _, ie := range implied {
+		if err := put(ie); err != nil {
+			return "", 0, err
+		}
+	}
+	tree.walk(func(_ []byte, e *stampEnt) bool { e.seen = false; return true })
 	bw.WriteString("]}\n")
 	if err := bw.Flush(); err != nil {
 		return "", 0, err
@@ -115,6 +146,10 @@ func writeIndex(path string, l *indexList, extra ...IndexEntry) (string, int, er
 	}
 	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
+
+// modeString is an index entry's mode: permission and set-id/sticky bits
+// in octal.
+func modeString(m uint32) string { return fmt.Sprintf("%04o", m&0o7777) }
 
 // treeStamp fingerprints an installed tree by what the kernel says of every
 // entry below root (the root itself and the install record excluded): path,
@@ -134,33 +169,96 @@ func writeIndex(path string, l *indexList, extra ...IndexEntry) (string, int, er
 // folder (one path component to resolve, not the whole path); the lines
 // are then hashed in walk order. Nothing is followed through a link.
 func treeStamp(root string) (string, error) {
+	top, err := readTree(root)
+	if err != nil {
+		return "", err
+	}
+	return top.stamp(), nil
+}
+
+// readTree reads what the kernel says of every entry below root, for a
+// stamp and for verify's comparison with the install index (see
+// treeStamp for how).
+func readTree(root string) (*stampDir, error) {
 	w := &stampWalk{tokens: make(chan struct{}, stampWorkers-1)}
 	var top *stampDir
 	w.read(unix.AT_FDCWD, root, &top)
 	if w.first != nil {
-		return "", w.first
+		return nil, w.first
 	}
+	return top, nil
+}
+
+// stamp hashes the tree's lines in walk order (the install record left out).
+func (top *stampDir) stamp() string {
 	h := sha256.New()
 	bw := bufio.NewWriterSize(h, 64<<10)
 	var line []byte
-	var emit func(d *stampDir, prefix []byte)
-	emit = func(d *stampDir, prefix []byte) {
+	top.walk(func(rel []byte, e *stampEnt) bool {
+		if string(rel) == RecordName {
+			return true
+		}
+		line = e.appendLine(line[:0], rel)
+		bw.Write(line)
+		return true
+	})
+	bw.Flush()
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// walk calls fn for every entry in the order of filepath.WalkDir (each
+// folder's names sorted, a folder before its entries), with its path
+// relative to the top; fn returning false skips a folder's entries. rel is
+// only valid during the call.
+func (top *stampDir) walk(fn func(rel []byte, e *stampEnt) bool) {
+	var rec func(d *stampDir, prefix []byte)
+	rec = func(d *stampDir, prefix []byte) {
 		for i := range d.ents {
 			e := &d.ents[i]
-			if len(prefix) == 0 && e.name == RecordName {
-				continue
-			}
 			rel := append(prefix, e.name...)
-			line = e.appendLine(line[:0], rel)
-			bw.Write(line)
-			if e.sub != nil {
-				emit(e.sub, append(rel, '/'))
+			if fn(rel, e) && e.sub != nil {
+				rec(e.sub, append(rel, '/'))
 			}
 		}
 	}
-	emit(top, nil)
-	bw.Flush()
-	return hex.EncodeToString(h.Sum(nil)), nil
+	rec(top, make([]byte, 0, 512))
+}
+
+// lookup finds the entry at the slash-separated rel (nil when there is
+// none), by a binary search of each folder's sorted names.
+func (top *stampDir) lookup(rel string) *stampEnt {
+	d := top
+	for {
+		seg, rest, more := strings.Cut(rel, "/")
+		if d == nil {
+			return nil
+		}
+		i, ok := slices.BinarySearchFunc(d.ents, seg, func(e stampEnt, name string) int { return strings.Compare(e.name, name) })
+		if !ok {
+			return nil
+		}
+		if !more {
+			return &d.ents[i]
+		}
+		d, rel = d.ents[i].sub, rest
+	}
+}
+
+// add puts a top-level entry the tree did not have when it was read (the
+// install index, written after the read) in its sorted place.
+func (top *stampDir) add(dir, name string) error {
+	var st unix.Stat_t
+	if err := unix.Lstat(dir+"/"+name, &st); err != nil {
+		return err
+	}
+	e := stampEnt{name: name, mode: st.Mode, ino: st.Ino, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
+	i, found := slices.BinarySearchFunc(top.ents, name, func(e stampEnt, name string) int { return strings.Compare(e.name, name) })
+	if found {
+		top.ents[i] = e
+		return nil
+	}
+	top.ents = slices.Insert(top.ents, i, e)
+	return nil
 }
 
 // stampDir is one folder of a tree stamp: its entries in name order, each
@@ -175,6 +273,7 @@ type stampEnt struct {
 	ino                uint64
 	size, mtime, ctime int64
 	sub                *stampDir
+	seen               bool // matched by an index entry (verify)
 }
 
 // appendLine appends e's line of the stamp, for the entry at rel: path,

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/clawkit/clawkit/pkg/crabbox/crabboxtest"
 )
 
 // TestTreeStampIsTheWalk holds the parallel treeStamp to its definition:
@@ -126,4 +128,57 @@ func walkDirStamp(root string) (string, error) {
 	}
 	bw.Flush()
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// TestInstallRecordsItsTree: the stamp install records (computed from the
+// tree read once, with the index added after it was written) is the stamp
+// of the installed tree, and the index gives every entry's mode as it is
+// on disk, folders the archive only implied included.
+func TestInstallRecordsItsTree(t *testing.T) {
+	dir := t.TempDir()
+	mp, err := crabboxtest.Export(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := Install(InstallRequest{ManifestPath: mp, TargetHome: filepath.Join(dir, "home"), CLIVersion: "test", NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := readRecord(rc.RuntimeDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := treeStamp(rc.RuntimeDir); err != nil || got != rec.Tree {
+		t.Fatalf("recorded stamp %s, the tree's %s (%v)", rec.Tree, got, err)
+	}
+	b, err := os.ReadFile(filepath.Join(rc.RuntimeDir, IndexName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var idx Index
+	if err := strictJSON(b, &idx); err != nil {
+		t.Fatal(err)
+	}
+	indexed := map[string]bool{RecordName: true, IndexName: true}
+	for _, e := range idx.Entries {
+		indexed[e.Path] = true
+		st, err := os.Lstat(filepath.Join(rc.RuntimeDir, e.Path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := ""
+		if e.Type != "symlink" {
+			want = modeString(uint32(st.Sys().(*syscall.Stat_t).Mode))
+		}
+		if e.Mode != want {
+			t.Errorf("%s: index mode %q, on disk %q", e.Path, e.Mode, want)
+		}
+	}
+	filepath.WalkDir(rc.RuntimeDir, func(p string, d fs.DirEntry, err error) error {
+		rel, _ := filepath.Rel(rc.RuntimeDir, p)
+		if rel != "." && !indexed[filepath.ToSlash(rel)] {
+			t.Errorf("%s is not in the index", rel)
+		}
+		return nil
+	})
 }

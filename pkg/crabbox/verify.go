@@ -1,8 +1,10 @@
 package crabbox
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,13 +12,16 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/clawkit/clawkit/pkg/artifacts"
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
+	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
 func newSHA() interface {
@@ -39,12 +44,19 @@ type VerifyRequest struct {
 	Progress io.Writer
 }
 
-// VerifyResult carries the problems found (one line each) and, when there
-// are none, the receipt.
+// VerifyResult carries the problems found and, when there are none, the
+// receipt.
 type VerifyResult struct {
+	// Problems are the problems' lines ("<path>: <problem>"), in the
+	// order found: the record, package.json and the worker archive first,
+	// then the tree in walk order (the first names the first difference).
 	Problems []string
-	Receipt  *Receipt
-	Layout   Layout
+	// Found are the same problems, structured.
+	Found   []Problem
+	Receipt *Receipt
+	Layout  Layout
+	// NotInstalled: the runtime folder does not exist (a cache miss).
+	NotInstalled bool
 }
 
 // Verify checks a retained runtime cache against a manifest without
@@ -96,13 +108,19 @@ func verify(req VerifyRequest) (*VerifyResult, error) {
 		if req.Deep {
 			what += ", and every installed file"
 		}
-		fmt.Fprintf(req.Progress, "clawkit: crabbox: verifying %s: %s\n", l.RuntimeDir, what)
+		fmt.Fprintf(req.Progress, "clawkit: crabbox: verifying %s: %s\n", termsafe.Text(l.RuntimeDir), what)
 	}
 	depth := verifyShallow
 	if req.Deep {
 		depth = verifyDeepest
 	}
-	res := &VerifyResult{Layout: l, Problems: verifyInstalled(in, l, req.CLIVersion, depth)}
+	res := &VerifyResult{Layout: l, Found: verifyInstalled(in, l, req.CLIVersion, depth)}
+	for _, p := range res.Found {
+		res.Problems = append(res.Problems, p.String())
+	}
+	if _, err := os.Lstat(l.RuntimeDir); errors.Is(err, fs.ErrNotExist) {
+		res.NotInstalled = true
+	}
 	if len(res.Problems) == 0 {
 		res.Receipt = NewReceipt(StatusExistingVerified, in, l, req.CLIVersion)
 	}
@@ -115,6 +133,79 @@ func VerifyFailed(res *VerifyResult) error {
 		WithHint("run 'clawkit crabbox install' with the same manifest to replace it")
 }
 
+// VerifyReport is the one JSON document of `crabbox verify --json`, on
+// success and on every failure, for a CI workflow to branch on
+// (docs/crabbox.md, "verify --json"): ok; status (existing-verified,
+// not-installed, invalid, or error when verification could not run: a bad
+// manifest, a pin mismatch, an interrupt); the manifest and runtime
+// folder; what was checked; every problem and the first; the receipt on
+// success; the error code, message, hint and exit code on failure.
+type VerifyReport struct {
+	OK              bool      `json:"ok"`
+	Status          string    `json:"status"`
+	Manifest        string    `json:"manifest"`
+	RuntimeDir      string    `json:"runtimeDir,omitempty"`
+	Deep            bool      `json:"deep"`
+	Checked         []string  `json:"checked"`
+	Problems        []Problem `json:"problems"`
+	FirstDifference *Problem  `json:"firstDifference,omitempty"`
+	Receipt         *Receipt  `json:"receipt,omitempty"`
+	Code            errs.Code `json:"code,omitempty"`
+	Message         string    `json:"message,omitempty"`
+	Hint            string    `json:"hint,omitempty"`
+	ExitCode        int       `json:"exitCode"`
+}
+
+// Report statuses.
+const (
+	ReportNotInstalled = "not-installed"
+	ReportInvalid      = "invalid"
+	ReportError        = "error"
+)
+
+// NewVerifyReport is the report of a verification: res and err are what
+// Verify returned (err, when not nil, wins: verification did not run to
+// the end).
+func NewVerifyReport(req VerifyRequest, res *VerifyResult, err error) *VerifyReport {
+	r := &VerifyReport{Manifest: req.ManifestPath, Deep: req.Deep, Problems: []Problem{}}
+	if abs, aerr := filepath.Abs(req.ManifestPath); aerr == nil {
+		r.Manifest = abs
+	}
+	r.Checked = []string{}
+	if res != nil {
+		r.Checked = append(r.Checked, "record", "package", "workerArchive", "tree")
+		if req.Deep {
+			r.Checked = append(r.Checked, "content")
+		}
+		r.RuntimeDir = res.Layout.RuntimeDir
+		r.Problems = append(r.Problems, res.Found...)
+		if len(res.Found) > 0 {
+			first := res.Found[0]
+			r.FirstDifference = &first
+		}
+	}
+	if err == nil && res != nil && len(res.Found) > 0 {
+		err = VerifyFailed(res)
+	}
+	switch {
+	case err != nil:
+		r.Code, r.Message, r.ExitCode = errs.CodeOf(err), err.Error(), int(errs.KindOf(err))
+		if e := errs.As(err); e != nil {
+			r.Hint = e.Hint
+		}
+		r.Status = ReportError
+		if res != nil && len(res.Found) > 0 {
+			r.Status = ReportInvalid
+			if res.NotInstalled {
+				r.Status = ReportNotInstalled
+			}
+		}
+	case res != nil:
+		r.OK, r.Status, r.Receipt = true, StatusExistingVerified, res.Receipt
+	}
+	return r
+}
+
 // How far verifyInstalled looks beyond the record, the package identity and
 // the worker archive.
 const (
@@ -125,11 +216,11 @@ const (
 	verifyDeepest // every file re-hashed
 )
 
-func verifyInstalled(in *Inputs, l Layout, cliVersion string, depth int) []string {
+func verifyInstalled(in *Inputs, l Layout, cliVersion string, depth int) []Problem {
 	m := in.Manifest
-	var probs []string
+	var probs []Problem
 	add := func(path, format string, args ...any) {
-		probs = append(probs, path+": "+fmt.Sprintf(format, args...))
+		probs = append(probs, Problem{path, fmt.Sprintf(format, args...)})
 	}
 	st, err := os.Lstat(l.RuntimeDir)
 	if err != nil {
@@ -177,130 +268,281 @@ func verifyInstalled(in *Inputs, l Layout, cliVersion string, depth int) []strin
 	case sum != m.WorkerBundle.SHA256:
 		add(l.WorkerArchive, "retained worker archive has SHA-256 %s, the manifest records %s", sum, m.WorkerBundle.SHA256)
 	}
-	if rec == nil || depth == verifyShallow || (depth == verifyStamp && len(probs) > 0) {
+	if rec == nil || (depth == verifyStamp && len(probs) > 0) {
 		return probs
 	}
-	if depth == verifyStamp && rec.Tree != "" {
-		if stamp, err := treeStamp(l.RuntimeDir); err == nil && stamp == rec.Tree {
-			return nil
-		}
+	return append(probs, verifyTree(l, rec, depth)...)
+}
+
+// verifyTree compares the installed tree with the install: plain verify
+// (verifyShallow) compares the type, size and mode of every entry, and
+// the entries themselves, with the install index (a stat of each, no
+// content read); a tree whose stamp is still the one install recorded is
+// unchanged and needs no comparison. verifyStamp (an install finding an
+// existing install) keeps a tree with the recorded stamp and otherwise
+// does what verifyDeepest does: the comparison, then every file's content
+// hashed. Problems come in walk order, so the first names the first
+// difference.
+func verifyTree(l Layout, rec *Record, depth int) []Problem {
+	tree, err := readTree(l.RuntimeDir)
+	if err != nil {
+		return []Problem{{l.RuntimeDir, fmt.Sprintf("cannot read the installed tree: %v", err)}}
 	}
-	probs = append(probs, verifyDeep(l, rec)...)
+	if depth != verifyDeepest && rec.Tree != "" && tree.stamp() == rec.Tree {
+		return nil
+	}
+	idx, prob := readIndex(l, rec)
+	if prob != nil {
+		return []Problem{*prob}
+	}
+	probs, files := compareTree(l, tree, idx, depth != verifyShallow)
+	if depth != verifyShallow {
+		probs = append(probs, hashFiles(files)...)
+	}
+	sortWalk(probs)
 	return probs
 }
 
-// verifyDeep re-hashes every file of the install index (in parallel) and
-// reports missing, changed and unexpected entries.
-func verifyDeep(l Layout, rec *Record) []string {
+// readIndex reads the install index and checks it against the record's
+// digest.
+func readIndex(l Layout, rec *Record) (*Index, *Problem) {
 	idxPath := filepath.Join(l.RuntimeDir, IndexName)
-	var probs []string
 	b, err := fsx.ReadRegular(idxPath, maxIndexBytes)
 	if err != nil {
-		return []string{idxPath + ": " + err.Error()}
+		return nil, &Problem{idxPath, err.Error()}
 	}
 	if got := sha256Hex(b); got != rec.Index.SHA256 {
-		return []string{fmt.Sprintf("%s: install index has SHA-256 %s, the install record says %s", idxPath, got, rec.Index.SHA256)}
+		return nil, &Problem{idxPath, fmt.Sprintf("install index has SHA-256 %s, the install record says %s", got, rec.Index.SHA256)}
 	}
+	// The digest pins these bytes to what install wrote (the record that
+	// holds it is decoded strictly), so the index needs no second
+	// strictness scan: half the cost of reading 43,000 entries.
 	var idx Index
-	if err := strictJSON(b, &idx); err != nil || idx.Schema != IndexSchema {
-		return []string{fmt.Sprintf("%s: install index is not valid: %v", idxPath, err)}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	err = dec.Decode(&idx)
+	if err == nil && idx.Schema != IndexSchema {
+		err = fmt.Errorf("schema %q, want %q (installed by an older clawkit)", idx.Schema, IndexSchema)
 	}
-	known := make(map[string]bool, len(idx.Entries)+2)
-	known[RecordName], known[IndexName] = true, true
-	type job struct {
-		abs string
-		e   IndexEntry
+	if err != nil {
+		return nil, &Problem{idxPath, fmt.Sprintf("install index is not valid: %v", err)}
 	}
-	jobs := make(chan job, 256)
-	var mu sync.Mutex
-	report := func(p, format string, args ...any) {
-		mu.Lock()
-		probs = append(probs, p+": "+fmt.Sprintf(format, args...))
-		mu.Unlock()
+	return &idx, nil
+}
+
+// Problem is one thing verification found wrong, at an absolute path.
+type Problem struct {
+	Path    string `json:"path"`
+	Problem string `json:"problem"`
+}
+
+// String is the problem's line: "<path>: <problem>", like go mod verify.
+func (p Problem) String() string { return p.Path + ": " + p.Problem }
+
+// hashJob is a file whose type, size and mode matched: deep verification
+// re-hashes its content.
+type hashJob struct {
+	abs  string
+	size int64
+	sum  string
+	link string // symlink target to read back instead
+}
+
+// compareTree compares every index entry with what the tree says of its
+// path (type, size, mode; a symlink's target length), then reports every
+// entry of the tree that no index entry names (a folder once, not its
+// content). It returns the problems and the files and links that matched,
+// for a deep check of their content.
+func compareTree(l Layout, tree *stampDir, idx *Index, wantJobs bool) ([]Problem, []hashJob) {
+	var (
+		probs  []Problem
+		jobs   []hashJob
+		byPath map[string]IndexEntry
+	)
+	idxPath := filepath.Join(l.RuntimeDir, IndexName)
+	add := func(abs, format string, args ...any) {
+		probs = append(probs, Problem{abs, fmt.Sprintf(format, args...)})
 	}
-	var wg sync.WaitGroup
-	for range max(runtime.GOMAXPROCS(0), 1) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			buf := make([]byte, 256<<10)
-			for j := range jobs {
-				n, sum, err := hashFile(j.abs, buf)
-				switch {
-				case errors.Is(err, fs.ErrNotExist):
-					report(j.abs, "missing")
-				case err != nil:
-					report(j.abs, "%v", err)
-				case n != j.e.Size || sum != j.e.SHA256:
-					report(j.abs, "content has been modified (%d bytes, SHA-256 %s; installed %d bytes, %s)", n, sum, j.e.Size, j.e.SHA256)
-				}
-			}
-		}()
-	}
-	var byPath map[string]IndexEntry
 	for _, e := range idx.Entries {
 		name, err := e.name()
 		if err == nil {
 			err = fsx.CheckRel(name)
 		}
 		if err != nil {
-			report(idxPath, "invalid path %q in the install index", e.Path)
+			add(idxPath, "invalid path %q in the install index", e.Path)
 			continue
 		}
-		known[name] = true
-		abs := filepath.Join(l.RuntimeDir, filepath.FromSlash(name))
+		// The absolute path only when it is reported or hashed: most
+		// entries are neither.
+		abs := func() string { return l.RuntimeDir + string(filepath.Separator) + filepath.FromSlash(name) }
+		got := tree.lookup(name)
+		if got == nil {
+			add(abs(), "missing")
+			continue
+		}
+		got.seen = true
+		want := e
 		switch e.Type {
-		case "file", "hardlink":
-			fe := e
-			if e.Type == "hardlink" {
-				// Same content as its target; check it is still a
-				// regular file holding that content.
-				if byPath == nil {
-					byPath = make(map[string]IndexEntry, len(idx.Entries))
-					for _, x := range idx.Entries {
-						if xn, err := x.name(); err == nil {
-							byPath[xn] = x
-						}
+		case "file", "dir", "symlink":
+		case "hardlink":
+			// Same content and mode as its target: a regular file.
+			if byPath == nil {
+				byPath = make(map[string]IndexEntry, len(idx.Entries))
+				for _, x := range idx.Entries {
+					if xn, err := x.name(); err == nil {
+						byPath[xn] = x
 					}
 				}
-				target, err := e.link()
-				var ok bool
-				if fe, ok = byPath[target]; err != nil || !ok || fe.Type != "file" {
-					report(abs, "hard link target %q is not in the install index", e.Link)
-					continue
-				}
 			}
-			jobs <- job{abs, fe}
-		case "dir":
-			if st, err := os.Lstat(abs); err != nil || !st.IsDir() {
-				report(abs, "folder is missing or replaced")
+			target, err := e.link()
+			var ok bool
+			if want, ok = byPath[target]; err != nil || !ok || want.Type != "file" {
+				add(abs(), "hard link target %q is not in the install index", e.Link)
+				continue
+			}
+			want.Mode = e.Mode
+		default:
+			add(idxPath, "unknown entry type %q for %q", e.Type, e.Path)
+			continue
+		}
+		if gt, wt := typeName(got.mode), typeName(wantMode(want.Type)); gt != wt {
+			add(abs(), "is a %s, installed a %s", gt, wt)
+			continue
+		}
+		if want.Type != "symlink" && want.Mode != modeString(got.mode) {
+			add(abs(), "mode is %s, installed %s", modeString(got.mode), want.Mode)
+			continue
+		}
+		switch want.Type {
+		case "file":
+			if got.size != want.Size {
+				add(abs(), "size is %d bytes, installed %d", got.size, want.Size)
+				continue
+			}
+			if wantJobs {
+				jobs = append(jobs, hashJob{abs: abs(), size: want.Size, sum: want.SHA256})
 			}
 		case "symlink":
-			want, err := e.link()
-			if t, rerr := os.Readlink(abs); err != nil || rerr != nil || t != want {
-				report(abs, "symlink is missing or points elsewhere (want %q)", want)
+			target, err := e.link()
+			if err != nil || got.size != int64(len(target)) {
+				add(abs(), "symlink points elsewhere (want %q)", e.Link)
+				continue
 			}
-		default:
-			report(idxPath, "unknown entry type %q for %q", e.Type, e.Path)
+			if wantJobs {
+				jobs = append(jobs, hashJob{abs: abs(), link: target})
+			}
 		}
 	}
-	close(jobs)
-	wg.Wait()
-	// Unexpected additions: any non-folder not in the index.
-	filepath.WalkDir(l.RuntimeDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			report(p, "%v", err)
-			return nil
+	tree.walk(func(rel []byte, e *stampEnt) bool {
+		if e.seen {
+			return true
 		}
-		if d.IsDir() {
-			return nil
+		if r := string(rel); r == RecordName || r == IndexName {
+			return true
 		}
-		rel, _ := filepath.Rel(l.RuntimeDir, p)
-		if !known[filepath.ToSlash(rel)] {
-			report(p, "unexpected file (not part of the install)")
+		abs := filepath.Join(l.RuntimeDir, filepath.FromSlash(string(rel)))
+		if e.mode&unix.S_IFMT == unix.S_IFDIR {
+			add(abs, "unexpected folder (not part of the install)")
+			return false
 		}
-		return nil
+		add(abs, "unexpected file (not part of the install)")
+		return true
 	})
-	sort.Strings(probs)
+	return probs, jobs
+}
+
+// hashFiles re-hashes the files (in parallel) and reads the links back.
+func hashFiles(jobs []hashJob) []Problem {
+	var (
+		mu    sync.Mutex
+		probs []Problem
+		wg    sync.WaitGroup
+	)
+	report := func(p, format string, args ...any) {
+		mu.Lock()
+		probs = append(probs, Problem{p, fmt.Sprintf(format, args...)})
+		mu.Unlock()
+	}
+	ch := make(chan hashJob, 256)
+	for range max(runtime.GOMAXPROCS(0), 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 256<<10)
+			for j := range ch {
+				if j.link != "" {
+					if t, err := os.Readlink(j.abs); err != nil || t != j.link {
+						report(j.abs, "symlink is missing or points elsewhere (want %q)", j.link)
+					}
+					continue
+				}
+				n, sum, err := hashFile(j.abs, buf)
+				switch {
+				case errors.Is(err, fs.ErrNotExist):
+					report(j.abs, "missing")
+				case err != nil:
+					report(j.abs, "%v", err)
+				case n != j.size || sum != j.sum:
+					report(j.abs, "content has been modified (%d bytes, SHA-256 %s; installed %d bytes, %s)", n, sum, j.size, j.sum)
+				}
+			}
+		}()
+	}
+	for _, j := range jobs {
+		ch <- j
+	}
+	close(ch)
+	wg.Wait()
 	return probs
+}
+
+func wantMode(typ string) uint32 {
+	switch typ {
+	case "dir":
+		return unix.S_IFDIR
+	case "symlink":
+		return unix.S_IFLNK
+	}
+	return unix.S_IFREG
+}
+
+func typeName(mode uint32) string {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return "file"
+	case unix.S_IFDIR:
+		return "folder"
+	case unix.S_IFLNK:
+		return "symlink"
+	case unix.S_IFIFO:
+		return "named pipe"
+	case unix.S_IFSOCK:
+		return "socket"
+	}
+	return "device"
+}
+
+// sortWalk orders problems as a walk meets their paths (a folder before
+// its entries, names byte-wise within a folder), stably.
+func sortWalk(probs []Problem) {
+	slices.SortStableFunc(probs, func(a, b Problem) int { return cmpWalk(a.Path, b.Path) })
+}
+
+func cmpWalk(a, b string) int {
+	for {
+		as, arest, amore := strings.Cut(a, "/")
+		bs, brest, bmore := strings.Cut(b, "/")
+		if c := strings.Compare(as, bs); c != 0 {
+			return c
+		}
+		switch {
+		case !amore && !bmore:
+			return 0
+		case !amore:
+			return -1
+		case !bmore:
+			return 1
+		}
+		a, b = arest, brest
+	}
 }

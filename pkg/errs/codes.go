@@ -7,8 +7,6 @@ package errs
 const (
 	// CodeFailed: the code of an error that carries none of its own (CodeOf)
 	CodeFailed Code = "failed"
-	// CodeUsage: bad flags or arguments
-	CodeUsage Code = "usage"
 	// CodeArchiveTooLarge: archive is … bytes, over the limit of …
 	CodeArchiveTooLarge Code = "archive_too_large"
 	// CodeBackupFailed: backup vanished: …
@@ -29,6 +27,8 @@ const (
 	CodeInvalidConfig Code = "invalid_config"
 	// CodeInvalidConfigValue: the value looks like JSON but does not parse at column …: …
 	CodeInvalidConfigValue Code = "invalid_config_value"
+	// CodeInvalidInput: cannot resolve --file …: …
+	CodeInvalidInput Code = "invalid_input"
 	// CodeInvalidLimit: the frame limit must be at least 2 bytes
 	CodeInvalidLimit Code = "invalid_limit"
 	// CodeInvalidManifest: nodeBootstrap.path: …
@@ -76,4 +76,8 @@ const (
 	CodeInvalidHeader Code = "invalid_header"
 	// CodeListenFailed: cannot listen on …: …
 	CodeListenFailed Code = "listen_failed"
+	// CodeInvalidSecret: the credential for … is … bytes; the limit is …
+	CodeInvalidSecret Code = "invalid_secret"
+	// CodeInvalidTimeout: --timeout … is shorter than …, the finest a wait counts (or negative, or given without --wait)
+	CodeInvalidTimeout Code = "invalid_timeout"
 )

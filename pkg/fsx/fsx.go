@@ -16,8 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/rogpeppe/go-internal/lockedfile"
 )
 
 // WriteFile atomically replaces path with data (mode perm).
@@ -315,6 +313,17 @@ func checkRegular(path string, open func(string) (*os.File, error)) (*os.File, e
 	return f, nil
 }
 
+// RegularIfExists returns a NotRegularError when something other than a
+// regular file (a link, a FIFO, a device, a folder) is at path; nothing
+// there, or a regular file, is nil. It is the check before a home file is
+// opened for writing or locking, so the refusal names what is there.
+func RegularIfExists(path string) error {
+	if st, err := os.Lstat(path); err == nil && !st.Mode().IsRegular() {
+		return &NotRegularError{Path: path, Kind: describeMode(st.Mode())}
+	}
+	return nil
+}
+
 // NotRegularError says what a path is instead of a regular file; it
 // matches ErrNotRegular.
 type NotRegularError struct {
@@ -335,6 +344,8 @@ func describeMode(m fs.FileMode) string {
 		return "a folder"
 	case m&fs.ModeNamedPipe != 0:
 		return "a FIFO"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
 	case m&fs.ModeSocket != 0:
 		return "a socket"
 	case m&fs.ModeDevice != 0:
@@ -377,11 +388,11 @@ const LockSuffix = ".lock"
 // The lock file is left in place: removing it would let a waiter lock an
 // unlinked inode while a newcomer locks a fresh one.
 func EditLocked(path string, edit func() error) error {
-	unlock, err := lockedfile.MutexAt(path + LockSuffix).Lock()
+	f, err := OpenLockFile(path+LockSuffix, 0o666)
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	defer f.Close()
 	// Every writer of path holds this lock, so any temp sibling present now
 	// is a leftover of a write that was killed mid-way.
 	if err := RemoveStaleTemps(path); err != nil {

@@ -5,6 +5,7 @@ package fsx
 import (
 	"os"
 
+	"github.com/rogpeppe/go-internal/lockedfile"
 	"golang.org/x/sys/unix"
 )
 
@@ -42,4 +43,31 @@ func openNonblocking(path string, flags int) (*os.File, error) {
 		}
 	}
 	return os.NewFile(uintptr(fd), path), nil
+}
+
+// OpenLockFile opens (creating it if needed) and locks a lock file with
+// lockedfile, as lockedfile.MutexAt does, but never through a symbolic
+// link (a link could make it create a file outside the home) and without
+// blocking in open(2); anything but a regular file is refused with a
+// NotRegularError and left as it is. The caller's Close releases the lock.
+func OpenLockFile(path string, perm os.FileMode) (*lockedfile.File, error) {
+	// Refuse what is there before locking it: a FIFO or a device is never
+	// locked (O_NONBLOCK keeps open(2) from waiting on a FIFO either way).
+	if err := RegularIfExists(path); err != nil {
+		return nil, err
+	}
+	f, err := lockedfile.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_NONBLOCK, perm)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, &NotRegularError{Path: path, Kind: describeMode(st.Mode())}
+	}
+	return f, nil
 }

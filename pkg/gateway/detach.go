@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/owner"
 )
 
@@ -36,7 +38,19 @@ func Detach(ctx context.Context, o DetachOptions) (*owner.Record, error) {
 	if rec, st := owner.LiveGateway(ctx, h); st != nil {
 		return nil, owner.ErrGatewayRunning(h, rec)
 	}
-	logf, err := os.OpenFile(h.Log(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	// A home file: never through a link, never blocking on a FIFO, and
+	// only a regular file (README, "The home").
+	err := fsx.RegularIfExists(h.Log())
+	var logf *os.File
+	if err == nil {
+		logf, err = os.OpenFile(h.Log(), os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
+	}
+	if err == nil {
+		if st, serr := logf.Stat(); serr != nil || !st.Mode().IsRegular() {
+			logf.Close()
+			err = fmt.Errorf("not a regular file")
+		}
+	}
 	if err != nil {
 		return nil, errs.Failed(errs.CodeDetachFailed, "cannot open %s: %v", h.Log(), err)
 	}
@@ -95,11 +109,18 @@ func Detach(ctx context.Context, o DetachOptions) (*owner.Record, error) {
 }
 
 func logTail(path string, from int64) string {
-	b, err := os.ReadFile(path)
-	if err != nil || from > int64(len(b)) {
+	f, err := fsx.OpenRegular(path)
+	if err != nil {
 		return ""
 	}
-	b = b[from:]
+	defer f.Close()
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return ""
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return ""
+	}
 	if len(b) > 2048 {
 		b = b[len(b)-2048:]
 	}

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -89,13 +90,17 @@ func checkAuthAdd(p AuthAddParams) error {
 				WithHint("clawkit auth add %s --provider postgres --api-key-env PGPW", owner.DatabaseProfile)
 		}
 	case "mcp":
-		// An MCP server's HTTP header (docs/mcp.md, "Over HTTP").
-		if p.Kind != auth.KindBearer && p.Kind != auth.KindHeader {
-			return errs.Usage(CodeUnknownKind, "an mcp profile is of kind bearer or header, not %q", p.Kind).WithHint("use --kind bearer for a token, --kind header for a whole header value")
+		// An MCP server's HTTP header value, read by mcp's --header
+		// (docs/mcp.md, "Over HTTP") and a research job's --mcp-header
+		// (docs/research.md, "Tools"): only the header kinds, and those
+		// only for provider mcp.
+		if !auth.IsHeaderKind(p.Kind) {
+			return errs.Usage(CodeUnknownKind, "an mcp profile holds an HTTP header's value: its kind is header (the value as is) or bearer (a token, sent as Bearer TOKEN), not %q", p.Kind).
+				WithHint("clawkit auth add %s --provider mcp --kind header --api-key-env VAR (or --kind bearer for a token)", p.ID)
 		}
 		return auth.CheckNew(p.ID, p.Secret)
 	default:
-		return errs.Usage(CodeUnknownProvider, "unknown provider %q", p.Provider).WithHint("supported: google, postgres (the database password), mcp (an MCP server's header)")
+		return errs.Usage(CodeUnknownProvider, "unknown provider %q", p.Provider).WithHint("supported: google, postgres (the database password), mcp (an MCP server's header value)")
 	}
 	if p.Kind != auth.KindAPIKey && p.Kind != auth.KindOAuth {
 		return errs.Usage(CodeUnknownKind, "unknown credential kind %q", p.Kind).WithHint("use api-key or oauth")
@@ -129,13 +134,20 @@ func checkConfigSet(p ConfigParams) error {
 	if err := checkConfigPath(p); err != nil {
 		return err
 	}
-	_, err := configValue(p)
-	return err
+	v, err := configValue(p)
+	if err != nil {
+		return err
+	}
+	return config.CheckValue(p.Path, v)
 }
 
 func configValue(p ConfigParams) (any, error) {
+	// Numbers stay as written (1e999 is a JSON number the file can hold),
+	// as config.ParseValue and config.Load read them.
 	var v any
-	if err := json.Unmarshal(p.Value, &v); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(p.Value))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
 		return nil, errs.Usage(errs.CodeInvalidParams, "malformed value: %v", err)
 	}
 	return v, nil
@@ -154,7 +166,11 @@ func admitConfigSet(pre owner.Pre, p ConfigParams) error {
 		return err
 	}
 	c := &config.Config{Path: pre.Config.Path, Root: cloneJSON(pre.Config.Root)}
-	return c.Set(p.Path, v)
+	if err := c.Set(p.Path, v); err != nil {
+		return err
+	}
+	_, err = c.Encode() // the file it would make must be readable back
+	return err
 }
 
 // cloneJSON copies a decoded JSON tree, so a trial edit leaves the
@@ -244,7 +260,9 @@ func registerCore(r *owner.Registry) {
 		}})
 	owner.Register(r, owner.Op[ConfigParams, map[string]any]{Name: MethodConfigUnset, Write: true, FilesOnly: true, Check: owner.Refusals(checkConfigPath),
 		Run: func(ctx context.Context, env *owner.OpEnv, p ConfigParams) (map[string]any, error) {
-			return editConfig(env, func(cfg *config.Config) (map[string]any, bool, error) {
+			// Unset reads a config over the bounds too, so the key that
+			// made it unreadable can be removed (config.LoadForRepair).
+			return editConfigWith(env, config.LoadForRepair, func(cfg *config.Config) (map[string]any, bool, error) {
 				removed, err := cfg.Unset(p.Path)
 				return map[string]any{"path": p.Path, "removed": removed}, removed, err
 			})
@@ -298,6 +316,7 @@ func admitAuthRemove(pre owner.Pre, p AuthRemoveParams) error {
 // the file's edit lock, so concurrent handlers never lose each other's
 // profiles.
 func editCredentials(env *owner.OpEnv, change func(*auth.Store) (auth.Public, error)) (res auth.Public, err error) {
+	defer func() { err = classifyEdit(err, auth.WriteFailed, filepath.Join(env.Home, auth.FileName)) }()
 	err = fsx.EditLocked(filepath.Join(env.Home, auth.FileName), func() error {
 		s, err := auth.Load(env.Home)
 		if err != nil {
@@ -328,8 +347,14 @@ func editCredentials(env *owner.OpEnv, change func(*auth.Store) (auth.Public, er
 // it, 20 concurrent `config set` calls through one gateway kept only some
 // of their keys while all of them exited 0.
 func editConfig(env *owner.OpEnv, change func(*config.Config) (res map[string]any, changed bool, err error)) (res map[string]any, err error) {
+	return editConfigWith(env, config.Load, change)
+}
+
+// editConfigWith is editConfig reading the config with load.
+func editConfigWith(env *owner.OpEnv, load func(home string) (*config.Config, error), change func(*config.Config) (res map[string]any, changed bool, err error)) (res map[string]any, err error) {
+	defer func() { err = classifyEdit(err, config.WriteFailed, filepath.Join(env.Home, config.FileName)) }()
 	err = fsx.EditLocked(filepath.Join(env.Home, config.FileName), func() error {
-		cfg, err := config.Load(env.Home)
+		cfg, err := load(env.Home)
 		if err != nil {
 			return err
 		}
@@ -352,4 +377,15 @@ func editConfig(env *owner.OpEnv, change func(*config.Config) (res map[string]an
 		return cfg.Save()
 	})
 	return res, err
+}
+
+// classifyEdit gives an edit's unclassified failure (its edit lock could
+// not be taken or created: a FIFO or a link in its place, a read-only
+// home, a stale temp that cannot be removed) the file's own write-failure
+// code, so no error reaches the user without a catalogued code.
+func classifyEdit(err error, failed func(path string, err error) error, path string) error {
+	if err == nil || errs.As(err) != nil {
+		return err
+	}
+	return failed(path, err)
 }

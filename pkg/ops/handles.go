@@ -34,6 +34,8 @@ var (
 	ResearchPoll     = owner.Handle[research.JobParams, *research.PollResult]{Name: research.MethodPoll}
 	ResearchWait     = owner.Handle[research.WaitParams, *research.PollResult]{Name: research.MethodWait}
 	ResearchCancel   = owner.Handle[research.JobParams, *research.PollResult]{Name: research.MethodCancel}
+	ResearchApprove  = owner.Handle[research.ApproveParams, *research.StartResult]{Name: research.MethodApprove}
+	ResearchReject   = owner.Handle[research.JobParams, *research.PollResult]{Name: research.MethodReject}
 	ResearchList     = owner.Handle[research.ListParams, []*research.Job]{Name: research.MethodList}
 	ResearchShow     = owner.Handle[research.JobParams, *research.PollResult]{Name: research.MethodShow}
 	ResearchDescribe = owner.Handle[research.DescribeParams, *research.Describe]{Name: research.MethodDescribe}

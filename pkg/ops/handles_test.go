@@ -17,7 +17,7 @@ type handle interface {
 var allHandles = []handle{
 	SessionCreate, SessionShow, SessionList, SessionReset, SessionRevoke, SessionRefreshing, SessionActivate,
 	AuthAdd, AuthList, AuthRemove, ConfigSet, ConfigUnset, StateBackup, StateStatus,
-	ResearchStart, ResearchPoll, ResearchWait, ResearchCancel, ResearchList, ResearchShow, ResearchDescribe, ResearchRecover, ResearchRPC,
+	ResearchStart, ResearchPoll, ResearchWait, ResearchCancel, ResearchApprove, ResearchReject, ResearchList, ResearchShow, ResearchDescribe, ResearchRecover, ResearchRPC,
 	SkillRoot, SkillList, SkillFiles, SkillRead, SkillEvents, SkillWrite, SkillRemove, SkillInstall, SkillBundle, SkillWatch,
 }
 

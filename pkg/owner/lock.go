@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	"github.com/rogpeppe/go-internal/lockedfile"
+
+	"github.com/clawkit/clawkit/pkg/fsx"
 )
 
 // Lock is a held owner lock.
@@ -48,7 +50,7 @@ func startLockAttempt(path string) *lockAttempt {
 	a := &lockAttempt{done: make(chan struct{})}
 	go func() {
 		defer close(a.done)
-		f, err := lockedfile.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+		f, err := fsx.OpenLockFile(path, 0o600)
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		if err != nil {
@@ -96,9 +98,10 @@ func AcquireLock(ctx context.Context, path string) (*Lock, error) {
 }
 
 // HolderPID reads the pid the current holder wrote into the lock file (0
-// when unknown). Reading does not take the lock.
+// when unknown). Reading does not take the lock, follow a link or block,
+// and reads a few bytes at most.
 func HolderPID(path string) int {
-	b, err := os.ReadFile(path)
+	b, err := fsx.ReadRegular(path, 64)
 	if err != nil {
 		return 0
 	}

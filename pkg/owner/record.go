@@ -22,11 +22,18 @@ type Record struct {
 	StartedAt time.Time `json:"startedAt"`
 }
 
+// MaxRecordBytes bounds gateway.json as read: a gateway writes a few
+// hundred bytes.
+const MaxRecordBytes = 64 << 10
+
 // ReadRecord reads the owner record; (nil, nil) when there is none. A record
 // that does not parse is treated as absent (it is stale by definition: a
-// live gateway writes it atomically).
+// live gateway writes it atomically). It is read as a regular file only,
+// never through a link, without blocking and at most MaxRecordBytes: a
+// FIFO, a device (/dev/zero) or a huge file in its place is an error,
+// which every caller takes as "no gateway" (README, "The home").
 func ReadRecord(h Home) (*Record, error) {
-	b, err := os.ReadFile(h.Record())
+	b, err := fsx.ReadRegular(h.Record(), MaxRecordBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

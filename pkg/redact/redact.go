@@ -10,6 +10,8 @@
 package redact
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/url"
 	"regexp"
 	"strings"
@@ -133,4 +135,36 @@ func Values(s string, secrets ...string) string {
 		}
 	}
 	return URLsIn(s)
+}
+
+// Bytes replaces every occurrence of each secret (at least six bytes; see
+// Values) in b by Mask, also in its JSON string encoding and its URL query
+// encoding, and applies no URL rules: it is for a whole response body from
+// a provider, read before anything parses it, so that a key the provider
+// echoes reaches no message, job record, published file or log. b is
+// returned as it is when no secret occurs in it.
+func Bytes(b []byte, secrets ...string) []byte {
+	for _, sec := range secrets {
+		if len(sec) < minSecret {
+			continue
+		}
+		// As it is, as a JSON string (with and without HTML escaping, as
+		// encoders differ) and query-escaped.
+		forms := []string{sec, url.QueryEscape(sec)}
+		for _, html := range []bool{true, false} {
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(html)
+			if enc.Encode(sec) == nil {
+				j := bytes.TrimSpace(buf.Bytes())
+				forms = append(forms, string(j[1:len(j)-1]))
+			}
+		}
+		for _, f := range forms {
+			if len(f) >= minSecret && bytes.Contains(b, []byte(f)) {
+				b = bytes.ReplaceAll(b, []byte(f), []byte(Mask))
+			}
+		}
+	}
+	return b
 }

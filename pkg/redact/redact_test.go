@@ -51,3 +51,26 @@ func FuzzURLsIn(f *testing.F) {
 		}
 	})
 }
+
+func TestBytes(t *testing.T) {
+	const key = `AIza"key/with+odd&chars`
+	body := []byte(`{"error":{"message":"API key not valid: AIza\"key/with+odd&chars","details":"?key=AIza%22key%2Fwith%2Bodd%26chars","ok":"https://x.test/?key=public"}}`)
+	got := string(Bytes(body, key))
+	if strings.Contains(got, "with+odd") || strings.Contains(got, "with%2Bodd") {
+		t.Fatalf("Bytes left the key in %s", got)
+	}
+	if strings.Count(got, Mask) != 2 {
+		t.Fatalf("want 2 masks in %s", got)
+	}
+	// No URL rules: a public ?key= parameter of another URL is kept (a
+	// report's citation must not change).
+	if !strings.Contains(got, "?key=public") {
+		t.Fatalf("Bytes applied URL rules: %s", got)
+	}
+	// Short or empty secrets are ignored; a body without the key is the
+	// same slice.
+	plain := []byte(`{"message":"the key"}`)
+	if out := Bytes(plain, "", "key", "AIzaOTHER0000"); &out[0] != &plain[0] || string(out) != string(plain) {
+		t.Fatalf("Bytes changed %s to %s", plain, out)
+	}
+}

@@ -29,12 +29,28 @@ func (s *Service) admitStart(pre owner.Pre, p StartParams) error {
 		}
 		return SettingsFrom(pre.Config, getenv)
 	})
+	if err != nil {
+		return err
+	}
+	// Inputs and header profiles are refused before the home exists:
+	// each input by its metadata and first bytes (Start reads it once,
+	// whole), each header profile by its presence and kind.
+	if err := admitInputs(p.Inputs); err != nil {
+		return err
+	}
+	_, _, err = resolveTools(pre.Home, p.Tools)
 	return err
 }
 
 // rpcStart is the start an envelope asks for.
 func rpcStart(c Caller, req Request) StartParams {
-	p := StartParams{Caller: c, Question: req.Question, AsOf: req.AsOf}
+	p := StartParams{Caller: c, Question: req.Question, AsOf: req.AsOf, Plan: req.Plan, Tools: req.Tools, Visualization: req.Visualization}
+	if req.FollowUp != nil {
+		p.FollowUp = &JobRef{Handle: req.FollowUp.Handle}
+	}
+	for _, in := range req.Inputs {
+		p.Inputs = append(p.Inputs, in.Path)
+	}
 	if req.Output != nil {
 		p.OutputFormat, p.MaxReportBytes = req.Output.Format, req.Output.MaxReportBytes
 	}
@@ -54,7 +70,7 @@ func (s *Service) admitRPC(pre owner.Pre, raw json.RawMessage) error {
 	switch rpc.Request.Action {
 	case ActionStart:
 		return s.admitStart(pre, rpcStart(c, rpc.Request))
-	case ActionPoll, ActionCancel:
+	case ActionPoll, ActionCancel, ActionApprove, ActionReject:
 		_, err := checkJobRef(JobParams{Caller: c, Handle: rpc.Request.Handle})
 		return err
 	}

@@ -114,3 +114,40 @@ const (
 	// CodeResponseTooLarge: …; research job … ends failed and is not polled again
 	CodeResponseTooLarge errs.Code = "response_too_large"
 )
+
+const (
+	// CodeApproveInProgress: research job … is being submitted right now
+	CodeApproveInProgress errs.Code = "approve_in_progress"
+	// CodeHeaderProfileMissing: MCP server …: header … names auth profile …, which does not exist
+	CodeHeaderProfileMissing errs.Code = "header_profile_missing"
+	// CodeHeaderProfileWrongKind: MCP server …: auth profile … is of kind …, not header or bearer
+	CodeHeaderProfileWrongKind errs.Code = "header_profile_wrong_kind"
+	// CodeHeaderValueLiteral: --mcp-header …:… gives a value; a header's value comes only from an auth profile of kind header
+	CodeHeaderValueLiteral errs.Code = "header_value_literal"
+	// CodeInputTooLarge: input … is … bytes; the limit is … per file
+	CodeInputTooLarge errs.Code = "input_too_large"
+	// CodeInputUnreadable: input … does not exist
+	CodeInputUnreadable errs.Code = "input_unreadable"
+	// CodeInputsTooLarge: the input files total … bytes; at most … may be sent
+	CodeInputsTooLarge errs.Code = "inputs_too_large"
+	// CodeInvalidFollowUp: a follow-up names its parent job by id or by handle
+	CodeInvalidFollowUp errs.Code = "invalid_follow_up"
+	// CodeInvalidTool: … file search stores; at most …
+	CodeInvalidTool errs.Code = "invalid_tool"
+	// CodeInvalidVisualization: visualization … is not one of auto, off
+	CodeInvalidVisualization errs.Code = "invalid_visualization"
+	// CodeNotAwaitingReview: research job … has no plan to review: the confirming turn of plan … may or may not have been accepted
+	CodeNotAwaitingReview errs.Code = "not_awaiting_review"
+	// CodeParentNotCompleted: research job … is …; only a completed job can be followed up
+	CodeParentNotCompleted errs.Code = "parent_not_completed"
+	// CodePlanProposed: research job … proposed a research plan (plan.md in its folder, see 'clawkit research show …') and waits for its review
+	CodePlanProposed errs.Code = "plan_proposed"
+	// CodePollBudgetExceeded: research job … spent its poll budget (… polls) on its plan
+	CodePollBudgetExceeded errs.Code = "poll_budget_exceeded"
+	// CodeSecretInUrl: MCP server …: the URL carries a credential (…)
+	CodeSecretInUrl errs.Code = "secret_in_url"
+	// CodeTooManyInputs: … input files; at most … may be sent
+	CodeTooManyInputs errs.Code = "too_many_inputs"
+	// CodeUnsupportedInputType: input … is not a PDF, a CSV table or an image of a type the provider accepts (by its content: …)
+	CodeUnsupportedInputType errs.Code = "unsupported_input_type"
+)

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/research/google"
 	"github.com/clawkit/clawkit/pkg/strictjson"
 )
 
@@ -41,6 +42,10 @@ const (
 	ActionStart    = "start"
 	ActionPoll     = "poll"
 	ActionCancel   = "cancel"
+	// ActionApprove and ActionReject review a proposed plan (a job
+	// started with "plan": true), by handle.
+	ActionApprove = "approve"
+	ActionReject  = "reject"
 )
 
 // Output is the optional output constraint of a start request.
@@ -61,6 +66,25 @@ type Request struct {
 	Output   *Output `json:"output,omitempty"`
 	AsOf     string  `json:"asOf,omitempty"`
 	Handle   string  `json:"handle,omitempty"`
+	// The start options (docs/research.md, "The contract"): each one a
+	// declared field, decoded as strictly as the rest.
+	Plan          bool         `json:"plan,omitempty"`
+	FollowUp      *FollowUpRef `json:"followUp,omitempty"`
+	Inputs        []InputRef   `json:"inputs,omitempty"`
+	Tools         *Tools       `json:"tools,omitempty"`
+	Visualization string       `json:"visualization,omitempty"`
+	// Revise is an approve's revision text.
+	Revise string `json:"revise,omitempty"`
+}
+
+// FollowUpRef names the finished job a follow-up continues, by handle.
+type FollowUpRef struct {
+	Handle string `json:"handle"`
+}
+
+// InputRef names an input file by absolute path; the owner reads it.
+type InputRef struct {
+	Path string `json:"path"`
 }
 
 // RPC is the wrapper `research rpc` reads: the request plus the caller's
@@ -195,10 +219,15 @@ func DecodeRequest(data []byte) (*Request, error) {
 	case ActionDescribe:
 	case ActionStart:
 		allowed["question"], allowed["output"], allowed["asOf"] = true, true, true
-	case ActionPoll, ActionCancel:
+		for _, k := range []string{"plan", "followUp", "inputs", "tools", "visualization"} {
+			allowed[k] = true
+		}
+	case ActionPoll, ActionCancel, ActionReject:
 		allowed["handle"] = true
+	case ActionApprove:
+		allowed["handle"], allowed["revise"] = true, true
 	default:
-		return nil, invalid(CodeUnsupportedAction, "unsupported action %q; expected describe, start, poll or cancel", req.Action)
+		return nil, invalid(CodeUnsupportedAction, "unsupported action %q; expected describe, start, poll, cancel, approve or reject", req.Action)
 	}
 	for k := range obj {
 		if !allowed[k] {
@@ -225,9 +254,17 @@ func DecodeRequest(data []byte) (*Request, error) {
 				return nil, err
 			}
 		}
-	case ActionPoll, ActionCancel:
+		if err := decodeStartOptions(obj, &req); err != nil {
+			return nil, err
+		}
+	case ActionPoll, ActionCancel, ActionApprove, ActionReject:
 		if req.Handle, err = stringField(obj, "handle", true, MaxHandleBytes); err != nil {
 			return nil, err
+		}
+		if req.Action == ActionApprove {
+			if req.Revise, err = stringField(obj, "revise", false, MaxReviseBytes); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return &req, nil
@@ -246,7 +283,12 @@ func decodeOutput(raw json.RawMessage) (*Output, error) {
 				return nil, invalid(CodeInvalidField, "output.format must be a string")
 			}
 		case "maxReportBytes":
+			// json.Number also takes a string holding a number ("100"):
+			// the envelope's number is a JSON number, nothing else.
 			var n json.Number
+			if t := bytes.TrimSpace(v); len(t) == 0 || t[0] == '"' {
+				return nil, invalid(CodeInvalidField, "output.maxReportBytes must be a number, not a string")
+			}
 			if err := unmarshalStrict(v, &n); err != nil {
 				return nil, invalid(CodeInvalidField, "output.maxReportBytes must be a number")
 			}
@@ -263,6 +305,58 @@ func decodeOutput(raw json.RawMessage) (*Output, error) {
 		return nil, err
 	}
 	return &out, nil
+}
+
+// decodeStartOptions decodes a start's declared options strictly: each
+// has one shape, and anything inside it that is not declared (a header's
+// value given inline, say) is unknown_field.
+func decodeStartOptions(obj map[string]json.RawMessage, req *Request) error {
+	field := func(name string, v any) error {
+		raw, ok := obj[name]
+		if !ok {
+			return nil
+		}
+		if err := unmarshalStrict(raw, v); err != nil {
+			if strings.Contains(err.Error(), "unknown field") {
+				return invalid(CodeUnknownField, "%s: %v", name, strings.TrimPrefix(err.Error(), "json: "))
+			}
+			return invalid(CodeInvalidField, "field %q does not have its declared shape (docs/research.md, \"The contract\")", name)
+		}
+		return nil
+	}
+	if err := field("plan", &req.Plan); err != nil {
+		return err
+	}
+	if err := field("followUp", &req.FollowUp); err != nil {
+		return err
+	}
+	if err := field("inputs", &req.Inputs); err != nil {
+		return err
+	}
+	if err := field("tools", &req.Tools); err != nil {
+		return err
+	}
+	if err := field("visualization", &req.Visualization); err != nil {
+		return err
+	}
+	if _, ok := obj["followUp"]; ok {
+		if req.FollowUp == nil || google.CheckHandle(req.FollowUp.Handle) != nil {
+			return invalid(CodeInvalidField, "followUp.handle must be the handle of a finished job of this home")
+		}
+	}
+	if _, ok := obj["visualization"]; ok && req.Visualization == "" {
+		return invalid(CodeInvalidField, "visualization is empty; one of auto, off")
+	}
+	var paths []string
+	for _, in := range req.Inputs {
+		paths = append(paths, in.Path)
+	}
+	for _, check := range []error{checkInputPaths(paths), checkTools(req.Tools), checkVisualization(req.Visualization)} {
+		if check != nil {
+			return check
+		}
+	}
+	return nil
 }
 
 // Validate checks the output constraints against what the service supports.
@@ -369,6 +463,34 @@ type DescribeConstraints struct {
 	OutputFormats  []string `json:"outputFormats"`
 	MaxReportBytes int64    `json:"maxReportBytes"`
 	AsOf           bool     `json:"asOf"`
+	// Plan: collaborative planning (plan-proposed, approve, reject).
+	Plan bool `json:"plan"`
+	// FollowUp: a start may continue a completed job (followUp).
+	FollowUp bool `json:"followUp"`
+	// Inputs are the document and image inputs a start may carry.
+	Inputs InputConstraints `json:"inputs"`
+	// Tools are the tools a start may declare.
+	Tools []string `json:"tools"`
+	// Visualization are the values of visualization; Figures bound the
+	// images saved with a report.
+	Visualization []string          `json:"visualization"`
+	Figures       FigureConstraints `json:"figures"`
+}
+
+// InputConstraints bound a start's inputs.
+type InputConstraints struct {
+	MimeTypes     []string `json:"mimeTypes"`
+	MaxFiles      int      `json:"maxFiles"`
+	MaxFileBytes  int64    `json:"maxFileBytes"`
+	MaxTotalBytes int64    `json:"maxTotalBytes"`
+}
+
+// FigureConstraints bound the figures saved beside a report.
+type FigureConstraints struct {
+	MimeTypes     []string `json:"mimeTypes"`
+	MaxCount      int      `json:"maxCount"`
+	MaxBytes      int64    `json:"maxBytes"`
+	MaxTotalBytes int64    `json:"maxTotalBytes"`
 }
 
 // errAsOf is returned for start requests carrying asOf: the Interactions API

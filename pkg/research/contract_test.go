@@ -117,7 +117,7 @@ func FuzzDecodeRPC(f *testing.F) {
 			t.Fatalf("accepted version %d", rpc.Request.Version)
 		}
 		switch rpc.Request.Action {
-		case ActionDescribe, ActionStart, ActionPoll, ActionCancel:
+		case ActionDescribe, ActionStart, ActionPoll, ActionCancel, ActionApprove, ActionReject:
 		default:
 			t.Fatalf("accepted action %q", rpc.Request.Action)
 		}

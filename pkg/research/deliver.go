@@ -6,6 +6,7 @@ package research
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -24,11 +25,13 @@ func (s *Service) deliver(ctx context.Context, env *owner.OpEnv, j *Job, out str
 	}
 	// out is absolute: the operation's Check refused anything else before
 	// the create (checkOut).
-	if !j.Published {
-		if Pollable(j.State) {
+	if !j.Published || j.ReportBytes == 0 {
+		if Pollable(j.State) || j.State == StatePlanProposed {
 			return nil
 		}
-		return errs.Failed(CodeNoReport, "research job %s ended %s without a report; %s was not written", j.ID, j.State, out)
+		// An empty report is no report: --out is never written with
+		// nothing (docs/research.md, Results).
+		return noReport(j, out)
 	}
 	data, err := os.ReadFile(filepath.Join(jobDir(env.Home, j.ID), ReportFile))
 	if err != nil {
@@ -42,8 +45,40 @@ func (s *Service) deliver(ctx context.Context, env *owner.OpEnv, j *Job, out str
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return errs.Failed(CodeOutFailed, "cannot inspect %s: %v", out, err)
 	}
+	if len(data) == 0 {
+		return noReport(j, out)
+	}
 	if err := fsx.WriteFile(out, data, 0o644); err != nil {
 		return errs.Failed(CodeOutFailed, "cannot write %s: %v", out, err).WithHint("check that the folder exists and is writable")
 	}
 	return nil
+}
+
+// endedErr is the error of a job that ended without report text: poll,
+// wait and start --wait exit 0 only for a job still running or one with a
+// report, never for nothing (docs/research.md, Results). The job's own
+// reason is in the message; a failed submission keeps its own error
+// (jobOutcomeErr).
+func (s *Service) endedErr(j *Job) error {
+	if err := s.jobOutcomeErr(j); err != nil {
+		return err
+	}
+	if !TerminalState(j.State) || (j.Published && j.ReportBytes > 0) {
+		return nil
+	}
+	return noReport(j, "")
+}
+
+// noReport is no_report for j; out, when set, is the --out path that was
+// not written.
+func noReport(j *Job, out string) *errs.Error {
+	msg := fmt.Sprintf("research job %s ended %s without a report", j.ID, j.State)
+	if j.ErrorCode != "" {
+		msg += fmt.Sprintf(" (%s: %s)", j.ErrorCode, j.ErrorMessage)
+	}
+	if out != "" {
+		msg += fmt.Sprintf("; %s was not written", out)
+	}
+	return errs.Failed(CodeNoReport, "%s", msg).
+		WithHint("'clawkit research show %s' shows the job; start the question again as a new job", j.ID)
 }

@@ -55,6 +55,19 @@ type Job struct {
 	// queued cancellation skips a request already made).
 	CancelSentAt int64 `json:"-"`
 	RowVersion   int64 `json:"-"`
+	// PlanHandle is the plan interaction of a job started with --plan,
+	// once the plan was proposed (Handle is then the confirming turn's,
+	// after approve).
+	PlanHandle string `json:"planHandle,omitempty"`
+	// ParentJob is the job a follow-up continues.
+	ParentJob string `json:"parentJob,omitempty"`
+	// PlanProposedAt is when the plan was proposed (the wall-clock budget
+	// does not count the time a plan waits for its review).
+	PlanProposedAt int64 `json:"planProposedAtMs,omitempty"`
+	// Options are the start's declared options (plan, inputs, tools,
+	// visualization): names, sizes, digests and profile ids, never bytes
+	// or secrets.
+	Options *JobOptions `json:"options,omitempty"`
 }
 
 // Compiled on first use: package initialisation is paid by every
@@ -76,17 +89,23 @@ func newJobID() string {
 const jobCols = `job_id, agent_id, session_key, session_incarnation, profile_id, credential_account, base_url, agent,
 handle, state, provider_status, provider_updated, question, output_format, max_report_bytes, idempotency_key,
 created_at, updated_at, submitted_at, finished_at, deadline_at, next_poll_at, poll_count, error_code, error_message,
-partial, published, report_bytes, citation_count, dropped_citations, cancel_requested_at, row_version, cancel_sent_at`
+partial, published, report_bytes, citation_count, dropped_citations, cancel_requested_at, row_version, cancel_sent_at,
+plan_handle, parent_job, options, plan_proposed_at`
 
 func scanJob(row interface{ Scan(...any) error }, extra ...any) (*Job, error) {
 	var j Job
 	var handle, idem sql.NullString
 	var partial, published int
+	var options string
 	err := row.Scan(append([]any{&j.ID, &j.AgentID, &j.SessionKey, &j.SessionIncarnation, &j.ProfileID, &j.CredentialAccount, &j.BaseURL, &j.Agent,
 		&handle, &j.State, &j.ProviderStatus, &j.ProviderUpdated, &j.Question, &j.OutputFormat, &j.MaxReportBytes, &idem,
 		&j.CreatedAt, &j.UpdatedAt, &j.SubmittedAt, &j.FinishedAt, &j.DeadlineAt, &j.NextPollAt, &j.PollCount, &j.ErrorCode, &j.ErrorMessage,
-		&partial, &published, &j.ReportBytes, &j.CitationCount, &j.DroppedCitations, &j.CancelRequestedAt, &j.RowVersion, &j.CancelSentAt}, extra...)...)
+		&partial, &published, &j.ReportBytes, &j.CitationCount, &j.DroppedCitations, &j.CancelRequestedAt, &j.RowVersion, &j.CancelSentAt,
+		&j.PlanHandle, &j.ParentJob, &options, &j.PlanProposedAt}, extra...)...)
 	if err != nil {
+		return nil, err
+	}
+	if j.Options, err = decodeOptions(options); err != nil {
 		return nil, err
 	}
 	j.Handle, j.IdempotencyKey = handle.String, idem.String
@@ -144,11 +163,12 @@ func (s jobStore) insert(ctx context.Context, j *Job) error {
 	if err := s.admit(); err != nil {
 		return err
 	}
-	_, err := s.st.DB().ExecContext(ctx, s.q(`INSERT INTO research_jobs (`+jobCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`),
+	_, err := s.st.DB().ExecContext(ctx, s.q(`INSERT INTO research_jobs (`+jobCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`),
 		j.ID, j.AgentID, j.SessionKey, j.SessionIncarnation, j.ProfileID, j.CredentialAccount, j.BaseURL, j.Agent,
 		nullable(j.Handle), j.State, j.ProviderStatus, j.ProviderUpdated, j.Question, j.OutputFormat, j.MaxReportBytes, nullable(j.IdempotencyKey),
 		j.CreatedAt, j.UpdatedAt, j.SubmittedAt, j.FinishedAt, j.DeadlineAt, j.NextPollAt, j.PollCount, j.ErrorCode, j.ErrorMessage,
-		b2i(j.Partial), b2i(j.Published), j.ReportBytes, j.CitationCount, j.DroppedCitations, j.CancelRequestedAt, j.RowVersion, j.CancelSentAt)
+		b2i(j.Partial), b2i(j.Published), j.ReportBytes, j.CitationCount, j.DroppedCitations, j.CancelRequestedAt, j.RowVersion, j.CancelSentAt,
+		j.PlanHandle, j.ParentJob, encodeOptions(j.Options), j.PlanProposedAt)
 	if err != nil {
 		return storeErr("record the research job", err)
 	}
@@ -219,6 +239,14 @@ func (s jobStore) byHandle(ctx context.Context, handle string) (*Job, error) {
 	return j, nil
 }
 
+func (s jobStore) byPlanHandle(ctx context.Context, handle string) (*Job, error) {
+	rows, err := s.list(ctx, `WHERE plan_handle = ? ORDER BY created_at LIMIT 1`, handle)
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	return rows[0], nil
+}
+
 func (s jobStore) byIdempotencyKey(ctx context.Context, agent, session, key string) (*Job, error) {
 	j, err := scanJob(s.st.DB().QueryRowContext(ctx, s.q(`SELECT `+jobCols+` FROM research_jobs WHERE agent_id = ? AND session_key = ? AND idempotency_key = ?`), agent, session, key))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -271,7 +299,7 @@ func (s jobStore) updateIn(ctx context.Context, tx *sql.Tx, j *Job, now time.Tim
 	st, err := s.stmt(ctx, `UPDATE research_jobs SET handle = ?, state = ?, provider_status = ?, provider_updated = ?,
  updated_at = ?, submitted_at = ?, finished_at = ?, next_poll_at = ?, poll_count = ?, error_code = ?, error_message = ?,
  partial = ?, published = ?, report_bytes = ?, citation_count = ?, dropped_citations = ?, cancel_requested_at = ?,
- cancel_sent_at = ?, row_version = row_version + 1
+ cancel_sent_at = ?, plan_handle = ?, plan_proposed_at = ?, options = ?, deadline_at = ?, row_version = row_version + 1
  WHERE job_id = ? AND row_version = ? AND state NOT IN ('completed','failed','cancelled','incomplete','not-sent','indeterminate')`)
 	if err != nil {
 		return storeErr("update the research job", err)
@@ -282,7 +310,7 @@ func (s jobStore) updateIn(ctx context.Context, tx *sql.Tx, j *Job, now time.Tim
 	res, err := st.ExecContext(ctx,
 		nullable(j.Handle), j.State, j.ProviderStatus, j.ProviderUpdated, j.UpdatedAt, j.SubmittedAt, j.FinishedAt, j.NextPollAt,
 		j.PollCount, j.ErrorCode, j.ErrorMessage, b2i(j.Partial), b2i(j.Published), j.ReportBytes, j.CitationCount, j.DroppedCitations,
-		j.CancelRequestedAt, j.CancelSentAt, j.ID, j.RowVersion)
+		j.CancelRequestedAt, j.CancelSentAt, j.PlanHandle, j.PlanProposedAt, encodeOptions(j.Options), j.DeadlineAt, j.ID, j.RowVersion)
 	if err != nil {
 		return storeErr("update the research job", err)
 	}

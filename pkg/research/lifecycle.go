@@ -6,13 +6,17 @@ package research
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/redact"
 	"github.com/clawkit/clawkit/pkg/research/google"
 	"github.com/clawkit/clawkit/pkg/store"
 )
@@ -25,11 +29,29 @@ type StartParams struct {
 	MaxReportBytes int64  `json:"maxReportBytes,omitempty"`
 	AsOf           string `json:"asOf,omitempty"`
 	IdempotencyKey string `json:"idempotencyKey,omitempty"`
+	// Plan asks for collaborative planning: the job stops in
+	// plan-proposed with plan.md until it is approved or rejected.
+	Plan bool `json:"plan,omitempty"`
+	// FollowUp names the completed job this one continues (its
+	// interaction is the previous_interaction_id).
+	FollowUp *JobRef `json:"followUp,omitempty"`
+	// Inputs are absolute paths of documents and images to send inline.
+	Inputs []string `json:"inputs,omitempty"`
+	// Tools the agent may use; header values come from header profiles.
+	Tools *Tools `json:"tools,omitempty"`
+	// Visualization is "", "auto" or "off".
+	Visualization string `json:"visualization,omitempty"`
 	// Wait, when set, makes the start also wait for the job in the same
 	// operation: one routed call, under the one owner that accepted the
 	// create, so the wait can never move to another owner (or run
 	// locally) if the gateway goes away in between.
 	Wait *StartWait `json:"wait,omitempty"`
+}
+
+// JobRef names a job by id (the CLI) or by handle (the contract).
+type JobRef struct {
+	Job    string `json:"job,omitempty"`
+	Handle string `json:"handle,omitempty"`
 }
 
 // StartWait are the wait options of a start that waits.
@@ -51,11 +73,15 @@ type StartResult struct {
 }
 
 func validIdempotencyKey(k string) bool {
-	if k == "" || len(k) > 128 {
+	if k == "" || len(k) > 128 || !utf8.ValidString(k) {
 		return false
 	}
 	for _, r := range k {
-		if r <= ' ' || r == 0x7f {
+		// Control characters, spaces, and the invisible formatting and
+		// bidi characters (U+202E would print the key reversed).
+		// U+FFFD too: an invalid byte arrives as it once the parameters
+		// have been JSON (routed calls).
+		if !unicode.IsGraphic(r) || unicode.IsSpace(r) || r == utf8.RuneError {
 			return false
 		}
 	}
@@ -72,6 +98,14 @@ func (s *Service) Start(ctx context.Context, env *owner.OpEnv, p StartParams) (*
 	set, cred, err := s.authority(env.Home, func() (Settings, error) { return s.settings(env) })
 	if err != nil {
 		return nil, err
+	}
+	var parent *Job
+	if p.FollowUp != nil {
+		// The parent's current owner only, checked before anything is
+		// read or sent: as poll and cancel check it.
+		if parent, err = s.followUpParent(ctx, env, p); err != nil {
+			return nil, err
+		}
 	}
 	sess, err := s.bind(ctx, env, p.Caller)
 	if err != nil {
@@ -90,8 +124,8 @@ func (s *Service) Start(ctx context.Context, env *owner.OpEnv, p StartParams) (*
 		if old == nil {
 			return nil, false, nil
 		}
-		if old.Question != p.Question {
-			return nil, true, errs.Usage(CodeIdempotencyKeyReused, "idempotency key %q was used for research job %s with a different question", p.IdempotencyKey, old.ID).
+		if old.Question != p.Question || !sameStartOptions(old, &p, parent) {
+			return nil, true, errs.Usage(CodeIdempotencyKeyReused, "idempotency key %q was used for research job %s with a different question or options", p.IdempotencyKey, old.ID).
 				WithHint("use a new key for a new question")
 		}
 		if _, err := s.jobAuthority(env, old, sess); err != nil {
@@ -124,12 +158,38 @@ func (s *Service) Start(ctx context.Context, env *owner.OpEnv, p StartParams) (*
 	if res, found, err := existing(); found {
 		return res, err
 	}
+	// Each input is read once, here: the bytes sent are the bytes whose
+	// name, size and SHA-256 the binding records.
+	inputs, err := readInputs(p.Inputs)
+	if err != nil {
+		return nil, err
+	}
+	tools, secrets, err := resolveTools(env.Home, p.Tools)
+	if err != nil {
+		return nil, err
+	}
+	opts := &JobOptions{Plan: p.Plan, Visualization: p.Visualization, Tools: p.Tools}
+	req := google.CreateRequest{Input: p.Question, Visualization: p.Visualization, Tools: tools}
+	for _, in := range inputs {
+		opts.Inputs = append(opts.Inputs, in.rec)
+		req.Parts = append(req.Parts, google.Part{MimeType: in.rec.MimeType, Data: in.data})
+	}
+	if p.Plan {
+		req.CollaborativePlanning = boolPtr(true)
+	}
 	j := &Job{
 		ID: newJobID(), AgentID: p.AgentID, SessionKey: p.SessionKey, SessionIncarnation: sess.Incarnation,
 		ProfileID: cred.ProfileID, CredentialAccount: cred.Account, BaseURL: set.BaseURL, Agent: set.Agent,
 		State: StateSubmitting, Question: p.Question, OutputFormat: out.Format, MaxReportBytes: out.MaxReportBytes,
 		IdempotencyKey: p.IdempotencyKey, CreatedAt: ms(now), UpdatedAt: ms(now),
-		DeadlineAt: ms(now.Add(s.budgets().WallClock)), RowVersion: 1,
+		DeadlineAt: ms(now.Add(s.budgets().WallClock)), RowVersion: 1, Options: opts,
+	}
+	if opts.empty() {
+		j.Options = nil
+	}
+	if parent != nil {
+		j.ParentJob = parent.ID
+		req.PreviousInteractionID = parent.Handle
 	}
 	// The job exists (submitting, no receipt) before anything is sent, so a
 	// crash during the create is found by recovery and made indeterminate.
@@ -154,13 +214,13 @@ func (s *Service) Start(ctx context.Context, env *owner.OpEnv, p StartParams) (*
 		return nil, err
 	}
 	cctx, cdone := createContext(ctx)
-	it, err := s.client(j, cred).Create(cctx, p.Question)
+	it, err := s.client(j, cred).CreateWith(cctx, req)
 	cdone()
 	// From here on the create may have happened: record what we know even
 	// if our own context is being cancelled.
 	wctx := context.WithoutCancel(ctx)
 	if err != nil {
-		return nil, s.createFailed(wctx, env, js, j, err)
+		return nil, s.createFailed(wctx, env, js, j, err, secrets...)
 	}
 	j.Handle, j.ProviderStatus, j.ProviderUpdated = it.ID, it.Status, it.Updated
 	j.State = StateRunning
@@ -176,8 +236,29 @@ func (s *Service) Start(ctx context.Context, env *owner.OpEnv, p StartParams) (*
 // createFailed records a failed create as not-sent (proved not accepted)
 // or indeterminate (may have been accepted) and returns the classified
 // error.
-func (s *Service) createFailed(ctx context.Context, env *owner.OpEnv, js jobStore, j *Job, err error) error {
+func (s *Service) createFailed(ctx context.Context, env *owner.OpEnv, js jobStore, j *Job, err error, secrets ...string) error {
+	state, out := classifyCreateErr(j, err, secrets)
+	j.State, j.ErrorCode, j.ErrorMessage = state, string(out.Code), out.Message
+	j.FinishedAt = ms(env.Now())
+	if uerr := js.update(ctx, j, env.Now()); uerr != nil {
+		return errs.Unknown(CodeCreateOutcomeUnknown, "%s; recording it also failed: %v", out.Message, uerr).
+			WithHint("inspect the provider account before starting it again")
+	}
+	return &JobStateError{State: state, Err: out}
+}
+
+// classifyCreateErr says what a failed create proves: not-sent (never
+// accepted) or indeterminate (may have been), with its error. A header
+// value the request carried (secrets) never appears in the message, even
+// when the provider echoes it.
+func classifyCreateErr(j *Job, err error, secrets []string) (string, *errs.Error) {
 	ge := google.AsError(err)
+	if ge != nil && len(secrets) > 0 {
+		c := *ge
+		c.Msg = redact.Values(ge.Msg, secrets...)
+		ge = &c
+		err = errors.New(c.Msg)
+	}
 	var out *errs.Error
 	state := StateIndeterminate
 	switch {
@@ -204,15 +285,10 @@ func (s *Service) createFailed(ctx context.Context, env *owner.OpEnv, js jobStor
 		out = errs.Unknown(CodeCreateOutcomeUnknown, "%s; research job %s may or may not have been submitted", msg, j.ID).
 			WithHint("it is never resubmitted automatically: inspect the Interactions of your provider account before starting it again")
 	}
-	out = out.Wrap(err)
-	j.State, j.ErrorCode, j.ErrorMessage = state, string(out.Code), out.Message
-	j.FinishedAt = ms(env.Now())
-	if uerr := js.update(ctx, j, env.Now()); uerr != nil {
-		return errs.Unknown(CodeCreateOutcomeUnknown, "%s; recording it also failed: %v", out.Message, uerr).
-			WithHint("inspect the provider account before starting it again")
-	}
-	return &JobStateError{State: state, Err: out}
+	return state, out.Wrap(err)
 }
+
+func boolPtr(b bool) *bool { return &b }
 
 // jobOutcomeErr turns a recorded failed submission into its error again,
 // so repeating a start with the same idempotency key reports the same
@@ -232,6 +308,9 @@ func (s *Service) jobOutcomeErr(j *Job) error {
 	case StateIndeterminate:
 		return &JobStateError{State: j.State, Err: errs.Unknown(CodeCreateOutcomeUnknown, "research job %s has an unknown submission outcome: %s", j.ID, j.ErrorMessage).
 			WithHint("inspect the provider account; clawkit never resubmits it")}
+	case StatePlanProposed:
+		return errs.Unavailable(CodePlanProposed, "research job %s proposed a research plan (plan.md in its folder, see 'clawkit research show %s') and waits for its review", j.ID, j.ID).
+			WithHint("read the plan, then 'clawkit research approve %s' (--revise TEXT to change it) or 'clawkit research reject %s'", j.ID, j.ID)
 	case StateNotSent:
 		hint := "nothing was submitted; 'clawkit research start' submits the question again as a new job"
 		if j.IdempotencyKey != "" {
@@ -275,7 +354,11 @@ type PollResult struct {
 	*Job
 	Done      bool   `json:"done"`
 	ReportDir string `json:"reportDir,omitempty"`
-	Report    string `json:"report,omitempty"`
+	// PlanFile is the proposed plan's path once there is one.
+	PlanFile string `json:"planFile,omitempty"`
+	// Plan is the proposed plan's text, in RPC answers only.
+	Plan   string `json:"plan,omitempty"`
+	Report string `json:"report,omitempty"`
 	// Citations are included only in RPC answers.
 	Citations []google.Citation `json:"citations,omitempty"`
 }
@@ -299,6 +382,13 @@ func (s *Service) lookup(ctx context.Context, env *owner.OpEnv, p JobParams) (*J
 	j, err := js.byHandle(ctx, p.Handle)
 	if err != nil {
 		return nil, err
+	}
+	if j == nil {
+		// A plan's interaction names its job after the approve too: the
+		// job's handle is then the confirming turn's.
+		if j, err = js.byPlanHandle(ctx, p.Handle); err != nil {
+			return nil, err
+		}
 	}
 	if j == nil {
 		// An unknown handle is someone else's interaction as far as this
@@ -330,7 +420,7 @@ func (s *Service) Poll(ctx context.Context, env *owner.OpEnv, p JobParams) (*Pol
 		if err := s.deliver(ctx, env, j, p.Out, env.Fence.AssertCurrent); err != nil {
 			return nil, err
 		}
-		return s.view(env, j), s.jobOutcomeErr(j)
+		return s.view(env, j), s.pollErr(j, p)
 	}
 	cred, err := s.custody(ctx, env, j, p.Caller)
 	if err != nil {
@@ -343,13 +433,26 @@ func (s *Service) Poll(ctx context.Context, env *owner.OpEnv, p JobParams) (*Pol
 	if err := s.deliver(ctx, env, j, p.Out, env.Fence.AssertCurrent); err != nil {
 		return nil, err
 	}
-	return s.view(env, j), nil
+	return s.view(env, j), s.pollErr(j, p)
+}
+
+// pollErr is the outcome of a poll: the RPC answer carries a job that
+// ended without a report as its value (the envelope says so), the
+// command's exit code does not say success for it (endedErr).
+func (s *Service) pollErr(j *Job, p JobParams) error {
+	if p.deliver {
+		return s.jobOutcomeErr(j)
+	}
+	return s.endedErr(j)
 }
 
 func (s *Service) view(env *owner.OpEnv, j *Job) *PollResult {
 	r := &PollResult{Job: j, Done: TerminalState(j.State)}
 	if j.Published {
 		r.ReportDir = jobDir(env.Home, j.ID)
+	}
+	if j.PlanHandle != "" {
+		r.PlanFile = filepath.Join(jobDir(env.Home, j.ID), PlanFile)
 	}
 	return r
 }
@@ -392,6 +495,10 @@ func (s *Service) Cancel(ctx context.Context, env *owner.OpEnv, p JobParams) (*P
 		return nil, err
 	}
 	switch {
+	case j.State == StatePlanProposed:
+		// The plan's interaction has ended: cancelling is rejecting the
+		// plan, without a provider call.
+		return s.Reject(ctx, env, p)
 	case j.State == StateCancelled:
 		return s.view(env, j), nil
 	case TerminalState(j.State) && j.Handle != "":
@@ -480,10 +587,10 @@ func (s *Service) List(ctx context.Context, env *owner.OpEnv, p ListParams) ([]*
 	}
 	if p.State != "" {
 		switch p.State {
-		case StateSubmitting, StateRunning, StateCancelRequested, StateCompleted, StateFailed, StateCancelled, StateIncomplete, StateNotSent, StateIndeterminate:
+		case StateSubmitting, StateRunning, StateCancelRequested, StateCompleted, StateFailed, StateCancelled, StateIncomplete, StateNotSent, StateIndeterminate, StatePlanProposed:
 		default:
 			return nil, errs.Usage(CodeInvalidState, "unknown job state %q", p.State).
-				WithHint("one of submitting, running, cancel-requested, completed, failed, cancelled, incomplete, not-sent, indeterminate")
+				WithHint("one of submitting, running, plan-proposed, cancel-requested, completed, failed, cancelled, incomplete, not-sent, indeterminate")
 		}
 		where, args = append(where, "state = ?"), append(args, p.State)
 	}
@@ -564,7 +671,8 @@ func checkStartParams(p StartParams) (StartParams, error) {
 // budget).
 func checkWaitTimeout(ms int64) error {
 	if ms < 0 {
-		return errs.Usage(errs.CodeUsage, "--timeout must not be negative")
+		return errs.Usage(errs.CodeInvalidTimeout, "--timeout %s is negative", time.Duration(ms)*time.Millisecond).
+			WithHint("give a duration such as 30s or 10m, or 0 to wait for the job's own budget")
 	}
 	return nil
 }
@@ -604,7 +712,21 @@ func startOutput(p *StartParams) (out Output, err error) {
 		out.MaxReportBytes = DefaultReportMax
 	}
 	if p.IdempotencyKey != "" && !validIdempotencyKey(p.IdempotencyKey) {
-		return out, errs.Usage(CodeInvalidIdempotencyKey, "the idempotency key must be 1–128 printable characters without spaces")
+		return out, errs.Usage(CodeInvalidIdempotencyKey, "the idempotency key must be 1–128 printable characters without spaces").
+			WithHint("control, formatting and bidirectional characters (such as U+202E) are refused: they would show the key as another one")
+	}
+	if f := p.FollowUp; f != nil {
+		if (f.Job == "") == (f.Handle == "") {
+			return out, errs.Usage(CodeInvalidFollowUp, "a follow-up names its parent job by id or by handle")
+		}
+		if _, err := checkJobRef(JobParams{Caller: p.Caller, Job: f.Job, Handle: f.Handle}); err != nil {
+			return out, err
+		}
+	}
+	for _, err := range []error{checkInputPaths(p.Inputs), checkTools(p.Tools), checkVisualization(p.Visualization)} {
+		if err != nil {
+			return out, err
+		}
 	}
 	return out, nil
 }

@@ -75,6 +75,14 @@ func (s *Service) apply(ctx context.Context, env *owner.OpEnv, j *Job, it *googl
 		}
 		return j, nil
 	}
+	if j.inPlanTurn() && it.Status == google.StatusCompleted {
+		// The plan turn ended with a plan: it is proposed for review, not
+		// published as a report (a plan turn without text ends the job
+		// below, as an empty report).
+		if plan := google.PlanText(it, j.MaxReportBytes); plan != "" {
+			return s.proposePlan(ctx, env, j, plan, assert)
+		}
+	}
 	// Terminal: publish first (idempotent), then record the state, so a
 	// crash in between leaves a pollable job that publishes again.
 	rep := google.ExtractReport(it, google.Bounds{MaxReportBytes: j.MaxReportBytes, MaxCitations: s.budgets().MaxCitations})

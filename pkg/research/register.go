@@ -14,7 +14,7 @@ import (
 // Method names, versioned (owner.VersionedName): a CLI needing a version
 // a running gateway lacks is refused with a hint to restart the gateway.
 const (
-	MethodStart   = "research.start.v2" // v2: optional wait in the same call
+	MethodStart   = "research.start.v3" // v2: optional wait in the same call; v3: plan, followUp, inputs, tools, visualization
 	MethodPoll    = "research.poll.v1"
 	MethodWait    = "research.wait.v1"
 	MethodCancel  = "research.cancel.v1"
@@ -77,6 +77,10 @@ func (s *Service) Register(r *owner.Registry) {
 		Check: checkWait, Run: s.Wait})
 	owner.Register(r, owner.Op[JobParams, *PollResult]{Name: MethodCancel, Write: true, Scope: owner.ScopeWrite, Env: callEnv,
 		Check: checkJobRef, Run: s.Cancel})
+	owner.Register(r, owner.Op[ApproveParams, *StartResult]{Name: MethodApprove, Write: true, Scope: owner.ScopeWrite, Env: callEnv,
+		Check: checkApprove, Run: s.ApproveAndWait})
+	owner.Register(r, owner.Op[JobParams, *PollResult]{Name: MethodReject, Write: true, Scope: owner.ScopeWrite, Env: callEnv,
+		Check: checkReject, Run: s.Reject})
 	owner.Register(r, owner.Op[ListParams, []*Job]{Name: MethodList, Env: callEnv,
 		Run: s.List})
 	owner.Register(r, owner.Op[JobParams, *PollResult]{Name: MethodShow, Env: callEnv,
@@ -177,14 +181,31 @@ func (s *Service) RPC(ctx context.Context, env *owner.OpEnv, rpc *RPC) Response 
 			return ErrorResponse(err)
 		}
 		return OKResponse(res)
-	case ActionPoll, ActionCancel:
+	case ActionApprove:
+		res, err := s.Approve(ctx, env, ApproveParams{JobParams: JobParams{Caller: c, Handle: req.Handle}, Revise: req.Revise})
+		if err != nil {
+			return ErrorResponse(err)
+		}
+		return OKResponse(res)
+	case ActionPoll, ActionCancel, ActionReject:
 		jp := JobParams{Caller: c, Handle: req.Handle, deliver: true}
 		var res *PollResult
 		var err error
-		if req.Action == ActionPoll {
+		switch req.Action {
+		case ActionPoll:
 			res, err = s.Poll(ctx, env, jp)
-		} else {
+		case ActionCancel:
 			res, err = s.Cancel(ctx, env, jp)
+		default:
+			res, err = s.Reject(ctx, env, jp)
+		}
+		if res != nil && res.Job != nil && res.State == StatePlanProposed && (err == nil || errs.CodeOf(err) == CodePlanProposed) {
+			// A proposed plan is a state of the job, answered with its
+			// plan text: the caller approves or rejects it next.
+			if plan, rerr := ReadPlan(env.Home, res.Job.ID); rerr == nil {
+				res.Plan = plan
+			}
+			return OKResponse(res)
 		}
 		if err != nil {
 			return ErrorResponse(err)

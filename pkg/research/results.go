@@ -7,7 +7,10 @@
 package research
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -47,6 +50,39 @@ type Result struct {
 	FinishedAt      string                 `json:"finishedAt"`
 	ProviderCreated string                 `json:"providerCreated,omitempty"`
 	ProviderUpdated string                 `json:"providerUpdated,omitempty"`
+	// ParentJob is the job a follow-up continues; PlanHandle the plan
+	// interaction the report's turn confirmed.
+	ParentJob  string `json:"parentJob,omitempty"`
+	PlanHandle string `json:"planHandle,omitempty"`
+	// Figures are the images saved under figures/ (with visualization
+	// auto), in the order of the report's turn.
+	Figures          []FigureFile `json:"figures,omitempty"`
+	DroppedFigures   int          `json:"droppedFigures,omitempty"`
+	FiguresTruncated bool         `json:"figuresTruncated,omitempty"`
+}
+
+// FigureFile is one saved figure.
+type FigureFile struct {
+	File     string `json:"file"` // relative to the job's folder: figures/01.png
+	MimeType string `json:"mimeType"`
+	Bytes    int64  `json:"bytes"`
+	SHA256   string `json:"sha256"`
+}
+
+// Figure bounds (docs/research.md, "Charts").
+const (
+	MaxFigures          = 16
+	MaxFigureBytes      = 8 << 20
+	MaxFigureTotalBytes = 24 << 20
+	// FiguresDir is the figures' folder beside report.md.
+	FiguresDir = "figures"
+)
+
+func mkdirJob(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return errs.Failed(CodePublishFailed, "cannot create %s: %v", dir, err)
+	}
+	return nil
 }
 
 // ResultError is the provider's error of a failed interaction.
@@ -72,8 +108,8 @@ const maxProviderErrors = 32
 // are the final ones.
 func publish(home string, j *Job, rep *google.Report, it *google.Interaction, reasons []google.ProviderError) error {
 	dir := jobDir(home, j.ID)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return errs.Failed(CodePublishFailed, "cannot create %s: %v", dir, err)
+	if err := mkdirJob(dir); err != nil {
+		return err
 	}
 	res := Result{
 		Job: j.ID, Handle: j.Handle, Status: it.Status, State: j.State, Partial: j.Partial,
@@ -81,6 +117,26 @@ func publish(home string, j *Job, rep *google.Report, it *google.Interaction, re
 		ReportBytes: int64(len(rep.Text)), Citations: len(rep.Citations), DroppedCitations: rep.DroppedCitations,
 		CreatedAt: stamp(j.CreatedAt), SubmittedAt: stamp(j.SubmittedAt), FinishedAt: stamp(j.FinishedAt),
 		ProviderCreated: it.Created, ProviderUpdated: it.Updated,
+		ParentJob: j.ParentJob, PlanHandle: j.PlanHandle,
+	}
+	if j.visualization() == VisualizationAuto {
+		// Figures first: result.json, written last, lists exactly the
+		// files a finished publication left.
+		figs := google.ExtractFigures(it, google.FigureBounds{MaxCount: MaxFigures, MaxBytes: MaxFigureBytes, MaxTotal: MaxFigureTotalBytes})
+		res.DroppedFigures, res.FiguresTruncated = figs.Dropped, figs.Truncated
+		if len(figs.Figures) > 0 {
+			if err := mkdirJob(filepath.Join(dir, FiguresDir)); err != nil {
+				return err
+			}
+		}
+		for i, f := range figs.Figures {
+			rel := filepath.Join(FiguresDir, fmt.Sprintf("%02d.%s", i+1, f.Ext))
+			if err := fsx.WriteFile(filepath.Join(dir, rel), f.Data, 0o600); err != nil {
+				return errs.Failed(CodePublishFailed, "cannot publish %s: %v", filepath.Join(dir, rel), err)
+			}
+			sum := sha256.Sum256(f.Data)
+			res.Figures = append(res.Figures, FigureFile{File: filepath.ToSlash(rel), MimeType: f.MimeType, Bytes: int64(len(f.Data)), SHA256: hex.EncodeToString(sum[:])})
+		}
 	}
 	if len(it.Usage) > 0 && len(it.Usage) <= maxUsageBytes && json.Valid(it.Usage) {
 		res.Usage = it.Usage

@@ -15,6 +15,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/research/google"
 	"github.com/clawkit/clawkit/pkg/store"
+	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
 // interval is the wait before the next poll of a job submitted at
@@ -170,6 +171,30 @@ func (s *Service) markCancelSent(ctx context.Context, env *owner.OpEnv, j *Job) 
 	}
 }
 
+// MinWaitTimeout is the shortest wait timeout there is: the operation
+// counts in milliseconds, where a shorter duration would be 0, which means
+// "the job's own budget" (the opposite of what was asked).
+const MinWaitTimeout = time.Millisecond
+
+// WaitTimeoutMs maps a --timeout to WaitParams.TimeoutMs (and
+// StartWait.TimeoutMs): 0 waits for the job's own budget. A duration
+// shorter than MinWaitTimeout cannot be counted in milliseconds (it would
+// be 0, the opposite of what was asked): it is refused here, the one place
+// that still sees it (invalid_timeout). A negative duration stays negative,
+// at least -1 even below a millisecond, so the operation's Check refuses it
+// (checkWaitTimeout: one place for the rule).
+func WaitTimeoutMs(d time.Duration) (int64, error) {
+	if d > 0 && d < MinWaitTimeout {
+		return 0, errs.Usage(errs.CodeInvalidTimeout, "--timeout %s is shorter than %s, the finest a wait counts", d, MinWaitTimeout).
+			WithHint("give at least %s, or 0 to wait for the job's own budget", MinWaitTimeout)
+	}
+	ms := d.Milliseconds()
+	if d < 0 && ms == 0 {
+		ms = -1
+	}
+	return ms, nil
+}
+
 // WaitParams are research.wait's parameters.
 type WaitParams struct {
 	JobParams
@@ -215,7 +240,7 @@ func (s *Service) Wait(ctx context.Context, env *owner.OpEnv, p WaitParams) (*Po
 			if err := s.deliver(ctx, env, j, p.Out, env.Fence.AssertCurrent); err != nil {
 				return nil, err
 			}
-			return s.view(env, j), s.jobOutcomeErr(j)
+			return s.view(env, j), s.endedErr(j)
 		}
 		now := env.Now()
 		if p.TimeoutMs > 0 && now.Sub(start) >= time.Duration(p.TimeoutMs)*time.Millisecond {
@@ -270,7 +295,9 @@ func progress(w io.Writer, elapsed time.Duration, j *Job) {
 	if status == "" {
 		status = j.State
 	}
-	fmt.Fprintf(w, "\r\x1b[Kresearch %s: %s, %s, %d polls, %s elapsed", j.ID, j.State, status, j.PollCount, elapsed.Round(time.Second))
+	// The status is the provider's text: escaped, it cannot drive the
+	// terminal or forge a line (docs/research.md, "Text from outside").
+	fmt.Fprintf(w, "\r\x1b[Kresearch %s: %s, %s, %d polls, %s elapsed", j.ID, j.State, termsafe.Text(status), j.PollCount, elapsed.Round(time.Second))
 }
 
 // RecoverResult summarises a recovery pass.

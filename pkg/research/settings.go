@@ -185,6 +185,15 @@ func DescribeFrom(cfg *config.Config, getenv func(string) string) (Describe, err
 			OutputFormats:  []string{"markdown"},
 			MaxReportBytes: HardReportMax,
 			AsOf:           false,
+			Plan:           true,
+			FollowUp:       true,
+			Inputs: InputConstraints{
+				MimeTypes: append(append([]string{}, google.DocumentMimeTypes...), google.ImageMimeTypes...),
+				MaxFiles:  MaxInputs, MaxFileBytes: MaxInputBytes, MaxTotalBytes: MaxInputTotalBytes,
+			},
+			Tools:         []string{"fileSearch", "urlContext", "mcpServers"},
+			Visualization: []string{VisualizationAuto, VisualizationOff},
+			Figures:       FigureConstraints{MimeTypes: []string{"image/png", "image/jpeg", "image/gif", "image/webp"}, MaxCount: MaxFigures, MaxBytes: MaxFigureBytes, MaxTotalBytes: MaxFigureTotalBytes},
 		},
 		Unsupported: []string{"asOf"},
 	}

@@ -11,6 +11,10 @@ const (
 	StateIncomplete      = "incomplete"
 	StateNotSent         = "not-sent"
 	StateIndeterminate   = "indeterminate"
+	// StatePlanProposed: the plan turn of a job started with --plan has
+	// ended with a plan (plan.md); the job waits for approve or reject.
+	// Not terminal, not polled (docs/research.md, "Plan review").
+	StatePlanProposed = "plan-proposed"
 )
 
 // TerminalState reports whether a job state is final: such a job is never

@@ -5,12 +5,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
-
-	"github.com/rogpeppe/go-internal/lockedfile"
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
@@ -50,12 +51,13 @@ func lockSkill(home string, t Target, skill string) (func(), error) {
 		return nil, mkdirFailed(errs.CodeLockFailed, dir, err)
 	}
 	h := sha256.Sum256([]byte(t.PluginID + "\x00" + t.AgentID + "\x00" + skill))
-	mu := lockedfile.MutexAt(filepath.Join(dir, hex.EncodeToString(h[:16])+".lock"))
-	unlock, err := mu.Lock()
+	// A home file: a regular file only, never through a link, never
+	// blocking in open (fsx.OpenLockFile; README, "The home").
+	f, err := fsx.OpenLockFile(filepath.Join(dir, hex.EncodeToString(h[:16])+".lock"), 0o666)
 	if err != nil {
 		return nil, errs.Failed(errs.CodeLockFailed, "cannot lock skill %s: %v", skill, err)
 	}
-	return unlock, nil
+	return func() { f.Close() }, nil
 }
 
 const codeUndelivered = "skill_committed_undelivered"
@@ -148,7 +150,10 @@ func (c *call) publish(skill string, exists bool, keep []skilllint.FileEntry, ad
 		if e := errs.As(err); e != nil {
 			return false, e
 		}
-		return false, errs.Failed(errs.CodeWriteFailed, "cannot stage skill %s: %v", skill, skilllint.UnwrapPathErr(err))
+		// A file and a folder of one name are refused before staging
+		// (admitPlace, folderInTheWay: not_a_file, not_a_folder); what
+		// still fails here is named by the skill's own path.
+		return false, errs.Failed(errs.CodeWriteFailed, "cannot stage skill %s: %v", skill, stagePathErr(c.root, skill, err))
 	}
 	// The last checks before the file change.
 	if err := c.plugin.Recheck(env.Home); err != nil {
@@ -255,4 +260,22 @@ func opRemove(ctx context.Context, env *owner.OpEnv, p FileParams) (*CommitResul
 func errSkillMDRequired(p FileParams) error {
 	return errs.Refused(CodeSkillMdRequired, "SKILL.md is not removed on its own: a skill without SKILL.md is not a skill").
 		WithHint("remove the whole skill with 'clawkit skill remove %s --plugin %s', or replace SKILL.md with 'clawkit skill write %s SKILL.md'", p.Skill, p.PluginID, p.Skill)
+}
+
+// stagePathErr names, in a staging failure, the skill's own path instead
+// of the staging folder's (which means nothing to the user): "file exists"
+// alone left the user to guess which file (a file written where the skill
+// has a folder, or the reverse).
+func stagePathErr(root, skill string, err error) error {
+	var pe *fs.PathError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	// The path is the root's: under the staging folder (a file being
+	// written) or under the live skill folder (a file being copied).
+	rel := filepath.ToSlash(pe.Path)
+	if first, rest, _ := strings.Cut(rel, "/"); strings.HasPrefix(first, skilllint.StagingPrefix) || first == skill {
+		rel = rest
+	}
+	return fmt.Errorf("%s: %v", filepath.Join(root, skill, filepath.FromSlash(rel)), pe.Err)
 }

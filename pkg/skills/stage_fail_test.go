@@ -93,3 +93,24 @@ func TestBuildStageDiskFullRemovesStaging(t *testing.T) {
 		t.Fatalf("staging left behind on a full disk: %v", left)
 	}
 }
+
+// A staging failure names the skill's own path, not the staging folder's
+// (which means nothing to the user); an error without a path (mk's own
+// "rel: cause") is kept as it is.
+func TestStagePathErr(t *testing.T) {
+	root := filepath.Join("home", "skills")
+	stage := skilllint.StagingPrefix + "stage-pdf-0123456789abcdef"
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{&os.PathError{Op: "open", Path: stage + "/scripts/a", Err: syscall.EEXIST}, filepath.Join(root, "pdf", "scripts", "a") + ": file exists"},
+		{&os.PathError{Op: "mkdir", Path: stage, Err: syscall.ENOSPC}, filepath.Join(root, "pdf") + ": no space left on device"},
+		{&os.PathError{Op: "open", Path: "pdf/SKILL.md", Err: syscall.ENOENT}, filepath.Join(root, "pdf", "SKILL.md") + ": no such file or directory"},
+		{errors.New("scripts/a: file exists"), "scripts/a: file exists"},
+	} {
+		if got := stagePathErr(root, "pdf", c.err).Error(); got != c.want {
+			t.Errorf("stagePathErr(%v) = %q, want %q", c.err, got, c.want)
+		}
+	}
+}

@@ -45,3 +45,28 @@ CREATE TABLE research_jobs (
 CREATE INDEX research_jobs_due ON research_jobs (state, next_poll_at);
 `})
 }
+
+func researchChainMigrations(add func(Migration)) {
+	// A research job's chain and options (docs/research.md, "Plan review",
+	// "Follow-ups"): the plan interaction a confirming turn follows, the
+	// parent job a follow-up continues, and the start's options as JSON
+	// (inputs' name, size and SHA-256, tools with header profile names:
+	// never bytes or secrets).
+	//
+	// On PostgreSQL, a job that goes back to submitting (a plan's
+	// confirming turn, sent by whichever gateway runs the approve) takes
+	// that gateway's lease as its owner, as an insert does (migration 31):
+	// recovery gives up on a submitting job only once the owner creating
+	// it is gone, and the gateway that created the plan may be long gone.
+	add(Migration{Version: 34, Name: "research_chain", SQL: researchChainColumns, Postgres: researchChainColumns + `
+CREATE TRIGGER research_jobs_owner_resubmit BEFORE UPDATE ON research_jobs FOR EACH ROW
+  WHEN (NEW.state = 'submitting' AND OLD.state <> 'submitting') EXECUTE FUNCTION clawkit_job_owner();
+`})
+}
+
+const researchChainColumns = `
+ALTER TABLE research_jobs ADD COLUMN plan_handle TEXT NOT NULL DEFAULT '';
+ALTER TABLE research_jobs ADD COLUMN parent_job TEXT NOT NULL DEFAULT '';
+ALTER TABLE research_jobs ADD COLUMN options TEXT NOT NULL DEFAULT '';
+ALTER TABLE research_jobs ADD COLUMN plan_proposed_at BIGINT NOT NULL DEFAULT 0;
+`

@@ -46,6 +46,9 @@ func (e SQLite) Exists(context.Context) (bool, error) {
 // busy_timeout absorbs the short waits WAL still has; foreign keys are on
 // because SQLite defaults them off.
 func (e SQLite) Open(ctx context.Context) (*sql.DB, error) {
+	if err := checkDBFiles(e.Path); err != nil {
+		return nil, err
+	}
 	dsn := "file:" + e.Path + "?_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_txlock=immediate"
 	if e.Path != ":memory:" {
 		dsn += "&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
@@ -100,4 +103,28 @@ func (e SQLite) Backup(ctx context.Context, db *sql.DB, path string, admit func(
 		return errs.Failed(errs.CodeBackupFailed, "cannot publish %s: %v", path, err)
 	}
 	return fsx.SyncDir(filepath.Dir(path))
+}
+
+// checkDBFiles refuses a database whose file, or one of SQLite's sibling
+// files, exists but is not a regular file (a FIFO would hang the open, a
+// device would be read without end): the home's files are regular files
+// (README, "The home"). A link to a regular file is accepted.
+func checkDBFiles(path string) error {
+	if path == ":memory:" {
+		return nil
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
+		st, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return errs.Failed(CodeStoreOpenFailed, "cannot open %s: %v", path, err)
+		}
+		if !st.Mode().IsRegular() {
+			return errs.Failed(CodeStoreOpenFailed, "cannot open %s: %s is not a regular file (mode %s)", path, p, st.Mode().Type()).
+				WithHint("move %s away; the database must be a regular file", p)
+		}
+	}
+	return nil
 }

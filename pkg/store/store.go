@@ -79,6 +79,7 @@ func migrations() []Migration {
 	ownerLeaseMigrations(add)      // 30–31, docs/scale-out.md
 	researchCancelMigrations(add)  // 32
 	researchHotPollMigrations(add) // 33
+	researchChainMigrations(add)   // 34
 	sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
 	return ms
 }

@@ -29,7 +29,14 @@ var LayoutKinds = map[string]string{
 	"wrong-identity":      "node bootstrap holds openclaw@0.0.1, the manifest records openclaw@" + Version,
 	"worker-path-entry":   "already contains node_modules/openclaw/worker-artifacts/",
 	"non-utf8":            "",
+	"control-name":        "",
 }
+
+// ControlName is the entry name of the "control-name" kind: a terminal
+// escape sequence and a newline that would forge a "clawkit: error:" line
+// if printed raw (issue 31, item 4). It installs (names are bytes); human
+// output must show it escaped.
+const ControlName = "node_modules/openclaw/dist/\x1b[2J\x1b[31mred\nclawkit: error: forged.js"
 
 // SortedLayoutKinds lists LayoutKinds' names in order.
 func SortedLayoutKinds() []string {
@@ -92,8 +99,26 @@ func LayoutArchive(kind string) []byte {
 	case "non-utf8":
 		e = []archivetest.Entry{pj, idx, {Name: "node_modules/openclaw/dist/caf\xe9.js", Body: []byte("latin-1 name\n")},
 			link("node_modules/openclaw/dist/l\xff", "caf\xe9.js")}
+	case "control-name":
+		e = []archivetest.Entry{pj, idx, {Name: ControlName, Body: []byte("a name from the archive\n")}}
 	default:
 		panic("unknown layout kind " + kind)
 	}
 	return archivetest.Build(e)
+}
+
+// ModesArchive is a node bootstrap whose folders and files ask for modes
+// an install must not give (issue 31, item 5): world-writable, sticky,
+// setgid and setuid folders, a world-writable and a setuid file. Every
+// one of them must be installed at most 0755 with no set-id or sticky bit.
+func ModesArchive() []byte {
+	return archivetest.Build([]archivetest.Entry{
+		{Name: "node_modules/", Type: tar.TypeDir, Mode: 0o777},
+		{Name: "node_modules/openclaw/", Type: tar.TypeDir, Mode: 0o2775},
+		{Name: "node_modules/openclaw/package.json", Mode: 0o666, Body: []byte(fmt.Sprintf(`{"name":"openclaw","version":%q}`, Version))},
+		{Name: "node_modules/openclaw/dist/", Type: tar.TypeDir, Mode: 0o1777},
+		{Name: "node_modules/openclaw/dist/index.js", Mode: 0o4777, Body: archivetest.Text(20, 8000)},
+		{Name: "node_modules/openclaw/dist/tmp/", Type: tar.TypeDir, Mode: 0o6777},
+		{Name: "node_modules/openclaw/dist/tmp/x.js", Mode: 0o777, Body: []byte("x")},
+	})
 }

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/clawkit/clawkit/pkg/redact"
 )
 
 // Defaults of the Interactions API binding.
@@ -108,51 +110,51 @@ func (c *Client) httpClient() *http.Client {
 
 // CheckBaseURL validates a configured base URL.
 func CheckBaseURL(raw string) error {
+	// The refusal names the URL without its secrets (userinfo, key
+	// parameters): the URL is refused because it carries them.
+	shown := redact.URL(raw)
 	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Errorf("base URL %q does not parse: %v", raw, err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // url.Error quotes the whole URL
+		}
+		return fmt.Errorf("base URL %q does not parse: %v", shown, err)
 	}
 	if u.Scheme != "https" && u.Scheme != "http" {
-		return fmt.Errorf("base URL %q must be http or https", raw)
+		return fmt.Errorf("base URL %q must be http or https", shown)
 	}
 	if u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return fmt.Errorf("base URL %q must be scheme://host[/path] without credentials, query or fragment", raw)
+		return fmt.Errorf("base URL %q must be scheme://host[/path] without credentials, query or fragment", shown)
 	}
 	return nil
 }
 
-// createBody is the create request: the SDKs' CreateAgentInteraction
-// (checked against it in client_sdk_test.go). store and agent_config are
-// sent explicitly although the API defaults store to true: a background
-// interaction must be stored to be polled, and thinking summaries are
-// never wanted (they are never kept).
-type createBody struct {
-	Agent       string      `json:"agent"`
-	Input       string      `json:"input"`
-	Background  bool        `json:"background"`
-	Store       bool        `json:"store"`
-	AgentConfig agentConfig `json:"agent_config"`
+// Create submits a background deep-research interaction for a plain
+// question (CreateWith without options).
+func (c *Client) Create(ctx context.Context, question string) (*Interaction, error) {
+	return c.CreateWith(ctx, CreateRequest{Input: question})
 }
 
-type agentConfig struct {
-	Type              string `json:"type"`
-	ThinkingSummaries string `json:"thinking_summaries"`
-}
-
-// Create submits a background deep-research interaction. It is never
+// CreateWith submits a background deep-research interaction. It is never
 // retried here: the API has no idempotency key, so a second attempt could
 // start a second paid job. On failure the *Error says whether the request
 // was definitively not accepted (NotSent) or may have been (everything
-// else).
-func (c *Client) Create(ctx context.Context, question string) (*Interaction, error) {
+// else). The body is the SDKs' CreateAgentInteraction (request.go).
+func (c *Client) CreateWith(ctx context.Context, cr CreateRequest) (*Interaction, error) {
 	agent := c.Agent
 	if agent == "" {
 		agent = DefaultAgent
 	}
-	body, _ := json.Marshal(createBody{
-		Agent: agent, Input: question, Background: true, Store: true,
-		AgentConfig: agentConfig{Type: "deep-research", ThinkingSummaries: "none"},
-	})
+	for _, p := range cr.Parts {
+		if PartType(p.MimeType) == "" {
+			return nil, &Error{Op: "create", NotSent: true, Msg: fmt.Sprintf("create: %q is not a document or image type the API accepts; nothing was sent", p.MimeType)}
+		}
+	}
+	body, err := json.Marshal(cr.body(agent))
+	if err != nil {
+		return nil, &Error{Op: "create", NotSent: true, Msg: "create: cannot encode the request: " + err.Error(), Err: err}
+	}
 	status, hdr, resp, sent, err := c.do(ctx, http.MethodPost, "/interactions", body)
 	if errors.Is(err, errTooLarge) {
 		return nil, &Error{Op: "create", TooLarge: true, Msg: fmt.Sprintf("create: the provider's answer is larger than %d bytes and was not read", MaxResponseBytes), Err: err}
@@ -286,7 +288,11 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte) (stat
 	if len(data) > MaxResponseBytes {
 		return 0, nil, nil, true, errTooLarge
 	}
-	return r.StatusCode, r.Header, data, true, nil
+	// The caller's own key, echoed anywhere in the answer (an error
+	// message, an errors[] entry, a status), is removed before anything
+	// reads the body: no message, job record, result.json or log can
+	// carry it (docs/research.md, "Secrets in provider text").
+	return r.StatusCode, r.Header, redact.Bytes(data, c.APIKey), true, nil
 }
 
 // receiptID finds the interaction id of a create answer whose other

@@ -76,6 +76,204 @@ type Interaction struct {
 	ContinuationToken string `json:"continuation_token,omitempty"`
 }
 
+// Member names as the SDKs read them: an interaction's members and a
+// step's or content block's fields are matched exactly ("text", never
+// "Text"), while the "type" that picks a step's or block's kind is read
+// as Go's encoding/json reads it (the SDKs' union discriminator: any
+// case, the last such member winning). encoding/json alone matches every
+// member without regard to case, which would give clawkit text the SDKs
+// do not see (FuzzOutputTextMatchesSDK, FuzzPlanTextMatchesSDK).
+//
+// A body in which no member name could match ours but by case is read by
+// encoding/json directly (exactNamesOnly: the common case, at its speed);
+// any other is read member by member (decodeInteractionExact).
+
+// memberNames are the member names of the interaction, step and content
+// fields clawkit reads.
+var memberNames = []string{"id", "status", "created", "updated", "steps", "usage", "errors", "continuation_token",
+	"type", "content", "error", "text", "annotations", "data", "mime_type"}
+
+// exactNamesOnly reports whether encoding/json's case-insensitive
+// matching can only match the members of body that the SDKs match
+// exactly: every occurrence of one of the names, in any case, is written
+// exactly, no ASCII letter is written as a \u escape, and neither of the
+// two non-ASCII letters encoding/json folds onto ASCII (U+017F, U+212A)
+// occurs. It may say no for a body that would decode the same (the slow
+// path is exact too), never yes for one that would not.
+func exactNamesOnly(body []byte) bool {
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if c >= 0x80 {
+			if foldedLetter(body, i) {
+				return false
+			}
+			continue
+		}
+		if c != '"' {
+			continue
+		}
+		// A string (a member name or a value): find its end.
+		j, escaped := i+1, false
+		for ; j < len(body) && body[j] != '"'; j++ {
+			switch b := body[j]; {
+			case b == '\\':
+				// \u0041–\u007F: an ASCII letter written as an escape.
+				if j+4 < len(body) && body[j+1] == 'u' && body[j+2] == '0' && body[j+3] == '0' && body[j+4] >= '4' && body[j+4] <= '7' {
+					return false
+				}
+				escaped = true
+				j++
+			case b >= 0x80 && foldedLetter(body, j):
+				return false
+			}
+		}
+		if tok := body[i+1 : min(j, len(body))]; !escaped && foldsOntoName(tok) {
+			return false
+		}
+		i = j
+	}
+	return true
+}
+
+// foldedLetter reports whether body[i:] starts with U+017F or U+212A,
+// which encoding/json folds onto 's' and 'k'.
+func foldedLetter(body []byte, i int) bool {
+	return (body[i] == 0xc5 && i+1 < len(body) && body[i+1] == 0xbf) ||
+		(body[i] == 0xe2 && i+2 < len(body) && body[i+1] == 0x84 && body[i+2] == 0xaa)
+}
+
+// foldsOntoName reports whether tok equals one of memberNames without
+// regard to ASCII case but is not written exactly as it.
+func foldsOntoName(tok []byte) bool {
+	for _, n := range memberNames {
+		if len(tok) == len(n) && string(tok) != n && bytes.EqualFold(tok, []byte(n)) {
+			return true
+		}
+	}
+	return false
+}
+
+// members decodes the JSON object b into its raw members.
+func members(b []byte) (map[string]json.RawMessage, error) {
+	var raw map[string]json.RawMessage
+	err := json.Unmarshal(b, &raw)
+	return raw, err
+}
+
+// decodeMember decodes member name of raw into v when it is present (and
+// not null).
+func decodeMember(raw map[string]json.RawMessage, name string, v any) error {
+	if m, ok := raw[name]; ok && string(m) != "null" {
+		return json.Unmarshal(m, v)
+	}
+	return nil
+}
+
+// discriminator reads a union's "type" as the SDKs do; ok is false when
+// it is not a string (the SDKs then keep the value as an unknown kind).
+func discriminator(b []byte) (typ string, ok bool, err error) {
+	var d struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			return "", false, err
+		}
+		return "", false, nil
+	}
+	return d.Type, true, nil
+}
+
+// decodeInteractionExact reads an interaction member by member, with the
+// SDKs' rules for names.
+func decodeInteractionExact(b []byte) (*Interaction, error) {
+	raw, err := members(b)
+	if err != nil {
+		return nil, err
+	}
+	var it Interaction
+	for name, v := range map[string]any{"id": &it.ID, "status": &it.Status, "created": &it.Created, "updated": &it.Updated,
+		"usage": &it.Usage, "errors": &it.Errors, "continuation_token": &it.ContinuationToken} {
+		if err := decodeMember(raw, name, v); err != nil {
+			return nil, err
+		}
+	}
+	var steps []json.RawMessage
+	if err := decodeMember(raw, "steps", &steps); err != nil {
+		return nil, err
+	}
+	for _, sb := range steps {
+		st, err := decodeStepExact(sb)
+		if err != nil {
+			return nil, err
+		}
+		it.Steps = append(it.Steps, st)
+	}
+	return &it, nil
+}
+
+// decodeStepExact reads a step as the SDKs' Step union: its kind from
+// "type", a model output's content and error from their exactly named
+// members; any other kind keeps its type only.
+func decodeStepExact(b []byte) (Step, error) {
+	var st Step
+	typ, ok, err := discriminator(b)
+	if err != nil || !ok {
+		return st, err
+	}
+	st.Type = typ
+	if typ != "model_output" {
+		return st, nil
+	}
+	raw, err := members(b)
+	if err != nil {
+		return st, err
+	}
+	if err := decodeMember(raw, "error", &st.Error); err != nil {
+		return st, err
+	}
+	var content []json.RawMessage
+	if err := decodeMember(raw, "content", &content); err != nil {
+		return st, err
+	}
+	for _, cb := range content {
+		c, err := decodeContentExact(cb)
+		if err != nil {
+			return st, err
+		}
+		st.Content = append(st.Content, c)
+	}
+	return st, nil
+}
+
+// decodeContentExact reads a content block as the SDKs' Content union.
+func decodeContentExact(b []byte) (Content, error) {
+	var c Content
+	typ, ok, err := discriminator(b)
+	if err != nil || !ok {
+		return c, err
+	}
+	c.Type = typ
+	raw, err := members(b)
+	if err != nil {
+		return c, err
+	}
+	switch typ {
+	case "text":
+		if err := decodeMember(raw, "text", &c.Text); err != nil {
+			return c, err
+		}
+		err = decodeMember(raw, "annotations", &c.Annotations)
+	case "image":
+		if err := decodeMember(raw, "data", &c.Data); err != nil {
+			return c, err
+		}
+		err = decodeMember(raw, "mime_type", &c.MimeType)
+	}
+	return c, err
+}
+
 // Step is one entry of the steps[] timeline. Only model_output steps are
 // read; thoughts and tool calls/results are skipped without being kept.
 type Step struct {
@@ -91,6 +289,10 @@ type Content struct {
 	Type        string       `json:"type"`
 	Text        string       `json:"text,omitempty"`
 	Annotations []Annotation `json:"annotations,omitempty"`
+	// Data and MimeType are an image block's inline bytes (base64) and
+	// type (the SDKs' ImageContent); read only by ExtractFigures.
+	Data     string `json:"data,omitempty"`
+	MimeType string `json:"mime_type,omitempty"`
 }
 
 // Annotation is a text annotation; only url_citation is used.
@@ -246,6 +448,15 @@ func ParseInteraction(body []byte) (*Interaction, error) {
 	var it Interaction
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&it); err != nil {
+		var ute *json.UnmarshalTypeError
+		if errors.As(err, &ute) && json.Valid(body) {
+			// A field of a kind clawkit does not read may have a type the
+			// SDKs do not read either (a thought's content, say): the
+			// exact reading decides.
+			if exact, eerr := decodeInteractionExact(body); eerr == nil {
+				return checked(exact)
+			}
+		}
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			return nil, fmt.Errorf("the response body is truncated (%d bytes, the JSON ends early)", len(body))
 		}
@@ -258,10 +469,21 @@ func ParseInteraction(body []byte) (*Interaction, error) {
 	if dec.More() {
 		return nil, fmt.Errorf("the response body has data after the interaction object")
 	}
+	if !exactNamesOnly(body) {
+		exact, err := decodeInteractionExact(body)
+		if err != nil {
+			return nil, fmt.Errorf("the response body is not an interaction: %v", err)
+		}
+		return checked(exact)
+	}
+	return checked(&it)
+}
+
+func checked(it *Interaction) (*Interaction, error) {
 	if err := CheckHandle(it.ID); err != nil {
 		return nil, err
 	}
-	return &it, nil
+	return it, nil
 }
 
 // CheckHandle validates a provider interaction id before it is put in a

@@ -124,7 +124,7 @@ func get(t *testing.T, l *fakeapi.Listener, id string) []byte {
 // fakeScenarios are the fake's scenarios that serve interaction bodies.
 var fakeScenarios = []string{"", "slow", "multibyte", "partial", "incomplete", "budget-exceeded", "legacy-outputs",
 	"split-output", "step-error", "steps-missing", "steps-empty", "bad-citation-index",
-	"continuation-on-create", "continuation-on-poll", "unknown-status", "never"}
+	"continuation-on-create", "continuation-on-poll", "unknown-status", "never", "echo-key", "forge-text"}
 
 // compareWithSDK checks one body: it decodes into the SDK's Interaction,
 // clawkit's report text is the SDK's OutputText, and clawkit's reasons

@@ -91,9 +91,15 @@ var SweepEvery = 2 * time.Second
 // (adopted at start) and river jobs discarded after their retries.
 var AdoptEvery = 30 * time.Second
 
-// PollArgs names the research job to poll.
+// PollArgs names the research job to poll, and the interaction (its
+// handle when the poll was queued): river keeps one poll job per
+// arguments, finished ones too, so the confirming turn of an approved
+// plan (a new interaction of the same job, docs/research.md "Plan
+// review") gets its own poll job instead of being taken for the plan
+// turn's finished one.
 type PollArgs struct {
-	Job string `json:"job"`
+	Job    string `json:"job"`
+	Handle string `json:"handle,omitempty"`
 }
 
 // Kind implements river.JobArgs.
@@ -187,7 +193,12 @@ func (s *Scheduler) EnqueuePollTx(ctx context.Context, env *owner.OpEnv, tx *sql
 	if err != nil {
 		return err
 	}
-	_, err = c.InsertTx(ctx, tx, PollArgs{Job: jobID}, insertOpts())
+	// The handle as the transaction sees it: the receipt it records.
+	var handle sql.NullString
+	if err := tx.QueryRowContext(ctx, `SELECT handle FROM research_jobs WHERE job_id = $1`, jobID).Scan(&handle); err != nil {
+		return fmt.Errorf("schedule the first poll: %w", err)
+	}
+	_, err = c.InsertTx(ctx, tx, PollArgs{Job: jobID, Handle: handle.String}, insertOpts())
 	if err != nil {
 		return fmt.Errorf("schedule the first poll: %w", err)
 	}
@@ -226,7 +237,9 @@ const pgNowMs = `(extract(epoch FROM clock_timestamp()) * 1000)::bigint`
 // CreatorGone implements research.SharedScheduler.
 func (s *Scheduler) CreatorGone(ctx context.Context, env *owner.OpEnv, jobID string, requestTimeout time.Duration) bool {
 	var gone bool
-	err := env.Store.DB().QueryRowContext(ctx, `SELECT r.created_at < $2 AND NOT EXISTS (
+	// updated_at: when the job became submitting (its insert, or an
+	// approve sending a plan's confirming turn).
+	err := env.Store.DB().QueryRowContext(ctx, `SELECT r.updated_at < $2 AND NOT EXISTS (
   SELECT 1 FROM owners o WHERE o.incarnation = r.owner_incarnation AND o.stopped_at IS NULL AND o.lease_expires_at > `+pgNowMs+`)
 FROM research_jobs r WHERE r.job_id = $1`, jobID, env.Now().Add(-requestTimeout).UnixMilli()).Scan(&gone)
 	return err == nil && gone

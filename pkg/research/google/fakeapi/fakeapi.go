@@ -21,9 +21,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"io"
 	"net"
 	"net/http"
@@ -57,6 +61,10 @@ type Entry struct {
 	// address: partition tests tell the gateways apart by address.
 	AtMs int64  `json:"atMs,omitempty"`
 	From string `json:"from,omitempty"`
+	// Previous is a create's previous_interaction_id; Turn what the fake
+	// made of it (plan, confirm, follow-up, research).
+	Previous string `json:"previous,omitempty"`
+	Turn     string `json:"turn,omitempty"`
 }
 
 // Server is the fake. The zero value is not usable; call New.
@@ -80,6 +88,11 @@ type item struct {
 	id        string
 	input     string
 	scenario  string
+	turn      string // "", "plan", "confirm", "follow-up"
+	previous  string
+	tools     []string // tool types declared
+	parts     int      // document and image parts received
+	visualize bool
 	polls     int
 	finishAt  int
 	cancelAt  int // poll count at which a cancel takes effect (0 = none)
@@ -87,6 +100,8 @@ type item struct {
 	created   time.Time
 	updated   time.Time
 	onceFired bool
+	// key is the API key the create was sent with (echo-key quotes it).
+	key string
 }
 
 // New returns a fake. If logPath is not empty every request is also
@@ -222,11 +237,92 @@ func (s *Server) checkHeaders(w http.ResponseWriter, r *http.Request, e *Entry) 
 // store and agent_config are optional, with the API's defaults (store
 // true; the agent's own configuration).
 type createReq struct {
-	Agent       string          `json:"agent"`
-	Input       json.RawMessage `json:"input"`
-	Background  bool            `json:"background"`
-	Store       *bool           `json:"store"`
-	AgentConfig map[string]any  `json:"agent_config"`
+	Agent       string           `json:"agent"`
+	Input       json.RawMessage  `json:"input"`
+	Background  bool             `json:"background"`
+	Store       *bool            `json:"store"`
+	AgentConfig map[string]any   `json:"agent_config"`
+	Previous    string           `json:"previous_interaction_id"`
+	Tools       []map[string]any `json:"tools"`
+}
+
+// MaxCreateBytes bounds a create body the fake reads (inline documents
+// make it large).
+const MaxCreateBytes = 32 << 20
+
+// The MIME types of Google's SDK enums for inline parts.
+var (
+	documentTypes = map[string]bool{"application/pdf": true, "text/csv": true}
+	imageTypes    = map[string]bool{"image/png": true, "image/jpeg": true, "image/webp": true, "image/heic": true, "image/heif": true, "image/gif": true, "image/bmp": true, "image/tiff": true}
+)
+
+// checkParts validates the document and image blocks of a content-list
+// input: a type the SDK names, base64 data that decodes. It returns how
+// many there were, or why the request is invalid.
+func checkParts(raw json.RawMessage) (int, string) {
+	var parts []map[string]any
+	if json.Unmarshal(raw, &parts) != nil {
+		return 0, ""
+	}
+	n := 0
+	for _, p := range parts {
+		t, _ := p["type"].(string)
+		mime, _ := p["mime_type"].(string)
+		switch t {
+		case "text":
+		case "document", "image":
+			ok := documentTypes[mime]
+			if t == "image" {
+				ok = imageTypes[mime]
+			}
+			if !ok {
+				return 0, fmt.Sprintf("unsupported %s mime_type %q", t, mime)
+			}
+			data, _ := p["data"].(string)
+			if b, err := base64.StdEncoding.DecodeString(data); err != nil || len(b) == 0 {
+				return 0, t + " data is not base64"
+			}
+			n++
+		default:
+			return 0, fmt.Sprintf("unsupported content type %q", t)
+		}
+	}
+	return n, ""
+}
+
+// loggedBody is a create body as the log keeps it: inline data replaced
+// by its size and digest, a header's value by its fingerprint (a log
+// never holds a secret).
+func loggedBody(body []byte) json.RawMessage {
+	var v map[string]any
+	if json.Unmarshal(body, &v) != nil {
+		return json.RawMessage(compact(body))
+	}
+	if parts, ok := v["input"].([]any); ok {
+		for _, p := range parts {
+			if m, ok := p.(map[string]any); ok {
+				if d, ok := m["data"].(string); ok {
+					b, _ := base64.StdEncoding.DecodeString(d)
+					sum := sha256.Sum256(b)
+					m["data"] = fmt.Sprintf("%d bytes sha256:%s", len(b), hex.EncodeToString(sum[:]))
+				}
+			}
+		}
+	}
+	if tools, ok := v["tools"].([]any); ok {
+		for _, t := range tools {
+			if m, ok := t.(map[string]any); ok {
+				if hs, ok := m["headers"].(map[string]any); ok {
+					for k, val := range hs {
+						sv, _ := val.(string)
+						hs[k] = "account:" + account(sv)
+					}
+				}
+			}
+		}
+	}
+	b, _ := json.Marshal(v)
+	return b
 }
 
 // inputText is the text of a create input: a string, or the text parts of
@@ -255,17 +351,24 @@ func inputText(raw json.RawMessage) string {
 }
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request, e Entry) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxCreateBytes))
 	if err != nil {
 		e.Result = "400"
 		s.record(e)
 		writeStatus(w, http.StatusBadRequest, "INVALID_ARGUMENT", "unreadable body")
 		return
 	}
-	e.Body = json.RawMessage(compact(body))
+	e.Body = loggedBody(body)
 	var cr createReq
 	bad := ""
+	nparts, badParts := 0, ""
+	if json.Unmarshal(body, &cr) == nil {
+		nparts, badParts = checkParts(cr.Input)
+	}
+	e.Previous = cr.Previous
 	switch {
+	case badParts != "":
+		bad = badParts
 	case json.Unmarshal(body, &cr) != nil:
 		bad = "the request body is not a CreateInteraction"
 	case cr.Agent == "":
@@ -290,7 +393,52 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, e Entry) {
 	if m := directive.FindStringSubmatch(input); m != nil {
 		scen = m[1]
 	}
-	e.Scenario = scen
+	// A turn that follows another must name one this API knows, and
+	// finished: a confirming turn follows its plan, a follow-up its
+	// report.
+	turn := ""
+	if planning, _ := cr.AgentConfig["collaborative_planning"].(bool); planning {
+		turn = "plan"
+	}
+	if cr.Previous != "" {
+		s.mu.Lock()
+		prev := s.items[cr.Previous]
+		prevStatus, prevTurn, prevScen := "", "", ""
+		if prev != nil {
+			prevStatus, prevTurn, prevScen = prev.status, prev.turn, prev.scenario
+		}
+		s.mu.Unlock()
+		switch {
+		case prev == nil:
+			e.Result = "404"
+			s.record(e)
+			writeStatus(w, 404, "NOT_FOUND", "previous interaction "+cr.Previous+" not found")
+			return
+		case !terminal(prevStatus):
+			e.Result = "400"
+			s.record(e)
+			writeStatus(w, 400, "FAILED_PRECONDITION", "previous interaction "+cr.Previous+" has not finished")
+			return
+		case prevTurn == "plan" && turn == "":
+			turn = "confirm"
+		case turn == "":
+			turn = "follow-up"
+		}
+		if scen == "" {
+			// The chain keeps its scenario (a confirming turn's create
+			// that hangs, say, is chosen by the question).
+			scen = prevScen
+		}
+	}
+	e.Scenario, e.Turn = scen, turn
+	if turn == "confirm" && strings.HasPrefix(scen, "create-") && !strings.HasPrefix(scen, "confirm-") {
+		// A create-* scenario chosen by the question applies to the plan
+		// turn's create; confirm-* ones to the confirming turn's.
+		scen = ""
+	}
+	if turn == "confirm" && strings.HasPrefix(scen, "confirm-") {
+		scen = strings.TrimPrefix(scen, "confirm-")
+	}
 	s.mu.Lock()
 	s.seen[input]++
 	firstTime := s.seen[input] == 1
@@ -319,6 +467,18 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, e Entry) {
 		s.record(e)
 		writeStatus(w, 400, "INVALID_ARGUMENT", "the request is invalid")
 		return
+	case "create-400-echo-key":
+		// An error that quotes the key it was sent, as some API gateways
+		// and proxies in front of an API do.
+		e.Result = "400"
+		s.record(e)
+		writeStatus(w, 400, "INVALID_ARGUMENT", "API key not valid: "+r.Header.Get("x-goog-api-key")+". Please pass a valid API key.")
+		return
+	case "create-400-forge":
+		e.Result = "400"
+		s.record(e)
+		writeStatus(w, 400, "INVALID_ARGUMENT", ForgedText)
+		return
 	case "create-401", "create-403":
 		code := 401
 		if scen == "create-403" {
@@ -330,6 +490,18 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, e Entry) {
 		return
 	}
 	it := s.accept(input, scen)
+	s.mu.Lock()
+	it.turn, it.previous, it.parts = turn, cr.Previous, nparts
+	for _, t := range cr.Tools {
+		if ty, ok := t["type"].(string); ok {
+			it.tools = append(it.tools, ty)
+		}
+	}
+	if v, _ := cr.AgentConfig["visualization"].(string); v == "auto" {
+		it.visualize = true
+	}
+	it.key = r.Header.Get("x-goog-api-key")
+	s.mu.Unlock()
 	switch scen {
 	case "create-500":
 		e.Result = "500"
@@ -493,6 +665,8 @@ func (s *Server) get(w http.ResponseWriter, e Entry, id string) {
 			it.status = "requires_continuation"
 		case it.scenario == "unknown-status":
 			it.status = UnknownStatus
+		case it.scenario == "forge-text":
+			it.status = ForgedStatus
 		case it.polls == 1 && it.finishAt > 2:
 			it.status = "queued"
 		default:
@@ -574,7 +748,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, e Entry, id stri
 
 func finalStatus(scen string) string {
 	switch scen {
-	case "partial", "step-error":
+	case "partial", "step-error", "echo-key", "forge-text":
 		return "failed"
 	case "incomplete":
 		return "incomplete"
@@ -646,7 +820,7 @@ func reportContent(scen string) []any {
 				ann("https://example.com/reversed", "bad: reversed", 5, 2),
 			),
 		}
-	case "partial", "incomplete", "budget-exceeded", "step-error":
+	case "partial", "incomplete", "budget-exceeded", "step-error", "echo-key", "forge-text":
 		return []any{textBlock("Partial findings so far.\n", ann("https://example.com/partial", "Partial", 0, 7))}
 	}
 	i := strings.Index(ReportText, "Rayleigh scattering")
@@ -659,6 +833,16 @@ const (
 	ProviderErrorCode    = "https://ai.google.dev/errors/research-agent-internal"
 	ProviderErrorMessage = "The research agent could not finish: an internal error occurred."
 	StepErrorMessage     = "The model output was cut off by an internal error."
+)
+
+// Forged texts of the forge-text and create-400-forge scenarios: provider
+// text that tries to forge a clawkit error line and to drive the terminal
+// (clear the screen, colour, a hyperlink). Human output must show them
+// escaped.
+const (
+	ForgedText   = "ok\nclawkit: error: forged by the provider\x1b[2J\x1b[31mred"
+	ForgedCode   = "\x1b]8;;https://evil.example/\x07click\x1b]8;;\x07"
+	ForgedStatus = "paused\r\nclawkit: error: forged status\x1b[1A"
 )
 
 // SplitParts are the two model outputs of the split-output scenario,
@@ -683,9 +867,32 @@ func render(it *item) map[string]any {
 	result := map[string]any{"type": "google_search_result", "call_id": "call1", "result": []any{map[string]any{"url": "https://example.com", "title": SearchMarker}}}
 	interim := map[string]any{"type": "model_output", "content": []any{textBlock(InterimMarker)}}
 	steps := []any{input, thought, interim, search, result}
-	partialText := it.scenario == "partial" || it.scenario == "incomplete" || it.scenario == "budget-exceeded" || it.scenario == "step-error"
+	if it.turn == "plan" {
+		// A plan turn: the agent thinks, then answers with its plan.
+		steps = []any{input, thought}
+		if it.status == "completed" {
+			steps = append(steps, map[string]any{"type": "model_output", "content": []any{textBlock(PlanText)}})
+		}
+		doc["steps"] = steps
+		return doc
+	}
+	steps = append(steps, toolSteps(it.tools)...)
+	partialText := it.scenario == "partial" || it.scenario == "incomplete" || it.scenario == "budget-exceeded" || it.scenario == "step-error" || it.scenario == "echo-key" || it.scenario == "forge-text"
 	if it.status == "completed" || (terminal(it.status) && partialText) {
 		content := reportContent(it.scenario)
+		switch {
+		case it.turn == "follow-up":
+			content = []any{textBlock(FollowUpText(it.previous))}
+		case it.parts > 0:
+			content = []any{textBlock(PartsText(it.parts))}
+		}
+		if it.visualize {
+			// A chart in its own output before the report, and one after
+			// the report's text in the final output: output_text is still
+			// only the text.
+			steps = append(steps, map[string]any{"type": "model_output", "content": []any{imageBlock(FigurePNGs()[0])}})
+			content = append(content, imageBlock(FigurePNGs()[1]))
+		}
 		final := map[string]any{"type": "model_output", "content": content}
 		switch it.scenario {
 		case "split-output":
@@ -702,7 +909,12 @@ func render(it *item) map[string]any {
 		}
 		doc["usage"] = map[string]any{"total_input_tokens": 120, "total_output_tokens": 3400, "total_tokens": 3520}
 	}
-	if it.status == "failed" && it.scenario != "step-error" {
+	switch {
+	case it.status == "failed" && it.scenario == "echo-key":
+		doc["errors"] = []any{map[string]any{"code": ProviderErrorCode, "message": "quota of key " + it.key + " exhausted"}}
+	case it.status == "failed" && it.scenario == "forge-text":
+		doc["errors"] = []any{map[string]any{"code": ForgedCode, "message": ForgedText}}
+	case it.status == "failed" && it.scenario != "step-error":
 		doc["errors"] = []any{map[string]any{"code": ProviderErrorCode, "message": ProviderErrorMessage}}
 	}
 	switch {
@@ -790,4 +1002,59 @@ func (l *Listener) Close() {
 	defer cancel()
 	l.srv.Shutdown(ctx)
 	l.srv.Close()
+}
+
+// PlanText is the plan a plan turn proposes.
+const PlanText = "## Research plan\n\n1. Survey the literature on the question.\n2. Compare the main sources.\n3. Write the report with citations.\n"
+
+// FollowUpText is a follow-up's report: it names the interaction it
+// followed, so a test sees the previous_interaction_id arrived.
+func FollowUpText(previous string) string {
+	return "# Follow-up\n\nAnswered in the context of interaction " + previous + ".\n"
+}
+
+// PartsText is the report of a turn that carried inline documents or
+// images.
+func PartsText(n int) string {
+	return "# Findings\n\nRead " + strconv.Itoa(n) + " attached file(s).\n"
+}
+
+// ToolMarker is text of tool calls and results: it must never reach a
+// report.
+const ToolMarker = "TOOL-RESULT-MARKER"
+
+// toolSteps are the calls and results of the tools a create declared.
+func toolSteps(tools []string) []any {
+	var out []any
+	for i, t := range tools {
+		id := "tool" + strconv.Itoa(i+1)
+		switch t {
+		case "file_search":
+			out = append(out, map[string]any{"type": "file_search_call", "id": id},
+				map[string]any{"type": "file_search_result", "call_id": id})
+		case "url_context":
+			out = append(out, map[string]any{"type": "url_context_call", "id": id, "arguments": map[string]any{"urls": []string{"https://example.com/" + ToolMarker}}},
+				map[string]any{"type": "url_context_result", "call_id": id, "result": []any{map[string]any{"url": "https://example.com/" + ToolMarker, "status": "success"}}})
+		case "mcp_server":
+			out = append(out, map[string]any{"type": "mcp_server_tool_call", "id": id, "name": "lookup", "server_name": "mcp", "arguments": map[string]any{"q": ToolMarker}},
+				map[string]any{"type": "mcp_server_tool_result", "call_id": id, "name": "lookup", "server_name": "mcp", "result": ToolMarker})
+		}
+	}
+	return out
+}
+
+func imageBlock(png []byte) map[string]any {
+	return map[string]any{"type": "image", "mime_type": "image/png", "data": base64.StdEncoding.EncodeToString(png)}
+}
+
+// FigurePNGs are the two charts of a visualization: real PNG files (1×1
+// pixels, red and blue), in timeline order.
+func FigurePNGs() [][]byte { return [][]byte{onePixelPNG(0xff, 0, 0), onePixelPNG(0, 0, 0xff)} }
+
+func onePixelPNG(r, g, b byte) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, 1, 1))
+	img.Set(0, 0, color.RGBA{R: r, G: g, B: b, A: 0xff})
+	var buf bytes.Buffer
+	png.Encode(&buf, img)
+	return buf.Bytes()
 }

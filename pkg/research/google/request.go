@@ -1,0 +1,147 @@
+package google
+
+import (
+	"encoding/base64"
+	"encoding/json"
+)
+
+// CreateRequest is what one create carries beyond the agent: the
+// question, inline document or image parts, the turn it follows, the Deep
+// Research agent's options and the tools it may use. Its body is the SDKs'
+// CreateAgentInteraction (held to google.golang.org/genai's type in
+// sdk_test.go); docs/research.md, "Requests".
+type CreateRequest struct {
+	// Input is the question (or, for a plan's confirming turn, the
+	// confirmation or revision text).
+	Input string
+	// Parts are inline documents and images sent after the text.
+	Parts []Part
+	// PreviousInteractionID is the interaction this turn follows: the
+	// plan for a confirming turn, the parent for a follow-up.
+	PreviousInteractionID string
+	// CollaborativePlanning, when true, asks the agent for a research plan
+	// and to go on only when the next turn confirms it. A confirming turn
+	// sends it false.
+	CollaborativePlanning *bool
+	// Visualization is "" (the agent's default) or "auto"/"off".
+	Visualization string
+	Tools         []Tool
+}
+
+// Part is one inline input: a document (application/pdf, text/csv) or an
+// image (the SDKs' ImageContent MIME types). The bytes are sent base64
+// encoded as the content block's data, as the SDKs send them.
+type Part struct {
+	MimeType string
+	Data     []byte
+}
+
+// Tool is one tool declaration: exactly one of its fields is set.
+type Tool struct {
+	FileSearchStores []string
+	URLContext       bool
+	MCPServer        *MCPServer
+}
+
+// MCPServer is an mcp_server tool. Headers hold secrets (read from header
+// profiles right before the request); they are never logged or stored.
+type MCPServer struct {
+	Name    string
+	URL     string
+	Headers map[string]string
+}
+
+// DocumentMimeTypes and ImageMimeTypes are the MIME types the SDKs'
+// DocumentContentMimeType and ImageContentMimeType enums name.
+var (
+	DocumentMimeTypes = []string{"application/pdf", "text/csv"}
+	ImageMimeTypes    = []string{"image/png", "image/jpeg", "image/webp", "image/heic", "image/heif", "image/gif", "image/bmp", "image/tiff"}
+)
+
+// PartType is "document" or "image" for a MIME type the SDK enums name,
+// else "".
+func PartType(mime string) string {
+	for _, m := range DocumentMimeTypes {
+		if m == mime {
+			return "document"
+		}
+	}
+	for _, m := range ImageMimeTypes {
+		if m == mime {
+			return "image"
+		}
+	}
+	return ""
+}
+
+type createBody struct {
+	Agent                 string          `json:"agent"`
+	Input                 json.RawMessage `json:"input"`
+	PreviousInteractionID string          `json:"previous_interaction_id,omitempty"`
+	Background            bool            `json:"background"`
+	Store                 bool            `json:"store"`
+	AgentConfig           agentConfig     `json:"agent_config"`
+	Tools                 []any           `json:"tools,omitempty"`
+}
+
+// agentConfig is the SDKs' DeepResearchAgentConfig. Thinking summaries
+// are never wanted (they are never kept).
+type agentConfig struct {
+	Type                  string `json:"type"`
+	ThinkingSummaries     string `json:"thinking_summaries"`
+	CollaborativePlanning *bool  `json:"collaborative_planning,omitempty"`
+	Visualization         string `json:"visualization,omitempty"`
+}
+
+type textPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type dataPart struct {
+	Type     string `json:"type"`
+	MimeType string `json:"mime_type"`
+	Data     string `json:"data"`
+}
+
+type fileSearchTool struct {
+	Type   string   `json:"type"`
+	Stores []string `json:"file_search_store_names"`
+}
+
+type mcpServerTool struct {
+	Type    string            `json:"type"`
+	Name    string            `json:"name"`
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// body is the JSON of the create. The input is the question as a string
+// when it has no parts (as the SDKs' README sends it), else a content
+// list: the text, then each part in order.
+func (cr CreateRequest) body(agent string) createBody {
+	b := createBody{
+		Agent: agent, PreviousInteractionID: cr.PreviousInteractionID, Background: true, Store: true,
+		AgentConfig: agentConfig{Type: "deep-research", ThinkingSummaries: "none", CollaborativePlanning: cr.CollaborativePlanning, Visualization: cr.Visualization},
+	}
+	if len(cr.Parts) == 0 {
+		b.Input, _ = json.Marshal(cr.Input)
+	} else {
+		list := []any{textPart{Type: "text", Text: cr.Input}}
+		for _, p := range cr.Parts {
+			list = append(list, dataPart{Type: PartType(p.MimeType), MimeType: p.MimeType, Data: base64.StdEncoding.EncodeToString(p.Data)})
+		}
+		b.Input, _ = json.Marshal(list)
+	}
+	for _, t := range cr.Tools {
+		switch {
+		case len(t.FileSearchStores) > 0:
+			b.Tools = append(b.Tools, fileSearchTool{Type: "file_search", Stores: t.FileSearchStores})
+		case t.URLContext:
+			b.Tools = append(b.Tools, map[string]string{"type": "url_context"})
+		case t.MCPServer != nil:
+			b.Tools = append(b.Tools, mcpServerTool{Type: "mcp_server", Name: t.MCPServer.Name, URL: t.MCPServer.URL, Headers: t.MCPServer.Headers})
+		}
+	}
+	return b
+}

@@ -1,0 +1,502 @@
+// Options of a start beyond the question (docs/research.md, "Start
+// options"): plan review, document and image inputs, tools and
+// visualization. What a job records of them is names, sizes, digests and
+// profile ids: never input bytes and never a header's value.
+
+package research
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/csv"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"unicode/utf8"
+
+	"github.com/clawkit/clawkit/pkg/auth"
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
+	"github.com/clawkit/clawkit/pkg/redact"
+	"github.com/clawkit/clawkit/pkg/research/google"
+)
+
+// Input bounds (docs/research.md, "Documents and images"). The request
+// carries the bytes base64 encoded (4/3 of their size), so the total stays
+// well under the API's limit for an inline request.
+const (
+	MaxInputs          = 8
+	MaxInputBytes      = 4 << 20
+	MaxInputTotalBytes = 12 << 20
+)
+
+// Tool bounds.
+const (
+	MaxFileSearchStores = 8
+	MaxMCPServers       = 4
+	MaxMCPHeaders       = 8
+	maxToolNameBytes    = 256
+	maxToolURLBytes     = 2048
+)
+
+// Visualization values (the SDKs' Visualization enum).
+const (
+	VisualizationAuto = "auto"
+	VisualizationOff  = "off"
+)
+
+// JobOptions are a job's recorded options.
+type JobOptions struct {
+	// Plan: the job was started with collaborative planning.
+	Plan bool `json:"plan,omitempty"`
+	// Revision is the text the approve sent with the confirming turn.
+	Revision      string        `json:"revision,omitempty"`
+	Visualization string        `json:"visualization,omitempty"`
+	Inputs        []InputRecord `json:"inputs,omitempty"`
+	Tools         *Tools        `json:"tools,omitempty"`
+}
+
+// InputRecord is what the binding keeps of an input file.
+type InputRecord struct {
+	Name     string `json:"name"`
+	Size     int64  `json:"size"`
+	SHA256   string `json:"sha256"`
+	MimeType string `json:"mimeType"`
+}
+
+// Tools are the tools a start declares (the contract's "tools" and the
+// job's record alike: header values are named by profile, never given).
+type Tools struct {
+	FileSearch []string    `json:"fileSearch,omitempty"`
+	URLContext bool        `json:"urlContext,omitempty"`
+	MCPServers []MCPServer `json:"mcpServers,omitempty"`
+}
+
+// MCPServer is an mcp_server tool: its name, URL and the headers whose
+// values come from header profiles.
+type MCPServer struct {
+	Name    string      `json:"name"`
+	URL     string      `json:"url"`
+	Headers []HeaderRef `json:"headers,omitempty"`
+}
+
+// HeaderRef names a header and the auth profile (kind header) holding its
+// value.
+type HeaderRef struct {
+	Header  string `json:"header"`
+	Profile string `json:"profile"`
+}
+
+func (o *JobOptions) empty() bool {
+	return o == nil || (!o.Plan && o.Revision == "" && o.Visualization == "" && len(o.Inputs) == 0 && o.Tools == nil)
+}
+
+func encodeOptions(o *JobOptions) string {
+	if o.empty() {
+		return ""
+	}
+	b, _ := json.Marshal(o)
+	return string(b)
+}
+
+func decodeOptions(s string) (*JobOptions, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var o JobOptions
+	if err := json.Unmarshal([]byte(s), &o); err != nil {
+		return nil, storeErr("read the research job's options", err)
+	}
+	return &o, nil
+}
+
+// plan reports whether j asks for collaborative planning.
+func (j *Job) plan() bool { return j.Options != nil && j.Options.Plan }
+
+// inPlanTurn reports whether j's interaction is its plan turn: a job
+// started with --plan whose plan has not been proposed yet.
+func (j *Job) inPlanTurn() bool { return j.plan() && j.PlanHandle == "" }
+
+func (j *Job) visualization() string {
+	if j.Options == nil {
+		return ""
+	}
+	return j.Options.Visualization
+}
+
+// checkVisualization refuses a value the SDKs' enum does not name.
+func checkVisualization(v string) error {
+	switch v {
+	case "", VisualizationAuto, VisualizationOff:
+		return nil
+	}
+	return errs.Usage(CodeInvalidVisualization, "visualization %q is not one of auto, off", v).
+		WithHint("--visualization auto saves the report's charts and images under figures/")
+}
+
+// checkInputPaths is the stateless check of input paths: absolute,
+// distinct, at most MaxInputs.
+func checkInputPaths(paths []string) error {
+	if len(paths) > MaxInputs {
+		return errs.Usage(CodeTooManyInputs, "%d input files; at most %d may be sent", len(paths), MaxInputs).
+			WithHint("docs/research.md lists the input limits")
+	}
+	seen := map[string]bool{}
+	for _, p := range paths {
+		if !filepath.IsAbs(p) || strings.ContainsRune(p, 0) {
+			return errs.Usage(errs.CodeInvalidInput, "input path %q is not absolute", p)
+		}
+		if seen[p] {
+			return errs.Usage(errs.CodeInvalidInput, "input %s is given twice", p)
+		}
+		seen[p] = true
+	}
+	return nil
+}
+
+// admitInputs checks every input without reading its content: a regular
+// file (a symbolic link is refused), within the per-file and total
+// bounds, and of a MIME type the SDKs name by its first bytes. Start reads
+// each file once, and checks the type again on the bytes it sends.
+func admitInputs(paths []string) error {
+	var total int64
+	for _, p := range paths {
+		f, err := fsx.OpenRegular(p)
+		if err != nil {
+			return inputErr(p, err)
+		}
+		st, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return inputErr(p, err)
+		}
+		if st.Size() > MaxInputBytes {
+			f.Close()
+			return errInputTooLarge(p, st.Size())
+		}
+		total += st.Size()
+		head := make([]byte, 512)
+		n, _ := io.ReadFull(f, head)
+		f.Close()
+		if _, err := sniffInput(p, head[:n], int64(n) < st.Size()); err != nil {
+			return err
+		}
+	}
+	if total > MaxInputTotalBytes {
+		return errs.Usage(CodeInputsTooLarge, "the input files total %d bytes; at most %d may be sent", total, MaxInputTotalBytes).
+			WithHint("send fewer or smaller files; docs/research.md lists the input limits")
+	}
+	return nil
+}
+
+// input is one input as read for sending.
+type input struct {
+	rec  InputRecord
+	data []byte
+}
+
+// readInputs reads each input once (bounded, refusing links) and returns
+// its bytes with the record the binding keeps.
+func readInputs(paths []string) ([]input, error) {
+	var out []input
+	var total int64
+	for _, p := range paths {
+		data, err := fsx.ReadRegular(p, MaxInputBytes)
+		if errors.Is(err, fsx.ErrTooLarge) {
+			return nil, errInputTooLarge(p, MaxInputBytes+1)
+		}
+		if err != nil {
+			return nil, inputErr(p, err)
+		}
+		total += int64(len(data))
+		if total > MaxInputTotalBytes {
+			return nil, errs.Usage(CodeInputsTooLarge, "the input files total more than %d bytes", MaxInputTotalBytes).
+				WithHint("send fewer or smaller files; docs/research.md lists the input limits")
+		}
+		mime, err := sniffInput(p, data, false)
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(data)
+		out = append(out, input{rec: InputRecord{Name: filepath.Base(p), Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]), MimeType: mime}, data: data})
+	}
+	return out, nil
+}
+
+func inputErr(p string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return errs.Usage(CodeInputUnreadable, "input %s does not exist", p)
+	case errors.Is(err, fsx.ErrNotRegular):
+		return errs.Usage(CodeInputUnreadable, "input %s: %v", p, err)
+	case errors.Is(err, syscall.ELOOP):
+		return errs.Usage(CodeInputUnreadable, "input %s is a symbolic link; it is not followed", p).
+			WithHint("name the file itself")
+	}
+	return errs.Usage(CodeInputUnreadable, "cannot read input %s: %v", p, err).
+		WithHint("a symbolic link is not followed: name the file itself")
+}
+
+func errInputTooLarge(p string, size int64) error {
+	return errs.Usage(CodeInputTooLarge, "input %s is %d bytes; the limit is %d per file", p, size, MaxInputBytes).
+		WithHint("docs/research.md lists the input limits")
+}
+
+// sniffInput decides an input's MIME type from its content, never its
+// name: a type the SDKs' DocumentContent or ImageContent enum names, or a
+// refusal. prefix says data is only the file's beginning (a CSV's last
+// line may be cut).
+func sniffInput(p string, data []byte, prefix bool) (string, error) {
+	mime := SniffMIME(data, prefix)
+	if mime == "" {
+		return "", errs.Usage(CodeUnsupportedInputType, "input %s is not a PDF, a CSV table or an image of a type the provider accepts (by its content: %s)", p, strings.SplitN(http.DetectContentType(data), ";", 2)[0]).
+			WithHint("supported: %s, %s", strings.Join(google.DocumentMimeTypes, ", "), strings.Join(google.ImageMimeTypes, ", "))
+	}
+	return mime, nil
+}
+
+// SniffMIME returns the MIME type of data among the SDKs' document and
+// image types, from the content alone ("" when it is none of them).
+func SniffMIME(data []byte, prefix bool) string {
+	if len(data) == 0 {
+		return ""
+	}
+	switch {
+	case bytes.HasPrefix(data, []byte("II*\x00")), bytes.HasPrefix(data, []byte("MM\x00*")):
+		return "image/tiff"
+	case len(data) >= 12 && string(data[4:8]) == "ftyp":
+		switch string(data[8:12]) {
+		case "heic", "heix", "hevc", "hevx":
+			return "image/heic"
+		case "mif1", "msf1", "heif":
+			return "image/heif"
+		}
+		return ""
+	}
+	ct := strings.SplitN(http.DetectContentType(data), ";", 2)[0]
+	switch ct {
+	case "application/pdf", "image/png", "image/jpeg", "image/webp", "image/gif", "image/bmp":
+		return ct
+	case "text/plain":
+		if looksCSV(data, prefix) {
+			return "text/csv"
+		}
+	}
+	return ""
+}
+
+// looksCSV: valid UTF-8 text that parses as CSV with at least two fields
+// in every record, all records of the same width.
+func looksCSV(data []byte, prefix bool) bool {
+	if prefix {
+		if i := bytes.LastIndexByte(data, '\n'); i > 0 {
+			data = data[:i+1]
+		}
+	}
+	if !utf8.Valid(data) {
+		return false
+	}
+	r := csv.NewReader(bytes.NewReader(data))
+	recs, err := r.ReadAll()
+	if err != nil || len(recs) == 0 {
+		return false
+	}
+	return len(recs[0]) >= 2
+}
+
+// checkTools is the stateless check of a start's tools.
+func checkTools(t *Tools) error {
+	if t == nil {
+		return nil
+	}
+	if len(t.FileSearch) > MaxFileSearchStores {
+		return errs.Usage(CodeInvalidTool, "%d file search stores; at most %d", len(t.FileSearch), MaxFileSearchStores)
+	}
+	for _, s := range t.FileSearch {
+		if s == "" || len(s) > maxToolNameBytes || strings.ContainsAny(s, " \t\r\n\x00") {
+			return errs.Usage(CodeInvalidTool, "file search store %q is not a store name", s).
+				WithHint("a store name looks like fileSearchStores/NAME")
+		}
+	}
+	if len(t.MCPServers) > MaxMCPServers {
+		return errs.Usage(CodeInvalidTool, "%d MCP servers; at most %d", len(t.MCPServers), MaxMCPServers)
+	}
+	names := map[string]bool{}
+	for _, m := range t.MCPServers {
+		if m.Name == "" || len(m.Name) > maxToolNameBytes || strings.ContainsAny(m.Name, " \t\r\n\x00=:") {
+			return errs.Usage(CodeInvalidTool, "MCP server name %q is empty or has spaces, '=' or ':'", m.Name)
+		}
+		if names[m.Name] {
+			return errs.Usage(CodeInvalidTool, "MCP server %s is declared twice", m.Name)
+		}
+		names[m.Name] = true
+		u, err := url.Parse(m.URL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || len(m.URL) > maxToolURLBytes {
+			return errs.Usage(CodeInvalidTool, "MCP server %s: %q is not an http(s) URL", m.Name, redact.URL(m.URL))
+		}
+		if redact.URL(m.URL) != m.URL || u.User != nil {
+			// A credential in the URL would be stored and shown with the
+			// job: it belongs in a header profile.
+			return errs.Usage(CodeSecretInUrl, "MCP server %s: the URL carries a credential (%s)", m.Name, redact.URL(m.URL)).
+				WithHint("put the credential in a header profile: clawkit auth add ID --provider mcp --kind header --api-key-env VAR, then --mcp-header %s:HEADER=@ID", m.Name)
+		}
+		if len(m.Headers) > MaxMCPHeaders {
+			return errs.Usage(CodeInvalidTool, "MCP server %s: %d headers; at most %d", m.Name, len(m.Headers), MaxMCPHeaders)
+		}
+		seen := map[string]bool{}
+		for _, h := range m.Headers {
+			if !validHeaderName(h.Header) {
+				return errs.Usage(CodeInvalidTool, "MCP server %s: %q is not a header name", m.Name, h.Header)
+			}
+			if seen[strings.ToLower(h.Header)] {
+				return errs.Usage(CodeInvalidTool, "MCP server %s: header %s is given twice", m.Name, h.Header)
+			}
+			seen[strings.ToLower(h.Header)] = true
+			if err := auth.ValidateID(h.Profile); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func validHeaderName(h string) bool {
+	if h == "" || len(h) > 128 {
+		return false
+	}
+	for _, r := range h {
+		if !(r == '-' || r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9')) {
+			return false
+		}
+	}
+	return true
+}
+
+// resolveTools turns declared tools into the request's, reading each
+// header's value from its profile (kind header) in home's credentials.
+// It returns the values too, to be removed from any text shown.
+func resolveTools(home string, t *Tools) ([]google.Tool, []string, error) {
+	if t == nil {
+		return nil, nil, nil
+	}
+	var out []google.Tool
+	var secrets []string
+	if len(t.FileSearch) > 0 {
+		out = append(out, google.Tool{FileSearchStores: t.FileSearch})
+	}
+	if t.URLContext {
+		out = append(out, google.Tool{URLContext: true})
+	}
+	var creds *auth.Store
+	for _, m := range t.MCPServers {
+		srv := &google.MCPServer{Name: m.Name, URL: m.URL}
+		for _, h := range m.Headers {
+			if creds == nil {
+				var err error
+				if creds, err = auth.Load(home); err != nil {
+					return nil, nil, err
+				}
+			}
+			p, ok := creds.Get(h.Profile)
+			if !ok {
+				return nil, nil, errs.Refused(CodeHeaderProfileMissing, "MCP server %s: header %s names auth profile %q, which does not exist", m.Name, h.Header, h.Profile).
+					WithHint("clawkit auth add %s --provider mcp --kind header --api-key-env VAR", h.Profile)
+			}
+			// The header kinds are auth's (header: the value as is;
+			// bearer: "Bearer TOKEN"), the same as mcp --header reads.
+			if !auth.IsHeaderKind(p.Kind) {
+				return nil, nil, errs.Refused(CodeHeaderProfileWrongKind, "MCP server %s: auth profile %q is of kind %s, not header or bearer", m.Name, h.Profile, p.Kind).
+					WithHint("a header's value comes only from a profile of kind header (or bearer for a token): clawkit auth add ID --provider mcp --kind header --api-key-env VAR")
+			}
+			v, err := auth.HeaderValue(p)
+			if err != nil {
+				return nil, nil, err
+			}
+			if srv.Headers == nil {
+				srv.Headers = map[string]string{}
+			}
+			srv.Headers[h.Header] = v
+			secrets = append(secrets, p.Secret)
+		}
+		out = append(out, google.Tool{MCPServer: srv})
+	}
+	return out, secrets, nil
+}
+
+// ToolsFromFlags builds a start's tools from the command line's flags:
+// --file-search STORE, --url-context, --mcp-server NAME=URL and
+// --mcp-header NAME:HEADER=@PROFILE. A header's value is only ever named
+// by its profile: a literal value is refused, so no secret is ever taken
+// from a command line (docs/research.md, "Tools").
+func ToolsFromFlags(stores []string, urlContext bool, servers, headers []string) (*Tools, error) {
+	if len(stores) == 0 && !urlContext && len(servers) == 0 && len(headers) == 0 {
+		return nil, nil
+	}
+	t := &Tools{FileSearch: stores, URLContext: urlContext}
+	index := map[string]int{}
+	for _, s := range servers {
+		name, u, ok := strings.Cut(s, "=")
+		if !ok || name == "" || u == "" {
+			return nil, errs.Usage(CodeInvalidTool, "--mcp-server %q is not NAME=URL", redact.URLsIn(s))
+		}
+		if _, dup := index[name]; dup {
+			return nil, errs.Usage(CodeInvalidTool, "MCP server %s is declared twice", name)
+		}
+		index[name] = len(t.MCPServers)
+		t.MCPServers = append(t.MCPServers, MCPServer{Name: name, URL: u})
+	}
+	for _, h := range headers {
+		ref, value, ok := strings.Cut(h, "=")
+		name, header, ok2 := strings.Cut(ref, ":")
+		if !ok || !ok2 || name == "" || header == "" {
+			return nil, errs.Usage(CodeInvalidTool, "--mcp-header is not NAME:HEADER=@PROFILE").
+				WithHint("--mcp-header search:Authorization=@mcp:search-token")
+		}
+		if !strings.HasPrefix(value, "@") || len(value) < 2 {
+			// Never echo the value: it may be the secret itself.
+			return nil, errs.Usage(CodeHeaderValueLiteral, "--mcp-header %s:%s gives a value; a header's value comes only from an auth profile of kind header", name, header).
+				WithHint("clawkit auth add ID --provider mcp --kind header --api-key-env VAR, then --mcp-header %s:%s=@ID", name, header)
+		}
+		i, found := index[name]
+		if !found {
+			return nil, errs.Usage(CodeInvalidTool, "--mcp-header names MCP server %s, which no --mcp-server declares", name)
+		}
+		t.MCPServers[i].Headers = append(t.MCPServers[i].Headers, HeaderRef{Header: header, Profile: value[1:]})
+	}
+	if err := checkTools(t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// sameStartOptions reports whether a start asks for what the recorded
+// job old was started with (an idempotency key answers only the same
+// request): the parent, plan, visualization, tools and input names.
+func sameStartOptions(old *Job, p *StartParams, parent *Job) bool {
+	parentID := ""
+	if parent != nil {
+		parentID = parent.ID
+	}
+	o := old.Options
+	if o == nil {
+		o = &JobOptions{}
+	}
+	if old.ParentJob != parentID || o.Plan != p.Plan || o.Visualization != p.Visualization || len(o.Inputs) != len(p.Inputs) {
+		return false
+	}
+	for i, in := range o.Inputs {
+		if in.Name != filepath.Base(p.Inputs[i]) {
+			return false
+		}
+	}
+	a, _ := json.Marshal(o.Tools)
+	b, _ := json.Marshal(p.Tools)
+	return string(a) == string(b)
+}
