@@ -515,8 +515,12 @@ func (s *proxySession) route(line []byte) error {
 		}
 		return nil // an answer nobody waits for (cancelled, timed out)
 	}
+	// A message while a request is in flight goes on that request's
+	// stream (the oldest), ahead of its answer, so a client sees a
+	// request's progress before its result; the GET stream takes the
+	// rest. On the GET stream it would race the answer on the POST.
 	target := s.get
-	if target == nil && len(s.streams) > 0 {
+	if len(s.streams) > 0 {
 		target = s.streams[0]
 	}
 	if target != nil {
@@ -711,6 +715,16 @@ func (p *httpProxy) post(w http.ResponseWriter, r *http.Request) {
 	for {
 		select {
 		case msg := <-ch:
+			// What the server sent before its answer is already queued
+			// (one reader routes in order): it goes first.
+			for drained := false; !drained; {
+				select {
+				case m := <-stream:
+					writeEvent(w, fl, m)
+				default:
+					drained = true
+				}
+			}
 			writeEvent(w, fl, msg)
 			return
 		case msg := <-stream:
