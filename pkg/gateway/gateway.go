@@ -182,12 +182,12 @@ func Run(ctx context.Context, opts Options) error {
 	os.Remove(sock) // a leftover from a killed gateway; we hold the lock
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
-		return errs.Failed(CodeListenFailed, "cannot listen on %s: %v", sock, err)
+		return errs.Failed(errs.CodeListenFailed, "cannot listen on %s: %v", sock, err)
 	}
 	defer os.Remove(sock)
 	if err := os.Chmod(sock, 0o600); err != nil {
 		ln.Close()
-		return errs.Failed(CodeListenFailed, "cannot restrict %s: %v", sock, err)
+		return errs.Failed(errs.CodeListenFailed, "cannot restrict %s: %v", sock, err)
 	}
 
 	mux := http.NewServeMux()
