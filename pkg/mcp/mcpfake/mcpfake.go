@@ -56,7 +56,8 @@ var Modes = map[string]string{
 }
 
 // Main is the helper command: mcpfake MODE [ARG]. With MCPFAKE_PIDFILE set
-// in its environment, a server writes "pid pgid" there first.
+// in its environment, a server writes "pid pgid" there first; with
+// MCPFAKE_CALLFILE set, the slow tool writes it when its call arrives.
 //
 // Readiness: a mode that must be in some state before a test acts on it
 // (SIGTERM ignored, a grandchild forked and ready) reaches that state
@@ -495,6 +496,13 @@ func (s *server) callTool(m msg) {
 	case "add":
 		s.result(m.ID, text(strconv.FormatFloat(ab.A+ab.B, 'f', -1, 64)))
 	case "slow":
+		// MCPFAKE_CALLFILE: published once the call is in flight, so a
+		// test can act on a request the server holds, never before it.
+		if f := os.Getenv("MCPFAKE_CALLFILE"); f != "" {
+			if err := writeFileAtomic(f, "slow\n"); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+			}
+		}
 		time.Sleep(time.Duration(a.Ms) * time.Millisecond)
 		s.result(m.ID, text("slept"))
 	case "fail":
