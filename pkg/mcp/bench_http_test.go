@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -85,6 +86,42 @@ func httpClients(b *testing.B, url, token string) {
 			}
 			var r echoResult
 			return json.Unmarshal(raw, &r)
+		})
+	})
+	// The floor: the same request as bare net/http POSTs on the session
+	// clawkit's client opened (no JSON-RPC layer, the body read whole and
+	// not parsed). No client that speaks HTTP through net/http can make a
+	// call cheaper than this on this server; it bounds the ratio any
+	// client can reach over another (docs/mcp.md, "Benchmarks").
+	b.Run("client=net-http-floor", func(b *testing.B) {
+		c, err := StartHTTP(context.Background(), Options{ProtocolVersion: AutoProtocolVersion, HTTP: &HTTPOptions{URL: url, Header: hdr}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Stop()
+		hc := &http.Client{Transport: authRT{hdr}}
+		body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello"}}}`)
+		cpuRoundTrips(b, func() error {
+			req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+			if err != nil {
+				return err
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if sid := c.SessionID(); sid != "" {
+				req.Header.Set("Mcp-Session-Id", sid)
+			}
+			req.Header.Set("MCP-Protocol-Version", c.Negotiated().Version)
+			resp, err := hc.Do(req)
+			if err != nil {
+				return err
+			}
+			n, err := io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close() // read whole; nothing to lose
+			if err == nil && (resp.StatusCode != http.StatusOK || n == 0) {
+				err = fmt.Errorf("floor call: HTTP %d, %d bytes", resp.StatusCode, n)
+			}
+			return err
 		})
 	})
 	b.Run("client=go-sdk", func(b *testing.B) {
