@@ -13,7 +13,14 @@
 #     bytes, from one thread in poll(2)) joins the same rounds as
 #     "proxy-relayfloor": the cost of any extra process on the path on this
 #     machine, the floor under clawkit's ratio.
-# BENCHTIME (default 20000x) and COUNT (default 3) tune the runs.
+#  4. over HTTP: serial tools/call against the same Go server (the Go SDK's
+#     streamable handler in its own process, answering with SSE and with
+#     JSON) for clawkit's client, the Go SDK's and mcp-go's; the relay cost
+#     of `clawkit mcp proxy --listen` in front of that server over stdio
+#     against its own HTTP mode; the proxy's heap per open session at 1, 8
+#     and 32 sessions (flat when the per-session figure does not grow).
+# BENCHTIME (default 20000x) and COUNT (default 3) tune the runs
+# (HTTP_BENCHTIME, default 5000x, the HTTP ones).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BENCHTIME=${BENCHTIME:-20000x}
@@ -37,3 +44,12 @@ CLAWKIT_BIN="$bin" go test -run '^$' -bench 'BenchmarkRelayEcho' -benchtime "${R
 
 echo "== relay cost, interleaved with direct: Node server-everything (skipped without node/peers)"
 CLAWKIT_BIN="$bin" go test -run '^$' -bench 'BenchmarkToolsCallEverything' -benchtime "${EVERYTHING_BENCHTIME:-10000x}" -count "$COUNT" ./pkg/mcp | grep -E '^Benchmark|SKIP' || true
+
+echo "== over HTTP: tools/call round trips (serial), same Go server, three clients"
+go test -run '^$' -bench 'BenchmarkToolsCallHTTP$' -benchtime "${HTTP_BENCHTIME:-5000x}" -count "$COUNT" ./pkg/mcp | grep -E '^Benchmark'
+
+echo "== over HTTP: relay cost of clawkit mcp proxy --listen vs the server's own HTTP mode"
+CLAWKIT_BIN="$bin" go test -run '^$' -bench 'BenchmarkRelayHTTP$' -benchtime "${HTTP_BENCHTIME:-5000x}" -count "$COUNT" ./pkg/mcp | grep -E '^Benchmark'
+
+echo "== over HTTP: the proxy's heap per open session"
+go test -run '^$' -bench 'BenchmarkProxySessionMemory$' -benchtime 1x -count 1 ./pkg/mcp | grep -E '^Benchmark'

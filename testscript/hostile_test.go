@@ -411,7 +411,19 @@ func hostileCatalogue() []hostileCase {
 		hostileCase{name: "mcp/not-executable", setup: func(t *testing.T, w string) { write(t, filepath.Join(w, "plain.txt"), "not a program\n") },
 			args: []string{"mcp", "call", "--method", "ping", "--", "$W/plain.txt"}, exit: 1, code: "spawn_failed"},
 		hostileCase{name: "mcp/folder", args: []string{"mcp", "call", "--method", "ping", "--", "$W"}, exit: 1, code: "spawn_failed"},
+		// Issue 31 item 13: a session line's timeoutMs is a timeout, not a
+		// cancellation; a timeoutMs out of range stops the session.
+		hostileCase{name: "mcp/session-timeoutms", args: []string{"mcp", "session", "--", "mcpfake", "echo"},
+			stdin: `{"method":"tools/call","params":{"name":"slow","arguments":{"ms":30000}},"timeoutMs":100}` + "\n", exit: 4, code: "request_timeout"},
+		hostileCase{name: "mcp/session-timeoutms-huge", args: []string{"mcp", "session", "--", "mcpfake", "echo"},
+			stdin: `{"method":"ping","timeoutMs":1e12}` + "\n", exit: 2, code: "invalid_session_line"},
+		hostileCase{name: "mcp/session-timeoutms-negative", args: []string{"mcp", "session", "--", "mcpfake", "echo"},
+			stdin: `{"method":"ping","timeoutMs":-1}` + "\n", exit: 2, code: "invalid_session_line"},
+		// Issue 31 item 4: a server forging a "clawkit: error:" line in its
+		// error message (mcp_hostile_text.txtar checks the escaping).
+		hostileCase{name: "mcp/forged-error-line", args: []string{"mcp", "call", "--method", "tools/call", "--params", `{"name":"notify"}`, "--", "mcpfake", "forge"}, exit: 1, code: "rpc_error"},
 	)
+	add(mcpHTTPHostileCases()...)
 
 	// 6. Configuration paths and session identifiers.
 	add(

@@ -8,13 +8,18 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/clawkit/clawkit/pkg/mcp"
 	"github.com/clawkit/clawkit/pkg/mcp/mcpfake"
@@ -25,12 +30,19 @@ func mcpKit() scriptKit {
 	return scriptKit{
 		programs: map[string]func(){
 			// mcpfake MODE [ARG]: the well-behaved and hostile servers.
-			"mcpfake":      mcpfake.Main,
+			"mcpfake": mcpfake.Main,
+			// mcphttpfake MODE URLFILE: MCP servers over HTTP (go-sdk, hostile).
+			"mcphttpfake":  mcpfake.HTTPMain,
 			"mcpgone":      mcpGone,
 			"mcpsdkclient": mcpSDKClient,
 			"mcpfeed":      mcpFeed,
 			"mcpclient":    mcpClient,
 			"mcpwithin":    mcpWithin,
+		},
+		cmds: map[string]scriptCmd{
+			"free-port":     cmdFreePort,
+			"await-port":    cmdAwaitPort,
+			"mcp-http-post": cmdMCPHTTPPost,
 		},
 		conditions: map[string]func() (bool, error){
 			// Real MCP servers from the npm registry (peers/package.json), one
@@ -305,4 +317,109 @@ func mcpSDKClient() {
 		os.Exit(1)
 	}
 	fmt.Println("closed")
+}
+
+// free-port VAR: sets VAR to a TCP port on 127.0.0.1 that was free a
+// moment ago, for a peer server that takes its port from the environment
+// (server-everything's PORT). The port is released before the command
+// returns, so another process may take it first: the peer then fails to
+// start and await-port says so.
+func cmdFreePort(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: free-port VAR")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	ts.Check(ln.Close())
+	ts.Setenv(args[0], port)
+}
+
+// await-port PORT TIMEOUT: waits until 127.0.0.1:PORT accepts a
+// connection (a background server is ready), or fails after TIMEOUT.
+func cmdAwaitPort(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: await-port PORT TIMEOUT")
+	}
+	d, err := time.ParseDuration(args[1])
+	ts.Check(err)
+	deadline := time.Now().Add(d)
+	for {
+		c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", args[0]), time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("nothing listens on 127.0.0.1:%s after %s: %v", args[0], d, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// mcp-http-post [-session ID] [-n N] URL BODY: POSTs BODY to URL as an MCP
+// client would (JSON, accepting JSON and SSE), N times at once (default 1),
+// and prints how many answers had each status ("200=8 503=992"), sorted by
+// status. A hostile client's moves: guessing a session id, opening many
+// sessions at once.
+func cmdMCPHTTPPost(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! mcp-http-post")
+	}
+	session, n := "", 1
+	for len(args) > 2 && strings.HasPrefix(args[0], "-") {
+		switch args[0] {
+		case "-session":
+			session = args[1]
+		case "-n":
+			n = intArg(ts, "mcp-http-post", "count", args[1], 1)
+		default:
+			ts.Fatalf("mcp-http-post: unknown flag %s", args[0])
+		}
+		args = args[2:]
+	}
+	if len(args) != 2 {
+		ts.Fatalf("usage: mcp-http-post [-session ID] [-n N] URL BODY")
+	}
+	if n > 5000 {
+		ts.Fatalf("mcp-http-post: at most 5000 requests")
+	}
+	tr := &http.Transport{MaxConnsPerHost: 64}
+	defer tr.CloseIdleConnections()
+	cl := &http.Client{Transport: tr, Timeout: 2 * time.Minute}
+	var mu sync.Mutex
+	counts := map[int]int{}
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodPost, args[0], strings.NewReader(args[1]))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if session != "" {
+				req.Header.Set("Mcp-Session-Id", session)
+			}
+			status := -1
+			if resp, err := cl.Do(req); err == nil {
+				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+				resp.Body.Close()
+				status = resp.StatusCode
+			}
+			mu.Lock()
+			counts[status]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	var keys []int
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%d=%d", k, counts[k]))
+	}
+	fmt.Fprintln(ts.Stdout(), strings.Join(parts, " "))
 }

@@ -30,11 +30,15 @@ const FileName = "credentials.json"
 const (
 	KindAPIKey = "api-key"
 	KindOAuth  = "oauth"
-	// KindHeader is an HTTP header's value for a server a provider calls
-	// on the user's behalf (a research job's MCP server, provider "mcp"):
-	// such a value comes only from a profile, never from a command line
-	// or config.json (docs/research.md, "Tools").
+	// KindHeader and KindBearer hold an HTTP header's value for an MCP
+	// server (provider "mcp"): a header profile's secret is the value as
+	// is, a bearer profile's a token sent as "Bearer TOKEN" (HeaderValue).
+	// Such a value comes only from a profile, never from a command line
+	// or config.json: mcp's --header NAME=@PROFILE (docs/mcp.md, "Over
+	// HTTP") and a research job's --mcp-header (docs/research.md, "Tools")
+	// both read them.
 	KindHeader = "header"
+	KindBearer = "bearer"
 )
 
 // Profile is one credential. Secret is only ever read by the provider that
@@ -217,4 +221,38 @@ func (s *Store) Save() error {
 func WriteFailed(path string, err error) error {
 	return errs.Failed(CodeCredentialsWriteFailed, "cannot write %s: %v", path, err).
 		WithHint("credentials.json and its edit lock %s must be regular files in a writable home", filepath.Base(path)+fsx.LockSuffix)
+}
+
+// Header is the HTTP header value of profile id (HeaderValue).
+func (s *Store) Header(id string) (string, error) {
+	p, ok := s.profiles[id]
+	if !ok {
+		return "", errs.Failed(CodeProfileNotFound, "no auth profile %s", id).
+			WithHint("add it with: clawkit auth add %s --provider mcp --kind bearer --api-key-stdin", id)
+	}
+	return HeaderValue(p)
+}
+
+// IsHeaderKind reports whether kind is one whose secret stands for an
+// HTTP header's value (KindHeader, KindBearer): the one test behind auth
+// add --provider mcp, mcp's --header and research's --mcp-header.
+func IsHeaderKind(kind string) bool {
+	return kind == KindHeader || kind == KindBearer
+}
+
+// HeaderValue is the HTTP header value a header or bearer profile stands
+// for. Other kinds are refused: an API key is not a header value.
+func HeaderValue(p Profile) (string, error) {
+	if !IsHeaderKind(p.Kind) {
+		return "", errs.Usage(errs.CodeInvalidHeader, "auth profile %s is of kind %s, not header or bearer", p.ID, p.Kind).
+			WithHint("add one with: clawkit auth add ID --provider mcp --kind bearer --api-key-stdin")
+	}
+	v := p.Secret
+	if p.Kind == KindBearer {
+		v = "Bearer " + p.Secret
+	}
+	if strings.ContainsAny(v, "\r\n\x00") {
+		return "", errs.Usage(errs.CodeInvalidHeader, "auth profile %s holds a line break or NUL, which no header value may", p.ID)
+	}
+	return v, nil
 }

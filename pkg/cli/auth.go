@@ -20,8 +20,8 @@ type AuthCmd struct {
 // AuthAddCmd adds a profile.
 type AuthAddCmd struct {
 	Profile     string `arg:"" help:"Profile id, e.g. google:default."`
-	Provider    string `help:"Provider: google, postgres for the database password (profile id database), or mcp for an MCP server header's value (kind header)." required:"" enum:"google,postgres,mcp"`
-	Kind        string `help:"api-key, oauth, or header (an MCP server header's value, read like an API key)." default:"api-key" enum:"api-key,oauth,header"`
+	Provider    string `help:"Provider: google, postgres for the database password (profile id database), or mcp for an MCP server's HTTP header value (kind header or bearer; mcp --header, research --mcp-header)." required:"" enum:"google,postgres,mcp"`
+	Kind        string `help:"api-key or oauth; header (one header value) or bearer (a token, sent as Bearer TOKEN), read like an API key." default:"api-key" enum:"api-key,oauth,header,bearer"`
 	APIKeyEnv   string `name:"api-key-env" help:"Read the API key from this environment variable." placeholder:"VAR"`
 	APIKeyStdin bool   `name:"api-key-stdin" help:"Read the API key from standard input."`
 	TokenStdin  bool   `name:"token-stdin" help:"Read the OAuth token from standard input."`

@@ -2,13 +2,23 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
+	"strings"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
+	"github.com/clawkit/clawkit/pkg/auth"
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/mcp"
+	"github.com/clawkit/clawkit/pkg/redact"
+	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
 // MCPCmd is `clawkit mcp …` (docs/mcp.md).
@@ -32,11 +42,87 @@ type MCPServerFlags struct {
 	Notifications   bool          `help:"Print server notifications (progress, logging) on stderr."`
 	Dir             string        `help:"Working directory of the server (default: clawkit's)." placeholder:"DIR" type:"existingdir"`
 	ServerStderr    bool          `help:"Copy the server's stderr to ours as it is written (its last 32 KiB are always kept for error messages)."`
+	MCPHTTPFlags
 }
 
-func (f *MCPServerFlags) options(command []string, out *Output) (mcp.Options, error) {
+// MCPHTTPFlags connect call and session to a remote server (docs/mcp.md,
+// "Over HTTP").
+type MCPHTTPFlags struct {
+	URL              string        `name:"url" help:"Connect to a remote server over HTTP instead of starting one (Streamable HTTP, or the legacy HTTP+SSE transport)." placeholder:"URL"`
+	Transport        string        `help:"With --url: auto (Streamable HTTP, else the legacy HTTP+SSE after the spec's probe), streamable, or sse." default:"auto" enum:"auto,streamable,sse"`
+	Header           []string      `help:"With --url: send header NAME with the value of auth profile PROFILE (kind header, or bearer: 'Bearer TOKEN'); repeatable. Values are never taken from the command line." placeholder:"NAME=@PROFILE" sep:"none"`
+	ConnectTimeout   time.Duration `help:"With --url: bound of a connection's TCP and TLS setup." default:"10s"`
+	HeaderTimeout    time.Duration `help:"With --url: how long to wait for a response's headers." default:"60s"`
+	IdleTimeout      time.Duration `help:"With --url: longest silence of a response stream." default:"60s"`
+	MaxResponseBytes int64         `help:"With --url: most bytes the server may send over the whole connection (default 1073741824 = 1 GiB)." default:"1073741824" placeholder:"BYTES"`
+	MaxLineBytes     int           `help:"With --url: longest SSE line (default: --max-frame-bytes + 64)." placeholder:"BYTES"`
+}
+
+// httpOptions builds the HTTP side of the options; nil without --url.
+func (f *MCPServerFlags) httpOptions(env *Env, command []string) (*mcp.HTTPOptions, error) {
+	h := f.MCPHTTPFlags
+	if h.URL == "" {
+		if len(h.Header) > 0 || h.Transport != "auto" {
+			return nil, errs.Usage(CodeUsage, "--header and --transport apply to --url only")
+		}
+		return nil, nil
+	}
+	if len(command) > 0 || len(f.Env) > 0 || len(f.EnvPass) > 0 || f.Dir != "" || f.ServerStderr {
+		return nil, errs.Usage(CodeUsage, "--url connects to a running server: a server command, --env, --env-pass, --dir and --server-stderr do not apply").
+			WithHint("use either --url URL or -- CMD…")
+	}
+	if _, err := mcp.ParseURL(h.URL); err != nil {
+		return nil, mcp.Coded(err)
+	}
+	for _, c := range []struct {
+		name string
+		v    int64
+	}{{"--connect-timeout", int64(h.ConnectTimeout)}, {"--header-timeout", int64(h.HeaderTimeout)}, {"--idle-timeout", int64(h.IdleTimeout)}, {"--max-response-bytes", h.MaxResponseBytes}} {
+		if err := positive(c.name, c.v); err != nil {
+			return nil, err
+		}
+	}
+	if h.MaxLineBytes < 0 {
+		return nil, errs.Usage(CodeUsage, "--max-line-bytes must be positive")
+	}
+	o := &mcp.HTTPOptions{URL: h.URL, Transport: h.Transport, ConnectTimeout: h.ConnectTimeout,
+		HeaderTimeout: h.HeaderTimeout, IdleTimeout: h.IdleTimeout, MaxResponseBytes: h.MaxResponseBytes,
+		MaxLineBytes: h.MaxLineBytes, Header: http.Header{}}
+	if len(h.Header) == 0 {
+		return o, nil
+	}
+	home, err := env.HomeDir()
+	if err != nil {
+		return nil, err
+	}
+	store, err := auth.Load(home.Dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, spec := range h.Header {
+		name, id, err := mcp.ParseHeaderSpec(spec)
+		if err != nil {
+			return nil, mcp.Coded(err)
+		}
+		v, err := store.Header(id)
+		if err != nil {
+			return nil, err
+		}
+		o.Header.Add(name, v)
+	}
+	return o, nil
+}
+
+func (f *MCPServerFlags) options(env *Env, command []string, out *Output) (mcp.Options, error) {
 	var o mcp.Options
 	command = serverCommand(command)
+	hopts, err := f.httpOptions(env, command)
+	if err != nil {
+		return o, err
+	}
+	if hopts != nil {
+		command = []string{"(http)"}
+	}
 	if len(command) == 0 || command[0] == "" {
 		return o, errs.Usage(CodeUsage, "no server command given").WithHint("put the server command after --, e.g. clawkit mcp call --method tools/list -- node server.js")
 	}
@@ -57,12 +143,12 @@ func (f *MCPServerFlags) options(command []string, out *Output) (mcp.Options, er
 	if f.ProtocolVersion == "" {
 		return o, errs.Usage(CodeUsage, "--protocol-version must not be empty")
 	}
-	env, err := mcp.BuildEnv(f.Env, f.EnvPass, os.LookupEnv)
+	senv, err := mcp.BuildEnv(f.Env, f.EnvPass, os.LookupEnv)
 	if err != nil {
 		return o, err
 	}
 	o = mcp.Options{
-		Command: command[0], Args: command[1:], Env: env, Dir: f.Dir,
+		Command: command[0], Args: command[1:], Env: senv, Dir: f.Dir, HTTP: hopts,
 		ClientInfo:         mcp.Implementation{Name: "clawkit", Version: ReadBuildInfo().Version},
 		ProtocolVersion:    f.ProtocolVersion,
 		ProbeTimeout:       f.ProbeTimeout,
@@ -81,7 +167,10 @@ func (f *MCPServerFlags) options(command []string, out *Output) (mcp.Options, er
 	}
 	if f.Notifications {
 		o.OnNotification = func(method string, params json.RawMessage) {
-			_, _ = fmt.Fprintf(out.Stderr, "clawkit: notification: %s %s\n", method, params) // diagnostics, best effort
+			// Both come from the server: the method is escaped like any
+			// text from outside, the params stay JSON (docs/mcp.md).
+			// Diagnostics, best effort.
+			_, _ = fmt.Fprintf(out.Stderr, "clawkit: notification: %s %s\n", termsafe.Text(method), safeJSON(params))
 		}
 	}
 	return o, nil
@@ -103,6 +192,9 @@ func positive(name string, v int64) error {
 }
 
 func warnCleanup(out *Output, cr *mcp.CleanupResult) {
+	if cr != nil && cr.Session != nil && cr.Session.Deleted {
+		return // an HTTP session the server confirmed ended: an ordinary close
+	}
 	if cr != nil {
 		out.Warnf("%s", mcp.FormatCleanup(cr))
 	}
@@ -113,13 +205,13 @@ type MCPCallCmd struct {
 	MCPServerFlags
 	Method  string   `help:"JSON-RPC method to call (e.g. tools/list, tools/call)." required:""`
 	Params  string   `help:"Params as a JSON object or array." placeholder:"JSON"`
-	Command []string `arg:"" passthrough:"" name:"command" help:"Server command and arguments (after --)."`
+	Command []string `arg:"" optional:"" passthrough:"" name:"command" help:"Server command and arguments (after --); none with --url."`
 }
 
 // Run runs `clawkit mcp call`.
 func (c *MCPCallCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
-	opts, err := c.options(c.Command, out)
+	opts, err := c.options(env, c.Command, out)
 	if err != nil {
 		return err
 	}
@@ -192,28 +284,70 @@ func printIndented(w *Printer, raw json.RawMessage) {
 	// json.Indent keeps the server's key order.
 	var b bytes.Buffer
 	if err := json.Indent(&b, raw, "", "  "); err != nil {
-		fmt.Fprintf(w, "%s\n", raw)
+		fmt.Fprintf(w, "%s\n", safeJSON(raw))
 		return
 	}
-	fmt.Fprintf(w, "%s\n", b.Bytes())
+	fmt.Fprintf(w, "%s\n", safeJSON(b.Bytes()))
+}
+
+// safeJSON makes a server's JSON safe for a terminal and keeps it JSON:
+// a valid message holds no raw control byte, but its strings may hold
+// C1 controls (U+009B is a CSI), bidirectional overrides and other
+// invisible formatting runes as UTF-8; each becomes its \uXXXX escape
+// (the same string to a JSON reader). Invalid UTF-8 becomes \ufffd.
+func safeJSON(b []byte) []byte {
+	if termsafe.Safe(strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' {
+			return ' '
+		}
+		return r
+	}, string(b))) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+16)
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		switch {
+		case r == '\n' || r == '\t' || r == ' ':
+			out = append(out, b[i])
+		case r == utf8.RuneError && n == 1, !termsafe.Safe(string(r)):
+			if r == utf8.RuneError && n == 1 {
+				r = utf8.RuneError
+			}
+			if r > 0xffff {
+				r1, r2 := utf16.EncodeRune(r)
+				out = fmt.Appendf(out, `\u%04x\u%04x`, r1, r2)
+			} else {
+				out = fmt.Appendf(out, `\u%04x`, r)
+			}
+		default:
+			out = append(out, b[i:i+n]...)
+		}
+		i += n
+	}
+	return out
 }
 
 // MCPSessionCmd is `clawkit mcp session`.
 type MCPSessionCmd struct {
 	MCPServerFlags
-	Command []string `arg:"" passthrough:"" name:"command" help:"Server command and arguments (after --)."`
+	Command []string `arg:"" optional:"" passthrough:"" name:"command" help:"Server command and arguments (after --); none with --url."`
 }
 
 // Run runs `clawkit mcp session`.
 func (c *MCPSessionCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
-	opts, err := c.options(c.Command, out)
+	opts, err := c.options(env, c.Command, out)
 	if err != nil {
 		return err
 	}
 	// The first diagnostic line says whom we talk to, and how.
 	opts.OnConnected = func(s mcp.Implementation, n mcp.Negotiated) {
-		out.Warnf("%s", connectedLine(s, n))
+		line := connectedLine(s, n)
+		if opts.HTTP != nil {
+			line += " over HTTP at " + redact.URL(opts.HTTP.URL)
+		}
+		out.Warnf("%s", line)
 	}
 	var results []mcp.SessionResult
 	emit := func(r mcp.SessionResult) error {
@@ -221,7 +355,9 @@ func (c *MCPSessionCmd) Run(env *Env) error {
 			results = append(results, r)
 			return nil
 		}
-		if err := out.PrintJSONLine(r); err != nil {
+		var b bytes.Buffer
+		_ = writeJSON(&b, r, "", "")
+		if _, err := out.Stdout.Write(safeJSON(b.Bytes())); err != nil {
 			return errs.Failed(CodeStdoutFailed, "cannot write the result: %v", err)
 		}
 		return nil
@@ -278,7 +414,25 @@ type MCPProxyCmd struct {
 	ProtocolVersion string        `help:"auto: ask the server server/discover before relaying and report the era it speaks (2026-07-28, or legacy); a 2026-07-28-era version: the server must list it, else fail before relaying; a legacy version: no probe, the client's initialize negotiates." default:"auto"`
 	ProbeTimeout    time.Duration `help:"With --protocol-version auto: how long to wait for the answer to server/discover once the server has read it; then relay as legacy." default:"3s"`
 	StartupTimeout  time.Duration `help:"Bound of the whole probe, spawn included (auto: then relay as legacy)." default:"10s"`
-	Command         []string      `arg:"" optional:"" passthrough:"" name:"command" help:"Server command and arguments (after --)."`
+	MCPListenFlags
+	Command []string `arg:"" optional:"" passthrough:"" name:"command" help:"Server command and arguments (after --)."`
+}
+
+// MCPListenFlags serve the server over HTTP (docs/mcp.md, "mcp proxy
+// --listen").
+type MCPListenFlags struct {
+	Listen         string        `help:"Serve the server over Streamable HTTP on this address (e.g. 127.0.0.1:8080; port 0: any free port), one server process tree per MCP session." placeholder:"HOST:PORT"`
+	NoAuth         bool          `name:"no-auth" help:"With --listen on a loopback address only: serve without the bearer token."`
+	AllowOrigin    []string      `help:"With --listen: also accept requests whose Origin is this (repeatable); the proxy's own loopback origins are always accepted, any other is refused." placeholder:"ORIGIN" sep:"none"`
+	MaxSessions    int           `help:"With --listen: most MCP sessions (server processes) at once; one more is refused with 503." default:"16"`
+	IdleTimeout    time.Duration `help:"With --listen: end a session with no request in flight and none new for this long (an open GET stream does not keep it)." default:"10m"`
+	RequestTimeout time.Duration `help:"With --listen: longest wait for the server's answer to one request; then the client gets a timeout error (-32001)." default:"60s"`
+	MaxBodyBytes   int64         `help:"With --listen: largest request body (default: --max-frame-bytes)." placeholder:"BYTES"`
+	MaxHeaderBytes int           `help:"With --listen: largest request header block." default:"16384" placeholder:"BYTES"`
+	Rate           float64       `help:"With --listen: requests per second a session may make (a token bucket of --burst); more get 429." default:"100"`
+	Burst          int           `help:"With --listen: the rate limit's burst." default:"200"`
+	SSE            bool          `name:"sse" help:"With --listen: also serve the legacy HTTP+SSE transport of 2024-11-05 (GET /sse, POST /message)."`
+	ReadyFile      string        `help:"With --listen: once listening, write 'URL TOKENFILE' to this file (TOKENFILE - with --no-auth; with --sse a third field, the legacy stream's URL), for scripts." placeholder:"PATH"`
 }
 
 // Run runs `clawkit mcp proxy`.
@@ -302,6 +456,12 @@ func (c *MCPProxyCmd) Run(env *Env) error {
 		return errs.Usage(CodeUsage, "--protocol-version must not be empty")
 	}
 	c.Command = serverCommand(c.Command)
+	if c.Listen != "" {
+		return c.runListen(ctx, env, out)
+	}
+	if c.NoAuth || len(c.AllowOrigin) > 0 || c.SSE || c.ReadyFile != "" {
+		return errs.Usage(CodeUsage, "--no-auth, --allow-origin, --sse and --ready-file apply to --listen only")
+	}
 	if c.Connect != "" {
 		if len(c.Command) > 0 || len(c.Env) > 0 || len(c.EnvPass) > 0 || c.Dir != "" {
 			return errs.Usage(CodeUsage, "--connect relays to a running service: a server command, --env, --env-pass and --dir do not apply").
@@ -372,4 +532,116 @@ func proxyConnectedLine(s mcp.Implementation, n mcp.Negotiated) string {
 		how += " (--protocol-version " + n.Version + ", not probed)"
 	}
 	return how + "; relaying as is, the client's initialize negotiates the revision"
+}
+
+// runListen is mcp proxy --listen: the server behind an HTTP front.
+func (c *MCPProxyCmd) runListen(ctx context.Context, env *Env, out *Output) error {
+	if c.Connect != "" {
+		return errs.Usage(CodeUsage, "--listen starts a server per session: --connect does not apply").WithHint("use --listen ADDR -- CMD…")
+	}
+	if len(c.Command) == 0 || c.Command[0] == "" {
+		return errs.Usage(CodeUsage, "no server command given").WithHint("use clawkit mcp proxy --listen 127.0.0.1:8080 -- CMD…")
+	}
+	if err := mcp.CheckListen(c.Listen, c.NoAuth); err != nil {
+		return err
+	}
+	for _, p := range []struct {
+		name string
+		v    int64
+	}{{"--max-sessions", int64(c.MaxSessions)}, {"--idle-timeout", int64(c.IdleTimeout)}, {"--request-timeout", int64(c.RequestTimeout)}, {"--max-header-bytes", int64(c.MaxHeaderBytes)}, {"--burst", int64(c.Burst)}} {
+		if err := positive(p.name, p.v); err != nil {
+			return err
+		}
+	}
+	if c.Rate <= 0 || c.MaxBodyBytes < 0 {
+		return errs.Usage(CodeUsage, "--rate and --max-body-bytes must be positive")
+	}
+	menv, err := mcp.BuildEnv(c.Env, c.EnvPass, os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	o := mcp.ListenOptions{
+		Addr: c.Listen, NoAuth: c.NoAuth, AllowOrigins: c.AllowOrigin, MaxSessions: c.MaxSessions,
+		IdleTimeout: c.IdleTimeout, MaxBodyBytes: c.MaxBodyBytes, MaxHeaderBytes: c.MaxHeaderBytes,
+		RatePerSecond: c.Rate, RateBurst: c.Burst, MaxFrame: c.MaxFrameBytes, MaxPending: c.MaxPending,
+		RequestTimeout: c.RequestTimeout, LegacySSE: c.SSE,
+		OnEvent: func(format string, args ...any) { out.Warnf("proxy: "+format, args...) },
+	}
+	var tokenFile string
+	var listenErr error
+	if !c.NoAuth {
+		o.Token = mcp.NewToken()
+	}
+	o.OnListening = func(url string) {
+		if !c.NoAuth {
+			h, err := env.HomeDir()
+			if err == nil {
+				err = h.Ensure()
+			}
+			if err == nil {
+				tokenFile, err = mcp.WriteTokenFile(h.Dir, url, o.Token)
+			}
+			if err != nil {
+				listenErr = err
+				tokenFile = ""
+			}
+		}
+		if out.JSON {
+			b, _ := json.Marshal(struct {
+				Event     string `json:"event"`
+				URL       string `json:"url"`
+				TokenFile string `json:"tokenFile,omitempty"`
+			}{"proxy_listening", url, tokenFile})
+			fmt.Fprintf(out.Stdout, "%s\n", b)
+		} else if tokenFile != "" {
+			out.Warnf("proxy: listening on %s; the bearer token is in %s", url, tokenFile)
+		} else {
+			out.Warnf("proxy: listening on %s without authentication (--no-auth, loopback only)", url)
+		}
+		if c.ReadyFile != "" {
+			// URL, the token file ("-" without one), and with --sse the
+			// legacy stream's URL.
+			line := url + " " + cmp.Or(tokenFile, "-")
+			if c.SSE {
+				line += " " + strings.TrimSuffix(url, "/mcp") + "/sse"
+			}
+			_ = fsx.WriteFile(c.ReadyFile, []byte(line+"\n"), 0o644)
+		}
+	}
+	spec := mcp.ProcessSpec{
+		Command: c.Command[0], Args: c.Command[1:], Env: menv, Dir: c.Dir,
+		StderrTee: out.Stderr, Subreaper: true,
+		EOFGrace: c.StopGrace, TermGrace: c.StopGrace,
+	}
+	// A failure to publish the token ends the run before any session.
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	inner := o.OnListening
+	o.OnListening = func(url string) {
+		inner(url)
+		if listenErr != nil {
+			cancel()
+		}
+	}
+	rep, err := mcp.ServeHTTP(lctx, spec, o)
+	if tokenFile != "" {
+		// The token is good for this run only.
+		_ = os.Remove(tokenFile)
+	}
+	if listenErr != nil {
+		return listenErr
+	}
+	if err != nil {
+		return mcp.Coded(err)
+	}
+	if out.JSON {
+		b, _ := json.Marshal(struct {
+			Event string `json:"event"`
+			*mcp.ListenReport
+		}{"proxy_stopped", rep})
+		fmt.Fprintf(out.Stdout, "%s\n", b)
+	} else {
+		out.Warnf("proxy: stopped after %d sessions (%d refused at --max-sessions); every server process is gone", rep.Sessions, rep.Refused)
+	}
+	return nil
 }

@@ -71,6 +71,10 @@ const (
 // More error codes raised by more than one package (docs/errors.md lists
 // them all).
 const (
+	// CodeInvalidHeader: auth profile … is of kind …, not header or bearer
+	CodeInvalidHeader Code = "invalid_header"
+	// CodeListenFailed: cannot listen on …: …
+	CodeListenFailed Code = "listen_failed"
 	// CodeInvalidSecret: the credential for … is … bytes; the limit is …
 	CodeInvalidSecret Code = "invalid_secret"
 	// CodeInvalidTimeout: --timeout … is shorter than …, the finest a wait counts (or negative, or given without --wait)

@@ -13,8 +13,6 @@ const (
 	CodeGatewayStopTimeout errs.Code = "gateway_stop_timeout"
 	// CodeInternal: (see the message)
 	CodeInternal errs.Code = "internal"
-	// CodeListenFailed: cannot listen on …: …
-	CodeListenFailed errs.Code = "listen_failed"
 	// CodeOwnerMismatch: (see the message)
 	CodeOwnerMismatch errs.Code = "owner_mismatch"
 	// CodeRecordFailed: cannot write …: …

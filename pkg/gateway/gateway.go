@@ -190,7 +190,7 @@ func Run(ctx context.Context, opts Options) error {
 	_ = os.Remove(sock) // a leftover from a killed gateway; we hold the lock (Listen reports one still in the way)
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
-		return errs.Failed(CodeListenFailed, "cannot listen on %s: %v", sock, err)
+		return errs.Failed(errs.CodeListenFailed, "cannot listen on %s: %v", sock, err)
 	}
 	defer func() {
 		if err := os.Remove(sock); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -199,7 +199,7 @@ func Run(ctx context.Context, opts Options) error {
 	}()
 	if err := os.Chmod(sock, 0o600); err != nil {
 		_ = ln.Close() // the chmod's error is the one to report
-		return errs.Failed(CodeListenFailed, "cannot restrict %s: %v", sock, err)
+		return errs.Failed(errs.CodeListenFailed, "cannot restrict %s: %v", sock, err)
 	}
 
 	mux := http.NewServeMux()

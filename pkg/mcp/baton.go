@@ -184,7 +184,7 @@ func (c *Client) readFor(ctx context.Context, cl *call, method string, onTimeout
 		// The deadline was ours, or our context's, or a retirement's.
 		switch {
 		case ctx.Err() != nil:
-			c.retire(unavailable(CodeCancelled, "request %s was cancelled: %v", method, context.Cause(ctx)).withDelivered(true))
+			c.retire(ctxError(ctx, method, onTimeout).withDelivered(true))
 		case !c.isClosed():
 			c.retire(onTimeout().withDelivered(true))
 		}

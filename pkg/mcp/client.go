@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -60,7 +62,9 @@ type Options struct {
 	// logging, list changes) by the goroutine reading stdout at the time:
 	// the client's reader or a caller of Request waiting for its answer.
 	// It must not block for long (the server's next message waits for
-	// it) and must not call Request.
+	// it) and must not call Request. Over HTTP it is called by the
+	// goroutines reading the streams, possibly two at once (a request's
+	// stream and the GET stream).
 	OnNotification func(method string, params json.RawMessage)
 	// StderrTee receives a live copy of the server's stderr.
 	StderrTee io.Writer
@@ -69,6 +73,10 @@ type Options struct {
 	// OnConnected, when set, is called once the handshake is done, with
 	// the server's identity and the negotiated protocol.
 	OnConnected func(server Implementation, n Negotiated)
+
+	// HTTP, when set, connects to a remote server instead of spawning one
+	// (Connect, StartHTTP); Command and the process fields do not apply.
+	HTTP *HTTPOptions
 
 	// Stop timings; the defaults are 2 s, 2 s and 2 s.
 	EOFGrace, TermGrace, KillDeadline time.Duration
@@ -144,12 +152,7 @@ type Client struct {
 	retired  chan struct{}
 	stopping sync.Once
 
-	initResult json.RawMessage
-	serverInfo Implementation
-	negotiated Negotiated
-	// meta is the _meta member stateless requests carry; nil in the
-	// legacy era.
-	meta []byte
+	eraState
 }
 
 type call struct {
@@ -276,13 +279,23 @@ func (c *Client) Err() error {
 // answer fails only this request (unless it is timeout-coded); a timeout
 // or ctx cancellation retires the whole connection.
 func (c *Client) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return c.RequestTimeout(ctx, method, params, 0)
+}
+
+// RequestTimeout is Request with its own deadline instead of
+// Options.RequestTimeout (when timeout > 0): a session line's timeoutMs.
+// It fails as request_timeout, like the default deadline, and retires the
+// connection the same way (docs/mcp.md, "mcp session").
+func (c *Client) RequestTimeout(ctx context.Context, method string, params json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
 	id := c.takeID()
 	if c.meta != nil {
 		if p := firstByte(params); p == 0 || p == '{' || p == 'n' {
 			params = c.withMeta(params)
 		}
 	}
-	timeout := c.opts.RequestTimeout
+	if timeout <= 0 {
+		timeout = c.opts.RequestTimeout
+	}
 	res, err := c.do(ctx, id, method, params, timeout, func() *Error {
 		return unavailable(CodeRequestTimeout, "request %s timed out after %dms", method, timeout.Milliseconds())
 	})
@@ -308,6 +321,9 @@ func (c *Client) do(ctx context.Context, id int64, method string, params json.Ra
 	}
 	if err := ctx.Err(); err != nil {
 		// Nothing was sent: no reason to retire the connection.
+		if ctxTimedOut(ctx) {
+			return nil, ctxError(ctx, method, onTimeout)
+		}
 		return nil, unavailable(CodeCancelled, "request %s was cancelled before it was sent: %v", method, context.Cause(ctx))
 	}
 	cl := &call{ch: make(chan reply, 1)}
@@ -371,7 +387,7 @@ func (c *Client) do(ctx context.Context, id int64, method string, params json.Ra
 	case <-tc:
 		c.retire(onTimeout().withDelivered(true))
 	case <-ctx.Done():
-		c.retire(unavailable(CodeCancelled, "request %s was cancelled: %v", method, context.Cause(ctx)).withDelivered(true))
+		c.retire(ctxError(ctx, method, onTimeout).withDelivered(true))
 	}
 	// retire rejected every pending call, ours included, with the first
 	// fatal error; take it from our channel so the answer is consistent.
@@ -577,4 +593,20 @@ func (c *Client) replyLoop() {
 			return
 		}
 	}
+}
+
+// ctxTimedOut reports whether ctx ended by its own deadline rather than a
+// cancellation: a caller's deadline is a timeout and is reported as one
+// (request_timeout), never as CodeCancelled.
+func ctxTimedOut(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), context.DeadlineExceeded)
+}
+
+// ctxError is the error for a request whose ctx ended while it waited.
+func ctxError(ctx context.Context, method string, onTimeout func() *Error) *Error {
+	if ctxTimedOut(ctx) && onTimeout != nil {
+		e := onTimeout()
+		return &Error{Class: e.Class, Code: e.Code, Message: fmt.Sprintf("request %s timed out: the caller's deadline passed", method)}
+	}
+	return unavailable(CodeCancelled, "request %s was cancelled: %v", method, context.Cause(ctx))
 }

@@ -236,7 +236,7 @@ func TestClientStartFailures(t *testing.T) {
 	o.StartupTimeout = 150 * time.Millisecond
 	o.EOFGrace = 100 * time.Millisecond
 	_, err := Start(context.Background(), o)
-	if me := mcpErr(t, err); me.Code != "initialize_timeout" || me.Message != "initialize timed out after 150ms" || me.Delivered {
+	if me := mcpErr(t, err); me.Code != CodeInitializeTimeout || me.Message != "initialize timed out after 150ms" || me.Delivered {
 		t.Fatalf("%+v", me)
 	}
 	_, err = Start(context.Background(), fakeOptions(t, "wrong-version"))
@@ -818,5 +818,39 @@ func TestStopPromptAfterProtocolError(t *testing.T) {
 	_, _ = c.Request(context.Background(), "tools/call", json.RawMessage(`{"name":"fail"}`))
 	if cr, err := c.Stop(); cr != nil || err != nil {
 		t.Fatalf("ordinary stop forced: %+v %v", cr, err)
+	}
+}
+
+// A per-call timeout (a session line's timeoutMs) and a caller's own
+// deadline are timeouts, never cancellations: request_timeout, delivered,
+// and the connection retires as for the default deadline.
+func TestClientPerCallTimeoutIsATimeout(t *testing.T) {
+	o := fakeOptions(t, "echo")
+	o.EOFGrace, o.TermGrace = 100*time.Millisecond, 100*time.Millisecond
+	c := start(t, o)
+	_, err := c.RequestTimeout(context.Background(), "tools/call", callTool("slow", map[string]any{"ms": 30000}), 50*time.Millisecond)
+	if me := mcpErr(t, err); me.Code != "request_timeout" || !me.Delivered || me.Message != "request tools/call timed out after 50ms" {
+		t.Fatalf("per-call timeout: %+v", me)
+	}
+	if c.IsAvailable() {
+		t.Fatal("available after a timeout")
+	}
+
+	c2 := start(t, o)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err = c2.Request(ctx, "tools/call", callTool("slow", map[string]any{"ms": 30000}))
+	if me := mcpErr(t, err); me.Code != "request_timeout" || !me.Delivered || !strings.Contains(me.Message, "deadline") {
+		t.Fatalf("caller's deadline: %+v", me)
+	}
+	// A deadline that passed before the request was sent: a timeout too,
+	// not delivered, and the connection is not retired for it.
+	c3 := start(t, o)
+	_, err = c3.Request(ctx, "ping", nil)
+	if me := mcpErr(t, err); me.Code != "request_timeout" || me.Delivered {
+		t.Fatalf("expired before sending: %+v", me)
+	}
+	if !c3.IsAvailable() {
+		t.Fatal("retired for a request never sent")
 	}
 }

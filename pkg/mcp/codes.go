@@ -56,3 +56,47 @@ const (
 	// CodeTooManyPending: (see the message)
 	CodeTooManyPending errs.Code = "too_many_pending"
 )
+
+const (
+	// CodeBadContentType: (see the message)
+	CodeBadContentType errs.Code = "bad_content_type"
+	// CodeHeaderTimeout: (see the message)
+	CodeHeaderTimeout errs.Code = "header_timeout"
+	// CodeHttpStatus: (see the message)
+	CodeHttpStatus errs.Code = "http_status"
+	// CodeHttpUnauthorized: (see the message)
+	CodeHttpUnauthorized errs.Code = "http_unauthorized"
+	// CodeIdleTimeout: (see the message)
+	CodeIdleTimeout errs.Code = "idle_timeout"
+	// CodeInvalidEndpoint: (see the message)
+	CodeInvalidEndpoint errs.Code = "invalid_endpoint"
+	// CodeInvalidUrl: (see the message)
+	CodeInvalidUrl errs.Code = "invalid_url"
+	// CodeRedirectRefused: (see the message)
+	CodeRedirectRefused errs.Code = "redirect_refused"
+	// CodeResponseCapExceeded: (see the message)
+	CodeResponseCapExceeded errs.Code = "response_cap_exceeded"
+	// CodeSessionExpired: (see the message)
+	CodeSessionExpired errs.Code = "session_expired"
+	// CodeSessionIdChanged: (see the message)
+	CodeSessionIdChanged errs.Code = "session_id_changed"
+	// CodeSseLineTooLong: (see the message)
+	CodeSseLineTooLong errs.Code = "sse_line_too_long"
+	// CodeStreamEnded: (see the message)
+	CodeStreamEnded errs.Code = "stream_ended"
+)
+
+const (
+	// CodeTokenWriteFailed: cannot write the proxy's token file …: …
+	CodeTokenWriteFailed errs.Code = "token_write_failed"
+)
+
+const (
+	// CodeInvalidListen: --listen …: expected HOST:PORT
+	CodeInvalidListen errs.Code = "invalid_listen"
+)
+
+const (
+	// CodeTlsFailed: (see the message)
+	CodeTlsFailed errs.Code = "tls_failed"
+)

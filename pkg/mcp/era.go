@@ -64,38 +64,71 @@ type Negotiated struct {
 	SupportedVersions []string `json:"supportedVersions,omitempty"`
 }
 
+// eraState is what a connection learns in its opening, whatever carries
+// it (stdio or HTTP).
+type eraState struct {
+	initResult json.RawMessage
+	serverInfo Implementation
+	negotiated Negotiated
+	// meta is the _meta member stateless requests carry; nil in the
+	// legacy era. metaVersion is the version it names (the HTTP
+	// transport's MCP-Protocol-Version header before the answer).
+	meta        []byte
+	metaVersion string
+}
+
+// eraConn is a connection the opening runs over: the stdio Client and the
+// HTTPClient (http.go).
+type eraConn interface {
+	options() *Options
+	state() *eraState
+	takeID() int64
+	do(ctx context.Context, id int64, method string, params json.RawMessage, timeout time.Duration, onTimeout func() *Error) (json.RawMessage, *Error)
+	Notify(method string, params json.RawMessage) error
+	// probe sends server/discover for the auto mode; answered is false
+	// when no answer came within the probe bound.
+	probe(ctx context.Context, deadline time.Time) (res json.RawMessage, err *Error, answered bool)
+}
+
+func (c *Client) options() *Options { return &c.opts }
+func (c *Client) state() *eraState  { return &c.eraState }
+func (c *Client) handshake(ctx context.Context, deadline time.Time) *Error {
+	return handshake(c, ctx, deadline)
+}
+
 // handshake runs the opening of the connection for opts.ProtocolVersion:
 // exact for an explicit version, negotiated for "auto". On failure the
 // caller retires the connection.
-func (c *Client) handshake(ctx context.Context, deadline time.Time) *Error {
-	v := c.opts.ProtocolVersion
+func handshake(c eraConn, ctx context.Context, deadline time.Time) *Error {
+	v := c.options().ProtocolVersion
 	switch {
 	case v == AutoProtocolVersion:
-		e := c.discover(ctx, deadline, ModernProtocolVersion, true)
+		e := discover(c, ctx, deadline, ModernProtocolVersion, true)
 		if e == nil {
 			return nil
 		}
 		if e.Code != CodeProbeDeclined {
 			return e
 		}
-		return c.initialize(ctx, deadline, LegacyProtocolVersions[0], LegacyProtocolVersions)
+		return initialize(c, ctx, deadline, LegacyProtocolVersions[0], LegacyProtocolVersions)
 	case IsModernVersion(v):
-		return c.discover(ctx, deadline, v, false)
+		return discover(c, ctx, deadline, v, false)
 	default:
-		return c.initialize(ctx, deadline, v, []string{v})
+		return initialize(c, ctx, deadline, v, []string{v})
 	}
 }
 
 // initialize runs the legacy handshake asking for v and accepting any
 // version in accept.
-func (c *Client) initialize(ctx context.Context, deadline time.Time, v string, accept []string) *Error {
+func initialize(c eraConn, ctx context.Context, deadline time.Time, v string, accept []string) *Error {
+	st, o := c.state(), c.options()
 	params, _ := json.Marshal(struct {
 		ProtocolVersion string          `json:"protocolVersion"`
 		Capabilities    json.RawMessage `json:"capabilities"`
 		ClientInfo      Implementation  `json:"clientInfo"`
-	}{v, c.opts.Capabilities, c.opts.ClientInfo})
+	}{v, o.Capabilities, o.ClientInfo})
 	timeoutMsg := func() *Error {
-		return unavailable(CodeInitializeTimeout, "initialize timed out after %dms", c.opts.StartupTimeout.Milliseconds())
+		return unavailable(CodeInitializeTimeout, "initialize timed out after %dms", o.StartupTimeout.Milliseconds())
 	}
 	res, rerr := c.do(ctx, c.takeID(), "initialize", params, time.Until(deadline), timeoutMsg)
 	if rerr != nil {
@@ -117,8 +150,8 @@ func (c *Client) initialize(ctx context.Context, deadline time.Time, v string, a
 		}
 		return protocolErr(CodeProtocolVersionMismatch, "server answered protocol version %q; clawkit speaks %s", *ir.ProtocolVersion, strings.Join(accept, ", "))
 	}
-	c.initResult, c.serverInfo = res, ir.ServerInfo
-	c.negotiated.Era, c.negotiated.Version = EraLegacy, *ir.ProtocolVersion
+	st.initResult, st.serverInfo = res, ir.ServerInfo
+	st.negotiated.Era, st.negotiated.Version = EraLegacy, *ir.ProtocolVersion
 	if err := c.Notify("notifications/initialized", nil); err != nil {
 		var me *Error
 		if errors.As(err, &me) { // Notify returns *Error only
@@ -133,15 +166,16 @@ func (c *Client) initialize(ctx context.Context, deadline time.Time, v string, a
 // of version v; the server must list v. As the auto mode's probe, an
 // error answer or no answer within the probe bound declines (the caller
 // falls back to the legacy handshake) instead of failing.
-func (c *Client) discover(ctx context.Context, deadline time.Time, v string, probe bool) *Error {
-	c.meta = buildMeta(v, c.opts.Capabilities, c.opts.ClientInfo)
+func discover(c eraConn, ctx context.Context, deadline time.Time, v string, probe bool) *Error {
+	st, o := c.state(), c.options()
+	st.meta, st.metaVersion = buildMeta(v, o.Capabilities, o.ClientInfo), v
 	decline := func(how string) *Error {
-		c.meta = nil
-		c.negotiated.Probe = how
+		st.meta, st.metaVersion = nil, ""
+		st.negotiated.Probe = how
 		return &Error{Class: ClassUnavailable, Code: CodeProbeDeclined, Message: "server/discover: " + how}
 	}
 	timeoutMsg := func() *Error {
-		return unavailable(CodeInitializeTimeout, "server/discover timed out after %dms", c.opts.StartupTimeout.Milliseconds())
+		return unavailable(CodeInitializeTimeout, "server/discover timed out after %dms", o.StartupTimeout.Milliseconds())
 	}
 	var res json.RawMessage
 	var rerr *Error
@@ -152,7 +186,7 @@ func (c *Client) discover(ctx context.Context, deadline time.Time, v string, pro
 			return decline("discover-timeout")
 		}
 	} else {
-		res, rerr = c.do(ctx, c.takeID(), "server/discover", c.withMeta(nil), time.Until(deadline), timeoutMsg)
+		res, rerr = c.do(ctx, c.takeID(), "server/discover", st.withMeta(nil), time.Until(deadline), timeoutMsg)
 	}
 	if rerr != nil {
 		if rerr.RPC == nil {
@@ -189,11 +223,11 @@ func (c *Client) discover(ctx context.Context, deadline time.Time, v string, pro
 		}
 		return protocolErr(CodeProtocolVersionMismatch, "the server speaks %s; requested %q", listOrUnknown(dr.SupportedVersions), v)
 	}
-	_ = json.Unmarshal(dr.Meta[metaServerInfo], &c.serverInfo)
-	c.initResult = res
-	c.negotiated = Negotiated{Era: EraModern, Version: v, SupportedVersions: dr.SupportedVersions}
+	_ = json.Unmarshal(dr.Meta[metaServerInfo], &st.serverInfo)
+	st.initResult = res
+	st.negotiated = Negotiated{Era: EraModern, Version: v, SupportedVersions: dr.SupportedVersions}
 	if probe {
-		c.negotiated.Probe = "discover"
+		st.negotiated.Probe = "discover"
 	}
 	return nil
 }
@@ -223,7 +257,7 @@ func (c *Client) probe(ctx context.Context, deadline time.Time) (json.RawMessage
 	}
 	c.pending[id] = cl
 	c.mu.Unlock()
-	params := c.withMeta(nil)
+	params := c.eraState.withMeta(nil)
 	delivered, werr := c.writeRequest(ctx, id, "server/discover", params, time.Until(deadline), nil)
 	if werr != nil {
 		c.mu.Lock()
@@ -266,7 +300,9 @@ func (c *Client) probe(ctx context.Context, deadline time.Time) (json.RawMessage
 			r := <-cl.ch
 			return nil, r.err.withDelivered(false), true
 		case <-ctx.Done():
-			c.retire(unavailable(CodeCancelled, "server/discover was cancelled: %v", context.Cause(ctx)))
+			c.retire(ctxError(ctx, "server/discover", func() *Error {
+				return unavailable(CodeInitializeTimeout, "server/discover timed out")
+			}))
 			r := <-cl.ch
 			return nil, r.err.withDelivered(false), true
 		}
@@ -296,7 +332,7 @@ func buildMeta(v string, caps json.RawMessage, info Implementation) []byte {
 
 // withMeta adds the connection's _meta to params (an object, or none).
 // Keys the caller already put in params._meta win over ours.
-func (c *Client) withMeta(params json.RawMessage) json.RawMessage {
+func (c *eraState) withMeta(params json.RawMessage) json.RawMessage {
 	if c.meta == nil {
 		return params
 	}

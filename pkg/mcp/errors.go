@@ -47,6 +47,8 @@ type Error struct {
 	// that ends before it answers the handshake. The CLI exits 1 for it,
 	// not 5 (docs/mcp.md, "Exit codes").
 	Definitive bool
+	// HTTPStatus is the HTTP status that caused the failure (HTTP only).
+	HTTPStatus int
 	Err        error
 }
 
@@ -108,7 +110,21 @@ var hints = map[errs.Code]string{
 	"client_stopped":               "the connection was closed before the request finished",
 	"write_failed":                 "the server stopped reading its stdin; the connection was retired",
 	"cleanup_unconfirmed":          "a process of the server's tree may still be running; the message lists what was done and what is left (inspect with ps -o pid,pgid,sid,stat,cmd -p PIDS)",
-	"connect_failed":               "check that the service is running and listening on that socket",
+	"connect_failed":               "check that the service is running and listening on that address",
+	"invalid_url":                  "give --url an http:// or https:// URL; credentials go in auth profiles (--header NAME=@PROFILE)",
+	"http_status":                  "the server refused the request over HTTP; the message carries its status and reason",
+	"http_unauthorized":            "the server wants credentials: store them in an auth profile and pass --header Authorization=@PROFILE",
+	"redirect_refused":             "clawkit follows no redirect; give --url the address the server redirects to if you trust it",
+	"session_expired":              "the server ended the session; start a new one",
+	"session_id_changed":           "the server changed its Mcp-Session-Id mid-session, which the spec forbids",
+	"bad_content_type":             "the server answered with something other than application/json or text/event-stream; check that the URL is an MCP endpoint",
+	"response_cap_exceeded":        "raise --max-response-bytes if so much data is expected",
+	"sse_line_too_long":            "raise --max-line-bytes if such long SSE lines are expected",
+	"idle_timeout":                 "the server's stream went silent; raise --idle-timeout for slow tools",
+	"header_timeout":               "the server took too long to answer; raise --header-timeout",
+	"stream_ended":                 "the server ended its stream before answering; the request may have taken effect",
+	"tls_failed":                   "the server's certificate is not trusted by this system; install its CA in the system store (there is no switch to skip the check)",
+	"invalid_endpoint":             "a legacy SSE server must name a message endpoint on its own origin",
 	"service_closed":               "the service closed the connection; a request in flight may have taken effect",
 }
 

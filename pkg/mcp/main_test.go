@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/clawkit/clawkit/pkg/mcp/mcpfake"
 )
 
@@ -28,6 +30,16 @@ func TestMain(m *testing.M) {
 			if _, err := os.Stdout.Write([]byte("x\n")); err != nil {
 				os.Exit(42)
 			}
+		}
+		os.Exit(0)
+	case "http":
+		// mcpfake's HTTP servers: http MODE URLFILE.
+		os.Exit(mcpfake.RunHTTP(os.Args[1], os.Args[2]))
+	case "sdkstdio":
+		// The Go SDK's server (the one the gosdk HTTP modes serve) over
+		// stdio, for the relay benchmarks.
+		if err := mcpfake.SDKServer().Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+			os.Exit(1)
 		}
 		os.Exit(0)
 	case "proxy":

@@ -76,6 +76,7 @@ type CallReport struct {
 	Result        json.RawMessage `json:"result"`
 	ServerInfo    Implementation  `json:"serverInfo"`
 	Protocol      Negotiated      `json:"protocol"`
+	Transport     string          `json:"transport"`
 	CleanupResult *CleanupResult  `json:"cleanupResult,omitempty"`
 	Timings       Timings         `json:"timings"`
 }
@@ -85,16 +86,16 @@ type CallReport struct {
 // carries the result and the error says so.
 func Call(ctx context.Context, opts Options, method string, params json.RawMessage) (*CallReport, error) {
 	t0 := time.Now()
-	c, err := Start(ctx, opts)
+	c, err := Connect(ctx, opts)
 	if err != nil {
 		return nil, Coded(err)
 	}
 	t1 := time.Now()
-	res, rerr := c.Request(ctx, method, params)
+	res, rerr := c.RequestTimeout(ctx, method, params, 0)
 	t2 := time.Now()
 	cr, serr := c.Stop()
 	rep := &CallReport{
-		Result: res, ServerInfo: c.ServerInfo(), Protocol: c.Negotiated(), CleanupResult: cr,
+		Result: res, ServerInfo: c.ServerInfo(), Protocol: c.Negotiated(), Transport: c.Transport(), CleanupResult: cr,
 		Timings: Timings{StartupMs: t1.Sub(t0).Milliseconds(), RequestMs: t2.Sub(t1).Milliseconds(), StopMs: time.Since(t2).Milliseconds()},
 	}
 	if rerr != nil {
@@ -110,6 +111,9 @@ func Call(ctx context.Context, opts Options, method string, params json.RawMessa
 type SessionLine struct {
 	Method string          `json:"method"`
 	Params json.RawMessage `json:"params,omitempty"`
+	// TimeoutMs, when set, replaces the session's request timeout for
+	// this request alone (docs/mcp.md, "mcp session").
+	TimeoutMs *int64 `json:"timeoutMs,omitempty"`
 }
 
 // SessionResult is one answer written by Session: exactly one of Result
@@ -131,10 +135,15 @@ type SessionError struct {
 type SessionReport struct {
 	ServerInfo    Implementation `json:"serverInfo"`
 	Protocol      Negotiated     `json:"protocol"`
+	Transport     string         `json:"transport"`
 	Requests      int            `json:"requests"`
 	Errors        int            `json:"errors"`
 	CleanupResult *CleanupResult `json:"cleanupResult,omitempty"`
 }
+
+// maxTimeoutMs bounds a session line's timeoutMs (24 h): beyond it the
+// value is a mistake, not a deadline.
+const maxTimeoutMs = 24 * 60 * 60 * 1000
 
 // parseSessionLine decodes one stdin line of a session strictly: one JSON
 // object, a method, params an object or array, no other fields.
@@ -154,6 +163,10 @@ func parseSessionLine(line []byte, n int) (*SessionLine, error) {
 		return nil, errs.Usage(CodeInvalidSessionLine, "stdin line %d: \"method\" is required", n).
 			WithHint(`each line is one JSON object {"method":"…","params":{…}}`)
 	}
+	if t := sl.TimeoutMs; t != nil && (*t < 1 || *t > maxTimeoutMs) {
+		return nil, errs.Usage(CodeInvalidSessionLine, "stdin line %d: \"timeoutMs\" must be between 1 and %d", n, maxTimeoutMs).
+			WithHint(`give a whole number of milliseconds, e.g. "timeoutMs":5000, or leave it out for --request-timeout`)
+	}
 	if p := sl.Params; len(p) > 0 && string(p) != "null" {
 		if c := firstByte(p); c != '{' && c != '[' {
 			return nil, errs.Usage(CodeInvalidSessionLine, "stdin line %d: \"params\" must be an object or an array", n)
@@ -170,11 +183,11 @@ func parseSessionLine(line []byte, n int) (*SessionLine, error) {
 // connection error or a bad input line ends it. The returned error is nil
 // when every request succeeded.
 func Session(ctx context.Context, opts Options, in io.Reader, emit func(SessionResult) error) (*SessionReport, error) {
-	c, err := Start(ctx, opts)
+	c, err := Connect(ctx, opts)
 	if err != nil {
 		return nil, Coded(err)
 	}
-	rep := &SessionReport{ServerInfo: c.ServerInfo(), Protocol: c.Negotiated()}
+	rep := &SessionReport{ServerInfo: c.ServerInfo(), Protocol: c.Negotiated(), Transport: c.Transport()}
 	runErr := func() error {
 		sc := bufio.NewScanner(in)
 		sc.Buffer(make([]byte, 64<<10), opts.MaxFrameBytes+1)
@@ -190,7 +203,11 @@ func Session(ctx context.Context, opts Options, in io.Reader, emit func(SessionR
 				return err
 			}
 			rep.Requests++
-			res, rerr := c.Request(ctx, sl.Method, sl.Params)
+			var timeout time.Duration
+			if sl.TimeoutMs != nil {
+				timeout = time.Duration(*sl.TimeoutMs) * time.Millisecond
+			}
+			res, rerr := c.RequestTimeout(ctx, sl.Method, sl.Params, timeout)
 			if rerr != nil {
 				var me *Error
 				if errors.As(rerr, &me) && me.RPC != nil && me.Code == CodeRPCError {

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -78,6 +79,23 @@ type CleanupResult struct {
 	// (closure, signals, exit), and which pids were still alive.
 	Causes    []string `json:"causes,omitempty"`
 	Remaining []int    `json:"remaining,omitempty"`
+	// Session is set for an HTTP connection instead of the process
+	// fields: whether the server confirmed the session's end.
+	Session *SessionCleanup `json:"session,omitempty"`
+}
+
+// MarshalJSON writes an HTTP connection's result without the process
+// fields, which do not apply to it.
+func (r CleanupResult) MarshalJSON() ([]byte, error) {
+	type plain CleanupResult
+	if r.Session != nil {
+		return json.Marshal(struct {
+			Reason     string          `json:"reason"`
+			Session    *SessionCleanup `json:"session"`
+			DurationMs int64           `json:"durationMs"`
+		}{r.Reason, r.Session, r.DurationMs})
+	}
+	return json.Marshal(plain(r))
 }
 
 // Process is a server running in its own process group, which it owns with

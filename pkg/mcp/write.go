@@ -61,8 +61,12 @@ func (c *Client) writeLocked(ctx context.Context, b []byte, timeout time.Duratio
 func (c *Client) writeError(ctx context.Context, method string, err error, onTimeout func() *Error) *Error {
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		switch {
-		case ctx != nil && ctx.Err() != nil:
+		case ctx != nil && ctx.Err() != nil && !(ctxTimedOut(ctx) && onTimeout != nil):
 			return unavailable(CodeCancelled, "request %s was cancelled while it was being written: %v", method, context.Cause(ctx))
+		case ctx != nil && ctx.Err() != nil:
+			e := ctxError(ctx, method, onTimeout)
+			e.Message += " while writing it: the server is not reading its stdin"
+			return e
 		case c.isClosed():
 			return c.retainedFatal()
 		case onTimeout != nil:

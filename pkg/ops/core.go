@@ -90,15 +90,17 @@ func checkAuthAdd(p AuthAddParams) error {
 				WithHint("clawkit auth add %s --provider postgres --api-key-env PGPW", owner.DatabaseProfile)
 		}
 	case "mcp":
-		// An MCP server's header value (a research tool's): only kind
-		// header, and header profiles only for it.
-		if p.Kind != auth.KindHeader {
-			return errs.Usage(CodeUnknownKind, "an mcp profile holds a header's value: its kind is header").
-				WithHint("clawkit auth add %s --provider mcp --kind header --api-key-env VAR", p.ID)
+		// An MCP server's HTTP header value, read by mcp's --header
+		// (docs/mcp.md, "Over HTTP") and a research job's --mcp-header
+		// (docs/research.md, "Tools"): only the header kinds, and those
+		// only for provider mcp.
+		if !auth.IsHeaderKind(p.Kind) {
+			return errs.Usage(CodeUnknownKind, "an mcp profile holds an HTTP header's value: its kind is header (the value as is) or bearer (a token, sent as Bearer TOKEN), not %q", p.Kind).
+				WithHint("clawkit auth add %s --provider mcp --kind header --api-key-env VAR (or --kind bearer for a token)", p.ID)
 		}
 		return auth.CheckNew(p.ID, p.Secret)
 	default:
-		return errs.Usage(CodeUnknownProvider, "unknown provider %q", p.Provider).WithHint("supported: google, postgres (the database password), mcp (a header's value)")
+		return errs.Usage(CodeUnknownProvider, "unknown provider %q", p.Provider).WithHint("supported: google, postgres (the database password), mcp (an MCP server's header value)")
 	}
 	if p.Kind != auth.KindAPIKey && p.Kind != auth.KindOAuth {
 		return errs.Usage(CodeUnknownKind, "unknown credential kind %q", p.Kind).WithHint("use api-key or oauth")

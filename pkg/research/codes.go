@@ -121,7 +121,7 @@ const (
 	CodeApproveInProgress errs.Code = "approve_in_progress"
 	// CodeHeaderProfileMissing: MCP server …: header … names auth profile …, which does not exist
 	CodeHeaderProfileMissing errs.Code = "header_profile_missing"
-	// CodeHeaderProfileWrongKind: MCP server …: auth profile … is of kind …, not header
+	// CodeHeaderProfileWrongKind: MCP server …: auth profile … is of kind …, not header or bearer
 	CodeHeaderProfileWrongKind errs.Code = "header_profile_wrong_kind"
 	// CodeHeaderValueLiteral: --mcp-header …:… gives a value; a header's value comes only from an auth profile of kind header
 	CodeHeaderValueLiteral errs.Code = "header_value_literal"

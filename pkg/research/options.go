@@ -409,14 +409,20 @@ func resolveTools(home string, t *Tools) ([]google.Tool, []string, error) {
 				return nil, nil, errs.Refused(CodeHeaderProfileMissing, "MCP server %s: header %s names auth profile %q, which does not exist", m.Name, h.Header, h.Profile).
 					WithHint("clawkit auth add %s --provider mcp --kind header --api-key-env VAR", h.Profile)
 			}
-			if p.Kind != auth.KindHeader {
-				return nil, nil, errs.Refused(CodeHeaderProfileWrongKind, "MCP server %s: auth profile %q is of kind %s, not header", m.Name, h.Profile, p.Kind).
-					WithHint("a header's value comes only from a profile of kind header: clawkit auth add ID --provider mcp --kind header --api-key-env VAR")
+			// The header kinds are auth's (header: the value as is;
+			// bearer: "Bearer TOKEN"), the same as mcp --header reads.
+			if !auth.IsHeaderKind(p.Kind) {
+				return nil, nil, errs.Refused(CodeHeaderProfileWrongKind, "MCP server %s: auth profile %q is of kind %s, not header or bearer", m.Name, h.Profile, p.Kind).
+					WithHint("a header's value comes only from a profile of kind header (or bearer for a token): clawkit auth add ID --provider mcp --kind header --api-key-env VAR")
+			}
+			v, err := auth.HeaderValue(p)
+			if err != nil {
+				return nil, nil, err
 			}
 			if srv.Headers == nil {
 				srv.Headers = map[string]string{}
 			}
-			srv.Headers[h.Header] = p.Secret
+			srv.Headers[h.Header] = v
 			secrets = append(secrets, p.Secret)
 		}
 		out = append(out, google.Tool{MCPServer: srv})

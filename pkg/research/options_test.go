@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clawkit/clawkit/pkg/auth"
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/research/google"
 	"github.com/clawkit/clawkit/pkg/research/google/fakeapi"
@@ -172,5 +173,50 @@ func TestInputsReadOnceAndBounded(t *testing.T) {
 	}
 	if err := admitInputs(many); errs.CodeOf(err) != "inputs_too_large" {
 		t.Fatalf("total: %v", err)
+	}
+}
+
+// A header's value comes from a profile of one of auth's header kinds,
+// the same ones mcp --header reads: header as is, bearer as "Bearer
+// TOKEN"; any other kind is refused (header_profile_wrong_kind).
+func TestResolveToolsHeaderKinds(t *testing.T) {
+	home := t.TempDir()
+	creds, err := auth.Load(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []auth.Profile{
+		{ID: "mcp:raw", Provider: "mcp", Kind: auth.KindHeader, Secret: "Token raw-secret-1"},
+		{ID: "mcp:tok", Provider: "mcp", Kind: auth.KindBearer, Secret: "tok-secret-2"},
+		{ID: "google:default", Provider: "google", Kind: auth.KindAPIKey, Secret: "key-secret-3"},
+	} {
+		if err := creds.Add(p, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := creds.Save(); err != nil {
+		t.Fatal(err)
+	}
+	tools := &Tools{MCPServers: []MCPServer{{Name: "s", URL: "https://mcp.example.com/mcp", Headers: []HeaderRef{
+		{Header: "X-Raw", Profile: "mcp:raw"}, {Header: "Authorization", Profile: "mcp:tok"},
+	}}}}
+	out, secrets, err := resolveTools(home, tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 1 || out[0].MCPServer == nil {
+		t.Fatalf("tools %+v", out)
+	}
+	h := out[0].MCPServer.Headers
+	if h["X-Raw"] != "Token raw-secret-1" || h["Authorization"] != "Bearer tok-secret-2" {
+		t.Fatalf("headers %q", h)
+	}
+	if strings.Join(secrets, ",") != "Token raw-secret-1,tok-secret-2" {
+		t.Fatalf("secrets %q", secrets)
+	}
+	tools.MCPServers[0].Headers = []HeaderRef{{Header: "Authorization", Profile: "google:default"}}
+	_, _, err = resolveTools(home, tools)
+	if errs.CodeOf(err) != CodeHeaderProfileWrongKind || strings.Contains(err.Error(), "key-secret-3") {
+		t.Fatalf("an api-key profile: %v", err)
 	}
 }

@@ -1,0 +1,1325 @@
+package mcp
+
+// The client over HTTP (docs/mcp.md, "Over HTTP"): Streamable HTTP as the
+// spec's revisions since 2025-03-26 define it, and the HTTP+SSE transport
+// of 2024-11-05, found by the spec's backwards-compatibility probe. The
+// opening (era.go) and the classification of failures are the stdio
+// client's; only the carriage differs.
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/mcp/sse"
+	"github.com/clawkit/clawkit/pkg/redact"
+	"github.com/clawkit/clawkit/pkg/termsafe"
+)
+
+// Transports of HTTPOptions.Transport.
+const (
+	TransportAuto       = "auto"
+	TransportStreamable = "streamable"
+	TransportSSE        = "sse"
+)
+
+// HTTP defaults (docs/mcp.md, "Limits").
+const (
+	DefaultConnectTimeout   = 10 * time.Second
+	DefaultHeaderTimeout    = 60 * time.Second
+	DefaultIdleTimeout      = 60 * time.Second
+	DefaultMaxResponseBytes = 1 << 30
+	// maxSessionIDBytes bounds an Mcp-Session-Id (the spec asks for
+	// visible ASCII; the SDKs' ids are UUIDs or shorter).
+	maxSessionIDBytes = 1024
+	// maxSmallBody bounds a body clawkit reads only to show or discard
+	// (an error page, a 202's body).
+	maxSmallBody = 4 << 10
+	// maxServerRequestsInFlight bounds the answers to server requests
+	// being posted at once; past it the server is flooding.
+	maxServerRequestsInFlight = 16
+	// deleteTimeout bounds the DELETE that ends a session.
+	deleteTimeout = 10 * time.Second
+)
+
+// HTTPOptions configure a connection to a remote server (Options.HTTP).
+type HTTPOptions struct {
+	URL string
+	// Header holds extra request headers. Their values are secrets: they
+	// are never printed, and removed from every message (redact.Values).
+	Header http.Header
+	// Transport is TransportAuto (Streamable HTTP, else the legacy
+	// HTTP+SSE after the spec's probe), TransportStreamable or
+	// TransportSSE.
+	Transport        string
+	ConnectTimeout   time.Duration
+	HeaderTimeout    time.Duration
+	IdleTimeout      time.Duration
+	MaxResponseBytes int64
+	// MaxLineBytes bounds one SSE line (default MaxFrameBytes + 64).
+	MaxLineBytes int
+	// RoundTripper replaces the transport (tests); nil builds one with TLS
+	// verification and the HTTPS_PROXY/NO_PROXY environment.
+	RoundTripper http.RoundTripper
+}
+
+// HTTPClient is one MCP connection to a remote server.
+type HTTPClient struct {
+	opts Options
+	h    HTTPOptions
+	hc   *http.Client
+	base *url.URL
+
+	bg       context.Context
+	bgCancel context.CancelFunc
+	wg       sync.WaitGroup // the streams and the answers to server requests
+	answers  chan struct{}  // slots for answers to server requests
+
+	mu        sync.Mutex
+	pending   map[int64]chan reply
+	nextID    int64
+	closed    bool
+	fatal     *Error
+	sessionID string
+	legacy    bool     // the 2024-11-05 HTTP+SSE transport
+	endpoint  *url.URL // legacy: where messages are posted
+	protoHdr  string   // MCP-Protocol-Version once negotiated
+	getOpen   bool
+
+	total   atomic.Int64
+	secrets []string
+
+	eraState
+}
+
+func (o *HTTPOptions) setDefaults(frame int) {
+	if o.Transport == "" {
+		o.Transport = TransportAuto
+	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = DefaultConnectTimeout
+	}
+	if o.HeaderTimeout <= 0 {
+		o.HeaderTimeout = DefaultHeaderTimeout
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.MaxResponseBytes <= 0 {
+		o.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if o.MaxLineBytes <= 0 {
+		o.MaxLineBytes = frame + 64
+	}
+}
+
+// ParseURL checks a server URL: http or https, a host, no userinfo
+// (credentials come from auth profiles, never from the command line).
+func ParseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, errs.Usage(CodeInvalidUrl, "--url %s: expected an http:// or https:// URL with a host", redact.URL(raw)).
+			WithHint("e.g. --url http://127.0.0.1:8080/mcp")
+	}
+	if u.User != nil {
+		return nil, errs.Usage(CodeInvalidUrl, "--url %s: credentials in the URL are refused", redact.URL(raw)).
+			WithHint("store the credential in an auth profile and pass it with --header NAME=@PROFILE")
+	}
+	u.Fragment = ""
+	return u, nil
+}
+
+// StartHTTP connects to opts.HTTP.URL and completes the opening within
+// StartupTimeout.
+func StartHTTP(ctx context.Context, opts Options) (*HTTPClient, error) {
+	if opts.HTTP == nil {
+		return nil, errs.Usage(CodeInvalidUrl, "no server URL given")
+	}
+	opts.Command = "(http)"
+	if err := opts.setDefaults(); err != nil {
+		return nil, err
+	}
+	h := *opts.HTTP
+	h.setDefaults(opts.MaxFrameBytes)
+	u, err := ParseURL(h.URL)
+	if err != nil {
+		return nil, err
+	}
+	rt := h.RoundTripper
+	if rt == nil {
+		rt = &http.Transport{
+			Proxy:                  http.ProxyFromEnvironment,
+			DialContext:            (&net.Dialer{Timeout: h.ConnectTimeout, KeepAlive: 30 * time.Second}).DialContext,
+			TLSHandshakeTimeout:    h.ConnectTimeout,
+			TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12},
+			ResponseHeaderTimeout:  h.HeaderTimeout,
+			MaxResponseHeaderBytes: 64 << 10,
+			MaxIdleConnsPerHost:    8,
+			IdleConnTimeout:        90 * time.Second,
+			// Streams are read as they come; a compressed one would be
+			// buffered by the decompressor.
+			DisableCompression: true,
+			ForceAttemptHTTP2:  true,
+		}
+	}
+	c := &HTTPClient{
+		opts: opts, h: h, base: u,
+		hc: &http.Client{Transport: rt, CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse // refused: see redirectError
+		}},
+		pending: make(map[int64]chan reply),
+		answers: make(chan struct{}, maxServerRequestsInFlight),
+	}
+	for _, vs := range h.Header {
+		for _, v := range vs {
+			// A server may echo the token without its scheme.
+			c.secrets = append(c.secrets, v)
+			if _, tok, ok := strings.Cut(v, " "); ok {
+				c.secrets = append(c.secrets, tok)
+			}
+		}
+	}
+	c.bg, c.bgCancel = context.WithCancel(context.Background())
+	deadline := time.Now().Add(opts.StartupTimeout)
+	e := c.open(ctx, deadline)
+	if e != nil {
+		c.retire(e)
+		_, _ = c.Stop()
+		return nil, c.scrub(e)
+	}
+	if f := opts.OnConnected; f != nil {
+		f(c.serverInfo, c.negotiated)
+	}
+	return c, nil
+}
+
+// open runs the opening on the transport the options name; in auto mode
+// a Streamable HTTP opening refused with 400, 404 or 405 before a session
+// exists falls back to the legacy transport (the spec's
+// backwards-compatibility probe), where the opening runs again.
+func (c *HTTPClient) open(ctx context.Context, deadline time.Time) *Error {
+	if c.h.Transport == TransportSSE {
+		if e := c.openLegacy(ctx, deadline); e != nil {
+			return e
+		}
+		return handshake(c, ctx, deadline)
+	}
+	e := handshake(c, ctx, deadline)
+	if e == nil {
+		c.mu.Lock()
+		c.protoHdr = c.negotiated.Version
+		c.mu.Unlock()
+		if c.negotiated.Era == EraLegacy {
+			c.openGetStream()
+		}
+		return nil
+	}
+	c.mu.Lock()
+	noSession := c.sessionID == ""
+	c.mu.Unlock()
+	if c.h.Transport != TransportAuto || !noSession || !fallbackStatus(e.HTTPStatus) {
+		return e
+	}
+	c.eraState = eraState{}
+	if le := c.openLegacy(ctx, deadline); le != nil {
+		// Neither transport: the first answer says most.
+		return e
+	}
+	return handshake(c, ctx, deadline)
+}
+
+func fallbackStatus(s int) bool { return s == 400 || s == 404 || s == 405 }
+
+func (c *HTTPClient) options() *Options { return &c.opts }
+func (c *HTTPClient) state() *eraState  { return &c.eraState }
+
+func (c *HTTPClient) takeID() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id := c.nextID
+	c.nextID++
+	return id
+}
+
+// Negotiated is the protocol era and version the connection speaks.
+func (c *HTTPClient) Negotiated() Negotiated { return c.negotiated }
+
+// ServerInfo is the server's name and version from the opening.
+func (c *HTTPClient) ServerInfo() Implementation { return c.serverInfo }
+
+// SessionID is the server's Mcp-Session-Id ("" when it gave none).
+func (c *HTTPClient) SessionID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessionID
+}
+
+// Legacy reports whether the connection uses the 2024-11-05 HTTP+SSE
+// transport.
+func (c *HTTPClient) Legacy() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.legacy
+}
+
+// IsAvailable reports whether the connection still admits requests.
+func (c *HTTPClient) IsAvailable() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.closed
+}
+
+// Request sends one request and waits for its result (Client.Request).
+func (c *HTTPClient) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return c.RequestTimeout(ctx, method, params, 0)
+}
+
+// RequestTimeout is Client.RequestTimeout over HTTP.
+func (c *HTTPClient) RequestTimeout(ctx context.Context, method string, params json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
+	if c.meta != nil {
+		if p := firstByte(params); p == 0 || p == '{' || p == 'n' {
+			params = c.withMeta(params)
+		}
+	}
+	if timeout <= 0 {
+		timeout = c.opts.RequestTimeout
+	}
+	res, err := c.do(ctx, c.takeID(), method, params, timeout, func() *Error {
+		return unavailable(CodeRequestTimeout, "request %s timed out after %dms", method, timeout.Milliseconds())
+	})
+	if err != nil {
+		return nil, c.scrub(err)
+	}
+	return c.scrubBytes(res), nil
+}
+
+// scrubBytes replaces the caller's header values in a server's message
+// (a result, a notification's params) with the mask: a server that echoes
+// a credential back does not get it printed or stored. Only the exact
+// values are replaced (the mask keeps JSON valid); nothing else of the
+// server's data changes.
+func (c *HTTPClient) scrubBytes(b []byte) []byte {
+	for _, sec := range c.secrets {
+		if len(sec) >= 6 && bytes.Contains(b, []byte(sec)) {
+			b = bytes.ReplaceAll(b, []byte(sec), []byte(redact.Mask))
+		}
+	}
+	return b
+}
+
+// scrub removes the caller's header values from a message: a server may
+// echo them, and no secret is ever printed.
+func (c *HTTPClient) scrub(e *Error) *Error {
+	if e == nil || len(c.secrets) == 0 {
+		return e
+	}
+	m := redact.Values(e.Message, c.secrets...)
+	if m == e.Message {
+		return e
+	}
+	d := *e
+	d.Message = m
+	return &d
+}
+
+// errRequestDeadline is the cause of a request context that ran out;
+// errProbeBound that of an auto-mode probe left unanswered.
+var (
+	errRequestDeadline = errors.New("request deadline")
+	errProbeBound      = errors.New("probe bound")
+)
+
+func (c *HTTPClient) do(ctx context.Context, id int64, method string, params json.RawMessage, timeout time.Duration, onTimeout func() *Error) (json.RawMessage, *Error) {
+	if len(params) > 0 {
+		if b := firstByte(params); b != '{' && b != '[' {
+			return nil, protocolErr(errs.CodeInvalidParams, "params must be a JSON object or array")
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, params); err != nil {
+			return nil, protocolErr(errs.CodeInvalidParams, "params are not valid JSON: %v", err)
+		}
+		params = buf.Bytes()
+	}
+	if ctx.Err() != nil {
+		if ctxTimedOut(ctx) {
+			return nil, ctxError(ctx, method, onTimeout)
+		}
+		return nil, unavailable(CodeCancelled, "request %s was cancelled before it was sent: %v", method, context.Cause(ctx))
+	}
+	body := appendRequest(nil, id, method, params)
+	if len(body) > c.opts.MaxFrameBytes {
+		return nil, protocolErr(CodeFrameTooLarge, "request exceeded the frame-size limit (%d bytes > %d)", len(body), c.opts.MaxFrameBytes)
+	}
+	ch := make(chan reply, 1)
+	c.mu.Lock()
+	if c.closed {
+		e := c.fatal
+		c.mu.Unlock()
+		return nil, e.withDelivered(false)
+	}
+	if len(c.pending) >= c.opts.MaxPendingRequests {
+		c.mu.Unlock()
+		return nil, unavailable(CodeTooManyPending, "too many pending requests (limit %d)", c.opts.MaxPendingRequests)
+	}
+	c.pending[id] = ch
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+	}()
+	if timeout <= 0 {
+		timeout = time.Millisecond // the startup budget is spent: one try
+	}
+	rctx, cancel := context.WithTimeoutCause(ctx, timeout, errRequestDeadline)
+	defer cancel()
+	stop := context.AfterFunc(c.bg, cancel)
+	defer stop()
+
+	var e *Error
+	var fatal bool
+	if c.Legacy() {
+		e, fatal = c.postLegacy(rctx, body, true)
+	} else {
+		e, fatal = c.postStreamMsg(rctx, body, id, ch, method, params)
+	}
+	if e == nil {
+		select {
+		case r := <-ch:
+			return r.result, r.err
+		case <-rctx.Done():
+		}
+	}
+	select {
+	case r := <-ch: // the answer came first
+		return r.result, r.err
+	default:
+	}
+	if e == nil || rctx.Err() != nil {
+		// The deadline, the caller's context, or a retirement.
+		switch {
+		case c.bg.Err() != nil:
+			return nil, c.retainedFatal().withDelivered(true)
+		case errors.Is(context.Cause(rctx), errRequestDeadline):
+			e = onTimeout()
+		default:
+			e = ctxError(ctx, method, onTimeout)
+		}
+		fatal = true
+		e.Delivered = true
+	}
+	if fatal {
+		c.retire(e)
+		return nil, c.retainedFatal().withDelivered(e.Delivered)
+	}
+	return nil, e
+}
+
+func (c *HTTPClient) retainedFatal() *Error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fatal
+}
+
+// Notify sends a notification.
+func (c *HTTPClient) Notify(method string, params json.RawMessage) error {
+	c.mu.Lock()
+	if c.closed {
+		e := c.fatal
+		c.mu.Unlock()
+		return e
+	}
+	c.mu.Unlock()
+	body := appendNotification(nil, method, params)
+	if len(body) > c.opts.MaxFrameBytes {
+		return protocolErr(CodeFrameTooLarge, "notification exceeded the frame-size limit")
+	}
+	ctx, cancel := context.WithTimeoutCause(c.bg, c.opts.RequestTimeout, errRequestDeadline)
+	defer cancel()
+	var e *Error
+	var fatal bool
+	if c.Legacy() {
+		e, fatal = c.postLegacy(ctx, body, false)
+	} else {
+		e, fatal = c.postStream(ctx, body, -1, nil)
+	}
+	if e == nil {
+		return nil
+	}
+	if errors.Is(context.Cause(ctx), errRequestDeadline) {
+		e, fatal = unavailable(CodeRequestTimeout, "notification %s timed out after %dms", method, c.opts.RequestTimeout.Milliseconds()), true
+	}
+	if fatal {
+		c.retire(e)
+		return c.scrub(c.retainedFatal())
+	}
+	return c.scrub(e)
+}
+
+// newRequest builds a request to u with the caller's headers and the
+// transport's own.
+func (c *HTTPClient) newRequest(ctx context.Context, method string, u *url.URL, body []byte, accept string) *http.Request {
+	return c.newMessageRequest(ctx, method, u, body, accept, "", nil)
+}
+
+// newMessageRequest is newRequest for a JSON-RPC request to rpcMethod: in
+// the 2026-07-28 era the method, and the name a tools/call, prompts/get or
+// resources/read addresses, are repeated in Mcp-Method and Mcp-Name (the
+// Go SDK refuses requests without them).
+func (c *HTTPClient) newMessageRequest(ctx context.Context, method string, u *url.URL, body []byte, accept, rpcMethod string, params json.RawMessage) *http.Request {
+	// Built directly rather than from u.String(): no URL is parsed again
+	// for every message.
+	uc := *u
+	req := (&http.Request{Method: method, URL: &uc, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: make(http.Header, len(c.h.Header)+4), Host: u.Host}).WithContext(ctx)
+	if body != nil {
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.ContentLength = int64(len(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
+	for k, vs := range c.h.Header {
+		req.Header[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", accept)
+	c.mu.Lock()
+	if c.sessionID != "" && !c.legacy {
+		req.Header.Set("Mcp-Session-Id", c.sessionID)
+	}
+	v := c.protoHdr
+	c.mu.Unlock()
+	if v == "" {
+		v = c.metaVersion
+	}
+	if v != "" {
+		req.Header.Set("MCP-Protocol-Version", v)
+	}
+	if rpcMethod != "" && IsModernVersion(v) {
+		req.Header.Set("Mcp-Method", headerSafe(rpcMethod))
+		if name := addressedName(rpcMethod, params); name != "" {
+			req.Header.Set("Mcp-Name", headerSafe(name))
+		}
+	}
+	return req
+}
+
+// addressedName is the tool, prompt or resource a request names.
+func addressedName(method string, params json.RawMessage) string {
+	var p struct {
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	}
+	switch method {
+	case "tools/call", "prompts/get":
+		_ = json.Unmarshal(params, &p)
+		return p.Name
+	case "resources/read":
+		_ = json.Unmarshal(params, &p)
+		return p.URI
+	}
+	return ""
+}
+
+// headerSafe is s as a header value: as is when it is printable ASCII
+// without edge blanks, else in the =?base64?…?= form the 2026-07-28
+// HTTP transport defines.
+func headerSafe(s string) string {
+	plain := s != "" && s[0] != ' ' && s[len(s)-1] != ' ' && !(strings.HasPrefix(s, "=?base64?") && strings.HasSuffix(s, "?="))
+	for i := 0; plain && i < len(s); i++ {
+		plain = s[i] >= 0x20 && s[i] <= 0x7e
+	}
+	if plain {
+		return s
+	}
+	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
+}
+
+// send performs req; a transport failure is classified (connect, header
+// timeout, the request's own deadline).
+func (c *HTTPClient) send(req *http.Request) (*http.Response, *Error, bool) {
+	resp, err := c.hc.Do(req)
+	if err == nil {
+		return resp, nil, false
+	}
+	if req.Context().Err() != nil {
+		return nil, unavailable(CodeCancelled, "%s", "interrupted"), false // the caller classifies
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // its text names the URL, secret parameters included
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "dial" {
+		return nil, &Error{Class: ClassUnavailable, Code: CodeConnectFailed,
+			Message: fmt.Sprintf("cannot connect to %s: %v", c.where(), oe.Err)}, true
+	}
+	var certErr *tls.CertificateVerificationError
+	var uaErr x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	if errors.As(err, &certErr) || errors.As(err, &uaErr) || errors.As(err, &hostErr) {
+		// A certificate that does not verify is a definite answer:
+		// retrying will not change it, and clawkit never skips the check.
+		return nil, &Error{Class: ClassProtocol, Code: CodeTlsFailed, Definitive: true,
+			Message: fmt.Sprintf("the TLS certificate of %s does not verify: %v", c.where(), err)}, true
+	}
+	if strings.Contains(err.Error(), "timeout awaiting response headers") {
+		return nil, unavailable(CodeHeaderTimeout, "%s sent no response headers within %dms", c.where(), c.h.HeaderTimeout.Milliseconds()).withDelivered(true), true
+	}
+	var te interface{ Timeout() bool }
+	if errors.As(err, &te) && te.Timeout() {
+		return nil, &Error{Class: ClassUnavailable, Code: CodeConnectFailed,
+			Message: fmt.Sprintf("cannot connect to %s: timed out after %dms", c.where(), c.h.ConnectTimeout.Milliseconds())}, true
+	}
+	return nil, &Error{Class: ClassUnavailable, Code: CodeConnectFailed, Delivered: true,
+		Message: fmt.Sprintf("HTTP request to %s failed: %v", c.where(), err)}, true
+}
+
+// where names the server without secrets.
+func (c *HTTPClient) where() string { return redact.URL(c.base.String()) }
+
+// statusError classifies an HTTP error status.
+func (c *HTTPClient) statusError(resp *http.Response, what string) (*Error, bool) {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxSmallBody))
+	c.total.Add(int64(len(body)))
+	detail := strings.TrimSpace(string(body))
+	if m := rpcErrorMessage(body); m != "" {
+		detail = m
+	}
+	if len(detail) > 200 {
+		detail = detail[:200] + "…"
+	}
+	if detail != "" {
+		detail = ": " + detail
+	}
+	s := resp.StatusCode
+	c.mu.Lock()
+	hadSession := c.sessionID != "" && !c.legacy
+	c.mu.Unlock()
+	switch {
+	case s >= 300 && s < 400:
+		loc := resp.Header.Get("Location")
+		return &Error{Class: ClassProtocol, Code: CodeRedirectRefused, HTTPStatus: s, Delivered: true,
+			Message: fmt.Sprintf("%s answered %s with a redirect (%d) to %s; clawkit follows no redirect", c.where(), what, s, redact.URL(loc))}, true
+	case s == 404 && hadSession:
+		e := unavailable(CodeSessionExpired, "the server no longer knows this session (404 to %s)%s", what, detail).withDelivered(true)
+		e.HTTPStatus = s
+		return e, true
+	case s == 401 || s == 403:
+		return &Error{Class: ClassProtocol, Code: CodeHttpUnauthorized, HTTPStatus: s, Definitive: true,
+			Message: fmt.Sprintf("%s refused %s: HTTP %d%s", c.where(), what, s, detail)}, true
+	case s >= 500 || s == 429 || s == 408:
+		e := unavailable(CodeHttpStatus, "%s answered %s with HTTP %d%s", c.where(), what, s, detail).withDelivered(true)
+		e.HTTPStatus = s
+		return e, false
+	}
+	return &Error{Class: ClassProtocol, Code: CodeHttpStatus, HTTPStatus: s,
+		Message: fmt.Sprintf("%s answered %s with HTTP %d%s", c.where(), what, s, detail)}, false
+}
+
+// rpcErrorMessage is the message of a JSON-RPC error body, if it is one.
+func rpcErrorMessage(b []byte) string {
+	var m struct {
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(b, &m) == nil && m.Error != nil {
+		return m.Error.Message
+	}
+	return ""
+}
+
+// postStream posts one message on Streamable HTTP and, for a request
+// (id ≥ 0), reads the answer: one JSON body or an SSE stream, whose
+// messages are dispatched until ch holds the answer. The bool says
+// whether the failure retires the connection.
+func (c *HTTPClient) postStream(ctx context.Context, body []byte, id int64, ch chan reply) (*Error, bool) {
+	return c.postStreamMsg(ctx, body, id, ch, "", nil)
+}
+
+func (c *HTTPClient) postStreamMsg(ctx context.Context, body []byte, id int64, ch chan reply, rpcMethod string, params json.RawMessage) (*Error, bool) {
+	what := "a notification"
+	if id >= 0 {
+		what = "a request"
+	}
+	req := c.newMessageRequest(ctx, http.MethodPost, c.base, body, "application/json, text/event-stream", rpcMethod, params)
+	resp, e, fatal := c.send(req)
+	if e != nil {
+		if ctx.Err() != nil {
+			return nil, false // the caller names the deadline
+		}
+		return e, fatal
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return c.statusError(resp, what)
+	}
+	if e := c.takeSessionID(resp); e != nil {
+		return e, true
+	}
+	if id < 0 || resp.StatusCode == http.StatusAccepted {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxSmallBody))
+		if id >= 0 {
+			return &Error{Class: ClassProtocol, Code: CodeBadContentType, Delivered: true,
+				Message: fmt.Sprintf("%s answered a request with %d and no message", c.where(), resp.StatusCode)}, true
+		}
+		return nil, false
+	}
+	switch mediaType(resp) {
+	case "application/json":
+		b, err := io.ReadAll(io.LimitReader(c.counted(resp.Body), int64(c.opts.MaxFrameBytes)+1))
+		if e := c.readError(err, ctx); e != nil {
+			return e, e.Code != "request_timeout"
+		}
+		if len(b) > c.opts.MaxFrameBytes {
+			return &Error{Class: ClassProtocol, Code: CodeFrameTooLarge, Delivered: true,
+				Message: fmt.Sprintf("response exceeded the frame-size limit (more than %d bytes)", c.opts.MaxFrameBytes)}, true
+		}
+		if e := c.dispatch(b); e != nil {
+			return e, true
+		}
+		select {
+		case r := <-ch:
+			ch <- r
+			return nil, false
+		default:
+			return protocolErr(CodeInvalidResponseID, "the server's JSON answer is not the response to request %d", id).withDelivered(true), true
+		}
+	case "text/event-stream":
+		e, fatal := c.readStream(ctx, resp.Body, ch, true)
+		if e == nil {
+			drain(resp.Body)
+		}
+		return e, fatal
+	default:
+		return &Error{Class: ClassProtocol, Code: CodeBadContentType, Delivered: true,
+			Message: fmt.Sprintf("%s answered with Content-Type %q; expected application/json or text/event-stream", c.where(), clip([]byte(resp.Header.Get("Content-Type")), 80))}, true
+	}
+}
+
+// drain reads what is left of an answered stream, which servers end right
+// after the answer, so that the connection is kept for the next request;
+// a stream that goes on is closed after a short bound instead.
+func drain(body io.ReadCloser) {
+	t := time.AfterFunc(50*time.Millisecond, func() { _ = body.Close() })
+	_, _ = io.CopyN(io.Discard, body, maxSmallBody)
+	t.Stop()
+}
+
+func mediaType(resp *http.Response) string {
+	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(mt)
+}
+
+// takeSessionID keeps the session id the server assigns (on the opening's
+// answer) and refuses one that changes mid-session.
+func (c *HTTPClient) takeSessionID(resp *http.Response) *Error {
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		return nil
+	}
+	if len(sid) > maxSessionIDBytes || !visibleASCII(sid) {
+		return protocolErr(CodeMalformedMessage, "the server's Mcp-Session-Id is not visible ASCII of at most %d bytes", maxSessionIDBytes).withDelivered(true)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.sessionID == "" && c.negotiated.Version == "":
+		c.sessionID = sid
+	case c.sessionID != sid:
+		return protocolErr(CodeSessionIdChanged, "the server changed its Mcp-Session-Id mid-session").withDelivered(true)
+	}
+	return nil
+}
+
+func visibleASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// readError classifies a failed body read.
+func (c *HTTPClient) readError(err error, ctx context.Context) *Error {
+	if err == nil {
+		return nil
+	}
+	var le *sse.LimitError
+	switch {
+	case errors.Is(err, errTotalBytes):
+		return &Error{Class: ClassProtocol, Code: CodeResponseCapExceeded, Delivered: true,
+			Message: fmt.Sprintf("the server sent more than %d bytes on this connection (--max-response-bytes)", c.h.MaxResponseBytes)}
+	case errors.Is(err, errIdle):
+		return unavailable(CodeIdleTimeout, "the server's stream was idle for %dms", c.h.IdleTimeout.Milliseconds()).withDelivered(true)
+	case errors.As(err, &le) && errors.Is(err, sse.ErrLineTooLong):
+		return &Error{Class: ClassProtocol, Code: CodeSseLineTooLong, Delivered: true,
+			Message: fmt.Sprintf("an SSE line exceeded %d bytes", le.Limit)}
+	case errors.As(err, &le):
+		return &Error{Class: ClassProtocol, Code: CodeFrameTooLarge, Delivered: true,
+			Message: fmt.Sprintf("an SSE event exceeded the frame-size limit (%d bytes)", le.Limit)}
+	case ctx != nil && ctx.Err() != nil:
+		return unavailable(CodeRequestTimeout, "interrupted").withDelivered(true)
+	}
+	return unavailable(CodeStreamEnded, "the server's stream failed: %v", err).withDelivered(true)
+}
+
+var (
+	errTotalBytes = errors.New("response byte cap reached")
+	errIdle       = errors.New("idle stream")
+)
+
+// counted charges reads to the connection's response byte cap.
+func (c *HTTPClient) counted(r io.Reader) io.Reader { return &countReader{r: r, c: c} }
+
+type countReader struct {
+	r io.Reader
+	c *HTTPClient
+}
+
+func (r *countReader) Read(b []byte) (int, error) {
+	n, err := r.r.Read(b)
+	if r.c.total.Add(int64(n)) > r.c.h.MaxResponseBytes {
+		return n, errTotalBytes
+	}
+	return n, err
+}
+
+// idleReader fails with errIdle when no byte came for d; it closes the
+// body to wake the blocked read.
+type idleReader struct {
+	r     io.ReadCloser
+	t     *time.Timer
+	fired atomic.Bool
+	d     time.Duration
+}
+
+func newIdleReader(r io.ReadCloser, d time.Duration) *idleReader {
+	ir := &idleReader{r: r, d: d}
+	ir.t = time.AfterFunc(d, func() { ir.fired.Store(true); _ = r.Close() })
+	return ir
+}
+
+func (r *idleReader) Read(b []byte) (int, error) {
+	n, err := r.r.Read(b)
+	if r.fired.Load() {
+		return n, errIdle
+	}
+	if n > 0 {
+		r.t.Reset(r.d)
+	}
+	return n, err
+}
+
+func (r *idleReader) stop() { r.t.Stop() }
+
+// readStream reads an SSE stream, dispatching each message, until ch
+// holds the answer (ch nil: until the stream ends). idle applies the idle
+// timeout.
+func (c *HTTPClient) readStream(ctx context.Context, body io.ReadCloser, ch chan reply, idle bool) (*Error, bool) {
+	var src io.Reader = body
+	if idle {
+		ir := newIdleReader(body, c.h.IdleTimeout)
+		defer ir.stop()
+		src = ir
+	}
+	rd := sse.NewReader(c.counted(src), c.h.MaxLineBytes, c.opts.MaxFrameBytes)
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			if ch != nil {
+				select {
+				case r := <-ch:
+					ch <- r
+					return nil, false
+				default:
+				}
+			}
+			if errors.Is(err, io.EOF) {
+				if ch == nil {
+					return nil, false
+				}
+				return unavailable(CodeStreamEnded, "the server ended its stream before it answered the request").withDelivered(true), false
+			}
+			if ctx.Err() != nil && !errors.Is(err, errIdle) {
+				return nil, false
+			}
+			e := c.readError(err, ctx)
+			return e, e.Code != "stream_ended"
+		}
+		if ev.Type != "" && ev.Type != "message" {
+			continue // an event type MCP does not define is not a message
+		}
+		if e := c.dispatch(ev.Data); e != nil {
+			return e, true
+		}
+		if ch != nil {
+			select {
+			case r := <-ch:
+				ch <- r
+				return nil, false
+			default:
+			}
+		}
+	}
+}
+
+// dispatch handles one message from the server: a response goes to its
+// request, a server request is answered, a notification is passed on.
+func (c *HTTPClient) dispatch(b []byte) *Error {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	m, err := parseMessage(b)
+	if err != nil {
+		return err.(*Error).withDelivered(true)
+	}
+	switch m.kind {
+	case kindResponse:
+		c.mu.Lock()
+		ch := c.pending[m.ID]
+		delete(c.pending, m.ID)
+		c.mu.Unlock()
+		if ch == nil {
+			return nil // an unknown id is ignored
+		}
+		if m.Error != nil {
+			if m.Error.Code == codeRequestTimeout {
+				e := &Error{Class: ClassUnavailable, Code: CodeServerTimeout, Message: "the server reported a timeout: " + m.Error.Message, RPC: m.Error, Delivered: true}
+				c.retire(e)
+				ch <- reply{err: c.retainedFatal().withDelivered(true)}
+				return nil
+			}
+			ch <- reply{err: &Error{Class: ClassProtocol, Code: CodeRPCError, Message: "the server answered with an error: " + m.Error.Message, RPC: m.Error, Delivered: true}}
+			return nil
+		}
+		ch <- reply{result: m.Result}
+	case kindRequest:
+		var b []byte
+		b = append(b, `{"jsonrpc":"2.0","id":`...)
+		b = append(b, m.RawID...)
+		if m.Method == "ping" {
+			b = append(b, `,"result":{}}`...)
+		} else {
+			b = append(b, `,"error":{"code":-32601,"message":"Method not found"}}`...)
+		}
+		select {
+		case c.answers <- struct{}{}:
+		default:
+			return protocolErr(CodeMalformedMessage, "the server sent requests faster than it reads their answers")
+		}
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			defer func() { <-c.answers }()
+			ctx, cancel := context.WithTimeout(c.bg, c.opts.RequestTimeout)
+			defer cancel()
+			if c.Legacy() {
+				_, _ = c.postLegacy(ctx, b, false)
+			} else {
+				_, _ = c.postStream(ctx, b, -1, nil)
+			}
+		}()
+	case kindNotification:
+		if f := c.opts.OnNotification; f != nil {
+			f(m.Method, c.scrubBytes(m.Params))
+		}
+	}
+	return nil
+}
+
+// openGetStream opens the GET stream for server messages where the
+// server offers one (405 or an error: it does not; nothing fails).
+func (c *HTTPClient) openGetStream() {
+	c.mu.Lock()
+	if c.getOpen || c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.getOpen = true
+	c.mu.Unlock()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		req := c.newRequest(c.bg, http.MethodGet, c.base, nil, "text/event-stream")
+		resp, e, _ := c.send(req)
+		if e != nil {
+			return
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || mediaType(resp) != "text/event-stream" {
+			return
+		}
+		if e, fatal := c.readStream(c.bg, resp.Body, nil, false); e != nil && fatal && c.bg.Err() == nil {
+			c.retire(e)
+		}
+	}()
+}
+
+// openLegacy opens the 2024-11-05 transport: a GET stream whose first
+// event, "endpoint", names where messages are posted; every answer comes
+// on the stream. The endpoint must be on the server's origin.
+func (c *HTTPClient) openLegacy(ctx context.Context, deadline time.Time) *Error {
+	req := c.newRequest(c.bg, http.MethodGet, c.base, nil, "text/event-stream")
+	req.Header.Del("MCP-Protocol-Version")
+	t := time.AfterFunc(time.Until(deadline), c.bgCancel)
+	stopCtx := context.AfterFunc(ctx, c.bgCancel)
+	resp, e, _ := c.send(req)
+	if e != nil {
+		t.Stop()
+		stopCtx()
+		if c.bg.Err() != nil {
+			return unavailable(CodeInitializeTimeout, "the legacy SSE stream did not open within %dms", c.opts.StartupTimeout.Milliseconds())
+		}
+		return e
+	}
+	fail := func(e *Error) *Error {
+		t.Stop()
+		stopCtx()
+		resp.Body.Close()
+		return e
+	}
+	if resp.StatusCode >= 300 {
+		e, _ := c.statusError(resp, "the SSE stream request")
+		return fail(e)
+	}
+	if mediaType(resp) != "text/event-stream" {
+		return fail(&Error{Class: ClassProtocol, Code: CodeBadContentType,
+			Message: fmt.Sprintf("%s answered the SSE stream request with Content-Type %q", c.where(), clip([]byte(resp.Header.Get("Content-Type")), 80))})
+	}
+	rd := sse.NewReader(c.counted(resp.Body), c.h.MaxLineBytes, c.opts.MaxFrameBytes)
+	var ev sse.Event
+	var err error
+	for {
+		ev, err = rd.Next()
+		if err != nil || ev.Type == "endpoint" {
+			break
+		}
+	}
+	if err != nil {
+		if c.bg.Err() != nil {
+			return fail(unavailable(CodeInitializeTimeout, "the legacy SSE stream sent no endpoint within %dms", c.opts.StartupTimeout.Milliseconds()))
+		}
+		return fail(c.readError(err, nil))
+	}
+	t.Stop()
+	stopCtx()
+	ep, perr := c.base.Parse(strings.TrimSpace(string(ev.Data)))
+	if perr != nil || ep.Scheme != c.base.Scheme || ep.Host != c.base.Host || ep.User != nil {
+		resp.Body.Close()
+		return protocolErr(CodeInvalidEndpoint, "the legacy SSE stream named a message endpoint off the server's origin (%s); refused", redact.URL(string(clip(ev.Data, 200))))
+	}
+	c.mu.Lock()
+	c.legacy, c.endpoint = true, ep
+	c.mu.Unlock()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer resp.Body.Close()
+		for {
+			ev, err := rd.Next()
+			if err != nil {
+				if c.bg.Err() == nil {
+					e := c.readError(err, nil)
+					if errors.Is(err, io.EOF) {
+						e = unavailable(CodeStreamEnded, "the server closed its SSE stream").withDelivered(true)
+					}
+					c.retire(e)
+				}
+				return
+			}
+			if ev.Type != "" && ev.Type != "message" {
+				continue
+			}
+			if e := c.dispatch(ev.Data); e != nil {
+				c.retire(e)
+				return
+			}
+		}
+	}()
+	return nil
+}
+
+// postLegacy posts one message to the legacy endpoint; the answer comes
+// on the stream.
+func (c *HTTPClient) postLegacy(ctx context.Context, body []byte, isRequest bool) (*Error, bool) {
+	c.mu.Lock()
+	ep := c.endpoint
+	c.mu.Unlock()
+	req := c.newRequest(ctx, http.MethodPost, ep, body, "application/json, text/event-stream")
+	req.Header.Del("MCP-Protocol-Version")
+	resp, e, fatal := c.send(req)
+	if e != nil {
+		if ctx.Err() != nil {
+			return nil, false
+		}
+		return e, fatal
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return c.statusError(resp, "a message")
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(c.counted(resp.Body), maxSmallBody))
+	return nil, false
+}
+
+// retire closes admission, keeps the first fatal error, rejects every
+// pending request with it and ends the streams.
+func (c *HTTPClient) retire(e *Error) {
+	c.mu.Lock()
+	if c.fatal == nil {
+		c.fatal = c.scrub(e)
+	}
+	first := c.fatal
+	c.closed = true
+	pending := c.pending
+	c.pending = make(map[int64]chan reply)
+	c.mu.Unlock()
+	for _, ch := range pending {
+		select {
+		case ch <- reply{err: first.withDelivered(true)}:
+		default:
+		}
+	}
+	c.bgCancel()
+}
+
+// SessionCleanup is what closing an HTTP connection did: whether the
+// server confirmed the session's end (a DELETE answered 2xx).
+type SessionCleanup struct {
+	Transport string `json:"transport"`
+	// Deleted: the server confirmed the DELETE of the session.
+	Deleted bool `json:"deleted"`
+	// Status is the DELETE's HTTP status (0: no answer).
+	Status int    `json:"status,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// Stop ends the connection: pending requests are rejected, the streams
+// closed, and a session the server assigned is ended with DELETE. The
+// CleanupResult says whether the server confirmed it; nil when there was
+// no session to end.
+func (c *HTTPClient) Stop() (*CleanupResult, error) {
+	t0 := time.Now()
+	c.retire(unavailable(CodeClientStopped, "the client was stopped"))
+	c.mu.Lock()
+	sid, legacy := c.sessionID, c.legacy
+	c.mu.Unlock()
+	var res *CleanupResult
+	if sid != "" && !legacy {
+		sc := &SessionCleanup{Transport: TransportStreamable}
+		// A server may stop a whole process tree before it answers (as
+		// mcp proxy --listen does: EOF, SIGTERM and SIGKILL graces).
+		d := max(c.opts.KillDeadline, deleteTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		req := c.newRequest(ctx, http.MethodDelete, c.base, nil, "application/json, text/event-stream")
+		resp, err := c.hc.Do(req)
+		cancel()
+		switch {
+		case err != nil:
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			sc.Error = redact.Values(err.Error(), c.secrets...)
+		default:
+			sc.Status = resp.StatusCode
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxSmallBody))
+			resp.Body.Close()
+			sc.Deleted = resp.StatusCode >= 200 && resp.StatusCode < 300
+			if resp.StatusCode == http.StatusMethodNotAllowed {
+				sc.Error = "the server does not let clients end sessions (405)"
+			}
+		}
+		res = &CleanupResult{Reason: "session-delete", Session: sc, DurationMs: time.Since(t0).Milliseconds()}
+	}
+	done := make(chan struct{})
+	go func() { c.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+	}
+	c.hc.CloseIdleConnections()
+	return res, nil
+}
+
+// probe sends server/discover for the auto mode over HTTP. An HTTP error
+// status (but an authorisation refusal or a redirect) is a refusal of the
+// method, as a JSON-RPC error would be; no answer within the probe bound
+// declines without retiring the connection.
+func (c *HTTPClient) probe(ctx context.Context, deadline time.Time) (json.RawMessage, *Error, bool) {
+	id := c.takeID()
+	body := appendRequest(nil, id, "server/discover", c.eraState.withMeta(nil))
+	ch := make(chan reply, 1)
+	c.mu.Lock()
+	if c.closed {
+		e := c.fatal
+		c.mu.Unlock()
+		return nil, e.withDelivered(false), true
+	}
+	c.pending[id] = ch
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+	}()
+	// The probe bound counts from the moment the request was written, as
+	// on stdio from the moment the server read it: a slow connection is not
+	// taken for a legacy server.
+	sctx, scancel := context.WithDeadlineCause(ctx, deadline, errRequestDeadline)
+	defer scancel()
+	rctx, cancel := context.WithCancelCause(sctx)
+	defer cancel(nil)
+	var bound *time.Timer
+	var bmu sync.Mutex
+	defer func() {
+		bmu.Lock()
+		if bound != nil {
+			bound.Stop()
+		}
+		bmu.Unlock()
+	}()
+	rctx = httptrace.WithClientTrace(rctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
+		bmu.Lock()
+		if bound == nil {
+			bound = time.AfterFunc(c.opts.ProbeTimeout, func() { cancel(errProbeBound) })
+		}
+		bmu.Unlock()
+	}})
+	stop := context.AfterFunc(c.bg, func() { cancel(nil) })
+	defer stop()
+	var e *Error
+	var fatal bool
+	if c.Legacy() {
+		e, fatal = c.postLegacy(rctx, body, true)
+	} else {
+		e, fatal = c.postStreamMsg(rctx, body, id, ch, "server/discover", nil)
+	}
+	select {
+	case r := <-ch:
+		return r.result, r.err, true
+	default:
+	}
+	if e != nil {
+		if e.HTTPStatus != 0 && e.Code == "http_status" {
+			return nil, &Error{Class: ClassProtocol, Code: CodeRPCError, Message: e.Message, HTTPStatus: e.HTTPStatus,
+				RPC: &RPCError{Code: -32600, Message: e.Message}}, true
+		}
+		if fatal {
+			c.retire(e)
+		}
+		return nil, e.withDelivered(false), true
+	}
+	select {
+	case r := <-ch:
+		return r.result, r.err, true
+	case <-rctx.Done():
+	}
+	switch {
+	case errors.Is(context.Cause(rctx), errProbeBound):
+		return nil, nil, false
+	case c.bg.Err() != nil:
+		return nil, c.retainedFatal().withDelivered(false), true
+	case ctx.Err() != nil && !errors.Is(context.Cause(rctx), errRequestDeadline):
+		e := ctxError(ctx, "server/discover", func() *Error { return unavailable(CodeInitializeTimeout, "server/discover timed out") })
+		c.retire(e)
+		return nil, e, true
+	case time.Now().After(deadline):
+		e := unavailable(CodeInitializeTimeout, "server/discover timed out after %dms", c.opts.StartupTimeout.Milliseconds())
+		c.retire(e)
+		return nil, e, true
+	}
+	return nil, nil, false
+}
+
+// Conn is a connection of either transport, as Call and Session use it.
+type Conn interface {
+	RequestTimeout(ctx context.Context, method string, params json.RawMessage, timeout time.Duration) (json.RawMessage, error)
+	ServerInfo() Implementation
+	Negotiated() Negotiated
+	// Transport is "stdio", "streamable" or "sse".
+	Transport() string
+	Stop() (*CleanupResult, error)
+}
+
+// Transport is "stdio".
+func (c *Client) Transport() string { return "stdio" }
+
+// Transport is TransportStreamable or TransportSSE (the legacy one).
+func (c *HTTPClient) Transport() string {
+	if c.Legacy() {
+		return TransportSSE
+	}
+	return TransportStreamable
+}
+
+// Connect starts a server over stdio, or connects to opts.HTTP.URL.
+func Connect(ctx context.Context, opts Options) (Conn, error) {
+	if opts.HTTP != nil {
+		c, err := StartHTTP(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	c, err := Start(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// ParseHeaderSpec reads --header NAME=@PROFILE. A value given in clear is
+// refused: a header sent to a server is a credential more often than not,
+// and a command line is visible to every user of the machine (ps) and kept
+// in shell histories. Headers the transport owns may not be set.
+func ParseHeaderSpec(spec string) (name, profile string, err error) {
+	n, v, ok := strings.Cut(spec, "=")
+	if !ok || n == "" || !validToken(n) {
+		return "", "", errs.Usage(errs.CodeInvalidHeader, "--header %s: expected NAME=@PROFILE", termsafe.Text(redact.Values(spec, v))).
+			WithHint("e.g. --header Authorization=@my-bearer-profile (clawkit auth add my-bearer-profile --provider mcp --kind bearer --api-key-stdin)")
+	}
+	if !strings.HasPrefix(v, "@") || len(v) < 2 {
+		return "", "", errs.Usage(errs.CodeInvalidHeader, "--header %s: header values come from auth profiles (NAME=@PROFILE), never from the command line", n).
+			WithHint("store the value: clawkit auth add PROFILE --provider mcp --kind header --api-key-stdin, then --header %s=@PROFILE", n)
+	}
+	switch http.CanonicalHeaderKey(n) {
+	case "Host", "Content-Type", "Content-Length", "Accept", "Mcp-Session-Id", "Mcp-Protocol-Version", "Connection", "Transfer-Encoding", "Last-Event-Id", "Te", "Upgrade":
+		return "", "", errs.Usage(errs.CodeInvalidHeader, "--header %s: the transport sets this header itself", n)
+	}
+	return n, v[1:], nil
+}
+
+// validToken: an HTTP field name (RFC 9110 token).
+func validToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return s != ""
+}
