@@ -16,6 +16,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/mcp"
 	"github.com/clawkit/clawkit/pkg/mcp/mcpfake"
 )
@@ -43,7 +44,9 @@ func everythingHTTP(t *testing.T, node, mode string) string {
 		t.Fatal(err)
 	}
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	ln.Close()
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(node, entry, mode)
 	cmd.Env = append(os.Environ(), "PORT="+port)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -59,7 +62,7 @@ func everythingHTTP(t *testing.T, node, mode string) string {
 	for i := 0; ; i++ {
 		c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, time.Second)
 		if err == nil {
-			c.Close()
+			fsx.CloseRead(c) // a probe: nothing written
 			break
 		}
 		if i > 600 {
@@ -286,7 +289,11 @@ func TestMCPHTTPClawkitClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
+	defer func() {
+		if err := srv.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 	for _, tc := range []struct {
 		name, url, transport, echoTool string
 		session                        bool

@@ -21,6 +21,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/mcp"
 	"github.com/clawkit/clawkit/pkg/mcp/mcpfake"
 	"github.com/clawkit/clawkit/pkg/owner"
@@ -347,7 +348,7 @@ func cmdAwaitPort(ts *testscript.TestScript, neg bool, args []string) {
 	for {
 		c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", args[0]), time.Second)
 		if err == nil {
-			c.Close()
+			fsx.CloseRead(c) // a probe: nothing written
 			return
 		}
 		if time.Now().After(deadline) {
@@ -403,7 +404,7 @@ func cmdMCPHTTPPost(ts *testscript.TestScript, neg bool, args []string) {
 			status := -1
 			if resp, err := cl.Do(req); err == nil {
 				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-				resp.Body.Close()
+				fsx.CloseRead(resp.Body)
 				status = resp.StatusCode
 			}
 			mu.Lock()
@@ -421,5 +422,5 @@ func cmdMCPHTTPPost(ts *testscript.TestScript, neg bool, args []string) {
 	for _, k := range keys {
 		parts = append(parts, fmt.Sprintf("%d=%d", k, counts[k]))
 	}
-	fmt.Fprintln(ts.Stdout(), strings.Join(parts, " "))
+	_, _ = fmt.Fprintln(ts.Stdout(), strings.Join(parts, " ")) // the script's stdout buffer: cannot fail
 }

@@ -586,16 +586,19 @@ func (c *MCPProxyCmd) runListen(ctx context.Context, env *Env, out *Output) erro
 				tokenFile = ""
 			}
 		}
-		if out.JSON {
+		switch {
+		case out.JSON:
 			b, _ := json.Marshal(struct {
 				Event     string `json:"event"`
 				URL       string `json:"url"`
 				TokenFile string `json:"tokenFile,omitempty"`
 			}{"proxy_listening", url, tokenFile})
-			fmt.Fprintf(out.Stdout, "%s\n", b)
-		} else if tokenFile != "" {
+			// Best effort: the proxy serves whether or not this line
+			// reaches stdout (as the gateway's serving line).
+			_, _ = fmt.Fprintf(out.Stdout, "%s\n", b)
+		case tokenFile != "":
 			out.Warnf("proxy: listening on %s; the bearer token is in %s", url, tokenFile)
-		} else {
+		default:
 			out.Warnf("proxy: listening on %s without authentication (--no-auth, loopback only)", url)
 		}
 		if c.ReadyFile != "" {
@@ -639,7 +642,9 @@ func (c *MCPProxyCmd) runListen(ctx context.Context, env *Env, out *Output) erro
 			Event string `json:"event"`
 			*mcp.ListenReport
 		}{"proxy_stopped", rep})
-		fmt.Fprintf(out.Stdout, "%s\n", b)
+		if _, err := fmt.Fprintf(out.Stdout, "%s\n", b); err != nil {
+			return errs.Failed(errs.CodeWriteFailed, "cannot write the proxy's last event: %v", err)
+		}
 	} else {
 		out.Warnf("proxy: stopped after %d sessions (%d refused at --max-sessions); every server process is gone", rep.Sessions, rep.Refused)
 	}

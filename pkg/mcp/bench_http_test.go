@@ -20,6 +20,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/clawkit/clawkit/pkg/fsx"
 )
 
 // startHTTPFake runs mcpfake's HTTP server MODE in a child process (this
@@ -77,7 +79,11 @@ func httpClients(b *testing.B, url, token string) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer c.Stop()
+		defer func() {
+			if _, err := c.Stop(); err != nil {
+				b.Error(err)
+			}
+		}()
 		cpuRoundTrips(b, func() error {
 			params, _ := json.Marshal(map[string]any{"name": "echo", "arguments": map[string]any{"message": "hello"}})
 			raw, err := c.Request(context.Background(), "tools/call", params)
@@ -98,7 +104,11 @@ func httpClients(b *testing.B, url, token string) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer c.Stop()
+		defer func() {
+			if _, err := c.Stop(); err != nil {
+				b.Error(err)
+			}
+		}()
 		hc := &http.Client{Transport: authRT{hdr}}
 		body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello"}}}`)
 		cpuRoundTrips(b, func() error {
@@ -130,7 +140,11 @@ func httpClients(b *testing.B, url, token string) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer cs.Close()
+		defer func() {
+			if err := cs.Close(); err != nil {
+				b.Error(err)
+			}
+		}()
 		cpuRoundTrips(b, func() error {
 			_, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "hello"}})
 			return err
@@ -141,7 +155,11 @@ func httpClients(b *testing.B, url, token string) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer c.Close()
+		defer func() {
+			if err := c.Close(); err != nil {
+				b.Error(err)
+			}
+		}()
 		if err := c.Start(context.Background()); err != nil {
 			b.Fatal(err)
 		}
@@ -239,7 +257,7 @@ func BenchmarkProxySessionMemory(b *testing.B) {
 						b.Fatal(err)
 					}
 					_, _ = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
+					fsx.CloseRead(resp.Body)
 				}
 				runtime.GC()
 				runtime.ReadMemStats(&m1)

@@ -57,46 +57,50 @@ const (
 	CodeTooManyPending errs.Code = "too_many_pending"
 )
 
+// More error codes of this package (docs/errors.md lists them all).
 const (
 	// CodeBadContentType: (see the message)
 	CodeBadContentType errs.Code = "bad_content_type"
 	// CodeHeaderTimeout: (see the message)
 	CodeHeaderTimeout errs.Code = "header_timeout"
-	// CodeHttpStatus: (see the message)
-	CodeHttpStatus errs.Code = "http_status"
-	// CodeHttpUnauthorized: (see the message)
-	CodeHttpUnauthorized errs.Code = "http_unauthorized"
+	// CodeHTTPStatus: (see the message)
+	CodeHTTPStatus errs.Code = "http_status"
+	// CodeHTTPUnauthorized: (see the message)
+	CodeHTTPUnauthorized errs.Code = "http_unauthorized"
 	// CodeIdleTimeout: (see the message)
 	CodeIdleTimeout errs.Code = "idle_timeout"
 	// CodeInvalidEndpoint: (see the message)
 	CodeInvalidEndpoint errs.Code = "invalid_endpoint"
-	// CodeInvalidUrl: (see the message)
-	CodeInvalidUrl errs.Code = "invalid_url"
+	// CodeInvalidURL: (see the message)
+	CodeInvalidURL errs.Code = "invalid_url"
 	// CodeRedirectRefused: (see the message)
 	CodeRedirectRefused errs.Code = "redirect_refused"
 	// CodeResponseCapExceeded: (see the message)
 	CodeResponseCapExceeded errs.Code = "response_cap_exceeded"
 	// CodeSessionExpired: (see the message)
 	CodeSessionExpired errs.Code = "session_expired"
-	// CodeSessionIdChanged: (see the message)
-	CodeSessionIdChanged errs.Code = "session_id_changed"
+	// CodeSessionIDChanged: (see the message)
+	CodeSessionIDChanged errs.Code = "session_id_changed"
 	// CodeSseLineTooLong: (see the message)
 	CodeSseLineTooLong errs.Code = "sse_line_too_long"
 	// CodeStreamEnded: (see the message)
 	CodeStreamEnded errs.Code = "stream_ended"
 )
 
+// More error codes of this package (docs/errors.md lists them all).
 const (
 	// CodeTokenWriteFailed: cannot write the proxy's token file …: …
 	CodeTokenWriteFailed errs.Code = "token_write_failed"
 )
 
+// More error codes of this package (docs/errors.md lists them all).
 const (
 	// CodeInvalidListen: --listen …: expected HOST:PORT
 	CodeInvalidListen errs.Code = "invalid_listen"
 )
 
+// More error codes of this package (docs/errors.md lists them all).
 const (
-	// CodeTlsFailed: (see the message)
-	CodeTlsFailed errs.Code = "tls_failed"
+	// CodeTLSFailed: (see the message)
+	CodeTLSFailed errs.Code = "tls_failed"
 )

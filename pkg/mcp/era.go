@@ -257,7 +257,7 @@ func (c *Client) probe(ctx context.Context, deadline time.Time) (json.RawMessage
 	}
 	c.pending[id] = cl
 	c.mu.Unlock()
-	params := c.eraState.withMeta(nil)
+	params := c.withMeta(nil)
 	delivered, werr := c.writeRequest(ctx, id, "server/discover", params, time.Until(deadline), nil)
 	if werr != nil {
 		c.mu.Lock()

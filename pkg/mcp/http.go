@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/mcp/sse"
 	"github.com/clawkit/clawkit/pkg/redact"
 	"github.com/clawkit/clawkit/pkg/termsafe"
@@ -134,11 +135,11 @@ func (o *HTTPOptions) setDefaults(frame int) {
 func ParseURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, errs.Usage(CodeInvalidUrl, "--url %s: expected an http:// or https:// URL with a host", redact.URL(raw)).
+		return nil, errs.Usage(CodeInvalidURL, "--url %s: expected an http:// or https:// URL with a host", redact.URL(raw)).
 			WithHint("e.g. --url http://127.0.0.1:8080/mcp")
 	}
 	if u.User != nil {
-		return nil, errs.Usage(CodeInvalidUrl, "--url %s: credentials in the URL are refused", redact.URL(raw)).
+		return nil, errs.Usage(CodeInvalidURL, "--url %s: credentials in the URL are refused", redact.URL(raw)).
 			WithHint("store the credential in an auth profile and pass it with --header NAME=@PROFILE")
 	}
 	u.Fragment = ""
@@ -149,7 +150,7 @@ func ParseURL(raw string) (*url.URL, error) {
 // StartupTimeout.
 func StartHTTP(ctx context.Context, opts Options) (*HTTPClient, error) {
 	if opts.HTTP == nil {
-		return nil, errs.Usage(CodeInvalidUrl, "no server URL given")
+		return nil, errs.Usage(CodeInvalidURL, "no server URL given")
 	}
 	opts.Command = "(http)"
 	if err := opts.setDefaults(); err != nil {
@@ -577,7 +578,7 @@ func (c *HTTPClient) send(req *http.Request) (*http.Response, *Error, bool) {
 	if errors.As(err, &certErr) || errors.As(err, &uaErr) || errors.As(err, &hostErr) {
 		// A certificate that does not verify is a definite answer:
 		// retrying will not change it, and clawkit never skips the check.
-		return nil, &Error{Class: ClassProtocol, Code: CodeTlsFailed, Definitive: true,
+		return nil, &Error{Class: ClassProtocol, Code: CodeTLSFailed, Definitive: true,
 			Message: fmt.Sprintf("the TLS certificate of %s does not verify: %v", c.where(), err)}, true
 	}
 	if strings.Contains(err.Error(), "timeout awaiting response headers") {
@@ -623,14 +624,14 @@ func (c *HTTPClient) statusError(resp *http.Response, what string) (*Error, bool
 		e.HTTPStatus = s
 		return e, true
 	case s == 401 || s == 403:
-		return &Error{Class: ClassProtocol, Code: CodeHttpUnauthorized, HTTPStatus: s, Definitive: true,
+		return &Error{Class: ClassProtocol, Code: CodeHTTPUnauthorized, HTTPStatus: s, Definitive: true,
 			Message: fmt.Sprintf("%s refused %s: HTTP %d%s", c.where(), what, s, detail)}, true
 	case s >= 500 || s == 429 || s == 408:
-		e := unavailable(CodeHttpStatus, "%s answered %s with HTTP %d%s", c.where(), what, s, detail).withDelivered(true)
+		e := unavailable(CodeHTTPStatus, "%s answered %s with HTTP %d%s", c.where(), what, s, detail).withDelivered(true)
 		e.HTTPStatus = s
 		return e, false
 	}
-	return &Error{Class: ClassProtocol, Code: CodeHttpStatus, HTTPStatus: s,
+	return &Error{Class: ClassProtocol, Code: CodeHTTPStatus, HTTPStatus: s,
 		Message: fmt.Sprintf("%s answered %s with HTTP %d%s", c.where(), what, s, detail)}, false
 }
 
@@ -668,7 +669,7 @@ func (c *HTTPClient) postStreamMsg(ctx context.Context, body []byte, id int64, c
 		}
 		return e, fatal
 	}
-	defer resp.Body.Close()
+	defer fsx.CloseRead(resp.Body)
 	if resp.StatusCode >= 300 {
 		return c.statusError(resp, what)
 	}
@@ -748,7 +749,7 @@ func (c *HTTPClient) takeSessionID(resp *http.Response) *Error {
 	case c.sessionID == "" && c.negotiated.Version == "":
 		c.sessionID = sid
 	case c.sessionID != sid:
-		return protocolErr(CodeSessionIdChanged, "the server changed its Mcp-Session-Id mid-session").withDelivered(true)
+		return protocolErr(CodeSessionIDChanged, "the server changed its Mcp-Session-Id mid-session").withDelivered(true)
 	}
 	return nil
 }
@@ -894,7 +895,11 @@ func (c *HTTPClient) dispatch(b []byte) *Error {
 	}
 	m, err := parseMessage(b)
 	if err != nil {
-		return err.(*Error).withDelivered(true)
+		var me *Error
+		if !errors.As(err, &me) {
+			me = protocolErr(CodeMalformedMessage, "malformed message from server: %v", err)
+		}
+		return me.withDelivered(true)
 	}
 	switch m.kind {
 	case kindResponse:
@@ -968,7 +973,7 @@ func (c *HTTPClient) openGetStream() {
 		if e != nil {
 			return
 		}
-		defer resp.Body.Close()
+		defer fsx.CloseRead(resp.Body)
 		if resp.StatusCode != http.StatusOK || mediaType(resp) != "text/event-stream" {
 			return
 		}
@@ -998,7 +1003,7 @@ func (c *HTTPClient) openLegacy(ctx context.Context, deadline time.Time) *Error 
 	fail := func(e *Error) *Error {
 		t.Stop()
 		stopCtx()
-		resp.Body.Close()
+		fsx.CloseRead(resp.Body)
 		return e
 	}
 	if resp.StatusCode >= 300 {
@@ -1028,7 +1033,7 @@ func (c *HTTPClient) openLegacy(ctx context.Context, deadline time.Time) *Error 
 	stopCtx()
 	ep, perr := c.base.Parse(strings.TrimSpace(string(ev.Data)))
 	if perr != nil || ep.Scheme != c.base.Scheme || ep.Host != c.base.Host || ep.User != nil {
-		resp.Body.Close()
+		fsx.CloseRead(resp.Body)
 		return protocolErr(CodeInvalidEndpoint, "the legacy SSE stream named a message endpoint off the server's origin (%s); refused", redact.URL(string(clip(ev.Data, 200))))
 	}
 	c.mu.Lock()
@@ -1037,7 +1042,7 @@ func (c *HTTPClient) openLegacy(ctx context.Context, deadline time.Time) *Error 
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		defer resp.Body.Close()
+		defer fsx.CloseRead(resp.Body)
 		for {
 			ev, err := rd.Next()
 			if err != nil {
@@ -1077,7 +1082,7 @@ func (c *HTTPClient) postLegacy(ctx context.Context, body []byte, isRequest bool
 		}
 		return e, fatal
 	}
-	defer resp.Body.Close()
+	defer fsx.CloseRead(resp.Body)
 	if resp.StatusCode >= 300 {
 		return c.statusError(resp, "a message")
 	}
@@ -1147,7 +1152,7 @@ func (c *HTTPClient) Stop() (*CleanupResult, error) {
 		default:
 			sc.Status = resp.StatusCode
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxSmallBody))
-			resp.Body.Close()
+			fsx.CloseRead(resp.Body)
 			sc.Deleted = resp.StatusCode >= 200 && resp.StatusCode < 300
 			if resp.StatusCode == http.StatusMethodNotAllowed {
 				sc.Error = "the server does not let clients end sessions (405)"
@@ -1171,7 +1176,7 @@ func (c *HTTPClient) Stop() (*CleanupResult, error) {
 // declines without retiring the connection.
 func (c *HTTPClient) probe(ctx context.Context, deadline time.Time) (json.RawMessage, *Error, bool) {
 	id := c.takeID()
-	body := appendRequest(nil, id, "server/discover", c.eraState.withMeta(nil))
+	body := appendRequest(nil, id, "server/discover", c.withMeta(nil))
 	ch := make(chan reply, 1)
 	c.mu.Lock()
 	if c.closed {

@@ -118,7 +118,11 @@ func TestHTTPClientSilentProbe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Stop()
+	defer func() {
+		if _, err := c.Stop(); err != nil {
+			t.Error(err)
+		}
+	}()
 	if n := c.Negotiated(); n.Era != EraLegacy || n.Probe != "discover-timeout" {
 		t.Fatalf("%+v", n)
 	}

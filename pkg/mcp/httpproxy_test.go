@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/clawkit/clawkit/pkg/fsx"
 )
 
 // startListen runs ServeHTTP in front of mcpfake MODE and returns its URL
@@ -137,7 +140,7 @@ func rawPost(t *testing.T, u string, hdr map[string]string, body string) *http.R
 		t.Fatal(err)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-	resp.Body.Close()
+	fsx.CloseRead(resp.Body)
 	return resp
 }
 
@@ -204,7 +207,7 @@ func TestProxyListenMaxSessions(t *testing.T) {
 				return
 			}
 			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
+			fsx.CloseRead(resp.Body)
 			n := len(px.SessionPids())
 			mu.Lock()
 			statuses[resp.StatusCode]++
@@ -247,7 +250,7 @@ func TestProxyListenSlowlorisClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer fsx.CloseRead(conn) // a hostile client: what it wrote does not matter
 	_, _ = conn.Write([]byte("POST /mcp HTTP/1.1\r\nHost: " + host + "\r\nX-Slow: "))
 	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
 	_, err = bufio.NewReader(conn).ReadByte()
@@ -255,7 +258,8 @@ func TestProxyListenSlowlorisClient(t *testing.T) {
 		// The server may answer 408 before closing; then it closes.
 		_, err = io.ReadAll(conn)
 	}
-	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
 		t.Fatal("the proxy kept a slowloris connection open")
 	}
 	c := proxyClient(t, u, "")

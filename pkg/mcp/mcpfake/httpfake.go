@@ -143,7 +143,9 @@ type hostileHTTP struct {
 func (f *hostileHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f.mode == "echo-auth" {
 		w.WriteHeader(http.StatusUnauthorized)
-		fmt.Fprintf(w, "bad credentials: %s", r.Header.Get("Authorization"))
+		// A fake server: a client that went away is not its concern (here
+		// and below).
+		_, _ = fmt.Fprintf(w, "bad credentials: %s", r.Header.Get("Authorization"))
 		return
 	}
 	sid := r.Header.Get("Mcp-Session-Id")
@@ -191,7 +193,7 @@ func (f *hostileHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}`, m.ID)
+		_, _ = fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}`, m.ID)
 		return
 	case "initialize":
 		f.mu.Lock()
@@ -242,9 +244,9 @@ func (f *hostileHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.Arguments.Message = "you sent " + r.Header.Get("Authorization")
 		}
 		bw := sseStart()
-		fmt.Fprintf(bw, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"working\"}}\n\n")
+		_, _ = fmt.Fprintf(bw, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"working\"}}\n\n")
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"content": []any{map[string]any{"type": "text", "text": "Echo: " + p.Arguments.Message}}}})
-		fmt.Fprintf(bw, "id: 1\ndata: %s\n\n", b)
+		_, _ = fmt.Fprintf(bw, "id: 1\ndata: %s\n\n", b)
 		_ = bw.Flush()
 	case "endless-line":
 		bw := sseStart()
@@ -268,7 +270,7 @@ func (f *hostileHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "huge-json":
 		w.Header().Set("Content-Type", "application/json")
 		bw := bufio.NewWriterSize(w, 64<<10)
-		fmt.Fprintf(bw, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, m.ID)
+		_, _ = fmt.Fprintf(bw, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, m.ID)
 		chunk := []byte(strings.Repeat("y", 64<<10))
 		for sent := 0; sent < gib && ctx.Err() == nil; sent += len(chunk) {
 			if _, err := bw.Write(chunk); err != nil {

@@ -15,7 +15,7 @@ func all(t testing.TB, in string, maxLine, maxData int) ([]ev, error) {
 	var out []ev
 	for {
 		e, err := r.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return out, nil
 		}
 		if err != nil {
@@ -133,7 +133,7 @@ func FuzzReader(f *testing.F) {
 			e, err := r.Next()
 			if err != nil {
 				var le *LimitError
-				if err != io.EOF && !errors.As(err, &le) {
+				if !errors.Is(err, io.EOF) && !errors.As(err, &le) {
 					t.Fatalf("unexpected error %v", err)
 				}
 				return
