@@ -363,6 +363,24 @@ type PollResult struct {
 	Citations []google.Citation `json:"citations,omitempty"`
 }
 
+// ownedJob is the custody prologue of every call on an existing job: the
+// caller's defaults filled in, the job found by id or handle, and a caller
+// that is not its current owner refused — all before any HTTP request
+// (docs/design.md, "Custody").
+func (s *Service) ownedJob(ctx context.Context, env *owner.OpEnv, p *JobParams) (*Job, error) {
+	if err := p.defaults(); err != nil {
+		return nil, err
+	}
+	j, err := s.lookup(ctx, env, *p)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkCaller(j, p.Caller); err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
 func (s *Service) lookup(ctx context.Context, env *owner.OpEnv, p JobParams) (*Job, error) {
 	js := jobsOf(env)
 	if p.Job != "" {
@@ -401,14 +419,8 @@ func (s *Service) lookup(ctx context.Context, env *owner.OpEnv, p JobParams) (*J
 
 // Poll polls a job once (after custody checks) and applies the result.
 func (s *Service) Poll(ctx context.Context, env *owner.OpEnv, p JobParams) (*PollResult, error) {
-	if err := p.defaults(); err != nil {
-		return nil, err
-	}
-	j, err := s.lookup(ctx, env, p)
+	j, err := s.ownedJob(ctx, env, &p)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkCaller(j, p.Caller); err != nil {
 		return nil, err
 	}
 	if TerminalState(j.State) || !Pollable(j.State) {
@@ -484,14 +496,8 @@ func classifyPollErr(j *Job, err error) *errs.Error {
 // Cancel records the intent, asks the provider, and polls once: the job is
 // cancelled only when a poll shows status cancelled.
 func (s *Service) Cancel(ctx context.Context, env *owner.OpEnv, p JobParams) (*PollResult, error) {
-	if err := p.defaults(); err != nil {
-		return nil, err
-	}
-	j, err := s.lookup(ctx, env, p)
+	j, err := s.ownedJob(ctx, env, &p)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkCaller(j, p.Caller); err != nil {
 		return nil, err
 	}
 	switch {

@@ -129,14 +129,8 @@ func notAwaiting(j *Job) error {
 // once. Two approves of one job make one create: the second finds the
 // job no longer plan-proposed.
 func (s *Service) Approve(ctx context.Context, env *owner.OpEnv, p ApproveParams) (*StartResult, error) {
-	if err := p.defaults(); err != nil {
-		return nil, err
-	}
-	j, err := s.lookup(ctx, env, p.JobParams)
+	j, err := s.ownedJob(ctx, env, &p.JobParams)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkCaller(j, p.Caller); err != nil {
 		return nil, err
 	}
 	if j.State != StatePlanProposed {
@@ -264,14 +258,8 @@ func (s *Service) ApproveAndWait(ctx context.Context, env *owner.OpEnv, p Approv
 // Reject ends a plan-proposed job cancelled, without a provider call (the
 // plan's interaction has already ended). Its owner only.
 func (s *Service) Reject(ctx context.Context, env *owner.OpEnv, p JobParams) (*PollResult, error) {
-	if err := p.defaults(); err != nil {
-		return nil, err
-	}
-	j, err := s.lookup(ctx, env, p)
+	j, err := s.ownedJob(ctx, env, &p)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkCaller(j, p.Caller); err != nil {
 		return nil, err
 	}
 	if j.State == StateCancelled && j.PlanHandle != "" && j.Handle == j.PlanHandle {

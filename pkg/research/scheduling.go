@@ -207,14 +207,8 @@ type WaitParams struct {
 // Wait polls with backoff until the job ends, its budget is spent or the
 // wait times out. Progress goes to env.Progress when set.
 func (s *Service) Wait(ctx context.Context, env *owner.OpEnv, p WaitParams) (*PollResult, error) {
-	if err := p.defaults(); err != nil {
-		return nil, err
-	}
-	j, err := s.lookup(ctx, env, p.JobParams)
+	j, err := s.ownedJob(ctx, env, &p.JobParams)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkCaller(j, p.Caller); err != nil {
 		return nil, err
 	}
 	start := env.Now()
