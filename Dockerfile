@@ -6,7 +6,7 @@
 # image extracts it from the release archive after checking the archive
 # against SHA256SUMS, so the image runs exactly the released bytes.
 #
-#   make image            # dist/ from make release, then docker build
+#   make image            # dist/release/ from make release, then docker build
 #   docker run --rm clawkit:<version> version
 
 # Only the certificates and two folders come from this stage.

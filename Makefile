@@ -101,7 +101,8 @@ first-session:
 docs-cli:
 	$(GO) run ./cmd/clawkit gen-docs --man docs/man --markdown docs/cli
 
-# Release files in dist/ (docs/release.md): static binaries for linux and
+# Release files in dist/release/ (docs/release.md; dist/systemd/ holds the
+# shipped unit files, so release never empties dist/ itself): static binaries for linux and
 # darwin x amd64 and arm64 in clawkit_<version>_<os>_<arch>.tar.gz, a
 # CycloneDX SBOM per binary and SHA256SUMS; byte-reproducible from the
 # commit (scripts/release-check.sh proves it). Nothing is published.
@@ -111,7 +112,7 @@ $(CYCLONEDX):
 	GOBIN="$(CURDIR)/$(dir $(CYCLONEDX))" GOFLAGS= $(GO) install -trimpath github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$(CYCLONEDX_VERSION)
 
 release: $(CYCLONEDX)
-	$(GO) run ./scripts/release -out dist -cyclonedx "$(CURDIR)/$(CYCLONEDX)"
+	$(GO) run ./scripts/release -out dist/release -cyclonedx "$(CURDIR)/$(CYCLONEDX)"
 
 # The container image (Dockerfile): the released linux binary FROM scratch
 # with CA certificates, tagged clawkit:<version>; needs Docker.
@@ -119,4 +120,4 @@ image:
 	scripts/image.sh
 
 clean:
-	rm -rf bin dist
+	rm -rf bin dist/release dist/image

@@ -1,8 +1,8 @@
 #!/bin/sh
 # make image: the container image of this commit's release (Dockerfile,
 # docs/release.md "Container image"). The linux archive for the Docker
-# daemon's architecture is taken from dist/ (make release builds it when
-# it is missing), checked against dist/SHA256SUMS, and its binary is the
+# daemon's architecture is taken from dist/release/ (make release builds it when
+# it is missing), checked against dist/release/SHA256SUMS, and its binary is the
 # only file of the build context. Tags clawkit:<version>.
 set -eu
 cd "$(dirname "$0")/.."
@@ -15,16 +15,16 @@ arm64 | aarch64) arch=arm64 ;;
 *) arch=amd64 ;;
 esac
 name="clawkit_${version}_linux_${arch}.tar.gz"
-if [ ! -f "dist/$name" ]; then make --no-print-directory release; fi
-want=$(awk -v n="$name" '$2 == n { print $1 }' dist/SHA256SUMS)
-got=$(sha256sum "dist/$name" | cut -d' ' -f1)
+if [ ! -f "dist/release/$name" ]; then make --no-print-directory release; fi
+want=$(awk -v n="$name" '$2 == n { print $1 }' dist/release/SHA256SUMS)
+got=$(sha256sum "dist/release/$name" | cut -d' ' -f1)
 if [ -z "$want" ] || [ "$want" != "$got" ]; then
-	echo "image: dist/$name does not match dist/SHA256SUMS; run make release" >&2
+	echo "image: dist/release/$name does not match dist/release/SHA256SUMS; run make release" >&2
 	exit 1
 fi
 ctx=dist/image
 rm -rf "$ctx" && mkdir -p "$ctx"
-tar -xzf "dist/$name" -C "$ctx" clawkit
+tar -xzf "dist/release/$name" -C "$ctx" clawkit
 # The tag may not hold "+" (a dirty tree's version).
 tag="clawkit:$(printf %s "$version" | tr + -)"
 docker build --quiet --file Dockerfile --build-arg "VERSION=$version" --build-arg "REVISION=$commit" --tag "$tag" "$ctx"

@@ -35,6 +35,14 @@ clone() {
 echo "== release-check: first build ($a)"
 clone "$a"
 (cd "$a" && umask 022 && TZ=UTC make --no-print-directory release >/dev/null)
+# A release must not touch the tree it builds from (it once emptied the
+# tracked dist/systemd/): the checkout stays clean, or the version it
+# stamps would not be the commit's.
+if [ -n "$(git -C "$a" status --porcelain)" ]; then
+	git -C "$a" status --short >&2
+	echo "release-check: FAILED: make release changed the checkout (above)" >&2
+	exit 1
+fi
 
 echo "== release-check: second build ($b)"
 mkdir -p "$(dirname "$b")"
@@ -46,31 +54,31 @@ sleep 1 # a later wall clock: nothing may depend on it
 
 echo "== release-check: compare"
 fail=0
-if ! diff <(cd "$a/dist" && ls -A) <(cd "$b/dist" && ls -A); then
+if ! diff <(cd "$a/dist/release" && ls -A) <(cd "$b/dist/release" && ls -A); then
 	echo "release-check: the two builds made different files" >&2
 	fail=1
 fi
-for f in "$a"/dist/*; do
+for f in "$a"/dist/release/*; do
 	n=$(basename "$f")
-	if ! cmp -s "$f" "$b/dist/$n"; then
+	if ! cmp -s "$f" "$b/dist/release/$n"; then
 		echo "release-check: $n differs between the two builds" >&2
 		case $n in
-		*.tar.gz) diff <(tar -tvzf "$f") <(tar -tvzf "$b/dist/$n") >&2 || true ;;
-		*.json | SHA256SUMS) diff "$f" "$b/dist/$n" >&2 || true ;;
+		*.tar.gz) diff <(tar -tvzf "$f") <(tar -tvzf "$b/dist/release/$n") >&2 || true ;;
+		*.json | SHA256SUMS) diff "$f" "$b/dist/release/$n" >&2 || true ;;
 		esac
 		fail=1
 	fi
 done
 [ "$fail" = 0 ] || { echo "release-check: FAILED: the release is not reproducible" >&2; exit 1; }
-(cd "$a/dist" && sha256sum --check --quiet SHA256SUMS)
-cat "$a/dist/SHA256SUMS"
-echo "release-check: $(grep -c . "$a/dist/SHA256SUMS") files identical in both builds"
+(cd "$a/dist/release" && sha256sum --check --quiet SHA256SUMS)
+cat "$a/dist/release/SHA256SUMS"
+echo "release-check: $(grep -c . "$a/dist/release/SHA256SUMS") files identical in both builds"
 
 echo "== release-check: the go command's own stamp agrees"
 version=$(sed -n 1p <(sh "$a/scripts/version.sh"))
 (cd "$a" && GOFLAGS=-buildvcs=true CGO_ENABLED=0 go build -o "$work/plain-clawkit" ./cmd/clawkit)
 mkdir "$work/inst"
-sh "$repo/scripts/install.sh" --version "$version" --from "$a/dist" --bin-dir "$work/inst/bin" --man-dir "$work/inst/man"
+sh "$repo/scripts/install.sh" --version "$version" --from "$a/dist/release" --bin-dir "$work/inst/bin" --man-dir "$work/inst/man"
 field() { "$1" --json version | sed -n "s/^  \"$2\": \\(.*\\),\$/\\1/p"; }
 for k in version commit dirty date goVersion; do
 	x=$(field "$work/plain-clawkit" "$k")

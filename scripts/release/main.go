@@ -42,7 +42,7 @@ var targets = []string{"darwin/amd64", "darwin/arm64", "linux/amd64", "linux/arm
 const cyclonedxVersion = "v1.10.0"
 
 func main() {
-	out := flag.String("out", "dist", "output folder (emptied first)")
+	out := flag.String("out", "dist/release", "output folder (emptied first)")
 	sbomTool := flag.String("cyclonedx", "", "path of cyclonedx-gomod "+cyclonedxVersion+" (required)")
 	only := flag.String("targets", strings.Join(targets, ","), "comma-separated os/arch list")
 	flag.Parse()
