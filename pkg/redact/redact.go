@@ -6,7 +6,7 @@
 // sig, …): URL and URLsIn replace those values with the Mask. A caller's
 // own secrets (an API key, a header profile's value, a database password)
 // may come back inside a provider's or a server's text verbatim: Values
-// replaces every occurrence of each. See docs/design.md, "Secrets".
+// replaces every occurrence of each. See docs/design.md §2, "Text from outside is data".
 package redact
 
 import (
