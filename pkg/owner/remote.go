@@ -193,27 +193,17 @@ func (c *Client) roundTrip(ctx context.Context, method, path string, body []byte
 
 // Status asks the gateway who it is; errors mean "not answering".
 func (c *Client) Status(ctx context.Context) (*Status, error) {
-	code, data, err := c.roundTrip(ctx, http.MethodGet, "/v1/status", nil, 1<<20)
-	if err != nil {
-		return nil, err
-	}
-	if code != http.StatusOK {
-		return nil, fmt.Errorf("gateway status: HTTP %d", code)
-	}
-	var st Status
-	if err := json.Unmarshal(data, &st); err != nil {
-		return nil, fmt.Errorf("gateway status: %w", err)
-	}
-	if st.OwnerID == "" {
-		return nil, fmt.Errorf("gateway status: no owner id")
-	}
-	return &st, nil
+	return c.status(ctx, "/v1/status")
 }
 
 // StatusDetail asks for the status with readiness, lease and work
 // (`gateway status`); it may take the database's time to answer.
 func (c *Client) StatusDetail(ctx context.Context) (*Status, error) {
-	code, data, err := c.roundTrip(ctx, http.MethodGet, "/v1/status?detail=1", nil, 1<<20)
+	return c.status(ctx, "/v1/status?detail=1")
+}
+
+func (c *Client) status(ctx context.Context, path string) (*Status, error) {
+	code, data, err := c.roundTrip(ctx, http.MethodGet, path, nil, 1<<20)
 	if err != nil {
 		return nil, err
 	}

@@ -122,21 +122,24 @@ func admitPlace(pre owner.Pre, t Target, skill, rel string) error {
 	return nil
 }
 
-func checkFiles(p FilesParams) (FilesParams, error) {
-	if err := skilllint.CheckSkillName(p.Skill); err != nil {
-		return p, err
+// checkSkillTarget is the check every call on one skill shares: a plain
+// skill name, then the target normalised.
+func checkSkillTarget(skill string, t Target) (Target, error) {
+	if err := skilllint.CheckSkillName(skill); err != nil {
+		return t, err
 	}
+	return checkTarget(t)
+}
+
+func checkFiles(p FilesParams) (FilesParams, error) {
 	var err error
-	p.Target, err = checkTarget(p.Target)
+	p.Target, err = checkSkillTarget(p.Skill, p.Target)
 	return p, err
 }
 
 func checkRead(p FileParams) (FileParams, error) {
-	if err := skilllint.CheckSkillName(p.Skill); err != nil {
-		return p, err
-	}
 	var err error
-	p.Target, err = checkTarget(p.Target)
+	p.Target, err = checkSkillTarget(p.Skill, p.Target)
 	return p, err
 }
 
@@ -225,10 +228,7 @@ func checkRemove(p FileParams) (FileParams, error) {
 }
 
 func checkInstall(p InstallParams) (InstallParams, error) {
-	if err := skilllint.CheckSkillName(p.Skill); err != nil {
-		return p, err
-	}
 	var err error
-	p.Target, err = checkTarget(p.Target)
+	p.Target, err = checkSkillTarget(p.Skill, p.Target)
 	return p, err
 }
