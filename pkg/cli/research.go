@@ -81,6 +81,9 @@ func (c *ResearchDescribeCmd) Run(env *Env) error {
 		fmt.Fprintf(w, "tools:       %s\n", strings.Join(c.Tools, ","))
 		fmt.Fprintf(w, "charts:      visualization=%s; at most %d figures (%s)\n", strings.Join(c.Visualization, "|"), c.Figures.MaxCount, strings.Join(c.Figures.MimeTypes, ","))
 		fmt.Fprintf(w, "unsupported: %s\n", strings.Join(d.Unsupported, ", "))
+		for _, k := range d.Contracts {
+			fmt.Fprintf(w, "contract:    %s (version %d: %s)\n", k.Service, k.Version, strings.Join(k.Actions, ", "))
+		}
 		for _, p := range d.Problems {
 			fmt.Fprintf(w, "problem:     %s\n", p)
 		}
