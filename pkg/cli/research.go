@@ -108,6 +108,7 @@ type ResearchStartCmd struct {
 	MCPServer      []string      `name:"mcp-server" help:"Let the agent call this MCP server. Repeatable." placeholder:"NAME=URL"`
 	MCPHeader      []string      `name:"mcp-header" help:"A header for an MCP server, its value from an auth profile of kind header. Repeatable." placeholder:"NAME:HEADER=@PROFILE"`
 	Visualization  string        `help:"auto: save the report's charts and images under figures/ (off: none)." placeholder:"auto|off"`
+	MaxTokens      int64         `name:"max-tokens" help:"Token budget: cancel the job once the usage the provider reports passes N tokens (0 = none)." placeholder:"N"`
 }
 
 // params maps the flags to the operation's parameters (the rules on them
@@ -137,7 +138,7 @@ func (c *ResearchStartCmd) params() (research.StartParams, error) {
 	}
 	p := research.StartParams{Caller: c.caller(), Question: c.Question, OutputFormat: c.OutputFormat,
 		MaxReportBytes: c.MaxReportBytes, AsOf: c.AsOf, IdempotencyKey: c.IdempotencyKey,
-		Plan: c.Plan, Inputs: files, Tools: tools, Visualization: c.Visualization}
+		Plan: c.Plan, Inputs: files, Tools: tools, Visualization: c.Visualization, MaxTokens: c.MaxTokens}
 	if c.Wait {
 		// One routed call: the start and its wait run under one owner.
 		ms, err := research.WaitTimeoutMs(c.Timeout)
@@ -348,6 +349,9 @@ func (c *ResearchShowCmd) Run(env *Env) error {
 			}
 			row("revision", termsafe.Text(o.Revision))
 			row("visualization", o.Visualization)
+			if o.MaxTokens > 0 {
+				row("token budget", fmt.Sprint(o.MaxTokens))
+			}
 			for _, in := range o.Inputs {
 				row("input", fmt.Sprintf("%s (%s, %d bytes, sha256 %s)", termsafe.Text(in.Name), in.MimeType, in.Size, in.SHA256))
 			}
@@ -368,6 +372,12 @@ func (c *ResearchShowCmd) Run(env *Env) error {
 			}
 		}
 		row("polls", fmt.Sprint(j.PollCount))
+		if j.Usage != nil {
+			row("tokens", usageLine(*j.Usage))
+		}
+		if j.ChainUsage != nil && j.ParentJob != "" {
+			row("tokens (chain)", usageLine(*j.ChainUsage))
+		}
 		row("created", time.UnixMilli(j.CreatedAt).UTC().Format(time.RFC3339))
 		if j.FinishedAt != 0 {
 			row("finished", time.UnixMilli(j.FinishedAt).UTC().Format(time.RFC3339))
@@ -500,6 +510,7 @@ type ResearchFollowUpCmd struct {
 	Wait           bool          `help:"Wait for the follow-up to end."`
 	Timeout        time.Duration `help:"With --wait: how long to wait (0 = the job's own budget)."`
 	Out            string        `help:"With --wait: also publish the report to FILE." placeholder:"FILE"`
+	MaxTokens      int64         `name:"max-tokens" help:"Token budget of the follow-up: cancel it once its reported usage passes N tokens (0 = none)." placeholder:"N"`
 }
 
 // Run runs `clawkit research follow-up`.
@@ -509,7 +520,24 @@ func (c *ResearchFollowUpCmd) Run(env *Env) error {
 		return err
 	}
 	p := research.StartParams{Caller: c.caller(), Question: c.Question, MaxReportBytes: c.MaxReportBytes,
-		IdempotencyKey: c.IdempotencyKey, FollowUp: &research.JobRef{Job: c.Job}, Wait: sw}
+		IdempotencyKey: c.IdempotencyKey, FollowUp: &research.JobRef{Job: c.Job}, Wait: sw, MaxTokens: c.MaxTokens}
 	res, err := ops.ResearchStart.Call(env.Ctx, env, p)
 	return printStarted(env.Out, res, err)
+}
+
+// usageLine is a job's token use on one line: the total, then each part
+// the provider reported.
+func usageLine(u research.TokenUsage) string {
+	line := fmt.Sprintf("%d total (input %d, output %d, thought %d, tool use %d, cached %d)", u.Total, u.Input, u.Output, u.Thought, u.ToolUse, u.Cached)
+	if u.GroundingToolCalls > 0 {
+		parts := make([]string, 0, len(u.GroundingByTool))
+		for _, k := range u.GroundingTools() {
+			parts = append(parts, fmt.Sprintf("%s %d", k, u.GroundingByTool[k]))
+		}
+		line += fmt.Sprintf("; %d grounding tool calls", u.GroundingToolCalls)
+		if len(parts) > 0 {
+			line += " (" + strings.Join(parts, ", ") + ")"
+		}
+	}
+	return line
 }

@@ -14,7 +14,7 @@ import (
 // Method names, versioned (owner.VersionedName): a CLI needing a version
 // a running gateway lacks is refused with a hint to restart the gateway.
 const (
-	MethodStart   = "research.start.v3" // v2: optional wait in the same call; v3: plan, followUp, inputs, tools, visualization
+	MethodStart   = "research.start.v4" // v2: optional wait in the same call; v3: plan, followUp, inputs, tools, visualization; v4: maxTokens
 	MethodPoll    = "research.poll.v1"
 	MethodWait    = "research.wait.v1"
 	MethodCancel  = "research.cancel.v1"

@@ -872,9 +872,13 @@ func render(it *item) map[string]any {
 		steps = []any{input, thought}
 		if it.status == "completed" {
 			steps = append(steps, map[string]any{"type": "model_output", "content": []any{textBlock(PlanText)}})
+			doc["usage"] = PlanUsage
 		}
 		doc["steps"] = steps
 		return doc
+	}
+	if it.scenario == "usage-running" && !terminal(it.status) && it.polls > 0 {
+		doc["usage"] = RunningUsage(it.polls)
 	}
 	steps = append(steps, toolSteps(it.tools)...)
 	partialText := it.scenario == "partial" || it.scenario == "incomplete" || it.scenario == "budget-exceeded" || it.scenario == "step-error" || it.scenario == "echo-key" || it.scenario == "forge-text"
@@ -907,7 +911,10 @@ func render(it *item) map[string]any {
 		default:
 			steps = append(steps, thought, final)
 		}
-		doc["usage"] = map[string]any{"total_input_tokens": 120, "total_output_tokens": 3400, "total_tokens": 3520}
+		doc["usage"] = FinalUsage
+		if it.scenario == "usage-running" {
+			doc["usage"] = RunningUsage(it.polls)
+		}
 	}
 	switch {
 	case it.status == "failed" && it.scenario == "echo-key":
@@ -929,6 +936,24 @@ func render(it *item) map[string]any {
 		doc["steps"] = steps
 	}
 	return doc
+}
+
+// Usage the fake reports (the SDKs' Usage): a plan turn's, a finished
+// interaction's, and, in the usage-running scenario, a running one's from
+// its first poll on, growing with each poll (the last poll's is kept at
+// the end). Without that scenario a running interaction reports no usage.
+var (
+	PlanUsage  = map[string]any{"total_input_tokens": 120, "total_output_tokens": 300, "total_tokens": 420}
+	FinalUsage = map[string]any{"total_input_tokens": 120, "total_output_tokens": 3400, "total_tokens": 3520}
+)
+
+// RunningUsage is the usage-running scenario's usage after polls polls:
+// 120 input tokens, 1,000 thought and 200 tool-use tokens and one Google
+// Search call per poll.
+func RunningUsage(polls int) map[string]any {
+	return map[string]any{"total_input_tokens": 120, "total_thought_tokens": 1000 * polls, "total_tool_use_tokens": 200 * polls,
+		"total_cached_tokens": 0, "total_tokens": 120 + 1200*polls,
+		"grounding_tool_count": []any{map[string]any{"type": "google_search", "count": polls}}}
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
