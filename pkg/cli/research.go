@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -109,6 +108,7 @@ type ResearchStartCmd struct {
 	MCPHeader      []string      `name:"mcp-header" help:"A header for an MCP server, its value from an auth profile of kind header. Repeatable." placeholder:"NAME:HEADER=@PROFILE"`
 	Visualization  string        `help:"auto: save the report's charts and images under figures/ (off: none)." placeholder:"auto|off"`
 	MaxTokens      int64         `name:"max-tokens" help:"Token budget: cancel the job once the usage the provider reports passes N tokens (0 = none)." placeholder:"N"`
+	streamFlags
 }
 
 // params maps the flags to the operation's parameters (the rules on them
@@ -147,6 +147,12 @@ func (c *ResearchStartCmd) params() (research.StartParams, error) {
 		}
 		p.Wait = &research.StartWait{TimeoutMs: ms, Out: o}
 	}
+	if (c.Events || c.NoStream) && !c.Wait {
+		return research.StartParams{}, errs.Usage(CodeUsage, "--events and --no-stream need --wait").WithHint("'clawkit research start --wait --events QUESTION', or 'clawkit research wait JOB --events'")
+	}
+	if c.Events && c.NoStream {
+		return research.StartParams{}, errs.Usage(CodeUsage, "--events needs the stream; it cannot be combined with --no-stream").WithHint("drop --no-stream to see the stream's events, or --events to poll alone")
+	}
 	return p, nil
 }
 
@@ -155,6 +161,9 @@ func (c *ResearchStartCmd) Run(env *Env) error {
 	p, err := c.params()
 	if err != nil {
 		return err
+	}
+	if p.Wait != nil {
+		c.apply(env.Out, &p.Wait.Events, &p.Wait.NoStream)
 	}
 	res, err := ops.ResearchStart.Call(env.Ctx, env, p)
 	return printStarted(env.Out, res, err)
@@ -176,19 +185,6 @@ func printStarted(out *Output, res *research.StartResult, err error) error {
 		}
 		fmt.Fprintf(w, "%s %s handle %s%s\n", res.Job, res.State, termsafe.Text(res.Handle), existing)
 	})
-}
-
-func waitFor(ctx context.Context, env *Env, out *Output, id researchIdentity, job string, timeout time.Duration, o string) error {
-	ms, err := research.WaitTimeoutMs(timeout)
-	if err != nil {
-		return err
-	}
-	p := research.WaitParams{JobParams: research.JobParams{Caller: id.caller(), Job: job, Out: o}, TimeoutMs: ms}
-	res, err := ops.ResearchWait.Call(ctx, env, p)
-	if err != nil {
-		return err
-	}
-	return printJob(out, res)
 }
 
 func printJob(out *Output, res *research.PollResult) error {
@@ -244,6 +240,23 @@ type ResearchWaitCmd struct {
 	Job     string        `arg:"" help:"Job id (rj_…)."`
 	Timeout time.Duration `help:"Give up waiting after this long (exit 5; the job keeps running). 0 waits for the job's own budget."`
 	Out     string        `help:"Also publish the report to FILE." placeholder:"FILE"`
+	streamFlags
+}
+
+// streamFlags choose how a wait follows a job (docs/research.md, "Live
+// progress").
+type streamFlags struct {
+	Events   bool `help:"Progress on stderr as NDJSON, one stream event per line (thought summaries, step changes, status, usage), for scripts; stdout is unchanged."`
+	NoStream bool `name:"no-stream" help:"Wait by polling alone, without following the interaction's stream."`
+}
+
+// apply sets the wait's stream options; --events shows progress whether
+// or not stderr is a terminal.
+func (f streamFlags) apply(out *Output, events, noStream *bool) {
+	*events, *noStream = f.Events, f.NoStream
+	if f.Events {
+		out.Progress = "always"
+	}
 }
 
 // Run runs `clawkit research wait`.
@@ -253,7 +266,20 @@ func (c *ResearchWaitCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	return waitFor(ctx, env, out, c.researchIdentity, c.Job, c.Timeout, o)
+	if c.Events && c.NoStream {
+		return errs.Usage(CodeUsage, "--events needs the stream; it cannot be combined with --no-stream").WithHint("drop --no-stream to see the stream's events, or --events to poll alone")
+	}
+	ms, err := research.WaitTimeoutMs(c.Timeout)
+	if err != nil {
+		return err
+	}
+	p := research.WaitParams{JobParams: research.JobParams{Caller: c.caller(), Job: c.Job, Out: o}, TimeoutMs: ms}
+	c.apply(out, &p.Events, &p.NoStream)
+	res, err := ops.ResearchWait.Call(ctx, env, p)
+	if err != nil {
+		return err
+	}
+	return printJob(out, res)
 }
 
 // ResearchCancelCmd is `clawkit research cancel`.

@@ -61,6 +61,9 @@ type JobRef struct {
 type StartWait struct {
 	TimeoutMs int64  `json:"timeoutMs,omitempty"`
 	Out       string `json:"out,omitempty"`
+	// Events and NoStream are WaitParams'.
+	Events   bool `json:"events,omitempty"`
+	NoStream bool `json:"noStream,omitempty"`
 }
 
 // StartResult is research.start's result.

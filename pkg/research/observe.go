@@ -42,7 +42,7 @@ func (s *Service) apply(ctx context.Context, env *owner.OpEnv, j *Job, it *googl
 		j.ErrorCode, j.ErrorMessage = "", ""
 	}
 	if !google.Terminal(it.Status) {
-		j.NextPollAt = ms(now.Add(s.interval(now, j.SubmittedAt, 0)))
+		j.NextPollAt = ms(now.Add(s.pollInterval(now, j)))
 		b := s.budgets()
 		overTime := now.UnixMilli() >= j.DeadlineAt
 		overPolls := j.PollCount >= b.MaxPolls

@@ -16,7 +16,7 @@ import (
 const (
 	MethodStart   = "research.start.v4" // v2: optional wait in the same call; v3: plan, followUp, inputs, tools, visualization; v4: maxTokens
 	MethodPoll    = "research.poll.v1"
-	MethodWait    = "research.wait.v1"
+	MethodWait    = "research.wait.v2" // v2: events, noStream
 	MethodCancel  = "research.cancel.v1"
 	MethodList    = "research.list.v1"
 	MethodShow    = "research.show.v1"
@@ -124,7 +124,7 @@ func (s *Service) StartAndWait(ctx context.Context, env *owner.OpEnv, p StartPar
 	if err != nil || p.Wait == nil {
 		return res, err
 	}
-	wp := WaitParams{JobParams: JobParams{Caller: p.Caller, Job: res.Job, Out: p.Wait.Out}, TimeoutMs: p.Wait.TimeoutMs}
+	wp := WaitParams{JobParams: JobParams{Caller: p.Caller, Job: res.Job, Out: p.Wait.Out}, TimeoutMs: p.Wait.TimeoutMs, Events: p.Wait.Events, NoStream: p.Wait.NoStream}
 	pr, err := s.Wait(ctx, env, wp)
 	if err != nil {
 		return nil, err
