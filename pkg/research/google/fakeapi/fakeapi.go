@@ -115,7 +115,7 @@ type item struct {
 	emitStatus  string
 	emitDone    bool
 	streams     int
-	resumed     bool // a stream was opened with last_event_id
+	resumed     bool          // a stream was opened with last_event_id
 	finishAfter time.Duration // fake-ms: finishes this long after creation
 }
 
