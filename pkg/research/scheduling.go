@@ -230,10 +230,12 @@ func (s *Service) Wait(ctx context.Context, env *owner.OpEnv, p WaitParams) (*Po
 	var poke <-chan struct{}
 	if Pollable(j.State) && j.Handle != "" && !p.NoStream {
 		sctx, stop := context.WithCancel(ctx)
-		ls := s.follow(sctx, j, cred, &progressSink{w: env.Progress, ndjson: p.Events, job: j.ID})
+		ls, owned := s.follow(sctx, j, cred, &progressSink{w: env.Progress, ndjson: p.Events, job: j.ID})
 		defer func() {
 			stop()
-			<-ls.ended // no progress is written after the wait returns
+			if owned {
+				<-ls.ended // no progress is written after the wait returns
+			}
 		}()
 		poke = ls.terminal
 	}

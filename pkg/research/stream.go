@@ -121,11 +121,13 @@ func (p *progressSink) note(msg string) {
 }
 
 // follow starts following j's interaction stream until ctx ends or the
-// stream is over. A second follower of the same job shares the first's.
-func (s *Service) follow(ctx context.Context, j *Job, cred credential, sink *progressSink) *liveStream {
-	ls := &liveStream{ended: make(chan struct{}), terminal: make(chan struct{})}
+// stream is over. A second follower of the same job shares the first's
+// (owned false: it neither ends it nor waits for its end, and sees no
+// progress of it).
+func (s *Service) follow(ctx context.Context, j *Job, cred credential, sink *progressSink) (ls *liveStream, owned bool) {
+	ls = &liveStream{ended: make(chan struct{}), terminal: make(chan struct{})}
 	if v, loaded := s.streams.LoadOrStore(j.ID, ls); loaded {
-		return v.(*liveStream)
+		return v.(*liveStream), false
 	}
 	c := s.client(j, cred)
 	handle := j.Handle
@@ -178,5 +180,5 @@ func (s *Service) follow(ctx context.Context, j *Job, cred credential, sink *pro
 			}
 		}
 	}()
-	return ls
+	return ls, true
 }

@@ -218,9 +218,6 @@ func (c *Client) Stream(ctx context.Context, id, lastEventID string, idle time.D
 	})
 }
 
-// errDone ends readSSE at the SDKs' "[DONE]" sentinel.
-var errDone = errors.New("done")
-
 // readSSE splits an event stream into events and calls fn with each
 // event's data (its data lines joined by newlines), as the SDKs' event
 // stream reader does: comments and events without data are skipped, and
