@@ -55,6 +55,11 @@ func (s *Service) pollInterval(now time.Time, j *Job) time.Duration {
 	d := s.interval(now, j.SubmittedAt, 0)
 	if s.streamLive(j.ID) {
 		d = max(d, s.budgets().StreamBackstop)
+		// The wall-clock budget is still enforced on time: a poll is due
+		// at the deadline at the latest.
+		if left := fromMs(j.DeadlineAt).Sub(now); j.DeadlineAt > 0 && left > 0 && left < d {
+			d = left
+		}
 	}
 	return d
 }
