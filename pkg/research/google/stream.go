@@ -276,7 +276,7 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 		if len(line) > MaxEventBytes+16 {
 			return nil, fmt.Errorf("a stream line is longer than %d bytes", MaxEventBytes)
 		}
-		if err == bufio.ErrBufferFull {
+		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
 		if err != nil {

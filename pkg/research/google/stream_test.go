@@ -92,7 +92,7 @@ func rawStream(t *testing.T, l *fakeapi.Listener, id, last string) [][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Body.Close()
+	defer func() { _ = r.Body.Close() }() // read to its end or given up: nothing more is wanted
 	if ct := r.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("content type %q", ct)
 	}
