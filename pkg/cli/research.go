@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -81,6 +80,9 @@ func (c *ResearchDescribeCmd) Run(env *Env) error {
 		fmt.Fprintf(w, "tools:       %s\n", strings.Join(c.Tools, ","))
 		fmt.Fprintf(w, "charts:      visualization=%s; at most %d figures (%s)\n", strings.Join(c.Visualization, "|"), c.Figures.MaxCount, strings.Join(c.Figures.MimeTypes, ","))
 		fmt.Fprintf(w, "unsupported: %s\n", strings.Join(d.Unsupported, ", "))
+		for _, k := range d.Contracts {
+			fmt.Fprintf(w, "contract:    %s (version %d: %s)\n", k.Service, k.Version, strings.Join(k.Actions, ", "))
+		}
 		for _, p := range d.Problems {
 			fmt.Fprintf(w, "problem:     %s\n", p)
 		}
@@ -105,6 +107,8 @@ type ResearchStartCmd struct {
 	MCPServer      []string      `name:"mcp-server" help:"Let the agent call this MCP server. Repeatable." placeholder:"NAME=URL"`
 	MCPHeader      []string      `name:"mcp-header" help:"A header for an MCP server, its value from an auth profile of kind header. Repeatable." placeholder:"NAME:HEADER=@PROFILE"`
 	Visualization  string        `help:"auto: save the report's charts and images under figures/ (off: none)." placeholder:"auto|off"`
+	MaxTokens      int64         `name:"max-tokens" help:"Token budget: cancel the job once the usage the provider reports passes N tokens (0 = none)." placeholder:"N"`
+	streamFlags
 }
 
 // params maps the flags to the operation's parameters (the rules on them
@@ -134,7 +138,7 @@ func (c *ResearchStartCmd) params() (research.StartParams, error) {
 	}
 	p := research.StartParams{Caller: c.caller(), Question: c.Question, OutputFormat: c.OutputFormat,
 		MaxReportBytes: c.MaxReportBytes, AsOf: c.AsOf, IdempotencyKey: c.IdempotencyKey,
-		Plan: c.Plan, Inputs: files, Tools: tools, Visualization: c.Visualization}
+		Plan: c.Plan, Inputs: files, Tools: tools, Visualization: c.Visualization, MaxTokens: c.MaxTokens}
 	if c.Wait {
 		// One routed call: the start and its wait run under one owner.
 		ms, err := research.WaitTimeoutMs(c.Timeout)
@@ -142,6 +146,12 @@ func (c *ResearchStartCmd) params() (research.StartParams, error) {
 			return research.StartParams{}, err
 		}
 		p.Wait = &research.StartWait{TimeoutMs: ms, Out: o}
+	}
+	if (c.Events || c.NoStream) && !c.Wait {
+		return research.StartParams{}, errs.Usage(CodeUsage, "--events and --no-stream need --wait").WithHint("'clawkit research start --wait --events QUESTION', or 'clawkit research wait JOB --events'")
+	}
+	if c.Events && c.NoStream {
+		return research.StartParams{}, errs.Usage(CodeUsage, "--events needs the stream; it cannot be combined with --no-stream").WithHint("drop --no-stream to see the stream's events, or --events to poll alone")
 	}
 	return p, nil
 }
@@ -151,6 +161,9 @@ func (c *ResearchStartCmd) Run(env *Env) error {
 	p, err := c.params()
 	if err != nil {
 		return err
+	}
+	if p.Wait != nil {
+		c.apply(env.Out, &p.Wait.Events, &p.Wait.NoStream)
 	}
 	res, err := ops.ResearchStart.Call(env.Ctx, env, p)
 	return printStarted(env.Out, res, err)
@@ -172,19 +185,6 @@ func printStarted(out *Output, res *research.StartResult, err error) error {
 		}
 		fmt.Fprintf(w, "%s %s handle %s%s\n", res.Job, res.State, termsafe.Text(res.Handle), existing)
 	})
-}
-
-func waitFor(ctx context.Context, env *Env, out *Output, id researchIdentity, job string, timeout time.Duration, o string) error {
-	ms, err := research.WaitTimeoutMs(timeout)
-	if err != nil {
-		return err
-	}
-	p := research.WaitParams{JobParams: research.JobParams{Caller: id.caller(), Job: job, Out: o}, TimeoutMs: ms}
-	res, err := ops.ResearchWait.Call(ctx, env, p)
-	if err != nil {
-		return err
-	}
-	return printJob(out, res)
 }
 
 func printJob(out *Output, res *research.PollResult) error {
@@ -240,6 +240,23 @@ type ResearchWaitCmd struct {
 	Job     string        `arg:"" help:"Job id (rj_…)."`
 	Timeout time.Duration `help:"Give up waiting after this long (exit 5; the job keeps running). 0 waits for the job's own budget."`
 	Out     string        `help:"Also publish the report to FILE." placeholder:"FILE"`
+	streamFlags
+}
+
+// streamFlags choose how a wait follows a job (docs/research.md, "Live
+// progress").
+type streamFlags struct {
+	Events   bool `help:"Progress on stderr as NDJSON, one stream event per line (thought summaries, step changes, status, usage), for scripts; stdout is unchanged."`
+	NoStream bool `name:"no-stream" help:"Wait by polling alone, without following the interaction's stream."`
+}
+
+// apply sets the wait's stream options; --events shows progress whether
+// or not stderr is a terminal.
+func (f streamFlags) apply(out *Output, events, noStream *bool) {
+	*events, *noStream = f.Events, f.NoStream
+	if f.Events {
+		out.Progress = "always"
+	}
 }
 
 // Run runs `clawkit research wait`.
@@ -249,7 +266,20 @@ func (c *ResearchWaitCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	return waitFor(ctx, env, out, c.researchIdentity, c.Job, c.Timeout, o)
+	if c.Events && c.NoStream {
+		return errs.Usage(CodeUsage, "--events needs the stream; it cannot be combined with --no-stream").WithHint("drop --no-stream to see the stream's events, or --events to poll alone")
+	}
+	ms, err := research.WaitTimeoutMs(c.Timeout)
+	if err != nil {
+		return err
+	}
+	p := research.WaitParams{JobParams: research.JobParams{Caller: c.caller(), Job: c.Job, Out: o}, TimeoutMs: ms}
+	c.apply(out, &p.Events, &p.NoStream)
+	res, err := ops.ResearchWait.Call(ctx, env, p)
+	if err != nil {
+		return err
+	}
+	return printJob(out, res)
 }
 
 // ResearchCancelCmd is `clawkit research cancel`.
@@ -345,6 +375,9 @@ func (c *ResearchShowCmd) Run(env *Env) error {
 			}
 			row("revision", termsafe.Text(o.Revision))
 			row("visualization", o.Visualization)
+			if o.MaxTokens > 0 {
+				row("token budget", fmt.Sprint(o.MaxTokens))
+			}
 			for _, in := range o.Inputs {
 				row("input", fmt.Sprintf("%s (%s, %d bytes, sha256 %s)", termsafe.Text(in.Name), in.MimeType, in.Size, in.SHA256))
 			}
@@ -365,6 +398,12 @@ func (c *ResearchShowCmd) Run(env *Env) error {
 			}
 		}
 		row("polls", fmt.Sprint(j.PollCount))
+		if j.Usage != nil {
+			row("tokens", usageLine(*j.Usage))
+		}
+		if j.ChainUsage != nil && j.ParentJob != "" {
+			row("tokens (chain)", usageLine(*j.ChainUsage))
+		}
 		row("created", time.UnixMilli(j.CreatedAt).UTC().Format(time.RFC3339))
 		if j.FinishedAt != 0 {
 			row("finished", time.UnixMilli(j.FinishedAt).UTC().Format(time.RFC3339))
@@ -497,6 +536,7 @@ type ResearchFollowUpCmd struct {
 	Wait           bool          `help:"Wait for the follow-up to end."`
 	Timeout        time.Duration `help:"With --wait: how long to wait (0 = the job's own budget)."`
 	Out            string        `help:"With --wait: also publish the report to FILE." placeholder:"FILE"`
+	MaxTokens      int64         `name:"max-tokens" help:"Token budget of the follow-up: cancel it once its reported usage passes N tokens (0 = none)." placeholder:"N"`
 }
 
 // Run runs `clawkit research follow-up`.
@@ -506,7 +546,24 @@ func (c *ResearchFollowUpCmd) Run(env *Env) error {
 		return err
 	}
 	p := research.StartParams{Caller: c.caller(), Question: c.Question, MaxReportBytes: c.MaxReportBytes,
-		IdempotencyKey: c.IdempotencyKey, FollowUp: &research.JobRef{Job: c.Job}, Wait: sw}
+		IdempotencyKey: c.IdempotencyKey, FollowUp: &research.JobRef{Job: c.Job}, Wait: sw, MaxTokens: c.MaxTokens}
 	res, err := ops.ResearchStart.Call(env.Ctx, env, p)
 	return printStarted(env.Out, res, err)
+}
+
+// usageLine is a job's token use on one line: the total, then each part
+// the provider reported.
+func usageLine(u research.TokenUsage) string {
+	line := fmt.Sprintf("%d total (input %d, output %d, thought %d, tool use %d, cached %d)", u.Total, u.Input, u.Output, u.Thought, u.ToolUse, u.Cached)
+	if u.GroundingToolCalls > 0 {
+		parts := make([]string, 0, len(u.GroundingByTool))
+		for _, k := range u.GroundingTools() {
+			parts = append(parts, fmt.Sprintf("%s %d", k, u.GroundingByTool[k]))
+		}
+		line += fmt.Sprintf("; %d grounding tool calls", u.GroundingToolCalls)
+		if len(parts) > 0 {
+			line += " (" + strings.Join(parts, ", ") + ")"
+		}
+	}
+	return line
 }

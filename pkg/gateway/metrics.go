@@ -27,6 +27,8 @@ type metrics struct {
 	providerRequests *prometheus.CounterVec
 	providerSeconds  prometheus.Histogram
 	pollSeconds      *prometheus.HistogramVec
+	researchTokens   *prometheus.CounterVec
+	groundingCalls   prometheus.Counter
 	log              *slog.Logger
 }
 
@@ -55,6 +57,14 @@ func newMetrics(g *Gateway) *metrics {
 		Help:    "How long one background research poll took (river, or the SQLite poller), by outcome (ok or error).",
 		Buckets: []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 	}, []string{"outcome"})
+	m.researchTokens = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "clawkit_research_tokens_total",
+		Help: "Tokens the research provider reported for the jobs this gateway polled, by kind (total, input, output, thought, tool_use, cached), counted as each job's reported usage grows.",
+	}, []string{"kind"})
+	m.groundingCalls = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "clawkit_research_grounding_tool_calls_total",
+		Help: "Grounding tool calls (Google Search, Maps, retrieval) the research provider reported for the jobs this gateway polled.",
+	})
 	build := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name:        "clawkit_build_info",
 		Help:        "The running clawkit's version and Go version (always 1).",
@@ -69,7 +79,10 @@ func newMetrics(g *Gateway) *metrics {
 	for _, o := range []string{"ok", "error"} {
 		m.pollSeconds.WithLabelValues(o)
 	}
-	m.reg.MustRegister(m.calls, m.callSeconds, m.providerRequests, m.providerSeconds, m.pollSeconds, build,
+	for _, k := range []string{"total", "input", "output", "thought", "tool_use", "cached"} {
+		m.researchTokens.WithLabelValues(k)
+	}
+	m.reg.MustRegister(m.calls, m.callSeconds, m.providerRequests, m.providerSeconds, m.pollSeconds, m.researchTokens, m.groundingCalls, build,
 		&stateCollector{g: g},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -107,6 +120,21 @@ func (t telemetry) Poll(d time.Duration, err error) {
 	}
 	if m := t.g.metrics; m != nil {
 		m.pollSeconds.WithLabelValues(outcome).Observe(d.Seconds())
+	}
+}
+
+func (t telemetry) ResearchUsage(tokens map[string]int64, grounding int64) {
+	m := t.g.metrics
+	if m == nil {
+		return
+	}
+	for k, n := range tokens {
+		if n > 0 {
+			m.researchTokens.WithLabelValues(k).Add(float64(n))
+		}
+	}
+	if grounding > 0 {
+		m.groundingCalls.Add(float64(grounding))
 	}
 }
 

@@ -19,6 +19,10 @@ type Telemetry interface {
 	ProviderRequest(method, url string, status int, err error, d time.Duration)
 	// Poll is one queued research poll and how long it took.
 	Poll(d time.Duration, err error)
+	// ResearchUsage is usage a research job newly reported: tokens by
+	// kind (total, input, output, thought, tool_use, cached) and
+	// grounding tool calls, each the growth since the job's last report.
+	ResearchUsage(tokens map[string]int64, groundingCalls int64)
 }
 
 type telemetryKey struct{}
@@ -41,6 +45,7 @@ type noTelemetry struct{}
 
 func (noTelemetry) ProviderRequest(string, string, int, error, time.Duration) {}
 func (noTelemetry) Poll(time.Duration, error)                                 {}
+func (noTelemetry) ResearchUsage(map[string]int64, int64)                     {}
 
 // ObserveTransport wraps rt so that each request is reported to the
 // telemetry of its context (nothing when it carries none).

@@ -44,7 +44,7 @@ func (s *Service) admitStart(pre owner.Pre, p StartParams) error {
 
 // rpcStart is the start an envelope asks for.
 func rpcStart(c Caller, req Request) StartParams {
-	p := StartParams{Caller: c, Question: req.Question, AsOf: req.AsOf, Plan: req.Plan, Tools: req.Tools, Visualization: req.Visualization}
+	p := StartParams{Caller: c, Question: req.Question, AsOf: req.AsOf, Plan: req.Plan, Tools: req.Tools, Visualization: req.Visualization, MaxTokens: req.MaxTokens}
 	if req.FollowUp != nil {
 		p.FollowUp = &JobRef{Handle: req.FollowUp.Handle}
 	}

@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/clawkit/clawkit/pkg/errs"
@@ -18,11 +19,37 @@ import (
 	"github.com/clawkit/clawkit/pkg/strictjson"
 )
 
-// ServiceID is the contract id this package implements.
+// ServiceID is the seed's contract: describe, start (question, output,
+// asOf), poll and cancel, exactly as DESIGN.md section 6 defines them.
 const ServiceID = "google.research.v1"
 
-// ContractVersion is the only envelope version understood.
-const ContractVersion = 1
+// ServiceIDV2 is the grown contract: version 1 plus plan review (approve,
+// reject), follow-ups, inputs, tools, visualization and a token budget
+// (docs/research.md, "The contract").
+const ServiceIDV2 = "google.research.v2"
+
+// ContractVersion is the seed's envelope version; ContractVersion2 the
+// grown one. A response carries the version of its request.
+const (
+	ContractVersion  = 1
+	ContractVersion2 = 2
+)
+
+// Contracts lists the contract versions served, for describe.
+var Contracts = []ContractInfo{
+	{Service: ServiceID, Version: ContractVersion, Actions: []string{ActionDescribe, ActionStart, ActionPoll, ActionCancel}},
+	{Service: ServiceIDV2, Version: ContractVersion2, Actions: []string{ActionDescribe, ActionStart, ActionPoll, ActionCancel, ActionApprove, ActionReject}},
+}
+
+// ContractInfo names one served contract version and its actions.
+type ContractInfo struct {
+	Service string   `json:"service"`
+	Version int      `json:"version"`
+	Actions []string `json:"actions"`
+}
+
+// v2StartFields are the start fields version 2 added to the seed's.
+var v2StartFields = []string{"plan", "followUp", "inputs", "tools", "visualization", "maxTokens"}
 
 // Limits on untrusted envelope input. They are generous for a question and
 // small enough that a hostile stdin cannot make us allocate without bound.
@@ -73,6 +100,8 @@ type Request struct {
 	Inputs        []InputRef   `json:"inputs,omitempty"`
 	Tools         *Tools       `json:"tools,omitempty"`
 	Visualization string       `json:"visualization,omitempty"`
+	// MaxTokens is a version 2 start's token budget (0: none).
+	MaxTokens int64 `json:"maxTokens,omitempty"`
 	// Revise is an approve's revision text.
 	Revise string `json:"revise,omitempty"`
 }
@@ -109,6 +138,30 @@ type Response struct {
 
 // OKResponse wraps a value.
 func OKResponse(v any) Response { return Response{Version: ContractVersion, OK: true, Value: v} }
+
+// WithVersion answers in the envelope version of the request (1 when the
+// request's version could not be read).
+func (r Response) WithVersion(v int) Response {
+	if v == ContractVersion2 {
+		r.Version = v
+	}
+	return r
+}
+
+// EnvelopeVersion reads the request version of a raw RPC wrapper without
+// judging anything else: an error answer is given in the version asked
+// for when it is one served (else 1).
+func EnvelopeVersion(data []byte) int {
+	var w struct {
+		Request struct {
+			Version json.RawMessage `json:"version"`
+		} `json:"request"`
+	}
+	if json.Unmarshal(data, &w) == nil && string(bytes.TrimSpace(w.Request.Version)) == "2" {
+		return ContractVersion2
+	}
+	return ContractVersion
+}
 
 // ErrorResponse turns a classified error into the ok:false envelope. State
 // is the job state when the failure fixed one (not-sent, indeterminate),
@@ -201,38 +254,65 @@ func DecodeRequest(data []byte) (*Request, error) {
 	if !ok {
 		return nil, invalid(CodeMissingField, "the request has no \"version\"")
 	}
-	if string(bytes.TrimSpace(vraw)) != "1" {
-		return nil, invalid(CodeUnsupportedVersion, "unsupported request version %s; this clawkit speaks version 1", string(bytes.TrimSpace(vraw)))
+	switch string(bytes.TrimSpace(vraw)) {
+	case "1":
+		req.Version = ContractVersion
+	case "2":
+		req.Version = ContractVersion2
+	default:
+		return nil, invalid(CodeUnsupportedVersion, "unsupported request version %s; this clawkit speaks version 1 (%s) and 2 (%s)", string(bytes.TrimSpace(vraw)), ServiceID, ServiceIDV2)
 	}
-	req.Version = 1
+	v2 := req.Version == ContractVersion2
+	service := ServiceID
+	if v2 {
+		service = ServiceIDV2
+	}
 	if req.Action, err = stringField(obj, "action", true, 32); err != nil {
 		return nil, err
 	}
 	if req.Service, err = stringField(obj, "service", false, 128); err != nil {
 		return nil, err
 	}
-	if req.Service != "" && req.Service != ServiceID {
-		return nil, invalid(CodeUnsupportedService, "unsupported service %q; this is %s", req.Service, ServiceID)
+	if req.Service != "" && req.Service != service {
+		return nil, invalid(CodeUnsupportedService, "unsupported service %q for version %d; version %d is %s", req.Service, req.Version, req.Version, service)
 	}
 	allowed := map[string]bool{"version": true, "action": true, "service": true}
 	switch req.Action {
 	case ActionDescribe:
 	case ActionStart:
 		allowed["question"], allowed["output"], allowed["asOf"] = true, true, true
-		for _, k := range []string{"plan", "followUp", "inputs", "tools", "visualization"} {
-			allowed[k] = true
+		if v2 {
+			for _, k := range v2StartFields {
+				allowed[k] = true
+			}
 		}
-	case ActionPoll, ActionCancel, ActionReject:
+	case ActionPoll, ActionCancel:
 		allowed["handle"] = true
-	case ActionApprove:
-		allowed["handle"], allowed["revise"] = true, true
+	case ActionReject, ActionApprove:
+		if !v2 {
+			return nil, errs.Usage(CodeUnsupportedAction, "action %q is not part of %s; it is part of %s", req.Action, ServiceID, ServiceIDV2).
+				WithHint(`send the request as version 2: "version":2 (docs/research.md, "The contract")`)
+		}
+		allowed["handle"] = true
+		if req.Action == ActionApprove {
+			allowed["revise"] = true
+		}
 	default:
-		return nil, invalid(CodeUnsupportedAction, "unsupported action %q; expected describe, start, poll, cancel, approve or reject", req.Action)
+		acts := "describe, start, poll or cancel"
+		if v2 {
+			acts = "describe, start, poll, cancel, approve or reject"
+		}
+		return nil, invalid(CodeUnsupportedAction, "unsupported action %q; expected %s", req.Action, acts)
 	}
 	for k := range obj {
-		if !allowed[k] {
-			return nil, invalid(CodeUnknownField, "field %q is not part of a %s request", k, req.Action)
+		if allowed[k] {
+			continue
 		}
+		if req.Action == ActionStart && !v2 && slices.Contains(v2StartFields, k) {
+			return nil, errs.Usage(CodeUnknownField, "field %q is not part of a %s start request; it is part of %s", k, ServiceID, ServiceIDV2).
+				WithHint(`send the request as version 2: "version":2 (docs/research.md, "The contract")`)
+		}
+		return nil, invalid(CodeUnknownField, "field %q is not part of a %s request", k, req.Action)
 	}
 	switch req.Action {
 	case ActionStart:
@@ -283,18 +363,9 @@ func decodeOutput(raw json.RawMessage) (*Output, error) {
 				return nil, invalid(CodeInvalidField, "output.format must be a string")
 			}
 		case "maxReportBytes":
-			// json.Number also takes a string holding a number ("100"):
-			// the envelope's number is a JSON number, nothing else.
-			var n json.Number
-			if t := bytes.TrimSpace(v); len(t) == 0 || t[0] == '"' {
-				return nil, invalid(CodeInvalidField, "output.maxReportBytes must be a number, not a string")
-			}
-			if err := unmarshalStrict(v, &n); err != nil {
-				return nil, invalid(CodeInvalidField, "output.maxReportBytes must be a number")
-			}
-			i, err := n.Int64()
+			i, err := strictInt(v)
 			if err != nil {
-				return nil, invalid(CodeInvalidField, "output.maxReportBytes must be an integer")
+				return nil, invalid(CodeInvalidField, "output.maxReportBytes %s", err)
 			}
 			out.MaxReportBytes = i
 		default:
@@ -339,6 +410,13 @@ func decodeStartOptions(obj map[string]json.RawMessage, req *Request) error {
 	if err := field("visualization", &req.Visualization); err != nil {
 		return err
 	}
+	if raw, ok := obj["maxTokens"]; ok {
+		n, err := strictInt(raw)
+		if err != nil || n < 1 || n > MaxTokenBudget {
+			return invalid(CodeInvalidField, "maxTokens must be an integer from 1 to %d", int64(MaxTokenBudget))
+		}
+		req.MaxTokens = n
+	}
 	if _, ok := obj["followUp"]; ok {
 		if req.FollowUp == nil || google.CheckHandle(req.FollowUp.Handle) != nil {
 			return invalid(CodeInvalidField, "followUp.handle must be the handle of a finished job of this home")
@@ -357,6 +435,24 @@ func decodeStartOptions(obj map[string]json.RawMessage, req *Request) error {
 		}
 	}
 	return nil
+}
+
+// strictInt reads a JSON number that is an integer. json.Number also
+// takes a string holding a number ("100"): the envelope's number is a
+// JSON number, nothing else.
+func strictInt(v json.RawMessage) (int64, error) {
+	var n json.Number
+	if t := bytes.TrimSpace(v); len(t) == 0 || t[0] == '"' {
+		return 0, errors.New("must be a number, not a string")
+	}
+	if err := unmarshalStrict(v, &n); err != nil {
+		return 0, errors.New("must be a number")
+	}
+	i, err := n.Int64()
+	if err != nil {
+		return 0, errors.New("must be an integer")
+	}
+	return i, nil
 }
 
 // Validate checks the output constraints against what the service supports.
@@ -456,6 +552,45 @@ type Describe struct {
 	Constraints DescribeConstraints `json:"constraints"`
 	Unsupported []string            `json:"unsupportedConstraints"`
 	Problems    []string            `json:"problems,omitempty"`
+	// Contracts lists every contract version served, so that a version 1
+	// caller learns that version 2 exists.
+	Contracts []ContractInfo `json:"contracts"`
+}
+
+// DescribeV1 is a describe value in the seed's google.research.v1 shape:
+// the service, its output constraints and asOf, and the versions served.
+type DescribeV1 struct {
+	Service     string                `json:"service"`
+	Provider    string                `json:"provider"`
+	Managed     bool                  `json:"managed"`
+	Kind        string                `json:"kind"`
+	Agent       string                `json:"agent"`
+	Enabled     bool                  `json:"enabled"`
+	ProfileID   string                `json:"profileId,omitempty"`
+	Constraints DescribeConstraintsV1 `json:"constraints"`
+	Unsupported []string              `json:"unsupportedConstraints"`
+	Problems    []string              `json:"problems,omitempty"`
+	Contracts   []ContractInfo        `json:"contracts"`
+}
+
+// DescribeConstraintsV1 are the constraints of a version 1 start.
+type DescribeConstraintsV1 struct {
+	OutputFormats  []string `json:"outputFormats"`
+	MaxReportBytes int64    `json:"maxReportBytes"`
+	AsOf           bool     `json:"asOf"`
+}
+
+// ForVersion is the describe value of contract version v: version 1 in
+// the seed's shape, version 2 whole (service google.research.v2).
+func (d *Describe) ForVersion(v int) any {
+	if v == ContractVersion2 {
+		d2 := *d
+		d2.Service = ServiceIDV2
+		return &d2
+	}
+	return &DescribeV1{Service: ServiceID, Provider: d.Provider, Managed: d.Managed, Kind: d.Kind, Agent: d.Agent, Enabled: d.Enabled,
+		ProfileID: d.ProfileID, Unsupported: d.Unsupported, Problems: d.Problems, Contracts: d.Contracts,
+		Constraints: DescribeConstraintsV1{OutputFormats: d.Constraints.OutputFormats, MaxReportBytes: d.Constraints.MaxReportBytes, AsOf: d.Constraints.AsOf}}
 }
 
 // DescribeConstraints lists the constraints a start request may carry.
@@ -475,6 +610,8 @@ type DescribeConstraints struct {
 	// images saved with a report.
 	Visualization []string          `json:"visualization"`
 	Figures       FigureConstraints `json:"figures"`
+	// MaxTokens is the largest token budget a start may set (maxTokens).
+	MaxTokens int64 `json:"maxTokens"`
 }
 
 // InputConstraints bound a start's inputs.

@@ -37,7 +37,7 @@ func TestDecodeRPCRejects(t *testing.T) {
 		`{"request":{}}`: "missing_field",
 		`{"request":{"version":1,"action":"describe"},"sessionKey":"s"}`:                                                           "missing_field",
 		`{"request":{"version":1,"action":"describe"},"sessionKey":"s","agentId":"a","extra":1}`:                                   "unknown_field",
-		`{"request":{"version":2,"action":"describe"},"sessionKey":"s","agentId":"a"}`:                                             "unsupported_version",
+		`{"request":{"version":3,"action":"describe"},"sessionKey":"s","agentId":"a"}`:                                             "unsupported_version",
 		`{"request":{"version":1.0,"action":"describe"},"sessionKey":"s","agentId":"a"}`:                                           "unsupported_version",
 		`{"request":{"version":"1","action":"describe"},"sessionKey":"s","agentId":"a"}`:                                           "unsupported_version",
 		`{"request":{"version":1,"action":"search"},"sessionKey":"s","agentId":"a"}`:                                               "unsupported_action",

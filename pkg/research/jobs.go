@@ -14,6 +14,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/owner"
+	"github.com/clawkit/clawkit/pkg/research/google"
 	"github.com/clawkit/clawkit/pkg/store"
 )
 
@@ -69,6 +70,13 @@ type Job struct {
 	// visualization): names, sizes, digests and profile ids, never bytes
 	// or secrets.
 	Options *JobOptions `json:"options,omitempty"`
+	// TurnUsage is the token use reported for each interaction of the job
+	// (its plan turn and its run), by handle; Usage their sum, and
+	// ChainUsage (show only) the sum over the job and the jobs it follows
+	// up (docs/research.md, "Tokens and cost").
+	TurnUsage  map[string]google.Usage `json:"-"`
+	Usage      *google.Usage           `json:"usage,omitempty"`
+	ChainUsage *google.Usage           `json:"chainUsage,omitempty"`
 }
 
 // Compiled on first use: package initialisation is paid by every
@@ -91,21 +99,25 @@ const jobCols = `job_id, agent_id, session_key, session_incarnation, profile_id,
 handle, state, provider_status, provider_updated, question, output_format, max_report_bytes, idempotency_key,
 created_at, updated_at, submitted_at, finished_at, deadline_at, next_poll_at, poll_count, error_code, error_message,
 partial, published, report_bytes, citation_count, dropped_citations, cancel_requested_at, row_version, cancel_sent_at,
-plan_handle, parent_job, options, plan_proposed_at`
+plan_handle, parent_job, options, plan_proposed_at, usage`
 
 func scanJob(row interface{ Scan(...any) error }, extra ...any) (*Job, error) {
 	var j Job
 	var handle, idem sql.NullString
 	var partial, published int
-	var options string
+	var options, usage string
 	err := row.Scan(append([]any{&j.ID, &j.AgentID, &j.SessionKey, &j.SessionIncarnation, &j.ProfileID, &j.CredentialAccount, &j.BaseURL, &j.Agent,
 		&handle, &j.State, &j.ProviderStatus, &j.ProviderUpdated, &j.Question, &j.OutputFormat, &j.MaxReportBytes, &idem,
 		&j.CreatedAt, &j.UpdatedAt, &j.SubmittedAt, &j.FinishedAt, &j.DeadlineAt, &j.NextPollAt, &j.PollCount, &j.ErrorCode, &j.ErrorMessage,
 		&partial, &published, &j.ReportBytes, &j.CitationCount, &j.DroppedCitations, &j.CancelRequestedAt, &j.RowVersion, &j.CancelSentAt,
-		&j.PlanHandle, &j.ParentJob, &options, &j.PlanProposedAt}, extra...)...)
+		&j.PlanHandle, &j.ParentJob, &options, &j.PlanProposedAt, &usage}, extra...)...)
 	if err != nil {
 		return nil, err
 	}
+	if j.TurnUsage, err = decodeUsage(usage); err != nil {
+		return nil, err
+	}
+	j.sumUsage()
 	if j.Options, err = decodeOptions(options); err != nil {
 		return nil, err
 	}
@@ -164,12 +176,12 @@ func (s jobStore) insert(ctx context.Context, j *Job) error {
 	if err := s.admit(); err != nil {
 		return err
 	}
-	_, err := s.st.DB().ExecContext(ctx, s.q(`INSERT INTO research_jobs (`+jobCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`),
+	_, err := s.st.DB().ExecContext(ctx, s.q(`INSERT INTO research_jobs (`+jobCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`),
 		j.ID, j.AgentID, j.SessionKey, j.SessionIncarnation, j.ProfileID, j.CredentialAccount, j.BaseURL, j.Agent,
 		nullable(j.Handle), j.State, j.ProviderStatus, j.ProviderUpdated, j.Question, j.OutputFormat, j.MaxReportBytes, nullable(j.IdempotencyKey),
 		j.CreatedAt, j.UpdatedAt, j.SubmittedAt, j.FinishedAt, j.DeadlineAt, j.NextPollAt, j.PollCount, j.ErrorCode, j.ErrorMessage,
 		b2i(j.Partial), b2i(j.Published), j.ReportBytes, j.CitationCount, j.DroppedCitations, j.CancelRequestedAt, j.RowVersion, j.CancelSentAt,
-		j.PlanHandle, j.ParentJob, encodeOptions(j.Options), j.PlanProposedAt)
+		j.PlanHandle, j.ParentJob, encodeOptions(j.Options), j.PlanProposedAt, encodeUsage(j.TurnUsage))
 	if err != nil {
 		return storeErr("record the research job", err)
 	}
@@ -300,7 +312,7 @@ func (s jobStore) updateIn(ctx context.Context, tx *sql.Tx, j *Job, now time.Tim
 	st, err := s.stmt(ctx, `UPDATE research_jobs SET handle = ?, state = ?, provider_status = ?, provider_updated = ?,
  updated_at = ?, submitted_at = ?, finished_at = ?, next_poll_at = ?, poll_count = ?, error_code = ?, error_message = ?,
  partial = ?, published = ?, report_bytes = ?, citation_count = ?, dropped_citations = ?, cancel_requested_at = ?,
- cancel_sent_at = ?, plan_handle = ?, plan_proposed_at = ?, options = ?, deadline_at = ?, row_version = row_version + 1
+ cancel_sent_at = ?, plan_handle = ?, plan_proposed_at = ?, options = ?, deadline_at = ?, usage = ?, row_version = row_version + 1
  WHERE job_id = ? AND row_version = ? AND state NOT IN ('completed','failed','cancelled','incomplete','not-sent','indeterminate')`)
 	if err != nil {
 		return storeErr("update the research job", err)
@@ -311,7 +323,7 @@ func (s jobStore) updateIn(ctx context.Context, tx *sql.Tx, j *Job, now time.Tim
 	res, err := st.ExecContext(ctx,
 		nullable(j.Handle), j.State, j.ProviderStatus, j.ProviderUpdated, j.UpdatedAt, j.SubmittedAt, j.FinishedAt, j.NextPollAt,
 		j.PollCount, j.ErrorCode, j.ErrorMessage, b2i(j.Partial), b2i(j.Published), j.ReportBytes, j.CitationCount, j.DroppedCitations,
-		j.CancelRequestedAt, j.CancelSentAt, j.PlanHandle, j.PlanProposedAt, encodeOptions(j.Options), j.DeadlineAt, j.ID, j.RowVersion)
+		j.CancelRequestedAt, j.CancelSentAt, j.PlanHandle, j.PlanProposedAt, encodeOptions(j.Options), j.DeadlineAt, encodeUsage(j.TurnUsage), j.ID, j.RowVersion)
 	if err != nil {
 		return storeErr("update the research job", err)
 	}

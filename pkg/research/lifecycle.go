@@ -41,6 +41,9 @@ type StartParams struct {
 	Tools *Tools `json:"tools,omitempty"`
 	// Visualization is "", "auto" or "off".
 	Visualization string `json:"visualization,omitempty"`
+	// MaxTokens is the job's token budget (0: none; docs/research.md,
+	// "Tokens and cost").
+	MaxTokens int64 `json:"maxTokens,omitempty"`
 	// Wait, when set, makes the start also wait for the job in the same
 	// operation: one routed call, under the one owner that accepted the
 	// create, so the wait can never move to another owner (or run
@@ -58,6 +61,9 @@ type JobRef struct {
 type StartWait struct {
 	TimeoutMs int64  `json:"timeoutMs,omitempty"`
 	Out       string `json:"out,omitempty"`
+	// Events and NoStream are WaitParams'.
+	Events   bool `json:"events,omitempty"`
+	NoStream bool `json:"noStream,omitempty"`
 }
 
 // StartResult is research.start's result.
@@ -168,7 +174,7 @@ func (s *Service) Start(ctx context.Context, env *owner.OpEnv, p StartParams) (*
 	if err != nil {
 		return nil, err
 	}
-	opts := &JobOptions{Plan: p.Plan, Visualization: p.Visualization, Tools: p.Tools}
+	opts := &JobOptions{Plan: p.Plan, Visualization: p.Visualization, Tools: p.Tools, MaxTokens: p.MaxTokens}
 	req := google.CreateRequest{Input: p.Question, Visualization: p.Visualization, Tools: tools}
 	for _, in := range inputs {
 		opts.Inputs = append(opts.Inputs, in.rec)
@@ -623,6 +629,11 @@ func (s *Service) Show(ctx context.Context, env *owner.OpEnv, p JobParams) (*Pol
 	if len(jobs) == 0 {
 		return nil, errs.Failed(CodeJobNotFound, "no research job %s", p.Job).WithHint("'clawkit research list' shows the jobs of this home")
 	}
+	if jobs[0].ParentJob != "" || jobs[0].Usage != nil {
+		if jobs[0].ChainUsage, err = chainUsage(ctx, jobsOf(env), jobs[0]); err != nil {
+			return nil, err
+		}
+	}
 	return s.view(env, jobs[0]), nil
 }
 
@@ -662,6 +673,9 @@ func checkStartParams(p StartParams) (StartParams, error) {
 		return p, err
 	}
 	p.OutputFormat, p.MaxReportBytes = out.Format, out.MaxReportBytes
+	if err := checkMaxTokens(p.MaxTokens); err != nil {
+		return p, err
+	}
 	if p.Wait != nil {
 		if err := checkWaitTimeout(p.Wait.TimeoutMs); err != nil {
 			return p, err

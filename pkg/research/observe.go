@@ -35,19 +35,25 @@ func (s *Service) apply(ctx context.Context, env *owner.OpEnv, j *Job, it *googl
 	if it.Updated != "" {
 		j.ProviderUpdated = it.Updated
 	}
+	j.recordUsage(ctx, it.ID, it.Usage)
 	if !budgetCode(j.ErrorCode) {
 		// A successful poll clears the last transient error; the reason of
 		// a budget cancellation stays until the job ends.
 		j.ErrorCode, j.ErrorMessage = "", ""
 	}
 	if !google.Terminal(it.Status) {
-		j.NextPollAt = ms(now.Add(s.interval(now, j.SubmittedAt, 0)))
+		j.NextPollAt = ms(now.Add(s.pollInterval(now, j)))
 		b := s.budgets()
 		overTime := now.UnixMilli() >= j.DeadlineAt
 		overPolls := j.PollCount >= b.MaxPolls
-		if j.State == StateRunning && (overTime || overPolls) {
+		overTokens := j.overTokenBudget()
+		if j.State == StateRunning && (overTime || overPolls || overTokens) {
 			code := "wall_clock_budget_exceeded"
-			if !overTime {
+			switch {
+			case overTime:
+			case overTokens:
+				code = codeTokenBudget
+			default:
 				code = "poll_budget_exceeded"
 			}
 			return s.budgetCancel(ctx, env, j, cred, assert, code)
@@ -142,7 +148,7 @@ func reasonText(rs []google.ProviderError) string {
 }
 
 func budgetCode(c string) bool {
-	return c == "wall_clock_budget_exceeded" || c == "poll_budget_exceeded"
+	return c == "wall_clock_budget_exceeded" || c == "poll_budget_exceeded" || c == codeTokenBudget
 }
 
 func nonEmpty(a, b string) string {

@@ -61,6 +61,9 @@ type JobOptions struct {
 	Visualization string        `json:"visualization,omitempty"`
 	Inputs        []InputRecord `json:"inputs,omitempty"`
 	Tools         *Tools        `json:"tools,omitempty"`
+	// MaxTokens is the job's token budget (0: none): clawkit cancels the
+	// job once its reported usage passes it.
+	MaxTokens int64 `json:"maxTokens,omitempty"`
 }
 
 // InputRecord is what the binding keeps of an input file.
@@ -95,7 +98,7 @@ type HeaderRef struct {
 }
 
 func (o *JobOptions) empty() bool {
-	return o == nil || (!o.Plan && o.Revision == "" && o.Visualization == "" && len(o.Inputs) == 0 && o.Tools == nil)
+	return o == nil || (!o.Plan && o.Revision == "" && o.Visualization == "" && len(o.Inputs) == 0 && o.Tools == nil && o.MaxTokens == 0)
 }
 
 func encodeOptions(o *JobOptions) string {
@@ -488,7 +491,7 @@ func sameStartOptions(old *Job, p *StartParams, parent *Job) bool {
 	if o == nil {
 		o = &JobOptions{}
 	}
-	if old.ParentJob != parentID || o.Plan != p.Plan || o.Visualization != p.Visualization || len(o.Inputs) != len(p.Inputs) {
+	if old.ParentJob != parentID || o.Plan != p.Plan || o.Visualization != p.Visualization || len(o.Inputs) != len(p.Inputs) || o.MaxTokens != p.MaxTokens {
 		return false
 	}
 	for i, in := range o.Inputs {

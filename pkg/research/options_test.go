@@ -14,7 +14,7 @@ import (
 )
 
 func TestDecodeStartOptions(t *testing.T) {
-	in := `{"request":{"version":1,"action":"start","question":"q","plan":true,"followUp":{"handle":"v1_x"},
+	in := `{"request":{"version":2,"action":"start","question":"q","plan":true,"followUp":{"handle":"v1_x"},
 "inputs":[{"path":"/tmp/a.pdf"}],"tools":{"fileSearch":["fileSearchStores/s"],"urlContext":true,
 "mcpServers":[{"name":"m","url":"https://mcp.example.com","headers":[{"header":"Authorization","profile":"mcp:t"}]}]},
 "visualization":"auto"},"sessionKey":"s","agentId":"a"}`
@@ -32,7 +32,7 @@ func TestDecodeStartOptions(t *testing.T) {
 		t.Fatalf("%+v", p)
 	}
 	start := func(fields string) string {
-		return `{"request":{"version":1,"action":"start","question":"q",` + fields + `},"sessionKey":"s","agentId":"a"}`
+		return `{"request":{"version":2,"action":"start","question":"q",` + fields + `},"sessionKey":"s","agentId":"a"}`
 	}
 	rejects := map[string]errs.Code{
 		start(`"plan":"yes"`):                   "invalid_field",

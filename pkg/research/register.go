@@ -14,9 +14,9 @@ import (
 // Method names, versioned (owner.VersionedName): a CLI needing a version
 // a running gateway lacks is refused with a hint to restart the gateway.
 const (
-	MethodStart   = "research.start.v3" // v2: optional wait in the same call; v3: plan, followUp, inputs, tools, visualization
+	MethodStart   = "research.start.v4" // v2: optional wait in the same call; v3: plan, followUp, inputs, tools, visualization; v4: maxTokens
 	MethodPoll    = "research.poll.v1"
-	MethodWait    = "research.wait.v1"
+	MethodWait    = "research.wait.v2" // v2: events, noStream
 	MethodCancel  = "research.cancel.v1"
 	MethodList    = "research.list.v1"
 	MethodShow    = "research.show.v1"
@@ -105,7 +105,7 @@ func (s *Service) Register(r *owner.Registry) {
 			// strictly as the CLI does (DecodeRPC), whoever sent them.
 			rpc, err := DecodeRPC(raw)
 			if err != nil {
-				return ErrorResponse(err), nil
+				return ErrorResponse(err).WithVersion(EnvelopeVersion(raw)), nil
 			}
 			return s.RPC(ctx, env, rpc), nil
 		}})
@@ -124,7 +124,7 @@ func (s *Service) StartAndWait(ctx context.Context, env *owner.OpEnv, p StartPar
 	if err != nil || p.Wait == nil {
 		return res, err
 	}
-	wp := WaitParams{JobParams: JobParams{Caller: p.Caller, Job: res.Job, Out: p.Wait.Out}, TimeoutMs: p.Wait.TimeoutMs}
+	wp := WaitParams{JobParams: JobParams{Caller: p.Caller, Job: res.Job, Out: p.Wait.Out}, TimeoutMs: p.Wait.TimeoutMs, Events: p.Wait.Events, NoStream: p.Wait.NoStream}
 	pr, err := s.Wait(ctx, env, wp)
 	if err != nil {
 		return nil, err
@@ -141,25 +141,31 @@ func (s *Service) StartAndWait(ctx context.Context, env *owner.OpEnv, p StartPar
 func AnswerRPC(ctx context.Context, c owner.Caller, data []byte) Response {
 	rpc, err := DecodeRPC(data)
 	if err != nil {
-		return ErrorResponse(err)
+		return ErrorResponse(err).WithVersion(EnvelopeVersion(data))
 	}
+	v := rpc.Request.Version
 	if rpc.Request.Action == ActionDescribe {
 		p := DescribeParams{Caller: Caller{AgentID: rpc.AgentID, SessionKey: rpc.SessionKey}}
 		d, err := (owner.Handle[DescribeParams, *Describe]{Name: MethodDescribe}).Call(ctx, c, p)
 		if err != nil {
-			return ErrorResponse(err)
+			return ErrorResponse(err).WithVersion(v)
 		}
-		return OKResponse(d)
+		return OKResponse(d.ForVersion(v)).WithVersion(v)
 	}
 	resp, err := (owner.Handle[json.RawMessage, Response]{Name: MethodRPC}).Call(ctx, c, json.RawMessage(data))
 	if err != nil {
-		return ErrorResponse(err)
+		return ErrorResponse(err).WithVersion(v)
 	}
 	return resp
 }
 
-// RPC answers one decoded google.research.v1 request with its envelope.
+// RPC answers one decoded request with its envelope, in the request's
+// contract version.
 func (s *Service) RPC(ctx context.Context, env *owner.OpEnv, rpc *RPC) Response {
+	return s.rpc(ctx, env, rpc).WithVersion(rpc.Request.Version)
+}
+
+func (s *Service) rpc(ctx context.Context, env *owner.OpEnv, rpc *RPC) Response {
 	c := Caller{AgentID: rpc.AgentID, SessionKey: rpc.SessionKey}
 	req := rpc.Request
 	switch req.Action {
@@ -168,7 +174,7 @@ func (s *Service) RPC(ctx context.Context, env *owner.OpEnv, rpc *RPC) Response 
 		if err != nil {
 			return ErrorResponse(err)
 		}
-		return OKResponse(d)
+		return OKResponse(d.ForVersion(req.Version))
 	case ActionStart:
 		// The envelope's start is checked here, once (Start trusts its
 		// parameters).

@@ -24,7 +24,7 @@ func TestOperationsDecodeStrictly(t *testing.T) {
 		return m.Serve(context.Background(), f.env(), json.RawMessage(params))
 	}
 	for _, tc := range []struct{ params, reason string }{
-		{`{"request":{"version":2,"action":"start","question":"q"},"sessionKey":"cli","agentId":"main"}`, "unsupported_version"},
+		{`{"request":{"version":3,"action":"start","question":"q"},"sessionKey":"cli","agentId":"main"}`, "unsupported_version"},
 		{`{"request":{"version":1,"action":"start","question":"q","extra":1},"sessionKey":"cli","agentId":"main"}`, "unknown_field"},
 		{`{"request":{"version":1,"action":"start","question":"q"},"sessionKey":"cli","agentId":"main","x":1}`, "unknown_field"},
 		{`{"request":{"version":1,"action":"start","question":"q"},"agentId":"main"}`, "missing_field"},

@@ -202,6 +202,10 @@ type WaitParams struct {
 	// TimeoutMs bounds this wait (not the job); 0 waits for the job's own
 	// budget.
 	TimeoutMs int64 `json:"timeoutMs,omitempty"`
+	// Events makes the progress NDJSON (one stream event per line);
+	// NoStream waits by polling alone (docs/research.md, "Live progress").
+	Events   bool `json:"events,omitempty"`
+	NoStream bool `json:"noStream,omitempty"`
 }
 
 // Wait polls with backoff until the job ends, its budget is spent or the
@@ -223,11 +227,25 @@ func (s *Service) Wait(ctx context.Context, env *owner.OpEnv, p WaitParams) (*Po
 		}
 	}
 	js := jobsOf(env)
+	var poke <-chan struct{}
+	if Pollable(j.State) && j.Handle != "" && !p.NoStream {
+		sctx, stop := context.WithCancel(ctx)
+		ls, owned := s.follow(sctx, j, cred, &progressSink{w: env.Progress, ndjson: p.Events, job: j.ID})
+		defer func() {
+			stop()
+			if owned {
+				<-ls.ended // no progress is written after the wait returns
+			}
+		}()
+		poke = ls.terminal
+	}
 	for {
 		if j, err = js.get(ctx, j.ID); err != nil {
 			return nil, err
 		}
-		progress(env.Progress, env.Now().Sub(start), j)
+		if !p.Events {
+			progress(env.Progress, env.Now().Sub(start), j)
+		}
 		if !Pollable(j.State) {
 			if env.Progress != nil {
 				_, _ = fmt.Fprintln(env.Progress) // progress is best effort, as in progress()
@@ -243,6 +261,7 @@ func (s *Service) Wait(ctx context.Context, env *owner.OpEnv, p WaitParams) (*Po
 				WithHint("the job keeps running; 'clawkit research wait %s' again later", j.ID)
 		}
 		d := time.Duration(j.NextPollAt-now.UnixMilli()) * time.Millisecond
+		force := false
 		if p.TimeoutMs > 0 {
 			if left := time.Duration(p.TimeoutMs)*time.Millisecond - now.Sub(start); d > left {
 				d = left
@@ -254,7 +273,8 @@ func (s *Service) Wait(ctx context.Context, env *owner.OpEnv, p WaitParams) (*Po
 			if d > time.Second {
 				d = time.Second
 			}
-			if err := s.sleep(ctx, d); err != nil {
+			poked, err := s.sleepOrPoke(ctx, d, poke)
+			if err != nil {
 				return s.view(env, j), errs.Unavailable(CodeWaitInterrupted, "waiting for research job %s was interrupted", j.ID).
 					WithHint("the job keeps running; 'clawkit research wait %s' resumes", j.ID)
 			}
@@ -267,12 +287,16 @@ func (s *Service) Wait(ctx context.Context, env *owner.OpEnv, p WaitParams) (*Po
 					return nil, err
 				}
 			}
-			if env.Now().UnixMilli() < j.NextPollAt {
+			if poked {
+				// The stream reported the end: poll now to confirm it
+				// (once: the channel stays closed).
+				poke, force = nil, true
+			} else if env.Now().UnixMilli() < j.NextPollAt {
 				continue // woke early (a slice, or the wait's own timeout)
 			}
 		}
 		// After the await: authority must still be current.
-		if _, err := s.pollOnce(ctx, env, j.ID, cred, env.Fence.AssertCurrent, true); err != nil {
+		if _, err := s.pollOnce(ctx, env, j.ID, cred, env.Fence.AssertCurrent, !force); err != nil {
 			e := errs.As(err)
 			if e != nil && e.Kind == errs.KindUnavailable && e.Code != store.CodeSessionRefreshing {
 				continue // temporary provider trouble: next_poll_at honours Retry-After

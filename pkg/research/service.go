@@ -35,6 +35,9 @@ type Budgets struct {
 	RefreshRetries int
 	// MaxRefreshWait caps one wait for a refreshing session.
 	MaxRefreshWait time.Duration
+	// StreamBackstop is the poll interval of a job whose stream is live:
+	// the stream says when the job ends, polls only confirm it.
+	StreamBackstop time.Duration
 }
 
 // DefaultBudgets are docs/research.md's.
@@ -46,6 +49,7 @@ var DefaultBudgets = Budgets{
 	SlowInterval:   15 * time.Second,
 	Jitter:         0.2,
 	RequestTimeout: 30 * time.Second,
+	StreamBackstop: time.Minute,
 	MaxCitations:   DefaultCitationMax,
 	RefreshRetries: 5,
 	MaxRefreshWait: 30 * time.Second,
@@ -72,6 +76,7 @@ type Service struct {
 	locksMu sync.Mutex
 	locks   map[string]*jobLock // job id → its lock while anyone holds or waits for it: one poll of a job at a time
 	pending sync.Map            // job id → chan struct{} (closed when done): creates in flight in this process
+	streams sync.Map            // job id → *liveStream: interaction streams followed in this process (stream.go)
 
 	authMu   sync.Mutex
 	authHome string
@@ -114,8 +119,8 @@ func (s *Service) budgets() Budgets {
 	d := DefaultBudgets
 	if f := s.timeScale(); f > 1 {
 		scale := func(x time.Duration) time.Duration { return time.Duration(float64(x) / f) }
-		d.WallClock, d.FastInterval, d.FastPeriod, d.SlowInterval, d.MaxRefreshWait =
-			scale(d.WallClock), scale(d.FastInterval), scale(d.FastPeriod), scale(d.SlowInterval), scale(d.MaxRefreshWait)
+		d.WallClock, d.FastInterval, d.FastPeriod, d.SlowInterval, d.MaxRefreshWait, d.StreamBackstop =
+			scale(d.WallClock), scale(d.FastInterval), scale(d.FastPeriod), scale(d.SlowInterval), scale(d.MaxRefreshWait), scale(d.StreamBackstop)
 	}
 	// Unset (zero or negative) fields take the defaults.
 	b.WallClock = positiveOr(b.WallClock, d.WallClock)
@@ -128,6 +133,7 @@ func (s *Service) budgets() Budgets {
 	b.MaxCitations = positiveOr(b.MaxCitations, d.MaxCitations)
 	b.RefreshRetries = positiveOr(b.RefreshRetries, d.RefreshRetries)
 	b.MaxRefreshWait = positiveOr(b.MaxRefreshWait, d.MaxRefreshWait)
+	b.StreamBackstop = positiveOr(b.StreamBackstop, d.StreamBackstop)
 	return b
 }
 
@@ -153,6 +159,31 @@ func (s *Service) callEnv(env *owner.OpEnv) func(string) string {
 		return s.getenv
 	}
 	return env.Getenv
+}
+
+// sleepOrPoke sleeps as sleep does, or until poke is closed (poked).
+func (s *Service) sleepOrPoke(ctx context.Context, d time.Duration, poke <-chan struct{}) (poked bool, err error) {
+	if poke == nil || s.Sleep != nil {
+		return false, s.sleep(ctx, d)
+	}
+	select {
+	case <-poke:
+		return true, ctx.Err()
+	default:
+	}
+	if d <= 0 {
+		return false, ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false, ctx.Err()
+	case <-poke:
+		return true, nil
+	case <-t.C:
+		return false, nil
+	}
 }
 
 func (s *Service) sleep(ctx context.Context, d time.Duration) error {

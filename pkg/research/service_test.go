@@ -400,7 +400,9 @@ func TestWallClockBudgetCancels(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	res, _ := f.start("fake:never")
-	pr, err := f.svc.Wait(ctx, f.env(), WaitParams{JobParams: JobParams{Job: res.Job}})
+	// Polling alone: the cadence the poll counts below are about (the
+	// stream's backstop is TestWallClockBudgetWithStream's).
+	pr, err := f.svc.Wait(ctx, f.env(), WaitParams{JobParams: JobParams{Job: res.Job}, NoStream: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,6 +419,32 @@ func TestWallClockBudgetCancels(t *testing.T) {
 	}
 	if n := f.fake.Count("POST /interactions/*"); n != 1 {
 		t.Fatalf("cancel requests %d", n)
+	}
+}
+
+// TestWallClockBudgetWithStream: a wait that follows the stream polls at
+// the backstop while it is live, yet the wall-clock budget still cancels
+// on time, and never with more polls than polling alone.
+func TestWallClockBudgetWithStream(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	res, _ := f.start("fake:never")
+	pr, err := f.svc.Wait(ctx, f.env(), WaitParams{JobParams: JobParams{Job: res.Job}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.State != StateCancelled || pr.ErrorCode != "wall_clock_budget_exceeded" {
+		t.Fatalf("%+v", pr.Job)
+	}
+	elapsed := fromMs(pr.FinishedAt).Sub(fromMs(pr.CreatedAt))
+	if elapsed < 65*time.Minute || elapsed > 67*time.Minute {
+		t.Fatalf("cancelled after %s", elapsed)
+	}
+	if pr.PollCount > 300 {
+		t.Fatalf("poll count %d", pr.PollCount)
+	}
+	if n := f.fake.Count("GET /interactions/" + res.Handle + "?stream=true*"); n > maxStreamResumes+1 {
+		t.Fatalf("%d streams", n)
 	}
 }
 

@@ -197,7 +197,9 @@ func DescribeFrom(cfg *config.Config, getenv func(string) string) (Describe, err
 			Figures:       FigureConstraints{MimeTypes: []string{"image/png", "image/jpeg", "image/gif", "image/webp"}, MaxCount: MaxFigures, MaxBytes: MaxFigureBytes, MaxTotalBytes: MaxFigureTotalBytes},
 		},
 		Unsupported: []string{"asOf"},
+		Contracts:   Contracts,
 	}
+	d.Constraints.MaxTokens = MaxTokenBudget
 	s, err := SettingsFrom(cfg, getenv)
 	if err != nil {
 		d.Problems = append(d.Problems, err.Error())

@@ -62,6 +62,12 @@ func researchChainMigrations(add func(Migration)) {
 CREATE TRIGGER research_jobs_owner_resubmit BEFORE UPDATE ON research_jobs FOR EACH ROW
   WHEN (NEW.state = 'submitting' AND OLD.state <> 'submitting') EXECUTE FUNCTION clawkit_job_owner();
 `})
+	// usage: the provider's token use per interaction of the job (JSON,
+	// docs/research.md "Tokens and cost"); the token budget is a start
+	// option (options).
+	add(Migration{Version: 35, Name: "research_usage", SQL: `
+ALTER TABLE research_jobs ADD COLUMN usage TEXT NOT NULL DEFAULT '';
+`})
 }
 
 const researchChainColumns = `

@@ -46,7 +46,7 @@ func TestCreatePollCancelWireShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	ac, _ := body["agent_config"].(map[string]any)
-	if body["agent"] != google.DefaultAgent || body["background"] != true || body["store"] != true || ac["type"] != "deep-research" || ac["thinking_summaries"] != "none" {
+	if body["agent"] != google.DefaultAgent || body["background"] != true || body["store"] != true || ac["type"] != "deep-research" || ac["thinking_summaries"] != "auto" {
 		t.Fatalf("create body %s", log[0].Body)
 	}
 	if strings.Contains(string(log[0].Body), "test-key") {

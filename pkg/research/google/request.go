@@ -85,7 +85,8 @@ type createBody struct {
 }
 
 // agentConfig is the SDKs' DeepResearchAgentConfig. Thinking summaries
-// are never wanted (they are never kept).
+// are asked for ("auto"): the interaction's stream shows them as progress
+// while the job runs; they are never stored or published.
 type agentConfig struct {
 	Type                  string `json:"type"`
 	ThinkingSummaries     string `json:"thinking_summaries"`
@@ -122,7 +123,7 @@ type mcpServerTool struct {
 func (cr CreateRequest) body(agent string) createBody {
 	b := createBody{
 		Agent: agent, PreviousInteractionID: cr.PreviousInteractionID, Background: true, Store: true,
-		AgentConfig: agentConfig{Type: "deep-research", ThinkingSummaries: "none", CollaborativePlanning: cr.CollaborativePlanning, Visualization: cr.Visualization},
+		AgentConfig: agentConfig{Type: "deep-research", ThinkingSummaries: "auto", CollaborativePlanning: cr.CollaborativePlanning, Visualization: cr.Visualization},
 	}
 	if len(cr.Parts) == 0 {
 		b.Input, _ = json.Marshal(cr.Input)

@@ -60,8 +60,8 @@ func TestCreateRequestIsTheSDKs(t *testing.T) {
 		t.Fatalf("background/store: %s", body)
 	}
 	dr := req.GetAgentConfigDeepResearch()
-	if dr == nil || dr.ThinkingSummaries == nil || *dr.ThinkingSummaries != sdk.ThinkingSummariesNone || !dr.ThinkingSummaries.IsExact() {
-		t.Fatalf("agent_config is not the SDK's deep-research config with thinking_summaries none: %s", body)
+	if dr == nil || dr.ThinkingSummaries == nil || *dr.ThinkingSummaries != sdk.ThinkingSummariesAuto || !dr.ThinkingSummaries.IsExact() {
+		t.Fatalf("agent_config is not the SDK's deep-research config with thinking_summaries auto: %s", body)
 	}
 	if req.ContinuationToken != nil || req.PreviousInteractionID != nil {
 		t.Fatalf("a create must never continue anything: %s", body)

@@ -65,6 +65,10 @@ type Entry struct {
 	// made of it (plan, confirm, follow-up, research).
 	Previous string `json:"previous,omitempty"`
 	Turn     string `json:"turn,omitempty"`
+	// Stream is set for a GET with stream=true; LastEventID is the
+	// event it resumed after.
+	Stream      bool   `json:"stream,omitempty"`
+	LastEventID string `json:"lastEventId,omitempty"`
 }
 
 // Server is the fake. The zero value is not usable; call New.
@@ -93,6 +97,7 @@ type item struct {
 	tools     []string // tool types declared
 	parts     int      // document and image parts received
 	visualize bool
+	summaries bool // agent_config.thinking_summaries auto: the stream carries them
 	polls     int
 	finishAt  int
 	cancelAt  int // poll count at which a cancel takes effect (0 = none)
@@ -102,6 +107,16 @@ type item struct {
 	onceFired bool
 	// key is the API key the create was sent with (echo-key quotes it).
 	key string
+	// events is the interaction's stream so far (stream.go); emitted the
+	// poll count and status they reflect; streams how many streams were
+	// opened (stream-drop-once drops the first).
+	events      []map[string]any
+	emitPolls   int
+	emitStatus  string
+	emitDone    bool
+	streams     int
+	resumed     bool          // a stream was opened with last_event_id
+	finishAfter time.Duration // fake-ms: finishes this long after creation
 }
 
 // New returns a fake. If logPath is not empty every request is also
@@ -190,6 +205,7 @@ func account(key string) string {
 var (
 	directive = regexp.MustCompile(`\bfake:([a-z0-9-]+)`)
 	pollsDir  = regexp.MustCompile(`\bfake-polls:([0-9]+)`)
+	msDir     = regexp.MustCompile(`\bfake-ms:([0-9]+)`)
 )
 
 // ServeHTTP implements the three endpoints under any base path prefix that
@@ -213,6 +229,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(rest, "/") && strings.HasSuffix(rest, "/cancel") && r.Method == http.MethodPost:
 		s.cancel(w, r, e, strings.TrimSuffix(rest[1:], "/cancel"))
 	case strings.HasPrefix(rest, "/") && r.Method == http.MethodGet:
+		if r.URL.Query().Get("stream") == "true" {
+			s.stream(w, r, e, rest[1:])
+			return
+		}
 		s.get(w, e, rest[1:])
 	default:
 		e.Result = "404"
@@ -497,6 +517,9 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, e Entry) {
 			it.tools = append(it.tools, ty)
 		}
 	}
+	if v, _ := cr.AgentConfig["thinking_summaries"].(string); v == "auto" {
+		it.summaries = true
+	}
 	if v, _ := cr.AgentConfig["visualization"].(string); v == "auto" {
 		it.visualize = true
 	}
@@ -573,7 +596,11 @@ func (s *Server) Seed(input string) string {
 	if m := directive.FindStringSubmatch(input); m != nil {
 		scen = m[1]
 	}
-	return s.accept(input, scen).id
+	it := s.accept(input, scen)
+	s.mu.Lock()
+	it.summaries = true // as clawkit creates them (thinking_summaries auto)
+	s.mu.Unlock()
+	return it.id
 }
 
 func (s *Server) accept(input, scen string) *item {
@@ -589,6 +616,11 @@ func (s *Server) accept(input, scen string) *item {
 		it.status, it.finishAt = "requires_continuation", 3
 	case "continuation-on-poll", "unknown-status":
 		it.finishAt = 3
+	}
+	if m := msDir.FindStringSubmatch(input); m != nil {
+		if n, err := strconv.Atoi(m[1]); err == nil && n > 0 {
+			it.finishAfter = time.Duration(n) * time.Millisecond
+		}
 	}
 	if m := pollsDir.FindStringSubmatch(input); m != nil {
 		if n, err := strconv.Atoi(m[1]); err == nil && n > 0 {
@@ -654,6 +686,33 @@ func (s *Server) get(w http.ResponseWriter, e Entry, id string) {
 	}
 	s.mu.Lock()
 	it.polls++
+	advance(it)
+	doc := render(it)
+	first := it.polls == 1
+	s.mu.Unlock()
+	s.answerGet(w, e, it, doc, first)
+}
+
+// advance moves an interaction on after a poll: by its poll count, or,
+// with fake-ms, by the time since its creation.
+func advance(it *item) {
+	if it.scenario == "stream-drop-once" && !it.resumed && !terminal(it.status) && it.cancelAt == 0 {
+		// Runs until a dropped stream was resumed (stream.go).
+		it.status = "in_progress"
+		return
+	}
+	if it.finishAfter > 0 && !terminal(it.status) {
+		switch {
+		case it.cancelAt != 0 && it.cancelAt <= it.polls:
+			it.status = "cancelled"
+		case time.Since(it.created) >= it.finishAfter:
+			it.status = finalStatus(it.scenario)
+		default:
+			it.status = "in_progress"
+		}
+		it.updated = time.Now().UTC()
+		return
+	}
 	if !terminal(it.status) {
 		switch {
 		case it.cancelAt > 0 && it.polls >= it.cancelAt:
@@ -674,9 +733,9 @@ func (s *Server) get(w http.ResponseWriter, e Entry, id string) {
 		}
 		it.updated = time.Now().UTC()
 	}
-	doc := render(it)
-	first := it.polls == 1
-	s.mu.Unlock()
+}
+
+func (s *Server) answerGet(w http.ResponseWriter, e Entry, it *item, doc map[string]any, first bool) {
 	e.Result = "200"
 	switch {
 	case first && it.scenario == "poll-not-json-once":
@@ -872,9 +931,13 @@ func render(it *item) map[string]any {
 		steps = []any{input, thought}
 		if it.status == "completed" {
 			steps = append(steps, map[string]any{"type": "model_output", "content": []any{textBlock(PlanText)}})
+			doc["usage"] = PlanUsage
 		}
 		doc["steps"] = steps
 		return doc
+	}
+	if it.scenario == "usage-running" && !terminal(it.status) && it.polls > 0 {
+		doc["usage"] = RunningUsage(it.polls)
 	}
 	steps = append(steps, toolSteps(it.tools)...)
 	partialText := it.scenario == "partial" || it.scenario == "incomplete" || it.scenario == "budget-exceeded" || it.scenario == "step-error" || it.scenario == "echo-key" || it.scenario == "forge-text"
@@ -907,7 +970,10 @@ func render(it *item) map[string]any {
 		default:
 			steps = append(steps, thought, final)
 		}
-		doc["usage"] = map[string]any{"total_input_tokens": 120, "total_output_tokens": 3400, "total_tokens": 3520}
+		doc["usage"] = FinalUsage
+		if it.scenario == "usage-running" {
+			doc["usage"] = RunningUsage(it.polls)
+		}
 	}
 	switch {
 	case it.status == "failed" && it.scenario == "echo-key":
@@ -929,6 +995,24 @@ func render(it *item) map[string]any {
 		doc["steps"] = steps
 	}
 	return doc
+}
+
+// Usage the fake reports (the SDKs' Usage): a plan turn's, a finished
+// interaction's, and, in the usage-running scenario, a running one's from
+// its first poll on, growing with each poll (the last poll's is kept at
+// the end). Without that scenario a running interaction reports no usage.
+var (
+	PlanUsage  = map[string]any{"total_input_tokens": 120, "total_output_tokens": 300, "total_tokens": 420}
+	FinalUsage = map[string]any{"total_input_tokens": 120, "total_output_tokens": 3400, "total_tokens": 3520}
+)
+
+// RunningUsage is the usage-running scenario's usage after polls polls:
+// 120 input tokens, 1,000 thought and 200 tool-use tokens and one Google
+// Search call per poll.
+func RunningUsage(polls int) map[string]any {
+	return map[string]any{"total_input_tokens": 120, "total_thought_tokens": 1000 * polls, "total_tool_use_tokens": 200 * polls,
+		"total_cached_tokens": 0, "total_tokens": 120 + 1200*polls,
+		"grounding_tool_count": []any{map[string]any{"type": "google_search", "count": polls}}}
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
