@@ -542,6 +542,9 @@ func invokeSafely(ctx context.Context, m owner.Method, env *owner.OpEnv, params 
 	if params, err = m.Check(params); err != nil {
 		return nil, err
 	}
+	if err = m.Admit(env, params); err != nil {
+		return nil, err
+	}
 	return m.Run(ctx, env, params)
 }
 

@@ -166,9 +166,7 @@ func skippedRefs(md []byte, skipped []string) []skilllint.Finding {
 }
 
 func opInstall(ctx context.Context, env *owner.OpEnv, p InstallParams) (*CommitResult, error) {
-	if err := skilllint.CheckSkillName(p.Skill); err != nil {
-		return nil, err
-	}
+	// p is as checkInstall returned it: the name and target are checked.
 	rep := &skilllint.Report{Skill: p.Skill, Strict: p.Strict}
 	var md []byte
 	seen := map[string]bool{}
