@@ -55,8 +55,6 @@ func ResolvePlugin(home, id string) (*Plugin, error) {
 // "not checked" and resolvePlugin refuses it as a programming error.
 type pluginID struct{ id string }
 
-func (p pluginID) String() string { return p.id }
-
 // checkPluginID is the one check of a plugin id's shape.
 func checkPluginID(id string) (pluginID, error) {
 	if !pluginmanifest.ValidID(id) {
