@@ -20,11 +20,20 @@ run() { # label command...
   shift
   if command -v hyperfine >/dev/null; then
     hyperfine -N --warmup 20 --runs "$N" --export-json "$home/r.json" "$*" >/dev/null
-    python3 - "$label" "$home/r.json" <<'PY'
+    python3 - "$label" "$home/r.json" "$home/floor" <<'PY'
 import json, sys, statistics
 r = json.load(open(sys.argv[2]))["results"][0]["times"]
 r.sort()
-print(f"{sys.argv[1]:<28} median {statistics.median(r)*1000:.2f} ms  p90 {r[int(len(r)*0.9)]*1000:.2f} ms  (n={len(r)}, hyperfine)")
+m = statistics.median(r) * 1000
+floor = ""
+try:
+    f = float(open(sys.argv[3]).read())
+    floor = f"  {m / f:.2f}x the dependency floor"
+except (OSError, ValueError):
+    pass
+print(f"{sys.argv[1]:<28} median {m:.2f} ms  p90 {r[int(len(r)*0.9)]*1000:.2f} ms  (n={len(r)}, hyperfine){floor}")
+if sys.argv[1].startswith("hello + clawkit's deps"):
+    open(sys.argv[3], "w").write(str(m))
 PY
     faults "$@"
   else
@@ -43,12 +52,13 @@ PY
 faults() {
   python3 - "$@" <<'PY'
 import os, statistics, subprocess, sys
-counts = []
+counts, cpu = [], []
 for _ in range(21):
     p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
     _, _, ru = os.wait4(p.pid, 0)
     counts.append(ru.ru_minflt + ru.ru_majflt)
-print(f"{'':<28} page faults median {statistics.median(counts):.0f} (n=21, rusage)")
+    cpu.append(ru.ru_utime + ru.ru_stime)
+print(f"{'':<28} page faults median {statistics.median(counts):.0f}, cpu median {statistics.median(cpu)*1000:.2f} ms (n=21, rusage)")
 PY
 }
 
@@ -73,6 +83,11 @@ run "static Go hello (Go floor)" "$hello/hello"
 # package clawkit imports (scripts/depsfloor), none of clawkit's code.
 CGO_ENABLED=0 go build -o "$hello/depsfloor" ./scripts/depsfloor
 run "hello + clawkit's deps" "$hello/depsfloor"
+# The floor of clawkit's own code: the same hello linking all of clawkit
+# (scripts/linkfloor), so every initialiser runs, but no command line is
+# parsed. Above it is only what clawkit's main does.
+CGO_ENABLED=0 go build -o "$hello/linkfloor" ./scripts/linkfloor
+run "hello + all of clawkit" "$hello/linkfloor"
 run "clawkit version" "$BIN" version
 run "session show (offline)" "$BIN" session show bench
 "$BIN" gateway run --detach >/dev/null

@@ -317,7 +317,7 @@ func (w *walker) accept(h *tar.Header) (*Entry, error) {
 	}
 	name := h.Name
 	if len(name) > w.lim.MaxPathBytes {
-		return nil, refuse(CodeInvalidPath, "entry name of %d bytes is over the limit of %d (%.64q…)", len(name), w.lim.MaxPathBytes, name)
+		return nil, refuse(CodeArchiveInvalidPath, "entry name of %d bytes is over the limit of %d (%.64q…)", len(name), w.lim.MaxPathBytes, name)
 	}
 	e := &Entry{RawMode: h.Mode, Mode: fs.FileMode(h.Mode) & fs.ModePerm, Index: w.st.Entries - 1}
 	for k := range h.PAXRecords {
@@ -343,7 +343,7 @@ func (w *walker) accept(h *tar.Header) (*Entry, error) {
 		return nil, refuse(CodeUnsupported, "entry %q has unsupported type %q", name, h.Typeflag)
 	}
 	if err := checkName(name); err != nil {
-		return nil, refuse(CodeInvalidPath, "entry %q: %v", h.Name, err)
+		return nil, refuse(CodeArchiveInvalidPath, "entry %q: %v", h.Name, err)
 	}
 	e.Path = name
 	if e.Type == TypeFile {

@@ -139,7 +139,7 @@ func TestLimits(t *testing.T) {
 		{"entries", archivetest.Build(many), archive.Limits{MaxEntries: 10}, archive.CodeTooManyEntries},
 		{"expanded", archivetest.Build([]archivetest.Entry{{Name: "a", Body: archivetest.Text(1, 5000)}}), archive.Limits{MaxExpandedBytes: 4096}, archive.CodeExpanded},
 		{"archive-size", archivetest.Build([]archivetest.Entry{{Name: "a", Body: archivetest.Text(1, 5000)}}), archive.Limits{MaxArchiveBytes: 100}, errs.CodeArchiveTooLarge},
-		{"path", archivetest.Build([]archivetest.Entry{{Name: strings.Repeat("a", 40), Body: []byte("x")}}), archive.Limits{MaxPathBytes: 32}, archive.CodeInvalidPath},
+		{"path", archivetest.Build([]archivetest.Entry{{Name: strings.Repeat("a", 40), Body: []byte("x")}}), archive.Limits{MaxPathBytes: 32}, archive.CodeArchiveInvalidPath},
 		{"ratio", archivetest.Build([]archivetest.Entry{{Name: "a", Body: archivetest.Text(1, 50000)}}), archive.Limits{MaxRatio: 2}, archive.CodeRatio},
 	}
 	for _, c := range cases {
@@ -169,7 +169,7 @@ func TestPathAtLimitPasses(t *testing.T) {
 		t.Fatal(err)
 	}
 	data = archivetest.Build([]archivetest.Entry{{Name: name + "d", Body: []byte("x")}})
-	if _, _, _, err := walkAll(t, data, archive.Options{}); errs.CodeOf(err) != archive.CodeInvalidPath {
+	if _, _, _, err := walkAll(t, data, archive.Options{}); errs.CodeOf(err) != archive.CodeArchiveInvalidPath {
 		t.Fatalf("1025-byte path: %v", err)
 	}
 }
@@ -387,7 +387,7 @@ func TestDepthLimit(t *testing.T) {
 	}
 	over := strings.Repeat("d/", 64) + "x.js"
 	_, _, _, err := walkAll(t, archivetest.Build([]archivetest.Entry{{Name: over, Body: []byte("x")}}), archive.Options{})
-	if errs.CodeOf(err) != archive.CodeInvalidPath || !strings.Contains(err.Error(), "65 folders deep") {
+	if errs.CodeOf(err) != archive.CodeArchiveInvalidPath || !strings.Contains(err.Error(), "65 folders deep") {
 		t.Fatalf("65 segments: %v", err)
 	}
 }

@@ -19,8 +19,8 @@ const (
 	CodeExpanded errs.Code = "archive_expanded_too_large"
 	// CodeRatio: expansion ratio over the limit
 	CodeRatio errs.Code = "archive_expansion_ratio"
-	// CodeInvalidPath: absolute, "..", "\", NUL, not normalised, too long
-	CodeInvalidPath errs.Code = "archive_invalid_path"
+	// CodeArchiveInvalidPath: absolute, "..", "\", NUL, not normalised, too long
+	CodeArchiveInvalidPath errs.Code = "archive_invalid_path"
 	// CodeDuplicate: the same path twice
 	CodeDuplicate errs.Code = "archive_duplicate_entry"
 	// CodeConflict: entry below a file or a link

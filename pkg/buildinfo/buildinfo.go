@@ -27,6 +27,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -115,12 +116,15 @@ func read(bi *debug.BuildInfo, s stamped) Info {
 // pseudoRE matches the three pseudo-version forms of the go command
 // (vX.0.0-TS-REV, vX.Y.Z-pre.0.TS-REV, vX.Y.(Z+1)-0.TS-REV), with an
 // optional build suffix such as +dirty.
-var pseudoRE = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+-(?:[0-9A-Za-z.-]*\.)?(?:0\.)?([0-9]{14})-([0-9a-f]{12})(?:\+[0-9A-Za-z.-]+)?$`)
+// Compiled on first use, so that process start does not pay for it.
+var pseudoRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+-(?:[0-9A-Za-z.-]*\.)?(?:0\.)?([0-9]{14})-([0-9a-f]{12})(?:\+[0-9A-Za-z.-]+)?$`)
+})
 
 // ParsePseudo returns the commit prefix and the commit time a Go
 // pseudo-version names.
 func ParsePseudo(v string) (rev string, t time.Time, ok bool) {
-	m := pseudoRE.FindStringSubmatch(v)
+	m := pseudoRE().FindStringSubmatch(v)
 	if m == nil {
 		return "", time.Time{}, false
 	}

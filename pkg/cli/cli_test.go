@@ -349,3 +349,24 @@ func TestOneRunSignature(t *testing.T) {
 		t.Fatalf("only %d leaves found", leaves)
 	}
 }
+
+// TestGlobalValueFlags keeps the argv pre-scan's copy of the global flags
+// that take a separate value (globalValueFlags) equal to what kong makes
+// of Globals: a flag missing from the copy would make the pre-scan read
+// its value as the command word (docs/architecture.md, "Start-up").
+func TestGlobalValueFlags(t *testing.T) {
+	k, err := kong.New(&CLI{}, kong.Exit(func(int) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, f := range k.Model.Flags {
+		if f.Hidden || f.IsBool() || f.IsCounter() || f.Name == "help" {
+			continue
+		}
+		want["--"+f.Name] = true
+	}
+	if !reflect.DeepEqual(want, globalValueFlags) {
+		t.Errorf("globalValueFlags = %v, kong's global flags with a value = %v", globalValueFlags, want)
+	}
+}

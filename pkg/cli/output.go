@@ -2,34 +2,18 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"text/tabwriter"
-	"time"
 
-	"github.com/alecthomas/kong"
 	"golang.org/x/term"
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/termsafe"
 )
-
-// Env is what every leaf's Run receives: the process's side effects in one
-// place so tests can swap them.
-type Env struct {
-	Ctx     context.Context
-	Globals *Globals
-	// Kong is the parsed command line (for help and completion leaves).
-	Kong   *kong.Context
-	Stdin  io.Reader
-	Out    *Output
-	Now    func() time.Time
-	Getenv func(string) string
-}
 
 // Output prints results in human or JSON form and errors in the documented
 // shape. Results go to stdout, diagnostics and progress to stderr.

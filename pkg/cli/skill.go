@@ -660,10 +660,10 @@ func (c *SkillBundleCmd) Run(env *Env) error {
 // folders on disk). The watching itself reads the folders directly and
 // takes no lock: it never blocks a writer.
 type SkillWatchCmd struct {
-	Plugin   string        `help:"Plugin whose skills folder to watch." placeholder:"ID"`
+	Plugin   string        `help:"Plugin whose skills folder to watch." placeholder:"ID" xor:"source"`
 	Agent    string        `help:"Agent id." default:"main" env:"CLAWKIT_AGENT"`
 	Session  string        `help:"Session key." default:"cli" env:"CLAWKIT_SESSION"`
-	Dir      []string      `help:"Watch this skill folder on disk instead (repeatable)." placeholder:"DIR" sep:"none"`
+	Dir      []string      `help:"Watch this skill folder on disk instead (repeatable)." placeholder:"DIR" sep:"none" xor:"source"`
 	Interval time.Duration `help:"Coalesce the edits of this long into one change line (at least 1ms)." default:"100ms"`
 	Poll     time.Duration `help:"While watching is unavailable, rescan this often (at least 100ms)." default:"2s"`
 	MaxDirs  int           `help:"Watch at most this many folders; past it, poll (at least 1)." default:"1024"`
@@ -678,10 +678,8 @@ func (c *SkillWatchCmd) Run(env *Env) error {
 	// once, at the start (docs/skills.md, "skill watch").
 	ctx, stopHUP := signal.NotifyContext(ctx, syscall.SIGHUP)
 	defer stopHUP()
-	switch {
-	case len(c.Dir) > 0 && c.Plugin != "":
-		return errs.Usage(CodeUsage, "pass either --dir DIR or --plugin ID, not both")
-	case len(c.Dir) == 0 && c.Plugin == "":
+	// --dir with --plugin is refused by kong (the xor tag).
+	if len(c.Dir) == 0 && c.Plugin == "" {
 		return errs.Usage(CodeUsage, "nothing to watch").WithHint("pass --plugin ID for a plugin's skills, or --dir DIR for a skill folder")
 	}
 	if err := skills.CheckWatchOptions(c.Interval, c.Poll, c.MaxDirs); err != nil {

@@ -79,6 +79,7 @@ type pkgInfo struct {
 	refs            map[string]bool   // identifiers this package references (pkg.Name or Name)
 	paths           []string          // absolute paths of files
 	wrappers        map[string]wrapper
+	codeParams      map[string][]int // functions' parameters of type errs.Code: a literal there is a code
 }
 
 func repoRoot(t *testing.T) string {
@@ -111,7 +112,7 @@ func loadPackages(t testing.TB, root string) (map[string]*pkgInfo, *token.FileSe
 			p := pkgs[dir]
 			if p == nil {
 				rel, _ := filepath.Rel(root, dir)
-				p = &pkgInfo{dir: rel, importPath: "github.com/clawkit/clawkit/" + filepath.ToSlash(rel), consts: map[string]string{}, codes: map[string]string{}, inCodesGo: map[string]bool{}, untyped: map[string]bool{}, refs: map[string]bool{}, wrappers: map[string]wrapper{}}
+				p = &pkgInfo{dir: rel, importPath: "github.com/clawkit/clawkit/" + filepath.ToSlash(rel), consts: map[string]string{}, codes: map[string]string{}, inCodesGo: map[string]bool{}, untyped: map[string]bool{}, refs: map[string]bool{}, wrappers: map[string]wrapper{}, codeParams: map[string][]int{}}
 				pkgs[dir] = p
 			}
 			p.files = append(p.files, f)
@@ -241,6 +242,9 @@ func findWrappers(p *pkgInfo) {
 			for _, field := range fd.Type.Params.List {
 				for _, n := range field.Names {
 					params[n.Name] = i
+					if isCodeType(field.Type) {
+						p.codeParams[fd.Name.Name] = append(p.codeParams[fd.Name.Name], i)
+					}
 					i++
 				}
 			}
@@ -272,6 +276,13 @@ func findWrappers(p *pkgInfo) {
 	}
 }
 
+// codeLiteral names the struct literals whose Code field is an error
+// code: errs.Error, pkg/mcp's CallError, and a skill lint Finding (the code
+// `skill validate` fails with, exit 1, when the finding is an error).
+var codeLiteral = map[string]bool{"Error": true, "CallError": true, "Finding": true}
+
+var codeLiteralKind = map[string]string{"Finding": "1"}
+
 // compositeCode reads an Error{...} or CallError{...} literal: the
 // parameter (or -1) its Code comes from, and its kind.
 func compositeCode(cl *ast.CompositeLit, params map[string]int) (code int, kind string, kindArg, msgArg int, ok bool) {
@@ -282,10 +293,11 @@ func compositeCode(cl *ast.CompositeLit, params map[string]int) (code int, kind 
 	case *ast.SelectorExpr:
 		name = t.Sel.Name
 	}
-	if name != "Error" && name != "CallError" {
+	if !codeLiteral[name] {
 		return -1, "", -1, -1, false
 	}
 	code, kindArg, msgArg = -1, -1, -1
+	kind = codeLiteralKind[name]
 	for _, elt := range cl.Elts {
 		kv, ok := elt.(*ast.KeyValueExpr)
 		if !ok {
@@ -411,14 +423,24 @@ func collectUses(t testing.TB, pkgs map[string]*pkgInfo, fset *token.FileSet) ma
 					}
 					var w wrapper
 					var found bool
+					var codeParams []int
 					switch fn := n.Fun.(type) {
 					case *ast.Ident:
 						w, found = p.wrappers[fn.Name]
+						codeParams = p.codeParams[fn.Name]
 					case *ast.SelectorExpr:
 						if x, ok := fn.X.(*ast.Ident); ok {
 							if q := byImport[imports[x.Name]]; q != nil {
 								w, found = q.wrappers[fn.Sel.Name]
+								codeParams = q.codeParams[fn.Sel.Name]
 							}
+						}
+					}
+					// Any other argument a helper takes as an errs.Code
+					// (a default code, say) is a code too.
+					for _, i := range codeParams {
+						if e := arg(n, i); e != nil && (!found || i != w.codeArg) {
+							add(e, "", "")
 						}
 					}
 					if !found {
@@ -442,11 +464,12 @@ func collectUses(t testing.TB, pkgs map[string]*pkgInfo, fset *token.FileSet) ma
 					case *ast.SelectorExpr:
 						name = t.Sel.Name
 					}
-					if name != "Error" && name != "CallError" {
+					if !codeLiteral[name] {
 						return true
 					}
 					var code ast.Expr
-					var kind, msg string
+					var msg string
+					kind := codeLiteralKind[name]
 					for _, elt := range n.Elts {
 						kv, ok := elt.(*ast.KeyValueExpr)
 						if !ok {

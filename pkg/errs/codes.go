@@ -79,6 +79,8 @@ const (
 	CodeInvalidSecret Code = "invalid_secret"
 	// CodeInvalidTimeout: --timeout … is shorter than …, the finest a wait counts (or negative, or given without --wait)
 	CodeInvalidTimeout Code = "invalid_timeout"
+	// CodeInvalidFrontmatter: skill … has no SKILL.md; every skill starts with one
+	CodeInvalidFrontmatter Code = "invalid_frontmatter"
 )
 
 // Codes the MCP core and both transports raise (pkg/mcp, pkg/mcp/mcpstdio,

@@ -11,12 +11,12 @@ import (
 )
 
 // Issue 15 item 2 with the real operations: a skill write on a home where
-// the plugin is not installed first creates the default session (a
-// database write, admitted), then is refused. That refusal came after an
-// effect, so the gateway must not say mutationAccepted:false; the client
-// keeps the operation's own kind (refused, exit 3). The same call again is
-// refused before any effect (the session exists): mutationAccepted:false.
-// A duplicate session create is refused by its read, before the write.
+// the plugin is not installed is refused by the operation's Admit, which
+// the gateway runs between Check and Run as the offline executor does
+// before its lock: before any effect (the default session is not created),
+// so mutationAccepted:false, every time. The client keeps the operation's
+// own kind (refused, exit 3). A duplicate session create is refused by its
+// read, before the write.
 func TestRealOpsMutationAccepted(t *testing.T) {
 	_, rec, done := startGateway(t, ops.Registry())
 	defer func() {
@@ -41,13 +41,16 @@ func TestRealOpsMutationAccepted(t *testing.T) {
 		}
 		return "false"
 	}
-	rep := rawCall(t, rec.Socket, req)
-	if rep.Error.Code != "plugin_unavailable" || accepted(rep) != "true" {
-		t.Fatalf("refusal after the default session was created: %+v (mutationAccepted %s), want mutationAccepted:true", rep.Error, accepted(rep))
+	for i := range 2 {
+		rep := rawCall(t, rec.Socket, req)
+		if rep.Error.Code != "plugin_unavailable" || accepted(rep) != "false" {
+			t.Fatalf("call %d: refusal before any effect: %+v (mutationAccepted %s), want mutationAccepted:false", i+1, rep.Error, accepted(rep))
+		}
 	}
-	rep = rawCall(t, rec.Socket, req)
-	if rep.Error.Code != "plugin_unavailable" || accepted(rep) != "false" {
-		t.Fatalf("refusal before any effect: %+v (mutationAccepted %s)", rep.Error, accepted(rep))
+	// Admit refused before Run: the default session was not created.
+	show := owner.CallRequest{Method: "session.show.v1", Params: json.RawMessage(`{"agentId":"main","sessionKey":"cli"}`), ExpectedOwnerID: rec.OwnerID}
+	if rep := rawCall(t, rec.Socket, show); rep.Error == nil || rep.Error.Code != "session_not_found" {
+		t.Fatalf("session after a refused write: %+v (want session_not_found)", rep)
 	}
 	// The routed client keeps the error's own kind either way.
 	_, err := owner.NewClient(rec.Socket).Call(context.Background(), req)

@@ -531,8 +531,9 @@ type resultReply struct {
 	Result any  `json:"result"`
 }
 
-// invokeSafely checks the decoded params (the gateway trusts no client)
-// and runs the operation.
+// invokeSafely checks the decoded params (the gateway trusts no client),
+// admits them (a write's Admit, as the offline executor runs it before its
+// lock) and runs the operation.
 func invokeSafely(ctx context.Context, m owner.Method, env *owner.OpEnv, params any) (res any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -540,6 +541,9 @@ func invokeSafely(ctx context.Context, m owner.Method, env *owner.OpEnv, params 
 		}
 	}()
 	if params, err = m.Check(params); err != nil {
+		return nil, err
+	}
+	if err := m.Admit(env, params); err != nil {
 		return nil, err
 	}
 	return m.Run(ctx, env, params)

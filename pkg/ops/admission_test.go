@@ -44,7 +44,7 @@ func openStore(t *testing.T) (string, *store.Store) {
 	return home, st
 }
 
-// Writer admission of state.backup runs immediately before the copy is
+// The write fence of state.backup runs immediately before the copy is
 // published, after the (long) copy itself: an owner that retired meanwhile
 // publishes no backup file.
 func TestBackupAdmittedBeforePublication(t *testing.T) {
@@ -73,7 +73,7 @@ func TestBackupAdmittedBeforePublication(t *testing.T) {
 	}
 }
 
-// Session writes pass writer admission after the read that can refuse
+// Session writes pass the write fence after the read that can refuse
 // them: a duplicate create or an update of a missing session is a refusal
 // before any effect; an admitted write is an effect; a retired owner
 // writes nothing.

@@ -276,7 +276,7 @@ func registerCore(r *owner.Registry) {
 			if err := env.Fence.AssertCurrent(); err != nil {
 				return BackupResult{}, err
 			}
-			// Writer admission runs inside Backup, immediately before the copy
+			// The write fence runs inside Backup, immediately before the copy
 			// is published (its checks before that are refusals before any
 			// effect).
 			if err := env.Store.Engine().Backup(ctx, env.Store.DB(), p.Path, env.BeginWrite); err != nil {
@@ -329,7 +329,7 @@ func editCredentials(env *owner.OpEnv, change func(*auth.Store) (auth.Public, er
 		if err := env.Fence.AssertCurrent(); err != nil {
 			return err
 		}
-		if err := env.BeginWrite(); err != nil { // writer admission, right before the file is replaced
+		if err := env.BeginWrite(); err != nil { // the write fence, right before the file is replaced
 			return err
 		}
 		if err := s.Save(); err != nil {
@@ -370,7 +370,7 @@ func editConfigWith(env *owner.OpEnv, load func(home string) (*config.Config, er
 			res = nil
 			return err
 		}
-		if err := env.BeginWrite(); err != nil { // writer admission, right before the file is replaced
+		if err := env.BeginWrite(); err != nil { // the write fence, right before the file is replaced
 			res = nil
 			return err
 		}

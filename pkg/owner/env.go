@@ -107,7 +107,7 @@ func (e *OpEnv) Config() (*config.Config, error) {
 	return config.Load(e.Home)
 }
 
-// BeginWrite is writer admission: the owner fence, checked immediately before a
+// BeginWrite is the write fence: the owner fence, checked immediately before a
 // database write or file publication, which it then counts as an effect.
 func (e *OpEnv) BeginWrite() error {
 	if err := e.AssertOwner(); err != nil {
@@ -117,7 +117,7 @@ func (e *OpEnv) BeginWrite() error {
 	return nil
 }
 
-// Writer is the operation's store with writer admission (BeginWrite) in front
+// Writer is the operation's store with the write fence (BeginWrite) in front
 // of each of the store's own writes (sessions): what write operations use.
 func (e *OpEnv) Writer() *store.Store { return e.Store.Gated(e.BeginWrite) }
 
@@ -134,7 +134,7 @@ func (e *OpEnv) EffectBegun() bool { return e.effect.Load() }
 // the session is reset, revoked or starts refreshing.
 func (e *OpEnv) BindSession(ctx context.Context, agentID, sessionKey string) (store.Session, error) {
 	// The default session's first use creates it: that write alone passes
-	// writer admission (an existing session is only read).
+	// the write fence (an existing session is only read).
 	sess, err := e.Writer().EnsureSession(ctx, agentID, sessionKey, e.Now())
 	if err != nil {
 		return sess, err

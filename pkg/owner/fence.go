@@ -18,7 +18,7 @@ type Fence interface {
 }
 
 // AssertOwner is the owner fence alone (lock held, owner not retiring), without
-// session checks: writer admission for the operation's database writes and
+// session checks: the write fence for the operation's database writes and
 // file publications, which must stop the moment ownership ends.
 func (e *OpEnv) AssertOwner() error {
 	if e.fences == nil || e.fences.fence == nil {

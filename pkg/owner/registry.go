@@ -51,8 +51,10 @@ type Op[P, R any] struct {
 	// Admit, for a write, holds the refusals that read the home's config
 	// and credentials without changing anything (is research enabled, is
 	// the plugin installed): the offline executor runs it after Check and
-	// before it takes the owner lock or creates anything. Run re-checks
-	// only what can change under the lock (config, session, authority).
+	// before it takes the owner lock or creates anything; a gateway runs it
+	// between its Check and Run (Method.Admit), so it runs once whether
+	// the call is routed or not. Run re-checks only what can change under
+	// the lock (config, session, authority).
 	Admit func(pre Pre, p P) error
 	// Run does the work. It trusts its P: it is called only with
 	// parameters Check returned.
@@ -169,6 +171,18 @@ func (m Method) Decode(raw json.RawMessage) (any, error) {
 // Check runs the operation's parameter checks and returns the normalised
 // parameters.
 func (m Method) Check(p any) (any, error) { return m.check(p) }
+
+// Admit runs a write's Admit refusals against the executor's home, its
+// config snapshot and the caller's variables (env): the gateway's step
+// between Check and Run, as the offline executor's is between Check and
+// the lock (Router.call). A read, or a write without Admit, passes.
+func (m Method) Admit(env *OpEnv, p any) error {
+	if !m.Write || m.admit == nil {
+		return nil
+	}
+	cfg, err := env.Config()
+	return m.admit(Pre{Home: env.Home, Config: cfg, ConfigErr: err, Getenv: env.Getenv}, p)
+}
 
 // Run runs the operation on parameters Check returned (the gateway's
 // executor step).

@@ -282,7 +282,7 @@ func decodeReply(method string, code int, data []byte, into Reply) error {
 		if errs.Kind(e.Kind) == errs.KindUnknown {
 			return &errs.Error{Kind: errs.KindUnknown, Code: e.Code, Message: e.Message, Hint: e.Hint}
 		}
-		return unknown(method, fmt.Sprintf("the gateway reported %s: %s", orDefault(e.Code, "an error"), e.Message))
+		return unknown(method, fmt.Sprintf("the gateway reported %s: %s", described(e.Code), e.Message))
 	}
 	if *e.MutationAccepted {
 		// The operation ran and classified its own outcome after an effect
@@ -290,9 +290,9 @@ func decodeReply(method string, code int, data []byte, into Reply) error {
 		// unknown outcome stays unknown); without a kind it is unknown.
 		kind := errs.Kind(e.Kind)
 		if kind < errs.KindFailed || kind > errs.KindUnavailable {
-			return unknown(method, fmt.Sprintf("the gateway reported %s: %s", orDefault(e.Code, "an error"), e.Message))
+			return unknown(method, fmt.Sprintf("the gateway reported %s: %s", described(e.Code), e.Message))
 		}
-		return &errs.Error{Kind: kind, Code: orDefault(e.Code, "failed"), Message: e.Message, Hint: e.Hint, RetryAfterMs: e.RetryAfterMs}
+		return &errs.Error{Kind: kind, Code: e.Code, Message: e.Message, Hint: e.Hint, RetryAfterMs: e.RetryAfterMs}
 	}
 	if e.Code == errs.CodeUnknownMethod {
 		// The gateway lacks this operation version: it runs an older (or
@@ -305,7 +305,7 @@ func decodeReply(method string, code int, data []byte, into Reply) error {
 	if kind < errs.KindFailed || kind > errs.KindUnavailable {
 		kind = errs.KindFailed
 	}
-	return &errs.Error{Kind: kind, Code: orDefault(e.Code, "failed"), Message: e.Message, Hint: e.Hint, RetryAfterMs: e.RetryAfterMs}
+	return &errs.Error{Kind: kind, Code: e.Code, Message: e.Message, Hint: e.Hint, RetryAfterMs: e.RetryAfterMs}
 }
 
 func unknown(method, msg string) error {
@@ -313,11 +313,14 @@ func unknown(method, msg string) error {
 		WithHint("the operation may have taken effect; inspect the state before retrying (it is never replayed automatically)")
 }
 
-func orDefault(s, d errs.Code) errs.Code {
-	if s == "" {
-		return d
+// described names a gateway's error code in a message, or says "an error"
+// when it sent none. (A reply without a code keeps none: errs.CodeOf reads
+// an empty code as errs.CodeFailed, the one default.)
+func described(c errs.Code) string {
+	if c == "" {
+		return "an error"
 	}
-	return s
+	return string(c)
 }
 
 // ReadCall decodes a call's body in one pass: the envelope, and its params

@@ -115,12 +115,22 @@ func (r *Router) call(ctx context.Context, m Method, p any, into Reply) (res any
 		// Read-only on a home nobody owns: nothing to own, nothing to create.
 		return r.runLocal(ctx, m, p, nil)
 	}
-	if m.Write && m.admit != nil {
-		if err := m.admit(pre, p); err != nil {
-			return nil, err
+	// A write's Admit runs in the executor that will run it: here, before
+	// the home is created or the owner lock taken; a gateway that takes
+	// the call runs it there instead (gateway's invokeSafely), against its
+	// own config, so it runs once on either path, routed or not.
+	admitted := false
+	admit := func() error {
+		if admitted || !m.Write || m.admit == nil {
+			return nil
 		}
+		admitted = true
+		return m.admit(pre, p)
 	}
 	if m.Write && !exists {
+		if err := admit(); err != nil {
+			return nil, err
+		}
 		if err := r.Home.Ensure(); err != nil {
 			return nil, err
 		}
@@ -138,6 +148,9 @@ func (r *Router) call(ctx context.Context, m Method, p any, into Reply) (res any
 			return nil, err
 		}
 		if attempt == nil {
+			if err := admit(); err != nil {
+				return nil, err
+			}
 			// About to own the state: a database setting that cannot work
 			// (postgres without a URL, a password in config.json) is
 			// refused from config alone, before the lock file exists. A

@@ -36,7 +36,7 @@ func GitHubAnnotation(path string, f Finding) string {
 			props = append(props, fmt.Sprintf("col=%d", f.Column))
 		}
 	}
-	title := f.Code
+	title := string(f.Code)
 	if f.Rule != "" {
 		title += "[" + f.Rule + "]"
 	}
@@ -130,7 +130,7 @@ func (s *SARIF) Add(r *Report, pathOf func(file string) string) {
 	add := func(f Finding) {
 		rule := f.Rule
 		if rule == "" {
-			rule = f.Code
+			rule = string(f.Code)
 		}
 		ix, ok := s.ruleIx[rule]
 		if !ok {

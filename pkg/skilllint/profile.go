@@ -2,6 +2,7 @@ package skilllint
 
 import (
 	"fmt"
+	"github.com/clawkit/clawkit/pkg/errs"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -123,7 +124,7 @@ func (fm *Frontmatter) scalarText(key string) (string, bool) {
 func specNameFindings(name, folder string, line int) []Finding {
 	var out []Finding
 	bad := func(rule, format string, args ...any) {
-		out = append(out, Finding{Severity: SeverityError, Code: CodeInvalidFM, Rule: rule, File: SkillFile, Line: line,
+		out = append(out, Finding{Severity: SeverityError, Code: errs.CodeInvalidFrontmatter, Rule: rule, File: SkillFile, Line: line,
 			Message: fmt.Sprintf(format, args...)})
 	}
 	n := norm.NFKC.String(strings.TrimSpace(name))

@@ -182,7 +182,7 @@ func scanOwn(file string, content []byte) []Finding {
 		if inFence {
 			msg += " (in a fenced code block)"
 		}
-		out = append(out, Finding{Severity: sev, Code: "unsafe_content", Rule: rule, File: file, Line: line, Column: column(s, at), Message: msg})
+		out = append(out, Finding{Severity: sev, Code: CodeUnsafe, Rule: rule, File: file, Line: line, Column: column(s, at), Message: msg})
 	}
 	content = bytes.TrimPrefix(content, bom)
 	line := 0

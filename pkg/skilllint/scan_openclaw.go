@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // The floor set by OpenClaw's own skill-text scanner. Under the openclaw
@@ -84,7 +85,9 @@ func floorPair(format string) (*lazyRe, *lazyRe) {
 	return lazyRegexp(spaced(format, jsSpaceNoLF)), lazyRegexp(spaced(format, jsSpace))
 }
 
-var floorRules = func() []floorRule {
+// floorRules is built on first use: its closures and patterns cost every
+// process start otherwise, and most processes never lint a skill.
+var floorRules = sync.OnceValue(func() []floorRule {
 	pipeL, pipeW := floorPair(`(?i)\b(?:curl|wget)\b[^|\n]{0,120}\|_S_*(?:sh|bash|zsh)\b`)
 	rmL, rmW := floorPair(`(?i)\brm_S_+-rf_S_+(?:/|\$HOME|~|\.)`)
 	chmodL, chmodW := floorPair(`(?i)\bchmod_S_+(?:-R_S_+)?777\b`)
@@ -117,7 +120,7 @@ var floorRules = func() []floorRule {
 		{rule: RulePromptInjection, severity: SeverityError, why: "wording that asks to run a tool without permission or approval", lineRe: toolL, wholeRe: toolW,
 			need: func(_, l string) bool { return hasAll(l, "tool", "without") && hasAny(l, "permission", "approval") }},
 	}
-}()
+})
 
 // floorLines returns the 1-based lines a rule reports in content.
 func (r *floorRule) floorLines(content, lower string, lines []string) []int {
@@ -198,8 +201,9 @@ func applyFloor(file string, content []byte, fs []Finding) []Finding {
 	s := string(content)
 	lower := asciiLower(s)
 	var lines []string
-	for i := range floorRules {
-		r := &floorRules[i]
+	rules := floorRules()
+	for i := range rules {
+		r := &rules[i]
 		if r.need != nil && !r.need(s, lower) {
 			continue
 		}
@@ -223,7 +227,7 @@ func applyFloor(file string, content []byte, fs []Finding) []Finding {
 				if r.lineRe != nil && ln <= len(lines) {
 					col = column(lines[ln-1], r.lineRe.index(lines[ln-1]))
 				}
-				fs = append(fs, Finding{Severity: r.severity, Code: "unsafe_content", Rule: r.rule, File: file, Line: ln, Column: col,
+				fs = append(fs, Finding{Severity: r.severity, Code: CodeUnsafe, Rule: r.rule, File: file, Line: ln, Column: col,
 					Message: fmt.Sprintf("%s; OpenClaw's own scanner flags this", r.why)})
 			}
 		}

@@ -120,7 +120,7 @@ func TestScanRules(t *testing.T) {
 
 func hasRule(fs []Finding, rule string, line int) bool {
 	for _, f := range fs {
-		if f.Rule == rule && f.Line == line && f.Code == "unsafe_content" && f.File == "SKILL.md" && f.Message != "" {
+		if f.Rule == rule && f.Line == line && f.Code == CodeUnsafe && f.File == "SKILL.md" && f.Message != "" {
 			return true
 		}
 	}

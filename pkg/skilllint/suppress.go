@@ -35,12 +35,6 @@ const (
 	RuleSuppressionUnused  = "suppression-unused"
 )
 
-// Finding codes of the suppression rules (the lint's own code space).
-const (
-	CodeInvalidSuppression = "invalid_suppression"
-	CodeUnusedSuppression  = "unused_suppression"
-)
-
 // Suppression kinds, as SARIF names them.
 const (
 	SuppressInSource = "inSource" // a directive in the skill

@@ -26,24 +26,17 @@ const (
 	MaxWalkEntries    = 4 * MaxFiles // stop walking a hostile tree early
 	SeverityError     = "error"
 	SeverityWarning   = "warning"
-	CodeUnknownKey    = "unknown_key"
-	CodeInvalidFM     = "invalid_frontmatter"
-	CodeTooLarge      = "too_large"
-	CodeUnsafe        = "unsafe_content"
-	CodeInvalidPath   = "invalid_path"
-	CodePathEscape    = "path_escape"
-	CodeMissingSkill  = "missing_skill_md"
 	knownKeysForHints = "name, description, license, allowed-tools, metadata, compatibility, homepage, user-invocable, disable-model-invocation"
 )
 
 // Finding is one validation result. Errors fail validation; warnings do not
 // unless strict.
 type Finding struct {
-	Severity string `json:"severity"`
-	Code     string `json:"code"`
-	Rule     string `json:"rule,omitempty"`
-	File     string `json:"file"`
-	Line     int    `json:"line,omitempty"`
+	Severity string    `json:"severity"`
+	Code     errs.Code `json:"code"`
+	Rule     string    `json:"rule,omitempty"`
+	File     string    `json:"file"`
+	Line     int       `json:"line,omitempty"`
 	// Column is the 1-based column (in characters) where the match
 	// starts, when the rule knows it (the security scan does).
 	Column  int    `json:"column,omitempty"`
@@ -58,7 +51,7 @@ func (f Finding) String() string {
 	if f.Line > 0 {
 		loc = fmt.Sprintf("%s:%d", f.File, f.Line)
 	}
-	code := f.Code
+	code := string(f.Code)
 	if f.Rule != "" {
 		code += "[" + f.Rule + "]"
 	}
@@ -112,7 +105,7 @@ func CheckSkillMD(skill string, content []byte, strict bool) []Finding {
 func CheckSkillMDAs(skill string, content []byte, opt Options) []Finding {
 	var out []Finding
 	if len(content) > MaxSkillMDBytes {
-		f := Finding{Severity: SeverityError, Code: CodeTooLarge, Rule: RuleFileSize, File: SkillFile,
+		f := Finding{Severity: SeverityError, Code: errs.CodeTooLarge, Rule: RuleFileSize, File: SkillFile,
 			Message: fmt.Sprintf("SKILL.md is %d bytes; the limit is %d bytes", len(content), MaxSkillMDBytes)}
 		if !opt.spec() {
 			return append(out, f)
@@ -132,9 +125,9 @@ func CheckSkillMDAs(skill string, content []byte, opt Options) []Finding {
 			rule = RuleFrontmatter
 		}
 		if fe != nil {
-			out = append(out, Finding{Severity: SeverityError, Code: CodeInvalidFM, Rule: rule, File: SkillFile, Line: fe.Line, Message: fe.Msg})
+			out = append(out, Finding{Severity: SeverityError, Code: errs.CodeInvalidFrontmatter, Rule: rule, File: SkillFile, Line: fe.Line, Message: fe.Msg})
 		} else {
-			out = append(out, Finding{Severity: SeverityError, Code: CodeInvalidFM, Rule: rule, File: SkillFile, Message: err.Error()})
+			out = append(out, Finding{Severity: SeverityError, Code: errs.CodeInvalidFrontmatter, Rule: rule, File: SkillFile, Message: err.Error()})
 		}
 	case opt.spec():
 		out = append(out, checkSpecFields(skill, split, fm)...)
@@ -181,7 +174,7 @@ func checkSpecFields(skill string, split Split, fm *Frontmatter) []Finding {
 	var out []Finding
 	line := keyLines(fm)
 	add := func(sev, rule string, line int, format string, args ...any) {
-		out = append(out, Finding{Severity: sev, Code: CodeInvalidFM, Rule: rule, File: SkillFile, Line: line, Message: fmt.Sprintf(format, args...)})
+		out = append(out, Finding{Severity: sev, Code: errs.CodeInvalidFrontmatter, Rule: rule, File: SkillFile, Line: line, Message: fmt.Sprintf(format, args...)})
 	}
 	if !split.Present {
 		add(SeverityError, RuleFrontmatter, 1, "SKILL.md must start with YAML frontmatter: a '---' line, name: and description:, then a closing '---' line")
@@ -247,7 +240,7 @@ func checkFields(skill string, split Split, fm *Frontmatter) []Finding {
 	var out []Finding
 	line := keyLines(fm)
 	errf := func(rule string, line int, format string, args ...any) {
-		out = append(out, Finding{Severity: SeverityError, Code: CodeInvalidFM, Rule: rule, File: SkillFile, Line: line, Message: fmt.Sprintf(format, args...)})
+		out = append(out, Finding{Severity: SeverityError, Code: errs.CodeInvalidFrontmatter, Rule: rule, File: SkillFile, Line: line, Message: fmt.Sprintf(format, args...)})
 	}
 	if !split.Present {
 		errf(RuleFrontmatter, 1, "SKILL.md has no frontmatter; start it with a '---' line, then name: and description:, then a closing '---' line")
@@ -303,7 +296,7 @@ func checkSupportFile(p string, content []byte, opt Options) []Finding {
 		if opt.spec() {
 			sev = SeverityWarning
 		}
-		return []Finding{{Severity: sev, Code: CodeTooLarge, Rule: RuleFileSize, File: p,
+		return []Finding{{Severity: sev, Code: errs.CodeTooLarge, Rule: RuleFileSize, File: p,
 			Message: fmt.Sprintf("%s is %d bytes; the limit for a support file is %d bytes", p, len(content), MaxSupportBytes)}}
 	}
 	if !IsTextFile(p) {
@@ -320,11 +313,11 @@ func TreeLimits(files []FileEntry) []Finding {
 		total += f.SizeBytes
 	}
 	if len(files) > MaxFiles {
-		out = append(out, Finding{Severity: SeverityError, Code: CodeTooLarge, Rule: RuleSkillFiles, File: ".",
+		out = append(out, Finding{Severity: SeverityError, Code: errs.CodeTooLarge, Rule: RuleSkillFiles, File: ".",
 			Message: fmt.Sprintf("the skill has %d files; the limit is %d", len(files), MaxFiles)})
 	}
 	if total > MaxSkillBytes {
-		out = append(out, Finding{Severity: SeverityError, Code: CodeTooLarge, Rule: RuleSkillSize, File: ".",
+		out = append(out, Finding{Severity: SeverityError, Code: errs.CodeTooLarge, Rule: RuleSkillSize, File: ".",
 			Message: fmt.Sprintf("the skill holds %d bytes; the limit is %d bytes", total, MaxSkillBytes)})
 	}
 	return out
@@ -419,7 +412,7 @@ func (r *Report) Err() error {
 	if n == 1 {
 		plural = ""
 	}
-	return errs.Failed(errs.Code(r.Errors[0].Code), "skill %q is invalid (%d error%s): %s", r.Skill, n, plural, strings.Join(lines, "; ")).
+	return errs.Failed(r.Errors[0].Code, "skill %q is invalid (%d error%s): %s", r.Skill, n, plural, strings.Join(lines, "; ")).
 		WithHint("fix the listed lines and run 'clawkit skill validate' again")
 }
 
@@ -447,7 +440,7 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 			WithHint("pass the folder that holds SKILL.md")
 	}
 	if lst.Mode()&fs.ModeSymlink != 0 {
-		rep.Add(Finding{Severity: SeverityError, Code: CodePathEscape, Rule: RuleFolderLink, File: ".",
+		rep.Add(Finding{Severity: SeverityError, Code: errs.CodePathEscape, Rule: RuleFolderLink, File: ".",
 			Message: "the skill folder is a symbolic link; links are refused (validate the folder it points to instead)"})
 		rep.Finish()
 		return rep, nil
@@ -482,13 +475,13 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 		}
 		rel := filepath.ToSlash(strings.TrimPrefix(p, abs+string(filepath.Separator)))
 		if d.Type()&fs.ModeSymlink != 0 {
-			rep.Add(Finding{Severity: SeverityError, Code: CodePathEscape, Rule: RuleLink, File: rel, Message: fmt.Sprintf("%s is a symbolic link; links are refused in skills", rel)})
+			rep.Add(Finding{Severity: SeverityError, Code: errs.CodePathEscape, Rule: RuleLink, File: rel, Message: fmt.Sprintf("%s is a symbolic link; links are refused in skills", rel)})
 			sawSkillMD = sawSkillMD || rel == SkillFile
 			return nil
 		}
 		if d.IsDir() {
 			if !spec && !IsSupportDir(strings.SplitN(rel, "/", 2)[0]) {
-				rep.Add(Finding{Severity: SeverityError, Code: CodeInvalidPath, Rule: RuleFileLocation, File: rel + "/",
+				rep.Add(Finding{Severity: SeverityError, Code: errs.CodeInvalidPath, Rule: RuleFileLocation, File: rel + "/",
 					Message: fmt.Sprintf("folder %s/ is not allowed; support files live below %s/", rel, strings.Join(SupportDirs, "/, "))})
 				return fs.SkipDir
 			}
@@ -499,13 +492,13 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 			if spec {
 				sev = SeverityWarning
 			}
-			rep.Add(Finding{Severity: sev, Code: CodeInvalidPath, Rule: RuleNotRegular, File: rel, Message: fmt.Sprintf("%s is not a regular file (not read)", rel)})
+			rep.Add(Finding{Severity: sev, Code: errs.CodeInvalidPath, Rule: RuleNotRegular, File: rel, Message: fmt.Sprintf("%s is not a regular file (not read)", rel)})
 			return nil
 		}
 		isMD := rel == SkillFile || (spec && rel == "skill.md" && mdName == "")
 		if !spec {
 			if _, err := NormalizeSkillFilePath(rel); err != nil {
-				rep.Add(Finding{Severity: SeverityError, Code: string(errs.CodeOf(err)), Rule: RuleFileLocation, File: rel, Message: err.Error()})
+				rep.Add(Finding{Severity: SeverityError, Code: errs.CodeOf(err), Rule: RuleFileLocation, File: rel, Message: err.Error()})
 				return nil
 			}
 		}
@@ -516,7 +509,7 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 		data, size, err := readLimited(p, limit)
 		if err != nil {
 			if e := errs.As(err); e != nil {
-				rep.Add(Finding{Severity: SeverityError, Code: string(e.Code), Rule: RuleNotRegular, File: rel, Message: e.Message})
+				rep.Add(Finding{Severity: SeverityError, Code: e.Code, Rule: RuleNotRegular, File: rel, Message: e.Message})
 				return nil
 			}
 			return err
@@ -530,7 +523,7 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 			if spec {
 				sev = SeverityWarning
 			}
-			rep.Add(Finding{Severity: sev, Code: CodeTooLarge, Rule: RuleFileSize, File: rel,
+			rep.Add(Finding{Severity: sev, Code: errs.CodeTooLarge, Rule: RuleFileSize, File: rel,
 				Message: fmt.Sprintf("%s is %d bytes; the limit is %d bytes", rel, size, limit)})
 			if !isMD || !spec {
 				return nil
@@ -547,7 +540,7 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 		return nil
 	})
 	if errors.Is(walkErr, errTooMany) {
-		f := Finding{Severity: SeverityError, Code: CodeTooLarge, Rule: RuleSkillFiles, File: ".",
+		f := Finding{Severity: SeverityError, Code: errs.CodeTooLarge, Rule: RuleSkillFiles, File: ".",
 			Message: fmt.Sprintf("the folder has more than %d entries; a skill holds at most %d files", MaxWalkEntries, MaxFiles)}
 		if spec {
 			f.Severity = SeverityWarning
@@ -563,7 +556,7 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 			for i := range fs {
 				fs[i].File = mdName
 			}
-			fs = append(fs, Finding{Severity: SeverityWarning, Code: CodeInvalidPath, Rule: RuleSkillMDCase, File: mdName, Line: 1,
+			fs = append(fs, Finding{Severity: SeverityWarning, Code: errs.CodeInvalidPath, Rule: RuleSkillMDCase, File: mdName, Line: 1,
 				Message: "the file is named skill.md; SKILL.md is the name every client looks for first"})
 		}
 		rep.Add(fs...)
@@ -574,7 +567,7 @@ func ValidateDir(dir string, opt Options) (*Report, error) {
 			msg += fmt.Sprintf("; it holds %d skill %s (%s%s)", n, pluralWord(n, "folder", "folders"), first, map[bool]string{true: ", …"}[n > 1])
 			rep.Hint = fmt.Sprintf("%s is a folder of skills, not a skill: validate them with --recursive %s", dir, dir)
 		}
-		rep.Add(Finding{Severity: SeverityError, Code: CodeInvalidFM, Rule: RuleSkillMDMissing, File: SkillFile, Message: msg})
+		rep.Add(Finding{Severity: SeverityError, Code: errs.CodeInvalidFrontmatter, Rule: RuleSkillMDMissing, File: SkillFile, Message: msg})
 	}
 	limits := TreeLimits(tree)
 	if spec {

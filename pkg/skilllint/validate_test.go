@@ -14,7 +14,7 @@ func md(name, desc string, extra ...string) []byte {
 func codes(fs []Finding) []string {
 	var out []string
 	for _, f := range fs {
-		c := f.Severity + ":" + f.Code
+		c := f.Severity + ":" + string(f.Code)
 		if isScanRule(f.Rule) {
 			c += "[" + f.Rule + "]"
 		}

@@ -49,7 +49,7 @@ func TestSkillCallUsesAdmittedConfig(t *testing.T) {
 
 // afterLockFence returns a fence that runs at(n) on its n-th call made
 // after the per-skill lock was taken (the commit's first check is n=1;
-// the next one is the writer admission that creates the skills root).
+// the next one is the write fence that creates the skills root).
 func afterLockFence(home string, at func(n int32) error) func() error {
 	var n atomic.Int32
 	return func() error {
@@ -60,7 +60,7 @@ func afterLockFence(home string, at func(n int32) error) func() error {
 	}
 }
 
-// Writer admission: an owner that retired after the commit's checks cannot
+// The write fence: an owner that retired after the commit's checks cannot
 // publish anything, not even the agent's empty skills folder; no event, no
 // index row.
 func TestRetiredOwnerPublishesNoSkill(t *testing.T) {

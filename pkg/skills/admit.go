@@ -42,7 +42,9 @@ func checkTarget(t Target) (Target, error) {
 	if err := store.ValidateIDs(t.AgentID, t.SessionKey); err != nil {
 		return t, err
 	}
-	return t, checkPluginID(t.PluginID)
+	var err error
+	t.plugin, err = checkPluginID(t.PluginID)
+	return t, err
 }
 
 // admitTarget resolves the plugin and its skills root against the config
@@ -54,7 +56,7 @@ func admitTarget(pre owner.Pre, t Target) error {
 	if t.AgentID == "" {
 		t.AgentID = store.DefaultAgent
 	}
-	pl, err := resolvePlugin(pre.Home, pre.Config, t.PluginID)
+	pl, err := resolvePlugin(pre.Home, pre.Config, t.plugin)
 	if err != nil {
 		return err
 	}
@@ -76,7 +78,7 @@ func admitPlace(pre owner.Pre, t Target, skill, rel string) error {
 	if t.AgentID == "" {
 		t.AgentID = store.DefaultAgent
 	}
-	pl, err := resolvePlugin(pre.Home, pre.Config, t.PluginID)
+	pl, err := resolvePlugin(pre.Home, pre.Config, t.plugin)
 	if err != nil {
 		return err
 	}
@@ -137,10 +139,21 @@ func checkFiles(p FilesParams) (FilesParams, error) {
 	return p, err
 }
 
+// checkRead is every rule of a read that needs only its parameters: the
+// name, the path (returned normalised) and --max-bytes, before the call
+// binds its session.
 func checkRead(p FileParams) (FileParams, error) {
 	var err error
-	p.Target, err = checkSkillTarget(p.Skill, p.Target)
-	return p, err
+	if p.Target, err = checkSkillTarget(p.Skill, p.Target); err != nil {
+		return p, err
+	}
+	if p.File, err = skilllint.NormalizeSkillFilePath(p.File); err != nil {
+		return p, err
+	}
+	if p.MaxBytes < 0 {
+		return p, errs.Usage(errs.CodeInvalidParams, "--max-bytes must be positive")
+	}
+	return p, nil
 }
 
 // checkEvents: events take no plugin (all plugins) and bind no session.

@@ -201,7 +201,7 @@ func CheckBundle(skill string, files []SourceFile, strict bool) (*BundleResult, 
 		total += int64(len(f.Content))
 	}
 	if md == nil {
-		return nil, errs.Failed(CodeInvalidFrontmatter, "skill %s has no SKILL.md; every skill starts with one", skill).
+		return nil, errs.Failed(errs.CodeInvalidFrontmatter, "skill %s has no SKILL.md; every skill starts with one", skill).
 			WithHint("add SKILL.md with name: %s and a description", skill)
 	}
 	rep.Add(skilllint.TreeLimits(tree)...)

@@ -5,8 +5,6 @@ import "github.com/clawkit/clawkit/pkg/errs"
 // Error codes of this package: public and stable (docs/errors.md lists
 // them all with their exit codes).
 const (
-	// CodeInvalidFrontmatter: skill … has no SKILL.md; every skill starts with one
-	CodeInvalidFrontmatter errs.Code = "invalid_frontmatter"
 	// CodeInvalidPluginID: plugin id … is not a plain name
 	CodeInvalidPluginID errs.Code = "invalid_plugin_id"
 	// CodeMissingPlugin: no plugin named
@@ -47,4 +45,6 @@ const (
 const (
 	// CodeWatchDisabled: watching skills is turned off (config skills.load.watch is false): no subscription and no polling
 	CodeWatchDisabled errs.Code = "watch_disabled"
+	// CodeSkippedReference: SKILL.md refers to a file the install left out (a finding)
+	CodeSkippedReference errs.Code = "skipped_reference"
 )

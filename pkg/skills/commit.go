@@ -125,7 +125,7 @@ func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]
 			_ = c.finishEvent(ctx, id, "undelivered", nil)
 			return nil, afterApply(err)
 		}
-		// The dispatch is an external effect: writer admission (the owner
+		// The dispatch is an external effect: the write fence (the owner
 		// fence) immediately before it, as for a file change.
 		if err := env.BeginWrite(); err != nil {
 			_ = c.finishEvent(ctx, id, "undelivered", nil)
@@ -160,7 +160,7 @@ func (c *call) refreshIndex(ctx context.Context, skill string) (*skilllint.Revis
 	}
 	st := c.env.Store
 	db := st.DB()
-	// Writer admission immediately before the index write; losing it now
+	// The write fence immediately before the index write; losing it now
 	// leaves the change on disk without its event.
 	if err := c.env.BeginWrite(); err != nil {
 		return nil, afterApply(err)

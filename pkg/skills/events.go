@@ -12,7 +12,6 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/owner"
-	"github.com/clawkit/clawkit/pkg/skilllint"
 	"github.com/clawkit/clawkit/pkg/store"
 )
 
@@ -20,11 +19,8 @@ import (
 // hooks were delivered.
 
 func opEvents(ctx context.Context, env *owner.OpEnv, p EventsParams) ([]EventRecord, error) {
-	if p.Skill != "" {
-		if err := skilllint.CheckSkillName(p.Skill); err != nil {
-			return nil, err
-		}
-	}
+	// p is as checkEvents returned it (the skill name, when given, is
+	// checked).
 	if p.AgentID == "" {
 		p.AgentID = store.DefaultAgent
 	}

@@ -68,7 +68,7 @@ type PluginInfo struct {
 // whose manifest is missing or unusable is reported with status error,
 // not refused: inspecting it is how one finds out why.
 func InspectPlugin(home, id string) (*PluginInfo, error) {
-	if err := checkPluginID(id); err != nil {
+	if _, err := checkPluginID(id); err != nil {
 		return nil, err
 	}
 	cfg, err := config.Load(home)

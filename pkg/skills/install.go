@@ -157,7 +157,7 @@ func skippedRefs(md []byte, skipped []string) []skilllint.Finding {
 		for _, sp := range skipped {
 			ref := strings.TrimSuffix(sp, "/")
 			if ref != "" && strings.Contains(l, ref) {
-				out = append(out, skilllint.Finding{Severity: skilllint.SeverityWarning, Code: "skipped_reference", Rule: "skipped-file", File: skilllint.SkillFile, Line: i + 1,
+				out = append(out, skilllint.Finding{Severity: skilllint.SeverityWarning, Code: CodeSkippedReference, Rule: "skipped-file", File: skilllint.SkillFile, Line: i + 1,
 					Message: fmt.Sprintf("SKILL.md refers to %s, which was not installed (not allowed by the authoring contract)", sp)})
 			}
 		}
@@ -166,9 +166,7 @@ func skippedRefs(md []byte, skipped []string) []skilllint.Finding {
 }
 
 func opInstall(ctx context.Context, env *owner.OpEnv, p InstallParams) (*CommitResult, error) {
-	if err := skilllint.CheckSkillName(p.Skill); err != nil {
-		return nil, err
-	}
+	// p is as checkInstall returned it: the name and target are checked.
 	rep := &skilllint.Report{Skill: p.Skill, Strict: p.Strict}
 	var md []byte
 	seen := map[string]bool{}
@@ -192,7 +190,7 @@ func opInstall(ctx context.Context, env *owner.OpEnv, p InstallParams) (*CommitR
 		next = append(next, skilllint.FileEntry{Path: rel, SHA256: hex.EncodeToString(sum[:]), SizeBytes: int64(len(f.Content))})
 	}
 	if md == nil {
-		return nil, errs.Failed(CodeInvalidFrontmatter, "the folder has no SKILL.md; every skill starts with one").
+		return nil, errs.Failed(errs.CodeInvalidFrontmatter, "the folder has no SKILL.md; every skill starts with one").
 			WithHint("add SKILL.md with name: %s and a description", p.Skill)
 	}
 	rep.Add(skilllint.TreeLimits(next)...)

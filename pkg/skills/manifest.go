@@ -38,30 +38,39 @@ type manifestIdent struct {
 // config; operations resolve against the config admitted with their call
 // (resolvePlugin).
 func ResolvePlugin(home, id string) (*Plugin, error) {
-	if err := checkPluginID(id); err != nil {
+	pid, err := checkPluginID(id)
+	if err != nil {
 		return nil, err
 	}
 	cfg, err := config.Load(home)
 	if err != nil {
 		return nil, err
 	}
-	return resolvePlugin(home, cfg, id)
+	return resolvePlugin(home, cfg, pid)
 }
 
-func checkPluginID(id string) error {
+// pluginID is a plugin id checkPluginID accepted. checkPluginID is the
+// only place that makes one, so what takes a pluginID (resolvePlugin and
+// everything after it) never checks the shape again; the zero value is
+// "not checked" and resolvePlugin refuses it as a programming error.
+type pluginID struct{ id string }
+
+// checkPluginID is the one check of a plugin id's shape.
+func checkPluginID(id string) (pluginID, error) {
 	if !pluginmanifest.ValidID(id) {
-		return errs.Usage(CodeInvalidPluginID, "plugin id %q is not a plain name", id).
+		return pluginID{}, errs.Usage(CodeInvalidPluginID, "plugin id %q is not a plain name", id).
 			WithHint("pass the plugin's id as in its openclaw.plugin.json, e.g. --plugin my-plugin")
 	}
-	return nil
+	return pluginID{id}, nil
 }
 
 // resolvePlugin is ResolvePlugin against a given config (an operation's
 // admitted snapshot).
-func resolvePlugin(home string, cfg *config.Config, id string) (*Plugin, error) {
-	if err := checkPluginID(id); err != nil {
-		return nil, err
+func resolvePlugin(home string, cfg *config.Config, pid pluginID) (*Plugin, error) {
+	if pid.id == "" {
+		panic("skills: resolvePlugin called with a plugin id checkPluginID did not make")
 	}
+	id := pid.id
 	var entry map[string]any
 	if entries, ok := cfg.Get("plugins.entries"); ok {
 		if m, ok := entries.(map[string]any); ok {

@@ -31,6 +31,10 @@ type Target struct {
 	PluginID   string `json:"pluginId"`
 	AgentID    string `json:"agentId"`
 	SessionKey string `json:"sessionKey"`
+	// plugin is PluginID as checkTarget accepted it: set only by Check
+	// (on each side of a gateway's socket, it is not on the wire), read by
+	// Admit and Run, which therefore never check the id again.
+	plugin pluginID
 }
 
 // FileParams names one file of one skill.
@@ -206,7 +210,7 @@ func begin(ctx context.Context, env *owner.OpEnv, t Target) (*call, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl, err := resolvePlugin(env.Home, cfg, t.PluginID)
+	pl, err := resolvePlugin(env.Home, cfg, t.plugin)
 	if err != nil {
 		return nil, err
 	}
@@ -339,9 +343,7 @@ type FilesParams struct {
 // link, open the skills root without following links and list the skill's
 // files through it. The caller closes the returned root.
 func openInstalled(ctx context.Context, env *owner.OpEnv, t Target, skill string) (c *call, r *os.Root, tree []skilllint.FileEntry, md []byte, err error) {
-	if err := skilllint.CheckSkillName(skill); err != nil {
-		return nil, nil, nil, nil, err
-	}
+	// skill is a name its operation's Check accepted.
 	if c, err = begin(ctx, env, t); err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -399,18 +401,11 @@ func (c *call) skillDir(skill string) (string, error) {
 	return filepath.Join(c.root, skill), nil
 }
 
+// opRead reads one file; p is as checkRead returned it (name checked,
+// path normalised, --max-bytes not negative).
 func opRead(ctx context.Context, env *owner.OpEnv, p FileParams) (ReadResult, error) {
-	if err := skilllint.CheckSkillName(p.Skill); err != nil {
-		return ReadResult{}, err
-	}
-	rel, err := skilllint.NormalizeSkillFilePath(p.File)
-	if err != nil {
-		return ReadResult{}, err
-	}
+	rel := p.File
 	limit := fileLimit(rel)
-	if p.MaxBytes < 0 {
-		return ReadResult{}, errs.Usage(errs.CodeInvalidParams, "--max-bytes must be positive")
-	}
 	if p.MaxBytes > 0 && p.MaxBytes < limit {
 		limit = p.MaxBytes
 	}

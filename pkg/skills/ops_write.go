@@ -127,7 +127,7 @@ func (c *call) publish(skill string, exists bool, keep []skilllint.FileEntry, ad
 		return false, err
 	}
 	if c.r == nil { // the first skill of this agent: create the root
-		// Creating the root is the first change on disk: writer admission
+		// Creating the root is the first change on disk: the write fence
 		// (the owner fence) first, and from here on an error is no longer
 		// a refusal before any effect.
 		if err := env.BeginWrite(); err != nil {
@@ -168,7 +168,7 @@ func (c *call) publish(skill string, exists bool, keep []skilllint.FileEntry, ad
 		_ = c.r.RemoveAll(stage)
 		return false, err
 	}
-	if err := env.BeginWrite(); err != nil { // writer admission, right before the swap
+	if err := env.BeginWrite(); err != nil { // the write fence, right before the swap
 		_ = c.r.RemoveAll(stage)
 		return false, err
 	}
@@ -229,7 +229,7 @@ func opRemove(ctx context.Context, env *owner.OpEnv, p FileParams) (*CommitResul
 		if err := env.Fence.AssertCurrent(); err != nil {
 			return false, err
 		}
-		if err := env.BeginWrite(); err != nil { // writer admission, right before the removal
+		if err := env.BeginWrite(); err != nil { // the write fence, right before the removal
 			return false, err
 		}
 		if rel == "" {

@@ -62,7 +62,11 @@ func checkRootOwner(home string, cfg *config.Config, pl *Plugin, agent, root str
 		if id == pl.ID {
 			continue
 		}
-		other, err := resolvePlugin(home, cfg, id)
+		pid, err := checkPluginID(id)
+		if err != nil {
+			continue // a folder or entry that is no plain name names no plugin
+		}
+		other, err := resolvePlugin(home, cfg, pid)
 		if err != nil || other.Manifest.AgentSkillsDir == "" {
 			continue // a plugin that cannot act owns nothing
 		}

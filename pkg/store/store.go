@@ -33,7 +33,7 @@ type Engine interface {
 	// Exists reports whether the database already exists.
 	Exists(ctx context.Context) (bool, error)
 	// Backup writes a consistent copy of the database to path, which must
-	// not exist yet. admit (writer admission; nil: none) is called
+	// not exist yet. admit (the write fence; nil: none) is called
 	// immediately before the copy is published at path.
 	Backup(ctx context.Context, db *sql.DB, path string, admit func() error) error
 	// Rebind rewrites ? placeholders for the engine's driver.
@@ -100,7 +100,7 @@ func LatestVersion() int {
 type Store struct {
 	db     *sql.DB
 	engine Engine
-	// admit, when set (Gated), is writer admission: called immediately
+	// admit, when set (Gated), is the write fence: called immediately
 	// before each of this Store's own writes (sessions), which it refuses
 	// when it fails.
 	admit func() error
@@ -119,7 +119,7 @@ func (s *Store) Gated(admit func() error) *Store {
 	return &c
 }
 
-// admitWrite runs the writer admission of a Gated view (nil otherwise).
+// admitWrite runs the write fence of a Gated view (nil otherwise).
 func (s *Store) admitWrite() error {
 	if s.admit == nil {
 		return nil

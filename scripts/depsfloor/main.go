@@ -10,6 +10,7 @@ import (
 	"os"
 
 	_ "github.com/alecthomas/kong"
+	_ "github.com/fsnotify/fsnotify"
 	_ "github.com/google/uuid"
 	_ "github.com/jackc/pgx/v5"
 	_ "github.com/jackc/pgx/v5/pgconn"
@@ -17,6 +18,9 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 	_ "github.com/klauspost/compress/flate"
 	_ "github.com/klauspost/compress/gzip"
+	_ "github.com/prometheus/client_golang/prometheus"
+	_ "github.com/prometheus/client_golang/prometheus/collectors"
+	_ "github.com/prometheus/client_golang/prometheus/promhttp"
 	_ "github.com/riverqueue/river"
 	_ "github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	_ "github.com/riverqueue/river/riverdriver/riverpgxv5"
