@@ -104,20 +104,29 @@ docs-cli:
 # Release files in dist/release/ (docs/release.md; dist/systemd/ holds the
 # shipped unit files, so release never empties dist/ itself): static binaries for linux and
 # darwin x amd64 and arm64 in clawkit_<version>_<os>_<arch>.tar.gz, a
-# CycloneDX SBOM per binary and SHA256SUMS; byte-reproducible from the
-# commit (scripts/release-check.sh proves it). Nothing is published.
+# CycloneDX SBOM per binary, .deb and .rpm packages for linux, an in-toto
+# SLSA provenance statement and SHA256SUMS; byte-reproducible from the
+# commit (scripts/release-check.sh proves it). With SIGNING_KEY=FILE (or
+# $$CLAWKIT_SIGNING_KEY holding the PEM) SHA256SUMS and the statement are
+# signed (ECDSA P-256; the key never lives in the repository). Nothing is
+# published. scripts/release is a Go module of its own: the packaging
+# libraries it pins are not clawkit's dependencies.
 CYCLONEDX_VERSION = v1.10.0
 CYCLONEDX = bin/tools/cyclonedx-gomod-$(CYCLONEDX_VERSION)/cyclonedx-gomod
+SIGNING_KEY ?=
 $(CYCLONEDX):
 	GOBIN="$(CURDIR)/$(dir $(CYCLONEDX))" GOFLAGS= $(GO) install -trimpath github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$(CYCLONEDX_VERSION)
 
 release: $(CYCLONEDX)
-	$(GO) run ./scripts/release -out dist/release -cyclonedx "$(CURDIR)/$(CYCLONEDX)"
+	cd scripts/release && GOFLAGS= $(GO) run . -repo "$(CURDIR)" -out "$(CURDIR)/dist/release" -cyclonedx "$(CURDIR)/$(CYCLONEDX)" $(if $(SIGNING_KEY),-signing-key "$(abspath $(SIGNING_KEY))")
 
-# The container image (Dockerfile): the released linux binary FROM scratch
-# with CA certificates, tagged clawkit:<version>; needs Docker.
+# The container image as an OCI image layout in dist/image/ (a multi-arch
+# index, linux amd64 and arm64), built from the release archives without
+# Docker or any daemon (docs/release.md, "Container image": loading it into
+# Docker or Podman and pushing it). Prints the index digest.
 image:
-	scripts/image.sh
+	@test -f dist/release/SHA256SUMS || $(MAKE) --no-print-directory release
+	cd scripts/release && GOFLAGS= $(GO) run . image -repo "$(CURDIR)" -from "$(CURDIR)/dist/release" -out "$(CURDIR)/dist/image"
 
 clean:
 	rm -rf bin dist/release dist/image
