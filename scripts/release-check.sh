@@ -171,7 +171,7 @@ for layer in $(jq -r '.layers[].digest' "$(blob "$manifest")"); do
 	tar -xzf "$(blob "$layer")" -C "$work/rootfs"
 done
 [ "$(jq -r .config.User "$(blob "$(jq -r .config.digest "$(blob "$manifest")")")")" = 65532:65532 ] || die "the image does not run as 65532:65532"
-out=$(env -i HOME=/home/clawkit PATH=/usr/local/bin chroot --userspec=65532:65532 "$work/rootfs" /usr/local/bin/clawkit version) || die "clawkit version failed in the image's rootfs"
+out=$(env -i HOME=/home/clawkit PATH=/usr/local/bin "$(command -v chroot)" --userspec=65532:65532 "$work/rootfs" /usr/local/bin/clawkit version) || die "clawkit version failed in the image's rootfs"
 printf '%s\n' "$out" | grep -q "^clawkit $version" || die "the image's clawkit reports '$out'"
 echo "release-check: image $index: $out"
 
