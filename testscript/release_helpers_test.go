@@ -4,8 +4,15 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/hex"
+	"encoding/pem"
 	"fmt"
 	"net"
 	"net/http"
@@ -31,6 +38,8 @@ func releaseKit() scriptKit {
 			"tamper":       cmdTamper,
 			"sha256-env":   cmdSHA256Env,
 			"action-run":   cmdActionRun,
+			"keygen":       cmdKeygen,
+			"sign-blob":    cmdSignBlob,
 		},
 	}
 }
@@ -160,7 +169,7 @@ type action struct {
 
 var ghExpr = regexp.MustCompile(`\$\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}`)
 
-// action-run [NAME=VALUE...]: runs $REPO/action.yml's composite steps as a
+// action-run [NAME=VALUE|NAME=@FILE...]: runs $REPO/action.yml's composite steps as a
 // runner would: each step's env with ${{ inputs.* }} (the given values,
 // else the defaults; a required input missing is an error) and
 // ${{ github.* }} expanded (github.action_path is $REPO; others may be given
@@ -185,6 +194,10 @@ func cmdActionRun(ts *testscript.TestScript, neg bool, args []string) {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
 			ts.Fatalf("usage: action-run [NAME=VALUE...]")
+		}
+		// NAME=@FILE: the value is FILE's text (a PEM key, many lines).
+		if strings.HasPrefix(v, "@") {
+			v = ts.ReadFile(v[1:])
 		}
 		if !strings.HasPrefix(k, "github.") {
 			if _, ok := a.Inputs[k]; !ok {
@@ -233,4 +246,43 @@ func cmdActionRun(ts *testscript.TestScript, neg bool, args []string) {
 	if (runErr != nil) != neg {
 		ts.Fatalf("action-run: %v (negated: %v)", runErr, neg)
 	}
+}
+
+// keygen NAME: writes a fresh ECDSA P-256 key pair as NAME.key (PKCS #8
+// PEM) and NAME.pub (PKIX PEM), as `openssl genpkey` and `openssl pkey
+// -pubout` would.
+func cmdKeygen(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: keygen NAME")
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ts.Check(err)
+	priv, err := x509.MarshalPKCS8PrivateKey(key)
+	ts.Check(err)
+	pub, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]+".key"), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: priv}), 0o600))
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]+".pub"), pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}), 0o644))
+}
+
+// sign-blob KEYFILE FILE: writes FILE.sig, the base64 ASN.1 signature of
+// FILE's SHA-256 (cosign's blob signature format, as make release signs).
+func cmdSignBlob(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: sign-blob KEYFILE FILE")
+	}
+	blk, _ := pem.Decode([]byte(ts.ReadFile(args[0])))
+	if blk == nil {
+		ts.Fatalf("sign-blob: %s holds no PEM", args[0])
+	}
+	k, err := x509.ParsePKCS8PrivateKey(blk.Bytes)
+	ts.Check(err)
+	key, ok := k.(*ecdsa.PrivateKey)
+	if !ok {
+		ts.Fatalf("sign-blob: not an ECDSA key")
+	}
+	h := sha256.Sum256([]byte(ts.ReadFile(args[1])))
+	sig, err := key.Sign(rand.Reader, h[:], crypto.SHA256)
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]+".sig"), []byte(base64.StdEncoding.EncodeToString(sig)), 0o644))
 }

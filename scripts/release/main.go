@@ -1,10 +1,18 @@
 // Command release builds clawkit's release files into one folder
 // (`make release`; docs/release.md): for linux and darwin × amd64 and
 // arm64 a static binary packed as clawkit_<version>_<os>_<arch>.tar.gz
-// with README.md, LICENSE (when the repository has one), the man page and
-// the shell completions; a CycloneDX SBOM per binary
-// (clawkit_<version>_<os>_<arch>.cdx.json); and SHA256SUMS over all of
-// them. Nothing is published.
+// with README.md, LICENSE, the man page and the shell completions; a
+// CycloneDX SBOM per binary (clawkit_<version>_<os>_<arch>.cdx.json, the
+// license in its metadata); a .deb and an .rpm per linux target
+// (packages.go); an in-toto SLSA provenance statement over the archives
+// and packages (clawkit_<version>.intoto.json, provenance.go); and
+// SHA256SUMS over all of them. With a signing key (-signing-key FILE or
+// $CLAWKIT_SIGNING_KEY), SHA256SUMS and the statement are signed
+// (sign.go). `release image` builds the OCI image layout from the linux
+// archives (image.go). Nothing is published.
+//
+// It is a module of its own (scripts/release/go.mod) so that the
+// packaging libraries it pins are not dependencies of clawkit itself.
 //
 // The output is byte-reproducible from a commit: the binaries are built
 // with -trimpath, no VCS stamp, an empty build id and the version facts of
@@ -24,7 +32,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,14 +49,51 @@ var targets = []string{"darwin/amd64", "darwin/arm64", "linux/amd64", "linux/arm
 const cyclonedxVersion = "v1.10.0"
 
 func main() {
-	out := flag.String("out", "dist/release", "output folder (emptied first)")
-	sbomTool := flag.String("cyclonedx", "", "path of cyclonedx-gomod "+cyclonedxVersion+" (required)")
+	if len(os.Args) > 1 && os.Args[1] == "image" {
+		fl := flag.NewFlagSet("release image", flag.ExitOnError)
+		repo := fl.String("repo", ".", "the repository (its commit names the image)")
+		from := fl.String("from", "dist/release", "the release folder (make release)")
+		out := fl.String("out", "dist/image", "the OCI image layout to write (emptied first)")
+		_ = fl.Parse(os.Args[2:]) // ExitOnError: never returns an error
+		if err := runImage(*repo, *from, *out); err != nil {
+			fmt.Fprintf(os.Stderr, "release image: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
+	var o options
+	flag.StringVar(&o.repo, "repo", ".", "the repository to build")
+	flag.StringVar(&o.out, "out", "dist/release", "output folder (emptied first)")
+	flag.StringVar(&o.sbomTool, "cyclonedx", "", "path of cyclonedx-gomod "+cyclonedxVersion+" (required)")
 	only := flag.String("targets", strings.Join(targets, ","), "comma-separated os/arch list")
+	flag.StringVar(&o.signingKey, "signing-key", "", "ECDSA P-256 private key (PEM) to sign SHA256SUMS and the provenance with; default $"+signingKeyEnv+" (the PEM itself); unsigned when neither is set")
+	flag.StringVar(&o.builderID, "builder-id", defaultBuilderID, "the provenance's builder id")
 	flag.Parse()
-	if err := run(*out, *sbomTool, strings.Split(*only, ",")); err != nil {
+	o.targets = strings.Split(*only, ",")
+	if err := run(o); err != nil {
 		fmt.Fprintf(os.Stderr, "release: %v\n", err)
 		os.Exit(1)
 	}
+}
+
+type options struct {
+	repo, out, sbomTool, signingKey, builderID string
+	targets                                    []string
+}
+
+// runImage builds the OCI image layout from a release folder.
+func runImage(repo, from, out string) error {
+	f, err := readFacts(repo)
+	if err != nil {
+		return err
+	}
+	d, err := buildImage(from, out, f.version, f.commit, time.Unix(f.epoch, 0).UTC())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "release image: %s (linux/amd64, linux/arm64) in %s\n", f.version, out)
+	_, err = fmt.Println(d)
+	return err
 }
 
 // facts are scripts/version.sh's lines.
@@ -81,13 +125,21 @@ func readFacts(repo string) (facts, error) {
 	return f, nil
 }
 
-func run(out, sbomTool string, want []string) error {
-	repo, err := os.Getwd()
+func run(o options) error {
+	out, sbomTool, want := o.out, o.sbomTool, o.targets
+	repo, err := filepath.Abs(o.repo)
 	if err != nil {
 		return err
 	}
 	if _, err := os.Stat(filepath.Join(repo, "cmd", "clawkit")); err != nil {
-		return errors.New("run from the repository root (make release)")
+		return errors.New("-repo is not the clawkit repository (make release)")
+	}
+	if _, err := os.Stat(filepath.Join(repo, "LICENSE")); err != nil {
+		return fmt.Errorf("every archive and package ships the license: %w", err)
+	}
+	key, err := loadSigningKey(repo, o.signingKey)
+	if err != nil {
+		return err
 	}
 	if sbomTool == "" {
 		return errors.New("-cyclonedx PATH is required (make release installs cyclonedx-gomod " + cyclonedxVersion + ")")
@@ -98,6 +150,10 @@ func run(out, sbomTool string, want []string) error {
 		}
 	}
 	f, err := readFacts(repo)
+	if err != nil {
+		return err
+	}
+	goVersion, err := goEnvVersion(repo)
 	if err != nil {
 		return err
 	}
@@ -156,22 +212,84 @@ func run(out, sbomTool string, want []string) error {
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("SBOM for %s: %w", t, err)
 		}
+		if err := addSBOMLicense(sbom); err != nil {
+			return fmt.Errorf("SBOM for %s: %w", t, err)
+		}
 		published = append(published, base+".tar.gz", base+".cdx.json")
 	}
 
-	// 4. SHA256SUMS (sha256sum's format, sorted by name).
-	sort.Strings(published)
-	var sums bytes.Buffer
-	for _, name := range published {
-		b, err := os.ReadFile(filepath.Join(out, name))
+	// 4. Packages for the linux targets.
+	var packages []string
+	for _, t := range want {
+		goos, goarch, _ := strings.Cut(t, "/")
+		if goos != "linux" {
+			continue
+		}
+		contents, err := pkgFiles(repo, filepath.Join(work, "pkg-"+goarch), shared, bins[t], mtime)
 		if err != nil {
 			return err
 		}
-		h := sha256.Sum256(b)
-		fmt.Fprintf(&sums, "%s  %s\n", hex.EncodeToString(h[:]), name)
+		for _, format := range []string{"deb", "rpm"} {
+			name := packageName(f.version, goarch, format)
+			fmt.Fprintf(os.Stderr, "release: package %s\n", name)
+			if err := writePackage(format, filepath.Join(out, name), f.version, goarch, contents, mtime); err != nil {
+				return err
+			}
+			packages = append(packages, name)
+		}
+	}
+	published = append(published, packages...)
+
+	// 5. Provenance over the archives and packages.
+	subjects := map[string]string{}
+	for _, name := range published {
+		if strings.HasSuffix(name, ".tar.gz") || strings.HasSuffix(name, ".deb") || strings.HasSuffix(name, ".rpm") {
+			if subjects[name], err = sha256File(filepath.Join(out, name)); err != nil {
+				return err
+			}
+		}
+	}
+	stmt, err := buildProvenance(provenanceInput{
+		facts: f, goVersion: goVersion, builderID: o.builderID, targets: want, subjects: subjects,
+		tools: map[string]string{"cyclonedx-gomod": cyclonedxVersion, "nfpm": nfpmVersion},
+	})
+	if err != nil {
+		return err
+	}
+	provName := fmt.Sprintf("clawkit_%s.intoto.json", f.version)
+	if err := os.WriteFile(filepath.Join(out, provName), stmt, 0o644); err != nil {
+		return err
+	}
+	published = append(published, provName)
+
+	// 6. SHA256SUMS (sha256sum's format, sorted by name).
+	sort.Strings(published)
+	var sums bytes.Buffer
+	for _, name := range published {
+		h, err := sha256File(filepath.Join(out, name))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&sums, "%s  %s\n", h, name)
 	}
 	if err := os.WriteFile(filepath.Join(out, "SHA256SUMS"), sums.Bytes(), 0o644); err != nil {
 		return err
+	}
+
+	// 7. Signatures.
+	if key != nil {
+		for _, name := range []string{"SHA256SUMS", provName} {
+			if err := signFile(key, filepath.Join(out, name)); err != nil {
+				return err
+			}
+		}
+		pub, err := publicKeyPEM(key)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "release: signed SHA256SUMS and %s; verify with this public key:\n%s", provName, pub)
+	} else {
+		fmt.Fprintf(os.Stderr, "release: note: no signing key (-signing-key FILE or $%s); SHA256SUMS is not signed\n", signingKeyEnv)
 	}
 	if err := os.RemoveAll(work); err != nil {
 		return err
@@ -238,14 +356,12 @@ type file struct {
 	mode int64
 }
 
-// sharedFiles are README.md, LICENSE (when present), the man page and the
+// sharedFiles are README.md, LICENSE, the man page and the
 // completions, the last two generated by the binary itself.
 func sharedFiles(repo, bin, work string) ([]file, error) {
-	files := []file{{name: "README.md", path: filepath.Join(repo, "README.md"), mode: 0o644}}
-	if _, err := os.Stat(filepath.Join(repo, "LICENSE")); err == nil {
-		files = append(files, file{name: "LICENSE", path: filepath.Join(repo, "LICENSE"), mode: 0o644})
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
+	files := []file{
+		{name: "README.md", path: filepath.Join(repo, "README.md"), mode: 0o644},
+		{name: "LICENSE", path: filepath.Join(repo, "LICENSE"), mode: 0o644},
 	}
 	gen := filepath.Join(work, "shared")
 	if err := exec.Command(bin, "gen-docs", "--man", filepath.Join(gen, "man")).Run(); err != nil {
@@ -308,6 +424,65 @@ func writeArchive(dst string, files []file, mtime time.Time) error {
 		return err
 	}
 	return os.WriteFile(dst, buf.Bytes(), 0o644)
+}
+
+// sha256File is the file's SHA-256 in lower-case hex.
+func sha256File(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:]), nil
+}
+
+// goEnvVersion is the Go release that builds the binaries (the go command
+// on PATH, GOTOOLCHAIN=local as in build).
+func goEnvVersion(repo string) (string, error) {
+	cmd := exec.Command("go", "env", "GOVERSION")
+	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
+	b, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOVERSION: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// addSBOMLicense records clawkit's own license (MIT) on the SBOM's main
+// component and its metadata component: cyclonedx-gomod cannot see it in
+// a binary. The document is re-rendered (keys sorted, two-space indent), the same
+// bytes for the same input.
+func addSBOMLicense(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return err
+	}
+	var meta map[string]json.RawMessage
+	if err := json.Unmarshal(doc["metadata"], &meta); err != nil {
+		return fmt.Errorf("metadata: %w", err)
+	}
+	var comp map[string]json.RawMessage
+	if err := json.Unmarshal(meta["component"], &comp); err != nil {
+		return fmt.Errorf("metadata.component: %w", err)
+	}
+	comp["licenses"] = json.RawMessage(`[{"license":{"id":"MIT"}}]`)
+	if meta["component"], err = json.Marshal(comp); err != nil {
+		return err
+	}
+	meta["licenses"] = json.RawMessage(`[{"license":{"id":"MIT"}}]`)
+	if doc["metadata"], err = json.Marshal(meta); err != nil {
+		return err
+	}
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(out, '\n'), 0o644)
 }
 
 func contains(s []string, v string) bool {
