@@ -950,14 +950,46 @@ func (p *httpProxy) SessionPids() []int {
 // WriteTokenFile publishes the proxy's bearer token in home, mode 0600, as
 // mcp-proxy-PORT.token (PORT from the listening URL), and returns its
 // path. The token is printed nowhere: clients read the file.
-func WriteTokenFile(home, listenURL, token string) (string, error) {
+//
+// The file is always a new one: created exclusively under an unpredictable
+// name beside its destination, with exactly mode 0600, and renamed into
+// place. Whatever held the name before (a file of a wider mode, a symbolic
+// link, a hard link to another file, the token of a proxy that was killed)
+// is replaced, never written through, and its mode never kept.
+func WriteTokenFile(home, listenURL, token string) (path string, err error) {
 	port := "0"
 	if u, err := url.Parse(listenURL); err == nil && u.Port() != "" {
 		port = u.Port()
 	}
-	path := filepath.Join(home, "mcp-proxy-"+port+".token")
-	if err := fsx.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
-		return "", errs.Failed(CodeTokenWriteFailed, "cannot write the proxy's token file %s: %v", path, err)
+	path = filepath.Join(home, "mcp-proxy-"+port+".token")
+	fail := func(err error) (string, error) {
+		return "", errs.Failed(CodeTokenWriteFailed, "cannot write the proxy's token file %s: %v", path, err).
+			WithHint("the proxy does not serve without its token: check that the home folder is writable, or pass --no-auth on a loopback address")
+	}
+	f, err := fsx.TempSibling(path, 0o600)
+	if err != nil {
+		return fail(err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			_ = os.Remove(tmp) // our own temporary file, never published
+		}
+	}()
+	// The umask may only narrow the mode; Chmod makes it exactly 0600.
+	if err := f.Chmod(0o600); err != nil {
+		_ = f.Close()
+		return fail(err)
+	}
+	if err := fsx.WriteSyncClose(f, []byte(token+"\n")); err != nil {
+		return fail(err)
+	}
+	// rename replaces the name itself: a link there is not followed.
+	if err := os.Rename(tmp, path); err != nil {
+		return fail(err)
+	}
+	if err := fsx.SyncDir(home); err != nil {
+		return fail(err)
 	}
 	return path, nil
 }
