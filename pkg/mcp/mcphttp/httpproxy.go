@@ -156,7 +156,8 @@ func NewToken() string {
 type httpProxy struct {
 	spec mcpstdio.ProcessSpec
 	o    ListenOptions
-	port string
+	// host and port: the address it listens on (host "" when unspecified).
+	host, port string
 
 	mu       sync.Mutex
 	sessions map[string]*proxySession
@@ -219,8 +220,11 @@ func ServeHTTP(ctx context.Context, spec mcpstdio.ProcessSpec, o ListenOptions) 
 			return nil, &mcp.Error{Class: mcp.ClassUnavailable, Code: errs.CodeListenFailed, Message: fmt.Sprintf("cannot listen on %s: %v", o.Addr, err), Definitive: true}
 		}
 	}
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	p := &httpProxy{spec: spec, o: o, port: port, sessions: map[string]*proxySession{}}
+	lhost, port, _ := net.SplitHostPort(ln.Addr().String())
+	if ip := net.ParseIP(lhost); ip == nil || ip.IsUnspecified() {
+		lhost = "" // 0.0.0.0 or :: names no host
+	}
+	p := &httpProxy{spec: spec, o: o, host: lhost, port: port, sessions: map[string]*proxySession{}}
 	if o.inspect != nil {
 		o.inspect(p)
 	}
@@ -355,22 +359,25 @@ func (p *httpProxy) loopbackHost(host string) bool {
 	if err != nil || port != p.port {
 		return false
 	}
-	return h == "localhost" || h == "127.0.0.1" || h == "::1" || (net.ParseIP(h) != nil && net.ParseIP(h).IsLoopback())
+	// Exactly the names docs/mcp.md lists, and the address the proxy
+	// listens on; not any loopback address (127.0.0.2 is another host's
+	// name as far as a browser is concerned).
+	return h == "localhost" || h == "127.0.0.1" || h == "::1" || (p.host != "" && h == p.host)
 }
-
 func (p *httpProxy) originAllowed(origin string) bool {
 	for _, a := range p.o.AllowOrigins {
 		if strings.EqualFold(a, origin) {
 			return true
 		}
 	}
+	// The proxy's own origin: it serves plain http, so an https origin
+	// is another one; nothing but scheme, host and port.
 	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+	if err != nil || u.Scheme != "http" || u.Path != "" || u.RawQuery != "" || u.User != nil {
 		return false
 	}
 	return p.loopbackHost(u.Host)
 }
-
 // httpError answers a refusal as a JSON-RPC error body (id null), as the
 // SDKs' servers do.
 func httpError(w http.ResponseWriter, status int, msg string) {
