@@ -378,6 +378,7 @@ func (p *httpProxy) originAllowed(origin string) bool {
 	}
 	return p.loopbackHost(u.Host)
 }
+
 // httpError answers a refusal as a JSON-RPC error body (id null), as the
 // SDKs' servers do.
 func httpError(w http.ResponseWriter, status int, msg string) {
