@@ -424,6 +424,7 @@ func hostileCatalogue() []hostileCase {
 		hostileCase{name: "mcp/forged-error-line", args: []string{"mcp", "call", "--method", "tools/call", "--params", `{"name":"notify"}`, "--", "mcpfake", "forge"}, exit: 1, code: "rpc_error"},
 	)
 	add(mcpHTTPHostileCases()...)
+	add(mcpRound4HostileCases()...)
 
 	// 6. Configuration paths and session identifiers.
 	add(

@@ -206,12 +206,40 @@ func mcpFeed() {
 	}
 }
 
-// mcpGone FILE...: each FILE holds pids (the first is also the process
+// mcpGone [-wait D] FILE...: each FILE holds pids (the first is also the process
 // group); exit 1 naming every one that is still alive (zombies count as
 // gone: they hold nothing but a pid).
 func mcpGone() {
+	files := os.Args[1:]
+	// -wait D: poll until everything is gone, for at most D (a process
+	// signalled by the kernel as its parent died is gone a moment later).
+	var until time.Time
+	if len(files) > 1 && files[0] == "-wait" {
+		d, err := time.ParseDuration(files[1])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		until, files = time.Now().Add(d), files[2:]
+	}
+	for {
+		alive := mcpAlive(files)
+		if len(alive) == 0 {
+			fmt.Println("all gone")
+			return
+		}
+		if time.Now().After(until) {
+			fmt.Fprintf(os.Stderr, "still alive: %s\n", strings.Join(alive, ", "))
+			os.Exit(1)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// mcpAlive lists what is still alive of the "pid pgid …" files.
+func mcpAlive(files []string) []string {
 	var alive []string
-	for _, f := range os.Args[1:] {
+	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -239,11 +267,7 @@ func mcpGone() {
 			}
 		}
 	}
-	if len(alive) > 0 {
-		fmt.Fprintf(os.Stderr, "still alive: %s\n", strings.Join(alive, ", "))
-		os.Exit(1)
-	}
-	fmt.Println("all gone")
+	return alive
 }
 
 // mcpSDKClient [-echo MSG] [-tool NAME -args JSON] -- CMD ARGS…: the

@@ -599,8 +599,10 @@ func (c *MCPProxyCmd) runListen(ctx context.Context, env *Env, out *Output) erro
 				tokenFile, err = mcphttp.WriteTokenFile(h.Dir, url, o.Token)
 			}
 			if err != nil {
+				// No token file, no service: the run ends here (below),
+				// and nothing says that no token is needed.
 				listenErr = err
-				tokenFile = ""
+				return
 			}
 		}
 		switch {

@@ -16,6 +16,7 @@ const MaxSafeInteger = 1<<53 - 1
 // MsgKind is what a decoded line turned out to be.
 type MsgKind int
 
+// The kinds of message.
 const (
 	KindResponse MsgKind = iota + 1
 	KindRequest
@@ -287,6 +288,7 @@ func SafeIntegerID(raw json.RawMessage) (int64, bool) {
 	return int64(f), true
 }
 
+// FirstByte is the first byte of b after JSON whitespace (0 when none).
 func FirstByte(b []byte) byte {
 	b = bytes.TrimLeft(b, " \t\r\n")
 	if len(b) == 0 {
@@ -295,6 +297,7 @@ func FirstByte(b []byte) byte {
 	return b[0]
 }
 
+// Clip is b as text, cut at n bytes with an ellipsis.
 func Clip(b []byte, n int) string {
 	if len(b) > n {
 		return string(b[:n]) + "…"
@@ -302,6 +305,7 @@ func Clip(b []byte, n int) string {
 	return string(b)
 }
 
+// ShortErr is err's text, cut at 200 bytes.
 func ShortErr(err error) string {
 	s := err.Error()
 	if len(s) > 200 {
@@ -325,6 +329,7 @@ func AppendRequest(b []byte, id int64, method string, params json.RawMessage) []
 	return append(b, "}\n"...)
 }
 
+// AppendNotification appends one notification line (with its LF) to b.
 func AppendNotification(b []byte, method string, params json.RawMessage) []byte {
 	b = append(b, `{"jsonrpc":"2.0","method":`...)
 	b = AppendJSONString(b, method)
@@ -335,6 +340,7 @@ func AppendNotification(b []byte, method string, params json.RawMessage) []byte 
 	return append(b, "}\n"...)
 }
 
+// AppendJSONString appends s as a JSON string.
 func AppendJSONString(b []byte, s string) []byte {
 	simple := true
 	for i := 0; i < len(s); i++ {

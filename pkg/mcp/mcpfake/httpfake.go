@@ -20,24 +20,28 @@ import (
 // server in each transport, and hostile Streamable HTTP servers whose
 // opening is correct and whose answer to tools/call is not.
 var HTTPModes = map[string]string{
-	"gosdk":           "the Go SDK's Streamable HTTP handler serving tools echo, add and slow, a prompt greet and a resource mem://hello",
-	"gosdk-json":      "the same, answering each request with one JSON body instead of an SSE stream",
-	"gosdk-stateless": "the same, stateless (no Mcp-Session-Id, no GET stream)",
-	"gosdk-sse":       "the same over the Go SDK's legacy HTTP+SSE handler (2024-11-05 transport)",
-	"echo":            "a hand-written Streamable HTTP server: initialize assigns a session, tools/call echo answers as SSE with a notification first",
-	"silent-probe":    "echo, but server/discover is never answered (the request is held until the client gives up)",
-	"endless-line":    "tools/call: an SSE stream whose first line never ends",
-	"huge-event":      "tools/call: one SSE event of 1 GiB of data lines, streamed",
-	"huge-json":       "tools/call: a JSON body of 1 GiB, streamed",
-	"slowloris":       "tools/call: an SSE stream that trickles one comment byte every 50ms, forever",
-	"silent-stream":   "tools/call: SSE headers, then nothing, ever",
-	"slow-headers":    "tools/call: no response headers, ever",
-	"wrong-ctype":     "tools/call: 200 with Content-Type text/html",
-	"session-change":  "tools/call: answered under another Mcp-Session-Id",
-	"redirect":        "tools/call: 307 to another host (127.0.0.2), with a key in the query",
-	"echo-auth":       "every request: 401 whose body quotes the Authorization header it got",
-	"delete-refused":  "echo, but DELETE of the session answers 405",
-	"expire":          "tools/call: 404 (the session is gone)",
+	"gosdk":               "the Go SDK's Streamable HTTP handler serving tools echo, add and slow, a prompt greet and a resource mem://hello",
+	"gosdk-json":          "the same, answering each request with one JSON body instead of an SSE stream",
+	"gosdk-stateless":     "the same, stateless (no Mcp-Session-Id, no GET stream)",
+	"gosdk-sse":           "the same over the Go SDK's legacy HTTP+SSE handler (2024-11-05 transport)",
+	"echo":                "a hand-written Streamable HTTP server: initialize assigns a session, tools/call echo answers as SSE with a notification first",
+	"silent-probe":        "echo, but server/discover is never answered (the request is held until the client gives up)",
+	"endless-line":        "tools/call: an SSE stream whose first line never ends",
+	"huge-event":          "tools/call: one SSE event of 1 GiB of data lines, streamed",
+	"huge-json":           "tools/call: a JSON body of 1 GiB, streamed",
+	"slowloris":           "tools/call: an SSE stream that trickles one comment byte every 50ms, forever",
+	"silent-stream":       "tools/call: SSE headers, then nothing, ever",
+	"slow-headers":        "tools/call: no response headers, ever",
+	"wrong-ctype":         "tools/call: 200 with Content-Type text/html",
+	"session-change":      "tools/call: answered under another Mcp-Session-Id",
+	"redirect":            "tools/call: 307 to another host (127.0.0.2), with a key in the query",
+	"echo-auth":           "every request: 401 whose body quotes the Authorization header it got",
+	"delete-refused":      "echo, but DELETE of the session answers 405",
+	"echo-secret":         "echo, but the Authorization header it got comes back in serverInfo and in the JSON-RPC error (message and data) of tools/call auth-error",
+	"expire":              "tools/call: 404 (the session is gone)",
+	"legacy-bad-endpoint": "POST 405 (not Streamable HTTP); GET: a legacy SSE stream whose endpoint is on another origin",
+	"legacy-long-line":    "POST 405; GET: a legacy SSE stream whose first line never ends",
+	"legacy-no-endpoint":  "POST 405; GET: a legacy SSE stream that never names its endpoint",
 }
 
 // HTTPMain is the helper command: mcphttpfake MODE URLFILE. It listens on
@@ -148,6 +152,10 @@ func (f *hostileHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = fmt.Fprintf(w, "bad credentials: %s", r.Header.Get("Authorization"))
 		return
 	}
+	if strings.HasPrefix(f.mode, "legacy-") {
+		f.serveLegacy(w, r)
+		return
+	}
 	sid := r.Header.Get("Mcp-Session-Id")
 	switch r.Method {
 	case http.MethodDelete:
@@ -202,8 +210,11 @@ func (f *hostileHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.sessions[id] = true
 		f.mu.Unlock()
 		w.Header().Set("Mcp-Session-Id", id)
-		answer(map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{"tools": map[string]any{}},
-			"serverInfo": map[string]any{"name": "mcpfake-http-" + f.mode, "version": "1.0.0"}})
+		info := map[string]any{"name": "mcpfake-http-" + f.mode, "version": "1.0.0"}
+		if f.mode == "echo-secret" {
+			info = map[string]any{"name": "mcpfake-http-echo-secret " + r.Header.Get("Authorization"), "version": r.Header.Get("Authorization")}
+		}
+		answer(map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": info})
 		return
 	}
 	f.mu.Lock()
@@ -231,7 +242,7 @@ func (f *hostileHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	const gib = 1 << 30
 	switch f.mode {
-	case "echo", "delete-refused", "silent-probe":
+	case "echo", "delete-refused", "silent-probe", "echo-secret":
 		var p struct {
 			Name      string `json:"name"`
 			Arguments struct {
@@ -239,6 +250,15 @@ func (f *hostileHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			} `json:"arguments"`
 		}
 		_ = json.Unmarshal(m.Params, &p)
+		if p.Name == "auth-error" {
+			// A server that quotes the credential in its error.
+			got := r.Header.Get("Authorization")
+			w.Header().Set("Content-Type", "application/json")
+			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{
+				"code": -32602, "message": "denied for " + got, "data": map[string]any{"got": got}}})
+			_, _ = w.Write(b)
+			return
+		}
 		if p.Name == "auth-echo" {
 			// A server that echoes the credential it got.
 			p.Arguments.Message = "you sent " + r.Header.Get("Authorization")
@@ -317,5 +337,41 @@ func (f *hostileHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusTemporaryRedirect)
 	case "expire":
 		http.Error(w, "session not found", http.StatusNotFound)
+	}
+}
+
+// serveLegacy is the legacy-* modes: a server that is not Streamable HTTP
+// (POST 405, so the client falls back) and whose HTTP+SSE stream then goes
+// wrong.
+func (f *hostileHTTP) serveLegacy(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	flusher, _ := w.(http.Flusher)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	flusher.Flush()
+	ctx := r.Context()
+	switch f.mode {
+	case "legacy-bad-endpoint":
+		_, _ = fmt.Fprintf(w, "event: endpoint\ndata: http://elsewhere.example:1/messages?session=1\n\n")
+		flusher.Flush()
+	case "legacy-long-line":
+		_, _ = w.Write([]byte("data: "))
+		chunk := []byte(strings.Repeat("a", 64<<10))
+		for sent := 0; sent < 1<<30 && ctx.Err() == nil; sent += len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+		return
+	case "legacy-no-endpoint":
+		_, _ = w.Write([]byte(": no endpoint, ever\n\n"))
+		flusher.Flush()
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Minute):
 	}
 }

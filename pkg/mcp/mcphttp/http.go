@@ -241,8 +241,16 @@ func (c *Client) open(ctx context.Context, deadline time.Time) *mcp.Error {
 	}
 	c.ResetEra()
 	if le := c.openLegacy(ctx, deadline); le != nil {
-		// Neither transport: the first answer says most.
-		return e
+		if le.HTTPStatus != 0 || le.Code == CodeBadContentType {
+			// The legacy stream was refused too: neither transport,
+			// and the first answer says most.
+			return e
+		}
+		// The server took the legacy request (it opened the stream, or
+		// held it): what went wrong there is the error, not the probe's
+		// refusal (an off-origin endpoint, an endless line, no endpoint
+		// in time).
+		return le
 	}
 	return c.handshake(ctx, deadline)
 }
@@ -290,27 +298,54 @@ func (c *Client) RequestTimeout(ctx context.Context, method string, params json.
 // values are replaced (the mask keeps JSON valid); nothing else of the
 // server's data changes.
 func (c *Client) scrubBytes(b []byte) []byte {
-	for _, sec := range c.secrets {
-		if len(sec) >= 6 && bytes.Contains(b, []byte(sec)) {
-			b = bytes.ReplaceAll(b, []byte(sec), []byte(redact.Mask))
-		}
+	if len(c.secrets) == 0 {
+		return b
 	}
-	return b
+	return redact.Bytes(b, c.secrets...)
 }
 
-// scrub removes the caller's header values from a message: a server may
-// echo them, and no secret is ever printed.
+// scrub removes the caller's header values from an error: its message and
+// the server's JSON-RPC error object (message and data), which `mcp
+// session` prints as the line's answer. A server may echo them, and no
+// secret is ever printed.
 func (c *Client) scrub(e *mcp.Error) *mcp.Error {
 	if e == nil || len(c.secrets) == 0 {
 		return e
 	}
-	m := redact.Values(e.Message, c.secrets...)
-	if m == e.Message {
-		return e
-	}
 	d := *e
-	d.Message = m
+	d.Message = redact.Values(e.Message, c.secrets...)
+	if e.RPC != nil {
+		rpc := *e.RPC
+		rpc.Message = redact.Values(rpc.Message, c.secrets...)
+		rpc.Data = c.scrubBytes(rpc.Data)
+		d.RPC = &rpc
+	}
 	return &d
+}
+
+// ServerInfo is the server's name and version from the opening, without
+// the caller's header values (a server may echo them there too).
+func (c *Client) ServerInfo() mcp.Implementation {
+	s := c.Core.ServerInfo()
+	if len(c.secrets) > 0 {
+		s.Name = redact.Values(s.Name, c.secrets...)
+		s.Version = redact.Values(s.Version, c.secrets...)
+	}
+	return s
+}
+
+// Negotiated is the protocol the connection speaks, without the caller's
+// header values in the versions the server listed.
+func (c *Client) Negotiated() mcp.Negotiated {
+	n := c.Core.Negotiated()
+	if len(c.secrets) > 0 && len(n.SupportedVersions) > 0 {
+		vs := make([]string, len(n.SupportedVersions))
+		for i, v := range n.SupportedVersions {
+			vs[i] = redact.Values(v, c.secrets...)
+		}
+		n.SupportedVersions = vs
+	}
+	return n
 }
 
 // errRequestDeadline is the cause of a request context that ran out;

@@ -156,7 +156,8 @@ func NewToken() string {
 type httpProxy struct {
 	spec mcpstdio.ProcessSpec
 	o    ListenOptions
-	port string
+	// host and port: the address it listens on (host "" when unspecified).
+	host, port string
 
 	mu       sync.Mutex
 	sessions map[string]*proxySession
@@ -219,8 +220,11 @@ func ServeHTTP(ctx context.Context, spec mcpstdio.ProcessSpec, o ListenOptions) 
 			return nil, &mcp.Error{Class: mcp.ClassUnavailable, Code: errs.CodeListenFailed, Message: fmt.Sprintf("cannot listen on %s: %v", o.Addr, err), Definitive: true}
 		}
 	}
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	p := &httpProxy{spec: spec, o: o, port: port, sessions: map[string]*proxySession{}}
+	lhost, port, _ := net.SplitHostPort(ln.Addr().String())
+	if ip := net.ParseIP(lhost); ip == nil || ip.IsUnspecified() {
+		lhost = "" // 0.0.0.0 or :: names no host
+	}
+	p := &httpProxy{spec: spec, o: o, host: lhost, port: port, sessions: map[string]*proxySession{}}
 	if o.inspect != nil {
 		o.inspect(p)
 	}
@@ -355,17 +359,21 @@ func (p *httpProxy) loopbackHost(host string) bool {
 	if err != nil || port != p.port {
 		return false
 	}
-	return h == "localhost" || h == "127.0.0.1" || h == "::1" || (net.ParseIP(h) != nil && net.ParseIP(h).IsLoopback())
+	// Exactly the names docs/mcp.md lists, and the address the proxy
+	// listens on; not any loopback address (127.0.0.2 is another host's
+	// name as far as a browser is concerned).
+	return h == "localhost" || h == "127.0.0.1" || h == "::1" || (p.host != "" && h == p.host)
 }
-
 func (p *httpProxy) originAllowed(origin string) bool {
 	for _, a := range p.o.AllowOrigins {
 		if strings.EqualFold(a, origin) {
 			return true
 		}
 	}
+	// The proxy's own origin: it serves plain http, so an https origin
+	// is another one; nothing but scheme, host and port.
 	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+	if err != nil || u.Scheme != "http" || u.Path != "" || u.RawQuery != "" || u.User != nil {
 		return false
 	}
 	return p.loopbackHost(u.Host)
@@ -950,14 +958,46 @@ func (p *httpProxy) SessionPids() []int {
 // WriteTokenFile publishes the proxy's bearer token in home, mode 0600, as
 // mcp-proxy-PORT.token (PORT from the listening URL), and returns its
 // path. The token is printed nowhere: clients read the file.
-func WriteTokenFile(home, listenURL, token string) (string, error) {
+//
+// The file is always a new one: created exclusively under an unpredictable
+// name beside its destination, with exactly mode 0600, and renamed into
+// place. Whatever held the name before (a file of a wider mode, a symbolic
+// link, a hard link to another file, the token of a proxy that was killed)
+// is replaced, never written through, and its mode never kept.
+func WriteTokenFile(home, listenURL, token string) (path string, err error) {
 	port := "0"
 	if u, err := url.Parse(listenURL); err == nil && u.Port() != "" {
 		port = u.Port()
 	}
-	path := filepath.Join(home, "mcp-proxy-"+port+".token")
-	if err := fsx.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
-		return "", errs.Failed(CodeTokenWriteFailed, "cannot write the proxy's token file %s: %v", path, err)
+	path = filepath.Join(home, "mcp-proxy-"+port+".token")
+	fail := func(err error) (string, error) {
+		return "", errs.Failed(CodeTokenWriteFailed, "cannot write the proxy's token file %s: %v", path, err).
+			WithHint("the proxy does not serve without its token: check that the home folder is writable, or pass --no-auth on a loopback address")
+	}
+	f, err := fsx.TempSibling(path, 0o600)
+	if err != nil {
+		return fail(err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			_ = os.Remove(tmp) // our own temporary file, never published
+		}
+	}()
+	// The umask may only narrow the mode; Chmod makes it exactly 0600.
+	if err := f.Chmod(0o600); err != nil {
+		_ = f.Close()
+		return fail(err)
+	}
+	if err := fsx.WriteSyncClose(f, []byte(token+"\n")); err != nil {
+		return fail(err)
+	}
+	// rename replaces the name itself: a link there is not followed.
+	if err := os.Rename(tmp, path); err != nil {
+		return fail(err)
+	}
+	if err := fsx.SyncDir(home); err != nil {
+		return fail(err)
 	}
 	return path, nil
 }

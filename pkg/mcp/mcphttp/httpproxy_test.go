@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"runtime"
 	"strings"
 	"sync"
@@ -157,6 +158,8 @@ func TestProxyListenRefusals(t *testing.T) {
 	u, _, stop := startListen(t, ListenOptions{Token: tok, MaxBodyBytes: 4096}, "echo")
 	defer stop()
 	auth := "Bearer " + tok
+	pu, _ := url.Parse(u)
+	port := pu.Port()
 	for _, tc := range []struct {
 		name   string
 		hdr    map[string]string
@@ -167,6 +170,11 @@ func TestProxyListenRefusals(t *testing.T) {
 		{"wrong token", map[string]string{"Authorization": "Bearer " + NewToken()}, initBody, 401},
 		{"foreign origin", map[string]string{"Authorization": auth, "Origin": "http://evil.example"}, initBody, 403},
 		{"rebinding host", map[string]string{"Authorization": auth, "Host": "evil.example:80"}, initBody, 403},
+		// Exactly the documented origins and hosts (issue 39, item 8).
+		{"https own origin", map[string]string{"Authorization": auth, "Origin": "https://127.0.0.1:" + port}, initBody, 403},
+		{"another loopback origin", map[string]string{"Authorization": auth, "Origin": "http://127.0.0.2:" + port}, initBody, 403},
+		{"another loopback host", map[string]string{"Authorization": auth, "Host": "127.0.0.2:" + port}, initBody, 403},
+		{"origin with a path", map[string]string{"Authorization": auth, "Origin": "http://127.0.0.1:" + port + "/x"}, initBody, 403},
 		{"guessed session", map[string]string{"Authorization": auth, "Mcp-Session-Id": strings.Repeat("a", 32)}, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, 404},
 		{"no session", map[string]string{"Authorization": auth}, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, 400},
 		{"too large", map[string]string{"Authorization": auth}, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":"` + strings.Repeat("x", 5000) + `"}}`, 413},
@@ -178,10 +186,12 @@ func TestProxyListenRefusals(t *testing.T) {
 			t.Errorf("%s: status %d, want %d", tc.name, resp.StatusCode, tc.status)
 		}
 	}
-	// The proxy's own loopback origin is accepted.
-	resp := rawPost(t, u, map[string]string{"Authorization": auth, "Origin": strings.TrimSuffix(u, "/mcp")}, initBody)
-	if resp.StatusCode != 200 || resp.Header.Get("Mcp-Session-Id") == "" {
-		t.Errorf("own origin: %d", resp.StatusCode)
+	// The proxy's own loopback origins are accepted.
+	for _, origin := range []string{strings.TrimSuffix(u, "/mcp"), "http://localhost:" + port} {
+		resp := rawPost(t, u, map[string]string{"Authorization": auth, "Origin": origin, "Host": "localhost:" + port}, initBody)
+		if resp.StatusCode != 200 || resp.Header.Get("Mcp-Session-Id") == "" {
+			t.Errorf("own origin %s: %d", origin, resp.StatusCode)
+		}
 	}
 }
 

@@ -28,8 +28,9 @@ import (
 // not) is signalled and confirmed gone; with Subreaper, so is every
 // descendant at all, whatever it does with sessions, groups and parents.
 // Without Subreaper, a descendant that setsid()s and whose parent exits
-// goes to init and is not found. Not guaranteed anywhere: if this process
-// itself is killed (SIGKILL), the servers' trees are left to init. Without
+// goes to init and is not found. If this process itself is killed (SIGKILL),
+// each server gets SIGKILL from the kernel (its parent-death signal,
+// spawn.go); its own descendants are then left to init. Without
 // /proc (not Linux) only the process group is owned.
 
 var subreaperOnce sync.Once

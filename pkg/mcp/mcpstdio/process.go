@@ -144,6 +144,7 @@ func StartProcess(spec ProcessSpec) (*Process, error) {
 		Env:         append([]string{}, spec.Env...),
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
+	dieWithParent(cmd.SysProcAttr)
 	var closers []*os.File
 	closeAll := func() {
 		for _, f := range closers {
@@ -165,7 +166,7 @@ func StartProcess(spec ProcessSpec) (*Process, error) {
 		return nil, mcp.Unavailable(CodeSpawnFailed, "cannot create pipes: %v", err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := cmd.Start(); err != nil {
+	if err := startCmd(cmd); err != nil {
 		closeAll()
 		return nil, SpawnError(spec, err)
 	}
