@@ -176,7 +176,7 @@ type action struct {
 
 var ghExpr = regexp.MustCompile(`\$\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}`)
 
-// action-run [NAME=VALUE...]: runs $REPO/action.yml's composite steps as a
+// action-run [NAME=VALUE|NAME@=FILE...]: runs $REPO/action.yml's composite steps as a
 // runner would: each step's env with ${{ inputs.* }} (the given values,
 // else the defaults; a required input missing is an error) and
 // ${{ github.* }} expanded (github.action_path is $REPO; others may be given
@@ -201,6 +201,11 @@ func cmdActionRun(ts *testscript.TestScript, neg bool, args []string) {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
 			ts.Fatalf("usage: action-run [NAME=VALUE...]")
+		}
+		// NAME@=FILE: the value is FILE's text without its last newline
+		// (a value a script line cannot hold, such as a newline).
+		if name, isFile := strings.CutSuffix(k, "@"); isFile {
+			k, v = name, strings.TrimSuffix(ts.ReadFile(v), "\n")
 		}
 		if !strings.HasPrefix(k, "github.") {
 			if _, ok := a.Inputs[k]; !ok {
