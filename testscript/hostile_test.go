@@ -533,6 +533,10 @@ func hostileCatalogue() []hostileCase {
 	// 10. Round 3: home files, config bounds, input bounds, secrets and
 	// terminal text in research (hostile_round3_test.go).
 	add(round3HostileCases()...)
+
+	// 11. Round 4: a hostile gateway's status, sockets as inputs, listen
+	// ports (hostile_round4_test.go).
+	add(round4HostileCases()...)
 	return cs
 }
 
