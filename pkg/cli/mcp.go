@@ -258,14 +258,7 @@ func mcpJSONFailure(out *Output, err error, result json.RawMessage, cr *mcp.Clea
 		jsonError
 		Result        json.RawMessage    `json:"result,omitempty"`
 		CleanupResult *mcp.CleanupResult `json:"cleanupResult,omitempty"`
-	}{jsonError{OK: false, Code: errs.CodeOf(err), Message: err.Error()}, result, cr}
-	if e := errs.As(err); e != nil {
-		doc.Hint = e.Hint
-		if e.RetryAfterMs > 0 {
-			r := e.RetryAfterMs
-			doc.RetryAfterMs = &r
-		}
-	}
+	}{jsonErrorOf(err), result, cr}
 	_ = out.PrintJSON(doc)
 	return &reportedError{err}
 }

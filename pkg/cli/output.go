@@ -146,13 +146,17 @@ type jsonError struct {
 	Message      string    `json:"message"`
 	Hint         string    `json:"hint,omitempty"`
 	RetryAfterMs *int64    `json:"retryAfterMs,omitempty"`
+	// jobId, path, resource: what the failure is about, when known.
+	errs.Fields
 }
 
-// jsonErrorOf is err's documented machine form.
+// jsonErrorOf is err's documented machine form: the one place an error
+// document is built (the streamed and mcp documents embed it).
 func jsonErrorOf(err error) jsonError {
 	je := jsonError{OK: false, Code: errs.CodeOf(err), Message: err.Error()}
 	if e := errs.As(err); e != nil {
 		je.Hint = e.Hint
+		je.Fields = e.Fields
 		if e.RetryAfterMs > 0 {
 			r := e.RetryAfterMs
 			je.RetryAfterMs = &r

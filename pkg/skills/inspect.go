@@ -106,7 +106,7 @@ func InspectPlugin(home, id string) (*PluginInfo, error) {
 	info.Manifest = filepath.Join(info.Dir, pluginmanifest.File)
 	if !info.ConfigEntry {
 		if st, err := os.Stat(info.Dir); err != nil || !st.IsDir() {
-			return nil, errs.Failed(errs.CodeNotFound, "no plugin %s in this home: config has no plugins.entries.%s and %s is not a folder", id, id, info.Dir).
+			return nil, errs.Failed(errs.CodeNotFound, "no plugin %s in this home: config has no plugins.entries.%s and %s is not a folder", id, id, info.Dir).WithResource("plugin", id).
 				WithHint("%s", registeredHint(home, cfg))
 		}
 	}
