@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/clawkit/clawkit/pkg/artifacts"
+	"github.com/clawkit/clawkit/pkg/crabbox/crabboxtest"
 	"github.com/clawkit/clawkit/pkg/owner"
 )
 
@@ -35,6 +38,42 @@ func round4HostileCases() []hostileCase {
 		{name: "r4/metrics-port-negative", args: []string{"gateway", "run", "--metrics-listen", "127.0.0.1:-1"}, exit: 2, code: "invalid_metrics_listen"},
 		{name: "r4/metrics-port-70000-detach", args: []string{"gateway", "run", "--detach", "--metrics-listen", "127.0.0.1:70000"}, exit: 2, code: "invalid_metrics_listen"},
 		{name: "r4/metrics-unix", args: []string{"gateway", "run", "--metrics-listen", "unix:$W/m.sock"}, exit: 2, code: "invalid_metrics_listen"},
+
+		// crabbox install --node-archive/--worker-archive: checked as the
+		// archives beside the manifest are (nothing installed).
+		{name: "r4/crabbox-node-archive-fifo", setup: archiveExport("n", "FIFO"), args: crabboxArchiveArgs("--node-archive", "$W/n"), exit: 1, code: "archive_unreadable"},
+		{name: "r4/crabbox-node-archive-dir", setup: archiveExport("n", "DIR"), args: crabboxArchiveArgs("--node-archive", "$W/n"), exit: 1, code: "archive_unreadable"},
+		{name: "r4/crabbox-node-archive-link", setup: archiveExport("n", "LINK"), args: crabboxArchiveArgs("--node-archive", "$W/n"), exit: 1, code: "archive_unreadable"},
+		{name: "r4/crabbox-worker-archive-wrong", setup: archiveExport("n", "junk"), args: crabboxArchiveArgs("--worker-archive", "$W/n"), exit: 1, code: "integrity_verification_failed"},
+		{name: "r4/crabbox-worker-archive-missing", setup: archiveExport("", ""), args: crabboxArchiveArgs("--worker-archive", "$W/none"), exit: 1, code: "archive_missing"},
+	}
+}
+
+func crabboxArchiveArgs(flag, path string) []string {
+	return []string{"crabbox", "install", "--manifest", "$W/x/manifest.json", "--target-home", "$W/t", flag, path}
+}
+
+// archiveExport writes a correct export to $W/x and, at $W/name, a FIFO, a
+// folder, a link to the export's own node archive (LINK), or a file.
+func archiveExport(name, what string) func(t *testing.T, w string) {
+	return func(t *testing.T, w string) {
+		mp, err := crabboxtest.HandExport(filepath.Join(w, "x"), crabboxtest.NodeBootstrap(crabboxtest.Version))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if what == "LINK" {
+			m, _, err := artifacts.LoadManifest(mp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(filepath.Join(w, "x", filepath.FromSlash(m.NodeBootstrap.Path)), filepath.Join(w, name)); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		if name != "" {
+			files(name, what)(t, w)
+		}
 	}
 }
 
