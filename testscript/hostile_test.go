@@ -149,6 +149,11 @@ func TestHostileInputs(t *testing.T) {
 					// Every code a user can see is in the catalog (an
 					// unclassified error would show "failed").
 					t.Errorf("code %q is not in docs/errors.md (message: %s)", doc.Code, doc.Message)
+				default:
+					// ...with the exit code its row gives.
+					if msg := tableAllows(doc.Code, exitCode(err)); msg != "" {
+						t.Error(msg)
+					}
 				}
 			}
 			if !homeExisted && !tc.homeRecords && exists(filepath.Join(w, "home")) {

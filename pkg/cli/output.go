@@ -38,6 +38,9 @@ type Output struct {
 	Stderr   io.Writer
 	JSON     bool
 	Progress string // auto, always, never
+	// observe, when set (MainObserved), is told each failure's code and
+	// exit code.
+	observe func(code errs.Code, exit int)
 }
 
 // Result prints v as one JSON document when --json is set, else calls
@@ -169,6 +172,9 @@ func jsonErrorOf(err error) jsonError {
 func (o *Output) Error(err error) int {
 	code := ExitCode(err)
 	je := jsonErrorOf(err)
+	if o.observe != nil {
+		o.observe(je.Code, code)
+	}
 	if o.JSON {
 		var done *reportedError
 		if errors.As(err, &done) {
