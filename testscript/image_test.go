@@ -22,7 +22,9 @@ func TestContainerImage(t *testing.T) {
 		t.Skip("Docker is absent (no docker command): the container image is not tested here")
 	}
 	if out, err := exec.Command(docker, "info").CombinedOutput(); err != nil {
-		t.Skipf("Docker's daemon does not answer (docker info: %v): the container image is not tested here\n%s", err, firstLine(out))
+		// One line: the reason, then docker's own last word (its error
+		// comes last; its first line is a heading such as "Client:").
+		t.Skipf("Docker's daemon does not answer (docker info: %v: %s): the container image is not tested here", err, lastLine(out))
 	}
 	ctx := t.TempDir()
 	build := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(ctx, "clawkit"), "./cmd/clawkit")
@@ -69,7 +71,8 @@ func TestContainerImage(t *testing.T) {
 	}
 }
 
-func firstLine(b []byte) string {
-	s, _, _ := strings.Cut(string(b), "\n")
-	return s
+// lastLine is b's last non-blank line, trimmed.
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }
