@@ -536,13 +536,14 @@ func (c *MCPProxyCmd) runListen(ctx context.Context, env *Env, out *Output) erro
 	if len(c.Command) == 0 || c.Command[0] == "" {
 		return errs.Usage(CodeUsage, "no server command given").WithHint("use clawkit mcp proxy --listen 127.0.0.1:8080 -- CMD…")
 	}
-	// The port is checked here, before anything binds (a bad one is a
-	// usage error, exit 2, not a failed bind).
-	if err := netaddr.CheckTCPListen(c.Listen); err != nil {
-		return errs.Usage(CodeInvalidListenPort, "--listen %s: %v", termsafe.Text(c.Listen), err).WithHint("e.g. --listen 127.0.0.1:8080 (port 0 picks a free one)")
-	}
 	if err := mcp.CheckListen(c.Listen, c.NoAuth); err != nil {
 		return err
+	}
+	// The port is checked here too, before anything binds (one out of
+	// range, a service name or unix:… is a usage error, exit 2, not a
+	// failed bind).
+	if err := netaddr.CheckTCPListen(c.Listen); err != nil {
+		return errs.Usage(CodeInvalidListenPort, "--listen %s: %v", termsafe.Text(c.Listen), err).WithHint("e.g. --listen 127.0.0.1:8080 (port 0 picks a free one)")
 	}
 	for _, p := range []struct {
 		name string
