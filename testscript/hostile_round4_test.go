@@ -39,6 +39,11 @@ func round4HostileCases() []hostileCase {
 		{name: "r4/metrics-port-70000-detach", args: []string{"gateway", "run", "--detach", "--metrics-listen", "127.0.0.1:70000"}, exit: 2, code: "invalid_metrics_listen"},
 		{name: "r4/metrics-unix", args: []string{"gateway", "run", "--metrics-listen", "unix:$W/m.sock"}, exit: 2, code: "invalid_metrics_listen"},
 
+		// A research job that stops for plan review: exit 5, and the error
+		// document carries the job id as a field (no message parsing).
+		{name: "r4/start-plan-wait-job-id", fake: true, homeRecords: true, setup: researchReady(),
+			args: []string{"research", "start", "--plan", "--wait", "q"}, exit: 5, code: "plan_proposed", has: `"jobId": "rj_`},
+
 		// crabbox install --node-archive/--worker-archive: checked as the
 		// archives beside the manifest are (nothing installed).
 		{name: "r4/crabbox-node-archive-fifo", setup: archiveExport("n", "FIFO"), args: crabboxArchiveArgs("--node-archive", "$W/n"), exit: 1, code: "archive_unreadable"},
