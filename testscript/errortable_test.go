@@ -96,7 +96,7 @@ func tableAllows(code string, exit int) string {
 			return ""
 		}
 	}
-	return fmt.Sprintf("`%s` exited %d, but docs/errors.md gives %v: fix the row (or the code, if the design says otherwise)", code, exit, want)
+	return fmt.Sprintf("%#q exited %d, but docs/errors.md gives %v: fix the row (or the code, if the design says otherwise)", code, exit, want)
 }
 
 // checkObservedCodes reads the observations of every script and fails on a

@@ -142,10 +142,9 @@ func InspectPlugin(home, id string) (*PluginInfo, error) {
 		}
 		info.Warnings = append(info.Warnings, m.Problems...)
 	}
-	switch {
-	case info.Status == PluginError:
+	if info.Status == PluginError {
 		info.Shape, info.ShapeReason = pluginmanifest.ShapeUnknown, "the manifest cannot be read as this plugin's: "+info.Problem
-	default:
+	} else {
 		info.Shape, info.ShapeReason = m.Shape()
 		if caps := m.Capabilities(); caps != nil {
 			info.Capabilities = caps

@@ -166,7 +166,7 @@ func skipReason(lines []string) string {
 				return l
 			}
 		}
-		if m := scriptSkip.FindStringSubmatch(strings.TrimSpace(lines[i])); m != nil && m[1] != "" {
+		if m := scriptSkip.FindStringSubmatch(strings.TrimSpace(lines[i])); len(m) > 1 && m[1] != "" {
 			return m[1]
 		}
 	}
