@@ -4,7 +4,8 @@
 # and macOS's sh.
 #
 #   install.sh --version v1.2.3 --from URL|DIR [--sums-sha256 HEX]
-#              [--public-key FILE] [--bin-dir DIR] [--man-dir DIR]
+#              [--public-key FILE] [--bin-dir DIR] [--man-dir DIR] [--bash-completion-dir DIR]
+#              [--fish-completion-dir DIR] [--no-man] [--no-completions]
 #              [--os linux|darwin] [--arch amd64|arm64]
 #
 # --from is the folder holding the release files (SHA256SUMS and the
@@ -16,7 +17,10 @@
 # --public-key FILE (the release key, PEM) requires SHA256SUMS.sig and
 # checks it with openssl before any sum is read: a missing or wrong
 # signature is refused. The binary is put in place with one rename, so an
-# interrupted install leaves the previous clawkit.
+# interrupted install leaves the previous clawkit. When --bin-dir is PREFIX/bin (the default,
+# ~/.local/bin, or /usr/local/bin), the man page goes to PREFIX/share/man
+# and the bash and fish completions (as the binary prints them) to their
+# usual folders under PREFIX; --no-man and --no-completions skip them.
 #
 # Exit codes as clawkit's: 1 failed (download, checksum), 2 usage.
 set -eu
@@ -28,20 +32,24 @@ die() { # code message hint
 	exit "$1"
 }
 usage() {
-	die 2 "$1" "usage: install.sh --version vX.Y.Z --from URL|DIR [--sums-sha256 HEX] [--public-key FILE] [--bin-dir DIR] [--man-dir DIR] [--os OS] [--arch ARCH]"
+	die 2 "$1" "usage: install.sh --version vX.Y.Z --from URL|DIR [--sums-sha256 HEX] [--public-key FILE] [--bin-dir DIR] [--man-dir DIR] [--bash-completion-dir DIR] [--fish-completion-dir DIR] [--no-man] [--no-completions] [--os OS] [--arch ARCH]"
 }
 
 version=""
 from=""
 bin_dir="${HOME:-}/.local/bin"
 man_dir=""
+bash_dir=""
+fish_dir=""
+no_man=""
+no_completions=""
 sums_sha256=""
 public_key=""
 os=""
 arch=""
 while [ $# -gt 0 ]; do
 	case $1 in
-	--version | --from | --sums-sha256 | --public-key | --bin-dir | --man-dir | --os | --arch)
+	--version | --from | --sums-sha256 | --public-key | --bin-dir | --man-dir | --bash-completion-dir | --fish-completion-dir | --os | --arch)
 		[ $# -ge 2 ] || usage "$1 needs a value"
 		case $1 in
 		--version) version=$2 ;;
@@ -50,10 +58,20 @@ while [ $# -gt 0 ]; do
 		--public-key) public_key=$2 ;;
 		--bin-dir) bin_dir=$2 ;;
 		--man-dir) man_dir=$2 ;;
+		--bash-completion-dir) bash_dir=$2 ;;
+		--fish-completion-dir) fish_dir=$2 ;;
 		--os) os=$2 ;;
 		--arch) arch=$2 ;;
 		esac
 		shift 2
+		;;
+	--no-man)
+		no_man=1
+		shift
+		;;
+	--no-completions)
+		no_completions=1
+		shift
 		;;
 	-h | --help)
 		sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
@@ -182,13 +200,20 @@ fi
 
 mkdir "$tmp/x"
 tar -xzf "$tmp/$name" -C "$tmp/x" || die 1 "cannot unpack $name"
-if [ ! -f "$tmp/x/clawkit" ] || [ -h "$tmp/x/clawkit" ]; then
-	die 1 "$name holds no clawkit binary" "nothing was installed"
+# Every member installed is a regular file, never a link (whose target
+# would be what gets installed), checked before anything is written.
+regular() { [ -f "$tmp/x/$1" ] && [ ! -h "$tmp/x/$1" ] && [ ! -h "$tmp/x/$(dirname "$1")" ]; }
+present() { [ -e "$tmp/x/$1" ] || [ -h "$tmp/x/$1" ] || [ -h "$tmp/x/$(dirname "$1")" ]; }
+regular clawkit || die 1 "$name holds no clawkit binary" "nothing was installed"
+if present man/clawkit.1 && ! regular man/clawkit.1; then
+	die 1 "$name's man/clawkit.1 is not a regular file" "the archive is not as make release lays it out; nothing was installed"
 fi
 
 # The binary reports the version asked for (when it runs here).
+runs=""
 if [ "$os" = "$(uname -s | tr '[:upper:]' '[:lower:]')" ]; then
 	if out=$("$tmp/x/clawkit" --json version 2>/dev/null); then
+		runs=1
 		case $out in
 		*"\"version\": \"$version\""*) ;;
 		*) die 1 "$name holds a clawkit that is not $version" "the release folder is inconsistent; nothing was installed" ;;
@@ -196,21 +221,70 @@ if [ "$os" = "$(uname -s | tr '[:upper:]' '[:lower:]')" ]; then
 	fi
 fi
 
-mkdir -p "$bin_dir" || die 1 "cannot create $bin_dir" "pass --bin-dir DIR pointing at a writable folder"
-staged="$bin_dir/.clawkit.install-$$"
-if ! { cp "$tmp/x/clawkit" "$staged" && chmod 0755 "$staged"; }; then
-	rm -f "$staged"
-	die 1 "cannot write $bin_dir" "pass --bin-dir DIR pointing at a writable folder"
-fi
-mv -f "$staged" "$bin_dir/clawkit" || {
-	rm -f "$staged"
-	die 1 "cannot put clawkit in $bin_dir"
-}
-if [ -n "$man_dir" ] && [ -f "$tmp/x/man/clawkit.1" ]; then
-	if ! { mkdir -p "$man_dir/man1" && cp "$tmp/x/man/clawkit.1" "$man_dir/man1/clawkit.1"; }; then
-		die 1 "cannot write $man_dir/man1" "clawkit itself is installed at $bin_dir/clawkit"
+# The default folders of the man page and the completions: under PREFIX
+# when the binary goes to PREFIX/bin (fish's per-user folder for the
+# default ~/.local/bin, as fish reads no vendor folder there).
+prefix=""
+case ${bin_dir%/} in
+*/bin) prefix=${bin_dir%/}
+	prefix=${prefix%/bin} ;;
+esac
+if [ -n "$prefix" ]; then
+	[ -n "$man_dir" ] || man_dir="$prefix/share/man"
+	[ -n "$bash_dir" ] || bash_dir="$prefix/share/bash-completion/completions"
+	if [ -z "$fish_dir" ]; then
+		if [ -n "${HOME:-}" ] && [ "$prefix" = "$HOME/.local" ]; then
+			fish_dir="${XDG_CONFIG_HOME:-$HOME/.config}/fish/completions"
+		else
+			fish_dir="$prefix/share/fish/vendor_completions.d"
+		fi
 	fi
 fi
+[ -z "$no_man" ] || man_dir=""
+[ -z "$no_completions" ] || {
+	bash_dir=""
+	fish_dir=""
+}
+
+# place SRC DIR NAME MODE: puts SRC at DIR/NAME with one rename from an
+# exclusive, unpredictable staging file in DIR (mktemp), so a link planted
+# in a shared folder is never written through; a folder at DIR/NAME is
+# refused rather than moved into.
+staged=""
+trap 'rm -rf "$tmp"; if [ -n "$staged" ]; then rm -f "$staged"; fi' EXIT
+place() {
+	mkdir -p "$2" || return 1
+	if [ -d "$2/$3" ] && [ ! -h "$2/$3" ]; then return 1; fi
+	staged=$(mktemp "$2/.$3.install.XXXXXX") || {
+		staged=""
+		return 1
+	}
+	if [ -h "$staged" ] || [ ! -f "$staged" ] || ! { cat "$1" >"$staged" && chmod "$4" "$staged" && mv -f "$staged" "$2/$3"; }; then
+		rm -f "$staged"
+		staged=""
+		return 1
+	fi
+	staged=""
+}
+
+mkdir -p "$bin_dir" || die 1 "cannot create $bin_dir" "pass --bin-dir DIR pointing at a writable folder"
+place "$tmp/x/clawkit" "$bin_dir" clawkit 0755 || die 1 "cannot put clawkit in $bin_dir" "pass --bin-dir DIR pointing at a writable folder"
+if [ -n "$man_dir" ] && regular man/clawkit.1; then
+	place "$tmp/x/man/clawkit.1" "$man_dir/man1" clawkit.1 0644 || die 1 "cannot write $man_dir/man1" "clawkit itself is installed at $bin_dir/clawkit; pass --man-dir DIR or --no-man"
+fi
+# The completions are what this binary prints (docs/cli.md): only when it
+# runs here. zsh's is sourced from .zshrc, not installed (it is no fpath
+# function).
+for sh_ in bash fish; do
+	if [ "$sh_" = bash ]; then dir=$bash_dir file=clawkit; else dir=$fish_dir file=clawkit.fish; fi
+	[ -n "$dir" ] || continue
+	if [ -z "$runs" ]; then
+		printf '%s: note: %s completions not installed: the binary does not run here\n' "$prog" "$sh_" >&2
+		continue
+	fi
+	"$tmp/x/clawkit" completion "$sh_" >"$tmp/completion" 2>/dev/null || die 1 "clawkit completion $sh_ failed" "clawkit itself is installed at $bin_dir/clawkit; pass --no-completions"
+	place "$tmp/completion" "$dir" "$file" 0644 || die 1 "cannot write $dir" "clawkit itself is installed at $bin_dir/clawkit; pass --$sh_-completion-dir DIR or --no-completions"
+done
 signed=""
 if [ -n "$public_key" ]; then signed=", signature verified"; fi
 printf 'installed clawkit %s (%s/%s, sha256 %s%s) at %s\n' "$version" "$os" "$arch" "$got" "$signed" "$bin_dir/clawkit"

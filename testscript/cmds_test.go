@@ -24,6 +24,7 @@ import (
 var scriptCmds = map[string]scriptCmd{
 	"exits":      cmdExits,
 	"json":       cmdJSON,
+	"json-lines": cmdJSONLines,
 	"await-file": cmdAwaitFile,
 	"jobid":      cmdJobID,
 	"tarlist":    cmdTarList,
@@ -102,6 +103,24 @@ func cmdJSON(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if _, err := fmt.Fprint(ts.Stdout(), b.String()); err != nil {
 		ts.Fatalf("%v", err)
+	}
+}
+
+// json-lines FILE: fails unless every line of FILE is one JSON object (a
+// log jq reads line by line), and FILE holds at least one.
+func cmdJSONLines(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: json-lines FILE")
+	}
+	text := ts.ReadFile(args[0])
+	if text == "" {
+		ts.Fatalf("json-lines: %s is empty", args[0])
+	}
+	for i, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		var v map[string]any
+		if err := json.Unmarshal([]byte(line), &v); err != nil {
+			ts.Fatalf("json-lines: %s line %d is not a JSON object (%v): %q", args[0], i+1, err, line)
+		}
 	}
 }
 

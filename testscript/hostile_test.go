@@ -149,6 +149,11 @@ func TestHostileInputs(t *testing.T) {
 					// Every code a user can see is in the catalog (an
 					// unclassified error would show "failed").
 					t.Errorf("code %q is not in docs/errors.md (message: %s)", doc.Code, doc.Message)
+				default:
+					// ...with the exit code its row gives.
+					if msg := tableAllows(doc.Code, exitCode(err)); msg != "" {
+						t.Error(msg)
+					}
 				}
 			}
 			if !homeExisted && !tc.homeRecords && exists(filepath.Join(w, "home")) {
@@ -534,6 +539,10 @@ func hostileCatalogue() []hostileCase {
 	// 10. Round 3: home files, config bounds, input bounds, secrets and
 	// terminal text in research (hostile_round3_test.go).
 	add(round3HostileCases()...)
+
+	// 11. Round 4: a hostile gateway's status, sockets as inputs, listen
+	// ports (hostile_round4_test.go).
+	add(round4HostileCases()...)
 	return cs
 }
 

@@ -61,18 +61,27 @@ func cmdHTTPServe(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv(args[1], "http://"+l.Addr().String())
 }
 
-// fake-release [-reports V] DIR VERSION OS/ARCH...: writes
-// clawkit_VERSION_OS_ARCH.tar.gz for each platform into DIR, each holding a
-// `clawkit` that is a small sh script answering `--json version` with
-// VERSION (or V), README.md and man/clawkit.1, and SHA256SUMS over them,
-// as make release lays them out.
+// fake-release [-reports V] [-man-link TARGET] DIR VERSION OS/ARCH...:
+// writes clawkit_VERSION_OS_ARCH.tar.gz for each platform into DIR, each
+// holding a `clawkit` that is a small sh script answering `--json version`
+// with VERSION (or V) and `completion SHELL` with a comment naming the
+// shell, README.md and man/clawkit.1 (with -man-link, a symbolic link to
+// TARGET), and SHA256SUMS over them, as make release lays them out.
 func cmdFakeRelease(ts *testscript.TestScript, neg bool, args []string) {
-	reports := ""
-	if len(args) > 2 && args[0] == "-reports" {
-		reports, args = args[1], args[2:]
+	reports, manLink := "", ""
+	for len(args) > 2 && strings.HasPrefix(args[0], "-") {
+		switch args[0] {
+		case "-reports":
+			reports = args[1]
+		case "-man-link":
+			manLink = args[1]
+		default:
+			ts.Fatalf("fake-release: unknown option %s", args[0])
+		}
+		args = args[2:]
 	}
 	if neg || len(args) < 3 {
-		ts.Fatalf("usage: fake-release [-reports V] DIR VERSION OS/ARCH...")
+		ts.Fatalf("usage: fake-release [-reports V] [-man-link TARGET] DIR VERSION OS/ARCH...")
 	}
 	dir, version := ts.MkAbs(args[0]), args[1]
 	if reports == "" {
@@ -80,7 +89,7 @@ func cmdFakeRelease(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	ts.Check(os.MkdirAll(dir, 0o755))
 	//nolint:gocritic // sprintfQuotedString: JSON text inside a shell script, which %q would change
-	bin := fmt.Sprintf("#!/bin/sh\n# fake clawkit\ncase \"$*\" in\n*--json*) printf '{\\n  \"version\": \"%s\"\\n}\\n' ;;\n*) echo 'clawkit %s' ;;\nesac\n", reports, reports)
+	bin := fmt.Sprintf("#!/bin/sh\n# fake clawkit\ncase \"$*\" in\n*--json*) printf '{\\n  \"version\": \"%s\"\\n}\\n' ;;\ncompletion*) echo \"# clawkit completion $2\" ;;\n*) echo 'clawkit %s' ;;\nesac\n", reports, reports)
 	var names []string
 	for _, p := range args[2:] {
 		goos, goarch, ok := strings.Cut(p, "/")
@@ -88,9 +97,11 @@ func cmdFakeRelease(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("fake-release: %q is not OS/ARCH", p)
 		}
 		name := fmt.Sprintf("clawkit_%s_%s_%s.tar.gz", version, goos, goarch)
-		ts.Check(os.WriteFile(filepath.Join(dir, name), tarGz(ts, map[string]string{
-			"clawkit": bin, "README.md": "# clawkit\n", "man/clawkit.1": ".TH CLAWKIT 1\n",
-		}), 0o644))
+		files := map[string]string{"clawkit": bin, "README.md": "# clawkit\n", "man/clawkit.1": ".TH CLAWKIT 1\n"}
+		if manLink != "" {
+			files["man/clawkit.1"] = "->" + manLink
+		}
+		ts.Check(os.WriteFile(filepath.Join(dir, name), tarGz(ts, files), 0o644))
 		names = append(names, name)
 	}
 	sort.Strings(names)
@@ -117,6 +128,11 @@ func tarGz(ts *testscript.TestScript, files map[string]string) []byte {
 		mode := int64(0o644)
 		if n == "clawkit" {
 			mode = 0o755
+		}
+		// A value "->TARGET" is a symbolic link to TARGET.
+		if target, ok := strings.CutPrefix(files[n], "->"); ok {
+			ts.Check(tw.WriteHeader(&tar.Header{Name: n, Mode: 0o777, Linkname: target, Typeflag: tar.TypeSymlink}))
+			continue
 		}
 		ts.Check(tw.WriteHeader(&tar.Header{Name: n, Mode: mode, Size: int64(len(files[n])), Typeflag: tar.TypeReg}))
 		_, err := tw.Write([]byte(files[n]))
@@ -169,7 +185,7 @@ type action struct {
 
 var ghExpr = regexp.MustCompile(`\$\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}`)
 
-// action-run [NAME=VALUE|NAME=@FILE...]: runs $REPO/action.yml's composite steps as a
+// action-run [NAME=VALUE|NAME@=FILE...]: runs $REPO/action.yml's composite steps as a
 // runner would: each step's env with ${{ inputs.* }} (the given values,
 // else the defaults; a required input missing is an error) and
 // ${{ github.* }} expanded (github.action_path is $REPO; others may be given
@@ -195,9 +211,10 @@ func cmdActionRun(ts *testscript.TestScript, neg bool, args []string) {
 		if !ok {
 			ts.Fatalf("usage: action-run [NAME=VALUE...]")
 		}
-		// NAME=@FILE: the value is FILE's text (a PEM key, many lines).
-		if strings.HasPrefix(v, "@") {
-			v = ts.ReadFile(v[1:])
+		// NAME@=FILE: the value is FILE's text without its last newline
+		// (a value a script line cannot hold: a newline, a PEM key).
+		if name, isFile := strings.CutSuffix(k, "@"); isFile {
+			k, v = name, strings.TrimSuffix(ts.ReadFile(v), "\n")
 		}
 		if !strings.HasPrefix(k, "github.") {
 			if _, ok := a.Inputs[k]; !ok {

@@ -68,7 +68,7 @@ type scriptCmd = func(ts *testscript.TestScript, neg bool, args []string)
 func merged() (scriptKit, error) {
 	all := scriptKit{
 		programs: map[string]func(){
-			"clawkit": func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+			"clawkit": func() { os.Exit(cli.MainObserved(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, recordErrorCode)) },
 		},
 		cmds:       map[string]scriptCmd{},
 		conditions: map[string]func() (bool, error){},
@@ -137,6 +137,10 @@ func TestScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	codes := filepath.Join(t.TempDir(), "error-codes")
+	// After every script: each code a clawkit run failed with exited as
+	// docs/errors.md says (errortable_test.go).
+	t.Cleanup(func() { checkObservedCodes(t, codes) })
 	testscript.Run(t, testscript.Params{
 		Dir:                 ".",
 		RequireExplicitExec: true,
@@ -149,6 +153,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "userhome"))
 			env.Setenv("REPO", repoRoot())
 			env.Setenv("PEERS", peersDir())
+			env.Setenv(envErrorCodes, codes)
 			if p, err := exec.LookPath("node"); err == nil {
 				env.Setenv("NODE", p)
 			}

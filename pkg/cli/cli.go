@@ -128,11 +128,19 @@ type exitPanic struct{ code int }
 // Main runs clawkit with args (without the program name) and returns the
 // process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	return MainObserved(args, stdin, stdout, stderr, nil)
+}
+
+// MainObserved is Main that also tells observe, when not nil, the error
+// code and exit code of a failure as Output.Error reports it: the
+// end-to-end tests hold docs/errors.md's exit column to what the commands
+// actually exit with (testscript/errortable_test.go).
+func MainObserved(args []string, stdin io.Reader, stdout, stderr io.Writer, observe func(code errs.Code, exit int)) (code int) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
 	var c CLI
-	out := &Output{Stdout: stdout, Stderr: stderr}
+	out := &Output{Stdout: stdout, Stderr: stderr, observe: observe}
 	complete := os.Getenv("COMP_LINE") != ""
 	parser, err := newParser(&c, args, complete, stdout, stderr, func(code int) { panic(exitPanic{code}) })
 	if err != nil {

@@ -119,6 +119,8 @@ type CrabboxInstallCmd struct {
 	NoSync        bool          `help:"Do not flush the staged install to disk before renaming it into place (faster; still safe against a killed process, not against power loss)."`
 	PlatformCheck string        `name:"platform-check" enum:"enforce,skip" default:"enforce" help:"enforce: refuse an export made for another platform/arch; skip: install anyway (tests only)."`
 	LockWait      time.Duration `name:"lock-wait" default:"10m" help:"How long to wait for another install of the same runtime to finish (at least 1s); then exit 5 (runtime_lock_busy)."`
+	NodeArchive   string        `name:"node-archive" help:"The node bootstrap archive at this path instead of beside the manifest (checked the same: a regular file, not a link, the manifest's size and SHA-256)." placeholder:"FILE"`
+	WorkerArchive string        `name:"worker-archive" help:"The worker bundle archive at this path instead of beside the manifest (checked the same way)." placeholder:"FILE"`
 }
 
 // Run runs `clawkit crabbox install`.
@@ -132,7 +134,7 @@ func (c *CrabboxInstallCmd) Run(env *Env) error {
 	rc, err := crabbox.Install(crabbox.InstallRequest{
 		Ctx: ctx, ManifestPath: c.Manifest, TargetHome: c.home(env), Expect: c.expect(),
 		CLIVersion: cliVersion(), NoSync: c.NoSync, SkipPlatformCheck: c.PlatformCheck == "skip", Log: out.Stderr, Progress: out.ProgressWriter(), Now: env.Now,
-		LockWait: c.LockWait,
+		LockWait: c.LockWait, NodeArchive: c.NodeArchive, WorkerArchive: c.WorkerArchive,
 	})
 	if err != nil {
 		return err

@@ -74,12 +74,18 @@ func (c *GatewayRunCmd) Run(env *Env) error {
 		LeaseTTL: c.LeaseTTL, MetricsListen: c.MetricsListen,
 		Ready: func(rec owner.Record) {
 			report.Serving()
-			if !env.Out.JSON {
+			switch {
+			case env.Out.JSON:
+				_ = env.Out.PrintJSON(rec)
+			case lc.Format == "json":
+				// With JSON logs every line the gateway writes is JSON (jq
+				// over the journal or gateway.log, docs/operations.md):
+				// the "gateway serving" log record says it, with owner,
+				// socket and pid as fields.
+			default:
 				// Best effort: the gateway serves whether or not this line
 				// reaches stdout.
-				_, _ = fmt.Fprintf(env.Out.Stdout, "gateway %s serving on %s (pid %d)\n", rec.OwnerID, rec.Socket, rec.PID)
-			} else {
-				_ = env.Out.PrintJSON(rec)
+				_, _ = fmt.Fprintf(env.Out.Stdout, "gateway %s serving on %s (pid %d)\n", termsafe.Text(rec.OwnerID), termsafe.Text(rec.Socket), rec.PID)
 			}
 		},
 	})
@@ -117,7 +123,7 @@ func (c *GatewayRunCmd) detach(ctx context.Context, env *Env, h owner.Home, lc g
 		return err
 	}
 	return env.Out.Result(rec, func(w *Printer) {
-		fmt.Fprintf(w, "gateway %s serving on %s (pid %d)\n", rec.OwnerID, rec.Socket, rec.PID)
+		fmt.Fprintf(w, "gateway %s serving on %s (pid %d)\n", termsafe.Text(rec.OwnerID), termsafe.Text(rec.Socket), rec.PID)
 	})
 }
 
@@ -149,9 +155,12 @@ func (c *GatewayStatusCmd) Run(env *Env) error {
 	return nil
 }
 
+// printStatus shows what a gateway answered: with --gateway that is any
+// process on a socket, so every string is escaped for the terminal
+// (pkg/termsafe).
 func printStatus(w *Printer, st *owner.Status) {
 	fmt.Fprintf(w, "owner:     %s\npid:       %d\nsocket:    %s\nengine:    %s\nschema:    %d\nversion:   %s\nstarted:   %s\nuptime:    %s\nin-flight: %d\n",
-		st.OwnerID, st.PID, termsafe.Text(st.Socket), st.Engine, st.SchemaVersion, termsafe.Text(st.Version), st.StartedAt.Format(time.RFC3339),
+		termsafe.Text(st.OwnerID), st.PID, termsafe.Text(st.Socket), termsafe.Text(st.Engine), st.SchemaVersion, termsafe.Text(st.Version), st.StartedAt.Format(time.RFC3339),
 		(time.Duration(st.UptimeSeconds * float64(time.Second))).Round(time.Second), st.InFlight)
 	metrics := st.MetricsAddr
 	if metrics == "" {
@@ -162,7 +171,7 @@ func printStatus(w *Printer, st *owner.Status) {
 	if d == nil {
 		return
 	}
-	lease := d.Lease.State
+	lease := termsafe.Text(d.Lease.State)
 	if d.Lease.Incarnation > 0 {
 		lease += fmt.Sprintf(" (incarnation %d, until %s)", d.Lease.Incarnation, d.Lease.ExpiresAt.Format(time.RFC3339))
 	}
@@ -174,7 +183,7 @@ func printStatus(w *Printer, st *owner.Status) {
 	slices.Sort(states)
 	jobs := make([]string, 0, len(states))
 	for _, k := range states {
-		jobs = append(jobs, fmt.Sprintf("%s %d", k, d.Jobs[k]))
+		jobs = append(jobs, fmt.Sprintf("%s %d", termsafe.Text(k), d.Jobs[k]))
 	}
 	if len(jobs) == 0 {
 		jobs = []string{"none"}
@@ -204,6 +213,6 @@ func (c *GatewayStopCmd) Run(env *Env) error {
 		return err
 	}
 	return env.Out.Result(map[string]any{"stopped": true, "pid": rec.PID, "ownerId": rec.OwnerID}, func(w *Printer) {
-		fmt.Fprintf(w, "gateway %s (pid %d) stopped\n", rec.OwnerID, rec.PID)
+		fmt.Fprintf(w, "gateway %s (pid %d) stopped\n", termsafe.Text(rec.OwnerID), rec.PID)
 	})
 }

@@ -22,6 +22,9 @@ type Output struct {
 	Stderr   io.Writer
 	JSON     bool
 	Progress string // auto, always, never
+	// observe, when set (MainObserved), is told each failure's code and
+	// exit code.
+	observe func(code errs.Code, exit int)
 }
 
 // Result prints v as one JSON document when --json is set, else calls
@@ -130,13 +133,17 @@ type jsonError struct {
 	Message      string    `json:"message"`
 	Hint         string    `json:"hint,omitempty"`
 	RetryAfterMs *int64    `json:"retryAfterMs,omitempty"`
+	// jobId, path, resource: what the failure is about, when known.
+	errs.Fields
 }
 
-// jsonErrorOf is err's documented machine form.
+// jsonErrorOf is err's documented machine form: the one place an error
+// document is built (the streamed and mcp documents embed it).
 func jsonErrorOf(err error) jsonError {
 	je := jsonError{OK: false, Code: errs.CodeOf(err), Message: err.Error()}
 	if e := errs.As(err); e != nil {
 		je.Hint = e.Hint
+		je.Fields = e.Fields
 		if e.RetryAfterMs > 0 {
 			r := e.RetryAfterMs
 			je.RetryAfterMs = &r
@@ -149,6 +156,9 @@ func jsonErrorOf(err error) jsonError {
 func (o *Output) Error(err error) int {
 	code := ExitCode(err)
 	je := jsonErrorOf(err)
+	if o.observe != nil {
+		o.observe(je.Code, code)
+	}
 	if o.JSON {
 		var done *reportedError
 		if errors.As(err, &done) {

@@ -10,7 +10,7 @@ import (
 
 // PluginsCmd is `clawkit plugins …` (docs/skills.md, "plugins inspect").
 type PluginsCmd struct {
-	Inspect PluginsInspectCmd `cmd:"" help:"Show a registered plugin's shape: id, entry, kinds, contracts, agentSkillsDir, enabled state."`
+	Inspect PluginsInspectCmd `cmd:"" help:"Show a registered plugin: id, entry, kinds, shape and capabilities, contracts, agentSkillsDir, enabled state."`
 }
 
 // PluginsInspectCmd is stateless: it reads the home's config and the
@@ -59,6 +59,18 @@ func (c *PluginsInspectCmd) Run(env *Env) error {
 			kinds = t(strings.Join(info.Kinds, ", "))
 		}
 		line("kinds", kinds)
+		shape := info.Shape
+		if info.ShapeReason != "" {
+			shape += " (" + t(info.ShapeReason) + ")"
+		}
+		line("shape", shape)
+		if len(info.Capabilities) > 0 {
+			caps := make([]string, 0, len(info.Capabilities))
+			for _, c := range info.Capabilities {
+				caps = append(caps, c.Kind+" "+strings.Join(c.IDs, ", "))
+			}
+			line("capabilities", t(strings.Join(caps, "; ")))
+		}
 		skillsDir := "(none: the plugin authors no skills)"
 		if info.AgentSkillsDir != "" {
 			skillsDir = t(info.AgentSkillsDir)

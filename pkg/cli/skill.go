@@ -563,7 +563,7 @@ func readBundleArg(env *Env, p string) (*skills.SourceTree, error) {
 		f, _, err := skilllint.OpenInput(p)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil, errs.Usage(errs.CodeNotFound, "--from-bundle %s: no such file", p)
+				return nil, errs.Usage(errs.CodeNotFound, "--from-bundle %s: no such file", p).WithPath(p)
 			}
 			if e := errs.As(err); e != nil {
 				return nil, e

@@ -126,6 +126,26 @@ func LoadInputs(manifestPath string, pins Expect) (*Inputs, error) {
 	return in, nil
 }
 
+// UseArchives points the inputs at archives named by their own paths
+// (either may be ""; then the one beside the manifest stays). Only the
+// place changes: openChecked checks them as it checks those.
+func (in *Inputs) UseArchives(node, worker string) error {
+	for _, a := range []struct {
+		flag, path string
+		dst        *string
+	}{{"--node-archive", node, &in.NodeArchive}, {"--worker-archive", worker, &in.WorkerArchive}} {
+		if a.path == "" {
+			continue
+		}
+		abs, err := filepath.Abs(a.path)
+		if err != nil {
+			return errs.Failed(CodeArchiveUnreadable, "cannot resolve %s %q: %v", a.flag, a.path, err).WithPath(a.path)
+		}
+		*a.dst = abs
+	}
+	return nil
+}
+
 func checkPins(in *Inputs, p Expect) error {
 	m := in.Manifest
 	var bad []string
@@ -187,9 +207,9 @@ func hashFile(path string, buf []byte) (int64, string, error) {
 
 func missingArchive(which, path string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
-		return errs.Failed(CodeArchiveMissing, "%s archive %s is missing", which, path).
-			WithHint("copy the whole export folder (manifest.json with node-bootstrap/ and worker-artifacts/) to this machine")
+		return errs.Failed(CodeArchiveMissing, "%s archive %s is missing", which, path).WithPath(path).
+			WithHint("copy the whole export folder (manifest.json with node-bootstrap/ and worker-artifacts/) to this machine, or name the archive with --node-archive/--worker-archive")
 	}
-	return errs.Failed(CodeArchiveUnreadable, "cannot read %s archive %s: %v", which, path, err).
+	return errs.Failed(CodeArchiveUnreadable, "cannot read %s archive %s: %v", which, path, err).WithPath(path).
 		WithHint("check that the export folder is readable by this user and holds regular files, then retry").Wrap(err)
 }

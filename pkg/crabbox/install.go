@@ -54,6 +54,12 @@ type InstallRequest struct {
 	// LockWait bounds the wait for another install of the same runtime
 	// (0: DefaultLockWait; at least MinLockWait).
 	LockWait time.Duration
+	// NodeArchive and WorkerArchive, when set, name the archives by their
+	// own paths instead of beside the manifest (--node-archive,
+	// --worker-archive); they are checked exactly as those are: no final
+	// link, a regular file, never blocking, the manifest's size and
+	// SHA-256 (docs/crabbox.md).
+	NodeArchive, WorkerArchive string
 }
 
 // testHookEntry, when set (tests only), runs after each extracted entry.
@@ -106,6 +112,9 @@ func Install(req InstallRequest) (*Receipt, error) {
 	}
 	in, err := LoadInputs(req.ManifestPath, req.Expect)
 	if err != nil {
+		return nil, err
+	}
+	if err := in.UseArchives(req.NodeArchive, req.WorkerArchive); err != nil {
 		return nil, err
 	}
 	m := in.Manifest

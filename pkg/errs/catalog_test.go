@@ -545,6 +545,32 @@ func exitText(kinds map[string]bool) string {
 	return strings.Join(parts, ", ")
 }
 
+// raisedByMCP: the MCP client's errors (pkg/mcp and below) get their
+// exit code at run time (mcp.Coded: delivered or not, definitive or not),
+// which this static reading cannot follow; for them the row may list more
+// exits than the call sites show, and the end-to-end check
+// (testscript/errortable_test.go) holds each exit a test produces to the
+// row.
+func raisedByMCP(where map[string]bool) bool {
+	for w := range where {
+		if w == "pkg/mcp" || strings.HasPrefix(w, "pkg/mcp/") {
+			return true
+		}
+	}
+	return false
+}
+
+// exitsCover reports whether the row's exit text lists every exit of the
+// static one ("4 outcome unknown, 5 unavailable" covers "5 unavailable").
+func exitsCover(row, static string) bool {
+	for _, part := range strings.Split(static, ", ") {
+		if !strings.Contains(", "+row+",", ", "+part+",") {
+			return false
+		}
+	}
+	return true
+}
+
 func contains(s []string, v string) bool {
 	for _, x := range s {
 		if x == v {
@@ -774,7 +800,7 @@ func checkCatalog(t testing.TB, root string, update bool) {
 		switch {
 		case !ok:
 			t.Errorf("code %q (used in %s) is not in docs/errors.md: add the row\n\t| `%s` | %s | %s | %s |\n(or run %s=1 go test ./pkg/errs -run TestCatalog)", c, ci.first.pos, c, exit, meaning, strings.Join(where, ", "), updateEnv)
-		case row.exit != exit:
+		case row.exit != exit && !(raisedByMCP(ci.where) && exitsCover(row.exit, exit)):
 			t.Errorf("docs/errors.md gives `%s` exit %q, but the code uses it with exit %q: fix the row", c, row.exit, exit)
 		case row.where != strings.Join(where, ", "):
 			t.Errorf("docs/errors.md says `%s` is used in %q, but it is used in %q: fix the row", c, row.where, strings.Join(where, ", "))

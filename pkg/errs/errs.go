@@ -57,6 +57,23 @@ type Error struct {
 	// Err is the underlying cause, kept for errors.Is/As; its text is not
 	// shown separately (Message already says what happened).
 	Err error
+	// Fields are what a script needs from the failure besides its code
+	// (the job, the path, the resource it is about), so it never parses
+	// the message: fields of the --json error document.
+	Fields
+}
+
+// Fields are the error document's fields naming what a failure is about
+// (docs/errors.md, "The error document"); each is set where it is known.
+type Fields struct {
+	// JobID is the research job the failure is about (a script continues
+	// with it: `research show`, `approve`, `wait`).
+	JobID string `json:"jobId,omitempty"`
+	// Path is the file or folder the failure is about, as the user named it.
+	Path string `json:"path,omitempty"`
+	// Resource is the other named thing the failure is about (a plugin, a
+	// skill, a session, a profile), as "KIND:NAME".
+	Resource string `json:"resource,omitempty"`
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -73,6 +90,28 @@ func (e *Error) WithHint(format string, args ...any) *Error {
 func (e *Error) WithRetryAfter(ms int64) *Error {
 	c := *e
 	c.RetryAfterMs = ms
+	return &c
+}
+
+// WithJob returns a copy of e naming the research job it is about.
+func (e *Error) WithJob(id string) *Error {
+	c := *e
+	c.JobID = id
+	return &c
+}
+
+// WithPath returns a copy of e naming the path it is about.
+func (e *Error) WithPath(p string) *Error {
+	c := *e
+	c.Path = p
+	return &c
+}
+
+// WithResource returns a copy of e naming the resource (KIND:NAME) it is
+// about.
+func (e *Error) WithResource(kind, name string) *Error {
+	c := *e
+	c.Resource = kind + ":" + name
 	return &c
 }
 

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // WriteFile atomically replaces path with data (mode perm).
@@ -315,6 +316,14 @@ func OpenRegularFollow(path string) (*os.File, error) {
 
 func checkRegular(path string, open func(string) (*os.File, error)) (*os.File, error) {
 	f, err := open(path)
+	if errors.Is(err, syscall.ENXIO) {
+		// open(2) of a unix socket fails with ENXIO ("no such device or
+		// address"): it is something other than a regular file, and the
+		// refusal says so (docs/errors.md, not_regular_file).
+		if st, serr := os.Stat(path); serr == nil && st.Mode()&fs.ModeSocket != 0 {
+			return nil, &NotRegularError{Path: path, Kind: describeMode(st.Mode())}
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

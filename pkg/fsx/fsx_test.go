@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -218,5 +219,21 @@ func TestEditLockedSerialisesEdits(t *testing.T) {
 	wg.Wait()
 	if b, _ := os.ReadFile(p); string(b) != strconv.Itoa(n) {
 		t.Fatalf("counter = %s, want %d", b, n)
+	}
+}
+
+// A unix socket is refused as not a regular file (open(2) itself fails
+// with ENXIO on one), like a FIFO.
+func TestOpenRegularRefusesSocket(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "s.sock")
+	l, err := net.Listen("unix", p)
+	if err != nil {
+		t.Skip("unix socket:", err)
+	}
+	defer func() { _ = l.Close() }()
+	for name, open := range map[string]func(string) (*os.File, error){"OpenRegular": OpenRegular, "OpenRegularFollow": OpenRegularFollow} {
+		if _, err := open(p); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "a socket") {
+			t.Errorf("%s(socket) = %v; want ErrNotRegular naming the socket", name, err)
+		}
 	}
 }

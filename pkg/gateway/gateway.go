@@ -561,7 +561,7 @@ func errorReply(err error, effectBegun bool) owner.CallReply {
 	if e == nil {
 		return owner.CallReply{Error: &owner.CallError{Code: CodeInternal, Message: err.Error()}}
 	}
-	ce := &owner.CallError{Code: e.Code, Message: e.Message, Hint: e.Hint, Kind: int(e.Kind), RetryAfterMs: e.RetryAfterMs}
+	ce := &owner.CallError{Code: e.Code, Message: e.Message, Hint: e.Hint, Kind: int(e.Kind), RetryAfterMs: e.RetryAfterMs, Fields: e.Fields}
 	if e.Kind != errs.KindUnknown && !effectBegun {
 		ce.MutationAccepted = &falseV
 	} else {

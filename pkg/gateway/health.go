@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/netaddr"
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/redact"
 )
@@ -114,7 +115,7 @@ func CheckMetricsListen(addr string) error {
 	if addr == "" {
 		return nil
 	}
-	if _, _, err := net.SplitHostPort(addr); err != nil {
+	if err := netaddr.CheckTCPListen(addr); err != nil {
 		return errs.Usage(CodeInvalidMetricsListen, "invalid --metrics-listen address %q: %v", addr, err).
 			WithHint("use HOST:PORT, for example 127.0.0.1:9464 (port 0 picks a free one)")
 	}

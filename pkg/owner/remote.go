@@ -40,6 +40,9 @@ type CallError struct {
 	Kind             int       `json:"kind,omitempty"`
 	MutationAccepted *bool     `json:"mutationAccepted,omitempty"`
 	RetryAfterMs     int64     `json:"retryAfterMs,omitempty"`
+	// The fields naming what the failure is about (errs.Fields), so a
+	// routed command's error document carries them as a local one does.
+	errs.Fields
 }
 
 // CallReply is the body the gateway answers.
@@ -280,7 +283,7 @@ func decodeReply(method string, code int, data []byte, into Reply) error {
 	}
 	if e.MutationAccepted == nil {
 		if errs.Kind(e.Kind) == errs.KindUnknown {
-			return &errs.Error{Kind: errs.KindUnknown, Code: e.Code, Message: e.Message, Hint: e.Hint}
+			return &errs.Error{Kind: errs.KindUnknown, Code: e.Code, Message: e.Message, Hint: e.Hint, Fields: e.Fields}
 		}
 		return unknown(method, fmt.Sprintf("the gateway reported %s: %s", described(e.Code), e.Message))
 	}
@@ -292,7 +295,7 @@ func decodeReply(method string, code int, data []byte, into Reply) error {
 		if kind < errs.KindFailed || kind > errs.KindUnavailable {
 			return unknown(method, fmt.Sprintf("the gateway reported %s: %s", described(e.Code), e.Message))
 		}
-		return &errs.Error{Kind: kind, Code: e.Code, Message: e.Message, Hint: e.Hint, RetryAfterMs: e.RetryAfterMs}
+		return &errs.Error{Kind: kind, Code: e.Code, Message: e.Message, Hint: e.Hint, RetryAfterMs: e.RetryAfterMs, Fields: e.Fields}
 	}
 	if e.Code == errs.CodeUnknownMethod {
 		// The gateway lacks this operation version: it runs an older (or
@@ -305,7 +308,7 @@ func decodeReply(method string, code int, data []byte, into Reply) error {
 	if kind < errs.KindFailed || kind > errs.KindUnavailable {
 		kind = errs.KindFailed
 	}
-	return &errs.Error{Kind: kind, Code: e.Code, Message: e.Message, Hint: e.Hint, RetryAfterMs: e.RetryAfterMs}
+	return &errs.Error{Kind: kind, Code: e.Code, Message: e.Message, Hint: e.Hint, RetryAfterMs: e.RetryAfterMs, Fields: e.Fields}
 }
 
 func unknown(method, msg string) error {

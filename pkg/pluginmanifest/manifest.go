@@ -35,6 +35,11 @@ type Manifest struct {
 	// keys sorted by the caller. Only `plugins inspect` shows it; the
 	// rest of clawkit acts on none of it.
 	Contracts map[string][]string
+	// Providers, Channels and CLIBackends are the manifest's top-level
+	// "providers" (text inference), "channels" and "cliBackends" (with
+	// "setup.cliBackends") ids; CommandAliases the names of its
+	// "commandAliases". Only the shape (Shape) reads them.
+	Providers, Channels, CLIBackends, CommandAliases []string
 	// Problems are parts of "kind" and "contracts" that are not of the
 	// documented shape: reported by `plugins inspect`, never fatal (they
 	// are OpenClaw's business, and a skill command must not fail on them).
@@ -109,6 +114,21 @@ func Parse(data []byte) (*Manifest, error) {
 			for k, v := range cs {
 				if l := stringList(v, "contracts."+k, &m.Problems); l != nil {
 					m.Contracts[k] = l
+				}
+			}
+		}
+	}
+	m.Providers = stringList(obj["providers"], "providers", &m.Problems)
+	m.Channels = stringList(obj["channels"], "channels", &m.Problems)
+	m.CLIBackends = stringList(obj["cliBackends"], "cliBackends", &m.Problems)
+	if setup, ok := obj["setup"].(map[string]any); ok {
+		m.CLIBackends = append(m.CLIBackends, stringList(setup["cliBackends"], "setup.cliBackends", &m.Problems)...)
+	}
+	if aliases, ok := obj["commandAliases"].([]any); ok {
+		for _, a := range aliases {
+			if o, ok := a.(map[string]any); ok {
+				if name, ok := o["name"].(string); ok {
+					m.CommandAliases = append(m.CommandAliases, name)
 				}
 			}
 		}

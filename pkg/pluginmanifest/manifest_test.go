@@ -82,3 +82,28 @@ func TestValidID(t *testing.T) {
 		}
 	}
 }
+
+func TestShape(t *testing.T) {
+	for _, tc := range []struct {
+		manifest, shape string
+		caps            int
+	}{
+		{`{id: "a", providers: ["x"], contracts: {speechProviders: ["s"]}}`, ShapeHybridCapability, 2},
+		{`{id: "a", cliBackends: ["c"], setup: {cliBackends: ["d"]}}`, ShapePlainCapability, 1},
+		{`{id: "a", channels: ["matrix"], contracts: {tools: ["t"]}}`, ShapePlainCapability, 1},
+		{`{id: "a", kind: "context-engine", contracts: {webSearchProviders: ["w"]}}`, ShapeHybridCapability, 2},
+		{`{id: "a", contracts: {tools: ["t"], speechProviders: []}}`, ShapeNonCapability, 0},
+		{`{id: "a", commandAliases: [{name: "x"}]}`, ShapeNonCapability, 0},
+		{`{id: "a", kind: "memory"}`, ShapeUnknown, 0},
+		{`{id: "a"}`, ShapeUnknown, 0},
+	} {
+		m, err := Parse([]byte(tc.manifest))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.manifest, err)
+		}
+		shape, reason := m.Shape()
+		if shape != tc.shape || len(m.Capabilities()) != tc.caps || (shape == ShapeUnknown) != (reason != "") {
+			t.Errorf("%s: shape %q (%q), %d capabilities; want %q, %d", tc.manifest, shape, reason, len(m.Capabilities()), tc.shape, tc.caps)
+		}
+	}
+}

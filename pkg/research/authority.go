@@ -101,7 +101,7 @@ func (s *Service) custody(ctx context.Context, env *owner.OpEnv, j *Job, c Calle
 // report, and needs no HTTP.
 func checkCaller(j *Job, c Caller) error {
 	if c.AgentID != j.AgentID || c.SessionKey != j.SessionKey {
-		return errs.Refused(CodeForeignOwner, "research job %s belongs to session %s of agent %s, not %s of %s", j.ID, j.SessionKey, j.AgentID, c.SessionKey, c.AgentID).
+		return errs.Refused(CodeForeignOwner, "research job %s belongs to session %s of agent %s, not %s of %s", j.ID, j.SessionKey, j.AgentID, c.SessionKey, c.AgentID).WithJob(j.ID).
 			WithHint("use --agent %s --session %s, the identity that started it", j.AgentID, j.SessionKey)
 	}
 	return nil
@@ -111,7 +111,7 @@ func checkCaller(j *Job, c Caller) error {
 // the session's incarnation, then the pinned credential (credentialFor).
 func (s *Service) jobAuthority(env *owner.OpEnv, j *Job, sess store.Session) (credential, error) {
 	if sess.Incarnation != j.SessionIncarnation {
-		return credential{}, errs.Refused(CodeStaleOwner, "research job %s was started in incarnation %d of session %s; the session is now at %d", j.ID, j.SessionIncarnation, j.SessionKey, sess.Incarnation).
+		return credential{}, errs.Refused(CodeStaleOwner, "research job %s was started in incarnation %d of session %s; the session is now at %d", j.ID, j.SessionIncarnation, j.SessionKey, sess.Incarnation).WithJob(j.ID).
 			WithHint("the session was reset; the job can no longer be polled or cancelled from it")
 	}
 	return credentialFor(j, s.loadAuthView(env))
@@ -176,18 +176,18 @@ func credentialFor(j *Job, v *authView) (credential, error) {
 		return credential{}, v.setErr
 	}
 	if v.set.ProfileID != j.ProfileID {
-		return credential{}, errs.Refused(CodeProfileSubstituted, "research job %s is pinned to profile %q; the configured profile is now %q", j.ID, j.ProfileID, v.set.ProfileID).
+		return credential{}, errs.Refused(CodeProfileSubstituted, "research job %s is pinned to profile %q; the configured profile is now %q", j.ID, j.ProfileID, v.set.ProfileID).WithJob(j.ID).
 			WithHint("set %s.profileId back to %q to poll or cancel it", ConfigPath, j.ProfileID)
 	}
 	if v.set.BaseURL != j.BaseURL {
-		return credential{}, errs.Refused(CodeEndpointChanged, "research job %s was submitted to %s; the configured endpoint is now %s", j.ID, j.BaseURL, v.set.BaseURL).
+		return credential{}, errs.Refused(CodeEndpointChanged, "research job %s was submitted to %s; the configured endpoint is now %s", j.ID, j.BaseURL, v.set.BaseURL).WithJob(j.ID).
 			WithHint("restore the endpoint (%s.baseUrl, %s.apiVersion or %s) the job was submitted to", ConfigPath, ConfigPath, EnvBaseURL)
 	}
 	if v.credErr != nil {
 		return credential{}, v.credErr
 	}
 	if v.cred.Account != j.CredentialAccount {
-		return credential{}, errs.Refused(CodeCredentialSubstituted, "profile %q now holds a different credential (account %s) than the one research job %s was submitted with (%s)", j.ProfileID, v.cred.Account, j.ID, j.CredentialAccount).
+		return credential{}, errs.Refused(CodeCredentialSubstituted, "profile %q now holds a different credential (account %s) than the one research job %s was submitted with (%s)", j.ProfileID, v.cred.Account, j.ID, j.CredentialAccount).WithJob(j.ID).
 			WithHint("restore the original API key in profile %q; a job is only polled with the key that created it", j.ProfileID)
 	}
 	return v.cred, nil
@@ -203,7 +203,7 @@ func (s *Service) deliveryAuthority(ctx context.Context, env *owner.OpEnv, j *Jo
 		return err
 	}
 	if sess.Incarnation != j.SessionIncarnation {
-		return errs.Refused(CodeStaleOwner, "research job %s was started in incarnation %d of session %s; the session is now at %d", j.ID, j.SessionIncarnation, j.SessionKey, sess.Incarnation).
+		return errs.Refused(CodeStaleOwner, "research job %s was started in incarnation %d of session %s; the session is now at %d", j.ID, j.SessionIncarnation, j.SessionKey, sess.Incarnation).WithJob(j.ID).
 			WithHint("the session was reset; the job's report is not delivered to it (it stays under %s)", jobDir(env.Home, j.ID))
 	}
 	return nil

@@ -195,7 +195,7 @@ func (s jobStore) get(ctx context.Context, id string) (*Job, error) {
 	}
 	j, err := scanJob(st.QueryRowContext(ctx, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, errs.Failed(CodeJobNotFound, "no research job %s", id).WithHint("'clawkit research list' shows the jobs of this home")
+		return nil, errs.Failed(CodeJobNotFound, "no research job %s", id).WithJob(id).WithHint("'clawkit research list' shows the jobs of this home")
 	}
 	if err != nil {
 		return nil, storeErr("read the research job", err)
@@ -230,7 +230,7 @@ func (s jobStore) getWithSession(ctx context.Context, id string) (*Job, *store.S
 	var status sql.NullString
 	j, err := scanJob(st.QueryRowContext(ctx, id), &inc, &status, &retry)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil, errs.Failed(CodeJobNotFound, "no research job %s", id).WithHint("'clawkit research list' shows the jobs of this home")
+		return nil, nil, errs.Failed(CodeJobNotFound, "no research job %s", id).WithJob(id).WithHint("'clawkit research list' shows the jobs of this home")
 	}
 	if err != nil {
 		return nil, nil, storeErr("read the research job", err)

@@ -131,7 +131,7 @@ func (s *Service) Start(ctx context.Context, env *owner.OpEnv, p StartParams) (*
 			return nil, false, nil
 		}
 		if old.Question != p.Question || !sameStartOptions(old, &p, parent) {
-			return nil, true, errs.Usage(CodeIdempotencyKeyReused, "idempotency key %q was used for research job %s with a different question or options", p.IdempotencyKey, old.ID).
+			return nil, true, errs.Usage(CodeIdempotencyKeyReused, "idempotency key %q was used for research job %s with a different question or options", p.IdempotencyKey, old.ID).WithJob(old.ID).
 				WithHint("use a new key for a new question")
 		}
 		if _, err := s.jobAuthority(env, old, sess); err != nil {
@@ -233,7 +233,7 @@ func (s *Service) Start(ctx context.Context, env *owner.OpEnv, p StartParams) (*
 	j.SubmittedAt = ms(env.Now())
 	j.NextPollAt = ms(env.Now().Add(s.interval(env.Now(), j.SubmittedAt, 0)))
 	if err := s.recordReceipt(wctx, env, js, j); err != nil {
-		return nil, errs.Unknown(CodeReceiptNotRecorded, "the provider accepted research job %s as interaction %s, but recording the receipt failed: %v", j.ID, it.ID, err).
+		return nil, errs.Unknown(CodeReceiptNotRecorded, "the provider accepted research job %s as interaction %s, but recording the receipt failed: %v", j.ID, it.ID, err).WithJob(j.ID).
 			WithHint("do not start it again; inspect the provider account for interaction %s", it.ID)
 	}
 	return &StartResult{Job: j.ID, Handle: j.Handle, State: j.State, Status: j.ProviderStatus}, nil
@@ -274,21 +274,21 @@ func classifyCreateErr(j *Job, err error, secrets []string) (string, *errs.Error
 			WithHint("check the API key of profile %q (clawkit auth add %s --provider google --api-key-env GEMINI_API_KEY)", j.ProfileID, j.ProfileID)
 	case ge != nil && ge.NotSent && ge.Temporary:
 		state = StateNotSent
-		out = errs.Unavailable(CodeProviderBusy, "%s; research job %s was not submitted", ge.Msg, j.ID).
+		out = errs.Unavailable(CodeProviderBusy, "%s; research job %s was not submitted", ge.Msg, j.ID).WithJob(j.ID).
 			WithHint("start it again later")
 		if ge.RetryAfter > 0 {
 			out = out.WithRetryAfter(ge.RetryAfter.Milliseconds())
 		}
 	case ge != nil && ge.NotSent:
 		state = StateNotSent
-		out = errs.Failed(CodeNotSent, "%s; research job %s was not submitted", ge.Msg, j.ID).
+		out = errs.Failed(CodeNotSent, "%s; research job %s was not submitted", ge.Msg, j.ID).WithJob(j.ID).
 			WithHint("fix the cause and start it again; nothing was submitted")
 	default:
 		msg := err.Error()
 		if ge != nil {
 			msg = ge.Msg
 		}
-		out = errs.Unknown(CodeCreateOutcomeUnknown, "%s; research job %s may or may not have been submitted", msg, j.ID).
+		out = errs.Unknown(CodeCreateOutcomeUnknown, "%s; research job %s may or may not have been submitted", msg, j.ID).WithJob(j.ID).
 			WithHint("it is never resubmitted automatically: inspect the Interactions of your provider account before starting it again")
 	}
 	return state, out.Wrap(err)
@@ -306,23 +306,23 @@ func (s *Service) jobOutcomeErr(j *Job) error {
 	switch j.State {
 	case StateSubmitting:
 		if _, inFlight := s.pending.Load(j.ID); inFlight {
-			return errs.Unavailable(CodeSubmissionInProgress, "research job %s is being submitted right now; it has no receipt yet", j.ID).
+			return errs.Unavailable(CodeSubmissionInProgress, "research job %s is being submitted right now; it has no receipt yet", j.ID).WithJob(j.ID).
 				WithRetryAfter(1000).WithHint("look again in a moment: 'clawkit research show %s'", j.ID)
 		}
-		return &JobStateError{State: j.State, Err: errs.Unknown(CodeSubmissionInterrupted, "research job %s was being submitted by an owner that is gone; no receipt was recorded, so whether the provider accepted it is unknown", j.ID).
+		return &JobStateError{State: j.State, Err: errs.Unknown(CodeSubmissionInterrupted, "research job %s was being submitted by an owner that is gone; no receipt was recorded, so whether the provider accepted it is unknown", j.ID).WithJob(j.ID).
 			WithHint("run 'clawkit research recover' to classify it (it is never resubmitted), then inspect the provider account")}
 	case StateIndeterminate:
-		return &JobStateError{State: j.State, Err: errs.Unknown(CodeCreateOutcomeUnknown, "research job %s has an unknown submission outcome: %s", j.ID, j.ErrorMessage).
+		return &JobStateError{State: j.State, Err: errs.Unknown(CodeCreateOutcomeUnknown, "research job %s has an unknown submission outcome: %s", j.ID, j.ErrorMessage).WithJob(j.ID).
 			WithHint("inspect the provider account; clawkit never resubmits it")}
 	case StatePlanProposed:
-		return errs.Unavailable(CodePlanProposed, "research job %s proposed a research plan (plan.md in its folder, see 'clawkit research show %s') and waits for its review", j.ID, j.ID).
+		return errs.Unavailable(CodePlanProposed, "research job %s proposed a research plan (plan.md in its folder, see 'clawkit research show %s') and waits for its review", j.ID, j.ID).WithJob(j.ID).
 			WithHint("read the plan, then 'clawkit research approve %s' (--revise TEXT to change it) or 'clawkit research reject %s'", j.ID, j.ID)
 	case StateNotSent:
 		hint := "nothing was submitted; 'clawkit research start' submits the question again as a new job"
 		if j.IdempotencyKey != "" {
 			hint = "nothing was submitted; use a new idempotency key to submit the question again"
 		}
-		return &JobStateError{State: j.State, Err: errs.Failed(CodeNotSent, "research job %s was never submitted: %s", j.ID, j.ErrorMessage).
+		return &JobStateError{State: j.State, Err: errs.Failed(CodeNotSent, "research job %s was never submitted: %s", j.ID, j.ErrorMessage).WithJob(j.ID).
 			WithHint("%s", hint)}
 	}
 	return nil
@@ -479,12 +479,12 @@ func classifyPollErr(j *Job, err error) *errs.Error {
 	ge := google.AsError(err)
 	switch {
 	case ge == nil:
-		return errs.Unavailable(CodePollFailed, "poll of research job %s failed: %v", j.ID, err).Wrap(err)
+		return errs.Unavailable(CodePollFailed, "poll of research job %s failed: %v", j.ID, err).WithJob(j.ID).Wrap(err)
 	case ge.Auth:
 		return errs.Refused(CodeProviderRefusedCredential, "%s", ge.Msg).
 			WithHint("the API key of profile %q no longer has access to interaction %s", j.ProfileID, j.Handle).Wrap(err)
 	case ge.TooLarge:
-		return errs.Failed(CodeResponseTooLarge, "%s; research job %s ends failed and is not polled again", ge.Msg, j.ID).
+		return errs.Failed(CodeResponseTooLarge, "%s; research job %s ends failed and is not polled again", ge.Msg, j.ID).WithJob(j.ID).
 			WithHint("the handle %s is kept: inspect the interaction in the provider account", j.Handle).Wrap(err)
 	case ge.Temporary:
 		e := errs.Unavailable(CodeProviderUnavailable, "%s", ge.Msg).WithHint("the job keeps its state; poll again later")
@@ -514,10 +514,10 @@ func (s *Service) Cancel(ctx context.Context, env *owner.OpEnv, p JobParams) (*P
 	case j.State == StateCancelled:
 		return s.view(env, j), nil
 	case TerminalState(j.State) && j.Handle != "":
-		return nil, errs.Failed(CodeJobFinished, "research job %s already ended (%s)", j.ID, j.State).
+		return nil, errs.Failed(CodeJobFinished, "research job %s already ended (%s)", j.ID, j.State).WithJob(j.ID).
 			WithHint("'clawkit research show %s' shows its result", j.ID)
 	case j.Handle == "":
-		return nil, errs.Failed(CodeNoHandle, "research job %s has no provider handle (state %s); there is nothing to cancel", j.ID, j.State).
+		return nil, errs.Failed(CodeNoHandle, "research job %s has no provider handle (state %s); there is nothing to cancel", j.ID, j.State).WithJob(j.ID).
 			WithHint("for an indeterminate job, inspect the provider account")
 	}
 	// Custody is checked before the lock; the credential used is the one
@@ -549,7 +549,7 @@ func (s *Service) Cancel(ctx context.Context, env *owner.OpEnv, p JobParams) (*P
 	}); err != nil {
 		unlock()
 		if errors.Is(err, errStale) {
-			return nil, errs.Unavailable(CodeJobBusy, "research job %s changed while cancelling", j.ID).WithHint("run the cancel again")
+			return nil, errs.Unavailable(CodeJobBusy, "research job %s changed while cancelling", j.ID).WithJob(j.ID).WithHint("run the cancel again")
 		}
 		return nil, err
 	}
@@ -567,7 +567,7 @@ func (s *Service) Cancel(ctx context.Context, env *owner.OpEnv, p JobParams) (*P
 		if ge := google.AsError(cerr); ge == nil || (!ge.NotSent && ge.HTTPStatus == 0) {
 			// The request may have reached the provider and taken effect:
 			// that is not "try again later" but an unknown outcome.
-			return nil, errs.Unknown(CodeCancelOutcomeUnknown, "%s; the provider may or may not have received the cancellation of research job %s", nonEmpty(errMsg(ge), cerr.Error()), j.ID).
+			return nil, errs.Unknown(CodeCancelOutcomeUnknown, "%s; the provider may or may not have received the cancellation of research job %s", nonEmpty(errMsg(ge), cerr.Error()), j.ID).WithJob(j.ID).
 				WithHint("the intent is recorded (cancel-requested); 'clawkit research poll %s' shows whether it took effect, and 'clawkit research cancel %s' may be repeated safely", j.ID, j.ID).Wrap(cerr)
 		}
 		out := classifyPollErr(j, cerr)
@@ -627,7 +627,7 @@ func (s *Service) Show(ctx context.Context, env *owner.OpEnv, p JobParams) (*Pol
 		return nil, err
 	}
 	if len(jobs) == 0 {
-		return nil, errs.Failed(CodeJobNotFound, "no research job %s", p.Job).WithHint("'clawkit research list' shows the jobs of this home")
+		return nil, errs.Failed(CodeJobNotFound, "no research job %s", p.Job).WithJob(p.Job).WithHint("'clawkit research list' shows the jobs of this home")
 	}
 	if jobs[0].ParentJob != "" || jobs[0].Usage != nil {
 		if jobs[0].ChainUsage, err = chainUsage(ctx, jobsOf(env), jobs[0]); err != nil {

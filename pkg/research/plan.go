@@ -96,7 +96,7 @@ func (s *Service) followUpParent(ctx context.Context, env *owner.OpEnv, p StartP
 		return nil, err
 	}
 	if parent.State != StateCompleted || parent.Handle == "" {
-		return nil, errs.Failed(CodeParentNotCompleted, "research job %s is %s; only a completed job can be followed up", parent.ID, parent.State).
+		return nil, errs.Failed(CodeParentNotCompleted, "research job %s is %s; only a completed job can be followed up", parent.ID, parent.State).WithJob(parent.ID).
 			WithHint("'clawkit research wait %s' until it completes", parent.ID)
 	}
 	return parent, nil
@@ -107,19 +107,19 @@ func (s *Service) followUpParent(ctx context.Context, env *owner.OpEnv, p StartP
 func notAwaiting(j *Job) error {
 	switch {
 	case j.State == StateSubmitting:
-		return errs.Unavailable(CodeApproveInProgress, "research job %s is being submitted right now", j.ID).
+		return errs.Unavailable(CodeApproveInProgress, "research job %s is being submitted right now", j.ID).WithJob(j.ID).
 			WithRetryAfter(1000).WithHint("look again in a moment: 'clawkit research show %s'", j.ID)
 	case j.State == StateIndeterminate && j.PlanHandle != "":
-		return errs.Failed(CodeNotAwaitingReview, "research job %s has no plan to review: the confirming turn of plan %s may or may not have been accepted", j.ID, j.PlanHandle).
+		return errs.Failed(CodeNotAwaitingReview, "research job %s has no plan to review: the confirming turn of plan %s may or may not have been accepted", j.ID, j.PlanHandle).WithJob(j.ID).
 			WithHint("it is never resent: inspect the provider account for interactions after %s before starting the research again", j.PlanHandle)
 	case Pollable(j.State) && j.PlanHandle != "":
-		return errs.Failed(CodeNotAwaitingReview, "the plan of research job %s was already approved; the job is %s", j.ID, j.State).
+		return errs.Failed(CodeNotAwaitingReview, "the plan of research job %s was already approved; the job is %s", j.ID, j.State).WithJob(j.ID).
 			WithHint("'clawkit research wait %s' waits for the report", j.ID)
 	case !j.plan():
-		return errs.Failed(CodeNotAwaitingReview, "research job %s was not started with --plan", j.ID).
+		return errs.Failed(CodeNotAwaitingReview, "research job %s was not started with --plan", j.ID).WithJob(j.ID).
 			WithHint("'clawkit research start --plan QUESTION' asks for a plan to review")
 	}
-	return errs.Failed(CodeNotAwaitingReview, "research job %s is %s, not plan-proposed", j.ID, j.State).
+	return errs.Failed(CodeNotAwaitingReview, "research job %s is %s, not plan-proposed", j.ID, j.State).WithJob(j.ID).
 		WithHint("'clawkit research show %s' shows its state", j.ID)
 }
 
@@ -140,7 +140,7 @@ func (s *Service) Approve(ctx context.Context, env *owner.OpEnv, p ApproveParams
 		return nil, err
 	}
 	if b := s.budgets(); j.PollCount >= b.MaxPolls {
-		return nil, errs.Failed(CodePollBudgetExceeded, "research job %s spent its poll budget (%d polls) on its plan", j.ID, j.PollCount).
+		return nil, errs.Failed(CodePollBudgetExceeded, "research job %s spent its poll budget (%d polls) on its plan", j.ID, j.PollCount).WithJob(j.ID).
 			WithHint("reject it and start again")
 	}
 	var tools []google.Tool
@@ -185,7 +185,7 @@ func (s *Service) Approve(ctx context.Context, env *owner.OpEnv, p ApproveParams
 	j.Options = &opts
 	if err := js.update(ctx, j, now); err != nil {
 		if errors.Is(err, errStale) {
-			return nil, errs.Unavailable(CodeApproveInProgress, "research job %s changed while approving", j.ID).
+			return nil, errs.Unavailable(CodeApproveInProgress, "research job %s changed while approving", j.ID).WithJob(j.ID).
 				WithRetryAfter(1000).WithHint("look again: 'clawkit research show %s'", j.ID)
 		}
 		return nil, err
@@ -233,7 +233,7 @@ func (s *Service) Approve(ctx context.Context, env *owner.OpEnv, p ApproveParams
 	j.SubmittedAt = ms(env.Now())
 	j.NextPollAt = ms(env.Now().Add(s.interval(env.Now(), j.SubmittedAt, 0)))
 	if err := s.recordReceipt(wctx, env, js, j); err != nil {
-		return nil, errs.Unknown(CodeReceiptNotRecorded, "the provider accepted the confirming turn of research job %s as interaction %s, but recording the receipt failed: %v", j.ID, it.ID, err).
+		return nil, errs.Unknown(CodeReceiptNotRecorded, "the provider accepted the confirming turn of research job %s as interaction %s, but recording the receipt failed: %v", j.ID, it.ID, err).WithJob(j.ID).
 			WithHint("do not approve it again; inspect the provider account for interaction %s", it.ID)
 	}
 	res := &StartResult{Job: j.ID, Handle: j.Handle, State: j.State, Status: j.ProviderStatus}
@@ -288,7 +288,7 @@ func (s *Service) Reject(ctx context.Context, env *owner.OpEnv, p JobParams) (*P
 	j.ErrorCode, j.ErrorMessage = "plan_rejected", "the proposed plan was rejected; nothing more was sent"
 	if err := js.update(ctx, j, now); err != nil {
 		if errors.Is(err, errStale) {
-			return nil, errs.Unavailable(CodeApproveInProgress, "research job %s changed while rejecting", j.ID).
+			return nil, errs.Unavailable(CodeApproveInProgress, "research job %s changed while rejecting", j.ID).WithJob(j.ID).
 				WithRetryAfter(1000).WithHint("look again: 'clawkit research show %s'", j.ID)
 		}
 		return nil, err

@@ -64,7 +64,7 @@ func (s *Service) pollLocked(ctx context.Context, env *owner.OpEnv, j *Job, cred
 	}
 	b := s.budgets()
 	if j.PollCount >= b.MaxPolls+cancelGracePolls {
-		return j, errs.Failed(CodePollBudgetExhausted, "research job %s reached its poll budget (%d polls) without a confirmed end", j.ID, j.PollCount).
+		return j, errs.Failed(CodePollBudgetExhausted, "research job %s reached its poll budget (%d polls) without a confirmed end", j.ID, j.PollCount).WithJob(j.ID).
 			WithHint("inspect the interaction %s in the provider account", j.Handle)
 	}
 	// Every effect of this poll (the request, publication, a budget
@@ -257,7 +257,7 @@ func (s *Service) Wait(ctx context.Context, env *owner.OpEnv, p WaitParams) (*Po
 		}
 		now := env.Now()
 		if p.TimeoutMs > 0 && now.Sub(start) >= time.Duration(p.TimeoutMs)*time.Millisecond {
-			return s.view(env, j), errs.Unavailable(CodeWaitTimeout, "research job %s is still %s after %s", j.ID, j.State, now.Sub(start).Round(time.Second)).
+			return s.view(env, j), errs.Unavailable(CodeWaitTimeout, "research job %s is still %s after %s", j.ID, j.State, now.Sub(start).Round(time.Second)).WithJob(j.ID).
 				WithHint("the job keeps running; 'clawkit research wait %s' again later", j.ID)
 		}
 		d := time.Duration(j.NextPollAt-now.UnixMilli()) * time.Millisecond
@@ -275,12 +275,12 @@ func (s *Service) Wait(ctx context.Context, env *owner.OpEnv, p WaitParams) (*Po
 			}
 			poked, err := s.sleepOrPoke(ctx, d, poke)
 			if err != nil {
-				return s.view(env, j), errs.Unavailable(CodeWaitInterrupted, "waiting for research job %s was interrupted", j.ID).
+				return s.view(env, j), errs.Unavailable(CodeWaitInterrupted, "waiting for research job %s was interrupted", j.ID).WithJob(j.ID).
 					WithHint("the job keeps running; 'clawkit research wait %s' resumes", j.ID)
 			}
 			if err := env.Fence.AssertCurrent(); err != nil {
 				if errs.CodeOf(err) == owner.CodeOwnerRetired {
-					return nil, errs.Unavailable(CodeWaitInterrupted, "the state owner stopped while waiting for research job %s", j.ID).
+					return nil, errs.Unavailable(CodeWaitInterrupted, "the state owner stopped while waiting for research job %s", j.ID).WithJob(j.ID).
 						WithHint("the job keeps running; 'clawkit research wait %s' resumes", j.ID).Wrap(err)
 				}
 				if errs.CodeOf(err) != store.CodeSessionRefreshing {
@@ -439,7 +439,7 @@ func bindingAssertFrom(ctx context.Context, env *owner.OpEnv, j *Job, sess *stor
 			return err
 		}
 		if cur.Incarnation != j.SessionIncarnation {
-			return errs.Refused(CodeStaleOwner, "research job %s was started in incarnation %d of session %s; the session is now at %d", j.ID, j.SessionIncarnation, j.SessionKey, cur.Incarnation).
+			return errs.Refused(CodeStaleOwner, "research job %s was started in incarnation %d of session %s; the session is now at %d", j.ID, j.SessionIncarnation, j.SessionKey, cur.Incarnation).WithJob(j.ID).
 				WithHint("the session was reset; the job can no longer be polled or cancelled from it")
 		}
 		return nil

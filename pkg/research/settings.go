@@ -134,11 +134,11 @@ func (s *Settings) resolveVersion() error {
 func (s Settings) requireEnabled() error {
 	if !s.Enabled {
 		return errs.Refused(CodeResearchDisabled, "Google research is not enabled").
-			WithHint("clawkit config set %s.enabled true and set %s.profileId to an API-key profile", ConfigPath, ConfigPath)
+			WithHint("create an API-key profile with 'clawkit auth add google:default --provider google --api-key-env GEMINI_API_KEY' (the key in $GEMINI_API_KEY), then run: clawkit config set %s '{\"enabled\":true,\"profileId\":\"google:default\"}'", ConfigPath)
 	}
 	if s.ProfileID == "" {
 		return errs.Refused(CodeProfileNotConfigured, "no auth profile is configured for Google research").
-			WithHint("clawkit config set %s.profileId PROFILE (an API-key profile added with 'clawkit auth add')", ConfigPath)
+			WithHint("clawkit config set %s.profileId PROFILE (an API-key profile: 'clawkit auth add google:default --provider google --api-key-env GEMINI_API_KEY')", ConfigPath)
 	}
 	return nil
 }

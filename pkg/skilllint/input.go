@@ -19,10 +19,10 @@ func OpenInput(p string) (*os.File, fs.FileInfo, error) {
 	f, err := fsx.OpenRegular(p)
 	switch {
 	case errors.Is(err, syscall.ELOOP):
-		return nil, nil, errs.Refused(errs.CodePathEscape, "%s is a symbolic link; links are refused", p).
+		return nil, nil, errs.Refused(errs.CodePathEscape, "%s is a symbolic link; links are refused", p).WithPath(p).
 			WithHint("pass the file the link points to")
 	case errors.Is(err, fsx.ErrNotRegular):
-		return nil, nil, errs.Usage(errs.CodeNotRegularFile, "%v; only regular files (or - for stdin) are read", err).
+		return nil, nil, errs.Usage(errs.CodeNotRegularFile, "%v; only regular files (or - for stdin) are read", err).WithPath(p).
 			WithHint("copy the content into a regular file, or pipe it on stdin with --from -")
 	case err != nil:
 		return nil, nil, err

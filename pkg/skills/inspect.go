@@ -54,6 +54,14 @@ type PluginInfo struct {
 	// Contracts are the manifest's "contracts", each key with its ids.
 	Contracts      map[string][]string `json:"contracts"`
 	AgentSkillsDir string              `json:"agentSkillsDir"`
+	// Shape is the plugin's shape as OpenClaw names it (plain-capability,
+	// hybrid-capability, hook-only, non-capability), derived from the
+	// manifest, or "unknown" with ShapeReason when that needs the plugin
+	// to run (pluginmanifest.Shape); Capabilities are the capability
+	// types the manifest declares.
+	Shape        string                      `json:"shape"`
+	ShapeReason  string                      `json:"shapeReason,omitempty"`
+	Capabilities []pluginmanifest.Capability `json:"capabilities"`
 	// Problem says why Status is error (the manifest is missing or
 	// unusable, or names another id).
 	Problem string `json:"problem,omitempty"`
@@ -76,7 +84,7 @@ func InspectPlugin(home, id string) (*PluginInfo, error) {
 		return nil, err
 	}
 	info := &PluginInfo{ID: id, Entry: EntryHomeFolder, Dir: filepath.Join(home, "plugins", id), Enabled: true,
-		Kinds: []string{}, Contracts: map[string][]string{}, Warnings: []string{}}
+		Kinds: []string{}, Contracts: map[string][]string{}, Warnings: []string{}, Capabilities: []pluginmanifest.Capability{}}
 	var entry map[string]any
 	if entries, ok := cfg.Get("plugins.entries"); ok {
 		if m, ok := entries.(map[string]any); ok {
@@ -106,7 +114,7 @@ func InspectPlugin(home, id string) (*PluginInfo, error) {
 	info.Manifest = filepath.Join(info.Dir, pluginmanifest.File)
 	if !info.ConfigEntry {
 		if st, err := os.Stat(info.Dir); err != nil || !st.IsDir() {
-			return nil, errs.Failed(errs.CodeNotFound, "no plugin %s in this home: config has no plugins.entries.%s and %s is not a folder", id, id, info.Dir).
+			return nil, errs.Failed(errs.CodeNotFound, "no plugin %s in this home: config has no plugins.entries.%s and %s is not a folder", id, id, info.Dir).WithResource("plugin", id).
 				WithHint("%s", registeredHint(home, cfg))
 		}
 	}
@@ -133,6 +141,14 @@ func InspectPlugin(home, id string) (*PluginInfo, error) {
 			info.Contracts[k] = v
 		}
 		info.Warnings = append(info.Warnings, m.Problems...)
+	}
+	if info.Status == PluginError {
+		info.Shape, info.ShapeReason = pluginmanifest.ShapeUnknown, "the manifest cannot be read as this plugin's: "+info.Problem
+	} else {
+		info.Shape, info.ShapeReason = m.Shape()
+		if caps := m.Capabilities(); caps != nil {
+			info.Capabilities = caps
+		}
 	}
 	sort.Strings(info.Warnings)
 	return info, nil

@@ -19,7 +19,7 @@ func InstalledDir(r RootResult, skill string) (string, error) {
 	dir := filepath.Join(r.Root, skill)
 	st, err := os.Lstat(dir)
 	if err != nil {
-		return "", errs.Failed(errs.CodeNotFound, "agent %s has no skill %q in plugin %s's skills folder", r.AgentID, skill, r.PluginID)
+		return "", errs.Failed(errs.CodeNotFound, "agent %s has no skill %q in plugin %s's skills folder", r.AgentID, skill, r.PluginID).WithResource("skill", skill)
 	}
 	if st.Mode()&fs.ModeSymlink != 0 {
 		return "", errs.Refused(errs.CodePathEscape, "skill folder %s is a symbolic link; links are refused", dir)

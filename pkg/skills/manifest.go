@@ -137,7 +137,7 @@ func (p *Plugin) Recheck(home string) error {
 }
 
 func unavailable(id, format string, args ...any) *errs.Error {
-	return errs.Refused(CodePluginUnavailable, "plugin %s "+format, append([]any{id}, args...)...)
+	return errs.Refused(CodePluginUnavailable, "plugin %s "+format, append([]any{id}, args...)...).WithResource("plugin", id)
 }
 
 func readManifest(dir string) (*pluginmanifest.Manifest, manifestIdent, error) {

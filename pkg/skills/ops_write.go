@@ -38,7 +38,7 @@ func beginCommit(ctx context.Context, env *owner.OpEnv, t Target) (*call, [][]st
 }
 
 func noSkill(skill string, c *call) error {
-	return errs.Failed(errs.CodeNotFound, "agent %s has no skill %q in plugin %s's skills folder", c.t.AgentID, skill, c.t.PluginID).
+	return errs.Failed(errs.CodeNotFound, "agent %s has no skill %q in plugin %s's skills folder", c.t.AgentID, skill, c.t.PluginID).WithResource("skill", skill).
 		WithHint("list skills with 'clawkit skill list --plugin %s --agent %s'", c.t.PluginID, c.t.AgentID)
 }
 

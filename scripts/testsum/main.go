@@ -1,7 +1,8 @@
 // Command testsum reads `go test -json` on stdin and prints what `go test`
 // would print (package result lines, the output of failed tests, build
-// errors), then a summary of skipped tests grouped by reason and one
-// closing line "tests: N passed, N failed, N skipped". It exits 1 when any
+// errors), then a summary of skipped tests grouped by reason, the names of
+// the failed tests, and one closing line "tests: N passed, N failed, N
+// skipped". It exits 1 when any
 // test or package failed, so `make test` stays red on a failure even
 // without pipefail.
 //
@@ -61,6 +62,7 @@ func run(in io.Reader, w io.Writer) int {
 	type key struct{ pkg, test string }
 	outputs := map[key][]string{}
 	var passed, failed, skipped int
+	var failedNames []string
 	reasons := map[string][]string{}
 	pkgFailed := false
 	sc := bufio.NewScanner(in)
@@ -102,6 +104,7 @@ func run(in io.Reader, w io.Writer) int {
 		case "fail":
 			if ev.Test != "" {
 				failed++
+				failedNames = append(failedNames, ev.Package[strings.LastIndex(ev.Package, "/")+1:]+"."+ev.Test)
 				out.print(strings.Join(outputs[k], ""))
 			} else {
 				pkgFailed = true
@@ -129,6 +132,12 @@ func run(in io.Reader, w io.Writer) int {
 	} else {
 		out.print("skipped 0\n")
 	}
+	if len(failedNames) > 0 {
+		// The failed tests by name, at the end where a reader looks (a
+		// parent test fails with its subtests: both are named).
+		sort.Strings(failedNames)
+		out.printf("failed %d: %s\n", len(failedNames), strings.Join(failedNames, ", "))
+	}
 	out.printf("tests: %d passed, %d failed, %d skipped\n", passed, failed, skipped)
 	if out.err != nil {
 		_, _ = fmt.Fprintf(os.Stderr, "testsum: %v\n", out.err) // stdout failed; stderr is all there is
@@ -140,9 +149,27 @@ func run(in io.Reader, w io.Writer) int {
 	return 0
 }
 
-// skipReason is the last meaningful line a skipped test printed: the
-// argument of t.Skip, or testscript's skip message.
+// skipReason is the argument of the skipped test's t.Skip (the last line
+// that starts with go test's "file_test.go:12: " prefix: a message of
+// several lines is named by its first, not by its last, which may be a
+// line of a tool's output such as `docker info`'s "Client:"), or
+// testscript's skip message; else the last meaningful line printed.
 func skipReason(lines []string) string {
+	for i := len(lines) - 1; i >= 0; i-- {
+		if fileLine.MatchString(lines[i]) {
+			l := strings.TrimSpace(fileLine.ReplaceAllString(lines[i], ""))
+			l = strings.TrimPrefix(l, "skip: ")
+			if m := scriptSkip.FindStringSubmatch(l); m != nil {
+				l = m[1]
+			}
+			if l != "" {
+				return l
+			}
+		}
+		if m := scriptSkip.FindStringSubmatch(strings.TrimSpace(lines[i])); len(m) > 1 && m[1] != "" {
+			return m[1]
+		}
+	}
 	for i := len(lines) - 1; i >= 0; i-- {
 		l := strings.TrimSpace(lines[i])
 		if l == "" || strings.HasPrefix(l, "--- SKIP") || strings.HasPrefix(l, "=== ") {
