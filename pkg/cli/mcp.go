@@ -435,7 +435,7 @@ type MCPListenFlags struct {
 	Listen         string        `help:"Serve the server over Streamable HTTP on this address (e.g. 127.0.0.1:8080; port 0: any free port), one server process tree per MCP session." placeholder:"HOST:PORT"`
 	NoAuth         bool          `name:"no-auth" help:"With --listen on a loopback address only: serve without the bearer token."`
 	AllowOrigin    []string      `help:"With --listen: also accept requests whose Origin is this (repeatable); the proxy's own loopback origins are always accepted, any other is refused." placeholder:"ORIGIN" sep:"none"`
-	MaxSessions    int           `help:"With --listen: most MCP sessions (server processes) at once; one more is refused with 503." default:"16"`
+	MaxSessions    int           `help:"With --listen: most MCP sessions (server processes) at once; one more closes the longest-idle session (never one with a request in flight), or is refused with 503 when all are busy." default:"16"`
 	IdleTimeout    time.Duration `help:"With --listen: end a session with no request in flight and none new for this long (an open GET stream does not keep it)." default:"10m"`
 	RequestTimeout time.Duration `help:"With --listen: longest wait for the server's answer to one request; then the client gets a timeout error (-32001)." default:"60s"`
 	MaxBodyBytes   int64         `help:"With --listen: largest request body (default: --max-frame-bytes)." placeholder:"BYTES"`

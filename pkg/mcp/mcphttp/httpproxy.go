@@ -183,9 +183,13 @@ type proxySession struct {
 	streams    []chan []byte // open POST streams, oldest first
 	get        chan []byte   // the GET stream (or the legacy stream)
 	lastActive time.Time
-	tokens     float64
-	tokensAt   time.Time
-	closed     bool
+	// fresh until the session's first request is answered: a session
+	// still opening is never the one closed at MaxSessions. A legacy
+	// session stays fresh (its stream is its life; docs/mcp.md, "Limits").
+	fresh    bool
+	tokens   float64
+	tokensAt time.Time
+	closed   bool
 
 	done       chan struct{} // closed when the session ends
 	readerDone chan struct{}
@@ -409,6 +413,29 @@ func (s *proxySession) admit() bool {
 	return true
 }
 
+// longestIdle picks, with p.mu held, the session idle longest that has no
+// request in flight, no POST stream open and has answered a request
+// (fresh: still opening); it is marked closed at once, under its own lock,
+// so no request can start on it after the choice. Nil when all are busy.
+func (p *httpProxy) longestIdle() (*proxySession, time.Duration) {
+	var best *proxySession
+	for _, s := range p.sessions {
+		s.mu.Lock()
+		if !s.closed && !s.fresh && len(s.waiters) == 0 && len(s.streams) == 0 && (best == nil || s.lastActive.Before(best.lastActive)) {
+			best = s
+		}
+		s.mu.Unlock()
+	}
+	if best == nil {
+		return nil, 0
+	}
+	best.mu.Lock()
+	best.closed = true
+	idle := time.Since(best.lastActive)
+	best.mu.Unlock()
+	return best, idle
+}
+
 // open spawns a new session's child, within MaxSessions.
 func (p *httpProxy) open(legacy bool) (*proxySession, int, string) {
 	p.mu.Lock()
@@ -416,13 +443,30 @@ func (p *httpProxy) open(legacy bool) (*proxySession, int, string) {
 		p.mu.Unlock()
 		return nil, http.StatusServiceUnavailable, "the proxy is shutting down"
 	}
+	var victim *proxySession
+	var victimIdle time.Duration
 	if len(p.sessions)+p.opening >= p.o.MaxSessions {
-		p.report.Refused++
-		p.mu.Unlock()
-		return nil, http.StatusServiceUnavailable, fmt.Sprintf("too many sessions (limit %d)", p.o.MaxSessions)
+		// At the limit the longest-idle session makes room, so clients
+		// that never end their sessions (the spec lets a client just go
+		// away) cannot lock others out until the idle timeout; a session
+		// with a request in flight, or one still opening, is never closed
+		// (docs/mcp.md, "Limits"). Only when every session is busy is the
+		// new one refused.
+		victim, victimIdle = p.longestIdle()
+		if victim == nil {
+			p.report.Refused++
+			p.mu.Unlock()
+			return nil, http.StatusServiceUnavailable, fmt.Sprintf("too many sessions (limit %d)", p.o.MaxSessions)
+		}
 	}
 	p.opening++
 	p.mu.Unlock()
+	if victim != nil {
+		victim.end(fmt.Sprintf("the longest idle at --max-sessions %d, idle %s, for a new session", p.o.MaxSessions, victimIdle.Round(time.Millisecond)))
+		// The new tree starts once the old one is stopped, so there are
+		// never more than MaxSessions trees at once.
+		<-victim.stopped
+	}
 	proc, err := mcpstdio.StartProcess(p.spec)
 	p.mu.Lock()
 	p.opening--
@@ -432,7 +476,7 @@ func (p *httpProxy) open(legacy bool) (*proxySession, int, string) {
 		return nil, http.StatusInternalServerError, "the server could not be started"
 	}
 	s := &proxySession{id: NewToken()[:32], p: p, proc: proc, legacy: legacy,
-		waiters: map[string]chan []byte{}, lastActive: time.Now(),
+		waiters: map[string]chan []byte{}, lastActive: time.Now(), fresh: true,
 		tokens: float64(p.o.RateBurst), tokensAt: time.Now(),
 		done: make(chan struct{}), readerDone: make(chan struct{}), stopped: make(chan struct{})}
 	if p.closing {
@@ -707,6 +751,7 @@ func (p *httpProxy) post(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		s.lastActive = time.Now()
+		s.fresh = false
 		s.mu.Unlock()
 	}()
 	if err := s.write(body); err != nil {

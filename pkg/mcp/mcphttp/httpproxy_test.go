@@ -196,8 +196,9 @@ func TestProxyListenRefusals(t *testing.T) {
 }
 
 // 1,000 sessions opened at once against MaxSessions 8: at most 8 servers
-// run, the others are refused with 503 and a Retry-After, and the proxy
-// stops every server it started.
+// run at once (a new session may close the longest-idle one, whose tree is
+// stopped before the new server starts), the others are refused with 503
+// and a Retry-After, and the proxy stops every server it started.
 func TestProxyListenMaxSessions(t *testing.T) {
 	u, px, stop := startListen(t, ListenOptions{NoAuth: true, MaxSessions: 8}, "echo")
 	var mu sync.Mutex
@@ -231,7 +232,7 @@ func TestProxyListenMaxSessions(t *testing.T) {
 	}
 	wg.Wait()
 	tr.CloseIdleConnections()
-	if statuses[200] < 1 || statuses[200] > 8 || statuses[200]+statuses[503] != 1000 || most > 8 {
+	if statuses[200] < 1 || statuses[200]+statuses[503] != 1000 || most > 8 {
 		t.Fatalf("statuses %v, most sessions at once %d", statuses, most)
 	}
 	stop()
