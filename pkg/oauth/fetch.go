@@ -199,4 +199,3 @@ func snippet(b []byte) string {
 	}
 	return termsafe.Text(strings.TrimSpace(s))
 }
-

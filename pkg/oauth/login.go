@@ -215,4 +215,3 @@ func grantedScopes(t *Token, asked []string) []string {
 	}
 	return asked
 }
-
