@@ -26,6 +26,8 @@ type MCPCmd struct {
 	Call    MCPCallCmd    `cmd:"" help:"Start a server, send one request, print its result, stop the server's whole process tree."`
 	Session MCPSessionCmd `cmd:"" help:"Send JSON lines of {method,params} from stdin over one connection; print one result line each."`
 	Proxy   MCPProxyCmd   `cmd:"" help:"Relay stdio between an MCP client and a server (-- CMD…) or a service socket (--connect unix:PATH)."`
+	Login   MCPLoginCmd   `cmd:"" help:"Log in to a remote MCP server with OAuth (browser, pasted redirect, or client credentials); tokens go to an oauth auth profile."`
+	Logout  MCPLogoutCmd  `cmd:"" help:"Remove the OAuth profile of a remote MCP server."`
 }
 
 // MCPServerFlags are the limits and environment of a spawned server.

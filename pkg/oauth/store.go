@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -36,6 +37,9 @@ func ProfileID(issuer, resource string) string {
 // when change returns save.
 func editLocked(home string, change func(s *auth.Store) (save bool, err error)) error {
 	path := filepath.Join(home, auth.FileName)
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return auth.WriteFailed(path, err)
+	}
 	err := fsx.EditLocked(path, func() error {
 		s, err := auth.Load(home)
 		if err != nil {
