@@ -71,6 +71,9 @@ type OAuth struct {
 	AuthMethod    string    `json:"authMethod"`
 	PrivateKey    string    `json:"privateKey,omitempty"`
 	SigningAlg    string    `json:"signingAlg,omitempty"`
+	// DynamicClient marks a client registered by this login (RFC 7591),
+	// whose redirect URI was that login's: a later login registers anew.
+	DynamicClient bool `json:"dynamicClient,omitempty"`
 }
 
 // Secrets lists the profile's secret values (for redaction).

@@ -187,4 +187,3 @@ func (c *MCPLogoutCmd) Run(env *Env) error {
 		}
 	})
 }
-

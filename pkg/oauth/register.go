@@ -106,7 +106,7 @@ func (c *Client) Register(ctx context.Context, as *AuthServer, reg Registration,
 	if out.ClientID == "" {
 		return ClientAuth{}, errs.Failed(CodeRegistration, "the registration response of %s has no client_id", termsafe.Text(as.RegistrationEndpoint))
 	}
-	ca := ClientAuth{ClientID: out.ClientID, ClientSecret: out.ClientSecret, Method: method}
+	ca := ClientAuth{ClientID: out.ClientID, ClientSecret: out.ClientSecret, Method: method, Dynamic: true}
 	if out.TokenEndpointAuthMethod != "" {
 		ca.Method = out.TokenEndpointAuthMethod
 	}

@@ -69,7 +69,7 @@ func SaveResult(home, id string, r *Result, now time.Time) (auth.Profile, error)
 		OAuth: &auth.OAuth{Server: d.ServerURL, Issuer: d.AS.Issuer, Resource: d.Resource, Scopes: r.Scopes, ExpiresAt: r.Token.ExpiresAt,
 			RefreshToken: r.Token.RefreshToken, TokenEndpoint: d.AS.TokenEndpoint, Grant: r.Grant,
 			ClientID: r.Client.ClientID, ClientSecret: r.Client.ClientSecret, AuthMethod: r.Client.Method,
-			PrivateKey: r.Client.PrivateKey, SigningAlg: r.Client.SigningAlg}}
+			PrivateKey: r.Client.PrivateKey, SigningAlg: r.Client.SigningAlg, DynamicClient: r.Client.Dynamic}}
 	err := editLocked(home, func(s *auth.Store) (bool, error) {
 		for _, old := range s.List() {
 			if old.OAuth != nil && old.ID != id && old.OAuth.Issuer == p.OAuth.Issuer && old.OAuth.Resource == p.OAuth.Resource {

@@ -43,6 +43,8 @@ type ClientAuth struct {
 	// PrivateKey (PEM) and SigningAlg (ES256, RS256) for private_key_jwt.
 	PrivateKey string
 	SigningAlg string
+	// Dynamic marks a client registered dynamically by this login.
+	Dynamic bool
 }
 
 // Token is a token endpoint's answer.
