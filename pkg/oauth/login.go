@@ -124,6 +124,10 @@ func (c *Client) Login(ctx context.Context, opts LoginOptions) (*Result, error) 
 		scopes = chooseScopes(d)
 	}
 	if opts.Grant == GrantClientCredentials {
+		// No refresh token for a client that can always ask again.
+		if opts.Scopes == nil {
+			scopes = slices.DeleteFunc(scopes, func(s string) bool { return s == "offline_access" })
+		}
 		ca, err := c.Register(ctx, d.AS, opts.Registration, "", []string{GrantClientCredentials})
 		if err != nil {
 			return nil, err
