@@ -162,9 +162,8 @@ func (c *Client) Discover(ctx context.Context, serverURL string, ch *Challenge) 
 }
 
 // authServerMetadata tries the well-known URLs of issuer in the MCP spec's
-// order; nil when none answers 200. legacy relaxes the issuer check to the
-// origin with or without its trailing slash (clawkit, not the server,
-// made up that identifier).
+// order; nil when none answers 200. legacy skips the issuer check (the
+// 2025-03-26 fallback).
 func (c *Client) authServerMetadata(ctx context.Context, issuer string, legacy bool) (*AuthServer, error) {
 	iu, err := url.Parse(issuer)
 	if err != nil || iu.Host == "" {
@@ -192,11 +191,10 @@ func (c *Client) authServerMetadata(ctx context.Context, issuer string, legacy b
 		if err != nil {
 			return nil, err
 		}
-		ok := as.Issuer == issuer
-		if legacy && !ok {
-			ok = strings.TrimSuffix(as.Issuer, "/") == strings.TrimSuffix(issuer, "/")
-		}
-		if !ok {
+		// Under the 2025-03-26 fallback clawkit, not the server, chose the
+		// identifier (the server's origin), and that spec let the
+		// metadata name its own issuer: nothing to compare.
+		if !legacy && as.Issuer != issuer {
 			// RFC 8414 §3.3: the issuer must be the one the URL was built
 			// from, compared as strings.
 			return nil, errs.Refused(CodeIssuerMismatch, "the authorization-server metadata at %s names issuer %s, not %s", termsafe.Text(u), termsafe.Text(as.Issuer), termsafe.Text(issuer)).
