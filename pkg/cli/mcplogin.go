@@ -10,7 +10,6 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/auth"
 	"github.com/clawkit/clawkit/pkg/errs"
-	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/oauth"
 	"github.com/clawkit/clawkit/pkg/termsafe"
 )
@@ -113,22 +112,15 @@ func (c *MCPLoginCmd) Run(env *Env) error {
 		reg.ClientSecret = secret
 	}
 	if keyed {
-		var pemText []byte
-		var err error
+		var src io.Reader
 		if c.PrivateKeyStdin {
-			pemText, err = io.ReadAll(io.LimitReader(in, 64<<10))
-		} else {
-			pemText, err = fsx.ReadRegular(c.PrivateKey, 64<<10)
+			src = in
 		}
+		pemText, alg, err := oauth.ReadPrivateKey(c.PrivateKey, src, c.SigningAlg)
 		if err != nil {
-			return errs.Usage(oauth.CodeInvalidKey, "cannot read the private key: %v", termsafe.Text(err.Error()))
-		}
-		if _, alg, err := oauth.ParsePrivateKey(string(pemText), c.SigningAlg); err != nil {
 			return err
-		} else {
-			reg.SigningAlg = alg
 		}
-		reg.PrivateKey = string(pemText)
+		reg.PrivateKey, reg.SigningAlg = pemText, alg
 	}
 	home, err := env.HomeDir()
 	if err != nil {

@@ -11,12 +11,14 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"io"
 	"math/big"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
@@ -169,6 +171,25 @@ func (c *Client) ClientCredentials(ctx context.Context, endpoint, issuer string,
 		form.Set("resource", resource)
 	}
 	return c.token(ctx, endpoint, issuer, ca, form)
+}
+
+// ReadPrivateKey reads a PEM private key from the file path, or from r
+// when it is set (at most 64 KiB), and checks it (ParsePrivateKey).
+func ReadPrivateKey(path string, r io.Reader, alg string) (pemText, keyAlg string, err error) {
+	var b []byte
+	if r != nil {
+		b, err = io.ReadAll(io.LimitReader(r, 64<<10))
+	} else {
+		b, err = fsx.ReadRegular(path, 64<<10)
+	}
+	if err != nil {
+		return "", "", errs.Usage(CodeInvalidKey, "cannot read the private key: %v", termsafe.Text(err.Error())).
+			WithHint("pass a PEM file with --private-key FILE, or pipe it with --private-key-stdin")
+	}
+	if _, keyAlg, err = ParsePrivateKey(string(b), alg); err != nil {
+		return "", "", err
+	}
+	return string(b), keyAlg, nil
 }
 
 // ParsePrivateKey reads a PEM private key (PKCS#8, SEC 1 or PKCS#1) and the
