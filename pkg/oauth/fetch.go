@@ -21,7 +21,6 @@ import (
 const (
 	DefaultMaxBytes = 256 << 10
 	DefaultTimeout  = 30 * time.Second
-	maxRedirects    = 5
 )
 
 // Client makes the HTTP requests of discovery, registration and token
@@ -61,14 +60,11 @@ func (c *Client) httpClient() *http.Client {
 		base = http.DefaultClient
 	}
 	hc := *base
-	// Every redirect target is held to the same endpoint rule as the
-	// first URL: a redirect must not lead to plain http elsewhere.
-	hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if len(via) >= maxRedirects {
-			return errs.Failed(CodeDiscoveryFailed, "more than %d redirects from %s", maxRedirects, termsafe.Text(via[0].URL.String()))
-		}
-		return CheckEndpoint(req.URL.String(), "redirect target")
-	}
+	// Redirects are not followed, as by the MCP HTTP client (docs/mcp.md,
+	// "Over HTTP"): a token request's body carries the client's
+	// credentials, and a 307 would send them where the metadata did not
+	// point. A redirected metadata URL counts as absent.
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return &hc
 }
 
