@@ -36,6 +36,11 @@ func oauthKit() scriptKit {
 			"oauthpaste":   oauthPasteMain,
 		},
 		cmds: map[string]scriptCmd{"file-mode": cmdFileMode},
+		conditions: map[string]func() (bool, error){
+			// The TypeScript SDK's own OAuth example server (a dependency
+			// of the server-everything peer).
+			"ts-sdk-oauth-example": peerCondition("@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js"),
+		},
 	}
 }
 

@@ -74,13 +74,26 @@ func (a *Authorizer) Retry(ctx context.Context, status int, header string, wwwAu
 		if a.profile.Secret != sent {
 			return true, nil // another request already renewed it
 		}
+		o := a.profile.OAuth
 		if a.renewed == sent {
-			return false, errs.Failed(CodeNotLoggedIn, "%s refused the renewed OAuth token", termsafe.Text(a.profile.OAuth.Server)).
-				WithHint("log in again with 'clawkit mcp login %s'", termsafe.Text(a.profile.OAuth.Server))
+			return false, errs.Failed(CodeNotLoggedIn, "%s refused the renewed OAuth token", termsafe.Text(o.Server)).
+				WithHint("log in again with 'clawkit mcp login %s'", termsafe.Text(o.Server))
 		}
 		a.renewed = sent
+		// The server may have moved to another authorization server
+		// (SEP-2352): its metadata is read again, and a new issuer means a
+		// new registration and authorization there, never the old
+		// client's credentials.
+		if d, err := a.Client.Discover(ctx, o.Server, &ch); err == nil && d.AS.Issuer != o.Issuer {
+			return a.relogin(ctx, &ch, nil, Registration{ClientMetadataURL: cimdOf(o)}, "moved to authorization server "+termsafe.Text(d.AS.Issuer))
+		}
 		p, err := a.Client.Renew(ctx, a.Home, a.profile.ID, sent)
 		if err != nil {
+			var e *errs.Error
+			if asErr(err, &e) && e.Code == CodeTokenFailed && a.profile.OAuth.Grant != GrantClientCredentials {
+				// The refresh token was refused: authorize again.
+				return a.relogin(ctx, &ch, a.profile.OAuth.Scopes, stepUpRegistration(a.profile.OAuth), "refused the refresh token")
+			}
 			return false, err
 		}
 		a.profile = p
@@ -102,20 +115,43 @@ func (a *Authorizer) Retry(ctx context.Context, status int, header string, wwwAu
 		}
 		a.stepUps++
 		a.lastStep = key
-		o := a.profile.OAuth
-		res, err := a.Client.Login(ctx, LoginOptions{ServerURL: o.Server, Challenge: &ch, Scopes: scopes, Open: a.Open, Prompt: a.Prompt,
-			Registration: stepUpRegistration(o)})
-		if err != nil {
-			return false, err
-		}
-		p, err := SaveResult(a.Home, a.profile.ID, res, a.Client.now())
-		if err != nil {
-			return false, err
-		}
-		a.profile = p
-		return true, nil
+		return a.relogin(ctx, &ch, scopes, stepUpRegistration(a.profile.OAuth), "")
 	}
 	return false, nil
+}
+
+// relogin authorizes again in the browser (once per process) and saves
+// the result under the same profile id. why says what happened, for the
+// refusal when there is no browser.
+func (a *Authorizer) relogin(ctx context.Context, ch *Challenge, scopes []string, reg Registration, why string) (bool, error) {
+	o := a.profile.OAuth
+	if a.Open == nil && why != "" {
+		return false, errs.Failed(CodeNotLoggedIn, "%s %s", termsafe.Text(o.Server), why).
+			WithHint("log in again with 'clawkit mcp login %s'", termsafe.Text(o.Server))
+	}
+	if o.Grant == GrantClientCredentials {
+		reg = Registration{ClientID: o.ClientID, ClientSecret: o.ClientSecret, PrivateKey: o.PrivateKey, SigningAlg: o.SigningAlg}
+	}
+	res, err := a.Client.Login(ctx, LoginOptions{ServerURL: o.Server, Challenge: ch, Scopes: scopes, Open: a.Open, Prompt: a.Prompt,
+		Registration: reg, Grant: o.Grant})
+	if err != nil {
+		return false, err
+	}
+	p, err := SaveResult(a.Home, a.profile.ID, res, a.Client.now())
+	if err != nil {
+		return false, err
+	}
+	a.profile = p
+	return true, nil
+}
+
+// cimdOf is the Client ID Metadata Document URL a profile's client id is,
+// if it is one.
+func cimdOf(o *auth.OAuth) string {
+	if strings.HasPrefix(o.ClientID, "https://") {
+		return o.ClientID
+	}
+	return ""
 }
 
 // clientIDForStepUp reuses a pre-registered or metadata-document client;
