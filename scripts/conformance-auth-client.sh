@@ -27,9 +27,12 @@ client_id=$(field client_id)
 secret=$(field client_secret)
 key=$(field private_key_pem)
 alg=$(field signing_algorithm)
+jwt=$(field valid_jwt)
 scenario=${MCP_CONFORMANCE_SCENARIO:-}
 set -- --client-metadata-url https://conformance-test.local/client-metadata.json
 case $scenario in
+*wif-jwt-bearer*)
+	printf '%s\n' "$jwt" | "$clawkit" mcp login "$url" --grant jwt-bearer --client-id "$client_id" --assertion-stdin ;;
 *client-credentials*)
 	if [ -n "$key" ]; then
 		printf '%s\n' "$key" | "$clawkit" mcp login "$url" --grant client-credentials --client-id "$client_id" --private-key-stdin ${alg:+--signing-alg "$alg"}

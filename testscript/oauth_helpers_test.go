@@ -35,7 +35,7 @@ func oauthKit() scriptKit {
 			"oauthbrowser": oauthBrowserMain,
 			"oauthpaste":   oauthPasteMain,
 		},
-		cmds: map[string]scriptCmd{"file-mode": cmdFileMode},
+		cmds: map[string]scriptCmd{"file-mode": cmdFileMode, "workload-jwt": cmdWorkloadJWT},
 		conditions: map[string]func() (bool, error){
 			// The TypeScript SDK's own OAuth example server (a dependency
 			// of the server-everything peer).
@@ -289,6 +289,20 @@ func (f *oauthFake) token(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		f.issue(w, scopes)
+	case "urn:ietf:params:oauth:grant-type:jwt-bearer":
+		f.count("jwt_bearer")
+		parts := strings.Split(r.PostForm.Get("assertion"), ".")
+		var claims map[string]any
+		if len(parts) == 3 {
+			b, _ := base64.RawURLEncoding.DecodeString(parts[1])
+			_ = json.Unmarshal(b, &claims)
+		}
+		exp, _ := claims["exp"].(float64)
+		if claims["aud"] != f.base || int64(exp) < time.Now().Unix() {
+			fail("invalid_grant")
+			return
+		}
+		f.issue(w, r.PostForm.Get("scope"))
 	case "client_credentials":
 		f.count("client_credentials")
 		id, secret, basic := r.BasicAuth()
@@ -415,4 +429,25 @@ func oauthPasteMain() {
 	if err != nil {
 		os.Exit(1)
 	}
+}
+
+// workload-jwt FILE URL SECONDS: writes to FILE a workload identity token (a
+// JWT as a CI provider issues one) whose audience is URL's origin (the
+// fake's issuer), expiring in SECONDS (negative: already expired). The
+// fake checks its claims, not its signature.
+func cmdWorkloadJWT(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: workload-jwt FILE URL SECONDS")
+	}
+	u, err := url.Parse(args[1])
+	ts.Check(err)
+	aud := u.Scheme + "://" + u.Host
+	var secs int64
+	_, err = fmt.Sscan(args[2], &secs)
+	ts.Check(err)
+	enc := base64.RawURLEncoding
+	hdr, _ := json.Marshal(map[string]string{"alg": "ES256", "typ": "JWT"})
+	claims, _ := json.Marshal(map[string]any{"iss": "https://ci.example", "sub": "repo:clawkit", "aud": aud, "exp": time.Now().Unix() + secs})
+	jwt := enc.EncodeToString(hdr) + "." + enc.EncodeToString(claims) + "." + enc.EncodeToString([]byte("signature"))
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(jwt+"\n"), 0o600))
 }

@@ -17,7 +17,8 @@ import (
 // MCPLoginCmd is `clawkit mcp login URL` (docs/mcp.md, "Login").
 type MCPLoginCmd struct {
 	URL               string        `arg:"" help:"The MCP server's URL (https, or http on a loopback address)."`
-	Grant             string        `help:"authorization-code (a browser step) or client-credentials (machine to machine, CI)." default:"authorization-code" enum:"authorization-code,client-credentials"`
+	Grant             string        `help:"authorization-code (a browser step), client-credentials (machine to machine, CI) or jwt-bearer (a workload identity token such as a CI provider's OIDC token, from --assertion-stdin)." default:"authorization-code" enum:"authorization-code,client-credentials,jwt-bearer"`
+	AssertionStdin    bool          `name:"assertion-stdin" help:"With --grant jwt-bearer: read the workload identity token (a JWT) from standard input."`
 	ClientID          string        `name:"client-id" help:"A client id registered with the authorization server beforehand." placeholder:"ID"`
 	ClientSecretStdin bool          `name:"client-secret-stdin" help:"Read the pre-registered client's secret from the first line of standard input."`
 	ClientMetadataURL string        `name:"client-metadata-url" help:"Use this Client ID Metadata Document URL as the client id where the server accepts them." placeholder:"URL"`
@@ -75,6 +76,14 @@ func (c *MCPLoginCmd) Run(env *Env) error {
 		}
 	}
 	cc := c.Grant == "client-credentials"
+	wif := c.Grant == "jwt-bearer"
+	if wif != c.AssertionStdin {
+		return errs.Usage(CodeUsage, "--grant jwt-bearer and --assertion-stdin go together").
+			WithHint("printf '%%s\\n' \"$ID_TOKEN\" | clawkit mcp login URL --grant jwt-bearer --client-id ID --assertion-stdin")
+	}
+	if wif && (c.ClientSecretStdin || keyedFlags(c) || c.NoBrowser || c.ClientID == "") {
+		return errs.Usage(CodeUsage, "--grant jwt-bearer takes --client-id and the token on stdin, nothing else")
+	}
 	keyed := c.PrivateKey != "" || c.PrivateKeyStdin
 	switch {
 	case c.ClientSecretStdin && c.ClientID == "":
@@ -96,7 +105,21 @@ func (c *MCPLoginCmd) Run(env *Env) error {
 		return errs.Usage(CodeUsage, "--private-key-stdin and --no-browser both read standard input")
 	}
 	in := bufio.NewReader(env.Stdin)
-	reg := oauth.Registration{ClientID: c.ClientID, ClientMetadataURL: c.ClientMetadataURL, SigningAlg: c.SigningAlg}
+	var assertion string
+	if wif {
+		line, err := in.ReadString('\n')
+		if err != nil && err != io.EOF {
+			return errs.Failed(errs.CodeStdinFailed, "cannot read standard input: %v", err)
+		}
+		assertion = strings.TrimSpace(line)
+		if strings.Count(assertion, ".") != 2 {
+			return errs.Usage(errs.CodeEmptySecret, "standard input holds no JWT").WithHint("pipe the workload identity token (header.payload.signature) into the command")
+		}
+		if err := auth.CheckSecret("the identity token", assertion); err != nil {
+			return err
+		}
+	}
+	reg := oauth.Registration{ClientID: c.ClientID, ClientMetadataURL: c.ClientMetadataURL, SigningAlg: c.SigningAlg, Assertion: assertion}
 	if c.ClientSecretStdin {
 		line, err := in.ReadString('\n')
 		if err != nil && err != io.EOF {
@@ -134,6 +157,8 @@ func (c *MCPLoginCmd) Run(env *Env) error {
 	opts := oauth.LoginOptions{ServerURL: c.URL, Challenge: ch, Registration: reg, Scopes: c.Scope, Prompt: env.Out.Stderr, Timeout: c.LoginTimeout}
 	if cc {
 		opts.Grant = oauth.GrantClientCredentials
+	} else if wif {
+		opts.Grant = oauth.GrantJWTBearer
 	} else if c.NoBrowser {
 		opts.Paste = in
 	} else if open, ok := oauth.SystemOpener(env.Getenv); ok {
@@ -179,3 +204,5 @@ func (c *MCPLogoutCmd) Run(env *Env) error {
 		}
 	})
 }
+
+func keyedFlags(c *MCPLoginCmd) bool { return c.PrivateKey != "" || c.PrivateKeyStdin }

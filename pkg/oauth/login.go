@@ -138,6 +138,18 @@ func (c *Client) Login(ctx context.Context, opts LoginOptions) (*Result, error) 
 		}
 		return &Result{Discovery: d, Client: ca, Token: tok, Scopes: grantedScopes(tok, scopes), Grant: GrantClientCredentials}, nil
 	}
+	if opts.Grant == GrantJWTBearer {
+		scopes = slices.DeleteFunc(scopes, func(s string) bool { return s == "offline_access" })
+		ca, err := c.Register(ctx, d.AS, Registration{ClientID: opts.Registration.ClientID, ClientSecret: opts.Registration.ClientSecret}, "", []string{GrantJWTBearer})
+		if err != nil {
+			return nil, err
+		}
+		tok, err := c.JWTBearer(ctx, d.AS.TokenEndpoint, d.AS.Issuer, ca, opts.Registration.Assertion, scopes, d.Resource)
+		if err != nil {
+			return nil, err
+		}
+		return &Result{Discovery: d, Client: ca, Token: tok, Scopes: grantedScopes(tok, scopes), Grant: GrantJWTBearer}, nil
+	}
 	if !d.Legacy && !d.AS.supportsS256() {
 		return nil, errs.Refused(CodePKCEUnsupported, "the authorization server %s does not advertise PKCE S256", termsafe.Text(d.AS.Issuer)).
 			WithHint("the MCP authorization spec requires PKCE; the server must list S256 in code_challenge_methods_supported")

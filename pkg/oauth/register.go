@@ -21,6 +21,8 @@ type Registration struct {
 	PrivateKey string
 	SigningAlg string
 	ClientName string
+	// Assertion is the workload identity token of GrantJWTBearer.
+	Assertion string
 }
 
 // chooseSecretMethod picks how a client with a secret authenticates from

@@ -172,6 +172,9 @@ func (c *Client) Renew(ctx context.Context, home, id, stale string) (auth.Profil
 			tok, err = c.ClientCredentials(ctx, o.TokenEndpoint, o.Issuer, clientAuthOf(o), o.Scopes, o.Resource)
 		case o.RefreshToken != "":
 			tok, err = c.Refresh(ctx, o.TokenEndpoint, o.Issuer, clientAuthOf(o), o.RefreshToken, o.Resource)
+		case o.Grant == GrantJWTBearer:
+			return false, errs.Failed(CodeNotLoggedIn, "the OAuth token for %s expired; a workload identity token is used once", termsafe.Text(o.Server)).
+				WithHint("log in again with a fresh identity token: clawkit mcp login %s --grant jwt-bearer --client-id ID --assertion-stdin", termsafe.Text(o.Server))
 		default:
 			return false, errs.Failed(CodeNotLoggedIn, "the OAuth token for %s expired and there is no refresh token", termsafe.Text(o.Server)).
 				WithHint("log in again with 'clawkit mcp login %s'", termsafe.Text(o.Server))

@@ -35,6 +35,9 @@ const (
 	GrantAuthorizationCode = "authorization_code"
 	GrantClientCredentials = "client_credentials"
 	GrantRefreshToken      = "refresh_token"
+	// GrantJWTBearer exchanges a workload identity token (a CI provider's
+	// OIDC token) for an access token (RFC 7523 §2.1).
+	GrantJWTBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 )
 
 // ClientAuth is how the client identifies itself at the token endpoint.
@@ -190,6 +193,18 @@ func ReadPrivateKey(path string, r io.Reader, alg string) (pemText, keyAlg strin
 		return "", "", err
 	}
 	return string(b), keyAlg, nil
+}
+
+// JWTBearer exchanges a workload identity token (RFC 7523 §2.1).
+func (c *Client) JWTBearer(ctx context.Context, endpoint, issuer string, ca ClientAuth, assertion string, scopes []string, resource string) (*Token, error) {
+	form := url.Values{"grant_type": {GrantJWTBearer}, "assertion": {assertion}}
+	if len(scopes) > 0 {
+		form.Set("scope", strings.Join(scopes, " "))
+	}
+	if resource != "" {
+		form.Set("resource", resource)
+	}
+	return c.token(ctx, endpoint, issuer, ca, form)
 }
 
 // ParsePrivateKey reads a PEM private key (PKCS#8, SEC 1 or PKCS#1) and the
