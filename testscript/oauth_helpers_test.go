@@ -35,7 +35,7 @@ func oauthKit() scriptKit {
 			"oauthbrowser": oauthBrowserMain,
 			"oauthpaste":   oauthPasteMain,
 		},
-		cmds: map[string]scriptCmd{"file-mode": cmdFileMode, "workload-jwt": cmdWorkloadJWT},
+		cmds: map[string]scriptCmd{"file-mode": cmdFileMode, "workload-jwt": cmdWorkloadJWT, "oauthfake-stats": cmdOAuthFakeStats},
 		conditions: map[string]func() (bool, error){
 			// The TypeScript SDK's own OAuth example server (a dependency
 			// of the server-everything peer).
@@ -450,4 +450,18 @@ func cmdWorkloadJWT(ts *testscript.TestScript, neg bool, args []string) {
 	claims, _ := json.Marshal(map[string]any{"iss": "https://ci.example", "sub": "repo:clawkit", "aud": aud, "exp": time.Now().Unix() + secs})
 	jwt := enc.EncodeToString(hdr) + "." + enc.EncodeToString(claims) + "." + enc.EncodeToString([]byte("signature"))
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(jwt+"\n"), 0o600))
+}
+
+// oauthfake-stats URL: prints the counters of the oauthfake serving URL
+// (its MCP endpoint) as JSON on stdout.
+func cmdOAuthFakeStats(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: oauthfake-stats URL")
+	}
+	resp, err := http.Get(strings.TrimSuffix(args[0], "/mcp") + "/stats")
+	ts.Check(err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	ts.Check(err)
+	_, _ = ts.Stdout().Write(b)
 }

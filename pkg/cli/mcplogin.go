@@ -206,3 +206,26 @@ func (c *MCPLogoutCmd) Run(env *Env) error {
 }
 
 func keyedFlags(c *MCPLoginCmd) bool { return c.PrivateKey != "" || c.PrivateKeyStdin }
+
+// oauthAuthorizer is the Authorizer of the OAuth profile for serverURL:
+// the one named by --oauth, else the one logged in to that server (nil
+// when there is none, or when --header sets Authorization itself).
+func oauthAuthorizer(env *Env, home, serverURL, profile string, ownAuthorization bool) (*oauth.Authorizer, error) {
+	if ownAuthorization {
+		if profile != "" {
+			return nil, errs.Usage(CodeUsage, "--oauth and --header Authorization=@PROFILE both set the Authorization header").
+				WithHint("give one of them")
+		}
+		return nil, nil
+	}
+	p, ok, err := oauth.FindProfile(home, profile, serverURL)
+	if err != nil || !ok {
+		return nil, err
+	}
+	a := oauth.NewAuthorizer(oauthClient(oauth.DefaultTimeout, oauth.DefaultMaxBytes, env.Now), home, p)
+	if open, ok := oauth.SystemOpener(env.Getenv); ok {
+		a.Open = open
+	}
+	a.Prompt = env.Out.Stderr
+	return a, nil
+}

@@ -148,8 +148,8 @@ func clientAuthOf(o *auth.OAuth) ClientAuth {
 
 // Renew gets a new access token for profile id, unless another process
 // already did: under the credentials' edit lock it reloads the profile,
-// and when its access token is no longer stale (not the one the caller
-// saw, and not about to expire) uses that one. Otherwise it refreshes
+// and when its access token is no longer the one the caller saw (and has
+// not expired) uses that one. Otherwise it refreshes
 // (or, for client credentials, asks again) and saves the tokens, the
 // rotated refresh token with them, before the lock is released.
 func (c *Client) Renew(ctx context.Context, home, id, stale string) (auth.Profile, error) {
@@ -161,7 +161,9 @@ func (c *Client) Renew(ctx context.Context, home, id, stale string) (auth.Profil
 				WithHint("log in again with 'clawkit mcp login URL'")
 		}
 		o := p.OAuth
-		if p.Secret != stale && (o.ExpiresAt.IsZero() || c.now().Add(refreshMargin).Before(o.ExpiresAt)) {
+		// Another process renewed it while this one waited on the lock:
+		// its token is as fresh as a new one would be.
+		if p.Secret != stale && (o.ExpiresAt.IsZero() || c.now().Before(o.ExpiresAt)) {
 			out = p
 			return false, nil
 		}
