@@ -351,7 +351,7 @@ func (f *oauthFake) serveMCP(w http.ResponseWriter, r *http.Request) {
 			ch += `, error="invalid_token"`
 		}
 		w.Header().Set("WWW-Authenticate", ch)
-		http.Error(w, "unauthorized", 401)
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}
 	f.count("mcp")
@@ -361,7 +361,7 @@ func (f *oauthFake) serveMCP(w http.ResponseWriter, r *http.Request) {
 		if bytes.Contains(body, []byte(`"tools/call"`)) && !strings.Contains(" "+scopes+" ", " write ") {
 			f.count("403")
 			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope="read write", resource_metadata="%s"`, prm))
-			http.Error(w, "insufficient scope", 403)
+			http.Error(w, "insufficient scope", http.StatusForbidden)
 			return
 		}
 	}
