@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -35,7 +36,7 @@ func oauthKit() scriptKit {
 			"oauthbrowser": oauthBrowserMain,
 			"oauthpaste":   oauthPasteMain,
 		},
-		cmds: map[string]scriptCmd{"file-mode": cmdFileMode, "workload-jwt": cmdWorkloadJWT, "oauthfake-stats": cmdOAuthFakeStats},
+		cmds: map[string]scriptCmd{"file-mode": cmdFileMode, "workload-jwt": cmdWorkloadJWT, "oauthfake-stats": cmdOAuthFakeStats, "oauth-expire": cmdOAuthExpire},
 		conditions: map[string]func() (bool, error){
 			// The TypeScript SDK's own OAuth example server (a dependency
 			// of the server-everything peer).
@@ -464,4 +465,26 @@ func cmdOAuthFakeStats(ts *testscript.TestScript, neg bool, args []string) {
 	b, err := io.ReadAll(resp.Body)
 	ts.Check(err)
 	_, _ = ts.Stdout().Write(b)
+}
+
+// oauth-expire: makes every OAuth profile in the script's home expire a
+// second ago, as the passing of time would (the next use renews it).
+func cmdOAuthExpire(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: oauth-expire")
+	}
+	path := filepath.Join(ts.Getenv("CLAWKIT_HOME"), "credentials.json")
+	b, err := os.ReadFile(path)
+	ts.Check(err)
+	var doc map[string]any
+	ts.Check(json.Unmarshal(b, &doc))
+	past := time.Now().Add(-time.Second).UTC().Format(time.RFC3339)
+	for _, p := range doc["profiles"].(map[string]any) {
+		if o, ok := p.(map[string]any)["oauth"].(map[string]any); ok {
+			o["expiresAt"] = past
+		}
+	}
+	b, err = json.Marshal(doc)
+	ts.Check(err)
+	ts.Check(os.WriteFile(path, b, 0o600))
 }

@@ -63,6 +63,7 @@ type OAuth struct {
 	Resource      string    `json:"resource"`
 	Scopes        []string  `json:"scopes,omitempty"`
 	ExpiresAt     time.Time `json:"expiresAt,omitzero"`
+	IssuedAt      time.Time `json:"issuedAt,omitzero"`
 	RefreshToken  string    `json:"refreshToken,omitempty"`
 	TokenEndpoint string    `json:"tokenEndpoint"`
 	Grant         string    `json:"grant"`

@@ -66,7 +66,7 @@ func SaveResult(home, id string, r *Result, now time.Time) (auth.Profile, error)
 		id = ProfileID(d.AS.Issuer, d.Resource)
 	}
 	p := auth.Profile{ID: id, Provider: ProviderMCP, Kind: auth.KindOAuth, Secret: r.Token.AccessToken, CreatedAt: now.UTC().Truncate(time.Second),
-		OAuth: &auth.OAuth{Server: d.ServerURL, Issuer: d.AS.Issuer, Resource: d.Resource, Scopes: r.Scopes, ExpiresAt: r.Token.ExpiresAt,
+		OAuth: &auth.OAuth{Server: d.ServerURL, Issuer: d.AS.Issuer, Resource: d.Resource, Scopes: r.Scopes, ExpiresAt: r.Token.ExpiresAt, IssuedAt: now.UTC().Truncate(time.Second),
 			RefreshToken: r.Token.RefreshToken, TokenEndpoint: d.AS.TokenEndpoint, Grant: r.Grant,
 			ClientID: r.Client.ClientID, ClientSecret: r.Client.ClientSecret, AuthMethod: r.Client.Method,
 			PrivateKey: r.Client.PrivateKey, SigningAlg: r.Client.SigningAlg, DynamicClient: r.Client.Dynamic}}
@@ -139,8 +139,19 @@ func Logout(home, id, serverURL string) ([]auth.Public, error) {
 	return removed, err
 }
 
-// refreshMargin is how long before expiry a token is refreshed.
+// refreshMargin is how long before expiry a token is refreshed: 60 s, or
+// half its lifetime when that is shorter (a token that lives 30 s is not
+// renewed on every request).
 const refreshMargin = 60 * time.Second
+
+func margin(o *auth.OAuth) time.Duration {
+	if !o.IssuedAt.IsZero() {
+		if half := o.ExpiresAt.Sub(o.IssuedAt) / 2; half < refreshMargin {
+			return half
+		}
+	}
+	return refreshMargin
+}
 
 func clientAuthOf(o *auth.OAuth) ClientAuth {
 	return ClientAuth{ClientID: o.ClientID, ClientSecret: o.ClientSecret, Method: o.AuthMethod, PrivateKey: o.PrivateKey, SigningAlg: o.SigningAlg}
@@ -186,6 +197,7 @@ func (c *Client) Renew(ctx context.Context, home, id, stale string) (auth.Profil
 		}
 		p.Secret = tok.AccessToken
 		p.OAuth.ExpiresAt = tok.ExpiresAt
+		p.OAuth.IssuedAt = c.now().UTC().Truncate(time.Second)
 		if tok.RefreshToken != "" {
 			p.OAuth.RefreshToken = tok.RefreshToken
 		}
@@ -201,7 +213,7 @@ func (c *Client) Renew(ctx context.Context, home, id, stale string) (auth.Profil
 // Fresh returns the profile's access token, renewed first when it is about
 // to expire.
 func (c *Client) Fresh(ctx context.Context, home string, p auth.Profile) (auth.Profile, error) {
-	if o := p.OAuth; o != nil && !o.ExpiresAt.IsZero() && !c.now().Add(refreshMargin).Before(o.ExpiresAt) {
+	if o := p.OAuth; o != nil && !o.ExpiresAt.IsZero() && !c.now().Add(margin(o)).Before(o.ExpiresAt) {
 		return c.Renew(ctx, home, p.ID, p.Secret)
 	}
 	return p, nil

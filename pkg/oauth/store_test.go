@@ -39,7 +39,7 @@ func TestRenewOnce(t *testing.T) {
 		AS: &AuthServer{Issuer: "https://as.example", TokenEndpoint: srv.URL + "/token"}},
 		Client: ClientAuth{ClientID: "c", Method: AuthNone}, Token: &Token{AccessToken: "tok-1", RefreshToken: "ref-1", ExpiresAt: now.Add(10 * time.Second)},
 		Grant: GrantAuthorizationCode}
-	p, err := SaveResult(home, "", res, now)
+	p, err := SaveResult(home, "", res, now.Add(-time.Hour)) // issued an hour ago: 60 s margin
 	if err != nil {
 		t.Fatal(err)
 	}
