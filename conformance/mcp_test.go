@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/mcp"
+	"github.com/clawkit/clawkit/pkg/mcp/mcpstdio"
 	"github.com/clawkit/clawkit/pkg/owner"
 )
 
@@ -173,7 +174,7 @@ func aliveOf(c mcpCase) []string {
 				continue
 			}
 			if i == 1 {
-				if mcp.GroupAlive(n) {
+				if mcpstdio.GroupAlive(n) {
 					left = append(left, "group "+s)
 				}
 			} else if owner.PIDAlive(n) {
@@ -207,14 +208,15 @@ func clawkitCall(self string, c mcpCase) mcpOutcome {
 		env = append(env, k+"="+v)
 	}
 	sort.Strings(env)
-	o := mcp.Options{Command: self, Args: c.Args, Env: env, ProtocolVersion: c.ProtocolVersion,
-		StartupTimeout: time.Duration(c.StartupTimeoutMs) * time.Millisecond, RequestTimeout: time.Duration(c.RequestTimeoutMs) * time.Millisecond,
-		MaxPendingRequests: c.MaxPendingRequests, MaxFrameBytes: c.MaxFrameBytes,
+	spec := mcpstdio.ProcessSpec{Command: self, Args: c.Args, Env: env,
 		// As the CLI runs it: clawkit adopts orphaned descendants, so a
 		// setsid grandchild whose parent exited is still found and stopped.
 		Subreaper: true, EOFGrace: mcpStopGrace, TermGrace: mcpStopGrace}
+	o := mcp.Options{ProtocolVersion: c.ProtocolVersion,
+		StartupTimeout: time.Duration(c.StartupTimeoutMs) * time.Millisecond, RequestTimeout: time.Duration(c.RequestTimeoutMs) * time.Millisecond,
+		MaxPendingRequests: c.MaxPendingRequests, MaxFrameBytes: c.MaxFrameBytes}
 	out := mcpOutcome{ID: c.ID}
-	cl, err := mcp.Start(context.Background(), o)
+	cl, err := mcpstdio.Start(context.Background(), spec, o)
 	if err == nil {
 		_, err = cl.Request(context.Background(), c.Method, c.Params)
 	}

@@ -19,6 +19,8 @@ import (
 	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/mcp"
 	"github.com/clawkit/clawkit/pkg/mcp/mcpfake"
+	"github.com/clawkit/clawkit/pkg/mcp/mcphttp"
+	"github.com/clawkit/clawkit/pkg/mcp/mcpstdio"
 )
 
 // MCP over HTTP (docs/conformance.md, "MCP over HTTP"): the SDKs' own
@@ -77,21 +79,21 @@ func everythingHTTP(t *testing.T, node, mode string) string {
 	return "http://127.0.0.1:" + port + path
 }
 
-// clawkitProxy serves server-everything (stdio) with mcp.ServeHTTP, as
+// clawkitProxy serves server-everything (stdio) with mcphttp.ServeHTTP, as
 // `clawkit mcp proxy --listen --sse` does; it returns the streamable and
 // legacy URLs and the token, and checks at the end that every server
 // process is gone.
 func clawkitProxy(t *testing.T, node string) (streamable, legacy, token string) {
 	t.Helper()
 	entry := needPeer(t, "@modelcontextprotocol/server-everything/dist/index.js")
-	token = mcp.NewToken()
+	token = mcphttp.NewToken()
 	ready := make(chan string, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := mcp.ServeHTTP(ctx, mcp.ProcessSpec{Command: node, Args: []string{entry, "stdio"}, Env: []string{"PATH=" + filepath.Dir(node)},
+		_, err := mcphttp.ServeHTTP(ctx, mcpstdio.ProcessSpec{Command: node, Args: []string{entry, "stdio"}, Env: []string{"PATH=" + filepath.Dir(node)},
 			EOFGrace: 500 * time.Millisecond, TermGrace: 500 * time.Millisecond},
-			mcp.ListenOptions{Addr: "127.0.0.1:0", Token: token, LegacySSE: true, OnListening: func(u string) { ready <- u }})
+			mcphttp.ListenOptions{Addr: "127.0.0.1:0", Token: token, LegacySSE: true, OnListening: func(u string) { ready <- u }})
 		done <- err
 	}()
 	u := <-ready
@@ -302,7 +304,7 @@ func TestMCPHTTPClawkitClient(t *testing.T) {
 		{"server-everything/sse", everythingHTTP(t, node, "sse"), "sse", "echo", false},
 		{"go-sdk/streamable", "http://" + ln.Addr().String() + path, "streamable", "echo", true},
 	} {
-		c, err := mcp.StartHTTP(context.Background(), mcp.Options{ProtocolVersion: mcp.AutoProtocolVersion, HTTP: &mcp.HTTPOptions{URL: tc.url}})
+		c, err := mcphttp.Start(context.Background(), mcphttp.Options{URL: tc.url}, mcp.Options{ProtocolVersion: mcp.AutoProtocolVersion})
 		if err != nil {
 			t.Errorf("%s: connect: %v", tc.name, err)
 			continue
@@ -364,7 +366,7 @@ func TestMCPHTTPHostileBesideTSClient(t *testing.T) {
 		tsOK := strings.TrimSpace(string(out)) == "ok"
 
 		ours := true
-		c, err := mcp.StartHTTP(context.Background(), mcp.Options{ProtocolVersion: mcp.AutoProtocolVersion, RequestTimeout: 5 * time.Second, HTTP: &mcp.HTTPOptions{URL: u}})
+		c, err := mcphttp.Start(context.Background(), mcphttp.Options{URL: u}, mcp.Options{ProtocolVersion: mcp.AutoProtocolVersion, RequestTimeout: 5 * time.Second})
 		if err != nil {
 			ours = false
 		} else {

@@ -37,13 +37,13 @@ echo "== framer throughput"
 go test -run '^$' -bench 'BenchmarkLineFramer' -benchtime 2s -count "$COUNT" ./pkg/mcp | grep -E '^Benchmark'
 
 echo "== tools/call round trips (serial), direct and through clawkit mcp proxy"
-CLAWKIT_BIN="$bin" go test -run '^$' -bench 'BenchmarkToolsCall$' -benchtime "$BENCHTIME" -count "$COUNT" ./pkg/mcp | grep -E '^Benchmark'
+CLAWKIT_BIN="$bin" go test -run '^$' -bench 'BenchmarkToolsCall$' -benchtime "$BENCHTIME" -count "$COUNT" ./pkg/mcp/mcpstdio | grep -E '^Benchmark'
 
 echo "== relay cost, interleaved with direct: Go echo server"
-CLAWKIT_BIN="$bin" go test -run '^$' -bench 'BenchmarkRelayEcho' -benchtime "${RELAY_BENCHTIME:-10000x}" -count "$COUNT" ./pkg/mcp | grep -E '^Benchmark'
+CLAWKIT_BIN="$bin" go test -run '^$' -bench 'BenchmarkRelayEcho' -benchtime "${RELAY_BENCHTIME:-10000x}" -count "$COUNT" ./pkg/mcp/mcpstdio | grep -E '^Benchmark'
 
 echo "== relay cost, interleaved with direct: Node server-everything (skipped without node/peers)"
-CLAWKIT_BIN="$bin" go test -run '^$' -bench 'BenchmarkToolsCallEverything' -benchtime "${EVERYTHING_BENCHTIME:-10000x}" -count "$COUNT" ./pkg/mcp | grep -E '^Benchmark|SKIP' || true
+CLAWKIT_BIN="$bin" go test -run '^$' -bench 'BenchmarkToolsCallEverything' -benchtime "${EVERYTHING_BENCHTIME:-10000x}" -count "$COUNT" ./pkg/mcp/mcpstdio | grep -E '^Benchmark|SKIP' || true
 
 echo "== over HTTP: tools/call round trips (serial), same Go server, three clients"
 go test -run '^$' -bench 'BenchmarkToolsCallHTTP$' -benchtime "${HTTP_BENCHTIME:-5000x}" -count "$COUNT" ./pkg/mcp | grep -E '^Benchmark'

@@ -21,8 +21,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/clawkit/clawkit/pkg/fsx"
 )
 
 func artifactsKit() scriptKit {

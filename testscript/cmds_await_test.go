@@ -9,9 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rogpeppe/go-internal/testscript"
+
 	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/owner"
-	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // The await-* commands are synchronisation points: a script waits for what

@@ -13,8 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/clawkit/clawkit/pkg/fsx"
 )
 
 // scriptCmds are the scripts' own commands (testscript Params.Cmds) that

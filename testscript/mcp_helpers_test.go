@@ -22,8 +22,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/clawkit/clawkit/pkg/fsx"
-	"github.com/clawkit/clawkit/pkg/mcp"
 	"github.com/clawkit/clawkit/pkg/mcp/mcpfake"
+	"github.com/clawkit/clawkit/pkg/mcp/mcpstdio"
 	"github.com/clawkit/clawkit/pkg/owner"
 )
 
@@ -229,7 +229,7 @@ func mcpGone() {
 				os.Exit(2)
 			}
 			if i == 1 { // the process group id
-				if mcp.GroupAlive(pid) {
+				if mcpstdio.GroupAlive(pid) {
 					alive = append(alive, "pgid "+s)
 				}
 				continue

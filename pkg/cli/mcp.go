@@ -17,6 +17,8 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/mcp"
+	"github.com/clawkit/clawkit/pkg/mcp/mcphttp"
+	"github.com/clawkit/clawkit/pkg/mcp/mcpstdio"
 	"github.com/clawkit/clawkit/pkg/redact"
 	"github.com/clawkit/clawkit/pkg/termsafe"
 )
@@ -53,6 +55,7 @@ type MCPHTTPFlags struct {
 	URL              string        `name:"url" help:"Connect to a remote server over HTTP instead of starting one (Streamable HTTP, or the legacy HTTP+SSE transport)." placeholder:"URL"`
 	Transport        string        `help:"With --url: auto (Streamable HTTP, else the legacy HTTP+SSE after the spec's probe), streamable, or sse." default:"auto" enum:"auto,streamable,sse"`
 	Header           []string      `help:"With --url: send header NAME with the value of auth profile PROFILE (kind header, or bearer: 'Bearer TOKEN'); repeatable. Values are never taken from the command line." placeholder:"NAME=@PROFILE" sep:"none"`
+	OAuth            string        `name:"oauth" help:"With --url: send the token of this OAuth profile (default: the profile 'mcp login' stored for the URL, if any)." placeholder:"PROFILE"`
 	ConnectTimeout   time.Duration `help:"With --url: bound of a connection's TCP and TLS setup." default:"10s"`
 	HeaderTimeout    time.Duration `help:"With --url: how long to wait for a response's headers." default:"60s"`
 	IdleTimeout      time.Duration `help:"With --url: longest silence of a response stream." default:"60s"`
@@ -61,11 +64,14 @@ type MCPHTTPFlags struct {
 }
 
 // httpOptions builds the HTTP side of the options; nil without --url.
-func (f *MCPServerFlags) httpOptions(env *Env, command []string) (*mcp.HTTPOptions, error) {
+func (f *MCPServerFlags) httpOptions(env *Env, command []string) (*mcphttp.Options, error) {
 	h := f.MCPHTTPFlags
 	if h.URL == "" {
 		if len(h.Header) > 0 || h.Transport != "auto" {
 			return nil, errs.Usage(CodeUsage, "--header and --transport apply to --url only")
+		}
+		if h.OAuth != "" {
+			return nil, errs.Usage(CodeUsage, "--oauth applies to --url only")
 		}
 		return nil, nil
 	}
@@ -73,7 +79,7 @@ func (f *MCPServerFlags) httpOptions(env *Env, command []string) (*mcp.HTTPOptio
 		return nil, errs.Usage(CodeUsage, "--url connects to a running server: a server command, --env, --env-pass, --dir and --server-stderr do not apply").
 			WithHint("use either --url URL or -- CMD…")
 	}
-	if _, err := mcp.ParseURL(h.URL); err != nil {
+	if _, err := mcphttp.ParseURL(h.URL); err != nil {
 		return nil, mcp.Coded(err)
 	}
 	for _, c := range []struct {
@@ -87,22 +93,33 @@ func (f *MCPServerFlags) httpOptions(env *Env, command []string) (*mcp.HTTPOptio
 	if h.MaxLineBytes < 0 {
 		return nil, errs.Usage(CodeUsage, "--max-line-bytes must be positive")
 	}
-	o := &mcp.HTTPOptions{URL: h.URL, Transport: h.Transport, ConnectTimeout: h.ConnectTimeout,
+	o := &mcphttp.Options{URL: h.URL, Transport: h.Transport, ConnectTimeout: h.ConnectTimeout,
 		HeaderTimeout: h.HeaderTimeout, IdleTimeout: h.IdleTimeout, MaxResponseBytes: h.MaxResponseBytes,
 		MaxLineBytes: h.MaxLineBytes, Header: http.Header{}}
-	if len(h.Header) == 0 {
-		return o, nil
-	}
 	home, err := env.HomeDir()
 	if err != nil {
 		return nil, err
+	}
+	ownAuthorization := false
+	for _, spec := range h.Header {
+		if name, _, err := mcphttp.ParseHeaderSpec(spec); err == nil && strings.EqualFold(name, "Authorization") {
+			ownAuthorization = true
+		}
+	}
+	if a, err := oauthAuthorizer(env, home.Dir, h.URL, h.OAuth, ownAuthorization); err != nil {
+		return nil, err
+	} else if a != nil {
+		o.Auth = a
+	}
+	if len(h.Header) == 0 {
+		return o, nil
 	}
 	store, err := auth.Load(home.Dir)
 	if err != nil {
 		return nil, err
 	}
 	for _, spec := range h.Header {
-		name, id, err := mcp.ParseHeaderSpec(spec)
+		name, id, err := mcphttp.ParseHeaderSpec(spec)
 		if err != nil {
 			return nil, mcp.Coded(err)
 		}
@@ -115,8 +132,17 @@ func (f *MCPServerFlags) httpOptions(env *Env, command []string) (*mcp.HTTPOptio
 	return o, nil
 }
 
-func (f *MCPServerFlags) options(env *Env, command []string, out *Output) (mcp.Options, error) {
-	var o mcp.Options
+// mcpTarget is what call and session connect to: the options common to
+// both transports and the transport's dialer (a server to start, or a
+// URL).
+type mcpTarget struct {
+	opts mcp.Options
+	dial mcp.Dialer
+	url  string // with --url
+}
+
+func (f *MCPServerFlags) options(env *Env, command []string, out *Output) (mcpTarget, error) {
+	var o mcpTarget
 	command = serverCommand(command)
 	hopts, err := f.httpOptions(env, command)
 	if err != nil {
@@ -149,8 +175,7 @@ func (f *MCPServerFlags) options(env *Env, command []string, out *Output) (mcp.O
 	if err != nil {
 		return o, err
 	}
-	o = mcp.Options{
-		Command: command[0], Args: command[1:], Env: senv, Dir: f.Dir, HTTP: hopts,
+	o.opts = mcp.Options{
 		ClientInfo:         mcp.Implementation{Name: "clawkit", Version: ReadBuildInfo().Version},
 		ProtocolVersion:    f.ProtocolVersion,
 		ProbeTimeout:       f.ProbeTimeout,
@@ -158,17 +183,24 @@ func (f *MCPServerFlags) options(env *Env, command []string, out *Output) (mcp.O
 		RequestTimeout:     f.RequestTimeout,
 		MaxPendingRequests: f.MaxPending,
 		MaxFrameBytes:      f.MaxFrameBytes,
-		EOFGrace:           f.StopGrace,
-		TermGrace:          f.StopGrace,
-		// clawkit runs nothing but this one server: it may own every
-		// orphan of the server's tree (setsid descendants included).
-		Subreaper: true,
 	}
-	if f.ServerStderr {
-		o.StderrTee = out.Stderr
+	if hopts != nil {
+		o.dial, o.url = mcphttp.Dialer(*hopts), hopts.URL
+	} else {
+		spec := mcpstdio.ProcessSpec{
+			Command: command[0], Args: command[1:], Env: senv, Dir: f.Dir,
+			EOFGrace: f.StopGrace, TermGrace: f.StopGrace,
+			// clawkit runs nothing but this one server: it may own every
+			// orphan of the server's tree (setsid descendants included).
+			Subreaper: true,
+		}
+		if f.ServerStderr {
+			spec.StderrTee = out.Stderr
+		}
+		o.dial = mcpstdio.Dialer(spec)
 	}
 	if f.Notifications {
-		o.OnNotification = func(method string, params json.RawMessage) {
+		o.opts.OnNotification = func(method string, params json.RawMessage) {
 			// Both come from the server: the method is escaped like any
 			// text from outside, the params stay JSON (docs/mcp.md).
 			// Diagnostics, best effort.
@@ -213,7 +245,7 @@ type MCPCallCmd struct {
 // Run runs `clawkit mcp call`.
 func (c *MCPCallCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
-	opts, err := c.options(env, c.Command, out)
+	t, err := c.options(env, c.Command, out)
 	if err != nil {
 		return err
 	}
@@ -227,7 +259,7 @@ func (c *MCPCallCmd) Run(env *Env) error {
 		}
 		params = json.RawMessage(c.Params)
 	}
-	rep, err := mcp.Call(ctx, opts, c.Method, params)
+	rep, err := mcp.Call(ctx, t.dial, t.opts, c.Method, params)
 	if rep != nil && !out.JSON {
 		warnCleanup(out, rep.CleanupResult)
 	}
@@ -339,15 +371,15 @@ type MCPSessionCmd struct {
 // Run runs `clawkit mcp session`.
 func (c *MCPSessionCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
-	opts, err := c.options(env, c.Command, out)
+	t, err := c.options(env, c.Command, out)
 	if err != nil {
 		return err
 	}
 	// The first diagnostic line says whom we talk to, and how.
-	opts.OnConnected = func(s mcp.Implementation, n mcp.Negotiated) {
+	t.opts.OnConnected = func(s mcp.Implementation, n mcp.Negotiated) {
 		line := connectedLine(s, n)
-		if opts.HTTP != nil {
-			line += " over HTTP at " + redact.URL(opts.HTTP.URL)
+		if t.url != "" {
+			line += " over HTTP at " + redact.URL(t.url)
 		}
 		out.Warnf("%s", line)
 	}
@@ -364,7 +396,7 @@ func (c *MCPSessionCmd) Run(env *Env) error {
 		}
 		return nil
 	}
-	rep, err := mcp.Session(ctx, opts, env.Stdin, emit)
+	rep, err := mcp.Session(ctx, t.dial, t.opts, env.Stdin, emit)
 	if rep != nil && !out.JSON {
 		warnCleanup(out, rep.CleanupResult)
 	}
@@ -469,11 +501,11 @@ func (c *MCPProxyCmd) Run(env *Env) error {
 			return errs.Usage(CodeUsage, "--connect relays to a running service: a server command, --env, --env-pass and --dir do not apply").
 				WithHint("use either --connect unix:PATH or -- CMD…")
 		}
-		path, err := mcp.ParseConnect(c.Connect)
+		path, err := mcpstdio.ParseConnect(c.Connect)
 		if err != nil {
 			return err
 		}
-		return mcp.RunConnect(ctx, path, c.MaxFrameBytes, env.Stdin, out.Stdout)
+		return mcpstdio.RunConnect(ctx, path, c.MaxFrameBytes, env.Stdin, out.Stdout)
 	}
 	if len(c.Command) == 0 || c.Command[0] == "" {
 		return errs.Usage(CodeUsage, "no server command given").WithHint("use clawkit mcp proxy -- CMD… or --connect unix:PATH")
@@ -482,12 +514,12 @@ func (c *MCPProxyCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	spec := mcp.ProcessSpec{
+	spec := mcpstdio.ProcessSpec{
 		Command: c.Command[0], Args: c.Command[1:], Env: menv, Dir: c.Dir,
 		StderrTee: out.Stderr, Subreaper: true,
 		EOFGrace: c.StopGrace, TermGrace: c.StopGrace,
 	}
-	po := mcp.ProxyOptions{
+	po := mcpstdio.ProxyOptions{
 		MaxFrame: c.MaxFrameBytes, MaxPending: c.MaxPending,
 		ProtocolVersion: c.ProtocolVersion, ProbeTimeout: c.ProbeTimeout, StartupTimeout: c.StartupTimeout,
 		ClientInfo: mcp.Implementation{Name: "clawkit-proxy", Version: ReadBuildInfo().Version},
@@ -506,7 +538,7 @@ func (c *MCPProxyCmd) Run(env *Env) error {
 			out.Warnf("proxy: %s", proxyConnectedLine(s, n))
 		},
 	}
-	rep, err := mcp.RunProxy(ctx, spec, po, env.Stdin, out.Stdout)
+	rep, err := mcpstdio.RunProxy(ctx, spec, po, env.Stdin, out.Stdout)
 	if rep != nil {
 		warnCleanup(out, rep.CleanupResult)
 	}
@@ -544,7 +576,7 @@ func (c *MCPProxyCmd) runListen(ctx context.Context, env *Env, out *Output) erro
 	if len(c.Command) == 0 || c.Command[0] == "" {
 		return errs.Usage(CodeUsage, "no server command given").WithHint("use clawkit mcp proxy --listen 127.0.0.1:8080 -- CMD…")
 	}
-	if err := mcp.CheckListen(c.Listen, c.NoAuth); err != nil {
+	if err := mcphttp.CheckListen(c.Listen, c.NoAuth); err != nil {
 		return err
 	}
 	for _, p := range []struct {
@@ -562,7 +594,7 @@ func (c *MCPProxyCmd) runListen(ctx context.Context, env *Env, out *Output) erro
 	if err != nil {
 		return err
 	}
-	o := mcp.ListenOptions{
+	o := mcphttp.ListenOptions{
 		Addr: c.Listen, NoAuth: c.NoAuth, AllowOrigins: c.AllowOrigin, MaxSessions: c.MaxSessions,
 		IdleTimeout: c.IdleTimeout, MaxBodyBytes: c.MaxBodyBytes, MaxHeaderBytes: c.MaxHeaderBytes,
 		RatePerSecond: c.Rate, RateBurst: c.Burst, MaxFrame: c.MaxFrameBytes, MaxPending: c.MaxPending,
@@ -572,7 +604,7 @@ func (c *MCPProxyCmd) runListen(ctx context.Context, env *Env, out *Output) erro
 	var tokenFile string
 	var listenErr error
 	if !c.NoAuth {
-		o.Token = mcp.NewToken()
+		o.Token = mcphttp.NewToken()
 	}
 	o.OnListening = func(url string) {
 		if !c.NoAuth {
@@ -581,7 +613,7 @@ func (c *MCPProxyCmd) runListen(ctx context.Context, env *Env, out *Output) erro
 				err = h.Ensure()
 			}
 			if err == nil {
-				tokenFile, err = mcp.WriteTokenFile(h.Dir, url, o.Token)
+				tokenFile, err = mcphttp.WriteTokenFile(h.Dir, url, o.Token)
 			}
 			if err != nil {
 				listenErr = err
@@ -613,7 +645,7 @@ func (c *MCPProxyCmd) runListen(ctx context.Context, env *Env, out *Output) erro
 			_ = fsx.WriteFile(c.ReadyFile, []byte(line+"\n"), 0o644)
 		}
 	}
-	spec := mcp.ProcessSpec{
+	spec := mcpstdio.ProcessSpec{
 		Command: c.Command[0], Args: c.Command[1:], Env: menv, Dir: c.Dir,
 		StderrTee: out.Stderr, Subreaper: true,
 		EOFGrace: c.StopGrace, TermGrace: c.StopGrace,
@@ -628,7 +660,7 @@ func (c *MCPProxyCmd) runListen(ctx context.Context, env *Env, out *Output) erro
 			cancel()
 		}
 	}
-	rep, err := mcp.ServeHTTP(lctx, spec, o)
+	rep, err := mcphttp.ServeHTTP(lctx, spec, o)
 	if tokenFile != "" {
 		// The token is good for this run only.
 		_ = os.Remove(tokenFile)
@@ -642,7 +674,7 @@ func (c *MCPProxyCmd) runListen(ctx context.Context, env *Env, out *Output) erro
 	if out.JSON {
 		b, _ := json.Marshal(struct {
 			Event string `json:"event"`
-			*mcp.ListenReport
+			*mcphttp.ListenReport
 		}{"proxy_stopped", rep})
 		if _, err := fmt.Fprintf(out.Stdout, "%s\n", b); err != nil {
 			return errs.Failed(errs.CodeWriteFailed, "cannot write the proxy's last event: %v", err)

@@ -80,3 +80,29 @@ const (
 	// CodeInvalidTimeout: --timeout … is shorter than …, the finest a wait counts (or negative, or given without --wait)
 	CodeInvalidTimeout Code = "invalid_timeout"
 )
+
+// Codes the MCP core and both transports raise (pkg/mcp, pkg/mcp/mcpstdio,
+// pkg/mcp/mcphttp): public and stable (docs/errors.md lists them all with
+// their exit codes).
+const (
+	// CodeCancelled: (see the message)
+	CodeCancelled Code = "cancelled"
+	// CodeCleanupUnconfirmed: (see the message)
+	CodeCleanupUnconfirmed Code = "cleanup_unconfirmed"
+	// CodeClientStopped: (see the message)
+	CodeClientStopped Code = "client_stopped"
+	// CodeConnectFailed: (see the message)
+	CodeConnectFailed Code = "connect_failed"
+	// CodeFrameTooLarge: (see the message)
+	CodeFrameTooLarge Code = "frame_too_large"
+	// CodeInitializeTimeout: (see the message)
+	CodeInitializeTimeout Code = "initialize_timeout"
+	// CodeInvalidResponseID: (see the message)
+	CodeInvalidResponseID Code = "invalid_response_id"
+	// CodeMalformedMessage: (see the message)
+	CodeMalformedMessage Code = "malformed_message"
+	// CodeRequestTimeout: (see the message)
+	CodeRequestTimeout Code = "request_timeout"
+	// CodeRPCError: … of … requests were answered with an error
+	CodeRPCError Code = "rpc_error"
+)

@@ -1,19 +1,25 @@
-// Package mcp runs Model Context Protocol servers over stdio with hard
-// limits, in the manner of OpenClaw's createMcpStdioClient (docs/mcp.md).
+// Package mcp is the Model Context Protocol core that both transports share
+// (docs/mcp.md; docs/architecture.md has the package map):
 //
-// A Client owns its server: the process runs in its own process group with
-// exactly the environment it was given, every message is checked against a
-// frame limit before its bytes are kept (LineFramer), responses are
-// validated as JSON-RPC 2.0 with safe-integer ids, the handshake demands the
-// exact protocol version asked for, requests are bounded in number and time,
-// and a timeout or cancellation retires the whole connection with the first
-// fatal error. Stop escalates EOF → SIGTERM → SIGKILL on the group and
-// confirms that nothing of it is left, reporting a CleanupResult when it had
-// to force.
+//   - messages: ParseMessage validates one JSON-RPC 2.0 message (safe-integer
+//     ids, exact member names, valid UTF-8); AppendRequest and
+//     AppendNotification build them;
+//   - LineFramer splits a stream into lines under a hard frame limit;
+//   - protocol eras: the legacy initialize handshake and the stateless
+//     2026-07-28 era (server/discover, _meta on every request), and the auto
+//     mode's probe between them (era.go);
+//   - Error, its two classes (unavailable, protocol), Coded, which maps it to
+//     the project's exit codes, and the error codes (codes.go);
+//   - Core, the connection core both clients embed: the options and their
+//     defaults, request ids, the pending table and admission, retirement with
+//     the first fatal error, and the opening (Core.Handshake) over whatever
+//     carries the messages;
+//   - Call and Session, the operations behind `clawkit mcp call|session`,
+//     over a Conn that a Dialer opens.
 //
-// Failures are *Error values of two classes, unavailable and protocol;
-// Coded maps them to the project's exit-code kinds. Call, Session, RunProxy
-// and RunConnect are the operations behind `clawkit mcp call|session|proxy`.
-//
-// The package uses process groups and signals and so builds on Unix only.
+// The transports live in their own packages: mcpstdio runs a server process
+// and speaks over its stdio (the process tree, its stop, the stdio client,
+// the relay and `mcp proxy`); mcphttp speaks Streamable HTTP and the legacy
+// HTTP+SSE transport (the HTTP client and `mcp proxy --listen`). This
+// package imports neither.
 package mcp

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/clawkit/clawkit/pkg/errs"
 )
 
 // Protocol eras (docs/mcp.md).
@@ -34,7 +36,7 @@ const (
 	// that is slow to start is not taken for a legacy one).
 	DefaultProbeTimeout = 3 * time.Second
 
-	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
 	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
 	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
 	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
@@ -77,87 +79,92 @@ type eraState struct {
 	metaVersion string
 }
 
-// eraConn is a connection the opening runs over: the stdio Client and the
-// HTTPClient (http.go).
-type eraConn interface {
-	options() *Options
-	state() *eraState
-	takeID() int64
-	do(ctx context.Context, id int64, method string, params json.RawMessage, timeout time.Duration, onTimeout func() *Error) (json.RawMessage, *Error)
-	Notify(method string, params json.RawMessage) error
-	// probe sends server/discover for the auto mode; answered is false
-	// when no answer came within the probe bound.
-	probe(ctx context.Context, deadline time.Time) (res json.RawMessage, err *Error, answered bool)
+// Carrier is what the opening needs from a transport: a request with
+// its own deadline and timeout error, a notification, and the auto mode's
+// server/discover probe (answered is false when no answer came within the
+// probe bound).
+type Carrier struct {
+	Do     func(ctx context.Context, id int64, method string, params json.RawMessage, timeout time.Duration, onTimeout func() *Error) (json.RawMessage, *Error)
+	Notify func(method string, params json.RawMessage) error
+	Probe  func(ctx context.Context, deadline time.Time) (res json.RawMessage, err *Error, answered bool)
 }
 
-func (c *Client) options() *Options { return &c.opts }
-func (c *Client) state() *eraState  { return &c.eraState }
-func (c *Client) handshake(ctx context.Context, deadline time.Time) *Error {
-	return handshake(c, ctx, deadline)
-}
-
-// handshake runs the opening of the connection for opts.ProtocolVersion:
-// exact for an explicit version, negotiated for "auto". On failure the
-// caller retires the connection.
-func handshake(c eraConn, ctx context.Context, deadline time.Time) *Error {
-	v := c.options().ProtocolVersion
+// Handshake runs the opening of the connection for Opts.ProtocolVersion
+// over t: exact for an explicit version, negotiated for "auto". On
+// failure the caller retires the connection.
+func (c *Core) Handshake(ctx context.Context, deadline time.Time, t Carrier) *Error {
+	v := c.Opts.ProtocolVersion
 	switch {
 	case v == AutoProtocolVersion:
-		e := discover(c, ctx, deadline, ModernProtocolVersion, true)
+		e := c.discover(t, ctx, deadline, ModernProtocolVersion, true)
 		if e == nil {
 			return nil
 		}
 		if e.Code != CodeProbeDeclined {
 			return e
 		}
-		return initialize(c, ctx, deadline, LegacyProtocolVersions[0], LegacyProtocolVersions)
+		return c.initialize(t, ctx, deadline, LegacyProtocolVersions[0], LegacyProtocolVersions)
 	case IsModernVersion(v):
-		return discover(c, ctx, deadline, v, false)
+		return c.discover(t, ctx, deadline, v, false)
 	default:
-		return initialize(c, ctx, deadline, v, []string{v})
+		return c.initialize(t, ctx, deadline, v, []string{v})
 	}
 }
 
+// ResetEra forgets what a failed opening learned (before a transport
+// runs the opening again).
+func (c *Core) ResetEra() { c.era = eraState{} }
+
+// MetaVersion is the version the stateless requests' _meta names ("" in
+// the legacy era).
+func (c *Core) MetaVersion() string { return c.era.metaVersion }
+
+// HasMeta reports whether requests carry the stateless era's _meta.
+func (c *Core) HasMeta() bool { return c.era.meta != nil }
+
+// WithMeta adds the connection's _meta to params (an object, or none).
+func (c *Core) WithMeta(params json.RawMessage) json.RawMessage { return c.era.withMeta(params) }
+
 // initialize runs the legacy handshake asking for v and accepting any
 // version in accept.
-func initialize(c eraConn, ctx context.Context, deadline time.Time, v string, accept []string) *Error {
-	st, o := c.state(), c.options()
+func (c *Core) initialize(t Carrier, ctx context.Context, deadline time.Time, v string, accept []string) *Error {
+	st, o := &c.era, &c.Opts
 	params, _ := json.Marshal(struct {
 		ProtocolVersion string          `json:"protocolVersion"`
 		Capabilities    json.RawMessage `json:"capabilities"`
 		ClientInfo      Implementation  `json:"clientInfo"`
 	}{v, o.Capabilities, o.ClientInfo})
 	timeoutMsg := func() *Error {
-		return unavailable(CodeInitializeTimeout, "initialize timed out after %dms", o.StartupTimeout.Milliseconds())
+		return Unavailable(errs.CodeInitializeTimeout, "initialize timed out after %dms", o.StartupTimeout.Milliseconds())
 	}
-	res, rerr := c.do(ctx, c.takeID(), "initialize", params, time.Until(deadline), timeoutMsg)
+	res, rerr := t.Do(ctx, c.TakeID(), "initialize", params, time.Until(deadline), timeoutMsg)
 	if rerr != nil {
 		if rerr.RPC != nil {
 			return &Error{Class: ClassProtocol, Code: CodeHandshakeFailed, Message: "the server refused initialize: " + rerr.RPC.Message, RPC: rerr.RPC}
 		}
-		return rerr.withDelivered(false) // initialize has no effect worth protecting
+		return rerr.WithDelivered(false) // initialize has no effect worth protecting
 	}
 	var ir struct {
 		ProtocolVersion *string        `json:"protocolVersion"`
 		ServerInfo      Implementation `json:"serverInfo"`
 	}
 	if err := json.Unmarshal(res, &ir); err != nil || ir.ProtocolVersion == nil {
-		return protocolErr(CodeHandshakeFailed, "the server's initialize result has no protocolVersion")
+		return ProtocolErr(CodeHandshakeFailed, "the server's initialize result has no protocolVersion")
 	}
 	if !slices.Contains(accept, *ir.ProtocolVersion) {
 		if len(accept) == 1 {
-			return protocolErr(CodeProtocolVersionMismatch, "server answered protocol version %q; requested %q", *ir.ProtocolVersion, v)
+			return ProtocolErr(CodeProtocolVersionMismatch, "server answered protocol version %q; requested %q", *ir.ProtocolVersion, v)
 		}
-		return protocolErr(CodeProtocolVersionMismatch, "server answered protocol version %q; clawkit speaks %s", *ir.ProtocolVersion, strings.Join(accept, ", "))
+		return ProtocolErr(CodeProtocolVersionMismatch, "server answered protocol version %q; clawkit speaks %s", *ir.ProtocolVersion, strings.Join(accept, ", "))
 	}
 	st.initResult, st.serverInfo = res, ir.ServerInfo
 	st.negotiated.Era, st.negotiated.Version = EraLegacy, *ir.ProtocolVersion
-	if err := c.Notify("notifications/initialized", nil); err != nil {
+	if err := t.Notify("notifications/initialized", nil); err != nil {
 		var me *Error
 		if errors.As(err, &me) { // Notify returns *Error only
 			return me
 		}
-		return protocolErr(CodeMalformedMessage, "%v", err)
+		return ProtocolErr(errs.CodeMalformedMessage, "%v", err)
 	}
 	return nil
 }
@@ -166,31 +173,31 @@ func initialize(c eraConn, ctx context.Context, deadline time.Time, v string, ac
 // of version v; the server must list v. As the auto mode's probe, an
 // error answer or no answer within the probe bound declines (the caller
 // falls back to the legacy handshake) instead of failing.
-func discover(c eraConn, ctx context.Context, deadline time.Time, v string, probe bool) *Error {
-	st, o := c.state(), c.options()
-	st.meta, st.metaVersion = buildMeta(v, o.Capabilities, o.ClientInfo), v
+func (c *Core) discover(t Carrier, ctx context.Context, deadline time.Time, v string, probe bool) *Error {
+	st, o := &c.era, &c.Opts
+	st.meta, st.metaVersion = BuildMeta(v, o.Capabilities, o.ClientInfo), v
 	decline := func(how string) *Error {
 		st.meta, st.metaVersion = nil, ""
 		st.negotiated.Probe = how
 		return &Error{Class: ClassUnavailable, Code: CodeProbeDeclined, Message: "server/discover: " + how}
 	}
 	timeoutMsg := func() *Error {
-		return unavailable(CodeInitializeTimeout, "server/discover timed out after %dms", o.StartupTimeout.Milliseconds())
+		return Unavailable(errs.CodeInitializeTimeout, "server/discover timed out after %dms", o.StartupTimeout.Milliseconds())
 	}
 	var res json.RawMessage
 	var rerr *Error
 	if probe {
 		var answered bool
-		res, rerr, answered = c.probe(ctx, deadline)
+		res, rerr, answered = t.Probe(ctx, deadline)
 		if !answered {
 			return decline("discover-timeout")
 		}
 	} else {
-		res, rerr = c.do(ctx, c.takeID(), "server/discover", st.withMeta(nil), time.Until(deadline), timeoutMsg)
+		res, rerr = t.Do(ctx, c.TakeID(), "server/discover", st.withMeta(nil), time.Until(deadline), timeoutMsg)
 	}
 	if rerr != nil {
 		if rerr.RPC == nil {
-			return rerr.withDelivered(false)
+			return rerr.WithDelivered(false)
 		}
 		if rerr.RPC.Code == codeUnsupportedProtocolVersion {
 			var d struct {
@@ -221,7 +228,7 @@ func discover(c eraConn, ctx context.Context, deadline time.Time, v string, prob
 		if probe {
 			return decline("discover-error")
 		}
-		return protocolErr(CodeProtocolVersionMismatch, "the server speaks %s; requested %q", listOrUnknown(dr.SupportedVersions), v)
+		return ProtocolErr(CodeProtocolVersionMismatch, "the server speaks %s; requested %q", listOrUnknown(dr.SupportedVersions), v)
 	}
 	_ = json.Unmarshal(dr.Meta[metaServerInfo], &st.serverInfo)
 	st.initResult = res
@@ -241,78 +248,10 @@ func listOrUnknown(vs []string) string {
 	return strings.Join(vs, ", ")
 }
 
-// probe sends server/discover for the auto mode and waits for its answer:
-// up to DefaultProbeTimeout (Options.ProbeTimeout) after the server has
-// read it, and never past the startup deadline. A probe that goes
-// unanswered is withdrawn without retiring the connection (its answer, if
-// it ever comes, is an unknown id and ignored).
-func (c *Client) probe(ctx context.Context, deadline time.Time) (json.RawMessage, *Error, bool) {
-	id := c.takeID()
-	cl := &call{ch: make(chan reply, 1)}
-	c.mu.Lock()
-	if c.closed {
-		e := c.fatal
-		c.mu.Unlock()
-		return nil, e.withDelivered(false), true
-	}
-	c.pending[id] = cl
-	c.mu.Unlock()
-	params := c.withMeta(nil)
-	delivered, werr := c.writeRequest(ctx, id, "server/discover", params, time.Until(deadline), nil)
-	if werr != nil {
-		c.mu.Lock()
-		delete(c.pending, id)
-		c.mu.Unlock()
-		if werr.Class != ClassProtocol {
-			c.retire(werr.withDelivered(delivered))
-		}
-		return nil, werr, true
-	}
-	// Hand reading to the background goroutine for the probe.
-	c.mu.Lock()
-	if c.rstate == batonFree {
-		c.handToBackLocked(whyRead)
-	}
-	c.mu.Unlock()
-	startup := time.NewTimer(time.Until(deadline))
-	defer startup.Stop()
-	var bound <-chan time.Time
-	consumed := time.NewTicker(2 * time.Millisecond)
-	defer consumed.Stop()
-	for {
-		select {
-		case r := <-cl.ch:
-			return r.result, r.err, true
-		case <-consumed.C:
-			if pipeEmpty(c.proc.Stdin()) {
-				consumed.Stop()
-				t := time.NewTimer(c.opts.ProbeTimeout)
-				defer t.Stop() //nolint:gocritic // deferInLoop: at most once per call (consumed fires once)
-				bound = t.C
-			}
-		case <-bound:
-			c.mu.Lock()
-			delete(c.pending, id)
-			c.mu.Unlock()
-			return nil, nil, false
-		case <-startup.C:
-			c.retire(unavailable(CodeInitializeTimeout, "server/discover timed out after %dms", c.opts.StartupTimeout.Milliseconds()))
-			r := <-cl.ch
-			return nil, r.err.withDelivered(false), true
-		case <-ctx.Done():
-			c.retire(ctxError(ctx, "server/discover", func() *Error {
-				return unavailable(CodeInitializeTimeout, "server/discover timed out")
-			}))
-			r := <-cl.ch
-			return nil, r.err.withDelivered(false), true
-		}
-	}
-}
-
-// buildMeta is the _meta member every stateless request carries.
-func buildMeta(v string, caps json.RawMessage, info Implementation) []byte {
+// BuildMeta is the _meta member every stateless request carries.
+func BuildMeta(v string, caps json.RawMessage, info Implementation) []byte {
 	var b bytes.Buffer
-	b.WriteString(`"_meta":{"` + metaProtocolVersion + `":`)
+	b.WriteString(`"_meta":{"` + MetaProtocolVersion + `":`)
 	b.WriteString(quote(v))
 	b.WriteString(`,"` + metaClientCapabilities + `":`)
 	var cb bytes.Buffer
@@ -367,4 +306,50 @@ func (c *eraState) withMeta(params json.RawMessage) json.RawMessage {
 	obj["_meta"], _ = json.Marshal(ours)
 	b, _ := json.Marshal(obj)
 	return b
+}
+
+// DiscoverOutcome reads a whole answer line to server/discover for
+// version v, as the clients' opening does (the proxy's own probe, which
+// reads the line itself).
+func DiscoverOutcome(line []byte, v string, probe bool) (Implementation, Negotiated, *Error, bool) {
+	var none Implementation
+	var m struct {
+		Result json.RawMessage `json:"result"`
+		Error  *RPCError       `json:"error"`
+	}
+	_ = json.Unmarshal(line, &m)
+	if m.Error != nil {
+		var d struct {
+			Supported []string `json:"supported"`
+		}
+		_ = json.Unmarshal(m.Error.Data, &d)
+		switch {
+		case probe:
+			return none, Negotiated{Era: EraLegacy, Probe: "discover-error", SupportedVersions: d.Supported}, nil, true
+		case m.Error.Code == codeUnsupportedProtocolVersion:
+			return none, Negotiated{}, &Error{Class: ClassProtocol, Code: CodeProtocolVersionUnsupported, RPC: m.Error,
+				Message: "the server does not speak protocol version " + quote(v) + "; it speaks " + listOrUnknown(d.Supported)}, true
+		default:
+			return none, Negotiated{}, &Error{Class: ClassProtocol, Code: CodeHandshakeFailed, RPC: m.Error,
+				Message: "the server refused server/discover (" + m.Error.Message + "): it does not speak the stateless protocol " + quote(v)}, true
+		}
+	}
+	var dr struct {
+		SupportedVersions []string                   `json:"supportedVersions"`
+		Meta              map[string]json.RawMessage `json:"_meta"`
+	}
+	_ = json.Unmarshal(m.Result, &dr)
+	if !slices.Contains(dr.SupportedVersions, v) {
+		if probe {
+			return none, Negotiated{Era: EraLegacy, Probe: "discover-error", SupportedVersions: dr.SupportedVersions}, nil, true
+		}
+		return none, Negotiated{}, ProtocolErr(CodeProtocolVersionMismatch, "the server speaks %s; requested %q", listOrUnknown(dr.SupportedVersions), v), true
+	}
+	var info Implementation
+	_ = json.Unmarshal(dr.Meta[metaServerInfo], &info)
+	n := Negotiated{Era: EraModern, Version: v, SupportedVersions: dr.SupportedVersions}
+	if probe {
+		n.Probe = "discover"
+	}
+	return info, n, nil, true
 }

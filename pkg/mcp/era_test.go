@@ -6,7 +6,7 @@ import (
 )
 
 func TestWithMeta(t *testing.T) {
-	c := &Client{eraState: eraState{meta: buildMeta("2026-07-28", json.RawMessage(`{ }`), Implementation{Name: "t", Version: "1"})}}
+	c := &eraState{meta: BuildMeta("2026-07-28", json.RawMessage(`{ }`), Implementation{Name: "t", Version: "1"})}
 	cases := map[string]string{
 		``:             `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}}`,
 		`null`:         `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}}`,
@@ -20,7 +20,7 @@ func TestWithMeta(t *testing.T) {
 			t.Errorf("%s:\n got %s\nwant %s", in, got, want)
 		}
 	}
-	if got := string((&Client{}).withMeta(json.RawMessage(`{"a":1}`))); got != `{"a":1}` {
+	if got := string((&eraState{}).withMeta(json.RawMessage(`{"a":1}`))); got != `{"a":1}` {
 		t.Errorf("legacy era changed params: %s", got)
 	}
 }
@@ -31,7 +31,7 @@ func FuzzWithMeta(f *testing.F) {
 	for _, s := range []string{`{}`, `{"a":1}`, `{"_meta":{}}`, `{"_meta":null}`, ` { "x" : [ ] } `, `{"_meta":{"io.modelcontextprotocol/protocolVersion":"x"}}`} {
 		f.Add([]byte(s))
 	}
-	c := &Client{eraState: eraState{meta: buildMeta("2026-07-28", nil, Implementation{})}}
+	c := &eraState{meta: BuildMeta("2026-07-28", nil, Implementation{})}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var obj map[string]json.RawMessage
 		if json.Unmarshal(in, &obj) != nil || obj == nil {

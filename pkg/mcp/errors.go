@@ -55,20 +55,22 @@ type Error struct {
 func (e *Error) Error() string { return e.Message }
 func (e *Error) Unwrap() error { return e.Err }
 
-// withDelivered returns a copy of e carrying the caller's delivery state:
+// WithDelivered returns a copy of e carrying the caller's delivery state:
 // one retained fatal error is handed to every pending request, each of
 // which knows for itself whether its bytes were written.
-func (e *Error) withDelivered(d bool) *Error {
+func (e *Error) WithDelivered(d bool) *Error {
 	c := *e
 	c.Delivered = d
 	return &c
 }
 
-func unavailable(code errs.Code, format string, args ...any) *Error {
+// Unavailable is an unavailable-class error.
+func Unavailable(code errs.Code, format string, args ...any) *Error {
 	return &Error{Class: ClassUnavailable, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-func protocolErr(code errs.Code, format string, args ...any) *Error {
+// ProtocolErr is a protocol-class error.
+func ProtocolErr(code errs.Code, format string, args ...any) *Error {
 	return &Error{Class: ClassProtocol, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
@@ -83,11 +85,12 @@ func (e *RPCError) Error() string { return fmt.Sprintf("JSON-RPC error %d: %s", 
 
 // JSON-RPC and MCP error codes the client treats specially.
 const (
-	codeMethodNotFound = -32601
-	// codeRequestTimeout is the MCP SDKs' "request timed out" code. A
+	// RPCMethodNotFound is JSON-RPC's "method not found".
+	RPCMethodNotFound = -32601
+	// RPCRequestTimeout is the MCP SDKs' "request timed out" code. A
 	// server that reports its own timeout is in an unknown state, so the
 	// connection is retired rather than reused.
-	codeRequestTimeout = -32001
+	RPCRequestTimeout = -32001
 )
 
 // hints say what to do next for each stable code.

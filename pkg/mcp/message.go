@@ -5,24 +5,26 @@ import (
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/clawkit/clawkit/pkg/errs"
 )
 
 // MaxSafeInteger is JavaScript's Number.MAX_SAFE_INTEGER (2^53−1): the
 // largest id every JSON-RPC peer can represent exactly.
 const MaxSafeInteger = 1<<53 - 1
 
-// msgKind is what a decoded line turned out to be.
-type msgKind int
+// MsgKind is what a decoded line turned out to be.
+type MsgKind int
 
 const (
-	kindResponse msgKind = iota + 1
-	kindRequest
-	kindNotification
+	KindResponse MsgKind = iota + 1
+	KindRequest
+	KindNotification
 )
 
 // Message is one decoded JSON-RPC 2.0 message from the server.
 type Message struct {
-	kind   msgKind
+	Kind   MsgKind         // what the line turned out to be
 	ID     int64           // responses: the validated numeric id
 	RawID  json.RawMessage // requests: the server's id, echoed back as is
 	Method string
@@ -43,29 +45,29 @@ type Message struct {
 // U+FFFD, passing on something the server never said), and a response's
 // result must be an object: every MCP result is one.
 func ParseMessage(line []byte) (*Message, error) {
-	m, err := parseMessage(line)
+	m, err := DecodeMessage(line)
 	if err != nil {
 		return nil, err
 	}
 	return &m, nil
 }
 
-// parseMessage is ParseMessage returning the message by value: the
+// DecodeMessage is ParseMessage returning the message by value: the
 // client's reader parses every line, and the message need not outlive it.
-func parseMessage(line []byte) (Message, error) {
+func DecodeMessage(line []byte) (Message, error) {
 	if !utf8.Valid(line) {
-		return Message{}, protocolErr(CodeMalformedMessage, "malformed message from server: invalid UTF-8")
+		return Message{}, ProtocolErr(errs.CodeMalformedMessage, "malformed message from server: invalid UTF-8")
 	}
 	if !json.Valid(line) {
 		var v any
 		err := json.Unmarshal(line, &v) // only to name the syntax error
-		return Message{}, protocolErr(CodeMalformedMessage, "malformed message from server: %s", shortErr(err))
+		return Message{}, ProtocolErr(errs.CodeMalformedMessage, "malformed message from server: %s", ShortErr(err))
 	}
 	// The values below are sub-slices of line, which callers (the reader)
 	// reuse for the next read: one copy makes them the message's own.
 	line = bytes.Clone(line)
 	var jsonrpc, id, method, params, result, rpcErr json.RawMessage
-	err := topLevelMembersRaw(line, func(key, val []byte) error {
+	err := TopLevelMembersRaw(line, func(key, val []byte) error {
 		var dst *json.RawMessage
 		switch string(key) {
 		case "jsonrpc":
@@ -84,7 +86,7 @@ func parseMessage(line []byte) (Message, error) {
 			return nil // other members are tolerated and ignored
 		}
 		if *dst != nil {
-			return protocolErr(CodeMalformedMessage, "malformed message from server: member %q appears twice", key)
+			return ProtocolErr(errs.CodeMalformedMessage, "malformed message from server: member %q appears twice", key)
 		}
 		*dst = val
 		return nil
@@ -92,59 +94,59 @@ func parseMessage(line []byte) (Message, error) {
 	if err != nil {
 		return Message{}, err
 	}
-	if v, ok := jsonString(jsonrpc); !ok || v != "2.0" {
-		return Message{}, protocolErr(CodeMalformedMessage, `malformed message from server: "jsonrpc" must be "2.0"`)
+	if v, ok := JSONString(jsonrpc); !ok || v != "2.0" {
+		return Message{}, ProtocolErr(errs.CodeMalformedMessage, `malformed message from server: "jsonrpc" must be "2.0"`)
 	}
 	present := func(r json.RawMessage) bool { return r != nil }
 	if present(method) {
-		name, ok := jsonString(method)
+		name, ok := JSONString(method)
 		if !ok {
-			return Message{}, protocolErr(CodeMalformedMessage, "malformed message from server: method must be a string")
+			return Message{}, ProtocolErr(errs.CodeMalformedMessage, "malformed message from server: method must be a string")
 		}
 		m := Message{Method: name, Params: params}
 		if m.Method == "" {
-			return Message{}, protocolErr(CodeMalformedMessage, "malformed message from server: empty method")
+			return Message{}, ProtocolErr(errs.CodeMalformedMessage, "malformed message from server: empty method")
 		}
 		if present(result) || present(rpcErr) {
-			return Message{}, protocolErr(CodeMalformedMessage, "malformed message from server: a request must not carry result or error")
+			return Message{}, ProtocolErr(errs.CodeMalformedMessage, "malformed message from server: a request must not carry result or error")
 		}
 		if !present(id) {
-			m.kind = kindNotification
+			m.Kind = KindNotification
 			return m, nil
 		}
 		switch c := id[0]; {
 		case c == '"' || c == '-' || (c >= '0' && c <= '9'):
-			m.kind, m.RawID = kindRequest, id
+			m.Kind, m.RawID = KindRequest, id
 			return m, nil
 		default:
-			return Message{}, protocolErr(CodeMalformedMessage, "malformed request from server: id must be a string or a number")
+			return Message{}, ProtocolErr(errs.CodeMalformedMessage, "malformed request from server: id must be a string or a number")
 		}
 	}
 	if present(result) == present(rpcErr) {
-		return Message{}, protocolErr(CodeMalformedMessage, "malformed response from server: exactly one of result and error is required")
+		return Message{}, ProtocolErr(errs.CodeMalformedMessage, "malformed response from server: exactly one of result and error is required")
 	}
-	n, ok := safeIntegerID(id)
+	n, ok := SafeIntegerID(id)
 	if !ok {
-		return Message{}, protocolErr(CodeInvalidResponseID, "invalid response id %s: responses must carry a safe integer id", clip(id, 64))
+		return Message{}, ProtocolErr(errs.CodeInvalidResponseID, "invalid response id %s: responses must carry a safe integer id", Clip(id, 64))
 	}
 	if present(result) && result[0] != '{' {
-		return Message{}, protocolErr(CodeMalformedMessage, "malformed response %d from server: result must be an object, got %s", n, clip(result, 32))
+		return Message{}, ProtocolErr(errs.CodeMalformedMessage, "malformed response %d from server: result must be an object, got %s", n, Clip(result, 32))
 	}
-	m := Message{kind: kindResponse, ID: n, Result: result}
+	m := Message{Kind: KindResponse, ID: n, Result: result}
 	if present(rpcErr) {
 		var re RPCError
 		if rpcErr[0] != '{' || json.Unmarshal(rpcErr, &re) != nil {
-			return Message{}, protocolErr(CodeMalformedMessage, "malformed error object in response %d", n)
+			return Message{}, ProtocolErr(errs.CodeMalformedMessage, "malformed error object in response %d", n)
 		}
 		m.Error = &re
 	}
 	return m, nil
 }
 
-// jsonString decodes a JSON string value as encoding/json does (invalid
+// JSONString decodes a JSON string value as encoding/json does (invalid
 // UTF-8 becomes U+FFFD); the common case, plain valid UTF-8 without
 // escapes, costs no allocation beyond the string itself.
-func jsonString(raw []byte) (string, bool) {
+func JSONString(raw []byte) (string, bool) {
 	if len(raw) < 2 || raw[0] != '"' {
 		return "", false
 	}
@@ -158,21 +160,21 @@ func jsonString(raw []byte) (string, bool) {
 	return s, true
 }
 
-// topLevelMembers calls visit with the name and the raw value of each
+// TopLevelMembers calls visit with the name and the raw value of each
 // member of the JSON object b, in order. b must already be valid JSON
 // (json.Valid), which is what lets the value scanner stay this small.
-func topLevelMembers(b []byte, visit func(key string, val []byte) error) error {
-	return topLevelMembersRaw(b, func(key, val []byte) error { return visit(string(key), val) })
+func TopLevelMembers(b []byte, visit func(key string, val []byte) error) error {
+	return TopLevelMembersRaw(b, func(key, val []byte) error { return visit(string(key), val) })
 }
 
-// topLevelMembersRaw is topLevelMembers with the name as bytes: a
+// TopLevelMembersRaw is TopLevelMembers with the name as bytes: a
 // sub-slice of b unless it has escapes (then a decoded copy), valid only
 // during the call. The readers' per-message lookups compare names without
 // allocating a string for each.
-func topLevelMembersRaw(b []byte, visit func(key, val []byte) error) error {
+func TopLevelMembersRaw(b []byte, visit func(key, val []byte) error) error {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return protocolErr(CodeMalformedMessage, "malformed message from server: not a JSON object")
+		return ProtocolErr(errs.CodeMalformedMessage, "malformed message from server: not a JSON object")
 	}
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
@@ -198,13 +200,13 @@ func topLevelMembersRaw(b []byte, visit func(key, val []byte) error) error {
 }
 
 // memberName is a member name's text: the bytes between the quotes when
-// they are plain valid UTF-8, else the decoded name (as jsonString
+// they are plain valid UTF-8, else the decoded name (as JSONString
 // decodes it: escapes resolved, invalid bytes as U+FFFD).
 func memberName(raw []byte) []byte {
 	if len(raw) >= 2 && bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
 		return raw[1 : len(raw)-1]
 	}
-	s, _ := jsonString(raw)
+	s, _ := JSONString(raw)
 	return []byte(s)
 }
 
@@ -261,10 +263,10 @@ func skipValue(b []byte, i int) int {
 	}
 }
 
-// safeIntegerID accepts a JSON number whose value is an integer of
+// SafeIntegerID accepts a JSON number whose value is an integer of
 // magnitude ≤ 2^53−1. 1.0 and 1e3 are integers to a JavaScript peer, so
 // they pass; 1.5, strings and null do not.
-func safeIntegerID(raw json.RawMessage) (int64, bool) {
+func SafeIntegerID(raw json.RawMessage) (int64, bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return 0, false
@@ -285,7 +287,7 @@ func safeIntegerID(raw json.RawMessage) (int64, bool) {
 	return int64(f), true
 }
 
-func firstByte(b []byte) byte {
+func FirstByte(b []byte) byte {
 	b = bytes.TrimLeft(b, " \t\r\n")
 	if len(b) == 0 {
 		return 0
@@ -293,14 +295,14 @@ func firstByte(b []byte) byte {
 	return b[0]
 }
 
-func clip(b []byte, n int) string {
+func Clip(b []byte, n int) string {
 	if len(b) > n {
 		return string(b[:n]) + "…"
 	}
 	return string(b)
 }
 
-func shortErr(err error) string {
+func ShortErr(err error) string {
 	s := err.Error()
 	if len(s) > 200 {
 		s = s[:200] + "…"
@@ -308,14 +310,14 @@ func shortErr(err error) string {
 	return s
 }
 
-// appendRequest appends one request line (with its LF) to b. Building the
+// AppendRequest appends one request line (with its LF) to b. Building the
 // bytes by hand keeps the hot path free of reflection; method is encoded
 // with encoding/json so any string is escaped correctly.
-func appendRequest(b []byte, id int64, method string, params json.RawMessage) []byte {
+func AppendRequest(b []byte, id int64, method string, params json.RawMessage) []byte {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = strconv.AppendInt(b, id, 10)
 	b = append(b, `,"method":`...)
-	b = appendJSONString(b, method)
+	b = AppendJSONString(b, method)
 	if len(params) > 0 {
 		b = append(b, `,"params":`...)
 		b = append(b, params...)
@@ -323,9 +325,9 @@ func appendRequest(b []byte, id int64, method string, params json.RawMessage) []
 	return append(b, "}\n"...)
 }
 
-func appendNotification(b []byte, method string, params json.RawMessage) []byte {
+func AppendNotification(b []byte, method string, params json.RawMessage) []byte {
 	b = append(b, `{"jsonrpc":"2.0","method":`...)
-	b = appendJSONString(b, method)
+	b = AppendJSONString(b, method)
 	if len(params) > 0 {
 		b = append(b, `,"params":`...)
 		b = append(b, params...)
@@ -333,7 +335,7 @@ func appendNotification(b []byte, method string, params json.RawMessage) []byte 
 	return append(b, "}\n"...)
 }
 
-func appendJSONString(b []byte, s string) []byte {
+func AppendJSONString(b []byte, s string) []byte {
 	simple := true
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f || c == '<' || c == '>' || c == '&' {
@@ -348,4 +350,21 @@ func appendJSONString(b []byte, s string) []byte {
 	}
 	enc, _ := json.Marshal(s)
 	return append(b, enc...)
+}
+
+// FrameMembers returns a frame's top-level id, method and params (nil when
+// absent), without decoding the rest: the relay hooks look at nothing else.
+func FrameMembers(line []byte) (id, method, params json.RawMessage) {
+	_ = TopLevelMembersRaw(line, func(k, v []byte) error {
+		switch string(k) {
+		case "id":
+			id = v
+		case "method":
+			method = v
+		case "params":
+			params = v
+		}
+		return nil
+	})
+	return id, method, params
 }

@@ -11,21 +11,21 @@ import (
 func TestParseMessage(t *testing.T) {
 	ok := []struct {
 		line string
-		kind msgKind
+		kind MsgKind
 		id   int64
 	}{
-		{`{"jsonrpc":"2.0","id":1,"result":{}}`, kindResponse, 1},
-		{`{"jsonrpc":"2.0","id":-3,"error":{"code":-32601,"message":"x"}}`, kindResponse, -3},
-		{`{"jsonrpc":"2.0","id":9007199254740991,"result":{"a":1}}`, kindResponse, 9007199254740991},
-		{`{"jsonrpc":"2.0","id":1.0,"result":{}}`, kindResponse, 1},
-		{`{"jsonrpc":"2.0","id":1e3,"result":{}}`, kindResponse, 1000},
-		{`{"jsonrpc":"2.0","id":4,"result":{"text":"héllo ✓ 🦀"}}`, kindResponse, 4},
-		{`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`, kindNotification, 0},
-		{`{"jsonrpc":"2.0","id":"abc","method":"ping"}`, kindRequest, 0},
-		{`{"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{}}`, kindRequest, 0},
-		{" { \"jsonrpc\" : \"2.0\" ,\n \"id\" : 5 , \"result\" : { \"k\": [ 1 , {\"a\":\"}\\\"]\"} ] } , \"extra\": null } ", kindResponse, 5},
-		{`{"jsonrpc":"2\u002e0","id":2,"result":{"x":1},"jsonrpc2":1}`, kindResponse, 2},
-		{`{"jsonrpc":"2.0","method":"a\/b","params":{"x":"\""}}`, kindNotification, 0},
+		{`{"jsonrpc":"2.0","id":1,"result":{}}`, KindResponse, 1},
+		{`{"jsonrpc":"2.0","id":-3,"error":{"code":-32601,"message":"x"}}`, KindResponse, -3},
+		{`{"jsonrpc":"2.0","id":9007199254740991,"result":{"a":1}}`, KindResponse, 9007199254740991},
+		{`{"jsonrpc":"2.0","id":1.0,"result":{}}`, KindResponse, 1},
+		{`{"jsonrpc":"2.0","id":1e3,"result":{}}`, KindResponse, 1000},
+		{`{"jsonrpc":"2.0","id":4,"result":{"text":"héllo ✓ 🦀"}}`, KindResponse, 4},
+		{`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`, KindNotification, 0},
+		{`{"jsonrpc":"2.0","id":"abc","method":"ping"}`, KindRequest, 0},
+		{`{"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{}}`, KindRequest, 0},
+		{" { \"jsonrpc\" : \"2.0\" ,\n \"id\" : 5 , \"result\" : { \"k\": [ 1 , {\"a\":\"}\\\"]\"} ] } , \"extra\": null } ", KindResponse, 5},
+		{`{"jsonrpc":"2\u002e0","id":2,"result":{"x":1},"jsonrpc2":1}`, KindResponse, 2},
+		{`{"jsonrpc":"2.0","method":"a\/b","params":{"x":"\""}}`, KindNotification, 0},
 	}
 	for _, c := range ok {
 		m, err := ParseMessage([]byte(c.line))
@@ -33,8 +33,8 @@ func TestParseMessage(t *testing.T) {
 			t.Errorf("%s: %v", c.line, err)
 			continue
 		}
-		if m.kind != c.kind || (c.kind == kindResponse && m.ID != c.id) {
-			t.Errorf("%s: kind %v id %d", c.line, m.kind, m.ID)
+		if m.Kind != c.kind || (c.kind == KindResponse && m.ID != c.id) {
+			t.Errorf("%s: kind %v id %d", c.line, m.Kind, m.ID)
 		}
 	}
 	bad := []struct{ line, code string }{
@@ -79,7 +79,7 @@ func TestParseMessage(t *testing.T) {
 }
 
 func TestAppendRequestIsOneValidLine(t *testing.T) {
-	b := appendRequest(nil, 42, "tools/\"call\"\n<&>", json.RawMessage(`{"a":1}`))
+	b := AppendRequest(nil, 42, "tools/\"call\"\n<&>", json.RawMessage(`{"a":1}`))
 	if b[len(b)-1] != '\n' {
 		t.Fatal("no LF")
 	}
@@ -126,8 +126,8 @@ func FuzzParseMessage(f *testing.F) {
 			}
 			return
 		}
-		switch m.kind {
-		case kindResponse:
+		switch m.Kind {
+		case KindResponse:
 			if m.ID > MaxSafeInteger || m.ID < -MaxSafeInteger {
 				t.Fatalf("unsafe id %d accepted", m.ID)
 			}
@@ -137,7 +137,7 @@ func FuzzParseMessage(f *testing.F) {
 			if m.Result != nil && m.Result[0] != '{' {
 				t.Fatalf("non-object result %q accepted", m.Result)
 			}
-		case kindRequest:
+		case KindRequest:
 			if len(m.RawID) == 0 || m.Method == "" {
 				t.Fatal("request without id or method")
 			}
@@ -146,12 +146,12 @@ func FuzzParseMessage(f *testing.F) {
 			if !json.Valid(ans) {
 				t.Fatalf("echoed id %q makes invalid JSON", m.RawID)
 			}
-		case kindNotification:
+		case KindNotification:
 			if m.Method == "" {
 				t.Fatal("notification without method")
 			}
 		default:
-			t.Fatalf("unknown kind %v", m.kind)
+			t.Fatalf("unknown kind %v", m.Kind)
 		}
 	})
 }
@@ -173,7 +173,7 @@ func FuzzTopLevelMembers(f *testing.F) {
 		}
 		got := map[string][]byte{}
 		dup := false
-		err := topLevelMembers(b, func(k string, v []byte) error {
+		err := TopLevelMembers(b, func(k string, v []byte) error {
 			if _, ok := got[k]; ok {
 				dup = true
 			}

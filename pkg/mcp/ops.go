@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -81,12 +80,27 @@ type CallReport struct {
 	Timings       Timings         `json:"timings"`
 }
 
+// Conn is a connection of either transport, as Call and Session use it:
+// an *mcpstdio.Client or an *mcphttp.Client.
+type Conn interface {
+	RequestTimeout(ctx context.Context, method string, params json.RawMessage, timeout time.Duration) (json.RawMessage, error)
+	ServerInfo() Implementation
+	Negotiated() Negotiated
+	// Transport is "stdio", "streamable" or "sse".
+	Transport() string
+	Stop() (*CleanupResult, error)
+}
+
+// Dialer opens one connection with the common options: mcpstdio.Dialer
+// starts a server over stdio, mcphttp.Dialer connects to a URL.
+type Dialer func(ctx context.Context, opts Options) (Conn, error)
+
 // Call starts the server, sends one request, stops the server and reports.
 // When the request succeeded but cleanup could not be confirmed, the report
 // carries the result and the error says so.
-func Call(ctx context.Context, opts Options, method string, params json.RawMessage) (*CallReport, error) {
+func Call(ctx context.Context, dial Dialer, opts Options, method string, params json.RawMessage) (*CallReport, error) {
 	t0 := time.Now()
-	c, err := Connect(ctx, opts)
+	c, err := dial(ctx, opts)
 	if err != nil {
 		return nil, Coded(err)
 	}
@@ -152,7 +166,7 @@ func parseSessionLine(line []byte, n int) (*SessionLine, error) {
 	dec.DisallowUnknownFields()
 	var sl SessionLine
 	if err := dec.Decode(&sl); err != nil {
-		return nil, errs.Usage(CodeInvalidSessionLine, "stdin line %d: %s", n, shortErr(err)).
+		return nil, errs.Usage(CodeInvalidSessionLine, "stdin line %d: %s", n, ShortErr(err)).
 			WithHint(`each line is one JSON object {"method":"…","params":{…}}`)
 	}
 	if dec.More() {
@@ -168,7 +182,7 @@ func parseSessionLine(line []byte, n int) (*SessionLine, error) {
 			WithHint(`give a whole number of milliseconds, e.g. "timeoutMs":5000, or leave it out for --request-timeout`)
 	}
 	if p := sl.Params; len(p) > 0 && string(p) != "null" {
-		if c := firstByte(p); c != '{' && c != '[' {
+		if c := FirstByte(p); c != '{' && c != '[' {
 			return nil, errs.Usage(CodeInvalidSessionLine, "stdin line %d: \"params\" must be an object or an array", n)
 		}
 	} else {
@@ -182,8 +196,11 @@ func parseSessionLine(line []byte, n int) (*SessionLine, error) {
 // is reported as that line's result and the session goes on; a fatal
 // connection error or a bad input line ends it. The returned error is nil
 // when every request succeeded.
-func Session(ctx context.Context, opts Options, in io.Reader, emit func(SessionResult) error) (*SessionReport, error) {
-	c, err := Connect(ctx, opts)
+func Session(ctx context.Context, dial Dialer, opts Options, in io.Reader, emit func(SessionResult) error) (*SessionReport, error) {
+	if err := opts.SetDefaults(); err != nil {
+		return nil, Coded(err)
+	}
+	c, err := dial(ctx, opts)
 	if err != nil {
 		return nil, Coded(err)
 	}
@@ -210,7 +227,7 @@ func Session(ctx context.Context, opts Options, in io.Reader, emit func(SessionR
 			res, rerr := c.RequestTimeout(ctx, sl.Method, sl.Params, timeout)
 			if rerr != nil {
 				var me *Error
-				if errors.As(rerr, &me) && me.RPC != nil && me.Code == CodeRPCError {
+				if errors.As(rerr, &me) && me.RPC != nil && me.Code == errs.CodeRPCError {
 					rep.Errors++
 					if err := emit(SessionResult{Error: &SessionError{Code: me.RPC.Code, Message: me.RPC.Message, Data: me.RPC.Data}}); err != nil {
 						return err
@@ -240,14 +257,8 @@ func Session(ctx context.Context, opts Options, in io.Reader, emit func(SessionR
 		return rep, Coded(serr)
 	}
 	if rep.Errors > 0 {
-		return rep, errs.Failed(CodeRPCError, "%d of %d requests were answered with an error", rep.Errors, rep.Requests).
+		return rep, errs.Failed(errs.CodeRPCError, "%d of %d requests were answered with an error", rep.Errors, rep.Requests).
 			WithHint("the error lines on stdout carry the server's code and message")
 	}
 	return rep, nil
-}
-
-// FormatCleanup is the one-line diagnostic for a forced cleanup.
-func FormatCleanup(cr *CleanupResult) string {
-	b, _ := json.Marshal(cr)
-	return fmt.Sprintf("cleanup: %s", b)
 }

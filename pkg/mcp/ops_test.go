@@ -2,9 +2,7 @@ package mcp
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 
@@ -53,57 +51,15 @@ func FuzzSessionLine(f *testing.F) {
 			t.Fatal("accepted an empty method")
 		}
 		if len(sl.Params) > 0 {
-			if c := firstByte(sl.Params); c != '{' && c != '[' {
+			if c := FirstByte(sl.Params); c != '{' && c != '[' {
 				t.Fatalf("accepted params %q", sl.Params)
 			}
 			// What we accept must make a valid request line.
-			b := appendRequest(nil, 1, sl.Method, sl.Params)
+			b := AppendRequest(nil, 1, sl.Method, sl.Params)
 			var buf bytes.Buffer
 			if err := json.Compact(&buf, b[:len(b)-1]); err != nil {
 				t.Fatalf("request line is not JSON: %v", err)
 			}
 		}
 	})
-}
-
-func TestRelayForwardsCompleteLinesVerbatim(t *testing.T) {
-	in := "a\r\n\n{\"x\":1}\npartial"
-	var out bytes.Buffer
-	if err := Relay(&out, strings.NewReader(in), 16); err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != "a\r\n\n{\"x\":1}\n" {
-		t.Fatalf("relayed %q", out.String())
-	}
-	out.Reset()
-	err := Relay(&out, strings.NewReader("ok\n0123456789abcdef\nnever\n"), 16)
-	if !isFrameErr(err) || !errors.Is(err, ErrFrameTooLarge) {
-		t.Fatalf("err %v", err)
-	}
-	if out.String() != "ok\n" {
-		t.Fatalf("relayed %q before the oversized line", out.String())
-	}
-}
-
-func TestParseConnect(t *testing.T) {
-	if p, err := ParseConnect("unix:/tmp/s.sock"); err != nil || p != "/tmp/s.sock" {
-		t.Fatal(p, err)
-	}
-	for _, bad := range []string{"", "unix:", "/tmp/s.sock", "tcp:1.2.3.4:5"} {
-		if _, err := ParseConnect(bad); errs.KindOf(err) != errs.KindUsage {
-			t.Errorf("%q: %v", bad, err)
-		}
-	}
-}
-
-func TestCallReportsServerExitBeforeHandshake(t *testing.T) {
-	o := fakeOptions(t, "no-such-mode")
-	_, err := Call(context.Background(), o, "ping", nil)
-	// Ending before the handshake is definitive (exit 1), not "retry later".
-	if errs.KindOf(err) != errs.KindFailed || errs.CodeOf(err) != "server_exited" {
-		t.Fatalf("err %v (%s)", err, errs.CodeOf(err))
-	}
-	if !strings.Contains(err.Error(), `unknown mode "no-such-mode"`) {
-		t.Fatalf("the stderr tail is missing: %v", err)
-	}
 }

@@ -1,4 +1,4 @@
-package mcp
+package mcphttp
 
 import (
 	"bytes"
@@ -15,6 +15,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/clawkit/clawkit/pkg/mcp"
+	"github.com/clawkit/clawkit/pkg/mcp/mcpstdio"
 
 	mcpgoclient "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -75,7 +78,7 @@ func httpClients(b *testing.B, url, token string) {
 		hdr.Set("Authorization", "Bearer "+token)
 	}
 	b.Run("client=clawkit", func(b *testing.B) {
-		c, err := StartHTTP(context.Background(), Options{ProtocolVersion: AutoProtocolVersion, HTTP: &HTTPOptions{URL: url, Header: hdr}})
+		c, err := Start(context.Background(), Options{URL: url, Header: hdr}, mcp.Options{ProtocolVersion: mcp.AutoProtocolVersion})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -100,7 +103,7 @@ func httpClients(b *testing.B, url, token string) {
 	// call cheaper than this on this server; it bounds the ratio any
 	// client can reach over another (docs/mcp.md, "Benchmarks").
 	b.Run("client=net-http-floor", func(b *testing.B) {
-		c, err := StartHTTP(context.Background(), Options{ProtocolVersion: AutoProtocolVersion, HTTP: &HTTPOptions{URL: url, Header: hdr}})
+		c, err := Start(context.Background(), Options{URL: url, Header: hdr}, mcp.Options{ProtocolVersion: mcp.AutoProtocolVersion})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -164,7 +167,7 @@ func httpClients(b *testing.B, url, token string) {
 			b.Fatal(err)
 		}
 		init := mcpgo.InitializeRequest{}
-		init.Params.ProtocolVersion = DefaultProtocolVersion
+		init.Params.ProtocolVersion = mcp.DefaultProtocolVersion
 		init.Params.ClientInfo = mcpgo.Implementation{Name: "bench", Version: "1"}
 		if _, err := c.Initialize(context.Background(), init); err != nil {
 			b.Fatal(err)
@@ -240,7 +243,7 @@ func BenchmarkProxySessionMemory(b *testing.B) {
 				ctx, cancel := context.WithCancel(context.Background())
 				done := make(chan struct{})
 				go func() {
-					_, _ = ServeHTTP(ctx, ProcessSpec{Command: fo.Command, Args: fo.Args, Env: fo.Env, EOFGrace: 100 * time.Millisecond, TermGrace: 100 * time.Millisecond},
+					_, _ = ServeHTTP(ctx, mcpstdio.ProcessSpec{Command: fo.Command, Args: fo.Args, Env: fo.Env, EOFGrace: 100 * time.Millisecond, TermGrace: 100 * time.Millisecond},
 						ListenOptions{Addr: "127.0.0.1:0", NoAuth: true, MaxSessions: n, OnListening: func(u string) { ready <- u }})
 					close(done)
 				}()

@@ -1,4 +1,4 @@
-package mcp
+package mcpstdio
 
 // Stopping a server's process tree: escalation, tree tracking, and the
 // confirmation that nothing is left (docs/mcp.md "Stop").
@@ -15,10 +15,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/clawkit/clawkit/pkg/errs"
+
+	"github.com/clawkit/clawkit/pkg/mcp"
+
 	"golang.org/x/sys/unix"
 )
 
-func (p *Process) stop(readerDone <-chan struct{}) (*CleanupResult, error) {
+func (p *Process) stop(readerDone <-chan struct{}) (*mcp.CleanupResult, error) {
 	start := time.Now()
 	since := func() int64 { return time.Since(start).Milliseconds() }
 	// Record the tree while its parent links are intact: a setsid child
@@ -36,7 +40,7 @@ func (p *Process) stop(readerDone <-chan struct{}) (*CleanupResult, error) {
 	} else if p.waitGone(p.spec.EOFGrace, 0) {
 		return nil, nil
 	}
-	res := &CleanupResult{Reason: "forced-relay-exit", EscalationAfterMs: since()}
+	res := &mcp.CleanupResult{Reason: "forced-relay-exit", EscalationAfterMs: since()}
 	causes := []string{fmt.Sprintf("stdin closed; the tree was still alive %dms later", since())}
 	if prompt {
 		causes = []string{"a fatal protocol error: stdin closed and the group signalled at once"}
@@ -64,7 +68,7 @@ func (p *Process) stop(readerDone <-chan struct{}) (*CleanupResult, error) {
 			causes = append(causes, fmt.Sprintf("still alive %dms after the start of the stop: %s", since(), strings.Join(left, ", ")))
 			res.Causes = causes
 			res.DurationMs = since()
-			e := unavailable(CodeCleanupUnconfirmed, "cleanup could not be confirmed: %s", strings.Join(causes, "; "))
+			e := mcp.Unavailable(errs.CodeCleanupUnconfirmed, "cleanup could not be confirmed: %s", strings.Join(causes, "; "))
 			e.Err = &CleanupError{Result: res}
 			return res, e
 		}
@@ -76,7 +80,7 @@ func (p *Process) stop(readerDone <-chan struct{}) (*CleanupResult, error) {
 
 // CleanupError carries the result of a cleanup that could not be
 // confirmed, its cause chain included.
-type CleanupError struct{ Result *CleanupResult }
+type CleanupError struct{ Result *mcp.CleanupResult }
 
 func (e *CleanupError) Error() string {
 	return "cleanup could not be confirmed: " + strings.Join(e.Result.Causes, "; ")
@@ -89,7 +93,7 @@ var killFn = syscall.Kill
 // signalTree sends sig to the server's group and to every live member of
 // its tree outside the group, keeps the first delivery failure in res,
 // and describes what it did.
-func (p *Process) signalTree(sig syscall.Signal, res *CleanupResult, atMs int64) string {
+func (p *Process) signalTree(sig syscall.Signal, res *mcp.CleanupResult, atMs int64) string {
 	name := unix.SignalName(sig)
 	var failures []string
 	fail := func(target string, err error) {

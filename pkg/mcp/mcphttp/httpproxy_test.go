@@ -1,4 +1,4 @@
-package mcp
+package mcphttp
 
 import (
 	"bufio"
@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawkit/clawkit/pkg/mcp"
+	"github.com/clawkit/clawkit/pkg/mcp/mcpstdio"
+
 	"github.com/clawkit/clawkit/pkg/fsx"
 )
 
@@ -23,7 +26,7 @@ import (
 func startListen(t *testing.T, o ListenOptions, mode string) (string, *httpProxy, func()) {
 	t.Helper()
 	fo := fakeOptions(t, mode)
-	spec := ProcessSpec{Command: fo.Command, Args: fo.Args, Env: fo.Env, EOFGrace: 200 * time.Millisecond, TermGrace: 200 * time.Millisecond}
+	spec := mcpstdio.ProcessSpec{Command: fo.Command, Args: fo.Args, Env: fo.Env, EOFGrace: 200 * time.Millisecond, TermGrace: 200 * time.Millisecond}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +54,7 @@ func startListen(t *testing.T, o ListenOptions, mode string) (string, *httpProxy
 			t.Errorf("proxy: %v", err)
 		}
 		for _, pid := range seen {
-			if GroupAlive(pid) {
+			if mcpstdio.GroupAlive(pid) {
 				t.Errorf("process group %d is still alive after the proxy stopped", pid)
 			}
 		}
@@ -64,13 +67,14 @@ func startListen(t *testing.T, o ListenOptions, mode string) (string, *httpProxy
 	}
 }
 
-func proxyClient(t *testing.T, u, token string) *HTTPClient {
+func proxyClient(t *testing.T, u, token string) *Client {
 	t.Helper()
-	o := Options{ProtocolVersion: AutoProtocolVersion, HTTP: &HTTPOptions{URL: u, Header: http.Header{}}}
+	h := Options{URL: u, Header: http.Header{}}
+	o := mcp.Options{ProtocolVersion: mcp.AutoProtocolVersion}
 	if token != "" {
-		o.HTTP.Header.Set("Authorization", "Bearer "+token)
+		h.Header.Set("Authorization", "Bearer "+token)
 	}
-	c, err := StartHTTP(context.Background(), o)
+	c, err := Start(context.Background(), h, o)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
@@ -82,7 +86,7 @@ func TestProxyListenSession(t *testing.T) {
 	u, px, stop := startListen(t, ListenOptions{Token: tok}, "echo")
 	defer stop()
 	c := proxyClient(t, u, tok)
-	if c.Negotiated().Era != EraLegacy || c.ServerInfo().Name != "mcpfake-echo" {
+	if c.Negotiated().Era != mcp.EraLegacy || c.ServerInfo().Name != "mcpfake-echo" {
 		t.Fatalf("opening: %+v %+v", c.Negotiated(), c.ServerInfo())
 	}
 	res, err := c.Request(context.Background(), "tools/call", callTool("echo", map[string]any{"message": "via proxy"}))
@@ -92,7 +96,7 @@ func TestProxyListenSession(t *testing.T) {
 	// A server notification during a request reaches the client.
 	var got []string
 	var gmu sync.Mutex
-	c.opts.OnNotification = func(m string, _ json.RawMessage) { gmu.Lock(); got = append(got, m); gmu.Unlock() }
+	c.Opts.OnNotification = func(m string, _ json.RawMessage) { gmu.Lock(); got = append(got, m); gmu.Unlock() }
 	if _, err := c.Request(context.Background(), "tools/call", callTool("notify", nil)); err != nil {
 		t.Fatal(err)
 	}
@@ -115,10 +119,10 @@ func TestProxyListenSession(t *testing.T) {
 
 func waitGone(t *testing.T, pgid int) {
 	t.Helper()
-	for i := 0; i < 500 && GroupAlive(pgid); i++ {
+	for i := 0; i < 500 && mcpstdio.GroupAlive(pgid); i++ {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if GroupAlive(pgid) {
+	if mcpstdio.GroupAlive(pgid) {
 		t.Fatalf("process group %d still alive", pgid)
 	}
 }

@@ -1,4 +1,4 @@
-package mcp
+package mcpstdio
 
 // Writing to the server: one message per Write, each with a deadline.
 
@@ -11,26 +11,28 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/clawkit/clawkit/pkg/mcp"
+
 	"github.com/clawkit/clawkit/pkg/errs"
 )
 
-func (c *Client) writeRequest(ctx context.Context, id int64, method string, params json.RawMessage, timeout time.Duration, onTimeout func() *Error) (delivered bool, e *Error) {
+func (c *Client) writeRequest(ctx context.Context, id int64, method string, params json.RawMessage, timeout time.Duration, onTimeout func() *mcp.Error) (delivered bool, e *mcp.Error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	b := c.wbuf[:0]
 	if len(params) > 0 && bytes.ContainsAny(params, "\r\n") {
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, params); err != nil {
-			return false, protocolErr(errs.CodeInvalidParams, "params are not valid JSON: %v", err)
+			return false, mcp.ProtocolErr(errs.CodeInvalidParams, "params are not valid JSON: %v", err)
 		}
 		params = buf.Bytes()
 	} else if len(params) > 0 && !json.Valid(params) {
-		return false, protocolErr(errs.CodeInvalidParams, "params are not valid JSON")
+		return false, mcp.ProtocolErr(errs.CodeInvalidParams, "params are not valid JSON")
 	}
-	b = appendRequest(b, id, method, params)
+	b = mcp.AppendRequest(b, id, method, params)
 	c.wbuf = b
-	if len(b) > c.opts.MaxFrameBytes {
-		return false, protocolErr(CodeFrameTooLarge, "request exceeded the frame-size limit (%d bytes > %d)", len(b), c.opts.MaxFrameBytes)
+	if len(b) > c.Opts.MaxFrameBytes {
+		return false, mcp.ProtocolErr(errs.CodeFrameTooLarge, "request exceeded the frame-size limit (%d bytes > %d)", len(b), c.Opts.MaxFrameBytes)
 	}
 	n, err := c.writeLocked(ctx, b, timeout)
 	if err != nil {
@@ -58,17 +60,17 @@ func (c *Client) writeLocked(ctx context.Context, b []byte, timeout time.Duratio
 
 // writeError names a failed write: the caller's deadline, its
 // cancellation, or the pipe itself (EPIPE: the server closed its stdin).
-func (c *Client) writeError(ctx context.Context, method string, err error, onTimeout func() *Error) *Error {
+func (c *Client) writeError(ctx context.Context, method string, err error, onTimeout func() *mcp.Error) *mcp.Error {
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		switch {
-		case ctx != nil && ctx.Err() != nil && !(ctxTimedOut(ctx) && onTimeout != nil):
-			return unavailable(CodeCancelled, "request %s was cancelled while it was being written: %v", method, context.Cause(ctx))
+		case ctx != nil && ctx.Err() != nil && !(mcp.CtxTimedOut(ctx) && onTimeout != nil):
+			return mcp.Unavailable(errs.CodeCancelled, "request %s was cancelled while it was being written: %v", method, context.Cause(ctx))
 		case ctx != nil && ctx.Err() != nil:
-			e := ctxError(ctx, method, onTimeout)
+			e := mcp.CtxError(ctx, method, onTimeout)
 			e.Message += " while writing it: the server is not reading its stdin"
 			return e
 		case c.isClosed():
-			return c.retainedFatal()
+			return c.RetainedFatal()
 		case onTimeout != nil:
 			e := onTimeout()
 			e.Message += " while writing it: the server is not reading its stdin"
@@ -89,7 +91,7 @@ func (c *Client) writeError(ctx context.Context, method string, err error, onTim
 		case <-t.C:
 		}
 	}
-	e := unavailable(errs.CodeWriteFailed, "cannot write to the server: %v", err)
+	e := mcp.Unavailable(errs.CodeWriteFailed, "cannot write to the server: %v", err)
 	e.Err = err
 	return e
 }

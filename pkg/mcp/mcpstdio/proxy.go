@@ -1,4 +1,4 @@
-package mcp
+package mcpstdio
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/clawkit/clawkit/pkg/mcp"
 
 	"golang.org/x/sys/unix"
 
@@ -89,13 +91,13 @@ type relayEnd struct {
 // read and collects their complete lines (those onLine lets through, each
 // with its LF) for one write.
 type lineForwarder struct {
-	framer *LineFramer
+	framer *mcp.LineFramer
 	onLine func(line []byte) bool
 	out    []byte
 }
 
 func newLineForwarder(maxFrame int, onLine func(line []byte) bool) *lineForwarder {
-	return &lineForwarder{framer: NewLineFramer(maxFrame - 1), onLine: onLine, out: make([]byte, 0, 64<<10)}
+	return &lineForwarder{framer: mcp.NewLineFramer(maxFrame - 1), onLine: onLine, out: make([]byte, 0, 64<<10)}
 }
 
 // frame returns chunk's complete lines to forward (valid until the next
@@ -207,24 +209,7 @@ type admission struct {
 	n       atomic.Int64
 }
 
-var metaVersionKey = []byte(`"` + metaProtocolVersion + `"`)
-
-// frameMembers returns a frame's top-level id, method and params (nil when
-// absent), without decoding the rest: the relay hooks look at nothing else.
-func frameMembers(line []byte) (id, method, params json.RawMessage) {
-	_ = topLevelMembersRaw(line, func(k, v []byte) error {
-		switch string(k) {
-		case "id":
-			id = v
-		case "method":
-			method = v
-		case "params":
-			params = v
-		}
-		return nil
-	})
-	return id, method, params
-}
+var metaVersionKey = []byte(`"` + mcp.MetaProtocolVersion + `"`)
 
 // metaVersion is params._meta's protocol version, found by scanning the
 // two objects' members instead of decoding them (the line is valid JSON);
@@ -236,7 +221,7 @@ func metaVersion(params []byte) (v string, ok bool) {
 		if len(obj) == 0 || obj[0] != '{' {
 			return nil
 		}
-		_ = topLevelMembersRaw(obj, func(k, v []byte) error {
+		_ = mcp.TopLevelMembersRaw(obj, func(k, v []byte) error {
 			if string(k) == name {
 				val = v
 			}
@@ -244,7 +229,7 @@ func metaVersion(params []byte) (v string, ok bool) {
 		})
 		return val
 	}
-	return jsonString(member(member(params, "_meta"), metaProtocolVersion))
+	return mcp.JSONString(member(member(params, "_meta"), mcp.MetaProtocolVersion))
 }
 
 // clientLine is the up relay's hook.
@@ -252,11 +237,11 @@ func (a *admission) clientLine(line []byte) bool {
 	if !bytes.Contains(line, metaVersionKey) || !json.Valid(line) {
 		return true
 	}
-	id, method, params := frameMembers(line)
+	id, method, params := mcp.FrameMembers(line)
 	if id == nil || method == nil {
 		return true // a notification or a response: not admitted, not counted
 	}
-	if v, ok := metaVersion(params); !ok || !IsModernVersion(v) {
+	if v, ok := metaVersion(params); !ok || !mcp.IsModernVersion(v) {
 		return true
 	}
 	key := string(id)
@@ -278,7 +263,7 @@ func (a *admission) serverLine(line []byte) bool {
 	if a.n.Load() == 0 || !json.Valid(line) {
 		return true
 	}
-	id, method, _ := frameMembers(line)
+	id, method, _ := mcp.FrameMembers(line)
 	if id != nil && method == nil {
 		a.mu.Lock()
 		delete(a.pending, string(id))
@@ -292,10 +277,10 @@ func (a *admission) serverLine(line []byte) bool {
 type ProxyReport struct {
 	// Server and Protocol are what the proxy's own probe found (absent
 	// when it did not probe or the relay ended first).
-	Server        *Implementation `json:"server,omitempty"`
-	Protocol      *Negotiated     `json:"protocol,omitempty"`
-	CleanupResult *CleanupResult  `json:"cleanupResult,omitempty"`
-	Exit          ExitInfo        `json:"exit"`
+	Server        *mcp.Implementation `json:"server,omitempty"`
+	Protocol      *mcp.Negotiated     `json:"protocol,omitempty"`
+	CleanupResult *mcp.CleanupResult  `json:"cleanupResult,omitempty"`
+	Exit          mcp.ExitInfo        `json:"exit"`
 }
 
 // RunProxy starts spec's server and relays stdin → server and server →
@@ -306,30 +291,30 @@ type ProxyReport struct {
 // client's messages wait in its pipe meanwhile, the server's go on.
 func RunProxy(ctx context.Context, spec ProcessSpec, o ProxyOptions, stdin io.Reader, stdout io.Writer) (*ProxyReport, error) {
 	if o.MaxFrame == 0 {
-		o.MaxFrame = DefaultMaxFrameBytes
+		o.MaxFrame = mcp.DefaultMaxFrameBytes
 	}
 	if o.MaxFrame < 2 {
 		return nil, errs.Usage(errs.CodeInvalidLimit, "the frame limit must be at least 2 bytes")
 	}
 	if o.MaxPending <= 0 {
-		o.MaxPending = DefaultMaxPendingRequests
+		o.MaxPending = mcp.DefaultMaxPendingRequests
 	}
 	if o.ProbeTimeout <= 0 {
-		o.ProbeTimeout = DefaultProbeTimeout
+		o.ProbeTimeout = mcp.DefaultProbeTimeout
 	}
 	if o.StartupTimeout <= 0 {
-		o.StartupTimeout = DefaultStartupTimeout
+		o.StartupTimeout = mcp.DefaultStartupTimeout
 	}
 	maxFrame := o.MaxFrame
 	proc, err := StartProcess(spec)
 	if err != nil {
-		return nil, Coded(err)
+		return nil, mcp.Coded(err)
 	}
 	out := &lockedWriter{w: stdout}
 	adm := &admission{max: o.MaxPending, out: out, pending: map[string]struct{}{}}
 	serverLine := adm.serverLine
 	var probe *proxyProbe
-	if o.ProtocolVersion == AutoProtocolVersion || IsModernVersion(o.ProtocolVersion) {
+	if o.ProtocolVersion == mcp.AutoProtocolVersion || mcp.IsModernVersion(o.ProtocolVersion) {
 		probe = newProxyProbe()
 		serverLine = func(line []byte) bool { return probe.serverLine(line) && adm.serverLine(line) }
 	}
@@ -373,15 +358,15 @@ func RunProxy(ctx context.Context, spec ProcessSpec, o ProxyOptions, stdin io.Re
 		}
 	case o.ProtocolVersion != "":
 		// An explicit legacy version: the client's initialize negotiates.
-		rep.Protocol = &Negotiated{Era: EraLegacy, Version: o.ProtocolVersion}
+		rep.Protocol = &mcp.Negotiated{Era: mcp.EraLegacy, Version: o.ProtocolVersion}
 		if o.OnConnected != nil {
-			o.OnConnected(Implementation{}, *rep.Protocol)
+			o.OnConnected(mcp.Implementation{}, *rep.Protocol)
 		}
 	}
 	if result != nil {
 		cr, _ := proc.Stop(downDone)
 		rep.CleanupResult, rep.Exit = cr, proc.Exit()
-		return rep, Coded(result)
+		return rep, mcp.Coded(result)
 	}
 	var up <-chan error
 	if polled {
@@ -399,7 +384,7 @@ func RunProxy(ctx context.Context, spec ProcessSpec, o ProxyOptions, stdin io.Re
 	case err := <-up:
 		switch {
 		case isFrameErr(err):
-			result = protocolErr(CodeFrameTooLarge, "the client sent a message over the frame-size limit (%d bytes); the relay was closed", maxFrame)
+			result = mcp.ProtocolErr(errs.CodeFrameTooLarge, "the client sent a message over the frame-size limit (%d bytes); the relay was closed", maxFrame)
 		case err != nil && isWriteErr(err):
 			// The server stopped reading: it is ending; see below.
 			result = waitExitErr(proc, downDone)
@@ -408,7 +393,7 @@ func RunProxy(ctx context.Context, spec ProcessSpec, o ProxyOptions, stdin io.Re
 	case <-downDone:
 		switch {
 		case isFrameErr(down.err):
-			result = protocolErr(CodeFrameTooLarge, "the server sent a message over the frame-size limit (%d bytes); the relay was closed", maxFrame)
+			result = mcp.ProtocolErr(errs.CodeFrameTooLarge, "the server sent a message over the frame-size limit (%d bytes); the relay was closed", maxFrame)
 		case isWriteErr(down.err):
 			// Our stdout is gone: the client went away.
 		default:
@@ -426,17 +411,17 @@ func RunProxy(ctx context.Context, spec ProcessSpec, o ProxyOptions, stdin io.Re
 		select {
 		case <-downDone:
 			if isFrameErr(down.err) {
-				result = protocolErr(CodeFrameTooLarge, "the server sent a message over the frame-size limit (%d bytes); the relay was closed", maxFrame)
+				result = mcp.ProtocolErr(errs.CodeFrameTooLarge, "the server sent a message over the frame-size limit (%d bytes); the relay was closed", maxFrame)
 			}
 		default:
 		}
 	}
 	rep.CleanupResult, rep.Exit = cr, proc.Exit()
 	if result != nil {
-		return rep, Coded(result)
+		return rep, mcp.Coded(result)
 	}
 	if serr != nil {
-		return rep, Coded(serr)
+		return rep, mcp.Coded(serr)
 	}
 	return rep, nil
 }
@@ -459,13 +444,13 @@ func mergeDone(chs ...<-chan struct{}) <-chan struct{} {
 
 // waitExitErr describes a server that ended while the client was still
 // connected.
-func waitExitErr(proc *Process, downDone <-chan struct{}) *Error {
+func waitExitErr(proc *Process, downDone <-chan struct{}) *mcp.Error {
 	t := time.NewTimer(500 * time.Millisecond)
 	defer t.Stop()
 	select {
 	case <-proc.Exited():
 	case <-t.C:
-		return unavailable(CodeServerClosedStdout, "server closed its stdout")
+		return mcp.Unavailable(CodeServerClosedStdout, "server closed its stdout")
 	}
 	select {
 	case <-downDone:
@@ -498,7 +483,7 @@ func RunConnect(ctx context.Context, path string, maxFrame int, stdin io.Reader,
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
-		return Coded(&Error{Class: ClassUnavailable, Code: CodeConnectFailed, Message: "cannot connect to " + path + ": " + errText(err), Err: err})
+		return mcp.Coded(&mcp.Error{Class: mcp.ClassUnavailable, Code: errs.CodeConnectFailed, Message: "cannot connect to " + path + ": " + errText(err), Err: err})
 	}
 	uc := conn.(*net.UnixConn)
 	defer func() { _ = uc.Close() }() // the relay reported its own errors
@@ -513,10 +498,10 @@ func RunConnect(ctx context.Context, path string, maxFrame int, stdin io.Reader,
 		return nil // the client went away
 	case err := <-up:
 		if isFrameErr(err) {
-			return Coded(protocolErr(CodeFrameTooLarge, "the client sent a message over the frame-size limit (%d bytes); the connection was closed", maxFrame))
+			return mcp.Coded(mcp.ProtocolErr(errs.CodeFrameTooLarge, "the client sent a message over the frame-size limit (%d bytes); the connection was closed", maxFrame))
 		}
 		if err != nil && isWriteErr(err) {
-			return Coded(unavailable(CodeServiceClosed, "the service closed the connection"))
+			return mcp.Coded(mcp.Unavailable(CodeServiceClosed, "the service closed the connection"))
 		}
 		_ = uc.CloseWrite()
 		t := time.NewTimer(ConnectDrain)
@@ -524,7 +509,7 @@ func RunConnect(ctx context.Context, path string, maxFrame int, stdin io.Reader,
 		select {
 		case derr := <-down:
 			if isFrameErr(derr) {
-				return Coded(protocolErr(CodeFrameTooLarge, "the service sent a message over the frame-size limit (%d bytes); the connection was closed", maxFrame))
+				return mcp.Coded(mcp.ProtocolErr(errs.CodeFrameTooLarge, "the service sent a message over the frame-size limit (%d bytes); the connection was closed", maxFrame))
 			}
 		case <-t.C:
 		case <-ctx.Done():
@@ -533,11 +518,11 @@ func RunConnect(ctx context.Context, path string, maxFrame int, stdin io.Reader,
 	case derr := <-down:
 		switch {
 		case isFrameErr(derr):
-			return Coded(protocolErr(CodeFrameTooLarge, "the service sent a message over the frame-size limit (%d bytes); the connection was closed", maxFrame))
+			return mcp.Coded(mcp.ProtocolErr(errs.CodeFrameTooLarge, "the service sent a message over the frame-size limit (%d bytes); the connection was closed", maxFrame))
 		case isWriteErr(derr):
 			return nil // the client went away
 		}
-		return Coded(unavailable(CodeServiceClosed, "the service closed the connection"))
+		return mcp.Coded(mcp.Unavailable(CodeServiceClosed, "the service closed the connection"))
 	case <-ctx.Done():
 		return nil
 	}

@@ -1,8 +1,11 @@
-package mcp
+package mcpstdio
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/clawkit/clawkit/pkg/mcp"
 )
 
 // FuzzMetaVersion checks the admission's scan for params._meta's protocol
@@ -25,10 +28,10 @@ func FuzzMetaVersion(f *testing.F) {
 		var want string
 		wantOK := false
 		var p map[string]json.RawMessage
-		if params[skipSpace(params, 0)] == '{' && json.Unmarshal(params, &p) == nil {
+		if bytes.TrimSpace(params)[0] == '{' && json.Unmarshal(params, &p) == nil {
 			var meta map[string]json.RawMessage
 			if m := p["_meta"]; len(m) > 0 && m[0] == '{' && json.Unmarshal(m, &meta) == nil {
-				if v := meta[metaProtocolVersion]; len(v) > 0 && v[0] == '"' {
+				if v := meta[mcp.MetaProtocolVersion]; len(v) > 0 && v[0] == '"' {
 					wantOK = json.Unmarshal(v, &want) == nil
 				}
 			}

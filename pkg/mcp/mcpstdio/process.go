@@ -1,7 +1,6 @@
-package mcp
+package mcpstdio
 
 import (
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -9,12 +8,13 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/clawkit/clawkit/pkg/mcp"
 
 	"golang.org/x/sys/unix"
 )
@@ -45,59 +45,6 @@ type ProcessSpec struct {
 	EOFGrace, TermGrace, KillDeadline time.Duration
 }
 
-// ExitInfo is how the server's main process ended. Exactly one of Code and
-// Signal is set once it has ended.
-type ExitInfo struct {
-	Code   *int    `json:"code"`
-	Signal *string `json:"signal"`
-}
-
-func (x ExitInfo) String() string {
-	switch {
-	case x.Code != nil:
-		return "code " + strconv.Itoa(*x.Code)
-	case x.Signal != nil:
-		return "signal " + *x.Signal
-	}
-	return "unknown status"
-}
-
-// CleanupResult is reported when Stop had to signal the process tree.
-type CleanupResult struct {
-	Reason          string `json:"reason"`
-	SignalRequested string `json:"signalRequested"`
-	// SignalError is the first failure to deliver a signal (a member we
-	// may not signal, say); a member already gone is not a failure.
-	SignalError       string   `json:"signalError,omitempty"`
-	Exit              ExitInfo `json:"exit"`
-	DurationMs        int64    `json:"durationMs"`
-	EscalationAfterMs int64    `json:"escalationAfterMs"`
-	// OutsideGroup lists descendants that had left the server's process
-	// group (setsid) and were signalled by pid.
-	OutsideGroup []int `json:"outsideGroup,omitempty"`
-	// When cleanup could not be confirmed: what was done, in order
-	// (closure, signals, exit), and which pids were still alive.
-	Causes    []string `json:"causes,omitempty"`
-	Remaining []int    `json:"remaining,omitempty"`
-	// Session is set for an HTTP connection instead of the process
-	// fields: whether the server confirmed the session's end.
-	Session *SessionCleanup `json:"session,omitempty"`
-}
-
-// MarshalJSON writes an HTTP connection's result without the process
-// fields, which do not apply to it.
-func (r CleanupResult) MarshalJSON() ([]byte, error) {
-	type plain CleanupResult
-	if r.Session != nil {
-		return json.Marshal(struct {
-			Reason     string          `json:"reason"`
-			Session    *SessionCleanup `json:"session"`
-			DurationMs int64           `json:"durationMs"`
-		}{r.Reason, r.Session, r.DurationMs})
-	}
-	return json.Marshal(plain(r))
-}
-
 // Process is a server running in its own process group, which it owns with
 // every descendant that stays in that group.
 type Process struct {
@@ -110,7 +57,7 @@ type Process struct {
 	tail   *tailBuffer
 
 	exited     chan struct{}
-	exit       ExitInfo
+	exit       mcp.ExitInfo
 	stderrDone chan struct{}
 
 	treeMu  sync.Mutex
@@ -124,14 +71,14 @@ type Process struct {
 	stdinOnce sync.Once
 	stopOnce  sync.Once
 	stopDone  chan struct{}
-	stopRes   *CleanupResult
+	stopRes   *mcp.CleanupResult
 	stopErr   error
 }
 
-// lookPathIn resolves a bare command name through a PATH list. The child's
+// LookPath resolves a bare command name through a PATH list. The child's
 // own PATH (from its exact environment) wins; without one we use ours, which
 // only locates the program and passes nothing to it.
-func lookPathIn(name string, env []string) (string, error) {
+func LookPath(name string, env []string) (string, error) {
 	if strings.Contains(name, "/") {
 		return name, nil
 	}
@@ -185,9 +132,9 @@ func StartProcess(spec ProcessSpec) (*Process, error) {
 	if spec.Subreaper {
 		becomeSubreaper()
 	}
-	path, err := lookPathIn(spec.Command, spec.Env)
+	path, err := LookPath(spec.Command, spec.Env)
 	if err != nil {
-		return nil, spawnError(spec, err)
+		return nil, SpawnError(spec, err)
 	}
 	cmd := &exec.Cmd{
 		Path: path,
@@ -215,12 +162,12 @@ func StartProcess(spec ProcessSpec) (*Process, error) {
 	errR, errW, err3 := pipe()
 	if err := errors.Join(err1, err2, err3); err != nil {
 		closeAll()
-		return nil, unavailable(CodeSpawnFailed, "cannot create pipes: %v", err)
+		return nil, mcp.Unavailable(CodeSpawnFailed, "cannot create pipes: %v", err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	if err := cmd.Start(); err != nil {
 		closeAll()
-		return nil, spawnError(spec, err)
+		return nil, SpawnError(spec, err)
 	}
 	// The child has its copies; ours would keep its pipes open forever.
 	// This process never wrote to them: closing loses nothing.
@@ -242,11 +189,11 @@ func StartProcess(spec ProcessSpec) (*Process, error) {
 	return p, nil
 }
 
-// spawnError describes a failed start. A command that does not exist, is
+// SpawnError describes a failed start. A command that does not exist, is
 // not executable or is not a program is definitive (retrying cannot help,
 // exit 1); anything else (no pipes, no processes left) may pass (exit 5).
-func spawnError(spec ProcessSpec, err error) *Error {
-	e := unavailable(CodeSpawnFailed, "cannot start %q: %v", spec.Command, err)
+func SpawnError(spec ProcessSpec, err error) *mcp.Error {
+	e := mcp.Unavailable(CodeSpawnFailed, "cannot start %q: %v", spec.Command, err)
 	e.Err = err
 	hasPath := slices.ContainsFunc(spec.Env, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") })
 	switch {
@@ -316,7 +263,7 @@ func (p *Process) Stdout() *os.File { return p.stdout }
 func (p *Process) Exited() <-chan struct{} { return p.exited }
 
 // Exit is the main process's end state; valid after Exited is closed.
-func (p *Process) Exit() ExitInfo { return p.exit }
+func (p *Process) Exit() mcp.ExitInfo { return p.exit }
 
 // StderrTail is a copy of the last StderrTailBytes of the server's stderr.
 func (p *Process) StderrTail() []byte { return p.tail.Bytes() }
@@ -343,13 +290,13 @@ func (p *Process) exitTail(d time.Duration) string {
 // "not found" in its stderr is a shell or launcher (npx, sh -c) that could
 // not find a program: with the exact environment the cause is nearly
 // always a missing PATH, so the hint says so.
-func (p *Process) exitedError(tail string) *Error {
+func (p *Process) exitedError(tail string) *mcp.Error {
 	x := p.Exit()
-	var e *Error
+	var e *mcp.Error
 	if tail == "" {
-		e = unavailable(CodeServerExited, "server exited (%s)", x)
+		e = mcp.Unavailable(CodeServerExited, "server exited (%s)", x)
 	} else {
-		e = unavailable(CodeServerExited, "server exited (%s): %s", x, tail)
+		e = mcp.Unavailable(CodeServerExited, "server exited (%s): %s", x, tail)
 	}
 	if (x.Code != nil && *x.Code == 127) || strings.Contains(strings.ToLower(tail), "not found") {
 		hasPath := slices.ContainsFunc(p.spec.Env, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") })
@@ -382,7 +329,7 @@ func (p *Process) CloseStdin() { p.stdinOnce.Do(func() { _ = p.stdin.Close() }) 
 //
 // Stop is idempotent; concurrent callers all get the first call's outcome.
 // The result is nil after an ordinary close.
-func (p *Process) Stop(readerDone <-chan struct{}) (*CleanupResult, error) {
+func (p *Process) Stop(readerDone <-chan struct{}) (*mcp.CleanupResult, error) {
 	p.stopOnce.Do(func() {
 		p.stopRes, p.stopErr = p.stop(readerDone)
 		close(p.stopDone)

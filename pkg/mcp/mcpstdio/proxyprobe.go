@@ -1,14 +1,16 @@
-package mcp
+package mcpstdio
 
 import (
 	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
-	"slices"
 	"sync/atomic"
 	"time"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+
+	"github.com/clawkit/clawkit/pkg/mcp"
 )
 
 // The proxy's own probe (docs/mcp.md "Protocol eras"). Before it relays
@@ -42,10 +44,10 @@ type ProxyOptions struct {
 	// (a slow server is then relayed as before).
 	StartupTimeout time.Duration
 	// ClientInfo is sent in the probe's _meta.
-	ClientInfo Implementation
+	ClientInfo mcp.Implementation
 	// OnConnected is told the outcome before the relay starts (not called
 	// for an empty ProtocolVersion).
-	OnConnected func(server Implementation, n Negotiated)
+	OnConnected func(server mcp.Implementation, n mcp.Negotiated)
 }
 
 // proxyProbe intercepts the answer to the proxy's server/discover on the
@@ -70,7 +72,7 @@ func (p *proxyProbe) serverLine(line []byte) bool {
 	if !p.watching.Load() || !bytes.Contains(line, p.id) {
 		return true
 	}
-	id, method, _ := frameMembers(line)
+	id, method, _ := mcp.FrameMembers(line)
 	if method != nil || !bytes.Equal(id, p.id) {
 		return true
 	}
@@ -87,14 +89,14 @@ func (p *proxyProbe) serverLine(line []byte) bool {
 // the client went away, ctx ended); the caller's relay loop then reports
 // that as it always does. An explicit 2026-07-28-era version the server
 // does not speak is an error.
-func (p *proxyProbe) run(ctx context.Context, proc *Process, o ProxyOptions, stop <-chan struct{}) (Implementation, Negotiated, *Error, bool) {
-	var none Implementation
+func (p *proxyProbe) run(ctx context.Context, proc *Process, o ProxyOptions, stop <-chan struct{}) (mcp.Implementation, mcp.Negotiated, *mcp.Error, bool) {
+	var none mcp.Implementation
 	v := o.ProtocolVersion
-	probe := v == AutoProtocolVersion
+	probe := v == mcp.AutoProtocolVersion
 	if probe {
-		v = ModernProtocolVersion
+		v = mcp.ModernProtocolVersion
 	}
-	meta := buildMeta(v, nil, o.ClientInfo)
+	meta := mcp.BuildMeta(v, nil, o.ClientInfo)
 	req := make([]byte, 0, 256)
 	req = append(req, `{"jsonrpc":"2.0","id":`...)
 	req = append(req, p.id...)
@@ -103,24 +105,24 @@ func (p *proxyProbe) run(ctx context.Context, proc *Process, o ProxyOptions, sto
 	req = append(req, "}}\n"...)
 	if _, err := proc.Stdin().Write(req); err != nil {
 		p.watching.Store(false)
-		return none, Negotiated{}, nil, false // the server is ending; the relay reports it
+		return none, mcp.Negotiated{}, nil, false // the server is ending; the relay reports it
 	}
 	startup := time.NewTimer(o.StartupTimeout)
 	defer startup.Stop()
 	consumed := time.NewTicker(2 * time.Millisecond)
 	defer consumed.Stop()
 	var bound <-chan time.Time
-	timedOut := func() (Implementation, Negotiated, *Error, bool) {
+	timedOut := func() (mcp.Implementation, mcp.Negotiated, *mcp.Error, bool) {
 		// Still watching: a late answer is swallowed when it comes.
 		if !probe {
-			return none, Negotiated{}, unavailable(CodeInitializeTimeout, "server/discover timed out after %dms", o.StartupTimeout.Milliseconds()), true
+			return none, mcp.Negotiated{}, mcp.Unavailable(errs.CodeInitializeTimeout, "server/discover timed out after %dms", o.StartupTimeout.Milliseconds()), true
 		}
-		return none, Negotiated{Era: EraLegacy, Probe: "discover-timeout"}, nil, true
+		return none, mcp.Negotiated{Era: mcp.EraLegacy, Probe: "discover-timeout"}, nil, true
 	}
 	for {
 		select {
 		case line := <-p.answer:
-			return discoverOutcome(line, v, probe)
+			return mcp.DiscoverOutcome(line, v, probe)
 		case <-consumed.C:
 			if pipeEmpty(proc.Stdin()) {
 				consumed.Stop()
@@ -133,56 +135,11 @@ func (p *proxyProbe) run(ctx context.Context, proc *Process, o ProxyOptions, sto
 		case <-startup.C:
 			return timedOut()
 		case <-proc.Exited():
-			return none, Negotiated{}, nil, false
+			return none, mcp.Negotiated{}, nil, false
 		case <-stop:
-			return none, Negotiated{}, nil, false
+			return none, mcp.Negotiated{}, nil, false
 		case <-ctx.Done():
-			return none, Negotiated{}, nil, false
+			return none, mcp.Negotiated{}, nil, false
 		}
 	}
-}
-
-// discoverOutcome reads the answer to the proxy's server/discover for
-// version v, as Client.discover does.
-func discoverOutcome(line []byte, v string, probe bool) (Implementation, Negotiated, *Error, bool) {
-	var none Implementation
-	var m struct {
-		Result json.RawMessage `json:"result"`
-		Error  *RPCError       `json:"error"`
-	}
-	_ = json.Unmarshal(line, &m)
-	if m.Error != nil {
-		var d struct {
-			Supported []string `json:"supported"`
-		}
-		_ = json.Unmarshal(m.Error.Data, &d)
-		switch {
-		case probe:
-			return none, Negotiated{Era: EraLegacy, Probe: "discover-error", SupportedVersions: d.Supported}, nil, true
-		case m.Error.Code == codeUnsupportedProtocolVersion:
-			return none, Negotiated{}, &Error{Class: ClassProtocol, Code: CodeProtocolVersionUnsupported, RPC: m.Error,
-				Message: "the server does not speak protocol version " + quote(v) + "; it speaks " + listOrUnknown(d.Supported)}, true
-		default:
-			return none, Negotiated{}, &Error{Class: ClassProtocol, Code: CodeHandshakeFailed, RPC: m.Error,
-				Message: "the server refused server/discover (" + m.Error.Message + "): it does not speak the stateless protocol " + quote(v)}, true
-		}
-	}
-	var dr struct {
-		SupportedVersions []string                   `json:"supportedVersions"`
-		Meta              map[string]json.RawMessage `json:"_meta"`
-	}
-	_ = json.Unmarshal(m.Result, &dr)
-	if !slices.Contains(dr.SupportedVersions, v) {
-		if probe {
-			return none, Negotiated{Era: EraLegacy, Probe: "discover-error", SupportedVersions: dr.SupportedVersions}, nil, true
-		}
-		return none, Negotiated{}, protocolErr(CodeProtocolVersionMismatch, "the server speaks %s; requested %q", listOrUnknown(dr.SupportedVersions), v), true
-	}
-	var info Implementation
-	_ = json.Unmarshal(dr.Meta[metaServerInfo], &info)
-	n := Negotiated{Era: EraModern, Version: v, SupportedVersions: dr.SupportedVersions}
-	if probe {
-		n.Probe = "discover"
-	}
-	return info, n, nil, true
 }

@@ -1,9 +1,12 @@
-package mcp
+package mcpstdio
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"testing"
+
+	"github.com/clawkit/clawkit/pkg/mcp"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -55,14 +58,29 @@ func TestMain(m *testing.M) {
 }
 
 // fakeOptions runs mcpfake MODE [ARG] from the test binary.
-func fakeOptions(t testing.TB, mode string, arg ...string) Options {
+func fakeOptions(t testing.TB, mode string, arg ...string) testOptions {
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Options{
+	return testOptions{ProcessSpec: ProcessSpec{
 		Command: self,
 		Args:    append([]string{mode}, arg...),
 		Env:     []string{"CLAWKIT_MCPFAKE=1"},
-	}
+	}}
+}
+
+// testOptions is a server to start and the connection's options, as the
+// tests build them.
+type testOptions struct {
+	ProcessSpec
+	mcp.Options
+}
+
+func startOpts(ctx context.Context, o testOptions) (*Client, error) {
+	return Start(ctx, o.ProcessSpec, o.Options)
+}
+
+func callOpts(ctx context.Context, o testOptions, method string, params json.RawMessage) (*mcp.CallReport, error) {
+	return mcp.Call(ctx, Dialer(o.ProcessSpec), o.Options, method, params)
 }

@@ -1,4 +1,4 @@
-package mcp
+package mcphttp
 
 // mcp proxy --listen: a stdio server served over Streamable HTTP (and,
 // with LegacySSE, the 2024-11-05 HTTP+SSE transport), one child process
@@ -22,6 +22,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/clawkit/clawkit/pkg/mcp"
+	"github.com/clawkit/clawkit/pkg/mcp/mcpstdio"
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
@@ -98,7 +101,7 @@ type ListenReport struct {
 
 func (o *ListenOptions) setDefaults() {
 	if o.MaxFrame <= 0 {
-		o.MaxFrame = DefaultMaxFrameBytes
+		o.MaxFrame = mcp.DefaultMaxFrameBytes
 	}
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = DefaultMaxSessions
@@ -119,10 +122,10 @@ func (o *ListenOptions) setDefaults() {
 		o.RateBurst = DefaultRateBurst
 	}
 	if o.MaxPending <= 0 {
-		o.MaxPending = DefaultMaxPendingRequests
+		o.MaxPending = mcp.DefaultMaxPendingRequests
 	}
 	if o.RequestTimeout <= 0 {
-		o.RequestTimeout = DefaultRequestTimeout
+		o.RequestTimeout = mcp.DefaultRequestTimeout
 	}
 	if o.HeaderTimeout <= 0 {
 		o.HeaderTimeout = proxyReadHeaderTimeout
@@ -151,7 +154,7 @@ func NewToken() string {
 }
 
 type httpProxy struct {
-	spec ProcessSpec
+	spec mcpstdio.ProcessSpec
 	o    ListenOptions
 	port string
 
@@ -169,7 +172,7 @@ type proxySession struct {
 	// (with the token, it addresses the session) and is never printed.
 	n      int
 	p      *httpProxy
-	proc   *Process
+	proc   *mcpstdio.Process
 	legacy bool
 
 	wmu sync.Mutex // one writer of the child's stdin
@@ -194,26 +197,26 @@ type proxySession struct {
 
 // ServeHTTP serves spec's server over HTTP until ctx ends, then drains:
 // every session's child process tree is stopped and confirmed gone.
-func ServeHTTP(ctx context.Context, spec ProcessSpec, o ListenOptions) (*ListenReport, error) {
+func ServeHTTP(ctx context.Context, spec mcpstdio.ProcessSpec, o ListenOptions) (*ListenReport, error) {
 	o.setDefaults()
 	if o.Token == "" && !o.NoAuth {
-		return nil, protocolErr(errs.CodeInvalidParams, "a bearer token is required")
+		return nil, mcp.ProtocolErr(errs.CodeInvalidParams, "a bearer token is required")
 	}
 	// A command that cannot be found fails now, not at every session.
-	if path, err := lookPathIn(spec.Command, spec.Env); err != nil {
-		return nil, spawnError(spec, err)
+	if path, err := mcpstdio.LookPath(spec.Command, spec.Env); err != nil {
+		return nil, mcpstdio.SpawnError(spec, err)
 	} else if fi, err := os.Stat(resolveDir(path, spec.Dir)); err != nil || fi.IsDir() {
 		if err == nil {
 			err = errors.New("is a directory")
 		}
-		return nil, spawnError(spec, err)
+		return nil, mcpstdio.SpawnError(spec, err)
 	}
 	ln := o.Listener
 	if ln == nil {
 		var err error
 		ln, err = net.Listen("tcp", o.Addr)
 		if err != nil {
-			return nil, &Error{Class: ClassUnavailable, Code: errs.CodeListenFailed, Message: fmt.Sprintf("cannot listen on %s: %v", o.Addr, err), Definitive: true}
+			return nil, &mcp.Error{Class: mcp.ClassUnavailable, Code: errs.CodeListenFailed, Message: fmt.Sprintf("cannot listen on %s: %v", o.Addr, err), Definitive: true}
 		}
 	}
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
@@ -276,11 +279,11 @@ func ServeHTTP(ctx context.Context, spec ProcessSpec, o ListenOptions) (*ListenR
 	rep := p.report
 	p.mu.Unlock()
 	if len(rep.Unconfirmed) > 0 {
-		return &rep, &Error{Class: ClassUnavailable, Code: CodeCleanupUnconfirmed,
+		return &rep, &mcp.Error{Class: mcp.ClassUnavailable, Code: errs.CodeCleanupUnconfirmed,
 			Message: "cleanup could not be confirmed for " + strings.Join(rep.Unconfirmed, "; ")}
 	}
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
-		return &rep, &Error{Class: ClassUnavailable, Code: errs.CodeListenFailed, Message: "the listener failed: " + serveErr.Error()}
+		return &rep, &mcp.Error{Class: mcp.ClassUnavailable, Code: errs.CodeListenFailed, Message: "the listener failed: " + serveErr.Error()}
 	}
 	return &rep, nil
 }
@@ -412,7 +415,7 @@ func (p *httpProxy) open(legacy bool) (*proxySession, int, string) {
 	}
 	p.opening++
 	p.mu.Unlock()
-	proc, err := StartProcess(p.spec)
+	proc, err := mcpstdio.StartProcess(p.spec)
 	p.mu.Lock()
 	p.opening--
 	if err != nil {
@@ -479,7 +482,7 @@ func (s *proxySession) end(why string) {
 // the GET (or legacy) stream, else to the oldest open POST stream.
 func (s *proxySession) read() {
 	defer close(s.readerDone)
-	fr := NewLineFramer(s.p.o.MaxFrame - 1)
+	fr := mcp.NewLineFramer(s.p.o.MaxFrame - 1)
 	buf := make([]byte, 64<<10)
 	out := s.proc.Stdout()
 	for {
@@ -503,7 +506,7 @@ func (s *proxySession) route(line []byte) error {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return nil
 	}
-	id, method, _ := frameMembers(line)
+	id, method, _ := mcp.FrameMembers(line)
 	msg := bytes.Clone(line)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -620,7 +623,7 @@ func (p *httpProxy) post(w http.ResponseWriter, r *http.Request) {
 		_ = json.Compact(&compact, body)
 		body = compact.Bytes()
 	}
-	id, method, _ := frameMembers(body)
+	id, method, _ := mcp.FrameMembers(body)
 	var m string
 	if method != nil {
 		_ = json.Unmarshal(method, &m)
@@ -730,7 +733,7 @@ func (p *httpProxy) post(w http.ResponseWriter, r *http.Request) {
 		case msg := <-stream:
 			writeEvent(w, fl, msg)
 		case <-t.C:
-			writeEvent(w, fl, rpcErrorBytes(id, codeRequestTimeout, fmt.Sprintf("Request timed out after %dms", p.o.RequestTimeout.Milliseconds())))
+			writeEvent(w, fl, rpcErrorBytes(id, mcp.RPCRequestTimeout, fmt.Sprintf("Request timed out after %dms", p.o.RequestTimeout.Milliseconds())))
 			return
 		case <-s.done:
 			writeEvent(w, fl, rpcErrorBytes(id, -32000, "the server's session ended"))

@@ -1,4 +1,4 @@
-package mcp
+package mcpstdio
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 // shellServer runs the fake MCP server MODE behind a shell pipeline: tee
 // records every byte the client sends to recv, and filter (a sed/awk
 // program, or "cat") rewrites what the server sends back.
-func shellServer(t *testing.T, mode, filter string) (Options, string) {
+func shellServer(t *testing.T, mode, filter string) (testOptions, string) {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -23,11 +23,11 @@ func shellServer(t *testing.T, mode, filter string) (Options, string) {
 	}
 	recv := filepath.Join(t.TempDir(), "recv.log")
 	script := `tee "$RECV" | "$SELF" ` + mode + ` | ` + filter
-	return Options{
+	return testOptions{ProcessSpec: ProcessSpec{
 		Command: "/bin/sh",
 		Args:    []string{"-c", script},
 		Env:     []string{"CLAWKIT_MCPFAKE=1", "RECV=" + recv, "SELF=" + self, "PATH=/usr/bin:/bin"},
-	}, recv
+	}}, recv
 }
 
 // Empty lines from the server (after every message, and CRLF-only lines)

@@ -1,4 +1,4 @@
-package mcp
+package mcpstdio
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/clawkit/clawkit/pkg/mcp"
 
 	mcpgoclient "github.com/mark3labs/mcp-go/client"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -73,7 +75,7 @@ func BenchmarkToolsCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Run("client=clawkit", func(b *testing.B) {
-		c, err := Start(context.Background(), fakeOptions(b, "echo"))
+		c, err := startOpts(context.Background(), fakeOptions(b, "echo"))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -113,7 +115,7 @@ func BenchmarkToolsCall(b *testing.B) {
 			}
 		}()
 		init := mcpgo.InitializeRequest{}
-		init.Params.ProtocolVersion = DefaultProtocolVersion
+		init.Params.ProtocolVersion = mcp.DefaultProtocolVersion
 		init.Params.ClientInfo = mcpgo.Implementation{Name: "bench", Version: "1"}
 		if _, err := c.Initialize(context.Background(), init); err != nil {
 			b.Fatal(err)
@@ -130,8 +132,8 @@ func BenchmarkToolsCall(b *testing.B) {
 	// same Go server in its new-era mode.
 	b.Run("client=clawkit/era=2026-07-28", func(b *testing.B) {
 		o := fakeOptions(b, "modern")
-		o.ProtocolVersion = ModernProtocolVersion
-		c, err := Start(context.Background(), o)
+		o.ProtocolVersion = mcp.ModernProtocolVersion
+		c, err := startOpts(context.Background(), o)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -155,7 +157,7 @@ func BenchmarkToolsCall(b *testing.B) {
 				b.Error(err)
 			}
 		}()
-		if v := cs.InitializeResult().ProtocolVersion; v != ModernProtocolVersion {
+		if v := cs.InitializeResult().ProtocolVersion; v != mcp.ModernProtocolVersion {
 			b.Fatalf("the Go SDK negotiated %s", v)
 		}
 		roundTrips(b, func() error {
@@ -197,7 +199,7 @@ func BenchmarkToolsCall(b *testing.B) {
 			o.Args = []string{"mcp", "proxy", "--env", "CLAWKIT_MCPFAKE=1", "--", self, "echo"}
 			o.Env = []string{}
 		}
-		c, err := Start(context.Background(), o)
+		c, err := startOpts(context.Background(), o)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -258,7 +260,7 @@ func relayRatio(b *testing.B, server []string, bin, before string, env []string)
 		lat  []time.Duration
 	}
 	open := func(name string, cmd []string, env []string) *variant {
-		c, err := Start(context.Background(), Options{Command: cmd[0], Args: cmd[1:], Env: env, StartupTimeout: 30 * time.Second})
+		c, err := startOpts(context.Background(), testOptions{ProcessSpec: ProcessSpec{Command: cmd[0], Args: cmd[1:], Env: env}, Options: mcp.Options{StartupTimeout: 30 * time.Second}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package mcp
+package mcpstdio
 
 import (
 	"context"
@@ -6,6 +6,10 @@ import (
 	"errors"
 	"os"
 	"time"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+
+	"github.com/clawkit/clawkit/pkg/mcp"
 )
 
 // Reading the server's stdout: the reader baton.
@@ -92,8 +96,8 @@ func (c *Client) freeBatonLocked() {
 // idleTakeover is the idle timer: when nobody has read for c.idleDelay,
 // the background goroutine reads (notifications, server requests, EOF).
 func (c *Client) idleTakeover() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
 	if c.rstate != batonFree {
 		c.idleArmed = false // the next release arms it again
 		return
@@ -112,9 +116,9 @@ func (c *Client) tryTakeBaton(cl *call, timeout time.Duration) bool {
 	if timeout <= 0 {
 		return false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.canDeadline || c.closed || c.rstate != batonFree {
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
+	if !c.canDeadline || c.ClosedLocked() || c.rstate != batonFree {
 		return false
 	}
 	if c.proc.Stdout().SetReadDeadline(time.Now().Add(timeout)) != nil {
@@ -128,26 +132,26 @@ func (c *Client) tryTakeBaton(cl *call, timeout time.Duration) bool {
 // releaseBaton ends a caller's turn: the baton becomes free when nothing is
 // left to read for, else the background goroutine takes it.
 func (c *Client) releaseBaton(why batonWhy) {
-	c.mu.Lock()
-	if why != whyRead || c.closed || len(c.pending) > 0 {
+	c.Mu.Lock()
+	if why != whyRead || c.ClosedLocked() || c.PendingLocked() > 0 {
 		c.handToBackLocked(why)
 	} else {
 		c.freeBatonLocked()
 	}
-	c.mu.Unlock()
+	c.Mu.Unlock()
 }
 
 // readFor reads stdout as the baton holder until cl is answered. done is
 // false when the read failed (EOF): the background goroutine has the baton
 // and the caller waits on its channel like any other.
-func (c *Client) readFor(ctx context.Context, cl *call, method string, onTimeout func() *Error) (res json.RawMessage, e *Error, done bool) {
+func (c *Client) readFor(ctx context.Context, cl *call, method string, onTimeout func() *mcp.Error) (res json.RawMessage, e *mcp.Error, done bool) {
 	if ctx.Done() != nil {
 		stop := context.AfterFunc(ctx, func() {
-			c.mu.Lock()
+			c.Mu.Lock()
 			if c.holder == cl {
 				c.interruptLocked()
 			}
-			c.mu.Unlock()
+			c.Mu.Unlock()
 		})
 		defer stop()
 	}
@@ -156,7 +160,7 @@ func (c *Client) readFor(ctx context.Context, cl *call, method string, onTimeout
 		select {
 		case r := <-cl.ch:
 			c.releaseBaton(whyRead)
-			return r.result, r.err, true
+			return r.Result, r.Err, true
 		default:
 		}
 		n, err := out.Read(c.rbuf)
@@ -165,7 +169,7 @@ func (c *Client) readFor(ctx context.Context, cl *call, method string, onTimeout
 				c.retire(c.readFailure(ferr))
 				c.releaseBaton(whyStop)
 				r := <-cl.ch // answered before the error, or rejected by retire
-				return r.result, r.err, true
+				return r.Result, r.Err, true
 			}
 		}
 		if err == nil {
@@ -178,40 +182,40 @@ func (c *Client) readFor(ctx context.Context, cl *call, method string, onTimeout
 		select {
 		case r := <-cl.ch:
 			c.releaseBaton(whyRead)
-			return r.result, r.err, true
+			return r.Result, r.Err, true
 		default:
 		}
 		// The deadline was ours, or our context's, or a retirement's.
 		switch {
 		case ctx.Err() != nil:
-			c.retire(ctxError(ctx, method, onTimeout).withDelivered(true))
+			c.retire(mcp.CtxError(ctx, method, onTimeout).WithDelivered(true))
 		case !c.isClosed():
-			c.retire(onTimeout().withDelivered(true))
+			c.retire(onTimeout().WithDelivered(true))
 		}
 		c.releaseBaton(whyRead) // closed: the background goroutine drains
 		// retire rejected every pending call, ours included (or our answer
 		// came first): take it from our channel.
 		r := <-cl.ch
-		return r.result, r.err, true
+		return r.Result, r.Err, true
 	}
 }
 
 func (c *Client) isClosed() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.closed
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
+	return c.ClosedLocked()
 }
 
 // readFailure is the fatal error for a framer or message failure.
-func (c *Client) readFailure(ferr error) *Error {
-	var fe *FrameError
+func (c *Client) readFailure(ferr error) *mcp.Error {
+	var fe *mcp.FrameError
 	if errors.As(ferr, &fe) {
-		return protocolErr(CodeFrameTooLarge, "response exceeded the frame-size limit (%d bytes)", c.opts.MaxFrameBytes)
+		return mcp.ProtocolErr(errs.CodeFrameTooLarge, "response exceeded the frame-size limit (%d bytes)", c.Opts.MaxFrameBytes)
 	}
-	if me := (*Error)(nil); errors.As(ferr, &me) {
+	if me := (*mcp.Error)(nil); errors.As(ferr, &me) {
 		return me
 	}
-	return protocolErr(CodeMalformedMessage, "%v", ferr)
+	return mcp.ProtocolErr(errs.CodeMalformedMessage, "%v", ferr)
 }
 
 // readLoop is the background reader: it reads while it holds the baton and
@@ -220,12 +224,12 @@ func (c *Client) readLoop() {
 	defer close(c.readerDone)
 	for {
 		<-c.bgWake
-		c.mu.Lock()
+		c.Mu.Lock()
 		why := c.bgWhy
 		c.answered = false
 		// A caller's request deadline may still be set.
 		_ = c.proc.Stdout().SetReadDeadline(time.Time{})
-		c.mu.Unlock()
+		c.Mu.Unlock()
 		switch why {
 		case whyEOF:
 			c.onStdoutEOF()
@@ -254,21 +258,21 @@ func (c *Client) readBackground() bool {
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
 				// A retirement interrupted the read it thought a caller's.
-				c.mu.Lock()
+				c.Mu.Lock()
 				_ = out.SetReadDeadline(time.Time{})
-				c.mu.Unlock()
+				c.Mu.Unlock()
 				continue
 			}
 			c.onStdoutEOF()
 			return false
 		}
-		c.mu.Lock()
-		if c.canDeadline && c.answered && !c.closed && len(c.pending) == 0 {
+		c.Mu.Lock()
+		if c.canDeadline && c.answered && !c.ClosedLocked() && c.PendingLocked() == 0 {
 			c.answered = false
 			c.freeBatonLocked()
-			c.mu.Unlock()
+			c.Mu.Unlock()
 			return true
 		}
-		c.mu.Unlock()
+		c.Mu.Unlock()
 	}
 }

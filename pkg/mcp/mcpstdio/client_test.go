@@ -1,4 +1,4 @@
-package mcp
+package mcpstdio
 
 import (
 	"bytes"
@@ -16,12 +16,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawkit/clawkit/pkg/mcp"
+
 	"github.com/clawkit/clawkit/pkg/errs"
 )
 
-func start(t *testing.T, o Options) *Client {
+func start(t *testing.T, o testOptions) *Client {
 	t.Helper()
-	c, err := Start(context.Background(), o)
+	c, err := startOpts(context.Background(), o)
 	if err != nil {
 		t.Fatalf("start: %v", err)
 	}
@@ -34,9 +36,9 @@ func callTool(name string, args any) json.RawMessage {
 	return b
 }
 
-func mcpErr(t *testing.T, err error) *Error {
+func mcpErr(t *testing.T, err error) *mcp.Error {
 	t.Helper()
-	var me *Error
+	var me *mcp.Error
 	if !errors.As(err, &me) {
 		t.Fatalf("error %v (%T) is not an *mcp.Error", err, err)
 	}
@@ -83,11 +85,11 @@ func TestClientRPCErrorRejectsOnlyItsRequest(t *testing.T) {
 	c := start(t, fakeOptions(t, "echo"))
 	_, err := c.Request(context.Background(), "tools/call", callTool("fail", nil))
 	me := mcpErr(t, err)
-	if me.Class != ClassProtocol || me.RPC == nil || me.RPC.Code != -32602 {
+	if me.Class != mcp.ClassProtocol || me.RPC == nil || me.RPC.Code != -32602 {
 		t.Fatalf("%+v", me)
 	}
-	if errs.KindOf(Coded(err)) != errs.KindFailed {
-		t.Fatalf("kind %v", errs.KindOf(Coded(err)))
+	if errs.KindOf(mcp.Coded(err)) != errs.KindFailed {
+		t.Fatalf("kind %v", errs.KindOf(mcp.Coded(err)))
 	}
 	if !c.IsAvailable() {
 		t.Fatal("a JSON-RPC error retired the connection")
@@ -121,7 +123,7 @@ func TestClientAdmissionRejectsOnlyTheNewCall(t *testing.T) {
 	if me.Code != "too_many_pending" || me.Message != "too many pending requests (limit 2)" || me.Delivered {
 		t.Fatalf("%+v", me)
 	}
-	if errs.KindOf(Coded(err)) != errs.KindUnavailable {
+	if errs.KindOf(mcp.Coded(err)) != errs.KindUnavailable {
 		t.Fatal("admission rejection is not unavailable")
 	}
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {
@@ -160,7 +162,7 @@ func TestClientCancelRetiresConnectionWithFirstError(t *testing.T) {
 		if me.Code != "cancelled" || !me.Delivered {
 			t.Fatalf("pending call got %+v, want the retained cancellation", me)
 		}
-		if errs.KindOf(Coded(me)) != errs.KindUnknown {
+		if errs.KindOf(mcp.Coded(me)) != errs.KindUnknown {
 			t.Fatal("a delivered cancelled request must be outcome-unknown")
 		}
 	}
@@ -226,7 +228,7 @@ func TestClientServerExitMidRequest(t *testing.T) {
 	if me.Code != "server_exited" || !strings.HasPrefix(me.Message, "server exited (code 7): mcpfake: dying") || !me.Delivered {
 		t.Fatalf("%+v", me)
 	}
-	if errs.KindOf(Coded(err)) != errs.KindUnknown {
+	if errs.KindOf(mcp.Coded(err)) != errs.KindUnknown {
 		t.Fatal("want outcome unknown")
 	}
 }
@@ -235,15 +237,15 @@ func TestClientStartFailures(t *testing.T) {
 	o := fakeOptions(t, "no-init")
 	o.StartupTimeout = 150 * time.Millisecond
 	o.EOFGrace = 100 * time.Millisecond
-	_, err := Start(context.Background(), o)
-	if me := mcpErr(t, err); me.Code != CodeInitializeTimeout || me.Message != "initialize timed out after 150ms" || me.Delivered {
+	_, err := startOpts(context.Background(), o)
+	if me := mcpErr(t, err); me.Code != errs.CodeInitializeTimeout || me.Message != "initialize timed out after 150ms" || me.Delivered {
 		t.Fatalf("%+v", me)
 	}
-	_, err = Start(context.Background(), fakeOptions(t, "wrong-version"))
-	if me := mcpErr(t, err); me.Code != "protocol_version_mismatch" || me.Class != ClassProtocol {
+	_, err = startOpts(context.Background(), fakeOptions(t, "wrong-version"))
+	if me := mcpErr(t, err); me.Code != "protocol_version_mismatch" || me.Class != mcp.ClassProtocol {
 		t.Fatalf("%+v", me)
 	}
-	_, err = Start(context.Background(), Options{Command: "/nonexistent/server", Env: []string{}})
+	_, err = startOpts(context.Background(), testOptions{ProcessSpec: ProcessSpec{Command: "/nonexistent/server", Env: []string{}}})
 	if me := mcpErr(t, err); me.Code != "spawn_failed" {
 		t.Fatalf("%+v", me)
 	}
@@ -340,19 +342,19 @@ func TestBuildEnv(t *testing.T) {
 		}
 		return "", false
 	}
-	env, err := BuildEnv([]string{"A=1", "B=x=y", "A=2", "C="}, []string{"HAVE", "EMPTY"}, look)
+	env, err := mcp.BuildEnv([]string{"A=1", "B=x=y", "A=2", "C="}, []string{"HAVE", "EMPTY"}, look)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(env, ";"); got != "HAVE=v;EMPTY=;A=2;B=x=y;C=" {
 		t.Fatalf("env %q", got)
 	}
-	env, _ = BuildEnv(nil, nil, look)
+	env, _ = mcp.BuildEnv(nil, nil, look)
 	if env == nil || len(env) != 0 {
 		t.Fatal("an empty environment must be a non-nil empty list")
 	}
 	for _, bad := range [][2][]string{{{"NOEQ"}, nil}, {{"=v"}, nil}, {{"A\x00=v"}, nil}, {nil, {"MISSING"}}, {nil, {"A=B"}}} {
-		if _, err := BuildEnv(bad[0], bad[1], look); errs.KindOf(err) != errs.KindUsage {
+		if _, err := mcp.BuildEnv(bad[0], bad[1], look); errs.KindOf(err) != errs.KindUsage {
 			t.Fatalf("%q: err %v", bad, err)
 		}
 	}
@@ -360,16 +362,16 @@ func TestBuildEnv(t *testing.T) {
 
 func TestCodedKinds(t *testing.T) {
 	cases := []struct {
-		err  *Error
+		err  *mcp.Error
 		kind errs.Kind
 	}{
-		{protocolErr("malformed_message", "x"), errs.KindFailed},
-		{unavailable("spawn_failed", "x"), errs.KindUnavailable},
-		{unavailable("request_timeout", "x").withDelivered(true), errs.KindUnknown},
-		{protocolErr("rpc_error", "x").withDelivered(true), errs.KindFailed},
+		{mcp.ProtocolErr("malformed_message", "x"), errs.KindFailed},
+		{mcp.Unavailable("spawn_failed", "x"), errs.KindUnavailable},
+		{mcp.Unavailable("request_timeout", "x").WithDelivered(true), errs.KindUnknown},
+		{mcp.ProtocolErr("rpc_error", "x").WithDelivered(true), errs.KindFailed},
 	}
 	for _, c := range cases {
-		got := Coded(c.err)
+		got := mcp.Coded(c.err)
 		if errs.KindOf(got) != c.kind || errs.CodeOf(got) != c.err.Code {
 			t.Errorf("%+v → %v %s", c.err, errs.KindOf(got), errs.CodeOf(got))
 		}
@@ -442,9 +444,9 @@ func TestClientPreCancelledContextSendsNothing(t *testing.T) {
 // now) leaves the baton free.
 func holdBaton(t *testing.T, c *Client) {
 	t.Helper()
-	c.mu.Lock()
+	c.Mu.Lock()
 	c.idleDelay = time.Hour
-	c.mu.Unlock()
+	c.Mu.Unlock()
 	if _, err := c.Request(context.Background(), "ping", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -454,9 +456,9 @@ func holdBaton(t *testing.T, c *Client) {
 func waitReading(t *testing.T, c *Client) {
 	t.Helper()
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(time.Millisecond) {
-		c.mu.Lock()
+		c.Mu.Lock()
 		reading := c.rstate == batonCaller && c.holder != nil
-		c.mu.Unlock()
+		c.Mu.Unlock()
 		if reading {
 			return
 		}
@@ -604,9 +606,9 @@ func waitPending(t *testing.T, c *Client, n int) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		c.mu.Lock()
-		got := len(c.pending)
-		c.mu.Unlock()
+		c.Mu.Lock()
+		got := c.PendingLocked()
+		c.Mu.Unlock()
 		if got == n {
 			return
 		}
@@ -620,7 +622,7 @@ func waitPending(t *testing.T, c *Client, n int) {
 // stopWithin bounds a stop path: it must return within the sum of its
 // graces plus a generous slack (the machine may be loaded); it is measured
 // by waiting on the call, never by sleeping.
-func stopWithin(t *testing.T, o Options, f func()) time.Duration {
+func stopWithin(t *testing.T, o testOptions, f func()) time.Duration {
 	t.Helper()
 	bound := o.EOFGrace + o.TermGrace + o.KillDeadline + 30*time.Second
 	t0 := time.Now()
@@ -668,7 +670,7 @@ func TestClientServerThatStopsReading(t *testing.T) {
 	if me.Code != "request_timeout" || !strings.Contains(me.Message, "not reading its stdin") || !me.Delivered {
 		t.Fatalf("%+v", me)
 	}
-	var cr *CleanupResult
+	var cr *mcp.CleanupResult
 	stopWithin(t, o, func() { cr, err = c.Stop() })
 	if err != nil || cr == nil || cr.SignalRequested != "SIGKILL" {
 		t.Fatalf("cr=%+v err=%v", cr, err)
@@ -679,7 +681,7 @@ func TestClientServerClosesStdoutKeepsStderr(t *testing.T) {
 	o := fakeOptions(t, "echo")
 	o.EOFGrace, o.TermGrace, o.KillDeadline = 100*time.Millisecond, 100*time.Millisecond, time.Second
 	var err error
-	stopWithin(t, o, func() { _, err = Call(context.Background(), o, "tools/call", callTool("close-stdout", nil)) })
+	stopWithin(t, o, func() { _, err = callOpts(context.Background(), o, "tools/call", callTool("close-stdout", nil)) })
 	if errs.CodeOf(err) != "server_closed_stdout" {
 		t.Fatalf("%v", err)
 	}
@@ -690,7 +692,7 @@ func TestClientRejectsBadUTF8AndScalarResults(t *testing.T) {
 		c := start(t, fakeOptions(t, mode))
 		_, err := c.Request(context.Background(), "tools/call", callTool("echo", nil))
 		me := mcpErr(t, err)
-		if me.Class != ClassProtocol || me.Code != "malformed_message" {
+		if me.Class != mcp.ClassProtocol || me.Code != "malformed_message" {
 			t.Fatalf("%s: %+v", mode, me)
 		}
 		if c.IsAvailable() {
@@ -714,7 +716,7 @@ func TestStopReachesSetsidDescendants(t *testing.T) {
 				t.Fatal(err)
 			}
 			pids := readPids(t, pidFile)
-			var cr *CleanupResult
+			var cr *mcp.CleanupResult
 			var err error
 			stopWithin(t, o, func() { cr, err = c.Stop() })
 			if err != nil {
@@ -734,7 +736,7 @@ func TestStopReachesSetsidDescendants(t *testing.T) {
 }
 
 func TestExitNotFoundHintsEnvPassPath(t *testing.T) {
-	_, err := Call(context.Background(), Options{Command: "sh", Args: []string{"-c", "no-such-program-anywhere"}, Env: []string{}}, "ping", nil)
+	_, err := callOpts(context.Background(), testOptions{ProcessSpec: ProcessSpec{Command: "sh", Args: []string{"-c", "no-such-program-anywhere"}, Env: []string{}}}, "ping", nil)
 	e := errs.As(err)
 	if e == nil || e.Code != "server_exited" || !strings.Contains(e.Message, "code 127") || !strings.Contains(e.Hint, "--env-pass PATH") {
 		t.Fatalf("%+v", e)
@@ -751,26 +753,26 @@ func TestDefinitiveStartFailures(t *testing.T) {
 	}
 	cases := []struct {
 		name string
-		o    Options
+		o    testOptions
 		code errs.Code
 		hint string
 	}{
-		{"missing path", Options{Command: filepath.Join(dir, "no", "server"), Env: []string{}}, "spawn_failed", "no such file"},
-		{"not in clawkit's PATH", Options{Command: "no-such-program-anywhere", Env: []string{}}, "spawn_failed", "no such program in clawkit's PATH"},
-		{"not in the given PATH", Options{Command: "sh", Env: []string{"PATH=" + dir}}, "spawn_failed", "no such program in the PATH given"},
-		{"not executable", Options{Command: plain, Env: []string{}}, "spawn_failed", "not an executable program"},
-		{"a folder", Options{Command: dir, Env: []string{}}, "spawn_failed", "not an executable program"},
-		{"exits at once", Options{Command: "/bin/true", Env: []string{}}, "server_exited", "wrote nothing on stderr"},
-		{"exits with a reason", Options{Command: "/bin/sh", Args: []string{"-c", "echo no config >&2; exit 3"}, Env: []string{}}, "server_exited", "its stderr tail ends the message"},
+		{"missing path", testOptions{ProcessSpec: ProcessSpec{Command: filepath.Join(dir, "no", "server"), Env: []string{}}}, "spawn_failed", "no such file"},
+		{"not in clawkit's PATH", testOptions{ProcessSpec: ProcessSpec{Command: "no-such-program-anywhere", Env: []string{}}}, "spawn_failed", "no such program in clawkit's PATH"},
+		{"not in the given PATH", testOptions{ProcessSpec: ProcessSpec{Command: "sh", Env: []string{"PATH=" + dir}}}, "spawn_failed", "no such program in the PATH given"},
+		{"not executable", testOptions{ProcessSpec: ProcessSpec{Command: plain, Env: []string{}}}, "spawn_failed", "not an executable program"},
+		{"a folder", testOptions{ProcessSpec: ProcessSpec{Command: dir, Env: []string{}}}, "spawn_failed", "not an executable program"},
+		{"exits at once", testOptions{ProcessSpec: ProcessSpec{Command: "/bin/true", Env: []string{}}}, "server_exited", "wrote nothing on stderr"},
+		{"exits with a reason", testOptions{ProcessSpec: ProcessSpec{Command: "/bin/sh", Args: []string{"-c", "echo no config >&2; exit 3"}, Env: []string{}}}, "server_exited", "its stderr tail ends the message"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Start(context.Background(), c.o)
+			_, err := startOpts(context.Background(), c.o)
 			me := mcpErr(t, err)
 			if me.Code != c.code || !me.Definitive {
 				t.Fatalf("%+v", me)
 			}
-			ce := errs.As(Coded(err))
+			ce := errs.As(mcp.Coded(err))
 			if ce == nil || ce.Kind != errs.KindFailed || !strings.Contains(ce.Hint, c.hint) {
 				t.Fatalf("coded %+v, want exit 1 with a hint containing %q", ce, c.hint)
 			}
@@ -778,13 +780,13 @@ func TestDefinitiveStartFailures(t *testing.T) {
 	}
 	// A server that ends in the middle of a request after the handshake is
 	// not definitive: the request may have taken effect (exit 4).
-	c, err := Start(context.Background(), fakeOptions(t, "exit-mid-request"))
+	c, err := startOpts(context.Background(), fakeOptions(t, "exit-mid-request"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = c.Request(context.Background(), "tools/call", json.RawMessage(`{"name":"echo"}`))
 	_, _ = c.Stop()
-	if me := mcpErr(t, err); me.Definitive || errs.KindOf(Coded(err)) != errs.KindUnknown {
+	if me := mcpErr(t, err); me.Definitive || errs.KindOf(mcp.Coded(err)) != errs.KindUnknown {
 		t.Fatalf("%+v", me)
 	}
 }
@@ -795,7 +797,7 @@ func TestStopPromptAfterProtocolError(t *testing.T) {
 	o := fakeOptions(t, "oversized")
 	o.MaxFrameBytes = 4096
 	o.EOFGrace = 5 * time.Second
-	c, err := Start(context.Background(), o)
+	c, err := startOpts(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -811,7 +813,7 @@ func TestStopPromptAfterProtocolError(t *testing.T) {
 		t.Fatalf("cleanup %+v: want a signal sent before the %v EOF grace ran out", cr, o.EOFGrace)
 	}
 	// An ordinary failure (an error answer) keeps the grace: nothing forced.
-	c, err = Start(context.Background(), fakeOptions(t, "echo"))
+	c, err = startOpts(context.Background(), fakeOptions(t, "echo"))
 	if err != nil {
 		t.Fatal(err)
 	}

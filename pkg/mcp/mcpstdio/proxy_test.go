@@ -1,4 +1,4 @@
-package mcp
+package mcpstdio
 
 import (
 	"bufio"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clawkit/clawkit/pkg/mcp"
 )
 
 // A client that closes our stdout while keeping its end of our stdin open,
@@ -38,7 +40,7 @@ func TestRunProxyNoticesClosedStdout(t *testing.T) {
 	spec := ProcessSpec{Command: o.Command, Args: o.Args, Env: o.Env, EOFGrace: 200 * time.Millisecond, TermGrace: 200 * time.Millisecond}
 	res := make(chan error, 1)
 	go func() {
-		_, err := RunProxy(context.Background(), spec, ProxyOptions{ProtocolVersion: AutoProtocolVersion, ProbeTimeout: 30 * time.Second}, inR, outW)
+		_, err := RunProxy(context.Background(), spec, ProxyOptions{ProtocolVersion: mcp.AutoProtocolVersion, ProbeTimeout: 30 * time.Second}, inR, outW)
 		res <- err
 	}()
 	if err := outR.Close(); err != nil {

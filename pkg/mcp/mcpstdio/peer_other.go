@@ -1,6 +1,6 @@
 //go:build !linux
 
-package mcp
+package mcpstdio
 
 // watchPeerEpoll is Linux only: elsewhere watchPeerClosed polls.
 func watchPeerEpoll(fd int, gone chan struct{}, done <-chan struct{}) bool { return false }

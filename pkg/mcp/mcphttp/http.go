@@ -1,4 +1,4 @@
-package mcp
+package mcphttp
 
 // The client over HTTP (docs/mcp.md, "Over HTTP"): Streamable HTTP as the
 // spec's revisions since 2025-03-26 define it, and the HTTP+SSE transport
@@ -26,14 +26,17 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/clawkit/clawkit/pkg/mcp"
+
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
-	"github.com/clawkit/clawkit/pkg/mcp/sse"
+	"github.com/clawkit/clawkit/pkg/mcp/mcphttp/sse"
+	"github.com/clawkit/clawkit/pkg/oauth"
 	"github.com/clawkit/clawkit/pkg/redact"
 	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
-// Transports of HTTPOptions.Transport.
+// Transports of Options.Transport.
 const (
 	TransportAuto       = "auto"
 	TransportStreamable = "streamable"
@@ -59,12 +62,16 @@ const (
 	deleteTimeout = 10 * time.Second
 )
 
-// HTTPOptions configure a connection to a remote server (Options.HTTP).
-type HTTPOptions struct {
+// Options configure a connection to a remote server (Options.HTTP).
+type Options struct {
 	URL string
 	// Header holds extra request headers. Their values are secrets: they
 	// are never printed, and removed from every message (redact.Values).
 	Header http.Header
+	// Auth, when set, supplies the Authorization header from an OAuth
+	// profile and reacts to the server's 401 and 403 (pkg/oauth's
+	// Authorizer; docs/mcp.md, "Login").
+	Auth HTTPAuth
 	// Transport is TransportAuto (Streamable HTTP, else the legacy
 	// HTTP+SSE after the spec's probe), TransportStreamable or
 	// TransportSSE.
@@ -80,10 +87,10 @@ type HTTPOptions struct {
 	RoundTripper http.RoundTripper
 }
 
-// HTTPClient is one MCP connection to a remote server.
-type HTTPClient struct {
-	opts Options
-	h    HTTPOptions
+// Client is one MCP connection to a remote server.
+type Client struct {
+	mcp.Core
+	h    Options
 	hc   *http.Client
 	base *url.URL
 
@@ -92,11 +99,7 @@ type HTTPClient struct {
 	wg       sync.WaitGroup // the streams and the answers to server requests
 	answers  chan struct{}  // slots for answers to server requests
 
-	mu        sync.Mutex
-	pending   map[int64]chan reply
-	nextID    int64
-	closed    bool
-	fatal     *Error
+	// Under Mu:
 	sessionID string
 	legacy    bool     // the 2024-11-05 HTTP+SSE transport
 	endpoint  *url.URL // legacy: where messages are posted
@@ -105,11 +108,9 @@ type HTTPClient struct {
 
 	total   atomic.Int64
 	secrets []string
-
-	eraState
 }
 
-func (o *HTTPOptions) setDefaults(frame int) {
+func (o *Options) setDefaults(frame int) {
 	if o.Transport == "" {
 		o.Transport = TransportAuto
 	}
@@ -146,17 +147,37 @@ func ParseURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// StartHTTP connects to opts.HTTP.URL and completes the opening within
-// StartupTimeout.
-func StartHTTP(ctx context.Context, opts Options) (*HTTPClient, error) {
-	if opts.HTTP == nil {
-		return nil, errs.Usage(CodeInvalidURL, "no server URL given")
+// Dialer connects to h.URL for mcp.Call and mcp.Session.
+func Dialer(h Options) mcp.Dialer {
+	return func(ctx context.Context, opts mcp.Options) (mcp.Conn, error) {
+		c, err := Start(ctx, h, opts)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
 	}
-	opts.Command = "(http)"
-	if err := opts.setDefaults(); err != nil {
+}
+
+// Start connects to h.URL and completes the opening within
+// HTTPAuth is an OAuth profile's part in the requests: Wrap sends them
+// with its token (renewed, stepped up), Secrets are the values to redact.
+type HTTPAuth interface {
+	Wrap(http.RoundTripper) http.RoundTripper
+	Secrets() []string
+}
+
+func wrapAuth(a HTTPAuth, rt http.RoundTripper) http.RoundTripper {
+	if a == nil {
+		return rt
+	}
+	return a.Wrap(rt)
+}
+
+// StartupTimeout.
+func Start(ctx context.Context, h Options, opts mcp.Options) (*Client, error) {
+	if err := opts.SetDefaults(); err != nil {
 		return nil, err
 	}
-	h := *opts.HTTP
 	h.setDefaults(opts.MaxFrameBytes)
 	u, err := ParseURL(h.URL)
 	if err != nil {
@@ -179,12 +200,11 @@ func StartHTTP(ctx context.Context, opts Options) (*HTTPClient, error) {
 			ForceAttemptHTTP2:  true,
 		}
 	}
-	c := &HTTPClient{
-		opts: opts, h: h, base: u,
-		hc: &http.Client{Transport: rt, CheckRedirect: func(*http.Request, []*http.Request) error {
+	c := &Client{
+		h: h, base: u,
+		hc: &http.Client{Transport: wrapAuth(h.Auth, rt), CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse // refused: see redirectError
 		}},
-		pending: make(map[int64]chan reply),
 		answers: make(chan struct{}, maxServerRequestsInFlight),
 	}
 	for _, vs := range h.Header {
@@ -196,6 +216,7 @@ func StartHTTP(ctx context.Context, opts Options) (*HTTPClient, error) {
 			}
 		}
 	}
+	c.Init(opts)
 	c.bg, c.bgCancel = context.WithCancel(context.Background())
 	deadline := time.Now().Add(opts.StartupTimeout)
 	e := c.open(ctx, deadline)
@@ -205,7 +226,7 @@ func StartHTTP(ctx context.Context, opts Options) (*HTTPClient, error) {
 		return nil, c.scrub(e)
 	}
 	if f := opts.OnConnected; f != nil {
-		f(c.serverInfo, c.negotiated)
+		f(c.ServerInfo(), c.Negotiated())
 	}
 	return c, nil
 }
@@ -214,96 +235,68 @@ func StartHTTP(ctx context.Context, opts Options) (*HTTPClient, error) {
 // a Streamable HTTP opening refused with 400, 404 or 405 before a session
 // exists falls back to the legacy transport (the spec's
 // backwards-compatibility probe), where the opening runs again.
-func (c *HTTPClient) open(ctx context.Context, deadline time.Time) *Error {
+func (c *Client) open(ctx context.Context, deadline time.Time) *mcp.Error {
 	if c.h.Transport == TransportSSE {
 		if e := c.openLegacy(ctx, deadline); e != nil {
 			return e
 		}
-		return handshake(c, ctx, deadline)
+		return c.handshake(ctx, deadline)
 	}
-	e := handshake(c, ctx, deadline)
+	e := c.handshake(ctx, deadline)
 	if e == nil {
-		c.mu.Lock()
-		c.protoHdr = c.negotiated.Version
-		c.mu.Unlock()
-		if c.negotiated.Era == EraLegacy {
+		c.Mu.Lock()
+		c.protoHdr = c.Negotiated().Version
+		c.Mu.Unlock()
+		if c.Negotiated().Era == mcp.EraLegacy {
 			c.openGetStream()
 		}
 		return nil
 	}
-	c.mu.Lock()
+	c.Mu.Lock()
 	noSession := c.sessionID == ""
-	c.mu.Unlock()
+	c.Mu.Unlock()
 	if c.h.Transport != TransportAuto || !noSession || !fallbackStatus(e.HTTPStatus) {
 		return e
 	}
-	c.eraState = eraState{}
+	c.ResetEra()
 	if le := c.openLegacy(ctx, deadline); le != nil {
 		// Neither transport: the first answer says most.
 		return e
 	}
-	return handshake(c, ctx, deadline)
+	return c.handshake(ctx, deadline)
+}
+
+// handshake runs the opening (mcp.Core.Handshake) over HTTP.
+func (c *Client) handshake(ctx context.Context, deadline time.Time) *mcp.Error {
+	return c.Handshake(ctx, deadline, mcp.Carrier{Do: c.do, Notify: c.Notify, Probe: c.probe})
 }
 
 func fallbackStatus(s int) bool { return s == 400 || s == 404 || s == 405 }
 
-func (c *HTTPClient) options() *Options { return &c.opts }
-func (c *HTTPClient) state() *eraState  { return &c.eraState }
-
-func (c *HTTPClient) takeID() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	id := c.nextID
-	c.nextID++
-	return id
-}
-
-// Negotiated is the protocol era and version the connection speaks.
-func (c *HTTPClient) Negotiated() Negotiated { return c.negotiated }
-
-// ServerInfo is the server's name and version from the opening.
-func (c *HTTPClient) ServerInfo() Implementation { return c.serverInfo }
-
 // SessionID is the server's Mcp-Session-Id ("" when it gave none).
-func (c *HTTPClient) SessionID() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (c *Client) SessionID() string {
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
 	return c.sessionID
 }
 
 // Legacy reports whether the connection uses the 2024-11-05 HTTP+SSE
 // transport.
-func (c *HTTPClient) Legacy() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (c *Client) Legacy() bool {
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
 	return c.legacy
 }
 
-// IsAvailable reports whether the connection still admits requests.
-func (c *HTTPClient) IsAvailable() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return !c.closed
-}
-
 // Request sends one request and waits for its result (Client.Request).
-func (c *HTTPClient) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+func (c *Client) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	return c.RequestTimeout(ctx, method, params, 0)
 }
 
 // RequestTimeout is Client.RequestTimeout over HTTP.
-func (c *HTTPClient) RequestTimeout(ctx context.Context, method string, params json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
-	if c.meta != nil {
-		if p := firstByte(params); p == 0 || p == '{' || p == 'n' {
-			params = c.withMeta(params)
-		}
-	}
-	if timeout <= 0 {
-		timeout = c.opts.RequestTimeout
-	}
-	res, err := c.do(ctx, c.takeID(), method, params, timeout, func() *Error {
-		return unavailable(CodeRequestTimeout, "request %s timed out after %dms", method, timeout.Milliseconds())
-	})
+func (c *Client) RequestTimeout(ctx context.Context, method string, params json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
+	params, timeout, onTimeout := c.PrepareRequest(method, params, timeout)
+	res, err := c.do(ctx, c.TakeID(), method, params, timeout, onTimeout)
 	if err != nil {
 		return nil, c.scrub(err)
 	}
@@ -315,8 +308,17 @@ func (c *HTTPClient) RequestTimeout(ctx context.Context, method string, params j
 // a credential back does not get it printed or stored. Only the exact
 // values are replaced (the mask keeps JSON valid); nothing else of the
 // server's data changes.
-func (c *HTTPClient) scrubBytes(b []byte) []byte {
-	for _, sec := range c.secrets {
+// allSecrets are the header values and, with an OAuth profile, its
+// current tokens (a renewal changes them).
+func (c *Client) allSecrets() []string {
+	if c.h.Auth == nil {
+		return c.secrets
+	}
+	return append(append([]string(nil), c.secrets...), c.h.Auth.Secrets()...)
+}
+
+func (c *Client) scrubBytes(b []byte) []byte {
+	for _, sec := range c.allSecrets() {
 		if len(sec) >= 6 && bytes.Contains(b, []byte(sec)) {
 			b = bytes.ReplaceAll(b, []byte(sec), []byte(redact.Mask))
 		}
@@ -326,11 +328,12 @@ func (c *HTTPClient) scrubBytes(b []byte) []byte {
 
 // scrub removes the caller's header values from a message: a server may
 // echo them, and no secret is ever printed.
-func (c *HTTPClient) scrub(e *Error) *Error {
-	if e == nil || len(c.secrets) == 0 {
+func (c *Client) scrub(e *mcp.Error) *mcp.Error {
+	secrets := c.allSecrets()
+	if e == nil || len(secrets) == 0 {
 		return e
 	}
-	m := redact.Values(e.Message, c.secrets...)
+	m := redact.Values(e.Message, secrets...)
 	if m == e.Message {
 		return e
 	}
@@ -346,45 +349,29 @@ var (
 	errProbeBound      = errors.New("probe bound")
 )
 
-func (c *HTTPClient) do(ctx context.Context, id int64, method string, params json.RawMessage, timeout time.Duration, onTimeout func() *Error) (json.RawMessage, *Error) {
+func (c *Client) do(ctx context.Context, id int64, method string, params json.RawMessage, timeout time.Duration, onTimeout func() *mcp.Error) (json.RawMessage, *mcp.Error) {
+	if e := mcp.CheckParams(params); e != nil {
+		return nil, e
+	}
 	if len(params) > 0 {
-		if b := firstByte(params); b != '{' && b != '[' {
-			return nil, protocolErr(errs.CodeInvalidParams, "params must be a JSON object or array")
-		}
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, params); err != nil {
-			return nil, protocolErr(errs.CodeInvalidParams, "params are not valid JSON: %v", err)
+			return nil, mcp.ProtocolErr(errs.CodeInvalidParams, "params are not valid JSON: %v", err)
 		}
 		params = buf.Bytes()
 	}
 	if ctx.Err() != nil {
-		if ctxTimedOut(ctx) {
-			return nil, ctxError(ctx, method, onTimeout)
-		}
-		return nil, unavailable(CodeCancelled, "request %s was cancelled before it was sent: %v", method, context.Cause(ctx))
+		return nil, mcp.NotSent(ctx, method, onTimeout)
 	}
-	body := appendRequest(nil, id, method, params)
-	if len(body) > c.opts.MaxFrameBytes {
-		return nil, protocolErr(CodeFrameTooLarge, "request exceeded the frame-size limit (%d bytes > %d)", len(body), c.opts.MaxFrameBytes)
+	body := mcp.AppendRequest(nil, id, method, params)
+	if len(body) > c.Opts.MaxFrameBytes {
+		return nil, mcp.ProtocolErr(errs.CodeFrameTooLarge, "request exceeded the frame-size limit (%d bytes > %d)", len(body), c.Opts.MaxFrameBytes)
 	}
-	ch := make(chan reply, 1)
-	c.mu.Lock()
-	if c.closed {
-		e := c.fatal
-		c.mu.Unlock()
-		return nil, e.withDelivered(false)
+	ch := make(chan mcp.Reply, 1)
+	if e := c.Admit(id, ch); e != nil {
+		return nil, e
 	}
-	if len(c.pending) >= c.opts.MaxPendingRequests {
-		c.mu.Unlock()
-		return nil, unavailable(CodeTooManyPending, "too many pending requests (limit %d)", c.opts.MaxPendingRequests)
-	}
-	c.pending[id] = ch
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		delete(c.pending, id)
-		c.mu.Unlock()
-	}()
+	defer c.Forget(id)
 	if timeout <= 0 {
 		timeout = time.Millisecond // the startup budget is spent: one try
 	}
@@ -393,7 +380,7 @@ func (c *HTTPClient) do(ctx context.Context, id int64, method string, params jso
 	stop := context.AfterFunc(c.bg, cancel)
 	defer stop()
 
-	var e *Error
+	var e *mcp.Error
 	var fatal bool
 	if c.Legacy() {
 		e, fatal = c.postLegacy(rctx, body, true)
@@ -403,57 +390,47 @@ func (c *HTTPClient) do(ctx context.Context, id int64, method string, params jso
 	if e == nil {
 		select {
 		case r := <-ch:
-			return r.result, r.err
+			return r.Result, r.Err
 		case <-rctx.Done():
 		}
 	}
 	select {
 	case r := <-ch: // the answer came first
-		return r.result, r.err
+		return r.Result, r.Err
 	default:
 	}
 	if e == nil || rctx.Err() != nil {
 		// The deadline, the caller's context, or a retirement.
 		switch {
 		case c.bg.Err() != nil:
-			return nil, c.retainedFatal().withDelivered(true)
+			return nil, c.RetainedFatal().WithDelivered(true)
 		case errors.Is(context.Cause(rctx), errRequestDeadline):
 			e = onTimeout()
 		default:
-			e = ctxError(ctx, method, onTimeout)
+			e = mcp.CtxError(ctx, method, onTimeout)
 		}
 		fatal = true
 		e.Delivered = true
 	}
 	if fatal {
 		c.retire(e)
-		return nil, c.retainedFatal().withDelivered(e.Delivered)
+		return nil, c.RetainedFatal().WithDelivered(e.Delivered)
 	}
 	return nil, e
 }
 
-func (c *HTTPClient) retainedFatal() *Error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.fatal
-}
-
 // Notify sends a notification.
-func (c *HTTPClient) Notify(method string, params json.RawMessage) error {
-	c.mu.Lock()
-	if c.closed {
-		e := c.fatal
-		c.mu.Unlock()
-		return e
+func (c *Client) Notify(method string, params json.RawMessage) error {
+	if !c.IsAvailable() {
+		return c.RetainedFatal()
 	}
-	c.mu.Unlock()
-	body := appendNotification(nil, method, params)
-	if len(body) > c.opts.MaxFrameBytes {
-		return protocolErr(CodeFrameTooLarge, "notification exceeded the frame-size limit")
+	body := mcp.AppendNotification(nil, method, params)
+	if len(body) > c.Opts.MaxFrameBytes {
+		return mcp.ProtocolErr(errs.CodeFrameTooLarge, "notification exceeded the frame-size limit")
 	}
-	ctx, cancel := context.WithTimeoutCause(c.bg, c.opts.RequestTimeout, errRequestDeadline)
+	ctx, cancel := context.WithTimeoutCause(c.bg, c.Opts.RequestTimeout, errRequestDeadline)
 	defer cancel()
-	var e *Error
+	var e *mcp.Error
 	var fatal bool
 	if c.Legacy() {
 		e, fatal = c.postLegacy(ctx, body, false)
@@ -464,18 +441,18 @@ func (c *HTTPClient) Notify(method string, params json.RawMessage) error {
 		return nil
 	}
 	if errors.Is(context.Cause(ctx), errRequestDeadline) {
-		e, fatal = unavailable(CodeRequestTimeout, "notification %s timed out after %dms", method, c.opts.RequestTimeout.Milliseconds()), true
+		e, fatal = mcp.Unavailable(errs.CodeRequestTimeout, "notification %s timed out after %dms", method, c.Opts.RequestTimeout.Milliseconds()), true
 	}
 	if fatal {
 		c.retire(e)
-		return c.scrub(c.retainedFatal())
+		return c.scrub(c.RetainedFatal())
 	}
 	return c.scrub(e)
 }
 
 // newRequest builds a request to u with the caller's headers and the
 // transport's own.
-func (c *HTTPClient) newRequest(ctx context.Context, method string, u *url.URL, body []byte, accept string) *http.Request {
+func (c *Client) newRequest(ctx context.Context, method string, u *url.URL, body []byte, accept string) *http.Request {
 	return c.newMessageRequest(ctx, method, u, body, accept, "", nil)
 }
 
@@ -483,7 +460,7 @@ func (c *HTTPClient) newRequest(ctx context.Context, method string, u *url.URL, 
 // the 2026-07-28 era the method, and the name a tools/call, prompts/get or
 // resources/read addresses, are repeated in Mcp-Method and Mcp-Name (the
 // Go SDK refuses requests without them).
-func (c *HTTPClient) newMessageRequest(ctx context.Context, method string, u *url.URL, body []byte, accept, rpcMethod string, params json.RawMessage) *http.Request {
+func (c *Client) newMessageRequest(ctx context.Context, method string, u *url.URL, body []byte, accept, rpcMethod string, params json.RawMessage) *http.Request {
 	// Built directly rather than from u.String(): no URL is parsed again
 	// for every message.
 	uc := *u
@@ -501,19 +478,19 @@ func (c *HTTPClient) newMessageRequest(ctx context.Context, method string, u *ur
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", accept)
-	c.mu.Lock()
+	c.Mu.Lock()
 	if c.sessionID != "" && !c.legacy {
 		req.Header.Set("Mcp-Session-Id", c.sessionID)
 	}
 	v := c.protoHdr
-	c.mu.Unlock()
+	c.Mu.Unlock()
 	if v == "" {
-		v = c.metaVersion
+		v = c.MetaVersion()
 	}
 	if v != "" {
 		req.Header.Set("MCP-Protocol-Version", v)
 	}
-	if rpcMethod != "" && IsModernVersion(v) {
+	if rpcMethod != "" && mcp.IsModernVersion(v) {
 		req.Header.Set("Mcp-Method", headerSafe(rpcMethod))
 		if name := addressedName(rpcMethod, params); name != "" {
 			req.Header.Set("Mcp-Name", headerSafe(name))
@@ -555,13 +532,18 @@ func headerSafe(s string) string {
 
 // send performs req; a transport failure is classified (connect, header
 // timeout, the request's own deadline).
-func (c *HTTPClient) send(req *http.Request) (*http.Response, *Error, bool) {
+func (c *Client) send(req *http.Request) (*http.Response, *mcp.Error, bool) {
 	resp, err := c.hc.Do(req)
 	if err == nil {
 		return resp, nil, false
 	}
+	if ae, ok := oauth.AsAuthError(err); ok {
+		// The OAuth profile's own refusal (expired login, missing scope):
+		// its code and hint reach the user as they are.
+		return nil, &mcp.Error{Class: mcp.ClassProtocol, Code: CodeHTTPUnauthorized, Definitive: true, Message: ae.Error(), Err: ae}, true
+	}
 	if req.Context().Err() != nil {
-		return nil, unavailable(CodeCancelled, "%s", "interrupted"), false // the caller classifies
+		return nil, mcp.Unavailable(errs.CodeCancelled, "%s", "interrupted"), false // the caller classifies
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -569,7 +551,7 @@ func (c *HTTPClient) send(req *http.Request) (*http.Response, *Error, bool) {
 	}
 	var oe *net.OpError
 	if errors.As(err, &oe) && oe.Op == "dial" {
-		return nil, &Error{Class: ClassUnavailable, Code: CodeConnectFailed,
+		return nil, &mcp.Error{Class: mcp.ClassUnavailable, Code: errs.CodeConnectFailed,
 			Message: fmt.Sprintf("cannot connect to %s: %v", c.where(), oe.Err)}, true
 	}
 	var certErr *tls.CertificateVerificationError
@@ -578,26 +560,26 @@ func (c *HTTPClient) send(req *http.Request) (*http.Response, *Error, bool) {
 	if errors.As(err, &certErr) || errors.As(err, &uaErr) || errors.As(err, &hostErr) {
 		// A certificate that does not verify is a definite answer:
 		// retrying will not change it, and clawkit never skips the check.
-		return nil, &Error{Class: ClassProtocol, Code: CodeTLSFailed, Definitive: true,
+		return nil, &mcp.Error{Class: mcp.ClassProtocol, Code: CodeTLSFailed, Definitive: true,
 			Message: fmt.Sprintf("the TLS certificate of %s does not verify: %v", c.where(), err)}, true
 	}
 	if strings.Contains(err.Error(), "timeout awaiting response headers") {
-		return nil, unavailable(CodeHeaderTimeout, "%s sent no response headers within %dms", c.where(), c.h.HeaderTimeout.Milliseconds()).withDelivered(true), true
+		return nil, mcp.Unavailable(CodeHeaderTimeout, "%s sent no response headers within %dms", c.where(), c.h.HeaderTimeout.Milliseconds()).WithDelivered(true), true
 	}
 	var te interface{ Timeout() bool }
 	if errors.As(err, &te) && te.Timeout() {
-		return nil, &Error{Class: ClassUnavailable, Code: CodeConnectFailed,
+		return nil, &mcp.Error{Class: mcp.ClassUnavailable, Code: errs.CodeConnectFailed,
 			Message: fmt.Sprintf("cannot connect to %s: timed out after %dms", c.where(), c.h.ConnectTimeout.Milliseconds())}, true
 	}
-	return nil, &Error{Class: ClassUnavailable, Code: CodeConnectFailed, Delivered: true,
+	return nil, &mcp.Error{Class: mcp.ClassUnavailable, Code: errs.CodeConnectFailed, Delivered: true,
 		Message: fmt.Sprintf("HTTP request to %s failed: %v", c.where(), err)}, true
 }
 
 // where names the server without secrets.
-func (c *HTTPClient) where() string { return redact.URL(c.base.String()) }
+func (c *Client) where() string { return redact.URL(c.base.String()) }
 
 // statusError classifies an HTTP error status.
-func (c *HTTPClient) statusError(resp *http.Response, what string) (*Error, bool) {
+func (c *Client) statusError(resp *http.Response, what string) (*mcp.Error, bool) {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxSmallBody))
 	c.total.Add(int64(len(body)))
 	detail := strings.TrimSpace(string(body))
@@ -611,27 +593,27 @@ func (c *HTTPClient) statusError(resp *http.Response, what string) (*Error, bool
 		detail = ": " + detail
 	}
 	s := resp.StatusCode
-	c.mu.Lock()
+	c.Mu.Lock()
 	hadSession := c.sessionID != "" && !c.legacy
-	c.mu.Unlock()
+	c.Mu.Unlock()
 	switch {
 	case s >= 300 && s < 400:
 		loc := resp.Header.Get("Location")
-		return &Error{Class: ClassProtocol, Code: CodeRedirectRefused, HTTPStatus: s, Delivered: true,
+		return &mcp.Error{Class: mcp.ClassProtocol, Code: CodeRedirectRefused, HTTPStatus: s, Delivered: true,
 			Message: fmt.Sprintf("%s answered %s with a redirect (%d) to %s; clawkit follows no redirect", c.where(), what, s, redact.URL(loc))}, true
 	case s == 404 && hadSession:
-		e := unavailable(CodeSessionExpired, "the server no longer knows this session (404 to %s)%s", what, detail).withDelivered(true)
+		e := mcp.Unavailable(CodeSessionExpired, "the server no longer knows this session (404 to %s)%s", what, detail).WithDelivered(true)
 		e.HTTPStatus = s
 		return e, true
 	case s == 401 || s == 403:
-		return &Error{Class: ClassProtocol, Code: CodeHTTPUnauthorized, HTTPStatus: s, Definitive: true,
+		return &mcp.Error{Class: mcp.ClassProtocol, Code: CodeHTTPUnauthorized, HTTPStatus: s, Definitive: true,
 			Message: fmt.Sprintf("%s refused %s: HTTP %d%s", c.where(), what, s, detail)}, true
 	case s >= 500 || s == 429 || s == 408:
-		e := unavailable(CodeHTTPStatus, "%s answered %s with HTTP %d%s", c.where(), what, s, detail).withDelivered(true)
+		e := mcp.Unavailable(CodeHTTPStatus, "%s answered %s with HTTP %d%s", c.where(), what, s, detail).WithDelivered(true)
 		e.HTTPStatus = s
 		return e, false
 	}
-	return &Error{Class: ClassProtocol, Code: CodeHTTPStatus, HTTPStatus: s,
+	return &mcp.Error{Class: mcp.ClassProtocol, Code: CodeHTTPStatus, HTTPStatus: s,
 		Message: fmt.Sprintf("%s answered %s with HTTP %d%s", c.where(), what, s, detail)}, false
 }
 
@@ -652,11 +634,11 @@ func rpcErrorMessage(b []byte) string {
 // (id ≥ 0), reads the answer: one JSON body or an SSE stream, whose
 // messages are dispatched until ch holds the answer. The bool says
 // whether the failure retires the connection.
-func (c *HTTPClient) postStream(ctx context.Context, body []byte, id int64, ch chan reply) (*Error, bool) {
+func (c *Client) postStream(ctx context.Context, body []byte, id int64, ch chan mcp.Reply) (*mcp.Error, bool) {
 	return c.postStreamMsg(ctx, body, id, ch, "", nil)
 }
 
-func (c *HTTPClient) postStreamMsg(ctx context.Context, body []byte, id int64, ch chan reply, rpcMethod string, params json.RawMessage) (*Error, bool) {
+func (c *Client) postStreamMsg(ctx context.Context, body []byte, id int64, ch chan mcp.Reply, rpcMethod string, params json.RawMessage) (*mcp.Error, bool) {
 	what := "a notification"
 	if id >= 0 {
 		what = "a request"
@@ -679,20 +661,20 @@ func (c *HTTPClient) postStreamMsg(ctx context.Context, body []byte, id int64, c
 	if id < 0 || resp.StatusCode == http.StatusAccepted {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxSmallBody))
 		if id >= 0 {
-			return &Error{Class: ClassProtocol, Code: CodeBadContentType, Delivered: true,
+			return &mcp.Error{Class: mcp.ClassProtocol, Code: CodeBadContentType, Delivered: true,
 				Message: fmt.Sprintf("%s answered a request with %d and no message", c.where(), resp.StatusCode)}, true
 		}
 		return nil, false
 	}
 	switch mediaType(resp) {
 	case "application/json":
-		b, err := io.ReadAll(io.LimitReader(c.counted(resp.Body), int64(c.opts.MaxFrameBytes)+1))
+		b, err := io.ReadAll(io.LimitReader(c.counted(resp.Body), int64(c.Opts.MaxFrameBytes)+1))
 		if e := c.readError(err, ctx); e != nil {
 			return e, e.Code != "request_timeout"
 		}
-		if len(b) > c.opts.MaxFrameBytes {
-			return &Error{Class: ClassProtocol, Code: CodeFrameTooLarge, Delivered: true,
-				Message: fmt.Sprintf("response exceeded the frame-size limit (more than %d bytes)", c.opts.MaxFrameBytes)}, true
+		if len(b) > c.Opts.MaxFrameBytes {
+			return &mcp.Error{Class: mcp.ClassProtocol, Code: errs.CodeFrameTooLarge, Delivered: true,
+				Message: fmt.Sprintf("response exceeded the frame-size limit (more than %d bytes)", c.Opts.MaxFrameBytes)}, true
 		}
 		if e := c.dispatch(b); e != nil {
 			return e, true
@@ -702,7 +684,7 @@ func (c *HTTPClient) postStreamMsg(ctx context.Context, body []byte, id int64, c
 			ch <- r
 			return nil, false
 		default:
-			return protocolErr(CodeInvalidResponseID, "the server's JSON answer is not the response to request %d", id).withDelivered(true), true
+			return mcp.ProtocolErr(errs.CodeInvalidResponseID, "the server's JSON answer is not the response to request %d", id).WithDelivered(true), true
 		}
 	case "text/event-stream":
 		e, fatal := c.readStream(ctx, resp.Body, ch, true)
@@ -711,8 +693,8 @@ func (c *HTTPClient) postStreamMsg(ctx context.Context, body []byte, id int64, c
 		}
 		return e, fatal
 	default:
-		return &Error{Class: ClassProtocol, Code: CodeBadContentType, Delivered: true,
-			Message: fmt.Sprintf("%s answered with Content-Type %q; expected application/json or text/event-stream", c.where(), clip([]byte(resp.Header.Get("Content-Type")), 80))}, true
+		return &mcp.Error{Class: mcp.ClassProtocol, Code: CodeBadContentType, Delivered: true,
+			Message: fmt.Sprintf("%s answered with Content-Type %q; expected application/json or text/event-stream", c.where(), mcp.Clip([]byte(resp.Header.Get("Content-Type")), 80))}, true
 	}
 }
 
@@ -735,21 +717,21 @@ func mediaType(resp *http.Response) string {
 
 // takeSessionID keeps the session id the server assigns (on the opening's
 // answer) and refuses one that changes mid-session.
-func (c *HTTPClient) takeSessionID(resp *http.Response) *Error {
+func (c *Client) takeSessionID(resp *http.Response) *mcp.Error {
 	sid := resp.Header.Get("Mcp-Session-Id")
 	if sid == "" {
 		return nil
 	}
 	if len(sid) > maxSessionIDBytes || !visibleASCII(sid) {
-		return protocolErr(CodeMalformedMessage, "the server's Mcp-Session-Id is not visible ASCII of at most %d bytes", maxSessionIDBytes).withDelivered(true)
+		return mcp.ProtocolErr(errs.CodeMalformedMessage, "the server's Mcp-Session-Id is not visible ASCII of at most %d bytes", maxSessionIDBytes).WithDelivered(true)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
 	switch {
-	case c.sessionID == "" && c.negotiated.Version == "":
+	case c.sessionID == "" && c.Negotiated().Version == "":
 		c.sessionID = sid
 	case c.sessionID != sid:
-		return protocolErr(CodeSessionIDChanged, "the server changed its Mcp-Session-Id mid-session").withDelivered(true)
+		return mcp.ProtocolErr(CodeSessionIDChanged, "the server changed its Mcp-Session-Id mid-session").WithDelivered(true)
 	}
 	return nil
 }
@@ -764,27 +746,27 @@ func visibleASCII(s string) bool {
 }
 
 // readError classifies a failed body read.
-func (c *HTTPClient) readError(err error, ctx context.Context) *Error {
+func (c *Client) readError(err error, ctx context.Context) *mcp.Error {
 	if err == nil {
 		return nil
 	}
 	var le *sse.LimitError
 	switch {
 	case errors.Is(err, errTotalBytes):
-		return &Error{Class: ClassProtocol, Code: CodeResponseCapExceeded, Delivered: true,
+		return &mcp.Error{Class: mcp.ClassProtocol, Code: CodeResponseCapExceeded, Delivered: true,
 			Message: fmt.Sprintf("the server sent more than %d bytes on this connection (--max-response-bytes)", c.h.MaxResponseBytes)}
 	case errors.Is(err, errIdle):
-		return unavailable(CodeIdleTimeout, "the server's stream was idle for %dms", c.h.IdleTimeout.Milliseconds()).withDelivered(true)
+		return mcp.Unavailable(CodeIdleTimeout, "the server's stream was idle for %dms", c.h.IdleTimeout.Milliseconds()).WithDelivered(true)
 	case errors.As(err, &le) && errors.Is(err, sse.ErrLineTooLong):
-		return &Error{Class: ClassProtocol, Code: CodeSseLineTooLong, Delivered: true,
+		return &mcp.Error{Class: mcp.ClassProtocol, Code: CodeSseLineTooLong, Delivered: true,
 			Message: fmt.Sprintf("an SSE line exceeded %d bytes", le.Limit)}
 	case errors.As(err, &le):
-		return &Error{Class: ClassProtocol, Code: CodeFrameTooLarge, Delivered: true,
+		return &mcp.Error{Class: mcp.ClassProtocol, Code: errs.CodeFrameTooLarge, Delivered: true,
 			Message: fmt.Sprintf("an SSE event exceeded the frame-size limit (%d bytes)", le.Limit)}
 	case ctx != nil && ctx.Err() != nil:
-		return unavailable(CodeRequestTimeout, "interrupted").withDelivered(true)
+		return mcp.Unavailable(errs.CodeRequestTimeout, "interrupted").WithDelivered(true)
 	}
-	return unavailable(CodeStreamEnded, "the server's stream failed: %v", err).withDelivered(true)
+	return mcp.Unavailable(CodeStreamEnded, "the server's stream failed: %v", err).WithDelivered(true)
 }
 
 var (
@@ -793,11 +775,11 @@ var (
 )
 
 // counted charges reads to the connection's response byte cap.
-func (c *HTTPClient) counted(r io.Reader) io.Reader { return &countReader{r: r, c: c} }
+func (c *Client) counted(r io.Reader) io.Reader { return &countReader{r: r, c: c} }
 
 type countReader struct {
 	r io.Reader
-	c *HTTPClient
+	c *Client
 }
 
 func (r *countReader) Read(b []byte) (int, error) {
@@ -839,14 +821,14 @@ func (r *idleReader) stop() { r.t.Stop() }
 // readStream reads an SSE stream, dispatching each message, until ch
 // holds the answer (ch nil: until the stream ends). idle applies the idle
 // timeout.
-func (c *HTTPClient) readStream(ctx context.Context, body io.ReadCloser, ch chan reply, idle bool) (*Error, bool) {
+func (c *Client) readStream(ctx context.Context, body io.ReadCloser, ch chan mcp.Reply, idle bool) (*mcp.Error, bool) {
 	var src io.Reader = body
 	if idle {
 		ir := newIdleReader(body, c.h.IdleTimeout)
 		defer ir.stop()
 		src = ir
 	}
-	rd := sse.NewReader(c.counted(src), c.h.MaxLineBytes, c.opts.MaxFrameBytes)
+	rd := sse.NewReader(c.counted(src), c.h.MaxLineBytes, c.Opts.MaxFrameBytes)
 	for {
 		ev, err := rd.Next()
 		if err != nil {
@@ -862,7 +844,7 @@ func (c *HTTPClient) readStream(ctx context.Context, body io.ReadCloser, ch chan
 				if ch == nil {
 					return nil, false
 				}
-				return unavailable(CodeStreamEnded, "the server ended its stream before it answered the request").withDelivered(true), false
+				return mcp.Unavailable(CodeStreamEnded, "the server ended its stream before it answered the request").WithDelivered(true), false
 			}
 			if ctx.Err() != nil && !errors.Is(err, errIdle) {
 				return nil, false
@@ -889,57 +871,47 @@ func (c *HTTPClient) readStream(ctx context.Context, body io.ReadCloser, ch chan
 
 // dispatch handles one message from the server: a response goes to its
 // request, a server request is answered, a notification is passed on.
-func (c *HTTPClient) dispatch(b []byte) *Error {
+func (c *Client) dispatch(b []byte) *mcp.Error {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil
 	}
-	m, err := parseMessage(b)
+	m, err := mcp.DecodeMessage(b)
 	if err != nil {
-		var me *Error
+		var me *mcp.Error
 		if !errors.As(err, &me) {
-			me = protocolErr(CodeMalformedMessage, "malformed message from server: %v", err)
+			me = mcp.ProtocolErr(errs.CodeMalformedMessage, "malformed message from server: %v", err)
 		}
-		return me.withDelivered(true)
+		return me.WithDelivered(true)
 	}
-	switch m.kind {
-	case kindResponse:
-		c.mu.Lock()
-		ch := c.pending[m.ID]
-		delete(c.pending, m.ID)
-		c.mu.Unlock()
+	switch m.Kind {
+	case mcp.KindResponse:
+		ch := c.TakePending(m.ID)
 		if ch == nil {
 			return nil // an unknown id is ignored
 		}
 		if m.Error != nil {
-			if m.Error.Code == codeRequestTimeout {
-				e := &Error{Class: ClassUnavailable, Code: CodeServerTimeout, Message: "the server reported a timeout: " + m.Error.Message, RPC: m.Error, Delivered: true}
+			e, fatal := mcp.ResponseError(m.Error)
+			if fatal {
 				c.retire(e)
-				ch <- reply{err: c.retainedFatal().withDelivered(true)}
+				ch <- mcp.Reply{Err: c.RetainedFatal().WithDelivered(true)}
 				return nil
 			}
-			ch <- reply{err: &Error{Class: ClassProtocol, Code: CodeRPCError, Message: "the server answered with an error: " + m.Error.Message, RPC: m.Error, Delivered: true}}
+			ch <- mcp.Reply{Err: e}
 			return nil
 		}
-		ch <- reply{result: m.Result}
-	case kindRequest:
-		var b []byte
-		b = append(b, `{"jsonrpc":"2.0","id":`...)
-		b = append(b, m.RawID...)
-		if m.Method == "ping" {
-			b = append(b, `,"result":{}}`...)
-		} else {
-			b = append(b, `,"error":{"code":-32601,"message":"Method not found"}}`...)
-		}
+		ch <- mcp.Reply{Result: m.Result}
+	case mcp.KindRequest:
+		b := mcp.ServerRequestAnswer(m.RawID, m.Method)
 		select {
 		case c.answers <- struct{}{}:
 		default:
-			return protocolErr(CodeMalformedMessage, "the server sent requests faster than it reads their answers")
+			return mcp.ProtocolErr(errs.CodeMalformedMessage, "the server sent requests faster than it reads their answers")
 		}
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
 			defer func() { <-c.answers }()
-			ctx, cancel := context.WithTimeout(c.bg, c.opts.RequestTimeout)
+			ctx, cancel := context.WithTimeout(c.bg, c.Opts.RequestTimeout)
 			defer cancel()
 			if c.Legacy() {
 				_, _ = c.postLegacy(ctx, b, false)
@@ -947,8 +919,8 @@ func (c *HTTPClient) dispatch(b []byte) *Error {
 				_, _ = c.postStream(ctx, b, -1, nil)
 			}
 		}()
-	case kindNotification:
-		if f := c.opts.OnNotification; f != nil {
+	case mcp.KindNotification:
+		if f := c.Opts.OnNotification; f != nil {
 			f(m.Method, c.scrubBytes(m.Params))
 		}
 	}
@@ -957,14 +929,14 @@ func (c *HTTPClient) dispatch(b []byte) *Error {
 
 // openGetStream opens the GET stream for server messages where the
 // server offers one (405 or an error: it does not; nothing fails).
-func (c *HTTPClient) openGetStream() {
-	c.mu.Lock()
-	if c.getOpen || c.closed {
-		c.mu.Unlock()
+func (c *Client) openGetStream() {
+	c.Mu.Lock()
+	if c.getOpen || c.ClosedLocked() {
+		c.Mu.Unlock()
 		return
 	}
 	c.getOpen = true
-	c.mu.Unlock()
+	c.Mu.Unlock()
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -986,7 +958,7 @@ func (c *HTTPClient) openGetStream() {
 // openLegacy opens the 2024-11-05 transport: a GET stream whose first
 // event, "endpoint", names where messages are posted; every answer comes
 // on the stream. The endpoint must be on the server's origin.
-func (c *HTTPClient) openLegacy(ctx context.Context, deadline time.Time) *Error {
+func (c *Client) openLegacy(ctx context.Context, deadline time.Time) *mcp.Error {
 	req := c.newRequest(c.bg, http.MethodGet, c.base, nil, "text/event-stream")
 	req.Header.Del("MCP-Protocol-Version")
 	t := time.AfterFunc(time.Until(deadline), c.bgCancel)
@@ -996,11 +968,11 @@ func (c *HTTPClient) openLegacy(ctx context.Context, deadline time.Time) *Error 
 		t.Stop()
 		stopCtx()
 		if c.bg.Err() != nil {
-			return unavailable(CodeInitializeTimeout, "the legacy SSE stream did not open within %dms", c.opts.StartupTimeout.Milliseconds())
+			return mcp.Unavailable(errs.CodeInitializeTimeout, "the legacy SSE stream did not open within %dms", c.Opts.StartupTimeout.Milliseconds())
 		}
 		return e
 	}
-	fail := func(e *Error) *Error {
+	fail := func(e *mcp.Error) *mcp.Error {
 		t.Stop()
 		stopCtx()
 		fsx.CloseRead(resp.Body)
@@ -1011,10 +983,10 @@ func (c *HTTPClient) openLegacy(ctx context.Context, deadline time.Time) *Error 
 		return fail(e)
 	}
 	if mediaType(resp) != "text/event-stream" {
-		return fail(&Error{Class: ClassProtocol, Code: CodeBadContentType,
-			Message: fmt.Sprintf("%s answered the SSE stream request with Content-Type %q", c.where(), clip([]byte(resp.Header.Get("Content-Type")), 80))})
+		return fail(&mcp.Error{Class: mcp.ClassProtocol, Code: CodeBadContentType,
+			Message: fmt.Sprintf("%s answered the SSE stream request with Content-Type %q", c.where(), mcp.Clip([]byte(resp.Header.Get("Content-Type")), 80))})
 	}
-	rd := sse.NewReader(c.counted(resp.Body), c.h.MaxLineBytes, c.opts.MaxFrameBytes)
+	rd := sse.NewReader(c.counted(resp.Body), c.h.MaxLineBytes, c.Opts.MaxFrameBytes)
 	var ev sse.Event
 	var err error
 	for {
@@ -1025,7 +997,7 @@ func (c *HTTPClient) openLegacy(ctx context.Context, deadline time.Time) *Error 
 	}
 	if err != nil {
 		if c.bg.Err() != nil {
-			return fail(unavailable(CodeInitializeTimeout, "the legacy SSE stream sent no endpoint within %dms", c.opts.StartupTimeout.Milliseconds()))
+			return fail(mcp.Unavailable(errs.CodeInitializeTimeout, "the legacy SSE stream sent no endpoint within %dms", c.Opts.StartupTimeout.Milliseconds()))
 		}
 		return fail(c.readError(err, nil))
 	}
@@ -1034,11 +1006,11 @@ func (c *HTTPClient) openLegacy(ctx context.Context, deadline time.Time) *Error 
 	ep, perr := c.base.Parse(strings.TrimSpace(string(ev.Data)))
 	if perr != nil || ep.Scheme != c.base.Scheme || ep.Host != c.base.Host || ep.User != nil {
 		fsx.CloseRead(resp.Body)
-		return protocolErr(CodeInvalidEndpoint, "the legacy SSE stream named a message endpoint off the server's origin (%s); refused", redact.URL(string(clip(ev.Data, 200))))
+		return mcp.ProtocolErr(CodeInvalidEndpoint, "the legacy SSE stream named a message endpoint off the server's origin (%s); refused", redact.URL(string(mcp.Clip(ev.Data, 200))))
 	}
-	c.mu.Lock()
+	c.Mu.Lock()
 	c.legacy, c.endpoint = true, ep
-	c.mu.Unlock()
+	c.Mu.Unlock()
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -1049,7 +1021,7 @@ func (c *HTTPClient) openLegacy(ctx context.Context, deadline time.Time) *Error 
 				if c.bg.Err() == nil {
 					e := c.readError(err, nil)
 					if errors.Is(err, io.EOF) {
-						e = unavailable(CodeStreamEnded, "the server closed its SSE stream").withDelivered(true)
+						e = mcp.Unavailable(CodeStreamEnded, "the server closed its SSE stream").WithDelivered(true)
 					}
 					c.retire(e)
 				}
@@ -1069,10 +1041,10 @@ func (c *HTTPClient) openLegacy(ctx context.Context, deadline time.Time) *Error 
 
 // postLegacy posts one message to the legacy endpoint; the answer comes
 // on the stream.
-func (c *HTTPClient) postLegacy(ctx context.Context, body []byte, isRequest bool) (*Error, bool) {
-	c.mu.Lock()
+func (c *Client) postLegacy(ctx context.Context, body []byte, isRequest bool) (*mcp.Error, bool) {
+	c.Mu.Lock()
 	ep := c.endpoint
-	c.mu.Unlock()
+	c.Mu.Unlock()
 	req := c.newRequest(ctx, http.MethodPost, ep, body, "application/json, text/event-stream")
 	req.Header.Del("MCP-Protocol-Version")
 	resp, e, fatal := c.send(req)
@@ -1092,53 +1064,31 @@ func (c *HTTPClient) postLegacy(ctx context.Context, body []byte, isRequest bool
 
 // retire closes admission, keeps the first fatal error, rejects every
 // pending request with it and ends the streams.
-func (c *HTTPClient) retire(e *Error) {
-	c.mu.Lock()
-	if c.fatal == nil {
-		c.fatal = c.scrub(e)
-	}
-	first := c.fatal
-	c.closed = true
-	pending := c.pending
-	c.pending = make(map[int64]chan reply)
-	c.mu.Unlock()
-	for _, ch := range pending {
-		select {
-		case ch <- reply{err: first.withDelivered(true)}:
-		default:
-		}
-	}
+func (c *Client) retire(e *mcp.Error) {
+	c.Mu.Lock()
+	first, _, pending := c.RetireLocked(c.scrub(e))
+	c.Mu.Unlock()
+	mcp.Reject(pending, first)
 	c.bgCancel()
-}
-
-// SessionCleanup is what closing an HTTP connection did: whether the
-// server confirmed the session's end (a DELETE answered 2xx).
-type SessionCleanup struct {
-	Transport string `json:"transport"`
-	// Deleted: the server confirmed the DELETE of the session.
-	Deleted bool `json:"deleted"`
-	// Status is the DELETE's HTTP status (0: no answer).
-	Status int    `json:"status,omitempty"`
-	Error  string `json:"error,omitempty"`
 }
 
 // Stop ends the connection: pending requests are rejected, the streams
 // closed, and a session the server assigned is ended with DELETE. The
 // CleanupResult says whether the server confirmed it; nil when there was
 // no session to end.
-func (c *HTTPClient) Stop() (*CleanupResult, error) {
+func (c *Client) Stop() (*mcp.CleanupResult, error) {
 	t0 := time.Now()
-	c.retire(unavailable(CodeClientStopped, "the client was stopped"))
-	c.mu.Lock()
+	c.retire(mcp.Unavailable(errs.CodeClientStopped, "the client was stopped"))
+	c.Mu.Lock()
 	sid, legacy := c.sessionID, c.legacy
-	c.mu.Unlock()
-	var res *CleanupResult
+	c.Mu.Unlock()
+	var res *mcp.CleanupResult
 	if sid != "" && !legacy {
-		sc := &SessionCleanup{Transport: TransportStreamable}
+		sc := &mcp.SessionCleanup{Transport: TransportStreamable}
 		// A server may stop a whole process tree before it answers (as
-		// mcp proxy --listen does: EOF, SIGTERM and SIGKILL graces).
-		d := max(c.opts.KillDeadline, deleteTimeout)
-		ctx, cancel := context.WithTimeout(context.Background(), d)
+		// mcp proxy --listen does: EOF, SIGTERM and SIGKILL graces,
+		// 2 s each by default): deleteTimeout leaves room for them.
+		ctx, cancel := context.WithTimeout(context.Background(), deleteTimeout)
 		req := c.newRequest(ctx, http.MethodDelete, c.base, nil, "application/json, text/event-stream")
 		resp, err := c.hc.Do(req)
 		cancel()
@@ -1158,7 +1108,7 @@ func (c *HTTPClient) Stop() (*CleanupResult, error) {
 				sc.Error = "the server does not let clients end sessions (405)"
 			}
 		}
-		res = &CleanupResult{Reason: "session-delete", Session: sc, DurationMs: time.Since(t0).Milliseconds()}
+		res = &mcp.CleanupResult{Reason: "session-delete", Session: sc, DurationMs: time.Since(t0).Milliseconds()}
 	}
 	done := make(chan struct{})
 	go func() { c.wg.Wait(); close(done) }()
@@ -1174,23 +1124,17 @@ func (c *HTTPClient) Stop() (*CleanupResult, error) {
 // status (but an authorisation refusal or a redirect) is a refusal of the
 // method, as a JSON-RPC error would be; no answer within the probe bound
 // declines without retiring the connection.
-func (c *HTTPClient) probe(ctx context.Context, deadline time.Time) (json.RawMessage, *Error, bool) {
-	id := c.takeID()
-	body := appendRequest(nil, id, "server/discover", c.withMeta(nil))
-	ch := make(chan reply, 1)
-	c.mu.Lock()
-	if c.closed {
-		e := c.fatal
-		c.mu.Unlock()
-		return nil, e.withDelivered(false), true
+func (c *Client) probe(ctx context.Context, deadline time.Time) (json.RawMessage, *mcp.Error, bool) {
+	id := c.TakeID()
+	body := mcp.AppendRequest(nil, id, "server/discover", c.WithMeta(nil))
+	ch := make(chan mcp.Reply, 1)
+	c.Mu.Lock()
+	if !c.RestoreLocked(id, ch) {
+		c.Mu.Unlock()
+		return nil, c.RetainedFatal().WithDelivered(false), true
 	}
-	c.pending[id] = ch
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		delete(c.pending, id)
-		c.mu.Unlock()
-	}()
+	c.Mu.Unlock()
+	defer c.Forget(id)
 	// The probe bound counts from the moment the request was written, as
 	// on stdio from the moment the server read it: a slow connection is not
 	// taken for a legacy server.
@@ -1210,13 +1154,13 @@ func (c *HTTPClient) probe(ctx context.Context, deadline time.Time) (json.RawMes
 	rctx = httptrace.WithClientTrace(rctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
 		bmu.Lock()
 		if bound == nil {
-			bound = time.AfterFunc(c.opts.ProbeTimeout, func() { cancel(errProbeBound) })
+			bound = time.AfterFunc(c.Opts.ProbeTimeout, func() { cancel(errProbeBound) })
 		}
 		bmu.Unlock()
 	}})
 	stop := context.AfterFunc(c.bg, func() { cancel(nil) })
 	defer stop()
-	var e *Error
+	var e *mcp.Error
 	var fatal bool
 	if c.Legacy() {
 		e, fatal = c.postLegacy(rctx, body, true)
@@ -1225,76 +1169,47 @@ func (c *HTTPClient) probe(ctx context.Context, deadline time.Time) (json.RawMes
 	}
 	select {
 	case r := <-ch:
-		return r.result, r.err, true
+		return r.Result, r.Err, true
 	default:
 	}
 	if e != nil {
 		if e.HTTPStatus != 0 && e.Code == "http_status" {
-			return nil, &Error{Class: ClassProtocol, Code: CodeRPCError, Message: e.Message, HTTPStatus: e.HTTPStatus,
-				RPC: &RPCError{Code: -32600, Message: e.Message}}, true
+			return nil, &mcp.Error{Class: mcp.ClassProtocol, Code: errs.CodeRPCError, Message: e.Message, HTTPStatus: e.HTTPStatus,
+				RPC: &mcp.RPCError{Code: -32600, Message: e.Message}}, true
 		}
 		if fatal {
 			c.retire(e)
 		}
-		return nil, e.withDelivered(false), true
+		return nil, e.WithDelivered(false), true
 	}
 	select {
 	case r := <-ch:
-		return r.result, r.err, true
+		return r.Result, r.Err, true
 	case <-rctx.Done():
 	}
 	switch {
 	case errors.Is(context.Cause(rctx), errProbeBound):
 		return nil, nil, false
 	case c.bg.Err() != nil:
-		return nil, c.retainedFatal().withDelivered(false), true
+		return nil, c.RetainedFatal().WithDelivered(false), true
 	case ctx.Err() != nil && !errors.Is(context.Cause(rctx), errRequestDeadline):
-		e := ctxError(ctx, "server/discover", func() *Error { return unavailable(CodeInitializeTimeout, "server/discover timed out") })
+		e := mcp.CtxError(ctx, "server/discover", func() *mcp.Error { return mcp.Unavailable(errs.CodeInitializeTimeout, "server/discover timed out") })
 		c.retire(e)
 		return nil, e, true
 	case time.Now().After(deadline):
-		e := unavailable(CodeInitializeTimeout, "server/discover timed out after %dms", c.opts.StartupTimeout.Milliseconds())
+		e := mcp.Unavailable(errs.CodeInitializeTimeout, "server/discover timed out after %dms", c.Opts.StartupTimeout.Milliseconds())
 		c.retire(e)
 		return nil, e, true
 	}
 	return nil, nil, false
 }
 
-// Conn is a connection of either transport, as Call and Session use it.
-type Conn interface {
-	RequestTimeout(ctx context.Context, method string, params json.RawMessage, timeout time.Duration) (json.RawMessage, error)
-	ServerInfo() Implementation
-	Negotiated() Negotiated
-	// Transport is "stdio", "streamable" or "sse".
-	Transport() string
-	Stop() (*CleanupResult, error)
-}
-
-// Transport is "stdio".
-func (c *Client) Transport() string { return "stdio" }
-
 // Transport is TransportStreamable or TransportSSE (the legacy one).
-func (c *HTTPClient) Transport() string {
+func (c *Client) Transport() string {
 	if c.Legacy() {
 		return TransportSSE
 	}
 	return TransportStreamable
-}
-
-// Connect starts a server over stdio, or connects to opts.HTTP.URL.
-func Connect(ctx context.Context, opts Options) (Conn, error) {
-	if opts.HTTP != nil {
-		c, err := StartHTTP(ctx, opts)
-		if err != nil {
-			return nil, err
-		}
-		return c, nil
-	}
-	c, err := Start(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
 }
 
 // ParseHeaderSpec reads --header NAME=@PROFILE. A value given in clear is

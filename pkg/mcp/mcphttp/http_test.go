@@ -1,4 +1,4 @@
-package mcp
+package mcphttp
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clawkit/clawkit/pkg/mcp"
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/mcp/mcpfake"
@@ -35,15 +37,15 @@ func TestHTTPClientHostile(t *testing.T) {
 	for _, tc := range []struct {
 		mode string
 		code errs.Code
-		h    HTTPOptions
-		o    Options
+		h    Options
+		o    mcp.Options
 	}{
 		{mode: "endless-line", code: "sse_line_too_long"},
 		{mode: "huge-event", code: "frame_too_large"},
 		{mode: "huge-json", code: "frame_too_large"},
-		{mode: "slowloris", code: "request_timeout", o: Options{RequestTimeout: 300 * time.Millisecond}},
-		{mode: "silent-stream", code: "idle_timeout", h: HTTPOptions{IdleTimeout: 200 * time.Millisecond}},
-		{mode: "slow-headers", code: "header_timeout", h: HTTPOptions{HeaderTimeout: 2 * time.Second}}, // long enough for the opening on a loaded machine
+		{mode: "slowloris", code: "request_timeout", o: mcp.Options{RequestTimeout: 300 * time.Millisecond}},
+		{mode: "silent-stream", code: "idle_timeout", h: Options{IdleTimeout: 200 * time.Millisecond}},
+		{mode: "slow-headers", code: "header_timeout", h: Options{HeaderTimeout: 2 * time.Second}}, // long enough for the opening on a loaded machine
 		{mode: "wrong-ctype", code: "bad_content_type"},
 		{mode: "session-change", code: "session_id_changed"},
 		{mode: "redirect", code: "redirect_refused"},
@@ -56,12 +58,11 @@ func TestHTTPClientHostile(t *testing.T) {
 			var ms0, ms1 runtime.MemStats
 			runtime.ReadMemStats(&ms0)
 			o := tc.o
-			o.ProtocolVersion = AutoProtocolVersion
+			o.ProtocolVersion = mcp.AutoProtocolVersion
 			o.MaxFrameBytes = 1 << 20
 			h := tc.h
 			h.URL = u
-			o.HTTP = &h
-			c, err := StartHTTP(context.Background(), o)
+			c, err := Start(context.Background(), h, o)
 			if err != nil {
 				t.Fatalf("connect: %v", err)
 			}
@@ -96,13 +97,13 @@ func TestHTTPClientVerifiesTLS(t *testing.T) {
 	h, _ := mcpfake.HTTPHandler("echo", "")
 	srv := httptest.NewTLSServer(h)
 	defer srv.Close()
-	_, err := StartHTTP(context.Background(), Options{ProtocolVersion: AutoProtocolVersion, HTTP: &HTTPOptions{URL: srv.URL + "/mcp"}})
+	_, err := Start(context.Background(), Options{URL: srv.URL + "/mcp"}, mcp.Options{ProtocolVersion: mcp.AutoProtocolVersion})
 	if me := mcpErr(t, err); me.Code != "tls_failed" || !me.Definitive {
 		t.Fatalf("%+v", me)
 	}
 	// With the server's CA trusted (a transport the caller builds), the
 	// same server answers.
-	c, err := StartHTTP(context.Background(), Options{ProtocolVersion: AutoProtocolVersion, HTTP: &HTTPOptions{URL: srv.URL + "/mcp", RoundTripper: srv.Client().Transport}})
+	c, err := Start(context.Background(), Options{URL: srv.URL + "/mcp", RoundTripper: srv.Client().Transport}, mcp.Options{ProtocolVersion: mcp.AutoProtocolVersion})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestHTTPClientVerifiesTLS(t *testing.T) {
 // passed since the request was written, not failed.
 func TestHTTPClientSilentProbe(t *testing.T) {
 	u := serveFake(t, "silent-probe")
-	c, err := StartHTTP(context.Background(), Options{ProtocolVersion: AutoProtocolVersion, ProbeTimeout: 200 * time.Millisecond, HTTP: &HTTPOptions{URL: u}})
+	c, err := Start(context.Background(), Options{URL: u}, mcp.Options{ProtocolVersion: mcp.AutoProtocolVersion, ProbeTimeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +124,7 @@ func TestHTTPClientSilentProbe(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	if n := c.Negotiated(); n.Era != EraLegacy || n.Probe != "discover-timeout" {
+	if n := c.Negotiated(); n.Era != mcp.EraLegacy || n.Probe != "discover-timeout" {
 		t.Fatalf("%+v", n)
 	}
 	res, err := c.Request(context.Background(), "tools/call", json.RawMessage(`{"name":"echo","arguments":{"message":"x"}}`))

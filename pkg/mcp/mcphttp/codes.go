@@ -1,0 +1,40 @@
+package mcphttp
+
+import "github.com/clawkit/clawkit/pkg/errs"
+
+// Error codes of this package: public and stable (docs/errors.md lists
+// them all with their exit codes).
+const (
+	// CodeBadContentType: (see the message)
+	CodeBadContentType errs.Code = "bad_content_type"
+	// CodeHeaderTimeout: (see the message)
+	CodeHeaderTimeout errs.Code = "header_timeout"
+	// CodeHTTPStatus: (see the message)
+	CodeHTTPStatus errs.Code = "http_status"
+	// CodeHTTPUnauthorized: (see the message)
+	CodeHTTPUnauthorized errs.Code = "http_unauthorized"
+	// CodeIdleTimeout: (see the message)
+	CodeIdleTimeout errs.Code = "idle_timeout"
+	// CodeInvalidEndpoint: (see the message)
+	CodeInvalidEndpoint errs.Code = "invalid_endpoint"
+	// CodeInvalidListen: --listen …: expected HOST:PORT
+	CodeInvalidListen errs.Code = "invalid_listen"
+	// CodeInvalidURL: --url …: expected an http:// or https:// URL with a host
+	CodeInvalidURL errs.Code = "invalid_url"
+	// CodeRedirectRefused: (see the message)
+	CodeRedirectRefused errs.Code = "redirect_refused"
+	// CodeResponseCapExceeded: (see the message)
+	CodeResponseCapExceeded errs.Code = "response_cap_exceeded"
+	// CodeSessionExpired: (see the message)
+	CodeSessionExpired errs.Code = "session_expired"
+	// CodeSessionIDChanged: (see the message)
+	CodeSessionIDChanged errs.Code = "session_id_changed"
+	// CodeSseLineTooLong: (see the message)
+	CodeSseLineTooLong errs.Code = "sse_line_too_long"
+	// CodeStreamEnded: (see the message)
+	CodeStreamEnded errs.Code = "stream_ended"
+	// CodeTLSFailed: (see the message)
+	CodeTLSFailed errs.Code = "tls_failed"
+	// CodeTokenWriteFailed: cannot write the proxy's token file …: …
+	CodeTokenWriteFailed errs.Code = "token_write_failed"
+)
