@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -347,7 +348,7 @@ func (f *oauthFake) serveMCP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Unlock()
 	if !ok || !known || bad {
 		f.count("401")
-		ch := fmt.Sprintf(`Bearer resource_metadata="%s", scope="read"`, prm)
+		ch := fmt.Sprintf(`Bearer resource_metadata=%q, scope="read"`, prm)
 		if known {
 			ch += `, error="invalid_token"`
 		}
@@ -361,7 +362,7 @@ func (f *oauthFake) serveMCP(w http.ResponseWriter, r *http.Request) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if bytes.Contains(body, []byte(`"tools/call"`)) && !strings.Contains(" "+scopes+" ", " write ") {
 			f.count("403")
-			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope="read write", resource_metadata="%s"`, prm))
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope="read write", resource_metadata=%q`, prm))
 			http.Error(w, "insufficient scope", http.StatusForbidden)
 			return
 		}
@@ -420,11 +421,14 @@ func oauthPasteMain() {
 			continue
 		}
 		_ = resp.Body.Close()
-		fmt.Fprintln(in, resp.Header.Get("Location"))
+		if _, err := fmt.Fprintln(in, resp.Header.Get("Location")); err != nil {
+			fmt.Fprintln(os.Stderr, "oauthpaste:", err)
+		}
 		_ = in.Close()
 	}
 	err := cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		os.Exit(ee.ExitCode())
 	}
 	if err != nil {
@@ -461,8 +465,8 @@ func cmdOAuthFakeStats(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	resp, err := http.Get(strings.TrimSuffix(args[0], "/mcp") + "/stats")
 	ts.Check(err)
-	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
+	ts.Check(resp.Body.Close())
 	ts.Check(err)
 	_, _ = ts.Stdout().Write(b)
 }

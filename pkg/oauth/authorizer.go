@@ -1,3 +1,6 @@
+// Package oauth is the OAuth 2.1 client of the MCP authorization spec:
+// discovery, registration, authorization and renewal of the tokens an MCP
+// server over HTTP asks for (docs/mcp.md, "Login").
 package oauth
 
 import (

@@ -199,13 +199,16 @@ func (c *Client) Login(ctx context.Context, opts LoginOptions) (*Result, error) 
 		ok, err := opts.Open(authURL)
 		opened = ok && err == nil
 	}
+	// The instructions are best effort: a closed stderr must not stop a
+	// login whose browser is already open.
 	if opts.Prompt != nil {
-		if opened {
-			fmt.Fprintf(opts.Prompt, "clawkit: a browser was opened to log in to %s; if it did not open, visit:\n%s\n", termsafe.Text(d.AS.Issuer), authURL)
-		} else if opts.Paste != nil {
-			fmt.Fprintf(opts.Prompt, "clawkit: open this URL in a browser, approve, then paste the address you are sent to here:\n%s\n", authURL)
-		} else {
-			fmt.Fprintf(opts.Prompt, "clawkit: open this URL in a browser on this machine to log in:\n%s\n", authURL)
+		switch {
+		case opened:
+			_, _ = fmt.Fprintf(opts.Prompt, "clawkit: a browser was opened to log in to %s; if it did not open, visit:\n%s\n", termsafe.Text(d.AS.Issuer), authURL)
+		case opts.Paste != nil:
+			_, _ = fmt.Fprintf(opts.Prompt, "clawkit: open this URL in a browser, approve, then paste the address you are sent to here:\n%s\n", authURL)
+		default:
+			_, _ = fmt.Fprintf(opts.Prompt, "clawkit: open this URL in a browser on this machine to log in:\n%s\n", authURL)
 		}
 	}
 	query, err := waitCallback(wctx, l, opts.Paste, timeout)

@@ -158,7 +158,6 @@ func Dialer(h Options) mcp.Dialer {
 	}
 }
 
-// Start connects to h.URL and completes the opening within
 // HTTPAuth is an OAuth profile's part in the requests: Wrap sends them
 // with its token (renewed, stepped up), Secrets are the values to redact.
 type HTTPAuth interface {
@@ -173,6 +172,7 @@ func wrapAuth(a HTTPAuth, rt http.RoundTripper) http.RoundTripper {
 	return a.Wrap(rt)
 }
 
+// Start connects to h.URL and completes the opening within
 // StartupTimeout.
 func Start(ctx context.Context, h Options, opts mcp.Options) (*Client, error) {
 	if err := opts.SetDefaults(); err != nil {
