@@ -49,6 +49,41 @@ type Profile struct {
 	Kind      string    `json:"kind"`
 	Secret    string    `json:"secret"`
 	CreatedAt time.Time `json:"createdAt"`
+	// OAuth is set on an MCP server's OAuth profile (clawkit mcp login):
+	// Secret is then the access token (docs/mcp.md, "Login").
+	OAuth *OAuth `json:"oauth,omitempty"`
+}
+
+// OAuth is the state of an MCP OAuth profile beside its access token. The
+// refresh token, client secret and private key are secrets like Secret:
+// never printed, never in Public.
+type OAuth struct {
+	Server        string    `json:"server"`
+	Issuer        string    `json:"issuer"`
+	Resource      string    `json:"resource"`
+	Scopes        []string  `json:"scopes,omitempty"`
+	ExpiresAt     time.Time `json:"expiresAt,omitzero"`
+	IssuedAt      time.Time `json:"issuedAt,omitzero"`
+	RefreshToken  string    `json:"refreshToken,omitempty"`
+	TokenEndpoint string    `json:"tokenEndpoint"`
+	Grant         string    `json:"grant"`
+	ClientID      string    `json:"clientId"`
+	ClientSecret  string    `json:"clientSecret,omitempty"`
+	AuthMethod    string    `json:"authMethod"`
+	PrivateKey    string    `json:"privateKey,omitempty"`
+	SigningAlg    string    `json:"signingAlg,omitempty"`
+	// DynamicClient marks a client registered by this login (RFC 7591),
+	// whose redirect URI was that login's: a later login registers anew.
+	DynamicClient bool `json:"dynamicClient,omitempty"`
+}
+
+// Secrets lists the profile's secret values (for redaction).
+func (p Profile) Secrets() []string {
+	out := []string{p.Secret}
+	if o := p.OAuth; o != nil {
+		out = append(out, o.RefreshToken, o.ClientSecret, o.PrivateKey)
+	}
+	return out
 }
 
 // Account is the credential account fingerprint: the first 16 hex digits of
@@ -68,11 +103,22 @@ type Public struct {
 	Kind      string    `json:"kind"`
 	Account   string    `json:"account"`
 	CreatedAt time.Time `json:"createdAt"`
+	// An OAuth profile's issuer, resource, scopes and expiry (never a
+	// token).
+	Server    string    `json:"server,omitempty"`
+	Issuer    string    `json:"issuer,omitempty"`
+	Resource  string    `json:"resource,omitempty"`
+	Scopes    []string  `json:"scopes,omitempty"`
+	ExpiresAt time.Time `json:"expiresAt,omitzero"`
 }
 
 // Public strips the secret.
 func (p Profile) Public() Public {
-	return Public{ID: p.ID, Provider: p.Provider, Kind: p.Kind, Account: p.Account(), CreatedAt: p.CreatedAt}
+	pub := Public{ID: p.ID, Provider: p.Provider, Kind: p.Kind, Account: p.Account(), CreatedAt: p.CreatedAt}
+	if o := p.OAuth; o != nil {
+		pub.Server, pub.Issuer, pub.Resource, pub.Scopes, pub.ExpiresAt = o.Server, o.Issuer, o.Resource, o.Scopes, o.ExpiresAt
+	}
+	return pub
 }
 
 type file struct {

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/clawkit/clawkit/pkg/auth"
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/ops"
+	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
 // AuthCmd is `clawkit auth …`.
@@ -108,6 +110,31 @@ func (c *AuthListCmd) Run(env *Env) error {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.ID, p.Provider, p.Kind, p.Account)
 		}
 		tw.Flush()
+		// OAuth profiles (mcp login): where the token is from and for,
+		// never the token.
+		header := false
+		for _, p := range out {
+			if p.Issuer == "" {
+				continue
+			}
+			if !header {
+				fmt.Fprintln(w)
+				tw = w.Table(0, 4, 2)
+				fmt.Fprintln(tw, "OAUTH PROFILE\tISSUER\tRESOURCE\tSCOPES\tEXPIRES")
+				header = true
+			}
+			scopes, expires := strings.Join(p.Scopes, " "), "-"
+			if scopes == "" {
+				scopes = "-"
+			}
+			if !p.ExpiresAt.IsZero() {
+				expires = p.ExpiresAt.Format(time.RFC3339)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.ID, termsafe.Text(p.Issuer), termsafe.Text(p.Resource), termsafe.Text(scopes), expires)
+		}
+		if header {
+			tw.Flush()
+		}
 	})
 }
 

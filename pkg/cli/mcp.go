@@ -29,6 +29,8 @@ type MCPCmd struct {
 	Call    MCPCallCmd    `cmd:"" help:"Start a server, send one request, print its result, stop the server's whole process tree."`
 	Session MCPSessionCmd `cmd:"" help:"Send JSON lines of {method,params} from stdin over one connection; print one result line each."`
 	Proxy   MCPProxyCmd   `cmd:"" help:"Relay stdio between an MCP client and a server (-- CMD…) or a service socket (--connect unix:PATH)."`
+	Login   MCPLoginCmd   `cmd:"" help:"Log in to a remote MCP server with OAuth (browser, pasted redirect, or client credentials); tokens go to an oauth auth profile."`
+	Logout  MCPLogoutCmd  `cmd:"" help:"Remove the OAuth profile of a remote MCP server."`
 }
 
 // MCPServerFlags are the limits and environment of a spawned server.
@@ -54,6 +56,7 @@ type MCPHTTPFlags struct {
 	URL              string        `name:"url" help:"Connect to a remote server over HTTP instead of starting one (Streamable HTTP, or the legacy HTTP+SSE transport)." placeholder:"URL"`
 	Transport        string        `help:"With --url: auto (Streamable HTTP, else the legacy HTTP+SSE after the spec's probe), streamable, or sse." default:"auto" enum:"auto,streamable,sse"`
 	Header           []string      `help:"With --url: send header NAME with the value of auth profile PROFILE (kind header, or bearer: 'Bearer TOKEN'); repeatable. Values are never taken from the command line." placeholder:"NAME=@PROFILE" sep:"none"`
+	OAuth            string        `name:"oauth" help:"With --url: send the token of this OAuth profile (default: the profile 'mcp login' stored for the URL, if any)." placeholder:"PROFILE"`
 	ConnectTimeout   time.Duration `help:"With --url: bound of a connection's TCP and TLS setup." default:"10s"`
 	HeaderTimeout    time.Duration `help:"With --url: how long to wait for a response's headers." default:"60s"`
 	IdleTimeout      time.Duration `help:"With --url: longest silence of a response stream." default:"60s"`
@@ -67,6 +70,9 @@ func (f *MCPServerFlags) httpOptions(env *Env, command []string) (*mcphttp.Optio
 	if h.URL == "" {
 		if len(h.Header) > 0 || h.Transport != "auto" {
 			return nil, errs.Usage(CodeUsage, "--header and --transport apply to --url only")
+		}
+		if h.OAuth != "" {
+			return nil, errs.Usage(CodeUsage, "--oauth applies to --url only")
 		}
 		return nil, nil
 	}
@@ -91,12 +97,23 @@ func (f *MCPServerFlags) httpOptions(env *Env, command []string) (*mcphttp.Optio
 	o := &mcphttp.Options{URL: h.URL, Transport: h.Transport, ConnectTimeout: h.ConnectTimeout,
 		HeaderTimeout: h.HeaderTimeout, IdleTimeout: h.IdleTimeout, MaxResponseBytes: h.MaxResponseBytes,
 		MaxLineBytes: h.MaxLineBytes, Header: http.Header{}}
-	if len(h.Header) == 0 {
-		return o, nil
-	}
 	home, err := env.HomeDir()
 	if err != nil {
 		return nil, err
+	}
+	ownAuthorization := false
+	for _, spec := range h.Header {
+		if name, _, err := mcphttp.ParseHeaderSpec(spec); err == nil && strings.EqualFold(name, "Authorization") {
+			ownAuthorization = true
+		}
+	}
+	if a, err := oauthAuthorizer(env, home.Dir, h.URL, h.OAuth, ownAuthorization); err != nil {
+		return nil, err
+	} else if a != nil {
+		o.Auth = a
+	}
+	if len(h.Header) == 0 {
+		return o, nil
 	}
 	store, err := auth.Load(home.Dir)
 	if err != nil {

@@ -31,6 +31,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/mcp/mcphttp/sse"
+	"github.com/clawkit/clawkit/pkg/oauth"
 	"github.com/clawkit/clawkit/pkg/redact"
 	"github.com/clawkit/clawkit/pkg/termsafe"
 )
@@ -67,6 +68,10 @@ type Options struct {
 	// Header holds extra request headers. Their values are secrets: they
 	// are never printed, and removed from every message (redact.Values).
 	Header http.Header
+	// Auth, when set, supplies the Authorization header from an OAuth
+	// profile and reacts to the server's 401 and 403 (pkg/oauth's
+	// Authorizer; docs/mcp.md, "Login").
+	Auth HTTPAuth
 	// Transport is TransportAuto (Streamable HTTP, else the legacy
 	// HTTP+SSE after the spec's probe), TransportStreamable or
 	// TransportSSE.
@@ -153,6 +158,20 @@ func Dialer(h Options) mcp.Dialer {
 	}
 }
 
+// HTTPAuth is an OAuth profile's part in the requests: Wrap sends them
+// with its token (renewed, stepped up), Secrets are the values to redact.
+type HTTPAuth interface {
+	Wrap(http.RoundTripper) http.RoundTripper
+	Secrets() []string
+}
+
+func wrapAuth(a HTTPAuth, rt http.RoundTripper) http.RoundTripper {
+	if a == nil {
+		return rt
+	}
+	return a.Wrap(rt)
+}
+
 // Start connects to h.URL and completes the opening within
 // StartupTimeout.
 func Start(ctx context.Context, h Options, opts mcp.Options) (*Client, error) {
@@ -183,7 +202,7 @@ func Start(ctx context.Context, h Options, opts mcp.Options) (*Client, error) {
 	}
 	c := &Client{
 		h: h, base: u,
-		hc: &http.Client{Transport: rt, CheckRedirect: func(*http.Request, []*http.Request) error {
+		hc: &http.Client{Transport: wrapAuth(h.Auth, rt), CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse // refused: see redirectError
 		}},
 		answers: make(chan struct{}, maxServerRequestsInFlight),
@@ -292,16 +311,26 @@ func (c *Client) RequestTimeout(ctx context.Context, method string, params json.
 	return c.scrubBytes(res), nil
 }
 
+// allSecrets are the header values and, with an OAuth profile, its
+// current tokens (a renewal changes them).
+func (c *Client) allSecrets() []string {
+	if c.h.Auth == nil {
+		return c.secrets
+	}
+	return append(append([]string(nil), c.secrets...), c.h.Auth.Secrets()...)
+}
+
 // scrubBytes replaces the caller's header values in a server's message
 // (a result, a notification's params) with the mask: a server that echoes
 // a credential back does not get it printed or stored. Only the exact
 // values are replaced (the mask keeps JSON valid); nothing else of the
 // server's data changes.
 func (c *Client) scrubBytes(b []byte) []byte {
-	if len(c.secrets) == 0 {
+	secrets := c.allSecrets()
+	if len(secrets) == 0 {
 		return b
 	}
-	return redact.Bytes(b, c.secrets...)
+	return redact.Bytes(b, secrets...)
 }
 
 // scrub removes the caller's header values from an error: its message and
@@ -309,14 +338,15 @@ func (c *Client) scrubBytes(b []byte) []byte {
 // session` prints as the line's answer. A server may echo them, and no
 // secret is ever printed.
 func (c *Client) scrub(e *mcp.Error) *mcp.Error {
-	if e == nil || len(c.secrets) == 0 {
+	secrets := c.allSecrets()
+	if e == nil || len(secrets) == 0 {
 		return e
 	}
 	d := *e
-	d.Message = redact.Values(e.Message, c.secrets...)
+	d.Message = redact.Values(e.Message, secrets...)
 	if e.RPC != nil {
 		rpc := *e.RPC
-		rpc.Message = redact.Values(rpc.Message, c.secrets...)
+		rpc.Message = redact.Values(rpc.Message, secrets...)
 		rpc.Data = c.scrubBytes(rpc.Data)
 		d.RPC = &rpc
 	}
@@ -327,9 +357,9 @@ func (c *Client) scrub(e *mcp.Error) *mcp.Error {
 // the caller's header values (a server may echo them there too).
 func (c *Client) ServerInfo() mcp.Implementation {
 	s := c.Core.ServerInfo()
-	if len(c.secrets) > 0 {
-		s.Name = redact.Values(s.Name, c.secrets...)
-		s.Version = redact.Values(s.Version, c.secrets...)
+	if secrets := c.allSecrets(); len(secrets) > 0 {
+		s.Name = redact.Values(s.Name, secrets...)
+		s.Version = redact.Values(s.Version, secrets...)
 	}
 	return s
 }
@@ -338,10 +368,10 @@ func (c *Client) ServerInfo() mcp.Implementation {
 // header values in the versions the server listed.
 func (c *Client) Negotiated() mcp.Negotiated {
 	n := c.Core.Negotiated()
-	if len(c.secrets) > 0 && len(n.SupportedVersions) > 0 {
+	if secrets := c.allSecrets(); len(secrets) > 0 && len(n.SupportedVersions) > 0 {
 		vs := make([]string, len(n.SupportedVersions))
 		for i, v := range n.SupportedVersions {
-			vs[i] = redact.Values(v, c.secrets...)
+			vs[i] = redact.Values(v, secrets...)
 		}
 		n.SupportedVersions = vs
 	}
@@ -542,6 +572,11 @@ func (c *Client) send(req *http.Request) (*http.Response, *mcp.Error, bool) {
 	resp, err := c.hc.Do(req)
 	if err == nil {
 		return resp, nil, false
+	}
+	if ae, ok := oauth.AsAuthError(err); ok {
+		// The OAuth profile's own refusal (expired login, missing scope):
+		// its code and hint reach the user as they are.
+		return nil, &mcp.Error{Class: mcp.ClassProtocol, Code: CodeHTTPUnauthorized, Definitive: true, Message: ae.Error(), Err: ae}, true
 	}
 	if req.Context().Err() != nil {
 		return nil, mcp.Unavailable(errs.CodeCancelled, "%s", "interrupted"), false // the caller classifies
@@ -1099,7 +1134,7 @@ func (c *Client) Stop() (*mcp.CleanupResult, error) {
 			if errors.As(err, &ue) {
 				err = ue.Err
 			}
-			sc.Error = redact.Values(err.Error(), c.secrets...)
+			sc.Error = redact.Values(err.Error(), c.allSecrets()...)
 		default:
 			sc.Status = resp.StatusCode
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxSmallBody))

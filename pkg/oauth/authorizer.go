@@ -1,0 +1,168 @@
+// Package oauth is the OAuth 2.1 client of the MCP authorization spec:
+// discovery, registration, authorization and renewal of the tokens an MCP
+// server over HTTP asks for (docs/mcp.md, "Login").
+package oauth
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/clawkit/clawkit/pkg/auth"
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/termsafe"
+)
+
+// Authorizer supplies the Authorization header of one MCP server's
+// requests from its OAuth profile and reacts to the server's refusals:
+// a 401 invalid_token renews the token once, a 403 insufficient_scope
+// starts a step-up authorization with the union of scopes when a browser
+// is available (else fails naming the scope). Both are bounded: one
+// renewal per token, maxStepUps step-ups per process (docs/mcp.md,
+// "Login"). It is safe for concurrent use.
+type Authorizer struct {
+	Client *Client
+	Home   string
+	// Open is the browser for a step-up; nil means none is available.
+	Open   Opener
+	Prompt interface{ Write([]byte) (int, error) }
+
+	mu       sync.Mutex
+	profile  auth.Profile
+	renewed  string // the access token a 401 already renewed away from
+	stepUps  int
+	lastStep string
+}
+
+const maxStepUps = 2
+
+// NewAuthorizer starts from profile p.
+func NewAuthorizer(c *Client, home string, p auth.Profile) *Authorizer {
+	return &Authorizer{Client: c, Home: home, profile: p}
+}
+
+// Secrets are the values to redact from anything printed.
+func (a *Authorizer) Secrets() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.profile.Secrets()
+}
+
+// Header returns "Bearer TOKEN", renewing a token about to expire first.
+func (a *Authorizer) Header(ctx context.Context) (string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p, err := a.Client.Fresh(ctx, a.Home, a.profile)
+	if err != nil {
+		return "", err
+	}
+	a.profile = p
+	if strings.ContainsAny(p.Secret, "\r\n\x00") {
+		return "", errs.Failed(CodeTokenFailed, "the access token of profile %s holds a line break or NUL", p.ID)
+	}
+	return "Bearer " + p.Secret, nil
+}
+
+// Retry decides, after a response of status with these WWW-Authenticate
+// values to a request sent with header, whether to send it again (with a
+// new Header). It returns an error when the refusal is final.
+func (a *Authorizer) Retry(ctx context.Context, status int, header string, wwwAuth []string) (bool, error) {
+	ch, _ := Bearer(ParseChallenges(wwwAuth))
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	sent := strings.TrimPrefix(header, "Bearer ")
+	switch status {
+	case http.StatusUnauthorized:
+		if a.profile.Secret != sent {
+			return true, nil // another request already renewed it
+		}
+		o := a.profile.OAuth
+		if a.renewed == sent {
+			return false, errs.Failed(CodeNotLoggedIn, "%s refused the renewed OAuth token", termsafe.Text(o.Server)).
+				WithHint("log in again with 'clawkit mcp login %s'", termsafe.Text(o.Server))
+		}
+		a.renewed = sent
+		// The server may have moved to another authorization server
+		// (SEP-2352): its metadata is read again, and a new issuer means a
+		// new registration and authorization there, never the old
+		// client's credentials.
+		if d, err := a.Client.Discover(ctx, o.Server, &ch); err == nil && d.AS.Issuer != o.Issuer {
+			return a.relogin(ctx, &ch, nil, Registration{ClientMetadataURL: cimdOf(o)}, "moved to authorization server "+termsafe.Text(d.AS.Issuer))
+		}
+		p, err := a.Client.Renew(ctx, a.Home, a.profile.ID, sent)
+		if err != nil {
+			var e *errs.Error
+			if asErr(err, &e) && e.Code == CodeTokenFailed && a.profile.OAuth.Grant != GrantClientCredentials {
+				// The refresh token was refused: authorize again.
+				return a.relogin(ctx, &ch, a.profile.OAuth.Scopes, stepUpRegistration(a.profile.OAuth), "refused the refresh token")
+			}
+			return false, err
+		}
+		a.profile = p
+		return true, nil
+	case http.StatusForbidden:
+		if ch.Params["error"] != "insufficient_scope" {
+			return false, nil
+		}
+		need := Scopes(ch.Params["scope"])
+		scopes := UnionScopes(a.profile.OAuth.Scopes, need)
+		key := strings.Join(scopes, " ")
+		if a.Open == nil {
+			return false, errs.Refused(CodeInsufficientScope, "%s needs scope %s, which the OAuth token lacks", termsafe.Text(a.profile.OAuth.Server), termsafe.Text(ch.Params["scope"])).
+				WithHint("log in again with it: clawkit mcp login %s --scope ... (each scope of: %s)", termsafe.Text(a.profile.OAuth.Server), termsafe.Text(key))
+		}
+		if a.stepUps >= maxStepUps || key == a.lastStep {
+			return false, errs.Refused(CodeInsufficientScope, "%s still needs scope %s after %d step-up authorizations", termsafe.Text(a.profile.OAuth.Server), termsafe.Text(ch.Params["scope"]), a.stepUps).
+				WithHint("the server grants less than it asks for; ask its operator")
+		}
+		a.stepUps++
+		a.lastStep = key
+		return a.relogin(ctx, &ch, scopes, stepUpRegistration(a.profile.OAuth), "")
+	}
+	return false, nil
+}
+
+// relogin authorizes again in the browser (once per process) and saves
+// the result under the same profile id. why says what happened, for the
+// refusal when there is no browser.
+func (a *Authorizer) relogin(ctx context.Context, ch *Challenge, scopes []string, reg Registration, why string) (bool, error) {
+	o := a.profile.OAuth
+	if a.Open == nil && why != "" {
+		return false, errs.Failed(CodeNotLoggedIn, "%s %s", termsafe.Text(o.Server), why).
+			WithHint("log in again with 'clawkit mcp login %s'", termsafe.Text(o.Server))
+	}
+	if o.Grant == GrantClientCredentials {
+		reg = Registration{ClientID: o.ClientID, ClientSecret: o.ClientSecret, PrivateKey: o.PrivateKey, SigningAlg: o.SigningAlg}
+	}
+	res, err := a.Client.Login(ctx, LoginOptions{ServerURL: o.Server, Challenge: ch, Scopes: scopes, Open: a.Open, Prompt: a.Prompt,
+		Registration: reg, Grant: o.Grant})
+	if err != nil {
+		return false, err
+	}
+	p, err := SaveResult(a.Home, a.profile.ID, res, a.Client.now())
+	if err != nil {
+		return false, err
+	}
+	a.profile = p
+	return true, nil
+}
+
+// cimdOf is the Client ID Metadata Document URL a profile's client id is,
+// if it is one.
+func cimdOf(o *auth.OAuth) string {
+	if strings.HasPrefix(o.ClientID, "https://") {
+		return o.ClientID
+	}
+	return ""
+}
+
+// clientIDForStepUp reuses a pre-registered or metadata-document client;
+// a dynamically registered one registers again (its redirect URI was the
+// previous login's port).
+func stepUpRegistration(o *auth.OAuth) Registration {
+	if o.DynamicClient {
+		return Registration{}
+	}
+	return Registration{ClientID: o.ClientID, ClientSecret: o.ClientSecret}
+}

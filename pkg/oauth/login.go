@@ -1,0 +1,236 @@
+package oauth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/termsafe"
+)
+
+// Probe sends an unauthenticated MCP initialize request to serverURL and
+// returns the Bearer challenge of its 401 (nil when it answered without
+// one). A server that answers 2xx needs no login.
+func (c *Client) Probe(ctx context.Context, serverURL string) (*Challenge, error) {
+	if err := CheckEndpoint(serverURL, "MCP server URL"); err != nil {
+		return nil, err
+	}
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"clawkit","version":"login"}}}`
+	r, err := c.do(ctx, "MCP server", func(ctx context.Context) (*http.Request, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, serverURL, strings.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		return req, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if r.Status == http.StatusUnauthorized || r.Status == http.StatusForbidden {
+		if ch, ok := Bearer(ParseChallenges(r.Header.Values("WWW-Authenticate"))); ok {
+			return &ch, nil
+		}
+		return nil, nil
+	}
+	if r.Status/100 == 2 {
+		return nil, errs.Failed(CodeNoAuthRequired, "%s answered without asking for authorization", termsafe.Text(serverURL)).
+			WithHint("no login is needed: use 'clawkit mcp call --url %s' directly", termsafe.Text(serverURL))
+	}
+	return nil, nil
+}
+
+// LoginOptions is one login's request.
+type LoginOptions struct {
+	ServerURL string
+	// Challenge is the 401's Bearer challenge, if any (Probe).
+	Challenge    *Challenge
+	Registration Registration
+	// Grant is GrantAuthorizationCode (the default) or
+	// GrantClientCredentials.
+	Grant string
+	// Scopes, when set, are requested as they are (a step-up's union).
+	Scopes []string
+	// Open opens the authorization URL; nil prints it to Prompt.
+	Open Opener
+	// Paste, when set, is read for the redirected URL (--no-browser).
+	Paste io.Reader
+	// Prompt receives the instructions for the user (stderr).
+	Prompt  io.Writer
+	Timeout time.Duration
+}
+
+// Result is a successful login.
+type Result struct {
+	Discovery *Discovery
+	Client    ClientAuth
+	Token     *Token
+	Scopes    []string
+	Grant     string
+}
+
+// chooseScopes follows the MCP spec: the challenge's scope, else the PRM's
+// scopes_supported, else none; offline_access is added when the
+// authorization server lists it (to get a refresh token).
+func chooseScopes(d *Discovery) []string {
+	var s []string
+	switch {
+	case d.ChallengeScope != "":
+		s = Scopes(d.ChallengeScope)
+	case d.PRM != nil && len(d.PRM.ScopesSupported) > 0:
+		s = slices.Clone(d.PRM.ScopesSupported)
+	}
+	if d.AS != nil && slices.Contains(d.AS.ScopesSupported, "offline_access") && !slices.Contains(s, "offline_access") {
+		s = append(s, "offline_access")
+	}
+	return s
+}
+
+// UnionScopes merges scope lists keeping the first order.
+func UnionScopes(lists ...[]string) []string {
+	var out []string
+	for _, l := range lists {
+		for _, s := range l {
+			if !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+func randomString(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return b64.EncodeToString(b)
+}
+
+// Login discovers, registers and obtains a token for opts.ServerURL.
+func (c *Client) Login(ctx context.Context, opts LoginOptions) (*Result, error) {
+	d, err := c.Discover(ctx, opts.ServerURL, opts.Challenge)
+	if err != nil {
+		return nil, err
+	}
+	scopes := opts.Scopes
+	if scopes == nil {
+		scopes = chooseScopes(d)
+	}
+	if opts.Grant == GrantClientCredentials {
+		// No refresh token for a client that can always ask again.
+		if opts.Scopes == nil {
+			scopes = slices.DeleteFunc(scopes, func(s string) bool { return s == "offline_access" })
+		}
+		ca, err := c.Register(ctx, d.AS, opts.Registration, "", []string{GrantClientCredentials})
+		if err != nil {
+			return nil, err
+		}
+		tok, err := c.ClientCredentials(ctx, d.AS.TokenEndpoint, d.AS.Issuer, ca, scopes, d.Resource)
+		if err != nil {
+			return nil, err
+		}
+		return &Result{Discovery: d, Client: ca, Token: tok, Scopes: grantedScopes(tok, scopes), Grant: GrantClientCredentials}, nil
+	}
+	if opts.Grant == GrantJWTBearer {
+		scopes = slices.DeleteFunc(scopes, func(s string) bool { return s == "offline_access" })
+		ca, err := c.Register(ctx, d.AS, Registration{ClientID: opts.Registration.ClientID, ClientSecret: opts.Registration.ClientSecret}, "", []string{GrantJWTBearer})
+		if err != nil {
+			return nil, err
+		}
+		tok, err := c.JWTBearer(ctx, d.AS.TokenEndpoint, d.AS.Issuer, ca, opts.Registration.Assertion, scopes, d.Resource)
+		if err != nil {
+			return nil, err
+		}
+		return &Result{Discovery: d, Client: ca, Token: tok, Scopes: grantedScopes(tok, scopes), Grant: GrantJWTBearer}, nil
+	}
+	if !d.Legacy && !d.AS.supportsS256() {
+		return nil, errs.Refused(CodePKCEUnsupported, "the authorization server %s does not advertise PKCE S256", termsafe.Text(d.AS.Issuer)).
+			WithHint("the MCP authorization spec requires PKCE; the server must list S256 in code_challenge_methods_supported")
+	}
+	if d.AS.AuthorizationEndpoint == "" {
+		return nil, errs.Failed(CodeInvalidMetadata, "the authorization server %s has no authorization endpoint", termsafe.Text(d.AS.Issuer))
+	}
+	l, err := listenLoopback()
+	if err != nil {
+		return nil, err
+	}
+	defer l.close()
+	redirect := l.redirectURI()
+	ca, err := c.Register(ctx, d.AS, opts.Registration, redirect, []string{GrantAuthorizationCode, GrantRefreshToken})
+	if err != nil {
+		return nil, err
+	}
+	verifier := randomString(48)
+	sum := sha256.Sum256([]byte(verifier))
+	state := randomString(24)
+	au, err := url.Parse(d.AS.AuthorizationEndpoint)
+	if err != nil {
+		return nil, errs.Failed(CodeInvalidMetadata, "the authorization endpoint is not a URL")
+	}
+	q := au.Query()
+	q.Set("response_type", "code")
+	q.Set("client_id", ca.ClientID)
+	q.Set("redirect_uri", redirect)
+	q.Set("code_challenge", b64.EncodeToString(sum[:]))
+	q.Set("code_challenge_method", "S256")
+	q.Set("state", state)
+	if len(scopes) > 0 {
+		q.Set("scope", strings.Join(scopes, " "))
+	}
+	q.Set("resource", d.Resource)
+	au.RawQuery = q.Encode()
+	authURL := au.String()
+
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = 5 * time.Minute
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	opened := false
+	if opts.Open != nil && opts.Paste == nil {
+		ok, err := opts.Open(authURL)
+		opened = ok && err == nil
+	}
+	// The instructions are best effort: a closed stderr must not stop a
+	// login whose browser is already open.
+	if opts.Prompt != nil {
+		switch {
+		case opened:
+			_, _ = fmt.Fprintf(opts.Prompt, "clawkit: a browser was opened to log in to %s; if it did not open, visit:\n%s\n", termsafe.Text(d.AS.Issuer), authURL)
+		case opts.Paste != nil:
+			_, _ = fmt.Fprintf(opts.Prompt, "clawkit: open this URL in a browser, approve, then paste the address you are sent to here:\n%s\n", authURL)
+		default:
+			_, _ = fmt.Fprintf(opts.Prompt, "clawkit: open this URL in a browser on this machine to log in:\n%s\n", authURL)
+		}
+	}
+	query, err := waitCallback(wctx, l, opts.Paste, timeout)
+	if err != nil {
+		return nil, err
+	}
+	code, err := checkCallback(query, state, d.AS)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := c.Exchange(ctx, d.AS, ca, code, verifier, redirect, d.Resource)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Discovery: d, Client: ca, Token: tok, Scopes: grantedScopes(tok, scopes), Grant: GrantAuthorizationCode}, nil
+}
+
+// grantedScopes are the token's scopes when the server says, else those
+// requested (RFC 6749 §5.1: scope is omitted when it is what was asked).
+func grantedScopes(t *Token, asked []string) []string {
+	if t.Scope != "" {
+		return Scopes(t.Scope)
+	}
+	return asked
+}

@@ -1,0 +1,494 @@
+package testscript
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// oauthKit is mcp login's: a fake MCP server guarded by a fake OAuth
+// authorization server (oauthfake), a browser that approves at once
+// (oauthbrowser), and a user who pastes the redirected address back
+// (oauthpaste).
+func oauthKit() scriptKit {
+	return scriptKit{
+		programs: map[string]func(){
+			"oauthfake":    oauthFakeMain,
+			"oauthbrowser": oauthBrowserMain,
+			"oauthpaste":   oauthPasteMain,
+		},
+		cmds: map[string]scriptCmd{"file-mode": cmdFileMode, "workload-jwt": cmdWorkloadJWT, "oauthfake-stats": cmdOAuthFakeStats, "oauth-expire": cmdOAuthExpire},
+		conditions: map[string]func() (bool, error){
+			// The TypeScript SDK's own OAuth example server (a dependency
+			// of the server-everything peer).
+			"ts-sdk-oauth-example": peerCondition("@modelcontextprotocol/sdk/dist/esm/examples/server/simpleStreamableHttp.js"),
+		},
+	}
+}
+
+// file-mode PATH MODE: PATH's permission bits are MODE (octal).
+func cmdFileMode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: file-mode PATH MODE")
+	}
+	fi, err := os.Stat(ts.MkAbs(args[0]))
+	ts.Check(err)
+	if got := fmt.Sprintf("%04o", fi.Mode().Perm()); got != args[1] {
+		ts.Fatalf("%s has mode %s, not %s", args[0], got, args[1])
+	}
+}
+
+// oauthFakeModes are the fake's behaviours: "ok" is a well-behaved server,
+// the others break one rule each.
+var oauthFakeModes = map[string]string{
+	"ok":                "a conforming MCP server and authorization server",
+	"short":             "tokens that expire in 30 s (every use refreshes) with rotated refresh tokens",
+	"invalid-once":      "the first access token is answered 401 invalid_token once",
+	"step-up":           "tools/call needs scope write: 403 insufficient_scope",
+	"issuer-mismatch":   "the authorization-server metadata names another issuer",
+	"resource-mismatch": "the protected-resource metadata names another resource",
+	"wrong-state":       "the redirect carries another state",
+	"wrong-iss":         "the redirect carries another iss",
+	"not-bearer":        "the token response is not a Bearer token",
+	"big-metadata":      "the protected-resource metadata is 1 MiB",
+	"slow-metadata":     "the protected-resource metadata never comes",
+	"cross-origin":      "WWW-Authenticate points the metadata at another origin",
+	"insecure":          "the authorization endpoint is plain http on another host",
+	"no-pkce":           "the metadata does not advertise S256",
+	"slow-token":        "the token endpoint never answers",
+}
+
+type oauthFake struct {
+	mode  string
+	base  string
+	mcp   http.Handler
+	mu    sync.Mutex
+	codes map[string]url.Values // code → the authorization request
+	// access token → granted scopes; refresh token → granted scopes.
+	access  map[string]string
+	refresh map[string]string
+	invalid map[string]bool
+	stats   map[string]int
+}
+
+// oauthfake MODE URLFILE: serves the MCP endpoint BASE/mcp and the
+// authorization server at BASE on 127.0.0.1, writes BASE/mcp to URLFILE
+// once it accepts connections, and serves until killed (10 minutes at
+// most). GET BASE/stats is its counters as JSON.
+func oauthFakeMain() {
+	if len(os.Args) != 3 || oauthFakeModes[os.Args[1]] == "" {
+		fmt.Fprintln(os.Stderr, "usage: oauthfake MODE URLFILE")
+		os.Exit(2)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	s := sdk.NewServer(&sdk.Implementation{Name: "oauthfake", Version: "1.0.0"}, nil)
+	type echoIn struct {
+		Message string `json:"message"`
+	}
+	sdk.AddTool(s, &sdk.Tool{Name: "echo", Description: "echoes its message"}, func(_ context.Context, _ *sdk.CallToolRequest, in echoIn) (*sdk.CallToolResult, any, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "Echo: " + in.Message}}}, nil, nil
+	})
+	f := &oauthFake{mode: os.Args[1], base: "http://" + ln.Addr().String(),
+		mcp:   sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true}),
+		codes: map[string]url.Values{}, access: map[string]string{}, refresh: map[string]string{}, invalid: map[string]bool{}, stats: map[string]int{}}
+	srv := &http.Server{Handler: f, ReadHeaderTimeout: 10 * time.Second}
+	tmp := os.Args[2] + ".tmp"
+	if err := os.WriteFile(tmp, []byte(f.base+"/mcp"), 0o644); err != nil || os.Rename(tmp, os.Args[2]) != nil {
+		fmt.Fprintln(os.Stderr, "oauthfake: cannot write", os.Args[2])
+		os.Exit(1)
+	}
+	go func() { time.Sleep(10 * time.Minute); os.Exit(3) }()
+	_ = srv.Serve(ln)
+}
+
+func fakeRandom(prefix string) string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return prefix + base64.RawURLEncoding.EncodeToString(b)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func (f *oauthFake) count(k string) {
+	f.mu.Lock()
+	f.stats[k]++
+	f.mu.Unlock()
+}
+
+func (f *oauthFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/stats":
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		writeJSON(w, 200, f.stats)
+	case "/mcp":
+		f.serveMCP(w, r)
+	case "/.well-known/oauth-protected-resource/mcp":
+		f.count("prm")
+		switch f.mode {
+		case "slow-metadata":
+			<-r.Context().Done()
+			return
+		case "big-metadata":
+			writeJSON(w, 200, map[string]any{"resource": f.base + "/mcp", "authorization_servers": []string{f.base}, "padding": strings.Repeat("x", 1<<20)})
+			return
+		}
+		res := f.base + "/mcp"
+		if f.mode == "resource-mismatch" {
+			res = "https://other.example/mcp"
+		}
+		writeJSON(w, 200, map[string]any{"resource": res, "authorization_servers": []string{f.base}, "scopes_supported": []string{"read"}})
+	case "/.well-known/oauth-authorization-server":
+		f.count("asm")
+		iss := f.base
+		if f.mode == "issuer-mismatch" {
+			iss = f.base + "/elsewhere"
+		}
+		authz := f.base + "/authorize"
+		if f.mode == "insecure" {
+			authz = "http://auth.example/authorize"
+		}
+		m := map[string]any{"issuer": iss, "authorization_endpoint": authz, "token_endpoint": f.base + "/token",
+			"registration_endpoint": f.base + "/register", "response_types_supported": []string{"code"},
+			"grant_types_supported":                          []string{"authorization_code", "refresh_token", "client_credentials"},
+			"code_challenge_methods_supported":               []string{"S256"},
+			"scopes_supported":                               []string{"read", "write", "offline_access"},
+			"token_endpoint_auth_methods_supported":          []string{"none", "client_secret_basic", "client_secret_post", "private_key_jwt"},
+			"authorization_response_iss_parameter_supported": true}
+		if f.mode == "no-pkce" {
+			delete(m, "code_challenge_methods_supported")
+		}
+		writeJSON(w, 200, m)
+	case "/register":
+		f.count("register")
+		var req map[string]any
+		_ = json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&req)
+		if req["application_type"] != "native" {
+			writeJSON(w, 400, map[string]string{"error": "invalid_client_metadata", "error_description": "application_type must be native"})
+			return
+		}
+		writeJSON(w, 201, map[string]any{"client_id": fakeRandom("client-"), "token_endpoint_auth_method": "none", "redirect_uris": req["redirect_uris"]})
+	case "/authorize":
+		f.authorize(w, r)
+	case "/token":
+		f.token(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (f *oauthFake) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	ru, err := url.Parse(q.Get("redirect_uri"))
+	if err != nil || ru.Hostname() != "127.0.0.1" || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" ||
+		q.Get("response_type") != "code" || q.Get("resource") != f.base+"/mcp" || q.Get("state") == "" {
+		http.Error(w, "bad authorization request", 400)
+		return
+	}
+	code := fakeRandom("code-")
+	f.mu.Lock()
+	f.codes[code] = q
+	f.mu.Unlock()
+	state, iss := q.Get("state"), f.base
+	if f.mode == "wrong-state" {
+		state += "x"
+	}
+	if f.mode == "wrong-iss" {
+		iss = "https://evil.example"
+	}
+	rq := ru.Query()
+	rq.Set("code", code)
+	rq.Set("state", state)
+	rq.Set("iss", iss)
+	ru.RawQuery = rq.Encode()
+	http.Redirect(w, r, ru.String(), http.StatusFound)
+}
+
+func (f *oauthFake) issue(w http.ResponseWriter, scopes string) {
+	tok, ref := fakeRandom("tok-"), fakeRandom("ref-")
+	f.mu.Lock()
+	f.access[tok] = scopes
+	f.refresh[ref] = scopes
+	if f.mode == "invalid-once" && f.stats["issued"] == 0 {
+		f.invalid[tok] = true
+	}
+	f.stats["issued"]++
+	f.mu.Unlock()
+	typ := "Bearer"
+	if f.mode == "not-bearer" {
+		typ = "N_A"
+	}
+	exp := 3600
+	if f.mode == "short" {
+		exp = 30
+	}
+	writeJSON(w, 200, map[string]any{"access_token": tok, "token_type": typ, "expires_in": exp, "refresh_token": ref, "scope": scopes})
+}
+
+func (f *oauthFake) token(w http.ResponseWriter, r *http.Request) {
+	if f.mode == "slow-token" {
+		<-r.Context().Done()
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		writeJSON(w, 400, map[string]string{"error": "invalid_request"})
+		return
+	}
+	fail := func(e string) { writeJSON(w, 400, map[string]string{"error": e}) }
+	if r.PostForm.Get("resource") != f.base+"/mcp" {
+		fail("invalid_target")
+		return
+	}
+	switch r.PostForm.Get("grant_type") {
+	case "authorization_code":
+		f.count("code")
+		f.mu.Lock()
+		q, ok := f.codes[r.PostForm.Get("code")]
+		delete(f.codes, r.PostForm.Get("code"))
+		f.mu.Unlock()
+		sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
+		if !ok || base64.RawURLEncoding.EncodeToString(sum[:]) != q.Get("code_challenge") || r.PostForm.Get("redirect_uri") != q.Get("redirect_uri") {
+			fail("invalid_grant")
+			return
+		}
+		f.issue(w, q.Get("scope"))
+	case "refresh_token":
+		f.count("refresh")
+		f.mu.Lock()
+		scopes, ok := f.refresh[r.PostForm.Get("refresh_token")]
+		delete(f.refresh, r.PostForm.Get("refresh_token")) // rotated: one use
+		f.mu.Unlock()
+		if !ok {
+			fail("invalid_grant")
+			return
+		}
+		f.issue(w, scopes)
+	case "urn:ietf:params:oauth:grant-type:jwt-bearer":
+		f.count("jwt_bearer")
+		parts := strings.Split(r.PostForm.Get("assertion"), ".")
+		var claims map[string]any
+		if len(parts) == 3 {
+			b, _ := base64.RawURLEncoding.DecodeString(parts[1])
+			_ = json.Unmarshal(b, &claims)
+		}
+		exp, _ := claims["exp"].(float64)
+		if claims["aud"] != f.base || int64(exp) < time.Now().Unix() {
+			fail("invalid_grant")
+			return
+		}
+		f.issue(w, r.PostForm.Get("scope"))
+	case "client_credentials":
+		f.count("client_credentials")
+		id, secret, basic := r.BasicAuth()
+		switch {
+		case basic:
+			if id != "ci-client" || secret != "ci-s3cret-value" {
+				writeJSON(w, 401, map[string]string{"error": "invalid_client"})
+				return
+			}
+		case r.PostForm.Get("client_assertion_type") == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer":
+			parts := strings.Split(r.PostForm.Get("client_assertion"), ".")
+			var claims map[string]any
+			if len(parts) == 3 {
+				b, _ := base64.RawURLEncoding.DecodeString(parts[1])
+				_ = json.Unmarshal(b, &claims)
+			}
+			if claims["iss"] != "ci-client" || claims["sub"] != "ci-client" || claims["aud"] != f.base {
+				writeJSON(w, 401, map[string]string{"error": "invalid_client"})
+				return
+			}
+		default:
+			writeJSON(w, 401, map[string]string{"error": "invalid_client"})
+			return
+		}
+		f.issue(w, r.PostForm.Get("scope"))
+	default:
+		fail("unsupported_grant_type")
+	}
+}
+
+func (f *oauthFake) serveMCP(w http.ResponseWriter, r *http.Request) {
+	prm := f.base + "/.well-known/oauth-protected-resource/mcp"
+	if f.mode == "cross-origin" {
+		prm = "http://localhost:1/.well-known/oauth-protected-resource/mcp"
+	}
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	f.mu.Lock()
+	scopes, known := f.access[tok]
+	bad := f.invalid[tok]
+	delete(f.invalid, tok)
+	f.mu.Unlock()
+	if !ok || !known || bad {
+		f.count("401")
+		ch := fmt.Sprintf(`Bearer resource_metadata=%q, scope="read"`, prm)
+		if known {
+			ch += `, error="invalid_token"`
+		}
+		w.Header().Set("WWW-Authenticate", ch)
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
+	f.count("mcp")
+	if f.mode == "step-up" && r.Method == http.MethodPost {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"tools/call"`)) && !strings.Contains(" "+scopes+" ", " write ") {
+			f.count("403")
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope="read write", resource_metadata=%q`, prm))
+			http.Error(w, "insufficient scope", http.StatusForbidden)
+			return
+		}
+	}
+	f.mcp.ServeHTTP(w, r)
+}
+
+// oauthbrowser URL: a browser whose user approves at once: it GETs URL
+// and follows the redirects (to clawkit's loopback listener).
+func oauthBrowserMain() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: oauthbrowser URL")
+		os.Exit(2)
+	}
+	c := &http.Client{Timeout: time.Minute}
+	resp, err := c.Get(os.Args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "oauthbrowser:", err)
+		os.Exit(1)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+}
+
+// oauthpaste CMD ARGS...: runs CMD (clawkit mcp login --no-browser …) as a
+// user on another machine would: reads the authorization URL it prints on
+// stderr, "approves" it (GET without following the redirect) and pastes
+// the address it was sent to on CMD's stdin. CMD's stdout and stderr are
+// passed through; its exit code is oauthpaste's.
+func oauthPasteMain() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: oauthpaste CMD ARGS...")
+		os.Exit(2)
+	}
+	cmd := exec.Command(os.Args[1], os.Args[2:]...)
+	cmd.Stdout = os.Stdout
+	in, err1 := cmd.StdinPipe()
+	errp, err2 := cmd.StderrPipe()
+	if err1 != nil || err2 != nil || cmd.Start() != nil {
+		fmt.Fprintln(os.Stderr, "oauthpaste: cannot start", os.Args[1])
+		os.Exit(1)
+	}
+	urlRE := regexp.MustCompile(`^https?://\S+/authorize\?\S+$`)
+	sc := bufio.NewScanner(errp)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		fmt.Fprintln(os.Stderr, line)
+		if !urlRE.MatchString(line) {
+			continue
+		}
+		c := &http.Client{Timeout: time.Minute, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := c.Get(line)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "oauthpaste:", err)
+			continue
+		}
+		_ = resp.Body.Close()
+		if _, err := fmt.Fprintln(in, resp.Header.Get("Location")); err != nil {
+			fmt.Fprintln(os.Stderr, "oauthpaste:", err)
+		}
+		_ = in.Close()
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		os.Exit(ee.ExitCode())
+	}
+	if err != nil {
+		os.Exit(1)
+	}
+}
+
+// workload-jwt FILE URL SECONDS: writes to FILE a workload identity token (a
+// JWT as a CI provider issues one) whose audience is URL's origin (the
+// fake's issuer), expiring in SECONDS (negative: already expired). The
+// fake checks its claims, not its signature.
+func cmdWorkloadJWT(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: workload-jwt FILE URL SECONDS")
+	}
+	u, err := url.Parse(args[1])
+	ts.Check(err)
+	aud := u.Scheme + "://" + u.Host
+	var secs int64
+	_, err = fmt.Sscan(args[2], &secs)
+	ts.Check(err)
+	enc := base64.RawURLEncoding
+	hdr, _ := json.Marshal(map[string]string{"alg": "ES256", "typ": "JWT"})
+	claims, _ := json.Marshal(map[string]any{"iss": "https://ci.example", "sub": "repo:clawkit", "aud": aud, "exp": time.Now().Unix() + secs})
+	jwt := enc.EncodeToString(hdr) + "." + enc.EncodeToString(claims) + "." + enc.EncodeToString([]byte("signature"))
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(jwt+"\n"), 0o600))
+}
+
+// oauthfake-stats URL: prints the counters of the oauthfake serving URL
+// (its MCP endpoint) as JSON on stdout.
+func cmdOAuthFakeStats(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: oauthfake-stats URL")
+	}
+	resp, err := http.Get(strings.TrimSuffix(args[0], "/mcp") + "/stats")
+	ts.Check(err)
+	b, err := io.ReadAll(resp.Body)
+	ts.Check(resp.Body.Close())
+	ts.Check(err)
+	_, _ = ts.Stdout().Write(b)
+}
+
+// oauth-expire: makes every OAuth profile in the script's home expire a
+// second ago, as the passing of time would (the next use renews it).
+func cmdOAuthExpire(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: oauth-expire")
+	}
+	path := filepath.Join(ts.Getenv("CLAWKIT_HOME"), "credentials.json")
+	b, err := os.ReadFile(path)
+	ts.Check(err)
+	var doc map[string]any
+	ts.Check(json.Unmarshal(b, &doc))
+	past := time.Now().Add(-time.Second).UTC().Format(time.RFC3339)
+	for _, p := range doc["profiles"].(map[string]any) {
+		if o, ok := p.(map[string]any)["oauth"].(map[string]any); ok {
+			o["expiresAt"] = past
+		}
+	}
+	b, err = json.Marshal(doc)
+	ts.Check(err)
+	ts.Check(os.WriteFile(path, b, 0o600))
+}
