@@ -44,7 +44,7 @@ test-offline: vet
 # (docs/conformance.md).
 test-node26:
 	$(GO) build -o bin/testsum ./scripts/testsum
-	CLAWKIT_TEST_NODE=26 $(GO) test -count=1 -timeout 30m -json ./conformance/... | bin/testsum
+	CLAWKIT_TEST_NODE=26 $(GO) test -count=1 -timeout 30m -json -skip TestMCPSuite ./conformance/... | bin/testsum
 	CLAWKIT_TEST_NODE=26 $(GO) test -count=1 -timeout 30m -json ./testscript -run 'TestScripts/(artifacts_export_sample|artifacts_real.*|research_genai_sdk)$$' | bin/testsum
 
 # OpenClaw's own code beside clawkit's (part of make test too); -v prints
