@@ -50,6 +50,11 @@ func mcpRound4HostileCases() []hostileCase {
 		{name: "mcp-proxy/token-file-unwritable", setup: tokenDir, args: []string{"mcp", "proxy", "--listen", "127.0.0.1:" + port, "--ready-file", "$W/ready", "--", "mcpfake", "echo"}, exit: 1, code: "token_write_failed", lacks: "without authentication"},
 		{name: "mcp-http/legacy-fallback-off-origin-endpoint", args: fallback("legacy-bad-endpoint"), exit: 1, code: "invalid_endpoint"},
 		{name: "mcp-http/legacy-fallback-endless-line", args: fallback("legacy-long-line", "--max-frame-bytes", "65536"), exit: 1, code: "sse_line_too_long"},
+		// A server that dies at start-up with a multi-line, hostile stderr:
+		// human mode fails on any raw control byte or a second error line;
+		// the tail comes as lines of its own, never a literal \n.
+		{name: "mcp-stdio/startup-exit-stderr-lines", args: []string{"mcp", "call", "--method", "ping", "--", "sh", "-c", `printf 'one\n\033]0;title\a\nclawkit: error: forged\n' >&2; exit 3`}, exit: 1, lacks: `one\n`, human: true},
+		{name: "mcp-stdio/startup-exit-stderr-json", args: []string{"mcp", "call", "--method", "ping", "--", "sh", "-c", `printf 'one\ntwo\n' >&2; exit 3`}, exit: 1, code: "server_exited", has: `"stderrTail": [`},
 		{name: "mcp-http/legacy-fallback-no-endpoint", args: fallback("legacy-no-endpoint", "--startup-timeout", "1s"), exit: 5, code: "initialize_timeout"},
 	}
 }

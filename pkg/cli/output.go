@@ -177,6 +177,11 @@ func (o *Output) Error(err error) int {
 	if je.RetryAfterMs != nil {
 		_, _ = fmt.Fprintf(o.Stderr, "clawkit: hint: retry after %dms\n", *je.RetryAfterMs)
 	}
+	// A server's own stderr: its lines as lines, each escaped, so a
+	// multi-line traceback reads as one and cannot forge a clawkit line.
+	for _, l := range je.StderrTail {
+		_, _ = fmt.Fprintf(o.Stderr, "clawkit: server stderr: %s\n", termsafe.Text(l))
+	}
 	return code
 }
 

@@ -74,6 +74,11 @@ type Fields struct {
 	// Resource is the other named thing the failure is about (a plugin, a
 	// skill, a session, a profile), as "KIND:NAME".
 	Resource string `json:"resource,omitempty"`
+	// StderrTail is the last lines a child process wrote on its stderr
+	// (an MCP server that ended), one string a line, as it wrote them:
+	// text from outside, escaped line by line when printed on a terminal
+	// (docs/errors.md, "The error document").
+	StderrTail []string `json:"stderrTail,omitempty"`
 }
 
 func (e *Error) Error() string { return e.Message }

@@ -49,6 +49,10 @@ type Error struct {
 	Definitive bool
 	// HTTPStatus is the HTTP status that caused the failure (HTTP only).
 	HTTPStatus int
+	// StderrTail is the end of a stdio server's stderr, a string a line,
+	// when it ended (server_exited): printed as lines of their own, never
+	// folded into Message.
+	StderrTail []string
 	Err        error
 }
 
@@ -100,7 +104,7 @@ var hints = map[errs.Code]string{
 	"protocol_version_mismatch":    "--protocol-version auto (the default) accepts any version clawkit speaks; an explicit version must be answered exactly",
 	"protocol_version_unsupported": "pass one of the versions the server speaks with --protocol-version, or use --protocol-version auto",
 	"handshake_failed":             "the server refused the handshake; check its stderr, or try --protocol-version auto",
-	"server_exited":                "the server process ended; its stderr tail, if it wrote any, ends the message",
+	"server_exited":                "the server process ended; its stderr tail, if it wrote any, follows the message",
 	"server_closed_stdout":         "the server closed its stdout while still running",
 	"too_many_pending":             "raise --max-pending or send fewer concurrent requests",
 	"request_timeout":              "raise --request-timeout; the request may have taken effect on the server",
@@ -159,5 +163,6 @@ func Coded(err error) error {
 	} else if h := hints[me.Code]; h != "" {
 		ce = ce.WithHint("%s", h)
 	}
+	ce.StderrTail = me.StderrTail
 	return ce.Wrap(me)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"strings"
 	"sync"
 	"time"
 
@@ -123,8 +122,8 @@ func startupExit(e *mcp.Error) *mcp.Error {
 	c.Definitive = true
 	c.Delivered = false
 	if c.Hint == "" {
-		if strings.Contains(c.Message, "): ") {
-			c.Hint = "the server ended before answering the handshake; its stderr tail ends the message"
+		if len(c.StderrTail) > 0 {
+			c.Hint = "the server ended before answering the handshake; its stderr tail follows"
 		} else {
 			c.Hint = "the server ended before answering the handshake and wrote nothing on stderr: check that the command is an MCP server over stdio (it must keep running and answer on stdout)"
 		}

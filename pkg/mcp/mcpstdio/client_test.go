@@ -225,7 +225,8 @@ func TestClientServerExitMidRequest(t *testing.T) {
 	c := start(t, fakeOptions(t, "exit-mid-request"))
 	_, err := c.Request(context.Background(), "tools/call", callTool("echo", nil))
 	me := mcpErr(t, err)
-	if me.Code != "server_exited" || !strings.HasPrefix(me.Message, "server exited (code 7): mcpfake: dying") || !me.Delivered {
+	if me.Code != "server_exited" || me.Message != "server exited (code 7)" || len(me.StderrTail) == 0 ||
+		!strings.HasPrefix(me.StderrTail[len(me.StderrTail)-1], "mcpfake: dying") || !me.Delivered {
 		t.Fatalf("%+v", me)
 	}
 	if errs.KindOf(mcp.Coded(err)) != errs.KindUnknown {

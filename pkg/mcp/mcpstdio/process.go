@@ -272,7 +272,7 @@ func (p *Process) StderrTail() []byte { return p.tail.Bytes() }
 // exitTail is the stderr tail for an exit message: once the main process
 // has ended, what it wrote last may still sit in the pipe, so wait (up to
 // d, a descendant may hold stderr open) for the reader to reach EOF.
-func (p *Process) exitTail(d time.Duration) string {
+func (p *Process) exitTail(d time.Duration) []string {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -284,22 +284,21 @@ func (p *Process) exitTail(d time.Duration) string {
 	if len(tail) > show {
 		tail = "…" + tail[len(tail)-show:]
 	}
-	return tail
+	if tail == "" {
+		return nil
+	}
+	return strings.Split(strings.ReplaceAll(tail, "\r\n", "\n"), "\n")
 }
 
 // exitedError describes a server that ended on its own. Exit code 127 or
 // "not found" in its stderr is a shell or launcher (npx, sh -c) that could
 // not find a program: with the exact environment the cause is nearly
 // always a missing PATH, so the hint says so.
-func (p *Process) exitedError(tail string) *mcp.Error {
+func (p *Process) exitedError(tail []string) *mcp.Error {
 	x := p.Exit()
-	var e *mcp.Error
-	if tail == "" {
-		e = mcp.Unavailable(CodeServerExited, "server exited (%s)", x)
-	} else {
-		e = mcp.Unavailable(CodeServerExited, "server exited (%s): %s", x, tail)
-	}
-	if (x.Code != nil && *x.Code == 127) || strings.Contains(strings.ToLower(tail), "not found") {
+	e := mcp.Unavailable(CodeServerExited, "server exited (%s)", x)
+	e.StderrTail = tail
+	if (x.Code != nil && *x.Code == 127) || strings.Contains(strings.ToLower(strings.Join(tail, "\n")), "not found") {
 		hasPath := slices.ContainsFunc(p.spec.Env, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") })
 		if hasPath {
 			e.Hint = "the server could not find a program in the PATH it was given (--env/--env-pass); check that it is installed there"
