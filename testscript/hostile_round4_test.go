@@ -31,10 +31,10 @@ func round4HostileCases() []hostileCase {
 
 		// Ports out of range, other networks: usage errors, exit 2,
 		// before anything binds or the home exists.
-		{name: "r4/listen-port-70000", args: []string{"mcp", "proxy", "--listen", "127.0.0.1:70000", "--", "true"}, exit: 2, code: "invalid_listen_port"},
-		{name: "r4/listen-port-negative", args: []string{"mcp", "proxy", "--listen", "127.0.0.1:-1", "--", "true"}, exit: 2, code: "invalid_listen_port"},
-		{name: "r4/listen-unix", args: []string{"mcp", "proxy", "--listen", "unix:$W/p.sock", "--", "true"}, exit: 2, code: "invalid_listen_port"},
-		{name: "r4/listen-service-name", args: []string{"mcp", "proxy", "--listen", "127.0.0.1:http", "--", "true"}, exit: 2, code: "invalid_listen_port"},
+		{name: "r4/listen-port-70000", args: []string{"mcp", "proxy", "--listen", "127.0.0.1:70000", "--", "true"}, exit: 2, code: "invalid_listen"},
+		{name: "r4/listen-port-negative", args: []string{"mcp", "proxy", "--listen", "127.0.0.1:-1", "--", "true"}, exit: 2, code: "invalid_listen"},
+		{name: "r4/listen-unix", args: []string{"mcp", "proxy", "--listen", "unix:$W/p.sock", "--", "true"}, exit: 2, code: "invalid_listen"},
+		{name: "r4/listen-service-name", args: []string{"mcp", "proxy", "--listen", "127.0.0.1:http", "--", "true"}, exit: 2, code: "invalid_listen"},
 		{name: "r4/metrics-port-negative", args: []string{"gateway", "run", "--metrics-listen", "127.0.0.1:-1"}, exit: 2, code: "invalid_metrics_listen"},
 		{name: "r4/metrics-port-70000-detach", args: []string{"gateway", "run", "--detach", "--metrics-listen", "127.0.0.1:70000"}, exit: 2, code: "invalid_metrics_listen"},
 		{name: "r4/metrics-unix", args: []string{"gateway", "run", "--metrics-listen", "unix:$W/m.sock"}, exit: 2, code: "invalid_metrics_listen"},

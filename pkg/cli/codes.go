@@ -7,9 +7,6 @@ import "github.com/clawkit/clawkit/pkg/errs"
 const (
 	// CodeConfigNotSet: … is not set
 	CodeConfigNotSet errs.Code = "config_not_set"
-	// CodeInvalidListenPort: --listen …: port … (not 0–65535, a service
-	// name, or not TCP), checked in pkg/netaddr before anything binds
-	CodeInvalidListenPort errs.Code = "invalid_listen_port"
 	// CodeCreateFailed: cannot create …: …
 	CodeCreateFailed errs.Code = "create_failed"
 	// CodeNoContent: no content for …: stdin is a terminal

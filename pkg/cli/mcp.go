@@ -19,7 +19,6 @@ import (
 	"github.com/clawkit/clawkit/pkg/mcp"
 	"github.com/clawkit/clawkit/pkg/mcp/mcphttp"
 	"github.com/clawkit/clawkit/pkg/mcp/mcpstdio"
-	"github.com/clawkit/clawkit/pkg/netaddr"
 	"github.com/clawkit/clawkit/pkg/redact"
 	"github.com/clawkit/clawkit/pkg/termsafe"
 )
@@ -572,12 +571,6 @@ func (c *MCPProxyCmd) runListen(ctx context.Context, env *Env, out *Output) erro
 	}
 	if err := mcphttp.CheckListen(c.Listen, c.NoAuth); err != nil {
 		return err
-	}
-	// The port is checked here too, before anything binds (one out of
-	// range, a service name or unix:… is a usage error, exit 2, not a
-	// failed bind).
-	if err := netaddr.CheckTCPListen(c.Listen); err != nil {
-		return errs.Usage(CodeInvalidListenPort, "--listen %s: %v", termsafe.Text(c.Listen), err).WithHint("e.g. --listen 127.0.0.1:8080 (port 0 picks a free one)")
 	}
 	for _, p := range []struct {
 		name string

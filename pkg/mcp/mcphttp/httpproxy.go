@@ -28,6 +28,7 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
+	"github.com/clawkit/clawkit/pkg/netaddr"
 	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
@@ -1051,8 +1052,11 @@ func WriteTokenFile(home, listenURL, token string) (path string, err error) {
 // token (noAuth) only on a loopback address, where no other machine can
 // reach the proxy.
 func CheckListen(addr string, noAuth bool) error {
-	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return errs.Usage(CodeInvalidListen, "--listen %s: expected HOST:PORT", termsafe.Text(addr)).WithHint("e.g. --listen 127.0.0.1:8080")
+	// The one listen-address check (pkg/netaddr): a port out of range, a
+	// service name or unix:… is a usage error here, before anything binds,
+	// not a failed bind.
+	if err := netaddr.CheckTCPListen(addr); err != nil {
+		return errs.Usage(CodeInvalidListen, "--listen %s: %v", termsafe.Text(addr), err).WithHint("e.g. --listen 127.0.0.1:8080 (port 0 picks a free one)")
 	}
 	if noAuth && !IsLoopbackAddr(addr) {
 		return errs.Usage(CodeInvalidListen, "--no-auth is allowed only on a loopback address (127.0.0.1, ::1, localhost), not %s", termsafe.Text(addr)).
