@@ -764,7 +764,7 @@ func TestDefinitiveStartFailures(t *testing.T) {
 		{"not executable", testOptions{ProcessSpec: ProcessSpec{Command: plain, Env: []string{}}}, "spawn_failed", "not an executable program"},
 		{"a folder", testOptions{ProcessSpec: ProcessSpec{Command: dir, Env: []string{}}}, "spawn_failed", "not an executable program"},
 		{"exits at once", testOptions{ProcessSpec: ProcessSpec{Command: "/bin/true", Env: []string{}}}, "server_exited", "wrote nothing on stderr"},
-		{"exits with a reason", testOptions{ProcessSpec: ProcessSpec{Command: "/bin/sh", Args: []string{"-c", "echo no config >&2; exit 3"}, Env: []string{}}}, "server_exited", "its stderr tail ends the message"},
+		{"exits with a reason", testOptions{ProcessSpec: ProcessSpec{Command: "/bin/sh", Args: []string{"-c", "echo no config >&2; exit 3"}, Env: []string{}}}, "server_exited", "its stderr tail follows"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
