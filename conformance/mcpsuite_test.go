@@ -376,11 +376,18 @@ func TestMCPSuite(t *testing.T) {
 		client, server := suiteScenarios(t, node, entries[r.version])
 		names["client "+r.version], names["server "+r.version] = client, server
 		for _, s := range client {
-			jobs = append(jobs, job{suiteKey{runClawkitClient, r.version, s}, adapter},
+			// An auth scenario is clawkit as a user logs in: `mcp login`,
+			// then `mcp call --url` finding the login by itself
+			// (scripts/conformance-auth-client.sh, docs/mcp.md "Login").
+			command := adapter
+			if strings.HasPrefix(s, "auth/") {
+				command = "sh " + filepath.Join(repoRoot(), "scripts", "conformance-auth-client.sh")
+			}
+			jobs = append(jobs, job{suiteKey{runClawkitClient, r.version, s}, command},
 				job{suiteKey{runGoSDKClient, r.version, s}, goClient})
 		}
 	}
-	env := []string{"CLAWKIT=" + clawkit, "CLAWKIT_HOME=" + t.TempDir()}
+	env := []string{"CLAWKIT=" + clawkit, "CLAWKIT_HOME=" + t.TempDir(), "NODE=" + node}
 
 	results := map[suiteKey]suiteOutcome{}
 	var mu sync.Mutex

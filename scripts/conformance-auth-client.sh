@@ -22,7 +22,7 @@ B
 chmod +x "$home/browser"
 export BROWSER="$home/browser"
 ctx=${MCP_CONFORMANCE_CONTEXT:-{\}}
-field() { node -e 'const c=JSON.parse(process.argv[1]);const v=c[process.argv[2]];process.stdout.write(v===undefined?"":String(v))' "$ctx" "$1"; }
+field() { "${NODE:-node}" -e 'const c=JSON.parse(process.argv[1]);const v=c[process.argv[2]];process.stdout.write(v===undefined?"":String(v))' "$ctx" "$1"; }
 client_id=$(field client_id)
 secret=$(field client_secret)
 key=$(field private_key_pem)
