@@ -115,7 +115,7 @@ for f in "$rel"/*.rpm; do
 	[ "$(rpm -qp --queryformat '%{LICENSE}' "$f" 2>/dev/null)" = MIT ] || die "$(basename "$f"): License is not MIT"
 	rpm2cpio "$f" | cpio -i --quiet --to-stdout ./usr/share/licenses/clawkit/LICENSE | cmp -s - "$repo/LICENSE" || die "$(basename "$f") does not hold LICENSE"
 done
-echo "release-check: LICENSE in $(ls "$rel"/*.tar.gz "$rel"/*.deb "$rel"/*.rpm | wc -l) archives and packages, MIT in $(ls "$rel"/*.cdx.json | wc -l) SBOMs"
+echo "release-check: LICENSE in $(find "$rel" -maxdepth 1 \( -name '*.tar.gz' -o -name '*.deb' -o -name '*.rpm' \) | wc -l) archives and packages, MIT in $(find "$rel" -maxdepth 1 -name '*.cdx.json' | wc -l) SBOMs"
 
 echo "== release-check: signatures (openssl$([ -n "${COSIGN:-}" ] && echo ", cosign"))"
 prov=clawkit_$version.intoto.json
@@ -126,7 +126,10 @@ for f in SHA256SUMS "$prov"; do
 		"$COSIGN" verify-blob --key "$work/signing.pub" --signature "$rel/$f.sig" --insecure-ignore-tlog=true --offline=true "$rel/$f" 2>/dev/null || die "cosign rejects $f.sig"
 	fi
 done
-# The checks can fail: a changed SHA256SUMS is rejected by both.
+# The checks can fail: a changed SHA256SUMS is rejected by both (with
+# SHA256SUMS's own signature: the loop above left the statement's in sig.der).
+openssl base64 -d -A -in "$rel/SHA256SUMS.sig" -out "$work/sig.der"
+openssl dgst -sha256 -verify "$work/signing.pub" -signature "$work/sig.der" "$rel/SHA256SUMS" >/dev/null || die "openssl rejects SHA256SUMS.sig"
 { cat "$rel/SHA256SUMS"; echo "0000000000000000000000000000000000000000000000000000000000000000  extra"; } >"$work/SHA256SUMS.changed"
 if openssl dgst -sha256 -verify "$work/signing.pub" -signature "$work/sig.der" "$work/SHA256SUMS.changed" >/dev/null 2>&1; then die "openssl accepts a changed file"; fi
 if [ -n "${COSIGN:-}" ] && "$COSIGN" verify-blob --key "$work/signing.pub" --signature "$rel/SHA256SUMS.sig" --insecure-ignore-tlog=true --offline=true "$work/SHA256SUMS.changed" 2>/dev/null; then
@@ -138,7 +141,7 @@ echo "== release-check: provenance"
 [ "$(jq -r .predicateType "$rel/$prov")" = https://slsa.dev/provenance/v1 ] || die "$prov is not SLSA provenance v1"
 [ "$(jq -r '.predicate.buildDefinition.resolvedDependencies[0].digest.gitCommit' "$rel/$prov")" = "$commit" ] || die "$prov names another commit"
 diff <(jq -r '.subject[] | "\(.digest.sha256)  \(.name)"' "$rel/$prov") \
-	<(cd "$rel" && sha256sum *.tar.gz *.deb *.rpm | sort -k2) >&2 || die "$prov's subjects are not the archives and packages"
+	<(cd "$rel" && sha256sum -- *.tar.gz *.deb *.rpm | sort -k2) >&2 || die "$prov's subjects are not the archives and packages"
 echo "release-check: $prov: $(jq '.subject | length' "$rel/$prov") subjects, $(jq -r '.predicate.runDetails.builder.version.go' "$rel/$prov")"
 
 echo "== release-check: packages"
