@@ -158,7 +158,7 @@ release: $(CYCLONEDX)
 # Docker or Podman and pushing it). Prints the index digest.
 image:
 	@test -f dist/release/SHA256SUMS || $(MAKE) --no-print-directory release
-	cd scripts/release && GOFLAGS= $(GO) run . image -repo "$(CURDIR)" -from "$(CURDIR)/dist/release" -out "$(CURDIR)/dist/image"
+	@cd scripts/release && GOFLAGS= $(GO) run . image -repo "$(CURDIR)" -from "$(CURDIR)/dist/release" -out "$(CURDIR)/dist/image"
 
 clean:
 	rm -rf bin dist/release dist/image
