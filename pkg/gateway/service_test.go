@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -413,7 +414,15 @@ func TestMetricsListenRefusals(t *testing.T) {
 func TestSignalDrainsInFlight(t *testing.T) {
 	reg := owner.NewRegistry()
 	entered, release := make(chan struct{}), make(chan struct{})
+	// Only the first call blocks. The signal is seen by the gateway's own
+	// goroutine, so a call sent in the moment between signal() and that is
+	// admitted; it must finish normally rather than wait for release (the
+	// test sends it synchronously) or close entered twice.
+	var calls atomic.Int32
 	owner.Register(reg, owner.Op[json.RawMessage, any]{Name: "t.slow", Write: true, Run: func(ctx context.Context, env *owner.OpEnv, p json.RawMessage) (any, error) {
+		if calls.Add(1) > 1 {
+			return map[string]bool{"early": true}, nil
+		}
 		close(entered)
 		<-release
 		return map[string]bool{"finished": true}, nil
