@@ -49,7 +49,8 @@ func main() {
 	if bin == "" {
 		bin = "clawkit"
 	}
-	s, err := open(bin, append(append([]string{"mcp", "session", "--request-timeout", "20s"}, extra...), "--url", url))
+	args := append([]string{"mcp", "session", "--request-timeout", "20s"}, scenarioFlags[scenario]...)
+	s, err := open(bin, append(append(args, extra...), "--url", url))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "suiteclient: %v\n", err)
 		os.Exit(2)
@@ -140,6 +141,14 @@ func (s *session) close() error {
 }
 
 type stepsFunc func(s *session, sctx map[string]any) error
+
+// scenarioFlags are the flags a user would give clawkit for a scenario:
+// a server that asks for a form of defaults gets them accepted
+// (docs/mcp.md, "Server requests"; every other server request is
+// answered by clawkit's defaults).
+var scenarioFlags = map[string][]string{
+	"elicitation-sep1034-client-defaults": {"--elicitation", "defaults"},
+}
 
 // tool is the part of a tools/list entry the steps use; the input schema
 // stays the bytes the server sent.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf16"
@@ -46,7 +47,70 @@ type MCPServerFlags struct {
 	Notifications   bool          `help:"Print server notifications (progress, logging) on stderr."`
 	Dir             string        `help:"Working directory of the server (default: clawkit's)." placeholder:"DIR" type:"existingdir"`
 	ServerStderr    bool          `help:"Copy the server's stderr to ours as it is written (its last 32 KiB are always kept for error messages)."`
+	MCPRequestFlags
 	MCPHTTPFlags
+}
+
+// MCPRequestFlags say how the server's own requests are answered, with
+// no user at hand (docs/mcp.md, "Server requests").
+type MCPRequestFlags struct {
+	Elicitation        string   `help:"Answer a server's elicitation/create without asking anyone: decline (the default), defaults (accept with every field's schema default; decline when a field has none) or answers (each field from --elicitation-answers, else its default)." placeholder:"POLICY"`
+	ElicitationAnswers string   `help:"A JSON file of field names and values to accept elicitations with (implies --elicitation answers)." placeholder:"FILE"`
+	Root               []string `help:"A directory to answer roots/list with, as a file:// URI (repeatable; none: an empty list)." placeholder:"DIR" sep:"none"`
+	MaxInputRounds     int      `help:"Most retries of one request that the server answers with input_required (2026-07-28); then the request fails." default:"8"`
+}
+
+// requests builds the policy; notes go to stderr.
+func (f *MCPRequestFlags) requests(out *Output) (mcp.ServerRequests, error) {
+	var r mcp.ServerRequests
+	if err := positive("--max-input-rounds", int64(f.MaxInputRounds)); err != nil {
+		return r, err
+	}
+	r.MaxInputRounds = f.MaxInputRounds
+	switch f.Elicitation {
+	case "", mcp.ElicitDecline, mcp.ElicitDefaults, mcp.ElicitAnswers:
+	default:
+		return r, errs.Usage(CodeUsage, "--elicitation %q: expected decline, defaults or answers", f.Elicitation).
+			WithHint("decline answers no; defaults accepts with the schema's defaults; answers takes values from --elicitation-answers FILE")
+	}
+	r.Elicitation = f.Elicitation
+	switch {
+	case f.ElicitationAnswers != "" && f.Elicitation != "" && f.Elicitation != mcp.ElicitAnswers:
+		return r, errs.Usage(CodeUsage, "--elicitation-answers goes with --elicitation answers, not %s", f.Elicitation).
+			WithHint("drop --elicitation (the file implies answers); fields missing from the file take their schema default")
+	case f.ElicitationAnswers != "":
+		a, err := mcp.LoadElicitationAnswers(f.ElicitationAnswers)
+		if err != nil {
+			return r, err
+		}
+		r.Elicitation, r.Answers = mcp.ElicitAnswers, a
+	case f.Elicitation == mcp.ElicitAnswers:
+		return r, errs.Usage(CodeUsage, "--elicitation answers needs --elicitation-answers FILE").
+			WithHint(`give a JSON file of field names and values, e.g. {"name":"Ada","confirmed":true}`)
+	case f.Elicitation == "":
+		r.Elicitation = mcp.ElicitDecline
+	}
+	roots, err := mcp.RootsFromDirs(f.Root)
+	if err != nil {
+		return r, err
+	}
+	r.Roots = roots
+	r.OnRequest = func(n mcp.ServerRequestNote) {
+		what := "server request"
+		if n.Via == "input_required" {
+			what = "input request"
+		}
+		line := what + ": " + n.Method
+		if n.Message != "" {
+			line += " " + strconv.Quote(n.Message)
+		}
+		line += ": " + n.Outcome
+		if n.Reason != "" {
+			line += " (" + n.Reason + ")"
+		}
+		out.Warnf("%s", line) // escaped there: the message and names are the server's
+	}
+	return r, nil
 }
 
 // MCPHTTPFlags connect call and session to a remote server (docs/mcp.md,
@@ -175,7 +239,12 @@ func (f *MCPServerFlags) options(env *Env, command []string, out *Output) (mcpTa
 	if err != nil {
 		return o, err
 	}
+	reqs, err := f.requests(out)
+	if err != nil {
+		return o, err
+	}
 	o.opts = mcp.Options{
+		Requests:           reqs,
 		ClientInfo:         mcp.Implementation{Name: "clawkit", Version: ReadBuildInfo().Version},
 		ProtocolVersion:    f.ProtocolVersion,
 		ProbeTimeout:       f.ProbeTimeout,

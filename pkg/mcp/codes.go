@@ -25,6 +25,16 @@ const (
 	CodeServerTimeout errs.Code = "server_timeout"
 	// CodeTooManyPending: (see the message)
 	CodeTooManyPending errs.Code = "too_many_pending"
+	// CodeInvalidElicitationAnswers: --elicitation-answers: …
+	CodeInvalidElicitationAnswers errs.Code = "invalid_elicitation_answers"
+	// CodeInvalidRoot: --root …: no such directory
+	CodeInvalidRoot errs.Code = "invalid_root"
+	// CodeInvalidInputRequired: malformed input_required result from the server: …
+	CodeInvalidInputRequired errs.Code = "invalid_input_required"
+	// CodeInputRequiredUnanswered: … needs input clawkit cannot give; …
+	CodeInputRequiredUnanswered errs.Code = "input_required_unanswered"
+	// CodeInputRequiredRounds: … still needs input after … rounds of answers; …
+	CodeInputRequiredRounds errs.Code = "input_required_rounds"
 )
 
 // More error codes of this package (docs/errors.md lists them all).

@@ -43,8 +43,15 @@ type Options struct {
 	// ProbeTimeout bounds the auto mode's probe once the server has read
 	// it (default DefaultProbeTimeout).
 	ProbeTimeout time.Duration
-	// Capabilities sent in initialize; {} when empty.
+	// Capabilities sent in initialize (and in the stateless era's
+	// _meta); when empty, those Requests can honour
+	// (ServerRequests.Capabilities).
 	Capabilities json.RawMessage
+	// Requests is how the server's own requests are answered, and the
+	// input requests of input_required results (docs/mcp.md, "Server
+	// requests"); the zero value declines elicitation, lists no roots and
+	// refuses sampling.
+	Requests ServerRequests
 
 	StartupTimeout     time.Duration
 	RequestTimeout     time.Duration
@@ -93,7 +100,7 @@ func (o *Options) SetDefaults() error {
 		o.ClientInfo = Implementation{Name: "clawkit", Version: "dev"}
 	}
 	if len(o.Capabilities) == 0 {
-		o.Capabilities = json.RawMessage(`{}`)
+		o.Capabilities = o.Requests.Capabilities()
 	}
 	return nil
 }
@@ -276,21 +283,6 @@ func ResponseError(rpc *RPCError) (e *Error, fatal bool) {
 		return &Error{Class: ClassUnavailable, Code: CodeServerTimeout, Message: "the server reported a timeout: " + rpc.Message, RPC: rpc, Delivered: true}, true
 	}
 	return &Error{Class: ClassProtocol, Code: errs.CodeRPCError, Message: "the server answered with an error: " + rpc.Message, RPC: rpc, Delivered: true}, false
-}
-
-// ServerRequestAnswer is clawkit's answer to a request from the server:
-// ping is answered, every other method is not found (a command-line
-// client offers no sampling, roots or elicitation). No newline.
-func ServerRequestAnswer(rawID json.RawMessage, method string) []byte {
-	var b []byte
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, rawID...)
-	if method == "ping" {
-		b = append(b, `,"result":{}}`...)
-	} else {
-		b = append(b, `,"error":{"code":-32601,"message":"Method not found"}}`...)
-	}
-	return b
 }
 
 // CheckParams refuses params that are not one JSON object or array.

@@ -133,6 +133,7 @@ var hints = map[errs.Code]string{
 	"tls_failed":                   "the server's certificate is not trusted by this system; install its CA in the system store (there is no switch to skip the check)",
 	"invalid_endpoint":             "a legacy SSE server must name a message endpoint on its own origin",
 	"service_closed":               "the service closed the connection; a request in flight may have taken effect",
+	"invalid_input_required":       "the server's input_required result breaks the 2026-07-28 rules (SEP-2322); nothing was retried",
 }
 
 // Coded maps a client error to the project's coded error: protocol → exit

@@ -105,7 +105,7 @@ func Call(ctx context.Context, dial Dialer, opts Options, method string, params 
 		return nil, Coded(err)
 	}
 	t1 := time.Now()
-	res, rerr := c.RequestTimeout(ctx, method, params, 0)
+	res, rerr := RequestResolved(ctx, c, &opts.Requests, method, params, 0)
 	t2 := time.Now()
 	cr, serr := c.Stop()
 	rep := &CallReport{
@@ -224,7 +224,7 @@ func Session(ctx context.Context, dial Dialer, opts Options, in io.Reader, emit 
 			if sl.TimeoutMs != nil {
 				timeout = time.Duration(*sl.TimeoutMs) * time.Millisecond
 			}
-			res, rerr := c.RequestTimeout(ctx, sl.Method, sl.Params, timeout)
+			res, rerr := RequestResolved(ctx, c, &opts.Requests, sl.Method, sl.Params, timeout)
 			if rerr != nil {
 				var me *Error
 				if errors.As(rerr, &me) && me.RPC != nil && me.Code == errs.CodeRPCError {

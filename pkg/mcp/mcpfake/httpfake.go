@@ -42,6 +42,8 @@ var HTTPModes = map[string]string{
 	"legacy-bad-endpoint": "POST 405 (not Streamable HTTP); GET: a legacy SSE stream whose endpoint is on another origin",
 	"legacy-long-line":    "POST 405; GET: a legacy SSE stream whose first line never ends",
 	"legacy-no-endpoint":  "POST 405; GET: a legacy SSE stream that never names its endpoint",
+	"gosdk-asks":          "the Go SDK's Streamable HTTP handler serving tools that ask the client: elicit (a form of defaults, or arguments.params), roots, sample",
+	"mrtr":                "a stateless 2026-07-28 server (server/discover, no session) whose tools answer with input_required results, as the stdio mode mrtr (asks.go)",
 }
 
 // HTTPMain is the helper command: mcphttpfake MODE URLFILE. It listens on
@@ -114,6 +116,43 @@ func SDKServer() *sdk.Server {
 	return s
 }
 
+// asksSDKServer is the go-sdk server of mode gosdk-asks: its tools ask
+// the client and return what it answered, as JSON text (an error's text
+// when the SDK or the client refused).
+func asksSDKServer() *sdk.Server {
+	s := sdk.NewServer(&sdk.Implementation{Name: "mcpfake-gosdk-asks", Version: "1.8.0"}, nil)
+	reply := func(v any, err error) (*sdk.CallToolResult, any, error) {
+		if err != nil {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "refused: " + err.Error()}}}, nil, nil
+		}
+		b, _ := json.Marshal(v)
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil, nil
+	}
+	type elicitIn struct {
+		Params json.RawMessage `json:"params,omitempty"`
+	}
+	sdk.AddTool(s, &sdk.Tool{Name: "elicit", Description: "asks the client to fill a form"}, func(ctx context.Context, req *sdk.CallToolRequest, in elicitIn) (*sdk.CallToolResult, any, error) {
+		raw := in.Params
+		if len(raw) == 0 {
+			raw, _ = json.Marshal(defaultsForm)
+		}
+		var p sdk.ElicitParams
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return reply(nil, err)
+		}
+		return reply(req.Session.Elicit(ctx, &p))
+	})
+	sdk.AddTool(s, &sdk.Tool{Name: "roots", Description: "asks the client for its roots"}, func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+		return reply(req.Session.ListRoots(ctx, nil))
+	})
+	sdk.AddTool(s, &sdk.Tool{Name: "sample", Description: "asks the client's model"}, func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+		//nolint:staticcheck // SA1019: sampling is deprecated by 2026-07-28, still what a legacy server sends
+		return reply(req.Session.CreateMessage(ctx, &sdk.CreateMessageParams{MaxTokens: 10,
+			Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "What is 2+2?"}}}}))
+	})
+	return s
+}
+
 // HTTPHandler is mode's handler and the path it serves MCP on. addr is
 // the listener's address (the redirect mode points at the same port on
 // another loopback host).
@@ -131,6 +170,9 @@ func HTTPHandler(mode, addr string) (http.Handler, string) {
 	case "gosdk-sse":
 		s := SDKServer()
 		return sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return s }, nil), "/sse"
+	case "gosdk-asks":
+		s := asksSDKServer()
+		return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil), "/mcp"
 	}
 	f := &hostileHTTP{mode: mode, addr: addr, sessions: map[string]bool{}}
 	return f, "/mcp"
@@ -190,6 +232,23 @@ func (f *hostileHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": result})
 		_, _ = w.Write(b)
+	}
+	if f.mode == "mrtr" {
+		switch m.Method {
+		case "server/discover":
+			answer(map[string]any{"resultType": "complete", "supportedVersions": []string{"2026-07-28"},
+				"capabilities": map[string]any{"tools": map[string]any{}},
+				"_meta":        map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "mcpfake-http-mrtr", "version": "1.0.0"}}})
+		case "tools/call":
+			f.mu.Lock()
+			res := MRTRAnswer(&f.n, m.Params)
+			f.mu.Unlock()
+			answer(res)
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}`, m.ID)
+		}
+		return
 	}
 	switch m.Method {
 	case "server/discover":

@@ -53,6 +53,8 @@ var Modes = map[string]string{
 	"late-probe":       "a legacy server that answers server/discover (with -32601) only just before its answer to the next request, so always after a probe bound",
 	"forge":            "a hostile echo server: its serverInfo name, notifications, tool results and error messages carry newlines, escape sequences and bidi overrides that forge a 'clawkit: error:' line",
 	"pair":             "answers tools/call with a notification and the response, each ARG bytes long with its LF (default 1500), in one write of at most 4096 bytes (so one read)",
+	"asks":             "a legacy server that asks its client: tools elicit (elicitation/create with arguments.params, else a form of defaults), roots (roots/list), sample (sampling/createMessage) and caps (the capabilities initialize gave) answer with what the client said",
+	"mrtr":             "speaks only 2026-07-28 (as modern) and answers tools with input_required results (SEP-2322): ask, forever, raw, plain (asks.go)",
 }
 
 // Main is the helper command: mcpfake MODE [ARG]. With MCPFAKE_PIDFILE set
@@ -211,6 +213,10 @@ type server struct {
 	lastMeta map[string]json.RawMessage
 	// the server/discover request held back (late-probe mode)
 	heldProbe json.RawMessage
+	// the capabilities initialize gave (asks mode)
+	caps json.RawMessage
+	// the rounds of the current input_required exchange (mrtr mode)
+	rounds int
 }
 
 type msg struct {
@@ -275,7 +281,7 @@ func (s *server) serve(r io.Reader) {
 		if m.ID == nil {
 			continue // notification
 		}
-		if m.Method == "tools/call" && s.mode == "server-request" {
+		if m.Method == "tools/call" && (s.mode == "server-request" || s.mode == "asks") {
 			// Must not block the read loop: our answers arrive through it.
 			go s.handle(m)
 			continue
@@ -312,7 +318,7 @@ func (s *server) modernGate(m msg) bool {
 }
 
 func (s *server) handle(m msg) {
-	if s.mode == "modern" && !s.modernGate(m) {
+	if (s.mode == "modern" || s.mode == "mrtr") && !s.modernGate(m) {
 		return
 	}
 	if s.heldProbe != nil {
@@ -322,7 +328,7 @@ func (s *server) handle(m msg) {
 	switch m.Method {
 	case "server/discover":
 		switch s.mode {
-		case "modern":
+		case "modern", "mrtr":
 			s.result(m.ID, map[string]any{
 				"resultType":        "complete",
 				"supportedVersions": []string{"2026-07-28"},
@@ -341,9 +347,11 @@ func (s *server) handle(m msg) {
 			return
 		}
 		var p struct {
-			ProtocolVersion string `json:"protocolVersion"`
+			ProtocolVersion string          `json:"protocolVersion"`
+			Capabilities    json.RawMessage `json:"capabilities"`
 		}
 		_ = json.Unmarshal(m.Params, &p)
+		s.caps = p.Capabilities
 		v := p.ProtocolVersion
 		switch s.mode {
 		case "wrong-version":
@@ -478,6 +486,16 @@ func (s *server) hostile(m msg) bool {
 }
 
 func (s *server) callTool(m msg) {
+	switch s.mode {
+	case "asks":
+		s.asks(m)
+		return
+	case "mrtr":
+		if !strings.Contains(string(m.Params), `"name":"meta"`) {
+			s.result(m.ID, MRTRAnswer(&s.rounds, m.Params))
+			return
+		}
+	}
 	var p struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`

@@ -248,7 +248,17 @@ func (c *Client) open(ctx context.Context, deadline time.Time) *mcp.Error {
 		c.protoHdr = c.Negotiated().Version
 		c.Mu.Unlock()
 		if c.Negotiated().Era == mcp.EraLegacy {
-			c.openGetStream()
+			// A server sends its own requests (elicitation, roots) on the
+			// GET stream and drops them while none is open: the first
+			// request waits for the stream's headers, a little.
+			ready := c.openGetStream()
+			t := time.NewTimer(min(time.Until(deadline), getStreamWait))
+			select {
+			case <-ready:
+			case <-t.C:
+			case <-ctx.Done():
+			}
+			t.Stop()
 		}
 		return nil
 	}
@@ -937,7 +947,7 @@ func (c *Client) dispatch(b []byte) *mcp.Error {
 		}
 		ch <- mcp.Reply{Result: m.Result}
 	case mcp.KindRequest:
-		b := mcp.ServerRequestAnswer(m.RawID, m.Method)
+		b := c.AnswerServerRequest(m.RawID, m.Method, c.scrubBytes(m.Params))
 		select {
 		case c.answers <- struct{}{}:
 		default:
@@ -963,13 +973,21 @@ func (c *Client) dispatch(b []byte) *mcp.Error {
 	return nil
 }
 
+// getStreamWait bounds how long the opening waits for the GET stream's
+// headers.
+const getStreamWait = 3 * time.Second
+
 // openGetStream opens the GET stream for server messages where the
 // server offers one (405 or an error: it does not; nothing fails).
-func (c *Client) openGetStream() {
+// The returned channel is closed once the GET has its answer's headers
+// (or failed).
+func (c *Client) openGetStream() <-chan struct{} {
+	ready := make(chan struct{})
 	c.Mu.Lock()
 	if c.getOpen || c.ClosedLocked() {
 		c.Mu.Unlock()
-		return
+		close(ready)
+		return ready
 	}
 	c.getOpen = true
 	c.Mu.Unlock()
@@ -978,6 +996,7 @@ func (c *Client) openGetStream() {
 		defer c.wg.Done()
 		req := c.newRequest(c.bg, http.MethodGet, c.base, nil, "text/event-stream")
 		resp, e, _ := c.send(req)
+		close(ready)
 		if e != nil {
 			return
 		}
@@ -989,6 +1008,7 @@ func (c *Client) openGetStream() {
 			c.retire(e)
 		}
 	}()
+	return ready
 }
 
 // openLegacy opens the 2024-11-05 transport: a GET stream whose first

@@ -361,7 +361,7 @@ func (c *Client) handleLine(line []byte) error {
 		c.answered = true
 		ch <- mcp.Reply{Result: m.Result}
 	case mcp.KindRequest:
-		b := append(mcp.ServerRequestAnswer(m.RawID, m.Method), '\n')
+		b := append(c.AnswerServerRequest(m.RawID, m.Method, m.Params), '\n')
 		select {
 		case c.replies <- b:
 		default:
