@@ -135,7 +135,7 @@ func (p *ServerRequests) Answer(method string, params json.RawMessage, via strin
 		}{roots})
 		res = b
 		note.Outcome = "answered"
-		note.Reason = strconv.Itoa(len(roots)) + " roots from --root"
+		note.Reason = count(len(roots), "root") + " from --root"
 	case "sampling/createMessage":
 		rpc = &RPCError{Code: RPCMethodNotFound, Message: "sampling is not supported: clawkit is a command-line client with no model to sample (sampling/createMessage refused)"}
 		note.Outcome, note.Reason = "refused", "clawkit offers no sampling"
@@ -411,9 +411,17 @@ func (p *ServerRequests) elicit(params json.RawMessage, note ServerRequestNote) 
 	}
 	content = append(content, '}')
 	note.Outcome = "accepted"
-	note.Reason = strconv.Itoa(len(e.fields)) + " fields (--elicitation " + p.Elicitation + ")"
+	note.Reason = count(len(e.fields), "field") + " (--elicitation " + p.Elicitation + ")"
 	out := append([]byte(`{"action":"accept","content":`), content...)
 	return append(out, '}'), nil, note
+}
+
+// count is "1 field", "2 fields".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 // joinClipped joins names, at most 8 of them, naming how many more.
