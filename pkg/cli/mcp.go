@@ -57,7 +57,7 @@ type MCPRequestFlags struct {
 	Elicitation        string   `help:"Answer a server's elicitation/create without asking anyone: decline (the default), defaults (accept with every field's schema default; decline when a field has none) or answers (each field from --elicitation-answers, else its default)." placeholder:"POLICY"`
 	ElicitationAnswers string   `help:"A JSON file of field names and values to accept elicitations with (implies --elicitation answers)." placeholder:"FILE"`
 	Root               []string `help:"A directory to answer roots/list with, as a file:// URI (repeatable; none: an empty list)." placeholder:"DIR" sep:"none"`
-	MaxInputRounds     int      `help:"Most retries of one request that the server answers with input_required (2026-07-28); then the request fails." default:"8"`
+	MaxInputRounds     int      `help:"Most retries of one request that the server answers with input_required (2026-07-28); then the request fails." default:"8" placeholder:"N"`
 }
 
 // requests builds the policy; notes go to stderr.
