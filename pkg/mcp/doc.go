@@ -14,6 +14,11 @@
 //     defaults, request ids, the pending table and admission, retirement with
 //     the first fatal error, and the opening (Core.Handshake) over whatever
 //     carries the messages;
+//   - ServerRequests, how a client with no user answers the server's own
+//     requests (elicitation, roots, sampling) and the input requests of
+//     2026-07-28 input_required results, which RequestResolved answers
+//     and retries (serverreq.go, inputreq.go; docs/mcp.md, "Server
+//     requests");
 //   - Call and Session, the operations behind `clawkit mcp call|session`,
 //     over a Conn that a Dialer opens.
 //
