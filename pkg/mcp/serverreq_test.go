@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -192,11 +193,7 @@ func TestRequestResolved(t *testing.T) {
 	}
 }
 
-func asErr(err error, me **Error) bool {
-	e, ok := err.(*Error)
-	*me = e
-	return ok
-}
+func asErr(err error, me **Error) bool { return errors.As(err, me) }
 
 func FuzzElicitation(f *testing.F) {
 	f.Add([]byte(sep1034Form), []byte(`{"name":"x"}`))
