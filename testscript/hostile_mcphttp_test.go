@@ -40,6 +40,9 @@ func mcpHTTPHostileCases() []hostileCase {
 		a := []string{"mcp", "call", "--url", mcpHTTPURL(mode), "--method", "tools/call", "--params", `{"name":"x"}`}
 		return append(a, extra...)
 	}
+	mrtr := func(params string, extra ...string) []string {
+		return append([]string{"mcp", "call", "--url", mcpHTTPURL("mrtr"), "--method", "tools/call", "--params", params}, extra...)
+	}
 	return []hostileCase{
 		{name: "mcp-http/endless-sse-line", args: call("endless-line", "--max-frame-bytes", "65536"), exit: 1, code: "sse_line_too_long"},
 		{name: "mcp-http/1gib-event", args: call("huge-event", "--max-frame-bytes", "1048576"), exit: 1, code: "frame_too_large"},
@@ -57,6 +60,11 @@ func mcpHTTPHostileCases() []hostileCase {
 		{name: "mcp-http/header-in-clear", args: []string{"mcp", "call", "--url", "http://127.0.0.1:9/mcp", "--header", "Authorization=Bearer xyz", "--method", "ping"}, exit: 2, code: "invalid_header"},
 		{name: "mcp-proxy/no-auth-off-loopback", args: []string{"mcp", "proxy", "--listen", "0.0.0.0:0", "--no-auth", "--", "mcpfake", "echo"}, exit: 2, code: "invalid_listen"},
 		{name: "mcp-proxy/missing-server", args: []string{"mcp", "proxy", "--listen", "127.0.0.1:0", "--no-auth", "--", "$W/no/such/server"}, exit: 1, code: "spawn_failed"},
+		// 2026-07-28 input_required results: a server that never stops
+		// asking, one that asks for sampling, a malformed one.
+		{name: "mcp-http/input-required-forever", args: mrtr(`{"name":"forever","arguments":{"inputRequests":{"r":{"method":"roots/list"}}}}`, "--max-input-rounds", "3"), exit: 1, code: "input_required_rounds"},
+		{name: "mcp-http/input-required-sampling", args: mrtr(`{"name":"ask","arguments":{"inputRequests":{"q":{"method":"sampling/createMessage"}}}}`), exit: 1, code: "input_required_unanswered"},
+		{name: "mcp-http/input-required-malformed", args: mrtr(`{"name":"raw","arguments":{"result":{"resultType":"input_required","inputRequests":{"a":"b"}}}}`), exit: 1, code: "invalid_input_required"},
 		{name: "mcp-proxy/bad-listen", args: []string{"mcp", "proxy", "--listen", "nonsense", "--", "mcpfake", "echo"}, exit: 2, code: "invalid_listen"},
 	}
 }
