@@ -75,6 +75,11 @@ const mcpConcurrency = 6
 // not depend on it.
 const mcpStopGrace = 500 * time.Millisecond
 
+// mcpProtocolEOFGrace is the EOF grace of the cases whose class is
+// "protocol": clawkit signals at once there, so it never waits it, and a
+// wait of this length can only mean the wrong path.
+const mcpProtocolEOFGrace = 30 * time.Second
+
 func echoCall(name string, args string) json.RawMessage {
 	return json.RawMessage(fmt.Sprintf(`{"name":%q,"arguments":%s}`, name, args))
 }
@@ -212,6 +217,13 @@ func clawkitCall(self string, c mcpCase) mcpOutcome {
 		// As the CLI runs it: clawkit adopts orphaned descendants, so a
 		// setsid grandchild whose parent exited is still found and stopped.
 		Subreaper: true, EOFGrace: mcpStopGrace, TermGrace: mcpStopGrace}
+	if c.want == "protocol" {
+		// After a fatal protocol error clawkit must not wait the EOF grace
+		// at all. A long grace here makes that check a matter of which path
+		// ran, not of how quickly a loaded machine ran it (500 ms was missed
+		// at load 25 with the right path taken).
+		spec.EOFGrace = mcpProtocolEOFGrace
+	}
 	o := mcp.Options{ProtocolVersion: c.ProtocolVersion,
 		StartupTimeout: time.Duration(c.StartupTimeoutMs) * time.Millisecond, RequestTimeout: time.Duration(c.RequestTimeoutMs) * time.Millisecond,
 		MaxPendingRequests: c.MaxPendingRequests, MaxFrameBytes: c.MaxFrameBytes}
@@ -375,7 +387,7 @@ func TestMCPClient(t *testing.T) {
 					// instead of waiting the EOF grace, as OpenClaw does.
 					var cr struct{ EscalationAfterMs int64 }
 					_ = json.Unmarshal(k.CleanupResult, &cr)
-					if cr.EscalationAfterMs >= mcpStopGrace.Milliseconds() {
+					if cr.EscalationAfterMs >= mcpProtocolEOFGrace.Milliseconds() {
 						t.Errorf("%s: clawkit escalated after %dms, not at once after the protocol error", c.ID, cr.EscalationAfterMs)
 					}
 				}
