@@ -25,6 +25,8 @@ const (
 	CodeRedirectRefused errs.Code = "redirect_refused"
 	// CodeResponseCapExceeded: (see the message)
 	CodeResponseCapExceeded errs.Code = "response_cap_exceeded"
+	// CodeResumeFailed: the server's stream ended before it answered request …; … attempts in a row to resume it …
+	CodeResumeFailed errs.Code = "resume_failed"
 	// CodeSessionExpired: (see the message)
 	CodeSessionExpired errs.Code = "session_expired"
 	// CodeSessionIDChanged: (see the message)

@@ -723,9 +723,18 @@ func (c *Client) postStreamMsg(ctx context.Context, body []byte, id int64, ch ch
 			return mcp.ProtocolErr(errs.CodeInvalidResponseID, "the server's JSON answer is not the response to request %d", id).WithDelivered(true), true
 		}
 	case "text/event-stream":
-		e, fatal := c.readStream(ctx, resp.Body, ch, true)
+		var pos streamPos
+		e, fatal := c.readStream(ctx, resp.Body, ch, true, &pos)
 		if e == nil {
 			drain(resp.Body)
+			return nil, false
+		}
+		if e.Code == CodeStreamEnded && id >= 0 && pos.id != "" && c.resumable() {
+			// The server closed the stream before the answer, after an
+			// event with an id: the answer is fetched through GET with
+			// Last-Event-ID; the request itself is never sent again.
+			fsx.CloseRead(resp.Body)
+			return c.resume(ctx, id, ch, &pos)
 		}
 		return e, fatal
 	default:
@@ -857,7 +866,7 @@ func (r *idleReader) stop() { r.t.Stop() }
 // readStream reads an SSE stream, dispatching each message, until ch
 // holds the answer (ch nil: until the stream ends). idle applies the idle
 // timeout.
-func (c *Client) readStream(ctx context.Context, body io.ReadCloser, ch chan mcp.Reply, idle bool) (*mcp.Error, bool) {
+func (c *Client) readStream(ctx context.Context, body io.ReadCloser, ch chan mcp.Reply, idle bool, pos *streamPos) (*mcp.Error, bool) {
 	var src io.Reader = body
 	if idle {
 		ir := newIdleReader(body, c.h.IdleTimeout)
@@ -865,6 +874,9 @@ func (c *Client) readStream(ctx context.Context, body io.ReadCloser, ch chan mcp
 		src = ir
 	}
 	rd := sse.NewReader(c.counted(src), c.h.MaxLineBytes, c.Opts.MaxFrameBytes)
+	if pos != nil {
+		defer pos.take(rd)
+	}
 	for {
 		ev, err := rd.Next()
 		if err != nil {
@@ -964,7 +976,10 @@ func (c *Client) dispatch(b []byte) *mcp.Error {
 }
 
 // openGetStream opens the GET stream for server messages where the
-// server offers one (405 or an error: it does not; nothing fails).
+// server offers one (405 or an error: it does not; nothing fails). When
+// the server closes it, it is opened again after the server's retry
+// interval with Last-Event-ID, as long as the server keeps it going
+// (docs/mcp.md, "Resuming streams").
 func (c *Client) openGetStream() {
 	c.Mu.Lock()
 	if c.getOpen || c.ClosedLocked() {
@@ -976,19 +991,202 @@ func (c *Client) openGetStream() {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		req := c.newRequest(c.bg, http.MethodGet, c.base, nil, "text/event-stream")
-		resp, e, _ := c.send(req)
-		if e != nil {
-			return
-		}
-		defer fsx.CloseRead(resp.Body)
-		if resp.StatusCode != http.StatusOK || mediaType(resp) != "text/event-stream" {
-			return
-		}
-		if e, fatal := c.readStream(c.bg, resp.Body, nil, false); e != nil && fatal && c.bg.Err() == nil {
-			c.retire(e)
+		var pos streamPos
+		failures := 0
+		for attempt := 0; c.bg.Err() == nil && failures < maxResumeAttempts; attempt++ {
+			if attempt > 0 && !sleepCtx(c.bg, pos.delay(minGetRetry)) {
+				return
+			}
+			req := c.newRequest(c.bg, http.MethodGet, c.base, nil, "text/event-stream")
+			if pos.id != "" {
+				req.Header.Set("Last-Event-ID", pos.id)
+			}
+			resp, e, _ := c.send(req)
+			if e != nil {
+				failures++
+				continue
+			}
+			if resp.StatusCode != http.StatusOK || mediaType(resp) != "text/event-stream" {
+				fsx.CloseRead(resp.Body)
+				return // the server offers no stream (or no longer)
+			}
+			before := pos.id
+			e, fatal := c.readStream(c.bg, resp.Body, nil, false, &pos)
+			fsx.CloseRead(resp.Body)
+			if e != nil && fatal {
+				if c.bg.Err() == nil {
+					c.retire(e)
+				}
+				return
+			}
+			if pos.id != "" && pos.id != before {
+				failures = 0 // the stream went on: the server polls this way
+			} else {
+				failures++
+			}
 		}
 	}()
+}
+
+// Resuming streams (MCP 2025-11-25, "Resumability and Redelivery";
+// docs/mcp.md, "Resuming streams"): a server may close an SSE stream after
+// an event with an id, asking the client to come back after its retry
+// interval with Last-Event-ID. 2026-07-28 removed resumability.
+const (
+	// defaultRetry is the wait before reconnecting when the server named
+	// no retry interval.
+	defaultRetry = time.Second
+	// maxRetry bounds the server's retry interval: a stream that asks for
+	// an hour is not waited for.
+	maxRetry = 30 * time.Second
+	// minGetRetry keeps the GET stream's reconnections apart when a server
+	// asks for no wait at all and closes at once, forever.
+	minGetRetry = 100 * time.Millisecond
+	// maxResumeAttempts bounds the reconnections in a row that bring
+	// nothing new (no event with a new id).
+	maxResumeAttempts = 5
+)
+
+// streamPos is where a server's stream stands: its last event ID and the
+// retry interval it set, if any.
+type streamPos struct {
+	id       string
+	retry    time.Duration
+	hasRetry bool
+}
+
+// take records what rd read. An id that cannot be sent back as a header
+// value (a control byte) makes the stream not resumable.
+func (p *streamPos) take(rd *sse.Reader) {
+	if id := rd.LastEventID(); id != p.id {
+		p.id = ""
+		if len(id) <= maxEventIDBytes && validHeaderValue(id) {
+			p.id = id
+		}
+	}
+	if ms, ok := rd.Retry(); ok {
+		p.retry, p.hasRetry = time.Duration(min(ms, int64(maxRetry/time.Millisecond)))*time.Millisecond, true
+	}
+}
+
+// delay is the wait before the next reconnection: the server's retry
+// interval (at most maxRetry), else defaultRetry; at least floor.
+func (p *streamPos) delay(floor time.Duration) time.Duration {
+	d := defaultRetry
+	if p.hasRetry {
+		d = p.retry
+	}
+	return max(min(d, maxRetry), floor)
+}
+
+// maxEventIDBytes bounds an event id clawkit sends back.
+const maxEventIDBytes = 1024
+
+// validHeaderValue: visible ASCII and inner blanks (RFC 9110 field value).
+func validHeaderValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if (s[i] < 0x20 && s[i] != '\t') || s[i] == 0x7f || s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// sleepCtx waits d unless ctx ends first; it reports whether d passed.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// resumable reports whether a stream may be resumed: Streamable HTTP
+// before 2026-07-28.
+func (c *Client) resumable() bool {
+	c.Mu.Lock()
+	legacy, v := c.legacy, c.protoHdr
+	c.Mu.Unlock()
+	if v == "" {
+		v = c.MetaVersion()
+	}
+	return !legacy && !mcp.IsModernVersion(v)
+}
+
+// resume fetches the answer to request id, whose POST stream ended
+// before it, through GET with Last-Event-ID after the server's retry
+// interval, again while the server keeps sending new events, at most
+// maxResumeAttempts times in a row without one. The request is never
+// sent again.
+func (c *Client) resume(ctx context.Context, id int64, ch chan mcp.Reply, pos *streamPos) (*mcp.Error, bool) {
+	failures := 0
+	why := "the stream ended again without it"
+	for failures < maxResumeAttempts {
+		t := time.NewTimer(pos.delay(0))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, false // the caller names the deadline
+		case r := <-ch: // the answer came on the GET stream meanwhile
+			t.Stop()
+			ch <- r
+			return nil, false
+		case <-t.C:
+		}
+		req := c.newRequest(ctx, http.MethodGet, c.base, nil, "text/event-stream")
+		req.Header.Set("Last-Event-ID", pos.id)
+		resp, e, fatal := c.send(req)
+		if e != nil {
+			if ctx.Err() != nil {
+				return nil, false
+			}
+			if e.Code != errs.CodeConnectFailed && e.Code != CodeHeaderTimeout {
+				return e.WithDelivered(true), fatal
+			}
+			failures, why = failures+1, e.Message
+			continue
+		}
+		switch {
+		case resp.StatusCode == http.StatusMethodNotAllowed:
+			fsx.CloseRead(resp.Body)
+			return mcp.Unavailable(CodeResumeFailed, "the server's stream ended before it answered request %d, and the server does not let clients resume it (GET answered 405)", id).WithDelivered(true), false
+		case resp.StatusCode >= 300:
+			se, sfatal := c.statusError(resp, "the GET resuming a stream")
+			fsx.CloseRead(resp.Body)
+			if se.Class != mcp.ClassUnavailable || sfatal {
+				return se.WithDelivered(true), sfatal
+			}
+			failures, why = failures+1, se.Message
+			continue
+		case mediaType(resp) != "text/event-stream":
+			fsx.CloseRead(resp.Body)
+			return &mcp.Error{Class: mcp.ClassProtocol, Code: CodeBadContentType, Delivered: true,
+				Message: fmt.Sprintf("%s answered the GET resuming a stream with Content-Type %q", c.where(), mcp.Clip([]byte(resp.Header.Get("Content-Type")), 80))}, true
+		}
+		before := pos.id
+		e, fatal = c.readStream(ctx, resp.Body, ch, true, pos)
+		if e == nil {
+			drain(resp.Body)
+			fsx.CloseRead(resp.Body)
+			return nil, false
+		}
+		fsx.CloseRead(resp.Body)
+		if e.Code != CodeStreamEnded {
+			return e, fatal
+		}
+		if pos.id != "" && pos.id != before {
+			failures = 0
+		} else {
+			failures, why = failures+1, "the stream ended again without it"
+		}
+		if pos.id == "" {
+			break
+		}
+	}
+	return mcp.Unavailable(CodeResumeFailed, "the server's stream ended before it answered request %d; %d attempts in a row to resume it (GET with Last-Event-ID) brought nothing new (%s)", id, failures, why).WithDelivered(true), false
 }
 
 // openLegacy opens the 2024-11-05 transport: a GET stream whose first
