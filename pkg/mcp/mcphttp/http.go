@@ -649,8 +649,27 @@ func (c *Client) statusError(resp *http.Response, what string) (*mcp.Error, bool
 		e.HTTPStatus = s
 		return e, false
 	}
+	if rpc := rpcErrorBody(body); rpc != nil {
+		// A 2026-07-28 server refuses a request with 400 and the
+		// JSON-RPC error (-32022, -32020, …): the error is the answer.
+		e, _ := mcp.ResponseError(rpc)
+		e.HTTPStatus = s
+		return e, false
+	}
 	return &mcp.Error{Class: mcp.ClassProtocol, Code: CodeHTTPStatus, HTTPStatus: s,
 		Message: fmt.Sprintf("%s answered %s with HTTP %d%s", c.where(), what, s, detail)}, false
+}
+
+// rpcErrorBody is the error object of a JSON-RPC error response body.
+func rpcErrorBody(b []byte) *mcp.RPCError {
+	var m struct {
+		JSONRPC string        `json:"jsonrpc"`
+		Error   *mcp.RPCError `json:"error"`
+	}
+	if json.Unmarshal(b, &m) != nil || m.JSONRPC != "2.0" || m.Error == nil || m.Error.Code == 0 {
+		return nil
+	}
+	return m.Error
 }
 
 // rpcErrorMessage is the message of a JSON-RPC error body, if it is one.
