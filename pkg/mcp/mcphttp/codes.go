@@ -7,6 +7,8 @@ import "github.com/clawkit/clawkit/pkg/errs"
 const (
 	// CodeBadContentType: (see the message)
 	CodeBadContentType errs.Code = "bad_content_type"
+	// CodeHeaderMismatch: the server refused tools/call …: its Mcp-Param headers do not match the arguments (-32020 HeaderMismatch: …)
+	CodeHeaderMismatch errs.Code = "header_mismatch"
 	// CodeHeaderTimeout: (see the message)
 	CodeHeaderTimeout errs.Code = "header_timeout"
 	// CodeHTTPStatus: (see the message)
@@ -17,6 +19,8 @@ const (
 	CodeIdleTimeout errs.Code = "idle_timeout"
 	// CodeInvalidEndpoint: (see the message)
 	CodeInvalidEndpoint errs.Code = "invalid_endpoint"
+	// CodeInvalidToolHeaders: tool … is not called: its x-mcp-header annotations are invalid (…)
+	CodeInvalidToolHeaders errs.Code = "invalid_tool_headers"
 	// CodeInvalidListen: --listen …: expected HOST:PORT
 	CodeInvalidListen errs.Code = "invalid_listen"
 	// CodeInvalidURL: --url …: expected an http:// or https:// URL with a host

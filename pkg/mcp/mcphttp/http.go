@@ -85,6 +85,11 @@ type Options struct {
 	// RoundTripper replaces the transport (tests); nil builds one with TLS
 	// verification and the HTTPS_PROXY/NO_PROXY environment.
 	RoundTripper http.RoundTripper
+	// Warn, when set, is told what the client decided on its own that the
+	// user should know (a tool left out of tools/list because its
+	// x-mcp-header annotations are invalid). The text holds the server's
+	// names, quoted; the caller escapes it for a terminal.
+	Warn func(msg string)
 }
 
 // Client is one MCP connection to a remote server.
@@ -105,6 +110,9 @@ type Client struct {
 	endpoint  *url.URL // legacy: where messages are posted
 	protoHdr  string   // MCP-Protocol-Version once negotiated
 	getOpen   bool
+	// tools: the x-mcp-header annotations of the tools listed so far
+	// (2026-07-28 only; paramheaders.go).
+	tools map[string]toolHeaders
 
 	total   atomic.Int64
 	secrets []string
@@ -301,14 +309,180 @@ func (c *Client) Request(ctx context.Context, method string, params json.RawMess
 	return c.RequestTimeout(ctx, method, params, 0)
 }
 
-// RequestTimeout is Client.RequestTimeout over HTTP.
+// RequestTimeout is Client.RequestTimeout over HTTP. In the 2026-07-28
+// era a tools/call carries the Mcp-Param headers its tool's schema asks
+// for, and a tools/list result leaves out the tools whose annotations are
+// invalid (docs/mcp.md, "Mcp-Param headers").
 func (c *Client) RequestTimeout(ctx context.Context, method string, params json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
-	params, timeout, onTimeout := c.PrepareRequest(method, params, timeout)
-	res, err := c.do(ctx, c.TakeID(), method, params, timeout, onTimeout)
+	var res json.RawMessage
+	var err *mcp.Error
+	switch {
+	case method == "tools/call" && c.mirrorsParams():
+		res, err = c.callTool(ctx, params, timeout)
+	case method == "tools/list" && c.mirrorsParams():
+		res, err = c.request(ctx, method, params, timeout)
+		if err == nil {
+			res = c.takeTools(res, true)
+		}
+	default:
+		res, err = c.request(ctx, method, params, timeout)
+	}
 	if err != nil {
 		return nil, c.scrub(err)
 	}
 	return c.scrubBytes(res), nil
+}
+
+// request sends one request as the caller gave it and waits for its
+// answer.
+func (c *Client) request(ctx context.Context, method string, params json.RawMessage, timeout time.Duration) (json.RawMessage, *mcp.Error) {
+	params, timeout, onTimeout := c.PrepareRequest(method, params, timeout)
+	return c.do(ctx, c.TakeID(), method, params, timeout, onTimeout)
+}
+
+// mirrorsParams reports whether tools/call carries Mcp-Param headers:
+// Streamable HTTP in the 2026-07-28 era.
+func (c *Client) mirrorsParams() bool {
+	return !c.Legacy() && c.Negotiated().Era == mcp.EraModern
+}
+
+// takeTools keeps the annotations of a tools/list result's tools and
+// returns the result without the invalid ones; warn says whether the user
+// is told about them (a listing of clawkit's own, before a call, is not
+// shown to anyone).
+func (c *Client) takeTools(res json.RawMessage, warn bool) json.RawMessage {
+	out, tools, dropped := filterTools(res)
+	c.Mu.Lock()
+	if c.tools == nil {
+		c.tools = make(map[string]toolHeaders, len(tools))
+	}
+	for name, th := range tools {
+		c.tools[name] = th
+	}
+	c.Mu.Unlock()
+	if warn && c.h.Warn != nil {
+		for _, d := range dropped {
+			c.h.Warn("left out of tools/list: " + d + " (MCP 2026-07-28 x-mcp-header rules); clawkit will not call it")
+		}
+	}
+	return out
+}
+
+// toolHeaders is what the listings said about tool name.
+func (c *Client) toolHeaders(name string) (toolHeaders, bool) {
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
+	th, ok := c.tools[name]
+	return th, ok
+}
+
+// maxListPages bounds the pages of a listing clawkit makes on its own.
+const maxListPages = 100
+
+// listTools lists every tool (following nextCursor) to learn their
+// header annotations.
+func (c *Client) listTools(ctx context.Context, timeout time.Duration) *mcp.Error {
+	c.Mu.Lock()
+	c.tools = nil // a new listing replaces the old one
+	c.Mu.Unlock()
+	var cursor string
+	for page := 0; page < maxListPages; page++ {
+		var params json.RawMessage
+		if cursor != "" {
+			params, _ = json.Marshal(map[string]string{"cursor": cursor})
+		}
+		res, err := c.request(ctx, "tools/list", params, timeout)
+		if err != nil {
+			return err
+		}
+		c.takeTools(res, false)
+		var next struct {
+			NextCursor string `json:"nextCursor"`
+		}
+		_ = json.Unmarshal(res, &next)
+		if next.NextCursor == "" || next.NextCursor == cursor {
+			return nil
+		}
+		cursor = next.NextCursor
+	}
+	return nil
+}
+
+// paramHeadersKey carries a tools/call's Mcp-Param headers to the request
+// that posts it.
+type paramHeadersKey struct{}
+
+// callTool sends a tools/call with the Mcp-Param headers of its tool's
+// annotations, listing the tools first when the tool was not listed yet.
+// A tool with invalid annotations is refused, never called. On -32020
+// (HeaderMismatch) the tools are listed again once and the call repeated
+// only if the annotations changed: the server refused it before acting on
+// it. A second refusal, or unchanged annotations, is header_mismatch.
+func (c *Client) callTool(ctx context.Context, params json.RawMessage, timeout time.Duration) (json.RawMessage, *mcp.Error) {
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if mcp.FirstByte(params) != '{' || json.Unmarshal(params, &p) != nil {
+		return c.request(ctx, "tools/call", params, timeout) // the server judges it
+	}
+	th, ok := c.toolHeaders(p.Name)
+	if !ok {
+		if e := c.listTools(ctx, timeout); e != nil && e.RPC == nil {
+			return nil, e // a server that refuses tools/list gets the call as is
+		}
+		th, _ = c.toolHeaders(p.Name)
+	}
+	hdr, e := c.checkedHeaders(p.Name, th, p.Arguments)
+	if e != nil {
+		return nil, e
+	}
+	res, err := c.request(context.WithValue(ctx, paramHeadersKey{}, hdr), "tools/call", params, timeout)
+	if err == nil || err.RPC == nil || err.RPC.Code != rpcHeaderMismatch {
+		return res, err
+	}
+	if e := c.listTools(ctx, timeout); e != nil {
+		return nil, e
+	}
+	th2, _ := c.toolHeaders(p.Name)
+	hdr2, e := c.checkedHeaders(p.Name, th2, p.Arguments)
+	if e != nil {
+		return nil, e
+	}
+	if !sameHeaders(hdr, hdr2) {
+		res, err = c.request(context.WithValue(ctx, paramHeadersKey{}, hdr2), "tools/call", params, timeout)
+		if err == nil || err.RPC == nil || err.RPC.Code != rpcHeaderMismatch {
+			return res, err
+		}
+	}
+	return nil, &mcp.Error{Class: mcp.ClassProtocol, Code: CodeHeaderMismatch, RPC: err.RPC, Delivered: true,
+		Message: fmt.Sprintf("the server refused tools/call %s: its Mcp-Param headers do not match the arguments (-32020 HeaderMismatch: %s), though they follow the tool's x-mcp-header annotations as listed again",
+			quoteClip(p.Name), mcp.Clip([]byte(err.RPC.Message), 200))}
+}
+
+// checkedHeaders refuses a tool whose annotations are invalid and builds
+// the headers of a valid one.
+func (c *Client) checkedHeaders(name string, th toolHeaders, args json.RawMessage) ([][2]string, *mcp.Error) {
+	if th.invalid != "" {
+		return nil, mcp.ProtocolErr(CodeInvalidToolHeaders, "tool %s is not called: its x-mcp-header annotations are invalid (%s)", quoteClip(name), th.invalid)
+	}
+	hdr, err := th.headers(name, args)
+	if err != nil {
+		return nil, mcp.ProtocolErr(errs.CodeInvalidParams, "%v", err)
+	}
+	return hdr, nil
+}
+
+func sameHeaders(a, b [][2]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // allSecrets are the header values and, with an OAuth profile, its
@@ -530,6 +704,12 @@ func (c *Client) newMessageRequest(ctx context.Context, method string, u *url.UR
 		req.Header.Set("Mcp-Method", headerSafe(rpcMethod))
 		if name := addressedName(rpcMethod, params); name != "" {
 			req.Header.Set("Mcp-Name", headerSafe(name))
+		}
+		if rpcMethod == "tools/call" {
+			hdr, _ := ctx.Value(paramHeadersKey{}).([][2]string)
+			for _, h := range hdr {
+				req.Header[http.CanonicalHeaderKey(h[0])] = []string{h[1]}
+			}
 		}
 	}
 	return req
