@@ -455,7 +455,7 @@ func (c *Client) callTool(ctx context.Context, params json.RawMessage, timeout t
 			return res, err
 		}
 	}
-	return nil, &mcp.Error{Class: mcp.ClassProtocol, Code: CodeHeaderMismatch, RPC: err.RPC, Delivered: true,
+	return nil, &mcp.Error{Class: mcp.ClassProtocol, Code: CodeHeaderMismatch, RPC: err.RPC, Delivered: true, Hint: hintMismatch,
 		Message: fmt.Sprintf("the server refused tools/call %s: its Mcp-Param headers do not match the arguments (-32020 HeaderMismatch: %s), though they follow the tool's x-mcp-header annotations as listed again",
 			quoteClip(p.Name), mcp.Clip([]byte(err.RPC.Message), 200))}
 }
@@ -464,7 +464,9 @@ func (c *Client) callTool(ctx context.Context, params json.RawMessage, timeout t
 // the headers of a valid one.
 func (c *Client) checkedHeaders(name string, th toolHeaders, args json.RawMessage) ([][2]string, *mcp.Error) {
 	if th.invalid != "" {
-		return nil, mcp.ProtocolErr(CodeInvalidToolHeaders, "tool %s is not called: its x-mcp-header annotations are invalid (%s)", quoteClip(name), th.invalid)
+		e := mcp.ProtocolErr(CodeInvalidToolHeaders, "tool %s is not called: its x-mcp-header annotations are invalid (%s)", quoteClip(name), th.invalid)
+		e.Hint = hintToolHeaders
+		return nil, e
 	}
 	hdr, err := th.headers(name, args)
 	if err != nil {
@@ -1074,6 +1076,7 @@ func (c *Client) readStream(ctx context.Context, body io.ReadCloser, ch chan mcp
 	}
 	rd := sse.NewReader(c.counted(src), c.h.MaxLineBytes, c.Opts.MaxFrameBytes)
 	if pos != nil {
+		rd.SetLastEventID(pos.id)
 		defer pos.take(rd)
 	}
 	for {
@@ -1351,7 +1354,9 @@ func (c *Client) resume(ctx context.Context, id int64, ch chan mcp.Reply, pos *s
 		switch {
 		case resp.StatusCode == http.StatusMethodNotAllowed:
 			fsx.CloseRead(resp.Body)
-			return mcp.Unavailable(CodeResumeFailed, "the server's stream ended before it answered request %d, and the server does not let clients resume it (GET answered 405)", id).WithDelivered(true), false
+			e := mcp.Unavailable(CodeResumeFailed, "the server's stream ended before it answered request %d, and the server does not let clients resume it (GET answered 405)", id).WithDelivered(true)
+			e.Hint = hintResumeFailed
+			return e, false
 		case resp.StatusCode >= 300:
 			se, sfatal := c.statusError(resp, "the GET resuming a stream")
 			fsx.CloseRead(resp.Body)
@@ -1385,8 +1390,17 @@ func (c *Client) resume(ctx context.Context, id int64, ch chan mcp.Reply, pos *s
 			break
 		}
 	}
-	return mcp.Unavailable(CodeResumeFailed, "the server's stream ended before it answered request %d; %d attempts in a row to resume it (GET with Last-Event-ID) brought nothing new (%s)", id, failures, why).WithDelivered(true), false
+	e := mcp.Unavailable(CodeResumeFailed, "the server's stream ended before it answered request %d; %d attempts in a row to resume it (GET with Last-Event-ID) brought nothing new (%s)", id, failures, why).WithDelivered(true)
+	e.Hint = hintResumeFailed
+	return e, false
 }
+
+// The hints of this file's codes.
+const (
+	hintResumeFailed = "the request reached the server and may have taken effect; clawkit does not send it again (check the server's state before repeating it)"
+	hintToolHeaders  = "the server's tool definition breaks the MCP 2026-07-28 x-mcp-header rules; ask its author to fix it (if the server also speaks a legacy revision, --protocol-version 2025-11-25 calls it without Mcp-Param headers)"
+	hintMismatch     = "the server disagrees with its own tool definition; the call was not carried out (check the server, or its proxy, for a header it rewrites)"
+)
 
 // openLegacy opens the 2024-11-05 transport: a GET stream whose first
 // event, "endpoint", names where messages are posted; every answer comes

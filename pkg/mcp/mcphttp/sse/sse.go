@@ -144,6 +144,11 @@ func (p *Reader) Next() (Event, error) {
 // "Resumability and Redelivery"; docs/mcp.md, "Over HTTP").
 func (p *Reader) LastEventID() string { return p.id }
 
+// SetLastEventID starts the reader from the last event ID of the stream
+// it continues (a reconnection): as the standard says, the string carries
+// over until the new connection sets another.
+func (p *Reader) SetLastEventID(id string) { p.id = id }
+
 // Retry is the reconnection time the stream last set with a valid retry
 // field (digits only), in milliseconds, and whether it set one.
 func (p *Reader) Retry() (ms int64, ok bool) { return p.retry, p.hasRetry }
