@@ -21,7 +21,7 @@ var resumeModes = map[string]string{
 	"resume-refused":  "resume, but GET answers 405",
 	"resume-no-id":    "tools/call: an SSE stream closed before the answer without any event id",
 	"modern-headers":  "2026-07-28 (server/discover): tools route (x-mcp-header Region, Priority, Debug), plain and bad (x-mcp-header on an object); tools/call answers with the Mcp-Param headers it got, or 400 -32020 when they do not match the arguments",
-	"modern-mismatch": "modern-headers, but every tools/call is refused with 400 -32020",
+	"modern-mismatch": "modern-headers, but every tools/call is refused with 400 -32020, and from the second tools/list on route's Region header is named Zone",
 }
 
 func isResumeMode(mode string) bool { _, ok := resumeModes[mode]; return ok }
@@ -146,7 +146,14 @@ func (f *resumeHTTP) serveModern(w http.ResponseWriter, r *http.Request) {
 	case "tools/list":
 		f.mu.Lock()
 		f.lists++
+		n := f.lists
 		f.mu.Unlock()
+		if f.mode == "modern-mismatch" && n > 1 {
+			// The annotations changed since the first listing: the
+			// client calls once more with the new headers.
+			answer(strings.Replace(routeTools, `"x-mcp-header":"Region"`, `"x-mcp-header":"Zone"`, 1))
+			return
+		}
 		answer(routeTools)
 	case "tools/call":
 		var p struct {
