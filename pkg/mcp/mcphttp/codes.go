@@ -7,7 +7,7 @@ import "github.com/clawkit/clawkit/pkg/errs"
 const (
 	// CodeBadContentType: (see the message)
 	CodeBadContentType errs.Code = "bad_content_type"
-	// CodeHeaderMismatch: the server refused tools/call …: its Mcp-Param headers do not match the arguments (-32020 HeaderMismatch: …)
+	// CodeHeaderMismatch: a 2026-07-28 server refused a tools/call with -32020 HeaderMismatch, again after the tools were listed once more
 	CodeHeaderMismatch errs.Code = "header_mismatch"
 	// CodeHeaderTimeout: (see the message)
 	CodeHeaderTimeout errs.Code = "header_timeout"
