@@ -140,7 +140,9 @@ func (c *Core) initialize(t Carrier, ctx context.Context, deadline time.Time, v 
 	res, rerr := t.Do(ctx, c.TakeID(), "initialize", params, time.Until(deadline), timeoutMsg)
 	if rerr != nil {
 		if rerr.RPC != nil {
-			return &Error{Class: ClassProtocol, Code: CodeHandshakeFailed, Message: "the server refused initialize: " + rerr.RPC.Message, RPC: rerr.RPC}
+			// HTTPStatus stays: a 400 over HTTP is also the spec's sign of a
+			// server without Streamable HTTP (the transport's fallback).
+			return &Error{Class: ClassProtocol, Code: CodeHandshakeFailed, Message: "the server refused initialize: " + rerr.RPC.Message, RPC: rerr.RPC, HTTPStatus: rerr.HTTPStatus}
 		}
 		return rerr.WithDelivered(false) // initialize has no effect worth protecting
 	}

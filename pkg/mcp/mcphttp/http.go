@@ -647,7 +647,8 @@ func (c *Client) Notify(method string, params json.RawMessage) error {
 	if c.Legacy() {
 		e, fatal = c.postLegacy(ctx, body, false)
 	} else {
-		e, fatal = c.postStream(ctx, body, -1, nil)
+		// Mcp-Method is on notifications too (2026-07-28).
+		e, fatal = c.postStreamMsg(ctx, body, -1, nil, method, params)
 	}
 	if e == nil {
 		return nil
@@ -831,7 +832,7 @@ func (c *Client) statusError(resp *http.Response, what string) (*mcp.Error, bool
 		e.HTTPStatus = s
 		return e, false
 	}
-	if rpc := rpcErrorBody(body); rpc != nil {
+	if rpc := rpcErrorBody(body); rpc != nil && s == http.StatusBadRequest {
 		// A 2026-07-28 server refuses a request with 400 and the
 		// JSON-RPC error (-32022, -32020, …): the error is the answer.
 		e, _ := mcp.ResponseError(rpc)
