@@ -16,12 +16,14 @@ import (
 // carry x-mcp-header annotations (modern-*). docs/mcp.md, "Resuming
 // streams" and "Mcp-Param headers".
 var resumeModes = map[string]string{
-	"resume":          "tools/call: an SSE stream with a priming event (id, retry: 200) closed before the answer, which a GET with Last-Event-ID then brings; the answer says how many times the call was posted",
-	"resume-lost":     "resume, but the GET with Last-Event-ID brings nothing and ends, every time",
-	"resume-refused":  "resume, but GET answers 405",
-	"resume-no-id":    "tools/call: an SSE stream closed before the answer without any event id",
-	"modern-headers":  "2026-07-28 (server/discover): tools route (x-mcp-header Region, Priority, Debug), plain and bad (x-mcp-header on an object); tools/call answers with the Mcp-Param headers it got, or 400 -32020 when they do not match the arguments",
-	"modern-mismatch": "modern-headers, but every tools/call is refused with 400 -32020, and from the second tools/list on route's Region header is named Zone",
+	"resume":               "tools/call: an SSE stream with a priming event (id, retry: 200) closed before the answer, which a GET with Last-Event-ID then brings; the answer says how many times the call was posted",
+	"resume-lost":          "resume, but the GET with Last-Event-ID brings nothing and ends, every time",
+	"resume-refused":       "resume, but GET answers 405",
+	"resume-no-id":         "tools/call: an SSE stream closed before the answer without any event id",
+	"modern-headers":       "2026-07-28 (server/discover): tools route (x-mcp-header Region, Priority, Debug), plain and bad (x-mcp-header on an object); tools/call answers with the Mcp-Param headers it got, or 400 -32020 when they do not match the arguments",
+	"modern-reject-once":   "modern-headers, but the first request is refused with 400 -32022 listing 2026-07-28 (the version asked for)",
+	"modern-reject-always": "modern-headers, but every server/discover is refused with 400 -32022 listing 2026-07-28; the refusal counts them",
+	"modern-mismatch":      "modern-headers, but every tools/call is refused with 400 -32020, and from the second tools/list on route's Region header is named Zone",
 }
 
 func isResumeMode(mode string) bool { _, ok := resumeModes[mode]; return ok }
@@ -30,6 +32,7 @@ type resumeHTTP struct {
 	mode    string
 	mu      sync.Mutex
 	posts   int             // tools/call POSTs
+	rejects int             // -32022 refusals (modern-reject-*)
 	pending json.RawMessage // the id of the tools/call waiting for its answer
 	lists   int             // tools/list requests (modern)
 }
@@ -139,6 +142,18 @@ func (f *resumeHTTP) serveModern(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusBadRequest)
 		b, _ := json.Marshal(why)
 		_, _ = fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32020,"message":%s}}`, m.ID, b)
+	}
+	if f.mode == "modern-reject-once" || (f.mode == "modern-reject-always" && m.Method == "server/discover") {
+		f.mu.Lock()
+		f.rejects++
+		n := f.rejects
+		f.mu.Unlock()
+		if f.mode == "modern-reject-always" || n == 1 {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32022,"message":"Unsupported protocol version (refusal %d)","data":{"supported":["2026-07-28"],"requested":%q}}}`,
+				m.ID, n, r.Header.Get("MCP-Protocol-Version"))
+			return
+		}
 	}
 	switch m.Method {
 	case "server/discover":

@@ -178,3 +178,38 @@ func TestHTTPClientGetStreamReconnects(t *testing.T) {
 		t.Fatalf("Last-Event-IDs %q, want %q", lastIDs, want)
 	}
 }
+
+// A -32022 in a 400 that lists the version asked for is retried once
+// (SEP-2575), in auto and explicit mode; never more.
+func TestHTTPClientVersionRetry(t *testing.T) {
+	for _, v := range []string{mcp.AutoProtocolVersion, mcp.ModernProtocolVersion} {
+		var mu sync.Mutex
+		discovers := 0
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			b, _ := io.ReadAll(r.Body)
+			_ = json.Unmarshal(b, &m)
+			if m.Method == "server/discover" {
+				mu.Lock()
+				discovers++
+				mu.Unlock()
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32022,"message":"no","data":{"supported":["2026-07-28"]}}}`, m.ID)
+		}))
+		_, err := Start(context.Background(), Options{URL: srv.URL, Transport: TransportStreamable}, mcp.Options{ProtocolVersion: v})
+		srv.Close()
+		if me := mcpErr(t, err); me.Code != mcp.CodeProtocolVersionUnsupported {
+			t.Fatalf("%s: %+v", v, me)
+		}
+		mu.Lock()
+		if discovers != 2 {
+			t.Fatalf("%s: server/discover sent %d times, want 2", v, discovers)
+		}
+		mu.Unlock()
+	}
+}
