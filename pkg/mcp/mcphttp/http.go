@@ -431,7 +431,16 @@ func (c *Client) callTool(ctx context.Context, params json.RawMessage, timeout t
 		if e := c.listTools(ctx, timeout); e != nil && e.RPC == nil {
 			return nil, e // a server that refuses tools/list gets the call as is
 		}
-		th, _ = c.toolHeaders(p.Name)
+		if th, ok = c.toolHeaders(p.Name); !ok {
+			// Not listed: called without headers, and not listed for
+			// again on every call.
+			c.Mu.Lock()
+			if c.tools == nil {
+				c.tools = map[string]toolHeaders{}
+			}
+			c.tools[p.Name] = toolHeaders{}
+			c.Mu.Unlock()
+		}
 	}
 	hdr, e := c.checkedHeaders(p.Name, th, p.Arguments)
 	if e != nil {
