@@ -20,7 +20,7 @@ var resumeModes = map[string]string{
 	"resume-lost":          "resume, but the GET with Last-Event-ID brings nothing and ends, every time",
 	"resume-refused":       "resume, but GET answers 405",
 	"resume-no-id":         "tools/call: an SSE stream closed before the answer without any event id",
-	"modern-headers":       "2026-07-28 (server/discover): tools route (x-mcp-header Region, Priority, Debug), plain and bad (x-mcp-header on an object); tools/call answers with the Mcp-Param headers it got, or 400 -32020 when they do not match the arguments",
+	"modern-headers":       "2026-07-28 (server/discover): tools route (x-mcp-header Region, Priority, Debug), plain and bad (x-mcp-header on an object); tools/call answers with the Mcp-Param headers it got, or 400 -32020 when they do not match the arguments; tools/call lists (not listed) says how many tools/list it was asked",
 	"modern-reject-once":   "modern-headers, but the first request is refused with 400 -32022 listing 2026-07-28 (the version asked for)",
 	"modern-reject-always": "modern-headers, but every server/discover is refused with 400 -32022 listing 2026-07-28; the refusal counts them",
 	"modern-mismatch":      "modern-headers, but every tools/call is refused with 400 -32020, and from the second tools/list on route's Region header is named Zone",
@@ -181,6 +181,10 @@ func (f *resumeHTTP) serveModern(w http.ResponseWriter, r *http.Request) {
 		f.mu.Unlock()
 		if f.mode == "modern-mismatch" {
 			mismatch(fmt.Sprintf("Mcp-Param headers do not match the body (tools/list asked %d times)", lists))
+			return
+		}
+		if p.Name == "lists" {
+			answer(fmt.Sprintf(`{"content":[{"type":"text","text":"tools/list asked %d times"}],"resultType":"complete"}`, lists))
 			return
 		}
 		var got []string
