@@ -207,3 +207,25 @@ func FuzzToolHeaders(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFilterTools: a tools/list result is returned unchanged unless a
+// tool is dropped, and then as valid JSON without that tool; a 400 body is
+// a JSON-RPC error only when it says so.
+func FuzzFilterTools(f *testing.F) {
+	f.Add(`{"tools":[{"name":"a","inputSchema":{"properties":{"v":{"type":"object","x-mcp-header":"V"}}}},{"name":"b"}],"nextCursor":"x"}`)
+	f.Add(`{"tools":[{"name":"a","inputSchema":{"$ref":"#/x"}}]}`)
+	f.Add(`{"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"m"}}`)
+	f.Fuzz(func(t *testing.T, in string) {
+		out, _, dropped := filterTools(json.RawMessage(in))
+		if len(dropped) == 0 {
+			if string(out) != in {
+				t.Fatalf("changed without a drop: %s", out)
+			}
+		} else if !json.Valid(out) {
+			t.Fatalf("invalid JSON out: %s", out)
+		}
+		if rpc := rpcErrorBody([]byte(in)); rpc != nil && rpc.Code == 0 {
+			t.Fatal("an error without a code")
+		}
+	})
+}
