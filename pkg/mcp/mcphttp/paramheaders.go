@@ -155,7 +155,7 @@ func (w *headerWalk) binding(obj map[string]json.RawMessage, v json.RawMessage, 
 	if !headerValueTypes[typ] {
 		t := "no type"
 		if len(obj["type"]) > 0 {
-			t = "type " + quoteClip(string(obj["type"]))
+			t = "type " + mcp.Clip(bytes.TrimSpace(obj["type"]), 80) // JSON as sent
 		}
 		w.fail("%s: x-mcp-header %s is on a property of %s; only string, integer and boolean may be mirrored", where, quoteClip(name), t)
 		return
