@@ -254,6 +254,7 @@ func (f *MCPServerFlags) options(env *Env, command []string, out *Output) (mcpTa
 		MaxFrameBytes:      f.MaxFrameBytes,
 	}
 	if hopts != nil {
+		hopts.Warn = func(msg string) { out.Warnf("%s", msg) }
 		o.dial, o.url = mcphttp.Dialer(*hopts), hopts.URL
 	} else {
 		spec := mcpstdio.ProcessSpec{

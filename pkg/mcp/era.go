@@ -140,7 +140,9 @@ func (c *Core) initialize(t Carrier, ctx context.Context, deadline time.Time, v 
 	res, rerr := t.Do(ctx, c.TakeID(), "initialize", params, time.Until(deadline), timeoutMsg)
 	if rerr != nil {
 		if rerr.RPC != nil {
-			return &Error{Class: ClassProtocol, Code: CodeHandshakeFailed, Message: "the server refused initialize: " + rerr.RPC.Message, RPC: rerr.RPC}
+			// HTTPStatus stays: a 400 over HTTP is also the spec's sign of a
+			// server without Streamable HTTP (the transport's fallback).
+			return &Error{Class: ClassProtocol, Code: CodeHandshakeFailed, Message: "the server refused initialize: " + rerr.RPC.Message, RPC: rerr.RPC, HTTPStatus: rerr.HTTPStatus}
 		}
 		return rerr.WithDelivered(false) // initialize has no effect worth protecting
 	}
@@ -186,14 +188,22 @@ func (c *Core) discover(t Carrier, ctx context.Context, deadline time.Time, v st
 	}
 	var res json.RawMessage
 	var rerr *Error
-	if probe {
-		var answered bool
-		res, rerr, answered = t.Probe(ctx, deadline)
-		if !answered {
-			return decline("discover-timeout")
+	for attempt := 0; ; attempt++ {
+		if probe {
+			var answered bool
+			res, rerr, answered = t.Probe(ctx, deadline)
+			if !answered {
+				return decline("discover-timeout")
+			}
+		} else {
+			res, rerr = t.Do(ctx, c.TakeID(), "server/discover", st.withMeta(nil), time.Until(deadline), timeoutMsg)
 		}
-	} else {
-		res, rerr = t.Do(ctx, c.TakeID(), "server/discover", st.withMeta(nil), time.Until(deadline), timeoutMsg)
+		// A -32022 that lists the very version asked for: the client
+		// retries once with a version from the list (SEP-2575), which
+		// for clawkit is that one.
+		if attempt > 0 || rerr == nil || rerr.RPC == nil || rerr.RPC.Code != codeUnsupportedProtocolVersion || !slices.Contains(unsupportedList(rerr.RPC), v) {
+			break
+		}
 	}
 	if rerr != nil {
 		if rerr.RPC == nil {
@@ -237,6 +247,15 @@ func (c *Core) discover(t Carrier, ctx context.Context, deadline time.Time, v st
 		st.negotiated.Probe = "discover"
 	}
 	return nil
+}
+
+// unsupportedList is the "supported" list of a -32022 error's data.
+func unsupportedList(rpc *RPCError) []string {
+	var d struct {
+		Supported []string `json:"supported"`
+	}
+	_ = json.Unmarshal(rpc.Data, &d)
+	return d.Supported
 }
 
 func quote(s string) string { b, _ := json.Marshal(s); return string(b) }

@@ -60,7 +60,7 @@ func HTTPMain() {
 
 // RunHTTP serves mode; see HTTPMain.
 func RunHTTP(mode, urlFile string) int {
-	if _, ok := HTTPModes[mode]; !ok {
+	if _, ok := HTTPModes[mode]; !ok && !isResumeMode(mode) {
 		fmt.Fprintf(os.Stderr, "mcphttpfake: unknown mode %q\n", mode)
 		return 2
 	}
@@ -136,6 +136,9 @@ func HTTPHandler(mode, addr string) (http.Handler, string) {
 	case "gosdk-asks":
 		s := asksSDKServer()
 		return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil), "/mcp"
+	}
+	if isResumeMode(mode) {
+		return &resumeHTTP{mode: mode}, "/mcp"
 	}
 	f := &hostileHTTP{mode: mode, addr: addr, sessions: map[string]bool{}}
 	return f, "/mcp"

@@ -85,6 +85,11 @@ type Options struct {
 	// RoundTripper replaces the transport (tests); nil builds one with TLS
 	// verification and the HTTPS_PROXY/NO_PROXY environment.
 	RoundTripper http.RoundTripper
+	// Warn, when set, is told what the client decided on its own that the
+	// user should know (a tool left out of tools/list because its
+	// x-mcp-header annotations are invalid). The text holds the server's
+	// names, quoted; the caller escapes it for a terminal.
+	Warn func(msg string)
 }
 
 // Client is one MCP connection to a remote server.
@@ -105,6 +110,9 @@ type Client struct {
 	endpoint  *url.URL // legacy: where messages are posted
 	protoHdr  string   // MCP-Protocol-Version once negotiated
 	getOpen   bool
+	// tools: the x-mcp-header annotations of the tools listed so far
+	// (2026-07-28 only; paramheaders.go).
+	tools map[string]toolHeaders
 
 	total   atomic.Int64
 	secrets []string
@@ -311,14 +319,191 @@ func (c *Client) Request(ctx context.Context, method string, params json.RawMess
 	return c.RequestTimeout(ctx, method, params, 0)
 }
 
-// RequestTimeout is Client.RequestTimeout over HTTP.
+// RequestTimeout is Client.RequestTimeout over HTTP. In the 2026-07-28
+// era a tools/call carries the Mcp-Param headers its tool's schema asks
+// for, and a tools/list result leaves out the tools whose annotations are
+// invalid (docs/mcp.md, "Mcp-Param headers").
 func (c *Client) RequestTimeout(ctx context.Context, method string, params json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
-	params, timeout, onTimeout := c.PrepareRequest(method, params, timeout)
-	res, err := c.do(ctx, c.TakeID(), method, params, timeout, onTimeout)
+	var res json.RawMessage
+	var err *mcp.Error
+	switch {
+	case method == "tools/call" && c.mirrorsParams():
+		res, err = c.callTool(ctx, params, timeout)
+	case method == "tools/list" && c.mirrorsParams():
+		res, err = c.request(ctx, method, params, timeout)
+		if err == nil {
+			res = c.takeTools(res, true)
+		}
+	default:
+		res, err = c.request(ctx, method, params, timeout)
+	}
 	if err != nil {
 		return nil, c.scrub(err)
 	}
 	return c.scrubBytes(res), nil
+}
+
+// request sends one request as the caller gave it and waits for its
+// answer.
+func (c *Client) request(ctx context.Context, method string, params json.RawMessage, timeout time.Duration) (json.RawMessage, *mcp.Error) {
+	params, timeout, onTimeout := c.PrepareRequest(method, params, timeout)
+	return c.do(ctx, c.TakeID(), method, params, timeout, onTimeout)
+}
+
+// mirrorsParams reports whether tools/call carries Mcp-Param headers:
+// Streamable HTTP in the 2026-07-28 era.
+func (c *Client) mirrorsParams() bool {
+	return !c.Legacy() && c.Negotiated().Era == mcp.EraModern
+}
+
+// takeTools keeps the annotations of a tools/list result's tools and
+// returns the result without the invalid ones; warn says whether the user
+// is told about them (a listing of clawkit's own, before a call, is not
+// shown to anyone).
+func (c *Client) takeTools(res json.RawMessage, warn bool) json.RawMessage {
+	out, tools, dropped := filterTools(res)
+	c.Mu.Lock()
+	if c.tools == nil {
+		c.tools = make(map[string]toolHeaders, len(tools))
+	}
+	for name, th := range tools {
+		c.tools[name] = th
+	}
+	c.Mu.Unlock()
+	if warn && c.h.Warn != nil {
+		for _, d := range dropped {
+			c.h.Warn("left out of tools/list: " + d + " (MCP 2026-07-28 x-mcp-header rules); clawkit will not call it")
+		}
+	}
+	return out
+}
+
+// toolHeaders is what the listings said about tool name.
+func (c *Client) toolHeaders(name string) (toolHeaders, bool) {
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
+	th, ok := c.tools[name]
+	return th, ok
+}
+
+// maxListPages bounds the pages of a listing clawkit makes on its own.
+const maxListPages = 100
+
+// listTools lists every tool (following nextCursor) to learn their
+// header annotations.
+func (c *Client) listTools(ctx context.Context, timeout time.Duration) *mcp.Error {
+	c.Mu.Lock()
+	c.tools = nil // a new listing replaces the old one
+	c.Mu.Unlock()
+	var cursor string
+	for page := 0; page < maxListPages; page++ {
+		var params json.RawMessage
+		if cursor != "" {
+			params, _ = json.Marshal(map[string]string{"cursor": cursor})
+		}
+		res, err := c.request(ctx, "tools/list", params, timeout)
+		if err != nil {
+			return err
+		}
+		c.takeTools(res, false)
+		var next struct {
+			NextCursor string `json:"nextCursor"`
+		}
+		_ = json.Unmarshal(res, &next)
+		if next.NextCursor == "" || next.NextCursor == cursor {
+			return nil
+		}
+		cursor = next.NextCursor
+	}
+	return nil
+}
+
+// paramHeadersKey carries a tools/call's Mcp-Param headers to the request
+// that posts it.
+type paramHeadersKey struct{}
+
+// callTool sends a tools/call with the Mcp-Param headers of its tool's
+// annotations, listing the tools first when the tool was not listed yet.
+// A tool with invalid annotations is refused, never called. On -32020
+// (HeaderMismatch) the tools are listed again once and the call repeated
+// only if the annotations changed: the server refused it before acting on
+// it. A second refusal, or unchanged annotations, is header_mismatch.
+func (c *Client) callTool(ctx context.Context, params json.RawMessage, timeout time.Duration) (json.RawMessage, *mcp.Error) {
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if mcp.FirstByte(params) != '{' || json.Unmarshal(params, &p) != nil {
+		return c.request(ctx, "tools/call", params, timeout) // the server judges it
+	}
+	th, ok := c.toolHeaders(p.Name)
+	if !ok {
+		if e := c.listTools(ctx, timeout); e != nil && e.RPC == nil {
+			return nil, e // a server that refuses tools/list gets the call as is
+		}
+		if th, ok = c.toolHeaders(p.Name); !ok {
+			// Not listed: called without headers, and not listed for
+			// again on every call.
+			c.Mu.Lock()
+			if c.tools == nil {
+				c.tools = map[string]toolHeaders{}
+			}
+			c.tools[p.Name] = toolHeaders{}
+			c.Mu.Unlock()
+		}
+	}
+	hdr, e := c.checkedHeaders(p.Name, th, p.Arguments)
+	if e != nil {
+		return nil, e
+	}
+	res, err := c.request(context.WithValue(ctx, paramHeadersKey{}, hdr), "tools/call", params, timeout)
+	if err == nil || err.RPC == nil || err.RPC.Code != rpcHeaderMismatch {
+		return res, err
+	}
+	if e := c.listTools(ctx, timeout); e != nil {
+		return nil, e
+	}
+	th2, _ := c.toolHeaders(p.Name)
+	hdr2, e := c.checkedHeaders(p.Name, th2, p.Arguments)
+	if e != nil {
+		return nil, e
+	}
+	if !sameHeaders(hdr, hdr2) {
+		res, err = c.request(context.WithValue(ctx, paramHeadersKey{}, hdr2), "tools/call", params, timeout)
+		if err == nil || err.RPC == nil || err.RPC.Code != rpcHeaderMismatch {
+			return res, err
+		}
+	}
+	return nil, &mcp.Error{Class: mcp.ClassProtocol, Code: CodeHeaderMismatch, RPC: err.RPC, Delivered: true, Hint: hintMismatch,
+		Message: fmt.Sprintf("the server refused tools/call %s: its Mcp-Param headers do not match the arguments (-32020 HeaderMismatch: %s), though they follow the tool's x-mcp-header annotations as listed again",
+			quoteClip(p.Name), mcp.Clip([]byte(err.RPC.Message), 200))}
+}
+
+// checkedHeaders refuses a tool whose annotations are invalid and builds
+// the headers of a valid one.
+func (c *Client) checkedHeaders(name string, th toolHeaders, args json.RawMessage) ([][2]string, *mcp.Error) {
+	if th.invalid != "" {
+		e := mcp.ProtocolErr(CodeInvalidToolHeaders, "tool %s is not called: its x-mcp-header annotations are invalid (%s)", quoteClip(name), th.invalid)
+		e.Hint = hintToolHeaders
+		return nil, e
+	}
+	hdr, err := th.headers(name, args)
+	if err != nil {
+		return nil, mcp.ProtocolErr(errs.CodeInvalidParams, "%v", err)
+	}
+	return hdr, nil
+}
+
+func sameHeaders(a, b [][2]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // allSecrets are the header values and, with an OAuth profile, its
@@ -481,7 +666,8 @@ func (c *Client) Notify(method string, params json.RawMessage) error {
 	if c.Legacy() {
 		e, fatal = c.postLegacy(ctx, body, false)
 	} else {
-		e, fatal = c.postStream(ctx, body, -1, nil)
+		// Mcp-Method is on notifications too (2026-07-28).
+		e, fatal = c.postStreamMsg(ctx, body, -1, nil, method, params)
 	}
 	if e == nil {
 		return nil
@@ -540,6 +726,12 @@ func (c *Client) newMessageRequest(ctx context.Context, method string, u *url.UR
 		req.Header.Set("Mcp-Method", headerSafe(rpcMethod))
 		if name := addressedName(rpcMethod, params); name != "" {
 			req.Header.Set("Mcp-Name", headerSafe(name))
+		}
+		if rpcMethod == "tools/call" {
+			hdr, _ := ctx.Value(paramHeadersKey{}).([][2]string)
+			for _, h := range hdr {
+				req.Header[http.CanonicalHeaderKey(h[0])] = []string{h[1]}
+			}
 		}
 	}
 	return req
@@ -659,8 +851,27 @@ func (c *Client) statusError(resp *http.Response, what string) (*mcp.Error, bool
 		e.HTTPStatus = s
 		return e, false
 	}
+	if rpc := rpcErrorBody(body); rpc != nil && s == http.StatusBadRequest {
+		// A 2026-07-28 server refuses a request with 400 and the
+		// JSON-RPC error (-32022, -32020, …): the error is the answer.
+		e, _ := mcp.ResponseError(rpc)
+		e.HTTPStatus = s
+		return e, false
+	}
 	return &mcp.Error{Class: mcp.ClassProtocol, Code: CodeHTTPStatus, HTTPStatus: s,
 		Message: fmt.Sprintf("%s answered %s with HTTP %d%s", c.where(), what, s, detail)}, false
+}
+
+// rpcErrorBody is the error object of a JSON-RPC error response body.
+func rpcErrorBody(b []byte) *mcp.RPCError {
+	var m struct {
+		JSONRPC string        `json:"jsonrpc"`
+		Error   *mcp.RPCError `json:"error"`
+	}
+	if json.Unmarshal(b, &m) != nil || m.JSONRPC != "2.0" || m.Error == nil || m.Error.Code == 0 {
+		return nil
+	}
+	return m.Error
 }
 
 // rpcErrorMessage is the message of a JSON-RPC error body, if it is one.
@@ -733,9 +944,18 @@ func (c *Client) postStreamMsg(ctx context.Context, body []byte, id int64, ch ch
 			return mcp.ProtocolErr(errs.CodeInvalidResponseID, "the server's JSON answer is not the response to request %d", id).WithDelivered(true), true
 		}
 	case "text/event-stream":
-		e, fatal := c.readStream(ctx, resp.Body, ch, true)
+		var pos streamPos
+		e, fatal := c.readStream(ctx, resp.Body, ch, true, &pos)
 		if e == nil {
 			drain(resp.Body)
+			return nil, false
+		}
+		if e.Code == CodeStreamEnded && id >= 0 && pos.id != "" && c.resumable() {
+			// The server closed the stream before the answer, after an
+			// event with an id: the answer is fetched through GET with
+			// Last-Event-ID; the request itself is never sent again.
+			fsx.CloseRead(resp.Body)
+			return c.resume(ctx, id, ch, &pos)
 		}
 		return e, fatal
 	default:
@@ -867,7 +1087,7 @@ func (r *idleReader) stop() { r.t.Stop() }
 // readStream reads an SSE stream, dispatching each message, until ch
 // holds the answer (ch nil: until the stream ends). idle applies the idle
 // timeout.
-func (c *Client) readStream(ctx context.Context, body io.ReadCloser, ch chan mcp.Reply, idle bool) (*mcp.Error, bool) {
+func (c *Client) readStream(ctx context.Context, body io.ReadCloser, ch chan mcp.Reply, idle bool, pos *streamPos) (*mcp.Error, bool) {
 	var src io.Reader = body
 	if idle {
 		ir := newIdleReader(body, c.h.IdleTimeout)
@@ -875,6 +1095,10 @@ func (c *Client) readStream(ctx context.Context, body io.ReadCloser, ch chan mcp
 		src = ir
 	}
 	rd := sse.NewReader(c.counted(src), c.h.MaxLineBytes, c.Opts.MaxFrameBytes)
+	if pos != nil {
+		rd.SetLastEventID(pos.id)
+		defer pos.take(rd)
+	}
 	for {
 		ev, err := rd.Next()
 		if err != nil {
@@ -978,9 +1202,11 @@ func (c *Client) dispatch(b []byte) *mcp.Error {
 const getStreamWait = 3 * time.Second
 
 // openGetStream opens the GET stream for server messages where the
-// server offers one (405 or an error: it does not; nothing fails).
-// The returned channel is closed once the GET has its answer's headers
-// (or failed).
+// server offers one (405 or an error: it does not; nothing fails). When
+// the server closes it, it is opened again after the server's retry
+// interval with Last-Event-ID, as long as the server keeps it going
+// (docs/mcp.md, "Resuming streams"). The returned channel is closed once
+// the first GET has its answer's headers (or failed).
 func (c *Client) openGetStream() <-chan struct{} {
 	ready := make(chan struct{})
 	c.Mu.Lock()
@@ -994,22 +1220,225 @@ func (c *Client) openGetStream() <-chan struct{} {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		req := c.newRequest(c.bg, http.MethodGet, c.base, nil, "text/event-stream")
-		resp, e, _ := c.send(req)
-		close(ready)
-		if e != nil {
-			return
-		}
-		defer fsx.CloseRead(resp.Body)
-		if resp.StatusCode != http.StatusOK || mediaType(resp) != "text/event-stream" {
-			return
-		}
-		if e, fatal := c.readStream(c.bg, resp.Body, nil, false); e != nil && fatal && c.bg.Err() == nil {
-			c.retire(e)
+		defer func() { // stopped before the first GET: nobody waits on it
+			select {
+			case <-ready:
+			default:
+				close(ready)
+			}
+		}()
+		var pos streamPos
+		failures := 0
+		for attempt := 0; c.bg.Err() == nil && failures < maxResumeAttempts; attempt++ {
+			if attempt > 0 && !sleepCtx(c.bg, pos.delay(minGetRetry)) {
+				return
+			}
+			req := c.newRequest(c.bg, http.MethodGet, c.base, nil, "text/event-stream")
+			if pos.id != "" {
+				req.Header.Set("Last-Event-ID", pos.id)
+			}
+			resp, e, _ := c.send(req)
+			if attempt == 0 {
+				close(ready)
+			}
+			if e != nil {
+				failures++
+				continue
+			}
+			if resp.StatusCode != http.StatusOK || mediaType(resp) != "text/event-stream" {
+				fsx.CloseRead(resp.Body)
+				return // the server offers no stream (or no longer)
+			}
+			before := pos.id
+			e, fatal := c.readStream(c.bg, resp.Body, nil, false, &pos)
+			fsx.CloseRead(resp.Body)
+			if e != nil && fatal {
+				if c.bg.Err() == nil {
+					c.retire(e)
+				}
+				return
+			}
+			if pos.id != "" && pos.id != before {
+				failures = 0 // the stream went on: the server polls this way
+			} else {
+				failures++
+			}
 		}
 	}()
 	return ready
 }
+
+// Resuming streams (MCP 2025-11-25, "Resumability and Redelivery";
+// docs/mcp.md, "Resuming streams"): a server may close an SSE stream after
+// an event with an id, asking the client to come back after its retry
+// interval with Last-Event-ID. 2026-07-28 removed resumability.
+const (
+	// defaultRetry is the wait before reconnecting when the server named
+	// no retry interval.
+	defaultRetry = time.Second
+	// maxRetry bounds the server's retry interval: a stream that asks for
+	// an hour is not waited for.
+	maxRetry = 30 * time.Second
+	// minGetRetry keeps the GET stream's reconnections apart when a server
+	// asks for no wait at all and closes at once, forever.
+	minGetRetry = 100 * time.Millisecond
+	// maxResumeAttempts bounds the reconnections in a row that bring
+	// nothing new (no event with a new id).
+	maxResumeAttempts = 5
+)
+
+// streamPos is where a server's stream stands: its last event ID and the
+// retry interval it set, if any.
+type streamPos struct {
+	id       string
+	retry    time.Duration
+	hasRetry bool
+}
+
+// take records what rd read. An id that cannot be sent back as a header
+// value (a control byte) makes the stream not resumable.
+func (p *streamPos) take(rd *sse.Reader) {
+	if id := rd.LastEventID(); id != p.id {
+		p.id = ""
+		if len(id) <= maxEventIDBytes && validHeaderValue(id) {
+			p.id = id
+		}
+	}
+	if ms, ok := rd.Retry(); ok {
+		p.retry, p.hasRetry = time.Duration(min(ms, int64(maxRetry/time.Millisecond)))*time.Millisecond, true
+	}
+}
+
+// delay is the wait before the next reconnection: the server's retry
+// interval (at most maxRetry), else defaultRetry; at least floor.
+func (p *streamPos) delay(floor time.Duration) time.Duration {
+	d := defaultRetry
+	if p.hasRetry {
+		d = p.retry
+	}
+	return max(min(d, maxRetry), floor)
+}
+
+// maxEventIDBytes bounds an event id clawkit sends back.
+const maxEventIDBytes = 1024
+
+// validHeaderValue: visible ASCII and inner blanks (RFC 9110 field value).
+func validHeaderValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if (s[i] < 0x20 && s[i] != '\t') || s[i] == 0x7f || s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// sleepCtx waits d unless ctx ends first; it reports whether d passed.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// resumable reports whether a stream may be resumed: Streamable HTTP
+// before 2026-07-28.
+func (c *Client) resumable() bool {
+	c.Mu.Lock()
+	legacy, v := c.legacy, c.protoHdr
+	c.Mu.Unlock()
+	if v == "" {
+		v = c.MetaVersion()
+	}
+	return !legacy && !mcp.IsModernVersion(v)
+}
+
+// resume fetches the answer to request id, whose POST stream ended
+// before it, through GET with Last-Event-ID after the server's retry
+// interval, again while the server keeps sending new events, at most
+// maxResumeAttempts times in a row without one. The request is never
+// sent again.
+func (c *Client) resume(ctx context.Context, id int64, ch chan mcp.Reply, pos *streamPos) (*mcp.Error, bool) {
+	failures := 0
+	why := "the stream ended again without it"
+	for failures < maxResumeAttempts {
+		t := time.NewTimer(pos.delay(0))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, false // the caller names the deadline
+		case r := <-ch: // the answer came on the GET stream meanwhile
+			t.Stop()
+			ch <- r
+			return nil, false
+		case <-t.C:
+		}
+		req := c.newRequest(ctx, http.MethodGet, c.base, nil, "text/event-stream")
+		req.Header.Set("Last-Event-ID", pos.id)
+		resp, e, fatal := c.send(req)
+		if e != nil {
+			if ctx.Err() != nil {
+				return nil, false
+			}
+			if e.Code != errs.CodeConnectFailed && e.Code != CodeHeaderTimeout {
+				return e.WithDelivered(true), fatal
+			}
+			failures, why = failures+1, e.Message
+			continue
+		}
+		switch {
+		case resp.StatusCode == http.StatusMethodNotAllowed:
+			fsx.CloseRead(resp.Body)
+			e := mcp.Unavailable(CodeResumeFailed, "the server's stream ended before it answered request %d, and the server does not let clients resume it (GET answered 405)", id).WithDelivered(true)
+			e.Hint = hintResumeFailed
+			return e, false
+		case resp.StatusCode >= 300:
+			se, sfatal := c.statusError(resp, "the GET resuming a stream")
+			fsx.CloseRead(resp.Body)
+			if se.Class != mcp.ClassUnavailable || sfatal {
+				return se.WithDelivered(true), sfatal
+			}
+			failures, why = failures+1, se.Message
+			continue
+		case mediaType(resp) != "text/event-stream":
+			fsx.CloseRead(resp.Body)
+			return &mcp.Error{Class: mcp.ClassProtocol, Code: CodeBadContentType, Delivered: true,
+				Message: fmt.Sprintf("%s answered the GET resuming a stream with Content-Type %q", c.where(), mcp.Clip([]byte(resp.Header.Get("Content-Type")), 80))}, true
+		}
+		before := pos.id
+		e, fatal = c.readStream(ctx, resp.Body, ch, true, pos)
+		if e == nil {
+			drain(resp.Body)
+			fsx.CloseRead(resp.Body)
+			return nil, false
+		}
+		fsx.CloseRead(resp.Body)
+		if e.Code != CodeStreamEnded {
+			return e, fatal
+		}
+		if pos.id != "" && pos.id != before {
+			failures = 0
+		} else {
+			failures, why = failures+1, "the stream ended again without it"
+		}
+		if pos.id == "" {
+			break
+		}
+	}
+	e := mcp.Unavailable(CodeResumeFailed, "the server's stream ended before it answered request %d; %d attempts in a row to resume it (GET with Last-Event-ID) brought nothing new (%s)", id, failures, why).WithDelivered(true)
+	e.Hint = hintResumeFailed
+	return e, false
+}
+
+// The hints of this file's codes.
+const (
+	hintResumeFailed = "the request reached the server and may have taken effect; clawkit does not send it again (check the server's state before repeating it)"
+	hintToolHeaders  = "the server's tool definition breaks the MCP 2026-07-28 x-mcp-header rules; ask its author to fix it (if the server also speaks a legacy revision, --protocol-version 2025-11-25 calls it without Mcp-Param headers)"
+	hintMismatch     = "the server disagrees with its own tool definition; the call was not carried out (check the server, or its proxy, for a header it rewrites)"
+)
 
 // openLegacy opens the 2024-11-05 transport: a GET stream whose first
 // event, "endpoint", names where messages are posted; every answer comes

@@ -53,7 +53,9 @@ type Reader struct {
 	typ     []byte
 	id      string
 	retry   int64
-	started bool
+	// hasRetry: a valid retry field was seen (0 is a valid interval).
+	hasRetry bool
+	started  bool
 	// pendingCR: the previous line ended with a CR whose LF, if any, is
 	// the first byte of the next read (CRLF split across reads).
 	pendingCR bool
@@ -129,11 +131,27 @@ func (p *Reader) Next() (Event, error) {
 			}
 		case "retry":
 			if n, err := strconv.ParseInt(string(value), 10, 64); err == nil && n >= 0 && isDigits(value) {
-				p.retry = n
+				p.retry, p.hasRetry = n, true
 			}
 		}
 	}
 }
+
+// LastEventID is the stream's last event ID so far (the standard's "last
+// event ID string"): set by every id field without a NUL, whether or not
+// an event was dispatched after it, and kept at the end of the stream,
+// where a client resuming the stream needs it (MCP 2025-11-25,
+// "Resumability and Redelivery"; docs/mcp.md, "Over HTTP").
+func (p *Reader) LastEventID() string { return p.id }
+
+// SetLastEventID starts the reader from the last event ID of the stream
+// it continues (a reconnection): as the standard says, the string carries
+// over until the new connection sets another.
+func (p *Reader) SetLastEventID(id string) { p.id = id }
+
+// Retry is the reconnection time the stream last set with a valid retry
+// field (digits only), in milliseconds, and whether it set one.
+func (p *Reader) Retry() (ms int64, ok bool) { return p.retry, p.hasRetry }
 
 func isDigits(b []byte) bool {
 	for _, c := range b {

@@ -145,3 +145,60 @@ func FuzzReader(f *testing.F) {
 		t.Fatalf("more events than input bytes")
 	})
 }
+
+func TestLastEventIDAndRetry(t *testing.T) {
+	for _, c := range []struct {
+		in     string
+		id     string
+		retry  int64
+		hasRet bool
+	}{
+		// The priming event of a 2025-11-25 server: an id, a retry, empty
+		// data; then the stream ends without another event.
+		{"id: event-2\nretry: 500\ndata: \n\n", "event-2", 500, true},
+		// An id and a retry without a dispatched event still count.
+		{"id: a\nretry: 0\n", "a", 0, true},
+		// An id with a NUL is ignored; an empty id resets.
+		{"id: a\n\nid: b\x00c\n\n", "a", 0, false},
+		{"id: a\ndata: x\n\nid\ndata: y\n\n", "", 0, false},
+		// Retry values that are not all digits are ignored.
+		{"retry: 12\nretry: -5\nretry: 1e3\nretry: \nretry:  7\n", "", 12, true},
+		// One too large for int64 is ignored too.
+		{"retry: 99999999999999999999999\n", "", 0, false},
+	} {
+		r := NewReader(strings.NewReader(c.in), 1024, 1024)
+		for {
+			if _, err := r.Next(); err != nil {
+				break
+			}
+		}
+		ms, ok := r.Retry()
+		if r.LastEventID() != c.id || ms != c.retry || ok != c.hasRet {
+			t.Errorf("%q: id %q retry %d,%v; want %q %d,%v", c.in, r.LastEventID(), ms, ok, c.id, c.retry, c.hasRet)
+		}
+	}
+}
+
+// FuzzRetryAndID: whatever the stream, the last event ID never holds a
+// NUL or a line end (it goes back to the server as Last-Event-ID) and fits
+// the line bound, and the retry is never negative.
+func FuzzRetryAndID(f *testing.F) {
+	for _, s := range []string{"id: event-1\nretry: 500\ndata: \n\n", "id:\x00\nretry:-1\n", "retry: 18446744073709551616\n", "id: a\rid: b\r\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		r := NewReader(strings.NewReader(in), 64, 64)
+		for i := 0; i < len(in)+1; i++ {
+			if _, err := r.Next(); err != nil {
+				break
+			}
+		}
+		id := r.LastEventID()
+		if strings.ContainsAny(id, "\x00\r\n") || len(id) > 64 {
+			t.Fatalf("last event id %q", id)
+		}
+		if ms, ok := r.Retry(); ms < 0 || (!ok && ms != 0) {
+			t.Fatalf("retry %d %v", ms, ok)
+		}
+	})
+}
