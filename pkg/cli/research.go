@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/errs"
-	"github.com/clawkit/clawkit/pkg/ops"
 	"github.com/clawkit/clawkit/pkg/research"
 	"github.com/clawkit/clawkit/pkg/termsafe"
 )
@@ -61,7 +60,7 @@ func (c *ResearchDescribeCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
 	// A read-only routed call: the session access policy applies, nothing
 	// is created, no credential is loaded and nothing is sent.
-	d, err := ops.ResearchDescribe.Call(ctx, env, research.DescribeParams{Caller: c.caller()})
+	d, err := research.OpDescribe.Call(ctx, env, research.DescribeParams{Caller: c.caller()})
 	if err != nil {
 		return err
 	}
@@ -165,7 +164,7 @@ func (c *ResearchStartCmd) Run(env *Env) error {
 	if p.Wait != nil {
 		c.apply(env.Out, &p.Wait.Events, &p.Wait.NoStream)
 	}
-	res, err := ops.ResearchStart.Call(env.Ctx, env, p)
+	res, err := research.OpStart.Call(env.Ctx, env, p)
 	return printStarted(env.Out, res, err)
 }
 
@@ -227,7 +226,7 @@ func (c *ResearchPollCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := ops.ResearchPoll.Call(ctx, env, research.JobParams{Caller: c.caller(), Job: c.Job, Out: o})
+	res, err := research.OpPoll.Call(ctx, env, research.JobParams{Caller: c.caller(), Job: c.Job, Out: o})
 	if err != nil {
 		return err
 	}
@@ -275,7 +274,7 @@ func (c *ResearchWaitCmd) Run(env *Env) error {
 	}
 	p := research.WaitParams{JobParams: research.JobParams{Caller: c.caller(), Job: c.Job, Out: o}, TimeoutMs: ms}
 	c.apply(out, &p.Events, &p.NoStream)
-	res, err := ops.ResearchWait.Call(ctx, env, p)
+	res, err := research.OpWait.Call(ctx, env, p)
 	if err != nil {
 		return err
 	}
@@ -291,7 +290,7 @@ type ResearchCancelCmd struct {
 // Run runs `clawkit research cancel`.
 func (c *ResearchCancelCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
-	res, err := ops.ResearchCancel.Call(ctx, env, research.JobParams{Caller: c.caller(), Job: c.Job})
+	res, err := research.OpCancel.Call(ctx, env, research.JobParams{Caller: c.caller(), Job: c.Job})
 	if err != nil {
 		return err
 	}
@@ -308,7 +307,7 @@ type ResearchListCmd struct {
 // Run runs `clawkit research list`.
 func (c *ResearchListCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
-	jobs, err := ops.ResearchList.Call(ctx, env, research.ListParams{AgentID: c.Agent, SessionKey: c.Session, State: c.State})
+	jobs, err := research.OpList.Call(ctx, env, research.ListParams{AgentID: c.Agent, SessionKey: c.Session, State: c.State})
 	if err != nil {
 		return err
 	}
@@ -345,7 +344,7 @@ type ResearchShowCmd struct {
 // Run runs `clawkit research show`.
 func (c *ResearchShowCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
-	res, err := ops.ResearchShow.Call(ctx, env, research.JobParams{Job: c.Job})
+	res, err := research.OpShow.Call(ctx, env, research.JobParams{Job: c.Job})
 	if err != nil {
 		return err
 	}
@@ -428,7 +427,7 @@ type ResearchRecoverCmd struct{}
 // Run runs `clawkit research recover`.
 func (c *ResearchRecoverCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
-	res, err := ops.ResearchRecover.Call(ctx, env, struct{}{})
+	res, err := research.OpRecover.Call(ctx, env, struct{}{})
 	if err != nil {
 		return err
 	}
@@ -507,7 +506,7 @@ func (c *ResearchApproveCmd) Run(env *Env) error {
 		return err
 	}
 	p := research.ApproveParams{JobParams: research.JobParams{Caller: c.caller(), Job: c.Job}, Revise: c.Revise, Wait: sw}
-	res, err := ops.ResearchApprove.Call(env.Ctx, env, p)
+	res, err := research.OpApprove.Call(env.Ctx, env, p)
 	return printStarted(env.Out, res, err)
 }
 
@@ -519,7 +518,7 @@ type ResearchRejectCmd struct {
 
 // Run runs `clawkit research reject`.
 func (c *ResearchRejectCmd) Run(env *Env) error {
-	res, err := ops.ResearchReject.Call(env.Ctx, env, research.JobParams{Caller: c.caller(), Job: c.Job})
+	res, err := research.OpReject.Call(env.Ctx, env, research.JobParams{Caller: c.caller(), Job: c.Job})
 	if err != nil {
 		return err
 	}
@@ -547,7 +546,7 @@ func (c *ResearchFollowUpCmd) Run(env *Env) error {
 	}
 	p := research.StartParams{Caller: c.caller(), Question: c.Question, MaxReportBytes: c.MaxReportBytes,
 		IdempotencyKey: c.IdempotencyKey, FollowUp: &research.JobRef{Job: c.Job}, Wait: sw, MaxTokens: c.MaxTokens}
-	res, err := ops.ResearchStart.Call(env.Ctx, env, p)
+	res, err := research.OpStart.Call(env.Ctx, env, p)
 	return printStarted(env.Out, res, err)
 }
 

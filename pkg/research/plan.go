@@ -28,12 +28,6 @@ const MaxReviseBytes = MaxQuestionBytes
 // revision.
 const ApproveText = "The research plan is approved. Proceed with the research."
 
-// Methods of plan review.
-const (
-	MethodApprove = "research.approve.v1"
-	MethodReject  = "research.reject.v1"
-)
-
 // ApproveParams are research.approve's parameters.
 type ApproveParams struct {
 	JobParams

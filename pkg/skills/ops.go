@@ -137,36 +137,38 @@ type EventRecord struct {
 	CreatedAt string       `json:"createdAt"`
 }
 
-// Operation names of the skill operations.
-const (
-	MethodRoot    = "skill.root"
-	MethodList    = "skill.list"
-	MethodFiles   = "skill.files"
-	MethodRead    = "skill.read"
-	MethodEvents  = "skill.events"
-	MethodWrite   = "skill.write"
-	MethodRemove  = "skill.remove"
-	MethodInstall = "skill.install"
-	MethodBundle  = "skill.bundle"
-	MethodWatch   = "skill.watch"
+// The skill operations' handles: each names its operation with its
+// types; Register registers each Op through its handle, so the name is
+// written once and the compiler holds the handle's types to the Op's.
+var (
+	OpRoot    = owner.Handle[Target, RootResult]{Name: "skill.root"}
+	OpList    = owner.Handle[Target, ListResult]{Name: "skill.list"}
+	OpFiles   = owner.Handle[FilesParams, FilesResult]{Name: "skill.files"}
+	OpRead    = owner.Handle[FileParams, ReadResult]{Name: "skill.read"}
+	OpEvents  = owner.Handle[EventsParams, []EventRecord]{Name: "skill.events"}
+	OpWrite   = owner.Handle[WriteParams, *CommitResult]{Name: "skill.write"}
+	OpRemove  = owner.Handle[FileParams, *CommitResult]{Name: "skill.remove"}
+	OpInstall = owner.Handle[InstallParams, *CommitResult]{Name: "skill.install"}
+	OpBundle  = owner.Handle[BundleParams, *BundleResult]{Name: "skill.bundle"}
+	OpWatch   = owner.Handle[Target, WatchPlan]{Name: "skill.watch"}
 )
 
 // Register adds the skill operations to the owner registry. Their
 // admission (Check, Admit) is in admit.go.
 func Register(r *owner.Registry) {
-	owner.Register(r, owner.Op[Target, RootResult]{Name: MethodRoot, Check: checkTarget, Run: opRoot})
-	owner.Register(r, owner.Op[Target, ListResult]{Name: MethodList, Check: checkTarget, Run: opList})
-	owner.Register(r, owner.Op[FilesParams, FilesResult]{Name: MethodFiles, Check: checkFiles, Run: opFiles})
-	owner.Register(r, owner.Op[FileParams, ReadResult]{Name: MethodRead, Check: checkRead, Run: opRead})
-	owner.Register(r, owner.Op[EventsParams, []EventRecord]{Name: MethodEvents, Check: checkEvents, Run: opEvents})
-	owner.Register(r, owner.Op[WriteParams, *CommitResult]{Name: MethodWrite, Write: true, Check: checkWrite,
+	OpRoot.Register(r, owner.Op[Target, RootResult]{Check: checkTarget, Run: opRoot})
+	OpList.Register(r, owner.Op[Target, ListResult]{Check: checkTarget, Run: opList})
+	OpFiles.Register(r, owner.Op[FilesParams, FilesResult]{Check: checkFiles, Run: opFiles})
+	OpRead.Register(r, owner.Op[FileParams, ReadResult]{Check: checkRead, Run: opRead})
+	OpEvents.Register(r, owner.Op[EventsParams, []EventRecord]{Check: checkEvents, Run: opEvents})
+	OpWrite.Register(r, owner.Op[WriteParams, *CommitResult]{Write: true, Check: checkWrite,
 		Admit: func(pre owner.Pre, p WriteParams) error { return admitPlace(pre, p.Target, p.Skill, p.File) }, Run: opWrite})
-	owner.Register(r, owner.Op[FileParams, *CommitResult]{Name: MethodRemove, Write: true, Check: checkRemove,
+	OpRemove.Register(r, owner.Op[FileParams, *CommitResult]{Write: true, Check: checkRemove,
 		Admit: func(pre owner.Pre, p FileParams) error { return admitTarget(pre, p.Target) }, Run: opRemove})
-	owner.Register(r, owner.Op[InstallParams, *CommitResult]{Name: MethodInstall, Write: true, Check: checkInstall,
+	OpInstall.Register(r, owner.Op[InstallParams, *CommitResult]{Write: true, Check: checkInstall,
 		Admit: func(pre owner.Pre, p InstallParams) error { return admitPlace(pre, p.Target, p.Skill, "") }, Run: opInstall})
-	owner.Register(r, owner.Op[BundleParams, *BundleResult]{Name: MethodBundle, Check: checkBundle, Run: opBundle})
-	owner.Register(r, owner.Op[Target, WatchPlan]{Name: MethodWatch, Check: checkTarget, Run: opWatch})
+	OpBundle.Register(r, owner.Op[BundleParams, *BundleResult]{Check: checkBundle, Run: opBundle})
+	OpWatch.Register(r, owner.Op[Target, WatchPlan]{Check: checkTarget, Run: opWatch})
 }
 
 // call is the resolved context every operation starts from.

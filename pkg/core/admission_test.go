@@ -1,4 +1,4 @@
-package ops
+package core
 
 import (
 	"context"
@@ -17,7 +17,9 @@ import (
 // ownership) with a fence the test controls, and returns its Env.
 func run(t *testing.T, home string, st *store.Store, fence func() error, method string, params any) (*owner.OpEnv, error) {
 	t.Helper()
-	m, ok := Registry().Lookup(method)
+	r := owner.NewRegistry()
+	Register(r)
+	m, ok := r.Lookup(method)
 	if !ok {
 		t.Fatalf("no method %s", method)
 	}
