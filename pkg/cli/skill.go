@@ -195,9 +195,7 @@ func (c *SkillWriteCmd) install(ctx context.Context, env *Env) error {
 	if c.File != "" || c.From != "" || (c.FromDir != "" && c.FromBundle != "") {
 		return errs.Usage(CodeUsage, "--from-dir and --from-bundle install a whole skill; do not name a file or --from with them, and pass only one of them")
 	}
-	if err := skilllint.CheckSkillName(c.Skill); err != nil {
-		return err
-	}
+	// The skill name is checked once, by the install's Check.
 	from := c.FromDir
 	var src *skills.SourceTree
 	var err error
@@ -338,9 +336,7 @@ func (c *SkillValidateCmd) Run(env *Env) error {
 		if len(c.Args) != 1 || c.Plugin == "" {
 			return errs.Usage(CodeUsage, "nothing to validate").WithHint("pass --dir DIR (a skill folder), --recursive ROOT, or SKILL --plugin ID for an installed skill")
 		}
-		if err := skilllint.CheckSkillName(c.Args[0]); err != nil {
-			return err
-		}
+		// The skill name is checked once, by InstalledDir.
 		r, err := skills.OpRoot.Call(ctx, env, skills.Target{PluginID: c.Plugin, AgentID: c.Agent, SessionKey: c.Session})
 		if err != nil {
 			return err

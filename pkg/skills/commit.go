@@ -14,12 +14,13 @@ import (
 // dispatch exactly one skill_changed event. Authority is checked after each
 // step and right before the file change (inside apply) and the dispatch.
 // A failed or no-op apply dispatches nothing.
-func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]string, warnings []skilllint.Finding,
+func (c *call) commit(ctx context.Context, name skillName, rel, action string, hooks [][]string, warnings []skilllint.Finding,
 	apply func(tree []skilllint.FileEntry, md []byte, exists bool) (bool, error)) (*CommitResult, error) {
 	env := c.env
-	if _, err := c.skillDir(skill); err != nil {
-		return nil, err
+	if name.name == "" {
+		panic("skills: commit called with a skill name checkSkillName did not make")
 	}
+	skill := name.name
 	if _, err := c.rootResult(); err != nil {
 		return nil, err
 	}

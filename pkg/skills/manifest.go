@@ -13,6 +13,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/pluginmanifest"
+	"github.com/clawkit/clawkit/pkg/skilllint"
 )
 
 // Plugin is a resolved plugin: its folder, manifest and the identity of the
@@ -54,6 +55,20 @@ func ResolvePlugin(home, id string) (*Plugin, error) {
 // everything after it) never checks the shape again; the zero value is
 // "not checked" and resolvePlugin refuses it as a programming error.
 type pluginID struct{ id string }
+
+// skillName is a skill name checkSkillName accepted, the same way: only
+// Check makes one (on each side of a gateway's socket; it is not on the
+// wire), so a commit and everything after it never checks the name again.
+type skillName struct{ name string }
+
+// checkSkillName is an operation's one check of a skill name
+// (skilllint.CheckSkillName, the rule).
+func checkSkillName(name string) (skillName, error) {
+	if err := skilllint.CheckSkillName(name); err != nil {
+		return skillName{}, err
+	}
+	return skillName{name}, nil
+}
 
 // checkPluginID is the one check of a plugin id's shape.
 func checkPluginID(id string) (pluginID, error) {

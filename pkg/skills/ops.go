@@ -14,7 +14,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"unicode/utf8"
@@ -44,6 +43,9 @@ type FileParams struct {
 	File  string `json:"file"`
 	// MaxBytes lowers the read limit (read only); 0 means the file limit.
 	MaxBytes int64 `json:"maxBytes,omitempty"`
+	// name is Skill as Check accepted it (set only by Check, like
+	// Target's plugin): a commit takes it and never checks the name again.
+	name skillName
 }
 
 // WriteParams is a write: the file's new content.
@@ -394,13 +396,6 @@ func opFiles(ctx context.Context, env *owner.OpEnv, p FilesParams) (FilesResult,
 		res.Revision = &rev
 	}
 	return res, nil
-}
-
-func (c *call) skillDir(skill string) (string, error) {
-	if err := skilllint.CheckSkillName(skill); err != nil {
-		return "", err
-	}
-	return filepath.Join(c.root, skill), nil
 }
 
 // opRead reads one file; p is as checkRead returned it (name checked,
