@@ -57,7 +57,7 @@ func rpcStart(c Caller, req Request) StartParams {
 	return p
 }
 
-// admitRPC gives an envelope's start, poll and cancel the admission of the
+// admitRPC gives an envelope's start, poll and cancel the Admit of the
 // operations they stand for, so a refused envelope creates no home either.
 // A malformed envelope passes: the operation answers it in its envelope
 // (the CLI has already decoded it by then).

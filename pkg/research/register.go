@@ -58,12 +58,12 @@ func (s *Service) Describe(ctx context.Context, env *owner.OpEnv, p DescribePara
 	return &d, nil
 }
 
-// callEnv lists the variables the research operations read per call: a
+// callVars lists the variables the research operations read per call: a
 // call carries the caller's values to a gateway (owner.Op.Env), so the
 // endpoint a routed start submits to and checks against is the caller's.
 // EnvTimeScale is not among them: it paces the owner's poller for every
 // job, so it is the owner's setting (a caller cannot speed up a gateway).
-var callEnv = []string{EnvBaseURL}
+var callVars = []string{EnvBaseURL}
 
 // Register adds s's operations to r, and the gateway start hook (recovery,
 // then the background poller; or s.Shared's scheduler). Scopes
@@ -74,37 +74,37 @@ var callEnv = []string{EnvBaseURL}
 // Admit adds the ones config and credentials decide, before the home is
 // created.
 func (s *Service) Register(r *owner.Registry) {
-	OpStart.Register(r, owner.Op[StartParams, *StartResult]{Write: true, Scope: owner.ScopeWrite, Env: callEnv,
+	OpStart.Register(r, owner.Op[StartParams, *StartResult]{Write: true, Scope: owner.ScopeWrite, Env: callVars,
 		Check: checkStartParams, Admit: s.admitStart, Run: s.StartAndWait})
-	OpPoll.Register(r, owner.Op[JobParams, *PollResult]{Write: true, Scope: owner.ScopeWrite, Env: callEnv,
+	OpPoll.Register(r, owner.Op[JobParams, *PollResult]{Write: true, Scope: owner.ScopeWrite, Env: callVars,
 		Check: checkJobRef, Run: s.Poll})
-	OpWait.Register(r, owner.Op[WaitParams, *PollResult]{Write: true, Scope: owner.ScopeWrite, Env: callEnv,
+	OpWait.Register(r, owner.Op[WaitParams, *PollResult]{Write: true, Scope: owner.ScopeWrite, Env: callVars,
 		Check: checkWait, Run: s.Wait})
-	OpCancel.Register(r, owner.Op[JobParams, *PollResult]{Write: true, Scope: owner.ScopeWrite, Env: callEnv,
+	OpCancel.Register(r, owner.Op[JobParams, *PollResult]{Write: true, Scope: owner.ScopeWrite, Env: callVars,
 		Check: checkJobRef, Run: s.Cancel})
-	OpApprove.Register(r, owner.Op[ApproveParams, *StartResult]{Write: true, Scope: owner.ScopeWrite, Env: callEnv,
+	OpApprove.Register(r, owner.Op[ApproveParams, *StartResult]{Write: true, Scope: owner.ScopeWrite, Env: callVars,
 		Check: checkApprove, Run: s.ApproveAndWait})
-	OpReject.Register(r, owner.Op[JobParams, *PollResult]{Write: true, Scope: owner.ScopeWrite, Env: callEnv,
+	OpReject.Register(r, owner.Op[JobParams, *PollResult]{Write: true, Scope: owner.ScopeWrite, Env: callVars,
 		Check: checkReject, Run: s.Reject})
-	OpList.Register(r, owner.Op[ListParams, []*Job]{Env: callEnv,
+	OpList.Register(r, owner.Op[ListParams, []*Job]{Env: callVars,
 		Run: s.List})
-	OpShow.Register(r, owner.Op[JobParams, *PollResult]{Env: callEnv,
+	OpShow.Register(r, owner.Op[JobParams, *PollResult]{Env: callVars,
 		Check: func(p JobParams) (JobParams, error) {
 			if !ValidJobID(p.Job) {
 				return p, errInvalidJobID(p.Job)
 			}
 			return p, nil
 		}, Run: s.Show})
-	OpDescribe.Register(r, owner.Op[DescribeParams, *Describe]{Env: callEnv,
+	OpDescribe.Register(r, owner.Op[DescribeParams, *Describe]{Env: callVars,
 		Check: func(p DescribeParams) (DescribeParams, error) {
 			err := p.defaults()
 			return p, err
 		}, Run: s.Describe})
-	OpRecover.Register(r, owner.Op[RecoverParams, *RecoverResult]{Write: true, Env: callEnv,
+	OpRecover.Register(r, owner.Op[RecoverParams, *RecoverResult]{Write: true, Env: callVars,
 		Run: func(ctx context.Context, env *owner.OpEnv, _ RecoverParams) (*RecoverResult, error) {
 			return s.Recover(ctx, env, true)
 		}})
-	OpRPC.Register(r, owner.Op[json.RawMessage, Response]{Write: true, Scope: owner.ScopeWrite, Env: callEnv, Admit: s.admitRPC,
+	OpRPC.Register(r, owner.Op[json.RawMessage, Response]{Write: true, Scope: owner.ScopeWrite, Env: callVars, Admit: s.admitRPC,
 		Run: func(ctx context.Context, env *owner.OpEnv, raw json.RawMessage) (Response, error) {
 			// The params are the raw envelope, decoded here exactly as
 			// strictly as the CLI does (DecodeRPC), whoever sent them.

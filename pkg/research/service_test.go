@@ -260,7 +260,7 @@ func TestOwnerFenceBeforeCreate(t *testing.T) {
 	if len(f.fake.Requests()) != 0 {
 		t.Fatal("HTTP after a failed fence")
 	}
-	// Nothing is written either: a job row needs writer admission too.
+	// Nothing is written either: a job row passes the write fence too.
 	jobs, _ := f.svc.List(context.Background(), f.env(), ListParams{})
 	if len(jobs) != 0 {
 		t.Fatalf("%+v", jobs)
@@ -816,7 +816,7 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// The receipt is written only after the owner fence admits it: ownership
+// The receipt is written only after the write fence lets it through: ownership
 // lost while the create was in flight leaves no receipt (exit 4,
 // receipt_not_recorded, never resubmitted), the row stays submitting, and
 // the next owner's recovery makes it indeterminate.
@@ -850,7 +850,7 @@ func TestReceiptNotRecordedWhenOwnershipEndsDuringCreate(t *testing.T) {
 	}
 	jobs, _ := jobStore{st: f.st}.list(ctx, "")
 	if len(jobs) != 1 || jobs[0].State != StateSubmitting || jobs[0].Handle != "" {
-		t.Fatalf("a receipt was written without admission: %+v", jobs)
+		t.Fatalf("a receipt was written without the write fence: %+v", jobs)
 	}
 	if n := f.fake.Count("POST /interactions"); n != 1 {
 		t.Fatalf("creates %d", n)
@@ -883,13 +883,13 @@ func TestDeferralNeedsWriterAdmission(t *testing.T) {
 	f.svc.deferJob(ctx, f.env(), res.Job, time.Hour, errs.Refused("x", "y"))
 	f.fence = nil
 	if after := f.job(res.Job); after.RowVersion != before.RowVersion || after.NextPollAt != before.NextPollAt {
-		t.Fatalf("deferred without admission: %+v", after)
+		t.Fatalf("deferred without the write fence: %+v", after)
 	}
 }
 
-// An operation uses the config admitted with its call: a config.json
-// change after admission does not change the agent the create names.
-func TestStartUsesAdmittedConfig(t *testing.T) {
+// An operation uses its call's config snapshot: a config.json
+// change after the snapshot does not change the agent the create names.
+func TestStartUsesConfigSnapshot(t *testing.T) {
 	f := newFixture(t)
 	f.setConfig(map[string]any{"enabled": true, "profileId": "google:default", "baseUrl": f.fake.URL, "agent": "agent-admitted"})
 	env := f.env()

@@ -12,7 +12,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/store"
 )
 
-// Admission of the skill operations (owner.Op.Check and Admit), so a
+// The refusals of the skill operations (owner.Op.Check and Admit), so a
 // refused call creates nothing, not even the home or its lock:
 //
 //   - Check holds what the parameters alone decide: the plugin id's shape
@@ -25,7 +25,7 @@ import (
 //     before the offline executor creates the home.
 //
 // The operations check everything again after ownership (begin), against
-// the config admitted with the call.
+// the call's config snapshot.
 
 // checkTarget is begin's stateless part, in begin's order; it returns the
 // target with the default agent and session filled in.

@@ -202,8 +202,8 @@ func (c *call) finishEvent(ctx context.Context, id, dispatch string, hooks []Hoo
 		hooks = []HookResult{}
 	}
 	hj, _ := json.Marshal(hooks)
-	// The outcome of hooks that ran is a write like any other: writer
-	// admission first (a process that no longer owns the state records
+	// The outcome of hooks that ran is a write like any other: the write
+	// fence first (a process that no longer owns the state records
 	// nothing, and the caller hears the outcome is unknown). Marking an
 	// event "undelivered" is the exception: it is the cleanup of a dispatch
 	// that was refused, recording that no hook ran, and cleanup may run

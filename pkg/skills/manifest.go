@@ -36,7 +36,7 @@ type manifestIdent struct {
 // paths are taken from the home), else <home>/plugins/<id>/. A plugin
 // disabled in config, missing, or with an unreadable or invalid manifest is
 // plugin_unavailable (exit 3): nothing is attempted. It reads the current
-// config; operations resolve against the config admitted with their call
+// config; operations resolve against their call's config snapshot
 // (resolvePlugin).
 func ResolvePlugin(home, id string) (*Plugin, error) {
 	pid, err := checkPluginID(id)
@@ -80,7 +80,7 @@ func checkPluginID(id string) (pluginID, error) {
 }
 
 // resolvePlugin is ResolvePlugin against a given config (an operation's
-// admitted snapshot).
+// config snapshot).
 func resolvePlugin(home string, cfg *config.Config, pid pluginID) (*Plugin, error) {
 	if pid.id == "" {
 		panic("skills: resolvePlugin called with a plugin id checkPluginID did not make")

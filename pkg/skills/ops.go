@@ -156,7 +156,7 @@ var (
 )
 
 // Register adds the skill operations to the owner registry. Their
-// admission (Check, Admit) is in admit.go.
+// refusals before anything is created (Check, Admit) are in admit.go.
 func Register(r *owner.Registry) {
 	OpRoot.Register(r, owner.Op[Target, RootResult]{Check: checkTarget, Run: opRoot})
 	OpList.Register(r, owner.Op[Target, ListResult]{Check: checkTarget, Run: opList})
@@ -184,10 +184,10 @@ type call struct {
 	r *os.Root
 }
 
-// admittedHooks is hooks.skill_changed from the config admitted with the
+// snapshotHooks is hooks.skill_changed from the config snapshot of the
 // call: a config change during the call does not change which hooks its
 // event is dispatched to.
-func admittedHooks(env *owner.OpEnv) ([][]string, error) {
+func snapshotHooks(env *owner.OpEnv) ([][]string, error) {
 	cfg, err := env.Config()
 	if err != nil {
 		return nil, err
@@ -198,7 +198,7 @@ func admittedHooks(env *owner.OpEnv) ([][]string, error) {
 // begin binds the session, resolves the plugin and the skills root, and
 // checks authority after each step. What the call uses (the plugin
 // registry, the plugin's folder and agentSkillsDir, the hooks) comes from
-// the config admitted with the call (owner.OpEnv.AdmittedConfig), read once
+// the call's config snapshot (owner.OpEnv.Config), read once
 // after ownership; the authority re-checks (Plugin.Recheck) read the
 // current files and can only refuse.
 func begin(ctx context.Context, env *owner.OpEnv, t Target) (*call, error) {

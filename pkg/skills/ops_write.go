@@ -22,11 +22,11 @@ import (
 // The write path of the skill operations (write, remove): each runs under
 // the skill lock and publishes through one staged swap (commit.go).
 
-// beginCommit starts a call that will commit: the admitted skill_changed
+// beginCommit starts a call that will commit: the snapshot's skill_changed
 // hooks and the call's authority, in that order (a hook config that does
 // not parse refuses before any authority check or write).
 func beginCommit(ctx context.Context, env *owner.OpEnv, t Target) (*call, [][]string, error) {
-	hooks, err := admittedHooks(env)
+	hooks, err := snapshotHooks(env)
 	if err != nil {
 		return nil, nil, err
 	}
