@@ -149,9 +149,6 @@ func (c *ResearchStartCmd) params() (research.StartParams, error) {
 	if (c.Events || c.NoStream) && !c.Wait {
 		return research.StartParams{}, errs.Usage(CodeUsage, "--events and --no-stream need --wait").WithHint("'clawkit research start --wait --events QUESTION', or 'clawkit research wait JOB --events'")
 	}
-	if c.Events && c.NoStream {
-		return research.StartParams{}, errs.Usage(CodeUsage, "--events needs the stream; it cannot be combined with --no-stream").WithHint("drop --no-stream to see the stream's events, or --events to poll alone")
-	}
 	return p, nil
 }
 
@@ -245,8 +242,9 @@ type ResearchWaitCmd struct {
 // streamFlags choose how a wait follows a job (docs/research.md, "Live
 // progress").
 type streamFlags struct {
-	Events   bool `help:"Progress on stderr as NDJSON, one stream event per line (thought summaries, step changes, status, usage), for scripts; stdout is unchanged."`
-	NoStream bool `name:"no-stream" help:"Wait by polling alone, without following the interaction's stream."`
+	// --events needs the stream, so the two exclude each other (kong's xor).
+	Events   bool `help:"Progress on stderr as NDJSON, one stream event per line (thought summaries, step changes, status, usage), for scripts; stdout is unchanged." xor:"stream"`
+	NoStream bool `name:"no-stream" help:"Wait by polling alone, without following the interaction's stream." xor:"stream"`
 }
 
 // apply sets the wait's stream options; --events shows progress whether
@@ -264,9 +262,6 @@ func (c *ResearchWaitCmd) Run(env *Env) error {
 	o, err := absOut(c.Out)
 	if err != nil {
 		return err
-	}
-	if c.Events && c.NoStream {
-		return errs.Usage(CodeUsage, "--events needs the stream; it cannot be combined with --no-stream").WithHint("drop --no-stream to see the stream's events, or --events to poll alone")
 	}
 	ms, err := research.WaitTimeoutMs(c.Timeout)
 	if err != nil {
