@@ -3,9 +3,7 @@ package research
 import (
 	"encoding/json"
 
-	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/owner"
-	"github.com/clawkit/clawkit/pkg/research/google"
 )
 
 // Admission (owner.Op.Check and Admit): the parts of each operation's
@@ -86,16 +84,9 @@ func checkJobRef(p JobParams) (JobParams, error) {
 	if err := checkOut(p.Out); err != nil {
 		return p, err
 	}
-	if p.Job != "" {
-		if !ValidJobID(p.Job) {
-			return p, errInvalidJobID(p.Job)
-		}
-		return p, nil
-	}
-	if err := google.CheckHandle(p.Handle); err != nil {
-		return p, errs.Usage(CodeInvalidHandle, "invalid handle: %v", err)
-	}
-	return p, nil
+	var err error
+	p.ref, err = checkRef(p.Job, p.Handle)
+	return p, err
 }
 
 // checkWait is a wait's checkJobRef and its timeout.

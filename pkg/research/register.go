@@ -129,7 +129,7 @@ func (s *Service) StartAndWait(ctx context.Context, env *owner.OpEnv, p StartPar
 	if err != nil || p.Wait == nil {
 		return res, err
 	}
-	wp := WaitParams{JobParams: JobParams{Caller: p.Caller, Job: res.Job, Out: p.Wait.Out}, TimeoutMs: p.Wait.TimeoutMs, Events: p.Wait.Events, NoStream: p.Wait.NoStream}
+	wp := WaitParams{JobParams: JobParams{Caller: p.Caller, Job: res.Job, Out: p.Wait.Out, ref: ownRef(res.Job)}, TimeoutMs: p.Wait.TimeoutMs, Events: p.Wait.Events, NoStream: p.Wait.NoStream}
 	pr, err := s.Wait(ctx, env, wp)
 	if err != nil {
 		return nil, err
@@ -193,15 +193,23 @@ func (s *Service) rpc(ctx context.Context, env *owner.OpEnv, rpc *RPC) Response 
 		}
 		return OKResponse(res)
 	case ActionApprove:
-		res, err := s.Approve(ctx, env, ApproveParams{JobParams: JobParams{Caller: c, Handle: req.Handle}, Revise: req.Revise})
+		// The envelope's job reference is checked here, once, as the
+		// operations' Check does (checkJobRef).
+		jp, err := checkJobRef(JobParams{Caller: c, Handle: req.Handle})
+		if err != nil {
+			return ErrorResponse(err)
+		}
+		res, err := s.Approve(ctx, env, ApproveParams{JobParams: jp, Revise: req.Revise})
 		if err != nil {
 			return ErrorResponse(err)
 		}
 		return OKResponse(res)
 	case ActionPoll, ActionCancel, ActionReject:
-		jp := JobParams{Caller: c, Handle: req.Handle, deliver: true}
+		jp, err := checkJobRef(JobParams{Caller: c, Handle: req.Handle, deliver: true})
+		if err != nil {
+			return ErrorResponse(err)
+		}
 		var res *PollResult
-		var err error
 		switch req.Action {
 		case ActionPoll:
 			res, err = s.Poll(ctx, env, jp)
