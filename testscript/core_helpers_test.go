@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -34,10 +35,39 @@ func coreKit() scriptKit {
 			"fake-gateway":    fakeGateway,
 			"gateway-call":    gatewayCall,
 			"kill9-gateway":   kill9Gateway,
+			"exit-status":     exitStatus,
 		},
 		cmds: map[string]scriptCmd{
 			"set-schema-version": cmdSetSchemaVersion,
 		},
+	}
+}
+
+// exit-status N PROGRAM [ARGS...]: runs PROGRAM with this process's
+// stdio and exits 0 when it exits with status N, 1 (naming the status)
+// otherwise. It is the exits command for a background run
+// (exec exit-status 4 clawkit ... & … wait), which testscript's own
+// commands cannot be: the script's wait then fails unless the status was N.
+func exitStatus() {
+	if len(os.Args) < 3 {
+		die("usage: exit-status N PROGRAM [ARGS...]")
+	}
+	want, err := strconv.Atoi(os.Args[1])
+	if err != nil || want < 0 {
+		die("exit-status: %q is not an exit status", os.Args[1])
+	}
+	cmd := exec.Command(os.Args[2], os.Args[3:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	got := 0
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			die("exit-status: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		die("%s exited with status %d, want %d", os.Args[2], got, want)
 	}
 }
 

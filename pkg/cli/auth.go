@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/auth"
+	"github.com/clawkit/clawkit/pkg/core"
 	"github.com/clawkit/clawkit/pkg/errs"
-	"github.com/clawkit/clawkit/pkg/ops"
 	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
@@ -61,7 +61,7 @@ func (c *AuthAddCmd) Run(env *Env) error {
 		return errs.Usage(CodeUsage, "give the API key with exactly one of --api-key-env VAR or --api-key-stdin").
 			WithHint("clawkit auth add %s --provider %s --api-key-env GEMINI_API_KEY", c.Profile, c.Provider)
 	}
-	pub, err := ops.AuthAdd.Call(ctx, env, ops.AuthAddParams{ID: c.Profile, Provider: c.Provider, Kind: c.Kind, Secret: secret, Replace: c.Replace})
+	pub, err := core.OpAuthAdd.Call(ctx, env, core.AuthAddParams{ID: c.Profile, Provider: c.Provider, Kind: c.Kind, Secret: secret, Replace: c.Replace})
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ type AuthListCmd struct{}
 // Run runs `clawkit auth list`.
 func (c *AuthListCmd) Run(env *Env) error {
 	ctx := env.Ctx
-	out, err := ops.AuthList.Call(ctx, env, ops.None{})
+	out, err := core.OpAuthList.Call(ctx, env, core.None{})
 	if err != nil {
 		return err
 	}
@@ -146,7 +146,7 @@ type AuthRemoveCmd struct {
 // Run runs `clawkit auth remove`.
 func (c *AuthRemoveCmd) Run(env *Env) error {
 	ctx := env.Ctx
-	pub, err := ops.AuthRemove.Call(ctx, env, ops.AuthRemoveParams{ID: c.Profile})
+	pub, err := core.OpAuthRemove.Call(ctx, env, core.AuthRemoveParams{ID: c.Profile})
 	if err != nil {
 		return err
 	}

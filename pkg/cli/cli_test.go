@@ -15,8 +15,8 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/clawkit/clawkit/pkg/core"
 	"github.com/clawkit/clawkit/pkg/errs"
-	"github.com/clawkit/clawkit/pkg/ops"
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/research"
 )
@@ -135,8 +135,8 @@ func TestResearchStartParams(t *testing.T) {
 
 // Each session verb runs its own operation.
 func TestSessionVerbs(t *testing.T) {
-	want := map[string]string{"create": ops.MethodSessionCreate, "show": ops.MethodSessionShow, "reset": ops.MethodSessionReset,
-		"revoke": ops.MethodSessionRevoke, "refreshing": ops.MethodSessionRefreshing, "activate": ops.MethodSessionActivate}
+	want := map[string]string{"create": core.OpSessionCreate.Name, "show": core.OpSessionShow.Name, "reset": core.OpSessionReset.Name,
+		"revoke": core.OpSessionRevoke.Name, "refreshing": core.OpSessionRefreshing.Name, "activate": core.OpSessionActivate.Name}
 	if len(sessionVerbs) != len(want) {
 		t.Fatalf("%d verbs, want %d", len(sessionVerbs), len(want))
 	}

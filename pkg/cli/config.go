@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/clawkit/clawkit/pkg/config"
+	"github.com/clawkit/clawkit/pkg/core"
 	"github.com/clawkit/clawkit/pkg/errs"
-	"github.com/clawkit/clawkit/pkg/ops"
 )
 
 // ConfigCmd is `clawkit config …`. Reads go straight to the file (it is
@@ -74,7 +74,7 @@ func (c *ConfigSetCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := ops.ConfigSet.Call(ctx, env, ops.ConfigParams{Path: c.Path, Value: raw})
+	res, err := core.OpConfigSet.Call(ctx, env, core.ConfigParams{Path: c.Path, Value: raw})
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func (c *ConfigUnsetCmd) Run(env *Env) error {
 	if _, err := config.SplitPath(c.Path); err != nil {
 		return err
 	}
-	res, err := ops.ConfigUnset.Call(ctx, env, ops.ConfigParams{Path: c.Path})
+	res, err := core.OpConfigUnset.Call(ctx, env, core.ConfigParams{Path: c.Path})
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/errs"
-	"github.com/clawkit/clawkit/pkg/ops"
 	"github.com/clawkit/clawkit/pkg/research"
 	"github.com/clawkit/clawkit/pkg/termsafe"
 )
@@ -61,7 +60,7 @@ func (c *ResearchDescribeCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
 	// A read-only routed call: the session access policy applies, nothing
 	// is created, no credential is loaded and nothing is sent.
-	d, err := ops.ResearchDescribe.Call(ctx, env, research.DescribeParams{Caller: c.caller()})
+	d, err := research.OpDescribe.Call(ctx, env, research.DescribeParams{Caller: c.caller()})
 	if err != nil {
 		return err
 	}
@@ -150,9 +149,6 @@ func (c *ResearchStartCmd) params() (research.StartParams, error) {
 	if (c.Events || c.NoStream) && !c.Wait {
 		return research.StartParams{}, errs.Usage(CodeUsage, "--events and --no-stream need --wait").WithHint("'clawkit research start --wait --events QUESTION', or 'clawkit research wait JOB --events'")
 	}
-	if c.Events && c.NoStream {
-		return research.StartParams{}, errs.Usage(CodeUsage, "--events needs the stream; it cannot be combined with --no-stream").WithHint("drop --no-stream to see the stream's events, or --events to poll alone")
-	}
 	return p, nil
 }
 
@@ -165,7 +161,7 @@ func (c *ResearchStartCmd) Run(env *Env) error {
 	if p.Wait != nil {
 		c.apply(env.Out, &p.Wait.Events, &p.Wait.NoStream)
 	}
-	res, err := ops.ResearchStart.Call(env.Ctx, env, p)
+	res, err := research.OpStart.Call(env.Ctx, env, p)
 	return printStarted(env.Out, res, err)
 }
 
@@ -227,7 +223,7 @@ func (c *ResearchPollCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := ops.ResearchPoll.Call(ctx, env, research.JobParams{Caller: c.caller(), Job: c.Job, Out: o})
+	res, err := research.OpPoll.Call(ctx, env, research.JobParams{Caller: c.caller(), Job: c.Job, Out: o})
 	if err != nil {
 		return err
 	}
@@ -246,8 +242,9 @@ type ResearchWaitCmd struct {
 // streamFlags choose how a wait follows a job (docs/research.md, "Live
 // progress").
 type streamFlags struct {
-	Events   bool `help:"Progress on stderr as NDJSON, one stream event per line (thought summaries, step changes, status, usage), for scripts; stdout is unchanged."`
-	NoStream bool `name:"no-stream" help:"Wait by polling alone, without following the interaction's stream."`
+	// --events needs the stream, so the two exclude each other (kong's xor).
+	Events   bool `help:"Progress on stderr as NDJSON, one stream event per line (thought summaries, step changes, status, usage), for scripts; stdout is unchanged." xor:"stream"`
+	NoStream bool `name:"no-stream" help:"Wait by polling alone, without following the interaction's stream." xor:"stream"`
 }
 
 // apply sets the wait's stream options; --events shows progress whether
@@ -266,16 +263,13 @@ func (c *ResearchWaitCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	if c.Events && c.NoStream {
-		return errs.Usage(CodeUsage, "--events needs the stream; it cannot be combined with --no-stream").WithHint("drop --no-stream to see the stream's events, or --events to poll alone")
-	}
 	ms, err := research.WaitTimeoutMs(c.Timeout)
 	if err != nil {
 		return err
 	}
 	p := research.WaitParams{JobParams: research.JobParams{Caller: c.caller(), Job: c.Job, Out: o}, TimeoutMs: ms}
 	c.apply(out, &p.Events, &p.NoStream)
-	res, err := ops.ResearchWait.Call(ctx, env, p)
+	res, err := research.OpWait.Call(ctx, env, p)
 	if err != nil {
 		return err
 	}
@@ -291,7 +285,7 @@ type ResearchCancelCmd struct {
 // Run runs `clawkit research cancel`.
 func (c *ResearchCancelCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
-	res, err := ops.ResearchCancel.Call(ctx, env, research.JobParams{Caller: c.caller(), Job: c.Job})
+	res, err := research.OpCancel.Call(ctx, env, research.JobParams{Caller: c.caller(), Job: c.Job})
 	if err != nil {
 		return err
 	}
@@ -308,7 +302,7 @@ type ResearchListCmd struct {
 // Run runs `clawkit research list`.
 func (c *ResearchListCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
-	jobs, err := ops.ResearchList.Call(ctx, env, research.ListParams{AgentID: c.Agent, SessionKey: c.Session, State: c.State})
+	jobs, err := research.OpList.Call(ctx, env, research.ListParams{AgentID: c.Agent, SessionKey: c.Session, State: c.State})
 	if err != nil {
 		return err
 	}
@@ -345,7 +339,7 @@ type ResearchShowCmd struct {
 // Run runs `clawkit research show`.
 func (c *ResearchShowCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
-	res, err := ops.ResearchShow.Call(ctx, env, research.JobParams{Job: c.Job})
+	res, err := research.OpShow.Call(ctx, env, research.JobParams{Job: c.Job})
 	if err != nil {
 		return err
 	}
@@ -428,7 +422,7 @@ type ResearchRecoverCmd struct{}
 // Run runs `clawkit research recover`.
 func (c *ResearchRecoverCmd) Run(env *Env) error {
 	ctx, out := env.Ctx, env.Out
-	res, err := ops.ResearchRecover.Call(ctx, env, struct{}{})
+	res, err := research.OpRecover.Call(ctx, env, struct{}{})
 	if err != nil {
 		return err
 	}
@@ -507,7 +501,7 @@ func (c *ResearchApproveCmd) Run(env *Env) error {
 		return err
 	}
 	p := research.ApproveParams{JobParams: research.JobParams{Caller: c.caller(), Job: c.Job}, Revise: c.Revise, Wait: sw}
-	res, err := ops.ResearchApprove.Call(env.Ctx, env, p)
+	res, err := research.OpApprove.Call(env.Ctx, env, p)
 	return printStarted(env.Out, res, err)
 }
 
@@ -519,7 +513,7 @@ type ResearchRejectCmd struct {
 
 // Run runs `clawkit research reject`.
 func (c *ResearchRejectCmd) Run(env *Env) error {
-	res, err := ops.ResearchReject.Call(env.Ctx, env, research.JobParams{Caller: c.caller(), Job: c.Job})
+	res, err := research.OpReject.Call(env.Ctx, env, research.JobParams{Caller: c.caller(), Job: c.Job})
 	if err != nil {
 		return err
 	}
@@ -547,7 +541,7 @@ func (c *ResearchFollowUpCmd) Run(env *Env) error {
 	}
 	p := research.StartParams{Caller: c.caller(), Question: c.Question, MaxReportBytes: c.MaxReportBytes,
 		IdempotencyKey: c.IdempotencyKey, FollowUp: &research.JobRef{Job: c.Job}, Wait: sw, MaxTokens: c.MaxTokens}
-	res, err := ops.ResearchStart.Call(env.Ctx, env, p)
+	res, err := research.OpStart.Call(env.Ctx, env, p)
 	return printStarted(env.Out, res, err)
 }
 

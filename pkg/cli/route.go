@@ -13,7 +13,7 @@ func (e *Env) HomeDir() (owner.Home, error) {
 }
 
 // Route makes Env an owner.Caller: a stateful operation's handle
-// (ops.SessionShow.Call(ctx, env, p)) runs through the owner router, to a
+// (core.OpSessionShow.Call(ctx, env, p)) runs through the owner router, to a
 // live gateway, else in-process under the owner lock.
 func (e *Env) Route(ctx context.Context, name string, p any, into owner.Reply) (any, error) {
 	h, err := e.HomeDir()

@@ -3,7 +3,7 @@ package cli
 import (
 	"fmt"
 
-	"github.com/clawkit/clawkit/pkg/ops"
+	"github.com/clawkit/clawkit/pkg/core"
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/store"
 )
@@ -27,16 +27,16 @@ type SessionActionCmd struct {
 }
 
 // sessionVerbs are the operations of SessionActionCmd's verbs.
-var sessionVerbs = map[string]owner.Handle[ops.SessionParams, store.Session]{
-	"create": ops.SessionCreate, "show": ops.SessionShow, "reset": ops.SessionReset,
-	"revoke": ops.SessionRevoke, "refreshing": ops.SessionRefreshing, "activate": ops.SessionActivate,
+var sessionVerbs = map[string]owner.Handle[core.SessionParams, store.Session]{
+	"create": core.OpSessionCreate, "show": core.OpSessionShow, "reset": core.OpSessionReset,
+	"revoke": core.OpSessionRevoke, "refreshing": core.OpSessionRefreshing, "activate": core.OpSessionActivate,
 }
 
 // Run performs the verb the user chose (create, show, reset, ...).
 func (c *SessionActionCmd) Run(env *Env) error {
 	ctx, kctx := env.Ctx, env.Kong
 	verb := kctx.Selected().Name
-	p := ops.SessionParams{AgentID: c.Agent, SessionKey: c.Key}
+	p := core.SessionParams{AgentID: c.Agent, SessionKey: c.Key}
 	if verb == "refreshing" {
 		p.RetryAfterMs = c.RetryAfterMs
 	}
@@ -55,7 +55,7 @@ type SessionListCmd struct {
 // Run runs `clawkit session list`.
 func (c *SessionListCmd) Run(env *Env) error {
 	ctx := env.Ctx
-	out, err := ops.SessionList.Call(ctx, env, ops.SessionParams{AgentID: c.Agent})
+	out, err := core.OpSessionList.Call(ctx, env, core.SessionParams{AgentID: c.Agent})
 	if err != nil {
 		return err
 	}

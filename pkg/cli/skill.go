@@ -19,7 +19,6 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
-	"github.com/clawkit/clawkit/pkg/ops"
 	"github.com/clawkit/clawkit/pkg/skilllint"
 	"github.com/clawkit/clawkit/pkg/skills"
 	"github.com/clawkit/clawkit/pkg/termsafe"
@@ -55,7 +54,7 @@ type SkillRootCmd struct{ skillTarget }
 // Run runs `clawkit skill root`.
 func (c *SkillRootCmd) Run(env *Env) error {
 	ctx := env.Ctx
-	r, err := ops.SkillRoot.Call(ctx, env, c.target())
+	r, err := skills.OpRoot.Call(ctx, env, c.target())
 	if err != nil {
 		return err
 	}
@@ -74,7 +73,7 @@ func (c *SkillListCmd) Run(env *Env) error {
 	if c.Skill != "" {
 		return c.files(ctx, env)
 	}
-	r, err := ops.SkillList.Call(ctx, env, c.target())
+	r, err := skills.OpList.Call(ctx, env, c.target())
 	if err != nil {
 		return err
 	}
@@ -98,7 +97,7 @@ func (c *SkillListCmd) Run(env *Env) error {
 }
 
 func (c *SkillListCmd) files(ctx context.Context, env *Env) error {
-	r, err := ops.SkillFiles.Call(ctx, env, skills.FilesParams{Target: c.target(), Skill: c.Skill})
+	r, err := skills.OpFiles.Call(ctx, env, skills.FilesParams{Target: c.target(), Skill: c.Skill})
 	if err != nil {
 		return err
 	}
@@ -124,7 +123,7 @@ type SkillReadCmd struct {
 func (c *SkillReadCmd) Run(env *Env) error {
 	ctx := env.Ctx
 	p := skills.FileParams{Target: c.target(), Skill: c.Skill, File: c.File, MaxBytes: c.MaxBytes}
-	r, err := ops.SkillRead.Call(ctx, env, p)
+	r, err := skills.OpRead.Call(ctx, env, p)
 	if err != nil {
 		return err
 	}
@@ -183,7 +182,7 @@ func (c *SkillWriteCmd) Run(env *Env) error {
 		return errs.Failed(errs.CodeReadFailed, "cannot read the content from %s: %v", name, err)
 	}
 	p := skills.WriteParams{FileParams: skills.FileParams{Target: c.target(), Skill: c.Skill, File: c.File}, Content: content, Strict: c.Strict}
-	r, err := ops.SkillWrite.Call(ctx, env, p)
+	r, err := skills.OpWrite.Call(ctx, env, p)
 	if err != nil {
 		return err
 	}
@@ -196,9 +195,7 @@ func (c *SkillWriteCmd) install(ctx context.Context, env *Env) error {
 	if c.File != "" || c.From != "" || (c.FromDir != "" && c.FromBundle != "") {
 		return errs.Usage(CodeUsage, "--from-dir and --from-bundle install a whole skill; do not name a file or --from with them, and pass only one of them")
 	}
-	if err := skilllint.CheckSkillName(c.Skill); err != nil {
-		return err
-	}
+	// The skill name is checked once, by the install's Check.
 	from := c.FromDir
 	var src *skills.SourceTree
 	var err error
@@ -220,7 +217,7 @@ func (c *SkillWriteCmd) install(ctx context.Context, env *Env) error {
 		}
 	}
 	p := skills.InstallParams{Target: c.target(), Skill: c.Skill, Files: src.Files, Skipped: src.Disallowed, Strict: c.Strict}
-	r, err := ops.SkillInstall.Call(ctx, env, p)
+	r, err := skills.OpInstall.Call(ctx, env, p)
 	if err != nil {
 		return err
 	}
@@ -238,7 +235,7 @@ type SkillRemoveCmd struct {
 func (c *SkillRemoveCmd) Run(env *Env) error {
 	ctx := env.Ctx
 	p := skills.FileParams{Target: c.target(), Skill: c.Skill, File: c.File}
-	r, err := ops.SkillRemove.Call(ctx, env, p)
+	r, err := skills.OpRemove.Call(ctx, env, p)
 	if err != nil {
 		return err
 	}
@@ -339,10 +336,8 @@ func (c *SkillValidateCmd) Run(env *Env) error {
 		if len(c.Args) != 1 || c.Plugin == "" {
 			return errs.Usage(CodeUsage, "nothing to validate").WithHint("pass --dir DIR (a skill folder), --recursive ROOT, or SKILL --plugin ID for an installed skill")
 		}
-		if err := skilllint.CheckSkillName(c.Args[0]); err != nil {
-			return err
-		}
-		r, err := ops.SkillRoot.Call(ctx, env, skills.Target{PluginID: c.Plugin, AgentID: c.Agent, SessionKey: c.Session})
+		// The skill name is checked once, by InstalledDir.
+		r, err := skills.OpRoot.Call(ctx, env, skills.Target{PluginID: c.Plugin, AgentID: c.Agent, SessionKey: c.Session})
 		if err != nil {
 			return err
 		}
@@ -528,7 +523,7 @@ type SkillEventsCmd struct {
 func (c *SkillEventsCmd) Run(env *Env) error {
 	ctx := env.Ctx
 	p := skills.EventsParams{Target: skills.Target{PluginID: c.Plugin, AgentID: c.Agent}, Skill: c.Skill, Limit: c.Limit}
-	out, err := ops.SkillEvents.Call(ctx, env, p)
+	out, err := skills.OpEvents.Call(ctx, env, p)
 	if err != nil {
 		return err
 	}
@@ -627,7 +622,7 @@ func (c *SkillBundleCmd) Run(env *Env) error {
 	} else {
 		p := skills.BundleParams{Target: skills.Target{PluginID: c.Plugin, AgentID: c.Agent, SessionKey: c.Session}, Skill: c.Skill}
 		var err error
-		if b, err = ops.SkillBundle.Call(ctx, env, p); err != nil {
+		if b, err = skills.OpBundle.Call(ctx, env, p); err != nil {
 			return err
 		}
 	}
@@ -687,7 +682,7 @@ func (c *SkillWatchCmd) Run(env *Env) error {
 	}
 	var sources []skills.WatchSource
 	if c.Plugin != "" {
-		plan, err := ops.SkillWatch.Call(ctx, env, skills.Target{PluginID: c.Plugin, AgentID: c.Agent, SessionKey: c.Session})
+		plan, err := skills.OpWatch.Call(ctx, env, skills.Target{PluginID: c.Plugin, AgentID: c.Agent, SessionKey: c.Session})
 		if err != nil {
 			return err
 		}

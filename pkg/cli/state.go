@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/clawkit/clawkit/pkg/ops"
+	"github.com/clawkit/clawkit/pkg/core"
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/store"
 )
@@ -59,7 +59,7 @@ func (c *StateBackupCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := ops.StateBackup.Call(ctx, env, ops.BackupParams{Path: abs})
+	res, err := core.OpStateBackup.Call(ctx, env, core.BackupParams{Path: abs})
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ type StateStatusCmd struct{}
 // Run runs `clawkit state status`.
 func (c *StateStatusCmd) Run(env *Env) error {
 	ctx := env.Ctx
-	res, err := ops.StateStatus.Call(ctx, env, ops.None{})
+	res, err := core.OpStateStatus.Call(ctx, env, core.None{})
 	if err != nil {
 		return err
 	}

@@ -506,7 +506,7 @@ func (g *Gateway) handleCall(w http.ResponseWriter, r *http.Request) {
 	// gateway's telemetry (provider requests) and logger.
 	env := owner.NewOpEnv(g.opts.Home.Dir, g.store, g.fence, g.opts.Now, nil, true)
 	env.WithCallerEnv(m, req.Env) // the variables it declares, as the caller has them
-	env.SnapshotConfig()          // the config this call sees, read once at admission
+	env.SnapshotConfig()          // the config this call sees, read once as the call is taken
 	if paramsErr != nil {
 		callErr = paramsErr
 		writeJSON(w, http.StatusOK, errorReply(paramsErr, false))
@@ -532,8 +532,8 @@ type resultReply struct {
 }
 
 // invokeSafely checks the decoded params (the gateway trusts no client),
-// admits them (a write's Admit, as the offline executor runs it before its
-// lock) and runs the operation.
+// runs a write's Admit (as the offline executor runs it before its lock)
+// and runs the operation.
 func invokeSafely(ctx context.Context, m owner.Method, env *owner.OpEnv, params any) (res any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -551,7 +551,7 @@ func invokeSafely(ctx context.Context, m owner.Method, env *owner.OpEnv, params 
 
 // errorReply reports a handler error. The gateway does not reclassify it:
 // mutationAccepted:false ("nothing was done") only for a classified error
-// raised before the operation admitted any write or external effect;
+// raised before the operation began any write or external effect;
 // once it did, mutationAccepted:true with the operation's own
 // classification (kind), which the client keeps (an operation that cannot
 // tell what its effect did says outcome unknown itself). An unclassified

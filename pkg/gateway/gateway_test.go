@@ -194,7 +194,7 @@ func rawCall(t *testing.T, socket string, req owner.CallRequest) owner.CallReply
 	return rep
 }
 
-// A handler that entered method work and admitted an effect never has its
+// A handler that entered method work and began an effect never has its
 // error reported as mutationAccepted:false; only an error raised before any
 // effect is. The client keeps the handler's own classification either way.
 func TestNoMutationAcceptedFalseAfterAnEffect(t *testing.T) {

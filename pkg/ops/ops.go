@@ -1,12 +1,14 @@
 // Package ops assembles the one registry of stateful operations that both
-// executors (the offline router and the gateway) run. Each domain adds its
-// operations here, explicitly, so no domain imports another and pkg/cli
-// only needs this package (docs/architecture.md).
+// executors (the offline router and the gateway) run, and does nothing
+// else: each domain (pkg/core, pkg/research, pkg/skills) declares its
+// operations and their handles and adds them here, explicitly, so no
+// domain imports another (docs/architecture.md).
 package ops
 
 import (
 	"sync"
 
+	"github.com/clawkit/clawkit/pkg/core"
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/research"
 	"github.com/clawkit/clawkit/pkg/research/riversched"
@@ -15,7 +17,7 @@ import (
 
 var registry = sync.OnceValue(func() *owner.Registry {
 	r := owner.NewRegistry()
-	registerCore(r)
+	core.Register(r)
 	// On PostgreSQL, research's background work runs on river (shared by
 	// every gateway on the database); SQLite keeps research's own poller.
 	(&research.Service{Shared: riversched.New()}).Register(r)

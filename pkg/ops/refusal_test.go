@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawkit/clawkit/pkg/core"
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/research"
 	"github.com/clawkit/clawkit/pkg/skills"
@@ -18,25 +19,25 @@ import (
 // write operation must add its own here: TestRefusedWritesCreateNothing
 // fails for one that has none.
 var refused = map[string][]any{
-	MethodSessionCreate:     {SessionParams{AgentID: "main", SessionKey: "bad name!"}, SessionParams{AgentID: "bad agent!", SessionKey: "cli"}},
-	MethodSessionReset:      {SessionParams{AgentID: "main", SessionKey: "bad name!"}},
-	MethodSessionRevoke:     {SessionParams{AgentID: "main", SessionKey: "bad name!"}},
-	MethodSessionRefreshing: {SessionParams{AgentID: "main", SessionKey: "bad name!"}},
-	MethodSessionActivate:   {SessionParams{AgentID: "main", SessionKey: "bad name!"}},
-	MethodAuthAdd: {
-		AuthAddParams{ID: "x", Provider: "nope", Kind: "api-key", Secret: "s"},
-		AuthAddParams{ID: "x", Provider: "google", Kind: "nope", Secret: "s"},
-		AuthAddParams{ID: "x", Provider: "google", Kind: "api-key", Secret: " "},
-		AuthAddParams{ID: "x", Provider: "postgres", Kind: "api-key", Secret: "s"},
-		AuthAddParams{ID: "x", Provider: "mcp", Kind: "api-key", Secret: "s"},
-		AuthAddParams{ID: "x", Provider: "google", Kind: "header", Secret: "s"},
+	core.OpSessionCreate.Name:     {core.SessionParams{AgentID: "main", SessionKey: "bad name!"}, core.SessionParams{AgentID: "bad agent!", SessionKey: "cli"}},
+	core.OpSessionReset.Name:      {core.SessionParams{AgentID: "main", SessionKey: "bad name!"}},
+	core.OpSessionRevoke.Name:     {core.SessionParams{AgentID: "main", SessionKey: "bad name!"}},
+	core.OpSessionRefreshing.Name: {core.SessionParams{AgentID: "main", SessionKey: "bad name!"}},
+	core.OpSessionActivate.Name:   {core.SessionParams{AgentID: "main", SessionKey: "bad name!"}},
+	core.OpAuthAdd.Name: {
+		core.AuthAddParams{ID: "x", Provider: "nope", Kind: "api-key", Secret: "s"},
+		core.AuthAddParams{ID: "x", Provider: "google", Kind: "nope", Secret: "s"},
+		core.AuthAddParams{ID: "x", Provider: "google", Kind: "api-key", Secret: " "},
+		core.AuthAddParams{ID: "x", Provider: "postgres", Kind: "api-key", Secret: "s"},
+		core.AuthAddParams{ID: "x", Provider: "mcp", Kind: "api-key", Secret: "s"},
+		core.AuthAddParams{ID: "x", Provider: "google", Kind: "header", Secret: "s"},
 	},
-	MethodAuthRemove:  {AuthRemoveParams{ID: "nope"}, AuthRemoveParams{}},
-	MethodConfigSet:   {ConfigParams{Path: "a..b", Value: json.RawMessage(`1`)}, ConfigParams{Path: "a.b"}},
-	MethodConfigUnset: {ConfigParams{Path: ""}},
-	MethodStateBackup: {BackupParams{Path: "relative.db"}, BackupParams{Path: "/nonexistent-clawkit-dir/b.db"}},
+	core.OpAuthRemove.Name:  {core.AuthRemoveParams{ID: "nope"}, core.AuthRemoveParams{}},
+	core.OpConfigSet.Name:   {core.ConfigParams{Path: "a..b", Value: json.RawMessage(`1`)}, core.ConfigParams{Path: "a.b"}},
+	core.OpConfigUnset.Name: {core.ConfigParams{Path: ""}},
+	core.OpStateBackup.Name: {core.BackupParams{Path: "relative.db"}, core.BackupParams{Path: "/nonexistent-clawkit-dir/b.db"}},
 
-	research.MethodStart: {
+	research.OpStart.Name: {
 		research.StartParams{Question: ""},
 		research.StartParams{Question: "q", OutputFormat: "nope"},
 		research.StartParams{Question: "q"}, // research is not enabled
@@ -46,28 +47,28 @@ var refused = map[string][]any{
 		research.StartParams{Question: "q", FollowUp: &research.JobRef{Job: "nope"}},
 		research.StartParams{Question: "q", Tools: &research.Tools{MCPServers: []research.MCPServer{{Name: "m", URL: "https://x?key=secret"}}}},
 	},
-	research.MethodApprove: {research.ApproveParams{JobParams: research.JobParams{Job: "nope"}}, research.ApproveParams{}},
-	research.MethodReject:  {research.JobParams{Job: "nope"}, research.JobParams{}},
-	research.MethodPoll:    {research.JobParams{Job: "nope"}, research.JobParams{}},
-	research.MethodWait:    {research.WaitParams{JobParams: research.JobParams{Job: "nope"}}},
-	research.MethodCancel:  {research.JobParams{Job: "nope"}},
-	research.MethodRecover: {json.RawMessage(`{"surprise":1}`)},
-	research.MethodRPC: {
+	research.OpApprove.Name: {research.ApproveParams{JobParams: research.JobParams{Job: "nope"}}, research.ApproveParams{}},
+	research.OpReject.Name:  {research.JobParams{Job: "nope"}, research.JobParams{}},
+	research.OpPoll.Name:    {research.JobParams{Job: "nope"}, research.JobParams{}},
+	research.OpWait.Name:    {research.WaitParams{JobParams: research.JobParams{Job: "nope"}}},
+	research.OpCancel.Name:  {research.JobParams{Job: "nope"}},
+	research.OpRecover.Name: {json.RawMessage(`{"surprise":1}`)},
+	research.OpRPC.Name: {
 		json.RawMessage(`{"request":{"version":1,"action":"start","question":"q"},"sessionKey":"cli","agentId":"main"}`),
 		json.RawMessage(`{"request":{"version":1,"action":"poll","handle":"../x"},"sessionKey":"cli","agentId":"main"}`),
 	},
 
-	skills.MethodWrite: {
+	skills.OpWrite.Name: {
 		skillWrite("a/b"), skillWrite("nope"), skillWrite(""),
 		skills.WriteParams{FileParams: skills.FileParams{Target: skills.Target{PluginID: "p"}, Skill: "Bad Name", File: "SKILL.md"}},
 		skills.WriteParams{FileParams: skills.FileParams{Target: skills.Target{PluginID: "p"}, Skill: "good", File: "../x"}},
 	},
-	skills.MethodRemove: {
+	skills.OpRemove.Name: {
 		skills.FileParams{Target: skills.Target{PluginID: "nope"}, Skill: "good"},
 		skills.FileParams{Target: skills.Target{PluginID: "a/b"}, Skill: "good"},
 		skills.FileParams{Target: skills.Target{PluginID: "nope"}, Skill: "good", File: "SKILL.md"},
 	},
-	skills.MethodInstall: {
+	skills.OpInstall.Name: {
 		skills.InstallParams{Target: skills.Target{PluginID: "nope"}, Skill: "good", Files: []skills.SourceFile{{Path: "SKILL.md", Content: []byte(goodSkill)}}},
 		skills.InstallParams{Target: skills.Target{PluginID: "a/b"}, Skill: "good"},
 	},
@@ -82,20 +83,20 @@ func skillWrite(plugin string) skills.WriteParams {
 // reads holds an input for each read-only operation (refused or not:
 // either way it creates nothing).
 var reads = map[string]any{
-	MethodSessionShow:       SessionParams{AgentID: "main", SessionKey: "cli"},
-	MethodSessionList:       SessionParams{},
-	MethodAuthList:          None{},
-	MethodStateStatus:       None{},
-	research.MethodList:     research.ListParams{},
-	research.MethodShow:     research.JobParams{Job: "rj_aaaaaaaaaaaaaaaa"},
-	research.MethodDescribe: research.DescribeParams{},
-	skills.MethodRoot:       skills.Target{PluginID: "nope"},
-	skills.MethodList:       skills.Target{PluginID: "nope"},
-	skills.MethodFiles:      skills.FilesParams{Target: skills.Target{PluginID: "nope"}, Skill: "good"},
-	skills.MethodRead:       skills.FileParams{Target: skills.Target{PluginID: "nope"}, Skill: "good", File: "SKILL.md"},
-	skills.MethodEvents:     skills.EventsParams{Target: skills.Target{PluginID: "nope"}},
-	skills.MethodBundle:     skills.BundleParams{Target: skills.Target{PluginID: "nope"}, Skill: "good"},
-	skills.MethodWatch:      skills.Target{PluginID: "nope"},
+	core.OpSessionShow.Name:  core.SessionParams{AgentID: "main", SessionKey: "cli"},
+	core.OpSessionList.Name:  core.SessionParams{},
+	core.OpAuthList.Name:     core.None{},
+	core.OpStateStatus.Name:  core.None{},
+	research.OpList.Name:     research.ListParams{},
+	research.OpShow.Name:     research.JobParams{Job: "rj_aaaaaaaaaaaaaaaa"},
+	research.OpDescribe.Name: research.DescribeParams{},
+	skills.OpRoot.Name:       skills.Target{PluginID: "nope"},
+	skills.OpList.Name:       skills.Target{PluginID: "nope"},
+	skills.OpFiles.Name:      skills.FilesParams{Target: skills.Target{PluginID: "nope"}, Skill: "good"},
+	skills.OpRead.Name:       skills.FileParams{Target: skills.Target{PluginID: "nope"}, Skill: "good", File: "SKILL.md"},
+	skills.OpEvents.Name:     skills.EventsParams{Target: skills.Target{PluginID: "nope"}},
+	skills.OpBundle.Name:     skills.BundleParams{Target: skills.Target{PluginID: "nope"}, Skill: "good"},
+	skills.OpWatch.Name:      skills.Target{PluginID: "nope"},
 }
 
 // A write refused with any error, and every read, leaves a fresh home
@@ -141,10 +142,10 @@ func TestRefusedWritesCreateNothing(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				res, err := r.Route(ctx, name, in, &owner.CallReply{})
 				cancel()
-				if m.Write && name != research.MethodRPC && err == nil {
+				if m.Write && name != research.OpRPC.Name && err == nil {
 					t.Errorf("%s #%d (empty home %v): accepted %+v", name, i, empty, in)
 				}
-				if m.Write && name == research.MethodRPC && err == nil {
+				if m.Write && name == research.OpRPC.Name && err == nil {
 					if env, ok := res.(research.Response); !ok || env.OK {
 						t.Errorf("%s #%d: envelope accepted: %v", name, i, res)
 					}

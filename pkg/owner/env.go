@@ -90,8 +90,9 @@ func (e *OpEnv) SnapshotConfig() {
 	e.snapshotConfig(config.Load(e.Home))
 }
 
-// admitConfig admits a config the executor has just read (the offline
-// executor reads it once, for the engine and the call).
+// snapshotConfig takes a config the executor has just read as the call's
+// snapshot (the offline executor reads it once, for the engine and the
+// call).
 func (e *OpEnv) snapshotConfig(cfg *config.Config, err error) {
 	e.config, e.configErr = cfg, err
 	e.configTaken = true
@@ -99,7 +100,8 @@ func (e *OpEnv) snapshotConfig(cfg *config.Config, err error) {
 
 // Config returns the call's config snapshot. An OpEnv built
 // without a snapshot (a gateway's long-lived background Env, tests) reads
-// the current config instead: a background pass has no call to admit with.
+// the current config instead: a background pass has no call to take a
+// snapshot for.
 func (e *OpEnv) Config() (*config.Config, error) {
 	if e.configTaken {
 		return e.config, e.configErr

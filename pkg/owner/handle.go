@@ -7,12 +7,25 @@ import (
 )
 
 // Handle names an operation with its types: a call site writes
-// ops.ResearchStart.Call(ctx, env, p) and gets the operation's R back,
-// never a string name or an untyped result (docs/architecture.md). The
-// handle's P and R are the registered Op's (TestHandles in pkg/ops).
+// research.OpStart.Call(ctx, env, p) and gets the operation's R back,
+// never a string name or an untyped result (docs/architecture.md). A
+// domain declares each handle beside its Op and registers the Op through
+// it (Handle.Register), so the compiler holds the handle's P and R to the
+// Op's and the operation's name is written once.
 type Handle[P, R any] struct {
 	// Name is the operation's name (VersionedName adds the version).
 	Name string
+}
+
+// Register adds op to r under the handle's name: the one way a domain
+// registers an operation its callers reach through a handle. op.Name is
+// left empty (the handle names it).
+func (h Handle[P, R]) Register(r *Registry, op Op[P, R]) {
+	if op.Name != "" && op.Name != h.Name {
+		panic(fmt.Sprintf("owner: operation %s registered through the handle of %s", op.Name, h.Name))
+	}
+	op.Name = h.Name
+	Register(r, op)
 }
 
 // Caller routes a call: *Router, or a command's environment that builds
@@ -38,20 +51,12 @@ func (h Handle[P, R]) Call(ctx context.Context, c Caller, p P) (R, error) {
 	}
 	r, ok := res.(R)
 	if !ok {
-		// A handle whose R is not the registered Op's: a programming
-		// error TestHandles catches.
+		// A handle whose R is not the registered Op's: only a handle
+		// made apart from its Op's registration (Handle.Register) can.
 		return r, fmt.Errorf("owner: operation %s answered %T, its handle expects %v", h.Name, res, reflect.TypeFor[R]())
 	}
 	return r, nil
 }
-
-// Types are the handle's P and R (for TestHandles).
-func (h Handle[P, R]) Types() (params, result reflect.Type) {
-	return reflect.TypeFor[P](), reflect.TypeFor[R]()
-}
-
-// OpName is the handle's operation name.
-func (h Handle[P, R]) OpName() string { return h.Name }
 
 // Reply is the body a gateway answers a call with, decoded in one pass:
 // CallReply keeps the result as JSON, a handle's reply decodes it straight

@@ -16,11 +16,14 @@ import (
 )
 
 // Op is one operation: its parameters P and result R are Go values. The
-// caller names it through its Handle (a typed name, ops.ResearchStart);
+// caller names it through its Handle (a typed name, research.OpStart);
 // offline the value itself is handed over, and only a call routed to a
 // gateway crosses the socket as JSON, encoded once and decoded once each
 // way. docs/architecture.md describes the seam.
 type Op[P, R any] struct {
+	// Name is the operation's name; a domain's operation leaves it empty
+	// and is registered through its handle (Handle.Register), which names
+	// it. Register takes it as given (the tests' ad hoc operations).
 	Name string
 	// Write is true for operations that change state; read-only ones never
 	// create the home, its lock or the database.
@@ -78,9 +81,8 @@ type Method struct {
 	Scope     string
 	FilesOnly bool
 	Env       []string
-	// Params and Result are P and R (TestHandles compares them with the
-	// handles').
-	Params, Result reflect.Type
+	// Params is P (named when a caller hands over another type).
+	Params reflect.Type
 
 	decode func(dec *json.Decoder) (any, error)
 	value  func(params any) (any, bool)
@@ -96,7 +98,7 @@ func Register[P, R any](r *Registry, op Op[P, R]) {
 		panic(fmt.Sprintf("owner: operation %s has no Run", op.Name))
 	}
 	m := Method{Name: op.Name, Write: op.Write, Scope: op.Scope, FilesOnly: op.FilesOnly, Env: append([]string(nil), op.Env...),
-		Params: reflect.TypeFor[P](), Result: reflect.TypeFor[R]()}
+		Params: reflect.TypeFor[P]()}
 	m.decode = func(dec *json.Decoder) (any, error) { return decodeParams[P](dec) }
 	m.value = func(params any) (any, bool) {
 		switch v := params.(type) {

@@ -3,9 +3,7 @@ package research
 import (
 	"encoding/json"
 
-	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/owner"
-	"github.com/clawkit/clawkit/pkg/research/google"
 )
 
 // Admission (owner.Op.Check and Admit): the parts of each operation's
@@ -57,7 +55,7 @@ func rpcStart(c Caller, req Request) StartParams {
 	return p
 }
 
-// admitRPC gives an envelope's start, poll and cancel the admission of the
+// admitRPC gives an envelope's start, poll and cancel the Admit of the
 // operations they stand for, so a refused envelope creates no home either.
 // A malformed envelope passes: the operation answers it in its envelope
 // (the CLI has already decoded it by then).
@@ -86,16 +84,9 @@ func checkJobRef(p JobParams) (JobParams, error) {
 	if err := checkOut(p.Out); err != nil {
 		return p, err
 	}
-	if p.Job != "" {
-		if !ValidJobID(p.Job) {
-			return p, errInvalidJobID(p.Job)
-		}
-		return p, nil
-	}
-	if err := google.CheckHandle(p.Handle); err != nil {
-		return p, errs.Usage(CodeInvalidHandle, "invalid handle: %v", err)
-	}
-	return p, nil
+	var err error
+	p.ref, err = checkRef(p.Job, p.Handle)
+	return p, err
 }
 
 // checkWait is a wait's checkJobRef and its timeout.

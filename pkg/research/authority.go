@@ -263,8 +263,8 @@ func (s *Service) describeAccess(ctx context.Context, env *owner.OpEnv, c Caller
 	}
 }
 
-// settings reads the activation from the config admitted with the call
-// (owner.OpEnv.AdmittedConfig): what the operation uses (endpoint, agent,
+// settings reads the activation from the call's config snapshot
+// (owner.OpEnv.Config, the snapshot): what the operation uses (endpoint, agent,
 // profile) does not change if config.json changes during the call. The
 // provider authority checks before each effect (providerAuthority) read
 // the current files instead: a change can refuse an effect, never alter

@@ -144,8 +144,8 @@ func b2i(b bool) int {
 	return 0
 }
 
-// jobStore is the research_jobs table. Every write goes through writer
-// admission: fence (the owner fence of the operation's Env) is checked
+// jobStore is the research_jobs table. Every write goes through the write
+// fence: fence (OpEnv.BeginWrite, the operation's owner fence) is checked
 // immediately before it, so a process that no longer owns the state never
 // writes a job row (the next owner's recovery classifies what it left).
 type jobStore struct {
@@ -153,10 +153,11 @@ type jobStore struct {
 	fence func() error
 }
 
-// jobsOf is the job table of an operation, admitted by its owner fence.
+// jobsOf is the job table of an operation, behind its write fence.
 func jobsOf(env *owner.OpEnv) jobStore { return jobStore{st: env.Store, fence: env.BeginWrite} }
 
-func (s jobStore) admit() error {
+// beginWrite runs the write fence before a write of the table.
+func (s jobStore) beginWrite() error {
 	if s.fence == nil {
 		return nil
 	}
@@ -173,7 +174,7 @@ func (s jobStore) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 }
 
 func (s jobStore) insert(ctx context.Context, j *Job) error {
-	if err := s.admit(); err != nil {
+	if err := s.beginWrite(); err != nil {
 		return err
 	}
 	_, err := s.st.DB().ExecContext(ctx, s.q(`INSERT INTO research_jobs (`+jobCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`),
@@ -305,7 +306,7 @@ func (s jobStore) update(ctx context.Context, j *Job, now time.Time) error {
 
 // updateIn is update inside tx (nil: on its own).
 func (s jobStore) updateIn(ctx context.Context, tx *sql.Tx, j *Job, now time.Time) error {
-	if err := s.admit(); err != nil {
+	if err := s.beginWrite(); err != nil {
 		return err
 	}
 	j.UpdatedAt = now.UnixMilli()

@@ -55,6 +55,8 @@ type StartParams struct {
 type JobRef struct {
 	Job    string `json:"job,omitempty"`
 	Handle string `json:"handle,omitempty"`
+	// ref is Job or Handle as the start's Check accepted it.
+	ref jobRef
 }
 
 // StartWait are the wait options of a start that waits.
@@ -353,6 +355,9 @@ type JobParams struct {
 	Out string `json:"out,omitempty"`
 	// deliver is set by the RPC path, whose answer carries the report.
 	deliver bool
+	// ref is Job or Handle as checkJobRef accepted it (set only by a
+	// Check; not on the wire).
+	ref jobRef
 }
 
 // PollResult is the view of a job after an operation.
@@ -377,7 +382,7 @@ func (s *Service) ownedJob(ctx context.Context, env *owner.OpEnv, p *JobParams) 
 	if err := p.defaults(); err != nil {
 		return nil, err
 	}
-	j, err := s.lookup(ctx, env, *p)
+	j, err := s.lookup(ctx, env, p.ref)
 	if err != nil {
 		return nil, err
 	}
@@ -387,37 +392,37 @@ func (s *Service) ownedJob(ctx context.Context, env *owner.OpEnv, p *JobParams) 
 	return j, nil
 }
 
-func (s *Service) lookup(ctx context.Context, env *owner.OpEnv, p JobParams) (*Job, error) {
+// lookup finds the job ref names; ref is checked (jobRef).
+func (s *Service) lookup(ctx context.Context, env *owner.OpEnv, ref jobRef) (*Job, error) {
 	js := jobsOf(env)
-	if p.Job != "" {
-		if !ValidJobID(p.Job) {
-			return nil, errInvalidJobID(p.Job)
-		}
-		j, err := js.get(ctx, p.Job)
+	switch {
+	case ref.id != "":
+		j, err := js.get(ctx, ref.id)
 		if err != nil {
 			return nil, err
 		}
 		j, _, err = s.settled(ctx, js, j)
 		return j, err
+	case ref.handle == "":
+		// A JobParams no Check returned: a programming error, refused
+		// as the invalid reference it may be.
+		return nil, errInvalidJobID("")
 	}
-	if err := google.CheckHandle(p.Handle); err != nil {
-		return nil, errs.Usage(CodeInvalidHandle, "invalid handle: %v", err)
-	}
-	j, err := js.byHandle(ctx, p.Handle)
+	j, err := js.byHandle(ctx, ref.handle)
 	if err != nil {
 		return nil, err
 	}
 	if j == nil {
 		// A plan's interaction names its job after the approve too: the
 		// job's handle is then the confirming turn's.
-		if j, err = js.byPlanHandle(ctx, p.Handle); err != nil {
+		if j, err = js.byPlanHandle(ctx, ref.handle); err != nil {
 			return nil, err
 		}
 	}
 	if j == nil {
 		// An unknown handle is someone else's interaction as far as this
 		// home knows: it is never sent to the provider.
-		return nil, errs.Refused(CodeUnknownHandle, "no research job of this home has handle %q", p.Handle).
+		return nil, errs.Refused(CodeUnknownHandle, "no research job of this home has handle %q", ref.handle).
 			WithHint("a handle is only an identifier; poll jobs started from this home")
 	}
 	return j, nil
@@ -617,11 +622,9 @@ func (s *Service) List(ctx context.Context, env *owner.OpEnv, p ListParams) ([]*
 	return jobs, err
 }
 
-// Show returns one job and its published result, if any. It reads only.
+// Show returns one job and its published result, if any. It reads only,
+// and trusts p: its Check (Register) refused a job id of another shape.
 func (s *Service) Show(ctx context.Context, env *owner.OpEnv, p JobParams) (*PollResult, error) {
-	if !ValidJobID(p.Job) {
-		return nil, errInvalidJobID(p.Job)
-	}
 	jobs, err := jobsOf(env).list(ctx, "WHERE job_id = ?", p.Job)
 	if err != nil {
 		return nil, err
@@ -739,9 +742,13 @@ func startOutput(p *StartParams) (out Output, err error) {
 		if (f.Job == "") == (f.Handle == "") {
 			return out, errs.Usage(CodeInvalidFollowUp, "a follow-up names its parent job by id or by handle")
 		}
-		if _, err := checkJobRef(JobParams{Caller: p.Caller, Job: f.Job, Handle: f.Handle}); err != nil {
+		checked, err := checkJobRef(JobParams{Caller: p.Caller, Job: f.Job, Handle: f.Handle})
+		if err != nil {
 			return out, err
 		}
+		fu := *f
+		fu.ref = checked.ref
+		p.FollowUp = &fu
 	}
 	for _, err := range []error{checkInputPaths(p.Inputs), checkTools(p.Tools), checkVisualization(p.Visualization)} {
 		if err != nil {

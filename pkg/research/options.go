@@ -473,9 +473,8 @@ func ToolsFromFlags(stores []string, urlContext bool, servers, headers []string)
 		}
 		t.MCPServers[i].Headers = append(t.MCPServers[i].Headers, HeaderRef{Header: header, Profile: value[1:]})
 	}
-	if err := checkTools(t); err != nil {
-		return nil, err
-	}
+	// The tools' own rules (checkTools) are the start's Check's, run once
+	// per side of a gateway's socket, not here as well.
 	return t, nil
 }
 

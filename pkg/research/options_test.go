@@ -83,7 +83,12 @@ func TestToolsFromFlags(t *testing.T) {
 		{[]string{"m=https://x", "m=https://y"}, nil, "invalid_tool"},
 		{[]string{"m=https://x"}, []string{"m:Bad Header=@p"}, "invalid_tool"},
 	} {
-		_, err := ToolsFromFlags(nil, false, c.servers, c.headers)
+		// The flags' own shape is ToolsFromFlags'; the tools' rules are
+		// the start's Check's (checkTools), which the CLI's call runs next.
+		tools, err := ToolsFromFlags(nil, false, c.servers, c.headers)
+		if err == nil {
+			_, err = checkStartParams(StartParams{Question: "q", Tools: tools})
+		}
 		if errs.CodeOf(err) != c.code {
 			t.Errorf("%v %v: %v, want %s", c.servers, c.headers, err, c.code)
 		}

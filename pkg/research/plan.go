@@ -28,12 +28,6 @@ const MaxReviseBytes = MaxQuestionBytes
 // revision.
 const ApproveText = "The research plan is approved. Proceed with the research."
 
-// Methods of plan review.
-const (
-	MethodApprove = "research.approve.v1"
-	MethodReject  = "research.reject.v1"
-)
-
 // ApproveParams are research.approve's parameters.
 type ApproveParams struct {
 	JobParams
@@ -85,7 +79,7 @@ func checkReject(p JobParams) (JobParams, error) {
 // its current owner (agent, session, incarnation; the provider authority
 // it was created under) and that it completed. Nothing is sent before.
 func (s *Service) followUpParent(ctx context.Context, env *owner.OpEnv, p StartParams) (*Job, error) {
-	parent, err := s.lookup(ctx, env, JobParams{Caller: p.Caller, Job: p.FollowUp.Job, Handle: p.FollowUp.Handle})
+	parent, err := s.lookup(ctx, env, p.FollowUp.ref)
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +240,7 @@ func (s *Service) ApproveAndWait(ctx context.Context, env *owner.OpEnv, p Approv
 	if err != nil || p.Wait == nil {
 		return res, err
 	}
-	wp := WaitParams{JobParams: JobParams{Caller: p.Caller, Job: res.Job, Out: p.Wait.Out}, TimeoutMs: p.Wait.TimeoutMs}
+	wp := WaitParams{JobParams: JobParams{Caller: p.Caller, Job: res.Job, Out: p.Wait.Out, ref: ownRef(res.Job)}, TimeoutMs: p.Wait.TimeoutMs}
 	pr, err := s.Wait(ctx, env, wp)
 	if err != nil {
 		return nil, err

@@ -20,7 +20,7 @@ func (f *fixture) planJob(q string) *Job {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	_, err = f.svc.Wait(context.Background(), f.env(), WaitParams{JobParams: JobParams{Job: res.Job}})
+	_, err = f.svc.Wait(context.Background(), f.env(), WaitParams{JobParams: jobp(JobParams{Job: res.Job})})
 	if errs.CodeOf(err) != "plan_proposed" || errs.KindOf(err) != errs.KindUnavailable {
 		f.t.Fatalf("wait on a plan turn: %v", err)
 	}
@@ -42,19 +42,19 @@ func TestPlanApproveChain(t *testing.T) {
 	}
 	// Waiting returns at once: no poll is made while the plan waits.
 	polls := f.fake.Count("GET /interactions/*")
-	_, err = f.svc.Wait(context.Background(), f.env(), WaitParams{JobParams: JobParams{Job: j.ID}})
+	_, err = f.svc.Wait(context.Background(), f.env(), WaitParams{JobParams: jobp(JobParams{Job: j.ID})})
 	wantCode(t, err, errs.KindUnavailable, "plan_proposed")
 	if f.fake.Count("GET /interactions/*") != polls {
 		t.Fatal("wait polled a plan-proposed job")
 	}
 	// A foreign caller may not approve, and nothing is sent.
 	creates := f.fake.Count("POST /interactions")
-	_, err = f.svc.Approve(context.Background(), f.env(), ApproveParams{JobParams: JobParams{Caller: Caller{SessionKey: "other"}, Job: j.ID}})
+	_, err = f.svc.Approve(context.Background(), f.env(), ApproveParams{JobParams: jobp(JobParams{Caller: Caller{SessionKey: "other"}, Job: j.ID})})
 	wantCode(t, err, errs.KindRefused, "foreign_owner")
 	if f.fake.Count("POST /interactions") != creates {
 		t.Fatal("a refused approve sent a create")
 	}
-	res, err := f.svc.Approve(context.Background(), f.env(), ApproveParams{JobParams: JobParams{Job: j.ID}, Revise: "Focus on sunsets."})
+	res, err := f.svc.Approve(context.Background(), f.env(), ApproveParams{JobParams: jobp(JobParams{Job: j.ID}), Revise: "Focus on sunsets."})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestPlanApproveChain(t *testing.T) {
 	if last.Previous != j.PlanHandle || last.Turn != "confirm" || !strings.Contains(string(last.Body), "Focus on sunsets.") {
 		t.Fatalf("confirming turn %+v", last)
 	}
-	pr, err := f.svc.Wait(context.Background(), f.env(), WaitParams{JobParams: JobParams{Job: j.ID}})
+	pr, err := f.svc.Wait(context.Background(), f.env(), WaitParams{JobParams: jobp(JobParams{Job: j.ID})})
 	if err != nil || pr.State != StateCompleted || pr.PlanHandle != j.PlanHandle {
 		t.Fatalf("%+v %v", pr, err)
 	}
@@ -75,7 +75,7 @@ func TestPlanApproveChain(t *testing.T) {
 	}
 	// A second approve is refused with a hint, and sends nothing.
 	creates = f.fake.Count("POST /interactions")
-	_, err = f.svc.Approve(context.Background(), f.env(), ApproveParams{JobParams: JobParams{Job: j.ID}})
+	_, err = f.svc.Approve(context.Background(), f.env(), ApproveParams{JobParams: jobp(JobParams{Job: j.ID})})
 	wantCode(t, err, errs.KindFailed, "not_awaiting_review")
 	if f.fake.Count("POST /interactions") != creates {
 		t.Fatal("a second approve sent a create")
@@ -95,7 +95,7 @@ func TestConcurrentApprovesCreateOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := f.svc.Approve(context.Background(), f.env(), ApproveParams{JobParams: JobParams{Job: j.ID}})
+			_, err := f.svc.Approve(context.Background(), f.env(), ApproveParams{JobParams: jobp(JobParams{Job: j.ID})})
 			mu.Lock()
 			defer mu.Unlock()
 			if err == nil {
@@ -119,21 +119,21 @@ func TestConcurrentApprovesCreateOnce(t *testing.T) {
 func TestApproveOutcomes(t *testing.T) {
 	f := newFixture(t)
 	j := f.planJob("q fake:confirm-create-429")
-	_, err := f.svc.Approve(context.Background(), f.env(), ApproveParams{JobParams: JobParams{Job: j.ID}})
+	_, err := f.svc.Approve(context.Background(), f.env(), ApproveParams{JobParams: jobp(JobParams{Job: j.ID})})
 	wantCode(t, err, errs.KindUnavailable, "provider_busy")
 	if got := f.job(j.ID); got.State != StatePlanProposed || got.Handle != j.PlanHandle || got.ErrorCode != "provider_busy" {
 		t.Fatalf("%+v", got)
 	}
 
 	j = f.planJob("q fake:confirm-create-500")
-	_, err = f.svc.Approve(context.Background(), f.env(), ApproveParams{JobParams: JobParams{Job: j.ID}})
+	_, err = f.svc.Approve(context.Background(), f.env(), ApproveParams{JobParams: jobp(JobParams{Job: j.ID})})
 	wantCode(t, err, errs.KindUnknown, "create_outcome_unknown")
 	got := f.job(j.ID)
 	if got.State != StateIndeterminate || got.PlanHandle != j.PlanHandle || got.Handle != "" {
 		t.Fatalf("%+v", got)
 	}
 	creates := f.fake.Count("POST /interactions")
-	_, err = f.svc.Approve(context.Background(), f.env(), ApproveParams{JobParams: JobParams{Job: j.ID}})
+	_, err = f.svc.Approve(context.Background(), f.env(), ApproveParams{JobParams: jobp(JobParams{Job: j.ID})})
 	wantCode(t, err, errs.KindFailed, "not_awaiting_review")
 	if !strings.Contains(errs.As(err).Hint, "never resent") || f.fake.Count("POST /interactions") != creates {
 		t.Fatalf("second approve: %v", errs.As(err))
@@ -144,18 +144,18 @@ func TestRejectEndsWithoutProviderCall(t *testing.T) {
 	f := newFixture(t)
 	j := f.planJob("q")
 	n := len(f.fake.Requests())
-	pr, err := f.svc.Reject(context.Background(), f.env(), JobParams{Job: j.ID})
+	pr, err := f.svc.Reject(context.Background(), f.env(), jobp(JobParams{Job: j.ID}))
 	if err != nil || pr.State != StateCancelled {
 		t.Fatalf("%+v %v", pr, err)
 	}
 	if len(f.fake.Requests()) != n {
 		t.Fatal("reject called the provider")
 	}
-	_, err = f.svc.Approve(context.Background(), f.env(), ApproveParams{JobParams: JobParams{Job: j.ID}})
+	_, err = f.svc.Approve(context.Background(), f.env(), ApproveParams{JobParams: jobp(JobParams{Job: j.ID})})
 	wantCode(t, err, errs.KindFailed, "not_awaiting_review")
 	// A job without a plan has nothing to reject.
 	res, _ := f.start("plain")
-	_, err = f.svc.Reject(context.Background(), f.env(), JobParams{Job: res.Job})
+	_, err = f.svc.Reject(context.Background(), f.env(), jobp(JobParams{Job: res.Job}))
 	wantCode(t, err, errs.KindFailed, "not_awaiting_review")
 }
 
@@ -165,7 +165,7 @@ func TestFollowUpCustody(t *testing.T) {
 	// The parent must be completed.
 	_, err := f.startChecked(context.Background(), f.env(), StartParams{Question: "more", FollowUp: &JobRef{Job: res.Job}})
 	wantCode(t, err, errs.KindFailed, "parent_not_completed")
-	if _, err := f.svc.Wait(context.Background(), f.env(), WaitParams{JobParams: JobParams{Job: res.Job}}); err != nil {
+	if _, err := f.svc.Wait(context.Background(), f.env(), WaitParams{JobParams: jobp(JobParams{Job: res.Job})}); err != nil {
 		t.Fatal(err)
 	}
 	parent := f.job(res.Job)
@@ -189,7 +189,7 @@ func TestFollowUpCustody(t *testing.T) {
 	// The owner of the new incarnation has no custody of the parent; a
 	// job of its own can be followed up.
 	res2, _ := f.start("parent two")
-	if _, err := f.svc.Wait(context.Background(), f.env(), WaitParams{JobParams: JobParams{Job: res2.Job}}); err != nil {
+	if _, err := f.svc.Wait(context.Background(), f.env(), WaitParams{JobParams: jobp(JobParams{Job: res2.Job})}); err != nil {
 		t.Fatal(err)
 	}
 	fu, err := f.startChecked(context.Background(), f.env(), StartParams{Question: "more", FollowUp: &JobRef{Job: res2.Job}})
@@ -216,20 +216,20 @@ func TestReviewTimeIsNotBudget(t *testing.T) {
 	if err := f.clk.Sleep(context.Background(), review); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.Approve(context.Background(), f.env(), ApproveParams{JobParams: JobParams{Job: j.ID}}); err != nil {
+	if _, err := f.svc.Approve(context.Background(), f.env(), ApproveParams{JobParams: jobp(JobParams{Job: j.ID})}); err != nil {
 		t.Fatal(err)
 	}
 	got := f.job(j.ID)
 	if got.DeadlineAt != j.DeadlineAt+review.Milliseconds() || got.PollCount != j.PollCount {
 		t.Fatalf("deadline moved by %d ms, polls %d → %d", got.DeadlineAt-j.DeadlineAt, j.PollCount, got.PollCount)
 	}
-	pr, err := f.svc.Wait(context.Background(), f.env(), WaitParams{JobParams: JobParams{Job: j.ID}})
+	pr, err := f.svc.Wait(context.Background(), f.env(), WaitParams{JobParams: jobp(JobParams{Job: j.ID})})
 	if err != nil || pr.State != StateCompleted || pr.ErrorCode != "" {
 		t.Fatalf("%+v %v", pr, err)
 	}
 	// A plan whose turn spent the poll budget cannot be approved.
 	f.svc.Budgets.MaxPolls = 2
 	j2 := f.planJob("q2")
-	_, err = f.svc.Approve(context.Background(), f.env(), ApproveParams{JobParams: JobParams{Job: j2.ID}})
+	_, err = f.svc.Approve(context.Background(), f.env(), ApproveParams{JobParams: jobp(JobParams{Job: j2.ID})})
 	wantCode(t, err, errs.KindFailed, "poll_budget_exceeded")
 }

@@ -11,20 +11,25 @@ import (
 	"github.com/clawkit/clawkit/pkg/store"
 )
 
-// Method names, versioned (owner.VersionedName): a CLI needing a version
-// a running gateway lacks is refused with a hint to restart the gateway.
-const (
-	MethodStart   = "research.start.v4" // v2: optional wait in the same call; v3: plan, followUp, inputs, tools, visualization; v4: maxTokens
-	MethodPoll    = "research.poll.v1"
-	MethodWait    = "research.wait.v2" // v2: events, noStream
-	MethodCancel  = "research.cancel.v1"
-	MethodList    = "research.list.v1"
-	MethodShow    = "research.show.v1"
-	MethodRecover = "research.recover.v1"
-	MethodRPC     = "research.rpc.v1"
-	// MethodDescribe is read-only: it reads config and the caller's
-	// session, never credentials or the network, and creates nothing.
-	MethodDescribe = "research.describe.v1"
+// The research operations' handles: each names its operation (versioned:
+// a CLI needing a version a running gateway lacks is refused with a hint
+// to restart the gateway, owner.VersionedName) with its types, and
+// Register registers each Op through its handle, so the name is written
+// once and the compiler holds the handle's types to the Op's.
+var (
+	OpStart   = owner.Handle[StartParams, *StartResult]{Name: "research.start.v4"} // v2: optional wait in the same call; v3: plan, followUp, inputs, tools, visualization; v4: maxTokens
+	OpPoll    = owner.Handle[JobParams, *PollResult]{Name: "research.poll.v1"}
+	OpWait    = owner.Handle[WaitParams, *PollResult]{Name: "research.wait.v2"} // v2: events, noStream
+	OpCancel  = owner.Handle[JobParams, *PollResult]{Name: "research.cancel.v1"}
+	OpApprove = owner.Handle[ApproveParams, *StartResult]{Name: "research.approve.v1"}
+	OpReject  = owner.Handle[JobParams, *PollResult]{Name: "research.reject.v1"}
+	OpList    = owner.Handle[ListParams, []*Job]{Name: "research.list.v1"}
+	OpShow    = owner.Handle[JobParams, *PollResult]{Name: "research.show.v1"}
+	OpRecover = owner.Handle[RecoverParams, *RecoverResult]{Name: "research.recover.v1"}
+	OpRPC     = owner.Handle[json.RawMessage, Response]{Name: "research.rpc.v1"}
+	// OpDescribe is read-only: it reads config and the caller's session,
+	// never credentials or the network, and creates nothing.
+	OpDescribe = owner.Handle[DescribeParams, *Describe]{Name: "research.describe.v1"}
 )
 
 // DescribeParams are research.describe's parameters: the caller whose
@@ -53,12 +58,12 @@ func (s *Service) Describe(ctx context.Context, env *owner.OpEnv, p DescribePara
 	return &d, nil
 }
 
-// callEnv lists the variables the research operations read per call: a
+// callVars lists the variables the research operations read per call: a
 // call carries the caller's values to a gateway (owner.Op.Env), so the
 // endpoint a routed start submits to and checks against is the caller's.
 // EnvTimeScale is not among them: it paces the owner's poller for every
 // job, so it is the owner's setting (a caller cannot speed up a gateway).
-var callEnv = []string{EnvBaseURL}
+var callVars = []string{EnvBaseURL}
 
 // Register adds s's operations to r, and the gateway start hook (recovery,
 // then the background poller; or s.Shared's scheduler). Scopes
@@ -69,37 +74,37 @@ var callEnv = []string{EnvBaseURL}
 // Admit adds the ones config and credentials decide, before the home is
 // created.
 func (s *Service) Register(r *owner.Registry) {
-	owner.Register(r, owner.Op[StartParams, *StartResult]{Name: MethodStart, Write: true, Scope: owner.ScopeWrite, Env: callEnv,
+	OpStart.Register(r, owner.Op[StartParams, *StartResult]{Write: true, Scope: owner.ScopeWrite, Env: callVars,
 		Check: checkStartParams, Admit: s.admitStart, Run: s.StartAndWait})
-	owner.Register(r, owner.Op[JobParams, *PollResult]{Name: MethodPoll, Write: true, Scope: owner.ScopeWrite, Env: callEnv,
+	OpPoll.Register(r, owner.Op[JobParams, *PollResult]{Write: true, Scope: owner.ScopeWrite, Env: callVars,
 		Check: checkJobRef, Run: s.Poll})
-	owner.Register(r, owner.Op[WaitParams, *PollResult]{Name: MethodWait, Write: true, Scope: owner.ScopeWrite, Env: callEnv,
+	OpWait.Register(r, owner.Op[WaitParams, *PollResult]{Write: true, Scope: owner.ScopeWrite, Env: callVars,
 		Check: checkWait, Run: s.Wait})
-	owner.Register(r, owner.Op[JobParams, *PollResult]{Name: MethodCancel, Write: true, Scope: owner.ScopeWrite, Env: callEnv,
+	OpCancel.Register(r, owner.Op[JobParams, *PollResult]{Write: true, Scope: owner.ScopeWrite, Env: callVars,
 		Check: checkJobRef, Run: s.Cancel})
-	owner.Register(r, owner.Op[ApproveParams, *StartResult]{Name: MethodApprove, Write: true, Scope: owner.ScopeWrite, Env: callEnv,
+	OpApprove.Register(r, owner.Op[ApproveParams, *StartResult]{Write: true, Scope: owner.ScopeWrite, Env: callVars,
 		Check: checkApprove, Run: s.ApproveAndWait})
-	owner.Register(r, owner.Op[JobParams, *PollResult]{Name: MethodReject, Write: true, Scope: owner.ScopeWrite, Env: callEnv,
+	OpReject.Register(r, owner.Op[JobParams, *PollResult]{Write: true, Scope: owner.ScopeWrite, Env: callVars,
 		Check: checkReject, Run: s.Reject})
-	owner.Register(r, owner.Op[ListParams, []*Job]{Name: MethodList, Env: callEnv,
+	OpList.Register(r, owner.Op[ListParams, []*Job]{Env: callVars,
 		Run: s.List})
-	owner.Register(r, owner.Op[JobParams, *PollResult]{Name: MethodShow, Env: callEnv,
+	OpShow.Register(r, owner.Op[JobParams, *PollResult]{Env: callVars,
 		Check: func(p JobParams) (JobParams, error) {
 			if !ValidJobID(p.Job) {
 				return p, errInvalidJobID(p.Job)
 			}
 			return p, nil
 		}, Run: s.Show})
-	owner.Register(r, owner.Op[DescribeParams, *Describe]{Name: MethodDescribe, Env: callEnv,
+	OpDescribe.Register(r, owner.Op[DescribeParams, *Describe]{Env: callVars,
 		Check: func(p DescribeParams) (DescribeParams, error) {
 			err := p.defaults()
 			return p, err
 		}, Run: s.Describe})
-	owner.Register(r, owner.Op[RecoverParams, *RecoverResult]{Name: MethodRecover, Write: true, Env: callEnv,
+	OpRecover.Register(r, owner.Op[RecoverParams, *RecoverResult]{Write: true, Env: callVars,
 		Run: func(ctx context.Context, env *owner.OpEnv, _ RecoverParams) (*RecoverResult, error) {
 			return s.Recover(ctx, env, true)
 		}})
-	owner.Register(r, owner.Op[json.RawMessage, Response]{Name: MethodRPC, Write: true, Scope: owner.ScopeWrite, Env: callEnv, Admit: s.admitRPC,
+	OpRPC.Register(r, owner.Op[json.RawMessage, Response]{Write: true, Scope: owner.ScopeWrite, Env: callVars, Admit: s.admitRPC,
 		Run: func(ctx context.Context, env *owner.OpEnv, raw json.RawMessage) (Response, error) {
 			// The params are the raw envelope, decoded here exactly as
 			// strictly as the CLI does (DecodeRPC), whoever sent them.
@@ -124,7 +129,7 @@ func (s *Service) StartAndWait(ctx context.Context, env *owner.OpEnv, p StartPar
 	if err != nil || p.Wait == nil {
 		return res, err
 	}
-	wp := WaitParams{JobParams: JobParams{Caller: p.Caller, Job: res.Job, Out: p.Wait.Out}, TimeoutMs: p.Wait.TimeoutMs, Events: p.Wait.Events, NoStream: p.Wait.NoStream}
+	wp := WaitParams{JobParams: JobParams{Caller: p.Caller, Job: res.Job, Out: p.Wait.Out, ref: ownRef(res.Job)}, TimeoutMs: p.Wait.TimeoutMs, Events: p.Wait.Events, NoStream: p.Wait.NoStream}
 	pr, err := s.Wait(ctx, env, wp)
 	if err != nil {
 		return nil, err
@@ -146,13 +151,13 @@ func AnswerRPC(ctx context.Context, c owner.Caller, data []byte) Response {
 	v := rpc.Request.Version
 	if rpc.Request.Action == ActionDescribe {
 		p := DescribeParams{Caller: Caller{AgentID: rpc.AgentID, SessionKey: rpc.SessionKey}}
-		d, err := (owner.Handle[DescribeParams, *Describe]{Name: MethodDescribe}).Call(ctx, c, p)
+		d, err := OpDescribe.Call(ctx, c, p)
 		if err != nil {
 			return ErrorResponse(err).WithVersion(v)
 		}
 		return OKResponse(d.ForVersion(v)).WithVersion(v)
 	}
-	resp, err := (owner.Handle[json.RawMessage, Response]{Name: MethodRPC}).Call(ctx, c, json.RawMessage(data))
+	resp, err := OpRPC.Call(ctx, c, json.RawMessage(data))
 	if err != nil {
 		return ErrorResponse(err).WithVersion(v)
 	}
@@ -188,15 +193,23 @@ func (s *Service) rpc(ctx context.Context, env *owner.OpEnv, rpc *RPC) Response 
 		}
 		return OKResponse(res)
 	case ActionApprove:
-		res, err := s.Approve(ctx, env, ApproveParams{JobParams: JobParams{Caller: c, Handle: req.Handle}, Revise: req.Revise})
+		// The envelope's job reference is checked here, once, as the
+		// operations' Check does (checkJobRef).
+		jp, err := checkJobRef(JobParams{Caller: c, Handle: req.Handle})
+		if err != nil {
+			return ErrorResponse(err)
+		}
+		res, err := s.Approve(ctx, env, ApproveParams{JobParams: jp, Revise: req.Revise})
 		if err != nil {
 			return ErrorResponse(err)
 		}
 		return OKResponse(res)
 	case ActionPoll, ActionCancel, ActionReject:
-		jp := JobParams{Caller: c, Handle: req.Handle, deliver: true}
+		jp, err := checkJobRef(JobParams{Caller: c, Handle: req.Handle, deliver: true})
+		if err != nil {
+			return ErrorResponse(err)
+		}
 		var res *PollResult
-		var err error
 		switch req.Action {
 		case ActionPoll:
 			res, err = s.Poll(ctx, env, jp)

@@ -30,7 +30,7 @@ func TestOperationsDecodeStrictly(t *testing.T) {
 		{`{"request":{"version":1,"action":"start","question":"q"},"agentId":"main"}`, "missing_field"},
 		{`{"request":{"version":1,"action":"start","question":"q","question":"r"},"sessionKey":"cli","agentId":"main"}`, "duplicate_key"},
 	} {
-		out, err := invoke(MethodRPC, tc.params)
+		out, err := invoke(OpRPC.Name, tc.params)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,15 +44,15 @@ func TestOperationsDecodeStrictly(t *testing.T) {
 			t.Errorf("%s: reason %s, want %s", tc.params, resp.Reason, tc.reason)
 		}
 	}
-	_, err := invoke(MethodStart, `{"question":"q","surprise":true}`)
+	_, err := invoke(OpStart.Name, `{"question":"q","surprise":true}`)
 	wantCode(t, err, errs.KindUsage, "invalid_params")
-	_, err = invoke(MethodPoll, `{"job":"rj_aaaaaaaaaaaaaaaa"} {}`)
+	_, err = invoke(OpPoll.Name, `{"job":"rj_aaaaaaaaaaaaaaaa"} {}`)
 	wantCode(t, err, errs.KindUsage, "invalid_params")
 	if n := len(f.fake.Requests()); n != 0 {
 		t.Fatalf("%d HTTP requests for refused envelopes", n)
 	}
 	// The strict path still accepts a well-formed envelope.
-	out, err := invoke(MethodRPC, `{"request":{"version":1,"action":"start","question":"fake:never q"},"sessionKey":"cli","agentId":"main"}`)
+	out, err := invoke(OpRPC.Name, `{"request":{"version":1,"action":"start","question":"fake:never q"},"sessionKey":"cli","agentId":"main"}`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -135,7 +135,7 @@ func TestStartWaitPublishes(t *testing.T) {
 		t.Fatalf("%+v", res)
 	}
 	out := filepath.Join(t.TempDir(), "copy.md")
-	pr, err := f.svc.Wait(context.Background(), f.env(), WaitParams{JobParams: JobParams{Job: res.Job, Out: out}})
+	pr, err := f.svc.Wait(context.Background(), f.env(), WaitParams{JobParams: jobp(JobParams{Job: res.Job, Out: out})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestStartWaitPublishes(t *testing.T) {
 	}
 	// Terminal jobs are not polled again.
 	before := len(f.fake.Requests())
-	if _, err := f.svc.Poll(context.Background(), f.env(), JobParams{Job: res.Job}); err != nil {
+	if _, err := f.svc.Poll(context.Background(), f.env(), jobp(JobParams{Job: res.Job})); err != nil {
 		t.Fatal(err)
 	}
 	if len(f.fake.Requests()) != before {
@@ -200,24 +200,24 @@ func TestRefusalsMakeNoHTTP(t *testing.T) {
 		}
 	}
 	// Foreign owner.
-	_, err = f.svc.Poll(ctx, f.env(), JobParams{Job: res.Job, Caller: Caller{AgentID: "main", SessionKey: "other"}})
+	_, err = f.svc.Poll(ctx, f.env(), jobp(JobParams{Job: res.Job, Caller: Caller{AgentID: "main", SessionKey: "other"}}))
 	wantCode(t, err, errs.KindRefused, "foreign_owner")
-	_, err = f.svc.Cancel(ctx, f.env(), JobParams{Job: res.Job, Caller: Caller{AgentID: "intruder", SessionKey: "cli"}})
+	_, err = f.svc.Cancel(ctx, f.env(), jobp(JobParams{Job: res.Job, Caller: Caller{AgentID: "intruder", SessionKey: "cli"}}))
 	wantCode(t, err, errs.KindRefused, "foreign_owner")
 	noHTTP("foreign")
 	// Unknown handle.
-	_, err = f.svc.Poll(ctx, f.env(), JobParams{Handle: "v1_someone_else"})
+	_, err = f.svc.Poll(ctx, f.env(), jobp(JobParams{Handle: "v1_someone_else"}))
 	wantCode(t, err, errs.KindRefused, "unknown_handle")
 	noHTTP("unknown handle")
 	// Profile substitution.
 	f.addProfile("google:other", auth.KindAPIKey, "key-two")
 	f.setConfig(map[string]any{"enabled": true, "profileId": "google:other", "baseUrl": f.fake.URL})
-	_, err = f.svc.Poll(ctx, f.env(), JobParams{Job: res.Job})
+	_, err = f.svc.Poll(ctx, f.env(), jobp(JobParams{Job: res.Job}))
 	wantCode(t, err, errs.KindRefused, "profile_substituted")
 	// Credential substitution within the same profile id.
 	f.setConfig(map[string]any{"enabled": true, "profileId": "google:default", "baseUrl": f.fake.URL})
 	f.addProfile("google:default", auth.KindAPIKey, "key-three")
-	_, err = f.svc.Poll(ctx, f.env(), JobParams{Job: res.Job})
+	_, err = f.svc.Poll(ctx, f.env(), jobp(JobParams{Job: res.Job}))
 	wantCode(t, err, errs.KindRefused, "credential_substituted")
 	f.addProfile("google:default", auth.KindAPIKey, "key-one")
 	// OAuth profile.
@@ -229,16 +229,16 @@ func TestRefusalsMakeNoHTTP(t *testing.T) {
 	f.setConfig(map[string]any{"enabled": false, "profileId": "google:default", "baseUrl": f.fake.URL})
 	_, err = f.start("q")
 	wantCode(t, err, errs.KindRefused, "research_disabled")
-	_, err = f.svc.Poll(ctx, f.env(), JobParams{Job: res.Job})
+	_, err = f.svc.Poll(ctx, f.env(), jobp(JobParams{Job: res.Job}))
 	wantCode(t, err, errs.KindRefused, "research_disabled")
 	f.setConfig(map[string]any{"enabled": true, "profileId": "google:default", "baseUrl": f.fake.URL})
 	// Stale session (reset bumps the incarnation).
 	if _, err := f.st.UpdateSession(ctx, "main", "cli", "reset", 0, f.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.svc.Poll(ctx, f.env(), JobParams{Job: res.Job})
+	_, err = f.svc.Poll(ctx, f.env(), jobp(JobParams{Job: res.Job}))
 	wantCode(t, err, errs.KindRefused, "stale_owner")
-	_, err = f.svc.Cancel(ctx, f.env(), JobParams{Job: res.Job})
+	_, err = f.svc.Cancel(ctx, f.env(), jobp(JobParams{Job: res.Job}))
 	wantCode(t, err, errs.KindRefused, "stale_owner")
 	// Revoked.
 	if _, err := f.st.UpdateSession(ctx, "main", "cli", "revoke", 0, f.clk.Now()); err != nil {
@@ -260,7 +260,7 @@ func TestOwnerFenceBeforeCreate(t *testing.T) {
 	if len(f.fake.Requests()) != 0 {
 		t.Fatal("HTTP after a failed fence")
 	}
-	// Nothing is written either: a job row needs writer admission too.
+	// Nothing is written either: a job row passes the write fence too.
 	jobs, _ := f.svc.List(context.Background(), f.env(), ListParams{})
 	if len(jobs) != 0 {
 		t.Fatalf("%+v", jobs)
@@ -369,25 +369,25 @@ func TestCancelConfirmedOnlyByStatus(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	res, _ := f.start("fake:never")
-	pr, err := f.svc.Cancel(ctx, f.env(), JobParams{Job: res.Job})
+	pr, err := f.svc.Cancel(ctx, f.env(), jobp(JobParams{Job: res.Job}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if pr.State != StateCancelRequested {
 		t.Fatalf("state after 200: %s", pr.State)
 	}
-	pr, err = f.svc.Poll(ctx, f.env(), JobParams{Job: res.Job})
+	pr, err = f.svc.Poll(ctx, f.env(), jobp(JobParams{Job: res.Job}))
 	if err != nil || pr.State != StateCancelled {
 		t.Fatalf("%v %+v", err, pr)
 	}
 	// cancel-ignored: acknowledged, never effective; the job stays
 	// cancel-requested however often it is polled.
 	res2, _ := f.start("fake:cancel-ignored")
-	if _, err := f.svc.Cancel(ctx, f.env(), JobParams{Job: res2.Job}); err != nil {
+	if _, err := f.svc.Cancel(ctx, f.env(), jobp(JobParams{Job: res2.Job})); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if _, err := f.svc.Poll(ctx, f.env(), JobParams{Job: res2.Job}); err != nil {
+		if _, err := f.svc.Poll(ctx, f.env(), jobp(JobParams{Job: res2.Job})); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -402,7 +402,7 @@ func TestWallClockBudgetCancels(t *testing.T) {
 	res, _ := f.start("fake:never")
 	// Polling alone: the cadence the poll counts below are about (the
 	// stream's backstop is TestWallClockBudgetWithStream's).
-	pr, err := f.svc.Wait(ctx, f.env(), WaitParams{JobParams: JobParams{Job: res.Job}, NoStream: true})
+	pr, err := f.svc.Wait(ctx, f.env(), WaitParams{JobParams: jobp(JobParams{Job: res.Job}), NoStream: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,7 +429,7 @@ func TestWallClockBudgetWithStream(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	res, _ := f.start("fake:never")
-	pr, err := f.svc.Wait(ctx, f.env(), WaitParams{JobParams: JobParams{Job: res.Job}})
+	pr, err := f.svc.Wait(ctx, f.env(), WaitParams{JobParams: jobp(JobParams{Job: res.Job})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -453,14 +453,14 @@ func TestWaitHonoursRetryAfterAndTemporaryErrors(t *testing.T) {
 	ctx := context.Background()
 	for _, q := range []string{"fake:poll-429-once", "fake:poll-503-once", "fake:poll-500-once"} {
 		res, _ := f.start(q)
-		pr, err := f.svc.Wait(ctx, f.env(), WaitParams{JobParams: JobParams{Job: res.Job}})
+		pr, err := f.svc.Wait(ctx, f.env(), WaitParams{JobParams: jobp(JobParams{Job: res.Job})})
 		if err != nil || pr.State != StateCompleted {
 			t.Fatalf("%s: %v %+v", q, err, pr)
 		}
 	}
 	// A single poll surfaces the temporary error with retryAfterMs.
 	res, _ := f.start("fake:poll-429-once")
-	_, err := f.svc.Poll(ctx, f.env(), JobParams{Job: res.Job})
+	_, err := f.svc.Poll(ctx, f.env(), jobp(JobParams{Job: res.Job}))
 	wantCode(t, err, errs.KindUnavailable, "provider_unavailable")
 	if errs.As(err).RetryAfterMs != 1000 {
 		t.Fatalf("retry %d", errs.As(err).RetryAfterMs)
@@ -494,7 +494,7 @@ func TestPartialAndLegacyAndMultibyte(t *testing.T) {
 		if err != nil || res.Handle == "" {
 			t.Fatalf("%s: start %v %+v", tc.q, err, res)
 		}
-		pr, err := f.svc.Wait(ctx, f.env(), WaitParams{JobParams: JobParams{Job: res.Job}})
+		pr, err := f.svc.Wait(ctx, f.env(), WaitParams{JobParams: jobp(JobParams{Job: res.Job})})
 		// A job that ended without report text is no success (no_report),
 		// its view still the job as it ended.
 		if tc.code == "empty_report" {
@@ -536,7 +536,7 @@ func TestTerminalNeverOverwritten(t *testing.T) {
 	res, _ := f.start("q")
 	j := f.job(res.Job)
 	stale := *j
-	if _, err := f.svc.Wait(ctx, f.env(), WaitParams{JobParams: JobParams{Job: res.Job}}); err != nil {
+	if _, err := f.svc.Wait(ctx, f.env(), WaitParams{JobParams: jobp(JobParams{Job: res.Job})}); err != nil {
 		t.Fatal(err)
 	}
 	stale.State = StateRunning
@@ -626,7 +626,7 @@ func TestPollCountBudgetCancels(t *testing.T) {
 	f.svc.Budgets.MaxPolls = 5
 	ctx := context.Background()
 	res, _ := f.start("fake:never")
-	pr, err := f.svc.Wait(ctx, f.env(), WaitParams{JobParams: JobParams{Job: res.Job}})
+	pr, err := f.svc.Wait(ctx, f.env(), WaitParams{JobParams: jobp(JobParams{Job: res.Job})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -636,7 +636,7 @@ func TestPollCountBudgetCancels(t *testing.T) {
 	// cancel-ignored: the cancellation is never confirmed, and polling stops
 	// at the poll budget plus the grace polls.
 	res, _ = f.start("fake:cancel-ignored")
-	_, err = f.svc.Wait(ctx, f.env(), WaitParams{JobParams: JobParams{Job: res.Job}})
+	_, err = f.svc.Wait(ctx, f.env(), WaitParams{JobParams: jobp(JobParams{Job: res.Job})})
 	wantCode(t, err, errs.KindFailed, "poll_budget_exhausted")
 	if j := f.job(res.Job); j.State != StateCancelRequested || j.PollCount != 5+cancelGracePolls {
 		t.Fatalf("%+v", j)
@@ -678,26 +678,26 @@ func TestReportDeliveryNeedsCurrentSession(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	res, _ := f.start("q")
-	if _, err := f.svc.Wait(ctx, f.env(), WaitParams{JobParams: JobParams{Job: res.Job}}); err != nil {
+	if _, err := f.svc.Wait(ctx, f.env(), WaitParams{JobParams: jobp(JobParams{Job: res.Job})}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.st.UpdateSession(ctx, "main", "cli", "reset", 0, f.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "r.md")
-	_, err := f.svc.Poll(ctx, f.env(), JobParams{Job: res.Job, Out: out})
+	_, err := f.svc.Poll(ctx, f.env(), jobp(JobParams{Job: res.Job, Out: out}))
 	wantCode(t, err, errs.KindRefused, "stale_owner")
 	if _, err := os.Stat(out); err == nil {
 		t.Fatal("report delivered to a stale session")
 	}
-	_, err = f.svc.Wait(ctx, f.env(), WaitParams{JobParams: JobParams{Job: res.Job, Out: out}})
+	_, err = f.svc.Wait(ctx, f.env(), WaitParams{JobParams: jobp(JobParams{Job: res.Job, Out: out})})
 	wantCode(t, err, errs.KindRefused, "stale_owner")
 	r := f.svc.RPC(ctx, f.env(), &RPC{Request: Request{Version: 1, Action: ActionPoll, Handle: res.Handle}, AgentID: "main", SessionKey: "cli"})
 	if r.OK || r.Reason != "stale_owner" {
 		t.Fatalf("%+v", r)
 	}
 	// The state itself is still visible.
-	pr, err := f.svc.Poll(ctx, f.env(), JobParams{Job: res.Job})
+	pr, err := f.svc.Poll(ctx, f.env(), jobp(JobParams{Job: res.Job}))
 	if err != nil || pr.State != StateCompleted || pr.Report != "" {
 		t.Fatalf("%v %+v", err, pr)
 	}
@@ -816,7 +816,7 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// The receipt is written only after the owner fence admits it: ownership
+// The receipt is written only after the write fence lets it through: ownership
 // lost while the create was in flight leaves no receipt (exit 4,
 // receipt_not_recorded, never resubmitted), the row stays submitting, and
 // the next owner's recovery makes it indeterminate.
@@ -850,7 +850,7 @@ func TestReceiptNotRecordedWhenOwnershipEndsDuringCreate(t *testing.T) {
 	}
 	jobs, _ := jobStore{st: f.st}.list(ctx, "")
 	if len(jobs) != 1 || jobs[0].State != StateSubmitting || jobs[0].Handle != "" {
-		t.Fatalf("a receipt was written without admission: %+v", jobs)
+		t.Fatalf("a receipt was written without the write fence: %+v", jobs)
 	}
 	if n := f.fake.Count("POST /interactions"); n != 1 {
 		t.Fatalf("creates %d", n)
@@ -883,13 +883,13 @@ func TestDeferralNeedsWriterAdmission(t *testing.T) {
 	f.svc.deferJob(ctx, f.env(), res.Job, time.Hour, errs.Refused("x", "y"))
 	f.fence = nil
 	if after := f.job(res.Job); after.RowVersion != before.RowVersion || after.NextPollAt != before.NextPollAt {
-		t.Fatalf("deferred without admission: %+v", after)
+		t.Fatalf("deferred without the write fence: %+v", after)
 	}
 }
 
-// An operation uses the config admitted with its call: a config.json
-// change after admission does not change the agent the create names.
-func TestStartUsesAdmittedConfig(t *testing.T) {
+// An operation uses its call's config snapshot: a config.json
+// change after the snapshot does not change the agent the create names.
+func TestStartUsesConfigSnapshot(t *testing.T) {
 	f := newFixture(t)
 	f.setConfig(map[string]any{"enabled": true, "profileId": "google:default", "baseUrl": f.fake.URL, "agent": "agent-admitted"})
 	env := f.env()
@@ -942,7 +942,7 @@ func TestOversizedPollEndsTheJobOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.svc.Wait(ctx, f.env(), WaitParams{JobParams: JobParams{Job: res.Job}})
+	_, err = f.svc.Wait(ctx, f.env(), WaitParams{JobParams: jobp(JobParams{Job: res.Job})})
 	if errs.CodeOf(err) != "response_too_large" {
 		t.Fatalf("wait: %v", err)
 	}
@@ -951,7 +951,7 @@ func TestOversizedPollEndsTheJobOnce(t *testing.T) {
 		t.Fatalf("%+v", j)
 	}
 	// Polling it again sends nothing and says it ended without a report.
-	if _, err := f.svc.Poll(ctx, f.env(), JobParams{Job: res.Job}); errs.CodeOf(err) != "no_report" {
+	if _, err := f.svc.Poll(ctx, f.env(), jobp(JobParams{Job: res.Job})); errs.CodeOf(err) != "no_report" {
 		t.Fatalf("poll: %v, want no_report", err)
 	}
 	if n := f.fake.Count("GET /interactions/" + res.Handle); n != 1 {
@@ -967,4 +967,15 @@ func (f *fixture) startChecked(ctx context.Context, env *owner.OpEnv, p StartPar
 		return nil, err
 	}
 	return f.svc.Start(ctx, env, p)
+}
+
+// jobp is p as the job operations' Check returns it when it accepts p
+// (Poll, Wait, Cancel, Reject and Approve trust their parameters), else p
+// as given: a test driving a Service directly with a reference Check
+// would refuse gets the refusal of a reference no Check made.
+func jobp(p JobParams) JobParams {
+	if c, err := checkJobRef(p); err == nil {
+		return c
+	}
+	return p
 }

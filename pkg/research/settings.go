@@ -47,7 +47,7 @@ func LoadSettings(home string, getenv func(string) string) (Settings, error) {
 }
 
 // SettingsFrom reads the activation from a loaded config (an operation's
-// admitted snapshot) and applies the base URL override.
+// config snapshot) and applies the base URL override.
 func SettingsFrom(cfg *config.Config, getenv func(string) string) (Settings, error) {
 	var s Settings
 	var raw map[string]any
@@ -174,7 +174,7 @@ func loadCredential(home string, s Settings) (credential, error) {
 }
 
 // DescribeFrom reports the service from a loaded config (an operation's
-// admitted snapshot) alone: no credential is loaded and no request is
+// config snapshot) alone: no credential is loaded and no request is
 // made.
 func DescribeFrom(cfg *config.Config, getenv func(string) string) (Describe, error) {
 	d := Describe{

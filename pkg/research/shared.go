@@ -82,7 +82,7 @@ func (s *Service) updateWith(ctx context.Context, env *owner.OpEnv, js jobStore,
 	if sc == nil || enqueue == nil {
 		return js.update(ctx, j, env.Now())
 	}
-	if err := js.admit(); err != nil {
+	if err := js.beginWrite(); err != nil {
 		return err
 	}
 	tx, err := env.Store.DB().BeginTx(ctx, nil)

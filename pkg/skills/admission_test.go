@@ -10,18 +10,18 @@ import (
 	"github.com/clawkit/clawkit/pkg/owner"
 )
 
-// Issue 15 item 4: what a skill call uses comes from the config admitted
+// Issue 15 item 4: what a skill call uses comes from the config snapshot taken
 // with it. A config change made during the call (here: the plugin's folder
 // moved to one whose manifest names another skills folder, right after the
-// call was admitted and before the plugin is resolved) does not change what
+// call took its snapshot and before the plugin is resolved) does not change what
 // the call sees; the authority re-check before the file change reads the
 // current config and refuses, so nothing is written in either folder.
-func TestSkillCallUsesAdmittedConfig(t *testing.T) {
+func TestSkillCallUsesConfigSnapshot(t *testing.T) {
 	f := newFixture(t)
 	writeTree(t, f.home, map[string]string{"plugins/notes-v2/openclaw.plugin.json": `{id: "notes", agentSkillsDir: "elsewhere"}`})
 	var changed atomic.Bool
 	f.fence = func() error {
-		if !changed.Swap(true) { // the first check: the call is admitted, the plugin not yet resolved
+		if !changed.Swap(true) { // the first check: the call took its snapshot, the plugin not yet resolved
 			if err := os.WriteFile(filepath.Join(f.home, "config.json"), []byte(`{"plugins":{"entries":{"notes":{"path":"plugins/notes-v2"}}}}`), 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -37,7 +37,7 @@ func TestSkillCallUsesAdmittedConfig(t *testing.T) {
 			t.Errorf("%s written although the config changed during the call", p)
 		}
 	}
-	// The next call is admitted with the new config and uses it.
+	// The next call takes the new config as its snapshot and uses it.
 	f.fence = nil
 	if _, err := f.write("pdf", "SKILL.md", pdfMD); err != nil {
 		t.Fatal(err)

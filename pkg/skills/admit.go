@@ -12,7 +12,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/store"
 )
 
-// Admission of the skill operations (owner.Op.Check and Admit), so a
+// The refusals of the skill operations (owner.Op.Check and Admit), so a
 // refused call creates nothing, not even the home or its lock:
 //
 //   - Check holds what the parameters alone decide: the plugin id's shape
@@ -25,7 +25,7 @@ import (
 //     before the offline executor creates the home.
 //
 // The operations check everything again after ownership (begin), against
-// the config admitted with the call.
+// the call's config snapshot.
 
 // checkTarget is begin's stateless part, in begin's order; it returns the
 // target with the default agent and session filled in.
@@ -126,16 +126,18 @@ func admitPlace(pre owner.Pre, t Target, skill, rel string) error {
 
 // checkSkillTarget is the check every call on one skill shares: a plain
 // skill name, then the target normalised.
-func checkSkillTarget(skill string, t Target) (Target, error) {
-	if err := skilllint.CheckSkillName(skill); err != nil {
-		return t, err
+func checkSkillTarget(skill string, t Target) (skillName, Target, error) {
+	name, err := checkSkillName(skill)
+	if err != nil {
+		return name, t, err
 	}
-	return checkTarget(t)
+	t, err = checkTarget(t)
+	return name, t, err
 }
 
 func checkFiles(p FilesParams) (FilesParams, error) {
 	var err error
-	p.Target, err = checkSkillTarget(p.Skill, p.Target)
+	_, p.Target, err = checkSkillTarget(p.Skill, p.Target)
 	return p, err
 }
 
@@ -144,7 +146,7 @@ func checkFiles(p FilesParams) (FilesParams, error) {
 // binds its session.
 func checkRead(p FileParams) (FileParams, error) {
 	var err error
-	if p.Target, err = checkSkillTarget(p.Skill, p.Target); err != nil {
+	if p.name, p.Target, err = checkSkillTarget(p.Skill, p.Target); err != nil {
 		return p, err
 	}
 	if p.File, err = skilllint.NormalizeSkillFilePath(p.File); err != nil {
@@ -159,7 +161,8 @@ func checkRead(p FileParams) (FileParams, error) {
 // checkEvents: events take no plugin (all plugins) and bind no session.
 func checkEvents(p EventsParams) (EventsParams, error) {
 	if p.Skill != "" {
-		return p, skilllint.CheckSkillName(p.Skill)
+		_, err := checkSkillName(p.Skill)
+		return p, err
 	}
 	return p, nil
 }
@@ -168,11 +171,11 @@ func checkEvents(p EventsParams) (EventsParams, error) {
 // name, path (returned normalised), size, content (linted once; the
 // report rides along in this process for Run's warnings), target.
 func checkWrite(p WriteParams) (WriteParams, error) {
-	rel, rep, err := writeReport(p)
+	name, rel, rep, err := writeReport(p)
 	if err != nil {
 		return p, err
 	}
-	p.File, p.report = rel, rep
+	p.name, p.File, p.report = name, rel, rep
 	p.Target, err = checkTarget(p.Target)
 	return p, err
 }
@@ -193,15 +196,15 @@ const MaxWriteBytes = max(skilllint.MaxSkillMDBytes, skilllint.MaxSupportBytes)
 // writeReport checks a write's skill name, file path, size and content, and
 // returns the normalised path and the report (its warnings go with the
 // result).
-func writeReport(p WriteParams) (rel string, rep *skilllint.Report, err error) {
-	if err := skilllint.CheckSkillName(p.Skill); err != nil {
-		return "", nil, err
+func writeReport(p WriteParams) (name skillName, rel string, rep *skilllint.Report, err error) {
+	if name, err = checkSkillName(p.Skill); err != nil {
+		return name, "", nil, err
 	}
 	if rel, err = skilllint.NormalizeSkillFilePath(p.File); err != nil {
-		return "", nil, err
+		return name, "", nil, err
 	}
 	if limit := WriteLimit(rel); int64(len(p.Content)) > limit {
-		return "", nil, errs.Failed(errs.CodeTooLarge, "the content for %s is larger than its limit of %d bytes", rel, limit).
+		return name, "", nil, errs.Failed(errs.CodeTooLarge, "the content for %s is larger than its limit of %d bytes", rel, limit).
 			WithHint("SKILL.md holds at most %d bytes and a support file at most %d; move detail into references/", skilllint.MaxSkillMDBytes, skilllint.MaxSupportBytes)
 	}
 	var findings []skilllint.Finding
@@ -214,15 +217,16 @@ func writeReport(p WriteParams) (rel string, rep *skilllint.Report, err error) {
 	rep.Add(findings...)
 	rep.Finish()
 	if err := rep.Err(); err != nil {
-		return "", nil, err
+		return name, "", nil, err
 	}
-	return rel, rep, nil
+	return name, rel, rep, nil
 }
 
 // checkRemove is opRemove's stateless part; it returns the file path
 // normalised.
 func checkRemove(p FileParams) (FileParams, error) {
-	if err := skilllint.CheckSkillName(p.Skill); err != nil {
+	var err error
+	if p.name, err = checkSkillName(p.Skill); err != nil {
 		return p, err
 	}
 	if p.File != "" {
@@ -235,13 +239,12 @@ func checkRemove(p FileParams) (FileParams, error) {
 		}
 		p.File = rel
 	}
-	var err error
 	p.Target, err = checkTarget(p.Target)
 	return p, err
 }
 
 func checkInstall(p InstallParams) (InstallParams, error) {
 	var err error
-	p.Target, err = checkSkillTarget(p.Skill, p.Target)
+	p.name, p.Target, err = checkSkillTarget(p.Skill, p.Target)
 	return p, err
 }

@@ -54,11 +54,8 @@ type BundleResult struct {
 
 // checkBundle: the refusals a bundle request's parameters alone decide.
 func checkBundle(p BundleParams) (BundleParams, error) {
-	if err := skilllint.CheckSkillName(p.Skill); err != nil {
-		return p, err
-	}
 	var err error
-	p.Target, err = checkTarget(p.Target)
+	_, p.Target, err = checkSkillTarget(p.Skill, p.Target)
 	return p, err
 }
 

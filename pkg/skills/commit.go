@@ -14,12 +14,13 @@ import (
 // dispatch exactly one skill_changed event. Authority is checked after each
 // step and right before the file change (inside apply) and the dispatch.
 // A failed or no-op apply dispatches nothing.
-func (c *call) commit(ctx context.Context, skill, rel, action string, hooks [][]string, warnings []skilllint.Finding,
+func (c *call) commit(ctx context.Context, name skillName, rel, action string, hooks [][]string, warnings []skilllint.Finding,
 	apply func(tree []skilllint.FileEntry, md []byte, exists bool) (bool, error)) (*CommitResult, error) {
 	env := c.env
-	if _, err := c.skillDir(skill); err != nil {
-		return nil, err
+	if name.name == "" {
+		panic("skills: commit called with a skill name checkSkillName did not make")
 	}
+	skill := name.name
 	if _, err := c.rootResult(); err != nil {
 		return nil, err
 	}
@@ -201,8 +202,8 @@ func (c *call) finishEvent(ctx context.Context, id, dispatch string, hooks []Hoo
 		hooks = []HookResult{}
 	}
 	hj, _ := json.Marshal(hooks)
-	// The outcome of hooks that ran is a write like any other: writer
-	// admission first (a process that no longer owns the state records
+	// The outcome of hooks that ran is a write like any other: the write
+	// fence first (a process that no longer owns the state records
 	// nothing, and the caller hears the outcome is unknown). Marking an
 	// event "undelivered" is the exception: it is the cleanup of a dispatch
 	// that was refused, recording that no hook ran, and cleanup may run

@@ -52,7 +52,7 @@ func LoadHooks(home string) ([][]string, error) {
 }
 
 // hooksFrom reads hooks.skill_changed from a given config (an operation's
-// admitted snapshot).
+// config snapshot).
 func hooksFrom(cfg *config.Config) ([][]string, error) {
 	raw, ok := cfg.Get("hooks.skill_changed")
 	if !ok || raw == nil {

@@ -29,6 +29,8 @@ type InstallParams struct {
 	Files   []SourceFile `json:"files"`
 	Skipped []string     `json:"skipped,omitempty"`
 	Strict  bool         `json:"strict,omitempty"`
+	// name is Skill as checkInstall accepted it (FileParams.name).
+	name skillName
 }
 
 // SourceTree is a skill folder read from disk for installation.
@@ -204,7 +206,7 @@ func opInstall(ctx context.Context, env *owner.OpEnv, p InstallParams) (*CommitR
 	if err != nil {
 		return nil, err
 	}
-	return c.commit(ctx, p.Skill, "", "install", hooks, rep.Warnings, func(tree []skilllint.FileEntry, cur []byte, exists bool) (bool, error) {
+	return c.commit(ctx, p.name, "", "install", hooks, rep.Warnings, func(tree []skilllint.FileEntry, cur []byte, exists bool) (bool, error) {
 		if exists && cur != nil && bytes.Equal(cur, md) && skilllint.TreeDigest(tree) == skilllint.TreeDigest(next) {
 			return false, nil // the same tree: nothing to commit
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/pluginmanifest"
+	"github.com/clawkit/clawkit/pkg/skilllint"
 )
 
 // Plugin is a resolved plugin: its folder, manifest and the identity of the
@@ -35,7 +36,7 @@ type manifestIdent struct {
 // paths are taken from the home), else <home>/plugins/<id>/. A plugin
 // disabled in config, missing, or with an unreadable or invalid manifest is
 // plugin_unavailable (exit 3): nothing is attempted. It reads the current
-// config; operations resolve against the config admitted with their call
+// config; operations resolve against their call's config snapshot
 // (resolvePlugin).
 func ResolvePlugin(home, id string) (*Plugin, error) {
 	pid, err := checkPluginID(id)
@@ -55,6 +56,20 @@ func ResolvePlugin(home, id string) (*Plugin, error) {
 // "not checked" and resolvePlugin refuses it as a programming error.
 type pluginID struct{ id string }
 
+// skillName is a skill name checkSkillName accepted, the same way: only
+// Check makes one (on each side of a gateway's socket; it is not on the
+// wire), so a commit and everything after it never checks the name again.
+type skillName struct{ name string }
+
+// checkSkillName is an operation's one check of a skill name
+// (skilllint.CheckSkillName, the rule).
+func checkSkillName(name string) (skillName, error) {
+	if err := skilllint.CheckSkillName(name); err != nil {
+		return skillName{}, err
+	}
+	return skillName{name}, nil
+}
+
 // checkPluginID is the one check of a plugin id's shape.
 func checkPluginID(id string) (pluginID, error) {
 	if !pluginmanifest.ValidID(id) {
@@ -65,7 +80,7 @@ func checkPluginID(id string) (pluginID, error) {
 }
 
 // resolvePlugin is ResolvePlugin against a given config (an operation's
-// admitted snapshot).
+// config snapshot).
 func resolvePlugin(home string, cfg *config.Config, pid pluginID) (*Plugin, error) {
 	if pid.id == "" {
 		panic("skills: resolvePlugin called with a plugin id checkPluginID did not make")

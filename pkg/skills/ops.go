@@ -14,7 +14,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"unicode/utf8"
@@ -44,6 +43,9 @@ type FileParams struct {
 	File  string `json:"file"`
 	// MaxBytes lowers the read limit (read only); 0 means the file limit.
 	MaxBytes int64 `json:"maxBytes,omitempty"`
+	// name is Skill as Check accepted it (set only by Check, like
+	// Target's plugin): a commit takes it and never checks the name again.
+	name skillName
 }
 
 // WriteParams is a write: the file's new content.
@@ -137,36 +139,38 @@ type EventRecord struct {
 	CreatedAt string       `json:"createdAt"`
 }
 
-// Operation names of the skill operations.
-const (
-	MethodRoot    = "skill.root"
-	MethodList    = "skill.list"
-	MethodFiles   = "skill.files"
-	MethodRead    = "skill.read"
-	MethodEvents  = "skill.events"
-	MethodWrite   = "skill.write"
-	MethodRemove  = "skill.remove"
-	MethodInstall = "skill.install"
-	MethodBundle  = "skill.bundle"
-	MethodWatch   = "skill.watch"
+// The skill operations' handles: each names its operation with its
+// types; Register registers each Op through its handle, so the name is
+// written once and the compiler holds the handle's types to the Op's.
+var (
+	OpRoot    = owner.Handle[Target, RootResult]{Name: "skill.root"}
+	OpList    = owner.Handle[Target, ListResult]{Name: "skill.list"}
+	OpFiles   = owner.Handle[FilesParams, FilesResult]{Name: "skill.files"}
+	OpRead    = owner.Handle[FileParams, ReadResult]{Name: "skill.read"}
+	OpEvents  = owner.Handle[EventsParams, []EventRecord]{Name: "skill.events"}
+	OpWrite   = owner.Handle[WriteParams, *CommitResult]{Name: "skill.write"}
+	OpRemove  = owner.Handle[FileParams, *CommitResult]{Name: "skill.remove"}
+	OpInstall = owner.Handle[InstallParams, *CommitResult]{Name: "skill.install"}
+	OpBundle  = owner.Handle[BundleParams, *BundleResult]{Name: "skill.bundle"}
+	OpWatch   = owner.Handle[Target, WatchPlan]{Name: "skill.watch"}
 )
 
 // Register adds the skill operations to the owner registry. Their
-// admission (Check, Admit) is in admit.go.
+// refusals before anything is created (Check, Admit) are in admit.go.
 func Register(r *owner.Registry) {
-	owner.Register(r, owner.Op[Target, RootResult]{Name: MethodRoot, Check: checkTarget, Run: opRoot})
-	owner.Register(r, owner.Op[Target, ListResult]{Name: MethodList, Check: checkTarget, Run: opList})
-	owner.Register(r, owner.Op[FilesParams, FilesResult]{Name: MethodFiles, Check: checkFiles, Run: opFiles})
-	owner.Register(r, owner.Op[FileParams, ReadResult]{Name: MethodRead, Check: checkRead, Run: opRead})
-	owner.Register(r, owner.Op[EventsParams, []EventRecord]{Name: MethodEvents, Check: checkEvents, Run: opEvents})
-	owner.Register(r, owner.Op[WriteParams, *CommitResult]{Name: MethodWrite, Write: true, Check: checkWrite,
+	OpRoot.Register(r, owner.Op[Target, RootResult]{Check: checkTarget, Run: opRoot})
+	OpList.Register(r, owner.Op[Target, ListResult]{Check: checkTarget, Run: opList})
+	OpFiles.Register(r, owner.Op[FilesParams, FilesResult]{Check: checkFiles, Run: opFiles})
+	OpRead.Register(r, owner.Op[FileParams, ReadResult]{Check: checkRead, Run: opRead})
+	OpEvents.Register(r, owner.Op[EventsParams, []EventRecord]{Check: checkEvents, Run: opEvents})
+	OpWrite.Register(r, owner.Op[WriteParams, *CommitResult]{Write: true, Check: checkWrite,
 		Admit: func(pre owner.Pre, p WriteParams) error { return admitPlace(pre, p.Target, p.Skill, p.File) }, Run: opWrite})
-	owner.Register(r, owner.Op[FileParams, *CommitResult]{Name: MethodRemove, Write: true, Check: checkRemove,
+	OpRemove.Register(r, owner.Op[FileParams, *CommitResult]{Write: true, Check: checkRemove,
 		Admit: func(pre owner.Pre, p FileParams) error { return admitTarget(pre, p.Target) }, Run: opRemove})
-	owner.Register(r, owner.Op[InstallParams, *CommitResult]{Name: MethodInstall, Write: true, Check: checkInstall,
+	OpInstall.Register(r, owner.Op[InstallParams, *CommitResult]{Write: true, Check: checkInstall,
 		Admit: func(pre owner.Pre, p InstallParams) error { return admitPlace(pre, p.Target, p.Skill, "") }, Run: opInstall})
-	owner.Register(r, owner.Op[BundleParams, *BundleResult]{Name: MethodBundle, Check: checkBundle, Run: opBundle})
-	owner.Register(r, owner.Op[Target, WatchPlan]{Name: MethodWatch, Check: checkTarget, Run: opWatch})
+	OpBundle.Register(r, owner.Op[BundleParams, *BundleResult]{Check: checkBundle, Run: opBundle})
+	OpWatch.Register(r, owner.Op[Target, WatchPlan]{Check: checkTarget, Run: opWatch})
 }
 
 // call is the resolved context every operation starts from.
@@ -180,10 +184,10 @@ type call struct {
 	r *os.Root
 }
 
-// admittedHooks is hooks.skill_changed from the config admitted with the
+// snapshotHooks is hooks.skill_changed from the config snapshot of the
 // call: a config change during the call does not change which hooks its
 // event is dispatched to.
-func admittedHooks(env *owner.OpEnv) ([][]string, error) {
+func snapshotHooks(env *owner.OpEnv) ([][]string, error) {
 	cfg, err := env.Config()
 	if err != nil {
 		return nil, err
@@ -194,7 +198,7 @@ func admittedHooks(env *owner.OpEnv) ([][]string, error) {
 // begin binds the session, resolves the plugin and the skills root, and
 // checks authority after each step. What the call uses (the plugin
 // registry, the plugin's folder and agentSkillsDir, the hooks) comes from
-// the config admitted with the call (owner.OpEnv.AdmittedConfig), read once
+// the call's config snapshot (owner.OpEnv.Config), read once
 // after ownership; the authority re-checks (Plugin.Recheck) read the
 // current files and can only refuse.
 func begin(ctx context.Context, env *owner.OpEnv, t Target) (*call, error) {
@@ -392,13 +396,6 @@ func opFiles(ctx context.Context, env *owner.OpEnv, p FilesParams) (FilesResult,
 		res.Revision = &rev
 	}
 	return res, nil
-}
-
-func (c *call) skillDir(skill string) (string, error) {
-	if err := skilllint.CheckSkillName(skill); err != nil {
-		return "", err
-	}
-	return filepath.Join(c.root, skill), nil
 }
 
 // opRead reads one file; p is as checkRead returned it (name checked,

@@ -22,11 +22,11 @@ import (
 // The write path of the skill operations (write, remove): each runs under
 // the skill lock and publishes through one staged swap (commit.go).
 
-// beginCommit starts a call that will commit: the admitted skill_changed
+// beginCommit starts a call that will commit: the snapshot's skill_changed
 // hooks and the call's authority, in that order (a hook config that does
 // not parse refuses before any authority check or write).
 func beginCommit(ctx context.Context, env *owner.OpEnv, t Target) (*call, [][]string, error) {
-	hooks, err := admittedHooks(env)
+	hooks, err := snapshotHooks(env)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -73,20 +73,15 @@ func afterApply(err error) error {
 }
 
 func opWrite(ctx context.Context, env *owner.OpEnv, p WriteParams) (*CommitResult, error) {
-	// Check linted the content and normalised the path: invalid content
-	// never reached the lock.
+	// Check checked the name, linted the content and normalised the path
+	// (p is as checkWrite returned it): invalid content never reached the
+	// lock.
 	rel, rep := p.File, p.report
-	if rep == nil { // called without Check (a test driving Run alone)
-		var err error
-		if rel, rep, err = writeReport(p); err != nil {
-			return nil, err
-		}
-	}
 	c, hooks, err := beginCommit(ctx, env, p.Target)
 	if err != nil {
 		return nil, err
 	}
-	return c.commit(ctx, p.Skill, rel, "write", hooks, rep.Warnings, func(tree []skilllint.FileEntry, md []byte, exists bool) (bool, error) {
+	return c.commit(ctx, p.name, rel, "write", hooks, rep.Warnings, func(tree []skilllint.FileEntry, md []byte, exists bool) (bool, error) {
 		if rel != skilllint.SkillFile && md == nil {
 			return false, errs.Failed(errs.CodeNotFound, "skill %q has no SKILL.md yet", p.Skill).
 				WithHint("write SKILL.md first: clawkit skill write %s SKILL.md --plugin %s", p.Skill, p.Plugin())
@@ -209,7 +204,7 @@ func opRemove(ctx context.Context, env *owner.OpEnv, p FileParams) (*CommitResul
 	if err != nil {
 		return nil, err
 	}
-	return c.commit(ctx, p.Skill, rel, "remove", hooks, nil, func(tree []skilllint.FileEntry, md []byte, exists bool) (bool, error) {
+	return c.commit(ctx, p.name, rel, "remove", hooks, nil, func(tree []skilllint.FileEntry, md []byte, exists bool) (bool, error) {
 		if !exists {
 			return false, noSkill(p.Skill, c)
 		}

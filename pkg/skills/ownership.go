@@ -26,7 +26,7 @@ import (
 // and manifest, and --plugin only selects among registered plugins.
 
 // registeredPluginIDs lists the plugin ids the home knows: keys of config
-// plugins.entries (in the call's admitted config) and folders under
+// plugins.entries (in the call's config snapshot) and folders under
 // <home>/plugins.
 func registeredPluginIDs(home string, cfg *config.Config) []string {
 	seen := map[string]bool{}

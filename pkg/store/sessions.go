@@ -125,7 +125,7 @@ func (s *Store) CreateSession(ctx context.Context, agentID, key string, now time
 		return Session{}, err
 	}
 	ts := now.UTC().Format(time.RFC3339Nano)
-	if err := s.admitWrite(); err != nil {
+	if err := s.beginWrite(); err != nil {
 		return Session{}, err
 	}
 	res, err := s.db.ExecContext(ctx, s.Rebind(`INSERT INTO sessions (agent_id, session_key, incarnation, status, created_at, updated_at) VALUES (?, ?, 1, 'active', ?, ?) ON CONFLICT DO NOTHING`), agentID, key, ts, ts)
@@ -193,7 +193,7 @@ func (s *Store) UpdateSession(ctx context.Context, agentID, key, action string, 
 	default:
 		return cur, errs.Usage(CodeInvalidAction, "unknown session action %q", action)
 	}
-	if err := s.admitWrite(); err != nil {
+	if err := s.beginWrite(); err != nil {
 		return cur, err
 	}
 	res, err := s.db.ExecContext(ctx, s.Rebind(q), args...)

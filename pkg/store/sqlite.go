@@ -71,7 +71,7 @@ func (e SQLite) Open(ctx context.Context) (*sql.DB, error) {
 // Backup implements Engine with VACUUM INTO a temporary sibling, then an
 // atomic rename: the copy is transactionally consistent and a crash never
 // leaves a partial file at path.
-func (e SQLite) Backup(ctx context.Context, db *sql.DB, path string, admit func() error) (err error) {
+func (e SQLite) Backup(ctx context.Context, db *sql.DB, path string, beginWrite func() error) (err error) {
 	if _, err := os.Lstat(path); err == nil {
 		return errs.Failed(CodeBackupExists, "%s already exists", path).WithHint("choose a new file name or remove the old backup")
 	}
@@ -96,9 +96,9 @@ func (e SQLite) Backup(ctx context.Context, db *sql.DB, path string, admit func(
 	if err := os.Chmod(name, 0o600); err != nil {
 		return errs.Failed(errs.CodeBackupFailed, "backup failed: %v", err)
 	}
-	// Writer admission (nil: none) immediately before the publication.
-	if admit != nil {
-		if err := admit(); err != nil {
+	// The write fence (nil: none) immediately before the publication.
+	if beginWrite != nil {
+		if err := beginWrite(); err != nil {
 			return err
 		}
 	}

@@ -33,9 +33,9 @@ type Engine interface {
 	// Exists reports whether the database already exists.
 	Exists(ctx context.Context) (bool, error)
 	// Backup writes a consistent copy of the database to path, which must
-	// not exist yet. admit (the write fence; nil: none) is called
+	// not exist yet. beginWrite (the write fence; nil: none) is called
 	// immediately before the copy is published at path.
-	Backup(ctx context.Context, db *sql.DB, path string, admit func() error) error
+	Backup(ctx context.Context, db *sql.DB, path string, beginWrite func() error) error
 	// Rebind rewrites ? placeholders for the engine's driver.
 	Rebind(query string) string
 }
@@ -100,31 +100,31 @@ func LatestVersion() int {
 type Store struct {
 	db     *sql.DB
 	engine Engine
-	// admit, when set (Gated), is the write fence: called immediately
+	// fence, when set (Gated), is the write fence: called immediately
 	// before each of this Store's own writes (sessions), which it refuses
 	// when it fails.
-	admit func() error
+	fence func() error
 	// stmts are the prepared statements of this database (Prepared).
 	stmts *stmtCache
 }
 
 // Gated returns a view of s whose own writes (session create, update and
-// the default session's first use) first pass admit, immediately before
+// the default session's first use) first pass fence, immediately before
 // the statement: a process that no longer owns the state writes nothing,
 // and a refusal found by the read before the write stays a refusal before
 // any effect. The view shares s's pool; close s, not the view.
-func (s *Store) Gated(admit func() error) *Store {
+func (s *Store) Gated(fence func() error) *Store {
 	c := *s
-	c.admit = admit
+	c.fence = fence
 	return &c
 }
 
-// admitWrite runs the write fence of a Gated view (nil otherwise).
-func (s *Store) admitWrite() error {
-	if s.admit == nil {
+// beginWrite runs the write fence of a Gated view (nil otherwise).
+func (s *Store) beginWrite() error {
+	if s.fence == nil {
 		return nil
 	}
-	return s.admit()
+	return s.fence()
 }
 
 // DB returns the pool.

@@ -204,7 +204,7 @@ func TestForegroundCancelLeavesABackstop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.svc.Cancel(ctx, r.env(), research.JobParams{Job: res.Job}); err != nil {
+	if _, err := r.svc.Cancel(ctx, r.env(), checkedJob(t, research.JobParams{Job: res.Job})); err != nil {
 		t.Fatal(err)
 	}
 	if n := r.riverJobs(riversched.CancelKind, "scheduled"); n != 1 {
@@ -216,6 +216,17 @@ func TestForegroundCancelLeavesABackstop(t *testing.T) {
 	if n := r.requests("POST /interactions/" + res.Handle + "/cancel"); n != 1 {
 		t.Fatalf("%d cancel requests, want 1", n)
 	}
+}
+
+// checkedJob is p as the job operations' Check returns it (Cancel trusts
+// its parameters).
+func checkedJob(t *testing.T, p research.JobParams) research.JobParams {
+	t.Helper()
+	p, err := research.CheckJob(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // checked is p as the start operation's Check returns it (Start trusts

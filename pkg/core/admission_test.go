@@ -1,4 +1,4 @@
-package ops
+package core
 
 import (
 	"context"
@@ -13,11 +13,13 @@ import (
 	"github.com/clawkit/clawkit/pkg/store"
 )
 
-// run invokes a core operation as the executors do (config admitted after
+// run invokes a core operation as the executors do (config snapshot taken after
 // ownership) with a fence the test controls, and returns its Env.
 func run(t *testing.T, home string, st *store.Store, fence func() error, method string, params any) (*owner.OpEnv, error) {
 	t.Helper()
-	m, ok := Registry().Lookup(method)
+	r := owner.NewRegistry()
+	Register(r)
+	m, ok := r.Lookup(method)
 	if !ok {
 		t.Fatalf("no method %s", method)
 	}
@@ -75,7 +77,7 @@ func TestBackupAdmittedBeforePublication(t *testing.T) {
 
 // Session writes pass the write fence after the read that can refuse
 // them: a duplicate create or an update of a missing session is a refusal
-// before any effect; an admitted write is an effect; a retired owner
+// before any effect; a write through the fence is an effect; a retired owner
 // writes nothing.
 func TestSessionWritesAdmitted(t *testing.T) {
 	home, st := openStore(t)

@@ -1,4 +1,4 @@
-package ops
+package core
 
 import "github.com/clawkit/clawkit/pkg/errs"
 

@@ -1,4 +1,9 @@
-package ops
+// Package core holds the core operations on a home's own state: sessions
+// (session.*), credentials (auth.*), config (config.*) and the database
+// as a whole (state.*). Like every domain it declares each operation's
+// handle beside its Op; pkg/ops only assembles the registry
+// (docs/architecture.md).
+package core
 
 import (
 	"bytes"
@@ -60,23 +65,24 @@ type AuthRemoveParams struct {
 // None is the parameters of an operation that takes none.
 type None struct{}
 
-// Operation names of the core operations (owner.VersionedName adds the
-// version suffix on the wire).
-const (
-	MethodSessionCreate     = "session.create"
-	MethodSessionShow       = "session.show"
-	MethodSessionList       = "session.list"
-	MethodSessionReset      = "session.reset"
-	MethodSessionRevoke     = "session.revoke"
-	MethodSessionRefreshing = "session.refreshing"
-	MethodSessionActivate   = "session.activate"
-	MethodAuthAdd           = "auth.add"
-	MethodAuthList          = "auth.list"
-	MethodAuthRemove        = "auth.remove"
-	MethodConfigSet         = "config.set"
-	MethodConfigUnset       = "config.unset"
-	MethodStateBackup       = "state.backup"
-	MethodStateStatus       = "state.status"
+// The core operations' handles: each names its operation with its types;
+// Register registers each Op through its handle, so the name is written
+// once and the compiler holds the handle's types to the Op's.
+var (
+	OpSessionCreate     = owner.Handle[SessionParams, store.Session]{Name: "session.create"}
+	OpSessionShow       = owner.Handle[SessionParams, store.Session]{Name: "session.show"}
+	OpSessionList       = owner.Handle[SessionParams, []store.Session]{Name: "session.list"}
+	OpSessionReset      = owner.Handle[SessionParams, store.Session]{Name: "session.reset"}
+	OpSessionRevoke     = owner.Handle[SessionParams, store.Session]{Name: "session.revoke"}
+	OpSessionRefreshing = owner.Handle[SessionParams, store.Session]{Name: "session.refreshing"}
+	OpSessionActivate   = owner.Handle[SessionParams, store.Session]{Name: "session.activate"}
+	OpAuthAdd           = owner.Handle[AuthAddParams, auth.Public]{Name: "auth.add"}
+	OpAuthList          = owner.Handle[None, []auth.Public]{Name: "auth.list"}
+	OpAuthRemove        = owner.Handle[AuthRemoveParams, auth.Public]{Name: "auth.remove"}
+	OpConfigSet         = owner.Handle[ConfigParams, map[string]any]{Name: "config.set"}
+	OpConfigUnset       = owner.Handle[ConfigParams, map[string]any]{Name: "config.unset"}
+	OpStateBackup       = owner.Handle[BackupParams, BackupResult]{Name: "state.backup"}
+	OpStateStatus       = owner.Handle[None, *store.Status]{Name: "state.status"}
 )
 
 func checkAuthAdd(p AuthAddParams) error {
@@ -188,24 +194,25 @@ func cloneJSON(m map[string]any) map[string]any {
 
 func checkSession(p SessionParams) error { return store.ValidateIDs(p.AgentID, p.SessionKey) }
 
-func registerCore(r *owner.Registry) {
-	owner.Register(r, owner.Op[SessionParams, store.Session]{Name: MethodSessionCreate, Write: true, Check: owner.Refusals(checkSession),
+// Register adds the core operations to r.
+func Register(r *owner.Registry) {
+	OpSessionCreate.Register(r, owner.Op[SessionParams, store.Session]{Write: true, Check: owner.Refusals(checkSession),
 		Run: func(ctx context.Context, env *owner.OpEnv, p SessionParams) (store.Session, error) {
 			if err := env.Fence.AssertCurrent(); err != nil {
 				return store.Session{}, err
 			}
 			return env.Writer().CreateSession(ctx, p.AgentID, p.SessionKey, env.Now())
 		}})
-	owner.Register(r, owner.Op[SessionParams, store.Session]{Name: MethodSessionShow, Check: owner.Refusals(checkSession),
+	OpSessionShow.Register(r, owner.Op[SessionParams, store.Session]{Check: owner.Refusals(checkSession),
 		Run: func(ctx context.Context, env *owner.OpEnv, p SessionParams) (store.Session, error) {
 			return env.Store.GetSession(ctx, p.AgentID, p.SessionKey)
 		}})
-	owner.Register(r, owner.Op[SessionParams, []store.Session]{Name: MethodSessionList,
+	OpSessionList.Register(r, owner.Op[SessionParams, []store.Session]{
 		Run: func(ctx context.Context, env *owner.OpEnv, p SessionParams) ([]store.Session, error) {
 			return env.Store.ListSessions(ctx, p.AgentID)
 		}})
-	for name, action := range map[string]string{MethodSessionReset: "reset", MethodSessionRevoke: "revoke", MethodSessionRefreshing: "refreshing", MethodSessionActivate: "activate"} {
-		owner.Register(r, owner.Op[SessionParams, store.Session]{Name: name, Write: true, Check: owner.Refusals(checkSession),
+	for h, action := range map[owner.Handle[SessionParams, store.Session]]string{OpSessionReset: "reset", OpSessionRevoke: "revoke", OpSessionRefreshing: "refreshing", OpSessionActivate: "activate"} {
+		h.Register(r, owner.Op[SessionParams, store.Session]{Write: true, Check: owner.Refusals(checkSession),
 			Run: func(ctx context.Context, env *owner.OpEnv, p SessionParams) (store.Session, error) {
 				if err := env.Fence.AssertCurrent(); err != nil {
 					return store.Session{}, err
@@ -214,14 +221,14 @@ func registerCore(r *owner.Registry) {
 			}})
 	}
 
-	owner.Register(r, owner.Op[AuthAddParams, auth.Public]{Name: MethodAuthAdd, Write: true, FilesOnly: true, Check: owner.Refusals(checkAuthAdd),
+	OpAuthAdd.Register(r, owner.Op[AuthAddParams, auth.Public]{Write: true, FilesOnly: true, Check: owner.Refusals(checkAuthAdd),
 		Run: func(ctx context.Context, env *owner.OpEnv, p AuthAddParams) (auth.Public, error) {
 			prof := auth.Profile{ID: p.ID, Provider: p.Provider, Kind: p.Kind, Secret: p.Secret, CreatedAt: env.Now().UTC().Truncate(time.Second)}
 			return editCredentials(env, func(s *auth.Store) (auth.Public, error) {
 				return prof.Public(), s.Add(prof, p.Replace)
 			})
 		}})
-	owner.Register(r, owner.Op[None, []auth.Public]{Name: MethodAuthList, FilesOnly: true,
+	OpAuthList.Register(r, owner.Op[None, []auth.Public]{FilesOnly: true,
 		Run: func(ctx context.Context, env *owner.OpEnv, _ None) ([]auth.Public, error) {
 			s, err := auth.Load(env.Home)
 			if err != nil {
@@ -233,7 +240,7 @@ func registerCore(r *owner.Registry) {
 			}
 			return out, nil
 		}})
-	owner.Register(r, owner.Op[AuthRemoveParams, auth.Public]{Name: MethodAuthRemove, Write: true, FilesOnly: true,
+	OpAuthRemove.Register(r, owner.Op[AuthRemoveParams, auth.Public]{Write: true, FilesOnly: true,
 		Check: owner.Refusals(func(p AuthRemoveParams) error {
 			if p.ID == "" {
 				return errs.Usage(errs.CodeInvalidParams, "no profile id given")
@@ -248,7 +255,7 @@ func registerCore(r *owner.Registry) {
 			})
 		}})
 
-	owner.Register(r, owner.Op[ConfigParams, map[string]any]{Name: MethodConfigSet, Write: true, FilesOnly: true, Check: owner.Refusals(checkConfigSet), Admit: admitConfigSet,
+	OpConfigSet.Register(r, owner.Op[ConfigParams, map[string]any]{Write: true, FilesOnly: true, Check: owner.Refusals(checkConfigSet), Admit: admitConfigSet,
 		Run: func(ctx context.Context, env *owner.OpEnv, p ConfigParams) (map[string]any, error) {
 			v, err := configValue(p)
 			if err != nil {
@@ -258,7 +265,7 @@ func registerCore(r *owner.Registry) {
 				return map[string]any{"path": p.Path, "value": v}, true, cfg.Set(p.Path, v)
 			})
 		}})
-	owner.Register(r, owner.Op[ConfigParams, map[string]any]{Name: MethodConfigUnset, Write: true, FilesOnly: true, Check: owner.Refusals(checkConfigPath),
+	OpConfigUnset.Register(r, owner.Op[ConfigParams, map[string]any]{Write: true, FilesOnly: true, Check: owner.Refusals(checkConfigPath),
 		Run: func(ctx context.Context, env *owner.OpEnv, p ConfigParams) (map[string]any, error) {
 			// Unset reads a config over the bounds too, so the key that
 			// made it unreadable can be removed (config.LoadForRepair).
@@ -268,7 +275,7 @@ func registerCore(r *owner.Registry) {
 			})
 		}})
 
-	owner.Register(r, owner.Op[BackupParams, BackupResult]{Name: MethodStateBackup, Write: true, Check: owner.Refusals(checkBackup), Admit: admitBackup,
+	OpStateBackup.Register(r, owner.Op[BackupParams, BackupResult]{Write: true, Check: owner.Refusals(checkBackup), Admit: admitBackup,
 		Run: func(ctx context.Context, env *owner.OpEnv, p BackupParams) (BackupResult, error) {
 			if err := admitBackup(owner.Pre{}, p); err != nil {
 				return BackupResult{}, err
@@ -292,7 +299,7 @@ func registerCore(r *owner.Registry) {
 
 	// state.status: the schema, river's migration version and the live
 	// owner leases, read through whoever owns the state (read-only).
-	owner.Register(r, owner.Op[None, *store.Status]{Name: MethodStateStatus,
+	OpStateStatus.Register(r, owner.Op[None, *store.Status]{
 		Run: func(ctx context.Context, env *owner.OpEnv, _ None) (*store.Status, error) {
 			return env.Store.Status(ctx)
 		}})
