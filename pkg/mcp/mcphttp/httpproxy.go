@@ -166,6 +166,13 @@ type httpProxy struct {
 	closing  bool
 	report   ListenReport
 	stops    sync.WaitGroup
+
+	// The 2026-07-28 era (httpstateless.go): one child shared by every
+	// client of that era, started under slStart; slLegacy once it showed
+	// it does not speak 2026-07-28.
+	slStart  sync.Mutex
+	sl       *statelessChild
+	slLegacy bool
 }
 
 type proxySession struct {
@@ -273,7 +280,11 @@ func ServeHTTP(ctx context.Context, spec mcpstdio.ProcessSpec, o ListenOptions) 
 	for _, s := range p.sessions {
 		all = append(all, s)
 	}
+	sl := p.sl
 	p.mu.Unlock()
+	if sl != nil {
+		sl.end("the proxy is shutting down")
+	}
 	close(stopReaper)
 	<-reaperDone
 	for _, s := range all {
@@ -676,12 +687,19 @@ func (p *httpProxy) post(w http.ResponseWriter, r *http.Request) {
 		_ = json.Compact(&compact, body)
 		body = compact.Bytes()
 	}
-	id, method, _ := mcp.FrameMembers(body)
+	id, method, params := mcp.FrameMembers(body)
 	var m string
 	if method != nil {
 		_ = json.Unmarshal(method, &m)
 	}
 	sid := r.Header.Get("Mcp-Session-Id")
+	if hv := r.Header.Get(headerProtocolVersion); sid == "" && isModernPost(hv, params) && (m != "initialize" || hv != "") {
+		// A 2026-07-28 client: no session (docs/mcp.md, "The proxy's
+		// eras"). Its initialize, with the header naming 2026-07-28, is
+		// the method that era removed (404), not a legacy handshake.
+		p.postStateless(w, r, body, id, m, params)
+		return
+	}
 	var s *proxySession
 	if sid == "" {
 		if m != "initialize" {
