@@ -825,8 +825,24 @@ func writeEvent(w io.Writer, fl http.Flusher, msg []byte) {
 	}
 }
 
+// rpcError is a JSON-RPC error answer, its members in the usual order.
+type rpcError struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   rpcErrorBody    `json:"error"`
+}
+
+type rpcErrorBody struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+}
+
 func rpcErrorBytes(id json.RawMessage, code int, msg string) []byte {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	b, _ := json.Marshal(rpcError{"2.0", id, rpcErrorBody{Code: code, Message: msg}})
 	return b
 }
 

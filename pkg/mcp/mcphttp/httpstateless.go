@@ -32,6 +32,7 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/mcp"
 	"github.com/clawkit/clawkit/pkg/mcp/mcpstdio"
+	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
 const (
@@ -87,9 +88,12 @@ type statelessCall struct {
 // unsupportedAnswer is the -32022 for a 2026-07-28 request the proxy
 // cannot serve that way: the child speaks only the legacy versions.
 func unsupportedAnswer(id json.RawMessage, requested string) []byte {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{
-		"code": codeUnsupportedVersion, "message": "the server behind this proxy speaks only the legacy protocol versions: open a session with initialize",
-		"data": map[string]any{"supported": mcp.LegacyProtocolVersions, "requested": requested}}})
+	b, _ := json.Marshal(rpcError{"2.0", id, rpcErrorBody{Code: codeUnsupportedVersion,
+		Message: "the server behind this proxy speaks only the legacy protocol versions: open a session with initialize",
+		Data: struct {
+			Supported []string `json:"supported"`
+			Requested string   `json:"requested"`
+		}{mcp.LegacyProtocolVersions, requested}}})
 	return b
 }
 
@@ -269,7 +273,8 @@ func (c *statelessChild) request(method string, params []byte, timeout time.Dura
 	select {
 	case a := <-call.answer:
 		if _, isErr := errorCode(a); isErr {
-			return a, fmt.Errorf("%s: %s", method, mcp.Clip(getPath(a, "error", "message"), 200))
+			// The server's text, bounded and made harmless for a terminal.
+			return a, fmt.Errorf("%s: %s", method, termsafe.Text(mcp.Clip(getPath(a, "error", "message"), 200)))
 		}
 		return a, nil
 	case <-t.C:
@@ -392,8 +397,7 @@ func (c *statelessChild) route(line []byte) error {
 		// A request of the server's: 2026-07-28 has none on this
 		// transport (input_required results replace them), and no
 		// client could be asked.
-		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "error": map[string]any{
-			"code": mcp.RPCMethodNotFound, "message": "the proxy serves 2026-07-28 clients statelessly: a server request has no client to go to"}})
+		b := rpcErrorBytes(bytes.Clone(id), mcp.RPCMethodNotFound, "the proxy serves 2026-07-28 clients statelessly: a server request has no client to go to")
 		go func() { _ = c.write(append(b, '\n')) }()
 		return nil
 	}
