@@ -448,16 +448,23 @@ func (p *httpProxy) longestIdle() (*proxySession, time.Duration) {
 	return best, idle
 }
 
-// open spawns a new session's child, within MaxSessions.
-func (p *httpProxy) open(legacy bool) (*proxySession, int, string) {
+// reserve takes a slot for one more process tree within MaxSessions
+// (p.opening counts it until the caller registers the tree); status 0 when
+// it did, else the HTTP status and why. The 2026-07-28 era's shared child
+// holds a slot too.
+func (p *httpProxy) reserve() (int, string) {
 	p.mu.Lock()
 	if p.closing {
 		p.mu.Unlock()
-		return nil, http.StatusServiceUnavailable, "the proxy is shutting down"
+		return http.StatusServiceUnavailable, "the proxy is shutting down"
 	}
 	var victim *proxySession
 	var victimIdle time.Duration
-	if len(p.sessions)+p.opening >= p.o.MaxSessions {
+	trees := len(p.sessions) + p.opening
+	if p.sl != nil {
+		trees++
+	}
+	if trees >= p.o.MaxSessions {
 		// At the limit the longest-idle session makes room, so clients
 		// that never end their sessions (the spec lets a client just go
 		// away) cannot lock others out until the idle timeout; a session
@@ -468,7 +475,7 @@ func (p *httpProxy) open(legacy bool) (*proxySession, int, string) {
 		if victim == nil {
 			p.report.Refused++
 			p.mu.Unlock()
-			return nil, http.StatusServiceUnavailable, fmt.Sprintf("too many sessions (limit %d)", p.o.MaxSessions)
+			return http.StatusServiceUnavailable, fmt.Sprintf("too many sessions (limit %d)", p.o.MaxSessions)
 		}
 	}
 	p.opening++
@@ -478,6 +485,14 @@ func (p *httpProxy) open(legacy bool) (*proxySession, int, string) {
 		// The new tree starts once the old one is stopped, so there are
 		// never more than MaxSessions trees at once.
 		<-victim.stopped
+	}
+	return 0, ""
+}
+
+// open spawns a new session's child, within MaxSessions.
+func (p *httpProxy) open(legacy bool) (*proxySession, int, string) {
+	if status, why := p.reserve(); status != 0 {
+		return nil, status, why
 	}
 	proc, err := mcpstdio.StartProcess(p.spec)
 	p.mu.Lock()

@@ -49,7 +49,6 @@ const (
 type statelessChild struct {
 	p    *httpProxy
 	proc *mcpstdio.Process
-	n    int
 
 	wmu sync.Mutex
 
@@ -123,16 +122,21 @@ func (p *httpProxy) stateless(id json.RawMessage, requested string) (*statelessC
 	if legacy {
 		return nil, http.StatusBadRequest, unsupportedAnswer(id, requested)
 	}
+	if status, why := p.reserve(); status != 0 {
+		return nil, status, rpcErrorBytes(id, -32000, why)
+	}
 	proc, err := mcpstdio.StartProcess(p.spec)
 	if err != nil {
-		p.event("2026-07-28 server refused: %v", err)
+		p.mu.Lock()
+		p.opening--
+		p.mu.Unlock()
+		p.event("the 2026-07-28 server could not be started: %v", err)
 		return nil, http.StatusBadGateway, rpcErrorBytes(id, -32000, "the server could not be started")
 	}
 	c := &statelessChild{p: p, proc: proc, calls: map[int64]*statelessCall{},
 		done: make(chan struct{}), readerDone: make(chan struct{}), stopped: make(chan struct{})}
 	p.mu.Lock()
-	p.report.Sessions++
-	c.n = p.report.Sessions
+	p.opening--
 	if p.closing {
 		p.mu.Unlock()
 		c.end("the proxy is shutting down")
@@ -167,7 +171,7 @@ func (p *httpProxy) stateless(id json.RawMessage, requested string) (*statelessC
 		if err != nil {
 			why = err.Error()
 		}
-		p.event("session %d: the server does not speak 2026-07-28 (%s); such clients get -32022 and open sessions", c.n, why)
+		p.event("the server does not speak 2026-07-28 (%s); such clients get -32022 and open sessions", why)
 		p.mu.Lock()
 		p.slLegacy = err == nil || !errors.Is(err, errChildEnded)
 		p.mu.Unlock()
@@ -177,7 +181,7 @@ func (p *httpProxy) stateless(id json.RawMessage, requested string) (*statelessC
 	c.mu.Lock()
 	c.version, c.supported = modern, versions
 	c.mu.Unlock()
-	p.event("session %d opened (pid %d): the 2026-07-28 server, shared by every client of that era", c.n, proc.Pid())
+	p.event("2026-07-28 server opened (pid %d), shared by every client of that era", proc.Pid())
 	return c, 0, nil
 }
 
@@ -201,10 +205,10 @@ func (c *statelessChild) end(why string) {
 			close(c.stopped)
 			if err != nil {
 				p.mu.Lock()
-				p.report.Unconfirmed = append(p.report.Unconfirmed, fmt.Sprintf("session %d: %v", c.n, err))
+				p.report.Unconfirmed = append(p.report.Unconfirmed, fmt.Sprintf("the 2026-07-28 server: %v", err))
 				p.mu.Unlock()
 			}
-			p.event("session %d closed (%s)", c.n, why)
+			p.event("2026-07-28 server closed (%s)", why)
 		}()
 	})
 }
@@ -344,7 +348,7 @@ func (c *statelessChild) read() {
 		n, err := out.Read(buf)
 		if n > 0 {
 			if ferr := fr.Push(buf[:n], c.route); ferr != nil {
-				c.p.event("session %d: the server wrote a message over the frame limit; ended", c.n)
+				c.p.event("the 2026-07-28 server wrote a message over the frame limit; ended")
 				c.proc.TerminatePromptly()
 				c.end("frame limit")
 				return
