@@ -70,13 +70,31 @@ func cpuRoundTrips(b *testing.B, call func() error) {
 	b.ReportMetric(float64(cpu.Microseconds())/float64(n0+50), "cpu-µs/call")
 }
 
-// The eras a benchmark asks the clients to speak: each client is pinned
-// to the version and must have negotiated it (a fallback would compare
-// different protocols).
+// The versions a benchmark asks the clients to speak. A version is
+// pinned: each client offers it and must have negotiated it. benchLegacy
+// lets each client offer what it does by default (clawkit: auto) against
+// a server that speaks only legacy versions, and checks that each landed
+// on one. A fallback would compare different protocols.
 const (
-	benchLegacy = mcp.DefaultProtocolVersion
+	benchLegacy = "legacy"
 	benchModern = mcp.ModernProtocolVersion
 )
+
+// benchEraOK says whether a negotiated version is of the era asked.
+func benchEraOK(version, got string) bool {
+	if version == benchLegacy {
+		return got != "" && !mcp.IsModernVersion(got)
+	}
+	return got == version
+}
+
+// benchOffer is the version a client is asked to speak.
+func benchOffer(version, legacyDefault string) string {
+	if version == benchLegacy {
+		return legacyDefault
+	}
+	return version
+}
 
 // httpClients runs the same serial echo calls against url with this
 // package's HTTP client, the Go SDK's streamable client and mcp-go's, all
@@ -87,11 +105,11 @@ func httpClients(b *testing.B, url, token, version string) {
 		hdr.Set("Authorization", "Bearer "+token)
 	}
 	b.Run("client=clawkit", func(b *testing.B) {
-		c, err := Start(context.Background(), Options{URL: url, Header: hdr}, mcp.Options{ProtocolVersion: version})
+		c, err := Start(context.Background(), Options{URL: url, Header: hdr}, mcp.Options{ProtocolVersion: benchOffer(version, mcp.AutoProtocolVersion)})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if got := c.Negotiated().Version; got != version {
+		if got := c.Negotiated().Version; !benchEraOK(version, got) {
 			b.Fatalf("clawkit's client negotiated %s, not %s", got, version)
 		}
 		defer func() {
@@ -115,7 +133,7 @@ func httpClients(b *testing.B, url, token, version string) {
 	// call cheaper than this on this server; it bounds the ratio any
 	// client can reach over another (docs/mcp.md, "Benchmarks").
 	b.Run("client=net-http-floor", func(b *testing.B) {
-		c, err := Start(context.Background(), Options{URL: url, Header: hdr}, mcp.Options{ProtocolVersion: version})
+		c, err := Start(context.Background(), Options{URL: url, Header: hdr}, mcp.Options{ProtocolVersion: benchOffer(version, mcp.AutoProtocolVersion)})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -156,11 +174,11 @@ func httpClients(b *testing.B, url, token, version string) {
 	})
 	b.Run("client=go-sdk", func(b *testing.B) {
 		c := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
-		cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: authRT{hdr}}, DisableStandaloneSSE: true}, &sdk.ClientSessionOptions{ProtocolVersion: version})
+		cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: authRT{hdr}}, DisableStandaloneSSE: true}, &sdk.ClientSessionOptions{ProtocolVersion: benchOffer(version, "")})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if got := cs.InitializeResult().ProtocolVersion; got != version {
+		if got := cs.InitializeResult().ProtocolVersion; !benchEraOK(version, got) {
 			b.Fatalf("the Go SDK's client negotiated %s, not %s", got, version)
 		}
 		defer func() {
@@ -187,13 +205,13 @@ func httpClients(b *testing.B, url, token, version string) {
 			b.Fatal(err)
 		}
 		init := mcpgo.InitializeRequest{}
-		init.Params.ProtocolVersion = version
+		init.Params.ProtocolVersion = benchOffer(version, mcp.DefaultProtocolVersion)
 		init.Params.ClientInfo = mcpgo.Implementation{Name: "bench", Version: "1"}
 		res, err := c.Initialize(context.Background(), init)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if res.ProtocolVersion != version {
+		if !benchEraOK(version, res.ProtocolVersion) {
 			b.Fatalf("mcp-go's client negotiated %s, not %s", res.ProtocolVersion, version)
 		}
 		cpuRoundTrips(b, func() error {
@@ -248,7 +266,7 @@ func BenchmarkRelayHTTP(b *testing.B) {
 	if bin == "" {
 		b.Skip("CLAWKIT_BIN is not set (scripts/bench-mcp.sh sets it)")
 	}
-	for _, era := range []struct{ name, version, own string }{{"legacy", benchLegacy, "gosdk"}, {"2026", benchModern, "gosdk-stateless"}} {
+	for _, era := range []struct{ name, version, own string }{{"legacy", mcp.DefaultProtocolVersion, "gosdk"}, {"2026", benchModern, "gosdk-stateless"}} {
 		b.Run("era="+era.name, func(b *testing.B) { relayHTTP(b, bin, era.version, era.own) })
 	}
 }
