@@ -56,6 +56,9 @@ type statelessChild struct {
 	calls   map[int64]*statelessCall
 	next    int64
 	listens int
+	// own counts the proxy's own requests (the probe, tools/list): they
+	// are not the clients' and do not count against MaxPending.
+	own int
 	// version is the 2026-07-28-era version the child speaks (for the
 	// proxy's own requests); supported, all it speaks.
 	version   string
@@ -237,12 +240,26 @@ func (c *statelessChild) register(call *statelessCall) (int64, string) {
 			return 0, fmt.Sprintf("too many subscriptions/listen streams (limit %d, --max-sessions)", c.p.o.MaxSessions)
 		}
 		c.listens++
-	} else if len(c.calls)-c.listens >= c.p.o.MaxPending {
+	} else if call.clientID != nil && len(c.calls)-c.listens-c.own >= c.p.o.MaxPending {
 		return 0, fmt.Sprintf("too many pending requests (limit %d)", c.p.o.MaxPending)
+	}
+	if call.clientID == nil {
+		c.own++
 	}
 	c.next++
 	c.calls[c.next] = call
 	return c.next, ""
+}
+
+// uncount undoes register's counts for a call leaving flight (c.mu held).
+func (c *statelessChild) uncount(call *statelessCall) {
+	switch {
+	case call == nil:
+	case call.listen:
+		c.listens--
+	case call.clientID == nil:
+		c.own--
+	}
 }
 
 // forget takes call n out of flight; cancel also tells the child.
@@ -250,9 +267,7 @@ func (c *statelessChild) forget(n int64, cancel bool) {
 	c.mu.Lock()
 	call := c.calls[n]
 	delete(c.calls, n)
-	if call != nil && call.listen {
-		c.listens--
-	}
+	c.uncount(call)
 	c.mu.Unlock()
 	if call != nil && cancel {
 		var b []byte
@@ -379,9 +394,7 @@ func (c *statelessChild) route(line []byte) error {
 		c.mu.Lock()
 		call := c.calls[n]
 		delete(c.calls, n)
-		if call != nil && call.listen {
-			c.listens--
-		}
+		c.uncount(call)
 		c.mu.Unlock()
 		if call == nil {
 			return nil
