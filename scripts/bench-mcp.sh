@@ -19,6 +19,11 @@
 #     of `clawkit mcp proxy --listen` in front of that server over stdio
 #     against its own HTTP mode; the proxy's heap per open session at 1, 8
 #     and 32 sessions (flat when the per-session figure does not grow).
+#  5. 2026-07-28 over HTTP: the same three clients pinned to 2026-07-28
+#     (stateless) against the Go SDK's stateless handler; the relay cost of
+#     the proxy's 2026-07-28 era (one shared child) beside the legacy one
+#     (part of 4).
+# BENCH_ONLY=http runs only 4 and 5.
 # BENCHTIME (default 20000x) and COUNT (default 3) tune the runs
 # (HTTP_BENCHTIME, default 5000x, the HTTP ones).
 set -euo pipefail
@@ -33,6 +38,7 @@ if command -v cc >/dev/null; then
   export CLAWKIT_BIN_BEFORE="${CLAWKIT_BIN_BEFORE:+$CLAWKIT_BIN_BEFORE:}$(dirname "$bin")/relayfloor"
 fi
 
+if [ "${BENCH_ONLY:-}" != http ]; then
 echo "== framer throughput"
 go test -run '^$' -bench 'BenchmarkLineFramer' -benchtime 2s -count "$COUNT" ./pkg/mcp | grep -E '^Benchmark'
 
@@ -45,11 +51,16 @@ CLAWKIT_BIN="$bin" go test -run '^$' -bench 'BenchmarkRelayEcho' -benchtime "${R
 echo "== relay cost, interleaved with direct: Node server-everything (skipped without node/peers)"
 CLAWKIT_BIN="$bin" go test -run '^$' -bench 'BenchmarkToolsCallEverything' -benchtime "${EVERYTHING_BENCHTIME:-10000x}" -count "$COUNT" ./pkg/mcp/mcpstdio | grep -E '^Benchmark|SKIP' || true
 
-echo "== over HTTP: tools/call round trips (serial), same Go server, three clients"
-go test -run '^$' -bench 'BenchmarkToolsCallHTTP$' -benchtime "${HTTP_BENCHTIME:-5000x}" -count "$COUNT" ./pkg/mcp | grep -E '^Benchmark'
+fi
 
-echo "== over HTTP: relay cost of clawkit mcp proxy --listen vs the server's own HTTP mode"
-CLAWKIT_BIN="$bin" go test -run '^$' -bench 'BenchmarkRelayHTTP$' -benchtime "${HTTP_BENCHTIME:-5000x}" -count "$COUNT" ./pkg/mcp | grep -E '^Benchmark'
+echo "== over HTTP: tools/call round trips (serial), same Go server, three clients"
+go test -run '^$' -bench 'BenchmarkToolsCallHTTP$' -benchtime "${HTTP_BENCHTIME:-5000x}" -count "$COUNT" ./pkg/mcp/mcphttp | grep -E '^Benchmark'
+
+echo "== 2026-07-28 over HTTP: tools/call round trips (serial), one Go server (stateless), three clients"
+go test -run '^$' -bench 'BenchmarkToolsCallHTTP2026$' -benchtime "${HTTP_BENCHTIME:-5000x}" -count "$COUNT" ./pkg/mcp/mcphttp | grep -E '^Benchmark'
+
+echo "== over HTTP: relay cost of clawkit mcp proxy --listen vs the server's own HTTP mode, both eras"
+CLAWKIT_BIN="$bin" go test -run '^$' -bench 'BenchmarkRelayHTTP$' -benchtime "${HTTP_BENCHTIME:-5000x}" -count "$COUNT" ./pkg/mcp/mcphttp | grep -E '^Benchmark'
 
 echo "== over HTTP: the proxy's heap per open session"
-go test -run '^$' -bench 'BenchmarkProxySessionMemory$' -benchtime 1x -count 1 ./pkg/mcp | grep -E '^Benchmark'
+go test -run '^$' -bench 'BenchmarkProxySessionMemory$' -benchtime 1x -count 1 ./pkg/mcp/mcphttp | grep -E '^Benchmark'

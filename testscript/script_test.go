@@ -51,6 +51,7 @@ func kits() []scriptKit {
 		crabboxKit(),
 		mcpKit(),
 		mcpSDKServerKit(),
+		mcpProxyStatelessKit(),
 		oauthKit(),
 		researchKit(),
 		pgKit(),

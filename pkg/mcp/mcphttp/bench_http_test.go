@@ -70,17 +70,47 @@ func cpuRoundTrips(b *testing.B, call func() error) {
 	b.ReportMetric(float64(cpu.Microseconds())/float64(n0+50), "cpu-µs/call")
 }
 
+// The versions a benchmark asks the clients to speak. A version is
+// pinned: each client offers it and must have negotiated it. benchLegacy
+// lets each client offer what it does by default (clawkit: auto) against
+// a server that speaks only legacy versions, and checks that each landed
+// on one. A fallback would compare different protocols.
+const (
+	benchLegacy = "legacy"
+	benchModern = mcp.ModernProtocolVersion
+)
+
+// benchEraOK says whether a negotiated version is of the era asked.
+func benchEraOK(version, got string) bool {
+	if version == benchLegacy {
+		return got != "" && !mcp.IsModernVersion(got)
+	}
+	return got == version
+}
+
+// benchOffer is the version a client is asked to speak.
+func benchOffer(version, legacyDefault string) string {
+	if version == benchLegacy {
+		return legacyDefault
+	}
+	return version
+}
+
 // httpClients runs the same serial echo calls against url with this
-// package's HTTP client, the Go SDK's streamable client and mcp-go's.
-func httpClients(b *testing.B, url, token string) {
+// package's HTTP client, the Go SDK's streamable client and mcp-go's, all
+// pinned to protocol version (benchLegacy or benchModern).
+func httpClients(b *testing.B, url, token, version string) {
 	hdr := http.Header{}
 	if token != "" {
 		hdr.Set("Authorization", "Bearer "+token)
 	}
 	b.Run("client=clawkit", func(b *testing.B) {
-		c, err := Start(context.Background(), Options{URL: url, Header: hdr}, mcp.Options{ProtocolVersion: mcp.AutoProtocolVersion})
+		c, err := Start(context.Background(), Options{URL: url, Header: hdr}, mcp.Options{ProtocolVersion: benchOffer(version, mcp.AutoProtocolVersion)})
 		if err != nil {
 			b.Fatal(err)
+		}
+		if got := c.Negotiated().Version; !benchEraOK(version, got) {
+			b.Fatalf("clawkit's client negotiated %s, not %s", got, version)
 		}
 		defer func() {
 			if _, err := c.Stop(); err != nil {
@@ -103,7 +133,7 @@ func httpClients(b *testing.B, url, token string) {
 	// call cheaper than this on this server; it bounds the ratio any
 	// client can reach over another (docs/mcp.md, "Benchmarks").
 	b.Run("client=net-http-floor", func(b *testing.B) {
-		c, err := Start(context.Background(), Options{URL: url, Header: hdr}, mcp.Options{ProtocolVersion: mcp.AutoProtocolVersion})
+		c, err := Start(context.Background(), Options{URL: url, Header: hdr}, mcp.Options{ProtocolVersion: benchOffer(version, mcp.AutoProtocolVersion)})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -114,6 +144,9 @@ func httpClients(b *testing.B, url, token string) {
 		}()
 		hc := &http.Client{Transport: authRT{hdr}}
 		body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello"}}}`)
+		if version == benchModern {
+			body = []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello"},"_meta":{"io.modelcontextprotocol/protocolVersion":"` + version + `","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+		}
 		cpuRoundTrips(b, func() error {
 			req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 			if err != nil {
@@ -125,6 +158,8 @@ func httpClients(b *testing.B, url, token string) {
 				req.Header.Set("Mcp-Session-Id", sid)
 			}
 			req.Header.Set("MCP-Protocol-Version", c.Negotiated().Version)
+			req.Header.Set("Mcp-Method", "tools/call")
+			req.Header.Set("Mcp-Name", "echo")
 			resp, err := hc.Do(req)
 			if err != nil {
 				return err
@@ -139,9 +174,12 @@ func httpClients(b *testing.B, url, token string) {
 	})
 	b.Run("client=go-sdk", func(b *testing.B) {
 		c := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
-		cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: authRT{hdr}}, DisableStandaloneSSE: true}, nil)
+		cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: authRT{hdr}}, DisableStandaloneSSE: true}, &sdk.ClientSessionOptions{ProtocolVersion: benchOffer(version, "")})
 		if err != nil {
 			b.Fatal(err)
+		}
+		if got := cs.InitializeResult().ProtocolVersion; !benchEraOK(version, got) {
+			b.Fatalf("the Go SDK's client negotiated %s, not %s", got, version)
 		}
 		defer func() {
 			if err := cs.Close(); err != nil {
@@ -167,10 +205,14 @@ func httpClients(b *testing.B, url, token string) {
 			b.Fatal(err)
 		}
 		init := mcpgo.InitializeRequest{}
-		init.Params.ProtocolVersion = mcp.DefaultProtocolVersion
+		init.Params.ProtocolVersion = benchOffer(version, mcp.DefaultProtocolVersion)
 		init.Params.ClientInfo = mcpgo.Implementation{Name: "bench", Version: "1"}
-		if _, err := c.Initialize(context.Background(), init); err != nil {
+		res, err := c.Initialize(context.Background(), init)
+		if err != nil {
 			b.Fatal(err)
+		}
+		if !benchEraOK(version, res.ProtocolVersion) {
+			b.Fatalf("mcp-go's client negotiated %s, not %s", res.ProtocolVersion, version)
 		}
 		cpuRoundTrips(b, func() error {
 			req := mcpgo.CallToolRequest{}
@@ -198,22 +240,39 @@ func (a authRT) RoundTrip(r *http.Request) (*http.Response, error) {
 // the same Go server (the Go SDK's streamable handler, in its own
 // process) for clawkit's client, the Go SDK's and mcp-go's.
 func BenchmarkToolsCallHTTP(b *testing.B) {
-	b.Run("server=sse", func(b *testing.B) { httpClients(b, startHTTPFake(b, "gosdk"), "") })
-	b.Run("server=json", func(b *testing.B) { httpClients(b, startHTTPFake(b, "gosdk-json"), "") })
+	b.Run("server=sse", func(b *testing.B) { httpClients(b, startHTTPFake(b, "gosdk"), "", benchLegacy) })
+	b.Run("server=json", func(b *testing.B) { httpClients(b, startHTTPFake(b, "gosdk-json"), "", benchLegacy) })
 	// A light hand-written server (mcpfake's echo: an SSE answer with a
 	// notification before it), so that the clients' own costs weigh more.
-	b.Run("server=light", func(b *testing.B) { httpClients(b, startHTTPFake(b, "echo"), "") })
+	b.Run("server=light", func(b *testing.B) { httpClients(b, startHTTPFake(b, "echo"), "", benchLegacy) })
+}
+
+// BenchmarkToolsCallHTTP2026: the same three clients, each pinned to
+// 2026-07-28 (stateless: server/discover, _meta on every request, the
+// standard headers), against one server: the Go SDK's streamable handler
+// in its stateless mode, in its own process.
+func BenchmarkToolsCallHTTP2026(b *testing.B) {
+	httpClients(b, startHTTPFake(b, "gosdk-stateless"), "", benchModern)
 }
 
 // BenchmarkRelayHTTP: the relay cost of `clawkit mcp proxy --listen` (the
 // real binary, $CLAWKIT_BIN) in front of the Go SDK's server over stdio,
-// against the same server's own HTTP mode; the same three clients.
+// against the same server's own HTTP mode; the same three clients, in both
+// eras: legacy (a session, one child per client) against the stateful
+// handler, 2026-07-28 (no session, the one shared child) against the
+// stateless one.
 func BenchmarkRelayHTTP(b *testing.B) {
 	bin := os.Getenv("CLAWKIT_BIN")
 	if bin == "" {
 		b.Skip("CLAWKIT_BIN is not set (scripts/bench-mcp.sh sets it)")
 	}
-	b.Run("server=own-http", func(b *testing.B) { httpClients(b, startHTTPFake(b, "gosdk"), "") })
+	for _, era := range []struct{ name, version, own string }{{"legacy", mcp.DefaultProtocolVersion, "gosdk"}, {"2026", benchModern, "gosdk-stateless"}} {
+		b.Run("era="+era.name, func(b *testing.B) { relayHTTP(b, bin, era.version, era.own) })
+	}
+}
+
+func relayHTTP(b *testing.B, bin, version, own string) {
+	b.Run("server=own-http", func(b *testing.B) { httpClients(b, startHTTPFake(b, own), "", version) })
 	b.Run("server=clawkit-proxy", func(b *testing.B) {
 		self, _ := os.Executable()
 		dir := b.TempDir()
@@ -226,7 +285,7 @@ func BenchmarkRelayHTTP(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }()
-		httpClients(b, awaitURL(b, ready), "")
+		httpClients(b, awaitURL(b, ready), "", version)
 	})
 }
 

@@ -12,5 +12,8 @@
 // ServeHTTP is `clawkit mcp proxy --listen`: a Streamable HTTP (and, with
 // --sse, legacy HTTP+SSE) endpoint on loopback in front of servers it runs
 // over stdio with mcpstdio, one per session, with a bearer token, Origin
-// and Host checks and bounded sessions.
+// and Host checks and bounded sessions. 2026-07-28 clients are served
+// without a session by one child shared by all of them (httpstateless.go,
+// docs/mcp.md "The proxy's eras"); the SEP-2243 header checks and the
+// byte-level JSON edits that relay needs are in statelessjson.go.
 package mcphttp

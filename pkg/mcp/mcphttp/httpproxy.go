@@ -166,6 +166,13 @@ type httpProxy struct {
 	closing  bool
 	report   ListenReport
 	stops    sync.WaitGroup
+
+	// The 2026-07-28 era (httpstateless.go): one child shared by every
+	// client of that era, started under slStart; slLegacy once it showed
+	// it does not speak 2026-07-28.
+	slStart  sync.Mutex
+	sl       *statelessChild
+	slLegacy bool
 }
 
 type proxySession struct {
@@ -273,7 +280,11 @@ func ServeHTTP(ctx context.Context, spec mcpstdio.ProcessSpec, o ListenOptions) 
 	for _, s := range p.sessions {
 		all = append(all, s)
 	}
+	sl := p.sl
 	p.mu.Unlock()
+	if sl != nil {
+		sl.end("the proxy is shutting down")
+	}
 	close(stopReaper)
 	<-reaperDone
 	for _, s := range all {
@@ -437,16 +448,23 @@ func (p *httpProxy) longestIdle() (*proxySession, time.Duration) {
 	return best, idle
 }
 
-// open spawns a new session's child, within MaxSessions.
-func (p *httpProxy) open(legacy bool) (*proxySession, int, string) {
+// reserve takes a slot for one more process tree within MaxSessions
+// (p.opening counts it until the caller registers the tree); status 0 when
+// it did, else the HTTP status and why. The 2026-07-28 era's shared child
+// holds a slot too.
+func (p *httpProxy) reserve() (int, string) {
 	p.mu.Lock()
 	if p.closing {
 		p.mu.Unlock()
-		return nil, http.StatusServiceUnavailable, "the proxy is shutting down"
+		return http.StatusServiceUnavailable, "the proxy is shutting down"
 	}
 	var victim *proxySession
 	var victimIdle time.Duration
-	if len(p.sessions)+p.opening >= p.o.MaxSessions {
+	trees := len(p.sessions) + p.opening
+	if p.sl != nil {
+		trees++
+	}
+	if trees >= p.o.MaxSessions {
 		// At the limit the longest-idle session makes room, so clients
 		// that never end their sessions (the spec lets a client just go
 		// away) cannot lock others out until the idle timeout; a session
@@ -457,7 +475,7 @@ func (p *httpProxy) open(legacy bool) (*proxySession, int, string) {
 		if victim == nil {
 			p.report.Refused++
 			p.mu.Unlock()
-			return nil, http.StatusServiceUnavailable, fmt.Sprintf("too many sessions (limit %d)", p.o.MaxSessions)
+			return http.StatusServiceUnavailable, fmt.Sprintf("too many sessions (limit %d)", p.o.MaxSessions)
 		}
 	}
 	p.opening++
@@ -467,6 +485,14 @@ func (p *httpProxy) open(legacy bool) (*proxySession, int, string) {
 		// The new tree starts once the old one is stopped, so there are
 		// never more than MaxSessions trees at once.
 		<-victim.stopped
+	}
+	return 0, ""
+}
+
+// open spawns a new session's child, within MaxSessions.
+func (p *httpProxy) open(legacy bool) (*proxySession, int, string) {
+	if status, why := p.reserve(); status != 0 {
+		return nil, status, why
 	}
 	proc, err := mcpstdio.StartProcess(p.spec)
 	p.mu.Lock()
@@ -676,12 +702,19 @@ func (p *httpProxy) post(w http.ResponseWriter, r *http.Request) {
 		_ = json.Compact(&compact, body)
 		body = compact.Bytes()
 	}
-	id, method, _ := mcp.FrameMembers(body)
+	id, method, params := mcp.FrameMembers(body)
 	var m string
 	if method != nil {
 		_ = json.Unmarshal(method, &m)
 	}
 	sid := r.Header.Get("Mcp-Session-Id")
+	if hv := r.Header.Get(headerProtocolVersion); sid == "" && isModernPost(hv, params) && (m != "initialize" || hv != "") {
+		// A 2026-07-28 client: no session (docs/mcp.md, "The proxy's
+		// eras"). Its initialize, with the header naming 2026-07-28, is
+		// the method that era removed (404), not a legacy handshake.
+		p.postStateless(w, r, body, id, m, params)
+		return
+	}
 	var s *proxySession
 	if sid == "" {
 		if m != "initialize" {
@@ -807,8 +840,24 @@ func writeEvent(w io.Writer, fl http.Flusher, msg []byte) {
 	}
 }
 
+// rpcError is a JSON-RPC error answer, its members in the usual order.
+type rpcError struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   rpcErrorObject  `json:"error"`
+}
+
+type rpcErrorObject struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+}
+
 func rpcErrorBytes(id json.RawMessage, code int, msg string) []byte {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	b, _ := json.Marshal(rpcError{"2.0", id, rpcErrorObject{Code: code, Message: msg}})
 	return b
 }
 

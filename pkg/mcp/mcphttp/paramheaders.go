@@ -224,7 +224,7 @@ func lookupPath(args json.RawMessage, path []string) (json.RawMessage, bool) {
 // the =?base64?…?= form of its UTF-8 bytes (also for a plain value that
 // looks like that form).
 func paramValue(s string) string {
-	plain := !(strings.HasPrefix(s, "=?base64?") && strings.HasSuffix(s, "?=")) &&
+	plain := !(strings.HasPrefix(s, base64Open) && strings.HasSuffix(s, base64Close)) &&
 		!strings.HasPrefix(s, " ") && !strings.HasSuffix(s, " ")
 	for i := 0; plain && i < len(s); i++ {
 		plain = s[i] >= 0x20 && s[i] <= 0x7e
@@ -232,7 +232,7 @@ func paramValue(s string) string {
 	if plain {
 		return s
 	}
-	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
+	return base64Open + base64.StdEncoding.EncodeToString([]byte(s)) + base64Close
 }
 
 func sortedKeys(m map[string]json.RawMessage) []string {
