@@ -23,7 +23,8 @@ import (
 // "Login"). It is safe for concurrent use.
 type Authorizer struct {
 	Client *Client
-	Home   string
+	// Keep writes renewed and new tokens through the home's owner.
+	Keep Keeper
 	// Open is the browser for a step-up; nil means none is available.
 	Open   Opener
 	Prompt interface{ Write([]byte) (int, error) }
@@ -37,9 +38,9 @@ type Authorizer struct {
 
 const maxStepUps = 2
 
-// NewAuthorizer starts from profile p.
-func NewAuthorizer(c *Client, home string, p auth.Profile) *Authorizer {
-	return &Authorizer{Client: c, Home: home, profile: p}
+// NewAuthorizer starts from profile p, writing through k.
+func NewAuthorizer(c *Client, k Keeper, p auth.Profile) *Authorizer {
+	return &Authorizer{Client: c, Keep: k, profile: p}
 }
 
 // Secrets are the values to redact from anything printed.
@@ -53,7 +54,7 @@ func (a *Authorizer) Secrets() []string {
 func (a *Authorizer) Header(ctx context.Context) (string, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	p, err := a.Client.Fresh(ctx, a.Home, a.profile)
+	p, err := a.Client.Fresh(ctx, a.Keep, a.profile)
 	if err != nil {
 		return "", err
 	}
@@ -90,7 +91,7 @@ func (a *Authorizer) Retry(ctx context.Context, status int, header string, wwwAu
 		if d, err := a.Client.Discover(ctx, o.Server, &ch); err == nil && d.AS.Issuer != o.Issuer {
 			return a.relogin(ctx, &ch, nil, Registration{ClientMetadataURL: cimdOf(o)}, "moved to authorization server "+termsafe.Text(d.AS.Issuer))
 		}
-		p, err := a.Client.Renew(ctx, a.Home, a.profile.ID, sent)
+		p, err := a.Keep.Renew(ctx, a.profile.ID, auth.Fingerprint(sent))
 		if err != nil {
 			var e *errs.Error
 			if asErr(err, &e) && e.Code == CodeTokenFailed && a.profile.OAuth.Grant != GrantClientCredentials {
@@ -140,7 +141,7 @@ func (a *Authorizer) relogin(ctx context.Context, ch *Challenge, scopes []string
 	if err != nil {
 		return false, err
 	}
-	p, err := SaveResult(a.Home, a.profile.ID, res, a.Client.now())
+	p, err := a.Keep.Save(ctx, ProfileOf(a.profile.ID, res, a.Client.now()))
 	if err != nil {
 		return false, err
 	}

@@ -25,6 +25,9 @@ var (
 	AuthAdd           = owner.Handle[AuthAddParams, auth.Public]{Name: MethodAuthAdd}
 	AuthList          = owner.Handle[None, []auth.Public]{Name: MethodAuthList}
 	AuthRemove        = owner.Handle[AuthRemoveParams, auth.Public]{Name: MethodAuthRemove}
+	OAuthSave         = owner.Handle[OAuthSaveParams, OAuthProfile]{Name: MethodOAuthSave}
+	OAuthRenew        = owner.Handle[OAuthRenewParams, OAuthProfile]{Name: MethodOAuthRenew}
+	OAuthLogout       = owner.Handle[OAuthLogoutParams, []auth.Public]{Name: MethodOAuthLogout}
 	ConfigSet         = owner.Handle[ConfigParams, map[string]any]{Name: MethodConfigSet}
 	ConfigUnset       = owner.Handle[ConfigParams, map[string]any]{Name: MethodConfigUnset}
 	StateBackup       = owner.Handle[BackupParams, BackupResult]{Name: MethodStateBackup}

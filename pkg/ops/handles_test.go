@@ -16,7 +16,7 @@ type handle interface {
 // allHandles lists every handle of handles.go.
 var allHandles = []handle{
 	SessionCreate, SessionShow, SessionList, SessionReset, SessionRevoke, SessionRefreshing, SessionActivate,
-	AuthAdd, AuthList, AuthRemove, ConfigSet, ConfigUnset, StateBackup, StateStatus,
+	AuthAdd, AuthList, AuthRemove, OAuthSave, OAuthRenew, OAuthLogout, ConfigSet, ConfigUnset, StateBackup, StateStatus,
 	ResearchStart, ResearchPoll, ResearchWait, ResearchCancel, ResearchApprove, ResearchReject, ResearchList, ResearchShow, ResearchDescribe, ResearchRecover, ResearchRPC,
 	SkillRoot, SkillList, SkillFiles, SkillRead, SkillEvents, SkillWrite, SkillRemove, SkillInstall, SkillBundle, SkillWatch,
 }

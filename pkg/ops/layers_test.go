@@ -19,7 +19,7 @@ var allowed = map[string][]string{
 	"cmd/clawkit":                 {"pkg/cli"},
 	"cmd/fakegoogle":              {"pkg/research/google/fakeapi"},
 	"pkg/cli":                     {"*"},
-	"pkg/ops":                     {"pkg/owner", "pkg/research", "pkg/research/riversched", "pkg/skills", "pkg/store", "pkg/config", "pkg/auth"},
+	"pkg/ops":                     {"pkg/owner", "pkg/research", "pkg/research/riversched", "pkg/skills", "pkg/store", "pkg/config", "pkg/auth", "pkg/oauth"},
 	"pkg/gateway":                 {"pkg/owner", "pkg/store"},
 	"pkg/owner":                   {"pkg/store", "pkg/config", "pkg/auth"},
 	"pkg/research":                {"pkg/owner", "pkg/store", "pkg/config", "pkg/auth", "pkg/research/google"},

@@ -16,6 +16,7 @@ import (
 var registry = sync.OnceValue(func() *owner.Registry {
 	r := owner.NewRegistry()
 	registerCore(r)
+	registerOAuth(r)
 	// On PostgreSQL, research's background work runs on river (shared by
 	// every gateway on the database); SQLite keeps research's own poller.
 	(&research.Service{Shared: riversched.New()}).Register(r)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawkit/clawkit/pkg/auth"
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/research"
 	"github.com/clawkit/clawkit/pkg/skills"
@@ -31,7 +32,14 @@ var refused = map[string][]any{
 		AuthAddParams{ID: "x", Provider: "mcp", Kind: "api-key", Secret: "s"},
 		AuthAddParams{ID: "x", Provider: "google", Kind: "header", Secret: "s"},
 	},
-	MethodAuthRemove:  {AuthRemoveParams{ID: "nope"}, AuthRemoveParams{}},
+	MethodAuthRemove: {AuthRemoveParams{ID: "nope"}, AuthRemoveParams{}},
+	MethodOAuthSave: {
+		OAuthSaveParams{ID: "bad id"},
+		OAuthSaveParams{ID: "x", Profile: auth.Profile{Provider: "mcp", Kind: "oauth", Secret: "tok"}},
+		OAuthSaveParams{ID: "x", Profile: auth.Profile{Provider: "google", Kind: "oauth", Secret: "tok", OAuth: &auth.OAuth{Server: "s", Issuer: "i", Resource: "r"}}},
+	},
+	MethodOAuthRenew:  {OAuthRenewParams{ID: "nope", Stale: "0123456789abcdef"}, OAuthRenewParams{ID: "x", Stale: "tok"}},
+	MethodOAuthLogout: {OAuthLogoutParams{ID: "nope"}, OAuthLogoutParams{Server: "https://mcp.example/mcp"}, OAuthLogoutParams{}},
 	MethodConfigSet:   {ConfigParams{Path: "a..b", Value: json.RawMessage(`1`)}, ConfigParams{Path: "a.b"}},
 	MethodConfigUnset: {ConfigParams{Path: ""}},
 	MethodStateBackup: {BackupParams{Path: "relative.db"}, BackupParams{Path: "/nonexistent-clawkit-dir/b.db"}},
