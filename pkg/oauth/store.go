@@ -86,6 +86,15 @@ func Put(s *auth.Store, p auth.Profile) error {
 	return s.Add(p, true)
 }
 
+// Stored refuses an id that names no OAuth profile in s.
+func Stored(s *auth.Store, id string) error {
+	if p, ok := s.Get(id); ok && p.OAuth != nil {
+		return nil
+	}
+	return errs.Failed(CodeNotLoggedIn, "no OAuth profile %s", termsafe.Text(id)).
+		WithHint("log in with 'clawkit mcp login URL'; 'clawkit auth list' shows the profiles")
+}
+
 // FindProfile returns the OAuth profile for serverURL: the named one when
 // id is set, else the one logged in to that URL, else one whose resource
 // covers it.
@@ -95,11 +104,10 @@ func FindProfile(home, id, serverURL string) (auth.Profile, bool, error) {
 		return auth.Profile{}, false, err
 	}
 	if id != "" {
-		p, ok := s.Get(id)
-		if !ok || p.OAuth == nil {
-			return auth.Profile{}, false, errs.Failed(CodeNotLoggedIn, "no OAuth profile %s", termsafe.Text(id)).
-				WithHint("log in with 'clawkit mcp login URL'; 'clawkit auth list' shows the profiles")
+		if err := Stored(s, id); err != nil {
+			return auth.Profile{}, false, err
 		}
+		p, _ := s.Get(id)
 		return p, true, nil
 	}
 	var best auth.Profile

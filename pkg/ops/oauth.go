@@ -10,7 +10,6 @@ import (
 	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/oauth"
 	"github.com/clawkit/clawkit/pkg/owner"
-	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
 // The MCP OAuth profiles' writes (docs/mcp.md, "Login"): a login's
@@ -97,11 +96,7 @@ func admitOAuth(home, id, server string) error {
 		return err
 	}
 	if id != "" {
-		if p, ok := s.Get(id); ok && p.OAuth != nil {
-			return nil
-		}
-		return errs.Failed(oauth.CodeNotLoggedIn, "no OAuth profile %s", termsafe.Text(id)).
-			WithHint("log in with 'clawkit mcp login URL'; 'clawkit auth list' shows the profiles")
+		return oauth.Stored(s, id)
 	}
 	_, err = oauth.LogoutIn(s, "", server) // on this copy: only its refusal counts
 	return err
