@@ -76,6 +76,7 @@ var oauthFakeModes = map[string]string{
 	"insecure":          "the authorization endpoint is plain http on another host",
 	"no-pkce":           "the metadata does not advertise S256",
 	"slow-token":        "the token endpoint never answers",
+	"open-initialize":   "initialize needs no token (the requests after it do); the resource metadata lists scope profile, the 401 asks for read",
 }
 
 type oauthFake struct {
@@ -151,6 +152,8 @@ func (f *oauthFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, f.stats)
 	case "/mcp":
 		f.serveMCP(w, r)
+	case "/open":
+		f.mcp.ServeHTTP(w, r) // an MCP endpoint that asks for no token
 	case "/.well-known/oauth-protected-resource/mcp":
 		f.count("prm")
 		switch f.mode {
@@ -165,7 +168,11 @@ func (f *oauthFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if f.mode == "resource-mismatch" {
 			res = "https://other.example/mcp"
 		}
-		writeJSON(w, 200, map[string]any{"resource": res, "authorization_servers": []string{f.base}, "scopes_supported": []string{"read"}})
+		supported := []string{"read"}
+		if f.mode == "open-initialize" {
+			supported = []string{"profile"}
+		}
+		writeJSON(w, 200, map[string]any{"resource": res, "authorization_servers": []string{f.base}, "scopes_supported": supported})
 	case "/.well-known/oauth-authorization-server":
 		f.count("asm")
 		iss := f.base
@@ -339,6 +346,15 @@ func (f *oauthFake) serveMCP(w http.ResponseWriter, r *http.Request) {
 	prm := f.base + "/.well-known/oauth-protected-resource/mcp"
 	if f.mode == "cross-origin" {
 		prm = "http://localhost:1/.well-known/oauth-protected-resource/mcp"
+	}
+	if f.mode == "open-initialize" && r.Method == http.MethodPost {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"method":"initialize"`)) {
+			f.count("open-initialize")
+			f.mcp.ServeHTTP(w, r)
+			return
+		}
 	}
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	f.mu.Lock()
