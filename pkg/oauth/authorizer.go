@@ -31,6 +31,8 @@ type Authorizer struct {
 
 	mu       sync.Mutex
 	profile  auth.Profile
+	nonce    string // the MCP server's last DPoP-Nonce
+	nonceFor string // the nonce a use_dpop_nonce retry already sent
 	renewed  string // the access token a 401 already renewed away from
 	stepUps  int
 	lastStep string
@@ -50,8 +52,10 @@ func (a *Authorizer) Secrets() []string {
 	return a.profile.Secrets()
 }
 
-// Header returns "Bearer TOKEN", renewing a token about to expire first.
-func (a *Authorizer) Header(ctx context.Context) (string, error) {
+// authorize sets req's Authorization header ("Bearer TOKEN", or "DPoP
+// TOKEN" with a fresh DPoP proof for a DPoP-bound token), renewing a
+// token about to expire first. It answers the access token it sent.
+func (a *Authorizer) authorize(ctx context.Context, req *http.Request) (string, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	p, err := a.Client.Fresh(ctx, a.Keep, a.profile)
@@ -62,19 +66,44 @@ func (a *Authorizer) Header(ctx context.Context) (string, error) {
 	if strings.ContainsAny(p.Secret, "\r\n\x00") {
 		return "", errs.Failed(CodeTokenFailed, "the access token of profile %s holds a line break or NUL", p.ID)
 	}
-	return "Bearer " + p.Secret, nil
+	if o := p.OAuth; o != nil && o.TokenType == SchemeDPoP {
+		proof, err := DPoPProof(o.DPoPKey, req.Method, req.URL.String(), a.nonce, p.Secret, a.Client.now())
+		if err != nil {
+			return "", err
+		}
+		req.Header.Set("Authorization", SchemeDPoP+" "+p.Secret)
+		req.Header.Set("DPoP", proof)
+		return p.Secret, nil
+	}
+	req.Header.Set("Authorization", "Bearer "+p.Secret)
+	return p.Secret, nil
+}
+
+// noteNonce keeps the DPoP-Nonce an MCP server sent, for the next proofs
+// (RFC 9449 §9: a server may send a new one with any response).
+func (a *Authorizer) noteNonce(h http.Header) {
+	if n, ok := ParseDPoPNonce(h.Get("DPoP-Nonce")); ok {
+		a.mu.Lock()
+		a.nonce = n
+		a.mu.Unlock()
+	}
 }
 
 // Retry decides, after a response of status with these WWW-Authenticate
-// values to a request sent with header, whether to send it again (with a
-// new Header). It returns an error when the refusal is final.
-func (a *Authorizer) Retry(ctx context.Context, status int, header string, wwwAuth []string) (bool, error) {
+// values to a request sent with the access token sent, whether to send it
+// again (authorized anew). It returns an error when the refusal is final.
+func (a *Authorizer) Retry(ctx context.Context, status int, sent string, wwwAuth []string) (bool, error) {
 	ch, _ := Bearer(ParseChallenges(wwwAuth))
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	sent := strings.TrimPrefix(header, "Bearer ")
 	switch status {
 	case http.StatusUnauthorized:
+		// A DPoP server that wants (another) nonce in the proof: once per
+		// nonce it gave (RFC 9449 §9).
+		if isNonceChallenge(ch.Params["error"]) && a.nonce != "" && a.nonce != a.nonceFor {
+			a.nonceFor = a.nonce
+			return true, nil
+		}
 		if a.profile.Secret != sent {
 			return true, nil // another request already renewed it
 		}

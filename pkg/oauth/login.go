@@ -169,6 +169,9 @@ func (c *Client) Login(ctx context.Context, opts LoginOptions) (*Result, error) 
 			scopes = slices.DeleteFunc(scopes, func(s string) bool { return s == "offline_access" })
 		}
 		ca, err := c.Register(ctx, d.AS, opts.Registration, "", []string{GrantClientCredentials})
+		if err == nil {
+			err = withDPoP(d.AS, &ca)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -181,6 +184,9 @@ func (c *Client) Login(ctx context.Context, opts LoginOptions) (*Result, error) 
 	if opts.Grant == GrantJWTBearer {
 		scopes = slices.DeleteFunc(scopes, func(s string) bool { return s == "offline_access" })
 		ca, err := c.Register(ctx, d.AS, Registration{ClientID: opts.Registration.ClientID, ClientSecret: opts.Registration.ClientSecret}, "", []string{GrantJWTBearer})
+		if err == nil {
+			err = withDPoP(d.AS, &ca)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -204,6 +210,9 @@ func (c *Client) Login(ctx context.Context, opts LoginOptions) (*Result, error) 
 	defer l.close()
 	redirect := l.redirectURI()
 	ca, err := c.Register(ctx, d.AS, opts.Registration, redirect, []string{GrantAuthorizationCode, GrantRefreshToken})
+	if err == nil {
+		err = withDPoP(d.AS, &ca)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -264,6 +273,21 @@ func (c *Client) Login(ctx context.Context, opts LoginOptions) (*Result, error) 
 		return nil, err
 	}
 	return &Result{Discovery: d, Client: ca, Token: tok, Scopes: grantedScopes(tok, scopes), Grant: GrantAuthorizationCode}, nil
+}
+
+// withDPoP gives ca a DPoP proof key of its own when the authorization
+// server accepts ES256 proofs: the tokens it issues are then bound to that
+// key (RFC 9449), useless to whoever copies them without it.
+func withDPoP(as *AuthServer, ca *ClientAuth) error {
+	if as == nil || !as.supportsDPoP() {
+		return nil
+	}
+	k, err := NewDPoPKey()
+	if err != nil {
+		return errs.Failed(CodeInvalidKey, "cannot make a DPoP key: %v", err)
+	}
+	ca.DPoPKey = k
+	return nil
 }
 
 // grantedScopes are the token's scopes when the server says, else those

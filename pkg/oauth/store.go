@@ -53,7 +53,8 @@ func ProfileOf(id string, r *Result, now time.Time) auth.Profile {
 		OAuth: &auth.OAuth{Server: d.ServerURL, Issuer: d.AS.Issuer, Resource: d.Resource, Scopes: r.Scopes, ExpiresAt: r.Token.ExpiresAt, IssuedAt: now.UTC().Truncate(time.Second),
 			RefreshToken: r.Token.RefreshToken, TokenEndpoint: d.AS.TokenEndpoint, Grant: r.Grant,
 			ClientID: r.Client.ClientID, ClientSecret: r.Client.ClientSecret, AuthMethod: r.Client.Method,
-			PrivateKey: r.Client.PrivateKey, SigningAlg: r.Client.SigningAlg, DynamicClient: r.Client.Dynamic}}
+			PrivateKey: r.Client.PrivateKey, SigningAlg: r.Client.SigningAlg, DynamicClient: r.Client.Dynamic,
+			DPoPKey: r.Client.DPoPKey, TokenType: tokenType(r.Token)}}
 }
 
 // CheckProfile refuses what is not an MCP OAuth profile (a Keeper's
@@ -165,7 +166,7 @@ func margin(o *auth.OAuth) time.Duration {
 }
 
 func clientAuthOf(o *auth.OAuth) ClientAuth {
-	return ClientAuth{ClientID: o.ClientID, ClientSecret: o.ClientSecret, Method: o.AuthMethod, PrivateKey: o.PrivateKey, SigningAlg: o.SigningAlg}
+	return ClientAuth{ClientID: o.ClientID, ClientSecret: o.ClientSecret, Method: o.AuthMethod, PrivateKey: o.PrivateKey, SigningAlg: o.SigningAlg, DPoPKey: o.DPoPKey}
 }
 
 // RenewIn renews profile id's access token in s, unless another
@@ -220,6 +221,7 @@ func (c *Client) RenewIn(ctx context.Context, s *auth.Store, id, stale string, b
 	if tok.Scope != "" {
 		q.Scopes = Scopes(tok.Scope)
 	}
+	q.TokenType = tokenType(tok)
 	return p, true, s.Add(p, true)
 }
 
@@ -230,4 +232,13 @@ func (c *Client) Fresh(ctx context.Context, k Keeper, p auth.Profile) (auth.Prof
 		return k.Renew(ctx, p.ID, p.Account())
 	}
 	return p, nil
+}
+
+// tokenType is what a profile stores of a token's type: "DPoP", or empty
+// for Bearer.
+func tokenType(t *Token) string {
+	if t.Type == SchemeDPoP {
+		return SchemeDPoP
+	}
+	return ""
 }
