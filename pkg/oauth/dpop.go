@@ -75,7 +75,7 @@ func DPoPProof(keyPEM, method, target, nonce, accessToken string, now time.Time)
 	}
 	k, ok := signer.(*ecdsa.PrivateKey)
 	if !ok || alg != "ES256" {
-		return "", errs.Failed(CodeInvalidKey, "the DPoP key is not EC P-256")
+		return "", errs.Failed(CodeTokenFailed, "the DPoP key is not EC P-256")
 	}
 	u, err := url.Parse(target)
 	if err != nil {

@@ -284,7 +284,7 @@ func withDPoP(as *AuthServer, ca *ClientAuth) error {
 	}
 	k, err := NewDPoPKey()
 	if err != nil {
-		return errs.Failed(CodeInvalidKey, "cannot make a DPoP key: %v", err)
+		return errs.Failed(CodeTokenFailed, "cannot make a DPoP key: %v", err)
 	}
 	ca.DPoPKey = k
 	return nil
