@@ -576,7 +576,10 @@ func checkDPoPProof(proof, method, htu, token string) (string, error) {
 	}
 	x, _ := enc.DecodeString(hdr.JWK["x"])
 	y, _ := enc.DecodeString(hdr.JWK["y"])
-	pub := &ecdsa.PublicKey{Curve: elliptic.P256(), X: new(big.Int).SetBytes(x), Y: new(big.Int).SetBytes(y)}
+	pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append(append([]byte{4}, x...), y...))
+	if err != nil {
+		return "", errors.New("DPoP proof key is not a P-256 point")
+	}
 	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
 	if !ecdsa.Verify(pub, sum[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
 		return "", errors.New("DPoP proof signature does not verify")

@@ -42,7 +42,10 @@ func checkProof(t *testing.T, proof, method, target, token string) map[string]an
 	x, _ := b64.DecodeString(hdr.JWK["x"])
 	y, _ := b64.DecodeString(hdr.JWK["y"])
 	sig, _ := b64.DecodeString(parts[2])
-	pub := &ecdsa.PublicKey{Curve: elliptic.P256(), X: new(big.Int).SetBytes(x), Y: new(big.Int).SetBytes(y)}
+	pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append(append([]byte{4}, x...), y...))
+	if err != nil {
+		t.Fatalf("proof key: %v", err)
+	}
 	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
 	if len(sig) != 64 || !ecdsa.Verify(pub, sum[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
 		t.Fatalf("proof signature does not verify")

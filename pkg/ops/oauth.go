@@ -106,7 +106,7 @@ func registerOAuth(r *owner.Registry) {
 	owner.Register(r, owner.Op[OAuthSaveParams, OAuthProfile]{Name: MethodOAuthSave, Write: true, FilesOnly: true, Check: checkOAuthSave,
 		Run: func(ctx context.Context, env *owner.OpEnv, p OAuthSaveParams) (OAuthProfile, error) {
 			_, err := editCredentialsOf(env, func(s *auth.Store) (bool, error) { return true, oauth.Put(s, p.Profile) })
-			return OAuthProfile{ID: p.ID, Profile: p.Profile}, err
+			return OAuthProfile(p), err
 		}})
 	owner.Register(r, owner.Op[OAuthRenewParams, OAuthProfile]{Name: MethodOAuthRenew, Write: true, FilesOnly: true, Check: owner.Refusals(checkOAuthRenew),
 		Admit: func(pre owner.Pre, p OAuthRenewParams) error { return admitOAuth(pre.Home, p.ID, "") },
