@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -11,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"net/url"
@@ -76,6 +79,9 @@ var oauthFakeModes = map[string]string{
 	"insecure":          "the authorization endpoint is plain http on another host",
 	"no-pkce":           "the metadata does not advertise S256",
 	"slow-token":        "the token endpoint never answers",
+	"open-initialize":   "initialize needs no token (the requests after it do); the resource metadata lists scope profile, the 401 asks for read",
+	"dpop":              "DPoP-bound tokens (RFC 9449): ES256 proofs checked on the token and MCP requests, each server asking for its nonce once",
+	"dpop-unasked":      "the token endpoint answers token_type DPoP though it advertises no DPoP and got no proof",
 }
 
 type oauthFake struct {
@@ -151,6 +157,8 @@ func (f *oauthFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, f.stats)
 	case "/mcp":
 		f.serveMCP(w, r)
+	case "/open":
+		f.mcp.ServeHTTP(w, r) // an MCP endpoint that asks for no token
 	case "/.well-known/oauth-protected-resource/mcp":
 		f.count("prm")
 		switch f.mode {
@@ -165,7 +173,11 @@ func (f *oauthFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if f.mode == "resource-mismatch" {
 			res = "https://other.example/mcp"
 		}
-		writeJSON(w, 200, map[string]any{"resource": res, "authorization_servers": []string{f.base}, "scopes_supported": []string{"read"}})
+		supported := []string{"read"}
+		if f.mode == "open-initialize" {
+			supported = []string{"profile"}
+		}
+		writeJSON(w, 200, map[string]any{"resource": res, "authorization_servers": []string{f.base}, "scopes_supported": supported})
 	case "/.well-known/oauth-authorization-server":
 		f.count("asm")
 		iss := f.base
@@ -185,6 +197,9 @@ func (f *oauthFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"authorization_response_iss_parameter_supported": true}
 		if f.mode == "no-pkce" {
 			delete(m, "code_challenge_methods_supported")
+		}
+		if f.mode == "dpop" {
+			m["dpop_signing_alg_values_supported"] = []string{"ES256"}
 		}
 		writeJSON(w, 200, m)
 	case "/register":
@@ -243,8 +258,11 @@ func (f *oauthFake) issue(w http.ResponseWriter, scopes string) {
 	f.stats["issued"]++
 	f.mu.Unlock()
 	typ := "Bearer"
-	if f.mode == "not-bearer" {
+	switch f.mode {
+	case "not-bearer":
 		typ = "N_A"
+	case "dpop", "dpop-unasked":
+		typ = "DPoP"
 	}
 	exp := 3600
 	if f.mode == "short" {
@@ -263,6 +281,20 @@ func (f *oauthFake) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	fail := func(e string) { writeJSON(w, 400, map[string]string{"error": e}) }
+	if f.mode == "dpop" {
+		nonce, err := checkDPoPProof(r.Header.Get("DPoP"), "POST", f.base+"/token", "")
+		if err != nil {
+			f.count("bad-proof")
+			writeJSON(w, 400, map[string]string{"error": "invalid_dpop_proof", "error_description": err.Error()})
+			return
+		}
+		if nonce != "as-nonce-1" {
+			f.count("as-nonce-challenge")
+			w.Header().Set("DPoP-Nonce", "as-nonce-1")
+			fail("use_dpop_nonce")
+			return
+		}
+	}
 	if r.PostForm.Get("resource") != f.base+"/mcp" {
 		fail("invalid_target")
 		return
@@ -340,7 +372,35 @@ func (f *oauthFake) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if f.mode == "cross-origin" {
 		prm = "http://localhost:1/.well-known/oauth-protected-resource/mcp"
 	}
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if f.mode == "open-initialize" && r.Method == http.MethodPost {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"method":"initialize"`)) {
+			f.count("open-initialize")
+			f.mcp.ServeHTTP(w, r)
+			return
+		}
+	}
+	scheme := "Bearer "
+	if f.mode == "dpop" {
+		scheme = "DPoP "
+	}
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), scheme)
+	if ok && f.mode == "dpop" {
+		nonce, err := checkDPoPProof(r.Header.Get("DPoP"), r.Method, f.base+"/mcp", tok)
+		if err != nil {
+			f.count("bad-proof")
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if nonce != "rs-nonce-1" {
+			f.count("rs-nonce-challenge")
+			w.Header().Set("DPoP-Nonce", "rs-nonce-1")
+			w.Header().Set("WWW-Authenticate", `DPoP error="use_dpop_nonce"`)
+			http.Error(w, "nonce", http.StatusUnauthorized)
+			return
+		}
+	}
 	f.mu.Lock()
 	scopes, known := f.access[tok]
 	bad := f.invalid[tok]
@@ -491,4 +551,49 @@ func cmdOAuthExpire(ts *testscript.TestScript, neg bool, args []string) {
 	b, err = json.Marshal(doc)
 	ts.Check(err)
 	ts.Check(os.WriteFile(path, b, 0o600))
+}
+
+// checkDPoPProof verifies a DPoP proof as an RFC 9449 server does: typ,
+// ES256 signature by the public key in its header (no private part),
+// htm, htu, a recent iat and, for a resource request, ath the hash of
+// token. It answers the proof's nonce.
+func checkDPoPProof(proof, method, htu, token string) (string, error) {
+	enc := base64.RawURLEncoding
+	parts := strings.Split(proof, ".")
+	if len(parts) != 3 {
+		return "", errors.New("no DPoP proof")
+	}
+	var hdr struct {
+		Typ, Alg string
+		JWK      map[string]string
+	}
+	var claims map[string]any
+	hb, _ := enc.DecodeString(parts[0])
+	cb, _ := enc.DecodeString(parts[1])
+	sig, _ := enc.DecodeString(parts[2])
+	if json.Unmarshal(hb, &hdr) != nil || json.Unmarshal(cb, &claims) != nil || hdr.Typ != "dpop+jwt" || hdr.Alg != "ES256" || hdr.JWK["d"] != "" || len(sig) != 64 {
+		return "", errors.New("malformed DPoP proof")
+	}
+	x, _ := enc.DecodeString(hdr.JWK["x"])
+	y, _ := enc.DecodeString(hdr.JWK["y"])
+	pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append(append([]byte{4}, x...), y...))
+	if err != nil {
+		return "", errors.New("DPoP proof key is not a P-256 point")
+	}
+	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+	if !ecdsa.Verify(pub, sum[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
+		return "", errors.New("DPoP proof signature does not verify")
+	}
+	iat, _ := claims["iat"].(float64)
+	if claims["htm"] != method || claims["htu"] != htu || time.Since(time.Unix(int64(iat), 0)).Abs() > 5*time.Minute {
+		return "", errors.New("DPoP proof htm, htu or iat wrong")
+	}
+	if token != "" {
+		h := sha256.Sum256([]byte(token))
+		if claims["ath"] != enc.EncodeToString(h[:]) {
+			return "", errors.New("DPoP proof ath wrong")
+		}
+	}
+	nonce, _ := claims["nonce"].(string)
+	return nonce, nil
 }

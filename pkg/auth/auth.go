@@ -75,13 +75,17 @@ type OAuth struct {
 	// DynamicClient marks a client registered by this login (RFC 7591),
 	// whose redirect URI was that login's: a later login registers anew.
 	DynamicClient bool `json:"dynamicClient,omitempty"`
+	// DPoPKey is the PEM key that signs DPoP proofs (RFC 9449) for a
+	// DPoP-bound token, TokenType "DPoP" (empty: Bearer). A secret.
+	DPoPKey   string `json:"dpopKey,omitempty"`
+	TokenType string `json:"tokenType,omitempty"`
 }
 
 // Secrets lists the profile's secret values (for redaction).
 func (p Profile) Secrets() []string {
 	out := []string{p.Secret}
 	if o := p.OAuth; o != nil {
-		out = append(out, o.RefreshToken, o.ClientSecret, o.PrivateKey)
+		out = append(out, o.RefreshToken, o.ClientSecret, o.PrivateKey, o.DPoPKey)
 	}
 	return out
 }

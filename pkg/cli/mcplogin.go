@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/auth"
+	"github.com/clawkit/clawkit/pkg/core"
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/oauth"
 	"github.com/clawkit/clawkit/pkg/termsafe"
@@ -145,8 +147,8 @@ func (c *MCPLoginCmd) Run(env *Env) error {
 		}
 		reg.PrivateKey, reg.SigningAlg = pemText, alg
 	}
-	home, err := env.HomeDir()
-	if err != nil {
+	// A home that cannot be resolved is refused before the browser step.
+	if _, err := env.HomeDir(); err != nil {
 		return err
 	}
 	cl := oauthClient(c.RequestTimeout, c.MaxResponseBytes, env.Now)
@@ -168,7 +170,7 @@ func (c *MCPLoginCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	p, err := oauth.SaveResult(home.Dir, c.Profile, res, env.Now())
+	p, err := routedKeeper{env}.Save(env.Ctx, oauth.ProfileOf(c.Profile, res, env.Now()))
 	if err != nil {
 		return err
 	}
@@ -190,11 +192,7 @@ func (c *MCPLogoutCmd) Run(env *Env) error {
 	if (c.URL == "") == (c.Profile == "") {
 		return errs.Usage(CodeUsage, "give the server's URL or --profile ID")
 	}
-	home, err := env.HomeDir()
-	if err != nil {
-		return err
-	}
-	removed, err := oauth.Logout(home.Dir, c.Profile, c.URL)
+	removed, err := core.OpOAuthLogout.Call(env.Ctx, env, core.OAuthLogoutParams{ID: c.Profile, Server: c.URL})
 	if err != nil {
 		return err
 	}
@@ -222,10 +220,27 @@ func oauthAuthorizer(env *Env, home, serverURL, profile string, ownAuthorization
 	if err != nil || !ok {
 		return nil, err
 	}
-	a := oauth.NewAuthorizer(oauthClient(oauth.DefaultTimeout, oauth.DefaultMaxBytes, env.Now), home, p)
+	a := oauth.NewAuthorizer(oauthClient(oauth.DefaultTimeout, oauth.DefaultMaxBytes, env.Now), routedKeeper{env}, p)
 	if open, ok := oauth.SystemOpener(env.Getenv); ok {
 		a.Open = open
 	}
 	a.Prompt = env.Out.Stderr
 	return a, nil
+}
+
+// routedKeeper writes OAuth profiles through the owner router
+// (oauth.Keeper): a live gateway stores a login's tokens and renews them,
+// else this process does under the owner lock (pkg/ops, auth.oauth.*).
+type routedKeeper struct{ env *Env }
+
+func (k routedKeeper) Save(ctx context.Context, p auth.Profile) (auth.Profile, error) {
+	r, err := core.OpOAuthSave.Call(ctx, k.env, core.OAuthSaveParams{ID: p.ID, Profile: p})
+	r.Profile.ID = r.ID
+	return r.Profile, err
+}
+
+func (k routedKeeper) Renew(ctx context.Context, id, stale string) (auth.Profile, error) {
+	r, err := core.OpOAuthRenew.Call(ctx, k.env, core.OAuthRenewParams{ID: id, Stale: stale})
+	r.Profile.ID = r.ID
+	return r.Profile, err
 }

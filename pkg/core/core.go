@@ -196,6 +196,7 @@ func checkSession(p SessionParams) error { return store.ValidateIDs(p.AgentID, p
 
 // Register adds the core operations to r.
 func Register(r *owner.Registry) {
+	registerOAuth(r)
 	OpSessionCreate.Register(r, owner.Op[SessionParams, store.Session]{Write: true, Check: owner.Refusals(checkSession),
 		Run: func(ctx context.Context, env *owner.OpEnv, p SessionParams) (store.Session, error) {
 			if err := env.Fence.AssertCurrent(); err != nil {

@@ -23,13 +23,16 @@ import (
 // "Login"). It is safe for concurrent use.
 type Authorizer struct {
 	Client *Client
-	Home   string
+	// Keep writes renewed and new tokens through the home's owner.
+	Keep Keeper
 	// Open is the browser for a step-up; nil means none is available.
 	Open   Opener
 	Prompt interface{ Write([]byte) (int, error) }
 
 	mu       sync.Mutex
 	profile  auth.Profile
+	nonce    string // the MCP server's last DPoP-Nonce
+	nonceFor string // the nonce a use_dpop_nonce retry already sent
 	renewed  string // the access token a 401 already renewed away from
 	stepUps  int
 	lastStep string
@@ -37,9 +40,9 @@ type Authorizer struct {
 
 const maxStepUps = 2
 
-// NewAuthorizer starts from profile p.
-func NewAuthorizer(c *Client, home string, p auth.Profile) *Authorizer {
-	return &Authorizer{Client: c, Home: home, profile: p}
+// NewAuthorizer starts from profile p, writing through k.
+func NewAuthorizer(c *Client, k Keeper, p auth.Profile) *Authorizer {
+	return &Authorizer{Client: c, Keep: k, profile: p}
 }
 
 // Secrets are the values to redact from anything printed.
@@ -49,11 +52,13 @@ func (a *Authorizer) Secrets() []string {
 	return a.profile.Secrets()
 }
 
-// Header returns "Bearer TOKEN", renewing a token about to expire first.
-func (a *Authorizer) Header(ctx context.Context) (string, error) {
+// authorize sets req's Authorization header ("Bearer TOKEN", or "DPoP
+// TOKEN" with a fresh DPoP proof for a DPoP-bound token), renewing a
+// token about to expire first. It answers the access token it sent.
+func (a *Authorizer) authorize(ctx context.Context, req *http.Request) (string, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	p, err := a.Client.Fresh(ctx, a.Home, a.profile)
+	p, err := a.Client.Fresh(ctx, a.Keep, a.profile)
 	if err != nil {
 		return "", err
 	}
@@ -61,19 +66,44 @@ func (a *Authorizer) Header(ctx context.Context) (string, error) {
 	if strings.ContainsAny(p.Secret, "\r\n\x00") {
 		return "", errs.Failed(CodeTokenFailed, "the access token of profile %s holds a line break or NUL", p.ID)
 	}
-	return "Bearer " + p.Secret, nil
+	if o := p.OAuth; o != nil && o.TokenType == SchemeDPoP {
+		proof, err := DPoPProof(o.DPoPKey, req.Method, req.URL.String(), a.nonce, p.Secret, a.Client.now())
+		if err != nil {
+			return "", err
+		}
+		req.Header.Set("Authorization", SchemeDPoP+" "+p.Secret)
+		req.Header.Set("DPoP", proof)
+		return p.Secret, nil
+	}
+	req.Header.Set("Authorization", "Bearer "+p.Secret)
+	return p.Secret, nil
+}
+
+// noteNonce keeps the DPoP-Nonce an MCP server sent, for the next proofs
+// (RFC 9449 §9: a server may send a new one with any response).
+func (a *Authorizer) noteNonce(h http.Header) {
+	if n, ok := ParseDPoPNonce(h.Get("DPoP-Nonce")); ok {
+		a.mu.Lock()
+		a.nonce = n
+		a.mu.Unlock()
+	}
 }
 
 // Retry decides, after a response of status with these WWW-Authenticate
-// values to a request sent with header, whether to send it again (with a
-// new Header). It returns an error when the refusal is final.
-func (a *Authorizer) Retry(ctx context.Context, status int, header string, wwwAuth []string) (bool, error) {
+// values to a request sent with the access token sent, whether to send it
+// again (authorized anew). It returns an error when the refusal is final.
+func (a *Authorizer) Retry(ctx context.Context, status int, sent string, wwwAuth []string) (bool, error) {
 	ch, _ := Bearer(ParseChallenges(wwwAuth))
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	sent := strings.TrimPrefix(header, "Bearer ")
 	switch status {
 	case http.StatusUnauthorized:
+		// A DPoP server that wants (another) nonce in the proof: once per
+		// nonce it gave (RFC 9449 §9).
+		if isNonceChallenge(ch.Params["error"]) && a.nonce != "" && a.nonce != a.nonceFor {
+			a.nonceFor = a.nonce
+			return true, nil
+		}
 		if a.profile.Secret != sent {
 			return true, nil // another request already renewed it
 		}
@@ -90,7 +120,7 @@ func (a *Authorizer) Retry(ctx context.Context, status int, header string, wwwAu
 		if d, err := a.Client.Discover(ctx, o.Server, &ch); err == nil && d.AS.Issuer != o.Issuer {
 			return a.relogin(ctx, &ch, nil, Registration{ClientMetadataURL: cimdOf(o)}, "moved to authorization server "+termsafe.Text(d.AS.Issuer))
 		}
-		p, err := a.Client.Renew(ctx, a.Home, a.profile.ID, sent)
+		p, err := a.Keep.Renew(ctx, a.profile.ID, auth.Fingerprint(sent))
 		if err != nil {
 			var e *errs.Error
 			if asErr(err, &e) && e.Code == CodeTokenFailed && a.profile.OAuth.Grant != GrantClientCredentials {
@@ -140,7 +170,7 @@ func (a *Authorizer) relogin(ctx context.Context, ch *Challenge, scopes []string
 	if err != nil {
 		return false, err
 	}
-	p, err := SaveResult(a.Home, a.profile.ID, res, a.Client.now())
+	p, err := a.Keep.Save(ctx, ProfileOf(a.profile.ID, res, a.Client.now()))
 	if err != nil {
 		return false, err
 	}

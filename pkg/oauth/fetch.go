@@ -160,7 +160,8 @@ func (c *Client) get(ctx context.Context, what, u string) (*response, error) {
 
 // postForm posts a form to u; basic, when set, is the client's HTTP Basic
 // credentials (RFC 6749 §2.3.1).
-func (c *Client) postForm(ctx context.Context, what, u string, form url.Values, basic *[2]string) (*response, error) {
+// dpop, when set, is the request's DPoP proof (RFC 9449).
+func (c *Client) postForm(ctx context.Context, what, u string, form url.Values, basic *[2]string, dpop string) (*response, error) {
 	return c.do(ctx, what, func(ctx context.Context) (*http.Request, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(form.Encode()))
 		if err != nil {
@@ -169,6 +170,9 @@ func (c *Client) postForm(ctx context.Context, what, u string, form url.Values, 
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		if basic != nil {
 			req.SetBasicAuth(url.QueryEscape(basic[0]), url.QueryEscape(basic[1]))
+		}
+		if dpop != "" {
+			req.Header.Set("DPoP", dpop)
 		}
 		return req, nil
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,39 +14,78 @@ import (
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/errs"
+	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
-// Probe sends an unauthenticated MCP initialize request to serverURL and
-// returns the Bearer challenge of its 401 (nil when it answered without
-// one). A server that answers 2xx needs no login.
+// probeVersion is the protocol version the probe's initialize asks for
+// and its second request names (MCP-Protocol-Version).
+const probeVersion = "2025-11-25"
+
+// Probe asks serverURL, unauthenticated, what authorization it wants and
+// returns the Bearer challenge of its 401 or 403 (nil when it refused
+// without one). First an MCP initialize request; a server that lets
+// initialize through without a token (the MCP conformance suite's
+// scope-step-up scenario; the spec requires a token only from the
+// requests after it) is asked a tools/list in the session it opened,
+// whose refusal carries the scope the first authorization asks for
+// (docs/mcp.md, "Login"). A server that answers both needs no login.
 func (c *Client) Probe(ctx context.Context, serverURL string) (*Challenge, error) {
 	if err := CheckEndpoint(serverURL, "MCP server URL"); err != nil {
 		return nil, err
 	}
-	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"clawkit","version":"login"}}}`
-	r, err := c.do(ctx, "MCP server", func(ctx context.Context) (*http.Request, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, serverURL, strings.NewReader(body))
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set("Content-Type", "application/json")
-		return req, nil
-	})
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + probeVersion + `","capabilities":{},"clientInfo":{"name":"clawkit","version":"login"}}}`
+	status, h, err := c.probe(ctx, serverURL, initialize, nil)
 	if err != nil {
 		return nil, err
 	}
-	if r.Status == http.StatusUnauthorized || r.Status == http.StatusForbidden {
-		if ch, ok := Bearer(ParseChallenges(r.Header.Values("WWW-Authenticate"))); ok {
+	if status/100 == 2 {
+		next := http.Header{"Mcp-Protocol-Version": {probeVersion}}
+		if id := h.Get("Mcp-Session-Id"); id != "" && !strings.ContainsAny(id, "\r\n\x00") {
+			next.Set("Mcp-Session-Id", id)
+		}
+		status, h, err = c.probe(ctx, serverURL, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`, next)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if status == http.StatusUnauthorized || status == http.StatusForbidden {
+		if ch, ok := Bearer(ParseChallenges(h.Values("WWW-Authenticate"))); ok {
 			return &ch, nil
 		}
 		return nil, nil
 	}
-	if r.Status/100 == 2 {
+	if status/100 == 2 {
 		return nil, errs.Failed(CodeNoAuthRequired, "%s answered without asking for authorization", termsafe.Text(serverURL)).
 			WithHint("no login is needed: use 'clawkit mcp call --url %s' directly", termsafe.Text(serverURL))
 	}
 	return nil, nil
+}
+
+// probe POSTs one JSON-RPC message as the MCP HTTP transport does
+// (accepting JSON or an event stream) and answers the status and headers;
+// the body is not read (an event stream could stay open), only closed.
+func (c *Client) probe(ctx context.Context, serverURL, body string, extra http.Header) (int, http.Header, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, serverURL, strings.NewReader(body))
+	if err != nil {
+		return 0, nil, errs.Usage(errs.CodeInvalidParams, "invalid MCP server URL %s", termsafe.Text(serverURL))
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range extra {
+		req.Header[k] = v
+	}
+	resp, err := c.httpClient().Do(req)
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return 0, nil, slow("MCP server", serverURL, c.timeout())
+		}
+		return 0, nil, errs.Unavailable(CodeDiscoveryFailed, "cannot reach the MCP server %s: %v", termsafe.Text(serverURL), termsafe.Text(err.Error()))
+	}
+	fsx.CloseRead(resp.Body) // the status and the challenge are the answer
+	return resp.StatusCode, resp.Header, nil
 }
 
 // LoginOptions is one login's request.
@@ -129,6 +169,9 @@ func (c *Client) Login(ctx context.Context, opts LoginOptions) (*Result, error) 
 			scopes = slices.DeleteFunc(scopes, func(s string) bool { return s == "offline_access" })
 		}
 		ca, err := c.Register(ctx, d.AS, opts.Registration, "", []string{GrantClientCredentials})
+		if err == nil {
+			err = withDPoP(d.AS, &ca)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -141,6 +184,9 @@ func (c *Client) Login(ctx context.Context, opts LoginOptions) (*Result, error) 
 	if opts.Grant == GrantJWTBearer {
 		scopes = slices.DeleteFunc(scopes, func(s string) bool { return s == "offline_access" })
 		ca, err := c.Register(ctx, d.AS, Registration{ClientID: opts.Registration.ClientID, ClientSecret: opts.Registration.ClientSecret}, "", []string{GrantJWTBearer})
+		if err == nil {
+			err = withDPoP(d.AS, &ca)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -164,6 +210,9 @@ func (c *Client) Login(ctx context.Context, opts LoginOptions) (*Result, error) 
 	defer l.close()
 	redirect := l.redirectURI()
 	ca, err := c.Register(ctx, d.AS, opts.Registration, redirect, []string{GrantAuthorizationCode, GrantRefreshToken})
+	if err == nil {
+		err = withDPoP(d.AS, &ca)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -224,6 +273,21 @@ func (c *Client) Login(ctx context.Context, opts LoginOptions) (*Result, error) 
 		return nil, err
 	}
 	return &Result{Discovery: d, Client: ca, Token: tok, Scopes: grantedScopes(tok, scopes), Grant: GrantAuthorizationCode}, nil
+}
+
+// withDPoP gives ca a DPoP proof key of its own when the authorization
+// server accepts ES256 proofs: the tokens it issues are then bound to that
+// key (RFC 9449), useless to whoever copies them without it.
+func withDPoP(as *AuthServer, ca *ClientAuth) error {
+	if as == nil || !as.supportsDPoP() {
+		return nil
+	}
+	k, err := NewDPoPKey()
+	if err != nil {
+		return errs.Failed(CodeTokenFailed, "cannot make a DPoP key: %v", err)
+	}
+	ca.DPoPKey = k
+	return nil
 }
 
 // grantedScopes are the token's scopes when the server says, else those

@@ -3,14 +3,11 @@ package oauth
 import (
 	"context"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/auth"
 	"github.com/clawkit/clawkit/pkg/errs"
-	"github.com/clawkit/clawkit/pkg/fsx"
 	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
@@ -32,53 +29,71 @@ func ProfileID(issuer, resource string) string {
 	return id
 }
 
-// editLocked runs change on the home's credentials under their edit lock
-// (the lock every credentials edit takes: pkg/ops editCredentials), saving
-// when change returns save.
-func editLocked(home string, change func(s *auth.Store) (save bool, err error)) error {
-	path := filepath.Join(home, auth.FileName)
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		return auth.WriteFailed(path, err)
-	}
-	err := fsx.EditLocked(path, func() error {
-		s, err := auth.Load(home)
-		if err != nil {
-			return err
-		}
-		save, err := change(s)
-		if err != nil || !save {
-			return err
-		}
-		return s.Save()
-	})
-	var e *errs.Error
-	if err != nil && !asErr(err, &e) {
-		return auth.WriteFailed(path, err)
-	}
-	return err
+// Keeper writes a home's OAuth profiles through its owner: in a CLI,
+// the owner router (a live gateway, else this process under the owner
+// lock: pkg/ops' auth.oauth.* operations), so a gateway and a command
+// never race on credentials.json (docs/mcp.md, "Login").
+type Keeper interface {
+	// Save stores p (its ID set), replacing any profile for the same
+	// issuer and resource, and returns it as stored.
+	Save(ctx context.Context, p auth.Profile) (auth.Profile, error)
+	// Renew renews profile id's access token unless the stored one is no
+	// longer the one whose account fingerprint is stale (RenewIn).
+	Renew(ctx context.Context, id, stale string) (auth.Profile, error)
 }
 
-// SaveResult stores a login as an OAuth profile (id empty: ProfileID),
-// replacing any profile for the same issuer and resource.
-func SaveResult(home, id string, r *Result, now time.Time) (auth.Profile, error) {
+// ProfileOf is the profile a login's result is stored as (id empty:
+// ProfileID).
+func ProfileOf(id string, r *Result, now time.Time) auth.Profile {
 	d := r.Discovery
 	if id == "" {
 		id = ProfileID(d.AS.Issuer, d.Resource)
 	}
-	p := auth.Profile{ID: id, Provider: ProviderMCP, Kind: auth.KindOAuth, Secret: r.Token.AccessToken, CreatedAt: now.UTC().Truncate(time.Second),
+	return auth.Profile{ID: id, Provider: ProviderMCP, Kind: auth.KindOAuth, Secret: r.Token.AccessToken, CreatedAt: now.UTC().Truncate(time.Second),
 		OAuth: &auth.OAuth{Server: d.ServerURL, Issuer: d.AS.Issuer, Resource: d.Resource, Scopes: r.Scopes, ExpiresAt: r.Token.ExpiresAt, IssuedAt: now.UTC().Truncate(time.Second),
 			RefreshToken: r.Token.RefreshToken, TokenEndpoint: d.AS.TokenEndpoint, Grant: r.Grant,
 			ClientID: r.Client.ClientID, ClientSecret: r.Client.ClientSecret, AuthMethod: r.Client.Method,
-			PrivateKey: r.Client.PrivateKey, SigningAlg: r.Client.SigningAlg, DynamicClient: r.Client.Dynamic}}
-	err := editLocked(home, func(s *auth.Store) (bool, error) {
-		for _, old := range s.List() {
-			if old.OAuth != nil && old.ID != id && old.OAuth.Issuer == p.OAuth.Issuer && old.OAuth.Resource == p.OAuth.Resource {
-				_ = s.Remove(old.ID)
+			PrivateKey: r.Client.PrivateKey, SigningAlg: r.Client.SigningAlg, DynamicClient: r.Client.Dynamic,
+			DPoPKey: r.Client.DPoPKey, TokenType: tokenType(r.Token)}}
+}
+
+// CheckProfile refuses what is not an MCP OAuth profile (a Keeper's
+// Save, checked on each side of the owner's socket).
+func CheckProfile(p auth.Profile) error {
+	if err := auth.CheckNew(p.ID, p.Secret); err != nil {
+		return err
+	}
+	if p.Provider != ProviderMCP || p.Kind != auth.KindOAuth || p.OAuth == nil || p.OAuth.Server == "" || p.OAuth.Issuer == "" || p.OAuth.Resource == "" {
+		return errs.Usage(errs.CodeInvalidParams, "profile %s is not an MCP OAuth profile (provider mcp, kind oauth, with its server, issuer and resource)", termsafe.Text(p.ID))
+	}
+	for _, v := range []string{p.OAuth.RefreshToken, p.OAuth.ClientSecret} {
+		if v != "" {
+			if err := auth.CheckSecret(p.ID, v); err != nil {
+				return err
 			}
 		}
-		return true, s.Add(p, true)
-	})
-	return p, err
+	}
+	return nil
+}
+
+// Put stores p in s, replacing any other profile for the same issuer and
+// resource (one profile per pair).
+func Put(s *auth.Store, p auth.Profile) error {
+	for _, old := range s.List() {
+		if old.OAuth != nil && old.ID != p.ID && old.OAuth.Issuer == p.OAuth.Issuer && old.OAuth.Resource == p.OAuth.Resource {
+			_ = s.Remove(old.ID) // listed just above: it exists
+		}
+	}
+	return s.Add(p, true)
+}
+
+// Stored refuses an id that names no OAuth profile in s.
+func Stored(s *auth.Store, id string) error {
+	if p, ok := s.Get(id); ok && p.OAuth != nil {
+		return nil
+	}
+	return errs.Failed(CodeNotLoggedIn, "no OAuth profile %s", termsafe.Text(id)).
+		WithHint("log in with 'clawkit mcp login URL'; 'clawkit auth list' shows the profiles")
 }
 
 // FindProfile returns the OAuth profile for serverURL: the named one when
@@ -90,11 +105,10 @@ func FindProfile(home, id, serverURL string) (auth.Profile, bool, error) {
 		return auth.Profile{}, false, err
 	}
 	if id != "" {
-		p, ok := s.Get(id)
-		if !ok || p.OAuth == nil {
-			return auth.Profile{}, false, errs.Failed(CodeNotLoggedIn, "no OAuth profile %s", termsafe.Text(id)).
-				WithHint("log in with 'clawkit mcp login URL'; 'clawkit auth list' shows the profiles")
+		if err := Stored(s, id); err != nil {
+			return auth.Profile{}, false, err
 		}
+		p, _ := s.Get(id)
 		return p, true, nil
 	}
 	var best auth.Profile
@@ -113,30 +127,28 @@ func FindProfile(home, id, serverURL string) (auth.Profile, bool, error) {
 	return best, found, nil
 }
 
-// Logout removes the OAuth profile(s) for serverURL (or the named one).
-func Logout(home, id, serverURL string) ([]auth.Public, error) {
+// LogoutIn removes from s the OAuth profile(s) for serverURL (or the
+// named one), refusing when there is none.
+func LogoutIn(s *auth.Store, id, serverURL string) ([]auth.Public, error) {
 	var removed []auth.Public
-	err := editLocked(home, func(s *auth.Store) (bool, error) {
-		for _, p := range s.List() {
-			if p.OAuth == nil {
-				continue
-			}
-			if (id != "" && p.ID == id) || (id == "" && (p.OAuth.Server == serverURL || resourceMatches(p.OAuth.Resource, serverURL))) {
-				removed = append(removed, p.Public())
-				_ = s.Remove(p.ID)
-			}
+	for _, p := range s.List() {
+		if p.OAuth == nil {
+			continue
 		}
-		if len(removed) == 0 {
-			what := termsafe.Text(serverURL)
-			if id != "" {
-				what = termsafe.Text(id)
-			}
-			return false, errs.Failed(CodeNotLoggedIn, "no OAuth profile for %s", what).
-				WithHint("'clawkit auth list' shows the profiles")
+		if (id != "" && p.ID == id) || (id == "" && (p.OAuth.Server == serverURL || resourceMatches(p.OAuth.Resource, serverURL))) {
+			removed = append(removed, p.Public())
+			_ = s.Remove(p.ID) // listed just above: it exists
 		}
-		return true, nil
-	})
-	return removed, err
+	}
+	if len(removed) == 0 {
+		what := termsafe.Text(serverURL)
+		if id != "" {
+			what = termsafe.Text(id)
+		}
+		return nil, errs.Failed(CodeNotLoggedIn, "no OAuth profile for %s", what).
+			WithHint("'clawkit auth list' shows the profiles")
+	}
+	return removed, nil
 }
 
 // refreshMargin is how long before expiry a token is refreshed: 60 s, or
@@ -154,67 +166,79 @@ func margin(o *auth.OAuth) time.Duration {
 }
 
 func clientAuthOf(o *auth.OAuth) ClientAuth {
-	return ClientAuth{ClientID: o.ClientID, ClientSecret: o.ClientSecret, Method: o.AuthMethod, PrivateKey: o.PrivateKey, SigningAlg: o.SigningAlg}
+	return ClientAuth{ClientID: o.ClientID, ClientSecret: o.ClientSecret, Method: o.AuthMethod, PrivateKey: o.PrivateKey, SigningAlg: o.SigningAlg, DPoPKey: o.DPoPKey}
 }
 
-// Renew gets a new access token for profile id, unless another process
-// already did: under the credentials' edit lock it reloads the profile,
-// and when its access token is no longer the one the caller saw (and has
-// not expired) uses that one. Otherwise it refreshes
-// (or, for client credentials, asks again) and saves the tokens, the
-// rotated refresh token with them, before the lock is released.
-func (c *Client) Renew(ctx context.Context, home, id, stale string) (auth.Profile, error) {
-	var out auth.Profile
-	err := editLocked(home, func(s *auth.Store) (bool, error) {
-		p, ok := s.Get(id)
-		if !ok || p.OAuth == nil {
-			return false, errs.Failed(CodeNotLoggedIn, "the OAuth profile %s was removed", termsafe.Text(id)).
-				WithHint("log in again with 'clawkit mcp login URL'")
-		}
-		o := p.OAuth
-		// Another process renewed it while this one waited on the lock:
-		// its token is as fresh as a new one would be.
-		if p.Secret != stale && (o.ExpiresAt.IsZero() || c.now().Before(o.ExpiresAt)) {
-			out = p
-			return false, nil
-		}
-		var tok *Token
-		var err error
-		switch {
-		case o.Grant == GrantClientCredentials:
-			tok, err = c.ClientCredentials(ctx, o.TokenEndpoint, o.Issuer, clientAuthOf(o), o.Scopes, o.Resource)
-		case o.RefreshToken != "":
-			tok, err = c.Refresh(ctx, o.TokenEndpoint, o.Issuer, clientAuthOf(o), o.RefreshToken, o.Resource)
-		case o.Grant == GrantJWTBearer:
-			return false, errs.Failed(CodeNotLoggedIn, "the OAuth token for %s expired; a workload identity token is used once", termsafe.Text(o.Server)).
-				WithHint("log in again with a fresh identity token: clawkit mcp login %s --grant jwt-bearer --client-id ID --assertion-stdin", termsafe.Text(o.Server))
-		default:
-			return false, errs.Failed(CodeNotLoggedIn, "the OAuth token for %s expired and there is no refresh token", termsafe.Text(o.Server)).
-				WithHint("log in again with 'clawkit mcp login %s'", termsafe.Text(o.Server))
-		}
-		if err != nil {
-			return false, err
-		}
-		p.Secret = tok.AccessToken
-		p.OAuth.ExpiresAt = tok.ExpiresAt
-		p.OAuth.IssuedAt = c.now().UTC().Truncate(time.Second)
-		if tok.RefreshToken != "" {
-			p.OAuth.RefreshToken = tok.RefreshToken
-		}
-		if tok.Scope != "" {
-			p.OAuth.Scopes = Scopes(tok.Scope)
-		}
-		out = p
-		return true, s.Add(p, true)
-	})
-	return out, err
+// RenewIn renews profile id's access token in s, unless another
+// process already did: when the stored access token is no longer the one
+// whose account fingerprint (auth.Fingerprint) is stale, and has not
+// expired, it answers the stored profile and save false. Otherwise it
+// calls before (the owner fence, right before the token request), then
+// refreshes (or, for client credentials, asks again) and answers the
+// profile with the new tokens, the rotated refresh token with them, and
+// save true. The caller runs it under the credentials' edit lock and
+// saves s when told to, so two renewals at once make one request.
+func (c *Client) RenewIn(ctx context.Context, s *auth.Store, id, stale string, before func() error) (auth.Profile, bool, error) {
+	p, ok := s.Get(id)
+	if !ok || p.OAuth == nil {
+		return p, false, errs.Failed(CodeNotLoggedIn, "the OAuth profile %s was removed", termsafe.Text(id)).
+			WithHint("log in again with 'clawkit mcp login URL'")
+	}
+	o := p.OAuth
+	// Another process renewed it while this one waited: its token is as
+	// fresh as a new one would be.
+	if p.Account() != stale && (o.ExpiresAt.IsZero() || c.now().Before(o.ExpiresAt)) {
+		return p, false, nil
+	}
+	if err := before(); err != nil {
+		return p, false, err
+	}
+	var tok *Token
+	var err error
+	switch {
+	case o.Grant == GrantClientCredentials:
+		tok, err = c.ClientCredentials(ctx, o.TokenEndpoint, o.Issuer, clientAuthOf(o), o.Scopes, o.Resource)
+	case o.RefreshToken != "":
+		tok, err = c.Refresh(ctx, o.TokenEndpoint, o.Issuer, clientAuthOf(o), o.RefreshToken, o.Resource)
+	case o.Grant == GrantJWTBearer:
+		return p, false, errs.Failed(CodeNotLoggedIn, "the OAuth token for %s expired; a workload identity token is used once", termsafe.Text(o.Server)).
+			WithHint("log in again with a fresh identity token: clawkit mcp login %s --grant jwt-bearer --client-id ID --assertion-stdin", termsafe.Text(o.Server))
+	default:
+		return p, false, errs.Failed(CodeNotLoggedIn, "the OAuth token for %s expired and there is no refresh token", termsafe.Text(o.Server)).
+			WithHint("log in again with 'clawkit mcp login %s'", termsafe.Text(o.Server))
+	}
+	if err != nil {
+		return p, false, err
+	}
+	q := *o
+	p.OAuth = &q
+	p.Secret = tok.AccessToken
+	q.ExpiresAt = tok.ExpiresAt
+	q.IssuedAt = c.now().UTC().Truncate(time.Second)
+	if tok.RefreshToken != "" {
+		q.RefreshToken = tok.RefreshToken
+	}
+	if tok.Scope != "" {
+		q.Scopes = Scopes(tok.Scope)
+	}
+	q.TokenType = tokenType(tok)
+	return p, true, s.Add(p, true)
 }
 
-// Fresh returns the profile's access token, renewed first when it is about
-// to expire.
-func (c *Client) Fresh(ctx context.Context, home string, p auth.Profile) (auth.Profile, error) {
+// Fresh returns the profile's access token, renewed through k first when
+// it is about to expire.
+func (c *Client) Fresh(ctx context.Context, k Keeper, p auth.Profile) (auth.Profile, error) {
 	if o := p.OAuth; o != nil && !o.ExpiresAt.IsZero() && !c.now().Add(margin(o)).Before(o.ExpiresAt) {
-		return c.Renew(ctx, home, p.ID, p.Secret)
+		return k.Renew(ctx, p.ID, p.Account())
 	}
 	return p, nil
+}
+
+// tokenType is what a profile stores of a token's type: "DPoP", or empty
+// for Bearer.
+func tokenType(t *Token) string {
+	if t.Type == SchemeDPoP {
+		return SchemeDPoP
+	}
+	return ""
 }

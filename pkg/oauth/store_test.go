@@ -14,7 +14,45 @@ import (
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/auth"
+	"github.com/clawkit/clawkit/pkg/fsx"
 )
+
+// fileKeeper is a Keeper on a home's credentials under their edit lock,
+// as pkg/ops' operations run it in the owner (without the owner fence).
+type fileKeeper struct {
+	home string
+	c    *Client
+}
+
+func (k fileKeeper) edit(change func(s *auth.Store) (bool, error)) error {
+	return fsx.EditLocked(filepath.Join(k.home, auth.FileName), func() error {
+		s, err := auth.Load(k.home)
+		if err != nil {
+			return err
+		}
+		save, err := change(s)
+		if err != nil || !save {
+			return err
+		}
+		return s.Save()
+	})
+}
+
+func (k fileKeeper) Save(_ context.Context, p auth.Profile) (auth.Profile, error) {
+	if err := CheckProfile(p); err != nil {
+		return p, err
+	}
+	return p, k.edit(func(s *auth.Store) (bool, error) { return true, Put(s, p) })
+}
+
+func (k fileKeeper) Renew(ctx context.Context, id, stale string) (out auth.Profile, err error) {
+	err = k.edit(func(s *auth.Store) (bool, error) {
+		p, save, err := k.c.RenewIn(ctx, s, id, stale, func() error { return nil })
+		out = p
+		return save, err
+	})
+	return out, err
+}
 
 // TestRenewOnce: callers that saw the same stale token at once make one
 // refresh (the credentials' edit lock), all get the new token, and the
@@ -39,18 +77,19 @@ func TestRenewOnce(t *testing.T) {
 		AS: &AuthServer{Issuer: "https://as.example", TokenEndpoint: srv.URL + "/token"}},
 		Client: ClientAuth{ClientID: "c", Method: AuthNone}, Token: &Token{AccessToken: "tok-1", RefreshToken: "ref-1", ExpiresAt: now.Add(10 * time.Second)},
 		Grant: GrantAuthorizationCode}
-	p, err := SaveResult(home, "", res, now.Add(-time.Hour)) // issued an hour ago: 60 s margin
+	c := &Client{}
+	k := fileKeeper{home: home, c: c}
+	p, err := k.Save(context.Background(), ProfileOf("", res, now.Add(-time.Hour))) // issued an hour ago: 60 s margin
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Client{}
 	var wg sync.WaitGroup
 	got := make([]string, 8)
 	for i := range got {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			q, err := c.Fresh(context.Background(), home, p)
+			q, err := c.Fresh(context.Background(), k, p)
 			if err != nil {
 				t.Error(err)
 				return

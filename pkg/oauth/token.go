@@ -50,6 +50,9 @@ type ClientAuth struct {
 	SigningAlg string
 	// Dynamic marks a client registered dynamically by this login.
 	Dynamic bool
+	// DPoPKey (PEM), when set, signs a DPoP proof for every token
+	// request (RFC 9449).
+	DPoPKey string
 }
 
 // Token is a token endpoint's answer.
@@ -58,6 +61,8 @@ type Token struct {
 	RefreshToken string
 	ExpiresAt    time.Time
 	Scope        string
+	// Type is the token_type: Bearer, or DPoP for a DPoP-bound token.
+	Type string
 }
 
 type tokenJSON struct {
@@ -73,6 +78,12 @@ type tokenJSON struct {
 // DecodeToken decodes a token endpoint response body (RFC 6749 §5.1, §5.2)
 // received at now. Only a Bearer token is accepted.
 func DecodeToken(status int, b []byte, now time.Time) (*Token, error) {
+	return decodeToken(status, b, now, false)
+}
+
+// decodeToken is DecodeToken; with dpop (the request carried a DPoP
+// proof) a DPoP token is accepted too.
+func decodeToken(status int, b []byte, now time.Time, dpop bool) (*Token, error) {
 	var t tokenJSON
 	if err := decodeObject(b, "token response", "the token endpoint", &t); err != nil {
 		if status != 200 {
@@ -94,11 +105,14 @@ func DecodeToken(status int, b []byte, now time.Time) (*Token, error) {
 	if t.AccessToken == "" {
 		return nil, errs.Failed(CodeTokenFailed, "the token response has no access_token")
 	}
-	if !strings.EqualFold(t.TokenType, "Bearer") {
+	typ := "Bearer"
+	if dpop && strings.EqualFold(t.TokenType, SchemeDPoP) {
+		typ = SchemeDPoP
+	} else if !strings.EqualFold(t.TokenType, "Bearer") {
 		return nil, errs.Refused(CodeNotBearer, "the token endpoint issued a token of type %q, not Bearer", termsafe.Text(t.TokenType)).
 			WithHint("clawkit sends only Bearer tokens (RFC 6750); the authorization server must issue one")
 	}
-	tok := &Token{AccessToken: t.AccessToken, RefreshToken: t.RefreshToken, Scope: t.Scope}
+	tok := &Token{AccessToken: t.AccessToken, RefreshToken: t.RefreshToken, Scope: t.Scope, Type: typ}
 	if len(t.ExpiresIn) > 0 && string(t.ExpiresIn) != "null" {
 		var secs float64
 		if err := json.Unmarshal(t.ExpiresIn, &secs); err != nil {
@@ -138,11 +152,36 @@ func (c *Client) token(ctx context.Context, endpoint, issuer string, ca ClientAu
 	default:
 		form.Set("client_id", ca.ClientID)
 	}
-	r, err := c.postForm(ctx, "token endpoint", endpoint, form, basic)
-	if err != nil {
-		return nil, err
+	var nonce string
+	for attempt := 1; ; attempt++ {
+		var dpop string
+		if ca.DPoPKey != "" {
+			p, err := DPoPProof(ca.DPoPKey, "POST", endpoint, nonce, "", c.now())
+			if err != nil {
+				return nil, err
+			}
+			dpop = p
+		}
+		r, err := c.postForm(ctx, "token endpoint", endpoint, form, basic, dpop)
+		if err != nil {
+			return nil, err
+		}
+		// A server that wants a nonce in the proof answers 400
+		// use_dpop_nonce with one (RFC 9449 §8): the request is sent once
+		// more with it.
+		if dpop != "" && attempt == 1 && r.Status == 400 {
+			if n, ok := ParseDPoPNonce(r.Header.Get("DPoP-Nonce")); ok {
+				var e struct {
+					Error string `json:"error"`
+				}
+				if decodeObject(r.Body, "token response", "the token endpoint", &e) == nil && isNonceChallenge(e.Error) {
+					nonce = n
+					continue
+				}
+			}
+		}
+		return decodeToken(r.Status, r.Body, c.now(), dpop != "")
 	}
-	return DecodeToken(r.Status, r.Body, c.now())
 }
 
 // Exchange trades an authorization code for tokens (RFC 6749 §4.1.3 with

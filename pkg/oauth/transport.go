@@ -8,9 +8,10 @@ import (
 	"github.com/clawkit/clawkit/pkg/errs"
 )
 
-// maxAttempts bounds the sends of one request: the first, one after a
-// renewal, one after a step-up or a new authorization.
-const maxAttempts = 3
+// maxAttempts bounds the sends of one request: the first, one with a
+// DPoP server's nonce, one after a renewal, one after a step-up or a new
+// authorization.
+const maxAttempts = 4
 
 // AuthError carries an authorization failure out of RoundTrip (which
 // http.Client wraps in a *url.Error): the MCP HTTP client reports Err as
@@ -36,10 +37,6 @@ type transport struct {
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	for attempt := 1; ; attempt++ {
-		hv, err := t.a.Header(ctx)
-		if err != nil {
-			return nil, &AuthError{Err: err}
-		}
 		r := req.Clone(ctx)
 		if attempt > 1 && req.Body != nil && req.Body != http.NoBody {
 			if req.GetBody == nil {
@@ -51,15 +48,21 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			r.Body = b
 		}
-		r.Header.Set("Authorization", hv)
+		sent, err := t.a.authorize(ctx, r)
+		if err != nil {
+			return nil, &AuthError{Err: err}
+		}
 		resp, err := t.base.RoundTrip(r)
+		if err == nil {
+			t.a.noteNonce(resp.Header)
+		}
 		if err != nil || (resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden) || attempt >= maxAttempts {
 			return resp, err
 		}
 		if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
 			return resp, nil
 		}
-		retry, rerr := t.a.Retry(ctx, resp.StatusCode, hv, resp.Header.Values("WWW-Authenticate"))
+		retry, rerr := t.a.Retry(ctx, resp.StatusCode, sent, resp.Header.Values("WWW-Authenticate"))
 		if rerr != nil {
 			drainClose(resp.Body)
 			return nil, &AuthError{Err: rerr}

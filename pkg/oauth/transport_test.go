@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -48,11 +49,12 @@ func TestTransportRenewsOnce(t *testing.T) {
 	home := t.TempDir()
 	res := &Result{Discovery: &Discovery{ServerURL: mcp.URL + "/mcp", Resource: mcp.URL + "/mcp", AS: &AuthServer{Issuer: as.URL, TokenEndpoint: as.URL + "/token"}},
 		Client: ClientAuth{ClientID: "c", Method: AuthNone}, Token: &Token{AccessToken: "tok-old", RefreshToken: "ref", ExpiresAt: time.Now().Add(time.Hour)}, Grant: GrantAuthorizationCode}
-	p, err := SaveResult(home, "", res, time.Now())
+	k := fileKeeper{home: home, c: &Client{}}
+	p, err := k.Save(context.Background(), ProfileOf("", res, time.Now()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := NewAuthorizer(&Client{}, home, p)
+	a := NewAuthorizer(k.c, k, p)
 	hc := &http.Client{Transport: a.Wrap(http.DefaultTransport)}
 	resp, err := hc.Post(mcp.URL+"/mcp", "application/json", strings.NewReader("hello"))
 	if err != nil {

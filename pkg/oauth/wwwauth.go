@@ -38,11 +38,15 @@ func ParseChallenges(values []string) []Challenge {
 	return out
 }
 
-// Bearer returns the first Bearer challenge (schemes compare without case).
+// Bearer returns the first Bearer challenge, else the first DPoP one (a
+// server that wants DPoP-bound tokens challenges with that scheme, RFC
+// 9449 §7.1, with the same parameters); schemes compare without case.
 func Bearer(cs []Challenge) (Challenge, bool) {
-	for _, c := range cs {
-		if strings.EqualFold(c.Scheme, "Bearer") {
-			return c, true
+	for _, scheme := range []string{"Bearer", SchemeDPoP} {
+		for _, c := range cs {
+			if strings.EqualFold(c.Scheme, scheme) {
+				return c, true
+			}
 		}
 	}
 	return Challenge{}, false

@@ -20,7 +20,7 @@ var allowed = map[string][]string{
 	"cmd/fakegoogle":              {"pkg/research/google/fakeapi"},
 	"pkg/cli":                     {"*"},
 	"pkg/ops":                     {"pkg/owner", "pkg/core", "pkg/research", "pkg/research/riversched", "pkg/skills"},
-	"pkg/core":                    {"pkg/owner", "pkg/store", "pkg/config", "pkg/auth"},
+	"pkg/core":                    {"pkg/owner", "pkg/store", "pkg/config", "pkg/auth", "pkg/oauth"},
 	"pkg/gateway":                 {"pkg/owner", "pkg/store"},
 	"pkg/owner":                   {"pkg/store", "pkg/config", "pkg/auth"},
 	"pkg/research":                {"pkg/owner", "pkg/store", "pkg/config", "pkg/auth", "pkg/research/google"},

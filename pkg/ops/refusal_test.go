@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawkit/clawkit/pkg/auth"
 	"github.com/clawkit/clawkit/pkg/core"
 	"github.com/clawkit/clawkit/pkg/owner"
 	"github.com/clawkit/clawkit/pkg/research"
@@ -32,7 +33,14 @@ var refused = map[string][]any{
 		core.AuthAddParams{ID: "x", Provider: "mcp", Kind: "api-key", Secret: "s"},
 		core.AuthAddParams{ID: "x", Provider: "google", Kind: "header", Secret: "s"},
 	},
-	core.OpAuthRemove.Name:  {core.AuthRemoveParams{ID: "nope"}, core.AuthRemoveParams{}},
+	core.OpAuthRemove.Name: {core.AuthRemoveParams{ID: "nope"}, core.AuthRemoveParams{}},
+	core.OpOAuthSave.Name: {
+		core.OAuthSaveParams{ID: "bad id"},
+		core.OAuthSaveParams{ID: "x", Profile: auth.Profile{Provider: "mcp", Kind: "oauth", Secret: "tok"}},
+		core.OAuthSaveParams{ID: "x", Profile: auth.Profile{Provider: "google", Kind: "oauth", Secret: "tok", OAuth: &auth.OAuth{Server: "s", Issuer: "i", Resource: "r"}}},
+	},
+	core.OpOAuthRenew.Name:  {core.OAuthRenewParams{ID: "nope", Stale: "0123456789abcdef"}, core.OAuthRenewParams{ID: "x", Stale: "tok"}},
+	core.OpOAuthLogout.Name: {core.OAuthLogoutParams{ID: "nope"}, core.OAuthLogoutParams{Server: "https://mcp.example/mcp"}, core.OAuthLogoutParams{}},
 	core.OpConfigSet.Name:   {core.ConfigParams{Path: "a..b", Value: json.RawMessage(`1`)}, core.ConfigParams{Path: "a.b"}},
 	core.OpConfigUnset.Name: {core.ConfigParams{Path: ""}},
 	core.OpStateBackup.Name: {core.BackupParams{Path: "relative.db"}, core.BackupParams{Path: "/nonexistent-clawkit-dir/b.db"}},
