@@ -101,7 +101,10 @@ type ResearchStartCmd struct {
 	Timeout        time.Duration `help:"With --wait: how long to wait (0 = the job's own budget)."`
 	Out            string        `help:"With --wait: also publish the report to FILE." placeholder:"FILE"`
 	Plan           bool          `help:"Ask for a research plan first: the job stops plan-proposed (plan.md) until 'research approve' or 'research reject'."`
-	File           []string      `help:"Send a document (PDF, CSV) or image inline; its type is read from its content. Repeatable." placeholder:"PATH"`
+	File           []string      `help:"Send a document (PDF, CSV, Word, Excel, PowerPoint, OpenDocument) or image; its type is read from its content. Inline within the inline limits, else uploaded through the Files API. Repeatable." placeholder:"PATH"`
+	Pages          []string      `help:"Send only these pages of a --file document (N, N-M, N-, -M); FILE= may be left out with one --file. Repeatable." placeholder:"[FILE=]RANGE"`
+	Sheet          []string      `help:"Send only this sheet of a --file spreadsheet, from 1, optionally its cells (2!A1:D10); FILE= may be left out with one --file. Repeatable." placeholder:"[FILE=]N[!CELLS]"`
+	KeepUploads    bool          `name:"keep-uploads" help:"Keep the files uploaded through the Files API when the job ends (they are deleted by default)."`
 	FileSearch     []string      `name:"file-search" help:"Let the agent search this file search store. Repeatable." placeholder:"STORE"`
 	URLContext     bool          `name:"url-context" help:"Let the agent read the URLs the question names."`
 	MCPServer      []string      `name:"mcp-server" help:"Let the agent call this MCP server. Repeatable." placeholder:"NAME=URL"`
@@ -136,9 +139,13 @@ func (c *ResearchStartCmd) params() (research.StartParams, error) {
 		}
 		files = append(files, a)
 	}
+	inputs, err := research.InputsFromFlags(files, c.Pages, c.Sheet, filepath.Abs)
+	if err != nil {
+		return research.StartParams{}, err
+	}
 	p := research.StartParams{Caller: c.caller(), Question: c.Question, OutputFormat: c.OutputFormat,
 		MaxReportBytes: c.MaxReportBytes, AsOf: c.AsOf, IdempotencyKey: c.IdempotencyKey,
-		Plan: c.Plan, Inputs: files, Tools: tools, Visualization: c.Visualization, MaxTokens: c.MaxTokens}
+		Plan: c.Plan, Inputs: inputs, KeepUploads: c.KeepUploads, Tools: tools, Visualization: c.Visualization, MaxTokens: c.MaxTokens}
 	if c.Wait {
 		// One routed call: the start and its wait run under one owner.
 		ms, err := research.WaitTimeoutMs(c.Timeout)
@@ -379,7 +386,22 @@ func (c *ResearchShowCmd) Run(env *Env) error {
 				row("token budget", fmt.Sprint(o.MaxTokens))
 			}
 			for _, in := range o.Inputs {
-				row("input", fmt.Sprintf("%s (%s, %d bytes, sha256 %s)", termsafe.Text(in.Name), in.MimeType, in.Size, in.SHA256))
+				line := fmt.Sprintf("%s (%s, %d bytes, sha256 %s)", termsafe.Text(in.Name), in.MimeType, in.Size, in.SHA256)
+				switch {
+				case in.Pages != "":
+					line += " pages " + termsafe.Text(in.Pages)
+				case in.Sheet != "":
+					line += " sheet " + termsafe.Text(in.Sheet)
+				}
+				switch {
+				case in.Upload && in.File == "" && in.Progress != nil:
+					line += fmt.Sprintf(" uploading, %d bytes confirmed", in.Progress.Offset)
+				case in.Upload && in.Deleted:
+					line += " uploaded as " + termsafe.Text(in.File) + ", deleted"
+				case in.Upload && in.File != "":
+					line += " uploaded as " + termsafe.Text(in.File)
+				}
+				row("input", line)
 			}
 			if t := o.Tools; t != nil {
 				for _, st := range t.FileSearch {

@@ -48,9 +48,11 @@ func rpcStart(c Caller, req Request) StartParams {
 	if req.FollowUp != nil {
 		p.FollowUp = &JobRef{Handle: req.FollowUp.Handle}
 	}
+	var specs []InputSpec
 	for _, in := range req.Inputs {
-		p.Inputs = append(p.Inputs, in.Path)
+		specs = append(specs, InputSpec(in))
 	}
+	p.Inputs, p.KeepUploads = AskInputs(specs...), req.KeepUploads
 	if req.Output != nil {
 		p.OutputFormat, p.MaxReportBytes = req.Output.Format, req.Output.MaxReportBytes
 	}

@@ -133,6 +133,14 @@ const (
 	CodeInputsTooLarge errs.Code = "inputs_too_large"
 	// CodeInvalidFollowUp: a follow-up names its parent job by id or by handle
 	CodeInvalidFollowUp errs.Code = "invalid_follow_up"
+	// CodeInvalidRange: input …: … is not a page number (1, 2, …)
+	CodeInvalidRange errs.Code = "invalid_range"
+	// CodeRangeNotApplicable: input … is …, which has …; … does not apply
+	CodeRangeNotApplicable errs.Code = "range_not_applicable"
+	// CodeInputChanged: input … changed while it was being read
+	CodeInputChanged errs.Code = "input_changed"
+	// CodeUploadFailed: uploading input … failed: …
+	CodeUploadFailed errs.Code = "upload_failed"
 	// CodeInvalidTool: … file search stores; at most …
 	CodeInvalidTool errs.Code = "invalid_tool"
 	// CodeInvalidVisualization: visualization … is not one of auto, off

@@ -129,6 +129,8 @@ func (s *Service) apply(ctx context.Context, env *owner.OpEnv, j *Job, it *googl
 		}
 		return nil, err
 	}
+	// The job has ended: the files it uploaded go (uploads.go).
+	s.deleteUploads(wctx, env, js, j, cred)
 	return j, nil
 }
 
