@@ -71,7 +71,13 @@ func (s *Service) admitRPC(pre owner.Pre, raw json.RawMessage) error {
 	c := Caller{AgentID: rpc.AgentID, SessionKey: rpc.SessionKey}
 	switch rpc.Request.Action {
 	case ActionStart:
-		return s.admitStart(pre, rpcStart(c, rpc.Request))
+		// Admission reads only what Check returned (the checked input
+		// list); a start Check refuses is answered by the operation.
+		p, err := checkStartParams(rpcStart(c, rpc.Request))
+		if err != nil {
+			return nil
+		}
+		return s.admitStart(pre, p)
 	case ActionPoll, ActionCancel, ActionApprove, ActionReject:
 		_, err := checkJobRef(JobParams{Caller: c, Handle: rpc.Request.Handle})
 		return err

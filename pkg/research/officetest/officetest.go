@@ -39,6 +39,14 @@ func Build(kind string) ([]byte, error) {
 		return OLE("Workbook"), nil
 	case "ppt":
 		return OLE("PowerPoint Document", "Current User"), nil
+	// Look-alikes, none of the ten: a zip that declares no main part, an
+	// OpenDocument container of another type, an Outlook message.
+	case "zip":
+		return OOXML("data.xml", "application/xml"), nil
+	case "epub":
+		return ODF("application/epub+zip"), nil
+	case "msg":
+		return OLE("__substg1.0_0037001F"), nil
 	}
 	return nil, fmt.Errorf("officetest: unknown kind %q", kind)
 }
