@@ -252,8 +252,10 @@ func (s *Service) Start(ctx context.Context, env *owner.OpEnv, p StartParams) (*
 			return nil, s.uploadFailed(ctx, env, js, j, cred, err)
 		}
 		// Recorded before the create leaves: from here on an interrupted
-		// job may have been created.
+		// job may have been created. The wall-clock budget is the
+		// research's: it starts with the create, not with the uploads.
 		j.Options.Uploading = false
+		j.DeadlineAt = ms(env.Now().Add(s.budgets().WallClock))
 		if err := s.saveUpload(ctx, env, js, j); err != nil {
 			return nil, err
 		}
@@ -269,11 +271,11 @@ func (s *Service) Start(ctx context.Context, env *owner.OpEnv, p StartParams) (*
 	// if our own context is being cancelled.
 	wctx := context.WithoutCancel(ctx)
 	if err != nil {
-		ferr := s.createFailed(wctx, env, js, j, err, secrets...)
-		if j.State == StateNotSent {
-			s.deleteUploads(wctx, env, js, j, cred)
+		if ge := google.AsError(err); ge != nil && ge.NotSent {
+			// Proved not accepted: nothing will read the uploads.
+			s.deleteUploads(wctx, j, cred)
 		}
-		return nil, ferr
+		return nil, s.createFailed(wctx, env, js, j, err, secrets...)
 	}
 	j.Handle, j.ProviderStatus, j.ProviderUpdated = it.ID, it.Status, it.Updated
 	j.State = StateRunning

@@ -217,27 +217,25 @@ func uploadCause(err error) *google.Error {
 	return nil
 }
 
-// deleteUploads deletes the files j uploaded, unless it keeps them; each
-// one deleted is recorded. A failure is left for the next look (the Files
-// API also expires files on its own).
-func (s *Service) deleteUploads(ctx context.Context, env *owner.OpEnv, js jobStore, j *Job, cred credential) {
+// deleteUploads deletes the files j uploaded, unless it keeps them, and
+// marks each one deleted in j; the caller records j (before the state
+// that ends it: a terminal job is never written again). A failure is
+// left as it is (the Files API also expires files on its own); a file
+// already gone counts as deleted, so doing it again after a crash is
+// harmless.
+func (s *Service) deleteUploads(ctx context.Context, j *Job, cred credential) {
 	if j.Options == nil || j.Options.KeepUploads {
 		return
 	}
 	c := s.client(j, cred)
-	changed := false
 	for i := range j.Options.Inputs {
 		rec := &j.Options.Inputs[i]
 		if rec.File == "" || rec.Deleted {
 			continue
 		}
-		if err := c.DeleteFile(ctx, rec.File); err != nil {
-			continue
+		if c.DeleteFile(ctx, rec.File) == nil {
+			rec.Deleted = true
 		}
-		rec.Deleted, changed = true, true
-	}
-	if changed && env.Fence.AssertCurrent() == nil {
-		_ = js.update(context.WithoutCancel(ctx), j, env.Now())
 	}
 }
 
@@ -285,10 +283,10 @@ func (s *Service) uploadFailed(ctx context.Context, env *owner.OpEnv, js jobStor
 	for i := range j.Options.Inputs {
 		j.Options.Inputs[i].Progress = nil
 	}
+	s.deleteUploads(wctx, j, cred)
 	if uerr := js.update(wctx, j, env.Now()); uerr != nil {
 		return err
 	}
-	s.deleteUploads(wctx, env, js, j, cred)
 	if e != nil {
 		return &JobStateError{State: StateNotSent, Err: e.WithJob(j.ID)}
 	}
