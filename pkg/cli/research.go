@@ -458,6 +458,9 @@ func (c *ResearchRecoverCmd) Run(env *Env) error {
 		for _, id := range res.Indeterminate {
 			fmt.Fprintf(w, "%s indeterminate: no receipt was recorded for its create; inspect the provider account (never resubmitted)\n", id)
 		}
+		for _, id := range res.NotSent {
+			fmt.Fprintf(w, "%s not-sent: interrupted while uploading its inputs; no create was sent\n", id)
+		}
 		for _, id := range res.Resumed {
 			fmt.Fprintf(w, "%s running: polled, still in progress\n", id)
 		}
@@ -467,7 +470,7 @@ func (c *ResearchRecoverCmd) Run(env *Env) error {
 		for _, s := range res.Skipped {
 			fmt.Fprintf(w, "%s skipped: %s: %s\n", s.Job, s.Code, termsafe.Text(s.Reason))
 		}
-		if len(res.Indeterminate)+len(res.Resumed)+len(res.Finished)+len(res.Skipped) == 0 {
+		if len(res.Indeterminate)+len(res.NotSent)+len(res.Resumed)+len(res.Finished)+len(res.Skipped) == 0 {
 			fmt.Fprintln(w, "nothing to recover")
 		}
 	})
