@@ -131,7 +131,7 @@ func (s *Service) markIndeterminate(ctx context.Context, env *owner.OpEnv, js jo
 	j.ErrorMessage = "the create request of this job may have been sent, but no receipt was recorded (interrupted); it is never resubmitted: inspect the provider account"
 	if j.uploading() {
 		// Interrupted while uploading its inputs: no create had left.
-		j.State, j.ErrorCode = StateNotSent, "upload_interrupted"
+		j.State, j.ErrorCode = StateNotSent, string(CodeUploadInterrupted)
 		j.ErrorMessage = "interrupted while uploading its inputs; the create was never sent"
 		j.Options.Uploading = false
 	}
