@@ -76,7 +76,7 @@ func (c *ResearchDescribeCmd) Run(env *Env) error {
 		c := d.Constraints
 		fmt.Fprintf(w, "plan:        %v (research start --plan, then approve or reject)\n", c.Plan)
 		fmt.Fprintf(w, "follow-up:   %v (research follow-up JOB QUESTION)\n", c.FollowUp)
-		fmt.Fprintf(w, "inputs:      %s; at most %d files, %d bytes each, %d in all\n", strings.Join(c.Inputs.MimeTypes, ","), c.Inputs.MaxFiles, c.Inputs.MaxFileBytes, c.Inputs.MaxTotalBytes)
+		fmt.Fprintf(w, "inputs:      %s; at most %d files, %d bytes each (inline up to %d each, %d in all; larger ones uploaded)\n", strings.Join(c.Inputs.MimeTypes, ","), c.Inputs.MaxFiles, c.Inputs.MaxFileBytes, c.Inputs.MaxInlineFileBytes, c.Inputs.MaxInlineTotalBytes)
 		fmt.Fprintf(w, "tools:       %s\n", strings.Join(c.Tools, ","))
 		fmt.Fprintf(w, "charts:      visualization=%s; at most %d figures (%s)\n", strings.Join(c.Visualization, "|"), c.Figures.MaxCount, strings.Join(c.Figures.MimeTypes, ","))
 		fmt.Fprintf(w, "unsupported: %s\n", strings.Join(d.Unsupported, ", "))

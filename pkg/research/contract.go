@@ -630,6 +630,14 @@ type InputConstraints struct {
 	MaxFiles      int      `json:"maxFiles"`
 	MaxFileBytes  int64    `json:"maxFileBytes"`
 	MaxTotalBytes int64    `json:"maxTotalBytes"`
+	// The inline limits: over them a file is uploaded through the Files
+	// API (docs/research.md, "Files larger than the inline limits").
+	MaxInlineFileBytes  int64 `json:"maxInlineFileBytes"`
+	MaxInlineTotalBytes int64 `json:"maxInlineTotalBytes"`
+	// PageTypes and SheetTypes are the MIME types a page range or a sheet
+	// applies to.
+	PageTypes  []string `json:"pageTypes"`
+	SheetTypes []string `json:"sheetTypes"`
 }
 
 // FigureConstraints bound the figures saved beside a report.

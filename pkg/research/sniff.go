@@ -309,3 +309,14 @@ func rangeKind(mime string) string {
 	}
 	return ""
 }
+
+// typesWithRange lists the document types whose range is of kind.
+func typesWithRange(kind string) []string {
+	var out []string
+	for _, m := range google.DocumentMimeTypes {
+		if rangeKind(m) == kind {
+			out = append(out, m)
+		}
+	}
+	return out
+}
