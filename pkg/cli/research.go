@@ -131,15 +131,7 @@ func (c *ResearchStartCmd) params() (research.StartParams, error) {
 	if err != nil {
 		return research.StartParams{}, err
 	}
-	var files []string
-	for _, f := range c.File {
-		a, err := filepath.Abs(f)
-		if err != nil {
-			return research.StartParams{}, errs.Usage(errs.CodeInvalidInput, "cannot resolve --file %s: %v", f, err)
-		}
-		files = append(files, a)
-	}
-	inputs, err := research.InputsFromFlags(files, c.Pages, c.Sheet, filepath.Abs)
+	inputs, err := inputsFromFlags(c.File, c.Pages, c.Sheet)
 	if err != nil {
 		return research.StartParams{}, err
 	}
@@ -562,6 +554,24 @@ type ResearchFollowUpCmd struct {
 	Timeout        time.Duration `help:"With --wait: how long to wait (0 = the job's own budget)."`
 	Out            string        `help:"With --wait: also publish the report to FILE." placeholder:"FILE"`
 	MaxTokens      int64         `name:"max-tokens" help:"Token budget of the follow-up: cancel it once its reported usage passes N tokens (0 = none)." placeholder:"N"`
+	File           []string      `help:"Send a document or image with the follow-up, as research start --file. Repeatable." placeholder:"PATH"`
+	Pages          []string      `help:"Send only these pages of a --file document, as research start --pages. Repeatable." placeholder:"[FILE=]RANGE"`
+	Sheet          []string      `help:"Send only this sheet of a --file spreadsheet, as research start --sheet. Repeatable." placeholder:"[FILE=]N[!CELLS]"`
+	KeepUploads    bool          `name:"keep-uploads" help:"Keep the files uploaded through the Files API when the follow-up ends."`
+}
+
+// inputsFromFlags resolves --file paths and reads --pages and --sheet
+// (the rules on them are the start's Check).
+func inputsFromFlags(files, pages, sheets []string) (research.InputList, error) {
+	var abs []string
+	for _, f := range files {
+		a, err := filepath.Abs(f)
+		if err != nil {
+			return research.InputList{}, errs.Usage(errs.CodeInvalidInput, "cannot resolve --file %s: %v", f, err)
+		}
+		abs = append(abs, a)
+	}
+	return research.InputsFromFlags(abs, pages, sheets, filepath.Abs)
 }
 
 // Run runs `clawkit research follow-up`.
@@ -570,8 +580,13 @@ func (c *ResearchFollowUpCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	inputs, err := inputsFromFlags(c.File, c.Pages, c.Sheet)
+	if err != nil {
+		return err
+	}
 	p := research.StartParams{Caller: c.caller(), Question: c.Question, MaxReportBytes: c.MaxReportBytes,
-		IdempotencyKey: c.IdempotencyKey, FollowUp: &research.JobRef{Job: c.Job}, Wait: sw, MaxTokens: c.MaxTokens}
+		IdempotencyKey: c.IdempotencyKey, FollowUp: &research.JobRef{Job: c.Job}, Wait: sw, MaxTokens: c.MaxTokens,
+		Inputs: inputs, KeepUploads: c.KeepUploads}
 	res, err := ops.ResearchStart.Call(env.Ctx, env, p)
 	return printStarted(env.Out, res, err)
 }
