@@ -83,7 +83,7 @@ func TestInputListChecked(t *testing.T) {
 }
 
 func TestInputsFromFlags(t *testing.T) {
-	abs := func(p string) (string, error) { return filepath.Join("/w", p), nil }
+	abs := func(p string) (string, error) { return "/w/" + filepath.Clean(p), nil }
 	l, err := InputsFromFlags([]string{"/w/a.docx"}, []string{"2-3"}, nil, abs)
 	if err != nil || l.Specs()[0].Pages != "2-3" {
 		t.Fatalf("%+v %v", l, err)

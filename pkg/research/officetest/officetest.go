@@ -10,6 +10,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"slices"
 	"unicode/utf16"
 )
 
@@ -57,7 +58,7 @@ func OOXML(part, contentType string) []byte {
 	var b bytes.Buffer
 	z := zip.NewWriter(&b)
 	w, _ := z.Create("[Content_Types].xml")
-	fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+	_, _ = fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
 <Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="xml" ContentType="application/xml"/><Override PartName="/%s" ContentType="%s"/></Types>`, part, contentType)
 	w, _ = z.Create(part)
 	_, _ = w.Write([]byte(`<?xml version="1.0"?><root/>`))
@@ -150,6 +151,5 @@ func OLE(streams ...string) []byte {
 		le.PutUint32(e[72:], free)
 		le.PutUint32(e[76:], free)
 	}
-	out := append(hdr, fat...)
-	return append(out, dir...)
+	return slices.Concat(hdr, fat, dir)
 }
