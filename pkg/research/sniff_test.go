@@ -1,7 +1,9 @@
 package research
 
 import (
+	"archive/zip"
 	"bytes"
+	"encoding/binary"
 	"testing"
 
 	"github.com/clawkit/clawkit/pkg/research/google"
@@ -82,4 +84,32 @@ func FuzzSniffFile(f *testing.F) {
 			t.Fatalf("sniffed %q, a type the SDKs do not name", m)
 		}
 	})
+}
+
+// Hostile containers are refused without reading past the bounds: a zip
+// whose end record claims more entries than the bound, a compound file
+// whose directory chain loops on itself, an OpenDocument zip written as a
+// stream (sizes after the data) is still recognised.
+func TestSniffHostileContainers(t *testing.T) {
+	docx, _ := officetest.Build("docx")
+	big := append([]byte{}, docx...)
+	i := bytes.LastIndex(big, []byte("PK\x05\x06"))
+	binary.LittleEndian.PutUint16(big[i+10:], 0xFFFF) // entries: ZIP64's marker
+	if got := sniffBytes(big); got != "" {
+		t.Errorf("zip claiming 65535 entries: %q", got)
+	}
+	loop, _ := officetest.Build("doc")
+	loop = append([]byte{}, loop...)
+	binary.LittleEndian.PutUint32(loop[512+4:], 1) // the directory's sector points at itself
+	if got := sniffBytes(loop); got != "" {
+		t.Errorf("looping directory: %q", got)
+	}
+	var b bytes.Buffer
+	z := zip.NewWriter(&b)
+	w, _ := z.CreateHeader(&zip.FileHeader{Name: "mimetype", Method: zip.Store})
+	_, _ = w.Write([]byte(google.MimeODS))
+	_ = z.Close()
+	if got := sniffBytes(b.Bytes()); got != google.MimeODS {
+		t.Errorf("streamed ODF: %q", got)
+	}
 }
