@@ -116,11 +116,28 @@ func (o *JobOptions) empty() bool {
 	return o == nil || (!o.Plan && o.Revision == "" && o.Visualization == "" && len(o.Inputs) == 0 && o.Tools == nil && o.MaxTokens == 0 && !o.KeepUploads)
 }
 
+// storedOptions is JobOptions as the job store keeps them: with the
+// upload sessions beside the inputs, so the view of a job (research
+// show, --json, result.json) never carries a session URL (uploads.go).
+type storedOptions struct {
+	*JobOptions
+	UploadSessions []string `json:"uploadSessions,omitempty"`
+}
+
 func encodeOptions(o *JobOptions) string {
 	if o.empty() {
 		return ""
 	}
-	b, _ := json.Marshal(o)
+	st := storedOptions{JobOptions: o}
+	for i, in := range o.Inputs {
+		if in.Progress != nil && in.Progress.Session != "" {
+			if st.UploadSessions == nil {
+				st.UploadSessions = make([]string, len(o.Inputs))
+			}
+			st.UploadSessions[i] = in.Progress.Session
+		}
+	}
+	b, _ := json.Marshal(st)
 	return string(b)
 }
 
@@ -128,11 +145,17 @@ func decodeOptions(s string) (*JobOptions, error) {
 	if s == "" {
 		return nil, nil
 	}
-	var o JobOptions
-	if err := json.Unmarshal([]byte(s), &o); err != nil {
+	st := storedOptions{JobOptions: &JobOptions{}}
+	if err := json.Unmarshal([]byte(s), &st); err != nil {
 		return nil, storeErr("read the research job's options", err)
 	}
-	return &o, nil
+	o := st.JobOptions
+	for i, sess := range st.UploadSessions {
+		if i < len(o.Inputs) && o.Inputs[i].Progress != nil {
+			o.Inputs[i].Progress.Session = sess
+		}
+	}
+	return o, nil
 }
 
 // plan reports whether j asks for collaborative planning.

@@ -33,7 +33,9 @@ const MaxUploadBytes = 2 << 30
 // session's URL, the offset the API confirmed and the SHA-256 state of the
 // bytes up to it. It is cleared when the upload ends.
 type UploadProgress struct {
-	Session string `json:"session"`
+	// Session is kept by the job store beside the options, never shown:
+	// it is the upload's capability (storedOptions).
+	Session string `json:"-"`
 	Offset  int64  `json:"offset"`
 	// Digest is the SHA-256 state after Offset bytes: a resumed upload
 	// hashes the same prefix again and goes on only if it is the same.
