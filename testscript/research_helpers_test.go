@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/ops"
 	"github.com/clawkit/clawkit/pkg/research/google/fakeapi"
+	"github.com/clawkit/clawkit/pkg/research/officetest"
 )
 
 // Research scripts (research_*.txtar) each get their own fake Interactions
@@ -29,7 +31,9 @@ func researchKit() scriptKit {
 			"fakegoogle": fakeGoogleMain,
 		},
 		cmds: map[string]scriptCmd{
-			"figure-is": cmdFigureIs,
+			"figure-is":  cmdFigureIs,
+			"officedoc":  cmdOfficeDoc,
+			"sparsefile": cmdSparseFile,
 		},
 		conditions: map[string]func() (bool, error){
 			"genai": genaiPeer,
@@ -161,4 +165,30 @@ func cmdFigureIs(ts *testscript.TestScript, neg bool, args []string) {
 	if got := ts.ReadFile(args[0]); got != string(figs[n]) {
 		ts.Fatalf("figure-is: %s is not the fake's figure %d (%d bytes)", args[0], n, len(got))
 	}
+}
+
+// officedoc KIND PATH: write the smallest file of an Office or
+// OpenDocument KIND (docx, dotx, xlsx, pptx, odt, ods, odp, doc, xls, ppt)
+// that the input sniffer recognises (package officetest).
+func cmdOfficeDoc(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: officedoc KIND PATH")
+	}
+	b, err := officetest.Build(args[0])
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), b, 0o644))
+}
+
+// sparsefile PATH SIZE PREFIX-FILE: a file of SIZE bytes that begins with
+// PREFIX-FILE's content and holds nothing else (sparse: a file beyond the
+// upload bound costs no disk).
+func cmdSparseFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: sparsefile PATH SIZE PREFIX-FILE")
+	}
+	size, err := strconv.ParseInt(args[1], 10, 64)
+	ts.Check(err)
+	p := ts.MkAbs(args[0])
+	ts.Check(os.WriteFile(p, []byte(ts.ReadFile(args[2])), 0o644))
+	ts.Check(os.Truncate(p, size))
 }

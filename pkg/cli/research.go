@@ -75,7 +75,7 @@ func (c *ResearchDescribeCmd) Run(env *Env) error {
 		c := d.Constraints
 		fmt.Fprintf(w, "plan:        %v (research start --plan, then approve or reject)\n", c.Plan)
 		fmt.Fprintf(w, "follow-up:   %v (research follow-up JOB QUESTION)\n", c.FollowUp)
-		fmt.Fprintf(w, "inputs:      %s; at most %d files, %d bytes each, %d in all\n", strings.Join(c.Inputs.MimeTypes, ","), c.Inputs.MaxFiles, c.Inputs.MaxFileBytes, c.Inputs.MaxTotalBytes)
+		fmt.Fprintf(w, "inputs:      %s; at most %d files, %d bytes each (inline up to %d each, %d in all; larger ones uploaded)\n", strings.Join(c.Inputs.MimeTypes, ","), c.Inputs.MaxFiles, c.Inputs.MaxFileBytes, c.Inputs.MaxInlineFileBytes, c.Inputs.MaxInlineTotalBytes)
 		fmt.Fprintf(w, "tools:       %s\n", strings.Join(c.Tools, ","))
 		fmt.Fprintf(w, "charts:      visualization=%s; at most %d figures (%s)\n", strings.Join(c.Visualization, "|"), c.Figures.MaxCount, strings.Join(c.Figures.MimeTypes, ","))
 		fmt.Fprintf(w, "unsupported: %s\n", strings.Join(d.Unsupported, ", "))
@@ -100,7 +100,10 @@ type ResearchStartCmd struct {
 	Timeout        time.Duration `help:"With --wait: how long to wait (0 = the job's own budget)."`
 	Out            string        `help:"With --wait: also publish the report to FILE." placeholder:"FILE"`
 	Plan           bool          `help:"Ask for a research plan first: the job stops plan-proposed (plan.md) until 'research approve' or 'research reject'."`
-	File           []string      `help:"Send a document (PDF, CSV) or image inline; its type is read from its content. Repeatable." placeholder:"PATH"`
+	File           []string      `help:"Send a document (PDF, CSV, Word, Excel, PowerPoint, OpenDocument) or image; its type is read from its content. Inline within the inline limits, else uploaded through the Files API. Repeatable." placeholder:"PATH"`
+	Pages          []string      `help:"Send only these pages of a --file document (N, N-M, N-, -M); FILE= may be left out with one --file. Repeatable." placeholder:"[FILE=]RANGE"`
+	Sheet          []string      `help:"Send only this sheet of a --file spreadsheet, from 1, optionally its cells (2!A1:D10); FILE= may be left out with one --file. Repeatable." placeholder:"[FILE=]N[!CELLS]"`
+	KeepUploads    bool          `name:"keep-uploads" help:"Keep the files uploaded through the Files API when the job ends (they are deleted by default)."`
 	FileSearch     []string      `name:"file-search" help:"Let the agent search this file search store. Repeatable." placeholder:"STORE"`
 	URLContext     bool          `name:"url-context" help:"Let the agent read the URLs the question names."`
 	MCPServer      []string      `name:"mcp-server" help:"Let the agent call this MCP server. Repeatable." placeholder:"NAME=URL"`
@@ -127,17 +130,13 @@ func (c *ResearchStartCmd) params() (research.StartParams, error) {
 	if err != nil {
 		return research.StartParams{}, err
 	}
-	var files []string
-	for _, f := range c.File {
-		a, err := filepath.Abs(f)
-		if err != nil {
-			return research.StartParams{}, errs.Usage(errs.CodeInvalidInput, "cannot resolve --file %s: %v", f, err)
-		}
-		files = append(files, a)
+	inputs, err := inputsFromFlags(c.File, c.Pages, c.Sheet)
+	if err != nil {
+		return research.StartParams{}, err
 	}
 	p := research.StartParams{Caller: c.caller(), Question: c.Question, OutputFormat: c.OutputFormat,
 		MaxReportBytes: c.MaxReportBytes, AsOf: c.AsOf, IdempotencyKey: c.IdempotencyKey,
-		Plan: c.Plan, Inputs: files, Tools: tools, Visualization: c.Visualization, MaxTokens: c.MaxTokens}
+		Plan: c.Plan, Inputs: inputs, KeepUploads: c.KeepUploads, Tools: tools, Visualization: c.Visualization, MaxTokens: c.MaxTokens}
 	if c.Wait {
 		// One routed call: the start and its wait run under one owner.
 		ms, err := research.WaitTimeoutMs(c.Timeout)
@@ -373,7 +372,22 @@ func (c *ResearchShowCmd) Run(env *Env) error {
 				row("token budget", fmt.Sprint(o.MaxTokens))
 			}
 			for _, in := range o.Inputs {
-				row("input", fmt.Sprintf("%s (%s, %d bytes, sha256 %s)", termsafe.Text(in.Name), in.MimeType, in.Size, in.SHA256))
+				line := fmt.Sprintf("%s (%s, %d bytes, sha256 %s)", termsafe.Text(in.Name), in.MimeType, in.Size, in.SHA256)
+				switch {
+				case in.Pages != "":
+					line += " pages " + termsafe.Text(in.Pages)
+				case in.Sheet != "":
+					line += " sheet " + termsafe.Text(in.Sheet)
+				}
+				switch {
+				case in.Upload && in.File == "" && in.Progress != nil:
+					line += fmt.Sprintf(" uploading, %d bytes confirmed", in.Progress.Offset)
+				case in.Upload && in.Deleted:
+					line += " uploaded as " + termsafe.Text(in.File) + ", deleted"
+				case in.Upload && in.File != "":
+					line += " uploaded as " + termsafe.Text(in.File)
+				}
+				row("input", line)
 			}
 			if t := o.Tools; t != nil {
 				for _, st := range t.FileSearch {
@@ -430,6 +444,9 @@ func (c *ResearchRecoverCmd) Run(env *Env) error {
 		for _, id := range res.Indeterminate {
 			fmt.Fprintf(w, "%s indeterminate: no receipt was recorded for its create; inspect the provider account (never resubmitted)\n", id)
 		}
+		for _, id := range res.NotSent {
+			fmt.Fprintf(w, "%s not-sent: interrupted while uploading its inputs; no create was sent\n", id)
+		}
 		for _, id := range res.Resumed {
 			fmt.Fprintf(w, "%s running: polled, still in progress\n", id)
 		}
@@ -439,7 +456,7 @@ func (c *ResearchRecoverCmd) Run(env *Env) error {
 		for _, s := range res.Skipped {
 			fmt.Fprintf(w, "%s skipped: %s: %s\n", s.Job, s.Code, termsafe.Text(s.Reason))
 		}
-		if len(res.Indeterminate)+len(res.Resumed)+len(res.Finished)+len(res.Skipped) == 0 {
+		if len(res.Indeterminate)+len(res.NotSent)+len(res.Resumed)+len(res.Finished)+len(res.Skipped) == 0 {
 			fmt.Fprintln(w, "nothing to recover")
 		}
 	})
@@ -531,6 +548,24 @@ type ResearchFollowUpCmd struct {
 	Timeout        time.Duration `help:"With --wait: how long to wait (0 = the job's own budget)."`
 	Out            string        `help:"With --wait: also publish the report to FILE." placeholder:"FILE"`
 	MaxTokens      int64         `name:"max-tokens" help:"Token budget of the follow-up: cancel it once its reported usage passes N tokens (0 = none)." placeholder:"N"`
+	File           []string      `help:"Send a document or image with the follow-up, as research start --file. Repeatable." placeholder:"PATH"`
+	Pages          []string      `help:"Send only these pages of a --file document, as research start --pages. Repeatable." placeholder:"[FILE=]RANGE"`
+	Sheet          []string      `help:"Send only this sheet of a --file spreadsheet, as research start --sheet. Repeatable." placeholder:"[FILE=]N[!CELLS]"`
+	KeepUploads    bool          `name:"keep-uploads" help:"Keep the files uploaded through the Files API when the follow-up ends."`
+}
+
+// inputsFromFlags resolves --file paths and reads --pages and --sheet
+// (the rules on them are the start's Check).
+func inputsFromFlags(files, pages, sheets []string) (research.InputList, error) {
+	var abs []string
+	for _, f := range files {
+		a, err := filepath.Abs(f)
+		if err != nil {
+			return research.InputList{}, errs.Usage(errs.CodeInvalidInput, "cannot resolve --file %s: %v", f, err)
+		}
+		abs = append(abs, a)
+	}
+	return research.InputsFromFlags(abs, pages, sheets, filepath.Abs)
 }
 
 // Run runs `clawkit research follow-up`.
@@ -539,8 +574,13 @@ func (c *ResearchFollowUpCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	inputs, err := inputsFromFlags(c.File, c.Pages, c.Sheet)
+	if err != nil {
+		return err
+	}
 	p := research.StartParams{Caller: c.caller(), Question: c.Question, MaxReportBytes: c.MaxReportBytes,
-		IdempotencyKey: c.IdempotencyKey, FollowUp: &research.JobRef{Job: c.Job}, Wait: sw, MaxTokens: c.MaxTokens}
+		IdempotencyKey: c.IdempotencyKey, FollowUp: &research.JobRef{Job: c.Job}, Wait: sw, MaxTokens: c.MaxTokens,
+		Inputs: inputs, KeepUploads: c.KeepUploads}
 	res, err := research.OpStart.Call(env.Ctx, env, p)
 	return printStarted(env.Out, res, err)
 }

@@ -33,6 +33,7 @@ var allowed = map[string][]string{
 	"pkg/artifacts":               {"pkg/archive", "pkg/jslex", "pkg/pluginmanifest"},
 	"pkg/crabbox/crabboxtest":     {"pkg/artifacts", "pkg/archive", "pkg/archive/archivetest", "pkg/artifacts/artifactstest"},
 	"pkg/research/google/fakeapi": {},
+	"pkg/research/officetest":     {},
 	"pkg/artifacts/artifactstest": {},
 	"pkg/archive/archivetest":     {},
 	"pkg/research/google":         {},

@@ -50,7 +50,8 @@ var refused = map[string][]any{
 		research.StartParams{Question: "q", OutputFormat: "nope"},
 		research.StartParams{Question: "q"}, // research is not enabled
 		research.StartParams{Question: "q", Caller: research.Caller{SessionKey: "bad key!"}},
-		research.StartParams{Question: "q", Inputs: []string{"relative.pdf"}},
+		research.StartParams{Question: "q", Inputs: research.AskInputs(research.InputSpec{Path: "relative.pdf"})},
+		research.StartParams{Question: "q", Inputs: research.AskInputs(research.InputSpec{Path: "/a.pdf", Pages: "2-1"})},
 		research.StartParams{Question: "q", Visualization: "always"},
 		research.StartParams{Question: "q", FollowUp: &research.JobRef{Job: "nope"}},
 		research.StartParams{Question: "q", Tools: &research.Tools{MCPServers: []research.MCPServer{{Name: "m", URL: "https://x?key=secret"}}}},

@@ -46,9 +46,11 @@ func rpcStart(c Caller, req Request) StartParams {
 	if req.FollowUp != nil {
 		p.FollowUp = &JobRef{Handle: req.FollowUp.Handle}
 	}
+	var specs []InputSpec
 	for _, in := range req.Inputs {
-		p.Inputs = append(p.Inputs, in.Path)
+		specs = append(specs, InputSpec(in))
 	}
+	p.Inputs, p.KeepUploads = AskInputs(specs...), req.KeepUploads
 	if req.Output != nil {
 		p.OutputFormat, p.MaxReportBytes = req.Output.Format, req.Output.MaxReportBytes
 	}
@@ -67,7 +69,13 @@ func (s *Service) admitRPC(pre owner.Pre, raw json.RawMessage) error {
 	c := Caller{AgentID: rpc.AgentID, SessionKey: rpc.SessionKey}
 	switch rpc.Request.Action {
 	case ActionStart:
-		return s.admitStart(pre, rpcStart(c, rpc.Request))
+		// Admission reads only what Check returned (the checked input
+		// list); a start Check refuses is answered by the operation.
+		p, err := checkStartParams(rpcStart(c, rpc.Request))
+		if err != nil {
+			return nil
+		}
+		return s.admitStart(pre, p)
 	case ActionPoll, ActionCancel, ActionApprove, ActionReject:
 		_, err := checkJobRef(JobParams{Caller: c, Handle: rpc.Request.Handle})
 		return err

@@ -129,10 +129,18 @@ const (
 	CodeInputTooLarge errs.Code = "input_too_large"
 	// CodeInputUnreadable: input … does not exist
 	CodeInputUnreadable errs.Code = "input_unreadable"
-	// CodeInputsTooLarge: the input files total … bytes; at most … may be sent
-	CodeInputsTooLarge errs.Code = "inputs_too_large"
 	// CodeInvalidFollowUp: a follow-up names its parent job by id or by handle
 	CodeInvalidFollowUp errs.Code = "invalid_follow_up"
+	// CodeInvalidRange: input …: … is not a page number (1, 2, …)
+	CodeInvalidRange errs.Code = "invalid_range"
+	// CodeRangeNotApplicable: input … is …, which has …; … does not apply
+	CodeRangeNotApplicable errs.Code = "range_not_applicable"
+	// CodeInputChanged: input … changed while it was being read
+	CodeInputChanged errs.Code = "input_changed"
+	// CodeUploadInterrupted: interrupted while uploading its inputs; the create was never sent
+	CodeUploadInterrupted errs.Code = "upload_interrupted"
+	// CodeUploadFailed: uploading input … failed: …
+	CodeUploadFailed errs.Code = "upload_failed"
 	// CodeInvalidTool: … file search stores; at most …
 	CodeInvalidTool errs.Code = "invalid_tool"
 	// CodeInvalidVisualization: visualization … is not one of auto, off

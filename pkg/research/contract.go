@@ -49,7 +49,7 @@ type ContractInfo struct {
 }
 
 // v2StartFields are the start fields version 2 added to the seed's.
-var v2StartFields = []string{"plan", "followUp", "inputs", "tools", "visualization", "maxTokens"}
+var v2StartFields = []string{"plan", "followUp", "inputs", "tools", "visualization", "maxTokens", "keepUploads"}
 
 // Limits on untrusted envelope input. They are generous for a question and
 // small enough that a hostile stdin cannot make us allocate without bound.
@@ -102,6 +102,9 @@ type Request struct {
 	Visualization string       `json:"visualization,omitempty"`
 	// MaxTokens is a version 2 start's token budget (0: none).
 	MaxTokens int64 `json:"maxTokens,omitempty"`
+	// KeepUploads keeps the files a version 2 start uploads after the
+	// job ends.
+	KeepUploads bool `json:"keepUploads,omitempty"`
 	// Revise is an approve's revision text.
 	Revise string `json:"revise,omitempty"`
 }
@@ -111,9 +114,12 @@ type FollowUpRef struct {
 	Handle string `json:"handle"`
 }
 
-// InputRef names an input file by absolute path; the owner reads it.
+// InputRef names an input file by absolute path (the owner reads it),
+// with a page range or a sheet for a document that has them.
 type InputRef struct {
-	Path string `json:"path"`
+	Path  string `json:"path"`
+	Pages string `json:"pages,omitempty"`
+	Sheet string `json:"sheet,omitempty"`
 }
 
 // RPC is the wrapper `research rpc` reads: the request plus the caller's
@@ -404,6 +410,9 @@ func decodeStartOptions(obj map[string]json.RawMessage, req *Request) error {
 	if err := field("inputs", &req.Inputs); err != nil {
 		return err
 	}
+	if err := field("keepUploads", &req.KeepUploads); err != nil {
+		return err
+	}
 	if err := field("tools", &req.Tools); err != nil {
 		return err
 	}
@@ -425,11 +434,12 @@ func decodeStartOptions(obj map[string]json.RawMessage, req *Request) error {
 	if _, ok := obj["visualization"]; ok && req.Visualization == "" {
 		return invalid(CodeInvalidField, "visualization is empty; one of auto, off")
 	}
-	var paths []string
+	var specs []InputSpec
 	for _, in := range req.Inputs {
-		paths = append(paths, in.Path)
+		specs = append(specs, InputSpec(in))
 	}
-	for _, check := range []error{checkInputPaths(paths), checkTools(req.Tools), checkVisualization(req.Visualization)} {
+	_, inErr := checkInputList(AskInputs(specs...))
+	for _, check := range []error{inErr, checkTools(req.Tools), checkVisualization(req.Visualization)} {
 		if check != nil {
 			return check
 		}
@@ -620,6 +630,14 @@ type InputConstraints struct {
 	MaxFiles      int      `json:"maxFiles"`
 	MaxFileBytes  int64    `json:"maxFileBytes"`
 	MaxTotalBytes int64    `json:"maxTotalBytes"`
+	// The inline limits: over them a file is uploaded through the Files
+	// API (docs/research.md, "Files larger than the inline limits").
+	MaxInlineFileBytes  int64 `json:"maxInlineFileBytes"`
+	MaxInlineTotalBytes int64 `json:"maxInlineTotalBytes"`
+	// PageTypes and SheetTypes are the MIME types a page range or a sheet
+	// applies to.
+	PageTypes  []string `json:"pageTypes"`
+	SheetTypes []string `json:"sheetTypes"`
 }
 
 // FigureConstraints bound the figures saved beside a report.

@@ -35,8 +35,11 @@ type StartParams struct {
 	// FollowUp names the completed job this one continues (its
 	// interaction is the previous_interaction_id).
 	FollowUp *JobRef `json:"followUp,omitempty"`
-	// Inputs are absolute paths of documents and images to send inline.
-	Inputs []string `json:"inputs,omitempty"`
+	// Inputs are the documents and images to send (inputs.go): inline
+	// within the inline bounds, else through the Files API.
+	Inputs InputList `json:"inputs,omitzero"`
+	// KeepUploads keeps the uploaded files when the job ends.
+	KeepUploads bool `json:"keepUploads,omitempty"`
 	// Tools the agent may use; header values come from header profiles.
 	Tools *Tools `json:"tools,omitempty"`
 	// Visualization is "", "auto" or "off".
@@ -157,17 +160,28 @@ func (s *Service) Start(ctx context.Context, env *owner.OpEnv, p StartParams) (*
 				return nil, true, err
 			}
 		}
+		if old.State == StateSubmitting && old.uploading() {
+			// Its create was never sent: the start goes on with its
+			// uploads from what the provider already has.
+			return nil, true, &resumeUploads{job: old}
+		}
 		if old.State == StateSubmitting {
 			// No receipt: never an "existing job" with an empty handle.
 			return nil, true, s.jobOutcomeErr(old)
 		}
 		return &StartResult{Job: old.ID, Handle: old.Handle, State: old.State, Status: old.ProviderStatus, Existing: true}, true, s.jobOutcomeErr(old)
 	}
+	var resumed *Job
 	if res, found, err := existing(); found {
-		return res, err
+		var ru *resumeUploads
+		if !errors.As(err, &ru) {
+			return res, err
+		}
+		resumed = ru.job
 	}
-	// Each input is read once, here: the bytes sent are the bytes whose
-	// name, size and SHA-256 the binding records.
+	// Each inline input is read once, here: the bytes sent are the bytes
+	// whose name, size and SHA-256 the binding records. An uploaded one is
+	// read as it is sent (uploads.go).
 	inputs, err := readInputs(p.Inputs)
 	if err != nil {
 		return nil, err
@@ -176,11 +190,13 @@ func (s *Service) Start(ctx context.Context, env *owner.OpEnv, p StartParams) (*
 	if err != nil {
 		return nil, err
 	}
-	opts := &JobOptions{Plan: p.Plan, Visualization: p.Visualization, Tools: p.Tools, MaxTokens: p.MaxTokens}
+	opts := &JobOptions{Plan: p.Plan, Visualization: p.Visualization, Tools: p.Tools, MaxTokens: p.MaxTokens, KeepUploads: p.KeepUploads}
 	req := google.CreateRequest{Input: p.Question, Visualization: p.Visualization, Tools: tools}
+	var paths []string
 	for _, in := range inputs {
 		opts.Inputs = append(opts.Inputs, in.rec)
-		req.Parts = append(req.Parts, google.Part{MimeType: in.rec.MimeType, Data: in.data})
+		paths = append(paths, in.path)
+		opts.Uploading = opts.Uploading || in.rec.Upload
 	}
 	if p.Plan {
 		req.CollaborativePlanning = boolPtr(true)
@@ -199,18 +215,30 @@ func (s *Service) Start(ctx context.Context, env *owner.OpEnv, p StartParams) (*
 		j.ParentJob = parent.ID
 		req.PreviousInteractionID = parent.Handle
 	}
+	if resumed != nil {
+		// The recorded job, with its upload progress: the inputs must be
+		// the ones it was started with (sameStartOptions compared names
+		// and ranges; the sizes and types are compared here).
+		if err := sameInputs(resumed, opts.Inputs); err != nil {
+			return nil, err
+		}
+		j = resumed
+	}
 	// The job exists (submitting, no receipt) before anything is sent, so a
-	// crash during the create is found by recovery and made indeterminate.
+	// crash during the create is found by recovery and made indeterminate
+	// (not-sent while it was still uploading: no create had left).
 	done := make(chan struct{})
 	s.pending.Store(j.ID, done)
 	defer func() { s.pending.Delete(j.ID); close(done) }()
-	if err := js.insert(ctx, j); err != nil {
-		// A concurrent start with the same key won the insert (the key is
-		// unique per agent and session): answer with its job.
-		if res, found, eerr := existing(); found {
-			return res, eerr
+	if resumed == nil {
+		if err := js.insert(ctx, j); err != nil {
+			// A concurrent start with the same key won the insert (the key is
+			// unique per agent and session): answer with its job.
+			if res, found, eerr := existing(); found {
+				return res, eerr
+			}
+			return nil, err
 		}
-		return nil, err
 	}
 	// Immediately before the create: the owner and session, then the
 	// provider authority read again (research may have been disabled, or
@@ -221,6 +249,23 @@ func (s *Service) Start(ctx context.Context, env *owner.OpEnv, p StartParams) (*
 		_ = js.update(context.WithoutCancel(ctx), j, env.Now())
 		return nil, err
 	}
+	if j.uploading() {
+		if err := s.uploadInputs(ctx, env, js, j, cred, paths); err != nil {
+			return nil, s.uploadFailed(ctx, env, js, j, cred, err)
+		}
+		// Recorded before the create leaves: from here on an interrupted
+		// job may have been created. The wall-clock budget is the
+		// research's: it starts with the create, not with the uploads.
+		j.Options.Uploading = false
+		j.DeadlineAt = ms(env.Now().Add(s.budgets().WallClock))
+		if err := s.saveUpload(ctx, env, js, j); err != nil {
+			return nil, err
+		}
+	}
+	for i, in := range inputs {
+		rec := j.Options.Inputs[i]
+		req.Parts = append(req.Parts, google.Part{MimeType: rec.MimeType, Data: in.data, URI: rec.URI, Processing: in.processing})
+	}
 	cctx, cdone := createContext(ctx)
 	it, err := s.client(j, cred).CreateWith(cctx, req)
 	cdone()
@@ -228,6 +273,10 @@ func (s *Service) Start(ctx context.Context, env *owner.OpEnv, p StartParams) (*
 	// if our own context is being cancelled.
 	wctx := context.WithoutCancel(ctx)
 	if err != nil {
+		if ge := google.AsError(err); ge != nil && ge.NotSent {
+			// Proved not accepted: nothing will read the uploads.
+			s.deleteUploads(wctx, j, cred)
+		}
 		return nil, s.createFailed(wctx, env, js, j, err, secrets...)
 	}
 	j.Handle, j.ProviderStatus, j.ProviderUpdated = it.ID, it.Status, it.Updated
@@ -750,7 +799,10 @@ func startOutput(p *StartParams) (out Output, err error) {
 		fu.ref = checked.ref
 		p.FollowUp = &fu
 	}
-	for _, err := range []error{checkInputPaths(p.Inputs), checkTools(p.Tools), checkVisualization(p.Visualization)} {
+	if p.Inputs, err = checkInputList(p.Inputs); err != nil {
+		return out, err
+	}
+	for _, err := range []error{checkTools(p.Tools), checkVisualization(p.Visualization)} {
 		if err != nil {
 			return out, err
 		}

@@ -123,6 +123,9 @@ func (s *Service) apply(ctx context.Context, env *owner.OpEnv, j *Job, it *googl
 		return nil, err
 	}
 	j.Published = true
+	// The job has ended: the files it uploaded go (uploads.go), recorded
+	// with its final state.
+	s.deleteUploads(wctx, j, cred)
 	if err := js.update(wctx, j, now); err != nil {
 		if errors.Is(err, errStale) {
 			return js.get(wctx, j.ID)

@@ -12,7 +12,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"io"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -64,14 +63,30 @@ type JobOptions struct {
 	// MaxTokens is the job's token budget (0: none): clawkit cancels the
 	// job once its reported usage passes it.
 	MaxTokens int64 `json:"maxTokens,omitempty"`
+	// KeepUploads: the files uploaded for the job are not deleted when
+	// it ends.
+	KeepUploads bool `json:"keepUploads,omitempty"`
+	// Uploading: the job's inputs are being uploaded and its create has
+	// not been sent (uploads.go).
+	Uploading bool `json:"uploading,omitempty"`
 }
 
-// InputRecord is what the binding keeps of an input file.
+// InputRecord is what the binding keeps of an input file. An uploaded
+// one also has its Files API name and uri (SHA-256 is that of the bytes
+// uploaded), whether it was deleted, and while it uploads its progress.
 type InputRecord struct {
 	Name     string `json:"name"`
 	Size     int64  `json:"size"`
 	SHA256   string `json:"sha256"`
 	MimeType string `json:"mimeType"`
+	Pages    string `json:"pages,omitempty"`
+	Sheet    string `json:"sheet,omitempty"`
+	// Upload: sent through the Files API, not inline.
+	Upload   bool            `json:"upload,omitempty"`
+	File     string          `json:"file,omitempty"`
+	URI      string          `json:"uri,omitempty"`
+	Deleted  bool            `json:"deleted,omitempty"`
+	Progress *UploadProgress `json:"progress,omitempty"`
 }
 
 // Tools are the tools a start declares (the contract's "tools" and the
@@ -98,14 +113,31 @@ type HeaderRef struct {
 }
 
 func (o *JobOptions) empty() bool {
-	return o == nil || (!o.Plan && o.Revision == "" && o.Visualization == "" && len(o.Inputs) == 0 && o.Tools == nil && o.MaxTokens == 0)
+	return o == nil || (!o.Plan && o.Revision == "" && o.Visualization == "" && len(o.Inputs) == 0 && o.Tools == nil && o.MaxTokens == 0 && !o.KeepUploads)
+}
+
+// storedOptions is JobOptions as the job store keeps them: with the
+// upload sessions beside the inputs, so the view of a job (research
+// show, --json, result.json) never carries a session URL (uploads.go).
+type storedOptions struct {
+	*JobOptions
+	UploadSessions []string `json:"uploadSessions,omitempty"`
 }
 
 func encodeOptions(o *JobOptions) string {
 	if o.empty() {
 		return ""
 	}
-	b, _ := json.Marshal(o)
+	st := storedOptions{JobOptions: o}
+	for i, in := range o.Inputs {
+		if in.Progress != nil && in.Progress.Session != "" {
+			if st.UploadSessions == nil {
+				st.UploadSessions = make([]string, len(o.Inputs))
+			}
+			st.UploadSessions[i] = in.Progress.Session
+		}
+	}
+	b, _ := json.Marshal(st)
 	return string(b)
 }
 
@@ -113,11 +145,17 @@ func decodeOptions(s string) (*JobOptions, error) {
 	if s == "" {
 		return nil, nil
 	}
-	var o JobOptions
-	if err := json.Unmarshal([]byte(s), &o); err != nil {
+	st := storedOptions{JobOptions: &JobOptions{}}
+	if err := json.Unmarshal([]byte(s), &st); err != nil {
 		return nil, storeErr("read the research job's options", err)
 	}
-	return &o, nil
+	o := st.JobOptions
+	for i, sess := range st.UploadSessions {
+		if i < len(o.Inputs) && o.Inputs[i].Progress != nil {
+			o.Inputs[i].Progress.Session = sess
+		}
+	}
+	return o, nil
 }
 
 // plan reports whether j asks for collaborative planning.
@@ -144,91 +182,125 @@ func checkVisualization(v string) error {
 		WithHint("--visualization auto saves the report's charts and images under figures/")
 }
 
-// checkInputPaths is the stateless check of input paths: absolute,
-// distinct, at most MaxInputs.
-func checkInputPaths(paths []string) error {
-	if len(paths) > MaxInputs {
-		return errs.Usage(CodeTooManyInputs, "%d input files; at most %d may be sent", len(paths), MaxInputs).
-			WithHint("docs/research.md lists the input limits")
-	}
-	seen := map[string]bool{}
-	for _, p := range paths {
-		if !filepath.IsAbs(p) || strings.ContainsRune(p, 0) {
-			return errs.Usage(errs.CodeInvalidInput, "input path %q is not absolute", p)
-		}
-		if seen[p] {
-			return errs.Usage(errs.CodeInvalidInput, "input %s is given twice", p)
-		}
-		seen[p] = true
-	}
-	return nil
+// admitInputs checks every input without reading it whole: a regular
+// file (a symbolic link is refused), within the upload bound, of a type
+// the SDKs name (read from its content), and with a range only of the
+// kind its type has. Start reads each file again, and checks it again on
+// the bytes it sends.
+func admitInputs(l InputList) error {
+	_, err := planInputs(l)
+	return err
 }
 
-// admitInputs checks every input without reading its content: a regular
-// file (a symbolic link is refused), within the per-file and total
-// bounds, and of a MIME type the SDKs name by its first bytes. Start reads
-// each file once, and checks the type again on the bytes it sends.
-func admitInputs(paths []string) error {
-	var total int64
-	for _, p := range paths {
-		f, err := fsx.OpenRegular(p)
+// plannedInput is one input as admitted: its type, its size and whether
+// it goes inline or through the Files API.
+type plannedInput struct {
+	checkedInput
+	mime   string
+	size   int64
+	upload bool
+}
+
+// planInputs admits each input and decides how it is sent: inline while
+// it fits the inline bounds (per file and in all, in order), else
+// uploaded.
+func planInputs(l InputList) ([]plannedInput, error) {
+	var out []plannedInput
+	var inline int64
+	for _, in := range l.items() {
+		f, err := fsx.OpenRegular(in.path)
 		if err != nil {
-			return inputErr(p, err)
+			return nil, inputErr(in.path, err)
 		}
 		st, err := f.Stat()
 		if err != nil {
 			fsx.CloseRead(f)
-			return inputErr(p, err)
+			return nil, inputErr(in.path, err)
 		}
-		if st.Size() > MaxInputBytes {
+		if st.Size() > MaxUploadBytes {
 			fsx.CloseRead(f)
-			return errInputTooLarge(p, st.Size())
+			return nil, errUploadTooLarge(in.path, st.Size())
 		}
-		total += st.Size()
-		head := make([]byte, 512)
-		n, _ := io.ReadFull(f, head)
+		mime := SniffFile(f, st.Size())
 		fsx.CloseRead(f)
-		if _, err := sniffInput(p, head[:n], int64(n) < st.Size()); err != nil {
-			return err
+		if err := checkSniffed(in, mime); err != nil {
+			return nil, err
 		}
+		pi := plannedInput{checkedInput: in, mime: mime, size: st.Size()}
+		if st.Size() > MaxInputBytes || inline+st.Size() > MaxInputTotalBytes {
+			pi.upload = true
+		} else {
+			inline += st.Size()
+		}
+		out = append(out, pi)
 	}
-	if total > MaxInputTotalBytes {
-		return errs.Usage(CodeInputsTooLarge, "the input files total %d bytes; at most %d may be sent", total, MaxInputTotalBytes).
-			WithHint("send fewer or smaller files; docs/research.md lists the input limits")
+	return out, nil
+}
+
+// checkSniffed refuses an input whose content is no type the SDKs name,
+// or whose range its type does not have.
+func checkSniffed(in checkedInput, mime string) error {
+	if mime == "" {
+		return errUnsupported(in.path)
+	}
+	if in.kind != "" && rangeKind(mime) != in.kind {
+		what := map[string]string{"pages": "a page range", "sheet": "a sheet"}[in.kind]
+		has := "neither pages nor sheets"
+		switch rangeKind(mime) {
+		case "pages":
+			has = "pages, not sheets (--pages)"
+		case "sheet":
+			has = "sheets, not pages (--sheet)"
+		}
+		return errs.Usage(CodeRangeNotApplicable, "input %s is %s, which has %s; %s does not apply", in.path, mime, has, what).
+			WithHint("pages apply to PDF, Word, PowerPoint and OpenDocument text and presentations; a sheet to Excel and OpenDocument spreadsheets")
 	}
 	return nil
 }
 
-// input is one input as read for sending.
-type input struct {
-	rec  InputRecord
-	data []byte
+func errUnsupported(p string) error {
+	return errs.Usage(CodeUnsupportedInputType, "input %s is not a document or image of a type the provider accepts (by its content)", p).
+		WithHint("supported: %s, %s", strings.Join(google.DocumentMimeTypes, ", "), strings.Join(google.ImageMimeTypes, ", "))
 }
 
-// readInputs reads each input once (bounded, refusing links) and returns
-// its bytes with the record the binding keeps.
-func readInputs(paths []string) ([]input, error) {
+// input is one input as read for sending: inline bytes, or the path of a
+// file to upload.
+type input struct {
+	rec        InputRecord
+	data       []byte
+	path       string
+	processing *google.Processing
+}
+
+// readInputs admits the inputs again and reads each inline one once
+// (bounded, refusing links): the bytes sent are those whose name, size,
+// type and SHA-256 the binding records. An uploaded one is read while it
+// uploads (uploads.go).
+func readInputs(l InputList) ([]input, error) {
+	plan, err := planInputs(l)
+	if err != nil {
+		return nil, err
+	}
 	var out []input
-	var total int64
-	for _, p := range paths {
-		data, err := fsx.ReadRegular(p, MaxInputBytes)
-		if errors.Is(err, fsx.ErrTooLarge) {
-			return nil, errInputTooLarge(p, MaxInputBytes+1)
+	for i, pi := range plan {
+		spec := l.specs[i]
+		in := input{path: pi.path, processing: pi.processing,
+			rec: InputRecord{Name: filepath.Base(pi.path), Size: pi.size, MimeType: pi.mime, Pages: spec.Pages, Sheet: spec.Sheet, Upload: pi.upload}}
+		if !pi.upload {
+			data, err := fsx.ReadRegular(pi.path, MaxInputBytes)
+			if errors.Is(err, fsx.ErrTooLarge) {
+				return nil, errs.Usage(CodeInputChanged, "input %s grew while it was being read", pi.path)
+			}
+			if err != nil {
+				return nil, inputErr(pi.path, err)
+			}
+			if m := SniffFile(bytes.NewReader(data), int64(len(data))); m != pi.mime || int64(len(data)) != pi.size {
+				return nil, errs.Usage(CodeInputChanged, "input %s changed while it was being read", pi.path)
+			}
+			sum := sha256.Sum256(data)
+			in.data, in.rec.SHA256 = data, hex.EncodeToString(sum[:])
 		}
-		if err != nil {
-			return nil, inputErr(p, err)
-		}
-		total += int64(len(data))
-		if total > MaxInputTotalBytes {
-			return nil, errs.Usage(CodeInputsTooLarge, "the input files total more than %d bytes", MaxInputTotalBytes).
-				WithHint("send fewer or smaller files; docs/research.md lists the input limits")
-		}
-		mime, err := sniffInput(p, data, false)
-		if err != nil {
-			return nil, err
-		}
-		sum := sha256.Sum256(data)
-		out = append(out, input{rec: InputRecord{Name: filepath.Base(p), Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]), MimeType: mime}, data: data})
+		out = append(out, in)
 	}
 	return out, nil
 }
@@ -245,24 +317,6 @@ func inputErr(p string, err error) error {
 	}
 	return errs.Usage(CodeInputUnreadable, "cannot read input %s: %v", p, err).
 		WithHint("a symbolic link is not followed: name the file itself")
-}
-
-func errInputTooLarge(p string, size int64) error {
-	return errs.Usage(CodeInputTooLarge, "input %s is %d bytes; the limit is %d per file", p, size, MaxInputBytes).
-		WithHint("docs/research.md lists the input limits")
-}
-
-// sniffInput decides an input's MIME type from its content, never its
-// name: a type the SDKs' DocumentContent or ImageContent enum names, or a
-// refusal. prefix says data is only the file's beginning (a CSV's last
-// line may be cut).
-func sniffInput(p string, data []byte, prefix bool) (string, error) {
-	mime := SniffMIME(data, prefix)
-	if mime == "" {
-		return "", errs.Usage(CodeUnsupportedInputType, "input %s is not a PDF, a CSV table or an image of a type the provider accepts (by its content: %s)", p, strings.SplitN(http.DetectContentType(data), ";", 2)[0]).
-			WithHint("supported: %s, %s", strings.Join(google.DocumentMimeTypes, ", "), strings.Join(google.ImageMimeTypes, ", "))
-	}
-	return mime, nil
 }
 
 // SniffMIME returns the MIME type of data among the SDKs' document and
@@ -490,11 +544,12 @@ func sameStartOptions(old *Job, p *StartParams, parent *Job) bool {
 	if o == nil {
 		o = &JobOptions{}
 	}
-	if old.ParentJob != parentID || o.Plan != p.Plan || o.Visualization != p.Visualization || len(o.Inputs) != len(p.Inputs) || o.MaxTokens != p.MaxTokens {
+	specs := p.Inputs.Specs()
+	if old.ParentJob != parentID || o.Plan != p.Plan || o.Visualization != p.Visualization || len(o.Inputs) != len(specs) || o.MaxTokens != p.MaxTokens || o.KeepUploads != p.KeepUploads {
 		return false
 	}
 	for i, in := range o.Inputs {
-		if in.Name != filepath.Base(p.Inputs[i]) {
+		if in.Name != filepath.Base(specs[i].Path) || in.Pages != specs[i].Pages || in.Sheet != specs[i].Sheet {
 			return false
 		}
 	}

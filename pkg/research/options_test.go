@@ -28,22 +28,26 @@ func TestDecodeStartOptions(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 	p := rpcStart(Caller{AgentID: "a", SessionKey: "s"}, r)
-	if !p.Plan || p.FollowUp.Handle != "v1_x" || p.Inputs[0] != "/tmp/a.pdf" || p.Tools == nil || p.Visualization != "auto" {
+	if !p.Plan || p.FollowUp.Handle != "v1_x" || p.Inputs.Specs()[0].Path != "/tmp/a.pdf" || p.Tools == nil || p.Visualization != "auto" {
 		t.Fatalf("%+v", p)
 	}
 	start := func(fields string) string {
 		return `{"request":{"version":2,"action":"start","question":"q",` + fields + `},"sessionKey":"s","agentId":"a"}`
 	}
 	rejects := map[string]errs.Code{
-		start(`"plan":"yes"`):                   "invalid_field",
-		start(`"followUp":{"job":"rj_x"}`):      "unknown_field",
-		start(`"followUp":{"handle":"a/b"}`):    "invalid_field",
-		start(`"inputs":[{"path":"rel.pdf"}]`):  "invalid_input",
-		start(`"inputs":[{"path":"/a","x":1}]`): "unknown_field",
-		start(`"inputs":"/a"`):                  "invalid_field",
-		start(`"visualization":"always"`):       "invalid_visualization",
-		start(`"visualization":""`):             "invalid_field",
-		start(`"tools":{"googleSearch":true}`):  "unknown_field",
+		start(`"plan":"yes"`):                                         "invalid_field",
+		start(`"followUp":{"job":"rj_x"}`):                            "unknown_field",
+		start(`"followUp":{"handle":"a/b"}`):                          "invalid_field",
+		start(`"inputs":[{"path":"rel.pdf"}]`):                        "invalid_input",
+		start(`"inputs":[{"path":"/a","x":1}]`):                       "unknown_field",
+		start(`"inputs":"/a"`):                                        "invalid_field",
+		start(`"inputs":[{"path":"/a.pdf","pages":"5-2"}]`):           "invalid_range",
+		start(`"inputs":[{"path":"/a.xlsx","sheet":"0"}]`):            "invalid_range",
+		start(`"inputs":[{"path":"/a.pdf","pages":"1","sheet":"1"}]`): "invalid_range",
+		start(`"keepUploads":"yes"`):                                  "invalid_field",
+		start(`"visualization":"always"`):                             "invalid_visualization",
+		start(`"visualization":""`):                                   "invalid_field",
+		start(`"tools":{"googleSearch":true}`):                        "unknown_field",
 		start(`"tools":{"mcpServers":[{"name":"m","url":"https://x","headers":[{"header":"A","value":"secret"}]}]}`): "unknown_field",
 		start(`"tools":{"mcpServers":[{"name":"m","url":"https://x?key=abc"}]}`):                                     "secret_in_url",
 		start(`"tools":{"mcpServers":[{"name":"m","url":"ftp://x"}]}`):                                               "invalid_tool",
@@ -149,25 +153,31 @@ func TestInputsReadOnceAndBounded(t *testing.T) {
 	if err := os.WriteFile(big, append([]byte("%PDF-1.4\n"), make([]byte, MaxInputBytes)...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := admitInputs([]string{pdf}); err != nil {
+	if err := admitInputs(checked(t, pdf)); err != nil {
 		t.Fatal(err)
 	}
-	ins, err := readInputs([]string{pdf})
+	ins, err := readInputs(checked(t, pdf))
 	if err != nil || ins[0].rec.MimeType != "application/pdf" || ins[0].rec.Name != "report.csv" || ins[0].rec.Size != 14 || len(ins[0].rec.SHA256) != 64 {
 		t.Fatalf("%+v %v", ins, err)
 	}
 	if b, _ := json.Marshal(ins[0].rec); strings.Contains(string(b), "body") {
 		t.Fatal("the record holds the bytes")
 	}
-	for path, code := range map[string]errs.Code{link: "input_unreadable", big: "input_too_large", filepath.Join(dir, "none"): "input_unreadable", dir: "input_unreadable"} {
-		if err := admitInputs([]string{path}); errs.CodeOf(err) != code {
+	for path, code := range map[string]errs.Code{link: "input_unreadable", filepath.Join(dir, "none"): "input_unreadable", dir: "input_unreadable"} {
+		if err := admitInputs(checked(t, path)); errs.CodeOf(err) != code {
 			t.Errorf("admit %s: %v, want %s", path, err, code)
 		}
-		if _, err := readInputs([]string{path}); errs.CodeOf(err) != code {
+		if _, err := readInputs(checked(t, path)); errs.CodeOf(err) != code {
 			t.Errorf("read %s: %v, want %s", path, err, code)
 		}
 	}
-	// The total bound.
+	// Over the per-file inline bound: uploaded, not read here.
+	ins, err = readInputs(checked(t, big))
+	if err != nil || !ins[0].rec.Upload || ins[0].data != nil || ins[0].rec.SHA256 != "" {
+		t.Fatalf("big: %+v %v", ins, err)
+	}
+	// Over the total inline bound: the files that no longer fit are
+	// uploaded, in order.
 	var many []string
 	for i := 0; i < 4; i++ {
 		p := filepath.Join(dir, "part"+string(rune('a'+i))+".pdf")
@@ -176,9 +186,23 @@ func TestInputsReadOnceAndBounded(t *testing.T) {
 		}
 		many = append(many, p)
 	}
-	if err := admitInputs(many); errs.CodeOf(err) != "inputs_too_large" {
-		t.Fatalf("total: %v", err)
+	plan, err := planInputs(checked(t, many...))
+	if err != nil || plan[0].upload || plan[1].upload || plan[2].upload || !plan[3].upload {
+		t.Fatalf("total: %+v %v", plan, err)
 	}
+}
+
+func checked(t testing.TB, paths ...string) InputList {
+	t.Helper()
+	var specs []InputSpec
+	for _, p := range paths {
+		specs = append(specs, InputSpec{Path: p})
+	}
+	l, err := checkInputList(AskInputs(specs...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 // A header's value comes from a profile of one of auth's header kinds,

@@ -323,9 +323,12 @@ func progress(w io.Writer, elapsed time.Duration, j *Job) {
 // RecoverResult summarises a recovery pass.
 type RecoverResult struct {
 	Indeterminate []string `json:"indeterminate"`
-	Resumed       []string `json:"resumed"`
-	Finished      []string `json:"finished"`
-	Skipped       []Skip   `json:"skipped"`
+	// NotSent are jobs interrupted while uploading their inputs: no
+	// create had left (uploads.go).
+	NotSent  []string `json:"notSent"`
+	Resumed  []string `json:"resumed"`
+	Finished []string `json:"finished"`
+	Skipped  []Skip   `json:"skipped"`
 }
 
 // Skip is a job recovery could not act on, and why.
@@ -341,7 +344,7 @@ type Skip struct {
 // alone otherwise. Nothing is cancelled or resubmitted.
 func (s *Service) Recover(ctx context.Context, env *owner.OpEnv, poll bool) (*RecoverResult, error) {
 	js := jobsOf(env)
-	res := &RecoverResult{Indeterminate: []string{}, Resumed: []string{}, Finished: []string{}, Skipped: []Skip{}}
+	res := &RecoverResult{Indeterminate: []string{}, NotSent: []string{}, Resumed: []string{}, Finished: []string{}, Skipped: []Skip{}}
 	jobs, err := js.list(ctx, `WHERE state IN ('submitting','running','cancel-requested') ORDER BY created_at, job_id`)
 	if err != nil {
 		return nil, err
@@ -362,8 +365,13 @@ func (s *Service) Recover(ctx context.Context, env *owner.OpEnv, poll bool) (*Re
 			if err := env.Fence.AssertCurrent(); err != nil {
 				return nil, err
 			}
+			uploading := j.uploading()
 			if err := s.markIndeterminate(ctx, env, js, j); err != nil {
 				return nil, err
+			}
+			if uploading {
+				res.NotSent = append(res.NotSent, j.ID)
+				continue
 			}
 			res.Indeterminate = append(res.Indeterminate, j.ID)
 			continue

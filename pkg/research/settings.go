@@ -190,7 +190,9 @@ func DescribeFrom(cfg *config.Config, getenv func(string) string) (Describe, err
 			FollowUp:       true,
 			Inputs: InputConstraints{
 				MimeTypes: append(append([]string{}, google.DocumentMimeTypes...), google.ImageMimeTypes...),
-				MaxFiles:  MaxInputs, MaxFileBytes: MaxInputBytes, MaxTotalBytes: MaxInputTotalBytes,
+				MaxFiles:  MaxInputs, MaxFileBytes: MaxUploadBytes, MaxTotalBytes: MaxInputs * MaxUploadBytes,
+				MaxInlineFileBytes: MaxInputBytes, MaxInlineTotalBytes: MaxInputTotalBytes,
+				PageTypes: typesWithRange("pages"), SheetTypes: typesWithRange("sheet"),
 			},
 			Tools:         []string{"fileSearch", "urlContext", "mcpServers"},
 			Visualization: []string{VisualizationAuto, VisualizationOff},

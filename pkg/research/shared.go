@@ -129,6 +129,12 @@ func PublishPending(j *Job) bool { return Pollable(j.State) && google.Terminal(j
 func (s *Service) markIndeterminate(ctx context.Context, env *owner.OpEnv, js jobStore, j *Job) error {
 	j.State, j.ErrorCode = StateIndeterminate, "create_outcome_unknown"
 	j.ErrorMessage = "the create request of this job may have been sent, but no receipt was recorded (interrupted); it is never resubmitted: inspect the provider account"
+	if j.uploading() {
+		// Interrupted while uploading its inputs: no create had left.
+		j.State, j.ErrorCode = StateNotSent, string(CodeUploadInterrupted)
+		j.ErrorMessage = "interrupted while uploading its inputs; the create was never sent"
+		j.Options.Uploading = false
+	}
 	j.FinishedAt = ms(env.Now())
 	if err := js.update(ctx, j, env.Now()); err != nil && !errors.Is(err, errStale) {
 		return err

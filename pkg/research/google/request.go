@@ -28,12 +28,38 @@ type CreateRequest struct {
 	Tools         []Tool
 }
 
-// Part is one inline input: a document (application/pdf, text/csv) or an
-// image (the SDKs' ImageContent MIME types). The bytes are sent base64
-// encoded as the content block's data, as the SDKs send them.
+// Part is one input: a document (the SDKs' DocumentContent MIME types) or
+// an image (their ImageContent MIME types). Inline bytes are sent base64
+// encoded as the content block's data, as the SDKs send them; a file the
+// Files API holds is sent by its URI instead (files.go).
 type Part struct {
 	MimeType string
 	Data     []byte
+	// URI is a Files API file's uri (Data is then empty).
+	URI string
+	// Processing narrows a document to pages or a sheet (nil: all of it).
+	Processing *Processing
+}
+
+// Processing is the SDKs' DocumentStaticMediaProcessing: static
+// processing of a page range (paginated documents) or of one sheet and
+// its cells (spreadsheets). Exactly one of Pages and Sheet is set.
+type Processing struct {
+	Pages *PageOptions
+	Sheet *SheetOptions
+}
+
+// PageOptions is PageProcessingOptions: 1-indexed, inclusive; 0 is unset.
+type PageOptions struct {
+	StartPage int `json:"start_page,omitempty"`
+	EndPage   int `json:"end_page,omitempty"`
+}
+
+// SheetOptions is SpreadsheetProcessingOptions: the 1-indexed sheet (0:
+// every sheet) and the cells in A1 notation ("": the occupied area).
+type SheetOptions struct {
+	SheetIndex   int    `json:"sheet_index,omitempty"`
+	VisibleCells string `json:"visible_cells,omitempty"`
 }
 
 // Tool is one tool declaration: exactly one of its fields is set.
@@ -51,10 +77,25 @@ type MCPServer struct {
 	Headers map[string]string
 }
 
+// The Office and OpenDocument MIME types of the SDKs' DocumentContent
+// enum (google.golang.org/genai v1.78.0 and later).
+const (
+	MimeDOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+	MimeDOTX = "application/vnd.openxmlformats-officedocument.wordprocessingml.template"
+	MimeXLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+	MimePPTX = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
+	MimeDOC  = "application/msword"
+	MimeXLS  = "application/vnd.ms-excel"
+	MimePPT  = "application/vnd.ms-powerpoint"
+	MimeODT  = "application/vnd.oasis.opendocument.text"
+	MimeODS  = "application/vnd.oasis.opendocument.spreadsheet"
+	MimeODP  = "application/vnd.oasis.opendocument.presentation"
+)
+
 // DocumentMimeTypes and ImageMimeTypes are the MIME types the SDKs'
 // DocumentContentMimeType and ImageContentMimeType enums name.
 var (
-	DocumentMimeTypes = []string{"application/pdf", "text/csv"}
+	DocumentMimeTypes = []string{"application/pdf", "text/csv", MimeDOCX, MimeDOC, MimeDOTX, MimeXLSX, MimeXLS, MimePPTX, MimePPT, MimeODT, MimeODS, MimeODP}
 	ImageMimeTypes    = []string{"image/png", "image/jpeg", "image/webp", "image/heic", "image/heif", "image/gif", "image/bmp", "image/tiff"}
 )
 
@@ -100,9 +141,18 @@ type textPart struct {
 }
 
 type dataPart struct {
-	Type     string `json:"type"`
-	MimeType string `json:"mime_type"`
-	Data     string `json:"data"`
+	Type       string          `json:"type"`
+	MimeType   string          `json:"mime_type"`
+	Data       string          `json:"data,omitempty"`
+	URI        string          `json:"uri,omitempty"`
+	Processing *processingBody `json:"processing,omitempty"`
+}
+
+// processingBody is DocumentStaticMediaProcessing on the wire.
+type processingBody struct {
+	Type               string        `json:"type"`
+	PageOptions        *PageOptions  `json:"page_options,omitempty"`
+	SpreadsheetOptions *SheetOptions `json:"spreadsheet_options,omitempty"`
 }
 
 type fileSearchTool struct {
@@ -130,7 +180,14 @@ func (cr CreateRequest) body(agent string) createBody {
 	} else {
 		list := []any{textPart{Type: "text", Text: cr.Input}}
 		for _, p := range cr.Parts {
-			list = append(list, dataPart{Type: PartType(p.MimeType), MimeType: p.MimeType, Data: base64.StdEncoding.EncodeToString(p.Data)})
+			dp := dataPart{Type: PartType(p.MimeType), MimeType: p.MimeType, URI: p.URI}
+			if p.URI == "" {
+				dp.Data = base64.StdEncoding.EncodeToString(p.Data)
+			}
+			if p.Processing != nil {
+				dp.Processing = &processingBody{Type: "static", PageOptions: p.Processing.Pages, SpreadsheetOptions: p.Processing.Sheet}
+			}
+			list = append(list, dp)
 		}
 		b.Input, _ = json.Marshal(list)
 	}

@@ -69,6 +69,14 @@ type Entry struct {
 	// event it resumed after.
 	Stream      bool   `json:"stream,omitempty"`
 	LastEventID string `json:"lastEventId,omitempty"`
+	// Upload is an upload request's X-Goog-Upload-Command (files.go),
+	// Offset and Bytes a chunk's, UploadName the file's display name or
+	// name, SHA256 a finished file's digest.
+	Upload     string `json:"upload,omitempty"`
+	Offset     int64  `json:"offset,omitempty"`
+	Bytes      int64  `json:"bytes,omitempty"`
+	UploadName string `json:"uploadName,omitempty"`
+	SHA256     string `json:"sha256,omitempty"`
 }
 
 // Server is the fake. The zero value is not usable; call New.
@@ -86,6 +94,9 @@ type Server struct {
 	NoLog   bool
 	hang    chan struct{}
 	closing sync.Once
+	// uploads and files are the Files API's (files.go).
+	uploads map[string]*upload
+	files   map[string]*fakeFile
 }
 
 type item struct {
@@ -183,6 +194,10 @@ func (s *Server) Interactions() int {
 func (s *Server) record(e Entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.recordLocked(e)
+}
+
+func (s *Server) recordLocked(e Entry) {
 	e.Req = e.Method + " " + e.Path
 	if !s.NoLog {
 		e.Seq = len(s.log) + 1
@@ -211,6 +226,9 @@ var (
 // ServeHTTP implements the three endpoints under any base path prefix that
 // ends in /interactions.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.serveFiles(w, r) {
+		return
+	}
 	path := r.URL.Path
 	i := strings.Index(path, "/interactions")
 	if i < 0 {
@@ -270,16 +288,23 @@ type createReq struct {
 // make it large).
 const MaxCreateBytes = 32 << 20
 
-// The MIME types of Google's SDK enums for inline parts.
+// The MIME types of Google's SDK enums for document and image parts
+// (genai v1.79.1's DocumentContentMimeType and ImageContentMimeType).
 var (
-	documentTypes = map[string]bool{"application/pdf": true, "text/csv": true}
-	imageTypes    = map[string]bool{"image/png": true, "image/jpeg": true, "image/webp": true, "image/heic": true, "image/heif": true, "image/gif": true, "image/bmp": true, "image/tiff": true}
+	documentTypes = map[string]bool{"application/pdf": true, "text/csv": true,
+		"application/vnd.openxmlformats-officedocument.presentationml.presentation": true, "application/vnd.ms-powerpoint": true,
+		"application/vnd.oasis.opendocument.presentation": true, "application/vnd.openxmlformats-officedocument.wordprocessingml.document": true,
+		"application/msword": true, "application/vnd.openxmlformats-officedocument.wordprocessingml.template": true,
+		"application/vnd.oasis.opendocument.text": true, "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": true,
+		"application/vnd.ms-excel": true, "application/vnd.oasis.opendocument.spreadsheet": true}
+	imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/webp": true, "image/heic": true, "image/heif": true, "image/gif": true, "image/bmp": true, "image/tiff": true}
 )
 
 // checkParts validates the document and image blocks of a content-list
-// input: a type the SDK names, base64 data that decodes. It returns how
-// many there were, or why the request is invalid.
-func checkParts(raw json.RawMessage) (int, string) {
+// input: a type the SDK names, base64 data that decodes or the uri of a
+// live uploaded file of that type, and a processing of the SDK's shape.
+// It returns how many there were, or why the request is invalid.
+func (s *Server) checkParts(raw json.RawMessage) (int, string) {
 	var parts []map[string]any
 	if json.Unmarshal(raw, &parts) != nil {
 		return 0, ""
@@ -298,9 +323,28 @@ func checkParts(raw json.RawMessage) (int, string) {
 			if !ok {
 				return 0, fmt.Sprintf("unsupported %s mime_type %q", t, mime)
 			}
-			data, _ := p["data"].(string)
-			if b, err := base64.StdEncoding.DecodeString(data); err != nil || len(b) == 0 {
-				return 0, t + " data is not base64"
+			data, hasData := p["data"].(string)
+			uri, hasURI := p["uri"].(string)
+			switch {
+			case hasData == hasURI:
+				return 0, t + " has both data and uri, or neither"
+			case hasURI:
+				f := s.fileByURI(uri)
+				if f == nil {
+					return 0, fmt.Sprintf("File %s not found or deleted", uri)
+				}
+				if f.MimeType != mime {
+					return 0, fmt.Sprintf("%s is %s, not %s", uri, f.MimeType, mime)
+				}
+			default:
+				if b, err := base64.StdEncoding.DecodeString(data); err != nil || len(b) == 0 {
+					return 0, t + " data is not base64"
+				}
+			}
+			if proc, ok := p["processing"]; ok {
+				if msg := checkProcessing(t, proc); msg != "" {
+					return 0, msg
+				}
 			}
 			n++
 		default:
@@ -308,6 +352,56 @@ func checkParts(raw json.RawMessage) (int, string) {
 		}
 	}
 	return n, ""
+}
+
+// checkProcessing holds a document's processing to the SDK's
+// DocumentStaticMediaProcessing: type static, page_options (start_page,
+// end_page ≥ 1, end ≥ start) or spreadsheet_options (sheet_index ≥ 1,
+// visible_cells).
+func checkProcessing(t string, proc any) string {
+	m, ok := proc.(map[string]any)
+	if !ok || t != "document" || m["type"] != "static" {
+		return "processing must be a document's {\"type\":\"static\",…}"
+	}
+	num := func(o map[string]any, k string) (float64, bool) {
+		v, present := o[k]
+		if !present {
+			return 0, true
+		}
+		f, ok := v.(float64)
+		return f, ok && f >= 1 && f == float64(int64(f))
+	}
+	for k, v := range m {
+		switch k {
+		case "type":
+		case "page_options":
+			o, ok := v.(map[string]any)
+			if !ok {
+				return "page_options is not an object"
+			}
+			a, okA := num(o, "start_page")
+			b, okB := num(o, "end_page")
+			if !okA || !okB || (a > 0 && b > 0 && b < a) {
+				return "page_options: start_page and end_page are pages from 1, end_page >= start_page"
+			}
+		case "spreadsheet_options":
+			o, ok := v.(map[string]any)
+			if !ok {
+				return "spreadsheet_options is not an object"
+			}
+			if _, ok := num(o, "sheet_index"); !ok {
+				return "spreadsheet_options.sheet_index is a sheet from 1"
+			}
+			if c, present := o["visible_cells"]; present {
+				if _, ok := c.(string); !ok {
+					return "spreadsheet_options.visible_cells is A1 notation"
+				}
+			}
+		default:
+			return fmt.Sprintf("processing has unknown field %q", k)
+		}
+	}
+	return ""
 }
 
 // loggedBody is a create body as the log keeps it: inline data replaced
@@ -383,7 +477,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, e Entry) {
 	bad := ""
 	nparts, badParts := 0, ""
 	if json.Unmarshal(body, &cr) == nil {
-		nparts, badParts = checkParts(cr.Input)
+		nparts, badParts = s.checkParts(cr.Input)
 	}
 	e.Previous = cr.Previous
 	switch {
