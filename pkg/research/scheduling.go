@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/clawkit/clawkit/pkg/errs"
@@ -228,15 +229,19 @@ func (s *Service) Wait(ctx context.Context, env *owner.OpEnv, p WaitParams) (*Po
 	}
 	js := jobsOf(env)
 	var poke <-chan struct{}
+	var sink *progressSink
+	endStream := func() {}
 	if Pollable(j.State) && j.Handle != "" && !p.NoStream {
 		sctx, stop := context.WithCancel(ctx)
-		ls, owned := s.follow(sctx, j, cred, &progressSink{w: env.Progress, ndjson: p.Events, job: j.ID})
-		defer func() {
+		sink = &progressSink{w: env.Progress, ndjson: p.Events, job: j.ID}
+		ls, owned := s.follow(sctx, j, cred, sink)
+		endStream = sync.OnceFunc(func() {
 			stop()
 			if owned {
 				<-ls.ended // no progress is written after the wait returns
 			}
-		}()
+		})
+		defer endStream()
 		poke = ls.terminal
 	}
 	for {
@@ -247,9 +252,11 @@ func (s *Service) Wait(ctx context.Context, env *owner.OpEnv, p WaitParams) (*Po
 			progress(env.Progress, env.Now().Sub(start), j)
 		}
 		if !Pollable(j.State) {
-			if env.Progress != nil {
+			if env.Progress != nil && !p.Events {
 				_, _ = fmt.Fprintln(env.Progress) // progress is best effort, as in progress()
 			}
+			endStream()
+			sink.finish(j)
 			if err := s.deliver(ctx, env, j, p.Out, env.Fence.AssertCurrent); err != nil {
 				return nil, err
 			}

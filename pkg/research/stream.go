@@ -71,6 +71,9 @@ type progressSink struct {
 	w      io.Writer
 	ndjson bool
 	job    string
+	// ended: the provider's terminal status was written; finish then
+	// writes nothing.
+	ended bool
 }
 
 // StreamEvent is one line of `research wait --events`.
@@ -85,6 +88,9 @@ func (p *progressSink) event(ev google.StreamEvent) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if ev.Type == google.EventCompleted || (ev.Type == google.EventStatusUpdate && google.Terminal(ev.Status)) {
+		p.ended = true
+	}
 	if p.ndjson {
 		b, err := json.Marshal(StreamEvent{Job: p.job, StreamEvent: ev})
 		if err == nil {
@@ -107,6 +113,44 @@ func (p *progressSink) event(ev google.StreamEvent) {
 		line = "stream error: " + termsafe.Text(ev.Error)
 	default:
 		return
+	}
+	_, _ = fmt.Fprintf(p.w, "\r\x1b[Kresearch %s: %s\n", p.job, line)
+}
+
+// EventEnded is clawkit's own last event of --events when the polls saw
+// the job's end before the stream delivered it (docs/research.md, "Live
+// progress").
+const EventEnded = "clawkit.ended"
+
+// finish writes the job's end once the wait is over and the stream has
+// stopped, unless the stream already wrote the provider's terminal status:
+// polls decide the end, so on a loaded machine they can see it first, and
+// the last progress line (or event) must not depend on that race. The
+// tokens are the job's (its usage as recorded).
+func (p *progressSink) finish(j *Job) {
+	if p == nil || p.w == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ended {
+		return
+	}
+	p.ended = true
+	status := j.ProviderStatus
+	if status == "" {
+		status = j.State
+	}
+	if p.ndjson {
+		b, err := json.Marshal(StreamEvent{Job: p.job, StreamEvent: google.StreamEvent{Type: EventEnded, Status: status, Usage: j.Usage}})
+		if err == nil {
+			_, _ = p.w.Write(append(b, '\n')) // progress is best effort
+		}
+		return
+	}
+	line := "status: " + termsafe.Text(status)
+	if j.Usage != nil {
+		line += fmt.Sprintf(" (%d tokens)", j.Usage.Tokens())
 	}
 	_, _ = fmt.Fprintf(p.w, "\r\x1b[Kresearch %s: %s\n", p.job, line)
 }
