@@ -113,7 +113,7 @@ type Reply struct {
 
 // Core is the connection state both clients share, whatever carries the
 // messages: the options, request ids, the table of pending requests, the
-// admission state with the first fatal error (retirement), and what the
+// retirement state with the first fatal error (retirement), and what the
 // opening learned (era.go). The transports embed it.
 //
 // Mu guards the core's state; a transport may guard its own state with
@@ -178,10 +178,10 @@ func (c *Core) RetainedFatal() *Error {
 	return c.fatal
 }
 
-// Admit registers a request's reply channel under id: refused with the
+// AddPending registers a request's reply channel under id: refused with the
 // retained error once the connection is retired, and past
 // MaxPendingRequests.
-func (c *Core) Admit(id int64, ch chan Reply) *Error {
+func (c *Core) AddPending(id int64, ch chan Reply) *Error {
 	c.Mu.Lock()
 	defer c.Mu.Unlock()
 	if c.closed {
@@ -221,7 +221,7 @@ func (c *Core) RestoreLocked(id int64, ch chan Reply) bool {
 	return true
 }
 
-// RetireLocked closes admission, keeping the first fatal error (Mu
+// RetireLocked stops taking requests, keeping the first fatal error (Mu
 // held). It returns that first error, whether the connection was open
 // until now, and the pending requests, which the caller rejects with
 // Reject once it has released Mu.

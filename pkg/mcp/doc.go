@@ -11,7 +11,7 @@
 //   - Error, its two classes (unavailable, protocol), Coded, which maps it to
 //     the project's exit codes, and the error codes (codes.go);
 //   - Core, the connection core both clients embed: the options and their
-//     defaults, request ids, the pending table and admission, retirement with
+//     defaults, request ids, the pending table and its bound, retirement with
 //     the first fatal error, and the opening (Core.Handshake) over whatever
 //     carries the messages;
 //   - ServerRequests, how a client with no user answers the server's own

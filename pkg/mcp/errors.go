@@ -12,7 +12,7 @@ import (
 type Class string
 
 const (
-	// ClassUnavailable covers process, lifecycle, admission, deadline or
+	// ClassUnavailable covers process, lifecycle, pending-bound, deadline or
 	// cancellation. Retrying later may work.
 	ClassUnavailable Class = "unavailable"
 	// ClassProtocol covers malformed frames, JSON-RPC errors, handshake

@@ -33,7 +33,7 @@ func (s *Service) admitStart(pre owner.Pre, p StartParams) error {
 	// Inputs and header profiles are refused before the home exists:
 	// each input by its metadata and first bytes (Start reads it once,
 	// whole), each header profile by its presence and kind.
-	if err := admitInputs(p.Inputs); err != nil {
+	if err := probeInputs(p.Inputs); err != nil {
 		return err
 	}
 	_, _, err = resolveTools(pre.Home, p.Tools)

@@ -97,7 +97,7 @@ func (l InputList) items() []checkedInput {
 // checkInputList is the stateless check of a start's inputs: absolute,
 // distinct paths, at most MaxInputs, each range well formed and only one
 // of pages and sheet. Whether the type has such a range needs its
-// content: admission decides it (admitInputs).
+// content: the probe decides it (probeInputs).
 func checkInputList(l InputList) (InputList, error) {
 	if len(l.specs) > MaxInputs {
 		return l, errs.Usage(CodeTooManyInputs, "%d input files; at most %d may be sent", len(l.specs), MaxInputs).

@@ -182,17 +182,17 @@ func checkVisualization(v string) error {
 		WithHint("--visualization auto saves the report's charts and images under figures/")
 }
 
-// admitInputs checks every input without reading it whole: a regular
+// probeInputs checks every input without reading it whole: a regular
 // file (a symbolic link is refused), within the upload bound, of a type
 // the SDKs name (read from its content), and with a range only of the
 // kind its type has. Start reads each file again, and checks it again on
 // the bytes it sends.
-func admitInputs(l InputList) error {
+func probeInputs(l InputList) error {
 	_, err := planInputs(l)
 	return err
 }
 
-// plannedInput is one input as admitted: its type, its size and whether
+// plannedInput is one input as probed: its type, its size and whether
 // it goes inline or through the Files API.
 type plannedInput struct {
 	checkedInput

@@ -153,7 +153,7 @@ func TestInputsReadOnceAndBounded(t *testing.T) {
 	if err := os.WriteFile(big, append([]byte("%PDF-1.4\n"), make([]byte, MaxInputBytes)...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := admitInputs(checked(t, pdf)); err != nil {
+	if err := probeInputs(checked(t, pdf)); err != nil {
 		t.Fatal(err)
 	}
 	ins, err := readInputs(checked(t, pdf))
@@ -164,7 +164,7 @@ func TestInputsReadOnceAndBounded(t *testing.T) {
 		t.Fatal("the record holds the bytes")
 	}
 	for path, code := range map[string]errs.Code{link: "input_unreadable", filepath.Join(dir, "none"): "input_unreadable", dir: "input_unreadable"} {
-		if err := admitInputs(checked(t, path)); errs.CodeOf(err) != code {
+		if err := probeInputs(checked(t, path)); errs.CodeOf(err) != code {
 			t.Errorf("admit %s: %v, want %s", path, err, code)
 		}
 		if _, err := readInputs(checked(t, path)); errs.CodeOf(err) != code {

@@ -3,7 +3,7 @@
 // Client connects to a remote server: Streamable HTTP as the spec's
 // revisions since 2025-03-26 define it, and the HTTP+SSE transport of
 // 2024-11-05, found by the spec's backwards-compatibility probe. It embeds
-// the connection core (mcp.Core): the opening, ids, admission and retirement
+// the connection core (mcp.Core): the opening, ids, the pending bound and retirement
 // are the stdio client's; only the carriage differs. Header values given
 // with --header NAME=@PROFILE are secrets, removed from everything the
 // server sends back. Dialer gives mcp.Call and mcp.Session a Client; the

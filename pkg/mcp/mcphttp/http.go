@@ -599,7 +599,7 @@ func (c *Client) do(ctx context.Context, id int64, method string, params json.Ra
 		return nil, mcp.ProtocolErr(errs.CodeFrameTooLarge, "request exceeded the frame-size limit (%d bytes > %d)", len(body), c.Opts.MaxFrameBytes)
 	}
 	ch := make(chan mcp.Reply, 1)
-	if e := c.Admit(id, ch); e != nil {
+	if e := c.AddPending(id, ch); e != nil {
 		return nil, e
 	}
 	defer c.Forget(id)
@@ -1547,7 +1547,7 @@ func (c *Client) postLegacy(ctx context.Context, body []byte, isRequest bool) (*
 	return nil, false
 }
 
-// retire closes admission, keeps the first fatal error, rejects every
+// retire stops taking requests, keeps the first fatal error, rejects every
 // pending request with it and ends the streams.
 func (c *Client) retire(e *mcp.Error) {
 	c.Mu.Lock()

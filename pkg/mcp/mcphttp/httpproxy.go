@@ -410,8 +410,8 @@ func (p *httpProxy) session(id string) *proxySession {
 	return p.sessions[id]
 }
 
-// admit takes one request from the session's rate budget.
-func (s *proxySession) admit() bool {
+// takeRateToken takes one request from the session's rate budget.
+func (s *proxySession) takeRateToken() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
@@ -738,7 +738,7 @@ func (p *httpProxy) post(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, "the session is already initialized")
 		return
 	}
-	if !s.admit() {
+	if !s.takeRateToken() {
 		w.Header().Set("Retry-After", "1")
 		httpError(w, http.StatusTooManyRequests, "too many requests for this session")
 		return
@@ -877,7 +877,7 @@ func (p *httpProxy) getStream(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, "session not found")
 		return
 	}
-	if !s.admit() {
+	if !s.takeRateToken() {
 		w.Header().Set("Retry-After", "1")
 		httpError(w, http.StatusTooManyRequests, "too many requests for this session")
 		return
@@ -980,7 +980,7 @@ func (p *httpProxy) serveLegacyMessage(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, "session not found")
 		return
 	}
-	if !s.admit() {
+	if !s.takeRateToken() {
 		w.Header().Set("Retry-After", "1")
 		httpError(w, http.StatusTooManyRequests, "too many requests for this session")
 		return

@@ -169,7 +169,7 @@ func (c *Client) do(ctx context.Context, id int64, method string, params json.Ra
 		return nil, mcp.NotSent(ctx, method, onTimeout)
 	}
 	cl := &call{ch: make(chan mcp.Reply, 1)}
-	if e := c.Admit(id, cl.ch); e != nil {
+	if e := c.AddPending(id, cl.ch); e != nil {
 		return nil, e
 	}
 
@@ -247,7 +247,7 @@ func (c *Client) Notify(method string, params json.RawMessage) error {
 	return nil
 }
 
-// retire closes admission, keeps the first fatal error, rejects every
+// retire stops taking requests, keeps the first fatal error, rejects every
 // pending request with it, and starts stopping the process tree.
 func (c *Client) retire(e *mcp.Error) {
 	c.Mu.Lock()
@@ -280,7 +280,7 @@ func (c *Client) retire(e *mcp.Error) {
 	})
 }
 
-// Stop closes admission, rejects what is pending, and ends the process
+// Stop stops taking requests, rejects what is pending, and ends the process
 // tree (EOF → SIGTERM → SIGKILL of the group), confirming it is gone. The
 // CleanupResult is nil after an ordinary close.
 func (c *Client) Stop() (*mcp.CleanupResult, error) {

@@ -124,7 +124,7 @@ func TestClientAdmissionRejectsOnlyTheNewCall(t *testing.T) {
 		t.Fatalf("%+v", me)
 	}
 	if errs.KindOf(mcp.Coded(err)) != errs.KindUnavailable {
-		t.Fatal("admission rejection is not unavailable")
+		t.Fatal("a refusal past the pending bound is not unavailable")
 	}
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -137,7 +137,7 @@ func TestClientAdmissionRejectsOnlyTheNewCall(t *testing.T) {
 		}
 	}
 	if !c.IsAvailable() {
-		t.Fatal("admission rejection retired the connection")
+		t.Fatal("a refusal past the pending bound retired the connection")
 	}
 }
 

@@ -7,7 +7,7 @@
 // scan on Linux), reporting an mcp.CleanupResult when it had to force.
 //
 // A Client speaks MCP over the process's stdin and stdout: it embeds the
-// connection core (mcp.Core) for ids, admission, retirement and the opening,
+// connection core (mcp.Core) for ids, the pending bound, retirement and the opening,
 // checks every message against the frame limit before its bytes are kept
 // (mcp.LineFramer), and reads stdout with a reader baton (baton.go) so that
 // a caller waiting for its answer reads it itself. Dialer gives mcp.Call
@@ -16,7 +16,7 @@
 // Relay, RunProxy and RunConnect are `clawkit mcp proxy`: the bounded
 // verbatim relay between a client's stdio and a server (or a service's unix
 // socket), with the proxy's own server/discover probe and the 2026-07-28
-// admission. The HTTP proxy (mcphttp) starts its servers with this package.
+// pending bound. The HTTP proxy (mcphttp) starts its servers with this package.
 //
 // The package uses process groups and signals and so builds on Unix only.
 package mcpstdio

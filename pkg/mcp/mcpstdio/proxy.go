@@ -183,7 +183,7 @@ func isWriteErr(err error) bool {
 }
 
 // lockedWriter serialises whole writes: the relay's chunks and the
-// admission's own answers share the client's stdout.
+// pendingBound's own answers share the client's stdout.
 type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer
@@ -195,13 +195,13 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// admission bounds the requests of a 2026-07-28 client in flight through
+// pendingBound bounds the requests of a 2026-07-28 client in flight through
 // the relay, as the client library bounds its own (maxPendingRequests):
 // one more is answered at once with an error and not forwarded; the
 // others go on. A request belongs to the new era when its params._meta
 // names a protocol version of 2026-07-28 or later; legacy traffic is
 // relayed exactly as before, without decoding.
-type admission struct {
+type pendingBound struct {
 	max     int
 	out     io.Writer
 	mu      sync.Mutex
@@ -233,13 +233,13 @@ func metaVersion(params []byte) (v string, ok bool) {
 }
 
 // clientLine is the up relay's hook.
-func (a *admission) clientLine(line []byte) bool {
+func (a *pendingBound) clientLine(line []byte) bool {
 	if !bytes.Contains(line, metaVersionKey) || !json.Valid(line) {
 		return true
 	}
 	id, method, params := mcp.FrameMembers(line)
 	if id == nil || method == nil {
-		return true // a notification or a response: not admitted, not counted
+		return true // a notification or a response: not counted
 	}
 	if v, ok := metaVersion(params); !ok || !mcp.IsModernVersion(v) {
 		return true
@@ -259,7 +259,7 @@ func (a *admission) clientLine(line []byte) bool {
 }
 
 // serverLine is the down relay's hook: an answer frees its request.
-func (a *admission) serverLine(line []byte) bool {
+func (a *pendingBound) serverLine(line []byte) bool {
 	if a.n.Load() == 0 || !json.Valid(line) {
 		return true
 	}
@@ -311,7 +311,7 @@ func RunProxy(ctx context.Context, spec ProcessSpec, o ProxyOptions, stdin io.Re
 		return nil, mcp.Coded(err)
 	}
 	out := &lockedWriter{w: stdout}
-	adm := &admission{max: o.MaxPending, out: out, pending: map[string]struct{}{}}
+	adm := &pendingBound{max: o.MaxPending, out: out, pending: map[string]struct{}{}}
 	serverLine := adm.serverLine
 	var probe *proxyProbe
 	if o.ProtocolVersion == mcp.AutoProtocolVersion || mcp.IsModernVersion(o.ProtocolVersion) {

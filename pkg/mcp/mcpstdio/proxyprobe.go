@@ -18,7 +18,7 @@ import (
 // server/discover itself, with an id no client uses, and swallows the
 // answer; so it knows the era the server speaks before the first client
 // message reaches it, and says so on stderr. A 2026-07-28 server is then
-// relayed with the admission of 2026-07-28 requests; any other outcome is
+// relayed with the pending bound of 2026-07-28 requests; any other outcome is
 // the legacy relay, unchanged. The probe is bounded like the client's:
 // ProbeTimeout from the moment the server has read it, and never past
 // StartupTimeout. A late answer is still swallowed when it comes.
@@ -29,7 +29,7 @@ type ProxyOptions struct {
 	// included; 0 means DefaultMaxFrameBytes.
 	MaxFrame int
 	// MaxPending bounds a 2026-07-28 client's requests in flight (see
-	// admission); 0 means DefaultMaxPendingRequests.
+	// pendingBound); 0 means DefaultMaxPendingRequests.
 	MaxPending int
 	// ProtocolVersion is "auto" (probe server/discover), a 2026-07-28-era
 	// version the server must list in server/discover (else RunProxy

@@ -8,7 +8,7 @@ import (
 	"github.com/clawkit/clawkit/pkg/mcp"
 )
 
-// FuzzMetaVersion checks the admission's scan for params._meta's protocol
+// FuzzMetaVersion checks the pending bound's scan for params._meta's protocol
 // version against decoding params with encoding/json.
 func FuzzMetaVersion(f *testing.F) {
 	for _, s := range []string{
