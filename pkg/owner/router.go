@@ -197,12 +197,14 @@ func (r *Router) call(ctx context.Context, m Method, p any, into Reply) (res any
 const freeLockGrace = 10 * time.Second
 
 // heldByLiveProcess reports whether the pid the lock file names is alive
-// (this process included: another of its goroutines): a holder writes its
-// pid right after taking the lock, so an empty file or a dead pid means the lock is free or being
-// freed.
+// and another process. A holder writes its pid right after taking the
+// lock, so an empty file or a dead pid means the lock is free or being
+// freed; this process's own pid (or an empty file) is its own attempt,
+// caught between taking the lock and saying so (a CLI process makes one
+// attempt at a time).
 func heldByLiveProcess(path string) bool {
 	pid := HolderPID(path)
-	return pid > 0 && PIDAlive(pid)
+	return pid > 0 && pid != os.Getpid() && PIDAlive(pid)
 }
 
 // neverOwned reports whether the home has neither an owner lock file nor

@@ -6,7 +6,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -129,4 +132,62 @@ func TestFenceFailsWhenLockReplaced(t *testing.T) {
 	if errs.CodeOf(err) != "owner_retired" {
 		t.Fatalf("err = %v, want owner_retired", err)
 	}
+}
+
+// A lock that no live process holds is being freed (a holder that died,
+// its last threads still going; or this process's own attempt scheduled
+// late): --lock-timeout 1ms waits for it instead of calling it busy. A
+// lock a live process holds is refused at the timeout.
+func TestLockFreedNotBusy(t *testing.T) {
+	hold := func(t *testing.T, h Home, pid int) *Lock {
+		t.Helper()
+		l, err := AcquireLock(context.Background(), h.Lock())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.f.Truncate(0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.f.WriteAt([]byte(strconv.Itoa(pid)+"\n"), 0); err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	// A pid that is certainly dead: a child that has exited and been reaped.
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("dead holder", func(t *testing.T) {
+		h := shortHome(t)
+		l := hold(t, h, dead.Process.Pid)
+		go func() { time.Sleep(200 * time.Millisecond); l.Release() }()
+		var calls atomic.Int32
+		r := &Router{Home: h, Registry: testRegistry(&calls), LockTimeout: time.Millisecond}
+		if _, err := writeOp.Call(context.Background(), r, json.RawMessage(`{}`)); err != nil {
+			t.Fatalf("a lock being freed was refused: %v", err)
+		}
+		if calls.Load() != 1 {
+			t.Fatalf("calls %d", calls.Load())
+		}
+	})
+	t.Run("live holder", func(t *testing.T) {
+		h := shortHome(t)
+		live := exec.Command("sleep", "30")
+		if err := live.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = live.Process.Kill(); _ = live.Wait() }()
+		l := hold(t, h, live.Process.Pid)
+		defer l.Release()
+		var calls atomic.Int32
+		r := &Router{Home: h, Registry: testRegistry(&calls), LockTimeout: time.Millisecond}
+		_, err := writeOp.Call(context.Background(), r, json.RawMessage(`{}`))
+		if errs.CodeOf(err) != CodeOwnerBusy || !strings.Contains(err.Error(), "pid "+strconv.Itoa(live.Process.Pid)) {
+			t.Fatalf("a lock a live process holds: %v, want owner_busy naming pid %d", err, live.Process.Pid)
+		}
+		if calls.Load() != 0 {
+			t.Fatalf("calls %d", calls.Load())
+		}
+	})
 }
