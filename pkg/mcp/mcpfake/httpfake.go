@@ -184,14 +184,8 @@ func (f *hostileHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusMethodNotAllowed)
 		return
 	}
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	var m msg
-	if json.Unmarshal(body, &m) != nil {
-		http.Error(w, "bad JSON", http.StatusBadRequest)
-		return
-	}
-	if m.ID == nil {
-		w.WriteHeader(http.StatusAccepted)
+	m, ok := readHTTPRequest(w, r)
+	if !ok {
 		return
 	}
 	answer := func(result any) {
@@ -399,4 +393,20 @@ func (f *hostileHTTP) serveLegacy(w http.ResponseWriter, r *http.Request) {
 	case <-ctx.Done():
 	case <-time.After(10 * time.Minute):
 	}
+}
+
+// readHTTPRequest reads a POSTed JSON-RPC message (at most 1 MiB): a body
+// that is not JSON is answered 400, a notification 202; ok only for a
+// request, which the caller answers.
+func readHTTPRequest(w http.ResponseWriter, r *http.Request) (m msg, ok bool) {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if json.Unmarshal(body, &m) != nil {
+		http.Error(w, "bad JSON", http.StatusBadRequest)
+		return m, false
+	}
+	if m.ID == nil {
+		w.WriteHeader(http.StatusAccepted)
+		return m, false
+	}
+	return m, true
 }

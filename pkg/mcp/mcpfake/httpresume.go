@@ -81,14 +81,8 @@ func (f *resumeHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusMethodNotAllowed)
 		return
 	}
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	var m msg
-	if json.Unmarshal(body, &m) != nil {
-		http.Error(w, "bad JSON", http.StatusBadRequest)
-		return
-	}
-	if m.ID == nil {
-		w.WriteHeader(http.StatusAccepted)
+	m, ok := readHTTPRequest(w, r)
+	if !ok {
 		return
 	}
 	w.Header().Set("Mcp-Session-Id", "resume-session")
