@@ -447,6 +447,15 @@ func (s *Scheduler) sweepLoop(ctx context.Context, env *owner.OpEnv, w research.
 // answers whether more jobs may be left to adopt.
 func (s *Scheduler) sweep(ctx context.Context, env *owner.OpEnv, w research.Worker, adopt bool) (more bool) {
 	db := env.Store.DB()
+	// Due snoozed or retried research jobs: available now. River promotes
+	// them only in its leader's scheduler pass (every 5 s), and a leader
+	// cut off from the database keeps that role until its 15 s TTL runs
+	// out: every poll snoozed past 5 s would wait that long too, beyond
+	// the bound of two intervals plus the lease (docs/scale-out.md, "What
+	// happens when a gateway dies"). Any gateway does it here, within a
+	// sweep interval; river's own pass finds nothing left to do.
+	_, _ = db.ExecContext(ctx, `UPDATE `+store.RiverSchema+`.river_job SET state = 'available'
+WHERE state IN ('scheduled','retryable') AND queue = $1 AND scheduled_at <= now() AND kind = ANY($2)`, Queue, kinds)
 	// Running river jobs of gateways whose lease expired: available now.
 	_, _ = db.ExecContext(ctx, `UPDATE `+store.RiverSchema+`.river_job SET state = 'available', scheduled_at = now()
 WHERE state = 'running' AND kind = ANY($1) AND attempted_by[array_upper(attempted_by, 1)] IN (
