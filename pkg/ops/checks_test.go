@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -97,74 +95,63 @@ func TestChecksTable(t *testing.T) {
 func checkSites(root string) (map[checkRule][]string, error) {
 	const mod = "github.com/clawkit/clawkit/"
 	found := map[checkRule]map[string]bool{}
-	for _, top := range []string{"pkg", "cmd"} {
-		err := filepath.WalkDir(filepath.Join(root, top), func(path string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || strings.Contains(path, "testdata") {
-				return err
+	err := walkSource(root, 0, func(here string, f *ast.File) error {
+		// The local names of the imported rule packages.
+		names := map[string]string{}
+		for _, im := range f.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			q, ok := strings.CutPrefix(p, mod)
+			if !ok {
+				continue
 			}
-			f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
-			if err != nil {
-				return err
+			name := filepath.Base(q)
+			if im.Name != nil {
+				name = im.Name.Name
 			}
-			rel, _ := filepath.Rel(root, filepath.Dir(path))
-			here := filepath.ToSlash(rel)
-			// The local names of the imported rule packages.
-			names := map[string]string{}
-			for _, im := range f.Imports {
-				p, _ := strconv.Unquote(im.Path.Value)
-				q, ok := strings.CutPrefix(p, mod)
-				if !ok {
-					continue
-				}
-				name := filepath.Base(q)
-				if im.Name != nil {
-					name = im.Name.Name
-				}
-				names[name] = q
-			}
-			for _, decl := range f.Decls {
-				fd, ok := decl.(*ast.FuncDecl)
-				if !ok || fd.Body == nil {
-					continue
-				}
-				fname := filepath.Base(here) + "." + fd.Name.Name
-				if fd.Recv != nil && len(fd.Recv.List) == 1 {
-					fname = filepath.Base(here) + "." + recvName(fd.Recv.List[0].Type) + "." + fd.Name.Name
-				}
-				ast.Inspect(fd.Body, func(n ast.Node) bool {
-					call, ok := n.(*ast.CallExpr)
-					if !ok {
-						return true
-					}
-					var pkg, fn string
-					switch fun := call.Fun.(type) {
-					case *ast.Ident:
-						pkg, fn = here, fun.Name
-					case *ast.SelectorExpr:
-						x, ok := fun.X.(*ast.Ident)
-						if !ok || names[x.Name] == "" {
-							return true
-						}
-						pkg, fn = names[x.Name], fun.Sel.Name
-					default:
-						return true
-					}
-					for _, r := range checkRules {
-						if r.pkg == pkg && r.fn == fn && !(pkg == here && fd.Name.Name == fn && fd.Recv == nil) {
-							if found[r] == nil {
-								found[r] = map[string]bool{}
-							}
-							found[r][fname] = true
-						}
-					}
-					return true
-				})
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
+			names[name] = q
 		}
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			fname := filepath.Base(here) + "." + fd.Name.Name
+			if fd.Recv != nil && len(fd.Recv.List) == 1 {
+				fname = filepath.Base(here) + "." + recvName(fd.Recv.List[0].Type) + "." + fd.Name.Name
+			}
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				var pkg, fn string
+				switch fun := call.Fun.(type) {
+				case *ast.Ident:
+					pkg, fn = here, fun.Name
+				case *ast.SelectorExpr:
+					x, ok := fun.X.(*ast.Ident)
+					if !ok || names[x.Name] == "" {
+						return true
+					}
+					pkg, fn = names[x.Name], fun.Sel.Name
+				default:
+					return true
+				}
+				for _, r := range checkRules {
+					if r.pkg == pkg && r.fn == fn && !(pkg == here && fd.Name.Name == fn && fd.Recv == nil) {
+						if found[r] == nil {
+							found[r] = map[string]bool{}
+						}
+						found[r][fname] = true
+					}
+				}
+				return true
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := map[checkRule][]string{}
 	for r, fns := range found {

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
@@ -63,31 +64,20 @@ func TestLayers(t *testing.T) {
 	root := filepath.Dir(filepath.Dir(filepath.Dir(file)))
 	const mod = "github.com/clawkit/clawkit/"
 	imports := map[string]map[string]bool{}
-	for _, top := range []string{"pkg", "cmd"} {
-		err := filepath.WalkDir(filepath.Join(root, top), func(path string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || strings.Contains(path, "testdata") {
-				return err
-			}
-			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rel, _ := filepath.Rel(root, filepath.Dir(path))
-			rel = filepath.ToSlash(rel)
-			if imports[rel] == nil {
-				imports[rel] = map[string]bool{}
-			}
-			for _, im := range f.Imports {
-				p, _ := strconv.Unquote(im.Path.Value)
-				if q, ok := strings.CutPrefix(p, mod); ok {
-					imports[rel][q] = true
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
+	err := walkSource(root, parser.ImportsOnly, func(rel string, f *ast.File) error {
+		if imports[rel] == nil {
+			imports[rel] = map[string]bool{}
 		}
+		for _, im := range f.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			if q, ok := strings.CutPrefix(p, mod); ok {
+				imports[rel][q] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	var pkgs []string
 	for p := range imports {
@@ -122,4 +112,27 @@ func contains(s []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// walkSource parses every non-test Go file under pkg/ and cmd/ (testdata
+// aside) with mode and hands it to f with its package's directory below
+// root, slash-separated: the source the layer and check tables read.
+func walkSource(root string, mode parser.Mode, f func(pkg string, file *ast.File) error) error {
+	for _, top := range []string{"pkg", "cmd"} {
+		err := filepath.WalkDir(filepath.Join(root, top), func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || strings.Contains(path, "testdata") {
+				return err
+			}
+			file, err := parser.ParseFile(token.NewFileSet(), path, nil, mode)
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(root, filepath.Dir(path))
+			return f(filepath.ToSlash(rel), file)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

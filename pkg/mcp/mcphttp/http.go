@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -468,7 +469,7 @@ func (c *Client) callTool(ctx context.Context, params json.RawMessage, timeout t
 	if e != nil {
 		return nil, e
 	}
-	if !sameHeaders(hdr, hdr2) {
+	if !slices.Equal(hdr, hdr2) {
 		res, err = c.request(context.WithValue(ctx, paramHeadersKey{}, hdr2), "tools/call", params, timeout)
 		if err == nil || err.RPC == nil || err.RPC.Code != rpcHeaderMismatch {
 			return res, err
@@ -492,18 +493,6 @@ func (c *Client) checkedHeaders(name string, th toolHeaders, args json.RawMessag
 		return nil, mcp.ProtocolErr(errs.CodeInvalidParams, "%v", err)
 	}
 	return hdr, nil
-}
-
-func sameHeaders(a, b [][2]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // allSecrets are the header values and, with an OAuth profile, its
