@@ -463,14 +463,21 @@ func (c *MCPSessionCmd) Run(env *Env) error {
 	if rep != nil && !out.JSON {
 		warnCleanup(out, rep.CleanupResult)
 	}
-	if err != nil {
-		if rep != nil {
-			return mcpJSONFailure(out, err, nil, rep.CleanupResult)
-		}
-		return err
-	}
 	if results == nil {
 		results = []mcp.SessionResult{}
+	}
+	if err != nil {
+		if rep != nil && out.JSON {
+			// The lines that were answered are part of the failure's
+			// document: a script keeps every result it got.
+			_ = out.PrintJSON(struct {
+				jsonError
+				Results []mcp.SessionResult `json:"results"`
+				*mcp.SessionReport
+			}{jsonErrorOf(err), results, rep})
+			return &reportedError{err}
+		}
+		return err
 	}
 	return out.Result(struct {
 		OK      bool                `json:"ok"`

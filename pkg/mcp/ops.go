@@ -136,6 +136,24 @@ type SessionResult struct {
 	OK     bool            `json:"ok"`
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  *SessionError   `json:"error,omitempty"`
+	// Code, Message and Hint: a request clawkit itself could not complete
+	// on a connection that stays usable (an input_required result it cannot
+	// answer, docs/mcp.md "Server requests"), in the form of clawkit's own
+	// --json errors.
+	Code    errs.Code `json:"code,omitempty"`
+	Message string    `json:"message,omitempty"`
+	Hint    string    `json:"hint,omitempty"`
+}
+
+// requestLocal reports whether err ends one request only: the server
+// answered it, the connection is as good as before, and the next line can
+// go on.
+func requestLocal(err error) bool {
+	switch errs.CodeOf(err) {
+	case CodeInputRequiredUnanswered, CodeInputRequiredRounds, CodeInvalidInputRequired:
+		return true
+	}
+	return false
 }
 
 // SessionError is a request's JSON-RPC error as the server gave it.
@@ -192,8 +210,9 @@ func parseSessionLine(line []byte, n int) (*SessionLine, error) {
 }
 
 // Session runs JSON lines of {method, params} from in over one connection,
-// in order, calling emit with one result per line. A JSON-RPC error answer
-// is reported as that line's result and the session goes on; a fatal
+// in order, calling emit with one result per line. A JSON-RPC error answer,
+// or an input_required result clawkit cannot answer, is reported as that
+// line's result and the session goes on; a fatal
 // connection error or a bad input line ends it. The returned error is nil
 // when every request succeeded.
 func Session(ctx context.Context, dial Dialer, opts Options, in io.Reader, emit func(SessionResult) error) (*SessionReport, error) {
@@ -234,6 +253,14 @@ func Session(ctx context.Context, dial Dialer, opts Options, in io.Reader, emit 
 					}
 					continue
 				}
+				if ce := errs.As(Coded(rerr)); ce != nil && requestLocal(ce) {
+					rep.Errors++
+					r := SessionResult{Code: ce.Code, Message: ce.Error(), Hint: ce.Hint}
+					if err := emit(r); err != nil {
+						return err
+					}
+					continue
+				}
 				return Coded(rerr)
 			}
 			if err := emit(SessionResult{OK: true, Result: res}); err != nil {
@@ -258,7 +285,7 @@ func Session(ctx context.Context, dial Dialer, opts Options, in io.Reader, emit 
 	}
 	if rep.Errors > 0 {
 		return rep, errs.Failed(errs.CodeRPCError, "%d of %d requests were answered with an error", rep.Errors, rep.Requests).
-			WithHint("the error lines on stdout carry the server's code and message")
+			WithHint("the error lines on stdout carry the server's code and message (\"error\"), or clawkit's (\"code\", \"message\", \"hint\")")
 	}
 	return rep, nil
 }
