@@ -19,7 +19,7 @@ var (
 func mcpHTTPURL(mode string) string {
 	mcpHTTPOnce.Do(func() {
 		mcpHTTPURLs = map[string]string{}
-		for m := range mcpfake.HTTPModes {
+		for _, m := range mcpfake.HTTPModeNames() {
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
 				panic(err)
@@ -65,6 +65,15 @@ func mcpHTTPHostileCases() []hostileCase {
 		{name: "mcp-http/input-required-forever", args: mrtr(`{"name":"forever","arguments":{"inputRequests":{"r":{"method":"roots/list"}}}}`, "--max-input-rounds", "3"), exit: 1, code: "input_required_rounds"},
 		{name: "mcp-http/input-required-sampling", args: mrtr(`{"name":"ask","arguments":{"inputRequests":{"q":{"method":"sampling/createMessage"}}}}`), exit: 1, code: "input_required_unanswered"},
 		{name: "mcp-http/input-required-malformed", args: mrtr(`{"name":"raw","arguments":{"result":{"resultType":"input_required","inputRequests":{"a":"b"}}}}`), exit: 1, code: "invalid_input_required"},
+		// Streams that end before their answer and cannot be resumed, and
+		// 2026-07-28 servers at odds with their own tool definitions or
+		// refusing every version.
+		{name: "mcp-http/resume-brings-nothing", args: call("resume-lost"), exit: 4, code: "resume_failed"},
+		{name: "mcp-http/resume-refused", args: call("resume-refused"), exit: 4, code: "resume_failed"},
+		{name: "mcp-http/stream-ends-no-event-id", args: call("resume-no-id"), exit: 4, code: "stream_ended"},
+		{name: "mcp-http/invalid-tool-headers", args: []string{"mcp", "call", "--url", mcpHTTPURL("modern-headers"), "--method", "tools/call", "--params", `{"name":"bad","arguments":{"data":{}}}`}, exit: 1, code: "invalid_tool_headers"},
+		{name: "mcp-http/header-mismatch-forever", args: []string{"mcp", "call", "--url", mcpHTTPURL("modern-mismatch"), "--method", "tools/call", "--params", `{"name":"route","arguments":{"region":"eu"}}`}, exit: 1, code: "header_mismatch"},
+		{name: "mcp-http/every-version-refused", args: []string{"mcp", "call", "--protocol-version", "2026-07-28", "--url", mcpHTTPURL("modern-reject-always"), "--method", "tools/list"}, exit: 1, code: "protocol_version_unsupported"},
 		{name: "mcp-proxy/bad-listen", args: []string{"mcp", "proxy", "--listen", "nonsense", "--", "mcpfake", "echo"}, exit: 2, code: "invalid_listen"},
 	}
 }

@@ -28,6 +28,19 @@ var resumeModes = map[string]string{
 
 func isResumeMode(mode string) bool { _, ok := resumeModes[mode]; return ok }
 
+// HTTPModeNames names every mode HTTPHandler serves: HTTPModes and this
+// file's.
+func HTTPModeNames() []string {
+	var names []string
+	for _, m := range []map[string]string{HTTPModes, resumeModes} {
+		for k := range m {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
 type resumeHTTP struct {
 	mode    string
 	mu      sync.Mutex
