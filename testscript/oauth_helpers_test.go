@@ -40,7 +40,7 @@ func oauthKit() scriptKit {
 			"oauthbrowser": oauthBrowserMain,
 			"oauthpaste":   oauthPasteMain,
 		},
-		cmds: map[string]scriptCmd{"file-mode": cmdFileMode, "workload-jwt": cmdWorkloadJWT, "oauthfake-stats": cmdOAuthFakeStats, "oauth-expire": cmdOAuthExpire},
+		cmds: map[string]scriptCmd{"file-mode": cmdFileMode, "workload-jwt": cmdWorkloadJWT, "id-token": cmdIDToken, "oauthfake-stats": cmdOAuthFakeStats, "oauth-expire": cmdOAuthExpire},
 		conditions: map[string]func() (bool, error){
 			// The TypeScript SDK's own OAuth example server (a dependency
 			// of the server-everything peer).
@@ -82,7 +82,18 @@ var oauthFakeModes = map[string]string{
 	"open-initialize":   "initialize needs no token (the requests after it do); the resource metadata lists scope profile, the 401 asks for read",
 	"dpop":              "DPoP-bound tokens (RFC 9449): ES256 proofs checked on the token and MCP requests, each server asking for its nonce once",
 	"dpop-unasked":      "the token endpoint answers token_type DPoP though it advertises no DPoP and got no proof",
+	"xaa":               "cross-app access: an enterprise IdP at BASE/idp exchanges an ID token for an ID-JAG (RFC 8693), which the authorization server takes as a JWT bearer grant for client xaa-client (no refresh token)",
+	"xaa-wrong-type":    "cross-app access whose IdP answers the exchange with an access token, not an ID-JAG",
 }
+
+// The cross-app fake's clients: clawkit's at the IdP (public, or with
+// a secret) and at the MCP server's authorization server (client_secret_basic).
+const (
+	xaaIdPClient = "idp-client"
+	xaaIdPSecret = "idp-s3cret-value"
+	xaaClient    = "xaa-client"
+	xaaSecret    = "xaa-s3cret-value"
+)
 
 type oauthFake struct {
 	mode  string
@@ -95,6 +106,8 @@ type oauthFake struct {
 	refresh map[string]string
 	invalid map[string]bool
 	stats   map[string]int
+	// jags are the ID-JAGs the IdP issued (cross-app), with their claims.
+	jags map[string]map[string]any
 }
 
 // oauthfake MODE URLFILE: serves the MCP endpoint BASE/mcp and the
@@ -120,9 +133,16 @@ func oauthFakeMain() {
 	})
 	f := &oauthFake{mode: os.Args[1], base: "http://" + ln.Addr().String(),
 		mcp:   sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true}),
-		codes: map[string]url.Values{}, access: map[string]string{}, refresh: map[string]string{}, invalid: map[string]bool{}, stats: map[string]int{}}
+		codes: map[string]url.Values{}, access: map[string]string{}, refresh: map[string]string{}, invalid: map[string]bool{}, stats: map[string]int{},
+		jags: map[string]map[string]any{}}
 	srv := &http.Server{Handler: f, ReadHeaderTimeout: 10 * time.Second}
+	// URLFILE.idp names the cross-app modes' IdP token endpoint; it is
+	// written first, as URLFILE is the signal that all is served.
 	tmp := os.Args[2] + ".tmp"
+	if err := os.WriteFile(os.Args[2]+".idp", []byte(f.base+"/idp/token"), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "oauthfake: cannot write", os.Args[2]+".idp")
+		os.Exit(1)
+	}
 	if err := os.WriteFile(tmp, []byte(f.base+"/mcp"), 0o644); err != nil || os.Rename(tmp, os.Args[2]) != nil {
 		fmt.Fprintln(os.Stderr, "oauthfake: cannot write", os.Args[2])
 		os.Exit(1)
@@ -215,6 +235,8 @@ func (f *oauthFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.authorize(w, r)
 	case "/token":
 		f.token(w, r)
+	case "/idp/token":
+		f.idpToken(w, r)
 	default:
 		http.NotFound(w, r)
 	}
@@ -268,7 +290,11 @@ func (f *oauthFake) issue(w http.ResponseWriter, scopes string) {
 	if f.mode == "short" {
 		exp = 30
 	}
-	writeJSON(w, 200, map[string]any{"access_token": tok, "token_type": typ, "expires_in": exp, "refresh_token": ref, "scope": scopes})
+	out := map[string]any{"access_token": tok, "token_type": typ, "expires_in": exp, "refresh_token": ref, "scope": scopes}
+	if strings.HasPrefix(f.mode, "xaa") {
+		delete(out, "refresh_token") // a new token needs a new ID-JAG
+	}
+	writeJSON(w, 200, out)
 }
 
 func (f *oauthFake) token(w http.ResponseWriter, r *http.Request) {
@@ -325,6 +351,10 @@ func (f *oauthFake) token(w http.ResponseWriter, r *http.Request) {
 		f.issue(w, scopes)
 	case "urn:ietf:params:oauth:grant-type:jwt-bearer":
 		f.count("jwt_bearer")
+		if strings.HasPrefix(f.mode, "xaa") {
+			f.jwtBearerIDJAG(w, r)
+			return
+		}
 		parts := strings.Split(r.PostForm.Get("assertion"), ".")
 		var claims map[string]any
 		if len(parts) == 3 {
@@ -365,6 +395,100 @@ func (f *oauthFake) token(w http.ResponseWriter, r *http.Request) {
 	default:
 		fail("unsupported_grant_type")
 	}
+}
+
+// idpToken is the enterprise IdP's token endpoint (cross-app access):
+// an RFC 8693 token exchange of an ID token it issued (iss BASE/idp, aud
+// its client idp-client, not expired; the signature is not checked) for
+// an ID-JAG whose audience is the authorization server's issuer and whose
+// resource is the MCP server, as the MCP extension asks.
+func (f *oauthFake) idpToken(w http.ResponseWriter, r *http.Request) {
+	f.count("idp_exchange")
+	if err := r.ParseForm(); err != nil {
+		writeJSON(w, 400, map[string]string{"error": "invalid_request"})
+		return
+	}
+	fail := func(e, d string) { writeJSON(w, 400, map[string]string{"error": e, "error_description": d}) }
+	q := r.PostForm
+	switch {
+	case q.Get("grant_type") != "urn:ietf:params:oauth:grant-type:token-exchange":
+		fail("unsupported_grant_type", "token exchange only")
+		return
+	case q.Get("requested_token_type") != "urn:ietf:params:oauth:token-type:id-jag" || q.Get("subject_token_type") != "urn:ietf:params:oauth:token-type:id_token":
+		fail("invalid_request", "requested_token_type or subject_token_type")
+		return
+	case q.Get("audience") != f.base || q.Get("resource") != f.base+"/mcp":
+		fail("invalid_target", "audience or resource")
+		return
+	}
+	// A public client names itself; a confidential one authenticates
+	// with HTTP Basic.
+	if id, secret, basic := r.BasicAuth(); basic && (id != xaaIdPClient || secret != xaaIdPSecret) || !basic && q.Get("client_id") != xaaIdPClient {
+		writeJSON(w, 401, map[string]string{"error": "invalid_client"})
+		return
+	}
+	claims := jwtClaims(q.Get("subject_token"))
+	exp, _ := claims["exp"].(float64)
+	if claims["iss"] != f.base+"/idp" || claims["aud"] != xaaIdPClient || int64(exp) < time.Now().Unix() {
+		f.count("idp_refused")
+		fail("invalid_grant", "the ID token is not valid for this client")
+		return
+	}
+	jag := fakeJWT(map[string]string{"alg": "ES256", "typ": "oauth-id-jag+jwt"}, map[string]any{
+		"iss": f.base + "/idp", "sub": claims["sub"], "aud": q.Get("audience"), "resource": q.Get("resource"),
+		"client_id": xaaClient, "scope": q.Get("scope"), "exp": time.Now().Unix() + 300, "jti": fakeRandom("jti-")})
+	typ := "urn:ietf:params:oauth:token-type:id-jag"
+	if f.mode == "xaa-wrong-type" {
+		typ = "urn:ietf:params:oauth:token-type:access_token"
+	}
+	f.mu.Lock()
+	f.jags[jag] = claims
+	f.mu.Unlock()
+	writeJSON(w, 200, map[string]any{"access_token": jag, "issued_token_type": typ, "token_type": "N_A", "expires_in": 300})
+}
+
+// jwtBearerIDJAG is the authorization server's side of cross-app access:
+// the client authenticates (client_secret_basic) and presents an ID-JAG
+// the IdP issued for it, once.
+func (f *oauthFake) jwtBearerIDJAG(w http.ResponseWriter, r *http.Request) {
+	id, secret, ok := r.BasicAuth()
+	if !ok || id != xaaClient || secret != xaaSecret {
+		writeJSON(w, 401, map[string]string{"error": "invalid_client"})
+		return
+	}
+	jag := r.PostForm.Get("assertion")
+	f.mu.Lock()
+	_, known := f.jags[jag]
+	delete(f.jags, jag)
+	f.mu.Unlock()
+	claims := jwtClaims(jag)
+	if !known || claims["aud"] != f.base || claims["client_id"] != id || claims["resource"] != f.base+"/mcp" {
+		writeJSON(w, 400, map[string]string{"error": "invalid_grant"})
+		return
+	}
+	f.count("id_jag_accepted")
+	f.issue(w, r.PostForm.Get("scope"))
+}
+
+// jwtClaims decodes a JWT's claims without verifying it (nil when it is
+// not one).
+func jwtClaims(jwt string) map[string]any {
+	parts := strings.Split(jwt, ".")
+	if len(parts) != 3 {
+		return nil
+	}
+	b, _ := base64.RawURLEncoding.DecodeString(parts[1])
+	var claims map[string]any
+	_ = json.Unmarshal(b, &claims)
+	return claims
+}
+
+// fakeJWT is a JWT of these header and claims with a dummy signature.
+func fakeJWT(hdr map[string]string, claims map[string]any) string {
+	enc := base64.RawURLEncoding
+	h, _ := json.Marshal(hdr)
+	c, _ := json.Marshal(claims)
+	return enc.EncodeToString(h) + "." + enc.EncodeToString(c) + "." + enc.EncodeToString([]byte("signature"))
 }
 
 func (f *oauthFake) serveMCP(w http.ResponseWriter, r *http.Request) {
@@ -515,6 +639,25 @@ func cmdWorkloadJWT(ts *testscript.TestScript, neg bool, args []string) {
 	claims, _ := json.Marshal(map[string]any{"iss": "https://ci.example", "sub": "repo:clawkit", "aud": aud, "exp": time.Now().Unix() + secs})
 	jwt := enc.EncodeToString(hdr) + "." + enc.EncodeToString(claims) + "." + enc.EncodeToString([]byte("signature"))
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(jwt+"\n"), 0o600))
+}
+
+// id-token FILE URL CLIENT SECONDS [LINE...]: writes to FILE (mode 0600) an
+// ID token as the cross-app fake's enterprise IdP (URL's origin + /idp)
+// issues one to its client CLIENT, expiring in SECONDS (negative: already
+// expired), then each LINE (what else a login reads from stdin).
+func cmdIDToken(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 4 {
+		ts.Fatalf("usage: id-token FILE URL CLIENT SECONDS [LINE...]")
+	}
+	u, err := url.Parse(args[1])
+	ts.Check(err)
+	var secs int64
+	_, err = fmt.Sscan(args[3], &secs)
+	ts.Check(err)
+	jwt := fakeJWT(map[string]string{"alg": "ES256", "typ": "JWT"}, map[string]any{
+		"iss": u.Scheme + "://" + u.Host + "/idp", "sub": "user@example.com", "aud": args[2], "exp": time.Now().Unix() + secs})
+	lines := append([]string{jwt}, args[4:]...)
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strings.Join(lines, "\n")+"\n"), 0o600))
 }
 
 // oauthfake-stats URL: prints the counters of the oauthfake serving URL

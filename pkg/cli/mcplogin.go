@@ -19,8 +19,13 @@ import (
 // MCPLoginCmd is `clawkit mcp login URL` (docs/mcp.md, "Login").
 type MCPLoginCmd struct {
 	URL               string        `arg:"" help:"The MCP server's URL (https, or http on a loopback address)."`
-	Grant             string        `help:"authorization-code (a browser step), client-credentials (machine to machine, CI) or jwt-bearer (a workload identity token such as a CI provider's OIDC token, from --assertion-stdin)." default:"authorization-code" enum:"authorization-code,client-credentials,jwt-bearer"`
+	Grant             string        `help:"authorization-code (a browser step), client-credentials (machine to machine, CI), jwt-bearer (a workload identity token such as a CI provider's OIDC token, from --assertion-stdin) or cross-app (enterprise-managed: the enterprise IdP's ID token exchanged for an ID-JAG)." default:"authorization-code" enum:"authorization-code,client-credentials,jwt-bearer,cross-app"`
 	AssertionStdin    bool          `name:"assertion-stdin" help:"With --grant jwt-bearer: read the workload identity token (a JWT) from standard input."`
+	IdPTokenURL       string        `name:"idp-token-url" help:"With --grant cross-app: the enterprise IdP's token endpoint, where the ID token is exchanged for an ID-JAG (RFC 8693)." placeholder:"URL"`
+	IdPClientID       string        `name:"idp-client-id" help:"With --grant cross-app: clawkit's client id at the enterprise IdP." placeholder:"ID"`
+	IdPSecretStdin    bool          `name:"idp-client-secret-stdin" help:"With --grant cross-app: read the IdP client's secret from a line of standard input (after the ID token's, when --id-token-stdin)."`
+	IDTokenFile       string        `name:"id-token-file" help:"With --grant cross-app: the ID token the enterprise IdP issued you, in a file only you can read (mode 0600)." placeholder:"FILE"`
+	IDTokenStdin      bool          `name:"id-token-stdin" help:"With --grant cross-app: read the ID token from the first line of standard input."`
 	ClientID          string        `name:"client-id" help:"A client id registered with the authorization server beforehand." placeholder:"ID"`
 	ClientSecretStdin bool          `name:"client-secret-stdin" help:"Read the pre-registered client's secret from the first line of standard input."`
 	ClientMetadataURL string        `name:"client-metadata-url" help:"Use this Client ID Metadata Document URL as the client id where the server accepts them." placeholder:"URL"`
@@ -79,6 +84,10 @@ func (c *MCPLoginCmd) Run(env *Env) error {
 	}
 	cc := c.Grant == "client-credentials"
 	wif := c.Grant == "jwt-bearer"
+	xaa := c.Grant == "cross-app"
+	if err := c.checkCrossApp(xaa); err != nil {
+		return err
+	}
 	if wif != c.AssertionStdin {
 		return errs.Usage(CodeUsage, "--grant jwt-bearer and --assertion-stdin go together").
 			WithHint("printf '%%s\\n' \"$ID_TOKEN\" | clawkit mcp login URL --grant jwt-bearer --client-id ID --assertion-stdin")
@@ -121,6 +130,14 @@ func (c *MCPLoginCmd) Run(env *Env) error {
 			return err
 		}
 	}
+	var cross *oauth.CrossApp
+	if xaa {
+		x, err := c.readCrossApp(in, env.Now())
+		if err != nil {
+			return err
+		}
+		cross = x
+	}
 	reg := oauth.Registration{ClientID: c.ClientID, ClientMetadataURL: c.ClientMetadataURL, SigningAlg: c.SigningAlg, Assertion: assertion}
 	if c.ClientSecretStdin {
 		line, err := in.ReadString('\n')
@@ -161,6 +178,8 @@ func (c *MCPLoginCmd) Run(env *Env) error {
 		opts.Grant = oauth.GrantClientCredentials
 	} else if wif {
 		opts.Grant = oauth.GrantJWTBearer
+	} else if xaa {
+		opts.Grant, opts.CrossApp = oauth.GrantJWTBearer, cross
 	} else if c.NoBrowser {
 		opts.Paste = in
 	} else if open, ok := oauth.SystemOpener(env.Getenv); ok {
@@ -204,6 +223,81 @@ func (c *MCPLogoutCmd) Run(env *Env) error {
 }
 
 func keyedFlags(c *MCPLoginCmd) bool { return c.PrivateKey != "" || c.PrivateKeyStdin }
+
+// crossAppHint is the shape of a cross-app login, for the usage errors.
+const crossAppHint = "clawkit mcp login URL --grant cross-app --idp-token-url URL --idp-client-id ID --id-token-file FILE --client-id ID [--client-secret-stdin]"
+
+// checkCrossApp holds the flags of --grant cross-app (docs/mcp.md,
+// "Login") to their shape before anything is read or sent: the IdP's
+// token endpoint and client, one source for the ID token, clawkit's
+// client at the MCP authorization server, nothing of the other grants.
+func (c *MCPLoginCmd) checkCrossApp(xaa bool) error {
+	idp := c.IdPTokenURL != "" || c.IdPClientID != "" || c.IdPSecretStdin || c.IDTokenFile != "" || c.IDTokenStdin
+	switch {
+	case !xaa && idp:
+		return errs.Usage(CodeUsage, "--idp-token-url, --idp-client-id, --idp-client-secret-stdin, --id-token-file and --id-token-stdin apply to --grant cross-app").
+			WithHint("%s", crossAppHint)
+	case !xaa:
+		return nil
+	case c.IdPTokenURL == "":
+		return errs.Usage(CodeUsage, "--grant cross-app needs --idp-token-url (the enterprise IdP's token endpoint)").WithHint("%s", crossAppHint)
+	case c.IdPClientID == "":
+		return errs.Usage(CodeUsage, "--grant cross-app needs --idp-client-id (clawkit's client at the IdP)").WithHint("%s", crossAppHint)
+	case (c.IDTokenFile != "") == c.IDTokenStdin:
+		return errs.Usage(CodeUsage, "--grant cross-app needs the ID token from one of --id-token-file FILE or --id-token-stdin").WithHint("%s", crossAppHint)
+	case c.ClientID == "":
+		return errs.Usage(CodeUsage, "--grant cross-app needs --client-id (clawkit's client at the MCP server's authorization server)").WithHint("%s", crossAppHint)
+	case c.AssertionStdin || keyedFlags(c) || c.NoBrowser || c.ClientMetadataURL != "":
+		return errs.Usage(CodeUsage, "--grant cross-app takes the IdP's flags, the ID token, --client-id and --client-secret-stdin; not --assertion-stdin, --private-key, --no-browser or --client-metadata-url").
+			WithHint("%s", crossAppHint)
+	}
+	return oauth.CheckEndpoint(c.IdPTokenURL, "IdP token endpoint")
+}
+
+// readCrossApp reads the IdP side of a cross-app login: the ID token
+// (its file, else the first line of in) and the IdP client's secret (the
+// next line of in), each checked as a secret is, the token's shape and
+// expiry too.
+func (c *MCPLoginCmd) readCrossApp(in *bufio.Reader, now time.Time) (*oauth.CrossApp, error) {
+	x := &oauth.CrossApp{IdPTokenEndpoint: c.IdPTokenURL, IdPClientID: c.IdPClientID}
+	var err error
+	if c.IDTokenFile != "" {
+		x.IDToken, err = oauth.ReadIDTokenFile(c.IDTokenFile)
+	} else {
+		x.IDToken, err = stdinLine(in)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := oauth.CheckIDToken(x.IDToken, now); err != nil {
+		return nil, err
+	}
+	if err := auth.CheckSecret("the ID token", x.IDToken); err != nil {
+		return nil, err
+	}
+	if c.IdPSecretStdin {
+		if x.IdPClientSecret, err = stdinLine(in); err != nil {
+			return nil, err
+		}
+		if x.IdPClientSecret == "" {
+			return nil, errs.Usage(errs.CodeEmptySecret, "no IdP client secret on standard input").
+				WithHint("pipe the secret into the command (after the ID token's line when --id-token-stdin)")
+		}
+		if err := auth.CheckSecret("the IdP client secret", x.IdPClientSecret); err != nil {
+			return nil, err
+		}
+	}
+	return x, nil
+}
+
+// stdinLine is one line of standard input, trimmed.
+func stdinLine(in *bufio.Reader) (string, error) {
+	line, err := in.ReadString('\n')
+	if err != nil && err != io.EOF {
+		return "", errs.Failed(errs.CodeStdinFailed, "cannot read standard input: %v", err)
+	}
+	return strings.TrimSpace(line), nil
+}
 
 // oauthAuthorizer is the Authorizer of the OAuth profile for serverURL:
 // the one named by --oauth, else the one logged in to that server (nil

@@ -158,6 +158,16 @@ func (a *Authorizer) Retry(ctx context.Context, status int, sent string, wwwAuth
 // refusal when there is no browser.
 func (a *Authorizer) relogin(ctx context.Context, ch *Challenge, scopes []string, reg Registration, why string) (bool, error) {
 	o := a.profile.OAuth
+	// A jwt-bearer login's assertion (a workload identity token, or the
+	// ID-JAG of a cross-app login) was used once and is not kept: a new
+	// authorization needs a fresh one, which only the user can bring.
+	if o.Grant == GrantJWTBearer {
+		if o.IdPTokenEndpoint != "" {
+			return false, expiredCrossApp(o, "needs a new authorization")
+		}
+		return false, errs.Failed(CodeNotLoggedIn, "%s needs a new authorization; a workload identity token is used once", termsafe.Text(o.Server)).
+			WithHint("log in again with a fresh identity token: clawkit mcp login %s --grant jwt-bearer --client-id ID --assertion-stdin", termsafe.Text(o.Server))
+	}
 	if a.Open == nil && why != "" {
 		return false, errs.Failed(CodeNotLoggedIn, "%s %s", termsafe.Text(o.Server), why).
 			WithHint("log in again with 'clawkit mcp login %s'", termsafe.Text(o.Server))

@@ -26,4 +26,8 @@ const (
 	CodeInvalidKey        errs.Code = "oauth_invalid_key"
 	CodeNoRegistration    errs.Code = "oauth_no_registration"
 	CodeNoAuthRequired    errs.Code = "oauth_not_required"
+	// Cross-app access (idjag.go).
+	CodeIDJAGFailed    errs.Code = "oauth_id_jag_failed"
+	CodeNotIDJAG       errs.Code = "oauth_not_id_jag"
+	CodeInvalidIDToken errs.Code = "oauth_invalid_id_token"
 )

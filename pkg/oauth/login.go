@@ -94,9 +94,13 @@ type LoginOptions struct {
 	// Challenge is the 401's Bearer challenge, if any (Probe).
 	Challenge    *Challenge
 	Registration Registration
-	// Grant is GrantAuthorizationCode (the default) or
-	// GrantClientCredentials.
+	// Grant is GrantAuthorizationCode (the default),
+	// GrantClientCredentials or GrantJWTBearer.
 	Grant string
+	// CrossApp, with GrantJWTBearer, makes the assertion an ID-JAG the
+	// enterprise IdP issues for its ID token (cross-app access, idjag.go)
+	// instead of Registration.Assertion.
+	CrossApp *CrossApp
 	// Scopes, when set, are requested as they are (a step-up's union).
 	Scopes []string
 	// Open opens the authorization URL; nil prints it to Prompt.
@@ -115,6 +119,9 @@ type Result struct {
 	Token     *Token
 	Scopes    []string
 	Grant     string
+	// CrossApp is the IdP side of a cross-app login (no secret kept:
+	// its token endpoint and client id), for the renewal's hint.
+	CrossApp *CrossApp
 }
 
 // chooseScopes follows the MCP spec: the challenge's scope, else the PRM's
@@ -190,11 +197,22 @@ func (c *Client) Login(ctx context.Context, opts LoginOptions) (*Result, error) 
 		if err != nil {
 			return nil, err
 		}
-		tok, err := c.JWTBearer(ctx, d.AS.TokenEndpoint, d.AS.Issuer, ca, opts.Registration.Assertion, scopes, d.Resource)
+		assertion := opts.Registration.Assertion
+		var idp *CrossApp
+		if x := opts.CrossApp; x != nil {
+			// The ID-JAG names the authorization server as its audience and
+			// the MCP server as its resource: the server takes it only for
+			// itself, and for that resource.
+			if assertion, err = c.RequestIDJAG(ctx, *x, d.AS.Issuer, d.Resource, scopes); err != nil {
+				return nil, err
+			}
+			idp = &CrossApp{IdPTokenEndpoint: x.IdPTokenEndpoint, IdPClientID: x.IdPClientID}
+		}
+		tok, err := c.JWTBearer(ctx, d.AS.TokenEndpoint, d.AS.Issuer, ca, assertion, scopes, d.Resource)
 		if err != nil {
 			return nil, err
 		}
-		return &Result{Discovery: d, Client: ca, Token: tok, Scopes: grantedScopes(tok, scopes), Grant: GrantJWTBearer}, nil
+		return &Result{Discovery: d, Client: ca, Token: tok, Scopes: grantedScopes(tok, scopes), Grant: GrantJWTBearer, CrossApp: idp}, nil
 	}
 	if !d.Legacy && !d.AS.supportsS256() {
 		return nil, errs.Refused(CodePKCEUnsupported, "the authorization server %s does not advertise PKCE S256", termsafe.Text(d.AS.Issuer)).

@@ -49,12 +49,16 @@ func ProfileOf(id string, r *Result, now time.Time) auth.Profile {
 	if id == "" {
 		id = ProfileID(d.AS.Issuer, d.Resource)
 	}
-	return auth.Profile{ID: id, Provider: ProviderMCP, Kind: auth.KindOAuth, Secret: r.Token.AccessToken, CreatedAt: now.UTC().Truncate(time.Second),
+	p := auth.Profile{ID: id, Provider: ProviderMCP, Kind: auth.KindOAuth, Secret: r.Token.AccessToken, CreatedAt: now.UTC().Truncate(time.Second),
 		OAuth: &auth.OAuth{Server: d.ServerURL, Issuer: d.AS.Issuer, Resource: d.Resource, Scopes: r.Scopes, ExpiresAt: r.Token.ExpiresAt, IssuedAt: now.UTC().Truncate(time.Second),
 			RefreshToken: r.Token.RefreshToken, TokenEndpoint: d.AS.TokenEndpoint, Grant: r.Grant,
 			ClientID: r.Client.ClientID, ClientSecret: r.Client.ClientSecret, AuthMethod: r.Client.Method,
 			PrivateKey: r.Client.PrivateKey, SigningAlg: r.Client.SigningAlg, DynamicClient: r.Client.Dynamic,
 			DPoPKey: r.Client.DPoPKey, TokenType: tokenType(r.Token)}}
+	if x := r.CrossApp; x != nil {
+		p.OAuth.IdPTokenEndpoint, p.OAuth.IdPClientID = x.IdPTokenEndpoint, x.IdPClientID
+	}
+	return p
 }
 
 // CheckProfile refuses what is not an MCP OAuth profile (a Keeper's
@@ -200,6 +204,8 @@ func (c *Client) RenewIn(ctx context.Context, s *auth.Store, id, stale string, b
 		tok, err = c.ClientCredentials(ctx, o.TokenEndpoint, o.Issuer, clientAuthOf(o), o.Scopes, o.Resource)
 	case o.RefreshToken != "":
 		tok, err = c.Refresh(ctx, o.TokenEndpoint, o.Issuer, clientAuthOf(o), o.RefreshToken, o.Resource)
+	case o.Grant == GrantJWTBearer && o.IdPTokenEndpoint != "":
+		return p, false, expiredCrossApp(o, "expired")
 	case o.Grant == GrantJWTBearer:
 		return p, false, errs.Failed(CodeNotLoggedIn, "the OAuth token for %s expired; a workload identity token is used once", termsafe.Text(o.Server)).
 			WithHint("log in again with a fresh identity token: clawkit mcp login %s --grant jwt-bearer --client-id ID --assertion-stdin", termsafe.Text(o.Server))
@@ -241,4 +247,17 @@ func tokenType(t *Token) string {
 		return SchemeDPoP
 	}
 	return ""
+}
+
+// expiredCrossApp is the end of a cross-app login's token without a
+// refresh token: a new ID-JAG needs a fresh ID token, which only the user
+// can get from the IdP (docs/mcp.md, "Login").
+func expiredCrossApp(o *auth.OAuth, what string) error {
+	secret := ""
+	if o.ClientSecret != "" {
+		secret = " --client-secret-stdin"
+	}
+	return errs.Failed(CodeNotLoggedIn, "the OAuth token for %s %s; a new one needs a fresh ID token from the enterprise IdP", termsafe.Text(o.Server), what).
+		WithHint("log in to the IdP again, then: clawkit mcp login %s --grant cross-app --idp-token-url %s --idp-client-id %s --id-token-file FILE --client-id %s%s",
+			termsafe.Text(o.Server), termsafe.Text(o.IdPTokenEndpoint), termsafe.Text(o.IdPClientID), termsafe.Text(o.ClientID), secret)
 }
