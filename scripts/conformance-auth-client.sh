@@ -31,6 +31,12 @@ jwt=$(field valid_jwt)
 scenario=${MCP_CONFORMANCE_SCENARIO:-}
 set -- --client-metadata-url https://conformance-test.local/client-metadata.json
 case $scenario in
+*cross-app-access*|*enterprise-managed-authorization*)
+	# The IdP's ID token goes to a file only this user can read; the
+	# client's secret on stdin.
+	(umask 077 && field idp_id_token >"$home/id-token")
+	printf '%s\n' "$secret" | "$clawkit" mcp login "$url" --grant cross-app --idp-token-url "$(field idp_token_endpoint)" \
+		--idp-client-id "$(field idp_client_id)" --id-token-file "$home/id-token" --client-id "$client_id" --client-secret-stdin ;;
 *wif-jwt-bearer*)
 	printf '%s\n' "$jwt" | "$clawkit" mcp login "$url" --grant jwt-bearer --client-id "$client_id" --assertion-stdin ;;
 *client-credentials*)
