@@ -431,7 +431,9 @@ func (f *oauthFake) idpToken(w http.ResponseWriter, r *http.Request) {
 	exp, _ := claims["exp"].(float64)
 	if claims["iss"] != f.base+"/idp" || claims["aud"] != xaaIdPClient || int64(exp) < time.Now().Unix() {
 		f.count("idp_refused")
-		fail("invalid_grant", "the ID token is not valid for this client")
+		// The refusal echoes the token, as careless servers do: clawkit
+		// must not print it.
+		fail("invalid_grant", "the ID token is not valid for this client: "+q.Get("subject_token"))
 		return
 	}
 	jag := fakeJWT(map[string]string{"alg": "ES256", "typ": "oauth-id-jag+jwt"}, map[string]any{

@@ -10,6 +10,7 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
+	"github.com/clawkit/clawkit/pkg/redact"
 	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
@@ -108,7 +109,9 @@ func (c *Client) RequestIDJAG(ctx context.Context, x CrossApp, audience, resourc
 	if err != nil {
 		return "", err
 	}
-	return DecodeIDJAG(r.Status, r.Body)
+	// An IdP that echoes the ID token or its client's secret in a refusal
+	// must not put them in clawkit's message (docs/design.md §2).
+	return DecodeIDJAG(r.Status, redact.Bytes(r.Body, x.IDToken, x.IdPClientSecret))
 }
 
 // IDTokenExpiry reads the exp claim of a JWT without verifying it (the

@@ -15,6 +15,7 @@ import (
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
+	"github.com/clawkit/clawkit/pkg/redact"
 	"github.com/clawkit/clawkit/pkg/termsafe"
 )
 
@@ -210,7 +211,9 @@ func (c *Client) Login(ctx context.Context, opts LoginOptions) (*Result, error) 
 		}
 		tok, err := c.JWTBearer(ctx, d.AS.TokenEndpoint, d.AS.Issuer, ca, assertion, scopes, d.Resource)
 		if err != nil {
-			return nil, err
+			// The assertion and the client's secret are removed from a
+			// refusal that echoes them.
+			return nil, redactErr(err, assertion, ca.ClientSecret)
 		}
 		return &Result{Discovery: d, Client: ca, Token: tok, Scopes: grantedScopes(tok, scopes), Grant: GrantJWTBearer, CrossApp: idp}, nil
 	}
@@ -315,4 +318,16 @@ func grantedScopes(t *Token, asked []string) []string {
 		return Scopes(t.Scope)
 	}
 	return asked
+}
+
+// redactErr removes secrets from err's message and hint when it is an
+// errs.Error (redact.Values).
+func redactErr(err error, secrets ...string) error {
+	var e *errs.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	r := *e
+	r.Message, r.Hint = redact.Values(e.Message, secrets...), redact.Values(e.Hint, secrets...)
+	return &r
 }
