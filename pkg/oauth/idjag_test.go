@@ -3,11 +3,13 @@ package oauth
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -166,4 +168,55 @@ func FuzzIDTokenExpiry(f *testing.F) {
 		}
 		_ = CheckIDToken(jwt, time.Unix(1_800_000_000, 0))
 	})
+}
+
+// TestCrossAppRenewal: a cross-app token renews with its refresh token
+// when it has one; without, nothing is sent and the error says that a
+// fresh ID token is needed, naming the command with the stored IdP.
+func TestCrossAppRenewal(t *testing.T) {
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		_ = r.ParseForm()
+		if r.PostForm.Get("grant_type") != GrantRefreshToken || r.PostForm.Get("refresh_token") != "ref-1" {
+			w.WriteHeader(400)
+			_, _ = w.Write([]byte(`{"error":"invalid_grant"}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"access_token":"tok-2","token_type":"Bearer","expires_in":3600}`))
+	}))
+	defer srv.Close()
+	now := time.Now()
+	for _, refresh := range []string{"", "ref-1"} {
+		res := &Result{Discovery: &Discovery{ServerURL: "https://mcp.example/mcp", Resource: "https://mcp.example/mcp",
+			AS: &AuthServer{Issuer: "https://as.example", TokenEndpoint: srv.URL + "/token"}},
+			Client: ClientAuth{ClientID: "xaa", ClientSecret: "s3cret-value", Method: AuthBasic},
+			Token:  &Token{AccessToken: "tok-1", RefreshToken: refresh, ExpiresAt: now.Add(-time.Second)},
+			Grant:  GrantJWTBearer, CrossApp: &CrossApp{IdPTokenEndpoint: "https://idp.example/token", IdPClientID: "idp"}}
+		c := &Client{HTTP: srv.Client()}
+		k := fileKeeper{home: t.TempDir(), c: c}
+		p, err := k.Save(context.Background(), ProfileOf("", res, now.Add(-time.Hour)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.OAuth.IdPTokenEndpoint != "https://idp.example/token" || p.OAuth.IdPClientID != "idp" {
+			t.Fatalf("stored IdP %+v", p.OAuth)
+		}
+		before := requests.Load()
+		q, err := c.Fresh(context.Background(), k, p)
+		if refresh != "" {
+			if err != nil || q.Secret != "tok-2" {
+				t.Fatalf("refresh: %q %v", q.Secret, err)
+			}
+			continue
+		}
+		var e *errs.Error
+		if !errors.As(err, &e) || e.Code != CodeNotLoggedIn || !strings.Contains(e.Message, "fresh ID token") ||
+			!strings.Contains(e.Hint, "--grant cross-app --idp-token-url https://idp.example/token --idp-client-id idp") || !strings.Contains(e.Hint, "--client-id xaa --client-secret-stdin") {
+			t.Fatalf("no refresh token: %v", err)
+		}
+		if requests.Load() != before {
+			t.Fatal("a request was sent without a refresh token")
+		}
+	}
 }
