@@ -136,10 +136,10 @@ func oauthFakeMain() {
 		codes: map[string]url.Values{}, access: map[string]string{}, refresh: map[string]string{}, invalid: map[string]bool{}, stats: map[string]int{},
 		jags: map[string]map[string]any{}}
 	srv := &http.Server{Handler: f, ReadHeaderTimeout: 10 * time.Second}
-	// URLFILE.idp names the cross-app modes' IdP token endpoint; it is
-	// written first, as URLFILE is the signal that all is served.
+	// URLFILE.idp names the cross-app modes' IdP token endpoint and
+	// URLFILE.idp-issuer its issuer; they are written first, as URLFILE is the signal that all is served.
 	tmp := os.Args[2] + ".tmp"
-	if err := os.WriteFile(os.Args[2]+".idp", []byte(f.base+"/idp/token"), 0o644); err != nil {
+	if err := os.WriteFile(os.Args[2]+".idp", []byte(f.base+"/idp/token"), 0o644); err != nil || os.WriteFile(os.Args[2]+".idp-issuer", []byte(f.base+"/idp"), 0o644) != nil {
 		fmt.Fprintln(os.Stderr, "oauthfake: cannot write", os.Args[2]+".idp")
 		os.Exit(1)
 	}
@@ -237,6 +237,10 @@ func (f *oauthFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.token(w, r)
 	case "/idp/token":
 		f.idpToken(w, r)
+	case "/idp/.well-known/openid-configuration":
+		f.count("idp_metadata")
+		writeJSON(w, 200, map[string]any{"issuer": f.base + "/idp", "token_endpoint": f.base + "/idp/token", "jwks_uri": f.base + "/idp/jwks",
+			"grant_types_supported": []string{"urn:ietf:params:oauth:grant-type:token-exchange"}})
 	default:
 		http.NotFound(w, r)
 	}

@@ -22,6 +22,7 @@ type MCPLoginCmd struct {
 	Grant             string        `help:"authorization-code (a browser step), client-credentials (machine to machine, CI), jwt-bearer (a workload identity token such as a CI provider's OIDC token, from --assertion-stdin) or cross-app (enterprise-managed: the enterprise IdP's ID token exchanged for an ID-JAG)." default:"authorization-code" enum:"authorization-code,client-credentials,jwt-bearer,cross-app"`
 	AssertionStdin    bool          `name:"assertion-stdin" help:"With --grant jwt-bearer: read the workload identity token (a JWT) from standard input."`
 	IdPTokenURL       string        `name:"idp-token-url" help:"With --grant cross-app: the enterprise IdP's token endpoint, where the ID token is exchanged for an ID-JAG (RFC 8693)." placeholder:"URL"`
+	IdPIssuer         string        `name:"idp-issuer" help:"With --grant cross-app, instead of --idp-token-url: the enterprise IdP's issuer, whose metadata names its token endpoint." placeholder:"URL"`
 	IdPClientID       string        `name:"idp-client-id" help:"With --grant cross-app: clawkit's client id at the enterprise IdP." placeholder:"ID"`
 	IdPSecretStdin    bool          `name:"idp-client-secret-stdin" help:"With --grant cross-app: read the IdP client's secret from a line of standard input (after the ID token's, when --id-token-stdin)."`
 	IDTokenFile       string        `name:"id-token-file" help:"With --grant cross-app: the ID token the enterprise IdP issued you, in a file only you can read (mode 0600)." placeholder:"FILE"`
@@ -225,22 +226,22 @@ func (c *MCPLogoutCmd) Run(env *Env) error {
 func keyedFlags(c *MCPLoginCmd) bool { return c.PrivateKey != "" || c.PrivateKeyStdin }
 
 // crossAppHint is the shape of a cross-app login, for the usage errors.
-const crossAppHint = "clawkit mcp login URL --grant cross-app --idp-token-url URL --idp-client-id ID --id-token-file FILE --client-id ID [--client-secret-stdin]"
+const crossAppHint = "clawkit mcp login URL --grant cross-app --idp-token-url URL|--idp-issuer URL --idp-client-id ID --id-token-file FILE --client-id ID [--client-secret-stdin]"
 
 // checkCrossApp holds the flags of --grant cross-app (docs/mcp.md,
 // "Login") to their shape before anything is read or sent: the IdP's
 // token endpoint and client, one source for the ID token, clawkit's
 // client at the MCP authorization server, nothing of the other grants.
 func (c *MCPLoginCmd) checkCrossApp(xaa bool) error {
-	idp := c.IdPTokenURL != "" || c.IdPClientID != "" || c.IdPSecretStdin || c.IDTokenFile != "" || c.IDTokenStdin
+	idp := c.IdPTokenURL != "" || c.IdPIssuer != "" || c.IdPClientID != "" || c.IdPSecretStdin || c.IDTokenFile != "" || c.IDTokenStdin
 	switch {
 	case !xaa && idp:
-		return errs.Usage(CodeUsage, "--idp-token-url, --idp-client-id, --idp-client-secret-stdin, --id-token-file and --id-token-stdin apply to --grant cross-app").
+		return errs.Usage(CodeUsage, "--idp-token-url, --idp-issuer, --idp-client-id, --idp-client-secret-stdin, --id-token-file and --id-token-stdin apply to --grant cross-app").
 			WithHint("%s", crossAppHint)
 	case !xaa:
 		return nil
-	case c.IdPTokenURL == "":
-		return errs.Usage(CodeUsage, "--grant cross-app needs --idp-token-url (the enterprise IdP's token endpoint)").WithHint("%s", crossAppHint)
+	case (c.IdPTokenURL == "") == (c.IdPIssuer == ""):
+		return errs.Usage(CodeUsage, "--grant cross-app needs one of --idp-token-url (the enterprise IdP's token endpoint) or --idp-issuer (its issuer)").WithHint("%s", crossAppHint)
 	case c.IdPClientID == "":
 		return errs.Usage(CodeUsage, "--grant cross-app needs --idp-client-id (clawkit's client at the IdP)").WithHint("%s", crossAppHint)
 	case (c.IDTokenFile != "") == c.IDTokenStdin:
@@ -251,6 +252,9 @@ func (c *MCPLoginCmd) checkCrossApp(xaa bool) error {
 		return errs.Usage(CodeUsage, "--grant cross-app takes the IdP's flags, the ID token, --client-id and --client-secret-stdin; not --assertion-stdin, --private-key, --no-browser or --client-metadata-url").
 			WithHint("%s", crossAppHint)
 	}
+	if c.IdPIssuer != "" {
+		return oauth.CheckEndpoint(c.IdPIssuer, "IdP issuer")
+	}
 	return oauth.CheckEndpoint(c.IdPTokenURL, "IdP token endpoint")
 }
 
@@ -259,7 +263,7 @@ func (c *MCPLoginCmd) checkCrossApp(xaa bool) error {
 // next line of in), each checked as a secret is, the token's shape and
 // expiry too.
 func (c *MCPLoginCmd) readCrossApp(in *bufio.Reader, now time.Time) (*oauth.CrossApp, error) {
-	x := &oauth.CrossApp{IdPTokenEndpoint: c.IdPTokenURL, IdPClientID: c.IdPClientID}
+	x := &oauth.CrossApp{IdPTokenEndpoint: c.IdPTokenURL, IdPIssuer: c.IdPIssuer, IdPClientID: c.IdPClientID}
 	var err error
 	if c.IDTokenFile != "" {
 		x.IDToken, err = oauth.ReadIDTokenFile(c.IDTokenFile)

@@ -27,8 +27,10 @@ const (
 
 // CrossApp is the enterprise IdP's side of a cross-app login.
 type CrossApp struct {
-	// IdPTokenEndpoint is the IdP's token endpoint (the exchange).
+	// IdPTokenEndpoint is the IdP's token endpoint (the exchange); when
+	// empty, IdPIssuer's metadata names it (IdPTokenEndpointOf).
 	IdPTokenEndpoint string
+	IdPIssuer        string
 	// IdPClientID and IdPClientSecret (empty: a public client) are
 	// clawkit's client at the IdP.
 	IdPClientID     string
@@ -112,6 +114,29 @@ func (c *Client) RequestIDJAG(ctx context.Context, x CrossApp, audience, resourc
 	// An IdP that echoes the ID token or its client's secret in a refusal
 	// must not put them in clawkit's message (docs/design.md §2).
 	return DecodeIDJAG(r.Status, redact.Bytes(r.Body, x.IDToken, x.IdPClientSecret))
+}
+
+// IdPTokenEndpointOf finds the token endpoint of the IdP whose issuer is
+// given, from its metadata (RFC 8414 or OpenID Connect discovery, tried
+// as for an authorization server; the document's issuer must be the one
+// asked for).
+func (c *Client) IdPTokenEndpointOf(ctx context.Context, issuer string) (string, error) {
+	m, err := c.authServerMetadata(ctx, issuer, false)
+	if err != nil {
+		return "", err
+	}
+	if m == nil {
+		return "", errs.Failed(CodeDiscoveryFailed, "the IdP %s publishes no OpenID Connect or OAuth metadata", termsafe.Text(issuer)).
+			WithHint("check --idp-issuer, or give the token endpoint with --idp-token-url")
+	}
+	if m.TokenEndpoint == "" {
+		return "", errs.Failed(CodeInvalidMetadata, "the IdP %s's metadata names no token endpoint", termsafe.Text(issuer)).
+			WithHint("give the token endpoint with --idp-token-url")
+	}
+	if err := CheckEndpoint(m.TokenEndpoint, "IdP token endpoint"); err != nil {
+		return "", err
+	}
+	return m.TokenEndpoint, nil
 }
 
 // IDTokenExpiry reads the exp claim of a JWT without verifying it (the

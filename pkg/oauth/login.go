@@ -201,6 +201,11 @@ func (c *Client) Login(ctx context.Context, opts LoginOptions) (*Result, error) 
 		assertion := opts.Registration.Assertion
 		var idp *CrossApp
 		if x := opts.CrossApp; x != nil {
+			if x.IdPTokenEndpoint == "" {
+				if x.IdPTokenEndpoint, err = c.IdPTokenEndpointOf(ctx, x.IdPIssuer); err != nil {
+					return nil, err
+				}
+			}
 			// The ID-JAG names the authorization server as its audience and
 			// the MCP server as its resource: the server takes it only for
 			// itself, and for that resource.
