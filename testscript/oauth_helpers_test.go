@@ -89,8 +89,8 @@ var oauthFakeModes = map[string]string{
 // The cross-app fake's clients: clawkit's at the IdP (public, or with
 // a secret) and at the MCP server's authorization server (client_secret_basic).
 const (
-	xaaIdPClient = "idp-client"
-	xaaIdPSecret = "idp-s3cret-value"
+	xaaIDPClient = "idp-client"
+	xaaIDPSecret = "idp-s3cret-value"
 	xaaClient    = "xaa-client"
 	xaaSecret    = "xaa-s3cret-value"
 )
@@ -427,13 +427,13 @@ func (f *oauthFake) idpToken(w http.ResponseWriter, r *http.Request) {
 	}
 	// A public client names itself; a confidential one authenticates
 	// with HTTP Basic.
-	if id, secret, basic := r.BasicAuth(); basic && (id != xaaIdPClient || secret != xaaIdPSecret) || !basic && q.Get("client_id") != xaaIdPClient {
+	if id, secret, basic := r.BasicAuth(); basic && (id != xaaIDPClient || secret != xaaIDPSecret) || !basic && q.Get("client_id") != xaaIDPClient {
 		writeJSON(w, 401, map[string]string{"error": "invalid_client"})
 		return
 	}
 	claims := jwtClaims(q.Get("subject_token"))
 	exp, _ := claims["exp"].(float64)
-	if claims["iss"] != f.base+"/idp" || claims["aud"] != xaaIdPClient || int64(exp) < time.Now().Unix() {
+	if claims["iss"] != f.base+"/idp" || claims["aud"] != xaaIDPClient || int64(exp) < time.Now().Unix() {
 		f.count("idp_refused")
 		// The refusal echoes the token, as careless servers do: clawkit
 		// must not print it.

@@ -79,12 +79,12 @@ type OAuth struct {
 	// DPoP-bound token, TokenType "DPoP" (empty: Bearer). A secret.
 	DPoPKey   string `json:"dpopKey,omitempty"`
 	TokenType string `json:"tokenType,omitempty"`
-	// IdPTokenEndpoint and IdPClientID name the enterprise IdP of a
+	// IDPTokenEndpoint and IDPClientID name the enterprise IdP of a
 	// cross-app login (grant jwt-bearer with an ID-JAG): not secrets, kept
 	// so that an expired token without a refresh token says how to log
 	// in again (a new ID-JAG needs a fresh ID token).
-	IdPTokenEndpoint string `json:"idpTokenEndpoint,omitempty"`
-	IdPClientID      string `json:"idpClientId,omitempty"`
+	IDPTokenEndpoint string `json:"idpTokenEndpoint,omitempty"`
+	IDPClientID      string `json:"idpClientId,omitempty"`
 }
 
 // Secrets lists the profile's secret values (for redaction).

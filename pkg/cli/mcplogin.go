@@ -21,10 +21,10 @@ type MCPLoginCmd struct {
 	URL               string        `arg:"" help:"The MCP server's URL (https, or http on a loopback address)."`
 	Grant             string        `help:"authorization-code (a browser step), client-credentials (machine to machine, CI), jwt-bearer (a workload identity token such as a CI provider's OIDC token, from --assertion-stdin) or cross-app (enterprise-managed: the enterprise IdP's ID token exchanged for an ID-JAG)." default:"authorization-code" enum:"authorization-code,client-credentials,jwt-bearer,cross-app"`
 	AssertionStdin    bool          `name:"assertion-stdin" help:"With --grant jwt-bearer: read the workload identity token (a JWT) from standard input."`
-	IdPTokenURL       string        `name:"idp-token-url" help:"With --grant cross-app: the enterprise IdP's token endpoint, where the ID token is exchanged for an ID-JAG (RFC 8693)." placeholder:"URL"`
-	IdPIssuer         string        `name:"idp-issuer" help:"With --grant cross-app, instead of --idp-token-url: the enterprise IdP's issuer, whose metadata names its token endpoint." placeholder:"URL"`
-	IdPClientID       string        `name:"idp-client-id" help:"With --grant cross-app: clawkit's client id at the enterprise IdP." placeholder:"ID"`
-	IdPSecretStdin    bool          `name:"idp-client-secret-stdin" help:"With --grant cross-app: read the IdP client's secret from a line of standard input (after the ID token's, when --id-token-stdin)."`
+	IDPTokenURL       string        `name:"idp-token-url" help:"With --grant cross-app: the enterprise IdP's token endpoint, where the ID token is exchanged for an ID-JAG (RFC 8693)." placeholder:"URL"`
+	IDPIssuer         string        `name:"idp-issuer" help:"With --grant cross-app, instead of --idp-token-url: the enterprise IdP's issuer, whose metadata names its token endpoint." placeholder:"URL"`
+	IDPClientID       string        `name:"idp-client-id" help:"With --grant cross-app: clawkit's client id at the enterprise IdP." placeholder:"ID"`
+	IDPSecretStdin    bool          `name:"idp-client-secret-stdin" help:"With --grant cross-app: read the IdP client's secret from a line of standard input (after the ID token's, when --id-token-stdin)."`
 	IDTokenFile       string        `name:"id-token-file" help:"With --grant cross-app: the ID token the enterprise IdP issued you, in a file only you can read (mode 0600)." placeholder:"FILE"`
 	IDTokenStdin      bool          `name:"id-token-stdin" help:"With --grant cross-app: read the ID token from the first line of standard input."`
 	ClientID          string        `name:"client-id" help:"A client id registered with the authorization server beforehand." placeholder:"ID"`
@@ -233,16 +233,16 @@ const crossAppHint = "clawkit mcp login URL --grant cross-app --idp-token-url UR
 // token endpoint and client, one source for the ID token, clawkit's
 // client at the MCP authorization server, nothing of the other grants.
 func (c *MCPLoginCmd) checkCrossApp(xaa bool) error {
-	idp := c.IdPTokenURL != "" || c.IdPIssuer != "" || c.IdPClientID != "" || c.IdPSecretStdin || c.IDTokenFile != "" || c.IDTokenStdin
+	idp := c.IDPTokenURL != "" || c.IDPIssuer != "" || c.IDPClientID != "" || c.IDPSecretStdin || c.IDTokenFile != "" || c.IDTokenStdin
 	switch {
 	case !xaa && idp:
 		return errs.Usage(CodeUsage, "--idp-token-url, --idp-issuer, --idp-client-id, --idp-client-secret-stdin, --id-token-file and --id-token-stdin apply to --grant cross-app").
 			WithHint("%s", crossAppHint)
 	case !xaa:
 		return nil
-	case (c.IdPTokenURL == "") == (c.IdPIssuer == ""):
+	case (c.IDPTokenURL == "") == (c.IDPIssuer == ""):
 		return errs.Usage(CodeUsage, "--grant cross-app needs one of --idp-token-url (the enterprise IdP's token endpoint) or --idp-issuer (its issuer)").WithHint("%s", crossAppHint)
-	case c.IdPClientID == "":
+	case c.IDPClientID == "":
 		return errs.Usage(CodeUsage, "--grant cross-app needs --idp-client-id (clawkit's client at the IdP)").WithHint("%s", crossAppHint)
 	case (c.IDTokenFile != "") == c.IDTokenStdin:
 		return errs.Usage(CodeUsage, "--grant cross-app needs the ID token from one of --id-token-file FILE or --id-token-stdin").WithHint("%s", crossAppHint)
@@ -252,10 +252,10 @@ func (c *MCPLoginCmd) checkCrossApp(xaa bool) error {
 		return errs.Usage(CodeUsage, "--grant cross-app takes the IdP's flags, the ID token, --client-id and --client-secret-stdin; not --assertion-stdin, --private-key, --no-browser or --client-metadata-url").
 			WithHint("%s", crossAppHint)
 	}
-	if c.IdPIssuer != "" {
-		return oauth.CheckEndpoint(c.IdPIssuer, "IdP issuer")
+	if c.IDPIssuer != "" {
+		return oauth.CheckEndpoint(c.IDPIssuer, "IdP issuer")
 	}
-	return oauth.CheckEndpoint(c.IdPTokenURL, "IdP token endpoint")
+	return oauth.CheckEndpoint(c.IDPTokenURL, "IdP token endpoint")
 }
 
 // readCrossApp reads the IdP side of a cross-app login: the ID token
@@ -263,7 +263,7 @@ func (c *MCPLoginCmd) checkCrossApp(xaa bool) error {
 // next line of in), each checked as a secret is, the token's shape and
 // expiry too.
 func (c *MCPLoginCmd) readCrossApp(in *bufio.Reader, now time.Time) (*oauth.CrossApp, error) {
-	x := &oauth.CrossApp{IdPTokenEndpoint: c.IdPTokenURL, IdPIssuer: c.IdPIssuer, IdPClientID: c.IdPClientID}
+	x := &oauth.CrossApp{IDPTokenEndpoint: c.IDPTokenURL, IDPIssuer: c.IDPIssuer, IDPClientID: c.IDPClientID}
 	var err error
 	if c.IDTokenFile != "" {
 		x.IDToken, err = oauth.ReadIDTokenFile(c.IDTokenFile)
@@ -279,15 +279,15 @@ func (c *MCPLoginCmd) readCrossApp(in *bufio.Reader, now time.Time) (*oauth.Cros
 	if err := auth.CheckSecret("the ID token", x.IDToken); err != nil {
 		return nil, err
 	}
-	if c.IdPSecretStdin {
-		if x.IdPClientSecret, err = stdinLine(in); err != nil {
+	if c.IDPSecretStdin {
+		if x.IDPClientSecret, err = stdinLine(in); err != nil {
 			return nil, err
 		}
-		if x.IdPClientSecret == "" {
+		if x.IDPClientSecret == "" {
 			return nil, errs.Usage(errs.CodeEmptySecret, "no IdP client secret on standard input").
 				WithHint("pipe the secret into the command (after the ID token's line when --id-token-stdin)")
 		}
-		if err := auth.CheckSecret("the IdP client secret", x.IdPClientSecret); err != nil {
+		if err := auth.CheckSecret("the IdP client secret", x.IDPClientSecret); err != nil {
 			return nil, err
 		}
 	}

@@ -162,7 +162,7 @@ func (a *Authorizer) relogin(ctx context.Context, ch *Challenge, scopes []string
 	// ID-JAG of a cross-app login) was used once and is not kept: a new
 	// authorization needs a fresh one, which only the user can bring.
 	if o.Grant == GrantJWTBearer {
-		if o.IdPTokenEndpoint != "" {
+		if o.IDPTokenEndpoint != "" {
 			return false, expiredCrossApp(o, "needs a new authorization")
 		}
 		return false, errs.Failed(CodeNotLoggedIn, "%s needs a new authorization; a workload identity token is used once", termsafe.Text(o.Server)).

@@ -27,14 +27,14 @@ const (
 
 // CrossApp is the enterprise IdP's side of a cross-app login.
 type CrossApp struct {
-	// IdPTokenEndpoint is the IdP's token endpoint (the exchange); when
-	// empty, IdPIssuer's metadata names it (IdPTokenEndpointOf).
-	IdPTokenEndpoint string
-	IdPIssuer        string
-	// IdPClientID and IdPClientSecret (empty: a public client) are
+	// IDPTokenEndpoint is the IdP's token endpoint (the exchange); when
+	// empty, IDPIssuer's metadata names it (IDPTokenEndpointOf).
+	IDPTokenEndpoint string
+	IDPIssuer        string
+	// IDPClientID and IDPClientSecret (empty: a public client) are
 	// clawkit's client at the IdP.
-	IdPClientID     string
-	IdPClientSecret string
+	IDPClientID     string
+	IDPClientSecret string
 	// IDToken is the user's identity assertion from the IdP (a JWT).
 	IDToken string
 }
@@ -102,25 +102,25 @@ func (c *Client) RequestIDJAG(ctx context.Context, x CrossApp, audience, resourc
 		form.Set("scope", strings.Join(scopes, " "))
 	}
 	var basic *[2]string
-	if x.IdPClientSecret != "" {
-		basic = &[2]string{x.IdPClientID, x.IdPClientSecret}
+	if x.IDPClientSecret != "" {
+		basic = &[2]string{x.IDPClientID, x.IDPClientSecret}
 	} else {
-		form.Set("client_id", x.IdPClientID)
+		form.Set("client_id", x.IDPClientID)
 	}
-	r, err := c.postForm(ctx, "IdP token endpoint", x.IdPTokenEndpoint, form, basic, "")
+	r, err := c.postForm(ctx, "IdP token endpoint", x.IDPTokenEndpoint, form, basic, "")
 	if err != nil {
 		return "", err
 	}
 	// An IdP that echoes the ID token or its client's secret in a refusal
 	// must not put them in clawkit's message (docs/design.md §2).
-	return DecodeIDJAG(r.Status, redact.Bytes(r.Body, x.IDToken, x.IdPClientSecret))
+	return DecodeIDJAG(r.Status, redact.Bytes(r.Body, x.IDToken, x.IDPClientSecret))
 }
 
-// IdPTokenEndpointOf finds the token endpoint of the IdP whose issuer is
+// IDPTokenEndpointOf finds the token endpoint of the IdP whose issuer is
 // given, from its metadata (RFC 8414 or OpenID Connect discovery, tried
 // as for an authorization server; the document's issuer must be the one
 // asked for).
-func (c *Client) IdPTokenEndpointOf(ctx context.Context, issuer string) (string, error) {
+func (c *Client) IDPTokenEndpointOf(ctx context.Context, issuer string) (string, error) {
 	m, err := c.authServerMetadata(ctx, issuer, false)
 	if err != nil {
 		return "", err

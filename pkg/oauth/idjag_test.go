@@ -115,7 +115,7 @@ func TestRequestIDJAG(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := &Client{HTTP: srv.Client()}
-	x := CrossApp{IdPTokenEndpoint: srv.URL + "/token", IdPClientID: "idp", IdPClientSecret: "s3cret", IDToken: "h.p.s"}
+	x := CrossApp{IDPTokenEndpoint: srv.URL + "/token", IDPClientID: "idp", IDPClientSecret: "s3cret", IDToken: "h.p.s"}
 	jag, err := c.RequestIDJAG(context.Background(), x, "https://as.example", "https://mcp.example/mcp", []string{"read", "write"})
 	if err != nil || jag != testJAG {
 		t.Fatalf("%q %v", jag, err)
@@ -131,7 +131,7 @@ func TestRequestIDJAG(t *testing.T) {
 	if id, secret, ok := got.BasicAuth(); !ok || id != "idp" || secret != "s3cret" {
 		t.Errorf("basic auth %q %q %v", id, secret, ok)
 	}
-	x.IdPClientSecret = ""
+	x.IDPClientSecret = ""
 	if _, err := c.RequestIDJAG(context.Background(), x, "https://as.example", "https://mcp.example/mcp", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -192,14 +192,14 @@ func TestCrossAppRenewal(t *testing.T) {
 			AS: &AuthServer{Issuer: "https://as.example", TokenEndpoint: srv.URL + "/token"}},
 			Client: ClientAuth{ClientID: "xaa", ClientSecret: "s3cret-value", Method: AuthBasic},
 			Token:  &Token{AccessToken: "tok-1", RefreshToken: refresh, ExpiresAt: now.Add(-time.Second)},
-			Grant:  GrantJWTBearer, CrossApp: &CrossApp{IdPTokenEndpoint: "https://idp.example/token", IdPClientID: "idp"}}
+			Grant:  GrantJWTBearer, CrossApp: &CrossApp{IDPTokenEndpoint: "https://idp.example/token", IDPClientID: "idp"}}
 		c := &Client{HTTP: srv.Client()}
 		k := fileKeeper{home: t.TempDir(), c: c}
 		p, err := k.Save(context.Background(), ProfileOf("", res, now.Add(-time.Hour)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.OAuth.IdPTokenEndpoint != "https://idp.example/token" || p.OAuth.IdPClientID != "idp" {
+		if p.OAuth.IDPTokenEndpoint != "https://idp.example/token" || p.OAuth.IDPClientID != "idp" {
 			t.Fatalf("stored IdP %+v", p.OAuth)
 		}
 		before := requests.Load()

@@ -201,8 +201,8 @@ func (c *Client) Login(ctx context.Context, opts LoginOptions) (*Result, error) 
 		assertion := opts.Registration.Assertion
 		var idp *CrossApp
 		if x := opts.CrossApp; x != nil {
-			if x.IdPTokenEndpoint == "" {
-				if x.IdPTokenEndpoint, err = c.IdPTokenEndpointOf(ctx, x.IdPIssuer); err != nil {
+			if x.IDPTokenEndpoint == "" {
+				if x.IDPTokenEndpoint, err = c.IDPTokenEndpointOf(ctx, x.IDPIssuer); err != nil {
 					return nil, err
 				}
 			}
@@ -212,7 +212,7 @@ func (c *Client) Login(ctx context.Context, opts LoginOptions) (*Result, error) 
 			if assertion, err = c.RequestIDJAG(ctx, *x, d.AS.Issuer, d.Resource, scopes); err != nil {
 				return nil, err
 			}
-			idp = &CrossApp{IdPTokenEndpoint: x.IdPTokenEndpoint, IdPClientID: x.IdPClientID}
+			idp = &CrossApp{IDPTokenEndpoint: x.IDPTokenEndpoint, IDPClientID: x.IDPClientID}
 		}
 		tok, err := c.JWTBearer(ctx, d.AS.TokenEndpoint, d.AS.Issuer, ca, assertion, scopes, d.Resource)
 		if err != nil {

@@ -56,7 +56,7 @@ func ProfileOf(id string, r *Result, now time.Time) auth.Profile {
 			PrivateKey: r.Client.PrivateKey, SigningAlg: r.Client.SigningAlg, DynamicClient: r.Client.Dynamic,
 			DPoPKey: r.Client.DPoPKey, TokenType: tokenType(r.Token)}}
 	if x := r.CrossApp; x != nil {
-		p.OAuth.IdPTokenEndpoint, p.OAuth.IdPClientID = x.IdPTokenEndpoint, x.IdPClientID
+		p.OAuth.IDPTokenEndpoint, p.OAuth.IDPClientID = x.IDPTokenEndpoint, x.IDPClientID
 	}
 	return p
 }
@@ -204,7 +204,7 @@ func (c *Client) RenewIn(ctx context.Context, s *auth.Store, id, stale string, b
 		tok, err = c.ClientCredentials(ctx, o.TokenEndpoint, o.Issuer, clientAuthOf(o), o.Scopes, o.Resource)
 	case o.RefreshToken != "":
 		tok, err = c.Refresh(ctx, o.TokenEndpoint, o.Issuer, clientAuthOf(o), o.RefreshToken, o.Resource)
-	case o.Grant == GrantJWTBearer && o.IdPTokenEndpoint != "":
+	case o.Grant == GrantJWTBearer && o.IDPTokenEndpoint != "":
 		return p, false, expiredCrossApp(o, "expired")
 	case o.Grant == GrantJWTBearer:
 		return p, false, errs.Failed(CodeNotLoggedIn, "the OAuth token for %s expired; a workload identity token is used once", termsafe.Text(o.Server)).
@@ -259,5 +259,5 @@ func expiredCrossApp(o *auth.OAuth, what string) error {
 	}
 	return errs.Failed(CodeNotLoggedIn, "the OAuth token for %s %s; a new one needs a fresh ID token from the enterprise IdP", termsafe.Text(o.Server), what).
 		WithHint("log in to the IdP again, then: clawkit mcp login %s --grant cross-app --idp-token-url %s --idp-client-id %s --id-token-file FILE --client-id %s%s",
-			termsafe.Text(o.Server), termsafe.Text(o.IdPTokenEndpoint), termsafe.Text(o.IdPClientID), termsafe.Text(o.ClientID), secret)
+			termsafe.Text(o.Server), termsafe.Text(o.IDPTokenEndpoint), termsafe.Text(o.IDPClientID), termsafe.Text(o.ClientID), secret)
 }
