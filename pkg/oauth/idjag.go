@@ -64,13 +64,7 @@ func DecodeIDJAG(status int, b []byte) (string, error) {
 		return "", err
 	}
 	if t.Error != "" || status != 200 {
-		msg := termsafe.Text(t.Error)
-		if t.ErrorDesc != "" {
-			msg += ": " + termsafe.Text(t.ErrorDesc)
-		}
-		if msg == "" {
-			msg = snippet(b)
-		}
+		msg := errorText(t.Error, t.ErrorDesc, b)
 		return "", errs.Failed(CodeIDJAGFailed, "the IdP refused the token exchange (HTTP %d): %s", status, msg).
 			WithHint("the ID token may have expired or belong to another client: get a fresh one from the IdP (and check --idp-client-id) and log in again")
 	}

@@ -92,13 +92,7 @@ func decodeToken(status int, b []byte, now time.Time, dpop bool) (*Token, error)
 		return nil, err
 	}
 	if t.Error != "" || status != 200 {
-		msg := termsafe.Text(t.Error)
-		if t.ErrorDesc != "" {
-			msg += ": " + termsafe.Text(t.ErrorDesc)
-		}
-		if msg == "" {
-			msg = snippet(b)
-		}
+		msg := errorText(t.Error, t.ErrorDesc, b)
 		return nil, errs.Failed(CodeTokenFailed, "the token endpoint refused (HTTP %d): %s", status, msg).
 			WithHint("log in again with 'clawkit mcp login URL'")
 	}
@@ -332,3 +326,17 @@ func ClientAssertion(ca ClientAuth, issuer string, now time.Time) (string, error
 }
 
 func fill(dst []byte, n *big.Int) { n.FillBytes(dst) }
+
+// errorText is an OAuth error answer as a user reads it: its error code
+// and description, escaped, or the start of the body when it has neither
+// (RFC 6749 section 5.2).
+func errorText(code, desc string, body []byte) string {
+	msg := termsafe.Text(code)
+	if desc != "" {
+		msg += ": " + termsafe.Text(desc)
+	}
+	if msg == "" {
+		msg = snippet(body)
+	}
+	return msg
+}
