@@ -244,6 +244,10 @@ func (s *Service) rpc(ctx context.Context, env *owner.OpEnv, rpc *RPC) Response 
 
 // RunGateway runs recovery then the poller until ctx ends.
 func (s *Service) RunGateway(ctx context.Context, env *owner.OpEnv) {
+	// The gateway follows the streams of the jobs its scheduler polls
+	// (gatewaystreams.go); they all end before this returns.
+	k := s.startKeeper(ctx, env, MaxGatewayStreams)
+	defer k.close()
 	if sc := s.sharedFor(env); sc != nil {
 		// Several gateways share the jobs: river schedules them (shared.go).
 		sc.Run(ctx, env, Worker{s})
@@ -324,12 +328,14 @@ func (s *Service) PollDue(ctx context.Context, env *owner.OpEnv, limit int) (int
 			defer wg.Done()
 			defer func() { <-sem }()
 			t0 := time.Now()
-			_, err := s.pollUnderBinding(ctx, env, j, view)
+			polled, err := s.pollUnderBinding(ctx, env, j, view)
 			// Poll latency for the gateway's metrics (docs/operations.md).
 			owner.TelemetryFrom(ctx).Poll(time.Since(t0), err)
 			if err != nil {
 				s.deferRefused(ctx, env, j.ID, err)
+				return
 			}
+			s.polled(polled)
 		}(j)
 	}
 	wg.Wait()

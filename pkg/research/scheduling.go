@@ -234,7 +234,7 @@ func (s *Service) Wait(ctx context.Context, env *owner.OpEnv, p WaitParams) (*Po
 	if Pollable(j.State) && j.Handle != "" && !p.NoStream {
 		sctx, stop := context.WithCancel(ctx)
 		sink = &progressSink{w: env.Progress, ndjson: p.Events, job: j.ID}
-		ls, owned := s.follow(sctx, j, cred, sink)
+		ls, owned := s.follow(sctx, j, cred, sink, streamHooks{})
 		endStream = sync.OnceFunc(func() {
 			stop()
 			if owned {

@@ -77,6 +77,10 @@ type Service struct {
 	locks   map[string]*jobLock // job id → its lock while anyone holds or waits for it: one poll of a job at a time
 	pending sync.Map            // job id → chan struct{} (closed when done): creates in flight in this process
 	streams sync.Map            // job id → *liveStream: interaction streams followed in this process (stream.go)
+	// keeper is the running gateway's own streams (gatewaystreams.go),
+	// set by RunGateway for its life.
+	keeperMu sync.Mutex
+	keeper   *streamKeeper
 
 	authMu   sync.Mutex
 	authHome string

@@ -184,6 +184,7 @@ func (w Worker) Poll(ctx context.Context, env *owner.OpEnv, id string) (next tim
 	}
 	unlock()
 	if err == nil {
+		s.polled(polled)
 		return fromMs(polled.NextPollAt), Pollable(polled.State) && !PublishPending(polled), nil
 	}
 	if !s.deferRefused(ctx, env, j.ID, err) {

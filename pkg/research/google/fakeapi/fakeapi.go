@@ -184,6 +184,22 @@ func (s *Server) Status(id string) string {
 	return ""
 }
 
+// Finish ends interaction id now with its scenario's final status, as the
+// provider finishes an interaction between two polls: a test of a stream
+// follower sees it noticed without a poll having moved it on. It reports
+// whether there was such a running interaction.
+func (s *Server) Finish(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	it := s.items[id]
+	if it == nil || terminal(it.status) {
+		return false
+	}
+	it.status = finalStatus(it.scenario)
+	it.updated = time.Now().UTC()
+	return true
+}
+
 // Interactions returns how many interactions were accepted.
 func (s *Server) Interactions() int {
 	s.mu.Lock()
