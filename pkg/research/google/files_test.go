@@ -64,6 +64,38 @@ func TestGenaiGoClientUploadsToFake(t *testing.T) {
 	}
 }
 
+// A file the fake processes (fake-processing) is PROCESSING in the upload's
+// answer as Google's Go client reads it, then ACTIVE at the second Files.Get;
+// clawkit's GetFile reads the same states. fake-processing-failed ends
+// FAILED.
+func TestFakeProcessingIsTheSDKsFileState(t *testing.T) {
+	rf := startRawFake(t)
+	ctx := context.Background()
+	client, err := genai.NewClient(ctx, &genai.ClientConfig{APIKey: "sdk-key", Backend: genai.BackendGeminiAPI,
+		HTTPOptions: genai.HTTPOptions{BaseURL: rf.URL, APIVersion: "v1beta"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &google.Client{BaseURL: rf.URL + "/v1beta", APIKey: "sdk-key"}
+	for name, want := range map[string]genai.FileState{"a-fake-processing.pdf": genai.FileStateActive, "b-fake-processing-failed.pdf": genai.FileStateFailed} {
+		f, err := client.Files.Upload(ctx, bytes.NewReader(fileBytes(1000)), &genai.UploadFileConfig{MIMEType: "application/pdf", DisplayName: name})
+		if err != nil || f.State != genai.FileStateProcessing {
+			t.Fatalf("%s: %+v %v", name, f, err)
+		}
+		got, err := c.GetFile(ctx, f.Name)
+		if err != nil || got.State != google.FileProcessing || got.URI != f.URI {
+			t.Fatalf("%s: %+v %v", name, got, err)
+		}
+		sdk, err := client.Files.Get(ctx, f.Name, nil)
+		if err != nil || sdk.State != want || string(want) != map[genai.FileState]string{genai.FileStateActive: google.FileActive, genai.FileStateFailed: google.FileFailed}[want] {
+			t.Fatalf("%s: %+v %v", name, sdk, err)
+		}
+	}
+	if _, err := c.GetFile(ctx, "files/nope"); err == nil {
+		t.Fatal("an unknown file was read")
+	}
+}
+
 // clawkit's upload: a session, one chunk, an interruption, a query that
 // says what the session holds, the rest from there (the first chunk is
 // not sent again), then a create naming the file by uri with a page range

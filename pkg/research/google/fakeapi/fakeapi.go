@@ -77,6 +77,8 @@ type Entry struct {
 	Bytes      int64  `json:"bytes,omitempty"`
 	UploadName string `json:"uploadName,omitempty"`
 	SHA256     string `json:"sha256,omitempty"`
+	// FileState is the state a GET of a file answered.
+	FileState string `json:"fileState,omitempty"`
 }
 
 // Server is the fake. The zero value is not usable; call New.
@@ -351,6 +353,9 @@ func (s *Server) checkParts(raw json.RawMessage) (int, string) {
 				}
 				if f.MimeType != mime {
 					return 0, fmt.Sprintf("%s is %s, not %s", uri, f.MimeType, mime)
+				}
+				if f.State != "ACTIVE" {
+					return 0, fmt.Sprintf("File %s is not in an ACTIVE state and usage is not allowed.", uri)
 				}
 			default:
 				if b, err := base64.StdEncoding.DecodeString(data); err != nil || len(b) == 0 {
