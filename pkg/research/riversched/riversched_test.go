@@ -77,8 +77,8 @@ func newRigOn(t *testing.T, u string, fake *fakeapi.Listener, ownerID string) *r
 		t.Fatal(err)
 	}
 	svc := &research.Service{
-		Shared:  riversched.New(),
-		Getenv:  func(string) string { return "" },
+		Shared: riversched.New(),
+		Getenv: func(string) string { return "" },
 		// The stream's backstop as fast as the polls: these tests are
 		// about the queued work, which a live stream must not slow down
 		// (TestQueuedJobsFollowTheStream is the stream's).
