@@ -104,13 +104,27 @@ type ResearchStartCmd struct {
 	Pages          []string      `help:"Send only these pages of a --file document (N, N-M, N-, -M); FILE= may be left out with one --file. Repeatable." placeholder:"[FILE=]RANGE"`
 	Sheet          []string      `help:"Send only this sheet of a --file spreadsheet, from 1, optionally its cells (2!A1:D10); FILE= may be left out with one --file. Repeatable." placeholder:"[FILE=]N[!CELLS]"`
 	KeepUploads    bool          `name:"keep-uploads" help:"Keep the files uploaded through the Files API when the job ends (they are deleted by default)."`
-	FileSearch     []string      `name:"file-search" help:"Let the agent search this file search store. Repeatable." placeholder:"STORE"`
-	URLContext     bool          `name:"url-context" help:"Let the agent read the URLs the question names."`
-	MCPServer      []string      `name:"mcp-server" help:"Let the agent call this MCP server. Repeatable." placeholder:"NAME=URL"`
-	MCPHeader      []string      `name:"mcp-header" help:"A header for an MCP server, its value from an auth profile of kind header. Repeatable." placeholder:"NAME:HEADER=@PROFILE"`
-	Visualization  string        `help:"auto: save the report's charts and images under figures/ (off: none)." placeholder:"auto|off"`
-	MaxTokens      int64         `name:"max-tokens" help:"Token budget: cancel the job once the usage the provider reports passes N tokens (0 = none)." placeholder:"N"`
+	researchToolFlags
+	MaxTokens int64 `name:"max-tokens" help:"Token budget: cancel the job once the usage the provider reports passes N tokens (0 = none)." placeholder:"N"`
 	streamFlags
+}
+
+// researchToolFlags are the tools and the visualization a create may
+// carry: a start's, and a follow-up's of its own (the API's create takes
+// them with previous_interaction_id as without; docs/research.md,
+// "Follow-ups").
+type researchToolFlags struct {
+	FileSearch    []string `name:"file-search" help:"Let the agent search this file search store. Repeatable." placeholder:"STORE"`
+	URLContext    bool     `name:"url-context" help:"Let the agent read the URLs the question names."`
+	MCPServer     []string `name:"mcp-server" help:"Let the agent call this MCP server. Repeatable." placeholder:"NAME=URL"`
+	MCPHeader     []string `name:"mcp-header" help:"A header for an MCP server, its value from an auth profile of kind header. Repeatable." placeholder:"NAME:HEADER=@PROFILE"`
+	Visualization string   `help:"auto: save the report's charts and images under figures/ (off: none)." placeholder:"auto|off"`
+}
+
+// tools maps the tool flags to the operation's (the rules on them are
+// its Check).
+func (t researchToolFlags) tools() (*research.Tools, error) {
+	return research.ToolsFromFlags(t.FileSearch, t.URLContext, t.MCPServer, t.MCPHeader)
 }
 
 // params maps the flags to the operation's parameters (the rules on them
@@ -126,7 +140,7 @@ func (c *ResearchStartCmd) params() (research.StartParams, error) {
 	if c.Timeout != 0 && !c.Wait {
 		return research.StartParams{}, errs.Usage(errs.CodeInvalidTimeout, "--timeout needs --wait").WithHint("'clawkit research start --wait --timeout D QUESTION'")
 	}
-	tools, err := research.ToolsFromFlags(c.FileSearch, c.URLContext, c.MCPServer, c.MCPHeader)
+	tools, err := c.tools()
 	if err != nil {
 		return research.StartParams{}, err
 	}
@@ -552,6 +566,7 @@ type ResearchFollowUpCmd struct {
 	Pages          []string      `help:"Send only these pages of a --file document, as research start --pages. Repeatable." placeholder:"[FILE=]RANGE"`
 	Sheet          []string      `help:"Send only this sheet of a --file spreadsheet, as research start --sheet. Repeatable." placeholder:"[FILE=]N[!CELLS]"`
 	KeepUploads    bool          `name:"keep-uploads" help:"Keep the files uploaded through the Files API when the follow-up ends."`
+	researchToolFlags
 }
 
 // inputsFromFlags resolves --file paths and reads --pages and --sheet
@@ -578,9 +593,13 @@ func (c *ResearchFollowUpCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	tools, err := c.tools()
+	if err != nil {
+		return err
+	}
 	p := research.StartParams{Caller: c.caller(), Question: c.Question, MaxReportBytes: c.MaxReportBytes,
 		IdempotencyKey: c.IdempotencyKey, FollowUp: &research.JobRef{Job: c.Job}, Wait: sw, MaxTokens: c.MaxTokens,
-		Inputs: inputs, KeepUploads: c.KeepUploads}
+		Inputs: inputs, KeepUploads: c.KeepUploads, Tools: tools, Visualization: c.Visualization}
 	res, err := research.OpStart.Call(env.Ctx, env, p)
 	return printStarted(env.Out, res, err)
 }
