@@ -103,6 +103,8 @@ type ResearchStartCmd struct {
 	File           []string      `help:"Send a document (PDF, CSV, Word, Excel, PowerPoint, OpenDocument) or image; its type is read from its content. Inline within the inline limits, else uploaded through the Files API. Repeatable." placeholder:"PATH"`
 	Pages          []string      `help:"Send only these pages of a --file document (N, N-M, N-, -M); FILE= may be left out with one --file. Repeatable." placeholder:"[FILE=]RANGE"`
 	Sheet          []string      `help:"Send only this sheet of a --file spreadsheet, from 1, optionally its cells (2!A1:D10); FILE= may be left out with one --file. Repeatable." placeholder:"[FILE=]N[!CELLS]"`
+	Layers         []string      `sep:"none" help:"The content layers to extract from a --file: page_image, page_text (paginated documents) or visual, data, formulas (spreadsheets), comma-separated; FILE= may be left out with one --file. Repeatable." placeholder:"[FILE=]LAYER,..."`
+	Resolution     []string      `help:"The media resolution a --file is read at: low, medium, high or ultra_high; FILE= may be left out with one --file. Repeatable." placeholder:"[FILE=]RES"`
 	KeepUploads    bool          `name:"keep-uploads" help:"Keep the files uploaded through the Files API when the job ends (they are deleted by default)."`
 	researchToolFlags
 	MaxTokens int64 `name:"max-tokens" help:"Token budget: cancel the job once the usage the provider reports passes N tokens (0 = none)." placeholder:"N"`
@@ -144,7 +146,7 @@ func (c *ResearchStartCmd) params() (research.StartParams, error) {
 	if err != nil {
 		return research.StartParams{}, err
 	}
-	inputs, err := inputsFromFlags(c.File, c.Pages, c.Sheet)
+	inputs, err := inputsFromFlags(c.File, c.Pages, c.Sheet, c.Layers, c.Resolution)
 	if err != nil {
 		return research.StartParams{}, err
 	}
@@ -393,6 +395,12 @@ func (c *ResearchShowCmd) Run(env *Env) error {
 				case in.Sheet != "":
 					line += " sheet " + termsafe.Text(in.Sheet)
 				}
+				if len(in.Layers) > 0 {
+					line += " layers " + termsafe.Text(strings.Join(in.Layers, ","))
+				}
+				if in.Resolution != "" {
+					line += " resolution " + termsafe.Text(in.Resolution)
+				}
 				switch {
 				case in.Upload && in.File == "" && in.Progress != nil:
 					line += fmt.Sprintf(" uploading, %d bytes confirmed", in.Progress.Offset)
@@ -565,13 +573,15 @@ type ResearchFollowUpCmd struct {
 	File           []string      `help:"Send a document or image with the follow-up, as research start --file. Repeatable." placeholder:"PATH"`
 	Pages          []string      `help:"Send only these pages of a --file document, as research start --pages. Repeatable." placeholder:"[FILE=]RANGE"`
 	Sheet          []string      `help:"Send only this sheet of a --file spreadsheet, as research start --sheet. Repeatable." placeholder:"[FILE=]N[!CELLS]"`
+	Layers         []string      `sep:"none" help:"The content layers to extract from a --file, as research start --layers. Repeatable." placeholder:"[FILE=]LAYER,..."`
+	Resolution     []string      `help:"The media resolution a --file is read at, as research start --resolution. Repeatable." placeholder:"[FILE=]RES"`
 	KeepUploads    bool          `name:"keep-uploads" help:"Keep the files uploaded through the Files API when the follow-up ends."`
 	researchToolFlags
 }
 
 // inputsFromFlags resolves --file paths and reads --pages and --sheet
 // (the rules on them are the start's Check).
-func inputsFromFlags(files, pages, sheets []string) (research.InputList, error) {
+func inputsFromFlags(files, pages, sheets, layers, resolutions []string) (research.InputList, error) {
 	var abs []string
 	for _, f := range files {
 		a, err := filepath.Abs(f)
@@ -580,7 +590,7 @@ func inputsFromFlags(files, pages, sheets []string) (research.InputList, error) 
 		}
 		abs = append(abs, a)
 	}
-	return research.InputsFromFlags(abs, pages, sheets, filepath.Abs)
+	return research.InputsFromFlags(abs, pages, sheets, layers, resolutions, filepath.Abs)
 }
 
 // Run runs `clawkit research follow-up`.
@@ -589,7 +599,7 @@ func (c *ResearchFollowUpCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	inputs, err := inputsFromFlags(c.File, c.Pages, c.Sheet)
+	inputs, err := inputsFromFlags(c.File, c.Pages, c.Sheet, c.Layers, c.Resolution)
 	if err != nil {
 		return err
 	}

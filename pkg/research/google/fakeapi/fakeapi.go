@@ -33,6 +33,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -362,6 +363,10 @@ func (s *Server) checkParts(raw json.RawMessage) (int, string) {
 					return 0, t + " data is not base64"
 				}
 			}
+			if r, ok := p["resolution"]; ok && !slices.Contains([]any{"low", "medium", "high", "ultra_high"}, r) {
+				// The SDK's MediaResolution.
+				return 0, fmt.Sprintf("%s resolution %v is not low, medium, high or ultra_high", t, r)
+			}
 			if proc, ok := p["processing"]; ok {
 				if msg := checkProcessing(t, proc); msg != "" {
 					return 0, msg
@@ -379,6 +384,27 @@ func (s *Server) checkParts(raw json.RawMessage) (int, string) {
 // DocumentStaticMediaProcessing: type static, page_options (start_page,
 // end_page ≥ 1, end ≥ start) or spreadsheet_options (sheet_index ≥ 1,
 // visible_cells).
+// layersOf reports whether o's content_layers, when present, is a list
+// of the given layers (the SDK's PageProcessingOptionsContentLayer and
+// SpreadsheetProcessingOptionsContentLayer enums).
+func layersOf(o map[string]any, allowed ...string) bool {
+	v, present := o["content_layers"]
+	if !present {
+		return true
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return false
+	}
+	for _, l := range list {
+		s, ok := l.(string)
+		if !ok || !slices.Contains(allowed, s) {
+			return false
+		}
+	}
+	return true
+}
+
 func checkProcessing(t string, proc any) string {
 	m, ok := proc.(map[string]any)
 	if !ok || t != "document" || m["type"] != "static" {
@@ -405,6 +431,9 @@ func checkProcessing(t string, proc any) string {
 			if !okA || !okB || (a > 0 && b > 0 && b < a) {
 				return "page_options: start_page and end_page are pages from 1, end_page >= start_page"
 			}
+			if !layersOf(o, "page_image", "page_text") {
+				return "page_options.content_layers are page_image and page_text"
+			}
 		case "spreadsheet_options":
 			o, ok := v.(map[string]any)
 			if !ok {
@@ -412,6 +441,9 @@ func checkProcessing(t string, proc any) string {
 			}
 			if _, ok := num(o, "sheet_index"); !ok {
 				return "spreadsheet_options.sheet_index is a sheet from 1"
+			}
+			if !layersOf(o, "visual", "data", "formulas") {
+				return "spreadsheet_options.content_layers are visual, data and formulas"
 			}
 			if c, present := o["visible_cells"]; present {
 				if _, ok := c.(string); !ok {
