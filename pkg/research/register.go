@@ -17,7 +17,7 @@ import (
 // Register registers each Op through its handle, so the name is written
 // once and the compiler holds the handle's types to the Op's.
 var (
-	OpStart   = owner.Handle[StartParams, *StartResult]{Name: "research.start.v4"} // v2: optional wait in the same call; v3: plan, followUp, inputs, tools, visualization; v4: maxTokens
+	OpStart   = owner.Handle[StartParams, *StartResult]{Name: "research.start.v5"} // v2: optional wait in the same call; v3: plan, followUp, inputs, tools, visualization; v4: maxTokens; v5: an input's layers and resolution (a gateway of v4 would read past them and send the input without them)
 	OpPoll    = owner.Handle[JobParams, *PollResult]{Name: "research.poll.v1"}
 	OpWait    = owner.Handle[WaitParams, *PollResult]{Name: "research.wait.v2"} // v2: events, noStream
 	OpCancel  = owner.Handle[JobParams, *PollResult]{Name: "research.cancel.v1"}
