@@ -185,6 +185,12 @@ func (k *streamKeeper) run(ctx context.Context, j *Job, ks *keptStream) {
 		<-ls.ended
 		return
 	}
+	if ls.unauthorized.Load() {
+		// Custody refused: the job's polls are deferred for the same
+		// reason (deferRefused); its next successful poll follows it
+		// again.
+		return
+	}
 	if why, _ := ls.fallback.Load().(string); why != "" && ctx.Err() == nil {
 		// Given up (no stream served, broken too often, or no authority
 		// now): the job is polled alone. Its next poll was set at the

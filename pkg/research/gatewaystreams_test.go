@@ -161,3 +161,39 @@ func TestGatewayStreamUsageFeedsTokenBudget(t *testing.T) {
 		t.Fatalf("%d polls, want 1", n)
 	}
 }
+
+// TestGatewayStreamNeedsCustody: a job whose session was reset after the
+// gateway took it (its binding no longer current) gets no stream: the
+// custody check before the opening refuses it, nothing is requested, and
+// the job is not marked as streamless (its next successful poll may
+// follow it again).
+func TestGatewayStreamNeedsCustody(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	k := f.svc.startKeeper(ctx, f.env(), MaxGatewayStreams)
+	defer k.close()
+	res, err := f.start("fake:never")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.st.UpdateSession(ctx, "main", "cli", "reset", 0, f.clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	k.adopt(f.job(res.Job))
+	awaitCond(t, "the refused stream to be let go", func() bool {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		return len(k.jobs) == 0
+	})
+	for _, e := range f.fake.Requests() {
+		if e.Stream {
+			t.Fatalf("a stream was requested without custody: %+v", e)
+		}
+	}
+	k.mu.Lock()
+	_, off := k.off[res.Job]
+	k.mu.Unlock()
+	if off {
+		t.Fatal("marked streamless for a custody refusal")
+	}
+}

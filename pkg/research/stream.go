@@ -41,6 +41,9 @@ type liveStream struct {
 	lastEvent atomic.Value // string
 	// fallback says why the stream was given up ("" when it ended).
 	fallback atomic.Value // string
+	// unauthorized: given up because the custody check before an
+	// opening refused it (streamHooks.authorize).
+	unauthorized atomic.Bool
 }
 
 // streamLive reports whether a live stream follows job id in this process.
@@ -201,6 +204,7 @@ func (s *Service) follow(ctx context.Context, j *Job, cred credential, sink *pro
 			if hooks.authorize != nil {
 				c, err := hooks.authorize()
 				if err != nil {
+					ls.unauthorized.Store(true)
 					ls.fallback.Store("no authority to follow it: " + err.Error())
 					return
 				}
