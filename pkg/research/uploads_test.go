@@ -3,8 +3,11 @@ package research
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,5 +63,42 @@ func TestProcessingFileAwaitedWithinBound(t *testing.T) {
 	}
 	if rec := f.job(j.ID).Options.Inputs[0]; rec.URI == "" {
 		t.Fatalf("%+v", rec)
+	}
+}
+
+// A chunk that keeps failing temporarily is tried maxChunkRetries more
+// times, each after a query of the session, then the start ends with
+// upload_failed as a temporary failure: the job is left uploading, to be
+// resumed by the same start with the same idempotency key; no create.
+func TestChunkRetriesBounded(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	var chunks, queries int
+	f.svc.HTTP = &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		switch r.Header.Get("X-Goog-Upload-Command") {
+		case "upload", "upload, finalize":
+			chunks++
+			return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{"Content-Type": {"application/json"}},
+				Body: io.NopCloser(strings.NewReader(`{"error":{"code":503,"message":"unavailable","status":"UNAVAILABLE"}}`)), Request: r}, nil
+		case "query":
+			queries++
+		}
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	p := StartParams{Question: "q", IdempotencyKey: "k-chunks", Inputs: checked(t, bigPDF(t, "big.pdf"))}
+	_, err := f.startChecked(ctx, f.env(), p)
+	wantCode(t, err, errs.KindFailed, CodeUploadFailed)
+	if ge := uploadCause(err); ge == nil || !ge.Temporary {
+		t.Fatalf("not a temporary failure: %v", err)
+	}
+	if chunks != 1+maxChunkRetries || queries != maxChunkRetries {
+		t.Fatalf("%d chunk requests, %d queries", chunks, queries)
+	}
+	jobs, err := jobsOf(f.env()).list(ctx, `WHERE 1=1`)
+	if err != nil || len(jobs) != 1 || jobs[0].State != StateSubmitting || !jobs[0].uploading() {
+		t.Fatalf("%v %+v", err, jobs)
+	}
+	if n := f.fake.Count("POST /interactions"); n != 0 {
+		t.Fatalf("%d creates", n)
 	}
 }
