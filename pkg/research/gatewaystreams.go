@@ -247,7 +247,10 @@ func (k *streamKeeper) pollNow(id string) {
 		ctx = asBackground(ctx)
 	}
 	j, err := jobsOf(env).get(ctx, id)
-	if err != nil || !Pollable(j.State) {
+	if err != nil || !Pollable(j.State) || (isBackground(ctx) && PublishPending(j)) {
+		// Ended, or (shared) its end is recorded and its publication
+		// queued: polling again would queue a second one once the first
+		// completed.
 		return
 	}
 	cred, err := credentialFor(j, s.loadAuthView(env))
