@@ -241,16 +241,15 @@ func (k *streamKeeper) pollNow(id string) {
 	if ctx.Err() != nil {
 		return
 	}
-	if s.sharedFor(env) != nil {
-		// On a shared database the end observed is recorded with its
-		// queued publication, as a queued poll records it (shared.go).
-		ctx = asBackground(ctx)
+	if sc := s.sharedFor(env); sc != nil {
+		// On a shared database the poll stays river's, one at a time per
+		// job across gateways: the job is made due and its queued poll
+		// woken.
+		k.wake(sc, id)
+		return
 	}
 	j, err := jobsOf(env).get(ctx, id)
-	if err != nil || !Pollable(j.State) || (isBackground(ctx) && PublishPending(j)) {
-		// Ended, or (shared) its end is recorded and its publication
-		// queued: polling again would queue a second one once the first
-		// completed.
+	if err != nil || !Pollable(j.State) {
 		return
 	}
 	cred, err := credentialFor(j, s.loadAuthView(env))
@@ -267,6 +266,30 @@ func (k *streamKeeper) pollNow(id string) {
 	s.deferRefused(ctx, env, id, err)
 }
 
+// wake makes job id due now and wakes its queued poll (shared database).
+// A job whose end is already recorded (its publication queued) is left
+// alone.
+func (k *streamKeeper) wake(sc SharedScheduler, id string) {
+	s, env := k.s, k.env
+	unlock := s.lockJob(id)
+	js := jobsOf(env)
+	j, err := js.get(k.ctx, id)
+	if err != nil || !Pollable(j.State) || PublishPending(j) {
+		unlock()
+		return
+	}
+	now := env.Now()
+	if j.NextPollAt > ms(now) {
+		j.NextPollAt = ms(now)
+		if err := js.update(k.ctx, j, now); err != nil {
+			unlock()
+			return // moved on meanwhile: it was polled
+		}
+	}
+	unlock()
+	_ = sc.Wake(k.ctx, env, id) // best effort: the poll comes at the backstop anyway
+}
+
 // pullIn brings job id's next poll back to the polling interval (it was
 // put at the backstop while its stream was live).
 func (k *streamKeeper) pullIn(id string) {
@@ -281,7 +304,14 @@ func (k *streamKeeper) pullIn(id string) {
 	now := env.Now()
 	if next := ms(now.Add(s.interval(now, j.SubmittedAt, 0))); next < j.NextPollAt {
 		j.NextPollAt = next
-		_ = js.update(k.ctx, j, now) // a job that moved on meanwhile was polled: nothing to pull in
+		if js.update(k.ctx, j, now) != nil {
+			return // a job that moved on meanwhile was polled: nothing to pull in
+		}
+		if sc := s.sharedFor(env); sc != nil {
+			// Its queued poll was snoozed to the old time: woken, it
+			// snoozes to the new one.
+			_ = sc.Wake(k.ctx, env, id) // best effort: the old time still comes
+		}
 	}
 }
 
