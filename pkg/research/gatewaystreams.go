@@ -270,23 +270,17 @@ func (k *streamKeeper) pollNow(id string) {
 // A job whose end is already recorded (its publication queued) is left
 // alone.
 func (k *streamKeeper) wake(sc SharedScheduler, id string) {
-	s, env := k.s, k.env
-	unlock := s.lockJob(id)
+	env := k.env
 	js := jobsOf(env)
 	j, err := js.get(k.ctx, id)
 	if err != nil || !Pollable(j.State) || PublishPending(j) {
-		unlock()
 		return
 	}
-	now := env.Now()
-	if j.NextPollAt > ms(now) {
-		j.NextPollAt = ms(now)
-		if err := js.update(k.ctx, j, now); err != nil {
-			unlock()
-			return // moved on meanwhile: it was polled
-		}
+	// Only next_poll_at moves: a poll another gateway has in flight still
+	// records what it saw (its row version is unchanged).
+	if _, err := js.pollSoon(k.ctx, id, ms(env.Now())); err != nil {
+		return
 	}
-	unlock()
 	_ = sc.Wake(k.ctx, env, id) // best effort: the poll comes at the backstop anyway
 }
 
@@ -320,7 +314,8 @@ func (k *streamKeeper) pullIn(id string) {
 // token budget, which then is polled at once: the poll decides the
 // cancellation, with the provider's usage as polled).
 func (k *streamKeeper) streamUsage(ctx context.Context, j *Job, ks *keptStream, ev google.StreamEvent) {
-	if ev.Usage == nil {
+	if ev.Usage == nil || ev.Type == google.EventCompleted || (ev.Type == google.EventStatusUpdate && google.Terminal(ev.Status)) {
+		// The end's usage is the poll's to record: the end polls at once.
 		return
 	}
 	now := k.env.Now()
@@ -342,7 +337,9 @@ func (k *streamKeeper) streamUsage(ctx context.Context, j *Job, ks *keptStream, 
 		return // nothing new: no write
 	}
 	if cur.recordParsedUsage(ctx, cur.Handle, *ev.Usage) {
-		_ = js.update(context.WithoutCancel(ctx), cur, now) // a job that moved on meanwhile was polled, with its usage
+		// Only the usage is written: a poll in flight (here or on another
+		// gateway) still records what it saw.
+		_ = js.recordUsage(context.WithoutCancel(ctx), cur) // best effort: the next poll records usage too
 	}
 	over = cur.State == StateRunning && cur.overTokenBudget()
 	unlock()
