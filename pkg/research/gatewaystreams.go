@@ -288,19 +288,15 @@ func (k *streamKeeper) wake(sc SharedScheduler, id string) {
 // put at the backstop while its stream was live).
 func (k *streamKeeper) pullIn(id string) {
 	s, env := k.s, k.env
-	unlock := s.lockJob(id)
-	defer unlock()
 	js := jobsOf(env)
 	j, err := js.get(k.ctx, id)
 	if err != nil || !Pollable(j.State) {
 		return
 	}
 	now := env.Now()
-	if next := ms(now.Add(s.interval(now, j.SubmittedAt, 0))); next < j.NextPollAt {
-		j.NextPollAt = next
-		if js.update(k.ctx, j, now) != nil {
-			return // a job that moved on meanwhile was polled: nothing to pull in
-		}
+	// Only next_poll_at moves (pollSoon): a poll in flight still records
+	// what it saw.
+	if moved, err := js.pollSoon(k.ctx, id, ms(now.Add(s.interval(now, j.SubmittedAt, 0)))); err == nil && moved {
 		if sc := s.sharedFor(env); sc != nil {
 			// Its queued poll was snoozed to the old time: woken, it
 			// snoozes to the new one.

@@ -197,3 +197,48 @@ func TestGatewayStreamNeedsCustody(t *testing.T) {
 		t.Fatal("marked streamless for a custody refusal")
 	}
 }
+
+// TestGatewayStreamRefusedPolledAlone: a job whose stream the provider
+// does not serve is given up once and then polled alone: later polls do
+// not ask for its stream again.
+func TestGatewayStreamRefusedPolledAlone(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	k := f.svc.startKeeper(ctx, f.env(), MaxGatewayStreams)
+	defer k.close()
+	res, err := f.start("fake:stream-refused fake-polls:50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	streams := func() int {
+		n := 0
+		for _, e := range f.fake.Requests() {
+			if e.Stream {
+				n++
+			}
+		}
+		return n
+	}
+	if err := f.clk.Sleep(ctx, 6*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	f.svc.PollDue(ctx, f.env(), 10)
+	awaitCond(t, "the stream to be given up", func() bool {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		_, off := k.off[res.Job]
+		return off && len(k.jobs) == 0
+	})
+	for range 3 {
+		if err := f.clk.Sleep(ctx, 20*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		f.svc.PollDue(ctx, f.env(), 10)
+	}
+	if n := f.fake.Count("GET /interactions/" + res.Handle); n != 4 {
+		t.Fatalf("%d polls, want 4", n)
+	}
+	if n := streams(); n != 1 {
+		t.Fatalf("%d stream requests, want 1", n)
+	}
+}
