@@ -6,7 +6,12 @@
 # and the stream backstop alike, so a job of MS milliseconds stands for one
 # of MS×SCALE milliseconds at real speed (default 12 s × 100 = 20 min).
 # The jobs run through a gateway. Prints, per mode, the mean polls, stream requests and all requests
-# (create included) per job.
+# (create included) per job. Modes: waited for by polling alone
+# (`start --wait --no-stream`), waited for following the stream
+# (`start --wait`), and `background`: started without a wait, so only the
+# gateway's own scheduler polls them (and, since it follows the stream of
+# the jobs it owns, streams them); their end is watched with `research
+# show`, which asks the provider nothing. MODES selects some of them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-4}
@@ -32,13 +37,22 @@ export CLAWKIT_HOME="$work/h" CLAWKIT_GOOGLE_BASE_URL=$(cat url) CLAWKIT_RESEARC
 run() { # mode flags...
   local mode=$1
   shift
-  local before pids=()
+  local before pids=() jobs=()
   before=$(wc -l <fake.log)
-  for i in $(seq "$N"); do
-    "$BIN" research start --wait "$@" "fake-ms:$MS bench $mode $i" >/dev/null &
-    pids+=($!)
-  done
-  for p in "${pids[@]}"; do wait "$p"; done
+  if [ "$mode" = background ]; then
+    for i in $(seq "$N"); do
+      jobs+=("$("$BIN" research start --json "fake-ms:$MS bench $mode $i" | python3 -c 'import json,sys; print(json.load(sys.stdin)["job"])')")
+    done
+    for j in "${jobs[@]}"; do
+      until "$BIN" research show --json "$j" | python3 -c 'import json,sys; v=json.load(sys.stdin); sys.exit(0 if v.get("finishedAtMs") else 1)'; do sleep 0.2; done
+    done
+  else
+    for i in $(seq "$N"); do
+      "$BIN" research start --wait "$@" "fake-ms:$MS bench $mode $i" >/dev/null &
+      pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait "$p"; done
+  fi
   tail -n +"$((before + 1))" fake.log | python3 -c '
 import json, sys
 mode, n = sys.argv[1], int(sys.argv[2])
@@ -56,5 +70,10 @@ print(f"{mode:<10} per completed job: {polls/n:6.1f} polls  {streams/n:4.1f} str
 }
 
 echo "jobs of ${MS} ms at time scale ${SCALE} (standing for $((MS * SCALE / 60000)) min at real speed), ${N} at once"
-run polling --no-stream
-run stream
+for m in ${MODES:-polling stream background}; do
+  case $m in
+  polling) run polling --no-stream ;;
+  stream) run stream ;;
+  background) run background ;;
+  esac
+done

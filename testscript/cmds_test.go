@@ -45,6 +45,7 @@ var scriptCmds = map[string]scriptCmd{
 	"await-research-state":     cmdAwaitResearchState,
 	"await-research-state-any": cmdAwaitResearchStateAny,
 	"fakegoogle-await":         cmdFakeGoogleAwait,
+	"fakegoogle-finish":        cmdFakeGoogleFinish,
 	"skill-await":              cmdSkillAwait,
 	"skill-await-disk":         cmdSkillAwaitDisk,
 

@@ -92,12 +92,33 @@ func startFakeGoogle(env *testscript.Env) error {
 		return err
 	}
 	env.Defer(l.Close)
+	env.Values[fakeGoogleKey{}] = l
 	env.Setenv("CLAWKIT_GOOGLE_BASE_URL", l.URL)
 	env.Setenv("FAKEGOOGLE_URL", l.URL)
 	// Poll intervals and budgets run 1000× faster (5 s → 5 ms, 65 min →
 	// 3.9 s); scripts that need real time override it.
 	env.Setenv("CLAWKIT_RESEARCH_TIME_SCALE", "1000")
 	return nil
+}
+
+// fakeGoogleKey finds the script's fake (startFakeGoogle) in its values.
+type fakeGoogleKey struct{}
+
+// fakegoogle-finish HANDLE: the script's fake ends interaction HANDLE now,
+// with its scenario's final status, as the provider finishes one between
+// two polls (fakeapi.Server.Finish): only a follower of its stream sees it
+// before the next poll.
+func cmdFakeGoogleFinish(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: fakegoogle-finish HANDLE")
+	}
+	l, ok := ts.Value(fakeGoogleKey{}).(*fakeapi.Listener)
+	if !ok {
+		ts.Fatalf("fakegoogle-finish: this script has no fake Interactions API")
+	}
+	if !l.Finish(args[0]) {
+		ts.Fatalf("fakegoogle-finish: no running interaction %s", args[0])
+	}
 }
 
 // fakegoogle URLFILE LOGFILE: a standalone fake on 127.0.0.1:0 (for use

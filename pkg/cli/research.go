@@ -103,14 +103,30 @@ type ResearchStartCmd struct {
 	File           []string      `help:"Send a document (PDF, CSV, Word, Excel, PowerPoint, OpenDocument) or image; its type is read from its content. Inline within the inline limits, else uploaded through the Files API. Repeatable." placeholder:"PATH"`
 	Pages          []string      `help:"Send only these pages of a --file document (N, N-M, N-, -M); FILE= may be left out with one --file. Repeatable." placeholder:"[FILE=]RANGE"`
 	Sheet          []string      `help:"Send only this sheet of a --file spreadsheet, from 1, optionally its cells (2!A1:D10); FILE= may be left out with one --file. Repeatable." placeholder:"[FILE=]N[!CELLS]"`
+	Layers         []string      `sep:"none" help:"The content layers to extract from a --file: page_image, page_text (paginated documents) or visual, data, formulas (spreadsheets), comma-separated; FILE= may be left out with one --file. Repeatable." placeholder:"[FILE=]LAYER,..."`
+	Resolution     []string      `help:"The media resolution a --file is read at: low, medium, high or ultra_high; FILE= may be left out with one --file. Repeatable." placeholder:"[FILE=]RES"`
 	KeepUploads    bool          `name:"keep-uploads" help:"Keep the files uploaded through the Files API when the job ends (they are deleted by default)."`
-	FileSearch     []string      `name:"file-search" help:"Let the agent search this file search store. Repeatable." placeholder:"STORE"`
-	URLContext     bool          `name:"url-context" help:"Let the agent read the URLs the question names."`
-	MCPServer      []string      `name:"mcp-server" help:"Let the agent call this MCP server. Repeatable." placeholder:"NAME=URL"`
-	MCPHeader      []string      `name:"mcp-header" help:"A header for an MCP server, its value from an auth profile of kind header. Repeatable." placeholder:"NAME:HEADER=@PROFILE"`
-	Visualization  string        `help:"auto: save the report's charts and images under figures/ (off: none)." placeholder:"auto|off"`
-	MaxTokens      int64         `name:"max-tokens" help:"Token budget: cancel the job once the usage the provider reports passes N tokens (0 = none)." placeholder:"N"`
+	researchToolFlags
+	MaxTokens int64 `name:"max-tokens" help:"Token budget: cancel the job once the usage the provider reports passes N tokens (0 = none)." placeholder:"N"`
 	streamFlags
+}
+
+// researchToolFlags are the tools and the visualization a create may
+// carry: a start's, and a follow-up's of its own (the API's create takes
+// them with previous_interaction_id as without; docs/research.md,
+// "Follow-ups").
+type researchToolFlags struct {
+	FileSearch    []string `name:"file-search" help:"Let the agent search this file search store. Repeatable." placeholder:"STORE"`
+	URLContext    bool     `name:"url-context" help:"Let the agent read the URLs the question names."`
+	MCPServer     []string `name:"mcp-server" help:"Let the agent call this MCP server. Repeatable." placeholder:"NAME=URL"`
+	MCPHeader     []string `name:"mcp-header" help:"A header for an MCP server, its value from an auth profile of kind header. Repeatable." placeholder:"NAME:HEADER=@PROFILE"`
+	Visualization string   `help:"auto: save the report's charts and images under figures/ (off: none)." placeholder:"auto|off"`
+}
+
+// tools maps the tool flags to the operation's (the rules on them are
+// its Check).
+func (t researchToolFlags) tools() (*research.Tools, error) {
+	return research.ToolsFromFlags(t.FileSearch, t.URLContext, t.MCPServer, t.MCPHeader)
 }
 
 // params maps the flags to the operation's parameters (the rules on them
@@ -126,11 +142,11 @@ func (c *ResearchStartCmd) params() (research.StartParams, error) {
 	if c.Timeout != 0 && !c.Wait {
 		return research.StartParams{}, errs.Usage(errs.CodeInvalidTimeout, "--timeout needs --wait").WithHint("'clawkit research start --wait --timeout D QUESTION'")
 	}
-	tools, err := research.ToolsFromFlags(c.FileSearch, c.URLContext, c.MCPServer, c.MCPHeader)
+	tools, err := c.tools()
 	if err != nil {
 		return research.StartParams{}, err
 	}
-	inputs, err := inputsFromFlags(c.File, c.Pages, c.Sheet)
+	inputs, err := inputsFromFlags(c.File, c.Pages, c.Sheet, c.Layers, c.Resolution)
 	if err != nil {
 		return research.StartParams{}, err
 	}
@@ -379,6 +395,12 @@ func (c *ResearchShowCmd) Run(env *Env) error {
 				case in.Sheet != "":
 					line += " sheet " + termsafe.Text(in.Sheet)
 				}
+				if len(in.Layers) > 0 {
+					line += " layers " + termsafe.Text(strings.Join(in.Layers, ","))
+				}
+				if in.Resolution != "" {
+					line += " resolution " + termsafe.Text(in.Resolution)
+				}
 				switch {
 				case in.Upload && in.File == "" && in.Progress != nil:
 					line += fmt.Sprintf(" uploading, %d bytes confirmed", in.Progress.Offset)
@@ -551,12 +573,15 @@ type ResearchFollowUpCmd struct {
 	File           []string      `help:"Send a document or image with the follow-up, as research start --file. Repeatable." placeholder:"PATH"`
 	Pages          []string      `help:"Send only these pages of a --file document, as research start --pages. Repeatable." placeholder:"[FILE=]RANGE"`
 	Sheet          []string      `help:"Send only this sheet of a --file spreadsheet, as research start --sheet. Repeatable." placeholder:"[FILE=]N[!CELLS]"`
+	Layers         []string      `sep:"none" help:"The content layers to extract from a --file, as research start --layers. Repeatable." placeholder:"[FILE=]LAYER,..."`
+	Resolution     []string      `help:"The media resolution a --file is read at, as research start --resolution. Repeatable." placeholder:"[FILE=]RES"`
 	KeepUploads    bool          `name:"keep-uploads" help:"Keep the files uploaded through the Files API when the follow-up ends."`
+	researchToolFlags
 }
 
 // inputsFromFlags resolves --file paths and reads --pages and --sheet
 // (the rules on them are the start's Check).
-func inputsFromFlags(files, pages, sheets []string) (research.InputList, error) {
+func inputsFromFlags(files, pages, sheets, layers, resolutions []string) (research.InputList, error) {
 	var abs []string
 	for _, f := range files {
 		a, err := filepath.Abs(f)
@@ -565,7 +590,7 @@ func inputsFromFlags(files, pages, sheets []string) (research.InputList, error) 
 		}
 		abs = append(abs, a)
 	}
-	return research.InputsFromFlags(abs, pages, sheets, filepath.Abs)
+	return research.InputsFromFlags(abs, pages, sheets, layers, resolutions, filepath.Abs)
 }
 
 // Run runs `clawkit research follow-up`.
@@ -574,13 +599,17 @@ func (c *ResearchFollowUpCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	inputs, err := inputsFromFlags(c.File, c.Pages, c.Sheet)
+	inputs, err := inputsFromFlags(c.File, c.Pages, c.Sheet, c.Layers, c.Resolution)
+	if err != nil {
+		return err
+	}
+	tools, err := c.tools()
 	if err != nil {
 		return err
 	}
 	p := research.StartParams{Caller: c.caller(), Question: c.Question, MaxReportBytes: c.MaxReportBytes,
 		IdempotencyKey: c.IdempotencyKey, FollowUp: &research.JobRef{Job: c.Job}, Wait: sw, MaxTokens: c.MaxTokens,
-		Inputs: inputs, KeepUploads: c.KeepUploads}
+		Inputs: inputs, KeepUploads: c.KeepUploads, Tools: tools, Visualization: c.Visualization}
 	res, err := research.OpStart.Call(env.Ctx, env, p)
 	return printStarted(env.Out, res, err)
 }

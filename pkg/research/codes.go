@@ -141,6 +141,14 @@ const (
 	CodeUploadInterrupted errs.Code = "upload_interrupted"
 	// CodeUploadFailed: uploading input … failed: …
 	CodeUploadFailed errs.Code = "upload_failed"
+	// CodeInputProcessingFailed: the provider could not process input … (…): its state is FAILED
+	CodeInputProcessingFailed errs.Code = "input_processing_failed"
+	// CodeInvalidContentLayer: input …: content layer … is not one of … (pages) or … (sheets)
+	CodeInvalidContentLayer errs.Code = "invalid_content_layer"
+	// CodeInvalidResolution: input …: resolution … is not one of …
+	CodeInvalidResolution errs.Code = "invalid_resolution"
+	// CodeInputNotReady: input … (…) is still being processed by the provider after …
+	CodeInputNotReady errs.Code = "input_not_ready"
 	// CodeInvalidTool: … file search stores; at most …
 	CodeInvalidTool errs.Code = "invalid_tool"
 	// CodeInvalidVisualization: visualization … is not one of auto, off

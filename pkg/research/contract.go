@@ -117,9 +117,11 @@ type FollowUpRef struct {
 // InputRef names an input file by absolute path (the owner reads it),
 // with a page range or a sheet for a document that has them.
 type InputRef struct {
-	Path  string `json:"path"`
-	Pages string `json:"pages,omitempty"`
-	Sheet string `json:"sheet,omitempty"`
+	Path       string   `json:"path"`
+	Pages      string   `json:"pages,omitempty"`
+	Sheet      string   `json:"sheet,omitempty"`
+	Layers     []string `json:"layers,omitempty"`
+	Resolution string   `json:"resolution,omitempty"`
 }
 
 // RPC is the wrapper `research rpc` reads: the request plus the caller's
@@ -638,6 +640,12 @@ type InputConstraints struct {
 	// applies to.
 	PageTypes  []string `json:"pageTypes"`
 	SheetTypes []string `json:"sheetTypes"`
+	// PageLayers and SheetLayers are the content layers a paginated
+	// document and a spreadsheet may name; Resolutions the media
+	// resolutions an input may be read at.
+	PageLayers  []string `json:"pageLayers"`
+	SheetLayers []string `json:"sheetLayers"`
+	Resolutions []string `json:"resolutions"`
 }
 
 // FigureConstraints bound the figures saved beside a report.

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,6 +32,12 @@ type InputSpec struct {
 	Path  string `json:"path"`
 	Pages string `json:"pages,omitempty"`
 	Sheet string `json:"sheet,omitempty"`
+	// Layers are the content layers to extract: a paginated document's
+	// (page_image, page_text) or a spreadsheet's (visual, data,
+	// formulas); Resolution the media resolution it is read at
+	// (docs/research.md, "Content layers and resolution").
+	Layers     []string `json:"layers,omitempty"`
+	Resolution string   `json:"resolution,omitempty"`
 }
 
 // InputList is a start's inputs. A caller builds it from specs
@@ -49,6 +56,10 @@ type checkedInput struct {
 	path       string
 	kind       string
 	processing *google.Processing
+	resolution string
+	// asks is what set kind, as a refusal names it ("a page range",
+	// "page content layers", …).
+	asks string
 }
 
 // AskInputs is the unchecked list of specs.
@@ -124,18 +135,84 @@ func checkInputList(l InputList) (InputList, error) {
 				return l, errs.Usage(CodeInvalidRange, "input %s: %v", p, err).
 					WithHint("pages are N, N-M, N- or -M, counted from 1 (--pages 2-5)")
 			}
-			in.kind, in.processing = "pages", &google.Processing{Pages: po}
+			in.kind, in.processing, in.asks = "pages", &google.Processing{Pages: po}, "a page range"
 		case s.Sheet != "":
 			so, err := ParseSheet(s.Sheet)
 			if err != nil {
 				return l, errs.Usage(CodeInvalidRange, "input %s: %v", p, err).
 					WithHint("a sheet is N or N!CELLS, counted from 1, cells in A1 notation (--sheet 2!A1:D10)")
 			}
-			in.kind, in.processing = "sheet", &google.Processing{Sheet: so}
+			in.kind, in.processing, in.asks = "sheet", &google.Processing{Sheet: so}, "a sheet"
+		}
+		if err := checkLayers(&in, s.Layers); err != nil {
+			return l, err
+		}
+		if s.Resolution != "" {
+			if !slices.Contains(google.MediaResolutions, s.Resolution) {
+				return l, errs.Usage(CodeInvalidResolution, "input %s: resolution %q is not one of %s", p, s.Resolution, strings.Join(google.MediaResolutions, ", ")).
+					WithHint("--resolution [FILE=]low|medium|high|ultra_high")
+			}
+			in.resolution = s.Resolution
 		}
 		out.checked = append(out.checked, in)
 	}
 	return out, nil
+}
+
+// checkLayers checks an input's content layers and adds them to its
+// processing: all of one kind (a paginated document's or a
+// spreadsheet's), each once, and of the kind of its range when it has
+// one. Whether the file's type has that kind is the probe's to decide,
+// as for a range (checkSniffed).
+func checkLayers(in *checkedInput, layers []string) error {
+	if len(layers) == 0 {
+		return nil
+	}
+	kind := ""
+	seen := map[string]bool{}
+	for _, l := range layers {
+		k := ""
+		switch {
+		case slices.Contains(google.PageLayers, l):
+			k = "pages"
+		case slices.Contains(google.SheetLayers, l):
+			k = "sheet"
+		default:
+			return errs.Usage(CodeInvalidContentLayer, "input %s: content layer %q is not one of %s (pages) or %s (sheets)", in.path, l, strings.Join(google.PageLayers, ", "), strings.Join(google.SheetLayers, ", ")).
+				WithHint("--layers [FILE=]page_text,page_image for a paginated document, --layers [FILE=]data,formulas,visual for a spreadsheet")
+		}
+		if seen[l] {
+			return errs.Usage(CodeInvalidContentLayer, "input %s: content layer %s is given twice", in.path, l)
+		}
+		seen[l] = true
+		if kind != "" && k != kind {
+			return errs.Usage(CodeInvalidContentLayer, "input %s mixes a paginated document's content layers with a spreadsheet's", in.path).
+				WithHint("page_image and page_text are a paginated document's; visual, data and formulas a spreadsheet's")
+		}
+		kind = k
+	}
+	if in.kind != "" && in.kind != kind {
+		return errs.Usage(CodeInvalidContentLayer, "input %s has a %s range but a %s's content layers", in.path,
+			map[string]string{"pages": "page", "sheet": "sheet"}[in.kind], map[string]string{"pages": "paginated document", "sheet": "spreadsheet"}[kind])
+	}
+	if in.kind == "" {
+		in.kind, in.asks = kind, map[string]string{"pages": "page content layers", "sheet": "sheet content layers"}[kind]
+	}
+	if in.processing == nil {
+		in.processing = &google.Processing{}
+	}
+	if kind == "pages" {
+		if in.processing.Pages == nil {
+			in.processing.Pages = &google.PageOptions{}
+		}
+		in.processing.Pages.ContentLayers = append([]string(nil), layers...)
+	} else {
+		if in.processing.Sheet == nil {
+			in.processing.Sheet = &google.SheetOptions{}
+		}
+		in.processing.Sheet.ContentLayers = append([]string(nil), layers...)
+	}
+	return nil
 }
 
 // rangeError is a malformed range; its text names what is wrong.
@@ -248,7 +325,7 @@ func number(s string, max int, what string) (int, error) {
 // --file an absolute path; --pages and --sheet each FILE=RANGE, or only
 // RANGE when one file is given (docs/research.md, "Page and sheet
 // ranges"). abs resolves a path as --file's are resolved.
-func InputsFromFlags(files, pages, sheets []string, abs func(string) (string, error)) (InputList, error) {
+func InputsFromFlags(files, pages, sheets, layers, resolutions []string, abs func(string) (string, error)) (InputList, error) {
 	specs := make([]InputSpec, len(files))
 	index := map[string]int{}
 	for i, f := range files {
@@ -297,6 +374,20 @@ func InputsFromFlags(files, pages, sheets []string, abs func(string) (string, er
 	if err := assign("sheet", sheets, func(s *InputSpec, r string) bool {
 		old := s.Sheet
 		s.Sheet = r
+		return old == ""
+	}); err != nil {
+		return InputList{}, err
+	}
+	if err := assign("layers", layers, func(s *InputSpec, r string) bool {
+		old := s.Layers
+		s.Layers = strings.Split(r, ",")
+		return old == nil
+	}); err != nil {
+		return InputList{}, err
+	}
+	if err := assign("resolution", resolutions, func(s *InputSpec, r string) bool {
+		old := s.Resolution
+		s.Resolution = r
 		return old == ""
 	}); err != nil {
 		return InputList{}, err

@@ -304,6 +304,36 @@ func (s jobStore) update(ctx context.Context, j *Job, now time.Time) error {
 	return s.updateIn(ctx, nil, j, now)
 }
 
+// pollSoon moves a pollable job's next poll earlier, to at, and nothing
+// else: the row version stays, so a poll in flight (in this process or
+// another gateway) still records what it saw, whatever it sets next_poll_at
+// to then. It reports whether the row moved.
+func (s jobStore) pollSoon(ctx context.Context, id string, at int64) (bool, error) {
+	if err := s.beginWrite(); err != nil {
+		return false, err
+	}
+	res, err := s.st.DB().ExecContext(ctx, s.q(`UPDATE research_jobs SET next_poll_at = ? WHERE job_id = ? AND next_poll_at > ? AND state IN ('running','cancel-requested')`), at, id, at)
+	if err != nil {
+		return false, storeErr("update the research job", err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+// recordUsage writes a pollable job's usage, and nothing else: as
+// pollSoon, the row version stays, so a poll in flight still records what
+// it saw (a stream's usage between polls, gatewaystreams.go).
+func (s jobStore) recordUsage(ctx context.Context, j *Job) error {
+	if err := s.beginWrite(); err != nil {
+		return err
+	}
+	_, err := s.st.DB().ExecContext(ctx, s.q(`UPDATE research_jobs SET usage = ? WHERE job_id = ? AND state IN ('running','cancel-requested')`), encodeUsage(j.TurnUsage), j.ID)
+	if err != nil {
+		return storeErr("update the research job", err)
+	}
+	return nil
+}
+
 // updateIn is update inside tx (nil: on its own).
 func (s jobStore) updateIn(ctx context.Context, tx *sql.Tx, j *Job, now time.Time) error {
 	if err := s.beginWrite(); err != nil {

@@ -264,7 +264,7 @@ func (s *Service) Start(ctx context.Context, env *owner.OpEnv, p StartParams) (*
 	}
 	for i, in := range inputs {
 		rec := j.Options.Inputs[i]
-		req.Parts = append(req.Parts, google.Part{MimeType: rec.MimeType, Data: in.data, URI: rec.URI, Processing: in.processing})
+		req.Parts = append(req.Parts, google.Part{MimeType: rec.MimeType, Data: in.data, URI: rec.URI, Processing: in.processing, Resolution: rec.Resolution})
 	}
 	cctx, cdone := createContext(ctx)
 	it, err := s.client(j, cred).CreateWith(cctx, req)

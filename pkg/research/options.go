@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"unicode/utf8"
@@ -81,6 +82,10 @@ type InputRecord struct {
 	MimeType string `json:"mimeType"`
 	Pages    string `json:"pages,omitempty"`
 	Sheet    string `json:"sheet,omitempty"`
+	// Layers and Resolution are the content layers and media resolution
+	// it was sent with.
+	Layers     []string `json:"layers,omitempty"`
+	Resolution string   `json:"resolution,omitempty"`
 	// Upload: sent through the Files API, not inline.
 	Upload   bool            `json:"upload,omitempty"`
 	File     string          `json:"file,omitempty"`
@@ -244,7 +249,7 @@ func checkSniffed(in checkedInput, mime string) error {
 		return errUnsupported(in.path)
 	}
 	if in.kind != "" && rangeKind(mime) != in.kind {
-		what := map[string]string{"pages": "a page range", "sheet": "a sheet"}[in.kind]
+		what := in.asks
 		has := "neither pages nor sheets"
 		switch rangeKind(mime) {
 		case "pages":
@@ -253,7 +258,7 @@ func checkSniffed(in checkedInput, mime string) error {
 			has = "sheets, not pages (--sheet)"
 		}
 		return errs.Usage(CodeRangeNotApplicable, "input %s is %s, which has %s; %s does not apply", in.path, mime, has, what).
-			WithHint("pages apply to PDF, Word, PowerPoint and OpenDocument text and presentations; a sheet to Excel and OpenDocument spreadsheets")
+			WithHint("pages (and page_image, page_text) apply to PDF, Word, PowerPoint and OpenDocument text and presentations; a sheet (and visual, data, formulas) to Excel and OpenDocument spreadsheets")
 	}
 	return nil
 }
@@ -285,7 +290,8 @@ func readInputs(l InputList) ([]input, error) {
 	for i, pi := range plan {
 		spec := l.specs[i]
 		in := input{path: pi.path, processing: pi.processing,
-			rec: InputRecord{Name: filepath.Base(pi.path), Size: pi.size, MimeType: pi.mime, Pages: spec.Pages, Sheet: spec.Sheet, Upload: pi.upload}}
+			rec: InputRecord{Name: filepath.Base(pi.path), Size: pi.size, MimeType: pi.mime, Pages: spec.Pages, Sheet: spec.Sheet,
+				Layers: spec.Layers, Resolution: spec.Resolution, Upload: pi.upload}}
 		if !pi.upload {
 			data, err := fsx.ReadRegular(pi.path, MaxInputBytes)
 			if errors.Is(err, fsx.ErrTooLarge) {
@@ -549,7 +555,8 @@ func sameStartOptions(old *Job, p *StartParams, parent *Job) bool {
 		return false
 	}
 	for i, in := range o.Inputs {
-		if in.Name != filepath.Base(specs[i].Path) || in.Pages != specs[i].Pages || in.Sheet != specs[i].Sheet {
+		if in.Name != filepath.Base(specs[i].Path) || in.Pages != specs[i].Pages || in.Sheet != specs[i].Sheet ||
+			!slices.Equal(in.Layers, specs[i].Layers) || in.Resolution != specs[i].Resolution {
 			return false
 		}
 	}

@@ -32,7 +32,8 @@ func (r recordingScheduler) EnqueueCancelTx(ctx context.Context, _ *owner.OpEnv,
 func (r recordingScheduler) EnqueuePublishTx(ctx context.Context, _ *owner.OpEnv, tx *sql.Tx, id string) error {
 	return r.queue(ctx, tx, "publish", id)
 }
-func (recordingScheduler) Run(context.Context, *owner.OpEnv, Worker) {}
+func (recordingScheduler) Run(context.Context, *owner.OpEnv, Worker)        {}
+func (recordingScheduler) Wake(context.Context, *owner.OpEnv, string) error { return nil }
 func (recordingScheduler) CreatorGone(context.Context, *owner.OpEnv, string, time.Duration) bool {
 	return false
 }

@@ -17,7 +17,7 @@ import (
 // Register registers each Op through its handle, so the name is written
 // once and the compiler holds the handle's types to the Op's.
 var (
-	OpStart   = owner.Handle[StartParams, *StartResult]{Name: "research.start.v4"} // v2: optional wait in the same call; v3: plan, followUp, inputs, tools, visualization; v4: maxTokens
+	OpStart   = owner.Handle[StartParams, *StartResult]{Name: "research.start.v5"} // v2: optional wait in the same call; v3: plan, followUp, inputs, tools, visualization; v4: maxTokens; v5: an input's layers and resolution (a gateway of v4 would read past them and send the input without them)
 	OpPoll    = owner.Handle[JobParams, *PollResult]{Name: "research.poll.v1"}
 	OpWait    = owner.Handle[WaitParams, *PollResult]{Name: "research.wait.v2"} // v2: events, noStream
 	OpCancel  = owner.Handle[JobParams, *PollResult]{Name: "research.cancel.v1"}
@@ -244,6 +244,10 @@ func (s *Service) rpc(ctx context.Context, env *owner.OpEnv, rpc *RPC) Response 
 
 // RunGateway runs recovery then the poller until ctx ends.
 func (s *Service) RunGateway(ctx context.Context, env *owner.OpEnv) {
+	// The gateway follows the streams of the jobs its scheduler polls
+	// (gatewaystreams.go); they all end before this returns.
+	k := s.startKeeper(ctx, env, MaxGatewayStreams)
+	defer k.close()
 	if sc := s.sharedFor(env); sc != nil {
 		// Several gateways share the jobs: river schedules them (shared.go).
 		sc.Run(ctx, env, Worker{s})
@@ -324,12 +328,14 @@ func (s *Service) PollDue(ctx context.Context, env *owner.OpEnv, limit int) (int
 			defer wg.Done()
 			defer func() { <-sem }()
 			t0 := time.Now()
-			_, err := s.pollUnderBinding(ctx, env, j, view)
+			polled, err := s.pollUnderBinding(ctx, env, j, view)
 			// Poll latency for the gateway's metrics (docs/operations.md).
 			owner.TelemetryFrom(ctx).Poll(time.Since(t0), err)
 			if err != nil {
 				s.deferRefused(ctx, env, j.ID, err)
+				return
 			}
+			s.polled(polled)
 		}(j)
 	}
 	wg.Wait()

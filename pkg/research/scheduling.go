@@ -55,7 +55,10 @@ func (s *Service) pollOnce(ctx context.Context, env *owner.OpEnv, id string, cre
 // just read j under it (a queued poll: one read of the row per poll).
 func (s *Service) pollLocked(ctx context.Context, env *owner.OpEnv, j *Job, cred credential, assert func() error, dueOnly bool) (*Job, error) {
 	js := jobsOf(env)
-	if !Pollable(j.State) {
+	if !Pollable(j.State) || (isBackground(ctx) && PublishPending(j) && s.sharedFor(env) != nil) {
+		// Ended, or (a queued poll on a shared database) its end is
+		// recorded with its queued publication: another poll would queue
+		// another publication once that one completed.
 		return j, nil
 	}
 	if dueOnly && j.NextPollAt > ms(env.Now()) {
@@ -234,7 +237,7 @@ func (s *Service) Wait(ctx context.Context, env *owner.OpEnv, p WaitParams) (*Po
 	if Pollable(j.State) && j.Handle != "" && !p.NoStream {
 		sctx, stop := context.WithCancel(ctx)
 		sink = &progressSink{w: env.Progress, ndjson: p.Events, job: j.ID}
-		ls, owned := s.follow(sctx, j, cred, sink)
+		ls, owned := s.follow(sctx, j, cred, sink, streamHooks{})
 		endStream = sync.OnceFunc(func() {
 			stop()
 			if owned {

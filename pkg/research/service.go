@@ -38,6 +38,9 @@ type Budgets struct {
 	// StreamBackstop is the poll interval of a job whose stream is live:
 	// the stream says when the job ends, polls only confirm it.
 	StreamBackstop time.Duration
+	// FileProcessingWait bounds the wait for an uploaded file the
+	// provider is still processing (uploads.go).
+	FileProcessingWait time.Duration
 }
 
 // DefaultBudgets are docs/research.md's.
@@ -50,9 +53,11 @@ var DefaultBudgets = Budgets{
 	Jitter:         0.2,
 	RequestTimeout: 30 * time.Second,
 	StreamBackstop: time.Minute,
-	MaxCitations:   DefaultCitationMax,
-	RefreshRetries: 5,
-	MaxRefreshWait: 30 * time.Second,
+	// Documents are usually ACTIVE at once; a large one may take minutes.
+	FileProcessingWait: 10 * time.Minute,
+	MaxCitations:       DefaultCitationMax,
+	RefreshRetries:     5,
+	MaxRefreshWait:     30 * time.Second,
 }
 
 // cancelGracePolls is how many polls past MaxPolls a budget cancellation
@@ -77,6 +82,10 @@ type Service struct {
 	locks   map[string]*jobLock // job id → its lock while anyone holds or waits for it: one poll of a job at a time
 	pending sync.Map            // job id → chan struct{} (closed when done): creates in flight in this process
 	streams sync.Map            // job id → *liveStream: interaction streams followed in this process (stream.go)
+	// keeper is the running gateway's own streams (gatewaystreams.go),
+	// set by RunGateway for its life.
+	keeperMu sync.Mutex
+	keeper   *streamKeeper
 
 	authMu   sync.Mutex
 	authHome string
@@ -119,8 +128,8 @@ func (s *Service) budgets() Budgets {
 	d := DefaultBudgets
 	if f := s.timeScale(); f > 1 {
 		scale := func(x time.Duration) time.Duration { return time.Duration(float64(x) / f) }
-		d.WallClock, d.FastInterval, d.FastPeriod, d.SlowInterval, d.MaxRefreshWait, d.StreamBackstop =
-			scale(d.WallClock), scale(d.FastInterval), scale(d.FastPeriod), scale(d.SlowInterval), scale(d.MaxRefreshWait), scale(d.StreamBackstop)
+		d.WallClock, d.FastInterval, d.FastPeriod, d.SlowInterval, d.MaxRefreshWait, d.StreamBackstop, d.FileProcessingWait =
+			scale(d.WallClock), scale(d.FastInterval), scale(d.FastPeriod), scale(d.SlowInterval), scale(d.MaxRefreshWait), scale(d.StreamBackstop), scale(d.FileProcessingWait)
 	}
 	// Unset (zero or negative) fields take the defaults.
 	b.WallClock = positiveOr(b.WallClock, d.WallClock)
@@ -134,6 +143,7 @@ func (s *Service) budgets() Budgets {
 	b.RefreshRetries = positiveOr(b.RefreshRetries, d.RefreshRetries)
 	b.MaxRefreshWait = positiveOr(b.MaxRefreshWait, d.MaxRefreshWait)
 	b.StreamBackstop = positiveOr(b.StreamBackstop, d.StreamBackstop)
+	b.FileProcessingWait = positiveOr(b.FileProcessingWait, d.FileProcessingWait)
 	return b
 }
 

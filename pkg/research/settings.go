@@ -193,6 +193,7 @@ func DescribeFrom(cfg *config.Config, getenv func(string) string) (Describe, err
 				MaxFiles:  MaxInputs, MaxFileBytes: MaxUploadBytes, MaxTotalBytes: MaxInputs * MaxUploadBytes,
 				MaxInlineFileBytes: MaxInputBytes, MaxInlineTotalBytes: MaxInputTotalBytes,
 				PageTypes: typesWithRange("pages"), SheetTypes: typesWithRange("sheet"),
+				PageLayers: google.PageLayers, SheetLayers: google.SheetLayers, Resolutions: google.MediaResolutions,
 			},
 			Tools:         []string{"fileSearch", "urlContext", "mcpServers"},
 			Visualization: []string{VisualizationAuto, VisualizationOff},

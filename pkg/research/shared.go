@@ -42,6 +42,11 @@ type SharedScheduler interface {
 	// longer record its receipt (its lease is gone and the create's
 	// request timeout has passed): only then may recovery give up on it.
 	CreatorGone(ctx context.Context, env *owner.OpEnv, jobID string, requestTimeout time.Duration) bool
+	// Wake makes job's queued poll due now (a gateway's stream reported
+	// the interaction's end): the poll stays the scheduler's, one at a
+	// time per job across gateways. The caller has made the job's
+	// next_poll_at due.
+	Wake(ctx context.Context, env *owner.OpEnv, jobID string) error
 }
 
 // sharedFor is the service's shared scheduler (Service.Shared) when it
@@ -184,6 +189,7 @@ func (w Worker) Poll(ctx context.Context, env *owner.OpEnv, id string) (next tim
 	}
 	unlock()
 	if err == nil {
+		s.polled(polled)
 		return fromMs(polled.NextPollAt), Pollable(polled.State) && !PublishPending(polled), nil
 	}
 	if !s.deferRefused(ctx, env, j.ID, err) {

@@ -41,6 +41,9 @@ type liveStream struct {
 	lastEvent atomic.Value // string
 	// fallback says why the stream was given up ("" when it ended).
 	fallback atomic.Value // string
+	// unauthorized: given up because the custody check before an
+	// opening refused it (streamHooks.authorize).
+	unauthorized atomic.Bool
 }
 
 // streamLive reports whether a live stream follows job id in this process.
@@ -169,31 +172,54 @@ func (p *progressSink) note(msg string) {
 	_, _ = fmt.Fprintf(p.w, "\r\x1b[Kresearch %s: %s\n", p.job, termsafe.Text(msg))
 }
 
+// streamHooks are what a follower other than a wait adds (the gateway's
+// own streams, gatewaystreams.go): authorize, when set, is the custody
+// check before every (re)opening of the stream and gives the credential
+// to open it with (a refusal ends the stream: the job is polled alone);
+// event, when set, sees every event after the progress sink.
+type streamHooks struct {
+	authorize func() (credential, error)
+	event     func(google.StreamEvent)
+}
+
 // follow starts following j's interaction stream until ctx ends or the
 // stream is over. A second follower of the same job shares the first's
 // (owned false: it neither ends it nor waits for its end, and sees no
 // progress of it).
-func (s *Service) follow(ctx context.Context, j *Job, cred credential, sink *progressSink) (ls *liveStream, owned bool) {
+func (s *Service) follow(ctx context.Context, j *Job, cred credential, sink *progressSink, hooks streamHooks) (ls *liveStream, owned bool) {
 	ls = &liveStream{ended: make(chan struct{}), terminal: make(chan struct{})}
 	if v, loaded := s.streams.LoadOrStore(j.ID, ls); loaded {
 		return v.(*liveStream), false
 	}
-	c := s.client(j, cred)
 	handle := j.Handle
 	idle := max(2*s.budgets().StreamBackstop, 5*time.Second)
 	go func() {
-		defer s.streams.Delete(j.ID)
+		// Gone from the map before it is ended: whoever waits for the end
+		// finds no stream of the job left behind.
 		defer ls.endOnce.Do(func() { close(ls.ended) })
+		defer s.streams.CompareAndDelete(j.ID, ls)
 		defer ls.live.Store(false)
 		last := ""
 		for attempt := 0; ctx.Err() == nil; attempt++ {
+			if hooks.authorize != nil {
+				c, err := hooks.authorize()
+				if err != nil {
+					ls.unauthorized.Store(true)
+					ls.fallback.Store("no authority to follow it: " + err.Error())
+					return
+				}
+				cred = c
+			}
 			ls.live.Store(true)
-			err := c.Stream(ctx, handle, last, idle, func(ev google.StreamEvent) error {
+			err := s.client(j, cred).Stream(ctx, handle, last, idle, func(ev google.StreamEvent) error {
 				if ev.EventID != "" {
 					last = ev.EventID
 					ls.lastEvent.Store(last)
 				}
 				sink.event(ev)
+				if hooks.event != nil {
+					hooks.event(ev)
+				}
 				if ev.Type == google.EventCompleted || (ev.Type == google.EventStatusUpdate && google.Terminal(ev.Status)) {
 					ls.termOnce.Do(func() { close(ls.terminal) })
 				}

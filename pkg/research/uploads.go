@@ -15,9 +15,11 @@ import (
 	"encoding"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"hash"
 	"io"
 	"os"
+	"time"
 
 	"github.com/clawkit/clawkit/pkg/errs"
 	"github.com/clawkit/clawkit/pkg/fsx"
@@ -54,6 +56,14 @@ func (s *Service) uploadInputs(ctx context.Context, env *owner.OpEnv, js jobStor
 	for i := range j.Options.Inputs {
 		rec := &j.Options.Inputs[i]
 		if !rec.Upload || rec.URI != "" {
+			continue
+		}
+		if rec.File != "" {
+			// Uploaded, and still PROCESSING when it was last looked at
+			// (a start resumed with its idempotency key): await it again.
+			if err := s.awaitProcessed(ctx, env, js, j, c, rec); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := s.uploadOne(ctx, env, js, j, c, rec, paths[i]); err != nil {
@@ -97,7 +107,7 @@ func (s *Service) uploadOne(ctx context.Context, env *owner.OpEnv, js jobStore, 
 				return inputErr(path, err)
 			}
 			if q.Status == "final" {
-				return s.uploaded(ctx, env, js, j, rec, q.File, h)
+				return s.uploaded(ctx, env, js, j, c, rec, q.File, h)
 			}
 			offset = upTo
 		default:
@@ -129,14 +139,14 @@ func (s *Service) uploadOne(ctx context.Context, env *owner.OpEnv, js jobStore, 
 			return inputErr(path, err)
 		}
 		last := offset+int64(n) == rec.Size
-		ans, err := c.UploadChunk(ctx, rec.Progress.Session, offset, buf[:n], last)
+		ans, err := s.sendChunk(ctx, c, rec, offset, buf[:n], last)
 		if err != nil {
-			return uploadErr(rec.Name, err)
+			return err
 		}
 		h.Write(buf[:n])
 		offset += int64(n)
 		if last {
-			return s.uploaded(ctx, env, js, j, rec, ans.File, h)
+			return s.uploaded(ctx, env, js, j, c, rec, ans.File, h)
 		}
 		rec.Progress.Offset = offset
 		rec.Progress.Digest, _ = h.(encoding.BinaryMarshaler).MarshalBinary()
@@ -146,13 +156,127 @@ func (s *Service) uploadOne(ctx context.Context, env *owner.OpEnv, js jobStore, 
 	}
 }
 
+// maxChunkRetries bounds how often one chunk is tried again within a
+// start after a temporary failure (a transport error, 429, 5xx), each
+// after a backoff and a query of the session.
+const maxChunkRetries = 3
+
+// sendChunk sends chunk at offset, retrying a temporary failure up to
+// maxChunkRetries times within the start. A failed request may still have
+// delivered some or all of its bytes, so before sending again it asks
+// the session how much it holds (query) and sends only the rest: nothing
+// the API already has is sent twice. A refusal, or the retries spent,
+// fails the upload (upload_failed; a temporary one leaves the job to be
+// resumed by the same start with the same --idempotency-key).
+func (s *Service) sendChunk(ctx context.Context, c *google.Client, rec *InputRecord, offset int64, chunk []byte, last bool) (*google.UploadState, error) {
+	session := rec.Progress.Session
+	data, at := chunk, offset
+	var lastErr error
+	var retryAfter time.Duration
+	for attempt := 0; attempt <= maxChunkRetries; attempt++ {
+		if attempt > 0 {
+			// 1 s, 2 s, 4 s (scaled with the poll intervals), never less
+			// than a Retry-After.
+			pause := max(s.budgets().FastInterval/5<<(attempt-1), retryAfter)
+			if err := s.sleep(ctx, pause); err != nil {
+				return nil, uploadErr(rec.Name, lastErr)
+			}
+			q, err := c.QueryUpload(ctx, session)
+			if err != nil {
+				if ge := google.AsError(err); ge != nil && ge.Temporary {
+					lastErr, retryAfter = err, ge.RetryAfter
+					continue
+				}
+				return nil, uploadErr(rec.Name, err)
+			}
+			if q.Status == "final" {
+				if last && q.File != nil {
+					return q, nil // the whole file arrived; only the answer was lost
+				}
+				return nil, uploadErr(rec.Name, errors.New("the upload session ended before its last chunk"))
+			}
+			skip := q.Received - offset
+			if skip < 0 || skip > int64(len(chunk)) {
+				return nil, uploadErr(rec.Name, fmt.Errorf("the upload session holds %d bytes, outside the chunk sent at %d", q.Received, offset))
+			}
+			data, at = chunk[skip:], q.Received
+			if len(data) == 0 && !last {
+				return &google.UploadState{Status: "active", Received: q.Received}, nil
+			}
+		}
+		ans, err := c.UploadChunk(ctx, session, at, data, last)
+		if err == nil {
+			return ans, nil
+		}
+		ge := google.AsError(err)
+		if ge == nil || !ge.Temporary || ctx.Err() != nil {
+			return nil, uploadErr(rec.Name, err)
+		}
+		lastErr, retryAfter = err, ge.RetryAfter
+	}
+	return nil, uploadErr(rec.Name, lastErr)
+}
+
 // uploaded records a finished upload: the file's name and uri with the
-// SHA-256 of the bytes sent; the session is forgotten.
-func (s *Service) uploaded(ctx context.Context, env *owner.OpEnv, js jobStore, j *Job, rec *InputRecord, f *google.File, h hash.Hash) error {
-	rec.File, rec.URI = f.Name, f.URI
+// SHA-256 of the bytes sent; the session is forgotten. A file the API
+// is still processing is recorded by name first, and its uri only once
+// it is ACTIVE (awaitProcessed): the create never names a file that
+// cannot be used yet.
+func (s *Service) uploaded(ctx context.Context, env *owner.OpEnv, js jobStore, j *Job, c *google.Client, rec *InputRecord, f *google.File, h hash.Hash) error {
+	rec.File = f.Name
 	rec.SHA256 = hex.EncodeToString(h.Sum(nil))
 	rec.Progress = nil
+	if f.State == google.FileProcessing {
+		if err := s.saveUpload(ctx, env, js, j); err != nil {
+			return err
+		}
+		return s.awaitProcessed(ctx, env, js, j, c, rec)
+	}
+	rec.URI = f.URI
 	return s.saveUpload(ctx, env, js, j)
+}
+
+// awaitProcessed waits for an uploaded file the API is processing: GET
+// files/ID at the fast poll interval until it is ACTIVE (its uri is then
+// recorded) or FAILED (refused: input_processing_failed, the job ends
+// not-sent), for at most Budgets.FileProcessingWait; past it the job is
+// left uploading (input_not_ready), and the same start with the same
+// --idempotency-key awaits the file again. A state clawkit does not know
+// is waited for like PROCESSING.
+func (s *Service) awaitProcessed(ctx context.Context, env *owner.OpEnv, js jobStore, j *Job, c *google.Client, rec *InputRecord) error {
+	deadline := env.Now().Add(s.budgets().FileProcessingWait)
+	for {
+		if err := env.Fence.AssertCurrent(); err != nil {
+			return err
+		}
+		f, err := c.GetFile(ctx, rec.File)
+		var retryAfter time.Duration
+		switch ge := google.AsError(err); {
+		case err == nil && f.State == google.FileActive:
+			rec.URI = f.URI
+			return s.saveUpload(ctx, env, js, j)
+		case err == nil && f.State == google.FileFailed:
+			return errs.Failed(CodeInputProcessingFailed, "the provider could not process input %s (%s): its state is FAILED", rec.Name, rec.File).WithJob(j.ID).
+				WithHint("check that the file opens and is what its type says; nothing was created, start again with a file the provider can read")
+		case err != nil && (ge == nil || !ge.Temporary):
+			return uploadErr(rec.Name, err)
+		case ge != nil:
+			retryAfter = ge.RetryAfter
+		}
+		now := env.Now()
+		pause := s.interval(now, 0, retryAfter)
+		if now.Add(pause).After(deadline) {
+			// The next look would come after the bound.
+			return &uploadError{
+				err: errs.Unavailable(CodeInputNotReady, "input %s (%s) is still being processed by the provider after %s", rec.Name, rec.File, s.budgets().FileProcessingWait).WithJob(j.ID).
+					WithHint("nothing was created; the same start with the same --idempotency-key waits for the file again"),
+				cause: &google.Error{Op: "file", Temporary: true, Msg: "still processing"},
+			}
+		}
+		if err := s.sleep(ctx, pause); err != nil {
+			return err
+		}
+	}
 }
 
 func (s *Service) saveUpload(ctx context.Context, env *owner.OpEnv, js jobStore, j *Job) error {

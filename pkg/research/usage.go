@@ -34,12 +34,24 @@ func checkMaxTokens(n int64) error {
 // gateway's metrics (clawkit_research_tokens_total).
 func (j *Job) recordUsage(ctx context.Context, id string, raw json.RawMessage) {
 	u, ok := google.ParseUsage(raw)
-	if !ok || id == "" {
+	if !ok {
 		return
 	}
+	j.recordParsedUsage(ctx, id, u)
+}
+
+// recordParsedUsage is recordUsage of usage already read (a stream
+// event's, gatewaystreams.go). It reports whether the job's usage changed.
+// An interaction's usage only grows: a view with fewer tokens than the
+// one recorded is older (a poll behind the stream) and is ignored, so
+// that the metrics never count growth twice.
+func (j *Job) recordParsedUsage(ctx context.Context, id string, u google.Usage) bool {
+	if id == "" {
+		return false
+	}
 	old, known := j.TurnUsage[id]
-	if !known && len(j.TurnUsage) >= maxUsageTurns {
-		return
+	if (!known && len(j.TurnUsage) >= maxUsageTurns) || (known && u.Tokens() < old.Tokens()) {
+		return false
 	}
 	if j.TurnUsage == nil {
 		j.TurnUsage = map[string]google.Usage{}
@@ -51,6 +63,7 @@ func (j *Job) recordUsage(ctx context.Context, id string, raw json.RawMessage) {
 		"total": grow(u.Tokens(), old.Tokens()), "input": grow(u.Input, old.Input), "output": grow(u.Output, old.Output),
 		"thought": grow(u.Thought, old.Thought), "tool_use": grow(u.ToolUse, old.ToolUse), "cached": grow(u.Cached, old.Cached),
 	}, grow(u.GroundingToolCalls, old.GroundingToolCalls))
+	return true
 }
 
 // sumUsage sets Usage to the sum over the job's interactions.

@@ -176,7 +176,7 @@ func (c *Client) uploadAnswer(status int, hdr http.Header, resp []byte) (*Upload
 		if json.Unmarshal(resp, &v) != nil || v.File == nil || CheckFileName(v.File.Name) != nil || !c.sameOrigin(v.File.URI) {
 			return nil, &Error{Op: "upload", HTTPStatus: status, Msg: "upload: the final answer carries no usable file"}
 		}
-		if v.File.State == "FAILED" {
+		if v.File.State == FileFailed {
 			return nil, &Error{Op: "upload", HTTPStatus: status, Msg: "upload: the provider could not process the file (state FAILED)"}
 		}
 		st.File = v.File
@@ -184,6 +184,38 @@ func (c *Client) uploadAnswer(status int, hdr http.Header, resp []byte) (*Upload
 		return nil, &Error{Op: "upload", HTTPStatus: status, Msg: fmt.Sprintf("upload: the session answered status %q", truncateForMsg(st.Status))}
 	}
 	return st, nil
+}
+
+// File states (the SDKs' FileState): a file PROCESSING cannot be used
+// yet; one FAILED never can.
+const (
+	FileProcessing = "PROCESSING"
+	FileActive     = "ACTIVE"
+	FileFailed     = "FAILED"
+)
+
+// GetFile reads a Files API file (GET /{version}/files/ID), as the SDKs'
+// Files.Get: how a file PROCESSING is awaited.
+func (c *Client) GetFile(ctx context.Context, name string) (*File, error) {
+	if err := CheckFileName(name); err != nil {
+		return nil, &Error{Op: "file", NotSent: true, Msg: err.Error(), Err: err}
+	}
+	status, hdr, resp, sent, err := c.do(ctx, http.MethodGet, "/"+name, nil)
+	if err != nil {
+		return nil, &Error{Op: "file", NotSent: !sent, Temporary: true, Msg: transportMsg("file", err, sent), Err: err}
+	}
+	if status < 200 || status >= 300 {
+		e := c.statusError("file", status, hdr, resp)
+		if status >= 500 {
+			e.Temporary = true
+		}
+		return nil, e
+	}
+	var f File
+	if json.Unmarshal(resp, &f) != nil || f.Name != name || !c.sameOrigin(f.URI) {
+		return nil, &Error{Op: "file", HTTPStatus: status, Temporary: true, Msg: "file: the answer is not the file " + name}
+	}
+	return &f, nil
 }
 
 // DeleteFile deletes a Files API file. A file already gone (404) is

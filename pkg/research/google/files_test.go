@@ -13,6 +13,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -64,6 +65,38 @@ func TestGenaiGoClientUploadsToFake(t *testing.T) {
 	}
 }
 
+// A file the fake processes (fake-processing) is PROCESSING in the upload's
+// answer as Google's Go client reads it, then ACTIVE at the second Files.Get;
+// clawkit's GetFile reads the same states. fake-processing-failed ends
+// FAILED.
+func TestFakeProcessingIsTheSDKsFileState(t *testing.T) {
+	rf := startRawFake(t)
+	ctx := context.Background()
+	client, err := genai.NewClient(ctx, &genai.ClientConfig{APIKey: "sdk-key", Backend: genai.BackendGeminiAPI,
+		HTTPOptions: genai.HTTPOptions{BaseURL: rf.URL, APIVersion: "v1beta"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &google.Client{BaseURL: rf.URL + "/v1beta", APIKey: "sdk-key"}
+	for name, want := range map[string]genai.FileState{"a-fake-processing.pdf": genai.FileStateActive, "b-fake-processing-failed.pdf": genai.FileStateFailed} {
+		f, err := client.Files.Upload(ctx, bytes.NewReader(fileBytes(1000)), &genai.UploadFileConfig{MIMEType: "application/pdf", DisplayName: name})
+		if err != nil || f.State != genai.FileStateProcessing {
+			t.Fatalf("%s: %+v %v", name, f, err)
+		}
+		got, err := c.GetFile(ctx, f.Name)
+		if err != nil || got.State != google.FileProcessing || got.URI != f.URI {
+			t.Fatalf("%s: %+v %v", name, got, err)
+		}
+		sdk, err := client.Files.Get(ctx, f.Name, nil)
+		if err != nil || sdk.State != want || string(want) != map[genai.FileState]string{genai.FileStateActive: google.FileActive, genai.FileStateFailed: google.FileFailed}[want] {
+			t.Fatalf("%s: %+v %v", name, sdk, err)
+		}
+	}
+	if _, err := c.GetFile(ctx, "files/nope"); err == nil {
+		t.Fatal("an unknown file was read")
+	}
+}
+
 // clawkit's upload: a session, one chunk, an interruption, a query that
 // says what the session holds, the rest from there (the first chunk is
 // not sent again), then a create naming the file by uri with a page range
@@ -102,8 +135,8 @@ func TestUploadResumeCreateDelete(t *testing.T) {
 		t.Fatalf("query after final: %+v %v", q, err)
 	}
 	cr := google.CreateRequest{Input: "read it", Parts: []google.Part{
-		{MimeType: google.MimeDOCX, URI: st.File.URI, Processing: &google.Processing{Pages: &google.PageOptions{StartPage: 2, EndPage: 5}}},
-		{MimeType: google.MimeXLSX, Data: []byte("PK"), Processing: &google.Processing{Sheet: &google.SheetOptions{SheetIndex: 2, VisibleCells: "A1:D10"}}},
+		{MimeType: google.MimeDOCX, URI: st.File.URI, Resolution: "high", Processing: &google.Processing{Pages: &google.PageOptions{StartPage: 2, EndPage: 5, ContentLayers: []string{"page_text"}}}},
+		{MimeType: google.MimeXLSX, Data: []byte("PK"), Processing: &google.Processing{Sheet: &google.SheetOptions{SheetIndex: 2, VisibleCells: "A1:D10", ContentLayers: []string{"data", "formulas"}}}},
 	}}
 	if _, err := c.CreateWith(ctx, cr); err != nil {
 		t.Fatal(err)
@@ -119,7 +152,9 @@ func TestUploadResumeCreateDelete(t *testing.T) {
 		t.Fatalf("document by uri: %s", rf.last(t))
 	}
 	po := d.Processing.DocumentMediaProcessing.DocumentStaticMediaProcessing.PageOptions
-	if po == nil || po.StartPage == nil || *po.StartPage != 2 || po.EndPage == nil || *po.EndPage != 5 {
+	if po == nil || po.StartPage == nil || *po.StartPage != 2 || po.EndPage == nil || *po.EndPage != 5 ||
+		len(po.ContentLayers) != 1 || po.ContentLayers[0] != sdk.PageProcessingOptionsContentLayerPageText || !po.ContentLayers[0].ToPointer().IsExact() ||
+		d.Resolution == nil || *d.Resolution != sdk.MediaResolutionHigh {
 		t.Fatalf("page options: %s", rf.last(t))
 	}
 	x := in[2].DocumentContent
@@ -127,7 +162,8 @@ func TestUploadResumeCreateDelete(t *testing.T) {
 		t.Fatalf("sheet: %s", rf.last(t))
 	}
 	so := x.Processing.DocumentMediaProcessing.DocumentStaticMediaProcessing.SpreadsheetOptions
-	if so == nil || so.SheetIndex == nil || *so.SheetIndex != 2 || so.VisibleCells == nil || *so.VisibleCells != "A1:D10" {
+	if so == nil || so.SheetIndex == nil || *so.SheetIndex != 2 || so.VisibleCells == nil || *so.VisibleCells != "A1:D10" ||
+		len(so.ContentLayers) != 2 || so.ContentLayers[0] != sdk.SpreadsheetProcessingOptionsContentLayerData || so.ContentLayers[1] != sdk.SpreadsheetProcessingOptionsContentLayerFormulas || x.Resolution != nil {
 		t.Fatalf("spreadsheet options: %s", rf.last(t))
 	}
 	if err := c.DeleteFile(ctx, st.File.Name); err != nil {
@@ -157,5 +193,46 @@ func TestUploadURLElsewhereRefused(t *testing.T) {
 	}
 	if err := c.DeleteFile(context.Background(), "files/../interactions"); err == nil {
 		t.Error("a file name with a path was deleted")
+	}
+}
+
+// The content layers and resolutions clawkit offers are exactly values of
+// the SDK's enums (PageProcessingOptionsContentLayer,
+// SpreadsheetProcessingOptionsContentLayer, MediaResolution), and a value
+// outside them is not.
+func TestLayersAndResolutionsAreTheSDKs(t *testing.T) {
+	for _, l := range google.PageLayers {
+		if !sdk.PageProcessingOptionsContentLayer(l).ToPointer().IsExact() {
+			t.Errorf("page layer %q", l)
+		}
+	}
+	for _, l := range google.SheetLayers {
+		if !sdk.SpreadsheetProcessingOptionsContentLayer(l).ToPointer().IsExact() {
+			t.Errorf("sheet layer %q", l)
+		}
+	}
+	for _, r := range google.MediaResolutions {
+		if !sdk.MediaResolution(r).ToPointer().IsExact() {
+			t.Errorf("resolution %q", r)
+		}
+	}
+	if sdk.PageProcessingOptionsContentLayer("frames").ToPointer().IsExact() || sdk.MediaResolution("max").ToPointer().IsExact() {
+		t.Fatal("the SDK's enums take anything: this test cannot fail")
+	}
+	// Every value the SDK names is offered (its constants, as of v1.79.1).
+	for _, v := range []string{string(sdk.PageProcessingOptionsContentLayerPageImage), string(sdk.PageProcessingOptionsContentLayerPageText)} {
+		if !slices.Contains(google.PageLayers, v) {
+			t.Errorf("page layer %q not offered", v)
+		}
+	}
+	for _, v := range []string{string(sdk.SpreadsheetProcessingOptionsContentLayerVisual), string(sdk.SpreadsheetProcessingOptionsContentLayerData), string(sdk.SpreadsheetProcessingOptionsContentLayerFormulas)} {
+		if !slices.Contains(google.SheetLayers, v) {
+			t.Errorf("sheet layer %q not offered", v)
+		}
+	}
+	for _, v := range []sdk.MediaResolution{sdk.MediaResolutionLow, sdk.MediaResolutionMedium, sdk.MediaResolutionHigh, sdk.MediaResolutionUltraHigh} {
+		if !slices.Contains(google.MediaResolutions, string(v)) {
+			t.Errorf("resolution %q not offered", v)
+		}
 	}
 }

@@ -37,8 +37,12 @@ type Part struct {
 	Data     []byte
 	// URI is a Files API file's uri (Data is then empty).
 	URI string
-	// Processing narrows a document to pages or a sheet (nil: all of it).
+	// Processing narrows a document to pages or a sheet, or picks its
+	// content layers (nil: all of it, as the API chooses).
 	Processing *Processing
+	// Resolution is the media resolution the document or image is read
+	// at (MediaResolution: low, medium, high, ultra_high; "": the API's).
+	Resolution string
 }
 
 // Processing is the SDKs' DocumentStaticMediaProcessing: static
@@ -53,6 +57,9 @@ type Processing struct {
 type PageOptions struct {
 	StartPage int `json:"start_page,omitempty"`
 	EndPage   int `json:"end_page,omitempty"`
+	// ContentLayers are the layers to extract (PageLayers; none: the
+	// API's choice).
+	ContentLayers []string `json:"content_layers,omitempty"`
 }
 
 // SheetOptions is SpreadsheetProcessingOptions: the 1-indexed sheet (0:
@@ -60,7 +67,18 @@ type PageOptions struct {
 type SheetOptions struct {
 	SheetIndex   int    `json:"sheet_index,omitempty"`
 	VisibleCells string `json:"visible_cells,omitempty"`
+	// ContentLayers are the layers to extract (SheetLayers).
+	ContentLayers []string `json:"content_layers,omitempty"`
 }
+
+// The content layers and media resolutions of google.golang.org/genai
+// v1.79.1's interactions types: PageProcessingOptionsContentLayer,
+// SpreadsheetProcessingOptionsContentLayer and MediaResolution.
+var (
+	PageLayers       = []string{"page_image", "page_text"}
+	SheetLayers      = []string{"visual", "data", "formulas"}
+	MediaResolutions = []string{"low", "medium", "high", "ultra_high"}
+)
 
 // Tool is one tool declaration: exactly one of its fields is set.
 type Tool struct {
@@ -146,6 +164,7 @@ type dataPart struct {
 	Data       string          `json:"data,omitempty"`
 	URI        string          `json:"uri,omitempty"`
 	Processing *processingBody `json:"processing,omitempty"`
+	Resolution string          `json:"resolution,omitempty"`
 }
 
 // processingBody is DocumentStaticMediaProcessing on the wire.
@@ -180,7 +199,7 @@ func (cr CreateRequest) body(agent string) createBody {
 	} else {
 		list := []any{textPart{Type: "text", Text: cr.Input}}
 		for _, p := range cr.Parts {
-			dp := dataPart{Type: PartType(p.MimeType), MimeType: p.MimeType, URI: p.URI}
+			dp := dataPart{Type: PartType(p.MimeType), MimeType: p.MimeType, URI: p.URI, Resolution: p.Resolution}
 			if p.URI == "" {
 				dp.Data = base64.StdEncoding.EncodeToString(p.Data)
 			}

@@ -245,6 +245,39 @@ FROM research_jobs r WHERE r.job_id = $1`, jobID, env.Now().Add(-requestTimeout)
 	return err == nil && gone
 }
 
+// Wake implements research.SharedScheduler: the job's poll, snoozed to
+// its next due time, is made available now (as the sweep makes a dead
+// gateway's available); its run polls the job if it is due, else snoozes
+// again. A poll that has just run may still show as running (river
+// records its snooze a moment later, in a batch): the wake waits for that
+// record, a bounded while, so the snooze cannot overwrite it.
+func (s *Scheduler) Wake(ctx context.Context, env *owner.OpEnv, jobID string) error {
+	db := env.Store.DB()
+	for range wakeTries {
+		var woken, running int
+		err := db.QueryRowContext(ctx, `WITH w AS (UPDATE `+store.RiverSchema+`.river_job SET state = 'available', scheduled_at = now()
+  WHERE kind = $1 AND args->>'job' = $2 AND state IN ('scheduled','retryable') RETURNING 1)
+SELECT (SELECT count(*) FROM w), (SELECT count(*) FROM `+store.RiverSchema+`.river_job WHERE kind = $1 AND args->>'job' = $2 AND state = 'running')`,
+			Kind, jobID).Scan(&woken, &running)
+		if err != nil || woken > 0 || running == 0 {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wakePause):
+		}
+	}
+	return nil
+}
+
+// A wake waits at most wakeTries × wakePause for a poll that just ran to
+// be recorded (its own run, once recorded, is at the backstop anyway).
+const (
+	wakeTries = 50
+	wakePause = 50 * time.Millisecond
+)
+
 // ClientID names a gateway's river client after its owner lease, so the
 // sweep can tell which running river jobs belong to a dead gateway.
 func ClientID(incarnation int64) string { return fmt.Sprintf("clawkit-owner-%d", incarnation) }

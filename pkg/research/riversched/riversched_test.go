@@ -77,9 +77,12 @@ func newRigOn(t *testing.T, u string, fake *fakeapi.Listener, ownerID string) *r
 		t.Fatal(err)
 	}
 	svc := &research.Service{
-		Shared:  riversched.New(),
-		Getenv:  func(string) string { return "" },
-		Budgets: research.Budgets{FastInterval: 30 * time.Millisecond, SlowInterval: 30 * time.Millisecond, RequestTimeout: time.Second},
+		Shared: riversched.New(),
+		Getenv: func(string) string { return "" },
+		// The stream's backstop as fast as the polls: these tests are
+		// about the queued work, which a live stream must not slow down
+		// (TestQueuedJobsFollowTheStream is the stream's).
+		Budgets: research.Budgets{FastInterval: 30 * time.Millisecond, SlowInterval: 30 * time.Millisecond, StreamBackstop: 30 * time.Millisecond, RequestTimeout: time.Second},
 	}
 	return &rig{t: t, home: home, st: st, fake: fake, svc: svc}
 }
@@ -114,10 +117,23 @@ func (r *rig) await(want int, query string, args ...any) {
 	r.t.Fatalf("%s: %d, want %d", query, n, want)
 }
 
+// requests counts the requests to the fake that start with prefix,
+// streams apart (streams counts those).
 func (r *rig) requests(prefix string) int {
 	n := 0
 	for _, e := range r.fake.Requests() {
-		if strings.HasPrefix(e.Req, prefix) {
+		if strings.HasPrefix(e.Req, prefix) && !e.Stream {
+			n++
+		}
+	}
+	return n
+}
+
+// streams counts the stream requests of interaction handle.
+func (r *rig) streams(handle string) int {
+	n := 0
+	for _, e := range r.fake.Requests() {
+		if e.Stream && strings.HasPrefix(e.Req, "GET /interactions/"+handle+"?") {
 			n++
 		}
 	}
@@ -238,4 +254,36 @@ func checked(t *testing.T, p research.StartParams) research.StartParams {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// A gateway on a shared database follows the stream of the jobs its river
+// poll jobs poll: once a poll has put the next one at the stream's
+// backstop (far off here), the provider ending the interaction between
+// polls is seen on the stream, and the gateway polls at once; that poll
+// records the end with its queued publication, as a queued poll does.
+func TestQueuedJobsFollowTheStream(t *testing.T) {
+	r := newRig(t)
+	r.svc.Budgets.StreamBackstop = 10 * time.Minute
+	ctx := context.Background()
+	res, err := r.svc.Start(ctx, r.env(), checked(t, research.StartParams{Question: "fake:never streamed"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.runGateway()
+	backstop := time.Now().Add(5 * time.Minute).UnixMilli()
+	r.await(1, `SELECT count(*) FROM research_jobs WHERE job_id = $1 AND next_poll_at > $2`, res.Job, backstop)
+	// The stream is live from just before its request: wait for the
+	// request to arrive.
+	for deadline := time.Now().Add(90 * time.Second); r.streams(res.Handle) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no stream request")
+		}
+	}
+	if !r.fake.Finish(res.Handle) {
+		t.Fatal("not finished")
+	}
+	r.await(1, `SELECT count(*) FROM research_jobs WHERE job_id = $1 AND state = 'completed' AND published = 1`, res.Job)
+	if n := r.streams(res.Handle); n != 1 {
+		t.Fatalf("%d streams, want 1", n)
+	}
 }

@@ -33,6 +33,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -77,6 +78,8 @@ type Entry struct {
 	Bytes      int64  `json:"bytes,omitempty"`
 	UploadName string `json:"uploadName,omitempty"`
 	SHA256     string `json:"sha256,omitempty"`
+	// FileState is the state a GET of a file answered.
+	FileState string `json:"fileState,omitempty"`
 }
 
 // Server is the fake. The zero value is not usable; call New.
@@ -182,6 +185,22 @@ func (s *Server) Status(id string) string {
 		return it.status
 	}
 	return ""
+}
+
+// Finish ends interaction id now with its scenario's final status, as the
+// provider finishes an interaction between two polls: a test of a stream
+// follower sees it noticed without a poll having moved it on. It reports
+// whether there was such a running interaction.
+func (s *Server) Finish(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	it := s.items[id]
+	if it == nil || terminal(it.status) {
+		return false
+	}
+	it.status = finalStatus(it.scenario)
+	it.updated = time.Now().UTC()
+	return true
 }
 
 // Interactions returns how many interactions were accepted.
@@ -336,10 +355,17 @@ func (s *Server) checkParts(raw json.RawMessage) (int, string) {
 				if f.MimeType != mime {
 					return 0, fmt.Sprintf("%s is %s, not %s", uri, f.MimeType, mime)
 				}
+				if f.State != "ACTIVE" {
+					return 0, fmt.Sprintf("File %s is not in an ACTIVE state and usage is not allowed.", uri)
+				}
 			default:
 				if b, err := base64.StdEncoding.DecodeString(data); err != nil || len(b) == 0 {
 					return 0, t + " data is not base64"
 				}
+			}
+			if r, ok := p["resolution"]; ok && !slices.Contains([]any{"low", "medium", "high", "ultra_high"}, r) {
+				// The SDK's MediaResolution.
+				return 0, fmt.Sprintf("%s resolution %v is not low, medium, high or ultra_high", t, r)
 			}
 			if proc, ok := p["processing"]; ok {
 				if msg := checkProcessing(t, proc); msg != "" {
@@ -358,6 +384,27 @@ func (s *Server) checkParts(raw json.RawMessage) (int, string) {
 // DocumentStaticMediaProcessing: type static, page_options (start_page,
 // end_page ≥ 1, end ≥ start) or spreadsheet_options (sheet_index ≥ 1,
 // visible_cells).
+// layersOf reports whether o's content_layers, when present, is a list
+// of the given layers (the SDK's PageProcessingOptionsContentLayer and
+// SpreadsheetProcessingOptionsContentLayer enums).
+func layersOf(o map[string]any, allowed ...string) bool {
+	v, present := o["content_layers"]
+	if !present {
+		return true
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return false
+	}
+	for _, l := range list {
+		s, ok := l.(string)
+		if !ok || !slices.Contains(allowed, s) {
+			return false
+		}
+	}
+	return true
+}
+
 func checkProcessing(t string, proc any) string {
 	m, ok := proc.(map[string]any)
 	if !ok || t != "document" || m["type"] != "static" {
@@ -384,6 +431,9 @@ func checkProcessing(t string, proc any) string {
 			if !okA || !okB || (a > 0 && b > 0 && b < a) {
 				return "page_options: start_page and end_page are pages from 1, end_page >= start_page"
 			}
+			if !layersOf(o, "page_image", "page_text") {
+				return "page_options.content_layers are page_image and page_text"
+			}
 		case "spreadsheet_options":
 			o, ok := v.(map[string]any)
 			if !ok {
@@ -391,6 +441,9 @@ func checkProcessing(t string, proc any) string {
 			}
 			if _, ok := num(o, "sheet_index"); !ok {
 				return "spreadsheet_options.sheet_index is a sheet from 1"
+			}
+			if !layersOf(o, "visual", "data", "formulas") {
+				return "spreadsheet_options.content_layers are visual, data and formulas"
 			}
 			if c, present := o["visible_cells"]; present {
 				if _, ok := c.(string); !ok {

@@ -24,7 +24,13 @@ import (
 //
 // A file whose display name holds "fake-upload-hang" has its second chunk
 // held open (never answered) once: a client killed there resumes with a
-// query.
+// query. One whose name holds "fake-chunk-fail-once" has its second
+// chunk taken and then answered 503 UNAVAILABLE, once: the client must
+// ask the session (query) where it stands before sending more. One whose
+// name holds "fake-processing" is final in state PROCESSING and becomes
+// ACTIVE at the second GET of it ("fake-processing-failed": FAILED), as
+// the Files API processes some files before they can be used; a create
+// naming a file that is not ACTIVE is refused 400.
 
 // MaxUploadFileBytes bounds what the fake keeps of one upload (it keeps
 // the digest, not the bytes).
@@ -40,8 +46,9 @@ type upload struct {
 		io.Writer
 		Sum([]byte) []byte
 	}
-	file *fakeFile
-	hung bool
+	file   *fakeFile
+	hung   bool
+	failed bool // fake-chunk-fail-once: the failure was served
 }
 
 type fakeFile struct {
@@ -56,6 +63,10 @@ type fakeFile struct {
 	State       string `json:"state"`
 	Source      string `json:"source"`
 	deleted     bool
+	// gets counts the GETs of a file still PROCESSING; at the second it
+	// becomes final (then).
+	gets int
+	then string
 }
 
 // serveFiles answers the upload and file endpoints; false when path is
@@ -229,6 +240,15 @@ func (s *Server) chunk(w http.ResponseWriter, r *http.Request, e Entry, id strin
 	_, _ = u.hasher.Write(data)
 	u.received += int64(len(data))
 	e.Result = "200"
+	if strings.Contains(u.displayName, "fake-chunk-fail-once") && u.received > int64(len(data)) && !u.failed {
+		// Taken, then answered as if it failed: what the session holds
+		// is only known by asking it.
+		u.failed = true
+		e.Result = "503-taken"
+		s.recordLocked(e)
+		writeStatus(w, http.StatusServiceUnavailable, "UNAVAILABLE", "The service is currently unavailable.")
+		return
+	}
 	if cmd == "upload" {
 		s.recordLocked(e)
 		w.Header().Set("X-Goog-Upload-Status", "active")
@@ -246,6 +266,12 @@ func (s *Server) chunk(w http.ResponseWriter, r *http.Request, e Entry, id strin
 	base := "http://" + r.Host + strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/upload"), "/files")
 	f := &fakeFile{Name: "files/" + fid, DisplayName: u.displayName, MimeType: u.mime, SizeBytes: strconv.FormatInt(u.received, 10),
 		CreateTime: now, UpdateTime: now, SHA256Hash: hex.EncodeToString(u.hasher.Sum(nil)), URI: base + "/files/" + fid, State: "ACTIVE", Source: "UPLOADED"}
+	switch {
+	case strings.Contains(u.displayName, "fake-processing-failed"):
+		f.State, f.then = "PROCESSING", "FAILED"
+	case strings.Contains(u.displayName, "fake-processing"):
+		f.State, f.then = "PROCESSING", "ACTIVE"
+	}
 	u.file = f
 	s.files[f.Name] = f
 	e.UploadName, e.SHA256 = f.Name, f.SHA256Hash
@@ -265,6 +291,16 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request, e Entry, version, 
 	if f != nil && r.Method == http.MethodDelete {
 		f.deleted = true
 	}
+	if f != nil && r.Method == http.MethodGet && f.State == "PROCESSING" {
+		if f.gets++; f.gets >= 2 {
+			f.State = f.then
+			f.UpdateTime = time.Now().UTC().Format(time.RFC3339Nano)
+		}
+	}
+	var doc fakeFile
+	if f != nil {
+		doc = *f
+	}
 	s.mu.Unlock()
 	switch {
 	case f == nil:
@@ -273,8 +309,9 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request, e Entry, version, 
 		writeStatus(w, http.StatusNotFound, "NOT_FOUND", "File "+id+" not found.")
 	case r.Method == http.MethodGet:
 		e.Result = "200"
+		e.FileState = doc.State
 		s.record(e)
-		writeJSON(w, http.StatusOK, f)
+		writeJSON(w, http.StatusOK, &doc)
 	case r.Method == http.MethodDelete:
 		e.Result = "200"
 		s.record(e)
@@ -292,7 +329,8 @@ func (s *Server) fileByURI(uri string) *fakeFile {
 	defer s.mu.Unlock()
 	for _, f := range s.files {
 		if f.URI == uri && !f.deleted {
-			return f
+			c := *f
+			return &c
 		}
 	}
 	return nil
