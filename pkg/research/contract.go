@@ -553,36 +553,28 @@ func stringField(obj map[string]json.RawMessage, name string, required bool, max
 
 // Describe is the value of a describe response. It is computed from
 // configuration alone: no credential is loaded and no request is made.
-type Describe struct {
-	Service     string              `json:"service"`
-	Provider    string              `json:"provider"`
-	Managed     bool                `json:"managed"`
-	Kind        string              `json:"kind"`
-	Agent       string              `json:"agent"`
-	Enabled     bool                `json:"enabled"`
-	ProfileID   string              `json:"profileId,omitempty"`
-	Constraints DescribeConstraints `json:"constraints"`
-	Unsupported []string            `json:"unsupportedConstraints"`
-	Problems    []string            `json:"problems,omitempty"`
-	// Contracts lists every contract version served, so that a version 1
-	// caller learns that version 2 exists.
-	Contracts []ContractInfo `json:"contracts"`
-}
+type Describe describeOf[DescribeConstraints]
 
 // DescribeV1 is a describe value in the seed's google.research.v1 shape:
 // the service, its output constraints and asOf, and the versions served.
-type DescribeV1 struct {
-	Service     string                `json:"service"`
-	Provider    string                `json:"provider"`
-	Managed     bool                  `json:"managed"`
-	Kind        string                `json:"kind"`
-	Agent       string                `json:"agent"`
-	Enabled     bool                  `json:"enabled"`
-	ProfileID   string                `json:"profileId,omitempty"`
-	Constraints DescribeConstraintsV1 `json:"constraints"`
-	Unsupported []string              `json:"unsupportedConstraints"`
-	Problems    []string              `json:"problems,omitempty"`
-	Contracts   []ContractInfo        `json:"contracts"`
+type DescribeV1 = describeOf[DescribeConstraintsV1]
+
+// describeOf is a describe value of either version; only the constraints
+// differ.
+type describeOf[C any] struct {
+	Service     string   `json:"service"`
+	Provider    string   `json:"provider"`
+	Managed     bool     `json:"managed"`
+	Kind        string   `json:"kind"`
+	Agent       string   `json:"agent"`
+	Enabled     bool     `json:"enabled"`
+	ProfileID   string   `json:"profileId,omitempty"`
+	Constraints C        `json:"constraints"`
+	Unsupported []string `json:"unsupportedConstraints"`
+	Problems    []string `json:"problems,omitempty"`
+	// Contracts lists every contract version served, so that a version 1
+	// caller learns that version 2 exists.
+	Contracts []ContractInfo `json:"contracts"`
 }
 
 // DescribeConstraintsV1 are the constraints of a version 1 start.
@@ -602,14 +594,13 @@ func (d *Describe) ForVersion(v int) any {
 	}
 	return &DescribeV1{Service: ServiceID, Provider: d.Provider, Managed: d.Managed, Kind: d.Kind, Agent: d.Agent, Enabled: d.Enabled,
 		ProfileID: d.ProfileID, Unsupported: d.Unsupported, Problems: d.Problems, Contracts: d.Contracts,
-		Constraints: DescribeConstraintsV1{OutputFormats: d.Constraints.OutputFormats, MaxReportBytes: d.Constraints.MaxReportBytes, AsOf: d.Constraints.AsOf}}
+		Constraints: d.Constraints.DescribeConstraintsV1}
 }
 
 // DescribeConstraints lists the constraints a start request may carry.
 type DescribeConstraints struct {
-	OutputFormats  []string `json:"outputFormats"`
-	MaxReportBytes int64    `json:"maxReportBytes"`
-	AsOf           bool     `json:"asOf"`
+	// Version 1's, first (outputFormats, maxReportBytes, asOf).
+	DescribeConstraintsV1
 	// Plan: collaborative planning (plan-proposed, approve, reject).
 	Plan bool `json:"plan"`
 	// FollowUp: a start may continue a completed job (followUp).

@@ -183,11 +183,13 @@ func DescribeFrom(cfg *config.Config, getenv func(string) string) (Describe, err
 		Managed:  true,
 		Kind:     "managed-deep-research",
 		Constraints: DescribeConstraints{
-			OutputFormats:  []string{"markdown"},
-			MaxReportBytes: HardReportMax,
-			AsOf:           false,
-			Plan:           true,
-			FollowUp:       true,
+			DescribeConstraintsV1: DescribeConstraintsV1{
+				OutputFormats:  []string{"markdown"},
+				MaxReportBytes: HardReportMax,
+				AsOf:           false,
+			},
+			Plan:     true,
+			FollowUp: true,
 			Inputs: InputConstraints{
 				MimeTypes: append(append([]string{}, google.DocumentMimeTypes...), google.ImageMimeTypes...),
 				MaxFiles:  MaxInputs, MaxFileBytes: MaxUploadBytes, MaxTotalBytes: MaxInputs * MaxUploadBytes,
